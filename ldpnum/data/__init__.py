@@ -1,0 +1,164 @@
+"""Real data shipped with ldpnum.
+
+The package carries one compact file, ``flights.npz``: four numeric columns
+of the 336,776 flights that departed New York City (EWR, JFK, LGA) in 2013,
+from the nycflights13 data set (CC0 1.0).  See ``README.md`` in this folder
+for provenance, licence, encoding and how to regenerate the file.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+
+import numpy as np
+
+__all__ = ["FLIGHTS_COLUMNS", "load_flights", "dep_time_minutes"]
+
+#: Column names of :func:`load_flights`, in their default order.
+FLIGHTS_COLUMNS = ("dep_time", "arr_delay", "distance", "air_time")
+
+_FLIGHTS_FILE = "flights.npz"
+
+
+def _select_columns(columns) -> list[str]:
+    """Validate ``columns`` and return it as a list of column names."""
+    if columns is None:
+        return list(FLIGHTS_COLUMNS)
+    if isinstance(columns, str):
+        columns = [columns]
+    elif not isinstance(columns, (list, tuple)):
+        raise TypeError(
+            "columns must be None, a str, or a list or tuple of str, "
+            f"not {type(columns).__name__}"
+        )
+    selected = []
+    for name in columns:
+        if not isinstance(name, str):
+            raise TypeError(
+                f"column names must be str, not {type(name).__name__}: {name!r}"
+            )
+        if name not in FLIGHTS_COLUMNS:
+            raise ValueError(
+                f"unknown column {name!r}; valid columns are "
+                + ", ".join(repr(c) for c in FLIGHTS_COLUMNS)
+            )
+        if name in selected:
+            raise ValueError(f"column {name!r} is given more than once")
+        selected.append(name)
+    return selected
+
+
+def load_flights(columns=None):
+    """Load numeric columns of the NYC 2013 flights (nycflights13).
+
+    One row per flight that departed New York City (EWR, JFK, LGA) in 2013,
+    336,776 rows in the original order of the nycflights13 ``flights``
+    table.  Missing values of the source are kept as NaN.
+
+    Parameters
+    ----------
+    columns : str or list or tuple of str, optional
+        Columns to load, in the order wanted (an empty list gives a frame
+        of 336,776 rows and no columns).  By default all of
+        ``"dep_time"``, ``"arr_delay"``, ``"distance"``, ``"air_time"``:
+
+        ``dep_time``
+            Actual departure time, local clock, as the integer HHMM
+            (e.g. 517 is 05:17, 2400 is midnight at the end of the day).
+            8,255 missing (cancelled flights).  Use :func:`dep_time_minutes`
+            to convert to minutes after midnight.
+        ``arr_delay``
+            Arrival delay in minutes; negative means early.  9,430 missing.
+        ``distance``
+            Distance between the airports, in miles.  No missing values.
+        ``air_time``
+            Time spent in the air, in minutes.  9,430 missing.
+
+    Returns
+    -------
+    pandas.DataFrame
+        336,776 rows, one column per requested name.  Columns with missing
+        values (``dep_time``, ``arr_delay``, ``air_time``) are float64 with
+        NaN for the missing entries; ``distance`` is int64.
+
+    Raises
+    ------
+    TypeError
+        If ``columns`` is not None, a str, a list or a tuple, or if one of
+        its items is not a str.
+    ValueError
+        If a column name is unknown or given more than once.
+
+    Notes
+    -----
+    Source: the nycflights13 R package (Hadley Wickham), data from the US
+    Bureau of Transportation Statistics; licence CC0 1.0 (public domain
+    dedication).  All values are integers; float64 is used only so that
+    missing values can be NaN.
+
+    Examples
+    --------
+    >>> from ldpnum.data import load_flights
+    >>> df = load_flights()
+    >>> df.shape
+    (336776, 4)
+    >>> list(df.columns)
+    ['dep_time', 'arr_delay', 'distance', 'air_time']
+    >>> df.iloc[0].tolist()
+    [517.0, 11.0, 1400.0, 227.0]
+    >>> int(df["arr_delay"].isna().sum())
+    9430
+    >>> load_flights("distance").dtypes["distance"]
+    dtype('int64')
+    >>> x = load_flights(["arr_delay"])["arr_delay"].dropna().to_numpy()
+    >>> x.size
+    327346
+    """
+    import pandas as pd
+
+    selected = _select_columns(columns)
+    resource = files("ldpnum.data") / _FLIGHTS_FILE
+    data = {}
+    with resource.open("rb") as fh, np.load(fh) as npz:
+        n_rows = npz[FLIGHTS_COLUMNS[0]].shape[0] if not selected else None
+        for name in selected:
+            raw = npz[name]
+            data[name] = raw.astype(np.float64 if raw.dtype.kind == "f" else np.int64)
+    if not selected:
+        return pd.DataFrame(index=pd.RangeIndex(n_rows))
+    return pd.DataFrame(data, columns=selected)
+
+
+def dep_time_minutes(hhmm):
+    """Convert HHMM clock values to minutes after midnight.
+
+    ``hhmm`` is read as ``100 * hours + minutes`` (the encoding of
+    ``dep_time`` in :func:`load_flights`), and the result is
+    ``60 * hours + minutes``.  2400, midnight at the end of a day, becomes
+    1440.  NaN stays NaN.  The conversion is vectorised.
+
+    Parameters
+    ----------
+    hhmm : scalar or array_like
+        Clock values such as 517 (05:17) or 2400.  May contain NaN.
+
+    Returns
+    -------
+    numpy.ndarray or float
+        Minutes after midnight as float64, of the same shape as ``hhmm``
+        (a NumPy scalar for scalar input).  Non-integer input is not
+        rejected: the hours are ``floor(hhmm / 100)`` and the rest counts
+        as minutes.
+
+    Examples
+    --------
+    >>> from ldpnum.data import dep_time_minutes
+    >>> float(dep_time_minutes(517))
+    317.0
+    >>> dep_time_minutes([0, 517, 2400, float("nan")])
+    array([   0.,  317., 1440.,   nan])
+    """
+    a = np.asarray(hhmm, dtype=np.float64)
+    hours = np.floor(a / 100.0)
+    out = hours * 60.0 + (a - hours * 100.0)
+    return out[()] if out.ndim == 0 else out
