@@ -1,0 +1,28 @@
+"""ldpnum: numerical data under local differential privacy.
+
+Each person randomizes their own value with a mechanism's ``privatize``; the collector merges the reports
+into an :class:`Aggregate` and estimates means (and, in later releases, distributions, quantiles and range
+counts) from it. Every randomizer has a finite output alphabet and integer thresholds, so its privacy
+guarantee holds exactly as stated and is tested exactly.
+
+>>> import numpy as np, ldpnum as ldp
+>>> m = ldp.Piecewise(epsilon=1.0, bounds=(0, 5000))
+>>> reports = m.privatize(np.array([1200.0, 80.0, 4100.0]), rng=0)
+>>> len(reports), reports.spec.mechanism
+(3, 'piecewise')
+"""
+
+from ._core import Aggregate, Reports, Spec
+from ._results import ConfidenceInterval, MeanEstimate
+from .exceptions import ClippingWarning, SpecMismatchError
+from .mechanisms import Duchi, Hybrid, Mechanism, MeanOracle, Piecewise, RandomizedResponse, StochasticRounding, from_spec
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "Aggregate", "Reports", "Spec", "MeanEstimate", "ConfidenceInterval",
+    "ClippingWarning", "SpecMismatchError",
+    "Mechanism", "MeanOracle", "from_spec",
+    "RandomizedResponse", "StochasticRounding", "Duchi", "Piecewise", "Hybrid",
+    "__version__",
+]

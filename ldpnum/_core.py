@@ -1,0 +1,281 @@
+"""Reports, aggregates and the specification that ties them to a mechanism (DESIGN.md R3, R4)."""
+
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .exceptions import SpecMismatchError
+
+__all__ = ["Spec", "Reports", "Aggregate", "count_codes", "code_dtype"]
+
+SPEC_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Everything needed to decode reports: mechanism name, ε, output alphabet size and parameters.
+
+    Two specs are equal only if every field is equal, so estimators can refuse reports produced under
+    other parameters. A spec round-trips through JSON (:meth:`to_json`, :meth:`from_json`), which is how it
+    travels in a pandas column's attributes or a Parquet file's metadata.
+    """
+
+    mechanism: str
+    epsilon: float
+    n_cells: int
+    params: tuple = field(default=())
+    version: int = SPEC_VERSION
+
+    def __post_init__(self):
+        object.__setattr__(self, "params", tuple((str(k), _freeze(v)) for k, v in sorted(dict(self.params).items())))
+
+    def get(self, key, default=None):
+        """Value of a parameter."""
+        return dict(self.params).get(key, default)
+
+    def to_dict(self):
+        return {"mechanism": self.mechanism, "epsilon": self.epsilon, "n_cells": self.n_cells,
+                "params": {k: _thaw(v) for k, v in self.params}, "version": self.version}
+
+    @classmethod
+    def from_dict(cls, d):
+        if not isinstance(d, dict) or not {"mechanism", "epsilon", "n_cells"} <= set(d):
+            raise ValueError(f"not an ldpnum spec: {d!r}")
+        return cls(mechanism=str(d["mechanism"]), epsilon=float(d["epsilon"]), n_cells=int(d["n_cells"]),
+                   params=tuple(dict(d.get("params", {})).items()), version=int(d.get("version", SPEC_VERSION)))
+
+    def to_json(self):
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text):
+        return cls.from_dict(json.loads(text))
+
+    def __str__(self):
+        params = ", ".join(f"{k}={_thaw(v)!r}" for k, v in self.params)
+        return f"{self.mechanism}(epsilon={self.epsilon!r}{', ' if params else ''}{params})"
+
+
+def _freeze(v):
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return tuple(_freeze(x) for x in v)
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating,)):
+        return float(v)
+    return v
+
+
+def _thaw(v):
+    return [_thaw(x) for x in v] if isinstance(v, tuple) else v
+
+
+def check_spec(expected, got, what):
+    """Raise :class:`SpecMismatchError` unless ``got == expected``."""
+    if got != expected:
+        raise SpecMismatchError(f"{what} were produced by {got}, not by {expected}; "
+                                "estimate them with the mechanism that produced them")
+
+
+def code_dtype(n_cells):
+    """Smallest unsigned integer dtype holding codes ``0..n_cells-1``."""
+    for dt in (np.uint8, np.uint16, np.uint32):
+        if n_cells - 1 <= np.iinfo(dt).max:
+            return np.dtype(dt)
+    raise ValueError(f"output alphabet too large: {n_cells} cells")
+
+
+class Reports:
+    """Randomized reports: integer codes of a finite output alphabet, plus the :class:`Spec` to decode them.
+
+    Parameters
+    ----------
+    codes : array_like of unsigned int
+        One code per person, each in ``0..spec.n_cells-1``.
+    spec : Spec
+        The mechanism specification the codes were produced under.
+
+    Notes
+    -----
+    Codes are stored in the smallest unsigned dtype that holds the alphabet and are read-only. Reports
+    support ``len``, slicing, ``numpy.asarray`` and :meth:`concat`.
+    """
+
+    __slots__ = ("codes", "spec")
+
+    def __init__(self, codes, spec):
+        if not isinstance(spec, Spec):
+            raise TypeError(f"spec must be a Spec; got {type(spec).__name__}")
+        codes = np.asarray(codes)
+        if codes.ndim != 1:
+            raise ValueError(f"codes must be one-dimensional; got shape {codes.shape}")
+        if codes.dtype.kind not in "iu":
+            raise TypeError(f"codes must be integers; got dtype {codes.dtype}")
+        dt = code_dtype(spec.n_cells)
+        if codes.dtype != dt:
+            if codes.size and (codes.min() < 0 or codes.max() >= spec.n_cells):
+                bad = np.flatnonzero((codes < 0) | (codes >= spec.n_cells))
+                raise ValueError(f"codes has {bad.size} value(s) outside the output alphabet 0..{spec.n_cells - 1}, "
+                                 f"first at index {bad[0]} ({codes[bad[0]]})")
+            codes = codes.astype(dt)
+        elif codes.flags.writeable:
+            codes = codes.copy()  # the caller keeps their array; ours is read-only
+        codes.flags.writeable = False
+        self.codes = codes
+        self.spec = spec
+
+    def __len__(self):
+        return self.codes.shape[0]
+
+    def __getitem__(self, item):
+        sub = self.codes[item]
+        if np.ndim(sub) == 0:
+            return int(sub)
+        return Reports(sub, self.spec)
+
+    def __array__(self, dtype=None, copy=None):
+        if dtype is None:
+            return self.codes if not copy else self.codes.copy()
+        return self.codes.astype(dtype)
+
+    def __eq__(self, other):
+        return (isinstance(other, Reports) and self.spec == other.spec
+                and np.array_equal(self.codes, other.codes))
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"Reports(n={len(self)}, dtype={self.codes.dtype}, spec={self.spec})"
+
+    @classmethod
+    def concat(cls, parts):
+        """Concatenate reports produced under one spec."""
+        parts = list(parts)
+        if not parts:
+            raise ValueError("concat needs at least one Reports")
+        spec = parts[0].spec
+        for p in parts[1:]:
+            check_spec(spec, p.spec, "reports")
+        return cls(np.concatenate([p.codes for p in parts]), spec)
+
+
+class Aggregate:
+    """Mergeable sufficient statistics of reports: the count of each output code (DESIGN.md R4).
+
+    ``a + b`` merges two aggregates of the same spec (a :class:`SpecMismatchError` otherwise), the
+    empty aggregate (:meth:`empty`) is the identity, and ``sum(aggregates)`` works. Counts are exact
+    int64, so merging in any order or grouping gives the same result.
+    """
+
+    __slots__ = ("counts", "spec")
+
+    def __init__(self, counts, spec):
+        if not isinstance(spec, Spec):
+            raise TypeError(f"spec must be a Spec; got {type(spec).__name__}")
+        counts = np.array(counts, dtype=np.int64, copy=True)
+        if counts.shape != (spec.n_cells,):
+            raise ValueError(f"counts must have shape ({spec.n_cells},) for {spec}; got {counts.shape}")
+        if counts.size and counts.min() < 0:
+            raise ValueError("counts must be non-negative")
+        counts.flags.writeable = False
+        self.counts = counts
+        self.spec = spec
+
+    @classmethod
+    def empty(cls, spec):
+        """The aggregate of no reports (the identity of ``+``)."""
+        return cls(np.zeros(spec.n_cells, dtype=np.int64), spec)
+
+    @property
+    def n_reports(self):
+        return int(self.counts.sum())
+
+    def __add__(self, other):
+        if isinstance(other, int) and other == 0:
+            return self
+        if not isinstance(other, Aggregate):
+            return NotImplemented
+        check_spec(self.spec, other.spec, "aggregates")
+        return Aggregate(self.counts + other.counts, self.spec)
+
+    __radd__ = __add__
+
+    @classmethod
+    def merge(cls, aggregates):
+        """Merge any number of aggregates of one spec."""
+        aggregates = list(aggregates)
+        if not aggregates:
+            raise ValueError("merge needs at least one Aggregate (use Aggregate.empty(spec) for none)")
+        total = aggregates[0]
+        for a in aggregates[1:]:
+            total = total + a
+        return total
+
+    def __eq__(self, other):
+        return (isinstance(other, Aggregate) and self.spec == other.spec
+                and np.array_equal(self.counts, other.counts))
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"Aggregate(n_reports={self.n_reports}, n_cells={self.spec.n_cells}, spec={self.spec})"
+
+
+_PARALLEL_MIN = 1 << 20
+
+
+def _n_threads():
+    try:
+        import numba
+        return max(1, int(numba.get_num_threads()))
+    except Exception:  # pragma: no cover
+        return max(1, os.cpu_count() or 1)
+
+
+def count_codes(codes, n_cells):
+    """Histogram of report codes over ``0..n_cells-1`` (the Cython aggregation kernel).
+
+    Raises ValueError naming the count and first index of codes outside the alphabet.
+    """
+    from ._kernels._aggregate import count_codes as _count
+
+    codes = np.ascontiguousarray(codes)
+    if codes.dtype not in (np.uint8, np.uint16, np.uint32):
+        if codes.dtype.kind not in "iu":
+            raise TypeError(f"report codes must be integers; got dtype {codes.dtype}")
+        if codes.size and (codes.min() < 0 or codes.max() > np.iinfo(np.uint32).max):
+            bad = np.flatnonzero((codes < 0) | (codes >= n_cells))
+            raise ValueError(f"reports hold {bad.size} code(s) outside the output alphabet 0..{n_cells - 1}, "
+                             f"first at index {bad[0]}")
+        codes = codes.astype(code_dtype(max(n_cells, 2)) if n_cells <= 2**32 else np.uint32)
+    n_threads = _n_threads() if codes.shape[0] >= _PARALLEL_MIN and n_cells <= codes.shape[0] // 8 else 1
+    if n_threads == 1:
+        counts = np.zeros(n_cells, dtype=np.int64)
+        n_bad, first = _count(codes, counts)
+    else:
+        # Slices counted on threads (the kernel releases the GIL) into private histograms, then added.
+        slices = np.array_split(codes, n_threads)
+        partial = np.zeros((n_threads, n_cells), dtype=np.int64)
+        with ThreadPoolExecutor(n_threads) as pool:
+            results = list(pool.map(_count, slices, partial))
+        counts = partial.sum(axis=0)
+        n_bad = sum(r[0] for r in results)
+        offsets = np.cumsum([0] + [s.shape[0] for s in slices])
+        first = next((int(offsets[k] + r[1]) for k, r in enumerate(results) if r[0]), -1)
+    if n_bad:
+        raise ValueError(f"reports hold {n_bad} code(s) outside the output alphabet 0..{n_cells - 1}, "
+                         f"first at index {first} ({int(codes[first])})")
+    return counts
+
+
+def normal_quantile(level):
+    """Two-sided normal critical value for a confidence level in (0, 1)."""
+    from scipy.stats import norm
+
+    if not (isinstance(level, (float, int)) and not isinstance(level, bool)) or not 0 < level < 1:
+        raise ValueError(f"level must be a number in (0, 1); got {level!r}")
+    return float(norm.ppf(0.5 + level / 2))
+

@@ -1,0 +1,145 @@
+"""Client-side kernels: per-record randomizers (Numba, DESIGN.md R6).
+
+Every kernel is a pure function of ``(values, words, plan integers)`` writing into an output array that the
+caller allocated; no kernel draws randomness or writes into its inputs. Record ``i`` reads words
+``[c*i, c*i + c)`` where ``c`` is the kernel's fixed number of words per record, so the output does not
+depend on the thread count, and every record does the same work whatever its value.
+
+Integer events (see ``ldpnum._random``): a Bernoulli event is ``(word >> 11) < T`` with ``T`` an integer
+over ``2**53``; a uniform choice among ``m <= 2**16`` cells is ``((word >> 16) * m) >> 48``.
+
+Small ``*_inline`` helpers are shared between the randomizers and the *probe* kernels that return the
+integers a randomizer would use for given inputs, so tests check the kernels' own thresholds exactly.
+"""
+
+import numpy as np
+from numba import prange
+
+from ._jit import jit
+
+U11 = np.uint64(11)
+U16 = np.uint64(16)
+U48 = np.uint64(48)
+TWO53 = float(2**53)
+
+
+@jit(inline=True)
+def unit_inline(x, low, inv_range):
+    """Map a value to [0, 1]; values outside the bounds (already reported by validation) are clamped."""
+    u = (x - low) * inv_range
+    if not u > 0.0:  # also catches NaN: kernels never index with it
+        return 0.0
+    if u > 1.0:
+        return 1.0
+    return u
+
+
+@jit(inline=True)
+def bernoulli_inline(word, threshold):
+    """1 with probability ``threshold / 2**53``."""
+    return np.int64(word >> U11) < threshold
+
+
+@jit(inline=True)
+def uniform_inline(word, m):
+    """A cell in ``0..m-1``, ``m <= 2**16``; cell ``j`` has ``ceil((j+1)2^48/m) - ceil(j 2^48/m)`` of 2^48 draws."""
+    return np.int64(((word >> U16) * np.uint64(m)) >> U48)
+
+
+@jit(inline=True)
+def binary_threshold_inline(u, t_lo, t_hi):
+    """Threshold of the two-output randomizer at unit value ``u``: ``t_lo + floor(u (t_hi - t_lo))``."""
+    t = t_lo + np.int64(u * float(t_hi - t_lo))
+    if t > t_hi:
+        t = t_hi
+    return t
+
+
+@jit(inline=True)
+def rounding_inline(u, n_positions):
+    """Randomized rounding of ``u * n_positions`` to an integer: base position and the threshold for +1."""
+    pos = u * float(n_positions)
+    s0 = np.int64(pos)
+    if s0 >= n_positions:
+        return n_positions, np.int64(0)
+    return s0, np.int64((pos - float(s0)) * TWO53)
+
+
+@jit(inline=True)
+def window_inline(s, w_in, w_cell, n_cells, m, t_in):
+    """Output cell of the window randomizer with the window starting at cell ``s``.
+
+    With probability ``t_in / 2**53`` a uniform cell of the window ``s..s+m-1``, else a uniform cell
+    among the ``n_cells - m`` cells outside it.
+    """
+    if bernoulli_inline(w_in, t_in):
+        return s + uniform_inline(w_cell, m)
+    k = uniform_inline(w_cell, n_cells - m)
+    if k >= s:
+        k += m
+    return k
+
+
+@jit(parallel=True)
+def scan_values(x, low, high):
+    """Count non-finite values and finite values outside ``[low, high]`` in one pass."""
+    n_bad = 0
+    n_out = 0
+    for i in prange(x.shape[0]):
+        v = x[i]
+        if not np.isfinite(v):
+            n_bad += 1
+        elif v < low or v > high:
+            n_out += 1
+    return n_bad, n_out
+
+
+@jit(parallel=True)
+def binary_kernel(x, low, inv_range, t_lo, t_hi, words, out):
+    """Two-output randomizer (1 word per record): code 1 with probability ``T(u)/2**53``."""
+    for i in prange(x.shape[0]):
+        t = binary_threshold_inline(unit_inline(x[i], low, inv_range), t_lo, t_hi)
+        out[i] = 1 if bernoulli_inline(words[i], t) else 0
+
+
+@jit(parallel=True)
+def binary_thresholds(x, low, inv_range, t_lo, t_hi, out):
+    """Probe: the threshold ``binary_kernel`` uses for each value."""
+    for i in prange(x.shape[0]):
+        out[i] = binary_threshold_inline(unit_inline(x[i], low, inv_range), t_lo, t_hi)
+
+
+@jit(parallel=True)
+def window_kernel(x, low, inv_range, n_cells, m, t_in, words, out):
+    """Window-on-a-grid randomizer (3 words per record): round the value to a window start, then sample."""
+    for i in prange(x.shape[0]):
+        s, t_up = rounding_inline(unit_inline(x[i], low, inv_range), n_cells - m)
+        if bernoulli_inline(words[3 * i], t_up):
+            s += 1
+        out[i] = window_inline(s, words[3 * i + 1], words[3 * i + 2], n_cells, m, t_in)
+
+
+@jit(parallel=True)
+def window_rounding(x, low, inv_range, n_positions, out_s0, out_t_up):
+    """Probe: the base window start and the threshold for rounding up that ``window_kernel`` uses."""
+    for i in prange(x.shape[0]):
+        s, t = rounding_inline(unit_inline(x[i], low, inv_range), n_positions)
+        out_s0[i] = s
+        out_t_up[i] = t
+
+
+@jit(parallel=True)
+def hybrid_kernel(x, low, inv_range, n_cells, m, t_in, t_lo, t_hi, t_mix, words, out):
+    """Mixture (5 words per record): the window randomizer w.p. ``t_mix/2**53``, else the two-output one.
+
+    Window outputs are codes ``0..n_cells-1``, two-output ones ``n_cells + {0, 1}``. Both branches are
+    computed for every record, so the work does not depend on the value or on the branch taken.
+    """
+    for i in prange(x.shape[0]):
+        u = unit_inline(x[i], low, inv_range)
+        s, t_up = rounding_inline(u, n_cells - m)
+        if bernoulli_inline(words[5 * i], t_up):
+            s += 1
+        cell = window_inline(s, words[5 * i + 1], words[5 * i + 2], n_cells, m, t_in)
+        bit = 1 if bernoulli_inline(words[5 * i + 3], binary_threshold_inline(u, t_lo, t_hi)) else 0
+        out[i] = cell if bernoulli_inline(words[5 * i + 4], t_mix) else n_cells + bit

@@ -1,0 +1,8 @@
+"""Randomizers, one module per family."""
+
+from ._base import Mechanism, MeanOracle, from_spec
+from .binary import Duchi, RandomizedResponse, StochasticRounding
+from .piecewise import Hybrid, Piecewise
+
+__all__ = ["Mechanism", "MeanOracle", "from_spec", "RandomizedResponse", "StochasticRounding", "Duchi",
+           "Piecewise", "Hybrid"]

@@ -1,0 +1,230 @@
+"""The shared shape of every randomizer: validate → convert → draw → allocate → kernel → wrap (DESIGN.md R6)."""
+
+import math
+
+import numpy as np
+
+from .._core import Aggregate, Reports, Spec, check_spec, code_dtype, count_codes
+from .._kernels._jit import launch
+from .._random import BLOCK_RECORDS, resolve_rng
+from .._results import MeanEstimate
+from .._validation import check_bounds, check_epsilon, check_values
+
+__all__ = ["Mechanism", "MeanOracle", "from_spec"]
+
+_REGISTRY = {}
+
+
+def from_spec(spec):
+    """Rebuild the mechanism that produced reports with this :class:`~ldpnum.Spec`."""
+    if not isinstance(spec, Spec):
+        raise TypeError(f"spec must be a Spec; got {type(spec).__name__}")
+    try:
+        cls = _REGISTRY[spec.mechanism]
+    except KeyError:
+        raise ValueError(f"unknown mechanism {spec.mechanism!r} in spec") from None
+    mech = cls._from_spec(spec)
+    check_spec(spec, mech.spec, "the spec")
+    return mech
+
+
+class Mechanism:
+    """Base class of ldpnum's randomizers. Subclasses set ``name`` and implement the plan and kernel call.
+
+    A mechanism is immutable: parameters are validated once in the constructor, and the integer plan the
+    kernels use is built once. Two mechanisms are equal when their specs are.
+    """
+
+    name = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.name is not None:
+            _REGISTRY[cls.name] = cls
+
+    def __init__(self, epsilon, bounds):
+        self._epsilon = check_epsilon(epsilon)
+        self._bounds = check_bounds(bounds)
+
+    # -- parameters ---------------------------------------------------------------------------------
+    @property
+    def epsilon(self):
+        """The privacy parameter: each report is ε-LDP for its person."""
+        return self._epsilon
+
+    @property
+    def bounds(self):
+        """Public range ``(low, high)`` of the input values."""
+        return self._bounds
+
+    @property
+    def plan(self):
+        """The integer plan the kernel consumes (thresholds over 2**53, alphabet size)."""
+        return self._plan
+
+    @property
+    def n_cells(self):
+        """Size of the output alphabet: reports are codes ``0..n_cells-1``."""
+        raise NotImplementedError
+
+    @property
+    def words_per_record(self):
+        """Random 64-bit words each record consumes (fixed, whatever its value)."""
+        return self._plan.words_per_record
+
+    def _spec_params(self):
+        return {"bounds": self._bounds}
+
+    @property
+    def spec(self):
+        """The :class:`~ldpnum.Spec` attached to this mechanism's reports and aggregates."""
+        return Spec(self.name, self._epsilon, self.n_cells, tuple(self._spec_params().items()))
+
+    @classmethod
+    def _from_spec(cls, spec):
+        return cls(epsilon=spec.epsilon, **{k: spec.get(k) for k, _ in spec.params})
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.spec == other.spec
+
+    def __hash__(self):
+        return hash(self.spec)
+
+    def __repr__(self):
+        params = ", ".join(f"{k}={v!r}" for k, v in self._spec_params().items())
+        return f"{type(self).__name__}(epsilon={self._epsilon!r}{', ' if params else ''}{params})"
+
+    # -- client side --------------------------------------------------------------------------------
+    def _validate_values(self, x, nan_policy, fill_value, out_of_range):
+        return check_values(x, self._bounds, nan_policy=nan_policy, fill_value=fill_value,
+                            out_of_range=out_of_range)
+
+    def _prepare(self, x, nan_policy="raise", fill_value=None, out_of_range="clip"):
+        """Validated values as a read-only C-contiguous float64 view: one kernel signature for every input."""
+        values = self._validate_values(x, nan_policy, fill_value, out_of_range).view()
+        values.flags.writeable = False
+        return values
+
+    def _run_kernel(self, values, words, out):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def privatize(self, x, *, rng=None, nan_policy="raise", fill_value=None, out_of_range="clip"):
+        """Randomize each person's value; return their :class:`~ldpnum.Reports`.
+
+        Parameters
+        ----------
+        x : array_like of real numbers, shape (n,)
+            One value per person (a scalar is one person). Integer and floating dtypes of any width or
+            byte order, and pandas Series (nullable dtypes included) are accepted.
+        rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
+            ``None`` (default): secure randomness, for real collections. Anything else: a reproducible
+            simulation, in which anyone holding the seed can recompute the reports.
+        nan_policy : {"raise", "impute"}, optional
+            Missing or non-finite values raise (default), or are replaced by ``fill_value``.
+        fill_value : float, optional
+            Public replacement for missing values with ``nan_policy="impute"``.
+        out_of_range : {"clip", "raise"}, optional
+            Finite values outside the bounds are clipped with a ``ClippingWarning`` (default), or raise.
+
+        Returns
+        -------
+        Reports
+            One integer code per person, with this mechanism's spec.
+
+        Notes
+        -----
+        Each call on one person's value is ε-LDP; estimators are post-processing. Every input is
+        validated before the first random word is drawn: if anything is wrong, nothing is randomized.
+        """
+        values = self._prepare(x, nan_policy, fill_value, out_of_range)
+        source = resolve_rng(rng)
+        n = values.shape[0]
+        out = np.empty(n, dtype=code_dtype(self.n_cells))
+        c = self.words_per_record
+        for start in range(0, n, BLOCK_RECORDS):
+            stop = min(n, start + BLOCK_RECORDS)
+            words = source.draw((stop - start) * c)
+            self._run_kernel(values[start:stop], words, out[start:stop])
+        out.flags.writeable = False
+        return Reports(out, self.spec)
+
+    # -- server side --------------------------------------------------------------------------------
+    def aggregate(self, reports):
+        """Count the reports' codes into a mergeable :class:`~ldpnum.Aggregate`."""
+        if not isinstance(reports, Reports):
+            raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
+        check_spec(self.spec, reports.spec, "reports")
+        return Aggregate(count_codes(reports.codes, self.n_cells), self.spec)
+
+    def empty_aggregate(self):
+        """The aggregate of no reports, the identity of ``+``."""
+        return Aggregate.empty(self.spec)
+
+    def _as_aggregate(self, data):
+        if isinstance(data, Reports):
+            return self.aggregate(data)
+        if isinstance(data, Aggregate):
+            check_spec(self.spec, data.spec, "aggregates")
+            return data
+        raise TypeError(f"expected Reports or Aggregate; got {type(data).__name__}")
+
+
+class MeanOracle(Mechanism):
+    """A randomizer whose every output code has an unbiased estimate of the input value.
+
+    Subclasses provide ``code_estimates`` (one unbiased estimate per output code, in data units),
+    ``_second_moment(x)`` (``E[estimate² | x]``, exact from the plan) and ``worst_case_variance``.
+    """
+
+    @property
+    def code_estimates(self):
+        """Unbiased estimate of the value carried by each output code, in data units."""
+        raise NotImplementedError
+
+    def _second_moment(self, x):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def variance(self, x):
+        """Variance of one report's unbiased estimate when the true value is ``x`` (exact, from the plan).
+
+        The mean of ``n`` reports with values ``x_i`` has variance ``sum(variance(x_i)) / n**2``.
+        """
+        arr = np.asarray(x, dtype=np.float64)
+        if not np.all(np.isfinite(arr)):
+            raise ValueError("variance: x must be finite")
+        low, high = self._bounds
+        arr = np.clip(arr, low, high)
+        out = self._second_moment(arr) - arr * arr
+        return float(out) if out.ndim == 0 else out
+
+    @property
+    def worst_case_variance(self):
+        """Largest per-report variance over all inputs in the bounds."""
+        raise NotImplementedError
+
+    def estimate_mean(self, data):
+        """Unbiased estimate of the mean of the values behind the reports.
+
+        Parameters
+        ----------
+        data : Reports or Aggregate
+            Reports of this mechanism, or their aggregate (merged over any number of batches).
+
+        Returns
+        -------
+        MeanEstimate
+            With a standard error from the sample variance of the per-report estimates.
+        """
+        agg = self._as_aggregate(data)
+        n = agg.n_reports
+        if n == 0:
+            raise ValueError("estimate_mean: no reports")
+        counts = agg.counts.astype(np.float64)
+        est = self.code_estimates
+        value = float(counts @ est) / n
+        if n > 1:
+            s2 = float(counts @ (est - value) ** 2) / (n - 1)
+        else:
+            s2 = self.worst_case_variance
+        return MeanEstimate(value=value, standard_error=math.sqrt(s2 / n), n_reports=n,
+                            epsilon=self._epsilon, spec=agg.spec)

@@ -1,0 +1,83 @@
+"""Slow, obviously-correct NumPy/Python references for the kernels (one record at a time, Python ints).
+
+Each reference takes the same words the kernel consumed and must reproduce its output bit for bit.
+"""
+
+import numpy as np
+
+TWO53 = 2**53
+
+
+def unit(x, low, high):
+    u = (float(x) - low) * (1.0 / (high - low))
+    return 0.0 if not u > 0.0 else min(u, 1.0)
+
+
+def bernoulli(word, threshold):
+    return (int(word) >> 11) < threshold
+
+
+def uniform(word, m):
+    return ((int(word) >> 16) * m) >> 48
+
+
+def binary_threshold(u, t_lo, t_hi):
+    return min(t_lo + int(u * float(t_hi - t_lo)), t_hi)
+
+
+def rounding(u, n_positions):
+    pos = u * float(n_positions)
+    s0 = int(pos)
+    if s0 >= n_positions:
+        return n_positions, 0
+    return s0, int((pos - s0) * float(TWO53))
+
+
+def window_cell(s, w_in, w_cell, n_cells, m, t_in):
+    if bernoulli(w_in, t_in):
+        return s + uniform(w_cell, m)
+    k = uniform(w_cell, n_cells - m)
+    return k + m if k >= s else k
+
+
+def binary(x, low, high, t_lo, t_hi, words):
+    return np.array([int(bernoulli(words[i], binary_threshold(unit(v, low, high), t_lo, t_hi)))
+                     for i, v in enumerate(x)])
+
+
+def window(x, low, high, n_cells, m, t_in, words):
+    out = []
+    for i, v in enumerate(x):
+        s, t_up = rounding(unit(v, low, high), n_cells - m)
+        s += int(bernoulli(words[3 * i], t_up))
+        out.append(window_cell(s, words[3 * i + 1], words[3 * i + 2], n_cells, m, t_in))
+    return np.array(out)
+
+
+def hybrid(x, low, high, n_cells, m, t_in, t_lo, t_hi, t_mix, words):
+    out = []
+    for i, v in enumerate(x):
+        u = unit(v, low, high)
+        s, t_up = rounding(u, n_cells - m)
+        s += int(bernoulli(words[5 * i], t_up))
+        cell = window_cell(s, words[5 * i + 1], words[5 * i + 2], n_cells, m, t_in)
+        bit = int(bernoulli(words[5 * i + 3], binary_threshold(u, t_lo, t_hi)))
+        out.append(cell if bernoulli(words[5 * i + 4], t_mix) else n_cells + bit)
+    return np.array(out)
+
+
+def naive_float_piecewise(x, epsilon, low, high, rng):
+    """The textbook floating-point Piecewise mechanism (leaky: DESIGN.md R1). A negative control only."""
+    a = np.exp(epsilon / 2)
+    c = (a + 1) / (a - 1)
+    t = 2 * (np.asarray(x, float) - low) / (high - low) - 1
+    left = (c + 1) / 2 * t - (c - 1) / 2
+    right = left + c - 1
+    inside = rng.random(t.size) < a / (a + 1)
+    y_in = left + rng.random(t.size) * (c - 1)
+    # outside: uniform on [-c, left) ∪ (right, c]
+    len_l = left + c
+    len_r = c - right
+    v = rng.random(t.size) * (len_l + len_r)
+    y_out = np.where(v < len_l, -c + v, right + (v - len_l))
+    return np.where(inside, y_in, y_out)

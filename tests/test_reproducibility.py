@@ -1,0 +1,167 @@
+"""Randomness sources and reproducibility (DESIGN.md R2, TESTING.md (e))."""
+
+import hashlib
+import multiprocessing
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import ldpnum as ldp
+from ldpnum import _random
+
+from conftest import mean_oracles
+
+ALL = mean_oracles() + [ldp.RandomizedResponse(1.0)]
+
+
+def sample_input(m, n=50_000, seed=0):
+    x = np.random.default_rng(seed).random(n)
+    return (x < 0.4).astype(float) if m.name == "randomized_response" else x
+
+
+@pytest.mark.parametrize("m", ALL, ids=lambda m: m.name)
+def test_same_seed_same_reports(m):
+    x = sample_input(m)
+    assert m.privatize(x, rng=42) == m.privatize(x, rng=42)
+    assert m.privatize(x, rng=np.random.SeedSequence(42)) == m.privatize(x, rng=np.random.default_rng(42))
+    assert m.privatize(x, rng=42) != m.privatize(x, rng=43)
+
+
+@pytest.mark.parametrize("m", ALL, ids=lambda m: m.name)
+def test_chunked_calls_equal_one_call(m):
+    """Calls sharing one Generator consume the stream in record order: 7 chunks == one call, and blocks
+    inside one call (BLOCK_RECORDS) do not change the result."""
+    x = sample_input(m, n=2 * _random.BLOCK_RECORDS + 12345)
+    whole = m.privatize(x, rng=np.random.default_rng(5))
+    g = np.random.default_rng(5)
+    parts = [m.privatize(c, rng=g) for c in np.array_split(x, 7)]
+    assert ldp.Reports.concat(parts) == whole
+
+
+def test_secure_default_differs_and_ignores_global_state():
+    m = ldp.Piecewise(1.0, (0, 1))
+    x = np.full(1000, 0.5)
+    state = np.random.get_state()
+    np.random.seed(0)
+    a = m.privatize(x)
+    np.random.seed(0)
+    b = m.privatize(x)
+    assert a != b
+    np.random.set_state(state)
+    before = np.random.get_state()[1].copy()
+    m.privatize(x, rng=1)
+    m.privatize(x)
+    np.testing.assert_array_equal(np.random.get_state()[1], before)
+
+
+def test_secure_words_come_from_os_urandom(monkeypatch):
+    calls = []
+
+    def fake(n):
+        calls.append(n)
+        return b"\x01" * n
+
+    monkeypatch.setattr(_random.os, "urandom", fake)
+    m = ldp.Duchi(1.0, (0, 1))
+    a = m.privatize(np.full(100, 0.5))
+    b = m.privatize(np.full(100, 0.5))
+    assert calls == [16, 16]
+    assert a == b  # a fixed key gives a fixed stream: the key is the only source
+    assert _random.resolve_rng(None).secure and not _random.resolve_rng(0).secure
+
+
+def _child(q):
+    m = ldp.Duchi(1.0, (0, 1))
+    q.put(m.privatize(np.full(256, 0.5)).codes.tobytes())
+
+
+def test_forked_children_draw_distinct_secure_streams():
+    ctx = multiprocessing.get_context("fork")
+    q = ctx.Queue()
+    procs = [ctx.Process(target=_child, args=(q,)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    out = [q.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join()
+    assert out[0] != out[1]
+
+
+SCRIPT = textwrap.dedent("""
+    import hashlib, numpy as np, ldpnum as ldp
+    x = np.random.default_rng(0).random(300_000)
+    h = hashlib.sha256()
+    for m in (ldp.StochasticRounding(1.0, (0, 1)), ldp.Piecewise(1.0, (0, 1)), ldp.Hybrid(2.0, (0, 1))):
+        h.update(m.privatize(x, rng=2024).codes.tobytes())
+    import numba
+    print(numba.get_num_threads(), h.hexdigest())
+""")
+
+
+@pytest.mark.slow
+def test_thread_count_does_not_change_reports():
+    out = {}
+    for threads in ("1", "2"):
+        env = dict(os.environ, NUMBA_NUM_THREADS=threads)
+        res = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, check=True)
+        n, digest = res.stdout.split()
+        assert n == threads
+        out[threads] = digest
+    assert out["1"] == out["2"]
+
+
+@pytest.mark.slow
+def test_workqueue_layer_with_python_threads_does_not_abort():
+    script = textwrap.dedent("""
+        import threading, numpy as np, ldpnum as ldp
+        m = ldp.Piecewise(1.0, (0, 1)); x = np.random.default_rng(0).random(100_000)
+        ref = [m.privatize(x, rng=s).codes.tobytes() for s in range(8)]
+        res = {}
+        def work(s): res[s] = m.privatize(x, rng=s).codes.tobytes()
+        ts = [threading.Thread(target=work, args=(s,)) for s in range(8)]
+        [t.start() for t in ts]; [t.join() for t in ts]
+        assert all(res[s] == ref[s] for s in range(8))
+        print("ok")
+    """)
+    env = dict(os.environ, NUMBA_THREADING_LAYER="workqueue")
+    res = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr
+
+
+def test_python_threads_reproduce_single_thread_results():
+    m = ldp.Hybrid(1.0, (0, 1))
+    x = np.random.default_rng(0).random(50_000)
+    ref = {s: m.privatize(x, rng=s) for s in range(4)}
+    res = {}
+
+    def work(s):
+        res[s] = m.privatize(x, rng=s)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert res == ref
+
+
+# Golden digests (E7): a deliberate change of any kernel, plan or word layout changes these; record it in
+# the changelog when it happens.
+GOLDEN = {
+    "stochastic_rounding": "f067dca71f98809e7a7ae31691401c740d92ea5a8a1854d4539ea165efda1d05",
+    "duchi": "f067dca71f98809e7a7ae31691401c740d92ea5a8a1854d4539ea165efda1d05",
+    "piecewise": "40e5a474b8b12ebf0595f9c9359c93d6af9bf87b236a47e2bef5723392275556",
+    "hybrid": "a4530c8a09d8032d384e86ae8e221741869a2bd429548905cb975823a959c9c9",
+    "randomized_response": "ee4e320670208be9d96a1004906d805a7af1f7101e2499b0f36dad7e2a7cc27a",
+}
+
+
+@pytest.mark.parametrize("m", ALL, ids=lambda m: m.name)
+def test_golden_digest(m):
+    digest = hashlib.sha256(m.privatize(sample_input(m, n=10_000, seed=1), rng=20261122).codes.tobytes()).hexdigest()
+    assert digest == GOLDEN[m.name]
