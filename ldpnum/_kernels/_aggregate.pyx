@@ -11,6 +11,7 @@ maps are accepted and never written).
 """
 
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
+from libc.stdlib cimport calloc, free
 
 ctypedef fused code_t:
     uint8_t
@@ -24,19 +25,54 @@ def count_codes(const code_t[::1] codes, int64_t[::1] counts):
     Returns ``(n_bad, first_bad)``: how many codes lie outside ``[0, len(counts))`` and the index of the
     first one (``-1`` if none). When ``n_bad > 0`` the contents of ``counts`` are unspecified and the
     caller must discard them.
+
+    Counting goes into four private histograms used in turn (consecutive equal codes would otherwise wait
+    on each other's increment) that live in memory of their own (no false sharing between threads
+    counting neighbouring slices), then into ``counts``.
     """
     cdef Py_ssize_t n = codes.shape[0]
     cdef Py_ssize_t n_cells = counts.shape[0]
-    cdef Py_ssize_t i, c
+    cdef Py_ssize_t i, c, k
+    cdef Py_ssize_t n4 = n - n % 4
     cdef int64_t n_bad = 0
     cdef int64_t first_bad = -1
+    cdef int64_t total
+    cdef int64_t n_good = 0
+    cdef int64_t* local = <int64_t*> calloc(4 * n_cells + 1, sizeof(int64_t))
+    if local == NULL:
+        raise MemoryError()
+    cdef int64_t* h0 = local
+    cdef int64_t* h1 = local + n_cells
+    cdef int64_t* h2 = local + 2 * n_cells
+    cdef int64_t* h3 = local + 3 * n_cells
     with nogil:
-        for i in range(n):
+        for i in range(0, n4, 4):
             c = <Py_ssize_t> codes[i]
             if c < n_cells:
-                counts[c] += 1
-            else:
-                if n_bad == 0:
-                    first_bad = i
-                n_bad += 1
+                h0[c] += 1
+            c = <Py_ssize_t> codes[i + 1]
+            if c < n_cells:
+                h1[c] += 1
+            c = <Py_ssize_t> codes[i + 2]
+            if c < n_cells:
+                h2[c] += 1
+            c = <Py_ssize_t> codes[i + 3]
+            if c < n_cells:
+                h3[c] += 1
+        for i in range(n4, n):
+            c = <Py_ssize_t> codes[i]
+            if c < n_cells:
+                h0[c] += 1
+        for k in range(n_cells):
+            total = h0[k] + h1[k] + h2[k] + h3[k]
+            counts[k] += total
+            n_good += total
+        # Locate bad codes only if there are any: then the good ones' counts fall short of n.
+        if n_good != n:
+            for i in range(n):
+                if <Py_ssize_t> codes[i] >= n_cells:
+                    if n_bad == 0:
+                        first_bad = i
+                    n_bad += 1
+    free(local)
     return int(n_bad), int(first_bad)
