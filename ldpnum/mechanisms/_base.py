@@ -1,6 +1,7 @@
 """The shared shape of every randomizer: validate → convert → draw → allocate → kernel → wrap (DESIGN.md R6)."""
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -141,10 +142,22 @@ class Mechanism:
         n = values.shape[0]
         out = np.empty(n, dtype=code_dtype(self.n_cells))
         c = self.words_per_record
-        for start in range(0, n, BLOCK_RECORDS):
-            stop = min(n, start + BLOCK_RECORDS)
-            words = source.draw((stop - start) * c)
-            self._run_kernel(values[start:stop], words, out[start:stop])
+        starts = range(0, n, BLOCK_RECORDS)
+        if len(starts) <= 1:
+            if n:
+                self._run_kernel(values, source.draw(n * c), out)
+        else:
+            # Pipeline: a helper thread draws the next block's words (the generator releases the GIL)
+            # while the kernel randomizes this block. Words are still drawn in record order from one
+            # stream, so the reports are the same as drawing everything first.
+            with ThreadPoolExecutor(1) as pool:
+                pending = pool.submit(source.draw, min(BLOCK_RECORDS, n) * c)
+                for start in starts:
+                    stop = min(n, start + BLOCK_RECORDS)
+                    words = pending.result()
+                    if stop < n:
+                        pending = pool.submit(source.draw, (min(n, stop + BLOCK_RECORDS) - stop) * c)
+                    self._run_kernel(values[start:stop], words, out[start:stop])
         out.flags.writeable = False
         return Reports(out, self.spec)
 
