@@ -16,6 +16,7 @@ from ._core import Aggregate, Reports, Spec
 from ._results import ConfidenceInterval, MeanEstimate
 from .exceptions import ClippingWarning, SpecMismatchError
 from .mechanisms import Duchi, Hybrid, Mechanism, MeanOracle, Piecewise, RandomizedResponse, StochasticRounding, from_spec
+from .mechanisms import GeneralWave, SquareWave
 
 __version__ = "0.1.0.dev0"
 
@@ -24,5 +25,6 @@ __all__ = [
     "ClippingWarning", "SpecMismatchError",
     "Mechanism", "MeanOracle", "from_spec",
     "RandomizedResponse", "StochasticRounding", "Duchi", "Piecewise", "Hybrid",
+    "SquareWave", "GeneralWave",
     "__version__",
 ]

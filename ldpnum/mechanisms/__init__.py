@@ -3,6 +3,7 @@
 from ._base import Mechanism, MeanOracle, from_spec
 from .binary import Duchi, RandomizedResponse, StochasticRounding
 from .piecewise import Hybrid, Piecewise
+from .wave import GeneralWave, SquareWave
 
 __all__ = ["Mechanism", "MeanOracle", "from_spec", "RandomizedResponse", "StochasticRounding", "Duchi",
-           "Piecewise", "Hybrid"]
+           "Piecewise", "Hybrid", "SquareWave", "GeneralWave"]

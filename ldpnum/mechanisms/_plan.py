@@ -72,32 +72,49 @@ def binary_plan(epsilon):
 
 @dataclass(frozen=True)
 class WindowPlan:
-    """Plan of the window-on-a-grid randomizer (Piecewise, and the Square Wave family).
+    """Plan of the window-on-a-grid randomizer (Piecewise, Square Wave and the General Wave family).
 
     ``n_cells`` output cells; a window of ``m`` consecutive cells starting at ``s ∈ {0..n_cells-m}``.
     The value's unit position ``u`` is randomly rounded to ``s`` (``E[s] = u (n_cells - m)``); then the
-    output is a uniform window cell with probability ``t_in / 2**53``, else a uniform cell outside the window.
-    Uniform choices use 48-bit draws, so cell probabilities differ from exactly uniform by at most
+    output is a window cell with probability ``t_in / 2**53``, else a uniform cell outside the window.
+
+    Inside the window the cell is uniform (``cum is None``: the box of Piecewise and Square Wave, drawn
+    with a 48-bit uniform choice) or follows a *shape*: offset ``k`` has probability
+    ``(cum[k+1] - cum[k]) / 2**53`` (drawn by inverting the cumulative table with a 53-bit word).
+    Uniform choices use 48-bit draws, so their cell probabilities differ from exactly uniform by at most
     ``m / 2**48`` relatively; :meth:`exact_probabilities` accounts for that exactly.
     """
 
     n_cells: int
     m: int
     t_in: int
+    cum: tuple = None
     words_per_record: int = 3
 
     @property
     def n_positions(self):
         return self.n_cells - self.m
 
+    def in_counts(self):
+        """Integer weight of each window offset: 48-bit uniform counts (box) or 53-bit shape counts."""
+        if self.cum is None:
+            return [uniform_count(k, self.m) for k in range(self.m)], TWO48
+        return [self.cum[k + 1] - self.cum[k] for k in range(self.m)], TWO53
+
+    def in_probabilities(self):
+        """Probability of each window offset given that the output falls in the window (floats)."""
+        counts, total = self.in_counts()
+        return [c / total for c in counts]
+
     def exact_probabilities(self, s):
         """``{cell: Fraction}`` for the window starting at cell ``s`` (exact; O(n_cells))."""
         n, m = self.n_cells, self.m
         p_in = Fraction(self.t_in, TWO53)
+        counts, total = self.in_counts()
         out = {}
         for j in range(n):
             if s <= j < s + m:
-                out[j] = p_in * Fraction(uniform_count(j - s, m), TWO48)
+                out[j] = p_in * Fraction(counts[j - s], total)
             else:
                 k = j if j < s else j - m
                 out[j] = (1 - p_in) * Fraction(uniform_count(k, n - m), TWO48)
@@ -106,26 +123,58 @@ class WindowPlan:
     def extreme_ratio(self):
         """Largest ratio ``P[j | s] / P[j | s']`` over all cells and window starts, exactly.
 
-        A cell is either inside the window (probability ``p_in · c/2**48`` with ``c`` a uniform count of
-        ``m``) or outside (``(1 - p_in) · c'/2**48``, ``c'`` a count of ``n_cells - m``), and every in/out
+        A cell is either inside the window (probability ``p_in · c/total`` with ``c`` the count of its
+        offset) or outside (``(1 - p_in) · c'/2**48``, ``c'`` a uniform count of ``n_cells - m``), and every
         combination is reachable by moving the window, so the extremes of the counts give the exact maximum.
         """
         p_in = Fraction(self.t_in, TWO53)
-        in_lo, in_hi = uniform_extremes(self.m)
+        counts, total = self.in_counts()
         out_lo, out_hi = uniform_extremes(self.n_cells - self.m)
-        ins = (p_in * in_lo, p_in * in_hi)
-        outs = ((1 - p_in) * out_lo, (1 - p_in) * out_hi)
-        values = [*ins, *outs]
+        values = [p_in * Fraction(min(counts), total), p_in * Fraction(max(counts), total),
+                  (1 - p_in) * Fraction(out_lo, TWO48), (1 - p_in) * Fraction(out_hi, TWO48)]
         return max(values) / min(values)
 
 
-def window_plan(epsilon, n_cells, m):
-    """Largest ``t_in`` such that every cell's probability ratio across window positions is ≤ E < e^ε."""
+def shape_counts(weights):
+    """Quantize positive window weights to integer counts summing to exactly 2**53 (largest remainders)."""
+    w = [Fraction(x) for x in weights]
+    total = sum(w)
+    exact = [x * TWO53 / total for x in w]
+    counts = [math.floor(x) for x in exact]
+    rest = TWO53 - sum(counts)
+    order = sorted(range(len(w)), key=lambda k: exact[k] - counts[k], reverse=True)
+    for k in order[:rest]:
+        counts[k] += 1
+    return counts
+
+
+def window_plan(epsilon, n_cells, m, weights=None):
+    """Plan of the window randomizer with the largest ``t_in`` such that every ratio is ≤ E < e^ε.
+
+    ``weights`` (``m`` positive numbers, the shape of the wave inside the window relative to the cells
+    outside, each in [1, e^ε)) gives a shaped window; ``None`` gives the box.
+    """
     if not (1 <= m < n_cells <= 2**16):
         raise ValueError(f"need 1 <= m < n_cells <= 65536; got m={m}, n_cells={n_cells}")
     e = exp_lower(epsilon)
-    in_max = uniform_extremes(m)[1]
     out_min = uniform_extremes(n_cells - m)[0]
-    # t_in · in_max <= E · (2**53 - t_in) · out_min
-    t_in = math.floor(e * out_min * TWO53 / (in_max + e * out_min))
-    return WindowPlan(n_cells=n_cells, m=m, t_in=t_in)
+    if weights is None:
+        in_max = uniform_extremes(m)[1]
+        # t_in · in_max / 2**48 <= E · (2**53 - t_in) · out_min / 2**48
+        t_in = math.floor(e * out_min * TWO53 / (in_max + e * out_min))
+        return WindowPlan(n_cells=n_cells, m=m, t_in=t_in)
+    if len(weights) != m:
+        raise ValueError(f"need {m} window weights; got {len(weights)}")
+    counts = shape_counts(weights)
+    if min(counts) <= 0:
+        raise ValueError("window weights must be positive")
+    cum = [0]
+    for c in counts:
+        cum.append(cum[-1] + c)
+    # t_in · c_max / 2**53 <= E · (2**53 - t_in) · out_min / 2**48   (2**53 / 2**48 = 32)
+    t_in = math.floor(e * out_min * 32 * TWO53 / (max(counts) + e * out_min * 32))
+    plan = WindowPlan(n_cells=n_cells, m=m, t_in=t_in, cum=tuple(cum))
+    if plan.extreme_ratio() > e:
+        raise ValueError(f"window weights span more than e^epsilon (max/min = {max(weights) / min(weights):.6g}); "
+                         "they must lie in [1, e^epsilon)")
+    return plan

@@ -65,20 +65,31 @@ def grid_size(window_fraction, n_cells=None):
 class _WindowOracle(MeanOracle):
     """Shared helpers of mechanisms built on the window randomizer."""
 
-    def _setup_window(self, window_fraction, n_cells):
+    def _setup_window(self, window_fraction, n_cells, weights=None):
         n, m = grid_size(window_fraction, n_cells)
-        self._window = window_plan(self._epsilon, n, m)
+        self._window = window_plan(self._epsilon, n, m, None if weights is None else weights(m))
         low, high = self._bounds
         self._inv_range = 1.0 / (high - low)
+        counts, total = self._window.in_counts()
+        self._in_probs = np.array(counts, dtype=np.float64) / total
 
     def _window_moments(self):
-        """Per-cell unbiased estimates (data units) and the window-probability terms."""
+        """Per-cell unbiased estimates (data units) and P_in.
+
+        In centred cell coordinates ``c_j = j + 1/2 - n/2`` the expected output given window start ``s`` is
+        ``κ (s - P/2) + δ`` with ``P = n - m``, ``κ = P_in - P_out m / P`` and
+        ``δ = P_in (μ + 1/2 - m/2)``, ``μ`` the mean window offset (``(m - 1)/2`` for symmetric shapes).
+        Since ``E[s] = u P``, ``û = ((c_j - δ)/κ + P/2) / P`` is unbiased.
+        """
         w = self._window
         n, m = w.n_cells, w.m
+        positions = n - m
         p_in = w.t_in / TWO53
-        kappa = p_in - (1 - p_in) * m / (n - m)
+        kappa = p_in - (1 - p_in) * m / positions
+        mu = float(np.arange(m) @ self._in_probs)
+        delta = p_in * (mu + 0.5 - m / 2)
         centred = np.arange(n) + 0.5 - n / 2
-        u_hat = (centred / kappa + (n - m) / 2) / (n - m)
+        u_hat = ((centred - delta) / kappa + positions / 2) / positions
         low, high = self._bounds
         return low + (high - low) * u_hat, p_in
 
@@ -87,19 +98,17 @@ class _WindowOracle(MeanOracle):
         w = self._window
         n, m = w.n_cells, w.m
         est, p_in = self._window_moments()
-        cum = np.concatenate([[0.0], np.cumsum(est * est)])
-        total = cum[-1]
+        sq = est * est
+        inside = np.correlate(sq, self._in_probs, mode="valid")  # Σ_k π_k e²[s+k], every s
+        cum = np.concatenate([[0.0], np.cumsum(sq)])
+        window_sum = cum[m:] - cum[:-m]
+        moment = p_in * inside + (1 - p_in) / (n - m) * (cum[-1] - window_sum)
         low, high = self._bounds
         pos = (x - low) / (high - low) * (n - m)
         s0 = np.minimum(np.floor(pos), n - m).astype(np.int64)
         frac = pos - s0
         s1 = np.minimum(s0 + 1, n - m)
-
-        def moment(s):
-            inside = cum[s + m] - cum[s]
-            return p_in / m * inside + (1 - p_in) / (n - m) * (total - inside)
-
-        return (1 - frac) * moment(s0) + frac * moment(s1)
+        return (1 - frac) * moment[s0] + frac * moment[s1]
 
     def _window_probabilities(self, x):
         """Probability of each window cell for a value ``x``: the mixture of the two rounding positions."""
@@ -111,7 +120,7 @@ class _WindowOracle(MeanOracle):
         out = np.zeros(n)
         for s, weight in ((s0, 1.0 - f), (min(s0 + 1, n - m), f)):
             probs = np.full(n, (1 - p_in) / (n - m))
-            probs[s:s + m] = p_in / m
+            probs[s:s + m] = p_in * self._in_probs
             out += weight * probs
         return out
 
