@@ -13,18 +13,20 @@ guarantee holds exactly as stated and is tested exactly.
 """
 
 from ._core import Aggregate, Reports, Spec
-from ._results import ConfidenceInterval, MeanEstimate
+from . import metrics
+from ._results import ConfidenceInterval, DistributionEstimate, MeanEstimate
 from .exceptions import ClippingWarning, SpecMismatchError
-from .mechanisms import Duchi, Hybrid, Mechanism, MeanOracle, Piecewise, RandomizedResponse, StochasticRounding, from_spec
+from .mechanisms import (Duchi, Hybrid, Laplace, Mechanism, MeanOracle, Piecewise, RandomizedResponse,
+                         StochasticRounding, from_spec)
 from .mechanisms import GeneralWave, SquareWave
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
-    "Aggregate", "Reports", "Spec", "MeanEstimate", "ConfidenceInterval",
+    "Aggregate", "Reports", "Spec", "MeanEstimate", "ConfidenceInterval", "DistributionEstimate", "metrics",
     "ClippingWarning", "SpecMismatchError",
     "Mechanism", "MeanOracle", "from_spec",
     "RandomizedResponse", "StochasticRounding", "Duchi", "Piecewise", "Hybrid",
-    "SquareWave", "GeneralWave",
+    "SquareWave", "GeneralWave", "Laplace",
     "__version__",
 ]

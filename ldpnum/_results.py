@@ -1,11 +1,15 @@
 """Frozen result objects you can query (DESIGN.md R7)."""
 
-from dataclasses import dataclass
+import math
+import numbers
+from dataclasses import dataclass, field
 from typing import NamedTuple
+
+import numpy as np
 
 from ._core import Spec, normal_quantile
 
-__all__ = ["MeanEstimate", "ConfidenceInterval"]
+__all__ = ["MeanEstimate", "ConfidenceInterval", "DistributionEstimate"]
 
 
 class ConfidenceInterval(NamedTuple):
@@ -65,3 +69,591 @@ class MeanEstimate:
     def __str__(self):
         return (f"{self.value:.6g} ± {self.standard_error:.3g} (SE; n={self.n_reports}, "
                 f"epsilon={self.epsilon:g}, {self.spec.mechanism})")
+
+
+#: How far from 1 the given probabilities may sum before they are refused (they are then renormalised).
+PROBABILITY_SUM_TOLERANCE = 1e-8
+
+
+def _real_array(x, name):
+    """``x`` as a float64 array of any shape; TypeError unless it holds real numbers (not bools)."""
+    if x is None or isinstance(x, (str, bytes)):
+        raise TypeError(f"{name} must be a real number or an array of real numbers; got {type(x).__name__}")
+    dtype = getattr(x, "dtype", None)
+    if not isinstance(x, np.ndarray) and hasattr(x, "to_numpy") and getattr(dtype, "kind", "O") in "iuf":
+        arr = x.to_numpy(dtype=np.float64, na_value=np.nan)  # pandas, including nullable dtypes with NA
+    else:
+        arr = np.asarray(x)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be real numbers; got {type(x).__name__} with dtype {arr.dtype}")
+    return arr.astype(np.float64, copy=False)
+
+
+def _where(mask):
+    """Count and first position (an int, or a tuple for n-d arrays) of the True entries of ``mask``."""
+    mask = np.asarray(mask)
+    if mask.ndim == 0:
+        return int(bool(mask)), 0
+    first = np.argwhere(mask)[0]
+    return int(np.count_nonzero(mask)), (int(first[0]) if first.size == 1 else tuple(int(i) for i in first))
+
+
+def _at(arr, index):
+    """``arr[index]`` as a Python float, for messages (``index`` from :func:`_where`; 0-d arrays too)."""
+    return float(arr.item() if arr.ndim == 0 else arr[index])
+
+
+def _scalar_or_array(result, like):
+    return float(result) if np.ndim(like) == 0 else result
+
+
+def _is_int(v):
+    return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class DistributionEstimate:
+    r"""An estimated distribution of numerical values: a histogram read as a piecewise-uniform density.
+
+    The estimate puts probability :math:`p_i` on bin :math:`B_i = [e_i, e_{i+1})`, :math:`i = 0..d-1`, of a
+    partition :math:`e_0 < e_1 < \dots < e_d` of the public domain ``bounds = (e_0, e_d)``, and spreads
+    each bin's mass **uniformly within the bin**. Every query below is exact for that model:
+
+    .. math::
+
+        f(x) = \frac{p_i}{w_i} \quad (x \in B_i,\ w_i = e_{i+1} - e_i), \qquad
+        F(x) = \sum_{j<i} p_j + p_i \frac{x - e_i}{w_i} \quad (x \in B_i),
+
+    so the CDF :math:`F` is piecewise linear through the points :math:`(e_i, P_i)`,
+    :math:`P_i = \sum_{j<i} p_j`, equal to 0 below :math:`e_0` and 1 above :math:`e_d`.
+
+    Estimators (Square Wave with EM/EMS, ...) return this object; it can also be built directly from any
+    histogram. It is immutable: both arrays are read-only copies.
+
+    Parameters
+    ----------
+    bin_edges : array_like of float, shape (d + 1,)
+        Strictly increasing, finite bin edges in the units of the data, from the low to the high bound
+        (for ``d`` equal bins, ``numpy.linspace(low, high, d + 1)``).
+    probabilities : array_like of float, shape (d,)
+        Non-negative, finite probability of each bin, summing to 1 within ``1e-8``; they are stored
+        renormalised to sum to 1.
+    spec : Spec, optional
+        The mechanism specification of the reports behind the estimate (None if built by hand).
+    epsilon : float, optional
+        The privacy parameter of each report; taken from ``spec`` when omitted (and must agree with it).
+    n_reports : int, optional
+        Number of reports behind the estimate.
+    method : str, default ``"given"``
+        How the estimate was computed, e.g. ``"ems"``, ``"em"``, ``"norm-sub"``; ``"given"`` when built
+        by hand.
+    n_iter : int, default 0
+        Iterations the estimator ran (0 for non-iterative methods).
+    converged : bool, default True
+        Whether the iterative estimator met its stopping rule before ``max_iter``.
+    log_likelihood : tuple of float, default ()
+        The log-likelihood after each iteration (the trace), for iterative estimators.
+
+    Attributes
+    ----------
+    pdf : ndarray, shape (d,)
+        Density of each bin, :math:`p_i / w_i`.
+    mean, var : float
+        Mean and variance of the piecewise-uniform model.
+    bounds : tuple of float
+        The domain ``(e_0, e_d)``.
+    n_bins : int
+        The number of bins ``d``.
+
+    See Also
+    --------
+    ldpnum.metrics.wasserstein, ldpnum.metrics.ks : distances between estimates and raw samples.
+
+    Notes
+    -----
+    Modelled on SciPy's ``ECDFResult`` / ``EmpiricalDistributionFunction``: a frozen result that carries
+    the estimate and its provenance and answers queries (``cdf``, ``quantile``, ``range``, ``plot``).
+    Everything here is post-processing of the reports, so it costs no privacy.
+
+    Examples
+    --------
+    Four bins on [0, 8] with masses 0.1, 0.2, 0.3, 0.4:
+
+    >>> import numpy as np
+    >>> from ldpnum import DistributionEstimate
+    >>> d = DistributionEstimate(np.linspace(0, 8, 5), [0.1, 0.2, 0.3, 0.4])
+    >>> d.pdf
+    array([0.05, 0.1 , 0.15, 0.2 ])
+    >>> float(d.cdf(3.0))       # 0.1 + half of the second bin's 0.2
+    0.2
+    >>> round(float(d.quantile(0.6)), 12)  # inverse of the CDF: F(6) = 0.1 + 0.2 + 0.3
+    6.0
+    >>> round(d.mean, 6), round(d.range(2, 6), 6)
+    (5.0, 0.5)
+    >>> d.to_series()
+    bin
+    [0.0, 2.0)    0.1
+    [2.0, 4.0)    0.2
+    [4.0, 6.0)    0.3
+    [6.0, 8.0)    0.4
+    Name: probability, dtype: float64
+    """
+
+    bin_edges: np.ndarray
+    probabilities: np.ndarray
+    spec: Spec = None
+    epsilon: float = None
+    n_reports: int = None
+    method: str = "given"
+    n_iter: int = 0
+    converged: bool = True
+    log_likelihood: tuple = ()
+    # Derived, read-only: the CDF at the edges (exactly 0 and 1 at the ends) and the density per bin.
+    _cum: np.ndarray = field(init=False, repr=False, compare=False)
+    _pdf: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        edges = _real_array(self.bin_edges, "bin_edges")
+        if edges.ndim != 1 or edges.size < 2:
+            raise ValueError("bin_edges must be a one-dimensional array of at least 2 edges; "
+                             f"got shape {edges.shape}")
+        if not np.all(np.isfinite(edges)):
+            count, first = _where(~np.isfinite(edges))
+            raise ValueError(f"bin_edges must be finite; {count} edge(s) are not, first at index {first} "
+                             f"({_at(edges, first)!r})")
+        widths = np.diff(edges)
+        if np.any(widths <= 0):
+            count, first = _where(widths <= 0)
+            raise ValueError(f"bin_edges must be strictly increasing; {count} step(s) are not, first from "
+                             f"index {first} to {first + 1} "
+                             f"({_at(edges, first)!r} -> {_at(edges, first + 1)!r})")
+        probs = _real_array(self.probabilities, "probabilities")
+        if probs.ndim != 1:
+            raise ValueError(f"probabilities must be one-dimensional; got shape {probs.shape}")
+        if probs.size != edges.size - 1:
+            raise ValueError(f"probabilities must have one entry per bin: {edges.size - 1} for {edges.size} "
+                             f"bin_edges; got {probs.size}")
+        if not np.all(np.isfinite(probs)):
+            count, first = _where(~np.isfinite(probs))
+            raise ValueError(f"probabilities must be finite; {count} are not, first at index {first} "
+                             f"({_at(probs, first)!r})")
+        if np.any(probs < 0):
+            count, first = _where(probs < 0)
+            raise ValueError(f"probabilities must be non-negative; {count} are negative, first at index "
+                             f"{first} ({_at(probs, first)!r}); clip or project the estimate onto the "
+                             "simplex first")
+        total = math.fsum(probs)
+        if not abs(total - 1.0) <= PROBABILITY_SUM_TOLERANCE:
+            raise ValueError(f"probabilities must sum to 1 (within {PROBABILITY_SUM_TOLERANCE:g}); "
+                             f"got {total!r}")
+        edges = np.array(edges, dtype=np.float64, copy=True)
+        probs = probs / total  # a new array, never the caller's
+        cum = np.concatenate(([0.0], np.cumsum(probs)))
+        cum /= cum[-1]  # exactly 1 at the end, still non-decreasing, flat exactly where a bin is empty
+        pdf = probs / widths
+        for arr in (edges, probs, cum, pdf):
+            arr.flags.writeable = False
+        set_ = object.__setattr__
+        set_(self, "bin_edges", edges)
+        set_(self, "probabilities", probs)
+        set_(self, "_cum", cum)
+        set_(self, "_pdf", pdf)
+
+        if self.spec is not None and not isinstance(self.spec, Spec):
+            raise TypeError(f"spec must be an ldpnum Spec or None; got {type(self.spec).__name__}")
+        epsilon = self.epsilon
+        if epsilon is None and self.spec is not None:
+            epsilon = self.spec.epsilon
+        if epsilon is not None:
+            if not isinstance(epsilon, numbers.Real) or isinstance(epsilon, (bool, np.bool_)):
+                raise TypeError("epsilon must be a real number or None; "
+                                f"got {type(epsilon).__name__} {epsilon!r}")
+            epsilon = float(epsilon)
+            if not (math.isfinite(epsilon) and epsilon > 0):
+                raise ValueError(f"epsilon must be a finite positive number; got {epsilon!r}")
+            if self.spec is not None and epsilon != self.spec.epsilon:
+                raise ValueError(f"epsilon={epsilon!r} disagrees with the spec's "
+                                 f"epsilon={self.spec.epsilon!r}")
+        set_(self, "epsilon", epsilon)
+        if self.n_reports is not None:
+            if not _is_int(self.n_reports):
+                raise TypeError(f"n_reports must be an int or None; got {type(self.n_reports).__name__}")
+            if self.n_reports < 0:
+                raise ValueError(f"n_reports must be non-negative; got {self.n_reports}")
+            set_(self, "n_reports", int(self.n_reports))
+        if not isinstance(self.method, str):
+            raise TypeError(f"method must be a str; got {type(self.method).__name__}")
+        if not _is_int(self.n_iter):
+            raise TypeError(f"n_iter must be an int; got {type(self.n_iter).__name__}")
+        if self.n_iter < 0:
+            raise ValueError(f"n_iter must be non-negative; got {self.n_iter}")
+        set_(self, "n_iter", int(self.n_iter))
+        if not isinstance(self.converged, (bool, np.bool_)):
+            raise TypeError(f"converged must be a bool; got {type(self.converged).__name__}")
+        set_(self, "converged", bool(self.converged))
+        trace = self.log_likelihood
+        if trace is None or isinstance(trace, (str, bytes)) or not hasattr(trace, "__len__"):
+            raise TypeError(f"log_likelihood must be a sequence of floats; got {type(trace).__name__}")
+        trace = _real_array(trace, "log_likelihood")
+        if trace.ndim != 1:
+            raise ValueError(f"log_likelihood must be one-dimensional; got shape {trace.shape}")
+        if np.any(np.isnan(trace)):
+            count, first = _where(np.isnan(trace))
+            raise ValueError(f"log_likelihood must not contain NaN; {count} entries do, "
+                             f"first at index {first}")
+        set_(self, "log_likelihood", tuple(float(v) for v in trace))
+
+    # -- the model ---------------------------------------------------------------------------------------
+
+    @property
+    def bounds(self):
+        """The domain ``(low, high)``: the first and last bin edges."""
+        return float(self.bin_edges[0]), float(self.bin_edges[-1])
+
+    @property
+    def n_bins(self):
+        """The number of bins ``d``."""
+        return int(self.probabilities.size)
+
+    @property
+    def pdf(self):
+        r"""Density of each bin, :math:`f_i = p_i / (e_{i+1} - e_i)` (read-only array of shape ``(d,)``)."""
+        return self._pdf
+
+    def pdf_at(self, x):
+        r"""Evaluate the piecewise-constant density at ``x``.
+
+        Parameters
+        ----------
+        x : float or array_like of float
+            Points, in the units of the data.
+
+        Returns
+        -------
+        float or ndarray
+            :math:`f(x) = p_i / w_i` for :math:`x \in [e_i, e_{i+1})`; the high bound belongs to the last
+            bin (as in :func:`numpy.histogram`); 0 outside the domain; NaN where ``x`` is NaN. A float for
+            a scalar ``x``, else an array of the shape of ``x``.
+
+        Examples
+        --------
+        >>> from ldpnum import DistributionEstimate
+        >>> d = DistributionEstimate([0, 1, 3], [0.5, 0.5])
+        >>> d.pdf_at([-1, 0, 0.5, 1, 3, 4])
+        array([0.  , 0.5 , 0.5 , 0.25, 0.25, 0.  ])
+        """
+        xa = _real_array(x, "x")
+        edges, d = self.bin_edges, self.n_bins
+        idx = np.clip(np.searchsorted(edges, xa, side="right") - 1, 0, d - 1)
+        inside = (xa >= edges[0]) & (xa <= edges[-1])
+        out = np.where(inside, self._pdf[idx], 0.0)
+        out = np.where(np.isnan(xa), np.nan, out)
+        return _scalar_or_array(out, xa)
+
+    def cdf(self, x):
+        r"""Cumulative distribution function :math:`F(x) = P(X \le x)` of the piecewise-uniform model.
+
+        Parameters
+        ----------
+        x : float or array_like of float
+            Points, in the units of the data; any shape.
+
+        Returns
+        -------
+        float or ndarray
+            :math:`F(x)`: 0 below the low bound, 1 above the high bound, linear within each bin (through
+            :math:`P_i = \sum_{j<i} p_j` at edge :math:`e_i`); NaN where ``x`` is NaN. A float for a scalar
+            ``x``, else an array of the shape of ``x``.
+
+        Examples
+        --------
+        >>> from ldpnum import DistributionEstimate
+        >>> d = DistributionEstimate([0, 1, 2], [0.25, 0.75])
+        >>> d.cdf([-5, 0.5, 1, 1.5, 2, 9])
+        array([0.   , 0.125, 0.25 , 0.625, 1.   , 1.   ])
+        """
+        xa = _real_array(x, "x")
+        return _scalar_or_array(np.interp(xa, self.bin_edges, self._cum), xa)
+
+    def quantile(self, q):
+        r"""Quantile function: the inverse of the piecewise-linear CDF.
+
+        .. math::
+
+            Q(q) = \min\{x \in [e_0, e_d] : F(x) \ge q\},
+
+        i.e. :math:`Q(q) = e_i + w_i (q - P_i) / p_i` for :math:`P_i < q \le P_{i+1}`. Where the CDF is
+        flat (bins of zero mass), the quantile is the **left end of the flat part**: ``quantile(0)`` is
+        the low bound and ``quantile(1)`` the right edge of the last bin with positive mass.
+
+        Parameters
+        ----------
+        q : float or array_like of float
+            Probabilities in [0, 1]; any shape.
+
+        Returns
+        -------
+        float or ndarray
+            A float for a scalar ``q``, else an array of the shape of ``q``.
+
+        Raises
+        ------
+        TypeError
+            If ``q`` is not numeric.
+        ValueError
+            If any ``q`` is outside [0, 1] or NaN (the message gives the count and first index).
+
+        Examples
+        --------
+        >>> from ldpnum import DistributionEstimate
+        >>> d = DistributionEstimate([0, 1, 2, 3], [0.5, 0.0, 0.5])
+        >>> d.quantile([0, 0.25, 0.5, 0.75, 1])
+        array([0. , 0.5, 1. , 2.5, 3. ])
+        """
+        qa = _real_array(q, "q")
+        bad = ~((qa >= 0) & (qa <= 1))
+        if np.any(bad):
+            count, first = _where(bad)
+            raise ValueError(f"q must be in [0, 1]; {count} value(s) are not, first at index {first} "
+                             f"({_at(qa, first)!r})")
+        return _scalar_or_array(self._ppf(qa), qa)
+
+    def _ppf(self, q):
+        """Quantile of validated probabilities ``q`` (any shape)."""
+        cum, edges = self._cum, self.bin_edges
+        i = np.searchsorted(cum, q, side="left")  # first edge where F >= q: cum[i-1] < q <= cum[i]
+        j = np.clip(i - 1, 0, self.n_bins - 1)  # the bin holding the quantile
+        lo_c, hi_c = cum[j], cum[j + 1]
+        mass = np.where(i > 0, hi_c - lo_c, 1.0)  # > 0 whenever i > 0
+        frac = np.clip((q - lo_c) / mass, 0.0, 1.0)
+        x = np.where(frac >= 1.0, edges[j + 1], edges[j] + frac * (edges[j + 1] - edges[j]))
+        return np.where(i > 0, x, edges[0])
+
+    @property
+    def mean(self):
+        r"""Mean of the model, :math:`\mu = \sum_i p_i c_i` with bin centres :math:`c_i`."""
+        e, p = self.bin_edges, self.probabilities
+        return float(np.dot(p, 0.5 * (e[:-1] + e[1:])))
+
+    @property
+    def var(self):
+        r"""Variance of the model, including the spread within each bin.
+
+        .. math::
+
+            \sigma^2 = \sum_i p_i \left[(c_i - \mu)^2 + \frac{w_i^2}{12}\right],
+
+        the law of total variance over bins, :math:`w_i^2/12` being the variance of a uniform bin.
+        """
+        e, p = self.bin_edges, self.probabilities
+        centres, widths = 0.5 * (e[:-1] + e[1:]), np.diff(e)
+        return float(np.dot(p, (centres - self.mean) ** 2 + widths**2 / 12.0))
+
+    @property
+    def std(self):
+        """Standard deviation of the model, ``sqrt(var)``."""
+        return math.sqrt(self.var)
+
+    def range(self, lo, hi):
+        r"""Probability mass in ``[lo, hi]``: :math:`F(hi) - F(lo)`.
+
+        Parameters
+        ----------
+        lo, hi : float or array_like of float
+            Ends of the query ranges, in the units of the data; arrays broadcast against each other
+            (so ``range(los, his)`` answers many queries at once). Ranges may extend beyond the domain.
+
+        Returns
+        -------
+        float or ndarray
+            A float when both are scalars, else an array of the broadcast shape.
+
+        Raises
+        ------
+        ValueError
+            If a ``lo`` exceeds its ``hi`` or either is NaN (with the count and the first index).
+
+        Examples
+        --------
+        >>> from ldpnum import DistributionEstimate
+        >>> d = DistributionEstimate([0, 10, 20], [0.4, 0.6])
+        >>> round(d.range(5, 15), 6)
+        0.5
+        >>> d.range([0, 0, 10], [10, 20, 100])
+        array([0.4, 1. , 0.6])
+        """
+        a, b = _real_array(lo, "lo"), _real_array(hi, "hi")
+        try:
+            a, b = np.broadcast_arrays(a, b)
+        except ValueError:
+            raise ValueError("lo and hi must broadcast to one shape; "
+                             f"got shapes {a.shape} and {b.shape}") from None
+        for name, v in (("lo", a), ("hi", b)):
+            if np.any(np.isnan(v)):
+                count, first = _where(np.isnan(v))
+                raise ValueError(f"{name} must not be NaN; {count} value(s) are, first at index {first}")
+        if np.any(a > b):
+            count, first = _where(a > b)
+            raise ValueError(f"range needs lo <= hi; {count} query(ies) have lo > hi, first at index {first} "
+                             f"(lo={_at(a, first)!r}, hi={_at(b, first)!r})")
+        edges, cum = self.bin_edges, self._cum
+        mass = np.maximum(np.interp(b, edges, cum) - np.interp(a, edges, cum), 0.0)
+        return _scalar_or_array(mass, a)
+
+    def sample(self, size=None, *, rng=None):
+        """Draw values from the piecewise-uniform model (inverse-transform sampling).
+
+        Parameters
+        ----------
+        size : int or tuple of int, optional
+            Output shape; None for a single float.
+        rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
+            Source of randomness, resolved with :func:`numpy.random.default_rng` (SPEC 7). None draws fresh
+            entropy from the operating system. Global random state is never used or changed.
+
+        Returns
+        -------
+        float or ndarray
+            Each draw picks bin ``i`` with probability ``p_i`` and a uniform point within it.
+
+        Examples
+        --------
+        >>> from ldpnum import DistributionEstimate
+        >>> d = DistributionEstimate([0, 1, 2], [0.0, 1.0])
+        >>> x = d.sample(1000, rng=0)
+        >>> bool((x >= 1).all() and (x <= 2).all())
+        True
+        """
+        if isinstance(rng, (bool, np.bool_)):
+            raise TypeError("rng must be None, an int seed, a numpy SeedSequence or a numpy Generator; "
+                            "got a bool")
+        gen = np.random.default_rng(rng)
+        u = gen.random(size)
+        out = self._ppf(np.asarray(u))
+        return float(out) if size is None else out
+
+    # -- conversions and display -----------------------------------------------------------------------
+
+    def to_series(self):
+        """The probabilities as a pandas Series indexed by the bins.
+
+        Returns
+        -------
+        pandas.Series
+            Named ``"probability"``, indexed by a :class:`pandas.IntervalIndex` of the bins with
+            ``closed="left"`` (the high bound itself, which :meth:`pdf_at` assigns to the last bin, is
+            a point of zero mass under the model).
+        """
+        import pandas as pd
+
+        index = pd.IntervalIndex.from_breaks(self.bin_edges, closed="left", name="bin")
+        return pd.Series(np.array(self.probabilities), index=index, name="probability")
+
+    def plot(self, ax=None, *, true=None, kind="pdf", label="estimate"):
+        """Plot the estimated density (a step plot) or CDF (a line), optionally against the truth.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw. When None, a new figure and axes are created with ``pyplot.subplots()``.
+        true : array_like or DistributionEstimate, optional
+            The truth to compare with. Raw values (one per person) are drawn as a density histogram on
+            this estimate's bins (``kind="pdf"``) or as their empirical CDF (``kind="cdf"``), after
+            clipping to the bounds as the mechanisms do. Another DistributionEstimate is drawn dashed.
+        kind : {"pdf", "cdf"}, default "pdf"
+            What to draw.
+        label : str, default "estimate"
+            Legend label of the estimate.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The axes drawn on. The method never calls ``pyplot.show()`` and never changes global style.
+
+        Notes
+        -----
+        matplotlib is imported only when needed (install the ``plot`` extra: ``pip install ldpnum[plot]``).
+        """
+        if kind not in ("pdf", "cdf"):
+            raise ValueError(f"kind must be 'pdf' or 'cdf'; got {kind!r}")
+        values = None
+        if true is not None and not isinstance(true, DistributionEstimate):
+            values = _real_array(true, "true")
+            if values.ndim != 1 or values.size == 0:
+                raise ValueError("true must be a non-empty one-dimensional array of values; "
+                                 f"got shape {values.shape}")
+            if not np.all(np.isfinite(values)):
+                count, first = _where(~np.isfinite(values))
+                raise ValueError(f"true must be finite; {count} value(s) are not, first at index {first}")
+            values = np.sort(np.clip(values, *self.bounds))
+        if ax is None:
+            import matplotlib.pyplot as plt
+
+            _, ax = plt.subplots()
+        edges, lo, hi = self.bin_edges, *self.bounds
+        if kind == "pdf":
+            if values is not None:
+                counts, _ = np.histogram(values, bins=edges)
+                ax.stairs(counts / (values.size * np.diff(edges)), edges, fill=True, alpha=0.35,
+                          label="true (histogram)")
+            elif true is not None:
+                ax.stairs(true.pdf, true.bin_edges, linestyle="--", label="true")
+            ax.stairs(self.pdf, edges, linewidth=1.5, label=label)
+            ax.set_ylabel("density")
+        else:
+            if values is not None:
+                n = values.size
+                if n <= 20_000:
+                    xs = np.concatenate(([lo], values, [hi]))
+                    fs = np.concatenate(([0.0], np.arange(1, n + 1) / n, [1.0]))
+                else:  # the empirical CDF on a fine grid: exact at the grid points, light to draw
+                    xs = np.linspace(lo, hi, 4097)
+                    fs = np.searchsorted(values, xs, side="right") / n
+                ax.step(xs, fs, where="post", label="true (empirical CDF)")
+            elif true is not None:
+                ax.plot(true.bin_edges, true._cum, linestyle="--", label="true")
+            ax.plot(edges, self._cum, linewidth=1.5, label=label)
+            ax.set_ylabel("cumulative probability")
+        ax.set_xlabel("value")
+        if true is not None:
+            ax.legend()
+        return ax
+
+    def _provenance(self):
+        parts = [f"method={self.method!r}", f"n_iter={self.n_iter}", f"converged={self.converged}"]
+        if self.epsilon is not None:
+            parts.append(f"epsilon={self.epsilon:g}")
+        if self.n_reports is not None:
+            parts.append(f"n_reports={self.n_reports}")
+        if self.spec is not None:
+            parts.append(f"mechanism={self.spec.mechanism!r}")
+        return ", ".join(parts)
+
+    def __repr__(self):
+        lo, hi = self.bounds
+        return (f"DistributionEstimate(n_bins={self.n_bins}, bounds=({lo:g}, {hi:g}), mean={self.mean:.6g}, "
+                f"{self._provenance()})")
+
+    def __str__(self):
+        lo, hi = self.bounds
+        q1, med, q3 = self._ppf(np.array([0.25, 0.5, 0.75]))
+        return (f"DistributionEstimate: {self.n_bins} bins on [{lo:g}, {hi:g}]\n"
+                f"  mean {self.mean:.6g}, sd {self.std:.6g}, quartiles {q1:.6g} / {med:.6g} / {q3:.6g}\n"
+                f"  {self._provenance()}")
+
+    def __eq__(self, other):
+        if not isinstance(other, DistributionEstimate):
+            return NotImplemented
+        return (np.array_equal(self.bin_edges, other.bin_edges)
+                and np.array_equal(self.probabilities, other.probabilities)
+                and (self.spec, self.epsilon, self.n_reports, self.method, self.n_iter, self.converged,
+                     self.log_likelihood)
+                == (other.spec, other.epsilon, other.n_reports, other.method, other.n_iter, other.converged,
+                    other.log_likelihood))
+
+    __hash__ = None
+
+    def __reduce__(self):
+        # Rebuild through __init__, so an unpickled estimate is validated and read-only again.
+        return (type(self), (self.bin_edges, self.probabilities, self.spec, self.epsilon, self.n_reports,
+                             self.method, self.n_iter, self.converged, self.log_likelihood))

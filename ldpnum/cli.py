@@ -19,7 +19,7 @@ def demo(out=sys.stdout, *, epsilons=(0.5, 1.0, 2.0, 4.0), rng=None):
     by the mechanism, and the mean is estimated from the reports alone. Uses secure randomness unless
     ``rng`` is given.
     """
-    from . import Duchi, Hybrid, Piecewise, StochasticRounding
+    from . import Duchi, Hybrid, Laplace, Piecewise, StochasticRounding
     from .data import load_flights
 
     distance = load_flights(["distance"])["distance"].to_numpy(dtype=np.float64)
@@ -29,7 +29,7 @@ def demo(out=sys.stdout, *, epsilons=(0.5, 1.0, 2.0, 4.0), rng=None):
           f"true mean {true_mean:.2f}", file=out)
     print(f"{'mechanism':<20}{'epsilon':>8}{'estimate':>12}{'95% CI':>24}{'error':>10}{'covers':>8}{'time':>9}",
           file=out)
-    for cls in (StochasticRounding, Duchi, Piecewise, Hybrid):
+    for cls in (StochasticRounding, Duchi, Piecewise, Hybrid, Laplace):
         for eps in epsilons:
             t0 = time.perf_counter()
             m = cls(epsilon=eps, bounds=bounds)

@@ -81,3 +81,29 @@ def naive_float_piecewise(x, epsilon, low, high, rng):
     v = rng.random(t.size) * (len_l + len_r)
     y_out = np.where(v < len_l, -c + v, right + (v - len_l))
     return np.where(inside, y_in, y_out)
+
+
+def laplace(x, low, high, g, t, weights, words):
+    """Discrete Laplace on a grid from one-sided weights ``W(0..Z)``: bisect a Python-int cumulative table."""
+    import bisect
+    from itertools import accumulate
+
+    z_max = g + t
+    cumulative = list(accumulate(list(weights[:0:-1]) + list(weights)))  # C(j) for z = j - Z, j = 0..2Z
+    out = []
+    for i, v in enumerate(x):
+        s, t_up = rounding(unit(v, low, high), g)
+        s += int(bernoulli(words[3 * i], t_up))
+        u = ((int(words[3 * i + 1]) >> 11) << 53) + (int(words[3 * i + 2]) >> 11)
+        z = bisect.bisect_right(cumulative, u) - z_max
+        out.append(min(max(s + z, -t), g + t) + t)
+    return np.array(out)
+
+
+def naive_float_laplace(x, epsilon, low, high, rng):
+    """The textbook float ``x + Lap((high - low)/ε)`` (leaky: DESIGN.md R1). A negative control only."""
+    x = np.asarray(x, float)
+    return x + rng.laplace(0.0, (high - low) / epsilon, x.size)
+
+
+# --- EM / EMS for the window randomizer (references for ldpnum.estimation.em) ---------------------------------

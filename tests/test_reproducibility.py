@@ -96,7 +96,8 @@ SCRIPT = textwrap.dedent("""
     import hashlib, numpy as np, ldpnum as ldp
     x = np.random.default_rng(0).random(300_000)
     h = hashlib.sha256()
-    for m in (ldp.StochasticRounding(1.0, (0, 1)), ldp.Piecewise(1.0, (0, 1)), ldp.Hybrid(2.0, (0, 1))):
+    for m in (ldp.StochasticRounding(1.0, (0, 1)), ldp.Piecewise(1.0, (0, 1)), ldp.Hybrid(2.0, (0, 1)),
+              ldp.Laplace(1.0, (0, 1))):
         h.update(m.privatize(x, rng=2024).codes.tobytes())
     import numba
     print(numba.get_num_threads(), h.hexdigest())
@@ -158,6 +159,7 @@ GOLDEN = {
     "piecewise": "40e5a474b8b12ebf0595f9c9359c93d6af9bf87b236a47e2bef5723392275556",
     "hybrid": "a4530c8a09d8032d384e86ae8e221741869a2bd429548905cb975823a959c9c9",
     "randomized_response": "ee4e320670208be9d96a1004906d805a7af1f7101e2499b0f36dad7e2a7cc27a",
+    "laplace": "07473c22440fcfd3102e02d9c19e585b973cf23c610c90d6f5f188889ee8b798",
 }
 
 

@@ -15,8 +15,8 @@ Z = 4.5
 
 
 def make(name, epsilon, bounds):
-    return {"sr": ldp.StochasticRounding, "duchi": ldp.Duchi, "pm": ldp.Piecewise, "hm": ldp.Hybrid}[name](
-        epsilon, bounds)
+    return {"sr": ldp.StochasticRounding, "duchi": ldp.Duchi, "pm": ldp.Piecewise, "hm": ldp.Hybrid,
+            "lap": ldp.Laplace}[name](epsilon, bounds)
 
 
 def population(bounds, n, seed):
@@ -28,7 +28,7 @@ def population(bounds, n, seed):
     return x
 
 
-@pytest.mark.parametrize("name", ["sr", "duchi", "pm", "hm"])
+@pytest.mark.parametrize("name", ["sr", "duchi", "pm", "hm", "lap"])
 @pytest.mark.parametrize("epsilon", [0.5, 1.0, 4.0])
 def test_mean_is_unbiased(name, epsilon):
     bounds = (-20.0, 5000.0)
@@ -42,7 +42,7 @@ def test_mean_is_unbiased(name, epsilon):
     assert est.standard_error == pytest.approx(math.sqrt((np.mean(m.variance(x)) + x.var()) / x.size), rel=0.02)
 
 
-@pytest.mark.parametrize("name", ["sr", "duchi", "pm", "hm"])
+@pytest.mark.parametrize("name", ["sr", "duchi", "pm", "hm", "lap"])
 @pytest.mark.parametrize("u", [0.0, 0.37, 1.0])
 def test_per_report_variance(name, u):
     """Sample variance of the per-report estimates against ``variance(x)``; SE from the exact 4th moment."""

@@ -143,3 +143,90 @@ def hybrid_kernel(x, low, inv_range, n_cells, m, t_in, t_lo, t_hi, t_mix, words,
         cell = window_inline(s, words[5 * i + 1], words[5 * i + 2], n_cells, m, t_in)
         bit = 1 if bernoulli_inline(words[5 * i + 3], binary_threshold_inline(u, t_lo, t_hi)) else 0
         out[i] = cell if bernoulli_inline(words[5 * i + 4], t_mix) else n_cells + bit
+
+
+@jit(inline=True)
+def table_le_inline(c_hi, c_lo, r_hi, r_lo):
+    """1 if ``(c_hi, c_lo) <= (r_hi, r_lo)`` lexicographically, else 0: ``C <= U`` for 106-bit numbers held
+    in 53-bit halves. Bitwise operators, not ``and``/``or``, so the comparison compiles without branches."""
+    return np.int64((c_hi < r_hi) | ((c_hi == r_hi) & (c_lo <= r_lo)))
+
+
+@jit(inline=True)
+def table_search_inline(r_hi, r_lo, table_hi, table_lo):
+    """Smallest ``j`` with ``U < C(j)``, for ``U = r_hi·2**53 + r_lo`` and
+    ``C(j) = table_hi[j]·2**53 + table_lo[j]``.
+
+    ``C`` is increasing and its last entry is ``2**106 > U``. Branch-free bisection whose number of steps
+    depends only on the table's length, so the time does not reveal the noise (which, with the report,
+    would reveal the input). Invariant: the answer is in ``[base, base + length]``. (Branch-free: measured
+    1.3-1.9x the records/s of the branching form.)
+    """
+    base = 0
+    length = table_hi.shape[0]
+    while length > 1:
+        half = length >> 1
+        j = base + half
+        base += half * table_le_inline(table_hi[j], table_lo[j], r_hi, r_lo)
+        length -= half
+    return base + table_le_inline(table_hi[base], table_lo[base], r_hi, r_lo)
+
+
+@jit(inline=True)
+def laplace_report_inline(x, low, inv_range, g, t, w_round, j):
+    """Code of one record of the discrete Laplace randomizer: its value rounded to ``i ∈ {0..g}`` with word
+    ``w_round``, plus the noise ``z = j - (g + t)`` of table index ``j``, clamped to ``[-t, g + t]``, plus
+    ``t``."""
+    s, t_up = rounding_inline(unit_inline(x, low, inv_range), g)
+    if bernoulli_inline(w_round, t_up):
+        s += 1
+    y = s + j - (g + t)
+    if y < -t:
+        y = -t
+    elif y > g + t:
+        y = g + t
+    return y + t
+
+
+@jit(parallel=True)
+def laplace_kernel(x, low, inv_range, g, t, table_hi, table_lo, words, out):
+    """Discrete Laplace on a grid (3 words per record): round ``u·g`` to ``i``, add ``z``, clamp, code.
+
+    Word 0 rounds the value up with its threshold; words 1 and 2 give the 106-bit uniform
+    ``U = (w1 >> 11)·2**53 + (w2 >> 11)`` whose table index ``j`` is the noise ``z = j - (g + t)``. The
+    report is ``clamp(i + z, -t, g + t) + t``.
+
+    Records are searched four at a time in lockstep (the same bisection, interleaved), so the processor
+    overlaps their memory loads: measured 2-4.5x the records/s of one search at a time. Each record reads only
+    its own three words, so the output does not depend on the grouping or the thread count.
+    """
+    n = x.shape[0]
+    n4 = n // 4
+    n_table = table_hi.shape[0]
+    for b in prange(n4):
+        i = 4 * b
+        r0h, r0l = words[3 * i + 1] >> U11, words[3 * i + 2] >> U11
+        r1h, r1l = words[3 * i + 4] >> U11, words[3 * i + 5] >> U11
+        r2h, r2l = words[3 * i + 7] >> U11, words[3 * i + 8] >> U11
+        r3h, r3l = words[3 * i + 10] >> U11, words[3 * i + 11] >> U11
+        b0 = b1 = b2 = b3 = 0
+        length = n_table
+        while length > 1:  # table_search_inline, four times over
+            half = length >> 1
+            j0, j1, j2, j3 = b0 + half, b1 + half, b2 + half, b3 + half
+            b0 += half * table_le_inline(table_hi[j0], table_lo[j0], r0h, r0l)
+            b1 += half * table_le_inline(table_hi[j1], table_lo[j1], r1h, r1l)
+            b2 += half * table_le_inline(table_hi[j2], table_lo[j2], r2h, r2l)
+            b3 += half * table_le_inline(table_hi[j3], table_lo[j3], r3h, r3l)
+            length -= half
+        b0 += table_le_inline(table_hi[b0], table_lo[b0], r0h, r0l)
+        b1 += table_le_inline(table_hi[b1], table_lo[b1], r1h, r1l)
+        b2 += table_le_inline(table_hi[b2], table_lo[b2], r2h, r2l)
+        b3 += table_le_inline(table_hi[b3], table_lo[b3], r3h, r3l)
+        out[i] = laplace_report_inline(x[i], low, inv_range, g, t, words[3 * i], b0)
+        out[i + 1] = laplace_report_inline(x[i + 1], low, inv_range, g, t, words[3 * i + 3], b1)
+        out[i + 2] = laplace_report_inline(x[i + 2], low, inv_range, g, t, words[3 * i + 6], b2)
+        out[i + 3] = laplace_report_inline(x[i + 3], low, inv_range, g, t, words[3 * i + 9], b3)
+    for i in range(4 * n4, n):
+        j = table_search_inline(words[3 * i + 1] >> U11, words[3 * i + 2] >> U11, table_hi, table_lo)
+        out[i] = laplace_report_inline(x[i], low, inv_range, g, t, words[3 * i], j)

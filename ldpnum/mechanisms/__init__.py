@@ -2,8 +2,9 @@
 
 from ._base import Mechanism, MeanOracle, from_spec
 from .binary import Duchi, RandomizedResponse, StochasticRounding
+from .laplace import Laplace
 from .piecewise import Hybrid, Piecewise
 from .wave import GeneralWave, SquareWave
 
 __all__ = ["Mechanism", "MeanOracle", "from_spec", "RandomizedResponse", "StochasticRounding", "Duchi",
-           "Piecewise", "Hybrid", "SquareWave", "GeneralWave"]
+           "Piecewise", "Hybrid", "Laplace", "SquareWave", "GeneralWave"]
