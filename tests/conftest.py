@@ -12,13 +12,14 @@ ADVERSARIAL_UNIT = [0.0, 1.0, -0.0, 5e-324, np.nextafter(1.0, 0.0), 1 / 3, 0.5, 
 def mean_oracles(epsilon=1.0, bounds=(0.0, 1.0)):
     """One instance of every numerical mean oracle."""
     return [ldp.StochasticRounding(epsilon, bounds), ldp.Duchi(epsilon, bounds), ldp.Piecewise(epsilon, bounds),
-            ldp.Hybrid(epsilon, bounds), ldp.Laplace(epsilon, bounds)]
+            ldp.Hybrid(epsilon, bounds), ldp.Laplace(epsilon, bounds), ldp.SquareWave(epsilon, bounds),
+            ldp.GeneralWave(epsilon, bounds, shape="triangle")]
 
 
-@pytest.fixture(params=["stochastic_rounding", "duchi", "piecewise", "hybrid", "laplace"])
+@pytest.fixture(params=["stochastic_rounding", "duchi", "piecewise", "hybrid", "laplace", "square_wave"])
 def oracle_class(request):
     return {"stochastic_rounding": ldp.StochasticRounding, "duchi": ldp.Duchi, "piecewise": ldp.Piecewise,
-            "hybrid": ldp.Hybrid, "laplace": ldp.Laplace}[request.param]
+            "hybrid": ldp.Hybrid, "laplace": ldp.Laplace, "square_wave": ldp.SquareWave}[request.param]
 
 
 def adversarial_values(bounds, n_random=100_000, seed=12345):

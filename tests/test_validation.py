@@ -11,7 +11,8 @@ from ldpnum import _random
 
 from conftest import mean_oracles
 
-ORACLES = [ldp.StochasticRounding, ldp.Duchi, ldp.Piecewise, ldp.Hybrid, ldp.Laplace]
+ORACLES = [ldp.StochasticRounding, ldp.Duchi, ldp.Piecewise, ldp.Hybrid, ldp.Laplace, ldp.SquareWave,
+           ldp.GeneralWave]
 
 
 @pytest.fixture
@@ -183,6 +184,8 @@ def test_kernels_have_one_signature_after_the_matrix():
         for m in mean_oracles():
             for x in ([1, 2], np.array([0.5], np.float32), np.array([0.5], ">f8"), [0.1]):
                 m.privatize(x, rng=0)
+    from ldpnum._kernels import wave
     for k in (client.binary_kernel, client.window_kernel, client.hybrid_kernel, client.laplace_kernel,
+              wave.shaped_window_kernel,
               client.scan_values):
         assert len({sig[0] for sig in k.signatures}) == 1, k.signatures
