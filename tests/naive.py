@@ -107,3 +107,71 @@ def naive_float_laplace(x, epsilon, low, high, rng):
 
 
 # --- EM / EMS for the window randomizer (references for ldpnum.estimation.em) ---------------------------------
+
+def window_transition_dense(n_cells, m, p_in, n_bins, delta=None):
+    """Dense ``M[j, i] = P(cell j | input bucket i)`` of the window randomizer, by brute force.
+
+    Each bucket ``[i/d, (i+1)/d)`` is replaced by ``K = P`` evenly spaced sub-positions (midpoints), each
+    rounded to a window start exactly as the kernel does (``floor(pos)``, +1 with probability ``frac``), in
+    exact integer arithmetic. With ``K`` a multiple of ``P`` every integer is a sub-interval boundary, so the
+    hat is linear on each sub-interval and the midpoint average equals the bucket integral exactly.
+    Given the start ``s``, the output column is ``p_lo`` everywhere plus the window on ``s..s+m-1``:
+    ``p_in/m - p_lo`` each (box, ``p_lo = (1-p_in)/(N-m)``) or ``delta`` (then ``p_lo = (1 - sum(delta))/N``).
+    """
+    n, d = n_cells, n_bins
+    p = n - m
+    k_sub = p
+    starts = np.zeros((p + 1, d))
+    for i in range(d):
+        for j in range(k_sub):
+            num = (2 * i * k_sub + 2 * j + 1) * p      # pos = num / (2 d K), exactly
+            den = 2 * d * k_sub
+            s0, rem = divmod(num, den)
+            frac = rem / den
+            starts[s0, i] += (1 - frac) / k_sub
+            if frac > 0:
+                starts[s0 + 1, i] += frac / k_sub
+    if delta is None:
+        p_lo = (1 - p_in) / (n - m)
+        excess = np.full(m, p_in / m - p_lo)
+    else:
+        excess = np.asarray(delta, dtype=float)
+        p_lo = (1 - excess.sum()) / n
+    given_s = np.full((n, p + 1), p_lo)              # P(cell j | start s)
+    for s in range(p + 1):
+        given_s[s:s + m, s] += excess
+    return given_s @ starts
+
+
+def em_dense(counts, matrix, method="ems", max_iter=10_000, tol=1e-7, atol=0.0):
+    """EM (Algorithm 1 of seed 002) / EMS with the full matrix; same start, smoothing and stopping rule:
+    stop after the first iteration with ``|L_t - L_{t-1}| < tol |L_{t-1}| + atol``.
+
+    Returns ``(x, n_iter, converged, loglik)``.
+    """
+    n = np.asarray(counts, dtype=float)
+    mat = np.asarray(matrix, dtype=float)
+    d = mat.shape[1]
+    seen = n > 0
+
+    def loglik(x):
+        return float(np.sum(n[seen] * np.log(mat[seen] @ x)))
+
+    x = np.full(d, 1.0 / d)
+    trace = [loglik(x)]
+    converged = False
+    it = 0
+    while it < max_iter:
+        it += 1
+        y = mat @ x
+        p = np.array([x[i] * np.sum(n[seen] * mat[seen, i] / y[seen]) for i in range(d)])   # E-step
+        x = p / p.sum()
+        if method == "ems":
+            padded = np.concatenate([[x[0]], x, [x[-1]]])
+            x = 0.5 * padded[1:-1] + 0.25 * (padded[:-2] + padded[2:])
+            x = x / x.sum()
+        trace.append(loglik(x))
+        if abs(trace[-1] - trace[-2]) < tol * abs(trace[-2]) + atol:
+            converged = True
+            break
+    return x, it, converged, np.array(trace)

@@ -1,0 +1,98 @@
+"""Distribution estimation for the window randomizer: EM / EMS / Norm-Sub → :class:`DistributionEstimate`.
+
+References
+----------
+``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (EM Algorithm 1, EMS smoothing, Norm-Sub, W1/KS).
+"""
+
+import math
+import numbers
+
+import numpy as np
+
+from .._results import DistributionEstimate
+from .._validation import check_choice
+from .em import DEFAULT_MAX_ITER, expectation_maximization, window_transition_from_plan
+
+__all__ = ["default_n_bins", "estimate_window_distribution", "norm_sub", "METHODS"]
+
+METHODS = ("ems", "em", "norm-sub")
+MIN_BINS, MAX_BINS = 32, 1024
+
+
+def default_n_bins(n_reports, n_positions):
+    """Default number of input buckets: the power of two nearest ``1.5·sqrt(n)``, within [32, 1024].
+
+    Why: EMS smooths neighbouring *buckets*, so its smoothing is stronger the coarser the buckets; with few
+    reports coarse buckets tame the noise, with many reports fine buckets resolve the shape. Measured on
+    Beta(5, 2) samples with Square Wave (W1 against the true CDF, 3 seeds, ε ∈ {0.5, 1, 4}), the best
+    power of two was 64 at n = 1e3, 128 at 1e4, 256–512 at 1e5 and 512–1024 at 1e6, with ε mattering little;
+    ``1.5·sqrt(n)`` reproduces that within a factor of two, where W1 changes by under 10%. More than 1024
+    buckets cost time without measurable gain, and never more than the ``n_positions + 1`` window starts the
+    randomizer can distinguish (buckets finer than that grid carry no extra information).
+    """
+    n = max(int(n_reports), 1)
+    d = 2 ** round(math.log2(1.5 * math.sqrt(n)))
+    d = min(max(d, MIN_BINS), MAX_BINS)
+    return int(min(d, max(2, 2 ** int(math.log2(n_positions + 1)))))
+
+
+def norm_sub(x, tol=1e-12, max_iter=10_000):
+    """Norm-Sub: make an estimate non-negative and sum to 1 by zeroing negatives and shifting the rest.
+
+    Repeats ``x ← max(x - δ, 0)`` with ``δ`` chosen so the positive entries sum to 1, until no entry changes
+    sign (Wang et al., NDSS 2020; ``../shared/seeds/002_…`` "Result of Norm sub"). For a vector that sums to 1
+    it is the Euclidean projection onto the probability simplex.
+    """
+    x = np.asarray(x, dtype=np.float64).copy()
+    for _ in range(max_iter):
+        pos = x > 0
+        delta = (x[pos].sum() - 1.0) / max(int(pos.sum()), 1)
+        y = np.where(pos, x - delta, 0.0)
+        if np.all((y > 0) == pos) or np.all(y <= 0):
+            x = np.maximum(y, 0.0)
+            break
+        x = y
+    x = np.maximum(x, 0.0)
+    s = x.sum()
+    return x / s if s > 0 else np.full(x.size, 1.0 / x.size)
+
+
+def _check_bins(n_bins, n_reports, n_positions):
+    if n_bins is None:
+        return default_n_bins(n_reports, n_positions)
+    if not isinstance(n_bins, numbers.Integral) or isinstance(n_bins, bool):
+        raise TypeError(f"n_bins must be an integer; got {type(n_bins).__name__}")
+    if not 2 <= int(n_bins) <= 65536:
+        raise ValueError(f"n_bins must be in [2, 65536]; got {n_bins}")
+    return int(n_bins)
+
+
+def estimate_window_distribution(mechanism, agg, *, n_bins=None, method="ems", max_iter=None, tol=None):
+    """Reconstruct the distribution of the values behind an aggregate of window-randomizer reports.
+
+    The transition between ``n_bins`` equal input buckets and the output cells is computed exactly from the
+    mechanism's plan; ``"ems"`` and ``"em"`` run the Cython EM kernel, ``"norm-sub"`` solves the
+    unbiased least-squares system and projects it with :func:`norm_sub` (fast for a rough look; it
+    ignores that the counts are multinomial, and is less accurate than EMS).
+    """
+    check_choice(method, "method", METHODS)
+    n = agg.n_reports
+    if n == 0:
+        raise ValueError("estimate_distribution: no reports")
+    plan = mechanism.plan
+    d = _check_bins(n_bins, n, plan.n_cells - plan.m)
+    transition = window_transition_from_plan(plan, d)
+    low, high = mechanism.bounds
+    edges = np.linspace(low, high, d + 1)
+    common = dict(spec=agg.spec, n_reports=n)
+    if method == "norm-sub":
+        freq = agg.counts / n
+        x, *_ = np.linalg.lstsq(transition.dense(), freq, rcond=None)
+        return DistributionEstimate(edges, norm_sub(x), method=method, n_iter=1, converged=True, **common)
+    if max_iter is None:
+        max_iter = DEFAULT_MAX_ITER
+    res = expectation_maximization(agg.counts, transition, method=method, max_iter=max_iter, tol=tol)
+    x = np.maximum(res.x, 0.0)
+    return DistributionEstimate(edges, x / x.sum(), method=method, n_iter=res.n_iter, converged=res.converged,
+                                log_likelihood=tuple(float(v) for v in res.loglik), **common)

@@ -1,0 +1,417 @@
+"""Exact bucketized EM / EMS for the window randomizer (Square Wave, General Wave, Piecewise).
+
+The randomizer
+--------------
+Output cells ``j ∈ {0..N-1}``; a window of ``m`` cells starts at ``s ∈ {0..P}``, ``P = N - m``. A value with
+unit position ``u ∈ [0, 1]`` has ``pos = u·P``, randomly rounded to ``s`` with the hat function
+``P(s = k | pos) = max(0, 1 - |pos - k|)`` (so ``E[s] = pos``). Given ``s``, cell ``j`` has probability
+``p_lo + delta[j - s]`` for ``0 <= j - s < m`` and ``p_lo`` otherwise. Square Wave and Piecewise use a box,
+``delta = (p_hi - p_lo)·1`` with ``p_hi = p_in/m``, ``p_lo = (1 - p_in)/(N - m)``, ``p_in = t_in / 2**53``;
+General Wave uses its own offset table.
+
+The kernels pick a uniform cell inside (or outside) the window with 48-bit draws, so a cell's probability
+differs from ``p_hi`` (``p_lo``) by at most ``m / 2**48`` (``(N - m) / 2**48``) relatively — below 2.4e-10 for
+``N <= 2**16`` and far below the sampling noise of any collection. This model ignores that; the plan's
+``exact_probabilities`` has the exact values.
+
+The transition structure, exactly
+---------------------------------
+Input buckets ``i = 0..d-1`` split [0, 1] evenly. With ``u`` uniform in bucket ``i``, ``pos`` is uniform on
+``[a_i, b_i) = [i·P/d, (i+1)·P/d)`` and ``P(s = k | i) = (H(b_i - k) - H(a_i - k)) / (b_i - a_i)`` with ``H``
+the (piecewise quadratic) integral of the hat. Only ``k = floor(a_i) .. ceil(b_i)`` are non-zero: a band of
+``P + O(d)`` entries in all. In units of ``1/d`` the offsets ``A = i·P - k·d`` and ``B = A + P`` are integers,
+and integrating the hat piece by piece gives each weight as one exact integer ratio,
+
+    P(s = k | i) = [ (h1 - l1)(2d + l1 + h1) + (h2 - l2)(2d - l2 - h2) ] / (2dP),
+    l1, h1 = clip(A, -d, 0), clip(B, -d, 0);   l2, h2 = clip(A, 0, d), clip(B, 0, d),
+
+rounded once to float64 (so each row of the band sums to 1 up to rounding). The full matrix
+``M[j, i] = p_lo + Σ_k P(s = k | i)·delta[j - k]`` (columns sum to 1) is never formed by the estimator;
+:meth:`WindowTransition.dense` builds it for tests and small cases.
+
+EM and EMS
+----------
+EM is Algorithm 1 of ``../shared/seeds/002_bf216fff5ae8aeb1.txt``: E-step
+``P_i = x_i Σ_j n_j M[j, i] / (M x)_j``, M-step ``x = P / ΣP``. EMS smooths after every M-step,
+``x_i ← x_i/2 + (x_{i-1} + x_{i+1})/4``, with ``x_{-1} = x_0`` and ``x_d = x_{d-1}`` at the edges, so the
+smoothing is column-stochastic and preserves mass exactly (the widely copied Square Wave script instead
+row-normalises the truncated edge rows to ``(2x_0 + x_1)/3``, which drains mass from the edge buckets
+before its renormalisation), then renormalises. Both start from the uniform distribution; with
+``L_t = Σ_j n_j log (M x_t)_j`` (cells with ``n_j = 0`` skipped) they stop after the first iteration with
+``|L_t - L_{t-1}| < tol·|L_{t-1}|``, or by default once an iteration gains less than 1e-3 nats, or after
+``max_iter`` iterations (see :func:`expectation_maximization`). One iteration costs one forward and one
+backward product, each ``O(d + N)`` for a box (the window sums are differences of prefix sums) and
+``O(N·m)`` for a general ``delta`` (~9 µs and ~80 µs per iteration at N = d = 1024, m = 347, on a 2-core
+CI-class machine). The loop runs in the Cython kernel ``ldpnum._kernels._em`` without the GIL.
+
+References
+----------
+``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (Square Wave, General Wave, EM Algorithm 1, EMS smoothing).
+Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li, B. Škorić, "Estimating Numerical Distributions under Local
+Differential Privacy", SIGMOD 2020.
+"""
+
+import math
+import numbers
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from .._kernels import _em
+from .._validation import _KIND_NAMES, check_choice
+
+__all__ = [
+    "DEFAULT_LOGLIK_STEP",
+    "DEFAULT_MAX_ITER",
+    "EMResult",
+    "WindowTransition",
+    "expectation_maximization",
+    "window_transition",
+    "window_transition_from_plan",
+]
+
+#: With ``tol=None`` (the default), iterations stop once one of them changes the log-likelihood by less than
+#: this many nats (see :func:`expectation_maximization` for the measurements behind it).
+DEFAULT_LOGLIK_STEP = 1e-3
+#: Default iteration cap.
+DEFAULT_MAX_ITER = 10_000
+
+_TWO53 = 2**53
+_EMPTY = np.empty(0, dtype=np.float64)
+
+
+def _check_int(value, name, minimum):
+    if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an integer; got {type(value).__name__} {value!r}")
+    value = int(value)
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}; got {value}")
+    return value
+
+
+def _frozen(a, dtype):
+    """A private, read-only, C-contiguous copy."""
+    a = np.array(a, dtype=dtype, order="C", copy=True)
+    a.flags.writeable = False
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class WindowTransition:
+    """Exact transition structure between ``n_bins`` input buckets and ``n_cells`` output cells.
+
+    ``P(cell j | bucket i) = p_lo + Σ_s B[i, s]·D(j - s)`` with ``D(t) = delta[t]`` for ``0 <= t < m``
+    (``p_hi - p_lo`` for the box, ``delta=None``) and 0 otherwise. ``B`` (window start given bucket) is a
+    band stored CSR-like: row ``i`` has starts ``s_index[indptr[i]:indptr[i+1]]`` with probabilities
+    ``weight[...]`` (each row sums to 1). Build it with :func:`window_transition` or
+    :func:`window_transition_from_plan`. Arrays are read-only.
+
+    ``p_hi`` is used only for the box; for a general ``delta`` it is ``p_lo + max(delta)`` (informational).
+    """
+
+    n_cells: int
+    m: int
+    p_hi: float
+    p_lo: float
+    n_bins: int
+    indptr: np.ndarray = field(repr=False)
+    s_index: np.ndarray = field(repr=False)
+    weight: np.ndarray = field(repr=False)
+    delta: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        _check_int(self.n_cells, "n_cells", 2)
+        _check_int(self.m, "m", 1)
+        _check_int(self.n_bins, "n_bins", 1)
+        if not self.m < self.n_cells:
+            raise ValueError(f"need m < n_cells; got m={self.m}, n_cells={self.n_cells}")
+        object.__setattr__(self, "indptr", _frozen(self.indptr, np.int64))
+        object.__setattr__(self, "s_index", _frozen(self.s_index, np.int64))
+        object.__setattr__(self, "weight", _frozen(self.weight, np.float64))
+        if self.indptr.shape != (self.n_bins + 1,):
+            raise ValueError(f"indptr must have length n_bins + 1 = {self.n_bins + 1}; "
+                             f"got {self.indptr.shape}")
+        if self.delta is not None:
+            object.__setattr__(self, "delta", _frozen(self.delta, np.float64))
+            if self.delta.shape != (self.m,):
+                raise ValueError(f"delta must have length m = {self.m}; got {self.delta.shape}")
+        # the kernel checks the band (indptr monotone, s_index in range) before every call
+
+    @property
+    def n_positions(self):
+        """Number of window starts, ``n_cells - m + 1``."""
+        return self.n_cells - self.m + 1
+
+    @property
+    def is_box(self):
+        return self.delta is None
+
+    def _args(self):
+        return (self.n_cells, self.m, self.indptr, self.s_index, self.weight, self.p_lo, self.p_hi,
+                _EMPTY if self.delta is None else self.delta)
+
+    def window_start_matrix(self):
+        """Dense ``(n_positions, n_bins)`` matrix ``S[k, i] = P(s = k | bucket i)``."""
+        s = np.zeros((self.n_positions, self.n_bins))
+        rows = np.repeat(np.arange(self.n_bins), np.diff(self.indptr))
+        np.add.at(s, (self.s_index, rows), self.weight)
+        return s
+
+    def dense(self):
+        """Full ``(n_cells, n_bins)`` matrix ``M[j, i] = P(cell j | bucket i)`` (tests, small cases)."""
+        s = self.window_start_matrix()
+        n_pos, m = self.n_positions, self.m
+        if self.delta is None:
+            c = np.zeros((n_pos + 1, self.n_bins))
+            np.cumsum(s, axis=0, out=c[1:])
+            j = np.arange(self.n_cells)
+            window = c[np.minimum(j, n_pos - 1) + 1] - c[np.maximum(0, j - m + 1)]
+            return self.p_lo + (self.p_hi - self.p_lo) * window
+        out = np.full((self.n_cells, self.n_bins), self.p_lo)
+        for t in range(m):
+            out[t:t + n_pos] += self.delta[t] * s
+        return out
+
+    def forward(self, x):
+        """``M @ x`` for a vector over the ``n_bins`` buckets, in O(n_bins + n_cells) (box)."""
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        y = np.empty(self.n_cells)
+        _em.window_forward(*self._args(), x, y)
+        return y
+
+    def backward(self, r):
+        """``M.T @ r`` for a vector over the ``n_cells`` cells, in O(n_bins + n_cells) (box)."""
+        r = np.ascontiguousarray(r, dtype=np.float64)
+        z = np.empty(self.n_bins)
+        _em.window_backward(*self._args(), r, z)
+        return z
+
+
+def _band(last_start, n_bins):
+    """CSR band of ``P(s = k | bucket i)``: ``s ∈ 0..P``, ``P = last_start = n_cells - m``, ``d = n_bins``."""
+    p, d = last_start, n_bins
+    if 2 * d * p >= 2**53:
+        raise ValueError(f"n_bins={d} is too large for n_cells - m = {p}")
+    i = np.arange(d, dtype=np.int64)
+    k_lo = (i * p) // d                      # floor(a_i)
+    k_hi = -((-(i + 1) * p) // d)            # ceil(b_i) <= P
+    cnt = k_hi - k_lo + 1
+    indptr = np.zeros(d + 1, dtype=np.int64)
+    np.cumsum(cnt, out=indptr[1:])
+    nnz = int(indptr[-1])
+    row = np.repeat(i, cnt)
+    k = np.arange(nnz, dtype=np.int64) - np.repeat(indptr[:-1] - k_lo, cnt)
+    a = row * p - k * d                      # (a_i - k)·d
+    b = a + p                                # (b_i - k)·d
+    l1, h1 = np.clip(a, -d, 0), np.clip(b, -d, 0)
+    l2, h2 = np.clip(a, 0, d), np.clip(b, 0, d)
+    num = (h1 - l1) * (2 * d + l1 + h1) + (h2 - l2) * (2 * d - l2 - h2)   # exact integers
+    weight = num.astype(np.float64) / float(2 * d * p)
+    return indptr, k, weight
+
+
+def window_transition(n_cells, m, n_bins, *, p_in=None, window=None):
+    """Exact :class:`WindowTransition` of the window randomizer for ``n_bins`` equal input buckets.
+
+    Parameters
+    ----------
+    n_cells, m : int
+        Output cells and window width, ``1 <= m < n_cells``.
+    n_bins : int
+        Number of equal-width input buckets on [0, 1].
+    p_in : float or Fraction, optional
+        Box window: the probability that the output lies in the window (``t_in / 2**53`` of the plan).
+    window : array of m floats, optional
+        General window (General Wave): ``window[t]`` is the probability of cell ``s + t`` given window start
+        ``s``; every cell outside the window gets ``p_lo = (1 - sum(window)) / (n_cells - m)``. Each entry
+        must be at least ``p_lo``. A window whose entries are all equal is treated as the (fast) box.
+
+    Exactly one of ``p_in`` and ``window`` must be given. Cost: O(n_bins + n_cells).
+    """
+    n_cells = _check_int(n_cells, "n_cells", 2)
+    m = _check_int(m, "m", 1)
+    n_bins = _check_int(n_bins, "n_bins", 1)
+    if m >= n_cells:
+        raise ValueError(f"need m < n_cells; got m={m}, n_cells={n_cells}")
+    if (p_in is None) == (window is None):
+        raise TypeError("give exactly one of p_in (box window) and window (general window probabilities)")
+    if p_in is not None:
+        if not isinstance(p_in, numbers.Real) or isinstance(p_in, (bool, np.bool_)):
+            raise TypeError(f"p_in must be a real number; got {type(p_in).__name__} {p_in!r}")
+        if not (math.isfinite(float(p_in)) and 0 <= p_in <= 1):
+            raise ValueError(f"p_in must be in [0, 1]; got {p_in!r}")
+        q = Fraction(p_in) if isinstance(p_in, numbers.Rational) else Fraction(float(p_in))
+        return _transition(n_cells, m, n_bins, float(q / m), float((1 - q) / (n_cells - m)), None)
+    w = np.asarray(window)
+    if w.dtype.kind not in "iuf":
+        raise TypeError(f"window must be a real array; got dtype {w.dtype}")
+    w = w.astype(np.float64)
+    if w.shape != (m,):
+        raise ValueError(f"window must have shape ({m},); got {w.shape}")
+    total = math.fsum(w)
+    if not (np.all(np.isfinite(w)) and np.all(w >= 0) and total <= 1 + 1e-12):
+        raise ValueError("window must hold finite non-negative probabilities summing to at most 1")
+    p_lo = max(0.0, (1.0 - total) / (n_cells - m))
+    delta = w - p_lo
+    if delta.min() < -1e-15:
+        raise ValueError(f"every window probability must be at least the outside probability {p_lo!r}")
+    return _transition(n_cells, m, n_bins, None, p_lo, np.maximum(delta, 0.0))
+
+
+def _transition(n_cells, m, n_bins, p_hi, p_lo, delta):
+    """Assemble a transition; a ``delta`` constant up to rounding becomes the box, ``p_hi = p_lo + delta``."""
+    if delta is not None:
+        if np.ptp(delta) <= 4 * np.finfo(float).eps * delta.max():
+            p_hi, delta = p_lo + float(np.mean(delta)), None
+        else:
+            p_hi = p_lo + float(delta.max())
+    indptr, s_index, weight = _band(n_cells - m, n_bins)
+    return WindowTransition(n_cells=n_cells, m=m, p_hi=p_hi, p_lo=p_lo, n_bins=n_bins, indptr=indptr,
+                            s_index=s_index, weight=weight, delta=delta)
+
+
+def window_transition_from_plan(plan, n_bins):
+    """:class:`WindowTransition` of a :class:`~ldpnum.mechanisms._plan.WindowPlan` for ``n_bins`` buckets.
+
+    ``p_in = t_in / 2**53``; outside cells get ``p_lo = (1 - p_in) / (n_cells - m)``. A box plan
+    (``cum is None``: Piecewise, Square Wave) gives ``p_hi = p_in / m``; a shaped plan (General Wave) gives
+    window offset ``k`` the probability ``p_in (cum[k+1] - cum[k]) / 2**53``, i.e. the excess
+    ``delta[k] = p_in (cum[k+1] - cum[k]) / 2**53 - p_lo`` (each computed exactly, then rounded once).
+    The 48-bit uniform choices of the box and of the outside cells are taken as exactly uniform (relative
+    error at most ``n_cells / 2**48``; see the module docstring).
+    """
+    for attr in ("n_cells", "m", "t_in"):
+        if not hasattr(plan, attr):
+            raise TypeError(f"plan must be a WindowPlan; got {type(plan).__name__}")
+    n_cells, m = int(plan.n_cells), int(plan.m)
+    p_in = Fraction(int(plan.t_in), _TWO53)
+    cum = getattr(plan, "cum", None)
+    if cum is None:
+        return window_transition(n_cells, m, n_bins, p_in=p_in)
+    n_bins = _check_int(n_bins, "n_bins", 1)
+    if len(cum) != m + 1:
+        raise ValueError(f"plan.cum must have m + 1 = {m + 1} entries; got {len(cum)}")
+    p_lo = (1 - p_in) / (n_cells - m)
+    delta = np.array([float(p_in * Fraction(int(cum[k + 1]) - int(cum[k]), _TWO53) - p_lo) for k in range(m)])
+    if delta.min() < 0:
+        raise ValueError("a window cell of the plan is less likely than the cells outside the window")
+    return _transition(n_cells, m, n_bins, None, float(p_lo), delta)
+
+
+@dataclass(frozen=True, eq=False)
+class EMResult:
+    """Outcome of :func:`expectation_maximization`.
+
+    Attributes
+    ----------
+    x : ndarray
+        Estimated probability of each input bucket (sums to 1; read-only).
+    n_iter : int
+        Iterations run.
+    converged : bool
+        Whether the stopping rule was met before ``max_iter``.
+    loglik : ndarray
+        Log-likelihood ``Σ_j n_j log (M x)_j`` at the uniform start and after each iteration
+        (``n_iter + 1`` values; read-only).
+    method : str
+        ``"em"`` or ``"ems"``.
+    """
+
+    x: np.ndarray = field(repr=False)
+    n_iter: int
+    converged: bool
+    loglik: np.ndarray = field(repr=False)
+    method: str
+
+
+def _check_counts(counts, n_cells):
+    arr = counts if isinstance(counts, np.ndarray) else np.asarray(counts)
+    if arr.dtype.kind not in "iuf":
+        kind = _KIND_NAMES.get(arr.dtype.kind, str(arr.dtype))
+        raise TypeError(f"counts must be an integer or float array; got dtype {kind}")
+    if arr.ndim != 1:
+        raise ValueError(f"counts must be one-dimensional; got shape {arr.shape}")
+    if arr.shape[0] != n_cells:
+        raise ValueError(f"counts must have one entry per output cell ({n_cells}); got {arr.shape[0]}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    bad = ~(np.isfinite(arr) & (arr >= 0))
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"counts must be finite and non-negative; {int(bad.sum())} are not "
+                         f"(first at index {first}: {arr[first]!r})")
+    if not arr.sum() > 0:
+        raise ValueError("counts are all zero: no reports to estimate from")
+    return arr
+
+
+def expectation_maximization(counts, transition, *, method="ems", max_iter=DEFAULT_MAX_ITER, tol=None):
+    """Reconstruct the bucket distribution from output-cell counts with EM or EMS.
+
+    Parameters
+    ----------
+    counts : array of n_cells non-negative numbers
+        Observed count of each output cell (``Aggregate.counts``).
+    transition : WindowTransition
+        The exact transition structure (:func:`window_transition_from_plan`).
+    method : {"ems", "em"}
+        ``"em"``: Algorithm 1 of the seed. ``"ems"`` (default): EM with the ½, ¼, ¼ smoothing after every
+        M-step (mass-preserving reflecting edges). EMS is both more accurate (W1 lower by 15-43% in the
+        measurements below) and needs 3-13x fewer iterations.
+    max_iter : int
+        Iteration cap (default 10,000); ``converged`` tells whether the stopping rule was met before it.
+    tol : float or None
+        ``None`` (default): stop after the first iteration that changes the log-likelihood by less than
+        ``DEFAULT_LOGLIK_STEP = 1e-3`` nats. A float: stop after the first iteration ``t`` with
+        ``|L_t - L_{t-1}| < tol·|L_{t-1}|`` (the relative rule; ``tol=0`` runs ``max_iter`` iterations).
+
+    Returns
+    -------
+    EMResult
+        ``x`` (bucket probabilities), ``n_iter``, ``converged``, ``loglik`` (trace).
+
+    Notes
+    -----
+    Post-processing of the aggregate: costs no privacy. The log-likelihood is non-decreasing for EM; EMS
+    maximizes a smoothed objective, so its trace may wiggle at the end. Cost per iteration O(n_bins +
+    n_cells) for a box window, O(n_cells·m) for a general one.
+
+    Why the default stop is 1e-3 nats, not a fixed relative ``tol``. EM updates depend on the counts only
+    through their proportions, and ``|L| ≈ n log n_cells`` grows with ``n``, while the optimisation error
+    that matters is the one relative to the sampling error, whose log-likelihood scale is O(1) nats
+    whatever ``n``. A fixed relative ``tol`` therefore stops too early for large ``n`` and too late for
+    small ``n``. Measured (Square Wave grid, 1024 cells, 1024 buckets, Beta(5, 2), ε ∈ {0.5, 1, 2, 4},
+    3 seeds each): the W1 of EMS stopped at a gain of 1e-3 nats is at most 5% above that of EMS run to
+    its fixed point (relative tol 1e-13) for n = 1e4, 1e5 and 1e6 alike (sometimes below: stopping early
+    regularises), at 440-1450 iterations (4-12 ms including the transition) for n = 1e5. Stopping at
+    1e-2 nats costs up to +33% (n = 1e5) and +58% (n = 1e6) of W1 at ε = 0.5; 1e-4 nats gains < 4% for
+    2-3x the time. The relative rules 1e-7 and 1e-8 stop far too early at n = 1e5 (W1 +90% and +19% at
+    ε = 0.5); 1e-9 matches 1e-3 nats there but not at n = 1e6 (+57%). Loose relative tolerances
+    (>= 1e-4) can even stop after the first iteration at small ε, where one iteration barely moves ``L``.
+    ``max_iter = 10,000`` bounds the worst case to ~90 ms at 1024 x 1024; EMS needed ~2,500 iterations
+    on average in the slowest case measured (n = 1e6, ε = 0.5); plain EM needs 4,000-8,000 at n = 1e5 and
+    hits the cap at n = 1e6 for ε ≥ 1 (``converged=False``).
+    """
+    if not isinstance(transition, WindowTransition):
+        raise TypeError(f"transition must be a WindowTransition; got {type(transition).__name__}")
+    check_choice(method, "method", ("ems", "em"))
+    max_iter = _check_int(max_iter, "max_iter", 1)
+    if tol is None:
+        rtol, atol = 0.0, DEFAULT_LOGLIK_STEP
+    else:
+        if not isinstance(tol, numbers.Real) or isinstance(tol, (bool, np.bool_)):
+            raise TypeError(f"tol must be a real number or None; got {type(tol).__name__} {tol!r}")
+        rtol, atol = float(tol), 0.0
+        if not (math.isfinite(rtol) and rtol >= 0):
+            raise ValueError(f"tol must be a finite number >= 0; got {tol!r}")
+    n = _check_counts(counts, transition.n_cells)
+    x = np.empty(transition.n_bins)
+    loglik = np.empty(max_iter + 1)
+    t = transition
+    n_iter, converged = _em.em_window(n, t.m, t.indptr, t.s_index, t.weight, t.p_lo, t.p_hi,
+                                      _EMPTY if t.delta is None else t.delta, method == "ems", max_iter, rtol,
+                                      atol, x, loglik)
+    loglik = loglik[:n_iter + 1].copy()
+    x.flags.writeable = False
+    loglik.flags.writeable = False
+    return EMResult(x=x, n_iter=n_iter, converged=converged, loglik=loglik, method=method)
