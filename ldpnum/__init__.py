@@ -14,11 +14,13 @@ guarantee holds exactly as stated and is tested exactly.
 
 from ._core import Aggregate, Reports, Spec
 from . import metrics
-from ._results import ConfidenceInterval, DistributionEstimate, MeanEstimate
+from ._results import ConfidenceInterval, DistributionEstimate, FrequencyEstimate, MeanEstimate
 from .exceptions import ClippingWarning, SpecMismatchError
 from .mechanisms import (Duchi, Hybrid, Laplace, Mechanism, MeanOracle, Piecewise, RandomizedResponse,
                          StochasticRounding, from_spec)
 from .mechanisms import GeneralWave, SquareWave
+from . import frequency
+from .frequency import GRR
 
 __version__ = "0.1.0.dev0"
 
@@ -28,5 +30,6 @@ __all__ = [
     "Mechanism", "MeanOracle", "from_spec",
     "RandomizedResponse", "StochasticRounding", "Duchi", "Piecewise", "Hybrid",
     "SquareWave", "GeneralWave", "Laplace",
+    "frequency", "FrequencyEstimate", "GRR",
     "__version__",
 ]

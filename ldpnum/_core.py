@@ -170,9 +170,9 @@ class Aggregate:
     int64, so merging in any order or grouping gives the same result.
     """
 
-    __slots__ = ("counts", "spec")
+    __slots__ = ("counts", "spec", "_n_reports")
 
-    def __init__(self, counts, spec):
+    def __init__(self, counts, spec, n_reports=None):
         if not isinstance(spec, Spec):
             raise TypeError(f"spec must be a Spec; got {type(spec).__name__}")
         counts = np.array(counts, dtype=np.int64, copy=True)
@@ -183,15 +183,18 @@ class Aggregate:
         counts.flags.writeable = False
         self.counts = counts
         self.spec = spec
+        # Reports that set several cells each (unary encodings: one count per bit) carry n separately.
+        self._n_reports = None if n_reports is None else int(n_reports)
 
     @classmethod
-    def empty(cls, spec):
+    def empty(cls, spec, *, per_report_counts=False):
         """The aggregate of no reports (the identity of ``+``)."""
-        return cls(np.zeros(spec.n_cells, dtype=np.int64), spec)
+        return cls(np.zeros(spec.n_cells, dtype=np.int64), spec, 0 if per_report_counts else None)
 
     @property
     def n_reports(self):
-        return int(self.counts.sum())
+        """Number of reports aggregated."""
+        return int(self.counts.sum()) if self._n_reports is None else self._n_reports
 
     def __add__(self, other):
         if isinstance(other, int) and other == 0:
@@ -199,7 +202,8 @@ class Aggregate:
         if not isinstance(other, Aggregate):
             return NotImplemented
         check_spec(self.spec, other.spec, "aggregates")
-        return Aggregate(self.counts + other.counts, self.spec)
+        n = None if self._n_reports is None and other._n_reports is None else self.n_reports + other.n_reports
+        return Aggregate(self.counts + other.counts, self.spec, n)
 
     __radd__ = __add__
 
@@ -215,10 +219,13 @@ class Aggregate:
         return total
 
     def __eq__(self, other):
-        return (isinstance(other, Aggregate) and self.spec == other.spec
+        return (isinstance(other, Aggregate) and self.spec == other.spec and self.n_reports == other.n_reports
                 and np.array_equal(self.counts, other.counts))
 
     __hash__ = None
+
+    def __reduce__(self):
+        return (Aggregate, (self.counts, self.spec, self._n_reports))
 
     def __repr__(self):
         return f"Aggregate(n_reports={self.n_reports}, n_cells={self.spec.n_cells}, spec={self.spec})"

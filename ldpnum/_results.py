@@ -9,7 +9,7 @@ import numpy as np
 
 from ._core import Spec, normal_quantile
 
-__all__ = ["MeanEstimate", "ConfidenceInterval", "DistributionEstimate"]
+__all__ = ["MeanEstimate", "ConfidenceInterval", "DistributionEstimate", "FrequencyEstimate"]
 
 
 class ConfidenceInterval(NamedTuple):
@@ -657,3 +657,70 @@ class DistributionEstimate:
         # Rebuild through __init__, so an unpickled estimate is validated and read-only again.
         return (type(self), (self.bin_edges, self.probabilities, self.spec, self.epsilon, self.n_reports,
                              self.method, self.n_iter, self.converged, self.log_likelihood))
+
+
+@dataclass(frozen=True, eq=False)
+class FrequencyEstimate:
+    """Estimated frequency of each category ``0..k-1`` from frequency-oracle reports.
+
+    Attributes
+    ----------
+    counts : ndarray
+        Estimated number of people per category (``frequencies * n_reports``).
+    frequencies : ndarray
+        Estimated proportion per category; unbiased when ``postprocess == "none"`` (and then possibly
+        negative), consistent (non-negative, summing to 1) after ``"norm-sub"`` or ``"simplex"``.
+    standard_errors : ndarray
+        Standard error of each *unbiased* frequency estimate (plug-in of the exact variance).
+    n_reports : int
+    epsilon : float
+    spec : Spec
+    postprocess : str
+
+    Examples
+    --------
+    >>> import numpy as np, ldpnum as ldp
+    >>> grr = ldp.GRR(epsilon=2.0, k=4)
+    >>> x = np.random.default_rng(0).choice(4, 50_000, p=[0.1, 0.2, 0.3, 0.4])
+    >>> est = grr.estimate_frequencies(grr.privatize(x, rng=1))
+    >>> bool(np.all(np.abs(est.frequencies - [0.1, 0.2, 0.3, 0.4]) < 4 * est.standard_errors))
+    True
+    """
+
+    counts: np.ndarray
+    frequencies: np.ndarray
+    standard_errors: np.ndarray
+    n_reports: int
+    epsilon: float
+    spec: Spec
+    postprocess: str = "none"
+
+    def __post_init__(self):
+        for name in ("counts", "frequencies", "standard_errors"):
+            arr = np.array(getattr(self, name), dtype=np.float64)
+            arr.flags.writeable = False
+            object.__setattr__(self, name, arr)
+
+    @property
+    def k(self):
+        return self.frequencies.shape[0]
+
+    def confidence_interval(self, level=0.95):
+        """Per-category normal-approximation interval ``frequency ± z·standard_error`` (arrays)."""
+        z = normal_quantile(level)
+        return ConfidenceInterval(self.frequencies - z * self.standard_errors,
+                                  self.frequencies + z * self.standard_errors)
+
+    def to_series(self):
+        """pandas Series of the frequencies indexed by category."""
+        import pandas as pd
+
+        return pd.Series(self.frequencies, index=pd.RangeIndex(self.k, name="category"), name="frequency")
+
+    def __eq__(self, other):
+        return (isinstance(other, FrequencyEstimate) and self.spec == other.spec
+                and self.postprocess == other.postprocess and np.array_equal(self.frequencies, other.frequencies))
+
+    def __repr__(self):
+        return (f"FrequencyEstimate(k={self.k}, n_reports={self.n_reports}, epsilon={self.epsilon:g}, "
+                f"mechanism={self.spec.mechanism!r}, postprocess={self.postprocess!r})")

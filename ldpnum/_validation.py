@@ -174,3 +174,71 @@ def _scan(arr, low, high):
     view = arr.view()
     view.flags.writeable = False  # kernels always see read-only arrays: one compiled signature
     return launch(scan_values, view, low, high)
+
+
+K_MAX = 1 << 24
+
+
+def check_k(k, name="k"):
+    """Return the categorical domain size as an int after checking 2 <= k <= 2**24."""
+    if not isinstance(k, numbers.Integral) or isinstance(k, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an integer; got {type(k).__name__} {k!r}")
+    if not 2 <= int(k) <= K_MAX:
+        raise ValueError(f"{name} must be in [2, {K_MAX}]; got {k}")
+    return int(k)
+
+
+def check_categories(x, k, *, name="x", nan_policy="raise", fill_value=None, unknown="raise"):
+    """Validate categorical values (codes ``0..k-1``) and return them as C-contiguous int64.
+
+    Floats are refused even when integral (a float category is almost always a bug upstream, and hashing
+    mechanisms must not see two spellings of one category); NaN/NA raise or are imputed with a public
+    ``fill_value`` in ``[0, k)``; codes outside ``[0, k)`` raise, or with ``unknown="uniform"`` are marked
+    ``-1`` so the kernel reports a uniformly random output for them (never wrapped around).
+    """
+    check_choice(nan_policy, "nan_policy", ("raise", "impute"))
+    check_choice(unknown, "unknown", ("raise", "uniform"))
+    if nan_policy == "impute":
+        if not isinstance(fill_value, numbers.Integral) or isinstance(fill_value, (bool, np.bool_)):
+            raise TypeError(f"fill_value must be an integer category; got {type(fill_value).__name__}")
+        if not 0 <= int(fill_value) < k:
+            raise ValueError(f"fill_value must be a category in [0, {k}); got {fill_value!r}")
+    elif fill_value is not None:
+        raise ValueError("fill_value is only used with nan_policy='impute'")
+    dtype = getattr(x, "dtype", None)
+    missing = None
+    if dtype is not None and not isinstance(x, np.ndarray) and getattr(dtype, "kind", "O") in "iu" \
+            and getattr(x, "hasnans", False):
+        missing = np.asarray(x.isna())
+        arr = x.to_numpy(dtype=np.int64, na_value=0)
+    else:
+        arr = as_1d_array(x, name)
+        if arr.dtype.kind in "f" and missing is None:
+            raise TypeError(f"{name} must hold integer category codes 0..{k - 1}; got dtype {arr.dtype} "
+                            "(convert with .astype(int) after checking the values are whole numbers)")
+        if arr.dtype.kind not in "iu":
+            what = _KIND_NAMES.get(arr.dtype.kind, str(arr.dtype))
+            raise TypeError(f"{name} must hold integer category codes 0..{k - 1}; got dtype {arr.dtype} ({what})")
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional; got shape {arr.shape}")
+    if missing is not None and missing.any():
+        if nan_policy == "raise":
+            i = _first(missing)
+            raise ValueError(f"{name} has {int(missing.sum())} missing value(s), first at index {i}; pass "
+                             "nan_policy='impute' with a public fill_value category")
+        arr = np.where(missing, int(fill_value), arr)
+    if arr.dtype == np.uint64:
+        big = arr > np.uint64(np.iinfo(np.int64).max)
+        if big.any():
+            i = _first(big)
+            raise ValueError(f"{name} has {int(big.sum())} value(s) outside [0, {k}), first at index {i}")
+    arr = np.ascontiguousarray(arr, dtype=np.int64)
+    bad = (arr < 0) | (arr >= k)
+    n_bad = int(bad.sum())
+    if n_bad:
+        i = _first(bad)
+        if unknown == "raise":
+            raise ValueError(f"{name} has {n_bad} value(s) outside the categories [0, {k}), first at index {i} "
+                             f"({int(arr[i])}); pass unknown='uniform' to report them as uniformly random")
+        arr = np.where(bad, -1, arr)
+    return arr

@@ -175,3 +175,18 @@ def em_dense(counts, matrix, method="ems", max_iter=10_000, tol=1e-7, atol=0.0):
             converged = True
             break
     return x, it, converged, np.array(trace)
+
+
+def grr(values, k, t_keep, words):
+    """Generalized randomized response, one record at a time (values -1: uniformly random report)."""
+    out = []
+    for i, v in enumerate(values):
+        v = int(v)
+        if v < 0:
+            out.append(uniform(words[2 * i + 1], k))
+        elif bernoulli(words[2 * i], t_keep):
+            out.append(v)
+        else:
+            j = uniform(words[2 * i + 1], k - 1)
+            out.append(j + 1 if j >= v else j)
+    return np.array(out)

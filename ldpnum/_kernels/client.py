@@ -95,6 +95,20 @@ def scan_values(x, low, high):
 
 
 @jit(parallel=True)
+def scan_binary(x):
+    """Count non-finite values and finite values other than 0 and 1 in one pass."""
+    n_bad = 0
+    n_other = 0
+    for i in prange(x.shape[0]):
+        v = x[i]
+        if not np.isfinite(v):
+            n_bad += 1
+        elif v != 0.0 and v != 1.0:
+            n_other += 1
+    return n_bad, n_other
+
+
+@jit(parallel=True)
 def binary_kernel(x, low, inv_range, t_lo, t_hi, words, out):
     """Two-output randomizer (1 word per record): code 1 with probability ``T(u)/2**53``."""
     for i in prange(x.shape[0]):

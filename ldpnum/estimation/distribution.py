@@ -41,8 +41,9 @@ def norm_sub(x, tol=1e-12, max_iter=10_000):
     """Norm-Sub: make an estimate non-negative and sum to 1 by zeroing negatives and shifting the rest.
 
     Repeats ``x ← max(x - δ, 0)`` with ``δ`` chosen so the positive entries sum to 1, until no entry changes
-    sign (Wang et al., NDSS 2020; ``../shared/seeds/002_…`` "Result of Norm sub"). For a vector that sums to 1
-    it is the Euclidean projection onto the probability simplex.
+    sign (Wang et al., NDSS 2020; ``../shared/seeds/002_…`` "Result of Norm sub"). When the positive part sums
+    to at least 1 (the shifts only remove mass) it equals the Euclidean projection onto the probability simplex;
+    when mass must be added, entries zeroed in the first step stay zero and the two differ.
     """
     x = np.asarray(x, dtype=np.float64).copy()
     for _ in range(max_iter):

@@ -137,10 +137,13 @@ class Mechanism:
         Each call on one person's value is ε-LDP; estimators are post-processing. Every input is
         validated before the first random word is drawn: if anything is wrong, nothing is randomized.
         """
-        values = self._prepare(x, nan_policy, fill_value, out_of_range)
+        return self._randomize(self._prepare(x, nan_policy, fill_value, out_of_range), rng)
+
+    def _randomize(self, values, rng):
+        """Draw words (after validation) and run the kernel block by block; wrap the codes as Reports."""
         source = resolve_rng(rng)
         n = values.shape[0]
-        out = np.empty(n, dtype=code_dtype(self.n_cells))
+        out = np.empty(n, dtype=self._report_dtype())
         c = self.words_per_record
         starts = range(0, n, BLOCK_RECORDS)
         if len(starts) <= 1:
@@ -160,6 +163,9 @@ class Mechanism:
                     self._run_kernel(values[start:stop], words, out[start:stop])
         out.flags.writeable = False
         return Reports(out, self.spec)
+
+    def _report_dtype(self):
+        return code_dtype(self.n_cells)
 
     # -- server side --------------------------------------------------------------------------------
     def aggregate(self, reports):

@@ -222,18 +222,21 @@ class RandomizedResponse(_TwoOutput):
             return arr.astype(np.float64)
         if arr.dtype.kind not in "iuf":
             raise TypeError(f"x must hold 0/1 values (bool or numeric); got dtype {arr.dtype}")
-        arr = np.asarray(arr, dtype=np.float64)
-        missing = ~np.isfinite(arr)
-        if missing.any():
+        arr = np.ascontiguousarray(arr, dtype=np.float64)
+        view = arr.view()
+        view.flags.writeable = False
+        n_missing, n_other = launch(client.scan_binary, view)  # one pass; numpy masks only on the error path
+        if n_missing:
+            missing = ~np.isfinite(arr)
             if nan_policy == "raise":
                 i = int(np.flatnonzero(missing)[0])
-                raise ValueError(f"x has {int(missing.sum())} missing or non-finite value(s), first at index {i}; "
+                raise ValueError(f"x has {n_missing} missing or non-finite value(s), first at index {i}; "
                                  "pass nan_policy='impute' with fill_value=0 or 1")
             if fill_value not in (0, 1) or isinstance(fill_value, str):
                 raise ValueError(f"fill_value must be 0 or 1 for randomized response; got {fill_value!r}")
             arr = np.where(missing, float(fill_value), arr)
-        bad = (arr != 0) & (arr != 1)
-        if bad.any():
+        if n_other:
+            bad = (arr != 0) & (arr != 1)
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(f"x must be 0/1 for randomized response; {int(bad.sum())} value(s) are not, "
                              f"first at index {i} ({float(arr[i])!r})")

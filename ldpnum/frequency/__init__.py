@@ -1,0 +1,9 @@
+"""Categorical frequency oracles over codes ``0..k-1``, their post-processing and the choice rule."""
+
+from ._base import FrequencyOracle
+from .grr import GRR
+from .postprocess import POSTPROCESS, postprocess_frequencies, project_simplex
+from .recommend import Recommendation, recommend
+
+__all__ = ["FrequencyOracle", "GRR", "POSTPROCESS", "postprocess_frequencies", "project_simplex", "recommend",
+           "Recommendation"]

@@ -1,0 +1,133 @@
+"""Shared shape of the categorical frequency oracles: validation, the pure-protocol estimator, variances.
+
+A *pure* frequency oracle (Wang et al., USENIX Security 2017) has a support function: each report
+supports some categories, a report of a person with value ``v`` supports ``v`` with probability ``p*`` and
+supports any other given category with probability ``q*``. Then, with ``I_v`` the number of reports
+supporting ``v`` among ``n``,
+
+    ĉ_v = (I_v - n q*) / (p* - q*)                                   (unbiased count of v)
+    Var[ĉ_v] = n q*(1 - q*)/(p* - q*)² + c_v (1 - p* - q*)/(p* - q*)
+
+(``../shared/seeds/002_bf216fff5ae8aeb1.txt``, the variance table). ``p*`` and ``q*`` are taken from the
+mechanism's integer plan, so the estimator is unbiased for the mechanism as implemented.
+"""
+
+import numpy as np
+
+from .._core import Aggregate
+from .._results import FrequencyEstimate
+from .._validation import check_categories, check_epsilon, check_k
+from ..mechanisms._base import Mechanism
+from .postprocess import postprocess_frequencies
+
+__all__ = ["FrequencyOracle"]
+
+
+class FrequencyOracle(Mechanism):
+    """Base class of the categorical frequency oracles over codes ``0..k-1``."""
+
+    def __init__(self, epsilon, k):
+        self._epsilon = check_epsilon(epsilon)
+        self._k = check_k(k)
+        self._bounds = None
+
+    @property
+    def k(self):
+        """Number of categories: values are codes ``0..k-1``."""
+        return self._k
+
+    def _spec_params(self):
+        return {"k": self._k}
+
+    @classmethod
+    def _from_spec(cls, spec):
+        return cls(spec.epsilon, spec.get("k"))
+
+    def privatize(self, x, *, rng=None, nan_policy="raise", fill_value=None, unknown="raise"):
+        """Randomize each person's category; return their :class:`~ldpnum.Reports`.
+
+        Parameters
+        ----------
+        x : array_like of int, shape (n,)
+            One category code in ``0..k-1`` per person (integer dtypes, including pandas nullable ``Int64``).
+            Floats are refused, even when integral.
+        rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
+            ``None`` (default): secure randomness. Anything else: reproducible simulation.
+        nan_policy : {"raise", "impute"}, optional
+            Missing values raise (default), or are replaced by the public category ``fill_value``.
+        unknown : {"raise", "uniform"}, optional
+            Codes outside ``[0, k)`` raise (default), or are reported as a uniformly random output.
+
+        Notes
+        -----
+        Each call on one person's value is ε-LDP; estimators are post-processing. Everything is validated
+        before the first random word is drawn.
+        """
+        values = check_categories(x, self._k, nan_policy=nan_policy, fill_value=fill_value, unknown=unknown).view()
+        values.flags.writeable = False
+        return self._randomize(values, rng)
+
+    # -- the pure-protocol estimator ---------------------------------------------------------------
+    @property
+    def support_probabilities(self):
+        """``(p*, q*)``: probability that a report supports the person's own / another given category."""
+        raise NotImplementedError
+
+    def _support_counts(self, agg):
+        """``I_v`` for every category from the aggregate (the aggregate's counts, for most oracles)."""
+        return agg.counts.astype(np.float64)
+
+    def variance(self, frequency=0.0):
+        """Variance of one report's contribution to the frequency estimate of a category with true
+        frequency ``frequency``: ``[q*(1 - q*) + f (p* - q*)(1 - p* - q*)] / (p* - q*)²``.
+
+        ``variance(f) / n`` is the variance of the estimated frequency from ``n`` reports; ``variance(0)``
+        is the seed's table entry ``Var[c̃(i)]/n``.
+        """
+        f = np.asarray(frequency, dtype=np.float64)
+        if not np.all((f >= 0) & (f <= 1)):
+            raise ValueError("frequency must lie in [0, 1]")
+        p, q = self.support_probabilities
+        out = (q * (1 - q) + f * (p - q) * (1 - p - q)) / (p - q) ** 2
+        return float(out) if out.ndim == 0 else out
+
+    @property
+    def worst_case_variance(self):
+        """Largest per-report variance over true frequencies in [0, 1]."""
+        return max(self.variance(0.0), self.variance(1.0))
+
+    def estimate_frequencies(self, data, *, postprocess="none"):
+        """Unbiased estimate of how many people hold each category.
+
+        Parameters
+        ----------
+        data : Reports or Aggregate
+            Reports of this mechanism or their (merged) aggregate.
+        postprocess : {"none", "norm-sub", "simplex", "clip"}, optional
+            ``"none"`` keeps the unbiased estimate (which can be negative); ``"norm-sub"`` zeroes negatives
+            and shifts the rest to sum to 1 (iterated, Wang et al. NDSS 2020); ``"simplex"`` is the Euclidean
+            projection onto the probability simplex (the same as Norm-Sub unless mass must be added, when
+            the projection can revive slightly negative entries); ``"clip"`` clips each frequency to [0, 1].
+            Post-processing costs no privacy but trades bias for variance; standard errors always describe
+            the unbiased estimate.
+
+        Returns
+        -------
+        FrequencyEstimate
+        """
+        agg = self._as_aggregate(data)
+        n = agg.n_reports
+        if n == 0:
+            raise ValueError("estimate_frequencies: no reports")
+        p, q = self.support_probabilities
+        support = self._support_counts(agg)
+        counts = (support - n * q) / (p - q)
+        freq = counts / n
+        se = np.sqrt(self.variance(np.clip(freq, 0.0, 1.0)) / n)
+        freq_pp = postprocess_frequencies(freq, postprocess)
+        return FrequencyEstimate(counts=freq_pp * n, frequencies=freq_pp, standard_errors=se, n_reports=n,
+                                 epsilon=self._epsilon, spec=agg.spec, postprocess=postprocess)
+
+    def empty_aggregate(self):
+        return Aggregate.empty(self.spec)
+

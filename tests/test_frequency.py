@@ -1,0 +1,214 @@
+"""Categorical frequency oracles: GRR, the pure-protocol estimator, post-processing, the choice rule."""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ldpnum as ldp
+from ldpnum.estimation import norm_sub
+from ldpnum.frequency import postprocess_frequencies, project_simplex, recommend
+from ldpnum.mechanisms._plan import TWO48, TWO53, uniform_count
+
+import naive
+from conftest import EPSILONS
+from privacy_checks import PrivacyViolation, check_exact_epsilon, check_kernel_matches
+
+
+@pytest.mark.parametrize("k", [2, 3, 5, 64])
+@pytest.mark.parametrize("epsilon", EPSILONS)
+def test_grr_exact_all_pairs(k, epsilon):
+    g = ldp.GRR(epsilon, k)
+    rows = [g.plan.exact_probabilities(v) for v in range(k)]
+    worst = check_exact_epsilon(rows, epsilon)
+    assert worst == g.plan.extreme_ratio()
+    # an unknown value's uniform report is within the guarantee too
+    check_exact_epsilon(rows + [g.plan.exact_probabilities(-1)], epsilon, tight=False)
+
+
+@pytest.mark.parametrize("k", [1024, 1 << 20, 1 << 24])
+@pytest.mark.parametrize("epsilon", [0.01, 1.0, 20.0])
+def test_grr_exact_large_k_structural(k, epsilon):
+    check_exact_epsilon([], epsilon, ratio=ldp.GRR(epsilon, k).plan.extreme_ratio())
+
+
+def test_grr_with_two_categories_is_randomized_response():
+    for eps in (0.1, 1.0, 7.0):
+        assert ldp.GRR(eps, 2).plan.t_keep == ldp.RandomizedResponse(eps).plan.t_hi
+
+
+def test_checker_rejects_lie_drawn_from_all_k():
+    """OpenDP #480: keep w.p. p, else draw the report from all k categories (it may repeat the truth)."""
+    k, eps = 5, 1.0
+    keep = Fraction(ldp.GRR(eps, k).plan.t_keep, TWO53)
+    rows = [{j: (keep if j == v else 0) + (1 - keep) / k for j in range(k)} for v in range(k)]
+    with pytest.raises(PrivacyViolation, match="exceeds"):
+        check_exact_epsilon(rows, eps)
+
+
+@pytest.mark.parametrize("k,eps", [(4, 1.0), (64, 2.0), (1000, 4.0)])
+def test_grr_kernel_matches_plan(k, eps):
+    g = ldp.GRR(eps, k)
+    for i, v in enumerate([0, k // 3, k - 1]):
+        r = g.privatize(np.full(300_000, v), rng=40 + i)
+        probs = np.array([float(g.plan.exact_probabilities(v)[j]) for j in range(k)])
+        check_kernel_matches(g.aggregate(r).counts, probs)
+
+
+def test_twin_rejects_lie_drawn_from_all_k():
+    k = 4
+    g = ldp.GRR(1.0, k)
+    p = g.plan.t_keep / TWO53
+    rng = np.random.default_rng(1)
+    n = 300_000
+    out = np.where(rng.random(n) < p, 2, rng.integers(0, k, n))
+    probs = np.array([float(g.plan.exact_probabilities(2)[j]) for j in range(k)])
+    with pytest.raises(PrivacyViolation):
+        check_kernel_matches(np.bincount(out, minlength=k), probs)
+
+
+def test_grr_kernel_matches_naive():
+    k = 37
+    g = ldp.GRR(1.3, k)
+    v = np.random.default_rng(0).integers(0, k, 4000)
+    v[::97] = 999  # unknown → uniform
+    r = g.privatize(v, rng=5, unknown="uniform")
+    words = np.random.default_rng(5).bit_generator.random_raw(2 * v.size)
+    ref = naive.grr(np.where(v >= k, -1, v), k, g.plan.t_keep, words)
+    np.testing.assert_array_equal(r.codes, ref)
+
+
+@pytest.mark.parametrize("k,eps", [(3, 0.5), (16, 1.0), (256, 3.0)])
+def test_grr_unbiased_with_seed_variance(k, eps):
+    g = ldp.GRR(eps, k)
+    rng = np.random.default_rng(k)
+    p = rng.dirichlet(np.ones(k))
+    n = 200_000
+    x = rng.choice(k, n, p=p)
+    est = g.estimate_frequencies(g.privatize(x, rng=9))
+    truth = np.bincount(x, minlength=k) / n
+    sd = np.sqrt(g.variance(truth) / n)
+    assert np.all(np.abs(est.frequencies - truth) < 4.5 * sd)
+    ee = math.exp(eps)
+    assert g.variance(0.0) == pytest.approx((k - 2 + ee) / (ee - 1) ** 2, rel=1e-9)
+    assert est.frequencies.sum() == pytest.approx(1.0, abs=1e-9)  # GRR's estimate sums to 1 exactly
+
+
+def test_grr_empirical_variance():
+    k, eps, n = 8, 1.0, 20_000
+    g = ldp.GRR(eps, k)
+    x = np.zeros(n, dtype=np.int64)
+    f = [g.estimate_frequencies(g.privatize(x, rng=s)).frequencies[3] for s in range(400)]
+    var = g.variance(0.0) / n
+    # sample variance of 400 draws: relative SE sqrt(2/399) ≈ 0.07
+    assert abs(np.var(f, ddof=1) / var - 1) < 4.5 * math.sqrt(2 / 399)
+
+
+def test_frequency_estimate_object():
+    g = ldp.GRR(1.0, 4)
+    x = np.random.default_rng(0).integers(0, 4, 10_000)
+    est = g.estimate_frequencies(g.privatize(x, rng=1))
+    lo, hi = est.confidence_interval(0.95)
+    assert np.all(lo < est.frequencies) and np.all(est.frequencies < hi)
+    s = est.to_series()
+    assert list(s.index) == [0, 1, 2, 3] and s.name == "frequency"
+    assert est.counts.sum() == pytest.approx(10_000)
+    assert not est.frequencies.flags.writeable
+    assert est.spec == g.spec and est.k == 4
+
+
+@pytest.mark.parametrize("method", ["norm-sub", "simplex", "clip"])
+def test_postprocessing(method):
+    g = ldp.GRR(0.5, 50)
+    x = np.zeros(2000, dtype=np.int64)
+    est = g.estimate_frequencies(g.privatize(x, rng=2), postprocess=method)
+    assert est.frequencies.min() >= 0 and est.postprocess == method
+    if method != "clip":
+        assert est.frequencies.sum() == pytest.approx(1.0)
+    raw = g.estimate_frequencies(g.privatize(x, rng=2))
+    assert raw.frequencies.min() < 0  # the unbiased estimate needed it
+    np.testing.assert_array_equal(est.standard_errors, raw.standard_errors)
+
+
+def test_norm_sub_and_simplex_projection():
+    """Norm-Sub equals the Euclidean projection when the positive part sums to at least 1 (the shift only
+    ever removes mass); when mass must be added, Norm-Sub keeps zeroed entries at zero and they differ."""
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        v = rng.normal(0.02, 0.05, 40)
+        v = v - (v.sum() - 1.2) / v.size
+        np.testing.assert_allclose(norm_sub(v), project_simplex(v), atol=1e-12)
+    v = np.array([0.5, 0.2, -0.01, 0.05])
+    np.testing.assert_allclose(norm_sub(v), [0.5 + 0.25 / 3, 0.2 + 0.25 / 3, 0.0, 0.05 + 0.25 / 3])
+    np.testing.assert_allclose(project_simplex(v), [0.565, 0.265, 0.055, 0.115])
+
+    with pytest.raises(ValueError, match="postprocess must be one of"):
+        postprocess_frequencies(np.ones(3) / 3, "round")
+
+
+def test_recommend_follows_the_seed_rule():
+    ee = math.e
+    assert recommend(4, 1.0).name == "GRR"  # 4 < 3e + 2 = 10.15
+    assert recommend(10, 1.0).name == "GRR"
+    assert recommend(11, 1.0).name == "OUE"
+    assert recommend(11, 1.0, communication="low").name == "OLH"
+    assert recommend(4, 1.0).variance == pytest.approx((4 - 2 + ee) / (ee - 1) ** 2)
+    assert recommend(1024, 1.0).variance == pytest.approx(4 * ee / (ee - 1) ** 2)
+    assert recommend(4, 1.0).mechanism is ldp.GRR
+    with pytest.raises(ValueError):
+        recommend(4, 1.0, communication="high")
+
+
+@pytest.mark.parametrize("x,exc,msg", [
+    (np.array([0.0, 1.0]), TypeError, "integer category codes"),
+    (np.array([True, False]), TypeError, "integer category codes"),
+    (np.array(["a"]), TypeError, "integer category codes"),
+    (np.array([0, 5, 7, 1]), ValueError, r"2 value\(s\) outside the categories \[0, 5\), first at index 1"),
+    (np.array([-1, 2]), ValueError, "first at index 0"),
+    (np.zeros((2, 2), dtype=int), ValueError, "one-dimensional"),
+    (pd.Series([1, None, 2], dtype="Int64"), ValueError, "missing value"),
+])
+def test_bad_categories(x, exc, msg, monkeypatch):
+    from ldpnum import _random
+    monkeypatch.setattr(_random.WordSource, "draw", lambda self, n: (_ for _ in ()).throw(AssertionError))
+    with pytest.raises(exc, match=msg):
+        ldp.GRR(1.0, 5).privatize(x)
+
+
+def test_categories_accepted_forms():
+    g = ldp.GRR(1.0, 5)
+    ref = g.privatize(np.array([0, 4, 2]), rng=0)
+    for x in ([0, 4, 2], np.array([0, 4, 2], dtype=np.uint8), pd.Series([0, 4, 2], dtype="Int64"),
+              np.array([0, 4, 2], dtype=">i4")):
+        assert g.privatize(x, rng=0) == ref
+    r = g.privatize(pd.Series([0, None, 2], dtype="Int64"), nan_policy="impute", fill_value=4, rng=0)
+    assert r == ref
+    with pytest.raises(ValueError, match="fill_value must be a category"):
+        g.privatize([0], nan_policy="impute", fill_value=5)
+
+
+@pytest.mark.parametrize("k,exc", [(1, ValueError), (0, ValueError), (2.0, TypeError), (True, TypeError),
+                                   ((1 << 24) + 1, ValueError), ("4", TypeError)])
+def test_bad_k(k, exc):
+    with pytest.raises(exc):
+        ldp.GRR(1.0, k)
+
+
+def test_spec_and_merge():
+    g = ldp.GRR(1.0, 6)
+    assert ldp.from_spec(g.spec) == g
+    x = np.random.default_rng(0).integers(0, 6, 9000)
+    parts = [g.aggregate(g.privatize(c, rng=i)) for i, c in enumerate(np.array_split(x, 3))]
+    assert sum(parts).n_reports == 9000
+    assert g.empty_aggregate() + parts[0] == parts[0]
+    with pytest.raises(ldp.SpecMismatchError):
+        ldp.GRR(1.0, 7).estimate_frequencies(parts[0])
+    with pytest.raises(ValueError, match="no reports"):
+        g.estimate_frequencies(g.empty_aggregate())
+
+
+def test_uniform_count_helper_matches_kernel_mapping():
+    m = 7
+    assert sum(uniform_count(j, m) for j in range(m)) == TWO48
