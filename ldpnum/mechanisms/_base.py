@@ -6,7 +6,6 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .._core import Aggregate, Reports, Spec, check_spec, code_dtype, count_codes
-from .._kernels._jit import launch
 from .._random import BLOCK_RECORDS, resolve_rng
 from .._results import MeanEstimate
 from .._validation import check_bounds, check_epsilon, check_values

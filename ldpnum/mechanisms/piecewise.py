@@ -31,7 +31,7 @@ import numbers
 
 import numpy as np
 
-from .._kernels import client
+from .._kernels import client, wave
 from .._kernels._jit import launch
 from ._base import MeanOracle
 from ._plan import TWO53, binary_plan, window_plan
@@ -72,6 +72,9 @@ class _WindowOracle(MeanOracle):
         self._inv_range = 1.0 / (high - low)
         counts, total = self._window.in_counts()
         self._in_probs = np.array(counts, dtype=np.float64) / total
+        if self._window.cum is not None:
+            self._cum = np.array(self._window.cum, dtype=np.int64)
+            self._cum.flags.writeable = False
 
     def _window_moments(self):
         """Per-cell unbiased estimates (data units) and P_in.
@@ -123,6 +126,33 @@ class _WindowOracle(MeanOracle):
             probs[s:s + m] = p_in * self._in_probs
             out += weight * probs
         return out
+
+    def _run_kernel(self, values, words, out):
+        w = self._window
+        if w.cum is None:
+            launch(client.window_kernel, values, self._bounds[0], self._inv_range, w.n_cells, w.m, w.t_in, words,
+                   out)
+        else:
+            launch(wave.shaped_window_kernel, values, self._bounds[0], self._inv_range, w.n_cells, w.m, w.t_in,
+                   self._cum, words, out)
+
+    def output_probabilities(self, x):
+        """Probability of each output cell for a value ``x`` (the box's 48-bit uniform choice taken as exact)."""
+        return self._window_probabilities(x)
+
+    @property
+    def code_estimates(self):
+        return self._window_moments()[0]
+
+    def _second_moment(self, x):
+        return self._window_second_moment(x)
+
+    @property
+    def worst_case_variance(self):
+        """Largest per-report variance, over a grid twice as fine as the window starts (exact at each point)."""
+        low, high = self._bounds
+        grid = np.linspace(low, high, 2 * (self._window.n_positions + 1) + 1)
+        return float(np.max(self.variance(grid)))
 
     def estimate_distribution(self, data, *, n_bins=None, method="ems", max_iter=None, tol=None):
         """Reconstruct the distribution of the values behind the reports.
@@ -226,26 +256,6 @@ class Piecewise(_WindowOracle):
         h = 2.0 / (n - 2 * m) if n > 2 * m else 2.0 / n
         return (np.arange(n) + 0.5 - n / 2) * h
 
-    def _run_kernel(self, values, words, out):
-        w = self._window
-        launch(client.window_kernel, values, self._bounds[0], self._inv_range, w.n_cells, w.m, w.t_in, words, out)
-
-    def output_probabilities(self, x):
-        """Probability of each output cell for a value ``x`` (uniform choices taken as exactly uniform)."""
-        return self._window_probabilities(x)
-
-    @property
-    def code_estimates(self):
-        return self._window_moments()[0]
-
-    def _second_moment(self, x):
-        return self._window_second_moment(x)
-
-    @property
-    def worst_case_variance(self):
-        low, high = self._bounds
-        grid = np.linspace(low, high, 2 * (self._window.n_positions + 1) + 1)
-        return float(np.max(self.variance(grid)))
 
 
 class Hybrid(_WindowOracle):
@@ -348,8 +358,3 @@ class Hybrid(_WindowOracle):
         a = self.alpha
         return a * self._window_second_moment(x) + (1 - a) * duchi
 
-    @property
-    def worst_case_variance(self):
-        low, high = self._bounds
-        grid = np.linspace(low, high, 2 * (self._window.n_positions + 1) + 1)
-        return float(np.max(self.variance(grid)))

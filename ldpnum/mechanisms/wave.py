@@ -32,8 +32,6 @@ import numbers
 
 import numpy as np
 
-from .._kernels import client, wave
-from .._kernels._jit import launch
 from .._core import Spec
 from ._plan import exp_lower
 from .piecewise import _WindowOracle
@@ -142,9 +140,6 @@ class GeneralWave(_WindowOracle):
         weights = None if shape == "square" else (lambda m: (1.0 + (top - 1.0) * _heights(shape, m)).tolist())
         self._setup_window(2 * b / (1 + 2 * b), n_cells, weights)
         self._plan = self._window
-        if self._window.cum is not None:
-            self._cum = np.array(self._window.cum, dtype=np.int64)
-            self._cum.flags.writeable = False
 
     @property
     def bandwidth(self):
@@ -204,32 +199,6 @@ class GeneralWave(_WindowOracle):
         n, m = self._window.n_cells, self._window.m
         low, high = self._bounds
         return low + (high - low) * (np.arange(n) + 0.5 - m / 2) / (n - m)
-
-    def _run_kernel(self, values, words, out):
-        w = self._window
-        if w.cum is None:
-            launch(client.window_kernel, values, self._bounds[0], self._inv_range, w.n_cells, w.m, w.t_in, words,
-                   out)
-        else:
-            launch(wave.shaped_window_kernel, values, self._bounds[0], self._inv_range, w.n_cells, w.m, w.t_in,
-                   self._cum, words, out)
-
-    def output_probabilities(self, x):
-        """Probability of each output cell for a value ``x`` (the box's 48-bit uniform choice taken as exact)."""
-        return self._window_probabilities(x)
-
-    @property
-    def code_estimates(self):
-        return self._window_moments()[0]
-
-    def _second_moment(self, x):
-        return self._window_second_moment(x)
-
-    @property
-    def worst_case_variance(self):
-        low, high = self._bounds
-        grid = np.linspace(low, high, 2 * (self._window.n_positions + 1) + 1)
-        return float(np.max(self.variance(grid)))
 
 
 class SquareWave(GeneralWave):
