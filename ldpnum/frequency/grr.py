@@ -42,7 +42,7 @@ class GRR(FrequencyOracle):
     epsilon : float
         Privacy parameter in (0, 20].
     k : int
-        Number of categories (codes ``0..k-1``), 2 ≤ k ≤ 2**24.
+        Number of categories (codes ``0..k-1``), 2 ≤ k ≤ 2**16.
 
     Notes
     -----
@@ -65,9 +65,15 @@ class GRR(FrequencyOracle):
     """
 
     name = "grr"
+    MAX_K = 1 << 16
 
     def __init__(self, epsilon, k):
         super().__init__(epsilon, k)
+        if self._k > self.MAX_K:
+            # The kernel's exact 48-bit uniform choice covers up to 2**16 cells; beyond that GRR's variance,
+            # (k - 2 + e^ε)/(e^ε - 1)², makes it the wrong oracle anyway.
+            raise ValueError(f"GRR supports k <= {self.MAX_K}; got k={self._k}. For large domains use a unary "
+                             "or local-hashing oracle (see ldpnum.frequency.recommend)")
         self._t_keep = grr_threshold(self._epsilon, self._k)
         self._plan = _GRRPlan(self._k, self._t_keep)
 
