@@ -21,6 +21,8 @@ from .mechanisms import (Duchi, Hybrid, Laplace, Mechanism, MeanOracle, Piecewis
 from .mechanisms import GeneralWave, SquareWave
 from . import frequency
 from .frequency import GRR
+from . import ranges
+from .ranges import HierarchicalHistogram, RangeEstimate
 
 __version__ = "0.1.0.dev0"
 
@@ -31,5 +33,6 @@ __all__ = [
     "RandomizedResponse", "StochasticRounding", "Duchi", "Piecewise", "Hybrid",
     "SquareWave", "GeneralWave", "Laplace",
     "frequency", "FrequencyEstimate", "GRR",
+    "ranges", "HierarchicalHistogram", "RangeEstimate",
     "__version__",
 ]

@@ -1,0 +1,15 @@
+"""Range queries over numerical data: hierarchical histograms, consistency, and their results.
+
+:class:`HierarchicalHistogram` is the mechanism (each person reports one level of a ``B``-ary tree over
+buckets of the domain, with the full ε); :class:`RangeEstimate` answers range queries, CDFs and quantiles
+from the estimated tree; :mod:`ldpnum.ranges.consistency` holds the least-squares and non-negative
+consistency algorithms.
+"""
+
+from . import consistency
+from ._result import CONSISTENCY, RangeEstimate
+from .hierarchical import (BRANCHING_CANDIDATES, LEVEL_ORACLES, GRRLevel, HierarchicalHistogram, LevelOracle,
+                           choose_branching, predicted_range_variance)
+
+__all__ = ["HierarchicalHistogram", "RangeEstimate", "CONSISTENCY", "consistency", "choose_branching",
+           "predicted_range_variance", "LevelOracle", "GRRLevel", "LEVEL_ORACLES", "BRANCHING_CANDIDATES"]

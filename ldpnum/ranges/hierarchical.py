@@ -1,0 +1,526 @@
+r"""Hierarchical histograms: range queries over numerical data under LDP.
+
+Values in the public ``bounds`` are bucketized to ``n_leaves`` equal leaves, and a ``B``-ary tree is built
+over the leaves (levels ``1..L`` below the root; the root, everyone, is known to hold frequency 1). Each
+person reports **one** level, chosen from random words independently of their value, and at that level the
+index of the node holding their leaf, through a categorical frequency oracle with the **full** ε. The server
+estimates every node's frequency from the reports of its level (unbiased), makes the tree consistent
+(post-processing) and answers range queries, CDFs and quantiles from it.
+
+References
+----------
+``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (hierarchical histograms, HH-ADMM, the frequency oracles and the
+choice rule). T. Kulkarni, G. Cormode, D. Srivastava, "Answering range queries under local differential
+privacy", PVLDB 12(10), 2019 (the branching factor). M. Hay, V. Rastogi, G. Miklau, D. Suciu, "Boosting the
+accuracy of differentially private histograms through consistency", PVLDB 3(1), 2010 (constrained inference).
+"""
+
+import math
+import numbers
+from fractions import Fraction
+
+import numpy as np
+
+from .._core import Reports, check_spec
+from .._kernels import hierarchy as kernels
+from .._kernels._jit import launch
+from .._validation import check_choice, check_epsilon
+from ..frequency import GRR
+from ..mechanisms._base import Mechanism
+from ._result import CONSISTENCY, RangeEstimate
+from .consistency import MAX_LEAVES, check_tree, least_squares, nonnegative
+
+__all__ = ["HierarchicalHistogram", "LevelOracle", "GRRLevel", "LEVEL_ORACLES", "choose_branching",
+           "predicted_range_variance", "BRANCHING_CANDIDATES"]
+
+#: Branching factors considered when ``branching=None``.
+BRANCHING_CANDIDATES = tuple(range(2, 17))
+
+#: Levels are drawn from 16 bits of a word (see ``ldpnum._kernels.hierarchy``).
+LEVEL_BITS = 16
+
+
+# -- per-level frequency oracles ---------------------------------------------------------------------------
+
+class LevelOracle:
+    """A frequency oracle over the ``k`` nodes of one level whose report is **one code** in
+    ``0..n_codes-1``.
+
+    This is the interface a level oracle implements to plug into :class:`HierarchicalHistogram`: the
+    kernel row it needs (``kind`` selects its branch in ``ldpnum._kernels.hierarchy.hierarchy_kernel``),
+    its exact output probabilities (for the exact ε checks), and the unbiased estimator of the node
+    frequencies from the histogram of its codes with that estimator's variance. Oracles whose reports are
+    several codes or bit vectors (OUE, SUE) cannot be a level here: a report must be one code.
+    """
+
+    name = None
+    kind = None
+
+    def __init__(self, epsilon, k):
+        self.epsilon = epsilon
+        self.k = k
+
+    @property
+    def n_codes(self):
+        """Size of the level's report alphabet."""
+        raise NotImplementedError
+
+    def kernel_row(self):
+        """``(kind, k, threshold)`` for the kernel's level table."""
+        raise NotImplementedError
+
+    def exact_probabilities(self, node):
+        """``{code: Fraction}``: exact distribution of the level's report for a person in ``node``."""
+        raise NotImplementedError
+
+    def probabilities(self, node):
+        """Float probabilities of every code for a person in ``node`` (shape ``(n_codes,)``)."""
+        raise NotImplementedError
+
+    def estimate(self, counts):
+        """Unbiased estimate of every node's frequency among the ``counts.sum()`` people of this level."""
+        raise NotImplementedError
+
+    def variance(self, n):
+        """Variance of a node's frequency estimate from ``n`` reports, at true frequency 0."""
+        raise NotImplementedError
+
+    @classmethod
+    def predicted_variance(cls, epsilon, k):
+        """Per-report variance at frequency 0 (closed form, for choosing the branching factor)."""
+        raise NotImplementedError
+
+
+class GRRLevel(LevelOracle):
+    """Generalized randomized response over a level's nodes (:class:`ldpnum.GRR`'s integer plan)."""
+
+    name = "grr"
+    kind = kernels.KIND_GRR
+
+    def __init__(self, epsilon, k):
+        super().__init__(epsilon, k)
+        self.oracle = GRR(epsilon, k)
+
+    @property
+    def n_codes(self):
+        return self.k
+
+    def kernel_row(self):
+        return (self.kind, self.k, self.oracle.plan.t_keep)
+
+    def exact_probabilities(self, node):
+        return self.oracle.plan.exact_probabilities(node)
+
+    def probabilities(self, node):
+        p, q = self.oracle.support_probabilities
+        out = np.full(self.k, q)
+        out[node] = p
+        return out
+
+    def estimate(self, counts):
+        n = counts.sum()
+        p, q = self.oracle.support_probabilities
+        return (counts / n - q) / (p - q)
+
+    def variance(self, n):
+        return self.oracle.variance(0.0) / n
+
+    @classmethod
+    def predicted_variance(cls, epsilon, k):
+        ee = math.exp(epsilon)
+        return (k - 2 + ee) / (ee - 1) ** 2
+
+
+#: Level oracles by name. "auto" uses the name ``ldpnum.frequency.recommend`` returns when it is here.
+LEVEL_ORACLES = {"grr": GRRLevel}
+
+
+def _check_oracle(oracle):
+    """Validate the ``oracle`` argument's form (before the branching factor is known)."""
+    if isinstance(oracle, str):
+        if oracle != "auto" and oracle not in LEVEL_ORACLES:
+            raise ValueError(f"oracle must be 'auto', one of {', '.join(map(repr, LEVEL_ORACLES))}, or a "
+                             f"sequence of those names, one per level; got {oracle!r}")
+        return oracle
+    if isinstance(oracle, (list, tuple)):
+        for name in oracle:
+            if not isinstance(name, str):
+                raise TypeError(f"oracle names must be str; got {type(name).__name__} {name!r}")
+            if name not in LEVEL_ORACLES:
+                raise ValueError(f"unknown level oracle {name!r}; available: "
+                                 f"{', '.join(map(repr, LEVEL_ORACLES))}")
+        return tuple(oracle)
+    raise TypeError(f"oracle must be a str or a sequence of str; got {type(oracle).__name__}")
+
+
+def _level_names(oracle, epsilon, counts):
+    """Resolve ``oracle`` to one name per level ``1..L`` (``counts[l]`` nodes at level ``l``)."""
+    L = len(counts) - 1
+    if oracle == "auto":
+        from ..frequency import recommend
+
+        names = []
+        for k in counts[1:]:
+            # Among single-code oracles: recommend(..., communication="low") chooses GRR or OLH (never OUE,
+            # whose report is a k-bit vector). Unavailable oracles fall back to GRR.
+            rec = recommend(k, epsilon, communication="low")
+            name = rec.name.lower()
+            names.append(name if name in LEVEL_ORACLES and rec.mechanism is not None else "grr")
+        return tuple(names)
+    if isinstance(oracle, str):
+        return (oracle,) * L
+    if len(oracle) != L:
+        raise ValueError(f"oracle: a sequence needs one name per level ({L} levels); got {len(oracle)}")
+    return tuple(oracle)
+
+
+def predicted_range_variance(epsilon, n_leaves, branching, oracle="auto", n_reports=1):
+    r"""Predicted variance of a random range query's unbiased answer (Kulkarni–Cormode–Srivastava).
+
+    .. math::
+
+        V(B) = \frac{L}{n} \sum_{l=1}^{L} \min(B - 1, k_l - 1)\, V_l(\varepsilon, k_l)
+
+    with ``L = ceil(log_B n_leaves)`` levels, ``k_l`` nodes at level ``l``, ``n/L`` reports per level, and
+    ``V_l`` the per-report variance of the level's oracle at frequency 0 (GRR: :math:`(k - 2 + e^\varepsilon)
+    /(e^\varepsilon - 1)^2`; OUE/OLH: :math:`4e^\varepsilon/(e^\varepsilon - 1)^2`). A random range uses on
+    average ``B - 1`` nodes per level (``(B-1)/2`` on each fringe; at most ``2(B-1)``), and never more than
+    ``k_l - 1`` of a level's nodes.
+    """
+    eps = check_epsilon(epsilon)
+    shape = check_tree(n_leaves, branching)
+    counts = shape.counts
+    names = _level_names(_check_oracle(oracle), eps, counts)
+    L = shape.n_levels
+    total = sum(min(shape.branching - 1, counts[l] - 1)
+                * LEVEL_ORACLES[names[l - 1]].predicted_variance(eps, counts[l]) for l in range(1, L + 1))
+    return L * total / n_reports
+
+
+def choose_branching(epsilon, n_leaves, oracle="auto", candidates=BRANCHING_CANDIDATES):
+    r"""The branching factor minimising :func:`predicted_range_variance` (ties: the smaller one).
+
+    With a constant per-level variance (OUE/OLH-style oracles) the objective is proportional to
+    :math:`(B - 1) \lceil\log_B D\rceil^2`, whose real minimiser solves :math:`\ln B = 2(B-1)/B`, i.e.
+    :math:`B \approx 4.9` (Kulkarni et al. find 4–5); for ``D = 1024`` leaves the integer optimum is
+    ``B = 4``.
+    With GRR at every level the level variance grows with ``k_l``, so the leaf level dominates and small ``B``
+    wins (``B = 4`` again at 1024 leaves, ``B = 2`` close behind).
+    """
+    n_leaves = check_tree(n_leaves, 2).n_leaves
+    best = None
+    for b in candidates:
+        if b > n_leaves:
+            continue
+        v = predicted_range_variance(epsilon, n_leaves, b, oracle)
+        if best is None or v < best[0] * (1 - 1e-12):
+            best = (v, b)
+    return best[1]
+
+
+def level_count(l, n_levels):
+    """How many of the 2**16 low-bit patterns the kernel maps to level index ``l`` (0-based):
+    ``ceil((l+1) 2**16 / L) - ceil(l 2**16 / L)``."""
+    return -((-(l + 1) << LEVEL_BITS) // n_levels) + ((-l << LEVEL_BITS) // n_levels)
+
+
+# -- the plan ----------------------------------------------------------------------------------------------
+
+class HierarchyPlan:
+    """The integer plan: tree shape, per-level oracles, code offsets and the level distribution.
+
+    ``table`` is the kernel's level table ``[kind, k, node_size, offset, threshold, shift]`` (int64, one row
+    per level); level ``l`` is drawn with probability ``level_weights[l-1] = c_l / 2**16`` (see
+    ``ldpnum._kernels.hierarchy``).
+    """
+
+    words_per_record = 2
+
+    def __init__(self, shape, levels):
+        self.shape = shape
+        self.levels = tuple(levels)
+        sizes = [lvl.n_codes for lvl in self.levels]
+        self.offsets = tuple(int(v) for v in np.concatenate(([0], np.cumsum(sizes))))
+        self.n_cells = self.offsets[-1]
+        L = shape.n_levels
+        rows = []
+        for l, lvl in enumerate(self.levels, start=1):
+            kind, k, threshold = lvl.kernel_row()
+            size = shape.node_sizes[l]
+            shift = size.bit_length() - 1 if size & (size - 1) == 0 else -1
+            rows.append((kind, k, size, self.offsets[l - 1], threshold, shift))
+        self.table = np.array(rows, dtype=np.int64).reshape(L, 6)
+        self.table.flags.writeable = False
+        self.level_weights = tuple(Fraction(level_count(l, L), 1 << LEVEL_BITS) for l in range(L))
+
+    def __eq__(self, other):
+        return (isinstance(other, HierarchyPlan) and self.shape == other.shape
+                and np.array_equal(self.table, other.table))
+
+    __hash__ = None
+
+    def __repr__(self):
+        names = ",".join(lvl.name for lvl in self.levels)
+        return (f"HierarchyPlan(n_leaves={self.shape.n_leaves}, branching={self.shape.branching}, "
+                f"levels={self.shape.n_levels}, oracles=[{names}], n_cells={self.n_cells})")
+
+    def node_of(self, leaf, level):
+        """Index within ``level`` (1..L) of the node holding ``leaf``."""
+        return leaf // self.shape.node_sizes[level]
+
+    def exact_probabilities(self, leaf):
+        """``{code: Fraction}``: exact distribution of the report of a person whose value is in ``leaf``.
+
+        The mixture over levels: ``P(code) = w_l P_l(code - offset_l | node_l(leaf))`` for the level ``l``
+        whose block holds ``code``; the weights ``w_l`` do not depend on the leaf.
+        """
+        out = {}
+        for l, (lvl, w) in enumerate(zip(self.levels, self.level_weights), start=1):
+            off = self.offsets[l - 1]
+            for code, p in lvl.exact_probabilities(self.node_of(leaf, l)).items():
+                out[off + code] = w * p
+        return out
+
+    def probabilities(self, leaf):
+        """Float probabilities of every code for a person in ``leaf`` (for chi-square checks)."""
+        return np.concatenate([float(w) * lvl.probabilities(self.node_of(leaf, l))
+                               for l, (lvl, w) in enumerate(zip(self.levels, self.level_weights), start=1)])
+
+
+# -- the mechanism -----------------------------------------------------------------------------------------
+
+def _check_n_leaves(n_leaves):
+    if not isinstance(n_leaves, numbers.Integral) or isinstance(n_leaves, (bool, np.bool_)):
+        raise TypeError(f"n_leaves must be an int; got {type(n_leaves).__name__} {n_leaves!r}")
+    if not 2 <= int(n_leaves) <= MAX_LEAVES:
+        raise ValueError(f"n_leaves must be in [2, {MAX_LEAVES}]; got {n_leaves}")
+    return int(n_leaves)
+
+
+class HierarchicalHistogram(Mechanism):
+    r"""Hierarchical histogram for range queries, CDFs and quantiles of numerical values.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter in (0, 20]: each person's single report is ε-LDP.
+    bounds : (float, float)
+        Public range ``(low, high)`` of the values (never derived from data).
+    n_leaves : int, default 1024
+        Number of equal leaves (buckets) of ``[low, high]``, 2 ≤ n_leaves ≤ 2**16. Leaf ``i`` is
+        ``[low + i w, low + (i+1) w)`` with ``w = (high - low)/n_leaves``; the high bound belongs to the last
+        leaf (as :func:`numpy.histogram`). The leaf is ``floor(u · n_leaves)`` with
+        ``u = (x - low)/(high - low)`` in floating point, so a value within a rounding error of an interior
+        edge may fall on either side.
+        ``n_leaves`` need not be a power of ``branching``: the tree is then the complete tree over
+        ``branching**L`` leaves padded on the right, without the nodes that cover only padding (nobody is in
+        them, so no oracle spends codes on them); the last node of each level covers fewer leaves.
+    branching : int, optional
+        Branching factor ``B`` (2 ≤ B ≤ n_leaves). Default: :func:`choose_branching`, the minimiser of the
+        Kulkarni–Cormode–Srivastava range-query variance among ``B = 2..16`` for the oracles in use (``B = 4``
+        at 1024 leaves).
+    oracle : "auto", "grr", or sequence of str, default "auto"
+        Frequency oracle of each level. ``"auto"`` asks :func:`ldpnum.frequency.recommend` per level among
+        the oracles whose report is one code (``communication="low"``: GRR or OLH); when the recommended
+        oracle is not available as a level oracle (today: OLH), the level uses GRR. The resolved per-level
+        names are part of the spec.
+
+    Notes
+    -----
+    **Guarantee.** Each call of ``privatize`` on one person's value is ε-LDP; estimators are
+    post-processing. A person sends one report: their level is drawn from random words only (16 bits of a
+    word, the same level for any value given the same words), and the report is one ε-LDP frequency-oracle
+    report at that level. The report's distribution is a mixture over levels with value-independent weights
+    ``w_l``, so for any two values and any code of level ``l`` the ratio of probabilities is the level
+    oracle's ratio, at most e^ε. ε is **not** spent per level: a person never reports on two levels (that
+    would cost ``L·ε``).
+
+    **Reports and aggregates.** A report is one code: the level's offset plus the oracle's code (GRR: the node
+    index, or a lie) in the smallest unsigned dtype for the total node count. The aggregate is the histogram
+    of codes (``aggregate``, mergeable with ``+``); slicing it by level gives the per-level counts.
+
+    **Estimation.** At level ``l`` with ``n_l`` reports (observed), the oracle's estimator gives each node's
+    frequency, unbiased: given ``n_l``, the people at level ``l`` are a uniform random subset of everyone, so
+    their node frequencies are unbiased for everyone's. :meth:`estimate_ranges` makes the tree consistent (or
+    not) and returns a :class:`RangeEstimate`.
+
+    Words: 2 per record (the level shares a word with GRR's lie; disjoint bits).
+
+    References
+    ----------
+    ``../shared/seeds/002_bf216fff5ae8aeb1.txt``; Kulkarni, Cormode, Srivastava (PVLDB 2019); Hay et al.
+    (PVLDB 2010).
+
+    Examples
+    --------
+    >>> import numpy as np, ldpnum as ldp
+    >>> from ldpnum.ranges import HierarchicalHistogram
+    >>> hh = HierarchicalHistogram(epsilon=2.0, bounds=(0, 1), n_leaves=64, branching=4)
+    >>> x = np.random.default_rng(0).beta(5, 2, 200_000)
+    >>> est = hh.estimate_ranges(hh.aggregate(hh.privatize(x, rng=1)))
+    >>> true = np.mean((x >= 0.5) & (x <= 0.75))
+    >>> bool(abs(est.range(0.5, 0.75) - true) < 0.02)
+    True
+    """
+
+    name = "hierarchical_histogram"
+
+    def __init__(self, epsilon, bounds, *, n_leaves=1024, branching=None, oracle="auto"):
+        super().__init__(epsilon, bounds)
+        n_leaves = _check_n_leaves(n_leaves)
+        oracle = _check_oracle(oracle)
+        if branching is None:
+            if not isinstance(oracle, str):
+                raise ValueError("branching is required when oracle is a per-level sequence")
+            branching = choose_branching(self._epsilon, n_leaves, oracle)
+        shape = check_tree(n_leaves, branching)
+        names = _level_names(oracle, self._epsilon, shape.counts)
+        levels = [LEVEL_ORACLES[name](self._epsilon, k) for name, k in zip(names, shape.counts[1:])]
+        self._shape = shape
+        self._plan = HierarchyPlan(shape, levels)
+        low, high = self._bounds
+        self._inv_range = 1.0 / (high - low)
+
+    # -- parameters -----------------------------------------------------------------------------------------
+    @property
+    def n_leaves(self):
+        return self._shape.n_leaves
+
+    @property
+    def branching(self):
+        return self._shape.branching
+
+    @property
+    def n_levels(self):
+        """Levels below the root (each person reports one of them)."""
+        return self._shape.n_levels
+
+    @property
+    def shape(self):
+        """The :class:`~ldpnum.ranges.consistency.TreeShape`."""
+        return self._shape
+
+    @property
+    def level_oracles(self):
+        """The frequency oracle of each level ``1..L``."""
+        return self._plan.levels
+
+    @property
+    def oracle_names(self):
+        return tuple(lvl.name for lvl in self._plan.levels)
+
+    @property
+    def n_cells(self):
+        """Total report alphabet: the codes of all levels, concatenated."""
+        return self._plan.n_cells
+
+    @property
+    def leaf_edges(self):
+        low, high = self._bounds
+        return np.linspace(low, high, self.n_leaves + 1)
+
+    def _spec_params(self):
+        return {"bounds": self._bounds, "n_leaves": self.n_leaves, "branching": self.branching,
+                "oracle": self.oracle_names}
+
+    @classmethod
+    def _from_spec(cls, spec):
+        return cls(spec.epsilon, spec.get("bounds"), n_leaves=spec.get("n_leaves"),
+                   branching=spec.get("branching"), oracle=tuple(spec.get("oracle")))
+
+    def __repr__(self):
+        return (f"HierarchicalHistogram(epsilon={self._epsilon!r}, bounds={self._bounds!r}, "
+                f"n_leaves={self.n_leaves}, branching={self.branching}, oracle={self.oracle_names!r})")
+
+    # -- client side ----------------------------------------------------------------------------------------
+    def _run_kernel(self, values, words, out):
+        launch(kernels.hierarchy_kernel, values, self._bounds[0], self._inv_range, self.n_leaves,
+               self._plan.table, words, out)
+
+    def leaf_index(self, x, *, nan_policy="raise", fill_value=None, out_of_range="clip"):
+        """The leaf of each value, exactly as ``privatize`` bucketizes it (validated the same way).
+
+        For simulations and tests: the true histogram of the leaves is what the estimates target.
+        """
+        values = self._prepare(x, nan_policy, fill_value, out_of_range)
+        out = np.empty(values.shape[0], dtype=np.int64)
+        if values.shape[0]:
+            launch(kernels.leaf_kernel, values, self._bounds[0], self._inv_range, self.n_leaves, out)
+        return out
+
+    def report_levels(self, reports):
+        """The level (``1..L``) of each report, read from its code."""
+        if not isinstance(reports, Reports):
+            raise TypeError(f"report_levels expects Reports; got {type(reports).__name__}")
+        check_spec(self.spec, reports.spec, "reports")
+        return np.searchsorted(np.array(self._plan.offsets[1:]), reports.codes, side="right") + 1
+
+    # -- server side ----------------------------------------------------------------------------------------
+    def level_counts(self, data):
+        """Per-level code histograms of an aggregate (or reports): a tuple of ``L`` int64 arrays."""
+        agg = self._as_aggregate(data)
+        o = self._plan.offsets
+        return tuple(agg.counts[o[l]:o[l + 1]] for l in range(self.n_levels))
+
+    def estimate_ranges(self, data, *, consistency="least-squares"):
+        """Estimate every node's frequency and answer range queries from the tree.
+
+        Parameters
+        ----------
+        data : Reports or Aggregate
+            Reports of this mechanism or their (merged) aggregate.
+        consistency : {"least-squares", "nonnegative", "none"}, default "least-squares"
+            ``"none"``: the raw per-level estimates (unbiased; ranges are answered by their minimal node
+            cover, so every range answer is unbiased, but answers need not add up, nor be in [0, 1]).
+            ``"least-squares"``: the consistent tree minimising the inverse-variance-weighted squared distance
+            to the raw estimates, root = 1 (Hay et al.'s constrained inference with the exact per-level
+            variances at frequency 0, ``oracle.variance(0)/n_l``; linear with weights that depend only on the
+            ``n_l``, so still unbiased, with smaller variance; leaves can be negative). ``"nonnegative"``: the
+            same objective with every node ≥ 0 (the seed's HH-ADMM, weighted; biased near zero, usually the
+            most accurate). See :mod:`ldpnum.ranges.consistency`.
+
+        Returns
+        -------
+        RangeEstimate
+
+        Raises
+        ------
+        ValueError
+            With no reports, or when some level received no report (every level needs at least one; with
+            ``n`` reports a level is empty with probability about ``L (1 - 1/L)**n``).
+        """
+        check_choice(consistency, "consistency", CONSISTENCY)
+        agg = self._as_aggregate(data)
+        n = agg.n_reports
+        if n == 0:
+            raise ValueError("estimate_ranges: no reports")
+        counts = self.level_counts(agg)
+        n_per_level = tuple(int(c.sum()) for c in counts)
+        if min(n_per_level) == 0:
+            empty = [l + 1 for l, m in enumerate(n_per_level) if m == 0]
+            raise ValueError(f"estimate_ranges: level(s) {empty} received no reports ({n} reports in all); "
+                             "every level needs at least one report")
+        levels = self._plan.levels
+        raw = [np.array([1.0])] + [lvl.estimate(c.astype(np.float64)) for lvl, c in zip(levels, counts)]
+        variances = tuple(float(lvl.variance(m)) for lvl, m in zip(levels, n_per_level))
+        n_iter, converged, solver = 0, True, ""
+        if consistency == "none":
+            nodes = tuple(raw)
+        elif consistency == "least-squares":
+            nodes = least_squares(self._shape, raw, (0.0,) + variances)
+            solver = "two-pass"
+        else:
+            res = nonnegative(self._shape, raw, (0.0,) + variances)
+            nodes, n_iter, converged = res.levels, res.n_iter + res.n_active_set, res.converged
+            solver = res.method
+        return RangeEstimate(nodes, self._bounds, self.branching, consistency=consistency, spec=agg.spec,
+                             n_reports=n, level_reports=n_per_level, level_variances=variances, n_iter=n_iter,
+                             converged=converged, solver=solver)
+
+    def estimate_distribution(self, data, *, consistency="nonnegative"):
+        """The leaves as a :class:`~ldpnum.DistributionEstimate`.
+
+        ``estimate_ranges(data, consistency=...).to_distribution()``; the default, the non-negative tree, is
+        the more accurate (Norm-Sub on least-squares leaves ignores the upper levels).
+        """
+        return self.estimate_ranges(data, consistency=consistency).to_distribution()

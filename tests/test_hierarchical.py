@@ -1,0 +1,662 @@
+"""Hierarchical histograms: privacy (exact), kernel vs plan and vs a naive reference, unbiased range answers,
+consistency (least squares and non-negative) against dense references, RangeEstimate, validation."""
+
+import math
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+from dataclasses import FrozenInstanceError
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import ldpnum as ldp
+from ldpnum import _random
+from ldpnum.frequency import Recommendation
+from ldpnum.ranges import (HierarchicalHistogram, RangeEstimate, choose_branching, consistency,
+                           predicted_range_variance)
+from ldpnum.ranges import hierarchical as hier
+from ldpnum.ranges.consistency import decompose, least_squares, nonnegative, range_sums, tree_shape
+
+import naive_tree
+from privacy_checks import PrivacyViolation, check_exact_epsilon, check_kernel_matches
+
+EPSILONS = [1e-3, 0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 20.0]
+SHAPES = [(8, 2), (16, 4), (27, 3), (10, 3), (20, 4), (9, 2), (5, 5), (16, 2)]
+
+
+def words_for(seed, n, c=2):
+    return np.random.default_rng(seed).bit_generator.random_raw(c * n)
+
+
+def beta_values(n, seed=0):
+    return np.random.default_rng(seed).beta(5, 2, n)
+
+
+# -- privacy -----------------------------------------------------------------------------------------------
+
+def test_level_choice_does_not_depend_on_the_value():
+    """Same words, any values → same level for every person (also at the bounds and outside them)."""
+    hh = HierarchicalHistogram(1.0, (0.0, 1.0), n_leaves=64, branching=4)
+    n = 20_000
+    rng = np.random.default_rng(3)
+    xs = [rng.random(n), np.zeros(n), np.ones(n), np.full(n, np.nextafter(1.0, 0.0)), rng.beta(5, 2, n)]
+    levels = [hh.report_levels(hh.privatize(x, rng=11)) for x in xs]
+    for lv in levels[1:]:
+        np.testing.assert_array_equal(lv, levels[0])
+    assert set(np.unique(levels[0])) == set(range(1, hh.n_levels + 1))
+    # the kernel itself, fed the same words: level read back from the code's block
+    words = words_for(11, n)
+    from ldpnum._kernels import hierarchy as k
+
+    outs = []
+    for x in xs:
+        out = np.empty(n, dtype=np.uint16)
+        k.hierarchy_kernel(np.ascontiguousarray(x, float), 0.0, 1.0, 64, hh.plan.table, words, out)
+        outs.append(np.searchsorted(hh.plan.offsets[1:], out, side="right"))
+    for o in outs[1:]:
+        np.testing.assert_array_equal(o, outs[0])
+
+
+def test_level_distribution_matches_the_plan():
+    hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=1000, branching=3)  # 7 levels: weights not all equal
+    lv = hh.report_levels(hh.privatize(np.full(300_000, 0.3), rng=4))
+    counts = np.bincount(lv, minlength=hh.n_levels + 1)[1:]
+    w = [float(f) for f in hh.plan.level_weights]
+    assert sum(hh.plan.level_weights) == 1
+    check_kernel_matches(counts, w)
+    assert len(set(hh.plan.level_weights)) == 2  # 2**16 is not a multiple of 7: two counts, one apart
+    assert max(hh.plan.level_weights) - min(hh.plan.level_weights) == Fraction(1, 2**16)
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+def test_each_level_oracle_is_exactly_epsilon(epsilon):
+    hh = HierarchicalHistogram(epsilon, (0, 1), n_leaves=64, branching=4, oracle="grr")
+    for lvl in hh.level_oracles:
+        rows = [lvl.exact_probabilities(j) for j in range(lvl.k)]
+        check_exact_epsilon(rows, epsilon)
+        assert lvl.oracle.plan.extreme_ratio() == check_exact_epsilon(rows, epsilon)
+
+
+@pytest.mark.parametrize("branching", [2, 4])
+@pytest.mark.parametrize("epsilon", EPSILONS)
+def test_combined_report_is_exactly_epsilon(epsilon, branching):
+    """A person's report is a mixture over levels with value-independent weights: check every leaf pair and
+    every code in exact rationals; the worst ratio reaches e^ε (tight) and never exceeds it."""
+    hh = HierarchicalHistogram(epsilon, (0, 1), n_leaves=16, branching=branching)
+    rows = [hh.plan.exact_probabilities(t) for t in range(16)]
+    assert all(len(r) == hh.n_cells for r in rows)
+    worst = check_exact_epsilon(rows, epsilon)
+    assert worst == max(lvl.oracle.plan.extreme_ratio() for lvl in hh.level_oracles)
+
+
+def test_ragged_tree_is_exactly_epsilon():
+    hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=10, branching=3)
+    assert hh.shape.counts == (1, 2, 4, 10)
+    check_exact_epsilon([hh.plan.exact_probabilities(t) for t in range(10)], 1.0)
+
+
+def test_checker_rejects_value_dependent_level():
+    """Negative control: a level chosen from the value (here, heavier weight on level 1 for even leaves)."""
+    eps = 1.0
+    hh = HierarchicalHistogram(eps, (0, 1), n_leaves=16, branching=4)
+    plan = hh.plan
+    rows = []
+    for t in range(16):
+        w = [Fraction(3, 4), Fraction(1, 4)] if t % 2 == 0 else [Fraction(1, 2), Fraction(1, 2)]
+        row = {}
+        for l, (lvl, wl) in enumerate(zip(plan.levels, w), start=1):
+            for code, p in lvl.exact_probabilities(plan.node_of(t, l)).items():
+                row[plan.offsets[l - 1] + code] = wl * p
+        rows.append(row)
+    with pytest.raises(PrivacyViolation, match="exceeds"):
+        check_exact_epsilon(rows, eps)
+
+
+def test_checker_rejects_reporting_every_level():
+    """Negative control: each person reports on every level with the full ε (ratio e^{Lε})."""
+    eps = 1.0
+    hh = HierarchicalHistogram(eps, (0, 1), n_leaves=4, branching=2)
+    plan = hh.plan
+    rows = []
+    for t in range(4):
+        p1 = plan.levels[0].exact_probabilities(plan.node_of(t, 1))
+        p2 = plan.levels[1].exact_probabilities(plan.node_of(t, 2))
+        rows.append({(a, b): pa * pb for a, pa in p1.items() for b, pb in p2.items()})
+    with pytest.raises(PrivacyViolation, match="exceeds"):
+        check_exact_epsilon(rows, eps)
+
+
+def test_checker_rejects_budget_split_as_not_tight():
+    """Negative control: ε/L per level (what spending ε per level would force) is private but not tight."""
+    eps = 1.0
+    hh = HierarchicalHistogram(eps / 2, (0, 1), n_leaves=4, branching=2)
+    rows = [hh.plan.exact_probabilities(t) for t in range(4)]
+    with pytest.raises(PrivacyViolation, match="does not reach"):
+        check_exact_epsilon(rows, eps)
+
+
+# -- kernels -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n_leaves,branching,eps", [(16, 4, 1.0), (10, 3, 2.0), (64, 2, 0.5)])
+def test_kernel_matches_plan(n_leaves, branching, eps):
+    hh = HierarchicalHistogram(eps, (0, 10), n_leaves=n_leaves, branching=branching)
+    w = 10 / n_leaves
+    for i, t in enumerate([0, n_leaves // 2 + 1, n_leaves - 1]):
+        x = np.full(300_000, (t + 0.5) * w)
+        r = hh.privatize(x, rng=100 + i)
+        check_kernel_matches(hh.aggregate(r).counts, hh.plan.probabilities(t))
+
+
+def test_twin_rejects_a_mutant_kernel():
+    """Negative control for the chi-square twin: the leaf's true node reported one level too deep."""
+    hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=16, branching=2)
+    n = 300_000
+    rng = np.random.default_rng(2)
+    probs = hh.plan.probabilities(5)
+    mutant = hh.plan.probabilities(4)  # a neighbour's distribution
+    sample = rng.multinomial(n, mutant / mutant.sum())
+    with pytest.raises(PrivacyViolation):
+        check_kernel_matches(sample, probs)
+
+
+@pytest.mark.parametrize("n_leaves,branching", [(1024, 4), (10, 3), (100, 7), (2, 2)])
+def test_kernel_matches_naive(n_leaves, branching):
+    low, high = -3.0, 5.0
+    hh = HierarchicalHistogram(1.3, (low, high), n_leaves=n_leaves, branching=branching)
+    rng = np.random.default_rng(0)
+    edges = low + (high - low) * np.arange(n_leaves + 1) / n_leaves
+    x = np.concatenate([rng.uniform(low, high, 3000), edges, np.nextafter(edges, high), [low, high, -0.0]])
+    x = np.clip(x, low, high)
+    r = hh.privatize(x, rng=5)
+    ref = naive_tree.hierarchy(x, low, high, n_leaves, hh.plan.table, words_for(5, x.size))
+    np.testing.assert_array_equal(r.codes, ref)
+    assert r.codes.dtype == ldp.Reports(np.zeros(1, np.uint8), hh.spec).codes.dtype
+    np.testing.assert_array_equal(hh.leaf_index(x), [naive_tree.leaf(v, low, high, n_leaves) for v in x])
+
+
+def test_bucketization_convention():
+    hh = HierarchicalHistogram(1.0, (0, 8), n_leaves=8, branching=2)
+    np.testing.assert_array_equal(hh.leaf_index([0.0, 0.999, 1.0, 7.5, 8.0]), [0, 0, 1, 7, 7])
+    with pytest.warns(ldp.ClippingWarning):
+        np.testing.assert_array_equal(hh.leaf_index([-1.0, 9.0]), [0, 7])
+
+
+def test_reports_are_one_small_code():
+    hh = HierarchicalHistogram(1.0, (0, 1))
+    r = hh.privatize(beta_values(1000), rng=0)
+    assert r.codes.ndim == 1 and r.codes.dtype == np.uint16 and hh.n_cells == 4 + 16 + 64 + 256 + 1024
+    assert hh.words_per_record == 2
+    assert hh.aggregate(r).counts.sum() == 1000
+
+
+# -- reproducibility, spec, aggregates ---------------------------------------------------------------------
+
+def test_same_seed_same_reports_and_chunks():
+    hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=256)
+    x = beta_values(2 * _random.BLOCK_RECORDS + 1234)
+    whole = hh.privatize(x, rng=np.random.default_rng(5))
+    assert whole == hh.privatize(x, rng=5)
+    g = np.random.default_rng(5)
+    assert ldp.Reports.concat([hh.privatize(c, rng=g) for c in np.array_split(x, 7)]) == whole
+    assert hh.privatize(x[:1000], rng=6) != hh.privatize(x[:1000], rng=7)
+
+
+def test_thread_count_does_not_change_reports():
+    code = textwrap.dedent("""
+        import hashlib, numpy as np
+        from ldpnum.ranges import HierarchicalHistogram
+        hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=256)
+        r = hh.privatize(np.random.default_rng(0).random(300_000), rng=9)
+        print(hashlib.sha256(r.codes.tobytes()).hexdigest())
+    """)
+    digests = set()
+    for threads in ("1", "2"):
+        env = dict(os.environ, NUMBA_NUM_THREADS=threads)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                             check=True)
+        digests.add(out.stdout.strip())
+    assert len(digests) == 1
+
+
+def test_spec_roundtrip_merge_and_mismatch():
+    hh = HierarchicalHistogram(2.0, (0, 100), n_leaves=100, branching=3)
+    assert ldp.from_spec(hh.spec) == hh
+    assert ldp.from_spec(ldp.Spec.from_json(hh.spec.to_json())) == hh
+    x = beta_values(30_000) * 100
+    parts = [hh.aggregate(hh.privatize(c, rng=i)) for i, c in enumerate(np.array_split(x, 3))]
+    total = sum(parts)
+    assert total.n_reports == 30_000 and hh.empty_aggregate() + parts[0] == parts[0]
+    a = hh.estimate_ranges(total)
+    b = hh.estimate_ranges(ldp.Aggregate.merge(parts[::-1]))
+    assert a == b
+    other = HierarchicalHistogram(2.0, (0, 100), n_leaves=100, branching=4)
+    with pytest.raises(ldp.SpecMismatchError):
+        other.estimate_ranges(total)
+    with pytest.raises(ldp.SpecMismatchError):
+        HierarchicalHistogram(1.0, (0, 100), n_leaves=100, branching=3).estimate_ranges(total)
+    with pytest.raises(ldp.SpecMismatchError):
+        ldp.GRR(2.0, hh.n_cells).estimate_frequencies(total)
+    est = hh.estimate_ranges(hh.privatize(x, rng=0))  # Reports are accepted too
+    assert est.spec == hh.spec and est.n_reports == 30_000 and est.epsilon == 2.0
+    assert sum(est.level_reports) == 30_000
+
+
+# -- the tree: covers and range sums -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("n_leaves,branching", SHAPES)
+def test_decompose_is_the_minimal_cover(n_leaves, branching):
+    shape = tree_shape(n_leaves, branching)
+    pairs = [(a, b) for a in range(n_leaves + 1) for b in range(a, n_leaves + 1)]
+    a, b = np.array(pairs).T
+    runs = decompose(shape, a, b)
+    for q, (qa, qb) in enumerate(pairs):
+        got = {}
+        for l, (lo1, hi1, lo2, hi2) in enumerate(runs):
+            nodes = list(range(lo1[q], hi1[q])) + list(range(lo2[q], hi2[q]))
+            if nodes:
+                got[l] = nodes
+        assert got == naive_tree.cover(shape, qa, qb), (qa, qb)
+        assert all(len(v) <= 2 * (branching - 1) for v in got.values())
+    # range sums of a consistent tree equal leaf sums
+    leaves = np.random.default_rng(1).random(n_leaves)
+    leaves /= leaves.sum()
+    levels = consistency.tree_from_leaves(shape, leaves)
+    cum = np.concatenate(([0.0], np.cumsum(leaves)))
+    np.testing.assert_allclose(range_sums(shape, levels, a, b), cum[b] - cum[a], atol=1e-12)
+
+
+# -- estimation: unbiased answers with consistency="none" --------------------------------------------------
+
+@pytest.mark.parametrize("n_leaves,branching,eps", [(32, 2, 1.0), (27, 3, 2.0), (20, 4, 0.5)])
+def test_none_range_answers_are_unbiased(n_leaves, branching, eps):
+    """z-tests with the exact variance (given the per-level counts) for aligned ranges, fixed seeds."""
+    hh = HierarchicalHistogram(eps, (0, 1), n_leaves=n_leaves, branching=branching)
+    x = beta_values(200_000, seed=n_leaves)
+    leaves = hh.leaf_index(x)
+    est = hh.estimate_ranges(hh.privatize(x, rng=1), consistency="none")
+    support = [lvl.oracle.support_probabilities for lvl in hh.level_oracles]
+    rng = np.random.default_rng(7)
+    edges = hh.leaf_edges
+    qs = [tuple(sorted(rng.integers(0, n_leaves + 1, 2))) for _ in range(25)] + [(0, n_leaves), (0, 1)]
+    for a, b in qs:
+        truth = np.mean((leaves >= a) & (leaves < b))
+        var = naive_tree.none_range_variance(hh.shape, leaves, a, b, est.level_reports, support)
+        answer = est.range(edges[a], edges[b]) if b > a else 0.0
+        if a == 0 and b == n_leaves:
+            assert answer == 1.0
+            continue
+        if b == a:
+            continue
+        z = (answer - truth) / math.sqrt(var)
+        assert abs(z) < 5.0, (a, b, z)
+
+
+def test_none_variance_formula_matches_repeated_collections():
+    """The exact variance used above agrees with the spread of answers over 400 independent collections,
+    and the answers' mean with the truth (unconditional unbiasedness)."""
+    hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=16, branching=2)
+    x = beta_values(3000, seed=3)
+    leaves = hh.leaf_index(x)
+    support = [lvl.oracle.support_probabilities for lvl in hh.level_oracles]
+    a, b = 5, 12
+    truth = np.mean((leaves >= a) & (leaves < b))
+    answers, variances = [], []
+    for s in range(400):
+        est = hh.estimate_ranges(hh.privatize(x, rng=1000 + s), consistency="none")
+        answers.append(est.range(a / 16, b / 16))
+        variances.append(naive_tree.none_range_variance(hh.shape, leaves, a, b, est.level_reports, support))
+    answers = np.array(answers)
+    var = np.mean(variances)
+    assert abs(answers.mean() - truth) < 5 * math.sqrt(var / 400)
+    assert abs(np.var(answers, ddof=1) / var - 1) < 5 * math.sqrt(2 / 399)
+
+
+def test_least_squares_answers_are_unbiased():
+    """Least squares is linear with weights depending only on the per-level counts: still unbiased."""
+    hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=16, branching=2)
+    x = beta_values(3000, seed=4)
+    leaves = hh.leaf_index(x)
+    qs = [(0, 5), (3, 11), (8, 16)]
+    ans = {q: [] for q in qs}
+    for s in range(300):
+        est = hh.estimate_ranges(hh.privatize(x, rng=5000 + s), consistency="least-squares")
+        for q in qs:
+            ans[q].append(est.range(q[0] / 16, q[1] / 16))
+    for (a, b), v in ans.items():
+        v = np.array(v)
+        truth = np.mean((leaves >= a) & (leaves < b))
+        assert abs(v.mean() - truth) < 5 * v.std(ddof=1) / math.sqrt(v.size)
+
+
+# -- consistency -------------------------------------------------------------------------------------------
+
+def _noisy_tree(shape, rng, noise=0.1, variances=None):
+    leaves = rng.dirichlet(np.ones(shape.n_leaves))
+    true = consistency.tree_from_leaves(shape, leaves)
+    if variances is None:
+        variances = (0.0,) + tuple(rng.uniform(0.2, 3.0, shape.n_levels))
+    est = [np.array([1.0])] + [t + rng.normal(0, noise * math.sqrt(v), t.size)
+                               for t, v in zip(true[1:], variances[1:])]
+    return est, variances
+
+
+@pytest.mark.parametrize("n_leaves,branching", SHAPES)
+def test_least_squares_matches_dense_reference(n_leaves, branching):
+    shape = tree_shape(n_leaves, branching)
+    rng = np.random.default_rng(n_leaves * 31 + branching)
+    for _ in range(5):
+        est, var = _noisy_tree(shape, rng)
+        got = least_squares(shape, est, var)
+        ref = naive_tree.dense_least_squares(shape, est, var)
+        for g, r in zip(got, ref):
+            np.testing.assert_allclose(g, r, rtol=0, atol=1e-10)
+
+
+def test_least_squares_is_hays_closed_form_for_equal_variances():
+    """Complete binary tree, equal variances, root fixed: Hay et al.'s weights (B^i - B^{i-1})/(B^i - 1)."""
+    shape = tree_shape(8, 2)
+    rng = np.random.default_rng(0)
+    est, _ = _noisy_tree(shape, rng, variances=(0.0, 1.0, 1.0, 1.0))
+    B = 2
+    z = [None] * 4
+    z[3] = est[3]
+    for l in (2, 1):
+        i = 3 - l + 1  # height of the node (leaves: 1)
+        child = z[l + 1].reshape(-1, B).sum(axis=1)
+        z[l] = (B**i - B ** (i - 1)) / (B**i - 1) * est[l] + (B ** (i - 1) - 1) / (B**i - 1) * child
+    out = [np.array([1.0])]
+    for l in (1, 2, 3):
+        parent = np.repeat(out[-1], B)
+        sums = np.repeat(z[l].reshape(-1, B).sum(axis=1), B)
+        out.append(z[l] + (parent - sums) / B)
+    for g, r in zip(least_squares(shape, est, (0.0, 1.0, 1.0, 1.0)), out):
+        np.testing.assert_allclose(g, r, atol=1e-13)
+
+
+@pytest.mark.parametrize("n_leaves,branching", [(8, 2), (9, 3), (10, 3), (5, 5), (8, 4), (6, 2)])
+def test_nonnegative_matches_enumeration(n_leaves, branching):
+    """HH-ADMM + polish, and the active-set finisher alone, against enumeration of every active set."""
+    shape = tree_shape(n_leaves, branching)
+    rng = np.random.default_rng(n_leaves + 100 * branching)
+    n_neg = 0
+    for _ in range(6):
+        est, var = _noisy_tree(shape, rng, noise=0.15)
+        ref = naive_tree.dense_nonnegative(shape, est, var)
+        for kwargs in ({}, {"max_iter": 1, "polish_every": 0}):
+            res = nonnegative(shape, est, var, **kwargs)
+            assert res.converged
+            for g, r in zip(res.levels, ref):
+                np.testing.assert_allclose(g, r, rtol=0, atol=1e-10)
+        n_neg += res.method != "lsq"
+    assert n_neg >= 3  # the constraint was active in most cases
+
+
+@pytest.mark.parametrize("n_leaves,branching", [(16, 2), (27, 3), (16, 4)])
+def test_nonnegative_matches_slsqp(n_leaves, branching):
+    shape = tree_shape(n_leaves, branching)
+    rng = np.random.default_rng(5)
+    est, var = _noisy_tree(shape, rng, noise=0.2)
+    res = nonnegative(shape, est, var)
+    ref, info = naive_tree.slsqp_nonnegative(shape, est, var)
+    assert info.success and res.converged and res.method in ("polish", "active-set")
+    f_ours = naive_tree.objective(shape, res.levels, est, var)
+    f_ref = naive_tree.objective(shape, ref, est, var)
+    assert f_ours <= f_ref * (1 + 1e-9)
+    np.testing.assert_allclose(res.levels[-1], ref[-1], atol=1e-5)  # SLSQP's own accuracy
+
+
+@pytest.mark.parametrize("method", ["none", "least-squares", "nonnegative"])
+def test_consistency_properties(method):
+    hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=1024)
+    est = hh.estimate_ranges(hh.privatize(beta_values(100_000), rng=2), consistency=method)
+    nodes = est.node_estimates
+    assert nodes[0].tolist() == [1.0] and len(nodes) == hh.n_levels + 1
+    if method == "none":
+        assert not consistency.is_consistent(hh.shape, nodes, atol=1e-3)
+        return
+    assert consistency.is_consistent(hh.shape, nodes, atol=1e-12)
+    assert est.leaves.sum() == pytest.approx(1.0, abs=1e-12)
+    assert est.range(0, 1) == pytest.approx(1.0, abs=1e-12)
+    if method == "nonnegative":
+        assert min(a.min() for a in nodes) >= 0.0
+        assert est.converged and est.solver in ("lsq", "polish", "active-set")
+    else:
+        assert est.leaves.min() < 0  # GRR leaves at ε = 1: least squares alone goes negative
+
+
+@pytest.mark.parametrize("eps", [1.0, 4.0])
+def test_consistency_lowers_range_error_on_beta(eps):
+    """Range-query MAE against the truth (500 random ranges of width 0.1): least squares and non-negative
+    consistency both beat the raw tree, fixed seeds."""
+    hh = HierarchicalHistogram(eps, (0, 1), n_leaves=256)
+    x = beta_values(100_000, seed=8)
+    agg = hh.aggregate(hh.privatize(x, rng=9))
+    rng = np.random.default_rng(10)
+    lo = rng.random(500) * 0.9
+    hi = lo + 0.1
+    xs = np.sort(x)
+    truth = (np.searchsorted(xs, hi, side="right") - np.searchsorted(xs, lo, side="left")) / x.size
+    mae = {m: np.mean(np.abs(hh.estimate_ranges(agg, consistency=m).range(lo, hi) - truth))
+           for m in ("none", "least-squares", "nonnegative")}
+    assert mae["least-squares"] < mae["none"]
+    assert mae["nonnegative"] < mae["none"]
+
+
+# -- RangeEstimate -----------------------------------------------------------------------------------------
+
+def small_estimate(consistency_="least-squares"):
+    return RangeEstimate([[1.0], [0.3, 0.7], [0.1, 0.2, 0.3, 0.4]], bounds=(0, 4), branching=2,
+                         consistency=consistency_)
+
+
+def test_range_estimate_queries():
+    est = small_estimate()
+    assert est.range(1, 3) == pytest.approx(0.5)
+    assert est.range(0.5, 1.5) == pytest.approx(0.05 + 0.1)  # half of leaf 0, half of leaf 1
+    assert est.range(1.25, 1.75) == pytest.approx(0.1)
+    assert est.range(-5, 50) == pytest.approx(1.0)
+    got = est.range(np.array([[0, 1], [2, 3]]), np.array([[4, 2], [3, 4]]))
+    assert got.shape == (2, 2)
+    np.testing.assert_allclose(got, [[1.0, 0.2], [0.3, 0.4]])
+    np.testing.assert_allclose(est.cdf([-1, 0, 0.5, 2, 4, 10]), [0, 0, 0.05, 0.3, 1, 1])
+    assert np.isnan(est.cdf(np.nan))
+    np.testing.assert_allclose(est.quantile([0, 0.05, 0.3, 0.5, 1]), [0, 0.5, 2, 2 + 2 / 3, 4])
+    assert isinstance(est.range(0, 1), float) and isinstance(est.quantile(0.5), float)
+    d = est.to_distribution()
+    for q in (0.1, 0.37, 0.9):
+        assert d.quantile(q) == pytest.approx(est.quantile(q), abs=1e-12)
+    np.testing.assert_allclose(d.cdf([0.3, 1.7, 3.9]), est.cdf([0.3, 1.7, 3.9]), atol=1e-12)
+
+
+def test_none_answers_use_the_minimal_cover():
+    """An inconsistent tree: the full domain is the root (1), [0, 2) is node (1, 0), partial leaves
+    interpolate within the leaf."""
+    est = RangeEstimate([[1.0], [0.5, 0.45], [0.1, 0.2, 0.3, 0.35]], bounds=(0, 4), branching=2,
+                        consistency="none")
+    assert est.range(0, 4) == 1.0
+    assert est.range(0, 2) == 0.5
+    assert est.range(1, 2) == pytest.approx(0.2)
+    assert est.range(0.5, 2.5) == pytest.approx(0.05 + 0.2 + 0.15)  # leaf 0 half, leaf 1, leaf 2 half
+    assert est.range(0, 3) == pytest.approx(0.5 + 0.3)
+    assert est.cdf(2) == 0.5
+    with pytest.raises(ValueError, match="consistent"):
+        est.to_distribution()
+    assert est.quantile(0.5) == pytest.approx(2.0)
+
+
+def test_least_squares_to_distribution_uses_norm_sub():
+    est = RangeEstimate([[1.0], [0.3, 0.7], [0.35, -0.05, 0.3, 0.4]], bounds=(0, 4), branching=2)
+    d = est.to_distribution()
+    assert d.method == "hh-least-squares+norm-sub" and d.probabilities.min() >= 0
+    from ldpnum.estimation import norm_sub
+
+    np.testing.assert_allclose(d.probabilities, norm_sub(est.leaves))
+
+
+def test_range_estimate_is_frozen_and_picklable(tmp_path):
+    hh = HierarchicalHistogram(2.0, (0, 1), n_leaves=64)
+    est = hh.estimate_ranges(hh.privatize(beta_values(50_000), rng=1), consistency="nonnegative")
+    with pytest.raises(FrozenInstanceError):
+        est.consistency = "none"
+    assert not est.leaves.flags.writeable and not est.node_estimates[1].flags.writeable
+    with pytest.raises(ValueError):
+        est.leaves[0] = 1.0
+    assert pickle.loads(pickle.dumps(est)) == est
+    text = repr(est)
+    for part in ("consistency='nonnegative'", "branching=4", "n_leaves=64", "epsilon=2", "n_reports=50000"):
+        assert part in text
+    d = est.to_distribution()
+    assert d.spec == hh.spec and d.n_reports == 50_000 and d.method == "hh-nonnegative"
+    assert d.n_bins == 64
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ax = est.plot(true=beta_values(1000))
+    assert ax.get_xlabel() == "value"
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
+def test_range_estimate_validation():
+    with pytest.raises(ValueError, match="consistent tree"):
+        RangeEstimate([[1.0], [0.3, 0.6], [0.1, 0.2, 0.3, 0.4]], bounds=(0, 4), branching=2)
+    with pytest.raises(ValueError, match="non-negative"):
+        RangeEstimate([[1.0], [0.3, 0.7], [0.35, -0.05, 0.3, 0.4]], bounds=(0, 4), branching=2,
+                      consistency="nonnegative")
+    with pytest.raises(ValueError, match="nodes on levels"):
+        RangeEstimate([[1.0], [0.3, 0.7], [0.1, 0.2, 0.3, 0.4]], bounds=(0, 4), branching=4)
+    with pytest.raises(ValueError, match="consistency must be"):
+        RangeEstimate([[1.0], [0.3, 0.7], [0.1, 0.2, 0.3, 0.4]], bounds=(0, 4), branching=2, consistency="ls")
+    est = small_estimate()
+    with pytest.raises(ValueError, match="lo <= hi"):
+        est.range(3, 1)
+    with pytest.raises(ValueError, match="NaN"):
+        est.range(np.nan, 1)
+    with pytest.raises(ValueError, match=r"q must be in \[0, 1\]"):
+        est.quantile([0.5, 1.5])
+    with pytest.raises(TypeError):
+        est.range("a", 1)
+
+
+# -- parameters, branching, oracle choice ------------------------------------------------------------------
+
+def test_default_branching_follows_the_variance_formula():
+    assert HierarchicalHistogram(1.0, (0, 1)).branching == 4
+    assert choose_branching(1.0, 1024) == 4
+    # the formula by hand for GRR levels, B = 4, 1024 leaves: 5 levels of 4..1024 nodes, 3 nodes per level
+    ee = math.e
+    by_hand = 5 * sum(3 * (k - 2 + ee) / (ee - 1) ** 2 for k in (4, 16, 64, 256, 1024))
+    assert predicted_range_variance(1.0, 1024, 4) == pytest.approx(by_hand)
+    assert predicted_range_variance(1.0, 1024, 4, n_reports=1000) == pytest.approx(by_hand / 1000)
+    for b in range(2, 17):
+        assert predicted_range_variance(1.0, 1024, 4) <= predicted_range_variance(1.0, 1024, b)
+
+
+def test_branching_with_a_constant_variance_oracle(monkeypatch):
+    """OUE/OLH-style levels (variance independent of k): (B-1) L^2 is minimal at B = 4 for 1024 leaves
+    (real minimiser ≈ 4.9, Kulkarni–Cormode–Srivastava)."""
+
+    class Flat(hier.GRRLevel):
+        name = "flat"
+
+        @classmethod
+        def predicted_variance(cls, epsilon, k):
+            return 4 * math.exp(epsilon) / math.expm1(epsilon) ** 2
+
+    monkeypatch.setitem(hier.LEVEL_ORACLES, "flat", Flat)
+    assert choose_branching(1.0, 1024, "flat") == 4
+    assert choose_branching(1.0, 4096, "flat") == 4  # (B-1)L^2: B=4 -> 108, B=8 -> 112, B=5 -> 144
+    assert choose_branching(1.0, 2**16, "flat") in (4, 5, 6)
+    obj = {b: (b - 1) * consistency.tree_shape(1024, b).n_levels ** 2 for b in range(2, 17)}
+    assert min(obj, key=obj.get) == 4
+
+
+def test_auto_oracle_falls_back_to_grr(monkeypatch):
+    from ldpnum import frequency
+
+    calls = []
+
+    def fake(k, epsilon, *, communication=None):
+        calls.append((k, communication))
+        return Recommendation(None, "OLH", 1.0)  # recommended but not available as a level oracle
+
+    monkeypatch.setattr(frequency, "recommend", fake)
+    hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=64, branching=4)
+    assert hh.oracle_names == ("grr", "grr", "grr")
+    assert calls == [(4, "low"), (16, "low"), (64, "low")]
+
+
+def test_oracle_argument_forms():
+    hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=64, branching=4, oracle=("grr", "grr", "grr"))
+    assert hh == HierarchicalHistogram(1.0, (0, 1), n_leaves=64, branching=4, oracle="grr")
+    assert hh.spec.get("oracle") == ("grr", "grr", "grr")
+
+
+@pytest.mark.parametrize("kwargs,exc,msg", [
+    (dict(epsilon=0.0), ValueError, "epsilon"),
+    (dict(epsilon="1"), TypeError, "epsilon"),
+    (dict(bounds=None), ValueError, "bounds is required"),
+    (dict(bounds=(1, 1)), ValueError, "low < high"),
+    (dict(n_leaves=1), ValueError, "n_leaves must be in"),
+    (dict(n_leaves=2**16 + 1), ValueError, "n_leaves must be in"),
+    (dict(n_leaves=16.0), TypeError, "n_leaves must be an int"),
+    (dict(n_leaves=True), TypeError, "n_leaves must be an int"),
+    (dict(branching=1), ValueError, "branching must be in"),
+    (dict(n_leaves=8, branching=9), ValueError, "branching must be in"),
+    (dict(branching=2.5), TypeError, "branching must be an int"),
+    (dict(oracle="oue"), ValueError, "oracle must be"),
+    (dict(oracle=3), TypeError, "oracle must be"),
+    (dict(oracle=["grr", 1]), TypeError, "oracle names"),
+    (dict(oracle=["grr", "xyz"]), ValueError, "unknown level oracle"),
+    (dict(n_leaves=64, branching=4, oracle=["grr"] * 2), ValueError, "one name per level"),
+    (dict(oracle=["grr"] * 5), ValueError, "branching is required"),
+])
+def test_bad_parameters(kwargs, exc, msg):
+    args = dict(epsilon=1.0, bounds=(0, 1))
+    args.update(kwargs)
+    eps, bounds = args.pop("epsilon"), args.pop("bounds")
+    with pytest.raises(exc, match=msg):
+        HierarchicalHistogram(eps, bounds, **args)
+
+
+@pytest.mark.parametrize("x,exc,msg", [
+    (np.array([0.1, np.nan]), ValueError, "missing or non-finite"),
+    (np.array([0.1, np.inf]), ValueError, "missing or non-finite"),
+    (np.zeros((2, 2)), ValueError, "one-dimensional"),
+    (np.array(["a"]), TypeError, "real numbers"),
+    (np.array([True]), TypeError, "real numbers"),
+])
+def test_bad_values_draw_nothing(x, exc, msg, monkeypatch):
+    monkeypatch.setattr(_random.WordSource, "draw", lambda self, n: (_ for _ in ()).throw(AssertionError))
+    with pytest.raises(exc, match=msg):
+        HierarchicalHistogram(1.0, (0, 1), n_leaves=16).privatize(x)
+
+
+def test_out_of_range_values_are_clipped_or_raise():
+    hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=16)
+    with pytest.warns(ldp.ClippingWarning):
+        r = hh.privatize(np.array([-1.0, 2.0]), rng=0)
+    assert r == hh.privatize(np.array([0.0, 1.0]), rng=0)
+    with pytest.raises(ValueError):
+        hh.privatize(np.array([2.0]), out_of_range="raise")
+    assert len(hh.privatize(np.array([], dtype=float), rng=0)) == 0
+
+
+def test_estimate_errors():
+    hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=64)
+    with pytest.raises(ValueError, match="no reports"):
+        hh.estimate_ranges(hh.empty_aggregate())
+    with pytest.raises(ValueError, match="received no reports"):
+        hh.estimate_ranges(hh.privatize(np.array([0.5]), rng=0))
+    agg = hh.aggregate(hh.privatize(beta_values(1000), rng=0))
+    with pytest.raises(ValueError, match="consistency must be one of"):
+        hh.estimate_ranges(agg, consistency="ls")
+    with pytest.raises(TypeError, match="Reports or Aggregate"):
+        hh.estimate_ranges(np.zeros(hh.n_cells))
+    d = hh.estimate_distribution(agg)
+    assert isinstance(d, ldp.DistributionEstimate) and d.n_bins == 64
