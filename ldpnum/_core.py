@@ -9,7 +9,7 @@ import numpy as np
 
 from .exceptions import SpecMismatchError
 
-__all__ = ["Spec", "Reports", "Aggregate", "count_codes", "code_dtype"]
+__all__ = ["Spec", "Reports", "Aggregate", "count_codes", "code_dtype", "register_code_check"]
 
 SPEC_VERSION = 1
 
@@ -102,6 +102,13 @@ class Reports:
     -----
     Codes are stored in the smallest unsigned dtype that holds the alphabet and are read-only. Reports
     support ``len``, slicing, ``numpy.asarray`` and :meth:`concat`.
+
+    *Bit-packed reports.* When the spec has the parameter ``packed_bits`` (= ``b``, e.g. the ``k`` bits of a
+    unary encoding), each person's report is a bit vector and ``codes`` is a C-contiguous ``uint8`` array of
+    shape ``(n, ceil(b/8))``: bit ``j`` of a report is bit ``j % 8`` (least significant first) of byte
+    ``j // 8``, as ``numpy.packbits(..., bitorder="little")``; the padding bits of the last byte are zero.
+    ``len``, slicing, boolean/fancy indexing, equality and :meth:`concat` work per person (row); an integer
+    index returns that person's packed bytes.
     """
 
     __slots__ = ("codes", "spec")
@@ -110,6 +117,17 @@ class Reports:
         if not isinstance(spec, Spec):
             raise TypeError(f"spec must be a Spec; got {type(spec).__name__}")
         codes = np.asarray(codes)
+        if spec.get("packed_bits") is not None:
+            self.codes = _check_packed(codes, int(spec.get("packed_bits")))
+            self.spec = spec
+            return
+        check = _CODE_CHECKS.get(spec.mechanism)
+        if check is not None:  # a mechanism whose codes are structured words, not a categorical alphabet
+            codes = check(codes, spec)
+            codes.flags.writeable = False
+            self.codes = codes
+            self.spec = spec
+            return
         if codes.ndim != 1:
             raise ValueError(f"codes must be one-dimensional; got shape {codes.shape}")
         if codes.dtype.kind not in "iu":
@@ -130,7 +148,15 @@ class Reports:
     def __len__(self):
         return self.codes.shape[0]
 
+    def __reduce__(self):
+        return (Reports, (self.codes, self.spec))  # unpickled codes are checked again and read-only
+
     def __getitem__(self, item):
+        if self.codes.ndim == 2:  # bit-packed: index people (rows) only
+            if isinstance(item, tuple):
+                raise IndexError("bit-packed reports are indexed by person only")
+            sub = self.codes[item]
+            return sub if sub.ndim == 1 else Reports(sub, self.spec)
         sub = self.codes[item]
         if np.ndim(sub) == 0:
             return int(sub)
@@ -160,6 +186,39 @@ class Reports:
         for p in parts[1:]:
             check_spec(spec, p.spec, "reports")
         return cls(np.concatenate([p.codes for p in parts]), spec)
+
+
+_CODE_CHECKS = {}
+
+
+def register_code_check(mechanism, check):
+    """Declare that reports of ``mechanism`` are structured words checked by ``check(codes, spec)``.
+
+    ``check`` returns the validated codes as a new (or read-only) 1-D array, raising TypeError/ValueError
+    that name the count and first index of bad reports. Used by mechanisms whose reports pack several fields
+    into one ``uint64`` (local hashing, PI-RAPPOR), so that every ``Reports`` path — constructor, slicing,
+    :meth:`Reports.concat`, pickling, pandas and Parquet round trips — validates them the same way.
+    """
+    _CODE_CHECKS[mechanism] = check
+
+
+def _check_packed(codes, n_bits):
+    """Validate bit-packed report codes: ``uint8`` of shape ``(n, ceil(n_bits/8))``, zero padding bits."""
+    n_bytes = -(-n_bits // 8)
+    if codes.dtype != np.uint8:
+        raise TypeError(f"bit-packed report codes must be uint8 bytes; got dtype {codes.dtype}")
+    if codes.ndim != 2 or codes.shape[1] != n_bytes:
+        raise ValueError(f"bit-packed report codes of {n_bits} bits must have shape (n, {n_bytes}); "
+                         f"got {codes.shape}")
+    if n_bits % 8 and codes.shape[0]:
+        bad = np.flatnonzero(codes[:, -1] >> (n_bits % 8))
+        if bad.size:
+            raise ValueError(f"codes has {bad.size} report(s) with padding bits set beyond bit {n_bits - 1}, "
+                             f"first at index {bad[0]}")
+    if not codes.flags.c_contiguous or codes.flags.writeable:
+        codes = np.array(codes, order="C", copy=True)  # the caller keeps their array; ours is read-only
+    codes.flags.writeable = False
+    return codes
 
 
 class Aggregate:

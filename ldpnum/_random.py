@@ -33,11 +33,15 @@ import os
 import numpy as np
 from randomgen import AESCounter
 
-__all__ = ["WordSource", "resolve_rng", "BLOCK_RECORDS"]
+__all__ = ["WordSource", "resolve_rng", "BLOCK_RECORDS", "BLOCK_WORDS"]
 
 #: Records randomized per kernel launch: words for one block are drawn, then the block is randomized.
 #: Keeps memory bounded (a few MB of words) for inputs of any size.
 BLOCK_RECORDS = 1 << 18
+
+#: At most this many words are drawn per block (2 MB: a block drawn by the helper thread is still in cache
+#: when the kernel reads it), so records that need many words (unary encodings) use smaller blocks.
+BLOCK_WORDS = 1 << 18
 
 
 class WordSource:

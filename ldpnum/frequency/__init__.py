@@ -2,8 +2,11 @@
 
 from ._base import FrequencyOracle
 from .grr import GRR
+from .hadamard import HadamardResponse
+from .hashing import BLH, OLH
+from .unary import OUE, SUE
 from .postprocess import POSTPROCESS, postprocess_frequencies, project_simplex
 from .recommend import Recommendation, recommend
 
-__all__ = ["FrequencyOracle", "GRR", "POSTPROCESS", "postprocess_frequencies", "project_simplex", "recommend",
+__all__ = ["FrequencyOracle", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "POSTPROCESS", "postprocess_frequencies", "project_simplex", "recommend",
            "Recommendation"]

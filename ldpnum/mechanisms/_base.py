@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .._core import Aggregate, Reports, Spec, check_spec, code_dtype, count_codes
-from .._random import BLOCK_RECORDS, resolve_rng
+from .._random import BLOCK_RECORDS, BLOCK_WORDS, resolve_rng
 from .._results import MeanEstimate
 from .._validation import check_bounds, check_epsilon, check_values
 
@@ -142,26 +142,31 @@ class Mechanism:
         """Draw words (after validation) and run the kernel block by block; wrap the codes as Reports."""
         source = resolve_rng(rng)
         n = values.shape[0]
-        out = np.empty(n, dtype=self._report_dtype())
+        out = self._allocate_reports(n)
         c = self.words_per_record
-        starts = range(0, n, BLOCK_RECORDS)
+        block = max(1, min(BLOCK_RECORDS, BLOCK_WORDS // c))
+        starts = range(0, n, block)
         if len(starts) <= 1:
             if n:
                 self._run_kernel(values, source.draw(n * c), out)
         else:
             # Pipeline: a helper thread draws the next block's words (the generator releases the GIL)
             # while the kernel randomizes this block. Words are still drawn in record order from one
-            # stream, so the reports are the same as drawing everything first.
+            # stream, so the reports do not depend on the block size.
             with ThreadPoolExecutor(1) as pool:
-                pending = pool.submit(source.draw, min(BLOCK_RECORDS, n) * c)
+                pending = pool.submit(source.draw, min(block, n) * c)
                 for start in starts:
-                    stop = min(n, start + BLOCK_RECORDS)
+                    stop = min(n, start + block)
                     words = pending.result()
                     if stop < n:
-                        pending = pool.submit(source.draw, (min(n, stop + BLOCK_RECORDS) - stop) * c)
+                        pending = pool.submit(source.draw, (min(n, stop + block) - stop) * c)
                     self._run_kernel(values[start:stop], words, out[start:stop])
         out.flags.writeable = False
         return Reports(out, self.spec)
+
+    def _allocate_reports(self, n):
+        """The output array for ``n`` reports (owned by the caller, written by the kernel)."""
+        return np.empty(n, dtype=self._report_dtype())
 
     def _report_dtype(self):
         return code_dtype(self.n_cells)

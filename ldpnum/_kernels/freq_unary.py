@@ -1,0 +1,106 @@
+"""Client kernel of the unary encodings SUE and OUE (Numba; DESIGN.md R2, R6).
+
+A report is ``k`` bits, written bit-packed: bit ``j`` is bit ``j % 8`` of byte ``j // 8`` of the output row
+(least significant first, ``numpy.packbits(..., bitorder="little")``); the padding bits of the last byte
+are zero.
+
+Words of record ``i`` (``c = 1 + n_bytes * lane_bits / 8`` of them, fixed whatever the value):
+
+* word ``c*i``: the true bit, 1 iff ``(word >> 11) < t_true`` (a 53-bit Bernoulli event, as everywhere);
+* words ``c*i + 1 ...``: cut into ``64 / lane_bits`` lanes of ``lane_bits`` bits, lane ``l`` of a word
+  being bits ``[l*lane_bits, (l+1)*lane_bits)`` of its value. Report bit ``s`` uses lane ``s % L`` of word
+  ``c*i + 1 + s // L`` (``L = 64 / lane_bits``) and is 1 iff that lane ``< t_other``. Every bit, the true
+  one included, is drawn this way; then the true bit is overwritten from the first word.
+
+So one 64-bit word yields 8, 4 or 2 independent Bernoulli bits. The lane comparisons are done eight (or
+four) at a time with SWAR arithmetic: for lanes ``x`` and the broadcast threshold ``y`` (high bit of each
+lane ``H``), ``d = (x | H) - (y & ~H)`` cannot borrow across lanes, and the high bit of a lane of
+``(~x & y) | (~(x ^ y) & ~d)`` is ``x < y`` (unsigned). A multiply gathers the lanes' high bits into
+consecutive bits. ``tests/naive_unary.py`` computes the same bits one lane at a time in Python integers.
+"""
+
+import numpy as np
+from numba import prange
+
+from ._jit import jit
+from .client import bernoulli_inline
+
+H8 = np.uint64(0x8080808080808080)
+H16 = np.uint64(0x8000800080008000)
+# (m * GATHER8) >> 56 moves bit 8l of m to bit l; (m * GATHER16) >> 48 moves bit 16l to bit l: every
+# partial product lands on a distinct bit, so there are no carries into the gathered bits.
+GATHER8 = np.uint64(0x0102040810204080)
+GATHER16 = np.uint64(0x0001000200040008)
+LOW32 = np.uint64(0xFFFFFFFF)
+U7 = np.uint64(7)
+U15 = np.uint64(15)
+U32 = np.uint64(32)
+U48 = np.uint64(48)
+U56 = np.uint64(56)
+U4 = np.uint64(4)
+U2 = np.uint64(2)
+U6 = np.uint64(6)
+F4 = np.uint64(0xF)
+
+
+@jit(inline=True)
+def below8_inline(x, t_all, t_low):
+    """Eight bits: bit ``l`` is ``byte l of x < t`` (``t_all`` = t in every byte, ``t_low = t_all & ~H8``)."""
+    d = (x | H8) - t_low
+    lt = ((~x & t_all) | (~(x ^ t_all) & ~d)) & H8
+    return ((lt >> U7) * GATHER8) >> U56
+
+
+@jit(inline=True)
+def below16_inline(x, t_all, t_low):
+    """Four bits: bit ``l`` is ``16-bit lane l of x < t``."""
+    d = (x | H16) - t_low
+    lt = ((~x & t_all) | (~(x ^ t_all) & ~d)) & H16
+    return (((lt >> U15) * GATHER16) >> U48) & F4
+
+
+@jit(inline=True)
+def below32_inline(x, t):
+    """Two bits: bit ``l`` is ``32-bit lane l of x < t``."""
+    lo = np.uint64(1) if (x & LOW32) < t else np.uint64(0)
+    hi = np.uint64(2) if (x >> U32) < t else np.uint64(0)
+    return lo | hi
+
+
+@jit(parallel=True)
+def unary_kernel(values, k, lane_bits, t_all, t_low, t_true, words, out):
+    """Unary encoding of each value (``-1``: unknown, every bit at the "other" probability).
+
+    ``out`` has shape ``(n, ceil(k/8))``; ``t_all`` is ``t_other`` repeated in every lane, ``t_low`` the same
+    without the lanes' high bits (for 32-bit lanes both are ``t_other``).
+    """
+    n_bytes = out.shape[1]
+    c = 1 + n_bytes * lane_bits // 8
+    tail = k & 7
+    tail_mask = np.uint8((1 << tail) - 1) if tail else np.uint8(0xFF)
+    for i in prange(values.shape[0]):
+        base = c * i + 1
+        if lane_bits == 8:
+            for j in range(n_bytes):
+                out[i, j] = np.uint8(below8_inline(words[base + j], t_all, t_low))
+        elif lane_bits == 16:
+            for j in range(n_bytes):
+                lo = below16_inline(words[base + 2 * j], t_all, t_low)
+                hi = below16_inline(words[base + 2 * j + 1], t_all, t_low)
+                out[i, j] = np.uint8(lo | (hi << U4))
+        else:
+            for j in range(n_bytes):
+                b = base + 4 * j
+                r = (below32_inline(words[b], t_all) | (below32_inline(words[b + 1], t_all) << U2)
+                     | (below32_inline(words[b + 2], t_all) << U4)
+                     | (below32_inline(words[b + 3], t_all) << U6))
+                out[i, j] = np.uint8(r)
+        out[i, n_bytes - 1] &= tail_mask
+        v = values[i]
+        if v >= 0:
+            j = v >> 3
+            m = np.uint8(1 << (v & 7))
+            if bernoulli_inline(words[c * i], t_true):
+                out[i, j] |= m
+            else:
+                out[i, j] &= ~m

@@ -1,0 +1,397 @@
+"""Unary encodings: symmetric (SUE, basic RAPPOR) and optimized (OUE) — one randomizer, two parameter sets.
+
+A person with category ``v`` encodes it as ``k`` bits, bit ``v`` set, and reports every bit independently
+randomized: the true bit is 1 with probability ``p``, every other bit is 1 with probability ``q``.
+
+* **SUE** (symmetric unary encoding, basic RAPPOR): ``p = e^{ε/2}/(e^{ε/2} + 1)``, ``q = 1 - p``;
+  per-report variance of a frequency estimate ``e^{ε/2}/(e^{ε/2} - 1)²``.
+* **OUE** (optimized unary encoding): ``p = 1/2``, ``q = 1/(e^ε + 1)``; variance ``4e^ε/(e^ε - 1)²``, the
+  same as OLH, the smallest of the pure oracles for large ``k``.
+
+Two inputs ``v ≠ v'`` change only bits ``v`` and ``v'``, so the largest likelihood ratio of a whole report is
+the *product bound* ``[p/q]·[(1 - q)/(1 - p)]``; an unknown value (``unknown="uniform"``: every bit at
+``q``) differs from ``v`` in bit ``v`` only, so its ratios ``p/q`` and ``(1 - q)/(1 - p)`` are smaller.
+
+Finite-output integer plan (DESIGN.md R1, TESTING.md D2). Unary encodings need ``k`` random bits per
+person, so the "other" bits are drawn several per random word: each 64-bit word is cut into lanes of
+``b ∈ {8, 16, 32}`` bits and a bit is 1 iff its lane is below ``t_other``, so ``q = t_other / 2**b``
+exactly. The true bit is drawn from a word of its own as a 53-bit event, ``p = t_true / 2**53``, with
+``t_true`` the largest integer such that ``p(1 - q) / (q(1 - p)) ≤ E`` (E the rigorous lower bound of e^ε
+of ``exp_lower``). So the realized ε never exceeds ε and is tight to about ``2**-53 / (p(1 - p))``
+(< 1e-9 relatively over ε ∈ (0, 20]) at every ε — the coarse grid of ``q`` costs no tightness, because
+the fine-grained ``p`` absorbs the rounding of ``q``. What the grid can cost is variance: ``t_other`` is
+``q``'s nearest grid neighbour below or above (whichever gives the variance closer to the seed's), and the
+lane width ``b`` is the smallest whose realized per-report variance is within ``VARIANCE_TOL`` (1%)
+of the seed's table; the estimator always uses the realized ``p`` and ``q``, so it is exactly unbiased
+and its standard errors are exact. Lanes of 8 bits serve SUE for ε ≤ 2 and OUE for ε ≤ 4, 16 bits SUE
+above and OUE up to ε = 8, 32 bits OUE beyond (where its ``q`` falls below 2**-16). Words per record are
+fixed, ``1 + ceil(k/8)·b/8`` (R2), and randomizing is bound by the rate at which words are drawn, so the
+lane width sets the speed.
+
+Reports are bit-packed (``ceil(k/8)`` bytes per person; see :class:`ldpnum.Reports`). Aggregation counts
+each bit over the packed reports (Cython, ``ldpnum/_kernels/_unary.pyx``) into ``k`` counts plus the
+number of reports, and the pure-protocol estimator of :class:`~ldpnum.frequency.FrequencyOracle` debiases
+them with the realized ``p* = p`` and ``q* = q``.
+
+References
+----------
+``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (unary encoding / basic RAPPOR, optimized unary encoding, the
+variance table), ``../shared/seeds/000_a2042dfa24f76ed9.txt`` (the unary-encoding histogram).
+"""
+
+import math
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from .._core import Aggregate, Reports, _n_threads, check_spec
+from .._kernels import freq_unary as kernels
+from .._kernels._jit import launch
+from ..mechanisms._plan import TWO53, exp_lower
+from ._base import FrequencyOracle
+
+__all__ = ["SUE", "OUE", "UnaryPlan", "unary_plan", "pack_bits", "unpack_bits", "count_bits"]
+
+#: Lane widths tried, narrowest (fastest: 8 bits per random byte) first.
+LANE_BITS = (8, 16, 32)
+#: Largest relative difference between the realized and the nominal per-report variance.
+VARIANCE_TOL = 1e-2
+_PARALLEL_MIN_BYTES = 1 << 22
+
+
+@dataclass(frozen=True)
+class UnaryPlan:
+    """Integer plan of the unary randomizer.
+
+    Attributes
+    ----------
+    k : int
+        Number of bits (categories).
+    lane_bits : int
+        Width ``b`` of the lanes an "other" bit is drawn from (8, 16 or 32).
+    t_other : int
+        An "other" bit is 1 iff its lane ``< t_other``: ``q = t_other / 2**lane_bits``.
+    t_true : int
+        The true bit is 1 iff ``(word >> 11) < t_true``: ``p = t_true / 2**53``.
+    """
+
+    k: int
+    lane_bits: int
+    t_other: int
+    t_true: int
+
+    @property
+    def n_bytes(self):
+        """Bytes per packed report, ``ceil(k/8)``."""
+        return -(-self.k // 8)
+
+    @property
+    def words_per_record(self):
+        """One word for the true bit, then ``lane_bits`` bits of words for each of the ``8·n_bytes`` bits."""
+        return 1 + self.n_bytes * self.lane_bits // 8
+
+    @property
+    def p(self):
+        """Exact probability that the true bit is 1."""
+        return Fraction(self.t_true, TWO53)
+
+    @property
+    def q(self):
+        """Exact probability that any other bit (every bit, for an unknown value) is 1."""
+        return Fraction(self.t_other, 2**self.lane_bits)
+
+    def bit_probabilities(self, v):
+        """Exact probability that each bit is 1, for true category ``v`` (``-1``: unknown)."""
+        q = self.q
+        out = [q] * self.k
+        if v >= 0:
+            out[v] = self.p
+        return out
+
+    def exact_probabilities(self, v):
+        """``{report: Fraction}`` over all ``2**k`` reports (``k ≤ 16``), for true category ``v``.
+
+        A report is keyed by the integer whose bit ``j`` is report bit ``j``, i.e. its packed bytes read as a
+        little-endian integer.
+        """
+        if self.k > 16:
+            raise ValueError(f"exact_probabilities enumerates 2**k reports; k = {self.k} is too large")
+        probs = self.bit_probabilities(v)
+        dist = {0: Fraction(1)}
+        for j, pj in enumerate(probs):
+            bit = 1 << j
+            new = {}
+            for y, pr in dist.items():
+                new[y] = pr * (1 - pj)
+                new[y | bit] = pr * pj
+            dist = new
+        return dist
+
+    def extreme_ratio(self):
+        """Exact largest ``P[y | s] / P[y | s']`` over all states (categories and unknown) and reports.
+
+        Structural reduction: bits where two states have the same probability cancel. Two categories
+        differ in bits ``v`` (``p`` vs ``q``) and ``v'`` (``q`` vs ``p``), an unknown value and ``v`` in bit
+        ``v`` only, and each bit's factor is maximized independently by the report.
+        """
+        p, q = self.p, self.q
+        single = max(p / q, q / p, (1 - p) / (1 - q), (1 - q) / (1 - p))
+        pair = max(p / q, (1 - p) / (1 - q)) * max(q / p, (1 - q) / (1 - p))
+        return max(single, pair)
+
+    def kernel_thresholds(self):
+        """``(t_all, t_low)``: ``t_other`` in every lane of a word, and the same without the lanes' high bits."""
+        b = self.lane_bits
+        t_all = 0
+        for lane in range(64 // b):
+            t_all |= self.t_other << (b * lane)
+        if b == 32:
+            return np.uint64(self.t_other), np.uint64(self.t_other)
+        high = 0
+        for lane in range(64 // b):
+            high |= 1 << (b * lane + b - 1)
+        return np.uint64(t_all), np.uint64(t_all & ~high & (2**64 - 1))
+
+
+def _true_threshold(e, q):
+    """Largest ``t`` with ``p = t/2**53`` satisfying ``p (1 - q) ≤ E q (1 - p)``."""
+    return math.floor(TWO53 * e * q / (1 - q + e * q))
+
+
+def unary_plan(epsilon, k, q_nominal, variance_nominal):
+    """The integer plan whose realized ε is ≤ ε (tight) and whose variance is closest to the nominal one.
+
+    For each lane width in :data:`LANE_BITS`, ``t_other`` is ``q_nominal · 2**b`` rounded down or up and
+    ``t_true`` the largest threshold the product bound allows; the first width whose realized per-report
+    variance ``q(1 - q)/(p - q)²`` is within :data:`VARIANCE_TOL` of ``variance_nominal`` is used (the
+    widest otherwise).
+    """
+    e = exp_lower(epsilon)
+    best = None
+    for b in LANE_BITS:
+        scale = 2**b
+        candidates = {min(max(math.floor(q_nominal * scale), 1), scale - 1),
+                      min(max(math.ceil(q_nominal * scale), 1), scale - 1)}
+        for t_other in sorted(candidates):
+            q = Fraction(t_other, scale)
+            t_true = _true_threshold(e, q)
+            p = Fraction(t_true, TWO53)
+            if not q < p < 1:
+                continue
+            var = float(q * (1 - q) / (p - q) ** 2)
+            loss = abs(var / variance_nominal - 1)
+            if best is None or b > best[0] or loss < best[1]:
+                best = (b, loss, UnaryPlan(k=k, lane_bits=b, t_other=t_other, t_true=t_true))
+        if best is not None and best[0] == b and best[1] <= VARIANCE_TOL:
+            break
+    if best is None:
+        raise ValueError(f"epsilon={epsilon!r} is too small to separate the true bit from the others on the "
+                         "integer grid")
+    return best[2]
+
+
+class _UnaryEncoding(FrequencyOracle):
+    """The unary randomizer shared by :class:`SUE` and :class:`OUE` (they differ only in ``p`` and ``q``)."""
+
+    def __init__(self, epsilon, k):
+        super().__init__(epsilon, k)
+        q0 = self.nominal_probabilities[1]
+        self._plan = unary_plan(self._epsilon, self._k, q0, self.nominal_variance)
+
+    @property
+    def nominal_probabilities(self):
+        """``(p, q)`` of the textbook mechanism (the realized ones are ``support_probabilities``)."""
+        raise NotImplementedError
+
+    @property
+    def nominal_variance(self):
+        """The seed's per-report variance at true frequency 0 (``Var[c̃(i)]/n`` of its table)."""
+        raise NotImplementedError
+
+    @property
+    def n_cells(self):
+        """Number of bits per report = number of counts in the aggregate (``k``)."""
+        return self._k
+
+    @property
+    def bytes_per_report(self):
+        """Size of one packed report: ``ceil(k/8)`` bytes."""
+        return self._plan.n_bytes
+
+    def _spec_params(self):
+        return {"k": self._k, "packed_bits": self._k}
+
+    @property
+    def support_probabilities(self):
+        return float(self._plan.p), float(self._plan.q)
+
+    # -- client side --------------------------------------------------------------------------------
+    def _allocate_reports(self, n):
+        return np.empty((n, self._plan.n_bytes), dtype=np.uint8)
+
+    def _run_kernel(self, values, words, out):
+        plan = self._plan
+        t_all, t_low = plan.kernel_thresholds()
+        launch(kernels.unary_kernel, values, plan.k, plan.lane_bits, t_all, t_low, plan.t_true, words, out)
+
+    # -- server side --------------------------------------------------------------------------------
+    def aggregate(self, reports):
+        """Count, for each bit, the reports that set it: ``k`` counts plus the number of reports."""
+        if not isinstance(reports, Reports):
+            raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
+        check_spec(self.spec, reports.spec, "reports")
+        return Aggregate(count_bits(reports.codes, self._k), self.spec, len(reports))
+
+    def empty_aggregate(self):
+        return Aggregate.empty(self.spec, per_report_counts=True)
+
+
+class SUE(_UnaryEncoding):
+    """Symmetric unary encoding (basic RAPPOR) over ``k`` categories.
+
+    Each bit of the one-hot encoding of the value is kept with probability ``e^{ε/2}/(e^{ε/2} + 1)``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter in (0, 20].
+    k : int
+        Number of categories (codes ``0..k-1``), 2 ≤ k ≤ 2**24.
+
+    Notes
+    -----
+    Each call of ``privatize`` on one person's value is ε-LDP; estimators are post-processing.
+    Reports are ``k`` bits packed into ``ceil(k/8)`` bytes per person. The realized ``p`` and ``q``
+    (``support_probabilities``) are on the integer grid described in :mod:`ldpnum.frequency.unary`: the
+    realized ε is ≤ ε and tight, and the per-report variance is within 1% of the seed's
+    ``e^{ε/2}/(e^{ε/2} - 1)²``. OUE has a smaller variance at every ε; SUE is here for comparison and
+    compatibility with RAPPOR.
+
+    References
+    ----------
+    ``../shared/seeds/002_bf216fff5ae8aeb1.txt``, ``../shared/seeds/000_a2042dfa24f76ed9.txt``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpnum.frequency.unary import SUE
+    >>> sue = SUE(epsilon=2.0, k=12)
+    >>> r = sue.privatize(np.array([0, 5, 11]), rng=0)
+    >>> r.codes.shape, r.codes.dtype
+    ((3, 2), dtype('uint8'))
+    """
+
+    name = "sue"
+
+    @property
+    def nominal_probabilities(self):
+        q = 1.0 / (math.exp(self._epsilon / 2) + 1.0)
+        return 1.0 - q, q
+
+    @property
+    def nominal_variance(self):
+        h = self._epsilon / 2
+        d = math.expm1(h) ** 2
+        return math.exp(h) / d if d > 0 else math.inf
+
+
+class OUE(_UnaryEncoding):
+    """Optimized unary encoding over ``k`` categories.
+
+    The true bit is 1 with probability 1/2, every other bit with probability ``1/(e^ε + 1)``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter in (0, 20].
+    k : int
+        Number of categories (codes ``0..k-1``), 2 ≤ k ≤ 2**24.
+
+    Notes
+    -----
+    Each call of ``privatize`` on one person's value is ε-LDP; estimators are post-processing.
+    Reports are ``k`` bits packed into ``ceil(k/8)`` bytes per person. The realized ``p`` and ``q`` are on
+    the integer grid described in :mod:`ldpnum.frequency.unary`: the realized ε is ≤ ε and tight, and the
+    per-report variance is within 1% of the seed's ``4e^ε/(e^ε - 1)²`` (that of OLH). OUE is the choice
+    rule's pick for ``k ≥ 3e^ε + 2`` when communication is not a concern
+    (:func:`ldpnum.frequency.recommend`).
+
+    References
+    ----------
+    ``../shared/seeds/002_bf216fff5ae8aeb1.txt``, ``../shared/seeds/000_a2042dfa24f76ed9.txt``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpnum.frequency.unary import OUE
+    >>> oue = OUE(epsilon=1.0, k=1024)
+    >>> x = np.random.default_rng(0).integers(0, 8, 20_000)
+    >>> est = oue.estimate_frequencies(oue.privatize(x, rng=1))
+    >>> bool(np.all(np.abs(est.frequencies[:8] - 1 / 8) < 4.5 * est.standard_errors[:8]))
+    True
+    """
+
+    name = "oue"
+
+    @property
+    def nominal_probabilities(self):
+        return 0.5, 1.0 / (math.exp(self._epsilon) + 1.0)
+
+    @property
+    def nominal_variance(self):
+        d = math.expm1(self._epsilon) ** 2
+        return 4 * math.exp(self._epsilon) / d if d > 0 else math.inf
+
+
+# -- packed bit vectors -------------------------------------------------------------------------------
+def pack_bits(bits):
+    """Pack an ``(n, k)`` array of 0/1 into ``(n, ceil(k/8))`` bytes.
+
+    Bit ``j`` of a row goes to bit ``j % 8`` (least significant first) of byte ``j // 8``.
+    """
+    bits = np.asarray(bits)
+    if bits.ndim != 2:
+        raise ValueError(f"bits must be two-dimensional (n, k); got shape {bits.shape}")
+    if bits.size and not np.isin(bits, (0, 1)).all():
+        raise ValueError("bits must hold only 0 and 1")
+    return np.packbits(bits.astype(np.uint8), axis=1, bitorder="little")
+
+
+def unpack_bits(reports):
+    """The ``(n, k)`` array of 0/1 (``uint8``) behind bit-packed :class:`~ldpnum.Reports`."""
+    if not isinstance(reports, Reports) or reports.spec.get("packed_bits") is None:
+        raise TypeError("unpack_bits expects bit-packed Reports (a unary encoding's)")
+    k = int(reports.spec.get("packed_bits"))
+    return np.unpackbits(reports.codes, axis=1, count=k, bitorder="little")
+
+
+def count_bits(codes, k):
+    """Per-bit counts of bit-packed reports (``(n, ceil(k/8))`` uint8): how many reports set each bit.
+
+    Counts row slices on several threads (the Cython kernel releases the GIL) when the input is large.
+    Raises ValueError if a padding bit beyond bit ``k - 1`` is set.
+    """
+    from .._kernels._unary import count_bits as _count
+
+    codes = np.ascontiguousarray(codes, dtype=np.uint8)
+    n, n_bytes = codes.shape
+    if sys.byteorder != "little":  # pragma: no cover - the kernel's word loads assume little-endian
+        full = np.unpackbits(codes, axis=1, bitorder="little").sum(axis=0, dtype=np.int64)
+    else:
+        n_threads = _n_threads() if codes.size >= _PARALLEL_MIN_BYTES else 1
+        if n_threads == 1:
+            full = np.zeros(8 * n_bytes, dtype=np.int64)
+            _count(codes, full)
+        else:
+            slices = np.array_split(codes, n_threads)
+            partial = np.zeros((n_threads, 8 * n_bytes), dtype=np.int64)
+            with ThreadPoolExecutor(n_threads) as pool:
+                list(pool.map(_count, slices, partial))
+            full = partial.sum(axis=0)
+    if full[k:].any():
+        raise ValueError(f"reports have padding bits set beyond bit {k - 1} "
+                         f"({int(full[k:].sum())} of them): not reports of a {k}-bit unary encoding")
+    return full[:k]
