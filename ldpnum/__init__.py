@@ -20,7 +20,7 @@ from .mechanisms import (Duchi, Hybrid, Laplace, Mechanism, MeanOracle, Piecewis
                          StochasticRounding, from_spec)
 from .mechanisms import GeneralWave, SquareWave
 from . import frequency
-from .frequency import BLH, GRR, OLH, OUE, SUE, HadamardResponse
+from .frequency import BLH, GRR, OLH, OUE, SUE, HadamardResponse, PIRappor, SubsetSelection
 from . import ranges
 from .ranges import HierarchicalHistogram, RangeEstimate
 
@@ -32,7 +32,7 @@ __all__ = [
     "Mechanism", "MeanOracle", "from_spec",
     "RandomizedResponse", "StochasticRounding", "Duchi", "Piecewise", "Hybrid",
     "SquareWave", "GeneralWave", "Laplace",
-    "frequency", "FrequencyEstimate", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse",
+    "frequency", "FrequencyEstimate", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "SubsetSelection", "PIRappor",
     "ranges", "HierarchicalHistogram", "RangeEstimate",
     "__version__",
 ]

@@ -190,3 +190,33 @@ def grr(values, k, t_keep, words):
             j = uniform(words[2 * i + 1], k - 1)
             out.append(j + 1 if j >= v else j)
     return np.array(out)
+
+
+def subset_selection(values, k, omega, t_inc, words):
+    """Subset selection with selection sampling, one record at a time; returns the (n, k) 0/1 matrix."""
+    out = np.zeros((len(values), k), dtype=np.uint8)
+    for i, v in enumerate(values):
+        v = int(v)
+        base = k * i
+        if v < 0:
+            need, left = omega, k
+            for j in range(k):
+                if uniform(words[base + j], left) < need:
+                    out[i, j] = 1
+                    need -= 1
+                left -= 1
+            continue
+        need = omega
+        if bernoulli(words[base], t_inc):
+            out[i, v] = 1
+            need -= 1
+        left, w = k - 1, base + 1
+        for j in range(k):
+            if j == v:
+                continue
+            if uniform(words[w], left) < need:
+                out[i, j] = 1
+                need -= 1
+            left -= 1
+            w += 1
+    return out

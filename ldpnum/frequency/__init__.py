@@ -4,9 +4,11 @@ from ._base import FrequencyOracle
 from .grr import GRR
 from .hadamard import HadamardResponse
 from .hashing import BLH, OLH
-from .unary import OUE, SUE
+from .pirappor import PIRappor
+from .subset import SubsetSelection
+from .unary import OUE, SUE, pack_bits, unpack_bits
 from .postprocess import POSTPROCESS, postprocess_frequencies, project_simplex
 from .recommend import Recommendation, recommend
 
-__all__ = ["FrequencyOracle", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "POSTPROCESS", "postprocess_frequencies", "project_simplex", "recommend",
+__all__ = ["FrequencyOracle", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "SubsetSelection", "PIRappor", "pack_bits", "unpack_bits", "POSTPROCESS", "postprocess_frequencies", "project_simplex", "recommend",
            "Recommendation"]

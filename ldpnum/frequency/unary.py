@@ -193,7 +193,38 @@ def unary_plan(epsilon, k, q_nominal, variance_nominal):
     return best[2]
 
 
-class _UnaryEncoding(FrequencyOracle):
+class _BitVectorOracle(FrequencyOracle):
+    """Oracles whose reports are ``k``-bit vectors (unary encodings, subset selection): packed reports,
+    aggregated into per-bit counts plus the number of reports."""
+
+    @property
+    def n_cells(self):
+        """Number of bits per report = number of counts in the aggregate (``k``)."""
+        return self._k
+
+    @property
+    def bytes_per_report(self):
+        """Size of one packed report: ``ceil(k/8)`` bytes."""
+        return -(-self._k // 8)
+
+    def _spec_params(self):
+        return {"k": self._k, "packed_bits": self._k}
+
+    def _allocate_reports(self, n):
+        return np.empty((n, self.bytes_per_report), dtype=np.uint8)
+
+    def aggregate(self, reports):
+        """Count, for each bit, the reports that set it: ``k`` counts plus the number of reports."""
+        if not isinstance(reports, Reports):
+            raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
+        check_spec(self.spec, reports.spec, "reports")
+        return Aggregate(count_bits(reports.codes, self._k), self.spec, len(reports))
+
+    def empty_aggregate(self):
+        return Aggregate.empty(self.spec, per_report_counts=True)
+
+
+class _UnaryEncoding(_BitVectorOracle):
     """The unary randomizer shared by :class:`SUE` and :class:`OUE` (they differ only in ``p`` and ``q``)."""
 
     def __init__(self, epsilon, k):
@@ -212,41 +243,14 @@ class _UnaryEncoding(FrequencyOracle):
         raise NotImplementedError
 
     @property
-    def n_cells(self):
-        """Number of bits per report = number of counts in the aggregate (``k``)."""
-        return self._k
-
-    @property
-    def bytes_per_report(self):
-        """Size of one packed report: ``ceil(k/8)`` bytes."""
-        return self._plan.n_bytes
-
-    def _spec_params(self):
-        return {"k": self._k, "packed_bits": self._k}
-
-    @property
     def support_probabilities(self):
         return float(self._plan.p), float(self._plan.q)
-
-    # -- client side --------------------------------------------------------------------------------
-    def _allocate_reports(self, n):
-        return np.empty((n, self._plan.n_bytes), dtype=np.uint8)
 
     def _run_kernel(self, values, words, out):
         plan = self._plan
         t_all, t_low = plan.kernel_thresholds()
         launch(kernels.unary_kernel, values, plan.k, plan.lane_bits, t_all, t_low, plan.t_true, words, out)
 
-    # -- server side --------------------------------------------------------------------------------
-    def aggregate(self, reports):
-        """Count, for each bit, the reports that set it: ``k`` counts plus the number of reports."""
-        if not isinstance(reports, Reports):
-            raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
-        check_spec(self.spec, reports.spec, "reports")
-        return Aggregate(count_bits(reports.codes, self._k), self.spec, len(reports))
-
-    def empty_aggregate(self):
-        return Aggregate.empty(self.spec, per_report_counts=True)
 
 
 class SUE(_UnaryEncoding):
