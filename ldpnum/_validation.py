@@ -167,6 +167,15 @@ def _report_out_of_range(name, mask, count, low, high, out_of_range):
                   stacklevel=4)
 
 
+def _scan_categories(arr, k):
+    from ._kernels._jit import launch
+    from ._kernels.client import scan_categories
+
+    view = arr.view()
+    view.flags.writeable = False
+    return int(launch(scan_categories, view, k))
+
+
 def _scan(arr, low, high):
     from ._kernels._jit import launch
     from ._kernels.client import scan_values
@@ -233,9 +242,9 @@ def check_categories(x, k, *, name="x", nan_policy="raise", fill_value=None, unk
             i = _first(big)
             raise ValueError(f"{name} has {int(big.sum())} value(s) outside [0, {k}), first at index {i}")
     arr = np.ascontiguousarray(arr, dtype=np.int64)
-    bad = (arr < 0) | (arr >= k)
-    n_bad = int(bad.sum())
+    n_bad = _scan_categories(arr, k)  # one Numba pass; the masks below only on the error path
     if n_bad:
+        bad = (arr < 0) | (arr >= k)
         i = _first(bad)
         if unknown == "raise":
             raise ValueError(f"{name} has {n_bad} value(s) outside the categories [0, {k}), first at index {i} "

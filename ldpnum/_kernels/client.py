@@ -95,6 +95,17 @@ def scan_values(x, low, high):
 
 
 @jit(parallel=True)
+def scan_categories(x, k):
+    """Count category codes outside ``[0, k)`` in one pass."""
+    n_bad = 0
+    for i in prange(x.shape[0]):
+        v = x[i]
+        if v < 0 or v >= k:
+            n_bad += 1
+    return n_bad
+
+
+@jit(parallel=True)
 def scan_binary(x):
     """Count non-finite values and finite values other than 0 and 1 in one pass."""
     n_bad = 0
