@@ -33,7 +33,7 @@ import os
 import numpy as np
 from randomgen import AESCounter
 
-__all__ = ["WordSource", "resolve_rng", "BLOCK_RECORDS", "BLOCK_WORDS"]
+__all__ = ["WordSource", "resolve_rng", "child_rng", "BLOCK_RECORDS", "BLOCK_WORDS"]
 
 #: Records randomized per kernel launch: words for one block are drawn, then the block is randomized.
 #: Keeps memory bounded (a few MB of words) for inputs of any size.
@@ -110,3 +110,34 @@ def resolve_rng(rng):
                         "pass numpy.random.default_rng(seed) or an int seed")
     raise TypeError("rng must be None, an int seed, a numpy SeedSequence or a numpy Generator; "
                     f"got {type(rng).__name__}")
+
+
+def child_rng(rng, *key):
+    """The ``rng`` of an independent sub-stream numbered ``key`` (a column, a partition, ...).
+
+    ``None`` stays ``None``: every sub-stream is then secure, keyed afresh from the operating system.
+    Otherwise the result is a :class:`numpy.random.SeedSequence` whose spawn key extends the parent's by
+    ``key`` (non-negative ints), so the same seed and key always give the same stream, on any machine and
+    under any scheduler, and different keys give independent streams (NumPy's spawning scheme). A
+    :class:`numpy.random.Generator` parent contributes 128 bits drawn from it as the entropy (so it advances,
+    as a Generator does on every use).
+
+    >>> child_rng(7, 2).spawn_key
+    (2,)
+    >>> child_rng(None, 2) is None
+    True
+    """
+    for k in key:
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral) or int(k) < 0:
+            raise ValueError(f"sub-stream keys must be non-negative ints; got {k!r}")
+    key = tuple(int(k) for k in key)
+    if rng is None:
+        return None
+    resolve_rng(rng)  # the same TypeError/ValueError as everywhere else, before anything is drawn
+    if isinstance(rng, np.random.Generator):
+        entropy = [int(w) for w in rng.bit_generator.random_raw(2)]
+        return np.random.SeedSequence(entropy, spawn_key=key)
+    if isinstance(rng, np.random.SeedSequence):
+        return np.random.SeedSequence(rng.entropy, spawn_key=tuple(rng.spawn_key) + key,
+                                      pool_size=rng.pool_size)
+    return np.random.SeedSequence(int(rng), spawn_key=key)

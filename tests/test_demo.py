@@ -1,16 +1,16 @@
-"""The command line: ``python -m ldpnum demo`` runs end to end; user mistakes give one line and exit 2."""
+"""The demo: `python -m ldpnum demo` runs end to end on the embedded flights data."""
 
 import io
 import subprocess
 import sys
 
-from ldpnum import cli
+from ldpnum import demo
 
 
 def test_demo_distribution_prints_and_plots(tmp_path):
     out = io.StringIO()
     path = tmp_path / "plot.png"
-    assert cli.demo_distribution(out, rng=0, plot_path=str(path)) == 0
+    assert demo.demo_distribution(out, rng=0, plot_path=str(path)) == 0
     text = out.getvalue()
     assert "W1 =" in text and "quantile 0.5" in text and "converged = True" in text
     assert path.exists() and path.stat().st_size > 10_000
@@ -18,7 +18,7 @@ def test_demo_distribution_prints_and_plots(tmp_path):
 
 def test_mean_demo_table():
     out = io.StringIO()
-    assert cli.demo(out, epsilons=(1.0,), rng=0) == 0
+    assert demo.demo(out, epsilons=(1.0,), rng=0) == 0
     lines = out.getvalue().splitlines()
     assert sum(line.startswith(("StochasticRounding", "Duchi", "Piecewise", "Hybrid", "Laplace")) for line in lines) == 5
 
