@@ -21,8 +21,13 @@ One run measures, on this machine:
    peers' frequency oracles and ldp-hierarchical-mechanism (``run_peers.py --suite frequency,hierarchical``,
    each measurement capped at ``FREQ_PEER_SECONDS`` per run), with the ratio ours / fastest peer.
 
+7. the pandas accessor's overhead over direct mechanism calls (section ``accessor``, ``bench/accessor.py``), the
+   command line's streaming estimate over a 1e7-row Parquet file with its peak memory (``cli``,
+   ``bench/cli_stream.py``), and Dask scaling on 1 and 2 workers (``scaling``, ``bench/scaling.py``); each of these
+   scripts also runs alone.
+
 Medians of ``--repeats`` runs (default 3). ``--only SECTIONS`` (comma list of rng, compile, mean, accuracy,
-distribution, peers, frequency) runs some sections alone. Writes ``bench/results/bench-<timestamp>.json`` and
+distribution, peers, frequency, accessor, cli, scaling) runs some sections alone. Writes ``bench/results/bench-<timestamp>.json`` and
 ``bench/results/latest.md`` (a partial run: ``latest-<sections>.md``), and prints the markdown.
 """
 
@@ -583,14 +588,39 @@ def markdown(res):
                   "non-cryptographic generators)."]
     if "frequency" in res:
         lines += [""] + markdown_frequency(res["frequency"], res["repeats"])
+    for name in EXTERNAL_SECTIONS:
+        if name in res:
+            lines += ["", res[name]["markdown"].rstrip()]
     return "\n".join(lines) + "\n"
 
 
-SECTIONS = ("rng", "compile", "mean", "accuracy", "distribution", "peers", "frequency")
+#: Sections implemented in their own scripts (bench/<module>.py, each runnable alone): a ``run()`` returning
+#: ``(records, markdown)``.
+EXTERNAL_SECTIONS = {"accessor": "accessor", "cli": "cli_stream", "scaling": "scaling"}
+
+
+def external_section(name, repeats):
+    """Run bench/<module>.py's ``run`` for section ``name``; an error is recorded, not raised."""
+    import importlib
+    import inspect
+
+    module = importlib.import_module(EXTERNAL_SECTIONS[name])
+    kwargs = {"repeats": repeats} if "repeats" in inspect.signature(module.run).parameters else {}
+    t0 = time.perf_counter()
+    try:
+        records, md = module.run(**kwargs)
+    except Exception as exc:  # one broken section must not lose the others' figures
+        records, md = [], f"## {name}\n\nfailed: {exc!r}\n"
+    return {"records": records, "markdown": md, "seconds": time.perf_counter() - t0}
+
+
+SECTIONS = ("rng", "compile", "mean", "accuracy", "distribution", "peers", "frequency", "accessor", "cli", "scaling")
 SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times", "mean": "mean-oracle throughput",
                 "accuracy": "mean-estimate MSE", "distribution": "Square Wave EM/EMS",
                 "peers": "peers on randomized response", "frequency": "frequency oracles, hierarchical histogram, "
-                "range-query MAE and their peers"}
+                "range-query MAE and their peers", "accessor": "pandas accessor overhead (bench/accessor.py)",
+                "cli": "command-line streaming estimate (bench/cli_stream.py)",
+                "scaling": "Dask scaling, 1 and 2 workers (bench/scaling.py)"}
 
 
 def word_limits(res):
@@ -657,6 +687,10 @@ def main(argv=None):
         t0 = time.perf_counter()
         res["frequency"] = frequency_section(ns, args.repeats, not args.no_peers, word_limits(res)["secure"])
         res["frequency"]["seconds"] = time.perf_counter() - t0
+    for name in EXTERNAL_SECTIONS:
+        if name in sections:
+            print(f"{name} ...", flush=True)
+            res[name] = external_section(name, args.repeats)
 
     out = HERE / "results"
     out.mkdir(exist_ok=True)
