@@ -604,10 +604,10 @@ def external_section(name, repeats):
     import importlib
     import inspect
 
-    module = importlib.import_module(EXTERNAL_SECTIONS[name])
-    kwargs = {"repeats": repeats} if "repeats" in inspect.signature(module.run).parameters else {}
     t0 = time.perf_counter()
     try:
+        module = importlib.import_module(EXTERNAL_SECTIONS[name])
+        kwargs = {"repeats": repeats} if "repeats" in inspect.signature(module.run).parameters else {}
         records, md = module.run(**kwargs)
     except Exception as exc:  # one broken section must not lose the others' figures
         records, md = [], f"## {name}\n\nfailed: {exc!r}\n"
