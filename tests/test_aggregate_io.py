@@ -1,0 +1,222 @@
+"""Aggregates travel: bytes and long-form frames round-trip exactly; merging is a commutative monoid (R4)."""
+
+import struct
+import zlib
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ldpnum as ldp
+from ldpnum import Aggregate, Spec
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+SPECS = [Spec("demo", 1.0, 1), Spec("demo", 0.5, 7, (("bounds", (0.0, 1.0)),)), Spec("demo", 2.0, 64),
+         ldp.SquareWave(1.0, (0, 1)).spec]
+
+
+@st.composite
+def aggregates(draw, spec=None, per_report=None):
+    """An aggregate of one of SPECS: counts mostly zero (sparse form) or dense, any magnitudes."""
+    spec = draw(st.sampled_from(SPECS)) if spec is None else spec
+    n = spec.n_cells
+    density = draw(st.sampled_from([0.0, 0.05, 0.5, 1.0]))
+    big = draw(st.booleans())
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, 2**40 if big else 50, n) * (rng.random(n) < density)
+    if per_report is None:
+        per_report = draw(st.booleans())
+    n_reports = int(rng.integers(0, 2**20)) if per_report else None
+    return Aggregate(counts, spec, n_reports)
+
+
+@st.composite
+def same_spec_aggregates(draw, min_size=1, max_size=6):
+    spec = draw(st.sampled_from(SPECS))
+    per_report = draw(st.booleans())
+    return draw(st.lists(aggregates(spec, per_report), min_size=min_size, max_size=max_size))
+
+
+def _same(a, b):
+    """Equal and of the same kind (per-report counts or not)."""
+    return a == b and (a._n_reports is None) == (b._n_reports is None)
+
+
+# -- round trips --------------------------------------------------------------------------------------------
+@SETTINGS
+@given(aggregates())
+def test_bytes_round_trip_is_exact(a):
+    b = a.to_bytes()
+    assert isinstance(b, bytes) and b[:4] == b"LDPA"
+    back = Aggregate.from_bytes(b)
+    assert _same(back, a)
+    assert Aggregate.from_bytes(bytearray(b)) == a == Aggregate.from_bytes(memoryview(b))
+    assert back.to_bytes() == b  # canonical
+    header = 16 + len(a.spec.to_json()) + (8 if a._n_reports is not None else 0)
+    assert len(b) <= header + 8 * a.spec.n_cells
+
+
+@SETTINGS
+@given(aggregates())
+def test_frame_round_trip_is_exact(a):
+    df = a.to_frame()
+    assert list(df.columns) == ["key", "count"]
+    assert df["key"].dtype == np.int64 and df["count"].dtype == np.int64
+    assert (df.loc[df["key"] >= 0, "count"] > 0).all()  # zero counts dropped
+    assert _same(Aggregate.from_frame(df), a)
+    plain = pd.DataFrame({"key": df["key"].to_numpy(), "count": df["count"].to_numpy()})  # attrs lost
+    assert _same(Aggregate.from_frame(plain, spec=a.spec), a)
+
+
+@SETTINGS
+@given(same_spec_aggregates(min_size=1, max_size=5))
+def test_concatenated_frames_are_the_merge(parts):
+    cat = pd.concat([p.to_frame() for p in parts], ignore_index=True)
+    assert _same(Aggregate.from_frame(cat, spec=parts[0].spec), Aggregate.merge(parts))
+    grouped = cat.groupby("key", as_index=False)["count"].sum()  # what an SQL GROUP BY gives
+    assert _same(Aggregate.from_frame(grouped, spec=parts[0].spec), Aggregate.merge(parts))
+
+
+# -- the monoid ---------------------------------------------------------------------------------------------
+@SETTINGS
+@given(same_spec_aggregates(min_size=3, max_size=3))
+def test_merge_is_associative_and_commutative(parts):
+    a, b, c = parts
+    assert _same((a + b) + c, a + (b + c))
+    assert _same(a + b, b + a)
+    empty = Aggregate.empty(a.spec, per_report_counts=a._n_reports is not None)
+    assert _same(a + empty, a) and _same(empty + a, a)
+
+
+@SETTINGS
+@given(same_spec_aggregates(min_size=1, max_size=8), st.data())
+def test_any_grouping_of_partitions_merges_to_the_same_aggregate(parts, data):
+    whole = Aggregate.merge(parts)
+    order = data.draw(st.permutations(range(len(parts))))
+    shuffled = [parts[i] for i in order]
+    cuts = sorted(data.draw(st.sets(st.integers(1, max(1, len(parts) - 1)), max_size=len(parts))))
+    groups = [shuffled[i:j] for i, j in zip([0] + cuts, cuts + [len(parts)]) if shuffled[i:j]]
+    partial = [Aggregate.from_bytes(Aggregate.merge(g).to_bytes()) for g in groups]  # travel in between
+    assert _same(Aggregate.merge(partial), whole)
+    assert whole.counts.sum() == sum(int(p.counts.sum()) for p in parts)
+
+
+def test_real_aggregates_round_trip():
+    x = np.random.default_rng(0).beta(5, 2, 2000)
+    cases = [ldp.SquareWave(1.0, (0, 1)), ldp.Piecewise(2.0, (0, 1)), ldp.HierarchicalHistogram(1.0, (0, 1))]
+    for m in cases:
+        a = m.aggregate(m.privatize(x, rng=1))
+        assert _same(Aggregate.from_bytes(a.to_bytes()), a)
+        assert _same(Aggregate.from_frame(a.to_frame()), a)
+    sue = ldp.SUE(1.0, k=5)
+    a = sue.aggregate(sue.privatize(np.arange(1000) % 5, rng=2))
+    assert a._n_reports == 1000
+    assert _same(Aggregate.from_bytes(a.to_bytes()), a) and _same(Aggregate.from_frame(a.to_frame()), a)
+    assert sue.estimate_frequencies(Aggregate.from_bytes(a.to_bytes())) == sue.estimate_frequencies(a)
+
+
+def test_dense_form_size_for_1024_cells():
+    m = ldp.SquareWave(1.0, (0, 1))
+    a = m.aggregate(m.privatize(np.random.default_rng(0).random(100_000), rng=0))
+    b = a.to_bytes()
+    assert m.n_cells == 1024 and np.all(a.counts > 0)
+    assert len(b) == 16 + len(m.spec.to_json()) + 8 * 1024 < 8192 + 512
+    assert b[5] == 0  # dense
+    small = m.aggregate(m.privatize([0.5] * 3, rng=0)).to_bytes()
+    assert small[5] == 2 and len(small) < 300  # sparse: 3 reports, a few cells
+
+
+def test_parquet_round_trip_of_the_long_form(tmp_path):
+    pytest.importorskip("pyarrow")
+    a = Aggregate(np.array([0, 3, 0, 9, 1]), Spec("demo", 1.0, 5), 11)
+    a.to_frame().to_parquet(tmp_path / "agg.parquet")
+    assert _same(Aggregate.from_frame(pd.read_parquet(tmp_path / "agg.parquet")), a)
+
+
+# -- bad input ----------------------------------------------------------------------------------------------
+@SETTINGS
+@given(aggregates(), st.data())
+def test_any_truncation_or_byte_flip_is_refused(a, data):
+    b = a.to_bytes()
+    cut = data.draw(st.integers(0, len(b) - 1))
+    with pytest.raises(ValueError):
+        Aggregate.from_bytes(b[:cut])
+    i = data.draw(st.integers(0, len(b) - 1))
+    flip = data.draw(st.integers(1, 255))
+    bad = bytearray(b)
+    bad[i] ^= flip
+    with pytest.raises(ValueError):
+        Aggregate.from_bytes(bytes(bad))
+    with pytest.raises(ValueError):
+        Aggregate.from_bytes(b + b"\x00")
+
+
+def _forge(body):
+    """A payload with a valid checksum, to reach the checks behind it."""
+    return body + struct.pack("<I", zlib.crc32(body))
+
+
+def test_forged_payloads_are_refused():
+    spec = Spec("demo", 1.0, 4)
+    sj = spec.to_json().encode()
+    head = lambda flags, version=1, n=len(sj): b"LDPA" + struct.pack("<BBHI", version, flags, 0, n)  # noqa: E731
+    dense = np.array([1, 2, 3, 4], "<i8").tobytes()
+    assert Aggregate.from_bytes(_forge(head(0) + sj + dense)).counts.tolist() == [1, 2, 3, 4]
+    with pytest.raises(ValueError, match="format version 2"):
+        Aggregate.from_bytes(_forge(head(0, version=2) + sj + dense))
+    with pytest.raises(ValueError, match="unknown flags"):
+        Aggregate.from_bytes(_forge(head(4) + sj + dense))
+    with pytest.raises(ValueError, match="invalid spec"):
+        Aggregate.from_bytes(_forge(head(0, n=5) + b"nope!" + dense))
+    with pytest.raises(ValueError, match="truncated"):
+        Aggregate.from_bytes(_forge(head(0, n=10_000) + sj + dense))
+    with pytest.raises(ValueError, match="4 counts need 32 bytes"):
+        Aggregate.from_bytes(_forge(head(0) + sj + dense[:-8]))
+    with pytest.raises(ValueError, match="non-negative"):
+        Aggregate.from_bytes(_forge(head(0) + sj + np.array([1, -2, 3, 4], "<i8").tobytes()))
+    with pytest.raises(ValueError, match="negative n_reports"):
+        Aggregate.from_bytes(_forge(head(1) + sj + struct.pack("<q", -1) + dense))
+    sparse = lambda idx, vals: (struct.pack("<I", len(idx)) + np.array(idx, "<u4").tobytes()  # noqa: E731
+                                + np.array(vals, "<i8").tobytes())
+    assert Aggregate.from_bytes(_forge(head(2) + sj + sparse([1, 3], [5, 6]))).counts.tolist() == [0, 5, 0, 6]
+    for idx, vals in [([3, 1], [5, 6]), ([1, 1], [5, 6]), ([1, 4], [5, 6]), ([1, 3], [5, 0])]:
+        with pytest.raises(ValueError, match="strictly increasing"):
+            Aggregate.from_bytes(_forge(head(2) + sj + sparse(idx, vals)))
+    with pytest.raises(ValueError, match="not a serialized"):
+        Aggregate.from_bytes(b"PK\x03\x04" + bytes(20))
+    with pytest.raises(TypeError):
+        Aggregate.from_bytes("LDPA")
+    with pytest.raises(TypeError):
+        Aggregate.from_bytes(np.zeros(20, np.uint8))
+
+
+def test_from_frame_refuses_bad_frames():
+    spec = Spec("demo", 1.0, 4)
+    ok = pd.DataFrame({"key": [0, 3], "count": [1, 2]})
+    assert Aggregate.from_frame(ok, spec).counts.tolist() == [1, 0, 0, 2]
+    with pytest.raises(ValueError, match="no ldpnum spec"):
+        Aggregate.from_frame(ok)
+    with pytest.raises(TypeError):
+        Aggregate.from_frame(ok.to_dict(), spec)
+    with pytest.raises(TypeError):
+        Aggregate.from_frame(ok, spec.to_dict())
+    with pytest.raises(ValueError, match="missing \\['count'\\]"):
+        Aggregate.from_frame(ok[["key"]], spec)
+    with pytest.raises(ValueError, match="1 value\\(s\\) outside -1..3, first at row 1 \\(4\\)"):
+        Aggregate.from_frame(pd.DataFrame({"key": [0, 4], "count": [1, 2]}), spec)
+    with pytest.raises(ValueError, match="1 negative value\\(s\\), first at row 0"):
+        Aggregate.from_frame(pd.DataFrame({"key": [0, 1], "count": [-1, 2]}), spec)
+    with pytest.raises(TypeError, match="integers"):
+        Aggregate.from_frame(pd.DataFrame({"key": [0.0, 1.0], "count": [1, 2]}), spec)
+    with pytest.raises(ValueError, match="missing value"):
+        Aggregate.from_frame(pd.DataFrame({"key": pd.array([0, None], dtype="Int64"), "count": [1, 2]}), spec)
+    recorded = Aggregate(np.ones(4), spec).to_frame()
+    with pytest.raises(ldp.SpecMismatchError):
+        Aggregate.from_frame(recorded, Spec("demo", 2.0, 4))
+    assert Aggregate.from_frame(recorded, spec) == Aggregate(np.ones(4), spec)
+    nullable = pd.DataFrame({"key": pd.array([0, 2], dtype="Int64"), "count": pd.array([1, 2], dtype="UInt32")})
+    assert Aggregate.from_frame(nullable, spec).counts.tolist() == [1, 0, 2, 0]
