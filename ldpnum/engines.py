@@ -1,0 +1,354 @@
+"""Engine-neutral partition functions: privatize and aggregate one pandas partition, merge the results.
+
+A distributed engine (Dask, Spark, a ``multiprocessing`` pool, ...) splits the data into partitions and runs
+a function on each; ldpnum needs only two such functions and one merge, because an :class:`~ldpnum.Aggregate`
+is a mergeable sufficient statistic (DESIGN.md R4)::
+
+    partition i ──partition_privatize(seed, i)──> report columns ──partition_aggregate──> one small frame
+                                                                                           │ (to_bytes or
+    driver: combine(frames) -> Aggregate -> mechanism.estimate_*(...)            <─────────┘  long form)
+
+Reproducibility. Partition ``i`` draws from ``child_rng(seed, i)`` (:func:`ldpnum._random.child_rng`), so a
+seeded run gives the same reports whatever the engine, scheduler, worker count or task order, and equals
+``privatize_frame(partition_i, ..., rng=child_rng(seed, i))`` run with pandas. ``seed=None`` (a real
+collection) keys every partition's stream afresh from the operating system.
+
+What moves. A partition's aggregate is ``Aggregate.to_bytes()``: a header of about 200 bytes plus at most
+``8 × n_cells`` bytes (8 KB for 1024 cells), or the long form ``(key, count)`` with one row per non-zero
+cell. Reports never leave the partition that produced them.
+
+Why module-level functions. Engines ship the function to run on each partition by pickling it. These
+functions are pickled *by reference* (module and name): a worker imports ldpnum and uses the compiled
+kernels from Numba's on-disk cache (``cache=True``). A jitted dispatcher passed directly would be pickled by
+value and recompiled on every worker (seconds each). Where the package directory is read-only, point
+``NUMBA_CACHE_DIR`` at a writable directory on every worker.
+
+Examples
+--------
+>>> import numpy as np, pandas as pd, ldpnum as ldp
+>>> from ldpnum.engines import partition_aggregate, combine
+>>> m = ldp.SquareWave(epsilon=1.0, bounds=(0, 1))
+>>> parts = [pd.DataFrame({"r": m.privatize(np.full(100, 0.5), rng=i).codes}) for i in range(3)]
+>>> frames = [next(partition_aggregate([p], "r", m.spec)) for p in parts]   # on the workers
+>>> agg = combine(frames)                                                      # on the driver
+>>> agg.n_reports
+300
+"""
+
+import numbers
+
+import numpy as np
+
+from ._core import Aggregate, Reports, Spec, check_spec
+from ._random import child_rng
+
+__all__ = ["partition_privatize", "partition_aggregate", "merge_aggregates", "combine", "aggregate_frame",
+           "tree_merge", "BYTES_COLUMN"]
+
+#: Column of the one-row frame holding a serialized aggregate (Spark schema ``"aggregate binary"``).
+BYTES_COLUMN = "aggregate"
+
+_OUTPUTS = ("bytes", "long")
+
+
+def _check_seed(seed):
+    if seed is None or isinstance(seed, np.random.SeedSequence):
+        return seed
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
+        hint = (" (a Generator cannot be shared by partitions on several machines; pass an int seed or "
+                "ldpnum._random.child_rng(generator))" if isinstance(seed, np.random.Generator) else "")
+        raise TypeError(f"seed must be None, a non-negative int or a numpy SeedSequence; "
+                        f"got {type(seed).__name__}{hint}")
+    if int(seed) < 0:
+        raise ValueError(f"seed must be non-negative; got {int(seed)}")
+    return int(seed)
+
+
+def _check_index(partition_index):
+    if isinstance(partition_index, (bool, np.bool_)) or not isinstance(partition_index, numbers.Integral):
+        raise TypeError(f"partition_index must be an int; got {type(partition_index).__name__}")
+    if int(partition_index) < 0:
+        raise ValueError(f"partition_index must be non-negative; got {int(partition_index)}")
+    return int(partition_index)
+
+
+def _check_output(output):
+    if output not in _OUTPUTS:
+        raise ValueError(f"output must be one of {_OUTPUTS}; got {output!r}")
+
+
+def partition_privatize(df, mechanisms, *, seed, partition_index, strategy="all-columns", nan_policy="raise"):
+    """Privatize one partition of a table, drawing from the partition's own stream.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One partition.
+    mechanisms : dict
+        Column name -> mechanism, as for :func:`ldpnum.pandas.privatize_frame`.
+    seed : None, int or numpy.random.SeedSequence
+        ``None``: secure randomness (a real collection). Otherwise the run's seed; the partition draws from
+        ``child_rng(seed, partition_index)``.
+    partition_index : int
+        The partition's number (0, 1, ...): the same number must always denote the same rows.
+    strategy, nan_policy
+        As for :func:`ldpnum.pandas.privatize_frame`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The report columns, their specs in ``attrs`` (:mod:`ldpnum._frame`).
+
+    Notes
+    -----
+    Each person's report is ε-LDP exactly as with :func:`ldpnum.pandas.privatize_frame`; partitioning
+    changes only which stream the words come from. Everything is validated before the first draw.
+
+    Examples
+    --------
+    >>> import pandas as pd, ldpnum as ldp
+    >>> from ldpnum.engines import partition_privatize
+    >>> m = ldp.SquareWave(epsilon=1.0, bounds=(0, 1))
+    >>> out = partition_privatize(pd.DataFrame({"x": [0.2, 0.9]}), {"x": m}, seed=7, partition_index=3)
+    >>> out["x"].dtype
+    dtype('uint16')
+    """
+    seed = _check_seed(seed)
+    partition_index = _check_index(partition_index)
+    from .pandas import privatize_frame
+
+    return privatize_frame(df, mechanisms, rng=child_rng(seed, partition_index), strategy=strategy,
+                           nan_policy=nan_policy)
+
+
+def _reports_of(s, spec):
+    try:
+        from .pandas import reports_of
+    except ImportError:  # report columns hold plain integer codes
+        from ._frame import spec_for
+
+        return Reports(s.to_numpy(), spec_for(s, s.name, spec))
+    return reports_of(s, spec)
+
+
+def aggregate_frame(df, column, spec=None):
+    """The :class:`~ldpnum.Aggregate` of report column ``column`` of one pandas DataFrame.
+
+    ``spec`` is read from the frame's ``attrs`` when not given (and must match when both exist).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, ldpnum as ldp
+    >>> from ldpnum.engines import aggregate_frame
+    >>> m = ldp.SquareWave(epsilon=1.0, bounds=(0, 1))
+    >>> df = pd.DataFrame({"r": m.privatize(np.full(10, 0.5), rng=0).codes})
+    >>> aggregate_frame(df, "r", m.spec).n_reports
+    10
+    """
+    from .mechanisms import from_spec
+
+    if column not in df.columns:
+        raise ValueError(f"column {column!r} is not in the frame (columns: {list(df.columns)})")
+    reports = _reports_of(df[column], spec)
+    return from_spec(reports.spec).aggregate(reports)
+
+
+def _emit(agg, output):
+    import pandas as pd
+
+    if output == "long":
+        return agg.to_frame()
+    return pd.DataFrame({BYTES_COLUMN: [agg.to_bytes()]})
+
+
+def _empty_output(output):
+    import pandas as pd
+
+    if output == "long":
+        return pd.DataFrame({"key": np.array([], np.int64), "count": np.array([], np.int64)})
+    return pd.DataFrame({BYTES_COLUMN: pd.Series([], dtype=object)})
+
+
+def partition_aggregate(batches, column, spec=None, *, output="bytes"):
+    """Aggregate report column ``column`` over an iterable of pandas DataFrames; yield ONE small frame.
+
+    The shape of Spark's ``mapInPandas``: ``batches`` is the partition's iterator of Arrow batches as pandas
+    frames, and the function is a generator. Memory stays bounded by one batch.
+
+    Parameters
+    ----------
+    batches : iterable of pandas.DataFrame
+    column : str
+        The report column.
+    spec : Spec, optional
+        The column's spec. Required by engines that drop pandas ``attrs`` (Spark); otherwise read from each
+        batch's ``attrs`` (and must match when both exist).
+    output : {"bytes", "long"}, default "bytes"
+        ``"bytes"``: one row, column ``"aggregate"`` holding :meth:`Aggregate.to_bytes` (Spark schema
+        ``"aggregate binary"``). ``"long"``: :meth:`Aggregate.to_frame`, one row per non-zero cell (schema
+        ``"key long, count long"``), which an SQL ``GROUP BY key`` merges.
+
+    Yields
+    ------
+    pandas.DataFrame
+        Exactly one frame. A partition without batches yields the empty aggregate (or, with no ``spec``
+        to build it from, a frame with no rows, which :func:`combine` skips).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, ldpnum as ldp
+    >>> from ldpnum.engines import partition_aggregate
+    >>> m = ldp.SquareWave(epsilon=1.0, bounds=(0, 1))
+    >>> batches = (pd.DataFrame({"r": m.privatize(np.full(5, 0.1), rng=i).codes}) for i in range(4))
+    >>> out = next(partition_aggregate(batches, "r", m.spec, output="long"))
+    >>> int(out["count"].sum())
+    20
+    """
+    _check_output(output)
+    if spec is not None and not isinstance(spec, Spec):
+        raise TypeError(f"spec must be a Spec; got {type(spec).__name__}")
+    total = None
+    for batch in batches:
+        agg = aggregate_frame(batch, column, spec)
+        total = agg if total is None else total + agg
+    if total is None:
+        if spec is None:
+            yield _empty_output(output)
+            return
+        from .mechanisms import from_spec
+
+        total = from_spec(spec).empty_aggregate()
+    yield _emit(total, output)
+
+
+def _items(obj):
+    """Flatten what combine accepts into Aggregates, bytes and frames."""
+    import pandas as pd
+
+    if isinstance(obj, (Aggregate, bytes, bytearray, memoryview, pd.DataFrame)):
+        yield obj
+        return
+    if isinstance(obj, str) or not hasattr(obj, "__iter__"):
+        raise TypeError("expected an Aggregate, serialized bytes, a pandas DataFrame or an iterable of them; "
+                        f"got {type(obj).__name__}")
+    for item in obj:
+        if isinstance(item, tuple) and len(item) == 1:  # a one-field row (e.g. Spark's Row(aggregate=...))
+            item = item[0]
+        if isinstance(item, (Aggregate, bytes, bytearray, memoryview, pd.DataFrame)):
+            yield item
+        else:
+            yield from _items(item)
+
+
+def _frame_aggregates(df, spec):
+    if BYTES_COLUMN in df.columns:
+        for b in df[BYTES_COLUMN]:
+            yield Aggregate.from_bytes(b)
+    elif {"key", "count"} <= set(df.columns):
+        if len(df) or df.attrs:
+            yield Aggregate.from_frame(df, spec)
+    else:
+        raise ValueError(f"a frame of aggregates has a column {BYTES_COLUMN!r} (serialized) or columns "
+                         f"'key' and 'count' (long form); got {list(df.columns)}")
+
+
+def combine(items, spec=None):
+    """Merge partition results into one :class:`~ldpnum.Aggregate` (on the driver).
+
+    Parameters
+    ----------
+    items : Aggregate, bytes, pandas.DataFrame, or an iterable of them
+        What the partitions produced: serialized aggregates, frames of :func:`partition_aggregate` (either
+        form; a concatenation of them works too), rows collected from an engine, or Aggregates.
+    spec : Spec, optional
+        The expected spec: every part must have it (:class:`~ldpnum.SpecMismatchError` otherwise). Needed
+        for long-form frames whose ``attrs`` were dropped, and to return an empty aggregate when there is
+        no part at all.
+
+    Returns
+    -------
+    Aggregate
+
+    Notes
+    -----
+    Merging adds int64 counts, so the result is the same in any order or grouping: it equals the aggregate
+    of all reports in one place.
+
+    Examples
+    --------
+    >>> import numpy as np, ldpnum as ldp
+    >>> from ldpnum.engines import combine
+    >>> m = ldp.SquareWave(epsilon=1.0, bounds=(0, 1))
+    >>> parts = [m.aggregate(m.privatize(np.full(10, 0.5), rng=i)).to_bytes() for i in range(3)]
+    >>> combine(parts).n_reports
+    30
+    """
+    if spec is not None and not isinstance(spec, Spec):
+        raise TypeError(f"spec must be a Spec; got {type(spec).__name__}")
+    import pandas as pd
+
+    aggs = []
+    for item in _items(items):
+        if isinstance(item, Aggregate):
+            aggs.append(item)
+        elif isinstance(item, pd.DataFrame):
+            aggs.extend(_frame_aggregates(item, spec))
+        else:
+            aggs.append(Aggregate.from_bytes(item))
+    if spec is not None:
+        for a in aggs:
+            check_spec(spec, a.spec, "aggregates")
+    if not aggs:
+        if spec is None:
+            raise ValueError("combine: no aggregates (pass spec= to get the empty aggregate)")
+        from .mechanisms import from_spec
+
+        return from_spec(spec).empty_aggregate()
+    return tree_merge(aggs)
+
+
+def merge_aggregates(batches, spec=None, *, output="bytes"):
+    """Merge frames of :func:`partition_aggregate` into one frame of the same kind (a generator).
+
+    For a second ``mapInPandas`` stage (e.g. after ``coalesce``) that merges on the workers, so that the
+    driver collects a handful of rows. ``batches``, ``spec`` are as in :func:`combine`; ``output`` as in
+    :func:`partition_aggregate`. Yields exactly one frame.
+
+    Examples
+    --------
+    >>> import numpy as np, ldpnum as ldp
+    >>> from ldpnum.engines import partition_aggregate, merge_aggregates, combine
+    >>> m = ldp.SquareWave(epsilon=1.0, bounds=(0, 1))
+    >>> import pandas as pd
+    >>> frames = [next(partition_aggregate([pd.DataFrame({"r": m.privatize([0.5], rng=i).codes})], "r", m.spec))
+    ...           for i in range(5)]
+    >>> combine(merge_aggregates(iter(frames))).n_reports
+    5
+    """
+    _check_output(output)
+    batches = list(batches)
+    has_parts = any(len(b) for b in batches)
+    if not has_parts and spec is None:
+        yield _empty_output(output)
+        return
+    yield _emit(combine(batches, spec), output)
+
+
+def tree_merge(aggregates):
+    """Merge a list of aggregates pairwise, as a balanced binary tree (the same result as any order).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpnum import Aggregate, Spec
+    >>> from ldpnum.engines import tree_merge
+    >>> spec = Spec("demo", 1.0, 2)
+    >>> tree_merge([Aggregate([i, 1], spec) for i in range(5)]).counts
+    array([10,  5])
+    """
+    level = list(aggregates)
+    if not level:
+        raise ValueError("tree_merge needs at least one Aggregate")
+    while len(level) > 1:
+        level = [level[i] + level[i + 1] if i + 1 < len(level) else level[i] for i in range(0, len(level), 2)]
+    return level[0]
