@@ -1,36 +1,1015 @@
-"""Command line of ldpnum: ``python -m ldpnum demo``.
+"""Command line of ldpnum: ``ldpnum privatize``, ``ldpnum estimate`` and ``ldpnum demo``.
 
-The demo reconstructs the distribution of the embedded flights' departure times under Square Wave + EMS,
-then compares every mean oracle on their distances.
+Both file commands stream: the input is read in batches of ``--batch-size`` rows and never held whole, so
+files larger than memory work.
 
-Errors caused by the user print one line and exit with status 2, without a traceback.
+``ldpnum privatize IN OUT --column C --mechanism sw --epsilon 1 --bounds LO HI [--rng N]``
+    Reads CSV (``.csv``, ``.tsv``, optionally ``.gz``/``.bz2``/``.zst``) or Parquet (``.parquet``, ``.pq``),
+    randomizes every value of each ``--column`` with the mechanism, and writes a Parquet file holding one
+    column of integer report codes per privatized column, named like the input column, with the mechanism's
+    spec in the file's metadata (exactly where ``DataFrame.to_parquet`` puts ``attrs``, so
+    ``pandas.read_parquet(OUT)`` gives report columns that the ``.ldp`` accessor reads). Other input columns
+    are not copied, unless named with ``--keep`` (copied unchanged: only for public columns).
+    Every row reports every privatized column, so a row spends the **sum** of the columns' ε (sequential
+    composition); it is printed and recorded in the file.
+
+``ldpnum estimate REPORTS --column C [--what mean|distribution|quantiles|range]``
+    Reads the spec of column C from the Parquet metadata, streams the codes into a mergeable
+    :class:`~ldpnum.Aggregate` (exact integer counts, so the result is identical to estimating from all
+    reports in memory), estimates once and prints the result; ``--plot out.png`` draws the estimated
+    distribution.
+
+Errors caused by the user (missing or malformed file, unknown column, no spec, spec mismatch, bad ε or
+bounds, unknown mechanism, missing values) print one line ``ldpnum: error: ...`` and exit with status 2,
+without a traceback; so do usage errors. Set the environment variable ``LDPNUM_DEBUG=1`` to see the
+traceback instead.
+
+Randomness: without ``--rng`` reports are drawn from the secure source (a real collection). ``--rng N``
+is a reproducible simulation: privatized column ``i`` (in the order of the ``--column`` options) draws
+from the sub-stream ``ldpnum._random.child_rng(N, i)``, one generator shared by all batches, so the output
+does not depend on ``--batch-size``.
 """
 
 import argparse
+import json
+import math
+import os
 import sys
+import warnings
 
-__all__ = ["main"]
+__all__ = ["main", "main_exit", "privatize_file", "aggregate_file", "make_mechanism", "MECHANISM_ALIASES"]
+
+#: Rows read, randomized and written per step (about 2 MB of uint16 codes per column).
+DEFAULT_BATCH_SIZE = 1 << 20
+
+#: Short names accepted by ``--mechanism`` (a mechanism's own spec name and class name work too).
+MECHANISM_ALIASES = {
+    "sw": "square_wave", "gw": "general_wave", "piecewise": "piecewise", "pm": "piecewise", "duchi": "duchi",
+    "sr": "stochastic_rounding", "hybrid": "hybrid", "hm": "hybrid", "laplace": "laplace",
+    "hh": "hierarchical_histogram",
+}
+
+_CLASS_NAMES = {
+    "square_wave": "SquareWave", "general_wave": "GeneralWave", "piecewise": "Piecewise", "duchi": "Duchi",
+    "stochastic_rounding": "StochasticRounding", "hybrid": "Hybrid", "laplace": "Laplace",
+    "hierarchical_histogram": "HierarchicalHistogram",
+}
+
+_CSV_SUFFIXES = (".csv", ".tsv")
+_COMPRESSED = (".gz", ".bz2", ".zst", ".lz4")
+_PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
+
+
+class CLIError(Exception):
+    """A mistake in the command line or its input files: printed as one line, exit status 2."""
+
+
+# -- mechanisms --------------------------------------------------------------------------------------------
+
+def _mechanism_class(name):
+    import ldpnum
+
+    key = str(name).strip().lower().replace("-", "_")
+    by_class = {cls.lower(): spec for spec, cls in _CLASS_NAMES.items()}
+    spec_name = MECHANISM_ALIASES.get(key) or (key if key in _CLASS_NAMES else by_class.get(key.replace("_", "")))
+    if spec_name is None:
+        known = ", ".join(sorted(MECHANISM_ALIASES))
+        raise CLIError(f"unknown mechanism {name!r}; choose one of {known} (or a mechanism's full name, e.g. "
+                       "square_wave or SquareWave)")
+    return getattr(ldpnum, _CLASS_NAMES[spec_name])
+
+
+def make_mechanism(name, epsilon, bounds, params=None):
+    """Build a numerical mechanism from its command-line name.
+
+    Parameters
+    ----------
+    name : str
+        A short alias (``sw``, ``gw``, ``piecewise``, ``duchi``, ``sr``, ``hybrid``, ``laplace``, ``hh``), a
+        mechanism's spec name (``square_wave``, ...) or its class name (``SquareWave``), case-insensitive.
+    epsilon : float
+        Privacy parameter, validated by the mechanism (a finite number in (0, 20]).
+    bounds : (float, float)
+        Public range of the values.
+    params : dict, optional
+        Further keyword parameters of the mechanism (``n_cells``, ``shape``, ``bandwidth``, ``n_leaves``,
+        ``branching``, ``oracle``).
+
+    Returns
+    -------
+    ldpnum.Mechanism
+
+    Examples
+    --------
+    >>> make_mechanism("sw", 1.0, (0, 1440)).spec.mechanism
+    'square_wave'
+    >>> make_mechanism("HierarchicalHistogram", 2.0, (0, 1), {"n_leaves": 64}).n_leaves
+    64
+    """
+    cls = _mechanism_class(name)
+    try:
+        return cls(epsilon=epsilon, bounds=bounds, **(params or {}))
+    except TypeError as exc:
+        if "unexpected keyword" in str(exc):
+            raise CLIError(f"{cls.__name__} does not take that parameter: {exc}") from None
+        raise
+
+
+def _parse_params(items):
+    """``KEY=VALUE`` strings -> dict; values are JSON when they parse as JSON, else strings."""
+    out = {}
+    for item in items or ():
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise CLIError(f"--param must look like KEY=VALUE; got {item!r}")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        out[key.strip()] = tuple(value) if isinstance(value, list) else value
+    return out
+
+
+def _per_column(values, n_columns, option):
+    """One option value per column: given once (shared) or once per ``--column``, in order."""
+    if len(values) == 1:
+        return list(values) * n_columns
+    if len(values) != n_columns:
+        raise CLIError(f"{option} was given {len(values)} times for {n_columns} --column(s); give it once (for "
+                       "every column) or once per column, in the same order")
+    return list(values)
+
+
+# -- files -------------------------------------------------------------------------------------------------
+
+def _require_pyarrow():
+    import importlib.util
+
+    if importlib.util.find_spec("pyarrow") is None:
+        raise CLIError("reading and writing files needs pyarrow: pip install 'ldpnum[parquet]'") from None
+
+
+def _file_kind(path):
+    name = os.path.basename(str(path)).lower()
+    for comp in _COMPRESSED:
+        if name.endswith(comp):
+            name = name[: -len(comp)]
+            break
+    if name.endswith(_CSV_SUFFIXES):
+        return "csv"
+    if name.endswith(_PARQUET_SUFFIXES):
+        return "parquet"
+    raise CLIError(f"cannot tell the format of {path!r} from its extension: use .csv or .tsv (optionally "
+                   "compressed: .gz, .bz2, .zst) for CSV, .parquet or .pq for Parquet")
+
+
+def _check_exists(path):
+    if not os.path.exists(path):
+        raise CLIError(f"no such file: {path!r}")
+    if os.path.isdir(path):
+        raise CLIError(f"{path!r} is a directory, not a file")
+
+
+def _open_parquet(path):
+    import pyarrow.parquet as pq
+
+    _check_exists(path)
+    try:
+        return pq.ParquetFile(path)
+    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for a file that is not Parquet
+        raise CLIError(f"cannot read {path!r} as Parquet: {exc}") from None
+
+
+class _Source:
+    """The batches of some columns of a CSV or Parquet file, at most ``batch_size`` rows each."""
+
+    def __init__(self, path, batch_size):
+        _require_pyarrow()
+        self.path = str(path)
+        self.kind = _file_kind(self.path)
+        self.batch_size = batch_size
+        _check_exists(self.path)
+        if self.kind == "parquet":
+            self._pf = _open_parquet(self.path)
+            self.schema = self._pf.schema_arrow
+            self.num_rows = self._pf.metadata.num_rows
+        else:
+            self.schema = self._csv_reader(None).schema
+            self.num_rows = None
+
+    def _csv_reader(self, columns, numeric=()):
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+
+        name = self.path.lower()
+        delimiter = "\t" if any(name.endswith(".tsv" + c) for c in ("",) + _COMPRESSED) else ","
+        block = int(min(max(self.batch_size * 32, 1 << 20), 1 << 28))
+        convert = pcsv.ConvertOptions(include_columns=list(columns) if columns is not None else None,
+                                      column_types={c: pa.float64() for c in numeric})
+        try:
+            return pcsv.open_csv(self.path, read_options=pcsv.ReadOptions(block_size=block),
+                                 parse_options=pcsv.ParseOptions(delimiter=delimiter), convert_options=convert)
+        except Exception as exc:
+            raise CLIError(f"cannot read {self.path!r} as CSV: {_one_line(exc)}") from None
+
+    @property
+    def columns(self):
+        return list(self.schema.names)
+
+    def check_columns(self, names):
+        missing = [c for c in names if c not in self.schema.names]
+        if missing:
+            raise CLIError(f"{self.path!r} has no column {missing[0]!r} (its columns: "
+                           f"{', '.join(map(repr, self.schema.names))})")
+
+    def batches(self, columns, numeric=()):
+        """Yield ``(first_row, RecordBatch)`` over ``columns`` (``numeric`` ones parsed as float64 in CSV)."""
+        if self.kind == "parquet":
+            it = self._pf.iter_batches(batch_size=self.batch_size, columns=list(columns))
+        else:
+            it = self._csv_reader(columns, numeric)
+        start = 0
+        while True:
+            try:
+                batch = next(it)
+            except StopIteration:
+                return
+            except Exception as exc:
+                what = "Parquet" if self.kind == "parquet" else "CSV"
+                raise CLIError(f"cannot read {self.path!r} as {what} (after row {start}): {_one_line(exc)}") \
+                    from None
+            for off in range(0, batch.num_rows, self.batch_size):
+                part = batch.slice(off, self.batch_size)
+                yield start, part
+                start += part.num_rows
+
+
+def _is_numeric(arrow_type):
+    import pyarrow.types as pat
+
+    return pat.is_integer(arrow_type) or pat.is_floating(arrow_type)
+
+
+def _values(array):
+    """An Arrow numeric array as NumPy (missing entries as NaN)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if array.null_count:
+        array = pc.cast(array, pa.float64(), safe=False)
+        return array.to_numpy(zero_copy_only=False)
+    out = array.to_numpy(zero_copy_only=False)
+    return out if out.dtype.kind in "iuf" else np.asarray(out, dtype=np.float64)
+
+
+def _progress(enabled, total, desc):
+    if not enabled:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        raise CLIError("--progress needs tqdm: pip install 'ldpnum[progress]'") from None
+    return tqdm(total=total, unit="rows", unit_scale=True, desc=desc, file=sys.stderr, dynamic_ncols=True)
+
+
+# -- privatize ---------------------------------------------------------------------------------------------
+
+def privatize_file(source, out, mechanisms, *, rng=None, nan_fill=None, out_of_range="clip", keep=(),
+                   batch_size=DEFAULT_BATCH_SIZE, progress=False, log=None):
+    """Privatize columns of a CSV or Parquet file in batches and write the reports to Parquet.
+
+    Parameters
+    ----------
+    source : str or path
+        Input file: CSV/TSV (``.csv``, ``.tsv``, optionally compressed) or Parquet (``.parquet``, ``.pq``).
+    out : str or path
+        Output Parquet file (written to a temporary file beside it, renamed when complete).
+    mechanisms : dict
+        Column name -> mechanism. Each value of the column becomes one report of its mechanism.
+    rng : None or int, optional
+        None (default): secure randomness. An int seed: reproducible simulation; column ``i`` of
+        ``mechanisms`` draws from ``child_rng(rng, i)``, shared by all batches, so the reports are those of one
+        ``privatize`` call on the whole column, whatever ``batch_size``.
+    nan_fill : float, optional
+        Public value imputed for missing or non-finite values (inside every mechanism's bounds). Without it,
+        missing values raise, naming how many there are and the first row.
+    out_of_range : {"clip", "raise"}, optional
+        Finite values outside the bounds are clipped (default; counted in one warning per column) or raise.
+    keep : sequence of str, optional
+        Input columns copied unchanged into the output. They are **not** privatized: keep only public
+        columns (a date, a region).
+    batch_size : int, optional
+        Rows per step (memory use is proportional to it).
+    progress : bool, optional
+        Show a tqdm progress bar on stderr.
+    log : file, optional
+        Where warnings (clipped values) are written (default ``sys.stderr``).
+
+    Returns
+    -------
+    dict
+        ``{"rows": n, "columns": [...], "specs": {column: Spec}, "epsilon_per_row": ε_total,
+        "clipped": {column: count}}``.
+
+    Notes
+    -----
+    Each row reports every privatized column once, so each row's privacy loss is the sum of the columns' ε
+    (sequential composition): ``epsilon_per_row`` is recorded in the output's metadata.
+
+    Examples
+    --------
+    >>> import os, tempfile, numpy as np, pandas as pd, ldpnum as ldp
+    >>> d = tempfile.mkdtemp()
+    >>> pd.DataFrame({"x": np.linspace(0, 1, 1000)}).to_csv(os.path.join(d, "in.csv"), index=False)
+    >>> info = privatize_file(os.path.join(d, "in.csv"), os.path.join(d, "out.parquet"),
+    ...                       {"x": ldp.SquareWave(epsilon=1.0, bounds=(0, 1))}, rng=0)
+    >>> info["rows"], info["epsilon_per_row"]
+    (1000, 1.0)
+    >>> pd.read_parquet(os.path.join(d, "out.parquet")).attrs["ldpnum"]["columns"][0]["spec"]["mechanism"]
+    'square_wave'
+    """
+    import numpy as np
+
+    from ._random import child_rng
+    from .exceptions import ClippingWarning
+
+    log = sys.stderr if log is None else log
+    columns = list(mechanisms)
+    keep = list(keep or ())
+    if not columns:
+        raise CLIError("nothing to privatize: give at least one --column")
+    for c in columns + keep:
+        if not isinstance(c, str):
+            raise TypeError(f"column names must be str; got {type(c).__name__} {c!r}")
+    dup = next((c for c in columns if columns.count(c) > 1), None) or next((c for c in keep if keep.count(c) > 1),
+                                                                           None)
+    if dup is not None:
+        raise CLIError(f"column {dup!r} is named twice")
+    both = [c for c in keep if c in mechanisms]
+    if both:
+        raise CLIError(f"column {both[0]!r} is both privatized and kept: keeping it would copy the raw values "
+                       "next to their reports")
+    if out_of_range not in ("clip", "raise"):
+        raise ValueError(f"out_of_range must be 'clip' or 'raise'; got {out_of_range!r}")
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
+    if nan_fill is not None:
+        nan_fill = float(nan_fill)
+        for c, m in mechanisms.items():
+            low, high = m.bounds
+            if not (math.isfinite(nan_fill) and low <= nan_fill <= high):
+                raise CLIError(f"--nan-fill {nan_fill:g} is outside the bounds ({low:g}, {high:g}) of column "
+                               f"{c!r}; the imputed value must be a public value inside the bounds")
+    streams = [None if rng is None else np.random.default_rng(child_rng(rng, i)) for i in range(len(columns))]
+
+    out = str(out)
+    if _file_kind(out) != "parquet":
+        raise CLIError(f"the output must be a Parquet file (.parquet or .pq); got {out!r}")
+    src = _Source(source, batch_size)
+    if os.path.exists(out) and os.path.samefile(out, src.path):
+        raise CLIError(f"the output {out!r} is the input file; write the reports to a new file")
+    src.check_columns(columns + keep)
+    for c in columns:
+        t = src.schema.field(c).type
+        if src.kind == "parquet" and not _is_numeric(t):  # CSV columns are parsed as numbers, row by row
+            raise CLIError(f"column {c!r} of {src.path!r} holds {t} values, not numbers; ldpnum privatizes "
+                           "numerical columns")
+
+    schema, info = _report_schema(src, mechanisms, keep)
+    specs = {c: m.spec for c, m in mechanisms.items()}
+    out_dir = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(out_dir):
+        raise CLIError(f"cannot write {out!r}: no such directory {out_dir!r}")
+
+    import uuid
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    # A hidden file beside OUT, renamed over it when complete: OUT is never left half-written.
+    tmp = os.path.join(out_dir, f".{os.path.basename(out)}.{uuid.uuid4().hex[:12]}.tmp")
+    writer = None
+    bar = _progress(progress, src.num_rows, "privatize")
+    clipped = {c: [0, -1] for c in columns}
+    rows = 0
+    wanted = [c for c in src.columns if c in mechanisms or c in keep]
+    try:
+        writer = pq.ParquetWriter(tmp, schema)
+        batches = src.batches(wanted, numeric=columns)
+        for start, batch in batches:
+            arrays = {}
+            for i, c in enumerate(columns):
+                values = _values(batch.column(c))
+                if values.dtype.kind == "f" and nan_fill is None:
+                    bad = ~np.isfinite(values)
+                    if bad.any():
+                        first = start + int(np.flatnonzero(bad)[0])
+                        count = int(bad.sum()) + _count_missing(batches, c)
+                        raise CLIError(f"column {c!r} has {count} missing or non-finite value(s), first at row "
+                                       f"{first} (0-based{', header excluded' if src.kind == 'csv' else ''}); "
+                                       "pass --nan-fill VALUE to impute a public value, or remove them first")
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always", ClippingWarning)
+                    try:
+                        reports = mechanisms[c].privatize(
+                            values, rng=streams[i], nan_policy="raise" if nan_fill is None else "impute",
+                            fill_value=nan_fill, out_of_range=out_of_range)
+                    except ValueError as exc:
+                        raise CLIError(f"column {c!r}, rows {start}..{start + batch.num_rows - 1}: "
+                                       f"{_one_line(exc)}") from None
+                for w in caught:
+                    if issubclass(w.category, ClippingWarning):
+                        if clipped[c][1] < 0:
+                            clipped[c][1] = start + w.message.first_index
+                        clipped[c][0] += w.message.count
+                    else:
+                        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+                arrays[c] = pa.array(reports.codes, type=schema.field(c).type)
+            for c in keep:
+                arrays[c] = batch.column(c)
+            writer.write_batch(pa.record_batch([arrays[f.name] for f in schema], schema=schema))
+            rows += batch.num_rows
+            if bar is not None:
+                bar.update(batch.num_rows)
+        writer.close()
+        writer = None
+        os.replace(tmp, out)
+    except BaseException:
+        if writer is not None:
+            try:
+                writer.close()
+            except Exception:  # pragma: no cover - the original error matters
+                pass
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    for c, (count, first) in clipped.items():
+        if count:
+            low, high = mechanisms[c].bounds
+            print(f"ldpnum: warning: column {c!r}: {count} value(s) outside the bounds ({low:g}, {high:g}) were "
+                  f"clipped to them, first at row {first}", file=log)
+    return {"rows": rows, "columns": columns, "specs": specs, "epsilon_per_row": info["epsilon_per_row"],
+            "clipped": {c: v[0] for c, v in clipped.items()}, "kept": keep}
+
+
+def _count_missing(batches, column):
+    """Missing or non-finite values of ``column`` in the rest of ``batches`` (to report the total)."""
+    import numpy as np
+
+    total = 0
+    for _, batch in batches:
+        values = _values(batch.column(column))
+        if values.dtype.kind == "f":
+            total += int(np.count_nonzero(~np.isfinite(values)))
+    return total
+
+
+def _report_schema(src, mechanisms, keep):
+    """Arrow schema of the output: report codes (smallest unsigned type) + kept columns, with metadata."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from ._core import code_dtype
+    from ._frame import ATTRS_KEY, FORMAT, parquet_metadata
+
+    fields, empty = [], {}
+    for name in src.columns:  # input order
+        if name in mechanisms:
+            dt = code_dtype(mechanisms[name].n_cells)
+            fields.append(pa.field(name, pa.from_numpy_dtype(dt), nullable=False))
+            empty[name] = pd.Series([], dtype=dt)
+        elif name in keep:
+            field = src.schema.field(name)
+            fields.append(field.with_metadata(None))
+            empty[name] = pa.array([], type=field.type).to_pandas()
+    eps_total = float(math.fsum(m.epsilon for m in mechanisms.values()))
+    info = {"format": FORMAT, "strategy": "all-columns", "epsilon_per_row": eps_total,
+            "columns": [{"column": c, "spec": m.spec.to_dict()} for c, m in mechanisms.items()]}
+    assert ATTRS_KEY == "ldpnum"
+    pandas_meta = pa.Schema.from_pandas(pd.DataFrame(empty), preserve_index=False).metadata or {}
+    metadata = {**pandas_meta, **parquet_metadata(info)}
+    return pa.schema(fields, metadata=metadata), info
+
+
+# -- estimate ----------------------------------------------------------------------------------------------
+
+def _file_spec(pf, path, column, explicit):
+    """The spec of ``column``: from the file's metadata, checked against an explicit one when given."""
+    from ._core import check_spec
+    from ._frame import specs_from_parquet_metadata
+    from ._core import Spec
+
+    try:
+        info = specs_from_parquet_metadata(pf.schema_arrow.metadata)
+    except ValueError as exc:
+        raise CLIError(f"{path!r} carries malformed ldpnum metadata: {_one_line(exc)}") from None
+    recorded = None
+    if info is not None:
+        entry = next((c for c in info["columns"] if c.get("column") == column), None)
+        if entry is not None:
+            try:
+                recorded = Spec.from_dict(entry["spec"])
+            except (ValueError, TypeError, KeyError) as exc:
+                raise CLIError(f"{path!r} carries a malformed spec for column {column!r}: {exc}") from None
+    if recorded is None:
+        if explicit is not None:
+            return explicit
+        if info is None:
+            raise CLIError(f"{path!r} carries no ldpnum spec: it was not written by `ldpnum privatize` or from a "
+                           "report DataFrame; pass --spec JSON (or --mechanism, --epsilon and --bounds) to read "
+                           f"column {column!r} as reports")
+        names = ", ".join(repr(c["column"]) for c in info["columns"])
+        raise CLIError(f"column {column!r} of {path!r} is not a report column (report columns: {names}); pass "
+                       "--spec JSON to read it as reports")
+    if explicit is not None:
+        check_spec(explicit, recorded, f"reports in column {column!r} of {path!r}")
+    return recorded
+
+
+def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, progress=False):
+    """Stream a Parquet file's report column into one :class:`~ldpnum.Aggregate`, batch by batch.
+
+    Parameters
+    ----------
+    path : str or path
+        A Parquet file of reports (written by ``ldpnum privatize`` or ``DataFrame.to_parquet`` of a report
+        frame).
+    column : str
+        The report column.
+    spec : Spec, optional
+        The expected spec. Required when the file records none for ``column``; otherwise it must equal the
+        recorded one (:class:`~ldpnum.SpecMismatchError`).
+    batch_size : int, optional
+        Rows read per step: memory use is proportional to it, never to the file.
+    progress : bool, optional
+        Show a tqdm progress bar on stderr.
+
+    Returns
+    -------
+    aggregate : Aggregate
+        The merged counts; exactly those of ``mechanism.aggregate`` on all the reports at once.
+    n_missing : int
+        Missing cells skipped (rows that did not report this column, e.g. under "one-column-per-row").
+
+    Examples
+    --------
+    >>> import os, tempfile, numpy as np, pandas as pd, ldpnum as ldp
+    >>> d = tempfile.mkdtemp()
+    >>> pd.DataFrame({"x": np.linspace(0, 1, 1000)}).to_parquet(os.path.join(d, "in.parquet"))
+    >>> m = ldp.Duchi(epsilon=1.0, bounds=(0, 1))
+    >>> _ = privatize_file(os.path.join(d, "in.parquet"), os.path.join(d, "r.parquet"), {"x": m}, rng=0)
+    >>> agg, n_missing = aggregate_file(os.path.join(d, "r.parquet"), "x", batch_size=100)
+    >>> agg.n_reports, n_missing
+    (1000, 0)
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.types as pat
+
+    from ._core import Reports
+    from .mechanisms import from_spec
+
+    _require_pyarrow()
+    path = str(path)
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
+    pf = _open_parquet(path)
+    names = pf.schema_arrow.names
+    if column not in names:
+        raise CLIError(f"{path!r} has no column {column!r} (its columns: {', '.join(map(repr, names))})")
+    spec = _file_spec(pf, path, column, spec)
+    try:
+        mech = from_spec(spec)
+    except ValueError as exc:
+        raise CLIError(f"cannot rebuild the mechanism of column {column!r}: {_one_line(exc)}") from None
+    ftype = pf.schema_arrow.field(column).type
+    if not _is_numeric(ftype):
+        raise CLIError(f"column {column!r} of {path!r} holds {ftype} values, not integer report codes")
+    total = mech.empty_aggregate()
+    n_missing = 0
+    bar = _progress(progress, pf.metadata.num_rows, "estimate")
+    start = 0
+    try:
+        it = pf.iter_batches(batch_size=batch_size, columns=[column])
+        while True:
+            try:
+                batch = next(it)
+            except StopIteration:
+                break
+            except Exception as exc:
+                raise CLIError(f"cannot read {path!r} (after row {start}): {_one_line(exc)}") from None
+            arr = batch.column(0)
+            n = len(arr)
+            if pat.is_floating(arr.type):
+                arr = pc.drop_null(pc.if_else(pc.is_nan(arr), None, arr))
+                try:
+                    arr = pc.cast(arr, pa.int64())  # safe: fractional codes raise
+                except pa.ArrowInvalid as exc:
+                    raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: not integer report codes: "
+                                   f"{_one_line(exc)}") from None
+            elif arr.null_count:
+                arr = pc.drop_null(arr)
+            n_missing += n - len(arr)
+            codes = arr.to_numpy(zero_copy_only=False)
+            try:
+                total = total + mech.aggregate(Reports(np.asarray(codes), spec))
+            except ValueError as exc:
+                raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: {_one_line(exc)}") from None
+            start += n
+            if bar is not None:
+                bar.update(n)
+    finally:
+        if bar is not None:
+            bar.close()
+    return total, n_missing
+
+
+def _estimates(mech, agg, whats, args):
+    """Compute what was asked; returns a dict of results (JSON-friendly) and the distribution (or None)."""
+    from .mechanisms import MeanOracle
+    from .ranges import HierarchicalHistogram
+
+    is_hh = isinstance(mech, HierarchicalHistogram)
+    has_dist = hasattr(mech, "estimate_distribution")
+    dist = None
+    out = {}
+
+    def distribution():
+        nonlocal dist
+        if dist is None:
+            if not has_dist:
+                raise CLIError(f"{mech.spec.mechanism} reports estimate means only; distributions, quantiles and "
+                               "ranges need square_wave, general_wave, piecewise, hybrid or hierarchical_histogram")
+            if is_hh:
+                dist = mech.estimate_distribution(agg)
+            else:
+                dist = mech.estimate_distribution(agg, n_bins=args.n_bins, method=args.method)
+        return dist
+
+    if agg.n_reports == 0:
+        raise CLIError("the column holds no reports")
+    if is_hh and args.n_bins is not None:
+        raise CLIError("--n-bins does not apply to hierarchical_histogram: its bins are its leaves "
+                       f"({mech.n_leaves})")
+    for what in whats:
+        if what == "mean":
+            if isinstance(mech, MeanOracle):
+                est = mech.estimate_mean(agg)
+                lo, hi = est.confidence_interval(args.level)
+                out["mean"] = {"value": est.value, "standard_error": est.standard_error, "level": args.level,
+                               "ci": [lo, hi], "unbiased": True}
+            else:
+                out["mean"] = {"value": distribution().mean, "standard_error": None, "level": None, "ci": None,
+                               "unbiased": False}
+        elif what == "quantiles":
+            d = distribution()
+            out["quantiles"] = {"q": list(args.quantiles), "value": [float(v) for v in d.quantile(args.quantiles)]}
+        elif what == "range":
+            lo, hi = args.range
+            if is_hh:
+                mass = float(mech.estimate_ranges(agg).range(lo, hi))
+            else:
+                mass = float(distribution().range(lo, hi))
+            out["range"] = {"low": lo, "high": hi, "mass": mass, "count": mass * agg.n_reports,
+                            "n_reports": agg.n_reports}
+        elif what == "distribution":
+            d = distribution()
+            qs = (0.05, 0.25, 0.5, 0.75, 0.95)
+            out["distribution"] = {"n_bins": d.n_bins, "method": d.method, "n_iter": d.n_iter,
+                                   "converged": d.converged, "mean": d.mean, "std": math.sqrt(max(d.var, 0.0)),
+                                   "quantiles": {"q": list(qs), "value": [float(v) for v in d.quantile(qs)]},
+                                   "bin_edges": [float(v) for v in d.bin_edges],
+                                   "probabilities": [float(v) for v in d.probabilities]}
+    if args.plot:
+        distribution()
+    return out, dist
+
+
+def _g(v):
+    return f"{v:.6g}"
+
+
+def _print_estimates(out, head, file):
+    print(head, file=file)
+    if "mean" in out:
+        m = out["mean"]
+        if m["unbiased"]:
+            lo, hi = m["ci"]
+            z = (hi - lo) / 2
+            print(f"mean: {_g(m['value'])} ± {z:.3g} ({100 * m['level']:g}% CI [{_g(lo)}, {_g(hi)}]; "
+                  f"standard error {m['standard_error']:.3g})", file=file)
+        else:
+            print(f"mean: {_g(m['value'])} (mean of the estimated distribution; no standard error)", file=file)
+    if "quantiles" in out:
+        q = out["quantiles"]
+        print(f"{'quantile':>10}  {'value':>12}", file=file)
+        for p, v in zip(q["q"], q["value"]):
+            print(f"{p:>10g}  {_g(v):>12}", file=file)
+    if "range" in out:
+        r = out["range"]
+        print(f"P({_g(r['low'])} <= X <= {_g(r['high'])}) = {r['mass']:.4f} (about {r['count']:,.0f} of "
+              f"{r['n_reports']:,} values)", file=file)
+    if "distribution" in out:
+        d = out["distribution"]
+        conv = "converged" if d["converged"] else "NOT converged"
+        print(f"distribution: {d['n_bins']} bins, {d['method']}"
+              + (f", {d['n_iter']} iterations, {conv}" if d["n_iter"] else ""), file=file)
+        print(f"  mean {_g(d['mean'])}, standard deviation {_g(d['std'])}", file=file)
+        print("  quantiles: " + ", ".join(f"{p:g}: {_g(v)}" for p, v in zip(d["quantiles"]["q"],
+                                                                            d["quantiles"]["value"])), file=file)
+        edges, probs = d["bin_edges"], d["probabilities"]
+        n_rows = min(10, len(probs))
+        groups = [len(probs) * i // n_rows for i in range(n_rows + 1)]
+        masses = [math.fsum(probs[a:b]) for a, b in zip(groups[:-1], groups[1:])]
+        top = max(masses) or 1.0
+        print(f"  {'from':>12}  {'to':>12}  {'mass':>7}", file=file)
+        for (a, b), mass in zip(zip(groups[:-1], groups[1:]), masses):
+            bar = "#" * round(40 * mass / top)
+            print(f"  {_g(edges[a]):>12}  {_g(edges[b]):>12}  {mass:7.4f}  {bar}", file=file)
+
+
+def _write_plot(dist, path, title):
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise CLIError("--plot needs matplotlib: pip install 'ldpnum[plot]'") from None
+    fig = Figure(figsize=(7, 4), layout="constrained")
+    FigureCanvasAgg(fig)  # the Agg canvas, without touching pyplot's global state
+    ax = fig.add_subplot()
+    dist.plot(ax=ax)
+    ax.set_title(title)
+    ax.legend()
+    try:
+        fig.savefig(path, dpi=120)
+    except (OSError, ValueError) as exc:
+        raise CLIError(f"cannot write the plot to {path!r}: {_one_line(exc)}") from None
+
+
+def _explicit_spec(args):
+    from ._core import Spec
+
+    if args.spec is not None:
+        text = args.spec
+        if text.startswith("@"):
+            try:
+                with open(text[1:], encoding="utf-8") as f:
+                    text = f.read()
+            except OSError as exc:
+                raise CLIError(f"cannot read --spec file {text[1:]!r}: {exc.strerror}") from None
+        try:
+            return Spec.from_json(text)
+        except (ValueError, TypeError) as exc:
+            raise CLIError(f"--spec is not an ldpnum spec (JSON of Spec.to_dict()): {_one_line(exc)}") from None
+    given = [args.mechanism is not None, args.epsilon is not None, args.bounds is not None]
+    if any(given):
+        if not all(given):
+            raise CLIError("--mechanism, --epsilon and --bounds describe the expected mechanism together: give "
+                           "all three (or --spec JSON)")
+        return make_mechanism(args.mechanism, args.epsilon, tuple(args.bounds), _parse_params(args.param)).spec
+    return None
+
+
+# -- argument parsing --------------------------------------------------------------------------------------
+
+def _positive_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid positive integer: {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer; got {v}")
+    return v
+
+
+def _seed(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid seed (a non-negative integer): {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"a seed must be a non-negative integer; got {v}")
+    return v
+
+
+def _level(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid level: {text!r}") from None
+    if not 0 < v < 1:
+        raise argparse.ArgumentTypeError(f"a confidence level is in (0, 1); got {v}")
+    return v
+
+
+def _probability(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid probability: {text!r}") from None
+    if not 0 <= v <= 1:
+        raise argparse.ArgumentTypeError(f"quantile levels are in [0, 1]; got {v}")
+    return v
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="ldpnum", description="Numerical data under local differential privacy.",
+        epilog="Run `ldpnum COMMAND --help` for a command's options.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    aliases = ", ".join(f"{k} ({v})" for k, v in MECHANISM_ALIASES.items())
+    p = sub.add_parser(
+        "privatize", help="randomize numerical columns of a CSV/Parquet file into a Parquet file of reports",
+        description="Randomize every value of the given columns with an LDP mechanism, streaming the input in "
+                    "batches, and write the report codes to Parquet with the mechanism's spec in the file's "
+                    "metadata. Each row reports every privatized column, so it spends the sum of their epsilons.",
+        epilog=f"Mechanisms: {aliases}; a mechanism's full name works too. Other input columns are not "
+               "copied unless named with --keep.")
+    p.add_argument("input", metavar="IN", help="input file: .csv/.tsv (optionally .gz, .bz2, .zst) or .parquet/.pq")
+    p.add_argument("output", metavar="OUT", help="output Parquet file (.parquet or .pq)")
+    p.add_argument("--column", "-c", action="append", required=True, metavar="C",
+                   help="a numerical column to privatize (repeat for several)")
+    p.add_argument("--mechanism", "-m", action="append", required=True, metavar="NAME",
+                   help="mechanism: once for every column, or once per --column in order")
+    p.add_argument("--epsilon", "-e", action="append", type=float, required=True, metavar="EPS",
+                   help="privacy parameter of each report, in (0, 20]: once, or once per --column")
+    p.add_argument("--bounds", "-b", action="append", nargs=2, type=float, required=True, metavar=("LO", "HI"),
+                   help="public range of the values (never taken from the data): once, or once per --column")
+    p.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="further mechanism parameter, e.g. n_cells=2048, shape=triangle, n_leaves=256 "
+                        "(applies to every column)")
+    p.add_argument("--rng", type=_seed, default=None, metavar="N",
+                   help="seed for a reproducible SIMULATION (anyone with the seed can undo the noise); default: "
+                        "secure randomness, for real collections")
+    p.add_argument("--nan-fill", type=float, default=None, metavar="VALUE",
+                   help="public value imputed for missing values (default: missing values are an error)")
+    p.add_argument("--out-of-range", choices=("clip", "raise"), default="clip",
+                   help="values outside the bounds are clipped (default, with a warning) or an error")
+    p.add_argument("--keep", action="append", default=[], metavar="COL",
+                   help="copy input column COL unchanged (NOT privatized: only public columns)")
+    p.add_argument("--batch-size", type=_positive_int, default=DEFAULT_BATCH_SIZE, metavar="N",
+                   help=f"rows per step (default {DEFAULT_BATCH_SIZE}); the output does not depend on it")
+    p.add_argument("--progress", action="store_true", help="show a progress bar (needs tqdm)")
+
+    e = sub.add_parser(
+        "estimate", help="estimate the mean, distribution, quantiles or a range mass from a Parquet report file",
+        description="Read the spec of a report column from the Parquet metadata, stream the reports in batches "
+                    "into mergeable counts, and estimate once.")
+    e.add_argument("reports", metavar="REPORTS", help="Parquet file of reports")
+    e.add_argument("--column", "-c", required=True, metavar="C", help="the report column")
+    e.add_argument("--what", "-w", nargs="+", choices=("mean", "distribution", "quantiles", "range"), default=None,
+                   help="what to estimate (several allowed; default: mean, or distribution for "
+                        "hierarchical_histogram)")
+    e.add_argument("--quantiles", "-q", nargs="+", type=_probability, default=[0.25, 0.5, 0.75], metavar="Q",
+                   help="quantile levels for --what quantiles (default 0.25 0.5 0.75)")
+    e.add_argument("--range", nargs=2, type=float, default=None, metavar=("LO", "HI"),
+                   help="the range of --what range: estimated fraction of values in [LO, HI]")
+    e.add_argument("--n-bins", type=_positive_int, default=None, metavar="N",
+                   help="buckets of the estimated distribution (window mechanisms; default: from n)")
+    e.add_argument("--method", choices=("ems", "em", "norm-sub"), default="ems",
+                   help="distribution estimator of window mechanisms (default ems)")
+    e.add_argument("--level", type=_level, default=0.95, help="confidence level of the mean's CI (default 0.95)")
+    e.add_argument("--plot", default=None, metavar="PNG", help="write a plot of the estimated distribution")
+    e.add_argument("--json", action="store_true", help="print the result as JSON (exact floats)")
+    e.add_argument("--spec", default=None, metavar="JSON",
+                   help="expected spec (JSON of Spec.to_dict(), or @FILE): must match the file's, or is used when "
+                        "the file records none")
+    e.add_argument("--mechanism", "-m", default=None, metavar="NAME", help="expected mechanism (with --epsilon, "
+                   "--bounds; like --spec)")
+    e.add_argument("--epsilon", "-e", type=float, default=None, metavar="EPS", help="expected epsilon")
+    e.add_argument("--bounds", "-b", nargs=2, type=float, default=None, metavar=("LO", "HI"),
+                   help="expected bounds")
+    e.add_argument("--param", action="append", metavar="KEY=VALUE", help="expected further mechanism parameter")
+    e.add_argument("--batch-size", type=_positive_int, default=DEFAULT_BATCH_SIZE, metavar="N",
+                   help=f"rows read per step (default {DEFAULT_BATCH_SIZE}); memory does not grow with the file")
+    e.add_argument("--progress", action="store_true", help="show a progress bar (needs tqdm)")
+
+    d = sub.add_parser("demo", help="privatize the embedded NYC flights data and compare estimates with the truth")
+    d.add_argument("--rng", type=_seed, default=None, help="seed for a reproducible simulation (default: secure)")
+    d.add_argument("--plot", default="demo-output/dep_time_square_wave.png",
+                   help="where to write the PNG of estimated vs true distribution ('' for none)")
+    return parser
+
+
+# -- commands ----------------------------------------------------------------------------------------------
+
+def _cmd_privatize(args):
+    columns = args.column
+    names = _per_column(args.mechanism, len(columns), "--mechanism")
+    epsilons = _per_column(args.epsilon, len(columns), "--epsilon")
+    bounds = _per_column([tuple(b) for b in args.bounds], len(columns), "--bounds")
+    params = _parse_params(args.param)
+    mechanisms = {}
+    for c, name, eps, bnd in zip(columns, names, epsilons, bounds):
+        if c in mechanisms:
+            raise CLIError(f"column {c!r} is named twice")
+        try:
+            mechanisms[c] = make_mechanism(name, eps, bnd, params)
+        except (ValueError, TypeError) as exc:
+            prefix = f"column {c!r}: " if len(columns) > 1 else ""
+            raise CLIError(f"{prefix}{_one_line(exc)}") from None
+    info = privatize_file(args.input, args.output, mechanisms, rng=args.rng, nan_fill=args.nan_fill,
+                          out_of_range=args.out_of_range, keep=args.keep, batch_size=args.batch_size,
+                          progress=args.progress)
+    for c, spec in info["specs"].items():
+        print(f"{c}: {spec}")
+    kept = f"; kept unchanged: {', '.join(info['kept'])}" if info["kept"] else ""
+    mode = f"a seeded simulation, rng={args.rng}" if args.rng is not None else "secure randomness"
+    print(f"wrote {info['rows']:,} rows of reports to {args.output} ({mode}); epsilon per row: "
+          f"{info['epsilon_per_row']:g}{kept}")
+    return 0
+
+
+def _cmd_estimate(args):
+    from .mechanisms import MeanOracle, from_spec
+
+    _require_pyarrow()
+    whats = list(dict.fromkeys(args.what)) if args.what else None
+    if args.range is not None:
+        lo, hi = args.range
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+            raise CLIError(f"--range needs finite LO <= HI; got {lo:g} {hi:g}")
+        if whats is None:
+            whats = ["range"]
+    if whats and "range" in whats and args.range is None:
+        raise CLIError("--what range needs --range LO HI")
+    explicit = _explicit_spec(args)
+    agg, n_missing = aggregate_file(args.reports, args.column, spec=explicit, batch_size=args.batch_size,
+                                    progress=args.progress)
+    mech = from_spec(agg.spec)
+    if whats is None:
+        whats = ["mean"] if isinstance(mech, MeanOracle) else ["distribution"]
+    out, dist = _estimates(mech, agg, whats, args)
+    spec = agg.spec
+    if args.plot:
+        _write_plot(dist, args.plot, f"{args.column}: {spec.mechanism}, epsilon = {spec.epsilon:g}, "
+                                     f"n = {agg.n_reports:,}")
+    if args.json:
+        doc = {"column": args.column, "spec": spec.to_dict(), "n_reports": agg.n_reports, "n_missing": n_missing,
+               **out}
+        if args.plot:
+            doc["plot"] = args.plot
+        print(json.dumps(doc))
+    else:
+        missing = f" ({n_missing:,} missing cells skipped)" if n_missing else ""
+        head = f"{args.column}: {agg.n_reports:,} reports{missing}; {spec}"
+        _print_estimates(out, head, sys.stdout)
+        if args.plot:
+            print(f"plot written to {args.plot}")
+    return 0
+
+
+def _cmd_demo(args):
+    from .demo import demo, demo_distribution
+
+    demo_distribution(rng=args.rng, plot_path=args.plot)
+    print()
+    return demo(rng=args.rng)
+
+
+def _one_line(exc):
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
+
+
+def _user_error(exc):
+    if isinstance(exc, (CLIError, ValueError, TypeError, OSError)):
+        return True
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return False
+    return isinstance(exc, pa.ArrowException)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="ldpnum", description="Numerical data under local differential privacy.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p_demo = sub.add_parser("demo", help="privatize the embedded NYC flights data and compare estimates with the truth")
-    p_demo.add_argument("--rng", type=int, default=None, help="seed for a reproducible simulation (default: secure)")
-    p_demo.add_argument("--plot", default="demo-output/dep_time_square_wave.png",
-                        help="where to write the PNG of estimated vs true distribution ('' for none)")
-    args = parser.parse_args(argv)
-    try:
-        if args.command == "demo":
-            from .demo import demo, demo_distribution
+    """Run the command line with ``argv`` (default: ``sys.argv[1:]``); return the exit status.
 
-            demo_distribution(rng=args.rng, plot_path=args.plot)
-            print()
-            return demo(rng=args.rng)
-    except (ValueError, TypeError, OSError) as exc:
-        print(f"ldpnum: error: {exc}", file=sys.stderr)
+    Examples
+    --------
+    >>> main(["estimate", "no-such-file.parquet", "--column", "x"])
+    2
+    """
+    args = _parser().parse_args(argv)
+    command = {"privatize": _cmd_privatize, "estimate": _cmd_estimate, "demo": _cmd_demo}[args.command]
+    try:
+        return command(args)
+    except KeyboardInterrupt:
+        print("ldpnum: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if not _user_error(exc) or os.environ.get("LDPNUM_DEBUG"):
+            raise
+        print(f"ldpnum: error: {_one_line(exc)}", file=sys.stderr)
         return 2
-    return 0
 
 
 def main_exit():
