@@ -210,7 +210,21 @@ class _Source:
             return pcsv.open_csv(self.path, read_options=pcsv.ReadOptions(block_size=block),
                                  parse_options=pcsv.ParseOptions(delimiter=delimiter), convert_options=convert)
         except Exception as exc:
-            raise CLIError(f"cannot read {self.path!r} as CSV: {_one_line(exc)}") from None
+            raise CLIError(f"cannot read {self.path!r} as CSV: {self._explain(exc)}") from None
+
+    def _explain(self, exc):
+        """Arrow's message, with the name of the column it numbers ("CSV column #2")."""
+        import re
+
+        text = _one_line(exc)
+        names = getattr(getattr(self, "schema", None), "names", None)
+        match = re.search(r"CSV column #(\d+)", text)
+        if names and match and int(match.group(1)) < len(names):
+            name = names[int(match.group(1))]
+            text = text.replace(match.group(0), f"{match.group(0)} ({name!r})", 1)
+            if "conversion error" in text:
+                text += "; a privatized column must hold numbers"
+        return text
 
     @property
     def columns(self):
@@ -235,9 +249,8 @@ class _Source:
             except StopIteration:
                 return
             except Exception as exc:
-                what = "Parquet" if self.kind == "parquet" else "CSV"
-                raise CLIError(f"cannot read {self.path!r} as {what} (after row {start}): {_one_line(exc)}") \
-                    from None
+                what, why = ("Parquet", _one_line(exc)) if self.kind == "parquet" else ("CSV", self._explain(exc))
+                raise CLIError(f"cannot read {self.path!r} as {what} (after row {start}): {why}") from None
             for off in range(0, batch.num_rows, self.batch_size):
                 part = batch.slice(off, self.batch_size)
                 yield start, part

@@ -1,0 +1,354 @@
+"""The command line end to end, on real files in a temporary directory.
+
+Most runs call ``ldpnum.cli.main`` in-process; a few run ``python -m ldpnum`` and the ``ldpnum`` console
+script in a subprocess.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ldpnum as ldp
+from ldpnum import cli
+from ldpnum._frame import attach_specs, spec_for, specs_from_parquet_metadata
+from ldpnum._random import child_rng
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+N = 5000
+BOUNDS = (0.0, 100.0)
+
+
+@pytest.fixture(scope="module")
+def frame():
+    rng = np.random.default_rng(20261122)
+    return pd.DataFrame({"x": rng.uniform(0, 100, N), "y": rng.integers(0, 50, N),
+                         "city": rng.choice(["ams", "nyc", "tok"], N)})
+
+
+@pytest.fixture(scope="module")
+def files(frame, tmp_path_factory):
+    d = tmp_path_factory.mktemp("cli")
+    frame.to_csv(d / "in.csv", index=False)
+    frame.to_parquet(d / "in.parquet", row_group_size=1500)
+    return d
+
+
+def run(argv, capsys):
+    """``main(argv)`` in-process: (exit status, stdout, stderr)."""
+    status = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def privatize(src, out, capsys, *extra, column="x", mechanism="sw", epsilon=1.0, bounds=BOUNDS, rng=7):
+    argv = ["privatize", src, out, "--column", column, "--mechanism", mechanism, "--epsilon", epsilon,
+            "--bounds", *bounds, *extra]
+    if rng is not None:
+        argv += ["--rng", rng]
+    status, stdout, err = run(argv, capsys)
+    assert status == 0, err
+    return stdout, err
+
+
+def codes(path, column="x"):
+    return pq.read_table(path, columns=[column]).column(0).to_numpy()
+
+
+def assert_user_error(status, err, *fragments):
+    lines = err.strip().splitlines()
+    assert status == 2
+    assert len(lines) == 1 and lines[0].startswith("ldpnum: error: "), err
+    assert "Traceback" not in err
+    for f in fragments:
+        assert f in lines[0], lines[0]
+
+
+# -- privatize -----------------------------------------------------------------------------------------------
+
+def test_privatize_csv_writes_reports_and_specs(files, frame, tmp_path, capsys):
+    out = tmp_path / "reports.parquet"
+    stdout, _ = privatize(files / "in.csv", out, capsys, "--column", "y", "--bounds", 0, 50)
+    assert "epsilon per row: 2" in stdout
+    sw_x, sw_y = ldp.SquareWave(epsilon=1.0, bounds=BOUNDS), ldp.SquareWave(epsilon=1.0, bounds=(0, 50))
+
+    # read back by pandas: the report columns, their dtype, and the specs in attrs
+    df = pd.read_parquet(out)
+    assert list(df.columns) == ["x", "y"] and len(df) == N
+    assert df["x"].dtype == np.uint16
+    info = df.attrs["ldpnum"]
+    assert info["strategy"] == "all-columns" and info["epsilon_per_row"] == 2.0
+    assert spec_for(df, "x") == sw_x.spec and spec_for(df, "y") == sw_y.spec
+    assert specs_from_parquet_metadata(pq.ParquetFile(out).schema_arrow.metadata) == info
+
+    # the reports are exactly those of the mechanism on the whole column, drawn from column i's sub-stream
+    for i, (c, m) in enumerate([("x", sw_x), ("y", sw_y)]):
+        expected = m.privatize(frame[c].to_numpy(), rng=np.random.default_rng(child_rng(7, i)))
+        np.testing.assert_array_equal(df[c].to_numpy(), expected.codes)
+
+
+def test_seeded_output_does_not_depend_on_batch_size_or_input_format(files, tmp_path, capsys):
+    outs = []
+    for k, (src, batch) in enumerate([("in.parquet", 1000), ("in.parquet", 777), ("in.csv", 333),
+                                      ("in.csv", None)]):
+        out = tmp_path / f"r{k}.parquet"
+        privatize(files / src, out, capsys, *(["--batch-size", batch] if batch else []), mechanism="hybrid")
+        outs.append(codes(out))
+    for other in outs[1:]:
+        np.testing.assert_array_equal(outs[0], other)
+    privatize(files / "in.parquet", tmp_path / "other.parquet", capsys, mechanism="hybrid", rng=8)
+    assert not np.array_equal(outs[0], codes(tmp_path / "other.parquet"))
+
+
+def test_several_columns_with_their_own_mechanism_and_bounds(files, frame, tmp_path, capsys):
+    out = tmp_path / "two.parquet"
+    status, stdout, err = run(["privatize", files / "in.parquet", out, "-c", "x", "-c", "y", "-m", "piecewise",
+                               "-m", "hh", "-e", "1", "-e", "0.5", "-b", 0, 100, "-b", 0, 50, "--rng", 3,
+                               "--keep", "city"], capsys)
+    assert status == 0, err
+    assert "epsilon per row: 1.5" in stdout and "kept unchanged: city" in stdout
+    df = pd.read_parquet(out)
+    assert list(df.columns) == ["x", "y", "city"]
+    assert df["city"].tolist() == frame["city"].tolist()  # kept columns are copied unchanged
+    assert spec_for(df, "y") == ldp.HierarchicalHistogram(epsilon=0.5, bounds=(0, 50)).spec
+
+
+def test_missing_values_raise_with_count_and_first_row_or_are_imputed(frame, tmp_path, capsys):
+    df = frame.copy()
+    df.loc[[1234, 3000, 4999], "x"] = np.nan
+    src = tmp_path / "nan.csv"
+    df.to_csv(src, index=False)
+    out = tmp_path / "out.parquet"
+    status, _, err = run(["privatize", src, out, "-c", "x", "-m", "sw", "-e", 1, "-b", *BOUNDS,
+                          "--batch-size", 1000], capsys)
+    assert_user_error(status, err, "3 missing", "first at row 1234", "--nan-fill")
+    assert not out.exists() and os.listdir(tmp_path) == ["nan.csv"]  # no partial output left behind
+
+    privatize(src, out, capsys, "--nan-fill", 50, "--batch-size", 1000)
+    m = ldp.SquareWave(epsilon=1.0, bounds=BOUNDS)
+    expected = m.privatize(df["x"].to_numpy(), rng=np.random.default_rng(child_rng(7, 0)),
+                           nan_policy="impute", fill_value=50.0)
+    np.testing.assert_array_equal(codes(out), expected.codes)
+
+
+def test_out_of_range_values_are_clipped_with_one_warning(frame, tmp_path, capsys):
+    df = frame.copy()
+    df.loc[[10, 2500, 2600], "x"] = [-5.0, 150.0, 1e9]
+    src = tmp_path / "wide.parquet"
+    df.to_parquet(src)
+    out = tmp_path / "out.parquet"
+    _, err = privatize(src, out, capsys, "--batch-size", 1000)
+    assert err.count("\n") == 1 and "warning" in err and "3 value(s) outside the bounds" in err
+    assert "first at row 10" in err
+    status, _, err = run(["privatize", src, out, "-c", "x", "-m", "sw", "-e", 1, "-b", *BOUNDS,
+                          "--out-of-range", "raise", "--batch-size", 1000], capsys)
+    assert_user_error(status, err, "outside bounds", "rows 0..999")
+
+
+def test_progress_bar(files, tmp_path, capsys):
+    pytest.importorskip("tqdm")
+    out = tmp_path / "p.parquet"
+    _, err = privatize(files / "in.parquet", out, capsys, "--progress", "--batch-size", 1000)
+    assert "rows" in err and "100%" in err
+    status, _, err = run(["estimate", out, "-c", "x", "--progress"], capsys)
+    assert status == 0 and "100%" in err
+
+
+# -- estimate ------------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def sw_reports(files, tmp_path_factory):
+    out = tmp_path_factory.mktemp("sw") / "sw.parquet"
+    assert cli.main(["privatize", str(files / "in.parquet"), str(out), "-c", "x", "-m", "sw", "-e", "2", "-b",
+                     "0", "100", "--rng", "11"]) == 0
+    return out
+
+
+def test_estimate_equals_the_in_memory_estimate_exactly(sw_reports, capsys):
+    m = ldp.SquareWave(epsilon=2.0, bounds=BOUNDS)
+    reports = ldp.Reports(pd.read_parquet(sw_reports)["x"].to_numpy(), m.spec)
+    status, stdout, err = run(["estimate", sw_reports, "-c", "x", "-w", "mean", "quantiles", "range",
+                               "--range", 20, 40, "-q", 0.1, 0.5, 0.9, "--n-bins", 64, "--batch-size", 613,
+                               "--json"], capsys)
+    assert status == 0, err
+    doc = json.loads(stdout)
+    mean = m.estimate_mean(reports)
+    assert doc["n_reports"] == N and doc["n_missing"] == 0
+    assert doc["mean"]["value"] == mean.value and doc["mean"]["standard_error"] == mean.standard_error
+    assert doc["mean"]["ci"] == list(mean.confidence_interval(0.95))
+    dist = m.estimate_distribution(reports, n_bins=64)
+    assert doc["quantiles"]["value"] == dist.quantile([0.1, 0.5, 0.9]).tolist()
+    assert doc["range"]["mass"] == dist.range(20, 40)
+
+    agg, n_missing = cli.aggregate_file(sw_reports, "x", batch_size=100)
+    assert agg == m.aggregate(reports) and n_missing == 0
+
+
+def test_estimate_prints_readable_results_and_plots(sw_reports, tmp_path, capsys):
+    status, stdout, _ = run(["estimate", sw_reports, "-c", "x"], capsys)
+    assert status == 0
+    assert f"{N:,} reports" in stdout and "mean: " in stdout and "95% CI" in stdout
+    png = tmp_path / "d.png"
+    status, stdout, err = run(["estimate", sw_reports, "-c", "x", "-w", "distribution", "quantiles", "--plot", png],
+                              capsys)
+    assert status == 0, err
+    assert "distribution: " in stdout and "iterations" in stdout and "quantile" in stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+
+
+def test_hierarchical_histogram_range(files, tmp_path, capsys, frame):
+    out = tmp_path / "hh.parquet"
+    privatize(files / "in.parquet", out, capsys, "--param", "n_leaves=64", mechanism="hh", epsilon=4.0)
+    status, stdout, err = run(["estimate", out, "-c", "x", "-w", "range", "mean", "--range", 0, 50, "--json"],
+                              capsys)
+    assert status == 0, err
+    doc = json.loads(stdout)
+    hh = ldp.HierarchicalHistogram(epsilon=4.0, bounds=BOUNDS, n_leaves=64)
+    reports = ldp.Reports(codes(out), hh.spec)
+    assert doc["range"]["mass"] == hh.estimate_ranges(reports).range(0, 50)
+    assert doc["mean"]["standard_error"] is None
+    assert doc["mean"]["value"] == hh.estimate_distribution(reports).mean
+
+
+def test_missing_cells_are_skipped(tmp_path, capsys):
+    """A report frame where some rows did not report the column (as with "one-column-per-row")."""
+    m = ldp.Duchi(epsilon=1.0, bounds=BOUNDS)
+    r = m.privatize(np.linspace(0, 100, 3000), rng=0)
+    present = np.arange(3000) % 3 != 0
+    col = pd.Series(r.codes, dtype="UInt8").where(present)
+    df = attach_specs(pd.DataFrame({"a": col, "b": col.astype("float64")}), {"a": m.spec, "b": m.spec})
+    df.to_parquet(tmp_path / "holes.parquet")
+    expected = m.estimate_mean(ldp.Reports(r.codes[present], m.spec))
+    for column in ("a", "b"):
+        status, stdout, err = run(["estimate", tmp_path / "holes.parquet", "-c", column, "--json",
+                                   "--batch-size", 500], capsys)
+        assert status == 0, err
+        doc = json.loads(stdout)
+        assert doc["n_missing"] == 1000 and doc["mean"]["value"] == expected.value
+
+
+def test_explicit_spec_reads_a_file_without_one_and_must_match_a_recorded_one(sw_reports, tmp_path, capsys):
+    m = ldp.SquareWave(epsilon=2.0, bounds=BOUNDS)
+    plain = tmp_path / "plain.parquet"
+    pd.DataFrame({"x": codes(sw_reports)}).to_parquet(plain)
+    expected = m.estimate_mean(ldp.Reports(codes(sw_reports), m.spec)).value
+    for how in (["--spec", m.spec.to_json()], ["-m", "square_wave", "-e", 2, "-b", *BOUNDS]):
+        status, stdout, err = run(["estimate", plain, "-c", "x", "--json", *how], capsys)
+        assert status == 0, err
+        assert json.loads(stdout)["mean"]["value"] == expected
+    status, _, err = run(["estimate", sw_reports, "-c", "x", "-m", "sw", "-e", 1, "-b", *BOUNDS], capsys)
+    assert_user_error(status, err, "were produced by square_wave(epsilon=2.0", "not by square_wave(epsilon=1.0")
+    other = ldp.Piecewise(epsilon=2.0, bounds=BOUNDS).spec.to_json()
+    status, _, err = run(["estimate", sw_reports, "-c", "x", "--spec", other], capsys)
+    assert_user_error(status, err, "not by piecewise")
+
+
+# -- user errors: one line, exit status 2, no traceback, no output file ------------------------------------
+
+PRIV = ["-m", "sw", "-e", "1", "-b", "0", "100"]
+
+
+@pytest.mark.parametrize("case, argv, fragments", [
+    ("missing file", ["privatize", "{d}/nope.csv", "{d}/o.parquet", "-c", "x", *PRIV], ["no such file"]),
+    ("malformed parquet", ["privatize", "{d}/bad.parquet", "{d}/o.parquet", "-c", "x", *PRIV],
+     ["cannot read", "as Parquet"]),
+    ("ragged csv", ["privatize", "{d}/ragged.csv", "{d}/o.parquet", "-c", "x", *PRIV], ["as CSV", "columns"]),
+    ("text in a numerical column", ["privatize", "{d}/in.csv", "{d}/o.parquet", "-c", "city", *PRIV],
+     ["conversion error", "('city')", "must hold numbers"]),
+    ("string column of parquet", ["privatize", "{d}/in.parquet", "{d}/o.parquet", "-c", "city", *PRIV],
+     ["'city'", "not numbers"]),
+    ("wrong column", ["privatize", "{d}/in.csv", "{d}/o.parquet", "-c", "z", *PRIV], ["no column 'z'", "'x'"]),
+    ("unknown extension", ["privatize", "{d}/in.txt", "{d}/o.parquet", "-c", "x", *PRIV], [".csv", ".parquet"]),
+    ("output not parquet", ["privatize", "{d}/in.csv", "{d}/o.csv", "-c", "x", *PRIV], ["must be a Parquet"]),
+    ("output is input", ["privatize", "{d}/in.parquet", "{d}/in.parquet", "-c", "x", *PRIV], ["is the input"]),
+    ("unknown mechanism", ["privatize", "{d}/in.csv", "{d}/o.parquet", "-c", "x", "-m", "magic", "-e", "1",
+                           "-b", "0", "1"], ["unknown mechanism 'magic'", "sw"]),
+    ("bad epsilon", ["privatize", "{d}/in.csv", "{d}/o.parquet", "-c", "x", "-m", "sw", "-e", "25", "-b", "0",
+                     "1"], ["epsilon", "(0, 20]"]),
+    ("nan epsilon", ["privatize", "{d}/in.csv", "{d}/o.parquet", "-c", "x", "-m", "sw", "-e", "nan", "-b", "0",
+                     "1"], ["epsilon"]),
+    ("bad bounds", ["privatize", "{d}/in.csv", "{d}/o.parquet", "-c", "x", "-m", "sw", "-e", "1", "-b", "5",
+                    "1"], ["bounds", "low < high"]),
+    ("bad parameter", ["privatize", "{d}/in.csv", "{d}/o.parquet", "-c", "x", *PRIV, "--param", "bogus=1"],
+     ["does not take"]),
+    ("bounds count", ["privatize", "{d}/in.csv", "{d}/o.parquet", "-c", "x", "-c", "y", "-m", "sw", "-e", "1",
+                      "-b", "0", "1", "-b", "0", "2", "-b", "0", "3"], ["--bounds was given 3 times"]),
+    ("fill outside bounds", ["privatize", "{d}/in.csv", "{d}/o.parquet", "-c", "x", *PRIV, "--nan-fill", "500"],
+     ["--nan-fill"]),
+    ("keep a privatized column", ["privatize", "{d}/in.csv", "{d}/o.parquet", "-c", "x", *PRIV, "--keep", "x"],
+     ["both privatized and kept"]),
+    ("estimate missing file", ["estimate", "{d}/nope.parquet", "-c", "x"], ["no such file"]),
+    ("estimate malformed", ["estimate", "{d}/bad.parquet", "-c", "x"], ["as Parquet"]),
+    ("estimate csv", ["estimate", "{d}/in.csv", "-c", "x"], ["as Parquet"]),
+    ("no spec", ["estimate", "{d}/in.parquet", "-c", "x"], ["carries no ldpnum spec", "--spec"]),
+    ("estimate wrong column", ["estimate", "{r}", "-c", "z"], ["no column 'z'"]),
+    ("not a report column", ["estimate", "{r}", "-c", "city"], ["not a report column", "'x'"]),
+    ("mean-only mechanism", ["estimate", "{r}", "-c", "y", "-w", "quantiles"], ["estimate means only"]),
+    ("range without bounds", ["estimate", "{r}", "-c", "x", "-w", "range"], ["--range LO HI"]),
+    ("partial expected mechanism", ["estimate", "{r}", "-c", "x", "-e", "1"], ["all three"]),
+    ("bad spec json", ["estimate", "{r}", "-c", "x", "--spec", "{{oops"], ["--spec"]),
+])
+def test_user_errors(case, argv, fragments, files, tmp_path_factory, capsys):
+    d = files
+    (d / "bad.parquet").write_bytes(b"this is not a parquet file")
+    (d / "ragged.csv").write_text("x,y\n1,2\n3,4,5,6\n")
+    r = d / "mixed.parquet"
+    if not r.exists():
+        assert cli.main(["privatize", str(d / "in.parquet"), str(r), "-c", "x", "-c", "y", "-m", "sw", "-m",
+                         "duchi", "-e", "1", "-b", "0", "100", "--keep", "city", "--rng", "1"]) == 0
+    capsys.readouterr()
+    before = sorted(os.listdir(d))
+    status, _, err = run([a.format(d=d, r=r) for a in argv], capsys)
+    assert_user_error(status, err, *fragments)
+    assert sorted(os.listdir(d)) == before  # nothing written, no partial file left
+
+
+def test_usage_errors_exit_2(files, capsys):
+    for argv in (["privatize"], ["estimate", "r.parquet"], ["privatize", "a.csv", "b.parquet", "-c", "x", "-m",
+                                                            "sw", "-e", "one", "-b", "0", "1"],
+                 ["estimate", "r.parquet", "-c", "x", "--batch-size", "0"], ["frobnicate"]):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(argv)
+        assert exc.value.code == 2
+    assert "usage:" in capsys.readouterr().err
+
+
+def test_make_mechanism_names():
+    for name in ("sw", "square_wave", "SquareWave", "square-wave"):
+        assert cli.make_mechanism(name, 1.0, (0, 1)).spec.mechanism == "square_wave"
+    for alias, full in cli.MECHANISM_ALIASES.items():
+        params = {"shape": "triangle"} if full == "general_wave" else {}
+        assert cli.make_mechanism(alias, 1.0, (0, 1), params).spec.mechanism == full
+
+
+# -- subprocesses: `python -m ldpnum` and the `ldpnum` console script ----------------------------------------
+
+def _script():
+    found = Path(sys.executable).with_name("ldpnum")
+    return str(found) if found.exists() else shutil.which("ldpnum")
+
+
+def test_python_m_ldpnum_and_console_script(files, tmp_path):
+    out = tmp_path / "r.parquet"
+    res = subprocess.run([sys.executable, "-m", "ldpnum", "privatize", str(files / "in.csv"), str(out), "-c", "x",
+                          *PRIV, "--rng", "5"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "wrote 5,000 rows" in res.stdout
+    script = _script()
+    if script is None:
+        pytest.skip("the ldpnum console script is not installed")
+    res = subprocess.run([script, "estimate", str(out), "-c", "x", "-w", "mean", "quantiles"], capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "mean: " in res.stdout and "quantile" in res.stdout
+    res = subprocess.run([script, "estimate", str(out), "-c", "nope"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.startswith("ldpnum: error: ") and res.stderr.count("\n") == 1
