@@ -15,7 +15,7 @@ accessor on Dask DataFrames and Series, mirroring the pandas accessor::
 How it runs
 -----------
 *Privatize* is a ``map_partitions``: partition ``i`` runs :func:`ldpnum.engines.partition_privatize` with
-the stream ``child_rng(rng, i)`` (:func:`ldpnum._random.child_rng`). A seeded run therefore gives the same
+the stream ``child_rng(rng, i)`` (:func:`ldpnum.engines.child_rng`). A seeded run therefore gives the same
 reports under every scheduler and any number of workers, equal to the pandas result on the same
 partitions; ``rng=None`` (the default, for real collections) keys every partition afresh from the
 operating system, and two calls are two independent collections.
@@ -48,7 +48,7 @@ import numpy as np
 
 from ._core import Spec
 from ._random import child_rng, resolve_rng
-from .engines import _reports_of, aggregate_frame, partition_privatize
+from .engines import aggregate_frame, partition_privatize
 
 __all__ = ["DaskFrameAccessor", "DaskSeriesAccessor", "privatize_frame", "privatize_series", "aggregate",
            "tree_sum"]
@@ -75,10 +75,10 @@ def _partition_number(partition_info):
 
 
 # -- partition tasks (module level: pickled by reference) ------------------------------------------------------
-def _privatize_frame_partition(df, mechanisms, seed, strategy, nan_policy, nonce, partition_info=None):
+def _privatize_frame_partition(df, mechanisms, seed, strategy, nan_policy, fill_value, nonce, partition_info=None):
     """One partition of :func:`privatize_frame`; ``nonce`` only makes a secure run's task keys unique."""
     return partition_privatize(df, mechanisms, seed=seed, partition_index=_partition_number(partition_info),
-                               strategy=strategy, nan_policy=nan_policy)
+                               strategy=strategy, nan_policy=nan_policy, fill_value=fill_value)
 
 
 def _privatize_series_partition(s, mechanism, seed, nan_policy, fill_value, nonce, partition_info=None):
@@ -94,11 +94,19 @@ def _aggregate_partition(part, column, spec):
     import pandas as pd
 
     if isinstance(part, pd.Series):
-        from .mechanisms import from_spec
+        from .pandas import aggregate_series
 
-        reports = _reports_of(part, spec)
-        return from_spec(reports.spec).aggregate(reports)
+        return aggregate_series(part, spec)
     return aggregate_frame(part, column, spec)
+
+
+def _aggregate_columns(part, columns, specs):
+    """Column -> Aggregate of several report columns of one partition."""
+    return {c: aggregate_frame(part, c, s) for c, s in zip(columns, specs)}
+
+
+def _merge_dicts(a, b):
+    return {c: a[c] + b[c] for c in a}
 
 
 def _merge_pair(a, b):
@@ -110,13 +118,13 @@ def _nonce(seed):
     return os.urandom(16).hex() if seed is None else None
 
 
-def privatize_frame(ddf, mechanisms, *, rng=None, strategy="all-columns", nan_policy="raise"):
+def privatize_frame(ddf, mechanisms, *, rng=None, strategy="all-columns", nan_policy="raise", fill_value=None):
     """Privatize the columns of a Dask DataFrame, partition by partition (lazy).
 
     Parameters
     ----------
     ddf : dask.dataframe.DataFrame
-    mechanisms, strategy, nan_policy
+    mechanisms, strategy, nan_policy, fill_value
         As for :func:`ldpnum.pandas.privatize_frame`.
     rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
         ``None`` (default): secure randomness. Otherwise partition ``i`` draws from ``child_rng(rng, i)``.
@@ -144,8 +152,8 @@ def privatize_frame(ddf, mechanisms, *, rng=None, strategy="all-columns", nan_po
     """
     seed = _run_seed(rng)
     meta = partition_privatize(make_meta(ddf), mechanisms, seed=0, partition_index=0, strategy=strategy,
-                               nan_policy=nan_policy)
-    return ddf.map_partitions(_privatize_frame_partition, mechanisms, seed, strategy, nan_policy,
+                               nan_policy=nan_policy, fill_value=fill_value)
+    return ddf.map_partitions(_privatize_frame_partition, mechanisms, seed, strategy, nan_policy, fill_value,
                               _nonce(seed), meta=meta)
 
 
@@ -169,15 +177,25 @@ def privatize_series(dds, mechanism, *, rng=None, nan_policy="raise", fill_value
                               _nonce(seed), meta=meta)
 
 
-def tree_sum(parts):
-    """Merge a list of Delayed aggregates along a balanced binary tree of delayed ``+``; returns a Delayed.
+def tree_sum(parts, merge=_merge_pair):
+    """Merge a list of Delayed aggregates along a balanced binary tree of delayed merges; returns a Delayed.
 
-    Depth ``ceil(log2(len(parts)))``; every task adds two small count arrays.
+    Depth ``ceil(log2(len(parts)))``; every task adds two small count arrays (``merge(a, b)``, a
+    module-level function: ``a + b`` by default).
+
+    Examples
+    --------
+    >>> import dask
+    >>> from ldpnum import Aggregate, Spec
+    >>> from ldpnum.dask import tree_sum
+    >>> spec = Spec("demo", 1.0, 2)
+    >>> tree_sum([dask.delayed(Aggregate([i, 1], spec)) for i in range(5)]).compute().counts
+    array([10,  5])
     """
     level = list(parts)
     if not level:
         raise ValueError("tree_sum needs at least one partition")
-    merge = dask.delayed(_merge_pair, pure=True)
+    merge = dask.delayed(merge, pure=True)
     while len(level) > 1:
         level = [merge(level[i], level[i + 1]) if i + 1 < len(level) else level[i]
                  for i in range(0, len(level), 2)]
@@ -195,6 +213,14 @@ def _column_spec(obj, column, spec):
     return spec_for(meta, name, spec)
 
 
+def _report_columns(ddf):
+    """The report columns recorded in a Dask DataFrame's metadata, in order: column -> Spec."""
+    from ._frame import column_specs
+
+    meta = make_meta(ddf)
+    return {c: s for c, s in column_specs(meta).items() if c in meta.columns}
+
+
 def aggregate(obj, column=None, *, spec=None):
     """The merged :class:`~ldpnum.Aggregate` of a report column, as a ``dask.delayed.Delayed``.
 
@@ -203,15 +229,17 @@ def aggregate(obj, column=None, *, spec=None):
     obj : dask.dataframe.DataFrame or dask.dataframe.Series
         Reports (e.g. from :func:`privatize_frame`).
     column : str, optional
-        The report column (DataFrames only).
+        The report column of a DataFrame. Without it: a Delayed dict column -> Aggregate of every report
+        column the frame records (as the pandas ``df.ldp.aggregate()``).
     spec : Spec, optional
-        Needed only when the collection does not record the column's spec.
+        Needed only when the collection does not record the column's spec; must equal it otherwise.
 
     Returns
     -------
     dask.delayed.Delayed
         Computes to the Aggregate of all partitions: each partition is aggregated where it lies, and the
         aggregates are added pairwise along a binary tree (only ``n_cells`` counts per partition move).
+        Counts add exactly, so the result equals the aggregate of all reports in one place.
 
     Examples
     --------
@@ -229,7 +257,15 @@ def aggregate(obj, column=None, *, spec=None):
         raise TypeError(f"spec must be a Spec; got {type(spec).__name__}")
     if isinstance(obj, dd.DataFrame):
         if column is None:
-            raise TypeError("aggregate: pass the report column of the DataFrame")
+            if spec is not None:
+                raise TypeError("aggregate: spec= goes with one column")
+            specs = _report_columns(obj)
+            if not specs:
+                raise ValueError("aggregate: the frame records no report columns; name the column and pass spec=")
+            task = dask.delayed(_aggregate_columns, pure=True)
+            columns = list(specs)
+            parts = [task(part, columns, list(specs.values())) for part in obj[columns].to_delayed()]
+            return tree_sum(parts, merge=_merge_dicts)
         if column not in obj.columns:
             raise ValueError(f"column {column!r} is not in the frame (columns: {list(obj.columns)})")
         obj = obj[[column]]  # only the report column is read from each partition
@@ -243,95 +279,189 @@ def aggregate(obj, column=None, *, spec=None):
     return tree_sum([task(part, column, spec) for part in obj.to_delayed()])
 
 
-def _estimate(obj, column, spec, method, **kwargs):
-    from .mechanisms import from_spec
+def _mech_agg(obj, column, spec):
+    """Compute the merged aggregate; return (mechanism, aggregate) on the driver."""
+    from .pandas import _mechanism
 
     agg = aggregate(obj, column, spec=spec).compute()
-    mech = from_spec(agg.spec)
-    if not hasattr(mech, method):
-        raise TypeError(f"{type(mech).__name__} reports have no {method} (mechanism {agg.spec})")
-    return getattr(mech, method)(agg, **kwargs)
+    return _mechanism(agg.spec), agg
+
+
+def _estimate(obj, column, spec, method, **kwargs):
+    from .pandas import _need
+
+    mech, agg = _mech_agg(obj, column, spec)
+    return _need(mech, method)(agg, **kwargs)
 
 
 def _quantile(obj, column, q, spec, **kwargs):
-    from .mechanisms import from_spec
+    import pandas as pd
+    from .pandas import _queryable
 
-    agg = aggregate(obj, column, spec=spec).compute()
-    mech = from_spec(agg.spec)
-    if hasattr(mech, "estimate_ranges"):
-        est = mech.estimate_ranges(agg, **kwargs)
-    elif hasattr(mech, "estimate_distribution"):
-        est = mech.estimate_distribution(agg, **kwargs)
-    else:
-        raise TypeError(f"{type(mech).__name__} reports estimate no distribution, hence no quantile")
-    return est.quantile(q)
+    mech, agg = _mech_agg(obj, column, spec)
+    est = _queryable(mech, agg, kwargs)
+    if np.ndim(q) == 0:
+        return float(est.quantile(q))
+    qs = np.asarray(q, dtype=np.float64)
+    name = column if column is not None else make_meta(obj).name
+    return pd.Series(np.asarray(est.quantile(qs), dtype=np.float64), index=pd.Index(qs), name=name)
+
+
+def _range(obj, column, lo, hi, spec, **kwargs):
+    from .pandas import _queryable
+
+    mech, agg = _mech_agg(obj, column, spec)
+    return _queryable(mech, agg, kwargs).range(lo, hi)
+
+
+def _info(obj):
+    from ._frame import frame_info
+
+    return frame_info(make_meta(obj)) or {}
 
 
 # -- accessors -------------------------------------------------------------------------------------------------
 @register_dataframe_accessor("ldp")
 class DaskFrameAccessor:
-    """``ddf.ldp``: privatize columns of a Dask DataFrame, aggregate and estimate report columns.
+    """``ddf.ldp``: privatize columns of a Dask DataFrame; aggregate and estimate its report columns.
 
-    Every estimate computes the merged aggregate (a tree-sum over partitions) and estimates on the driver.
+    Mirrors the pandas ``df.ldp`` (:class:`ldpnum.pandas.DataFrameAccessor`); the estimates take the report
+    column first. Every estimate computes the merged aggregate (a tree-sum over partitions, on the current
+    Dask scheduler) and runs the estimator once on the driver.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, dask.dataframe as dd, ldpnum as ldp
+    >>> import ldpnum.dask
+    >>> x = pd.DataFrame({"t": np.random.default_rng(0).uniform(0, 60, 20_000)})
+    >>> r = dd.from_pandas(x, npartitions=4).ldp.privatize({"t": ldp.SquareWave(2.0, (0, 60))}, rng=1)
+    >>> r.ldp.epsilon_per_row
+    2.0
+    >>> est = r.ldp.estimate_mean("t")
+    >>> bool(abs(est.value - 30) < 5 * est.standard_error)
+    True
     """
 
     def __init__(self, ddf):
         self._obj = ddf
 
-    def privatize(self, mechanisms, *, rng=None, strategy="all-columns", nan_policy="raise"):
-        """Lazy privatized copy; see :func:`ldpnum.dask.privatize_frame`."""
-        return privatize_frame(self._obj, mechanisms, rng=rng, strategy=strategy, nan_policy=nan_policy)
+    def privatize(self, mechanisms, *, rng=None, strategy="all-columns", nan_policy="raise", fill_value=None):
+        """Lazy privatized report frame; see :func:`ldpnum.dask.privatize_frame`."""
+        return privatize_frame(self._obj, mechanisms, rng=rng, strategy=strategy, nan_policy=nan_policy,
+                               fill_value=fill_value)
 
-    def aggregate(self, column, *, spec=None):
-        """Delayed merged Aggregate of report column ``column``; see :func:`ldpnum.dask.aggregate`."""
+    @property
+    def specs(self):
+        """Report column -> :class:`~ldpnum.Spec`, from the collection's metadata."""
+        return _report_columns(self._obj)
+
+    @property
+    def epsilon_per_row(self):
+        """Total ε each row spent (None for a frame that is not a report frame)."""
+        return _info(self._obj).get("epsilon_per_row")
+
+    @property
+    def strategy(self):
+        """The strategy the report columns were privatized with (None if unknown)."""
+        return _info(self._obj).get("strategy")
+
+    def aggregate(self, column=None, *, spec=None):
+        """Delayed merged Aggregate of report column ``column`` (without it: a Delayed dict of every report
+        column); see :func:`ldpnum.dask.aggregate`."""
         return aggregate(self._obj, column, spec=spec)
 
     def estimate_mean(self, column, *, spec=None):
-        """``mechanism.estimate_mean`` of the merged aggregate of ``column``: a MeanEstimate."""
+        """:class:`~ldpnum.MeanEstimate` of ``column``'s mean, from the merged aggregate."""
         return _estimate(self._obj, column, spec, "estimate_mean")
 
     def estimate_distribution(self, column, *, spec=None, **kwargs):
-        """``mechanism.estimate_distribution(agg, **kwargs)``: a DistributionEstimate."""
+        """:class:`~ldpnum.DistributionEstimate` of ``column``; ``kwargs`` go to the estimator."""
         return _estimate(self._obj, column, spec, "estimate_distribution", **kwargs)
 
     def estimate_ranges(self, column, *, spec=None, **kwargs):
-        """``mechanism.estimate_ranges(agg, **kwargs)`` (hierarchical histograms): a RangeEstimate."""
+        """:class:`~ldpnum.RangeEstimate` of ``column`` (hierarchical histograms)."""
         return _estimate(self._obj, column, spec, "estimate_ranges", **kwargs)
 
-    def quantile(self, column, q, *, spec=None, **kwargs):
-        """Estimated quantile(s) ``q`` of ``column``: from the range tree (hierarchical histograms) or the
-        estimated distribution; ``kwargs`` go to that estimator."""
+    def estimate_frequencies(self, column, *, spec=None, **kwargs):
+        """:class:`~ldpnum.FrequencyEstimate` of ``column`` (frequency oracles)."""
+        return _estimate(self._obj, column, spec, "estimate_frequencies", **kwargs)
+
+    def quantile(self, column, q=0.5, *, spec=None, **kwargs):
+        """Estimated quantile(s) of ``column``: a float for a scalar ``q``, else a Series indexed by ``q``
+        (as the pandas accessor). From the range tree (hierarchical histograms) or the estimated
+        distribution; ``kwargs`` go to that estimator."""
         return _quantile(self._obj, column, q, spec, **kwargs)
+
+    def range(self, column, lo, hi, *, spec=None, **kwargs):
+        """Estimated fraction of people with ``column`` in ``[lo, hi]``."""
+        return _range(self._obj, column, lo, hi, spec, **kwargs)
+
+    def describe(self, *, level=0.95):
+        """Per report column: mean with a ``level`` confidence interval and quartiles
+        (:func:`ldpnum.pandas.describe_aggregates` of the merged aggregates)."""
+        from .pandas import describe_aggregates
+
+        return describe_aggregates(aggregate(self._obj).compute(), level=level)
 
 
 @register_series_accessor("ldp")
 class DaskSeriesAccessor:
-    """``dds.ldp``: privatize a Dask Series, aggregate and estimate a report Series."""
+    """``dds.ldp``: privatize a Dask Series; aggregate and estimate a report Series.
+
+    Mirrors the pandas ``s.ldp`` (:class:`ldpnum.pandas.SeriesAccessor`).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, dask.dataframe as dd, ldpnum as ldp
+    >>> import ldpnum.dask
+    >>> x = dd.from_pandas(pd.Series(np.random.default_rng(0).uniform(0, 100, 50_000)), npartitions=5)
+    >>> r = x.ldp.privatize(ldp.SquareWave(epsilon=2.0, bounds=(0, 100)), rng=0)
+    >>> q = r.ldp.quantile([0.25, 0.75])
+    >>> bool(abs(q[0.25] - 25) < 5 and abs(q[0.75] - 75) < 5)
+    True
+    """
 
     def __init__(self, dds):
         self._obj = dds
 
     def privatize(self, mechanism, *, rng=None, nan_policy="raise", fill_value=None):
-        """Lazy privatized copy; see :func:`ldpnum.dask.privatize_series`."""
+        """Lazy privatized report Series; see :func:`ldpnum.dask.privatize_series`."""
         return privatize_series(self._obj, mechanism, rng=rng, nan_policy=nan_policy, fill_value=fill_value)
 
-    def aggregate(self, *, spec=None):
+    @property
+    def spec(self):
+        """The :class:`~ldpnum.Spec` recorded for this report column (None for a column of values)."""
+        return _column_spec(self._obj, None, None)
+
+    @property
+    def epsilon_per_row(self):
+        """Total ε each row spent on the collection the column comes from (None if unknown)."""
+        return _info(self._obj).get("epsilon_per_row")
+
+    def aggregate(self, spec=None):
         """Delayed merged Aggregate of the reports; see :func:`ldpnum.dask.aggregate`."""
         return aggregate(self._obj, spec=spec)
 
-    def estimate_mean(self, *, spec=None):
-        """``mechanism.estimate_mean`` of the merged aggregate: a MeanEstimate."""
+    def estimate_mean(self, spec=None):
+        """:class:`~ldpnum.MeanEstimate` of the mean, from the merged aggregate."""
         return _estimate(self._obj, None, spec, "estimate_mean")
 
-    def estimate_distribution(self, *, spec=None, **kwargs):
-        """``mechanism.estimate_distribution(agg, **kwargs)``: a DistributionEstimate."""
+    def estimate_distribution(self, spec=None, **kwargs):
+        """:class:`~ldpnum.DistributionEstimate`; ``kwargs`` go to the estimator."""
         return _estimate(self._obj, None, spec, "estimate_distribution", **kwargs)
 
-    def estimate_ranges(self, *, spec=None, **kwargs):
-        """``mechanism.estimate_ranges(agg, **kwargs)`` (hierarchical histograms): a RangeEstimate."""
+    def estimate_ranges(self, spec=None, **kwargs):
+        """:class:`~ldpnum.RangeEstimate` (hierarchical histograms)."""
         return _estimate(self._obj, None, spec, "estimate_ranges", **kwargs)
 
-    def quantile(self, q, *, spec=None, **kwargs):
-        """Estimated quantile(s) ``q``; see :meth:`DaskFrameAccessor.quantile`."""
+    def estimate_frequencies(self, spec=None, **kwargs):
+        """:class:`~ldpnum.FrequencyEstimate` (frequency oracles)."""
+        return _estimate(self._obj, None, spec, "estimate_frequencies", **kwargs)
+
+    def quantile(self, q=0.5, *, spec=None, **kwargs):
+        """Estimated quantile(s); see :meth:`DaskFrameAccessor.quantile`."""
         return _quantile(self._obj, None, q, spec, **kwargs)
 
+    def range(self, lo, hi, *, spec=None, **kwargs):
+        """Estimated fraction of people with values in ``[lo, hi]``."""
+        return _range(self._obj, None, lo, hi, spec, **kwargs)

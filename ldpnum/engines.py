@@ -8,7 +8,7 @@ is a mergeable sufficient statistic (DESIGN.md R4)::
                                                                                            │ (to_bytes or
     driver: combine(frames) -> Aggregate -> mechanism.estimate_*(...)            <─────────┘  long form)
 
-Reproducibility. Partition ``i`` draws from ``child_rng(seed, i)`` (:func:`ldpnum._random.child_rng`), so a
+Reproducibility. Partition ``i`` draws from ``child_rng(seed, i)`` (:func:`child_rng`, re-exported here), so a
 seeded run gives the same reports whatever the engine, scheduler, worker count or task order, and equals
 ``privatize_frame(partition_i, ..., rng=child_rng(seed, i))`` run with pandas. ``seed=None`` (a real
 collection) keys every partition's stream afresh from the operating system.
@@ -39,11 +39,11 @@ import numbers
 
 import numpy as np
 
-from ._core import Aggregate, Reports, Spec, check_spec
+from ._core import Aggregate, Spec, check_spec
 from ._random import child_rng
 
 __all__ = ["partition_privatize", "partition_aggregate", "merge_aggregates", "combine", "aggregate_frame",
-           "tree_merge", "BYTES_COLUMN"]
+           "tree_merge", "child_rng", "BYTES_COLUMN"]
 
 #: Column of the one-row frame holding a serialized aggregate (Spark schema ``"aggregate binary"``).
 BYTES_COLUMN = "aggregate"
@@ -56,7 +56,7 @@ def _check_seed(seed):
         return seed
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
         hint = (" (a Generator cannot be shared by partitions on several machines; pass an int seed or "
-                "ldpnum._random.child_rng(generator))" if isinstance(seed, np.random.Generator) else "")
+                "ldpnum.engines.child_rng(generator))" if isinstance(seed, np.random.Generator) else "")
         raise TypeError(f"seed must be None, a non-negative int or a numpy SeedSequence; "
                         f"got {type(seed).__name__}{hint}")
     if int(seed) < 0:
@@ -77,7 +77,8 @@ def _check_output(output):
         raise ValueError(f"output must be one of {_OUTPUTS}; got {output!r}")
 
 
-def partition_privatize(df, mechanisms, *, seed, partition_index, strategy="all-columns", nan_policy="raise"):
+def partition_privatize(df, mechanisms, *, seed, partition_index, strategy="all-columns", nan_policy="raise",
+                        fill_value=None):
     """Privatize one partition of a table, drawing from the partition's own stream.
 
     Parameters
@@ -91,7 +92,7 @@ def partition_privatize(df, mechanisms, *, seed, partition_index, strategy="all-
         ``child_rng(seed, partition_index)``.
     partition_index : int
         The partition's number (0, 1, ...): the same number must always denote the same rows.
-    strategy, nan_policy
+    strategy, nan_policy, fill_value
         As for :func:`ldpnum.pandas.privatize_frame`.
 
     Returns
@@ -118,23 +119,14 @@ def partition_privatize(df, mechanisms, *, seed, partition_index, strategy="all-
     from .pandas import privatize_frame
 
     return privatize_frame(df, mechanisms, rng=child_rng(seed, partition_index), strategy=strategy,
-                           nan_policy=nan_policy)
-
-
-def _reports_of(s, spec):
-    try:
-        from .pandas import reports_of
-    except ImportError:  # report columns hold plain integer codes
-        from ._frame import spec_for
-
-        return Reports(s.to_numpy(), spec_for(s, s.name, spec))
-    return reports_of(s, spec)
+                           nan_policy=nan_policy, fill_value=fill_value)
 
 
 def aggregate_frame(df, column, spec=None):
     """The :class:`~ldpnum.Aggregate` of report column ``column`` of one pandas DataFrame.
 
-    ``spec`` is read from the frame's ``attrs`` when not given (and must match when both exist).
+    ``spec`` is read from the frame's ``attrs`` when not given (and must match when both exist); see
+    :func:`ldpnum.pandas.aggregate_series`.
 
     Examples
     --------
@@ -145,12 +137,11 @@ def aggregate_frame(df, column, spec=None):
     >>> aggregate_frame(df, "r", m.spec).n_reports
     10
     """
-    from .mechanisms import from_spec
+    from .pandas import aggregate_series
 
     if column not in df.columns:
         raise ValueError(f"column {column!r} is not in the frame (columns: {list(df.columns)})")
-    reports = _reports_of(df[column], spec)
-    return from_spec(reports.spec).aggregate(reports)
+    return aggregate_series(df[column], spec)
 
 
 def _emit(agg, output):

@@ -17,6 +17,8 @@ import ldpnum as ldp  # noqa: E402
 import ldpnum.dask as ldask  # noqa: E402
 import ldpnum.engines  # noqa: E402
 from ldpnum._frame import attach_specs  # noqa: E402
+from ldpnum.engines import child_rng  # noqa: E402
+from ldpnum.pandas import privatize_frame, privatize_series  # noqa: E402
 
 SW = ldp.SquareWave(1.0, (0, 1))
 HH = ldp.HierarchicalHistogram(1.0, (0, 1))
@@ -77,7 +79,7 @@ def test_estimates_are_computed_once_from_the_merged_aggregate():
     assert ddf["r"].ldp.estimate_distribution(n_bins=32) == d
     assert np.array_equal(ddf.ldp.quantile("r", [0.25, 0.5], n_bins=32), d.quantile([0.25, 0.5]))
     assert ddf["r"].ldp.quantile(0.5, n_bins=32) == d.quantile(0.5)
-    with pytest.raises(TypeError, match="no estimate_ranges"):
+    with pytest.raises(TypeError, match="do not estimate range trees"):
         ddf.ldp.estimate_ranges("r")
 
 
@@ -111,8 +113,8 @@ def test_spec_from_argument_when_the_collection_records_none():
         ddf.ldp.aggregate("r", spec=ldp.SquareWave(2.0, (0, 1)).spec)
     with pytest.raises(ValueError, match="column 'nope'"):
         ddf.ldp.aggregate("nope")
-    with pytest.raises(TypeError):
-        ldask.aggregate(ddf)
+    with pytest.raises(ValueError, match="records no report columns"):
+        ldask.aggregate(bare)
     with pytest.raises(TypeError):
         ldask.aggregate(ddf["r"], "r")
     with pytest.raises(TypeError):
@@ -130,9 +132,165 @@ def test_aggregate_on_a_cluster_equals_the_synchronous_one(thread_client):
 
 
 def test_docstring_examples():
-    pytest.importorskip("ldpnum.pandas")  # the privatize examples run the pandas functions
     for module in (ldpnum.engines, ldask):
         finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
         for test in finder.find(module):
             runner.run(test)
         assert runner.failures == 0, module.__name__
+
+
+# -- privatize: partition i draws from child_rng(rng, i) -------------------------------------------------------
+MECHS = {"a": SW, "b": ldp.Piecewise(0.5, (0, 10))}
+
+
+def _value_frame(n=3000, seed=1):
+    g = np.random.default_rng(seed)
+    return pd.DataFrame({"a": g.beta(5, 2, n), "b": g.uniform(0, 10, n), "raw": np.arange(n)})
+
+
+def _pandas_on_partitions(ddf, fn):
+    parts = [ddf.get_partition(i).compute() for i in range(ddf.npartitions)]
+    return pd.concat([fn(p, i) for i, p in enumerate(parts)])
+
+
+@pytest.mark.parametrize("strategy", ["all-columns", "one-column-per-row"])
+def test_seeded_dask_equals_pandas_on_the_same_partitions(strategy):
+    ddf = dd.from_pandas(_value_frame(), npartitions=4)
+    got = ddf.ldp.privatize(MECHS, rng=SEED, strategy=strategy).compute()
+    expected = _pandas_on_partitions(
+        ddf, lambda p, i: privatize_frame(p, MECHS, rng=child_rng(SEED, i), strategy=strategy))
+    pd.testing.assert_frame_equal(got, expected)
+    assert got.attrs == expected.attrs and got.ldp.strategy == strategy
+    assert list(got.columns) == ["a", "b"]  # raw values never travel with reports
+
+
+def test_seeded_series_equals_pandas_on_the_same_partitions():
+    s = dd.from_pandas(_value_frame()["a"], npartitions=3)
+    got = s.ldp.privatize(SW, rng=SEED).compute()
+    expected = _pandas_on_partitions(s, lambda p, i: privatize_series(p, SW, rng=child_rng(SEED, i)))
+    pd.testing.assert_series_equal(got, expected)
+    assert s.ldp.privatize(SW, rng=SEED).ldp.spec == SW.spec
+
+
+def test_the_same_reports_on_every_scheduler(thread_client):
+    ddf = dd.from_pandas(_value_frame(), npartitions=4)
+    sync = ddf.ldp.privatize(MECHS, rng=SEED).compute()
+    threads = ddf.ldp.privatize(MECHS, rng=SEED).compute(scheduler="threads")
+    cluster = thread_client.compute(ddf.ldp.privatize(MECHS, rng=SEED)).result()
+    pd.testing.assert_frame_equal(sync, threads)
+    pd.testing.assert_frame_equal(sync, cluster)
+    agg = thread_client.compute(ddf.ldp.privatize(MECHS, rng=SEED).ldp.aggregate("a")).result()
+    assert agg == SW.aggregate(ldp.Reports(sync["a"].to_numpy(), SW.spec))
+    est = thread_client.compute(ddf["b"].ldp.privatize(MECHS["b"], rng=None).ldp.aggregate()).result()
+    assert est.n_reports == len(sync)
+
+
+def test_merged_aggregates_of_privatized_partitions_equal_the_whole():
+    ddf = dd.from_pandas(_value_frame(), npartitions=5)
+    reports = ddf.ldp.privatize(MECHS, rng=SEED)
+    local = reports.compute()
+    aggs = reports.ldp.aggregate().compute()
+    assert set(aggs) == {"a", "b"}
+    for c, m in MECHS.items():
+        assert aggs[c] == local[c].ldp.aggregate() == reports.ldp.aggregate(c).compute()
+        assert aggs[c] == m.aggregate(ldp.Reports(local[c].to_numpy(), m.spec))
+    pd.testing.assert_frame_equal(reports.ldp.describe(), local.ldp.describe())
+    assert reports.ldp.specs == {"a": SW.spec, "b": MECHS["b"].spec}
+    assert reports.ldp.epsilon_per_row == 1.5
+    assert reports["a"].ldp.quantile(0.5) == local["a"].ldp.quantile(0.5)
+    pd.testing.assert_series_equal(reports.ldp.quantile("a", [0.1, 0.9]), local["a"].ldp.quantile([0.1, 0.9]))
+    assert reports.ldp.range("a", 0.2, 0.6) == local["a"].ldp.range(0.2, 0.6)
+    assert reports["b"].ldp.estimate_mean() == local["b"].ldp.estimate_mean()
+
+
+def test_secure_runs_differ():
+    ddf = dd.from_pandas(_value_frame(), npartitions=3)
+    a, b = ddf.ldp.privatize(MECHS), ddf.ldp.privatize(MECHS)  # rng=None
+    ca, cb = dask.compute(a, b)  # one graph: the two collections must not share tasks
+    assert not ca.equals(cb)
+    assert not a.compute().equals(ca)  # a lazy secure collection draws afresh on every compute
+    s = ddf["a"]
+    assert not s.ldp.privatize(SW).compute().equals(s.ldp.privatize(SW).compute())
+    assert a.ldp.aggregate("a").compute().n_reports == len(ca)
+
+
+def test_generator_and_seed_sequence_rngs():
+    ddf = dd.from_pandas(_value_frame(), npartitions=3)
+    g1 = ddf.ldp.privatize(MECHS, rng=np.random.default_rng(5)).compute()
+    g2 = ddf.ldp.privatize(MECHS, rng=np.random.default_rng(5)).compute()
+    pd.testing.assert_frame_equal(g1, g2)
+    ss = np.random.SeedSequence(11)
+    got = ddf.ldp.privatize(MECHS, rng=ss).compute()
+    expected = _pandas_on_partitions(ddf, lambda p, i: privatize_frame(p, MECHS, rng=child_rng(ss, i)))
+    pd.testing.assert_frame_equal(got, expected)
+
+
+def test_bad_input_is_refused_before_anything_runs():
+    ddf = dd.from_pandas(_value_frame(), npartitions=3)
+    for bad, exc in [(True, TypeError), (-1, ValueError), (1.5, TypeError), (np.random.RandomState(0), TypeError)]:
+        with pytest.raises(exc):
+            ddf.ldp.privatize(MECHS, rng=bad)
+        with pytest.raises(exc):
+            ddf["a"].ldp.privatize(SW, rng=bad)
+    with pytest.raises(TypeError):
+        ddf.ldp.privatize({"a": "square wave"})
+    with pytest.raises(ValueError):
+        ddf.ldp.privatize(MECHS, strategy="some")
+    text = dd.from_pandas(pd.DataFrame({"a": ["x", "y"]}), npartitions=1)
+    with pytest.raises(TypeError):
+        text.ldp.privatize({"a": SW})
+
+
+def test_missing_values_raise_or_are_imputed():
+    df = _value_frame(300)
+    df.loc[250, "a"] = np.nan
+    ddf = dd.from_pandas(df, npartitions=3)
+    with pytest.raises(ValueError, match="missing"):
+        ddf.ldp.privatize(MECHS, rng=0).compute()
+    got = ddf.ldp.privatize(MECHS, rng=0, nan_policy="impute", fill_value={"a": 0.5, "b": 5.0}).compute()
+    assert len(got) == 300 and got["a"].notna().all()
+    s = ddf["a"].ldp.privatize(SW, rng=0, nan_policy="impute", fill_value=0.5).compute()
+    assert len(s) == 300
+
+
+@pytest.mark.filterwarnings("ignore:The inplace keyword")  # Dask's Parquet reader on pandas 3.1
+def test_reports_survive_parquet(tmp_path):
+    pytest.importorskip("pyarrow")
+    ddf = dd.from_pandas(_value_frame(), npartitions=3)
+    reports = ddf.ldp.privatize(MECHS, rng=SEED)
+    reports.to_parquet(tmp_path / "reports")
+    back = dd.read_parquet(tmp_path / "reports")
+    assert back.ldp.aggregate("a").compute() == reports.ldp.aggregate("a").compute()
+
+
+@pytest.mark.slow
+def test_worker_processes_import_ldpnum_and_use_the_kernel_cache():
+    """Worker processes unpickle the tasks by reference (module-level functions) and load the kernels."""
+    ddf = dd.from_pandas(_value_frame(), npartitions=4)
+    expected = ddf.ldp.privatize(MECHS, rng=SEED).compute()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                      dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+            reports = ddf.ldp.privatize(MECHS, rng=SEED)
+            got = client.compute(reports).result()
+            agg = client.compute(reports.ldp.aggregate("a")).result()
+            stats = client.run(_kernel_cache_stats)
+    pd.testing.assert_frame_equal(got, expected)
+    assert agg == SW.aggregate(ldp.Reports(expected["a"].to_numpy(), SW.spec))
+    for hits, misses in stats.values():  # the parent compiled (or loaded) them first: workers only load
+        assert hits >= 2 and misses == 0
+
+
+def _kernel_cache_stats():
+    """On a worker: (kernels loaded from Numba's on-disk cache, kernels compiled) of ldpnum's dispatchers."""
+    import sys
+
+    hits = misses = 0
+    for name, module in list(sys.modules.items()):
+        if name.startswith("ldpnum._kernels"):
+            for obj in vars(module).values():
+                if hasattr(obj, "signatures") and hasattr(obj, "stats") and obj.signatures:
+                    hits += sum(obj.stats.cache_hits.values())
+                    misses += sum(obj.stats.cache_misses.values())
+    return hits, misses

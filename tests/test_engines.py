@@ -143,3 +143,18 @@ def test_partition_privatize_checks_seed_and_index_first():
         partition_privatize(df, {"x": M}, seed=0, partition_index=-1)
     with pytest.raises(TypeError, match="partition_index"):
         partition_privatize(df, {"x": M}, seed=0, partition_index=1.0)
+
+
+def test_partition_privatize_draws_from_the_partitions_stream():
+    from ldpnum.pandas import privatize_frame
+
+    df = pd.DataFrame({"x": np.random.default_rng(0).beta(5, 2, 500), "y": 1.0})
+    got = partition_privatize(df, {"x": M}, seed=9, partition_index=4)
+    pd.testing.assert_frame_equal(got, privatize_frame(df, {"x": M}, rng=child_rng(9, 4)))
+    assert got.attrs == privatize_frame(df, {"x": M}, rng=child_rng(9, 4)).attrs
+    assert not got.equals(partition_privatize(df, {"x": M}, seed=9, partition_index=5))
+    ss = np.random.SeedSequence(9)
+    pd.testing.assert_frame_equal(partition_privatize(df, {"x": M}, seed=ss, partition_index=4), got)
+    secure = [partition_privatize(df, {"x": M}, seed=None, partition_index=4) for _ in range(2)]
+    assert not secure[0].equals(secure[1])
+    assert combine(partition_aggregate([got], "x")) == M.aggregate(ldp.Reports(got["x"].to_numpy(), M.spec))
