@@ -5,6 +5,10 @@ into an :class:`Aggregate` and estimates means (and, in later releases, distribu
 counts) from it. Every randomizer has a finite output alphabet and integer thresholds, so its privacy
 guarantee holds exactly as stated and is tested exactly.
 
+``import ldpnum`` also registers the ``.ldp`` accessor on pandas objects (:mod:`ldpnum.pandas`):
+``df.ldp.privatize({"col": mechanism}, strategy=...)`` returns report columns with each row's total ε
+recorded, and ``reports["col"].ldp.estimate_distribution()`` reads the spec from the column.
+
 >>> import numpy as np, ldpnum as ldp
 >>> m = ldp.Piecewise(epsilon=1.0, bounds=(0, 5000))
 >>> reports = m.privatize(np.array([1200.0, 80.0, 4100.0]), rng=0)
@@ -23,6 +27,7 @@ from . import frequency
 from .frequency import BLH, GRR, OLH, OUE, SUE, HadamardResponse, PIRappor, SubsetSelection
 from . import ranges
 from .ranges import HierarchicalHistogram, RangeEstimate
+from . import pandas  # registers the ``.ldp`` accessors on pandas Series and DataFrame
 
 __version__ = "0.1.0.dev0"
 
@@ -34,5 +39,6 @@ __all__ = [
     "SquareWave", "GeneralWave", "Laplace",
     "frequency", "FrequencyEstimate", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "SubsetSelection", "PIRappor",
     "ranges", "HierarchicalHistogram", "RangeEstimate",
+    "pandas",
     "__version__",
 ]

@@ -1,0 +1,778 @@
+r"""The ``.ldp`` accessors: privatize pandas columns and estimate from report columns (DESIGN.md §1, R3).
+
+``import ldpnum`` registers an accessor named ``ldp`` on :class:`pandas.Series` and
+:class:`pandas.DataFrame` through pandas' public extension API. The accessors hold no state and contain no
+math: they validate, call the module-level functions below (which Dask and other engines call once per
+partition), and those delegate to the mechanisms and estimators.
+
+Privatizing
+-----------
+``s.ldp.privatize(mech, rng=None)`` returns a new Series of integer report codes with the same index and
+name; ``df.ldp.privatize({column: mech, ...}, strategy=...)`` a new DataFrame holding the report columns
+only (raw values never travel with reports). Two strategies share the privacy budget of a row (a person):
+
+``"all-columns"``
+    Each row reports every column. By sequential composition the row spends
+    :math:`\varepsilon_\text{row} = \sum_j \varepsilon_j`.
+``"one-column-per-row"``
+    Each row reports **one** column, with that column's full :math:`\varepsilon_j`; its other cells are
+    missing (``pd.NA`` in a nullable unsigned column such as ``UInt16``). Row :math:`i`'s column is
+    :math:`j_i = \lfloor (w_i \gg 16) \cdot m / 2^{48} \rfloor` for a random 64-bit word :math:`w_i` drawn
+    independently of every value (uniform over the :math:`m` columns up to :math:`m/2^{48}`), so the
+    assignment reveals nothing, and the row spends :math:`\varepsilon_\text{row} = \max_j \varepsilon_j`.
+    Splitting people rather than splitting ε is the more accurate choice for most mechanisms
+    (``../shared/seeds/002_bf216fff5ae8aeb1.txt``): each column is estimated from about :math:`n/m`
+    reports at ε instead of :math:`n` reports at ε/m.
+
+The j-th column of the mapping draws its words from ``child_rng(rng, j)`` and the assignment words come from
+``child_rng(rng, m)``, so a seeded result is reproducible on any machine, and a single Series privatized with
+``rng`` equals ``mech.privatize(values, rng=child_rng(rng, 0))``. Every column is validated (kind, dtype,
+missing and out-of-range values) before the first word is drawn.
+
+The budget is recorded on the result: ``attrs["ldpnum"]`` holds each column's :class:`~ldpnum.Spec`, the
+strategy and ``epsilon_per_row`` (see :mod:`ldpnum._frame`). ``reports.ldp.epsilon_per_row`` reads it and
+``repr(reports.ldp)`` prints it. pandas carries ``attrs`` through selection, ``copy``, ``concat`` of frames
+with equal attrs and Parquet files, so ``pd.read_parquet(f)["col"].ldp.estimate_mean()`` works.
+
+Estimating
+----------
+On a report column: ``.ldp.aggregate()``, ``.ldp.estimate_mean()``, ``.ldp.estimate_distribution(**kw)``,
+``.ldp.estimate_ranges(**kw)`` (hierarchical histograms), ``.ldp.estimate_frequencies(**kw)`` (frequency
+oracles), ``.ldp.quantile(q)`` and ``.ldp.range(lo, hi)``; on a report DataFrame ``.ldp.describe()``. The spec
+is read from the column; an explicit ``spec=`` is used for a column that carries none and must equal the
+recorded one otherwise (:class:`~ldpnum.SpecMismatchError`). Missing cells are rows that did not report
+that column and are left out.
+
+Examples
+--------
+>>> import numpy as np, pandas as pd, ldpnum as ldp
+>>> df = pd.DataFrame({"age": [34.0, 51.0, 27.0, 62.0], "income": [41e3, 58e3, 23e3, 90e3]})
+>>> reports = df.ldp.privatize({"age": ldp.SquareWave(epsilon=1.0, bounds=(0, 100)),
+...                             "income": ldp.Piecewise(epsilon=1.0, bounds=(0, 2e5))},
+...                            rng=0, strategy="one-column-per-row")
+>>> reports.ldp.epsilon_per_row
+1.0
+>>> int(reports.notna().sum(axis=1).max())   # each row reported one column
+1
+>>> reports["income"].ldp.spec.mechanism
+'piecewise'
+"""
+
+import copy
+import functools
+import math
+import numbers
+import warnings
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from ._core import Reports
+from ._frame import ATTRS_KEY, attach_specs, column_specs, frame_info, spec_for
+from ._random import child_rng, resolve_rng
+from ._validation import check_categories, check_choice
+from .exceptions import ClippingWarning
+from .frequency import FrequencyOracle
+from .mechanisms import Mechanism, RandomizedResponse, from_spec
+
+__all__ = ["STRATEGIES", "privatize_series", "privatize_frame", "reports_of", "aggregate_series",
+           "describe_aggregates", "SeriesAccessor", "DataFrameAccessor"]
+
+#: How the columns of a DataFrame share each row's privacy budget.
+STRATEGIES = ("all-columns", "one-column-per-row")
+
+#: At most this many columns in "one-column-per-row" (the assignment draws a 16-bit-exact uniform choice).
+MAX_COLUMNS = 1 << 16
+
+_NAN_POLICIES = ("raise", "impute")
+
+
+# -- validation ------------------------------------------------------------------------------------------
+
+def _label(name):
+    return "x" if name is None else f"column {name!r}"
+
+
+def _subject(name):
+    return "the Series" if name is None else f"column {name!r}"
+
+
+def _check_name(name, allow_none):
+    if name is None and allow_none:
+        return
+    if isinstance(name, (bool, np.bool_)) or not isinstance(name, (str, numbers.Integral)):
+        raise TypeError(f"column label {name!r} ({type(name).__name__}) cannot carry a spec: report columns "
+                        "need str or int labels (they travel as JSON in attrs and Parquet metadata)")
+
+
+def _check_mechanism(mech, name):
+    if not isinstance(mech, Mechanism):
+        raise TypeError(f"the mechanism for {_subject(name)} must be an ldpnum mechanism, e.g. "
+                        f"ldp.SquareWave(epsilon=1.0, bounds=(0, 1440)); got {type(mech).__name__}")
+    if mech.spec.get("packed_bits") is not None:
+        raise TypeError(f"{type(mech).__name__} reports are bit vectors ({mech.spec.get('packed_bits')} bits per "
+                        f"person), which a pandas column of codes cannot hold ({_subject(name)}); call "
+                        f"{type(mech).__name__}.privatize on the values and keep the Reports, or use an oracle "
+                        "whose report is one code (GRR, OLH, HadamardResponse)")
+
+
+_DTYPE_HINTS = {
+    "b": "convert 0/1 flags with .astype(int), or privatize them with ldp.RandomizedResponse",
+    "M": "convert to a number first, e.g. minutes since a public origin",
+    "m": "convert to a number first, e.g. s.dt.total_seconds()",
+    "c": "complex values have no order; privatize the real and imaginary parts as two columns",
+}
+
+
+def _dtype_error(s, name, mech):
+    """None if the column's dtype can be privatized by ``mech``, else the TypeError to raise."""
+    dtype = s.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        hint = ("privatize the category codes s.cat.codes with a frequency oracle, or convert numbers "
+                "with .astype(float)")
+    elif pd.api.types.is_bool_dtype(dtype):
+        if isinstance(mech, RandomizedResponse):
+            return None
+        hint = _DTYPE_HINTS["b"]
+    elif pd.api.types.is_numeric_dtype(dtype) and getattr(dtype, "kind", "O") in "iuf":
+        return None
+    else:
+        kind = getattr(dtype, "kind", "O")
+        hint = _DTYPE_HINTS.get(kind, "convert numbers stored as text with pd.to_numeric(s)")
+    return TypeError(f"{_subject(name)} has dtype {dtype}: ldpnum privatizes real numbers (integer or float "
+                     f"dtypes, nullable Int64/Float64 included); {hint}")
+
+
+def _check_rng(rng):
+    """Validate ``rng`` without drawing from it (a Generator is not advanced)."""
+    if rng is not None:
+        resolve_rng(rng)
+
+
+def _reword(message, name):
+    """Name the column in a message of the validators, which call the values ``x``."""
+    if name is None:
+        return message
+    if message.startswith("x "):
+        return _label(name) + message[1:]
+    return f"{_label(name)}: {message}"
+
+
+def _prepare(mech, s, name, nan_policy, fill_value):
+    """The column's values validated for ``mech`` (a read-only float64 or int64 array), nothing drawn.
+
+    Errors and clipping warnings name the column.
+    """
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ClippingWarning)
+            if isinstance(mech, FrequencyOracle):
+                values = check_categories(s, mech.k, nan_policy=nan_policy, fill_value=fill_value).view()
+                values.flags.writeable = False
+            else:
+                if isinstance(s.dtype, np.dtype):  # a NumPy column: its array, without pandas' NA scan
+                    s = s.to_numpy()
+                values = mech._prepare(s, nan_policy, fill_value)
+    except TypeError as exc:
+        raise TypeError(_reword(str(exc), name)) from None
+    except ValueError as exc:
+        raise ValueError(_reword(str(exc), name)) from None
+    for w in caught:
+        msg = w.message
+        if isinstance(msg, ClippingWarning):
+            msg = ClippingWarning(_reword(str(msg), name), count=msg.count, first_index=msg.first_index)
+        warnings.warn(msg, stacklevel=4)
+    return values
+
+
+def _owned(codes):
+    """The freshly randomized codes as a writable array for a new pandas object, copied only if shared."""
+    try:
+        codes.flags.writeable = True  # the kernel's output array: nothing else refers to it
+    except ValueError:  # a view on a read-only base
+        codes = codes.copy()
+    return codes
+
+
+def _copy_other_attrs(src, dst):
+    for key, value in src.attrs.items():
+        if key != ATTRS_KEY:
+            dst.attrs[key] = copy.deepcopy(value)
+    return dst
+
+
+# -- privatizing -----------------------------------------------------------------------------------------
+
+def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=None):
+    """Privatize one column: a new Series of report codes, same index and name, spec in its ``attrs``.
+
+    Parameters
+    ----------
+    s : pandas.Series
+        One value per person: integer or float dtype (nullable ``Int64``/``Float64`` included; bool only for
+        :class:`~ldpnum.RandomizedResponse`).
+    mechanism : ldpnum.Mechanism
+        The randomizer, e.g. ``ldp.SquareWave(epsilon=1.0, bounds=(0, 1440))``. Mechanisms whose reports are
+        bit vectors (SUE, OUE, subset selection) are refused: a column holds one code per person.
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
+        ``None`` (default): secure randomness, for real collections. Anything else: a reproducible
+        simulation; the words come from ``child_rng(rng, 0)``.
+    nan_policy : {"raise", "impute"}, optional
+        Missing values (NaN, ``pd.NA``, ±inf) raise (default) or are replaced by the public ``fill_value``.
+        They are never dropped: dropping would reveal who is missing.
+    fill_value : float or int, optional
+        Public replacement of missing values with ``nan_policy="impute"``.
+
+    Returns
+    -------
+    pandas.Series
+        Report codes in the smallest unsigned dtype of the mechanism's alphabet, with
+        ``attrs["ldpnum"]`` recording the spec and ``epsilon_per_row = mechanism.epsilon``. The input is
+        not modified.
+
+    Raises
+    ------
+    TypeError
+        For a non-Series, a non-mechanism, a bit-vector mechanism, or a dtype that does not hold real
+        numbers (strings, objects, datetimes, categories; bools except for randomized response).
+    ValueError
+        For missing values with ``nan_policy="raise"``, a bad ``fill_value`` or ``nan_policy``, a negative
+        seed. Nothing is drawn when anything is wrong.
+
+    Notes
+    -----
+    Each person's report is ``mechanism.epsilon``-LDP (the mechanism's ``privatize``); estimators are
+    post-processing.
+
+    Examples
+    --------
+    >>> import pandas as pd, ldpnum as ldp
+    >>> from ldpnum._random import child_rng
+    >>> from ldpnum.pandas import privatize_series
+    >>> m = ldp.Duchi(epsilon=1.0, bounds=(0, 10))
+    >>> s = pd.Series([2.0, 7.5, 4.0], index=["a", "b", "c"], name="x")
+    >>> out = privatize_series(s, m, rng=0)
+    >>> out.index.tolist(), out.name, out.attrs["ldpnum"]["epsilon_per_row"]
+    (['a', 'b', 'c'], 'x', 1.0)
+    >>> bool((out.to_numpy() == m.privatize(s, rng=child_rng(0, 0)).codes).all())
+    True
+    """
+    if not isinstance(s, pd.Series):
+        raise TypeError(f"privatize_series expects a pandas Series; got {type(s).__name__}")
+    check_choice(nan_policy, "nan_policy", _NAN_POLICIES)
+    _check_mechanism(mechanism, s.name)
+    _check_name(s.name, allow_none=True)
+    err = _dtype_error(s, s.name, mechanism)
+    if err is not None:
+        raise err
+    _check_rng(rng)
+    values = _prepare(mechanism, s, s.name, nan_policy, fill_value)
+    reports = mechanism._randomize(values, child_rng(rng, 0))
+    out = pd.Series(_owned(reports.codes), index=s.index, name=s.name, copy=False)
+    _copy_other_attrs(s, out)
+    return attach_specs(out, {s.name: reports.spec}, epsilon_per_row=mechanism.epsilon)
+
+
+def _fill_values(fill_value, columns):
+    if isinstance(fill_value, Mapping):
+        unknown = [c for c in fill_value if c not in columns]
+        if unknown:
+            raise ValueError(f"fill_value names {len(unknown)} column(s) that are not privatized, first "
+                             f"{unknown[0]!r}; privatized columns: {list(columns)}")
+        return {c: fill_value.get(c) for c in columns}
+    return {c: fill_value for c in columns}
+
+
+def privatize_frame(df, mechanisms, *, rng=None, strategy="all-columns", nan_policy="raise", fill_value=None):
+    r"""Privatize some columns of a DataFrame: a new DataFrame of report columns, budget recorded.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+    mechanisms : mapping
+        Column label -> mechanism; the result's columns in this order. Columns not named are not carried
+        over (raw values never travel with reports; join public columns back by index if needed).
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
+        ``None`` (default): secure. Otherwise column ``j`` of the mapping draws from ``child_rng(rng, j)``
+        and, in ``"one-column-per-row"``, the rows' columns from ``child_rng(rng, len(mechanisms))``.
+    strategy : {"all-columns", "one-column-per-row"}, optional
+        ``"all-columns"`` (default): every row reports every column and spends
+        :math:`\sum_j \varepsilon_j`. ``"one-column-per-row"``: each row reports one column, drawn uniformly
+        and independently of the values, and spends :math:`\max_j \varepsilon_j`; the cells it did not
+        report are ``pd.NA`` (nullable unsigned columns such as ``UInt16``).
+    nan_policy : {"raise", "impute"}, optional
+        As for :func:`privatize_series`, for every column.
+    fill_value : scalar or mapping, optional
+        Public replacement of missing values with ``nan_policy="impute"``: one value for every column, or a
+        mapping column -> value.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Same index. ``attrs["ldpnum"]`` records every column's spec, the strategy and ``epsilon_per_row``.
+
+    Raises
+    ------
+    TypeError
+        For a non-DataFrame, a mechanisms argument that is not a mapping or holds a non-mechanism, a column
+        whose dtype does not hold real numbers (the message names the column and dtype), unsuitable labels.
+    ValueError
+        For an empty mapping, a column that is not in ``df`` or whose label is duplicated, an unknown
+        strategy, and bad values in any column (missing values, a bad fill value). Every column is checked
+        before the first word is drawn: if anything is wrong nothing is randomized.
+
+    Notes
+    -----
+    Each report is ε_j-LDP for its person; a person's row is ``epsilon_per_row``-LDP by sequential
+    composition (``"all-columns"``) or because it holds one report chosen independently of the data
+    (``"one-column-per-row"``).
+
+    Examples
+    --------
+    >>> import pandas as pd, ldpnum as ldp
+    >>> from ldpnum.pandas import privatize_frame
+    >>> df = pd.DataFrame({"a": [0.1, 0.5, 0.9], "b": [3, 1, 2]})
+    >>> out = privatize_frame(df, {"a": ldp.SquareWave(1.0, (0, 1)), "b": ldp.GRR(0.5, k=4)}, rng=0)
+    >>> out.attrs["ldpnum"]["epsilon_per_row"], out.attrs["ldpnum"]["strategy"]
+    (1.5, 'all-columns')
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"privatize_frame expects a pandas DataFrame; got {type(df).__name__}")
+    if not isinstance(mechanisms, Mapping):
+        raise TypeError("mechanisms must be a mapping {column: mechanism}, e.g. "
+                        f"{{'dep_time': ldp.SquareWave(1.0, (0, 1440))}}; got {type(mechanisms).__name__}")
+    if not mechanisms:
+        raise ValueError("mechanisms is empty: name at least one column to privatize")
+    check_choice(strategy, "strategy", STRATEGIES)
+    check_choice(nan_policy, "nan_policy", _NAN_POLICIES)
+    columns = list(mechanisms)
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"{len(missing)} column(s) to privatize are not in the DataFrame, first {missing[0]!r}; "
+                         f"its columns: {list(df.columns)}")
+    if not df.columns.is_unique:
+        counts = df.columns.value_counts()
+        dup = [c for c in columns if counts.get(c, 0) > 1]
+        if dup:
+            raise ValueError(f"column label {dup[0]!r} appears {counts[dup[0]]} times in the DataFrame; "
+                             "report columns need unique labels")
+    if strategy == "one-column-per-row" and len(columns) > MAX_COLUMNS:
+        raise ValueError(f"one-column-per-row handles at most {MAX_COLUMNS} columns; got {len(columns)}")
+    fills = _fill_values(fill_value, columns)
+    for c in columns:
+        _check_name(c, allow_none=False)
+        _check_mechanism(mechanisms[c], c)
+    for c in columns:
+        err = _dtype_error(df[c], c, mechanisms[c])
+        if err is not None:
+            raise err
+    _check_rng(rng)
+    prepared = []
+    for c in columns:
+        prepared.append(_prepare(mechanisms[c], df[c], c, nan_policy, fills[c]))
+    # Everything is valid: from here on, words are drawn.
+    m, n = len(columns), len(df)
+    streams = [child_rng(rng, j) for j in range(m + (strategy == "one-column-per-row"))]
+    data, specs, epsilons = {}, {}, []
+    if strategy == "all-columns":
+        for j, c in enumerate(columns):
+            reports = mechanisms[c]._randomize(prepared[j], streams[j])
+            data[c], specs[c] = _owned(reports.codes), reports.spec
+            epsilons.append(mechanisms[c].epsilon)
+        epsilon_per_row = math.fsum(epsilons)
+    else:
+        words = resolve_rng(streams[m]).draw(n)
+        assigned = ((words >> np.uint64(16)) * np.uint64(m)) >> np.uint64(48)
+        for j, c in enumerate(columns):
+            rows = np.flatnonzero(assigned == j)
+            sub = prepared[j][rows]
+            sub.flags.writeable = False
+            reports = mechanisms[c]._randomize(sub, streams[j])
+            codes = np.zeros(n, dtype=reports.codes.dtype)
+            codes[rows] = reports.codes
+            mask = np.ones(n, dtype=bool)
+            mask[rows] = False
+            data[c], specs[c] = pd.arrays.IntegerArray(codes, mask), reports.spec
+            epsilons.append(mechanisms[c].epsilon)
+        epsilon_per_row = max(epsilons)
+    out = pd.DataFrame(data, index=df.index, copy=False)
+    out.columns.name = df.columns.name
+    _copy_other_attrs(df, out)
+    return attach_specs(out, specs, strategy=strategy, epsilon_per_row=epsilon_per_row)
+
+
+# -- reading report columns ------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=64)
+def _cached_mechanism(spec):
+    return from_spec(spec)
+
+
+def _mechanism(spec):
+    """The mechanism of ``spec`` (mechanisms are immutable, so one instance per spec is shared)."""
+    try:
+        return _cached_mechanism(spec)
+    except TypeError:  # a spec with an unhashable parameter
+        return from_spec(spec)
+
+
+def reports_of(s, spec=None):
+    """The :class:`~ldpnum.Reports` held by report column ``s``.
+
+    Parameters
+    ----------
+    s : pandas.Series
+        Integer report codes (a numpy or nullable integer dtype; floats holding whole numbers, as after a
+        CSV round trip, are accepted). Missing cells are rows that did not report this column (the other
+        columns of ``"one-column-per-row"``) and are left out.
+    spec : Spec, optional
+        Used when the column records no spec; must equal the recorded spec otherwise.
+
+    Returns
+    -------
+    Reports
+
+    Raises
+    ------
+    TypeError
+        For a non-Series, non-integer codes, or a bit-vector spec.
+    ValueError
+        When no spec is known, or for codes outside the spec's alphabet (with the count and first index).
+    SpecMismatchError
+        When ``spec`` differs from the recorded one.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, ldpnum as ldp
+    >>> from ldpnum.pandas import reports_of
+    >>> m = ldp.GRR(epsilon=1.0, k=3)
+    >>> s = pd.Series([0, 2, None, 1], dtype="UInt8")
+    >>> r = reports_of(s, m.spec)
+    >>> len(r), r.codes.dtype
+    (3, dtype('uint8'))
+    """
+    if not isinstance(s, pd.Series):
+        raise TypeError(f"reports_of expects a pandas Series; got {type(s).__name__}")
+    spec = spec_for(s, s.name, spec)
+    if spec.get("packed_bits") is not None:
+        raise TypeError(f"{spec.mechanism} reports are bit vectors, which a column of codes cannot hold")
+    dtype = s.dtype
+    kind = getattr(dtype, "kind", "O")
+    if (kind == "f" or isinstance(dtype, pd.api.extensions.ExtensionDtype)) and s.hasnans:
+        s = s[s.notna()]  # rows that did not report this column (numpy integer columns have none)
+    if pd.api.types.is_bool_dtype(dtype) or kind not in "iuf" or not pd.api.types.is_numeric_dtype(dtype):
+        raise TypeError(f"{_subject(s.name)} holds dtype {dtype}, not integer report codes")
+    if kind in "iu":
+        codes = s.to_numpy(dtype=getattr(dtype, "numpy_dtype", dtype))
+    else:
+        values = s.to_numpy(dtype=np.float64)
+        whole = np.isfinite(values) & (values == np.round(values)) & (values >= 0)
+        if not whole.all():
+            bad = np.flatnonzero(~whole)
+            raise ValueError(f"{_subject(s.name)} holds {bad.size} value(s) that are not report codes (non-negative "
+                             f"whole numbers), first at position {bad[0]} ({values[bad[0]]!r})")
+        codes = values.astype(np.uint64)
+    try:
+        return Reports(codes, spec)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{_subject(s.name)}: {exc}") from None
+
+
+def aggregate_series(s, spec=None):
+    """The mergeable :class:`~ldpnum.Aggregate` of report column ``s`` (see :func:`reports_of`).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, ldpnum as ldp
+    >>> from ldpnum.pandas import aggregate_series
+    >>> m = ldp.SquareWave(epsilon=1.0, bounds=(0, 1))
+    >>> s = pd.Series(np.linspace(0, 1, 100), name="x").ldp.privatize(m, rng=0)
+    >>> aggregate_series(s).n_reports
+    100
+    """
+    reports = reports_of(s, spec)
+    return _mechanism(reports.spec).aggregate(reports)
+
+
+def _queryable(mech, agg, kw):
+    """The estimate that answers quantiles and ranges: a RangeEstimate for hierarchical histograms,
+    a DistributionEstimate for the distribution mechanisms."""
+    if hasattr(mech, "estimate_ranges"):
+        return mech.estimate_ranges(agg, **kw)
+    if hasattr(mech, "estimate_distribution"):
+        return mech.estimate_distribution(agg, **kw)
+    raise TypeError(f"{type(mech).__name__} reports estimate {_what(mech)} only; quantiles and ranges need a "
+                    "distribution mechanism (SquareWave, GeneralWave, Piecewise, Hybrid, HierarchicalHistogram)")
+
+
+def _what(mech):
+    return "frequencies" if hasattr(mech, "estimate_frequencies") else "means"
+
+
+def _need(mech, method):
+    if not hasattr(mech, method):
+        kinds = {"estimate_mean": "means", "estimate_distribution": "distributions",
+                 "estimate_ranges": "range trees", "estimate_frequencies": "category frequencies"}
+        have = [kinds[k] for k in kinds if hasattr(mech, k)]
+        raise TypeError(f"{type(mech).__name__} reports do not estimate {kinds[method]} (they estimate "
+                        f"{' and '.join(have)})")
+    return getattr(mech, method)
+
+
+def describe_aggregates(aggregates, *, level=0.95):
+    """Per column: the mean with its confidence interval and the quartiles, from aggregates.
+
+    Parameters
+    ----------
+    aggregates : mapping
+        Column label -> :class:`~ldpnum.Aggregate` (e.g. merged over partitions). Columns of frequency
+        oracles (categories, not numbers) are left out.
+    level : float, optional
+        Confidence level of the interval (default 0.95).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per column: ``mechanism``, ``epsilon``, ``n_reports``, ``mean`` (the unbiased estimate when
+        the mechanism has one, else the mean of the estimated distribution), ``std_error``, ``ci_low``,
+        ``ci_high`` (NaN without an unbiased estimator), and the quartiles ``25%``, ``50%``, ``75%`` of the
+        estimated distribution (NaN for mechanisms that estimate means only). Default estimator settings.
+    """
+    rows, index = [], []
+    for name, agg in aggregates.items():
+        mech = _mechanism(agg.spec)
+        if hasattr(mech, "estimate_frequencies"):
+            continue
+        row = {"mechanism": agg.spec.mechanism, "epsilon": agg.spec.epsilon, "n_reports": agg.n_reports}
+        est = None
+        if hasattr(mech, "estimate_ranges") or hasattr(mech, "estimate_distribution"):
+            est = _queryable(mech, agg, {})
+        if hasattr(mech, "estimate_mean"):
+            mean = mech.estimate_mean(agg)
+            lo, hi = mean.confidence_interval(level)
+            row.update(mean=mean.value, std_error=mean.standard_error, ci_low=lo, ci_high=hi)
+        else:
+            dist = est.to_distribution() if hasattr(est, "to_distribution") else est
+            row.update(mean=dist.mean, std_error=np.nan, ci_low=np.nan, ci_high=np.nan)
+        quartiles = est.quantile(np.array([0.25, 0.5, 0.75])) if est is not None else [np.nan] * 3
+        row.update(zip(("25%", "50%", "75%"), (float(v) for v in quartiles)))
+        rows.append(row)
+        index.append(name)
+    columns = ["mechanism", "epsilon", "n_reports", "mean", "std_error", "ci_low", "ci_high", "25%", "50%", "75%"]
+    return pd.DataFrame(rows, index=pd.Index(index, name="column"), columns=columns)
+
+
+def _budget_text(info):
+    if info is None or info.get("epsilon_per_row") is None:
+        return ""
+    strategy = info.get("strategy")
+    return f"epsilon per row {info['epsilon_per_row']:g}" + (f" ({strategy})" if strategy else "")
+
+
+# -- the accessors ---------------------------------------------------------------------------------------
+
+@pd.api.extensions.register_series_accessor("ldp")
+class SeriesAccessor:
+    """``s.ldp``: privatize a column of values, or estimate from a column of reports.
+
+    Construction is O(1) and the accessor keeps no state besides the Series (pandas rebuilds it on every
+    access). It exists only for Series that can be values or reports: real-number and bool dtypes.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, ldpnum as ldp
+    >>> x = pd.Series(np.random.default_rng(1).uniform(0, 10, 20_000), name="x")
+    >>> r = x.ldp.privatize(ldp.Piecewise(epsilon=2.0, bounds=(0, 10)), rng=0)
+    >>> est = r.ldp.estimate_mean()
+    >>> bool(abs(est.value - x.mean()) < 5 * est.standard_error)
+    True
+    """
+
+    def __init__(self, obj):
+        self._validate(obj)
+        self._obj = obj
+
+    @staticmethod
+    def _validate(obj):
+        dtype = obj.dtype
+        ok = (pd.api.types.is_bool_dtype(dtype)
+              or (pd.api.types.is_numeric_dtype(dtype) and getattr(dtype, "kind", "O") in "iuf"))
+        if not ok or isinstance(dtype, pd.CategoricalDtype):
+            raise AttributeError(f"the .ldp accessor works on Series of real numbers or bools (values) and of "
+                                 f"integer codes (reports); {_subject(obj.name)} has dtype {dtype} "
+                                 "(convert numbers stored as text with pd.to_numeric)")
+
+    # -- privatizing
+    def privatize(self, mechanism, *, rng=None, nan_policy="raise", fill_value=None):
+        """Privatize the values: see :func:`privatize_series`."""
+        return privatize_series(self._obj, mechanism, rng=rng, nan_policy=nan_policy, fill_value=fill_value)
+
+    # -- what the column is
+    @property
+    def spec(self):
+        """The :class:`~ldpnum.Spec` recorded for this report column (None for a column of values)."""
+        return column_specs(self._obj).get(self._obj.name)
+
+    @property
+    def epsilon_per_row(self):
+        """The total ε each row (person) spent on the collection the column comes from (None if unknown)."""
+        info = frame_info(self._obj)
+        return None if info is None else info.get("epsilon_per_row")
+
+    def __repr__(self):
+        spec = self.spec
+        if spec is None:
+            return f"<ldp accessor: {_subject(self._obj.name)}, values (no ldpnum spec)>"
+        budget = _budget_text(frame_info(self._obj))
+        return f"<ldp accessor: {_subject(self._obj.name)}, reports of {spec}{'; ' + budget if budget else ''}>"
+
+    # -- estimating
+    def reports(self, spec=None):
+        """The column's :class:`~ldpnum.Reports` (see :func:`reports_of`)."""
+        return reports_of(self._obj, spec)
+
+    def aggregate(self, spec=None):
+        """The column's mergeable :class:`~ldpnum.Aggregate` (see :func:`aggregate_series`)."""
+        return aggregate_series(self._obj, spec)
+
+    def _mech_agg(self, spec):
+        agg = aggregate_series(self._obj, spec)
+        return _mechanism(agg.spec), agg
+
+    def estimate_mean(self, spec=None):
+        """Unbiased :class:`~ldpnum.MeanEstimate` of the mean (mean oracles and distribution mechanisms)."""
+        mech, agg = self._mech_agg(spec)
+        return _need(mech, "estimate_mean")(agg)
+
+    def estimate_distribution(self, spec=None, **kwargs):
+        """:class:`~ldpnum.DistributionEstimate` of the values; ``kwargs`` go to the mechanism's estimator."""
+        mech, agg = self._mech_agg(spec)
+        return _need(mech, "estimate_distribution")(agg, **kwargs)
+
+    def estimate_ranges(self, spec=None, **kwargs):
+        """:class:`~ldpnum.RangeEstimate` (hierarchical histograms); ``kwargs`` go to ``estimate_ranges``."""
+        mech, agg = self._mech_agg(spec)
+        return _need(mech, "estimate_ranges")(agg, **kwargs)
+
+    def estimate_frequencies(self, spec=None, **kwargs):
+        """:class:`~ldpnum.FrequencyEstimate` of the categories (frequency oracles)."""
+        mech, agg = self._mech_agg(spec)
+        return _need(mech, "estimate_frequencies")(agg, **kwargs)
+
+    def quantile(self, q=0.5, *, spec=None, **kwargs):
+        """Estimated quantile(s), like :meth:`pandas.Series.quantile`.
+
+        From the estimated distribution (hierarchical histograms: the range tree). A scalar ``q`` gives a
+        float, a list a Series indexed by ``q`` and named like the column. ``kwargs`` go to the estimator.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, ldpnum as ldp
+        >>> x = pd.Series(np.random.default_rng(0).uniform(0, 100, 50_000))
+        >>> r = x.ldp.privatize(ldp.SquareWave(epsilon=2.0, bounds=(0, 100)), rng=0)
+        >>> q = r.ldp.quantile([0.25, 0.75])
+        >>> q.index.tolist(), bool(abs(q[0.25] - 25) < 5 and abs(q[0.75] - 75) < 5)
+        ([0.25, 0.75], True)
+        """
+        mech, agg = self._mech_agg(spec)
+        est = _queryable(mech, agg, kwargs)
+        if np.ndim(q) == 0:
+            return float(est.quantile(q))
+        qs = np.asarray(q, dtype=np.float64)
+        return pd.Series(np.asarray(est.quantile(qs), dtype=np.float64), index=pd.Index(qs), name=self._obj.name)
+
+    def range(self, lo, hi, *, spec=None, **kwargs):
+        """Estimated fraction of people with values in ``[lo, hi]`` (arrays broadcast)."""
+        mech, agg = self._mech_agg(spec)
+        return _queryable(mech, agg, kwargs).range(lo, hi)
+
+
+@pd.api.extensions.register_dataframe_accessor("ldp")
+class DataFrameAccessor:
+    """``df.ldp``: privatize columns, read the recorded budget, describe report columns.
+
+    Needs unique column labels (specs and random streams are keyed by label).
+
+    Examples
+    --------
+    >>> import pandas as pd, ldpnum as ldp
+    >>> df = pd.DataFrame({"a": [0.2, 0.4, 0.6], "b": [10.0, 20.0, 30.0]})
+    >>> r = df.ldp.privatize({"a": ldp.Duchi(0.5, (0, 1)), "b": ldp.Duchi(0.5, (0, 50))}, rng=3)
+    >>> r.ldp.epsilon_per_row, r.ldp.strategy
+    (1.0, 'all-columns')
+    """
+
+    def __init__(self, obj):
+        self._validate(obj)
+        self._obj = obj
+
+    @staticmethod
+    def _validate(obj):
+        if not obj.columns.is_unique:
+            dup = obj.columns[obj.columns.duplicated()][0]
+            raise AttributeError(f"the .ldp accessor needs unique column labels (specs are recorded by label); "
+                                 f"{dup!r} appears more than once")
+
+    def privatize(self, mechanisms, *, rng=None, strategy="all-columns", nan_policy="raise", fill_value=None):
+        """Privatize columns: see :func:`privatize_frame`."""
+        return privatize_frame(self._obj, mechanisms, rng=rng, strategy=strategy, nan_policy=nan_policy,
+                               fill_value=fill_value)
+
+    @property
+    def specs(self):
+        """Report column -> :class:`~ldpnum.Spec`, for the recorded columns present in the frame."""
+        return {c: s for c, s in column_specs(self._obj).items() if c in self._obj.columns}
+
+    @property
+    def epsilon_per_row(self):
+        """Total ε each row spent: the sum of the columns' ε ("all-columns") or their max
+        ("one-column-per-row"). None for a frame that is not a report frame."""
+        info = frame_info(self._obj)
+        return None if info is None else info.get("epsilon_per_row")
+
+    @property
+    def strategy(self):
+        """The strategy the report columns were privatized with (None if unknown)."""
+        info = frame_info(self._obj)
+        return None if info is None else info.get("strategy")
+
+    def __repr__(self):
+        specs = self.specs
+        if not specs:
+            return "<ldp accessor: no report columns>"
+        lines = [f"<ldp accessor: {len(specs)} report column(s); {_budget_text(frame_info(self._obj))}"]
+        lines += [f"  {c!r}: {s}" for c, s in specs.items()]
+        return "\n".join(lines) + ">"
+
+    def _specs_for(self, specs):
+        if specs is None:
+            specs = {}
+        elif not isinstance(specs, Mapping):
+            raise TypeError(f"specs must be a mapping {{column: Spec}}; got {type(specs).__name__}")
+        names = list(self.specs) + [c for c in specs if c not in self.specs]
+        for c in names:
+            if c not in self._obj.columns:
+                raise ValueError(f"column {c!r} is not in the DataFrame; its columns: {list(self._obj.columns)}")
+        return names, specs
+
+    def aggregate(self, specs=None):
+        """Column -> :class:`~ldpnum.Aggregate` of every report column (``specs`` adds or checks columns)."""
+        names, specs = self._specs_for(specs)
+        return {c: aggregate_series(self._obj[c], specs.get(c)) for c in names}
+
+    def describe(self, *, level=0.95, specs=None):
+        """Per report column: mean with a ``level`` confidence interval and quartiles.
+
+        See :func:`describe_aggregates` for the columns of the result.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, ldpnum as ldp
+        >>> df = pd.DataFrame({"t": np.random.default_rng(0).uniform(0, 60, 20_000)})
+        >>> r = df.ldp.privatize({"t": ldp.SquareWave(epsilon=2.0, bounds=(0, 60))}, rng=1)
+        >>> d = r.ldp.describe()
+        >>> d.columns.tolist()[:4], bool(d.loc["t", "ci_low"] < 30 < d.loc["t", "ci_high"])
+        (['mechanism', 'epsilon', 'n_reports', 'mean'], True)
+        """
+        return describe_aggregates(self.aggregate(specs), level=level)
