@@ -28,6 +28,7 @@ from .frequency import BLH, GRR, OLH, OUE, SUE, HadamardResponse, PIRappor, Subs
 from . import ranges
 from .ranges import HierarchicalHistogram, RangeEstimate
 from . import pandas  # registers the ``.ldp`` accessors on pandas Series and DataFrame
+from . import plot  # light: matplotlib is imported only when something is drawn
 
 __version__ = "0.1.0.dev0"
 
@@ -39,6 +40,6 @@ __all__ = [
     "SquareWave", "GeneralWave", "Laplace",
     "frequency", "FrequencyEstimate", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "SubsetSelection", "PIRappor",
     "ranges", "HierarchicalHistogram", "RangeEstimate",
-    "pandas",
+    "pandas", "plot",
     "__version__",
 ]

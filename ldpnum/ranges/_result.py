@@ -294,41 +294,62 @@ class RangeEstimate:
         return DistributionEstimate(self.leaf_edges, probs, n_reports=self.n_reports, method=method,
                                     n_iter=self.n_iter, converged=self.converged, **kw)
 
-    def plot(self, ax=None, *, true=None, label=None):
-        """Plot the leaf densities (a step plot), optionally over a histogram of the true values.
+    def plot(self, ax=None, *, true=None, kind="pdf", label=None):
+        """Plot the leaf densities (a step plot) or the CDF (a line), optionally against the true values.
 
         Parameters
         ----------
         ax : matplotlib.axes.Axes, optional
             Where to draw (a new figure when None; matplotlib is imported only here).
         true : array_like, optional
-            Raw values (clipped to the bounds) drawn as a density histogram on the leaves.
+            Raw values (clipped to the bounds), drawn as a density histogram on the leaves
+            (``kind="pdf"``) or as their empirical CDF (``kind="cdf"``).
+        kind : {"pdf", "cdf"}, default "pdf"
+            ``"pdf"``: each leaf's estimated density, ``leaf / width``. ``"cdf"``: the estimated CDF at the
+            leaf edges joined linearly (for ``consistency="none"`` from the minimal node covers, so it need
+            not be monotone).
         label : str, optional
             Legend label (default: the consistency method).
 
         Returns
         -------
         matplotlib.axes.Axes
+            Never calls ``pyplot.show()``, never changes global style.
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> from ldpnum.ranges import RangeEstimate
+        >>> est = RangeEstimate([[1.0], [0.3, 0.7], [0.1, 0.2, 0.3, 0.4]], bounds=(0, 4), branching=2)
+        >>> ax = est.plot(kind="cdf", true=[0.5, 1.5, 2.5, 3.5])
+        >>> len(ax.lines)
+        2
         """
+        if kind not in ("pdf", "cdf"):
+            raise ValueError(f"kind must be 'pdf' or 'cdf'; got {kind!r}")
         values = None
         if true is not None:
             values = _real_array(true, "true")
             if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)):
                 raise ValueError("true must be a non-empty one-dimensional array of finite values")
-            values = np.clip(values, *self.bounds)
         if ax is None:
             import matplotlib.pyplot as plt
 
             _, ax = plt.subplots()
+        from ..plot import draw_true
+
         edges = self.leaf_edges
-        widths = np.diff(edges)
-        if values is not None:
-            counts, _ = np.histogram(values, bins=edges)
-            ax.stairs(counts / (values.size * widths), edges, fill=True, alpha=0.35, label="true (histogram)")
         label = label or f"hierarchical ({self.consistency})"
-        ax.stairs(self.leaves / widths, edges, linewidth=1.5, label=label)
+        if values is not None:
+            draw_true(ax, values, bounds=self.bounds, kind=kind, bin_edges=edges)
+        if kind == "pdf":
+            ax.stairs(self.leaves / np.diff(edges), edges, linewidth=1.5, label=label)
+            ax.set_ylabel("density")
+        else:
+            ax.plot(edges, self._edge_cdf(), linewidth=1.5, label=label)
+            ax.set_ylabel("cumulative probability")
         ax.set_xlabel("value")
-        ax.set_ylabel("density")
         if values is not None:
             ax.legend()
         return ax

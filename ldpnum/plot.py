@@ -1,0 +1,149 @@
+"""Plots of estimated distributions against the truth (matplotlib, imported only when drawing).
+
+:func:`compare` overlays the true distribution of raw values and any number of estimates
+(:class:`~ldpnum.DistributionEstimate` or :class:`~ldpnum.RangeEstimate`) on one axes. Each estimate also
+has its own ``.plot(ax=None, *, true=None, kind=...)``. All follow matplotlib's ``ax=`` convention: they draw
+on the given axes (or on a new figure's), return the axes, never call ``pyplot.show()`` and never change
+global style. Importing this module does not import matplotlib (install the ``plot`` extra:
+``pip install ldpnum[plot]``).
+"""
+
+import numpy as np
+
+from ._results import DistributionEstimate, _real_array, _where
+
+__all__ = ["compare", "draw_true"]
+
+KINDS = ("pdf", "cdf")
+
+#: Above this many values the empirical CDF is drawn on a fine grid (exact at its points) instead of at
+#: every value.
+ECDF_EXACT_MAX = 20_000
+
+
+def _check_kind(kind):
+    if kind not in KINDS:
+        raise ValueError(f"kind must be 'pdf' or 'cdf'; got {kind!r}")
+
+
+def _true_values(true, name="true_values"):
+    """Raw values as a sorted 1-D float64 array (finite, non-empty)."""
+    values = _real_array(true, name)
+    if values.ndim != 1 or values.size == 0:
+        raise ValueError(f"{name} must be a non-empty one-dimensional array of values; got shape {values.shape}")
+    if not np.all(np.isfinite(values)):
+        count, first = _where(~np.isfinite(values))
+        raise ValueError(f"{name} must be finite; {count} value(s) are not, first at index {first}")
+    return np.sort(values)
+
+
+def _edges(est):
+    return est.bin_edges if isinstance(est, DistributionEstimate) else est.leaf_edges
+
+
+def draw_true(ax, values, *, bounds, kind="cdf", bin_edges=None, label=None):
+    """Draw the true distribution of raw ``values`` (clipped to ``bounds``, as the mechanisms do).
+
+    ``kind="cdf"``: the empirical CDF as a step line (one artist). ``kind="pdf"``: a filled density
+    histogram on ``bin_edges`` (default: 64 equal bins of the bounds; one artist). Returns ``ax``.
+    """
+    _check_kind(kind)
+    lo, hi = bounds
+    values = np.clip(_true_values(values, "values"), lo, hi)
+    if kind == "cdf":
+        n = values.size
+        if n <= ECDF_EXACT_MAX:
+            xs = np.concatenate(([lo], values, [hi]))
+            fs = np.concatenate(([0.0], np.arange(1, n + 1) / n, [1.0]))
+        else:
+            xs = np.linspace(lo, hi, 4097)
+            fs = np.searchsorted(values, xs, side="right") / n
+        ax.step(xs, fs, where="post", color="0.25", label=label or "true (empirical CDF)")
+    else:
+        edges = np.linspace(lo, hi, 65) if bin_edges is None else np.asarray(bin_edges, dtype=np.float64)
+        counts, _ = np.histogram(values, bins=edges)
+        ax.stairs(counts / (values.size * np.diff(edges)), edges, fill=True, alpha=0.3, color="0.5",
+                  label=label or "true (histogram)")
+    return ax
+
+
+def compare(true_values, *estimates, ax=None, kind="cdf", labels=None):
+    """Overlay the true distribution of raw values and one or more estimates of it.
+
+    Parameters
+    ----------
+    true_values : array_like of float
+        One true value per person (finite), e.g. the column before privatization. Drawn as an empirical CDF
+        (``kind="cdf"``) or as a density histogram on the first estimate's bins (``kind="pdf"``), after
+        clipping to the estimates' bounds.
+    *estimates : DistributionEstimate or RangeEstimate
+        At least one; all on the same bounds.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure and axes when None.
+    kind : {"cdf", "pdf"}, default "cdf"
+        The CDF shows quantiles and the Wasserstein distance (the area between the curves) directly.
+    labels : sequence of str, optional
+        One legend label per estimate (default: mechanism and ε).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        With ``1 + len(estimates)`` artists (lines for ``"cdf"``, step patches for ``"pdf"``) and a legend.
+
+    Raises
+    ------
+    TypeError
+        If an estimate is of another kind.
+    ValueError
+        For no estimates, estimates on different bounds, a wrong number of labels, a bad ``kind``, or
+        non-finite or empty true values.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np, ldpnum as ldp
+    >>> x = np.random.default_rng(0).beta(5, 2, 20_000)
+    >>> sw = ldp.SquareWave(epsilon=1.0, bounds=(0, 1))
+    >>> est = sw.estimate_distribution(sw.privatize(x, rng=1))
+    >>> ax = ldp.plot.compare(x, est, kind="cdf")
+    >>> len(ax.lines)
+    2
+    """
+    from .ranges import RangeEstimate
+
+    _check_kind(kind)
+    if not estimates:
+        raise ValueError("compare needs at least one estimate after the true values")
+    for i, est in enumerate(estimates):
+        if not isinstance(est, (DistributionEstimate, RangeEstimate)):
+            raise TypeError(f"estimates[{i}] must be a DistributionEstimate or RangeEstimate; "
+                            f"got {type(est).__name__}")
+    bounds = estimates[0].bounds
+    for i, est in enumerate(estimates[1:], 1):
+        if tuple(est.bounds) != tuple(bounds):
+            raise ValueError(f"all estimates must share bounds; estimates[0] has {bounds}, estimates[{i}] has "
+                             f"{est.bounds}")
+    if labels is None:
+        labels = [_default_label(est, i) for i, est in enumerate(estimates)]
+    else:
+        if isinstance(labels, str) or len(labels) != len(estimates):
+            raise ValueError(f"labels must give one label per estimate ({len(estimates)}); got {labels!r}")
+        labels = [str(v) for v in labels]
+    values = _true_values(true_values)
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots()
+    draw_true(ax, values, bounds=bounds, kind=kind, bin_edges=_edges(estimates[0]))
+    for est, label in zip(estimates, labels):
+        est.plot(ax=ax, kind=kind, label=label)
+    ax.legend()
+    return ax
+
+
+def _default_label(est, i):
+    spec = getattr(est, "spec", None)
+    if spec is None:
+        return f"estimate {i}"
+    return f"{spec.mechanism} (ε = {spec.epsilon:g})"

@@ -1,0 +1,110 @@
+"""Plots: every function returns its Axes and draws the expected artists (Agg backend, no display)."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ldpnum as ldp
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+@pytest.fixture(scope="module")
+def data():
+    x = np.random.default_rng(0).beta(5, 2, 5000)
+    sw = ldp.SquareWave(epsilon=2.0, bounds=(0, 1))
+    hh = ldp.HierarchicalHistogram(epsilon=2.0, bounds=(0, 1), n_leaves=32)
+    return x, sw.estimate_distribution(sw.privatize(x, rng=1), n_bins=64), hh.estimate_ranges(hh.privatize(x, rng=2))
+
+
+def test_compare_cdf_and_pdf_artists(data):
+    x, dist, ranges = data
+    fig, ax = plt.subplots()
+    assert ldp.plot.compare(x, dist, ranges, ax=ax) is ax
+    assert len(ax.lines) == 3 and len(ax.patches) == 0
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["true (empirical CDF)", "square_wave (ε = 2)", "hierarchical_histogram (ε = 2)"]
+    fig, ax = plt.subplots()
+    ldp.plot.compare(x, dist, ranges, ax=ax, kind="pdf", labels=["SW", "HH"])
+    assert len(ax.patches) == 3 and len(ax.lines) == 0
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["true (histogram)", "SW", "HH"]
+
+
+def test_compare_new_axes_and_large_truth(data):
+    x, dist, _ = data
+    big = np.random.default_rng(1).beta(5, 2, 50_000)
+    ax = ldp.plot.compare(big, dist)
+    assert len(ax.lines) == 2 and len(ax.lines[0].get_xdata()) == 4097
+
+
+def test_compare_bad_input(data):
+    x, dist, ranges = data
+    with pytest.raises(ValueError, match="at least one estimate"):
+        ldp.plot.compare(x)
+    with pytest.raises(TypeError, match=r"estimates\[0\]"):
+        ldp.plot.compare(x, np.zeros(3))
+    with pytest.raises(ValueError, match="kind"):
+        ldp.plot.compare(x, dist, kind="hist")
+    with pytest.raises(ValueError, match="one label per estimate"):
+        ldp.plot.compare(x, dist, labels=["a", "b"])
+    with pytest.raises(ValueError, match="finite; 1 value"):
+        ldp.plot.compare(np.array([0.1, np.nan]), dist)
+    other = ldp.DistributionEstimate([0, 2], [1.0])
+    with pytest.raises(ValueError, match="share bounds"):
+        ldp.plot.compare(x, dist, other)
+
+
+def test_range_estimate_plot_kinds(data):
+    x, _, ranges = data
+    fig, ax = plt.subplots()
+    assert ranges.plot(ax) is ax
+    assert len(ax.patches) == 1 and ax.get_ylabel() == "density"
+    fig, ax = plt.subplots()
+    ranges.plot(ax, true=x, kind="pdf")
+    assert len(ax.patches) == 2 and ax.get_legend() is not None
+    fig, ax = plt.subplots()
+    ranges.plot(ax, true=x, kind="cdf")
+    assert len(ax.lines) == 2 and ax.get_ylabel() == "cumulative probability"
+    np.testing.assert_allclose(ax.lines[1].get_ydata()[[0, -1]], [0.0, 1.0], atol=1e-9)
+    with pytest.raises(ValueError, match="kind"):
+        ranges.plot(ax, kind="hist")
+
+
+def test_distribution_estimate_plot_kinds(data):
+    x, dist, _ = data
+    fig, ax = plt.subplots()
+    assert dist.plot(ax, true=x, kind="cdf") is ax
+    assert len(ax.lines) == 2
+
+
+def test_plots_from_the_accessor(data):
+    pd = pytest.importorskip("pandas")
+    x, _, _ = data
+    r = pd.Series(x, name="x").ldp.privatize(ldp.SquareWave(2.0, (0, 1)), rng=0)
+    ax = ldp.plot.compare(x, r.ldp.estimate_distribution(), kind="cdf")
+    assert len(ax.lines) == 2
+
+
+def test_no_global_style_change_and_no_show(data, monkeypatch):
+    x, dist, ranges = data
+    before = dict(matplotlib.rcParams)
+    monkeypatch.setattr(plt, "show", lambda *a, **k: pytest.fail("plots must not call show()"))
+    ldp.plot.compare(x, dist, ranges, kind="pdf")
+    ranges.plot(true=x, kind="cdf")
+    assert dict(matplotlib.rcParams) == before
+
+
+def test_importing_plot_does_not_import_matplotlib():
+    code = "import sys, ldpnum.plot; print('matplotlib' in sys.modules)"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert res.stdout.strip() == "False"
