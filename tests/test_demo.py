@@ -7,13 +7,26 @@ import sys
 from ldpnum import demo
 
 
-def test_demo_distribution_prints_and_plots(tmp_path):
+def test_demo_distribution_uses_the_accessor_prints_and_plots(tmp_path):
     out = io.StringIO()
     path = tmp_path / "plot.png"
     assert demo.demo_distribution(out, rng=0, plot_path=str(path)) == 0
     text = out.getvalue()
-    assert "W1 =" in text and "quantile 0.5" in text and "converged = True" in text
+    assert 'strategy="one-column-per-row"' in text and "epsilon per flight = 1 " in text
+    lines = text.splitlines()
+    assert any(line.startswith("dep_time  mean") for line in lines)
+    assert any(line.startswith("distance  mean") for line in lines)
+    assert text.count("quantile 0.5") == 2 and text.count("W1") == 2 and text.count("converged = True") == 2
+    n = int(lines[0].split(":")[1].split()[0].replace(",", ""))
+    reported = lines[2].split(": ")[1].split(" reports")[0]
+    assert sum(int(part.split()[1].replace(",", "")) for part in reported.split(", ")) == n
     assert path.exists() and path.stat().st_size > 10_000
+
+
+def test_demo_without_plot():
+    out = io.StringIO()
+    assert demo.demo_distribution(out, rng=1, plot_path=None, epsilon=2.0) == 0
+    assert "plot written" not in out.getvalue() and "epsilon per flight = 2 " in out.getvalue()
 
 
 def test_mean_demo_table():
