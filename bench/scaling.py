@@ -1,0 +1,203 @@
+"""Dask scaling (``make bench``, section ``scaling``): privatize + aggregate + EMS on 1 and 2 worker processes.
+
+For n = 1e7 and 1e8 values of Beta(5, 2), Square Wave (ε = 1, bounds (0, 1), 1024 cells):
+
+- **single process**: the loop a user would write without an engine — for each chunk, draw the values,
+  ``mech.privatize`` (seeded with the chunk's child stream) and ``mech.aggregate``, add the aggregates; then
+  EMS. Run in a fresh (spawned) process so its peak memory is its own.
+- **Dask**, on a ``LocalCluster`` of 1 and 2 worker processes (1 task thread each, ``NUMBA_NUM_THREADS`` =
+  cores / workers, so Numba's kernels do not oversubscribe the cores): values generated per partition by
+  ``dask.array`` (never materialised at once) → ``ddf.ldp.privatize({"x": m}, rng=seed)`` →
+  ``.ldp.aggregate("x")`` (a tree-sum of per-partition aggregates) → EMS on the driver.
+
+Both paths generate the values inside the timed run (Beta sampling is a large part of the cost: it is the
+same work in both). Reported: wall time, values/s, the ratio of Dask's values/s to the single process's,
+EMS time, peak resident memory per worker process (``ru_maxrss``) next to its resident memory after start-up
+and warm-up, the bytes of one partition's aggregate (what crosses the network per partition), and the
+worker warm-up time (import ldpnum, load the compiled kernels from Numba's cache: excluded from the
+throughput). Runs alone: ``python bench/scaling.py [--sizes 1e7,1e8]`` prints the markdown table.
+"""
+
+import argparse
+import importlib
+import multiprocessing as mp
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+EPSILON = 1.0
+BOUNDS = (0.0, 1.0)
+CHUNK = 5_000_000
+SEED = 2026
+BETA = (5.0, 2.0)
+
+
+def _mechanism():
+    import ldpnum as ldp
+
+    return ldp.SquareWave(epsilon=EPSILON, bounds=BOUNDS)
+
+
+def _rss_mb():
+    """Current resident memory of this process, MB."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _peak_rss_mb():
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KB on Linux
+
+
+def _warm():
+    """On a worker: import ldpnum and load its kernels (compile time is not throughput)."""
+    importlib.import_module("ldpnum.dask")
+
+    m = _mechanism()
+    m.aggregate(m.privatize(np.linspace(0, 1, 1000), rng=0))
+    return _rss_mb()
+
+
+def _summary(agg, t_ems):
+    from scipy import stats
+
+    m = _mechanism()
+    est = m.estimate_distribution(agg)
+    true_median = float(stats.beta(*BETA).ppf(0.5))
+    return {"ems_s": t_ems, "mean_error": abs(est.mean - BETA[0] / sum(BETA)),
+            "median_error": abs(float(est.quantile(0.5)) - true_median)}
+
+
+def _single_process(n, chunk, seed):
+    """The loop without an engine, in its own process: returns timings and this process's peak memory."""
+    from ldpnum._random import child_rng
+
+    m = _mechanism()
+    m.aggregate(m.privatize(np.linspace(0, 1, 1000), rng=0))  # warm-up (kernel cache)
+    base = _rss_mb()
+    t0 = time.perf_counter()
+    total = m.empty_aggregate()
+    for i, start in enumerate(range(0, n, chunk)):
+        x = np.random.default_rng([seed, i]).beta(*BETA, min(chunk, n - start))
+        total = total + m.aggregate(m.privatize(x, rng=child_rng(seed, i)))
+    t_agg = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    m.estimate_distribution(total)
+    t_ems = time.perf_counter() - t1
+    return {"seconds": time.perf_counter() - t0, "aggregate_s": t_agg, "ems_s": t_ems, "n_reports": total.n_reports,
+            "peak_rss_mb": [_peak_rss_mb()], "baseline_rss_mb": [base], "agg": total.to_bytes()}
+
+
+def _run_single(n, chunk, seed):
+    with ProcessPoolExecutor(1, mp_context=mp.get_context("spawn")) as pool:
+        return pool.submit(_single_process, n, chunk, seed).result()
+
+
+def _run_dask(n, n_workers, chunk, seed):
+    import warnings
+
+    import dask.array as da
+    import dask.dataframe as dd
+    from distributed import Client, LocalCluster
+
+    importlib.import_module("ldpnum.dask")  # registers the accessor
+
+    m = _mechanism()
+    threads = max(1, (os.cpu_count() or 1) // n_workers)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                               env={"NUMBA_NUM_THREADS": str(threads)}, silence_logs=40)
+        client = Client(cluster)
+    try:
+        t_start = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        base = client.run(_warm)
+        t_warm = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        values = da.random.default_rng(seed).beta(*BETA, size=n, chunks=chunk)
+        ddf = dd.from_dask_array(values, columns=["x"])
+        reports = ddf.ldp.privatize({"x": m}, rng=seed)
+        agg = client.compute(reports.ldp.aggregate("x")).result()
+        t_agg = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        m.estimate_distribution(agg)
+        t_ems = time.perf_counter() - t1
+        seconds = time.perf_counter() - t0
+        peak = client.run(_peak_rss_mb)
+    finally:
+        client.close()
+        cluster.close()
+    assert agg.n_reports == n
+    return {"seconds": seconds, "aggregate_s": t_agg, "ems_s": t_ems, "n_reports": agg.n_reports,
+            "partitions": ddf.npartitions, "peak_rss_mb": sorted(peak.values()), "baseline_rss_mb": sorted(base.values()),
+            "cluster_start_s": t_start, "warmup_s": t_warm, "numba_threads_per_worker": threads,
+            "agg": agg.to_bytes()}
+
+
+def run(sizes=(10**7, 10**8), workers=(1, 2), chunk=CHUNK, seed=SEED):
+    """Measure the scaling table; return ``(records, markdown)``."""
+    from ldpnum import Aggregate
+
+    records = []
+    for n in sizes:
+        single = _run_single(n, chunk, seed)
+        rows = [("single process", 0, single)] + [(f"Dask, {w} worker{'s' if w > 1 else ''}", w,
+                                                  _run_dask(n, w, chunk, seed)) for w in workers]
+        for label, w, r in rows:
+            agg = Aggregate.from_bytes(r.pop("agg"))
+            rec = {"section": "scaling", "path": label, "workers": w, "n": int(n), "values_per_s": n / r["seconds"],
+                   "ratio_to_single": single["seconds"] / r["seconds"], "bytes_per_partition": len(agg.to_bytes()),
+                   **r, **_summary(agg, r["ems_s"])}
+            rec.setdefault("partitions", -(-n // chunk))
+            records.append(rec)
+    return records, markdown(records, chunk)
+
+
+def _fmt_n(n):
+    e = int(round(np.log10(n)))
+    return f"1e{e}" if 10**e == n else f"{n:,}"
+
+
+def markdown(records, chunk=CHUNK):
+    lines = ["## Dask scaling: privatize + aggregate + EMS (Square Wave, ε = 1, Beta(5, 2))", "",
+             f"Values drawn per partition of {chunk:,} (never all at once); single process = the same chunks in a "
+             "loop (`mech.privatize` + `mech.aggregate`); Dask = `LocalCluster` worker processes, 1 task thread and "
+             "cores/workers Numba threads each. Throughput excludes cluster start and worker warm-up (import + "
+             "kernel cache load), shown apart. Memory: peak RSS per worker process (after warm-up in brackets).",
+             "",
+             "| n | path | partitions | time (s) | values/s | vs single | EMS (s) | peak RSS per worker, MB | "
+             "warm-up (s) | bytes per partition's aggregate | mean error |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in records:
+        mem = ", ".join(f"{p:.0f} ({b:.0f})" for p, b in zip(r["peak_rss_mb"], r["baseline_rss_mb"]))
+        warm = f"{r['warmup_s']:.2f}" if "warmup_s" in r else "–"
+        lines.append(f"| {_fmt_n(r['n'])} | {r['path']} | {r['partitions']} | {r['seconds']:.2f} | "
+                     f"{r['values_per_s'] / 1e6:.1f} M | {r['ratio_to_single']:.2f}× | {r['ems_s']:.3f} | {mem} | {warm} | "
+                     f"{r['bytes_per_partition']:,} | {r['mean_error']:.1e} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", default="1e7,1e8", help="comma list of n (default 1e7,1e8)")
+    p.add_argument("--workers", default="1,2", help="comma list of worker counts (default 1,2)")
+    p.add_argument("--chunk", type=float, default=CHUNK, help=f"values per partition (default {CHUNK:.0e})")
+    args = p.parse_args(argv)
+    sizes = tuple(int(float(s)) for s in args.sizes.split(","))
+    workers = tuple(int(w) for w in args.workers.split(","))
+    _, md = run(sizes=sizes, workers=workers, chunk=int(args.chunk))
+    print(md)
+
+
+if __name__ == "__main__":
+    main()
