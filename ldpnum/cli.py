@@ -42,6 +42,9 @@ __all__ = ["main", "main_exit", "privatize_file", "aggregate_file", "make_mechan
 #: Rows read, randomized and written per step (about 2 MB of uint16 codes per column).
 DEFAULT_BATCH_SIZE = 1 << 20
 
+#: Bytes of a Parquet column chunk read at a time.
+READ_BUFFER = 1 << 20
+
 #: Short names accepted by ``--mechanism`` (a mechanism's own spec name and class name work too).
 MECHANISM_ALIASES = {
     "sw": "square_wave", "gw": "general_wave", "piecewise": "piecewise", "pm": "piecewise", "duchi": "duchi",
@@ -175,7 +178,9 @@ def _open_parquet(path):
 
     _check_exists(path)
     try:
-        return pq.ParquetFile(path)
+        # Pages are read through a 1 MB buffer, without pre-buffering column chunks: memory stays bounded by
+        # the batch, even for a row group of 1e7 rows (pre-buffered reads keep whole column chunks alive).
+        return pq.ParquetFile(path, pre_buffer=False, buffer_size=READ_BUFFER)
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for a file that is not Parquet
         raise CLIError(f"cannot read {path!r} as Parquet: {exc}") from None
 
@@ -485,16 +490,18 @@ def _count_missing(batches, column):
 
 def _report_schema(src, mechanisms, keep):
     """Arrow schema of the output: report codes (smallest unsigned type) + kept columns, with metadata."""
+    import numpy as np
     import pandas as pd
     import pyarrow as pa
 
-    from ._core import code_dtype
     from ._frame import ATTRS_KEY, FORMAT, parquet_metadata
 
     fields, empty = [], {}
     for name in src.columns:  # input order
         if name in mechanisms:
-            dt = code_dtype(mechanisms[name].n_cells)
+            # The dtype the mechanism's reports come in: the smallest unsigned type for a categorical alphabet,
+            # uint64 for structured codes (a hierarchical histogram with hashed levels).
+            dt = mechanisms[name].privatize(np.empty(0), rng=0).codes.dtype
             fields.append(pa.field(name, pa.from_numpy_dtype(dt), nullable=False))
             empty[name] = pd.Series([], dtype=dt)
         elif name in keep:
