@@ -62,7 +62,6 @@ import copy
 import functools
 import math
 import numbers
-import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -71,8 +70,7 @@ import pandas as pd
 from ._core import Reports
 from ._frame import ATTRS_KEY, attach_specs, column_specs, frame_info, spec_for
 from ._random import child_rng, resolve_rng
-from ._validation import check_categories, check_choice
-from .exceptions import ClippingWarning
+from ._validation import check_categories, check_choice, check_values
 from .frequency import FrequencyOracle
 from .mechanisms import Mechanism, RandomizedResponse, from_spec
 
@@ -152,7 +150,7 @@ def _check_rng(rng):
 
 def _reword(message, name):
     """Name the column in a message of the validators, which call the values ``x``."""
-    if name is None:
+    if name is None or message.startswith(_label(name)):
         return message
     if message.startswith("x "):
         return _label(name) + message[1:]
@@ -162,27 +160,25 @@ def _reword(message, name):
 def _prepare(mech, s, name, nan_policy, fill_value):
     """The column's values validated for ``mech`` (a read-only float64 or int64 array), nothing drawn.
 
-    Errors and clipping warnings name the column.
+    The validators are called with the column's name, so errors and clipping warnings name it (no warning
+    filters are touched: engines call this from several threads at once).
     """
+    if isinstance(s.dtype, np.dtype):  # a NumPy column: its array, without pandas' NA scan
+        s = s.to_numpy()
+    label = _label(name)
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ClippingWarning)
-            if isinstance(mech, FrequencyOracle):
-                values = check_categories(s, mech.k, nan_policy=nan_policy, fill_value=fill_value).view()
-                values.flags.writeable = False
-            else:
-                if isinstance(s.dtype, np.dtype):  # a NumPy column: its array, without pandas' NA scan
-                    s = s.to_numpy()
-                values = mech._prepare(s, nan_policy, fill_value)
+        if isinstance(mech, FrequencyOracle):
+            values = check_categories(s, mech.k, name=label, nan_policy=nan_policy, fill_value=fill_value)
+        elif type(mech)._validate_values is Mechanism._validate_values:
+            values = check_values(s, mech.bounds, name=label, nan_policy=nan_policy, fill_value=fill_value)
+        else:  # a mechanism with its own validation (randomized response: 0/1 values)
+            return mech._prepare(s, nan_policy, fill_value)
     except TypeError as exc:
         raise TypeError(_reword(str(exc), name)) from None
     except ValueError as exc:
         raise ValueError(_reword(str(exc), name)) from None
-    for w in caught:
-        msg = w.message
-        if isinstance(msg, ClippingWarning):
-            msg = ClippingWarning(_reword(str(msg), name), count=msg.count, first_index=msg.first_index)
-        warnings.warn(msg, stacklevel=4)
+    values = values.view()
+    values.flags.writeable = False  # kernels see read-only arrays: one compiled signature
     return values
 
 
@@ -319,8 +315,10 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy="all-columns", nan_pol
         whose dtype does not hold real numbers (the message names the column and dtype), unsuitable labels.
     ValueError
         For an empty mapping, a column that is not in ``df`` or whose label is duplicated, an unknown
-        strategy, and bad values in any column (missing values, a bad fill value). Every column is checked
-        before the first word is drawn: if anything is wrong nothing is randomized.
+        strategy, and bad values in any column (missing values, a bad fill value). Every cell of every
+        column is checked before the first word is drawn (in ``"one-column-per-row"`` also the cells a row
+        will not report, so whether a frame is accepted never depends on the random assignment): if
+        anything is wrong nothing is randomized.
 
     Notes
     -----

@@ -366,3 +366,35 @@ def test_no_warnings_on_the_happy_path(frame):
         warnings.simplefilter("error")
         r = frame.ldp.privatize({"age": SW, "score": PW}, rng=0, strategy="one-column-per-row")
         r.ldp.describe()
+
+
+def test_file_written_in_batches_with_the_spec_metadata(tmp_path, frame):
+    """A Parquet file streamed with pyarrow and the ldpnum schema metadata reads back as a report frame."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from ldpnum._frame import frame_info, parquet_metadata
+
+    r = frame.ldp.privatize({"age": SW}, rng=0)
+    schema = pa.schema([("age", pa.uint16())], metadata=parquet_metadata(frame_info(r)))
+    path = tmp_path / "streamed.parquet"
+    with pq.ParquetWriter(path, schema) as writer:
+        for start in range(0, len(r), 1500):
+            chunk = r["age"].to_numpy()[start:start + 1500]
+            writer.write_table(pa.table({"age": chunk}, schema=schema))
+    back = pd.read_parquet(path)
+    assert back["age"].ldp.spec == SW.spec
+    assert back["age"].ldp.estimate_mean() == r["age"].ldp.estimate_mean()
+
+
+def test_threads_reproduce_serial_results(frame):
+    from concurrent.futures import ThreadPoolExecutor
+
+    mechs = {"age": SW, "score": PW}
+    parts = [frame.iloc[i::4] for i in range(4)]
+    serial = [privatize_frame(p, mechs, rng=child_rng(8, i), strategy="one-column-per-row")
+              for i, p in enumerate(parts)]
+    with ThreadPoolExecutor(4) as pool:
+        threaded = list(pool.map(lambda i: privatize_frame(parts[i], mechs, rng=child_rng(8, i),
+                                                           strategy="one-column-per-row"), range(4)))
+    for a, b in zip(serial, threaded):
+        pd.testing.assert_frame_equal(a, b)
