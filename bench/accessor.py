@@ -13,6 +13,7 @@ The overhead is the median over the pairs of ``accessor / direct - 1`` (target: 
 prints the markdown table.
 """
 
+import math
 import statistics
 import sys
 import time
@@ -26,16 +27,20 @@ N = 1_000_000
 TARGET = 0.10
 
 
-def _paired(through, direct, repeats):
+def _paired(through, direct, repeats, min_sample=0.01):
     """Median times of the two calls run alternately, and the median of the per-pair time ratios (robust to
-    load on the machine drifting during the run)."""
+    load on the machine drifting during the run). Calls shorter than ``min_sample`` seconds are repeated
+    within each sample so that timer and scheduling noise stay small against them."""
+    t0 = time.perf_counter()
     through(), direct()  # warm-up: JIT compile, caches, page faults
+    loops = max(1, math.ceil(min_sample / max(time.perf_counter() - t0, 1e-9) * 2))
     t_acc, t_dir = [], []
     for _ in range(repeats):
         for fn, times in ((through, t_acc), (direct, t_dir)):
             t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
+            for _ in range(loops):
+                fn()
+            times.append((time.perf_counter() - t0) / loops)
     ratio = statistics.median(a / d for a, d in zip(t_acc, t_dir))
     return statistics.median(t_acc), statistics.median(t_dir), ratio
 
