@@ -10,7 +10,7 @@ For n = 1e7 and 1e8 values of Beta(5, 2), Square Wave (ε = 1, bounds (0, 1), 10
   ``dask.array`` (never materialised at once) → ``ddf.ldp.privatize({"x": m}, rng=seed)`` →
   ``.ldp.aggregate("x")`` (a tree-sum of per-partition aggregates) → EMS on the driver.
 
-Both paths generate the values inside the timed run (Beta sampling is a large part of the cost: it is the
+Times are medians of ``repeats`` runs (3) on one cluster. Both paths generate the values inside the timed run (Beta sampling is a large part of the cost: it is the
 same work in both). Reported: wall time, values/s, the ratio of Dask's values/s to the single process's,
 EMS time, peak resident memory per worker process (``ru_maxrss``) next to its resident memory after start-up
 and warm-up, the bytes of one partition's aggregate (what crosses the network per partition), and the
@@ -22,6 +22,7 @@ import argparse
 import importlib
 import multiprocessing as mp
 import os
+import statistics
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -75,32 +76,36 @@ def _summary(agg, t_ems):
             "median_error": abs(float(est.quantile(0.5)) - true_median)}
 
 
-def _single_process(n, chunk, seed):
-    """The loop without an engine, in its own process: returns timings and this process's peak memory."""
+def _single_process(n, chunk, seed, repeats):
+    """The loop without an engine, in its own process: median timings and this process's peak memory."""
     from ldpnum._random import child_rng
 
     m = _mechanism()
     m.aggregate(m.privatize(np.linspace(0, 1, 1000), rng=0))  # warm-up (kernel cache)
     base = _rss_mb()
-    t0 = time.perf_counter()
-    total = m.empty_aggregate()
-    for i, start in enumerate(range(0, n, chunk)):
-        x = np.random.default_rng([seed, i]).beta(*BETA, min(chunk, n - start))
-        total = total + m.aggregate(m.privatize(x, rng=child_rng(seed, i)))
-    t_agg = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    m.estimate_distribution(total)
-    t_ems = time.perf_counter() - t1
-    return {"seconds": time.perf_counter() - t0, "aggregate_s": t_agg, "ems_s": t_ems, "n_reports": total.n_reports,
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        total = m.empty_aggregate()
+        for i, start in enumerate(range(0, n, chunk)):
+            x = np.random.default_rng([seed, i]).beta(*BETA, min(chunk, n - start))
+            total = total + m.aggregate(m.privatize(x, rng=child_rng(seed, i)))
+        t_agg = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        m.estimate_distribution(total)
+        t_ems = time.perf_counter() - t1
+        times.append((time.perf_counter() - t0, t_agg, t_ems))
+    seconds, t_agg, t_ems = (statistics.median(t[k] for t in times) for k in range(3))
+    return {"seconds": seconds, "aggregate_s": t_agg, "ems_s": t_ems, "n_reports": total.n_reports,
             "peak_rss_mb": [_peak_rss_mb()], "baseline_rss_mb": [base], "agg": total.to_bytes()}
 
 
-def _run_single(n, chunk, seed):
+def _run_single(n, chunk, seed, repeats):
     with ProcessPoolExecutor(1, mp_context=mp.get_context("spawn")) as pool:
-        return pool.submit(_single_process, n, chunk, seed).result()
+        return pool.submit(_single_process, n, chunk, seed, repeats).result()
 
 
-def _run_dask(n, n_workers, chunk, seed):
+def _run_dask(n, n_workers, chunk, seed, repeats):
     import warnings
 
     import dask.array as da
@@ -123,16 +128,19 @@ def _run_dask(n, n_workers, chunk, seed):
         base = client.run(_warm)
         t_warm = time.perf_counter() - t0
 
-        t0 = time.perf_counter()
-        values = da.random.default_rng(seed).beta(*BETA, size=n, chunks=chunk)
-        ddf = dd.from_dask_array(values, columns=["x"])
-        reports = ddf.ldp.privatize({"x": m}, rng=seed)
-        agg = client.compute(reports.ldp.aggregate("x")).result()
-        t_agg = time.perf_counter() - t0
-        t1 = time.perf_counter()
-        m.estimate_distribution(agg)
-        t_ems = time.perf_counter() - t1
-        seconds = time.perf_counter() - t0
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            values = da.random.default_rng(seed).beta(*BETA, size=n, chunks=chunk)
+            ddf = dd.from_dask_array(values, columns=["x"])
+            reports = ddf.ldp.privatize({"x": m}, rng=seed)
+            agg = client.compute(reports.ldp.aggregate("x")).result()
+            t_agg = time.perf_counter() - t0
+            t1 = time.perf_counter()
+            m.estimate_distribution(agg)
+            t_ems = time.perf_counter() - t1
+            times.append((time.perf_counter() - t0, t_agg, t_ems))
+        seconds, t_agg, t_ems = (statistics.median(t[k] for t in times) for k in range(3))
         peak = client.run(_peak_rss_mb)
     finally:
         client.close()
@@ -144,15 +152,15 @@ def _run_dask(n, n_workers, chunk, seed):
             "agg": agg.to_bytes()}
 
 
-def run(sizes=(10**7, 10**8), workers=(1, 2), chunk=CHUNK, seed=SEED):
-    """Measure the scaling table; return ``(records, markdown)``."""
+def run(sizes=(10**7, 10**8), workers=(1, 2), chunk=CHUNK, seed=SEED, repeats=3):
+    """Measure the scaling table (medians of ``repeats`` runs per configuration); return ``(records, markdown)``."""
     from ldpnum import Aggregate
 
     records = []
     for n in sizes:
-        single = _run_single(n, chunk, seed)
+        single = _run_single(n, chunk, seed, repeats)
         rows = [("single process", 0, single)] + [(f"Dask, {w} worker{'s' if w > 1 else ''}", w,
-                                                  _run_dask(n, w, chunk, seed)) for w in workers]
+                                                  _run_dask(n, w, chunk, seed, repeats)) for w in workers]
         for label, w, r in rows:
             agg = Aggregate.from_bytes(r.pop("agg"))
             rec = {"section": "scaling", "path": label, "workers": w, "n": int(n), "values_per_s": n / r["seconds"],
@@ -160,7 +168,7 @@ def run(sizes=(10**7, 10**8), workers=(1, 2), chunk=CHUNK, seed=SEED):
                    **r, **_summary(agg, r["ems_s"])}
             rec.setdefault("partitions", -(-n // chunk))
             records.append(rec)
-    return records, markdown(records, chunk)
+    return records, markdown(records, chunk, repeats)
 
 
 def _fmt_n(n):
@@ -168,12 +176,13 @@ def _fmt_n(n):
     return f"1e{e}" if 10**e == n else f"{n:,}"
 
 
-def markdown(records, chunk=CHUNK):
+def markdown(records, chunk=CHUNK, repeats=3):
     lines = ["## Dask scaling: privatize + aggregate + EMS (Square Wave, ε = 1, Beta(5, 2))", "",
              f"Values drawn per partition of {chunk:,} (never all at once); single process = the same chunks in a "
              "loop (`mech.privatize` + `mech.aggregate`); Dask = `LocalCluster` worker processes, 1 task thread and "
              "cores/workers Numba threads each. Throughput excludes cluster start and worker warm-up (import + "
-             "kernel cache load), shown apart. Memory: peak RSS per worker process (after warm-up in brackets).",
+             "kernel cache load), shown apart; times are medians of "
+             f"{repeats} runs. Memory: peak RSS per worker process (after warm-up in brackets).",
              "",
              "| n | path | partitions | time (s) | values/s | vs single | EMS (s) | peak RSS per worker, MB | "
              "warm-up (s) | bytes per partition's aggregate | mean error |",
@@ -192,10 +201,11 @@ def main(argv=None):
     p.add_argument("--sizes", default="1e7,1e8", help="comma list of n (default 1e7,1e8)")
     p.add_argument("--workers", default="1,2", help="comma list of worker counts (default 1,2)")
     p.add_argument("--chunk", type=float, default=CHUNK, help=f"values per partition (default {CHUNK:.0e})")
+    p.add_argument("--repeats", type=int, default=3, help="runs per configuration, median reported (default 3)")
     args = p.parse_args(argv)
     sizes = tuple(int(float(s)) for s in args.sizes.split(","))
     workers = tuple(int(w) for w in args.workers.split(","))
-    _, md = run(sizes=sizes, workers=workers, chunk=int(args.chunk))
+    _, md = run(sizes=sizes, workers=workers, chunk=int(args.chunk), repeats=args.repeats)
     print(md)
 
 

@@ -162,6 +162,10 @@ def test_seeded_dask_equals_pandas_on_the_same_partitions(strategy):
     pd.testing.assert_frame_equal(got, expected)
     assert got.attrs == expected.attrs and got.ldp.strategy == strategy
     assert list(got.columns) == ["a", "b"]  # raw values never travel with reports
+    aggs = ddf.ldp.privatize(MECHS, rng=SEED, strategy=strategy).ldp.aggregate().compute()
+    n_reports = [aggs[c].n_reports for c in MECHS]
+    assert n_reports == [got[c].notna().sum() for c in MECHS]
+    assert sum(n_reports) == (len(got) if strategy == "one-column-per-row" else 2 * len(got))
 
 
 def test_seeded_series_equals_pandas_on_the_same_partitions():
