@@ -138,7 +138,11 @@ def privatize_frame(ddf, mechanisms, *, rng=None, strategy="all-columns", nan_po
     -----
     Each call on one person's values spends the privacy budget of the pandas call it mirrors (ε per
     privatized column, by sequential composition, for ``strategy="all-columns"``); estimators are
-    post-processing. Every partition is validated before its first draw.
+    post-processing. Mechanisms, column kinds and dtypes are checked here, on the driver, before any task
+    runs; each partition's values are validated before that partition's first draw. A bad value in one
+    partition fails the computation, but partitions run independently, so others may have been randomized
+    already (their reports are discarded unless the same computation writes them out, e.g.
+    ``to_parquet``).
 
     Examples
     --------

@@ -220,3 +220,12 @@ def test_from_frame_refuses_bad_frames():
     assert Aggregate.from_frame(recorded, spec) == Aggregate(np.ones(4), spec)
     nullable = pd.DataFrame({"key": pd.array([0, 2], dtype="Int64"), "count": pd.array([1, 2], dtype="UInt32")})
     assert Aggregate.from_frame(nullable, spec).counts.tolist() == [1, 0, 2, 0]
+
+
+def test_what_a_dask_task_moves_is_small():
+    import pickle
+
+    m = ldp.SquareWave(1.0, (0, 1))
+    a = m.aggregate(m.privatize(np.random.default_rng(0).random(100_000), rng=0))
+    assert len(pickle.dumps(a)) < len(a.to_bytes()) + 512  # the counts and the spec, nothing else
+    assert pickle.loads(pickle.dumps(a)) == a
