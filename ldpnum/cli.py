@@ -28,6 +28,17 @@ Randomness: without ``--rng`` reports are drawn from the secure source (a real c
 is a reproducible simulation: privatized column ``i`` (in the order of the ``--column`` options) draws
 from the sub-stream ``ldpnum._random.child_rng(N, i)``, one generator shared by all batches, so the output
 does not depend on ``--batch-size``.
+
+The same streaming is available from Python: :func:`privatize_file` and :func:`aggregate_file`.
+
+Examples
+--------
+::
+
+    $ ldpnum privatize flights.csv reports.parquet --column dep_time --mechanism sw --epsilon 1 \
+          --bounds 0 1440 --column distance --mechanism piecewise --epsilon 1 --bounds 0 5000 --keep month
+    $ ldpnum estimate reports.parquet --column dep_time --what mean quantiles --plot dep_time.png
+    $ ldpnum estimate reports.parquet --column dep_time --what range --range 360 540 --json
 """
 
 import argparse
@@ -182,7 +193,7 @@ def _open_parquet(path):
         # the batch, even for a row group of 1e7 rows (pre-buffered reads keep whole column chunks alive).
         return pq.ParquetFile(path, pre_buffer=False, buffer_size=READ_BUFFER)
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for a file that is not Parquet
-        raise CLIError(f"cannot read {path!r} as Parquet: {exc}") from None
+        raise CLIError(f"cannot read {path!r} as Parquet: {_one_line(exc)}") from None
 
 
 class _Source:
@@ -193,6 +204,7 @@ class _Source:
         self.path = str(path)
         self.kind = _file_kind(self.path)
         self.batch_size = batch_size
+        self._numeric = ()
         _check_exists(self.path)
         if self.kind == "parquet":
             self._pf = _open_parquet(self.path)
@@ -209,6 +221,7 @@ class _Source:
         name = self.path.lower()
         delimiter = "\t" if any(name.endswith(".tsv" + c) for c in ("",) + _COMPRESSED) else ","
         block = int(min(max(self.batch_size * 32, 1 << 20), 1 << 28))
+        self._numeric = tuple(numeric)
         convert = pcsv.ConvertOptions(include_columns=list(columns) if columns is not None else None,
                                       column_types={c: pa.float64() for c in numeric})
         try:
@@ -227,7 +240,7 @@ class _Source:
         if names and match and int(match.group(1)) < len(names):
             name = names[int(match.group(1))]
             text = text.replace(match.group(0), f"{match.group(0)} ({name!r})", 1)
-            if "conversion error" in text:
+            if "conversion error" in text and name in self._numeric:
                 text += "; a privatized column must hold numbers"
         return text
 
@@ -337,6 +350,10 @@ def privatize_file(source, out, mechanisms, *, rng=None, nan_fill=None, out_of_r
     Each row reports every privatized column once, so each row's privacy loss is the sum of the columns' ε
     (sequential composition): ``epsilon_per_row`` is recorded in the output's metadata.
 
+    Values are validated batch by batch as they stream in. The output is written to a hidden file beside
+    ``out`` and renamed only when every batch succeeded: on any error (a missing value in the last batch)
+    no report is released and ``out`` is left as it was.
+
     Examples
     --------
     >>> import os, tempfile, numpy as np, pandas as pd, ldpnum as ldp
@@ -362,10 +379,10 @@ def privatize_file(source, out, mechanisms, *, rng=None, nan_fill=None, out_of_r
     for c in columns + keep:
         if not isinstance(c, str):
             raise TypeError(f"column names must be str; got {type(c).__name__} {c!r}")
-    dup = next((c for c in columns if columns.count(c) > 1), None) or next((c for c in keep if keep.count(c) > 1),
-                                                                           None)
-    if dup is not None:
-        raise CLIError(f"column {dup!r} is named twice")
+    for names in (columns, keep):
+        dup = next((c for c in names if names.count(c) > 1), None)
+        if dup is not None:
+            raise CLIError(f"column {dup!r} is named twice")
     both = [c for c in keep if c in mechanisms]
     if both:
         raise CLIError(f"column {both[0]!r} is both privatized and kept: keeping it would copy the raw values "

@@ -336,19 +336,29 @@ def _script():
     return str(found) if found.exists() else shutil.which("ldpnum")
 
 
-def test_python_m_ldpnum_and_console_script(files, tmp_path):
-    out = tmp_path / "r.parquet"
-    res = subprocess.run([sys.executable, "-m", "ldpnum", "privatize", str(files / "in.csv"), str(out), "-c", "x",
-                          *PRIV, "--rng", "5"], capture_output=True, text=True, timeout=120)
+def test_python_m_ldpnum_and_console_script(sw_reports):
+    """The two entry points: `python -m ldpnum` (success) and the console script (exit status of an error)."""
+    res = subprocess.run([sys.executable, "-m", "ldpnum", "estimate", str(sw_reports), "-c", "x", "-w", "mean",
+                          "quantiles"], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
-    assert "wrote 5,000 rows" in res.stdout
+    assert "mean: " in res.stdout and "quantile" in res.stdout
     script = _script()
     if script is None:
         pytest.skip("the ldpnum console script is not installed")
-    res = subprocess.run([script, "estimate", str(out), "-c", "x", "-w", "mean", "quantiles"], capture_output=True,
-                         text=True, timeout=120)
-    assert res.returncode == 0, res.stderr
-    assert "mean: " in res.stdout and "quantile" in res.stdout
-    res = subprocess.run([script, "estimate", str(out), "-c", "nope"], capture_output=True, text=True, timeout=120)
+    res = subprocess.run([script, "estimate", str(sw_reports), "-c", "nope"], capture_output=True, text=True,
+                         timeout=120)
     assert res.returncode == 2 and res.stdout == ""
     assert res.stderr.startswith("ldpnum: error: ") and res.stderr.count("\n") == 1
+    assert "no column 'nope'" in res.stderr
+
+
+def test_docstring_examples(tmp_path, monkeypatch):
+    import doctest
+
+    monkeypatch.chdir(tmp_path)
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    tests = [t for t in finder.find(cli) if t.examples]
+    assert len(tests) >= 4
+    for t in tests:
+        runner.run(t)
+    assert runner.summarize(verbose=False).failed == 0
