@@ -10,8 +10,10 @@ files larger than memory work.
     spec in the file's metadata (exactly where ``DataFrame.to_parquet`` puts ``attrs``, so
     ``pandas.read_parquet(OUT)`` gives report columns that the ``.ldp`` accessor reads). Other input columns
     are not copied, unless named with ``--keep`` (copied unchanged: only for public columns).
-    Every row reports every privatized column, so a row spends the **sum** of the columns' ε (sequential
-    composition); it is printed and recorded in the file.
+    By default every row reports every privatized column, so a row spends the **sum** of the columns' ε
+    (sequential composition); with ``--strategy one-column-per-row`` each row reports one column, chosen at
+    random, with its full ε, and its other cells are left empty (a row spends the largest ε). The ε per row
+    is printed and recorded in the file. Seeded output is the same as ``df.ldp.privatize`` gives.
 
 ``ldpnum estimate REPORTS --column C [--what mean|distribution|quantiles|range]``
     Reads the spec of column C from the Parquet metadata, streams the codes into a mergeable
@@ -52,6 +54,9 @@ __all__ = ["main", "main_exit", "privatize_file", "aggregate_file", "make_mechan
 
 #: Rows read, randomized and written per step (about 2 MB of uint16 codes per column).
 DEFAULT_BATCH_SIZE = 1 << 20
+
+#: How the columns of a row are privatized (as ``DataFrame.ldp.privatize``).
+STRATEGIES = ("all-columns", "one-column-per-row")
 
 #: Bytes of a Parquet column chunk read at a time.
 READ_BUFFER = 1 << 20
@@ -308,8 +313,8 @@ def _progress(enabled, total, desc):
 
 # -- privatize ---------------------------------------------------------------------------------------------
 
-def privatize_file(source, out, mechanisms, *, rng=None, nan_fill=None, out_of_range="clip", keep=(),
-                   batch_size=DEFAULT_BATCH_SIZE, progress=False, log=None):
+def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns", nan_fill=None,
+                   out_of_range="clip", keep=(), batch_size=DEFAULT_BATCH_SIZE, progress=False, log=None):
     """Privatize columns of a CSV or Parquet file in batches and write the reports to Parquet.
 
     Parameters
@@ -321,14 +326,23 @@ def privatize_file(source, out, mechanisms, *, rng=None, nan_fill=None, out_of_r
     mechanisms : dict
         Column name -> mechanism. Each value of the column becomes one report of its mechanism.
     rng : None or int, optional
-        None (default): secure randomness. An int seed: reproducible simulation; column ``i`` of
-        ``mechanisms`` draws from ``child_rng(rng, i)``, shared by all batches, so the reports are those of one
-        ``privatize`` call on the whole column, whatever ``batch_size``.
+        None (default): secure randomness. An int seed: reproducible simulation; column ``j`` of
+        ``mechanisms`` draws from ``child_rng(rng, j)`` and, with "one-column-per-row", the rows' columns
+        from ``child_rng(rng, len(mechanisms))``, each stream shared by all batches. The reports are those of
+        one call on the whole file, whatever ``batch_size``, and equal to ``df.ldp.privatize(mechanisms,
+        rng=rng, strategy=strategy)`` on the same data.
+    strategy : {"all-columns", "one-column-per-row"}, optional
+        "all-columns" (default): every row reports every column, spending the sum of their ε.
+        "one-column-per-row": each row reports one column, chosen uniformly by random words independent of
+        its values, with that column's full ε; its other cells are missing (null). A row spends the largest
+        ε, and each column is estimated from about ``1/m`` of the rows, which is more accurate than
+        splitting ε across ``m`` columns.
     nan_fill : float, optional
         Public value imputed for missing or non-finite values (inside every mechanism's bounds). Without it,
         missing values raise, naming how many there are and the first row.
     out_of_range : {"clip", "raise"}, optional
         Finite values outside the bounds are clipped (default; counted in one warning per column) or raise.
+        Missing and out-of-range values are looked for in every cell of a privatized column, reported or not.
     keep : sequence of str, optional
         Input columns copied unchanged into the output. They are **not** privatized: keep only public
         columns (a date, a region).
@@ -347,8 +361,9 @@ def privatize_file(source, out, mechanisms, *, rng=None, nan_fill=None, out_of_r
 
     Notes
     -----
-    Each row reports every privatized column once, so each row's privacy loss is the sum of the columns' ε
-    (sequential composition): ``epsilon_per_row`` is recorded in the output's metadata.
+    With "all-columns" each row reports every privatized column once, so each row's privacy loss is the sum
+    of the columns' ε (sequential composition); with "one-column-per-row" it is the largest column ε. This
+    ``epsilon_per_row`` and the strategy are recorded in the output's metadata.
 
     Values are validated batch by batch as they stream in. The output is written to a hidden file beside
     ``out`` and renamed only when every batch succeeded: on any error (a missing value in the last batch)
@@ -368,7 +383,7 @@ def privatize_file(source, out, mechanisms, *, rng=None, nan_fill=None, out_of_r
     """
     import numpy as np
 
-    from ._random import child_rng
+    from ._random import child_rng, resolve_rng
     from .exceptions import ClippingWarning
 
     log = sys.stderr if log is None else log
@@ -389,6 +404,9 @@ def privatize_file(source, out, mechanisms, *, rng=None, nan_fill=None, out_of_r
                        "next to their reports")
     if out_of_range not in ("clip", "raise"):
         raise ValueError(f"out_of_range must be 'clip' or 'raise'; got {out_of_range!r}")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {', '.join(map(repr, STRATEGIES))}; got {strategy!r}")
+    split = strategy == "one-column-per-row"
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
     if nan_fill is not None:
@@ -398,7 +416,11 @@ def privatize_file(source, out, mechanisms, *, rng=None, nan_fill=None, out_of_r
             if not (math.isfinite(nan_fill) and low <= nan_fill <= high):
                 raise CLIError(f"--nan-fill {nan_fill:g} is outside the bounds ({low:g}, {high:g}) of column "
                                f"{c!r}; the imputed value must be a public value inside the bounds")
-    streams = [None if rng is None else np.random.default_rng(child_rng(rng, i)) for i in range(len(columns))]
+    # One stream per column (and one for the rows' columns), each shared by all batches: words are consumed
+    # in row order, so the reports do not depend on the batch size.
+    m = len(columns)
+    streams = [None if rng is None else np.random.default_rng(child_rng(rng, j)) for j in range(m + split)]
+    assign = resolve_rng(streams[m]) if split else None
 
     out = str(out)
     if _file_kind(out) != "parquet":
@@ -413,7 +435,7 @@ def privatize_file(source, out, mechanisms, *, rng=None, nan_fill=None, out_of_r
             raise CLIError(f"column {c!r} of {src.path!r} holds {t} values, not numbers; ldpnum privatizes "
                            "numerical columns")
 
-    schema, info = _report_schema(src, mechanisms, keep)
+    schema, info = _report_schema(src, mechanisms, keep, strategy)
     specs = {c: m.spec for c, m in mechanisms.items()}
     out_dir = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(out_dir):
@@ -435,8 +457,12 @@ def privatize_file(source, out, mechanisms, *, rng=None, nan_fill=None, out_of_r
         writer = pq.ParquetWriter(tmp, schema)
         batches = src.batches(wanted, numeric=columns)
         for start, batch in batches:
+            n = batch.num_rows
             arrays = {}
-            for i, c in enumerate(columns):
+            if split:
+                words = assign.draw(n)
+                assigned = ((words >> np.uint64(16)) * np.uint64(m)) >> np.uint64(48)  # uniform in 0..m-1
+            for j, c in enumerate(columns):
                 values = _values(batch.column(c))
                 if values.dtype.kind == "f" and nan_fill is None:
                     bad = ~np.isfinite(values)
@@ -446,29 +472,40 @@ def privatize_file(source, out, mechanisms, *, rng=None, nan_fill=None, out_of_r
                         raise CLIError(f"column {c!r} has {count} missing or non-finite value(s), first at row "
                                        f"{first} (0-based{', header excluded' if src.kind == 'csv' else ''}); "
                                        "pass --nan-fill VALUE to impute a public value, or remove them first")
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always", ClippingWarning)
+                low, high = mechanisms[c].bounds
+                outside = (values < low) | (values > high)  # NaN compares False
+                if outside.any():
+                    first = start + int(np.flatnonzero(outside)[0])
+                    if out_of_range == "raise":
+                        raise CLIError(f"column {c!r} has {int(outside.sum())} value(s) outside the bounds "
+                                       f"({low:g}, {high:g}) in rows {start}..{start + n - 1}, first at row "
+                                       f"{first}; widen --bounds or use --out-of-range clip")
+                    if clipped[c][1] < 0:
+                        clipped[c][1] = first
+                    clipped[c][0] += int(outside.sum())
+                rows_j = np.flatnonzero(assigned == j) if split else None
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ClippingWarning)  # counted above, over the whole column
                     try:
                         reports = mechanisms[c].privatize(
-                            values, rng=streams[i], nan_policy="raise" if nan_fill is None else "impute",
-                            fill_value=nan_fill, out_of_range=out_of_range)
+                            values if rows_j is None else values[rows_j], rng=streams[j],
+                            nan_policy="raise" if nan_fill is None else "impute", fill_value=nan_fill)
                     except ValueError as exc:
-                        raise CLIError(f"column {c!r}, rows {start}..{start + batch.num_rows - 1}: "
-                                       f"{_one_line(exc)}") from None
-                for w in caught:
-                    if issubclass(w.category, ClippingWarning):
-                        if clipped[c][1] < 0:
-                            clipped[c][1] = start + w.message.first_index
-                        clipped[c][0] += w.message.count
-                    else:
-                        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-                arrays[c] = pa.array(reports.codes, type=schema.field(c).type)
+                        raise CLIError(f"column {c!r}, rows {start}..{start + n - 1}: {_one_line(exc)}") from None
+                if rows_j is None:
+                    arrays[c] = pa.array(reports.codes, type=schema.field(c).type)
+                else:
+                    codes = np.zeros(n, dtype=reports.codes.dtype)
+                    codes[rows_j] = reports.codes
+                    missing = np.ones(n, dtype=bool)
+                    missing[rows_j] = False
+                    arrays[c] = pa.array(codes, type=schema.field(c).type, mask=missing)
             for c in keep:
                 arrays[c] = batch.column(c)
             writer.write_batch(pa.record_batch([arrays[f.name] for f in schema], schema=schema))
-            rows += batch.num_rows
+            rows += n
             if bar is not None:
-                bar.update(batch.num_rows)
+                bar.update(n)
         writer.close()
         writer = None
         os.replace(tmp, out)
@@ -489,8 +526,9 @@ def privatize_file(source, out, mechanisms, *, rng=None, nan_fill=None, out_of_r
             low, high = mechanisms[c].bounds
             print(f"ldpnum: warning: column {c!r}: {count} value(s) outside the bounds ({low:g}, {high:g}) were "
                   f"clipped to them, first at row {first}", file=log)
-    return {"rows": rows, "columns": columns, "specs": specs, "epsilon_per_row": info["epsilon_per_row"],
-            "clipped": {c: v[0] for c, v in clipped.items()}, "kept": keep}
+    return {"rows": rows, "columns": columns, "specs": specs, "strategy": strategy,
+            "epsilon_per_row": info["epsilon_per_row"], "clipped": {c: v[0] for c, v in clipped.items()},
+            "kept": keep}
 
 
 def _count_missing(batches, column):
@@ -505,8 +543,12 @@ def _count_missing(batches, column):
     return total
 
 
-def _report_schema(src, mechanisms, keep):
-    """Arrow schema of the output: report codes (smallest unsigned type) + kept columns, with metadata."""
+def _report_schema(src, mechanisms, keep, strategy):
+    """Arrow schema of the output: report codes + kept columns, with pandas' and ldpnum's metadata.
+
+    With "one-column-per-row" the report columns are nullable and recorded as pandas' nullable unsigned
+    dtypes (``UInt16``...), so ``read_parquet`` gives the same columns as ``df.ldp.privatize``.
+    """
     import numpy as np
     import pandas as pd
     import pyarrow as pa
@@ -519,14 +561,16 @@ def _report_schema(src, mechanisms, keep):
             # The dtype the mechanism's reports come in: the smallest unsigned type for a categorical alphabet,
             # uint64 for structured codes (a hierarchical histogram with hashed levels).
             dt = mechanisms[name].privatize(np.empty(0), rng=0).codes.dtype
-            fields.append(pa.field(name, pa.from_numpy_dtype(dt), nullable=False))
-            empty[name] = pd.Series([], dtype=dt)
+            split = strategy == "one-column-per-row"
+            fields.append(pa.field(name, pa.from_numpy_dtype(dt), nullable=split))
+            empty[name] = pd.Series([], dtype=f"UInt{8 * dt.itemsize}" if split else dt)  # pandas' nullable
         elif name in keep:
             field = src.schema.field(name)
             fields.append(field.with_metadata(None))
             empty[name] = pa.array([], type=field.type).to_pandas()
-    eps_total = float(math.fsum(m.epsilon for m in mechanisms.values()))
-    info = {"format": FORMAT, "strategy": "all-columns", "epsilon_per_row": eps_total,
+    epsilons = [m.epsilon for m in mechanisms.values()]
+    eps_row = float(max(epsilons) if strategy == "one-column-per-row" else math.fsum(epsilons))
+    info = {"format": FORMAT, "strategy": strategy, "epsilon_per_row": eps_row,
             "columns": [{"column": c, "spec": m.spec.to_dict()} for c, m in mechanisms.items()]}
     assert ATTRS_KEY == "ldpnum"
     pandas_meta = pa.Schema.from_pandas(pd.DataFrame(empty), preserve_index=False).metadata or {}
@@ -867,7 +911,8 @@ def _parser():
         "privatize", help="randomize numerical columns of a CSV/Parquet file into a Parquet file of reports",
         description="Randomize every value of the given columns with an LDP mechanism, streaming the input in "
                     "batches, and write the report codes to Parquet with the mechanism's spec in the file's "
-                    "metadata. Each row reports every privatized column, so it spends the sum of their epsilons.",
+                    "metadata. By default each row reports every privatized column, so it spends the sum of their "
+                    "epsilons (see --strategy).",
         epilog=f"Mechanisms: {aliases}; a mechanism's full name works too. Other input columns are not "
                "copied unless named with --keep.")
     p.add_argument("input", metavar="IN", help="input file: .csv/.tsv (optionally .gz, .bz2, .zst) or .parquet/.pq")
@@ -883,6 +928,10 @@ def _parser():
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="further mechanism parameter, e.g. n_cells=2048, shape=triangle, n_leaves=256 "
                         "(applies to every column)")
+    p.add_argument("--strategy", choices=STRATEGIES, default="all-columns",
+                   help="all-columns (default): every row reports every column, spending the sum of their "
+                        "epsilons; one-column-per-row: each row reports one column chosen at random, with its "
+                        "full epsilon (more accurate for several columns), the other cells are left empty")
     p.add_argument("--rng", type=_seed, default=None, metavar="N",
                    help="seed for a reproducible SIMULATION (anyone with the seed can undo the noise); default: "
                         "secure randomness, for real collections")
@@ -953,14 +1002,16 @@ def _cmd_privatize(args):
         except (ValueError, TypeError) as exc:
             prefix = f"column {c!r}: " if len(columns) > 1 else ""
             raise CLIError(f"{prefix}{_one_line(exc)}") from None
-    info = privatize_file(args.input, args.output, mechanisms, rng=args.rng, nan_fill=args.nan_fill,
+    info = privatize_file(args.input, args.output, mechanisms, rng=args.rng, strategy=args.strategy,
+                          nan_fill=args.nan_fill,
                           out_of_range=args.out_of_range, keep=args.keep, batch_size=args.batch_size,
                           progress=args.progress)
     for c, spec in info["specs"].items():
         print(f"{c}: {spec}")
     kept = f"; kept unchanged: {', '.join(info['kept'])}" if info["kept"] else ""
     mode = f"a seeded simulation, rng={args.rng}" if args.rng is not None else "secure randomness"
-    print(f"wrote {info['rows']:,} rows of reports to {args.output} ({mode}); epsilon per row: "
+    how = "one column per row" if info["strategy"] == "one-column-per-row" else "every column on every row"
+    print(f"wrote {info['rows']:,} rows of reports to {args.output} ({mode}; {how}); epsilon per row: "
           f"{info['epsilon_per_row']:g}{kept}")
     return 0
 

@@ -121,6 +121,41 @@ def test_same_reports_and_metadata_as_the_pandas_accessor(files, frame, tmp_path
     assert doc["mean"]["value"] == split["y"].ldp.estimate_mean().value
 
 
+def test_one_column_per_row(files, frame, tmp_path, capsys):
+    mechs = {"x": ldp.Piecewise(epsilon=2.0, bounds=BOUNDS), "y": ldp.SquareWave(epsilon=1.0, bounds=(0, 50))}
+    outs = []
+    for k, batch in enumerate((1000, 333)):
+        out = tmp_path / f"split{k}.parquet"
+        status, stdout, err = run(["privatize", files / "in.parquet", out, "-c", "x", "-c", "y", "-m", "piecewise",
+                                   "-m", "sw", "-e", 2, "-e", 1, "-b", *BOUNDS, "-b", 0, 50, "--rng", 4,
+                                   "--strategy", "one-column-per-row", "--batch-size", batch], capsys)
+        assert status == 0, err
+        assert "epsilon per row: 2" in stdout and "one column per row" in stdout
+        outs.append(pd.read_parquet(out))
+    got = outs[0]
+    pd.testing.assert_frame_equal(got, outs[1])  # seeded output independent of the batch size
+    assert str(got["x"].dtype) == "UInt16"
+    assert (got["x"].isna() ^ got["y"].isna()).all()  # each row reported exactly one column
+    n_x = int(got["x"].notna().sum())
+    assert abs(n_x - N / 2) < 5 * np.sqrt(N / 4)  # the column is chosen uniformly (5 standard errors)
+    info = got.attrs["ldpnum"]
+    assert info["strategy"] == "one-column-per-row" and info["epsilon_per_row"] == 2.0
+    assert spec_for(got, "x") == mechs["x"].spec
+
+    status, stdout, err = run(["estimate", tmp_path / "split0.parquet", "-c", "x", "--json"], capsys)
+    assert status == 0, err
+    doc = json.loads(stdout)
+    codes_x = got["x"].dropna().to_numpy(dtype=np.uint16)
+    assert doc["n_reports"] == n_x and doc["n_missing"] == N - n_x
+    assert doc["mean"]["value"] == mechs["x"].estimate_mean(ldp.Reports(codes_x, mechs["x"].spec)).value
+
+    if hasattr(pd.DataFrame, "ldp"):  # the same reports as the pandas accessor
+        expected = frame[["x", "y"]].ldp.privatize(mechs, rng=4, strategy="one-column-per-row")
+        assert got.attrs == expected.attrs
+        for c in mechs:
+            pd.testing.assert_series_equal(got[c], expected[c], check_dtype=False)
+
+
 def test_seeded_output_does_not_depend_on_batch_size_or_input_format(files, tmp_path, capsys):
     outs = []
     for k, (src, batch) in enumerate([("in.parquet", 1000), ("in.parquet", 777), ("in.csv", 333),
@@ -176,7 +211,7 @@ def test_out_of_range_values_are_clipped_with_one_warning(frame, tmp_path, capsy
     assert "first at row 10" in err
     status, _, err = run(["privatize", src, out, "-c", "x", "-m", "sw", "-e", 1, "-b", *BOUNDS,
                           "--out-of-range", "raise", "--batch-size", 1000], capsys)
-    assert_user_error(status, err, "outside bounds", "rows 0..999")
+    assert_user_error(status, err, "1 value(s) outside the bounds (0, 100)", "rows 0..999", "first at row 10")
 
 
 def test_progress_bar(files, tmp_path, capsys):
