@@ -58,6 +58,11 @@ DEFAULT_BATCH_SIZE = 1 << 20
 #: How the columns of a row are privatized (as ``DataFrame.ldp.privatize``).
 STRATEGIES = ("all-columns", "one-column-per-row")
 
+#: Bytes of CSV parsed per block (blocks are gathered into ``--batch-size`` rows), and whether blocks are
+#: parsed on threads.
+CSV_BLOCK = 1 << 20
+CSV_THREADS = True
+
 #: Bytes of a Parquet column chunk read at a time.
 READ_BUFFER = 1 << 20
 
@@ -225,12 +230,14 @@ class _Source:
 
         name = self.path.lower()
         delimiter = "\t" if any(name.endswith(".tsv" + c) for c in ("",) + _COMPRESSED) else ","
-        block = int(min(max(self.batch_size * 32, 1 << 20), 1 << 28))
         self._numeric = tuple(numeric)
         convert = pcsv.ConvertOptions(include_columns=list(columns) if columns is not None else None,
                                       column_types={c: pa.float64() for c in numeric})
         try:
-            return pcsv.open_csv(self.path, read_options=pcsv.ReadOptions(block_size=block),
+            # Small blocks, gathered into batches below: the reader's read-ahead stays a few MB (32 MB blocks
+            # let it hold over 100 MB of a 184 MB file at once).
+            return pcsv.open_csv(self.path, read_options=pcsv.ReadOptions(block_size=CSV_BLOCK,
+                                                                          use_threads=CSV_THREADS),
                                  parse_options=pcsv.ParseOptions(delimiter=delimiter), convert_options=convert)
         except Exception as exc:
             raise CLIError(f"cannot read {self.path!r} as CSV: {self._explain(exc)}") from None
@@ -259,13 +266,13 @@ class _Source:
             raise CLIError(f"{self.path!r} has no column {missing[0]!r} (its columns: "
                            f"{', '.join(map(repr, self.schema.names))})")
 
-    def batches(self, columns, numeric=()):
-        """Yield ``(first_row, RecordBatch)`` over ``columns`` (``numeric`` ones parsed as float64 in CSV)."""
+    def _read(self, columns, numeric):
+        """The reader's own batches (Parquet: ``batch_size`` rows; CSV: one per block)."""
         if self.kind == "parquet":
             it = self._pf.iter_batches(batch_size=self.batch_size, columns=list(columns))
         else:
             it = self._csv_reader(columns, numeric)
-        start = 0
+        rows = 0
         while True:
             try:
                 batch = next(it)
@@ -273,11 +280,34 @@ class _Source:
                 return
             except Exception as exc:
                 what, why = ("Parquet", _one_line(exc)) if self.kind == "parquet" else ("CSV", self._explain(exc))
-                raise CLIError(f"cannot read {self.path!r} as {what} (after row {start}): {why}") from None
-            for off in range(0, batch.num_rows, self.batch_size):
-                part = batch.slice(off, self.batch_size)
-                yield start, part
-                start += part.num_rows
+                raise CLIError(f"cannot read {self.path!r} as {what} (after row {rows}): {why}") from None
+            rows += batch.num_rows
+            yield batch
+
+    def batches(self, columns, numeric=()):
+        """Yield ``(first_row, RecordBatch)`` over ``columns``, ``batch_size`` rows each (the last fewer).
+
+        ``numeric`` columns of a CSV file are parsed as float64.
+        """
+        import pyarrow as pa
+
+        start, pending, n_pending = 0, [], 0
+        for batch in self._read(columns, numeric):
+            if not pending and batch.num_rows == self.batch_size:  # as read (Parquet): no copy
+                yield start, batch
+                start += self.batch_size
+                continue
+            pending.append(batch)
+            n_pending += batch.num_rows
+            while n_pending >= self.batch_size:
+                table = pa.Table.from_batches(pending)
+                yield start, table.slice(0, self.batch_size).combine_chunks().to_batches()[0]
+                start += self.batch_size
+                pending = table.slice(self.batch_size).to_batches()
+                n_pending -= self.batch_size
+        if n_pending:
+            table = pa.Table.from_batches(pending).combine_chunks()
+            yield start, table.to_batches()[0]
 
 
 def _is_numeric(arrow_type):

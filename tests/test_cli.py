@@ -165,6 +165,10 @@ def test_seeded_output_does_not_depend_on_batch_size_or_input_format(files, tmp_
         outs.append(codes(out))
     for other in outs[1:]:
         np.testing.assert_array_equal(outs[0], other)
+    # CSV blocks and Parquet row groups are regrouped into --batch-size rows: one row group per batch
+    for k, batch in ((0, 1000), (1, 777), (2, 333)):
+        meta = pq.ParquetFile(tmp_path / f"r{k}.parquet").metadata
+        assert meta.row_group(0).num_rows == batch and meta.num_row_groups == -(-N // batch)
     privatize(files / "in.parquet", tmp_path / "other.parquet", capsys, mechanism="hybrid", rng=8)
     assert not np.array_equal(outs[0], codes(tmp_path / "other.parquet"))
 
