@@ -1,6 +1,9 @@
 """Slow, obviously-correct references for hierarchical histograms (Python loops, dense linear algebra).
 
 - :func:`hierarchy`: the client kernel, one record at a time with Python ints, from the same words.
+- :func:`hierarchy_packed`: the same for trees with OLH levels (packed uint64 reports, 3 words per record).
+- :func:`aggregate_packed`: the aggregate of packed reports, level by level, every report decoded against
+  every node with the schoolbook field product.
 - :func:`cover`: the minimal node cover of a leaf range, by recursion from the root.
 - :func:`dense_least_squares`: the constrained least-squares tree from the KKT system (numpy.linalg).
 - :func:`dense_nonnegative`: the non-negative consistent tree by enumerating every active set (tiny trees).
@@ -12,6 +15,8 @@
 import itertools
 
 import numpy as np
+
+import naive_hashing
 
 LOW16 = 0xFFFF
 
@@ -45,6 +50,50 @@ def hierarchy(x, low, high, n_leaves, table, words):
         assert kind == 0
         out.append(offset + grr(t // size, w0, w1, k, t_keep))
     return np.array(out)
+
+
+def hierarchy_packed(x, low, high, n_leaves, table, words):
+    """Reference for ``hierarchy_packed_kernel``: word 3i the seed, 3i+1 the keep coin, 3i+2 the lie and
+    the level; report ``seed | level << 12 | y`` (OLH level, kind 1) or ``code << 16 | level << 12`` (GRR)."""
+    L = len(table)
+    out = []
+    for i, v in enumerate(x):
+        t = leaf(v, low, high, n_leaves)
+        ws, wk, wl = (int(w) for w in words[3 * i:3 * i + 3])
+        lev = ((wl & LOW16) * L) >> 16
+        kind, m, size, _, t_keep, _ = (int(c) for c in table[lev])
+        node = t // size
+        if kind == 1:
+            a, b = ws >> 40, (ws >> 16) & ((1 << 24) - 1)
+            y = grr(naive_hashing.local_hash(a, b, node, m), wk, wl, m, t_keep)
+            out.append((ws >> 16 << 16) | (lev << 12) | y)
+        else:
+            assert kind == 0
+            out.append((grr(node, wk, wl, m, t_keep) << 16) | (lev << 12))
+    return np.array(out, dtype=np.uint64)
+
+
+def aggregate_packed(codes, ks, gs):
+    """Aggregate of packed reports: per level ``l`` (``gs[l] == 0``: GRR over ``ks[l]`` nodes; else OLH with
+    hash range ``gs[l]``) GRR's code histogram, or the support count of every node and then ``n_l``."""
+    codes = [int(c) for c in codes]
+    blocks = []
+    for l, (k, g) in enumerate(zip(ks, gs)):
+        mine = [c for c in codes if (c >> 12) & 0xF == l]
+        if g:
+            block = [0] * (k + 1)
+            for c in mine:
+                a, b, y = c >> 40, (c >> 16) & ((1 << 24) - 1), c & 0xFFF
+                for v in range(k):
+                    block[v] += naive_hashing.local_hash(a, b, v, g) == y
+            block[k] = len(mine)
+        else:
+            block = [0] * k
+            for c in mine:
+                assert c & 0xFFF == 0
+                block[c >> 16] += 1
+        blocks += block
+    return np.array(blocks, dtype=np.int64)
 
 
 # -- the tree ----------------------------------------------------------------------------------------------
@@ -168,8 +217,9 @@ def slsqp_nonnegative(shape, estimates, variances, root=1.0):
 
 # -- exact variance of an unbiased range answer ------------------------------------------------------------
 
-def none_range_variance(shape, leaves_of_people, a, b, n_per_level, support):
-    """Exact ``Var(answer | n_1..n_L)`` of the ``"none"`` answer for leaves ``[a, b)``, GRR levels.
+def none_range_variance(shape, leaves_of_people, a, b, n_per_level, support, hashed=()):
+    """Exact ``Var(answer | n_1..n_L)`` of the ``"none"`` answer for leaves ``[a, b)``, GRR levels, and OLH
+    levels (``l`` in ``hashed``) where the cover takes at most one node.
 
     ``leaves_of_people``: each person's leaf; ``support[l-1] = (p, q)`` of level ``l``'s GRR. Given the level
     sizes, levels are a uniform random partition of the people; the answer is
@@ -191,6 +241,9 @@ def none_range_variance(shape, leaves_of_people, a, b, n_per_level, support):
         nl = n_per_level[l - 1]
         p, q = support[l - 1]
         s = len(chosen)
+        # An OLH report supports one node w.p. p (its own) or q (any other): a Bernoulli, as GRR's; two
+        # nodes' supports from one report are dependent beyond pairwise independence, so s = 1 only.
+        assert l not in hashed or s == 1, "OLH levels: one node per level"
         ind[l - 1] = np.isin(t // shape.node_sizes[l], chosen)
         F = ind[l - 1].mean()
         pi1, pi0 = p + (s - 1) * q, s * q

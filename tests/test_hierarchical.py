@@ -86,7 +86,7 @@ def test_each_level_oracle_is_exactly_epsilon(epsilon):
 def test_combined_report_is_exactly_epsilon(epsilon, branching):
     """A person's report is a mixture over levels with value-independent weights: check every leaf pair and
     every code in exact rationals; the worst ratio reaches e^ε (tight) and never exceeds it."""
-    hh = HierarchicalHistogram(epsilon, (0, 1), n_leaves=16, branching=branching)
+    hh = HierarchicalHistogram(epsilon, (0, 1), n_leaves=16, branching=branching, oracle="grr")
     rows = [hh.plan.exact_probabilities(t) for t in range(16)]
     assert all(len(r) == hh.n_cells for r in rows)
     worst = check_exact_epsilon(rows, epsilon)
@@ -102,7 +102,7 @@ def test_ragged_tree_is_exactly_epsilon():
 def test_checker_rejects_value_dependent_level():
     """Negative control: a level chosen from the value (here, heavier weight on level 1 for even leaves)."""
     eps = 1.0
-    hh = HierarchicalHistogram(eps, (0, 1), n_leaves=16, branching=4)
+    hh = HierarchicalHistogram(eps, (0, 1), n_leaves=16, branching=4, oracle="grr")
     plan = hh.plan
     rows = []
     for t in range(16):
@@ -143,7 +143,7 @@ def test_checker_rejects_budget_split_as_not_tight():
 
 @pytest.mark.parametrize("n_leaves,branching,eps", [(16, 4, 1.0), (10, 3, 2.0), (64, 2, 0.5)])
 def test_kernel_matches_plan(n_leaves, branching, eps):
-    hh = HierarchicalHistogram(eps, (0, 10), n_leaves=n_leaves, branching=branching)
+    hh = HierarchicalHistogram(eps, (0, 10), n_leaves=n_leaves, branching=branching, oracle="grr")
     w = 10 / n_leaves
     for i, t in enumerate([0, n_leaves // 2 + 1, n_leaves - 1]):
         x = np.full(300_000, (t + 0.5) * w)
@@ -153,7 +153,7 @@ def test_kernel_matches_plan(n_leaves, branching, eps):
 
 def test_twin_rejects_a_mutant_kernel():
     """Negative control for the chi-square twin: the leaf's true node reported one level too deep."""
-    hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=16, branching=2)
+    hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=16, branching=2, oracle="grr")
     n = 300_000
     rng = np.random.default_rng(2)
     probs = hh.plan.probabilities(5)
@@ -166,7 +166,7 @@ def test_twin_rejects_a_mutant_kernel():
 @pytest.mark.parametrize("n_leaves,branching", [(1024, 4), (10, 3), (100, 7), (2, 2)])
 def test_kernel_matches_naive(n_leaves, branching):
     low, high = -3.0, 5.0
-    hh = HierarchicalHistogram(1.3, (low, high), n_leaves=n_leaves, branching=branching)
+    hh = HierarchicalHistogram(1.3, (low, high), n_leaves=n_leaves, branching=branching, oracle="grr")
     rng = np.random.default_rng(0)
     edges = low + (high - low) * np.arange(n_leaves + 1) / n_leaves
     x = np.concatenate([rng.uniform(low, high, 3000), edges, np.nextafter(edges, high), [low, high, -0.0]])
@@ -186,7 +186,7 @@ def test_bucketization_convention():
 
 
 def test_reports_are_one_small_code():
-    hh = HierarchicalHistogram(1.0, (0, 1))
+    hh = HierarchicalHistogram(1.0, (0, 1), oracle="grr")
     r = hh.privatize(beta_values(1000), rng=0)
     assert r.codes.ndim == 1 and r.codes.dtype == np.uint16 and hh.n_cells == 4 + 16 + 64 + 256 + 1024
     assert hh.words_per_record == 2
@@ -274,7 +274,7 @@ def test_decompose_is_the_minimal_cover(n_leaves, branching):
 @pytest.mark.parametrize("n_leaves,branching,eps", [(32, 2, 1.0), (27, 3, 2.0), (20, 4, 0.5)])
 def test_none_range_answers_are_unbiased(n_leaves, branching, eps):
     """z-tests with the exact variance (given the per-level counts) for aligned ranges, fixed seeds."""
-    hh = HierarchicalHistogram(eps, (0, 1), n_leaves=n_leaves, branching=branching)
+    hh = HierarchicalHistogram(eps, (0, 1), n_leaves=n_leaves, branching=branching, oracle="grr")
     x = beta_values(200_000, seed=n_leaves)
     leaves = hh.leaf_index(x)
     est = hh.estimate_ranges(hh.privatize(x, rng=1), consistency="none")
@@ -409,10 +409,14 @@ def test_nonnegative_matches_slsqp(n_leaves, branching):
     np.testing.assert_allclose(res.levels[-1], ref[-1], atol=1e-5)  # SLSQP's own accuracy
 
 
+@pytest.mark.parametrize("oracle", ["auto", "grr", "olh"])
 @pytest.mark.parametrize("method", ["none", "least-squares", "nonnegative"])
-def test_consistency_properties(method):
-    hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=1024)
+def test_consistency_properties(method, oracle):
+    """Children sum to their parent, non-negativity for "nonnegative", total 1 (= n people), with GRR, OLH
+    and mixed levels."""
+    hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=1024, oracle=oracle)
     est = hh.estimate_ranges(hh.privatize(beta_values(100_000), rng=2), consistency=method)
+    assert est.n_reports == 100_000 and sum(est.level_reports) == 100_000
     nodes = est.node_estimates
     assert nodes[0].tolist() == [1.0] and len(nodes) == hh.n_levels + 1
     if method == "none":
@@ -425,7 +429,8 @@ def test_consistency_properties(method):
         assert min(a.min() for a in nodes) >= 0.0
         assert est.converged and est.solver in ("lsq", "polish", "active-set")
     else:
-        assert est.leaves.min() < 0  # GRR leaves at ε = 1: least squares alone goes negative
+        assert est.leaves.min() < 0  # leaves at ε = 1: least squares alone goes negative
+    assert np.sum(est.leaves * 100_000) == pytest.approx(100_000)
 
 
 @pytest.mark.parametrize("eps", [1.0, 4.0])
@@ -548,13 +553,22 @@ def test_range_estimate_validation():
 def test_default_branching_follows_the_variance_formula():
     assert HierarchicalHistogram(1.0, (0, 1)).branching == 4
     assert choose_branching(1.0, 1024) == 4
+    assert choose_branching(1.0, 1024, "grr") == 4
     # the formula by hand for GRR levels, B = 4, 1024 leaves: 5 levels of 4..1024 nodes, 3 nodes per level
     ee = math.e
     by_hand = 5 * sum(3 * (k - 2 + ee) / (ee - 1) ** 2 for k in (4, 16, 64, 256, 1024))
-    assert predicted_range_variance(1.0, 1024, 4) == pytest.approx(by_hand)
-    assert predicted_range_variance(1.0, 1024, 4, n_reports=1000) == pytest.approx(by_hand / 1000)
-    for b in range(2, 17):
-        assert predicted_range_variance(1.0, 1024, 4) <= predicted_range_variance(1.0, 1024, b)
+    assert predicted_range_variance(1.0, 1024, 4, "grr") == pytest.approx(by_hand)
+    assert predicted_range_variance(1.0, 1024, 4, "grr", n_reports=1000) == pytest.approx(by_hand / 1000)
+    # "auto": GRR on the 4 nodes of level 1 (4 < 3e + 2), OLH (g = 4) on the levels of 16..1024 nodes
+    p, q = ee / (ee + 3), 1 / 4
+    olh = q * (1 - q) / (p - q) ** 2
+    auto = 5 * (3 * (4 - 2 + ee) / (ee - 1) ** 2 + 4 * 3 * olh)
+    assert predicted_range_variance(1.0, 1024, 4) == pytest.approx(auto)
+    assert auto < by_hand / 10
+    for oracle in ("auto", "grr", "olh"):
+        best = choose_branching(1.0, 1024, oracle)
+        for b in range(2, 17):
+            assert predicted_range_variance(1.0, 1024, best, oracle) <= predicted_range_variance(1.0, 1024, b, oracle)
 
 
 def test_branching_with_a_constant_variance_oracle(monkeypatch):
@@ -660,3 +674,269 @@ def test_estimate_errors():
         hh.estimate_ranges(np.zeros(hh.n_cells))
     d = hh.estimate_distribution(agg)
     assert isinstance(d, ldp.DistributionEstimate) and d.n_bins == 64
+
+
+# -- OLH levels (packed reports) ---------------------------------------------------------------------------
+
+SEED_MASK = (2**64 - 1) ^ 0xFFFF
+MIXED = ("grr", "grr", "olh", "olh")  # n_leaves=16, branching=2
+
+
+def seed_words(n, seed=0):
+    return [int(w) for w in np.random.default_rng(seed).bit_generator.random_raw(n)]
+
+
+def test_auto_picks_olh_where_the_choice_rule_says():
+    hh = HierarchicalHistogram(1.0, (0, 1))
+    assert hh.branching == 4 and hh.shape.counts[1:] == (4, 16, 64, 256, 1024)
+    # GRR while k < 3e^ε + 2 = 10.2, OLH from 16 nodes on; at the leaves (k = 1024) OLH, as recommend says
+    assert hh.oracle_names == ("grr", "olh", "olh", "olh", "olh")
+    assert ldp.frequency.recommend(1024, 1.0, communication="low").name == "OLH"
+    assert all(isinstance(lvl, hier.OLHLevel) and lvl.g == 4 for lvl in hh.level_oracles[1:])
+    assert hh.words_per_record == 3 and hh.plan.packed
+    assert HierarchicalHistogram(4.0, (0, 1), n_leaves=64, branching=4).oracle_names == ("grr", "grr", "grr")
+    assert HierarchicalHistogram(4.0, (0, 1), n_leaves=1024).oracle_names[-1] == "olh"
+    # the spec records the level oracles and the layout: configurations never mix
+    assert hh.spec.get("oracle") == ("grr", "olh", "olh", "olh", "olh")
+    assert hh.spec.get("layout") == hier.PACKED_LAYOUT and hh.spec.get("g") == (0, 4, 4, 4, 4)
+    assert HierarchicalHistogram(1.0, (0, 1), oracle="grr").spec.get("layout") is None
+    assert ldp.from_spec(hh.spec) == hh and ldp.from_spec(ldp.Spec.from_json(hh.spec.to_json())) == hh
+    x = beta_values(5000)
+    for other in ("grr", "olh", ("olh",) * 5):
+        mech = HierarchicalHistogram(1.0, (0, 1), branching=4, oracle=other)
+        assert mech.spec != hh.spec
+        with pytest.raises(ldp.SpecMismatchError):
+            mech.estimate_ranges(hh.aggregate(hh.privatize(x, rng=0)))
+    assert HierarchicalHistogram(1.0, (0, 1), branching=4, oracle=("olh",) * 5) == \
+        HierarchicalHistogram(1.0, (0, 1), branching=4, oracle="olh")
+
+
+def test_olh_level_g_is_capped_for_the_packed_report():
+    assert hier.level_g(1.0) == 4 and hier.level_g(8.0) == round(math.exp(8)) + 1
+    assert hier.level_g(9.0) == hier.LEVEL_G_MAX == 4096
+    hh = HierarchicalHistogram(20.0, (0, 1), n_leaves=16, branching=4, oracle="olh")
+    assert [lvl.g for lvl in hh.level_oracles] == [4096, 4096]
+    r = hh.privatize(beta_values(2000), rng=0)
+    assert int((r.codes & np.uint64(0xFFF)).max()) < 4096
+
+
+@pytest.mark.parametrize("oracle", ["olh", MIXED])
+@pytest.mark.parametrize("epsilon", EPSILONS)
+def test_tree_with_olh_levels_is_exactly_epsilon(epsilon, oracle):
+    """Given the seed word (independent of the value and of the level), a report is a mixture over levels
+    with value-independent weights of GRR over ``k_l`` or over ``g``: check every leaf pair and code in
+    exact rationals for 48 seeds; the worst ratio is the level oracles' (tight), never above e^ε."""
+    small = hier.level_g(epsilon) <= 64  # else rows of g Fractions per OLH level: a smaller tree, 3 seeds
+    n_leaves = 16 if small else 4
+    if not small and oracle == MIXED:
+        oracle = ("grr", "olh")
+    hh = HierarchicalHistogram(epsilon, (0, 1), n_leaves=n_leaves, branching=2, oracle=oracle)
+    assert hh.plan.packed
+    worst = 0
+    for s in seed_words(48 if small else 3, seed=1):
+        rows = [hh.plan.exact_probabilities(t, seed=s) for t in range(n_leaves)]
+        worst = max(worst, check_exact_epsilon(rows, epsilon, tight=False))
+    assert worst == max(lvl.oracle.plan.extreme_ratio() for lvl in hh.level_oracles)
+    check_exact_epsilon(rows, epsilon, ratio=worst)  # tight: the ratio reaches e^ε
+    with pytest.raises(ValueError, match="seed"):
+        hh.plan.exact_probabilities(0)
+
+
+def test_olh_checker_rejects_planted_bugs():
+    """Negative controls on an OLH tree: (1) the hash seed derived from the value (seed word XOR the leaf):
+    reports of different leaves carry different seeds, an infinite ratio; (2) the level chosen from the value."""
+    eps = 1.0
+    hh = HierarchicalHistogram(eps, (0, 1), n_leaves=16, branching=4, oracle="olh")
+    plan = hh.plan
+    s = seed_words(1, seed=2)[0]
+    with pytest.raises(PrivacyViolation, match="exceeds"):
+        check_exact_epsilon([plan.exact_probabilities(t, seed=s ^ (t << 16)) for t in range(16)], eps)
+    rows = []
+    for t in range(16):
+        w = [Fraction(3, 4), Fraction(1, 4)] if t % 2 == 0 else [Fraction(1, 2), Fraction(1, 2)]
+        row = {}
+        for l, (lvl, wl) in enumerate(zip(plan.levels, w), start=1):
+            for y, p in lvl.exact_probabilities(plan.node_of(t, l), s).items():
+                row[plan.level_code(l, y, s)] = wl * p
+        rows.append(row)
+    with pytest.raises(PrivacyViolation, match="exceeds"):
+        check_exact_epsilon(rows, eps)
+    # the correct rows pass
+    check_exact_epsilon([plan.exact_probabilities(t, seed=s) for t in range(16)], eps)
+
+
+def _run_with_seed(hh, x, seed, rng):
+    """The kernel on values ``x`` with every record's seed word set to ``seed`` (other words random)."""
+    words = np.random.default_rng(rng).bit_generator.random_raw(3 * x.size)
+    words[0::3] = seed
+    out = np.empty(x.size, dtype=np.uint64)
+    hh._run_kernel(np.ascontiguousarray(x, dtype=np.float64), words, out)
+    return out
+
+
+@pytest.mark.parametrize("oracle,eps", [(MIXED, 1.0), ("olh", 2.0), ("olh", 0.5)])
+def test_olh_kernel_matches_plan(oracle, eps):
+    """Chi-square (α = 1e-6) of the kernel's reports against the plan's exact distribution given the seed,
+    for 3 seeds × 3 leaves; every report is in the plan's alphabet for that seed."""
+    hh = HierarchicalHistogram(eps, (0, 10), n_leaves=16, branching=2, oracle=oracle)
+    for i, s in enumerate(seed_words(3, seed=3)):
+        for j, t in enumerate([0, 9, 15]):
+            exact = hh.plan.exact_probabilities(t, seed=s)
+            codes = list(exact)
+            out = _run_with_seed(hh, np.full(200_000, (t + 0.5) * 10 / 16), s, rng=10 * i + j)
+            got, cnt = np.unique(out, return_counts=True)
+            assert set(int(c) for c in got) <= set(codes)
+            counts = dict(zip((int(c) for c in got), cnt))
+            check_kernel_matches([counts.get(c, 0) for c in codes], [float(exact[c]) for c in codes])
+
+
+def test_olh_twin_rejects_a_mutant():
+    """Negative control for the chi-square twin: the kernel's reports for leaf 0 against the plan of leaf 15."""
+    hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=16, branching=2, oracle="olh")
+    s = seed_words(1, seed=4)[0]
+    exact = hh.plan.exact_probabilities(15, seed=s)
+    codes = list(exact)
+    out = _run_with_seed(hh, np.zeros(200_000), s, rng=5)
+    got, cnt = np.unique(out, return_counts=True)
+    counts = dict(zip((int(c) for c in got), cnt))
+    with pytest.raises(PrivacyViolation):
+        check_kernel_matches([counts.get(c, 0) for c in codes], [float(exact[c]) for c in codes])
+
+
+def test_hash_seed_and_level_do_not_depend_on_the_value():
+    """Same words, different values → the same level and, on OLH levels, the same seed: the seed word's
+    bits 63..16, never combined with the value."""
+    hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=64, branching=4, oracle=("grr", "olh", "olh"))
+    n = 20_000
+    rng = np.random.default_rng(3)
+    xs = [rng.random(n), np.zeros(n), np.ones(n), rng.beta(5, 2, n)]
+    words = words_for(11, n, c=3)
+    outs = []
+    for x in xs:
+        out = np.empty(n, dtype=np.uint64)
+        hh._run_kernel(np.ascontiguousarray(x, dtype=np.float64), words, out)
+        outs.append(out)
+    levels = [hh.plan.report_levels(o) for o in outs]
+    olh = levels[0] >= 2
+    assert set(np.unique(levels[0])) == {1, 2, 3}
+    for o, lv in zip(outs, levels):
+        np.testing.assert_array_equal(lv, levels[0])
+        np.testing.assert_array_equal(o[olh] & np.uint64(SEED_MASK), words[0::3][olh] & np.uint64(SEED_MASK))
+    # the same through privatize (seeded), and the values' reports differ where they should
+    r = [hh.privatize(x, rng=11) for x in xs]
+    for a in r[1:]:
+        np.testing.assert_array_equal(hh.report_levels(a), hh.report_levels(r[0]))
+        np.testing.assert_array_equal((a.codes & np.uint64(SEED_MASK))[olh], (r[0].codes & np.uint64(SEED_MASK))[olh])
+    assert not np.array_equal(r[1].codes, r[2].codes)
+
+
+@pytest.mark.parametrize("n_leaves,branching,oracle", [(1024, 4, "auto"), (100, 7, "olh"), (10, 3, ("olh", "grr", "olh")),
+                                                       (2, 2, "olh")])
+def test_packed_kernel_and_aggregate_match_naive(n_leaves, branching, oracle):
+    low, high = -3.0, 5.0
+    hh = HierarchicalHistogram(1.3, (low, high), n_leaves=n_leaves, branching=branching, oracle=oracle)
+    assert hh.plan.packed
+    rng = np.random.default_rng(0)
+    edges = low + (high - low) * np.arange(n_leaves + 1) / n_leaves
+    x = np.clip(np.concatenate([rng.uniform(low, high, 1500), edges, np.nextafter(edges, high), [low, high]]),
+                low, high)
+    r = hh.privatize(x, rng=5)
+    assert r.codes.dtype == np.uint64
+    np.testing.assert_array_equal(r.codes, naive_tree.hierarchy_packed(x, low, high, n_leaves, hh.plan.table,
+                                                                        words_for(5, x.size, c=3)))
+    sub = r[:400]
+    agg = hh.aggregate(sub)
+    ks = hh.shape.counts[1:]
+    gs = [lvl.g if lvl.hashed else 0 for lvl in hh.level_oracles]
+    np.testing.assert_array_equal(agg.counts, naive_tree.aggregate_packed(sub.codes, ks, gs))
+    assert agg.n_reports == 400
+
+
+def test_packed_aggregates_merge_exactly():
+    hh = HierarchicalHistogram(1.0, (0, 100), n_leaves=256, oracle="auto")
+    x = beta_values(30_000) * 100
+    r = hh.privatize(x, rng=3)
+    whole = hh.aggregate(r)
+    parts = [hh.aggregate(r[i:i + 7000]) for i in range(0, len(r), 7000)]
+    assert sum(parts) == whole and ldp.Aggregate.merge(parts[::-1]) == whole
+    assert hh.empty_aggregate() + whole == whole and hh.empty_aggregate().n_reports == 0
+    assert whole.n_reports == 30_000 and ldp.Aggregate.from_bytes(whole.to_bytes()) == whole
+    blocks = hh.level_counts(whole)
+    n_l = [lvl.level_reports(b) for lvl, b in zip(hh.level_oracles, blocks)]
+    np.testing.assert_array_equal(n_l, np.bincount(hh.report_levels(r), minlength=hh.n_levels + 1)[1:])
+    assert hh.estimate_ranges(whole) == hh.estimate_ranges(ldp.Aggregate.merge(parts))
+
+
+def test_packed_reports_are_validated():
+    hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=64, branching=4, oracle=("grr", "olh", "olh"))
+    good = hh.privatize(beta_values(100), rng=0).codes.copy()
+    spec = hh.spec
+    r = ldp.Reports(good, spec)
+    assert not r.codes.flags.writeable and r.codes is not good  # the caller keeps their array
+    bad_level = good.copy()
+    bad_level[7] = np.uint64(3 << 12)  # level index 3 of 3 levels
+    bad_y = good.copy()
+    bad_y[5] = np.uint64(1 << 20 | 2 << 12 | 4)  # OLH level, y = 4 >= g = 4
+    bad_grr = good.copy()
+    bad_grr[9] = np.uint64(4 << 16)  # GRR level 1 has 4 nodes
+    grr_with_y = good.copy()
+    grr_with_y[2] = np.uint64(1 << 16 | 1)
+    for codes, first in [(bad_level, 7), (bad_y, 5), (bad_grr, 9), (grr_with_y, 2)]:
+        with pytest.raises(ValueError, match=f"first at index {first}"):
+            ldp.Reports(codes, spec)
+    with pytest.raises(ValueError, match="negative"):
+        ldp.Reports(np.array([1, -1]), spec)
+    with pytest.raises(TypeError):
+        ldp.Reports(np.array([1.0]), spec)
+    # the offset layout still checks the categorical alphabet
+    g = HierarchicalHistogram(1.0, (0, 1), n_leaves=64, branching=4, oracle="grr")
+    with pytest.raises(ValueError, match="outside the output alphabet"):
+        ldp.Reports(np.array([0, g.n_cells]), g.spec)
+    assert ldp.Reports(np.array([0, g.n_cells - 1]), g.spec).codes.dtype == np.uint8
+
+
+@pytest.mark.parametrize("oracle,eps", [("olh", 1.0), (("grr", "olh", "olh", "olh", "olh"), 0.5)])
+def test_olh_range_answers_are_unbiased(oracle, eps):
+    """Before consistency, z-tests with the exact variance given the per-level counts, on prefix and suffix
+    ranges of a binary tree (at most one node per level: an OLH node's support is then a Bernoulli)."""
+    hh = HierarchicalHistogram(eps, (0, 1), n_leaves=32, branching=2, oracle=oracle)
+    x = beta_values(200_000, seed=12)
+    leaves = hh.leaf_index(x)
+    est = hh.estimate_ranges(hh.privatize(x, rng=13), consistency="none")
+    support = [lvl.oracle.support_probabilities for lvl in hh.level_oracles]
+    hashed = [l for l, lvl in enumerate(hh.level_oracles, start=1) if lvl.hashed]
+    edges = hh.leaf_edges
+    for a, b in [(0, c) for c in range(1, 32)] + [(c, 32) for c in range(1, 32)]:
+        truth = np.mean((leaves >= a) & (leaves < b))
+        var = naive_tree.none_range_variance(hh.shape, leaves, a, b, est.level_reports, support, hashed)
+        z = (est.range(edges[a], edges[b]) - truth) / math.sqrt(var)
+        assert abs(z) < 5.0, (a, b, z)
+
+
+def test_olh_range_variance_matches_repeated_collections():
+    """The variance formula for OLH nodes agrees with the spread over 300 collections (and the mean with the
+    truth)."""
+    hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=16, branching=2, oracle="olh")
+    x = beta_values(3000, seed=3)
+    leaves = hh.leaf_index(x)
+    support = [lvl.oracle.support_probabilities for lvl in hh.level_oracles]
+    a, b = 0, 11
+    truth = np.mean(leaves < b)
+    answers, variances = [], []
+    for s in range(300):
+        est = hh.estimate_ranges(hh.privatize(x, rng=2000 + s), consistency="none")
+        answers.append(est.range(a / 16, b / 16))
+        variances.append(naive_tree.none_range_variance(hh.shape, leaves, a, b, est.level_reports, support,
+                                                        (1, 2, 3, 4)))
+    answers = np.array(answers)
+    var = np.mean(variances)
+    assert abs(answers.mean() - truth) < 5 * math.sqrt(var / 300)
+    assert abs(np.var(answers, ddof=1) / var - 1) < 5 * math.sqrt(2 / 299)
+
+
+def test_olh_level_variance_is_the_closed_form():
+    lvl = hier.OLHLevel(1.0, 1024)
+    p, q = lvl.oracle.support_probabilities
+    assert lvl.variance(1000) == pytest.approx(q * (1 - q) / (p - q) ** 2 / 1000, rel=1e-12)
+    assert lvl.variance(1) == pytest.approx(hier.OLHLevel.predicted_variance(1.0, 1024), rel=1e-6)
+    assert hier.GRRLevel.predicted_variance(1.0, 1024) / hier.OLHLevel.predicted_variance(1.0, 1024) > 60

@@ -9,7 +9,8 @@ consistency algorithms.
 from . import consistency
 from ._result import CONSISTENCY, RangeEstimate
 from .hierarchical import (BRANCHING_CANDIDATES, LEVEL_ORACLES, GRRLevel, HierarchicalHistogram, LevelOracle,
-                           choose_branching, predicted_range_variance)
+                           OLHLevel, choose_branching, predicted_range_variance)
 
 __all__ = ["HierarchicalHistogram", "RangeEstimate", "CONSISTENCY", "consistency", "choose_branching",
-           "predicted_range_variance", "LevelOracle", "GRRLevel", "LEVEL_ORACLES", "BRANCHING_CANDIDATES"]
+           "predicted_range_variance", "LevelOracle", "GRRLevel", "OLHLevel", "LEVEL_ORACLES",
+           "BRANCHING_CANDIDATES"]

@@ -21,23 +21,33 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._core import Reports, check_spec
+from .._core import Aggregate, Reports, check_spec, code_dtype, count_codes, register_code_check
+from .._kernels import freq_hashing
 from .._kernels import hierarchy as kernels
 from .._kernels._jit import launch
 from .._validation import check_choice, check_epsilon
 from ..frequency import GRR
+from ..frequency.hashing import HASH_FAMILY, OLH, local_hash_support_counts, olh_g
 from ..mechanisms._base import Mechanism
 from ._result import CONSISTENCY, RangeEstimate
 from .consistency import MAX_LEAVES, check_tree, least_squares, nonnegative
 
-__all__ = ["HierarchicalHistogram", "LevelOracle", "GRRLevel", "LEVEL_ORACLES", "choose_branching",
-           "predicted_range_variance", "BRANCHING_CANDIDATES"]
+__all__ = ["HierarchicalHistogram", "LevelOracle", "GRRLevel", "OLHLevel", "LEVEL_ORACLES", "choose_branching",
+           "predicted_range_variance", "BRANCHING_CANDIDATES", "check_hierarchy_codes", "level_g",
+           "PACKED_LAYOUT", "LEVEL_G_MAX"]
 
 #: Branching factors considered when ``branching=None``.
 BRANCHING_CANDIDATES = tuple(range(2, 17))
 
 #: Levels are drawn from 16 bits of a word (see ``ldpnum._kernels.hierarchy``).
 LEVEL_BITS = 16
+#: Names the packed report layout in the spec (any level hashing); a change of the layout changes it.
+PACKED_LAYOUT = "level-packed-u64/v1"
+#: Largest hash range of an OLH level: its report y has the 12 low bits of the packed report.
+LEVEL_G_MAX = 1 << kernels.Y_BITS
+_LEVEL_MASK = np.uint64(0xF << kernels.LEVEL_SHIFT)
+_Y_MASK = np.uint64(LEVEL_G_MAX - 1)
+_PAYLOAD_SHIFT = np.uint64(16)
 
 
 # -- per-level frequency oracles ---------------------------------------------------------------------------
@@ -47,14 +57,16 @@ class LevelOracle:
     ``0..n_codes-1``.
 
     This is the interface a level oracle implements to plug into :class:`HierarchicalHistogram`: the
-    kernel row it needs (``kind`` selects its branch in ``ldpnum._kernels.hierarchy.hierarchy_kernel``),
-    its exact output probabilities (for the exact ε checks), and the unbiased estimator of the node
-    frequencies from the histogram of its codes with that estimator's variance. Oracles whose reports are
-    several codes or bit vectors (OUE, SUE) cannot be a level here: a report must be one code.
+    kernel row it needs (``kind`` selects its branch in ``ldpnum._kernels.hierarchy``), its exact output
+    probabilities (for the exact ε checks), the length of its block of the aggregate, and the unbiased
+    estimator of the node frequencies from that block with the estimator's variance. Oracles whose reports
+    are several codes or bit vectors (OUE, SUE) cannot be a level here: a report must be one code.
     """
 
     name = None
     kind = None
+    #: Whether the level's report holds a hash seed (the packed report layout is then used).
+    hashed = False
 
     def __init__(self, epsilon, k):
         self.epsilon = epsilon
@@ -62,23 +74,33 @@ class LevelOracle:
 
     @property
     def n_codes(self):
-        """Size of the level's report alphabet."""
+        """Size of the level's report alphabet given its seed (if any): the kernel's GRR alphabet."""
+        raise NotImplementedError
+
+    @property
+    def block_size(self):
+        """Cells of the level's block in the aggregate."""
         raise NotImplementedError
 
     def kernel_row(self):
-        """``(kind, k, threshold)`` for the kernel's level table."""
+        """``(kind, m, threshold)`` for the kernel's level table (``m``: the GRR step's alphabet)."""
         raise NotImplementedError
 
-    def exact_probabilities(self, node):
-        """``{code: Fraction}``: exact distribution of the level's report for a person in ``node``."""
+    def exact_probabilities(self, node, seed=None):
+        """``{code: Fraction}``: exact distribution of the level's report for a person in ``node`` (given the
+        hash seed word ``seed`` for hashed levels)."""
         raise NotImplementedError
 
     def probabilities(self, node):
         """Float probabilities of every code for a person in ``node`` (shape ``(n_codes,)``)."""
         raise NotImplementedError
 
-    def estimate(self, counts):
-        """Unbiased estimate of every node's frequency among the ``counts.sum()`` people of this level."""
+    def level_reports(self, block):
+        """Number of reports of this level, from its block of the aggregate."""
+        raise NotImplementedError
+
+    def estimate(self, block):
+        """Unbiased estimate of every node's frequency among the people of this level, from its block."""
         raise NotImplementedError
 
     def variance(self, n):
@@ -105,11 +127,18 @@ class GRRLevel(LevelOracle):
     def n_codes(self):
         return self.k
 
+    @property
+    def block_size(self):
+        return self.k
+
     def kernel_row(self):
         return (self.kind, self.k, self.oracle.plan.t_keep)
 
-    def exact_probabilities(self, node):
+    def exact_probabilities(self, node, seed=None):
         return self.oracle.plan.exact_probabilities(node)
+
+    def level_reports(self, block):
+        return int(block.sum())
 
     def probabilities(self, node):
         p, q = self.oracle.support_probabilities
@@ -117,7 +146,8 @@ class GRRLevel(LevelOracle):
         out[node] = p
         return out
 
-    def estimate(self, counts):
+    def estimate(self, block):
+        counts = np.asarray(block, dtype=np.float64)
         n = counts.sum()
         p, q = self.oracle.support_probabilities
         return (counts / n - q) / (p - q)
@@ -131,8 +161,89 @@ class GRRLevel(LevelOracle):
         return (k - 2 + ee) / (ee - 1) ** 2
 
 
+def level_g(epsilon):
+    """Hash range of an OLH level: OLH's ``round(e^ε) + 1``, capped at :data:`LEVEL_G_MAX` = 4096
+    (ε > 8.32) so that ``y`` fits the packed report's 12 low bits."""
+    return min(olh_g(epsilon), LEVEL_G_MAX)
+
+
+def _hash_nodes(seed, nodes, g):
+    """``h_seed(node)`` for each node, by the kernel's own hash (``seed``: the seed word)."""
+    nodes = np.ascontiguousarray(nodes, dtype=np.int64)
+    seeds = np.full(nodes.shape[0], seed, dtype=np.uint64)
+    out = np.empty(nodes.shape[0], dtype=np.int64)
+    launch(freq_hashing.local_hash_probe, seeds, nodes, g, out)
+    return out
+
+
+class OLHLevel(LevelOracle):
+    r"""Optimized local hashing over a level's nodes (:class:`ldpnum.OLH`'s hash family and integer plan).
+
+    The person's node is hashed to ``[0, g)`` with the seed of their own seed word (``g = round(e^ε) + 1``,
+    capped at 4096, :func:`level_g`) and GRR over ``[0, g)`` is applied to the hashed value; the report keeps
+    the seed and ``y``. The level's block of the aggregate is ``k + 1`` counts: the support count of every
+    node, ``I_v = #{reports of the level with h(v) = y}``, then the level's number of reports ``n_l``. The
+    support counts are computed at aggregation by the Cython kernel of :mod:`ldpnum.frequency.hashing`:
+    O(n_l · k) hash evaluations, inherent to local hashing (a report cannot be histogrammed). Estimator:
+    :math:`(I_v/n_l - q^*)/(p^* - q^*)` with the plan's exact ``p*, q*``; variance at frequency 0
+    :math:`q^*(1-q^*)/(p^*-q^*)^2 / n_l pprox 4e^arepsilon/(e^arepsilon-1)^2/n_l`, independent of ``k``.
+    """
+
+    name = "olh"
+    kind = kernels.KIND_OLH
+    hashed = True
+
+    def __init__(self, epsilon, k):
+        super().__init__(epsilon, k)
+        self.g = level_g(epsilon)
+        self.oracle = OLH(epsilon, k, g=self.g)
+
+    @property
+    def n_codes(self):
+        return self.g
+
+    @property
+    def block_size(self):
+        return self.k + 1
+
+    def kernel_row(self):
+        return (self.kind, self.g, self.oracle.plan.t_keep)
+
+    def hashed_value(self, node, seed):
+        """``h(node)`` under the seed word ``seed``."""
+        return int(_hash_nodes(seed, [node], self.g)[0])
+
+    def exact_probabilities(self, node, seed=None):
+        """``{y: Fraction}`` given the seed word ``seed`` (the seed's own distribution is uniform and does
+        not depend on the node)."""
+        if seed is None:
+            raise ValueError("an OLH level's report distribution is given for a fixed seed word: pass seed")
+        return self.oracle.plan.exact_probabilities(self.hashed_value(node, seed))
+
+    def level_reports(self, block):
+        return int(block[-1])
+
+    def estimate(self, block):
+        block = np.asarray(block, dtype=np.float64)
+        n = block[-1]
+        p, q = self.oracle.support_probabilities
+        return (block[:-1] / n - q) / (p - q)
+
+    def variance(self, n):
+        return self.oracle.variance(0.0) / n
+
+    @classmethod
+    def predicted_variance(cls, epsilon, k):
+        """:math:`q(1-q)/(p-q)^2` with ``p = e^ε/(e^ε + g - 1)``, ``q = 1/g`` and the level's integer ``g``
+        (``4e^ε/(e^ε-1)^2`` when ``g = e^ε + 1``)."""
+        ee = math.exp(epsilon)
+        g = level_g(epsilon)
+        p, q = ee / (ee + g - 1), 1.0 / g
+        return q * (1 - q) / (p - q) ** 2
+
+
 #: Level oracles by name. "auto" uses the name ``ldpnum.frequency.recommend`` returns when it is here.
-LEVEL_ORACLES = {"grr": GRRLevel}
+LEVEL_ORACLES = {"grr": GRRLevel, "olh": OLHLevel}
 
 
 def _check_oracle(oracle):
@@ -227,19 +338,24 @@ def level_count(l, n_levels):
 # -- the plan ----------------------------------------------------------------------------------------------
 
 class HierarchyPlan:
-    """The integer plan: tree shape, per-level oracles, code offsets and the level distribution.
+    """The integer plan: tree shape, per-level oracles, report layout, aggregate blocks and the level
+    distribution.
 
-    ``table`` is the kernel's level table ``[kind, k, node_size, offset, threshold, shift]`` (int64, one row
+    ``table`` is the kernel's level table ``[kind, m, node_size, offset, threshold, shift]`` (int64, one row
     per level); level ``l`` is drawn with probability ``level_weights[l-1] = c_l / 2**16`` (see
-    ``ldpnum._kernels.hierarchy``).
+    ``ldpnum._kernels.hierarchy``). ``packed`` says which report layout is used: the offset layout (2 words
+    per record, codes ``offset_l + code``) when every level is GRR, the packed ``uint64`` layout (3 words
+    per record: seed, keep, lie + level) when some level hashes. ``offsets`` are the levels' blocks in the
+    aggregate (GRR: ``k_l`` code counts; OLH: ``k_l`` support counts and ``n_l``); in the offset layout
+    they are also the code offsets.
     """
-
-    words_per_record = 2
 
     def __init__(self, shape, levels):
         self.shape = shape
         self.levels = tuple(levels)
-        sizes = [lvl.n_codes for lvl in self.levels]
+        self.packed = any(lvl.hashed for lvl in self.levels)
+        self.words_per_record = 3 if self.packed else 2
+        sizes = [lvl.block_size for lvl in self.levels]
         self.offsets = tuple(int(v) for v in np.concatenate(([0], np.cumsum(sizes))))
         self.n_cells = self.offsets[-1]
         L = shape.n_levels
@@ -268,23 +384,65 @@ class HierarchyPlan:
         """Index within ``level`` (1..L) of the node holding ``leaf``."""
         return leaf // self.shape.node_sizes[level]
 
-    def exact_probabilities(self, leaf):
+    def level_code(self, level, code, seed=0):
+        """The report of ``level`` (1..L) whose level oracle's code is ``code`` (and seed word ``seed``)."""
+        if not self.packed:
+            return self.offsets[level - 1] + code
+        tag = (level - 1) << kernels.LEVEL_SHIFT
+        if self.levels[level - 1].hashed:
+            return (int(seed) & int(freq_hashing.SEED_MASK)) | tag | code
+        return (code << 16) | tag
+
+    def exact_probabilities(self, leaf, seed=None):
         """``{code: Fraction}``: exact distribution of the report of a person whose value is in ``leaf``.
 
-        The mixture over levels: ``P(code) = w_l P_l(code - offset_l | node_l(leaf))`` for the level ``l``
-        whose block holds ``code``; the weights ``w_l`` do not depend on the leaf.
+        The mixture over levels: ``P(code) = w_l P_l(code | node_l(leaf))`` for the level ``l`` of the
+        code; the weights ``w_l`` do not depend on the leaf. With hashing levels (packed layout) this is
+        the distribution *given the seed word* ``seed`` (required): the seed is drawn from its own word,
+        uniform and independent of the value and of the level, and GRR levels ignore it, so the
+        unconditional probability of any report is this one times a factor (``2**-48`` for a hashing
+        level's report, 1 for a GRR level's) that does not depend on the leaf. Ratios across leaves are
+        therefore exactly the ratios of these conditional distributions, for every seed.
         """
+        if self.packed and seed is None:
+            raise ValueError("the plan has hashing levels: give the seed word (seed=...) to condition on")
         out = {}
         for l, (lvl, w) in enumerate(zip(self.levels, self.level_weights), start=1):
-            off = self.offsets[l - 1]
-            for code, p in lvl.exact_probabilities(self.node_of(leaf, l)).items():
-                out[off + code] = w * p
+            for code, p in lvl.exact_probabilities(self.node_of(leaf, l), seed).items():
+                out[self.level_code(l, code, seed)] = w * p
         return out
 
     def probabilities(self, leaf):
-        """Float probabilities of every code for a person in ``leaf`` (for chi-square checks)."""
+        """Float probabilities of every code for a person in ``leaf`` (offset layout; chi-square checks)."""
+        if self.packed:
+            raise ValueError("probabilities(leaf) describes the offset layout; with hashing levels use "
+                             "exact_probabilities(leaf, seed=...)")
         return np.concatenate([float(w) * lvl.probabilities(self.node_of(leaf, l))
                                for l, (lvl, w) in enumerate(zip(self.levels, self.level_weights), start=1)])
+
+    def report_levels(self, codes):
+        """The level (1..L) of each report code."""
+        codes = np.asarray(codes)
+        if self.packed:
+            return ((codes & _LEVEL_MASK) >> np.uint64(kernels.LEVEL_SHIFT)).astype(np.int64) + 1
+        return np.searchsorted(np.array(self.offsets[1:]), codes, side="right") + 1
+
+    def aggregate_packed(self, codes):
+        """The aggregate's counts of packed reports (already validated): per level, GRR's code histogram,
+        or OLH's support counts and ``n_l`` (the Cython kernel of :mod:`ldpnum.frequency.hashing`)."""
+        codes = np.ascontiguousarray(codes, dtype=np.uint64)
+        levels = (codes >> np.uint64(kernels.LEVEL_SHIFT)) & np.uint64(0xF)
+        counts = np.zeros(self.n_cells, dtype=np.int64)
+        for l, lvl in enumerate(self.levels):
+            sel = codes[levels == np.uint64(l)]
+            lo = self.offsets[l]
+            if lvl.hashed:
+                # back to the OLH report layout (seed | y): clear the level bits
+                counts[lo:lo + lvl.k] = local_hash_support_counts(sel & ~_LEVEL_MASK, lvl.k, lvl.g)
+                counts[lo + lvl.k] = sel.shape[0]
+            else:
+                counts[lo:lo + lvl.k] = count_codes((sel >> _PAYLOAD_SHIFT).astype(code_dtype(lvl.k)), lvl.k)
+        return counts
 
 
 # -- the mechanism -----------------------------------------------------------------------------------------
@@ -319,11 +477,12 @@ class HierarchicalHistogram(Mechanism):
         Branching factor ``B`` (2 ≤ B ≤ n_leaves). Default: :func:`choose_branching`, the minimiser of the
         Kulkarni–Cormode–Srivastava range-query variance among ``B = 2..16`` for the oracles in use (``B = 4``
         at 1024 leaves).
-    oracle : "auto", "grr", or sequence of str, default "auto"
+    oracle : "auto", "grr", "olh", or sequence of str, default "auto"
         Frequency oracle of each level. ``"auto"`` asks :func:`ldpnum.frequency.recommend` per level among
-        the oracles whose report is one code (``communication="low"``: GRR or OLH); when the recommended
-        oracle is not available as a level oracle (today: OLH), the level uses GRR. The resolved per-level
-        names are part of the spec.
+        the oracles whose report is one code (``communication="low"``): GRR when the level has
+        ``k_l < 3e^ε + 2`` nodes, else OLH (at ε = 1 and 1024 leaves with ``B = 4``: GRR on the level of 4
+        nodes, OLH on the levels of 16 to 1024). A sequence names one oracle per level ``1..L``. The resolved per-level
+        names are part of the spec, so reports of different configurations never mix.
 
     Notes
     -----
@@ -335,16 +494,24 @@ class HierarchicalHistogram(Mechanism):
     oracle's ratio, at most e^ε. ε is **not** spent per level: a person never reports on two levels (that
     would cost ``L·ε``).
 
-    **Reports and aggregates.** A report is one code: the level's offset plus the oracle's code (GRR: the node
-    index, or a lie) in the smallest unsigned dtype for the total node count. The aggregate is the histogram
-    of codes (``aggregate``, mergeable with ``+``); slicing it by level gives the per-level counts.
+    **Reports and aggregates.** A report is one code. With GRR at every level: the level's offset plus
+    GRR's code (the node index, or a lie) in the smallest unsigned dtype for the total node count, and the
+    aggregate is the histogram of codes. With an OLH level anywhere: one structured ``uint64`` per person
+    (bits 63..16 the hash seed, or GRR's code on a GRR level; bits 15..12 the level; bits 11..0 OLH's
+    ``y``; see :mod:`ldpnum._kernels.hierarchy`), and the aggregate holds, per level, GRR's code
+    histogram, or OLH's support count of every node followed by the level's number of reports. Either way
+    the aggregate is an exact int64 count vector that merges with ``+``, and :meth:`level_counts` slices
+    it by level. The support counts cost O(n_l · k_l) hash evaluations at aggregation (inherent to local
+    hashing; the Cython kernel of :mod:`ldpnum.frequency.hashing`).
 
     **Estimation.** At level ``l`` with ``n_l`` reports (observed), the oracle's estimator gives each node's
     frequency, unbiased: given ``n_l``, the people at level ``l`` are a uniform random subset of everyone, so
     their node frequencies are unbiased for everyone's. :meth:`estimate_ranges` makes the tree consistent (or
     not) and returns a :class:`RangeEstimate`.
 
-    Words: 2 per record (the level shares a word with GRR's lie; disjoint bits).
+    Words: 2 per record with GRR levels only (the level shares a word with GRR's lie; disjoint bits), 3 with
+    an OLH level (a seed word of its own, then the keep and lie words, the level in the lie word's low
+    bits); every record consumes the same number whatever its value and level.
 
     References
     ----------
@@ -361,6 +528,8 @@ class HierarchicalHistogram(Mechanism):
     >>> true = np.mean((x >= 0.5) & (x <= 0.75))
     >>> bool(abs(est.range(0.5, 0.75) - true) < 0.02)
     True
+    >>> HierarchicalHistogram(epsilon=1.0, bounds=(0, 1)).oracle_names
+    ('grr', 'olh', 'olh', 'olh', 'olh')
     """
 
     name = "hierarchical_histogram"
@@ -411,7 +580,8 @@ class HierarchicalHistogram(Mechanism):
 
     @property
     def n_cells(self):
-        """Total report alphabet: the codes of all levels, concatenated."""
+        """Length of the aggregate: the levels' blocks, concatenated (with GRR levels only, also the report
+        alphabet)."""
         return self._plan.n_cells
 
     @property
@@ -420,8 +590,12 @@ class HierarchicalHistogram(Mechanism):
         return np.linspace(low, high, self.n_leaves + 1)
 
     def _spec_params(self):
-        return {"bounds": self._bounds, "n_leaves": self.n_leaves, "branching": self.branching,
-                "oracle": self.oracle_names}
+        params = {"bounds": self._bounds, "n_leaves": self.n_leaves, "branching": self.branching,
+                  "oracle": self.oracle_names}
+        if self._plan.packed:
+            params.update(layout=PACKED_LAYOUT, hash=HASH_FAMILY,
+                          g=tuple(lvl.g if lvl.hashed else 0 for lvl in self._plan.levels))
+        return params
 
     @classmethod
     def _from_spec(cls, spec):
@@ -434,8 +608,11 @@ class HierarchicalHistogram(Mechanism):
 
     # -- client side ----------------------------------------------------------------------------------------
     def _run_kernel(self, values, words, out):
-        launch(kernels.hierarchy_kernel, values, self._bounds[0], self._inv_range, self.n_leaves,
-               self._plan.table, words, out)
+        kernel = kernels.hierarchy_packed_kernel if self._plan.packed else kernels.hierarchy_kernel
+        launch(kernel, values, self._bounds[0], self._inv_range, self.n_leaves, self._plan.table, words, out)
+
+    def _report_dtype(self):
+        return np.dtype(np.uint64) if self._plan.packed else super()._report_dtype()
 
     def leaf_index(self, x, *, nan_policy="raise", fill_value=None, out_of_range="clip"):
         """The leaf of each value, exactly as ``privatize`` bucketizes it (validated the same way).
@@ -453,11 +630,28 @@ class HierarchicalHistogram(Mechanism):
         if not isinstance(reports, Reports):
             raise TypeError(f"report_levels expects Reports; got {type(reports).__name__}")
         check_spec(self.spec, reports.spec, "reports")
-        return np.searchsorted(np.array(self._plan.offsets[1:]), reports.codes, side="right") + 1
+        return self._plan.report_levels(reports.codes)
 
     # -- server side ----------------------------------------------------------------------------------------
+    def aggregate(self, reports):
+        """Reduce reports to a mergeable :class:`~ldpnum.Aggregate` (see the class Notes for its blocks).
+
+        With OLH levels this computes every node's support count: O(n_l · k_l) hash evaluations per level
+        (in Cython, on threads), inherent to local hashing.
+        """
+        if not self._plan.packed:
+            return super().aggregate(reports)
+        if not isinstance(reports, Reports):
+            raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
+        check_spec(self.spec, reports.spec, "reports")
+        return Aggregate(self._plan.aggregate_packed(reports.codes), self.spec, n_reports=len(reports))
+
+    def empty_aggregate(self):
+        return Aggregate.empty(self.spec, per_report_counts=self._plan.packed)
+
     def level_counts(self, data):
-        """Per-level code histograms of an aggregate (or reports): a tuple of ``L`` int64 arrays."""
+        """Per-level blocks of an aggregate (or reports): a tuple of ``L`` int64 arrays (GRR: the code
+        histogram; OLH: the ``k_l`` support counts, then ``n_l``)."""
         agg = self._as_aggregate(data)
         o = self._plan.offsets
         return tuple(agg.counts[o[l]:o[l + 1]] for l in range(self.n_levels))
@@ -495,13 +689,13 @@ class HierarchicalHistogram(Mechanism):
         if n == 0:
             raise ValueError("estimate_ranges: no reports")
         counts = self.level_counts(agg)
-        n_per_level = tuple(int(c.sum()) for c in counts)
+        levels = self._plan.levels
+        n_per_level = tuple(lvl.level_reports(c) for lvl, c in zip(levels, counts))
         if min(n_per_level) == 0:
             empty = [l + 1 for l, m in enumerate(n_per_level) if m == 0]
             raise ValueError(f"estimate_ranges: level(s) {empty} received no reports ({n} reports in all); "
                              "every level needs at least one report")
-        levels = self._plan.levels
-        raw = [np.array([1.0])] + [lvl.estimate(c.astype(np.float64)) for lvl, c in zip(levels, counts)]
+        raw = [np.array([1.0])] + [lvl.estimate(c) for lvl, c in zip(levels, counts)]
         variances = tuple(float(lvl.variance(m)) for lvl, m in zip(levels, n_per_level))
         n_iter, converged, solver = 0, True, ""
         if consistency == "none":
@@ -524,3 +718,58 @@ class HierarchicalHistogram(Mechanism):
         the more accurate (Norm-Sub on least-squares leaves ignores the upper levels).
         """
         return self.estimate_ranges(data, consistency=consistency).to_distribution()
+
+
+# -- report validation -------------------------------------------------------------------------------------
+
+def check_hierarchy_codes(codes, spec):
+    """Validate hierarchical-histogram report codes against their spec (every :class:`~ldpnum.Reports`
+    path: constructor, slicing, ``concat``, unpickling, pandas and Parquet round trips).
+
+    Offset layout (GRR levels only): codes of the categorical alphabet ``0..n_cells-1``, stored in its
+    smallest unsigned dtype. Packed layout: one ``uint64`` per report whose level field is below ``L``;
+    on an OLH level ``y < g``; on a GRR level ``y = 0`` and GRR's code below the level's node count.
+    Raises TypeError / ValueError naming the count and first index of bad reports.
+    """
+    codes = np.asarray(codes)
+    if codes.ndim != 1:
+        raise ValueError(f"codes must be one-dimensional; got shape {codes.shape}")
+    if codes.dtype.kind not in "iu":
+        raise TypeError(f"codes must be integers; got dtype {codes.dtype}")
+    if codes.dtype.kind == "i" and codes.size and codes.min() < 0:
+        bad = np.flatnonzero(codes < 0)
+        raise ValueError(f"codes has {bad.size} negative value(s), first at index {bad[0]} ({codes[bad[0]]})")
+    layout = spec.get("layout")
+    if layout is None:
+        dt = code_dtype(spec.n_cells)
+        if codes.dtype != dt:
+            if codes.size and codes.max() >= spec.n_cells:
+                bad = np.flatnonzero(codes >= spec.n_cells)
+                raise ValueError(f"codes has {bad.size} value(s) outside the output alphabet "
+                                 f"0..{spec.n_cells - 1}, first at index {bad[0]} ({codes[bad[0]]})")
+            return codes.astype(dt)
+        return codes.copy() if codes.flags.writeable else codes
+    if layout != PACKED_LAYOUT or spec.get("hash") != HASH_FAMILY:
+        raise ValueError(f"{spec} has an unknown report layout")
+    from .consistency import tree_shape
+
+    counts = tree_shape(spec.get("n_leaves"), spec.get("branching")).counts[1:]
+    gs = spec.get("g")
+    L = len(counts)
+    if codes.dtype != np.uint64 or codes.flags.writeable or not codes.flags.c_contiguous:
+        codes = np.array(codes, dtype=np.uint64, copy=True)  # the caller keeps their array
+    lev = ((codes >> np.uint64(kernels.LEVEL_SHIFT)) & np.uint64(0xF)).astype(np.intp)
+    bad = lev >= L
+    lev = np.minimum(lev, L - 1)
+    y_limit = np.array([g if g else 1 for g in gs], dtype=np.uint64)
+    payload_limit = np.array([1 << 48 if g else k for g, k in zip(gs, counts)], dtype=np.uint64)
+    bad |= (codes & _Y_MASK) >= y_limit[lev]
+    bad |= (codes >> _PAYLOAD_SHIFT) >= payload_limit[lev]
+    if bad.any():
+        idx = np.flatnonzero(bad)
+        raise ValueError(f"codes has {idx.size} report(s) that are not reports of {spec} (level, hashed value "
+                         f"or node out of range), first at index {idx[0]} ({int(codes[idx[0]]):#x})")
+    return codes
+
+
+register_code_check(HierarchicalHistogram.name, check_hierarchy_codes)
