@@ -55,6 +55,9 @@ __all__ = ["main", "main_exit", "privatize_file", "aggregate_file", "make_mechan
 #: Rows read, randomized and written per step (about 2 MB of uint16 codes per column).
 DEFAULT_BATCH_SIZE = 1 << 20
 
+#: Categories printed by ``--what frequencies`` (``--json`` gives all).
+MAX_PRINTED_CATEGORIES = 64
+
 #: How the columns of a row are privatized (as ``DataFrame.ldp.privatize``).
 STRATEGIES = ("all-columns", "one-column-per-row")
 
@@ -583,7 +586,7 @@ def _report_schema(src, mechanisms, keep, strategy):
     import pandas as pd
     import pyarrow as pa
 
-    from ._frame import ATTRS_KEY, FORMAT, parquet_metadata
+    from ._frame import FORMAT, parquet_metadata
 
     fields, empty = [], {}
     for name in src.columns:  # input order
@@ -602,7 +605,6 @@ def _report_schema(src, mechanisms, keep, strategy):
     eps_row = float(max(epsilons) if strategy == "one-column-per-row" else math.fsum(epsilons))
     info = {"format": FORMAT, "strategy": strategy, "epsilon_per_row": eps_row,
             "columns": [{"column": c, "spec": m.spec.to_dict()} for c, m in mechanisms.items()]}
-    assert ATTRS_KEY == "ldpnum"
     pandas_meta = pa.Schema.from_pandas(pd.DataFrame(empty), preserve_index=False).metadata or {}
     metadata = {**pandas_meta, **parquet_metadata(info)}
     return pa.schema(fields, metadata=metadata), info
@@ -612,9 +614,8 @@ def _report_schema(src, mechanisms, keep, strategy):
 
 def _file_spec(pf, path, column, explicit):
     """The spec of ``column``: from the file's metadata, checked against an explicit one when given."""
-    from ._core import check_spec
+    from ._core import Spec, check_spec
     from ._frame import specs_from_parquet_metadata
-    from ._core import Spec
 
     try:
         info = specs_from_parquet_metadata(pf.schema_arrow.metadata)
@@ -679,6 +680,7 @@ def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, pr
     >>> agg.n_reports, n_missing
     (1000, 0)
     """
+    _require_pyarrow()
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -687,7 +689,6 @@ def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, pr
     from ._core import Reports
     from .mechanisms import from_spec
 
-    _require_pyarrow()
     path = str(path)
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
@@ -747,17 +748,27 @@ def _estimates(mech, agg, whats, args):
     from .mechanisms import MeanOracle
     from .ranges import HierarchicalHistogram
 
+    name = mech.spec.mechanism
     is_hh = isinstance(mech, HierarchicalHistogram)
     has_dist = hasattr(mech, "estimate_distribution")
+    is_freq = hasattr(mech, "estimate_frequencies")
+    numerical = isinstance(mech, MeanOracle) or has_dist
+    for what in whats:
+        if what == "frequencies" and not is_freq:
+            raise CLIError(f"{name} reports are numerical; --what frequencies needs a frequency oracle's reports "
+                           "(grr, oue, olh, ...)")
+        if what != "frequencies" and not numerical:
+            raise CLIError(f"{name} reports are categorical: use --what frequencies")
+        if (what in ("distribution", "quantiles", "range") or args.plot) and not has_dist:
+            raise CLIError(f"{name} reports estimate {'frequencies' if is_freq else 'means'} only; distributions, "
+                           "quantiles, ranges and plots need square_wave, general_wave, piecewise, hybrid or "
+                           "hierarchical_histogram")
     dist = None
     out = {}
 
     def distribution():
         nonlocal dist
         if dist is None:
-            if not has_dist:
-                raise CLIError(f"{mech.spec.mechanism} reports estimate means only; distributions, quantiles and "
-                               "ranges need square_wave, general_wave, piecewise, hybrid or hierarchical_histogram")
             if is_hh:
                 dist = mech.estimate_distribution(agg)
             else:
@@ -798,6 +809,14 @@ def _estimates(mech, agg, whats, args):
                                    "quantiles": {"q": list(qs), "value": [float(v) for v in d.quantile(qs)]},
                                    "bin_edges": [float(v) for v in d.bin_edges],
                                    "probabilities": [float(v) for v in d.probabilities]}
+        elif what == "frequencies":
+            est = mech.estimate_frequencies(agg, postprocess=args.postprocess)
+            lo, hi = est.confidence_interval(args.level)
+            out["frequencies"] = {"postprocess": est.postprocess, "level": args.level,
+                                  "frequency": [float(v) for v in est.frequencies],
+                                  "standard_error": [float(v) for v in est.standard_errors],
+                                  "ci_low": [float(v) for v in lo], "ci_high": [float(v) for v in hi],
+                                  "count": [float(v) for v in est.counts]}
     if args.plot:
         distribution()
     return out, dist
@@ -827,6 +846,18 @@ def _print_estimates(out, head, file):
         r = out["range"]
         print(f"P({_g(r['low'])} <= X <= {_g(r['high'])}) = {r['mass']:.4f} (about {r['count']:,.0f} of "
               f"{r['n_reports']:,} values)", file=file)
+    if "frequencies" in out:
+        f = out["frequencies"]
+        k = len(f["frequency"])
+        shown = range(min(k, MAX_PRINTED_CATEGORIES))
+        print(f"frequencies ({f['postprocess']}; ± {100 * f['level']:g}% CI half-width from the unbiased "
+              "estimate):", file=file)
+        print(f"{'category':>10}  {'frequency':>10}  {'±':>8}  {'people':>12}", file=file)
+        for i in shown:
+            half = (f["ci_high"][i] - f["ci_low"][i]) / 2
+            print(f"{i:>10}  {f['frequency'][i]:>10.4f}  {half:>8.4f}  {f['count'][i]:>12,.0f}", file=file)
+        if k > len(shown):
+            print(f"  ... {k - len(shown)} more categories (--json prints all {k})", file=file)
     if "distribution" in out:
         d = out["distribution"]
         conv = "converged" if d["converged"] else "NOT converged"
@@ -981,9 +1012,9 @@ def _parser():
                     "into mergeable counts, and estimate once.")
     e.add_argument("reports", metavar="REPORTS", help="Parquet file of reports")
     e.add_argument("--column", "-c", required=True, metavar="C", help="the report column")
-    e.add_argument("--what", "-w", nargs="+", choices=("mean", "distribution", "quantiles", "range"), default=None,
-                   help="what to estimate (several allowed; default: mean, or distribution for "
-                        "hierarchical_histogram)")
+    e.add_argument("--what", "-w", nargs="+", choices=("mean", "distribution", "quantiles", "range", "frequencies"),
+                   default=None, help="what to estimate (several allowed; default: mean, or distribution for "
+                                      "hierarchical_histogram, or frequencies for a categorical frequency oracle)")
     e.add_argument("--quantiles", "-q", nargs="+", type=_probability, default=[0.25, 0.5, 0.75], metavar="Q",
                    help="quantile levels for --what quantiles (default 0.25 0.5 0.75)")
     e.add_argument("--range", nargs=2, type=float, default=None, metavar=("LO", "HI"),
@@ -992,7 +1023,9 @@ def _parser():
                    help="buckets of the estimated distribution (window mechanisms; default: from n)")
     e.add_argument("--method", choices=("ems", "em", "norm-sub"), default="ems",
                    help="distribution estimator of window mechanisms (default ems)")
-    e.add_argument("--level", type=_level, default=0.95, help="confidence level of the mean's CI (default 0.95)")
+    e.add_argument("--postprocess", choices=("none", "norm-sub", "simplex", "clip"), default="none",
+                   help="frequencies: keep the unbiased estimate (default) or make it a distribution")
+    e.add_argument("--level", type=_level, default=0.95, help="confidence level of the CIs (default 0.95)")
     e.add_argument("--plot", default=None, metavar="PNG", help="write a plot of the estimated distribution")
     e.add_argument("--json", action="store_true", help="print the result as JSON (exact floats)")
     e.add_argument("--spec", default=None, metavar="JSON",
@@ -1064,7 +1097,8 @@ def _cmd_estimate(args):
                                     progress=args.progress)
     mech = from_spec(agg.spec)
     if whats is None:
-        whats = ["mean"] if isinstance(mech, MeanOracle) else ["distribution"]
+        whats = (["mean"] if isinstance(mech, MeanOracle) else ["distribution"] if hasattr(mech, "estimate_distribution")
+                 else ["frequencies"] if hasattr(mech, "estimate_frequencies") else ["mean"])
     out, dist = _estimates(mech, agg, whats, args)
     spec = agg.spec
     if args.plot:
@@ -1123,6 +1157,13 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("ldpnum: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader of our output went away (`ldpnum estimate ... | head`): stop quietly
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):  # pragma: no cover - stdout without a file descriptor
+            pass
+        return 141
     except Exception as exc:
         if not _user_error(exc) or os.environ.get("LDPNUM_DEBUG"):
             raise

@@ -300,6 +300,29 @@ def test_missing_cells_are_skipped(tmp_path, capsys):
         assert doc["n_missing"] == 1000 and doc["mean"]["value"] == expected.value
 
 
+def test_frequencies_of_a_categorical_column(tmp_path, capsys):
+    """Report files of a frequency oracle (as the accessor writes them) are estimated with --what frequencies."""
+    grr, duchi = ldp.GRR(epsilon=2.0, k=5), ldp.Duchi(epsilon=1.0, bounds=(0, 1))
+    rng = np.random.default_rng(3)
+    r = grr.privatize(rng.choice(5, 4000, p=[0.1, 0.2, 0.3, 0.2, 0.2]), rng=1)
+    d = duchi.privatize(rng.uniform(0, 1, 4000), rng=2)
+    df = attach_specs(pd.DataFrame({"c": r.codes, "v": d.codes}), {"c": grr.spec, "v": duchi.spec})
+    df.to_parquet(tmp_path / "cat.parquet")
+    status, stdout, err = run(["estimate", tmp_path / "cat.parquet", "-c", "c", "--json", "--batch-size", 999],
+                              capsys)
+    assert status == 0, err
+    doc = json.loads(stdout)
+    est = grr.estimate_frequencies(r)
+    assert doc["frequencies"]["frequency"] == est.frequencies.tolist()
+    assert doc["frequencies"]["standard_error"] == est.standard_errors.tolist()
+    status, stdout, _ = run(["estimate", tmp_path / "cat.parquet", "-c", "c", "--postprocess", "norm-sub"], capsys)
+    assert status == 0 and "frequencies (norm-sub" in stdout and stdout.count("\n") == 2 + 5 + 1
+    status, _, err = run(["estimate", tmp_path / "cat.parquet", "-c", "c", "-w", "mean"], capsys)
+    assert_user_error(status, err, "categorical", "--what frequencies")
+    status, _, err = run(["estimate", tmp_path / "cat.parquet", "-c", "v", "-w", "frequencies"], capsys)
+    assert_user_error(status, err, "numerical")
+
+
 def test_explicit_spec_reads_a_file_without_one_and_must_match_a_recorded_one(sw_reports, tmp_path, capsys):
     m = ldp.SquareWave(epsilon=2.0, bounds=BOUNDS)
     plain = tmp_path / "plain.parquet"
