@@ -212,8 +212,9 @@ def _open_parquet(path):
 class _Source:
     """The batches of some columns of a CSV or Parquet file, at most ``batch_size`` rows each."""
 
-    def __init__(self, path, batch_size):
+    def __init__(self, path, batch_size, delimiter=None):
         _require_pyarrow()
+        self.delimiter = delimiter
         self.path = str(path)
         self.kind = _file_kind(self.path)
         self.batch_size = batch_size
@@ -232,7 +233,7 @@ class _Source:
         import pyarrow.csv as pcsv
 
         name = self.path.lower()
-        delimiter = "\t" if any(name.endswith(".tsv" + c) for c in ("",) + _COMPRESSED) else ","
+        delimiter = self.delimiter or ("\t" if any(name.endswith(".tsv" + c) for c in ("",) + _COMPRESSED) else ",")
         self._numeric = tuple(numeric)
         convert = pcsv.ConvertOptions(include_columns=list(columns) if columns is not None else None,
                                       column_types={c: pa.float64() for c in numeric})
@@ -266,8 +267,13 @@ class _Source:
     def check_columns(self, names):
         missing = [c for c in names if c not in self.schema.names]
         if missing:
+            hint = ""
+            if self.kind == "csv" and len(self.schema.names) == 1:
+                sep = next((d for d in (";", "\t", "|", ",") if d in self.schema.names[0]), None)
+                if sep is not None:
+                    hint = f"; is the delimiter {sep!r}? pass --delimiter {sep!r}"
             raise CLIError(f"{self.path!r} has no column {missing[0]!r} (its columns: "
-                           f"{', '.join(map(repr, self.schema.names))})")
+                           f"{', '.join(map(repr, self.schema.names))}){hint}")
 
     def _read(self, columns, numeric):
         """The reader's own batches (Parquet: ``batch_size`` rows; CSV: one per block)."""
@@ -347,7 +353,8 @@ def _progress(enabled, total, desc):
 # -- privatize ---------------------------------------------------------------------------------------------
 
 def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns", nan_fill=None,
-                   out_of_range="clip", keep=(), batch_size=DEFAULT_BATCH_SIZE, progress=False, log=None):
+                   out_of_range="clip", keep=(), batch_size=DEFAULT_BATCH_SIZE, delimiter=None, progress=False,
+                   log=None):
     """Privatize columns of a CSV or Parquet file in batches and write the reports to Parquet.
 
     Parameters
@@ -381,6 +388,8 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
         columns (a date, a region).
     batch_size : int, optional
         Rows per step (memory use is proportional to it).
+    delimiter : str, optional
+        Field delimiter of a CSV input (default ``","``, tab for ``.tsv``).
     progress : bool, optional
         Show a tqdm progress bar on stderr.
     log : file, optional
@@ -458,7 +467,9 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
     out = str(out)
     if _file_kind(out) != "parquet":
         raise CLIError(f"the output must be a Parquet file (.parquet or .pq); got {out!r}")
-    src = _Source(source, batch_size)
+    if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1):
+        raise CLIError(f"--delimiter must be one character; got {delimiter!r}")
+    src = _Source(source, batch_size, delimiter)
     if os.path.exists(out) and os.path.samefile(out, src.path):
         raise CLIError(f"the output {out!r} is the input file; write the reports to a new file")
     src.check_columns(columns + keep)
@@ -1004,6 +1015,8 @@ def _parser():
                    help="copy input column COL unchanged (NOT privatized: only public columns)")
     p.add_argument("--batch-size", type=_positive_int, default=DEFAULT_BATCH_SIZE, metavar="N",
                    help=f"rows per step (default {DEFAULT_BATCH_SIZE}); the output does not depend on it")
+    p.add_argument("--delimiter", default=None, metavar="CHAR",
+                   help="field delimiter of a CSV input (default ',', tab for .tsv)")
     p.add_argument("--progress", action="store_true", help="show a progress bar (needs tqdm)")
 
     e = sub.add_parser(
@@ -1068,6 +1081,7 @@ def _cmd_privatize(args):
     info = privatize_file(args.input, args.output, mechanisms, rng=args.rng, strategy=args.strategy,
                           nan_fill=args.nan_fill,
                           out_of_range=args.out_of_range, keep=args.keep, batch_size=args.batch_size,
+                          delimiter=None if args.delimiter is None else args.delimiter.replace("\\t", "\t"),
                           progress=args.progress)
     for c, spec in info["specs"].items():
         print(f"{c}: {spec}")

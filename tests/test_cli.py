@@ -204,6 +204,18 @@ def test_missing_values_raise_with_count_and_first_row_or_are_imputed(frame, tmp
     np.testing.assert_array_equal(codes(out), expected.codes)
 
 
+def test_csv_delimiter(frame, tmp_path, capsys):
+    src = tmp_path / "semi.csv"
+    frame.to_csv(src, sep=";", index=False)
+    out = tmp_path / "out.parquet"
+    status, _, err = run(["privatize", src, out, "-c", "x", *PRIV], capsys)
+    assert_user_error(status, err, "no column 'x'", "--delimiter ';'")
+    privatize(src, out, capsys, "--delimiter", ";")
+    privatize(tmp_path / "semi.csv", tmp_path / "ref.parquet", capsys, "--delimiter", ";", "--batch-size", 100)
+    np.testing.assert_array_equal(codes(out), codes(tmp_path / "ref.parquet"))
+    assert len(codes(out)) == N
+
+
 def test_out_of_range_values_are_clipped_with_one_warning(frame, tmp_path, capsys):
     df = frame.copy()
     df.loc[[10, 2500, 2600], "x"] = [-5.0, 150.0, 1e9]
