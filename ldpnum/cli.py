@@ -55,6 +55,9 @@ __all__ = ["main", "main_exit", "privatize_file", "aggregate_file", "make_mechan
 #: Rows read, randomized and written per step (about 2 MB of uint16 codes per column).
 DEFAULT_BATCH_SIZE = 1 << 20
 
+#: What ``ldpnum estimate`` can estimate.
+WHATS = ("mean", "distribution", "quantiles", "range", "frequencies")
+
 #: Categories printed by ``--what frequencies`` (``--json`` gives all).
 MAX_PRINTED_CATEGORIES = 64
 
@@ -978,15 +981,18 @@ def _parser():
         epilog="Run `ldpnum COMMAND --help` for a command's options.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    aliases = ", ".join(f"{k} ({v})" for k, v in MECHANISM_ALIASES.items())
+    aliases = ", ".join(
+        full + (f" ({'/'.join(a for a, f in MECHANISM_ALIASES.items() if f == full and a != full)})"
+                if any(f == full and a != full for a, f in MECHANISM_ALIASES.items()) else "")
+        for full in _CLASS_NAMES)
     p = sub.add_parser(
         "privatize", help="randomize numerical columns of a CSV/Parquet file into a Parquet file of reports",
         description="Randomize every value of the given columns with an LDP mechanism, streaming the input in "
                     "batches, and write the report codes to Parquet with the mechanism's spec in the file's "
                     "metadata. By default each row reports every privatized column, so it spends the sum of their "
                     "epsilons (see --strategy).",
-        epilog=f"Mechanisms: {aliases}; a mechanism's full name works too. Other input columns are not "
-               "copied unless named with --keep.")
+        epilog=f"Mechanisms (short names in parentheses; class names such as SquareWave work too): {aliases}. "
+               "Other input columns are not copied unless named with --keep.")
     p.add_argument("input", metavar="IN", help="input file: .csv/.tsv (optionally .gz, .bz2, .zst) or .parquet/.pq")
     p.add_argument("output", metavar="OUT", help="output Parquet file (.parquet or .pq)")
     p.add_argument("--column", "-c", action="append", required=True, metavar="C",
@@ -1025,9 +1031,9 @@ def _parser():
                     "into mergeable counts, and estimate once.")
     e.add_argument("reports", metavar="REPORTS", help="Parquet file of reports")
     e.add_argument("--column", "-c", required=True, metavar="C", help="the report column")
-    e.add_argument("--what", "-w", nargs="+", choices=("mean", "distribution", "quantiles", "range", "frequencies"),
-                   default=None, help="what to estimate (several allowed; default: mean, or distribution for "
-                                      "hierarchical_histogram, or frequencies for a categorical frequency oracle)")
+    e.add_argument("--what", "-w", nargs="+", choices=WHATS, default=None, metavar="WHAT",
+                   help=f"what to estimate, one or more of {', '.join(WHATS)} (default: mean, or distribution for "
+                        "hierarchical_histogram, or frequencies for a categorical frequency oracle)")
     e.add_argument("--quantiles", "-q", nargs="+", type=_probability, default=[0.25, 0.5, 0.75], metavar="Q",
                    help="quantile levels for --what quantiles (default 0.25 0.5 0.75)")
     e.add_argument("--range", nargs=2, type=float, default=None, metavar=("LO", "HI"),
