@@ -1,11 +1,25 @@
 """Slow, obviously-correct NumPy/Python references for the kernels (one record at a time, Python ints).
 
-Each reference takes the same words the kernel consumed and must reproduce its output bit for bit.
+Each randomizer reference takes the same words the kernel consumed and must reproduce its output bit for
+bit; each server-side reference (support counts, consistency) computes the plain way what the kernels
+compute the fast way. Sections, one per family:
+
+- shared primitives and the numerical mechanisms (binary, window, hybrid, Laplace), EM/EMS;
+- categorical oracles: GRR and subset selection;
+- unary encodings (SUE/OUE): packed reports bit by bit, and the enumeration of every report;
+- local hashing (BLH/OLH: the GF(2^24) hash family, reports, support counts) and Hadamard response;
+- PI-RAPPOR (Algorithm 3 literally, and decoding by direct evaluation);
+- hierarchical histograms: the client kernels (offset and packed layouts), the packed aggregate, the
+  minimal node cover, dense least-squares and non-negative consistency, the exact range-answer variance.
 """
+
+import itertools
+from fractions import Fraction
 
 import numpy as np
 
 TWO53 = 2**53
+LOW16 = 0xFFFF
 
 
 def unit(x, low, high):
@@ -220,3 +234,490 @@ def subset_selection(values, k, omega, t_inc, words):
             left -= 1
             w += 1
     return out
+
+
+# -- unary encodings (SUE/OUE) -------------------------------------------------------------------------------
+# ``unary`` reproduces the kernel's packed reports bit for bit; ``enumerate_reports`` is an independent
+# enumeration of the exact report distribution of independent bits (cross-checks UnaryPlan.exact_probabilities).
+
+def unary_bits(v, k, lane_bits, t_other, t_true, record_words, mutant=None):
+    """The ``k`` report bits of one person from the record's words (``v = -1``: unknown).
+
+    Word 0 decides the true bit (``(w >> 11) < t_true``); report bit ``s`` is lane ``s % L`` of word
+    ``1 + s // L`` (``L = 64 // lane_bits`` lanes per word, lane ``l`` = bits ``[l*b, (l+1)*b)``), set iff the
+    lane is below ``t_other``. ``mutant="or"`` plants pure-ldp's UE bug: the true bit is the noise bit OR'ed
+    with the coin instead of being replaced by it.
+    """
+    per_word = 64 // lane_bits
+    mask = (1 << lane_bits) - 1
+    bits = []
+    for s in range(k):
+        w = int(record_words[1 + s // per_word])
+        lane = (w >> (lane_bits * (s % per_word))) & mask
+        bits.append(1 if lane < t_other else 0)
+    if v >= 0:
+        coin = 1 if (int(record_words[0]) >> 11) < t_true else 0
+        bits[v] = (bits[v] | coin) if mutant == "or" else coin
+    return bits
+
+
+def unary(values, k, lane_bits, t_other, t_true, words, mutant=None):
+    """Packed reports ``(n, ceil(k/8))`` uint8 of all records, words consumed ``c`` per record in order."""
+    n_bytes = -(-k // 8)
+    c = 1 + n_bytes * lane_bits // 8
+    out = np.zeros((len(values), n_bytes), dtype=np.uint8)
+    for i, v in enumerate(values):
+        bits = unary_bits(int(v), k, lane_bits, t_other, t_true, words[c * i: c * i + c], mutant)
+        for j, bit in enumerate(bits):
+            if bit:
+                out[i, j // 8] |= 1 << (j % 8)
+    return out
+
+
+def enumerate_reports(bit_probs):
+    """``{report: Fraction}`` for independent bits with the given probabilities of 1 (report bit j = bit j of
+    the integer key), by listing every one of the ``2**k`` bit vectors."""
+    out = {}
+    for bits in itertools.product((0, 1), repeat=len(bit_probs)):
+        pr = Fraction(1)
+        key = 0
+        for j, (b, pj) in enumerate(zip(bits, bit_probs)):
+            pr *= pj if b else 1 - pj
+            key |= b << j
+        out[key] = pr
+    return out
+
+
+# -- local hashing (BLH/OLH) and Hadamard response -----------------------------------------------------------
+# Schoolbook GF(2^k) arithmetic; the support-count references decode every report against every category.
+
+FIELD_BITS = 24
+POLY = 0x1B  # x^24 + x^4 + x^3 + x + 1 (low terms)
+#: Low terms of an irreducible polynomial of each small degree, for brute-force checks on small fields.
+SMALL_FIELD_POLYS = {3: 0x3, 4: 0x3, 5: 0x5, 6: 0x3, 7: 0x3, 8: 0x1B, 24: POLY}
+
+
+def clmul(a, b):
+    """Carry-less product of two non-negative Python ints."""
+    p = 0
+    i = 0
+    while b >> i:
+        if (b >> i) & 1:
+            p ^= a << i
+        i += 1
+    return p
+
+
+def poly_mod(p, modulus):
+    """Remainder of the GF(2) polynomial ``p`` modulo ``modulus`` (both as bit masks)."""
+    d = modulus.bit_length() - 1
+    while p.bit_length() - 1 >= d:
+        p ^= modulus << (p.bit_length() - 1 - d)
+    return p
+
+
+def gf_mul(a, v, field_bits=FIELD_BITS, poly=POLY):
+    """``a ⊗ v`` in GF(2^field_bits): schoolbook carry-less product, then long division."""
+    return poly_mod(clmul(a, v), (1 << field_bits) | poly)
+
+
+def is_irreducible(modulus):
+    """Rabin's test: a GF(2) polynomial of degree n is irreducible iff x^(2^n) = x (mod it) and
+    gcd(x^(2^(n/q)) - x, it) = 1 for every prime q dividing n."""
+    n = modulus.bit_length() - 1
+
+    def x_pow_2_pow(t):
+        x = 2
+        for _ in range(t):
+            x = poly_mod(clmul(x, x), modulus)
+        return x
+
+    def gcd(a, b):
+        while b:
+            a, b = b, poly_mod(a, b)
+        return a
+
+    if x_pow_2_pow(n) != 2:
+        return False
+    primes = [q for q in range(2, n + 1) if n % q == 0 and all(q % r for r in range(2, q))]
+    return all(gcd(modulus, x_pow_2_pow(n // q) ^ 2) == 1 for q in primes)
+
+
+def local_hash(a, b, v, g, field_bits=FIELD_BITS, poly=POLY):
+    """``h_{a,b}(v) = floor(((a ⊗ v) ⊕ b) · g / 2^field_bits)``."""
+    return ((gf_mul(a, v, field_bits, poly) ^ b) * g) >> field_bits
+
+
+def decode(code):
+    """``(a, b, y)`` of one local-hashing report."""
+    code = int(code)
+    return code >> 40, (code >> 16) & ((1 << 24) - 1), code & 0xFFFF
+
+
+def grr_one(h, w_keep, w_lie, g, t_keep):
+    if h < 0:
+        return uniform(w_lie, g)
+    if bernoulli(w_keep, t_keep):
+        return h
+    j = uniform(w_lie, g - 1)
+    return j + 1 if j >= h else j
+
+
+def local_hashing(values, g, t_keep, words):
+    """BLH/OLH reports: seed bits of word 3i, GRR over g of h(v) with words 3i+1, 3i+2."""
+    out = []
+    for i, v in enumerate(values):
+        v = int(v)
+        w = int(words[3 * i])
+        a, b = w >> 40, (w >> 16) & ((1 << 24) - 1)
+        h = local_hash(a, b, v, g) if v >= 0 else -1
+        y = grr_one(h, words[3 * i + 1], words[3 * i + 2], g, t_keep)
+        out.append((w & ~0xFFFF & (2**64 - 1)) | y)
+    return np.array(out, dtype=np.uint64)
+
+
+def gf_mul_np(a, v, field_bits=FIELD_BITS, poly=POLY):
+    """``a ⊗ v`` for an array ``a`` and one int ``v`` (NumPy uint64, bit by bit)."""
+    a = np.asarray(a, dtype=np.uint64)
+    p = np.zeros_like(a)
+    for i in range(int(v).bit_length()):
+        if (int(v) >> i) & 1:
+            p ^= a << np.uint64(i)
+    for d in range(2 * field_bits, field_bits - 1, -1):
+        hit = ((p >> np.uint64(d)) & np.uint64(1)).astype(bool)
+        p[hit] ^= np.uint64(((1 << field_bits) | poly) << (d - field_bits))
+    return p
+
+
+def local_hash_support(codes, k, g):
+    """``I_v = #{reports with h(v) = y}``, decoding every report against every category (NumPy)."""
+    codes = np.asarray(codes, dtype=np.uint64)
+    a = codes >> np.uint64(40)
+    b = (codes >> np.uint64(16)) & np.uint64((1 << 24) - 1)
+    y = codes & np.uint64(0xFFFF)
+    out = np.zeros(k, dtype=np.int64)
+    for v in range(k):
+        h = ((gf_mul_np(a, v) ^ b) * np.uint64(g)) >> np.uint64(24)
+        out[v] = int(np.count_nonzero(h == y))
+    return out
+
+
+def parity(x):
+    return bin(int(x)).count("1") & 1
+
+
+def hadamard(values, log2_k, t_keep, words):
+    """Hadamard response: a uniform index, flipped on the lowest set bit of v + 1 into the chosen half."""
+    out = []
+    for i, v in enumerate(values):
+        v = int(v)
+        u = int(words[2 * i + 1]) >> (64 - log2_k)
+        if v >= 0:
+            r = v + 1
+            target = 0 if bernoulli(words[2 * i], t_keep) else 1
+            if parity(r & u) != target:
+                u ^= r & -r
+        out.append(u)
+    return np.array(out, dtype=np.int64)
+
+
+def hadamard_matrix(K):
+    """Dense Sylvester–Hadamard matrix by its recursive construction ``[[H, H], [H, -H]]`` (which equals
+    ``(-1)^popcount(r & y)``; built independently of that formula on purpose)."""
+    h = np.ones((1, 1), dtype=np.int64)
+    while h.shape[0] < K:
+        h = np.block([[h, h], [h, -h]])
+    return h
+
+
+def hadamard_support(codes, k):
+    """``I_v = #{reports y with popcount((v + 1) & y) even}``, report by report."""
+    codes = np.asarray(codes, dtype=np.int64)
+    out = np.zeros(k, dtype=np.int64)
+    for v in range(k):
+        par = np.array([parity((v + 1) & int(y)) for y in codes])
+        out[v] = int(np.count_nonzero(par == 0))
+    return out
+
+
+# -- PI-RAPPOR -----------------------------------------------------------------------------------------------
+# The randomizer consumes the same three words per record as the Numba kernel (its uniform choices take a
+# whole 64-bit word: ``uniform64``); decoding is a plain NumPy evaluation of ``bool(φ(j))`` for every ``j``.
+
+
+def uniform64(word, m):
+    """Cell of ``m`` chosen by a 64-bit word: ``floor(w·m / 2**64)`` in Python integers."""
+    return (int(word) * m) >> 64
+
+
+def record(v, w_b, w_f, w_t, p, a, t_b, phi1_bug=False):
+    """One report ``(φ0, φ1)`` of category ``v`` (``-1``: unknown), following Algorithm 3 literally.
+
+    ``phi1_bug=True`` plants a value-dependent φ1 (odd categories only ever send odd φ1): a negative control.
+    """
+    j = v + 1
+    b = (int(w_b) >> 11) < t_b
+    phi1 = uniform64(w_f, p)
+    if phi1_bug and j % 2 == 1:
+        phi1 |= 1
+        phi1 %= p
+    t = uniform64(w_t, a) if b else a + uniform64(w_t, p - a)
+    phi0 = (t - j * phi1) % p
+    assert ((phi0 + j * phi1) % p < a) == b
+    return phi0, phi1
+
+
+def randomize(values, p, a, t_b, words, phi1_bug=False):
+    """uint64 codes ``φ1 << 32 | φ0`` for every value, three words per record."""
+    out = np.empty(len(values), dtype=np.uint64)
+    for i, v in enumerate(values):
+        phi0, phi1 = record(int(v), words[3 * i], words[3 * i + 1], words[3 * i + 2], p, a, t_b, phi1_bug)
+        out[i] = (phi1 << 32) | phi0
+    return out
+
+
+def split(codes):
+    codes = np.asarray(codes, dtype=np.uint64)
+    return (codes & np.uint64(0xFFFFFFFF)).astype(np.int64), (codes >> np.uint64(32)).astype(np.int64)
+
+
+def support_counts(codes, p, a, k):
+    """``I_c = #{reports with (φ0 + (c+1)·φ1) mod p < a}``: direct NumPy evaluation (exact, p < 2**31)."""
+    phi0, phi1 = split(codes)
+    return np.array([int((((phi0 + (c + 1) * phi1) % p) < a).sum()) for c in range(k)], dtype=np.int64)
+
+
+# -- hierarchical histograms ---------------------------------------------------------------------------------
+# The client kernels with Python ints from the same words (offset layout: ``hierarchy``; packed layout with
+# OLH levels: ``hierarchy_packed``), the packed aggregate decoded report by report, the minimal node cover by
+# recursion, dense least squares (KKT, numpy.linalg), the non-negative tree by enumerating active sets (tiny
+# trees) or through SLSQP, and the exact variance of an unbiased ("none") range answer.
+
+
+def leaf(x, low, high, n_leaves):
+    return min(int(unit(x, low, high) * float(n_leaves)), n_leaves - 1)
+
+
+def hierarchy(x, low, high, n_leaves, table, words):
+    """Reference for ``hierarchy_kernel``: table rows ``[kind, k, node_size, offset, t_keep, shift]`` (the
+    shift is only the kernel's fast path; the reference divides)."""
+    L = len(table)
+    out = []
+    for i, v in enumerate(x):
+        t = leaf(v, low, high, n_leaves)
+        w0, w1 = int(words[2 * i]), int(words[2 * i + 1])
+        lev = ((w1 & LOW16) * L) >> 16
+        kind, k, size, offset, t_keep, _ = (int(c) for c in table[lev])
+        assert kind == 0
+        out.append(offset + grr_one(t // size, w0, w1, k, t_keep))
+    return np.array(out)
+
+
+def hierarchy_packed(x, low, high, n_leaves, table, words):
+    """Reference for ``hierarchy_packed_kernel``: word 3i the seed, 3i+1 the keep coin, 3i+2 the lie and
+    the level; report ``seed | level << 12 | y`` (OLH level, kind 1) or ``code << 16 | level << 12`` (GRR)."""
+    L = len(table)
+    out = []
+    for i, v in enumerate(x):
+        t = leaf(v, low, high, n_leaves)
+        ws, wk, wl = (int(w) for w in words[3 * i:3 * i + 3])
+        lev = ((wl & LOW16) * L) >> 16
+        kind, m, size, _, t_keep, _ = (int(c) for c in table[lev])
+        node = t // size
+        if kind == 1:
+            a, b = ws >> 40, (ws >> 16) & ((1 << 24) - 1)
+            y = grr_one(local_hash(a, b, node, m), wk, wl, m, t_keep)
+            out.append((ws >> 16 << 16) | (lev << 12) | y)
+        else:
+            assert kind == 0
+            out.append((grr_one(node, wk, wl, m, t_keep) << 16) | (lev << 12))
+    return np.array(out, dtype=np.uint64)
+
+
+def aggregate_packed(codes, ks, gs):
+    """Aggregate of packed reports: per level ``l`` (``gs[l] == 0``: GRR over ``ks[l]`` nodes; else OLH with
+    hash range ``gs[l]``) GRR's code histogram, or the support count of every node and then ``n_l``."""
+    codes = [int(c) for c in codes]
+    blocks = []
+    for l, (k, g) in enumerate(zip(ks, gs)):
+        mine = [c for c in codes if (c >> 12) & 0xF == l]
+        if g:
+            block = [0] * (k + 1)
+            for c in mine:
+                a, b, y = c >> 40, (c >> 16) & ((1 << 24) - 1), c & 0xFFF
+                for v in range(k):
+                    block[v] += local_hash(a, b, v, g) == y
+            block[k] = len(mine)
+        else:
+            block = [0] * k
+            for c in mine:
+                assert c & 0xFFF == 0
+                block[c >> 16] += 1
+        blocks += block
+    return np.array(blocks, dtype=np.int64)
+
+
+# -- the tree ----------------------------------------------------------------------------------------------
+
+def nodes(shape):
+    """``[(level, index, first_leaf, stop_leaf)]`` of every node below the root, level by level."""
+    out = []
+    for l in range(1, shape.n_levels + 1):
+        size = shape.node_sizes[l]
+        for j in range(shape.counts[l]):
+            out.append((l, j, j * size, min((j + 1) * size, shape.n_leaves)))
+    return out
+
+
+def leaf_matrix(shape):
+    """Dense ``A``: row per node below the root (level by level), 1 where the node holds the leaf."""
+    rows = nodes(shape)
+    A = np.zeros((len(rows), shape.n_leaves))
+    for r, (_, _, a, b) in enumerate(rows):
+        A[r, a:b] = 1.0
+    return A
+
+
+def cover(shape, a, b):
+    """Minimal node cover of leaves ``[a, b)`` as ``{level: [node indices]}``, recursively from the root:
+    a node inside the range is taken whole, a node partly inside is split into its children."""
+    out = {}
+
+    def visit(l, j):
+        size = shape.node_sizes[l]
+        lo, hi = j * size, min((j + 1) * size, shape.n_leaves)
+        if hi <= a or lo >= b:
+            return
+        if a <= lo and hi <= b:
+            out.setdefault(l, []).append(j)
+            return
+        for c in range(j * shape.branching, min((j + 1) * shape.branching, shape.counts[l + 1])):
+            visit(l + 1, c)
+
+    if a < b:
+        visit(0, 0)
+    return out
+
+
+def _kkt_solve(A, w, obs, root, free):
+    """Minimise sum w (A θ - obs)^2 subject to sum θ = root and θ_i = 0 outside ``free``."""
+    Af = A[:, free]
+    H = Af.T @ (w[:, None] * Af)
+    m = Af.shape[1]
+    K = np.zeros((m + 1, m + 1))
+    K[:m, :m] = H
+    K[:m, m] = 1.0
+    K[m, :m] = 1.0
+    rhs = np.concatenate([Af.T @ (w * obs), [root]])
+    sol = np.linalg.solve(K, rhs)
+    theta = np.zeros(A.shape[1])
+    theta[free] = sol[:m]
+    return theta
+
+
+def _levels(shape, theta):
+    from ldpnum.ranges.consistency import tree_from_leaves
+
+    return tree_from_leaves(shape, theta)
+
+
+def _flat_obs(shape, estimates, variances):
+    obs = np.concatenate([np.asarray(e, float) for e in estimates[1:]])
+    var = np.concatenate([np.broadcast_to(np.asarray(v, float), (c,))
+                          for v, c in zip(variances[1:], shape.counts[1:])])
+    return obs, var
+
+
+def dense_least_squares(shape, estimates, variances, root=1.0):
+    A = leaf_matrix(shape)
+    obs, var = _flat_obs(shape, estimates, variances)
+    theta = _kkt_solve(A, 1.0 / var, obs, root, np.arange(shape.n_leaves))
+    return _levels(shape, theta)
+
+
+def objective(shape, levels, estimates, variances):
+    obs, var = _flat_obs(shape, estimates, variances)
+    x = np.concatenate([np.asarray(v, float) for v in levels[1:]])
+    return float(np.sum((x - obs) ** 2 / var))
+
+
+def dense_nonnegative(shape, estimates, variances, root=1.0):
+    """Enumerate every free set; keep the feasible equality-constrained solution of least objective."""
+    A = leaf_matrix(shape)
+    obs, var = _flat_obs(shape, estimates, variances)
+    w = 1.0 / var
+    best = None
+    n = shape.n_leaves
+    for r in range(1, n + 1):
+        for free in itertools.combinations(range(n), r):
+            theta = _kkt_solve(A, w, obs, root, np.array(free))
+            if theta.min() < -1e-13:
+                continue
+            theta = np.maximum(theta, 0.0)
+            f = float(np.sum(w * (A @ theta - obs) ** 2))
+            if best is None or f < best[0]:
+                best = (f, theta)
+    return _levels(shape, best[1])
+
+
+def slsqp_nonnegative(shape, estimates, variances, root=1.0):
+    from scipy.optimize import minimize
+
+    A = leaf_matrix(shape)
+    obs, var = _flat_obs(shape, estimates, variances)
+    w = 1.0 / var
+    scale = w.max()
+    fun = lambda t: 0.5 * np.sum(w / scale * (A @ t - obs) ** 2)  # noqa: E731
+    jac = lambda t: A.T @ (w / scale * (A @ t - obs))  # noqa: E731
+    n = shape.n_leaves
+    res = minimize(fun, np.full(n, root / n), jac=jac, method="SLSQP", bounds=[(0, None)] * n,
+                   constraints=[{"type": "eq", "fun": lambda t: t.sum() - root, "jac": lambda t: np.ones(n)}],
+                   options={"ftol": 1e-15, "maxiter": 2000})
+    return _levels(shape, np.maximum(res.x, 0.0)), res
+
+
+# -- exact variance of an unbiased range answer ------------------------------------------------------------
+
+def none_range_variance(shape, leaves_of_people, a, b, n_per_level, support, hashed=()):
+    """Exact ``Var(answer | n_1..n_L)`` of the ``"none"`` answer for leaves ``[a, b)``, GRR levels, and OLH
+    levels (``l`` in ``hashed``) where the cover takes at most one node.
+
+    ``leaves_of_people``: each person's leaf; ``support[l-1] = (p, q)`` of level ``l``'s GRR. Given the level
+    sizes, levels are a uniform random partition of the people; the answer is
+    ``T = sum_l (I_l / n_l - s_l q_l) / (p_l - q_l)`` with ``I_l`` the reports at level ``l`` in the cover's
+    ``s_l`` nodes. ``Var T = E[Var(T | partition)] + Var(E[T | partition])``: the first is the oracles' noise
+    (independent people), the second the partition's (a linear statistic of a random partition, exact
+    second moments of the group indicators).
+    """
+    cov = cover(shape, a, b)
+    n = len(leaves_of_people)
+    t = np.asarray(leaves_of_people)
+    L = shape.n_levels
+    ind = np.zeros((L, n))
+    oracle = 0.0
+    for l in range(1, L + 1):
+        chosen = cov.get(l, [])
+        if not chosen:
+            continue
+        nl = n_per_level[l - 1]
+        p, q = support[l - 1]
+        s = len(chosen)
+        # An OLH report supports one node w.p. p (its own) or q (any other): a Bernoulli, as GRR's; two
+        # nodes' supports from one report are dependent beyond pairwise independence, so s = 1 only.
+        assert l not in hashed or s == 1, "OLH levels: one node per level"
+        ind[l - 1] = np.isin(t // shape.node_sizes[l], chosen)
+        F = ind[l - 1].mean()
+        pi1, pi0 = p + (s - 1) * q, s * q
+        oracle += (nl * F * pi1 * (1 - pi1) + nl * (1 - F) * pi0 * (1 - pi0)) / (nl * (p - q)) ** 2
+    nl = np.array(n_per_level, float)
+    c = ind / nl[:, None]                 # c[l, i] = a_i^l / n_l
+    C = c.sum(axis=1)
+    Q = c @ c.T
+    sampling = 0.0
+    for l in range(L):
+        for m in range(L):
+            d = 1.0 if l == m else 0.0
+            same = d * nl[l] / n - nl[l] * nl[m] / n**2
+            other = nl[l] * (nl[m] - d) / (n * (n - 1)) - nl[l] * nl[m] / n**2
+            sampling += Q[l, m] * same + (C[l] * C[m] - Q[l, m]) * other
+    return oracle + sampling

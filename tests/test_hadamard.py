@@ -15,7 +15,7 @@ from ldpnum.frequency.grr import grr_threshold
 from ldpnum.frequency.hadamard import HadamardPlan, HadamardResponse, hadamard_support_counts
 from ldpnum.mechanisms._plan import TWO53
 
-import naive_hashing as nh
+import naive as nh
 from conftest import EPSILONS
 from privacy_checks import PrivacyViolation, check_exact_epsilon, check_kernel_matches
 

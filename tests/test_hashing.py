@@ -19,7 +19,7 @@ from ldpnum.frequency.hashing import (BLH, G_MAX, OLH, LocalHashPlan, decode_rep
                                       local_hash_support_counts, olh_g, support_probabilities_exact)
 from ldpnum.mechanisms._plan import TWO53
 
-import naive_hashing as nh
+import naive as nh
 from conftest import EPSILONS
 from privacy_checks import PrivacyViolation, check_exact_epsilon, check_kernel_matches, max_ratio
 

@@ -21,7 +21,7 @@ from ldpnum.ranges import (HierarchicalHistogram, RangeEstimate, choose_branchin
 from ldpnum.ranges import hierarchical as hier
 from ldpnum.ranges.consistency import decompose, least_squares, nonnegative, range_sums, tree_shape
 
-import naive_tree
+import naive as naive_tree
 from privacy_checks import PrivacyViolation, check_exact_epsilon, check_kernel_matches
 
 EPSILONS = [1e-3, 0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 20.0]

@@ -16,7 +16,7 @@ from ldpnum.frequency.pirappor import (P_MAX, TWO64, PIRappor, PIRapporPlan,
                                        uniform_count64)
 from ldpnum.mechanisms._plan import TWO53, exp_lower
 
-import naive_pirappor as naive
+import naive
 from conftest import EPSILONS
 from privacy_checks import ALPHA, PrivacyViolation, check_exact_epsilon, check_kernel_matches, max_ratio
 

@@ -25,7 +25,7 @@ from ldpnum.frequency import unary
 from ldpnum.frequency.unary import OUE, SUE, count_bits, pack_bits, unary_plan, unpack_bits
 from ldpnum.mechanisms._plan import TWO53, exp_lower
 
-import naive_unary
+import naive as naive_unary
 from conftest import EPSILONS
 from privacy_checks import ALPHA, PrivacyViolation, check_exact_epsilon, check_kernel_matches
 
