@@ -406,19 +406,22 @@ def parity(x):
     return bin(int(x)).count("1") & 1
 
 
+def hadamard_one(v, w_keep, w_index, log2_k, t_keep):
+    """One Hadamard-response report: a uniform index, flipped on the lowest set bit of v + 1 into the
+    chosen half (``v = -1``: the uniform index)."""
+    u = int(w_index) >> (64 - log2_k)
+    if v >= 0:
+        r = v + 1
+        target = 0 if bernoulli(w_keep, t_keep) else 1
+        if parity(r & u) != target:
+            u ^= r & -r
+    return u
+
+
 def hadamard(values, log2_k, t_keep, words):
-    """Hadamard response: a uniform index, flipped on the lowest set bit of v + 1 into the chosen half."""
-    out = []
-    for i, v in enumerate(values):
-        v = int(v)
-        u = int(words[2 * i + 1]) >> (64 - log2_k)
-        if v >= 0:
-            r = v + 1
-            target = 0 if bernoulli(words[2 * i], t_keep) else 1
-            if parity(r & u) != target:
-                u ^= r & -r
-        out.append(u)
-    return np.array(out, dtype=np.int64)
+    """Hadamard response of every value, words ``2i`` (keep) and ``2i+1`` (index)."""
+    return np.array([hadamard_one(int(v), words[2 * i], words[2 * i + 1], log2_k, t_keep)
+                     for i, v in enumerate(values)], dtype=np.int64)
 
 
 def hadamard_matrix(K):
@@ -499,23 +502,26 @@ def leaf(x, low, high, n_leaves):
 
 
 def hierarchy(x, low, high, n_leaves, table, words):
-    """Reference for ``hierarchy_kernel``: table rows ``[kind, k, node_size, offset, t_keep, shift]`` (the
-    shift is only the kernel's fast path; the reference divides)."""
+    """Reference for ``hierarchy_kernel``: table rows ``[kind, m, node_size, offset, t_keep, shift]``, kind 0
+    GRR over ``m`` nodes, 2 Hadamard response with ``K = 2**m`` (the shift is only the kernel's fast path;
+    the reference divides)."""
     L = len(table)
     out = []
     for i, v in enumerate(x):
         t = leaf(v, low, high, n_leaves)
         w0, w1 = int(words[2 * i]), int(words[2 * i + 1])
         lev = ((w1 & LOW16) * L) >> 16
-        kind, k, size, offset, t_keep, _ = (int(c) for c in table[lev])
-        assert kind == 0
-        out.append(offset + grr_one(t // size, w0, w1, k, t_keep))
+        kind, m, size, offset, t_keep, _ = (int(c) for c in table[lev])
+        assert kind in (0, 2)
+        one = grr_one if kind == 0 else hadamard_one
+        out.append(offset + one(t // size, w0, w1, m, t_keep))
     return np.array(out)
 
 
 def hierarchy_packed(x, low, high, n_leaves, table, words):
     """Reference for ``hierarchy_packed_kernel``: word 3i the seed, 3i+1 the keep coin, 3i+2 the lie and
-    the level; report ``seed | level << 12 | y`` (OLH level, kind 1) or ``code << 16 | level << 12`` (GRR)."""
+    the level; report ``seed | level << 12 | y`` (OLH level, kind 1) or ``code << 16 | level << 12`` (GRR,
+    kind 0, or Hadamard response, kind 2)."""
     L = len(table)
     out = []
     for i, v in enumerate(x):
@@ -529,14 +535,16 @@ def hierarchy_packed(x, low, high, n_leaves, table, words):
             y = grr_one(local_hash(a, b, node, m), wk, wl, m, t_keep)
             out.append((ws >> 16 << 16) | (lev << 12) | y)
         else:
-            assert kind == 0
-            out.append((grr_one(node, wk, wl, m, t_keep) << 16) | (lev << 12))
+            assert kind in (0, 2)
+            one = grr_one if kind == 0 else hadamard_one
+            out.append((one(node, wk, wl, m, t_keep) << 16) | (lev << 12))
     return np.array(out, dtype=np.uint64)
 
 
 def aggregate_packed(codes, ks, gs):
-    """Aggregate of packed reports: per level ``l`` (``gs[l] == 0``: GRR over ``ks[l]`` nodes; else OLH with
-    hash range ``gs[l]``) GRR's code histogram, or the support count of every node and then ``n_l``."""
+    """Aggregate of packed reports: per level ``l``, when ``gs[l] == 0`` (GRR or Hadamard) the histogram of
+    its ``ks[l]`` codes, else (OLH with hash range ``gs[l]`` over ``ks[l]`` nodes) the support count of every
+    node and then ``n_l``."""
     codes = [int(c) for c in codes]
     blocks = []
     for l, (k, g) in enumerate(zip(ks, gs)):
@@ -679,8 +687,8 @@ def slsqp_nonnegative(shape, estimates, variances, root=1.0):
 # -- exact variance of an unbiased range answer ------------------------------------------------------------
 
 def none_range_variance(shape, leaves_of_people, a, b, n_per_level, support, hashed=()):
-    """Exact ``Var(answer | n_1..n_L)`` of the ``"none"`` answer for leaves ``[a, b)``, GRR levels, and OLH
-    levels (``l`` in ``hashed``) where the cover takes at most one node.
+    """Exact ``Var(answer | n_1..n_L)`` of the ``"none"`` answer for leaves ``[a, b)``, GRR levels, and OLH or
+    Hadamard levels (``l`` in ``hashed``) where the cover takes at most one node.
 
     ``leaves_of_people``: each person's leaf; ``support[l-1] = (p, q)`` of level ``l``'s GRR. Given the level
     sizes, levels are a uniform random partition of the people; the answer is
@@ -702,9 +710,9 @@ def none_range_variance(shape, leaves_of_people, a, b, n_per_level, support, has
         nl = n_per_level[l - 1]
         p, q = support[l - 1]
         s = len(chosen)
-        # An OLH report supports one node w.p. p (its own) or q (any other): a Bernoulli, as GRR's; two
-        # nodes' supports from one report are dependent beyond pairwise independence, so s = 1 only.
-        assert l not in hashed or s == 1, "OLH levels: one node per level"
+        # An OLH or Hadamard report supports one node w.p. p (its own) or q (any other): a Bernoulli, as
+        # GRR's; but one report's supports of several nodes are not GRR's (they may support several), so s = 1.
+        assert l not in hashed or s == 1, "OLH / Hadamard levels: one node per level"
         ind[l - 1] = np.isin(t // shape.node_sizes[l], chosen)
         F = ind[l - 1].mean()
         pi1, pi0 = p + (s - 1) * q, s * q

@@ -142,8 +142,9 @@ def test_checker_rejects_budget_split_as_not_tight():
 # -- kernels -----------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("n_leaves,branching,eps", [(16, 4, 1.0), (10, 3, 2.0), (64, 2, 0.5)])
-def test_kernel_matches_plan(n_leaves, branching, eps):
-    hh = HierarchicalHistogram(eps, (0, 10), n_leaves=n_leaves, branching=branching, oracle="grr")
+@pytest.mark.parametrize("oracle", ["grr", "hadamard"])
+def test_kernel_matches_plan(n_leaves, branching, eps, oracle):
+    hh = HierarchicalHistogram(eps, (0, 10), n_leaves=n_leaves, branching=branching, oracle=oracle)
     w = 10 / n_leaves
     for i, t in enumerate([0, n_leaves // 2 + 1, n_leaves - 1]):
         x = np.full(300_000, (t + 0.5) * w)
@@ -163,10 +164,11 @@ def test_twin_rejects_a_mutant_kernel():
         check_kernel_matches(sample, probs)
 
 
+@pytest.mark.parametrize("oracle", ["grr", "hadamard"])
 @pytest.mark.parametrize("n_leaves,branching", [(1024, 4), (10, 3), (100, 7), (2, 2)])
-def test_kernel_matches_naive(n_leaves, branching):
+def test_kernel_matches_naive(n_leaves, branching, oracle):
     low, high = -3.0, 5.0
-    hh = HierarchicalHistogram(1.3, (low, high), n_leaves=n_leaves, branching=branching, oracle="grr")
+    hh = HierarchicalHistogram(1.3, (low, high), n_leaves=n_leaves, branching=branching, oracle=oracle)
     rng = np.random.default_rng(0)
     edges = low + (high - low) * np.arange(n_leaves + 1) / n_leaves
     x = np.concatenate([rng.uniform(low, high, 3000), edges, np.nextafter(edges, high), [low, high, -0.0]])
@@ -409,7 +411,7 @@ def test_nonnegative_matches_slsqp(n_leaves, branching):
     np.testing.assert_allclose(res.levels[-1], ref[-1], atol=1e-5)  # SLSQP's own accuracy
 
 
-@pytest.mark.parametrize("oracle", ["auto", "grr", "olh"])
+@pytest.mark.parametrize("oracle", ["auto", "grr", "olh", "hadamard"])
 @pytest.mark.parametrize("method", ["none", "least-squares", "nonnegative"])
 def test_consistency_properties(method, oracle):
     """Children sum to their parent, non-negativity for "nonnegative", total 1 (= n people), with GRR, OLH
@@ -680,6 +682,7 @@ def test_estimate_errors():
 
 SEED_MASK = (2**64 - 1) ^ 0xFFFF
 MIXED = ("grr", "grr", "olh", "olh")  # n_leaves=16, branching=2
+MIXED_HR = ("grr", "hadamard", "olh", "hadamard")
 
 
 def seed_words(n, seed=0):
@@ -720,7 +723,7 @@ def test_olh_level_g_is_capped_for_the_packed_report():
     assert int((r.codes & np.uint64(0xFFF)).max()) < 4096
 
 
-@pytest.mark.parametrize("oracle", ["olh", MIXED])
+@pytest.mark.parametrize("oracle", ["olh", MIXED, MIXED_HR])
 @pytest.mark.parametrize("epsilon", EPSILONS)
 def test_tree_with_olh_levels_is_exactly_epsilon(epsilon, oracle):
     """Given the seed word (independent of the value and of the level), a report is a mixture over levels
@@ -728,8 +731,8 @@ def test_tree_with_olh_levels_is_exactly_epsilon(epsilon, oracle):
     exact rationals for 48 seeds; the worst ratio is the level oracles' (tight), never above e^ε."""
     small = hier.level_g(epsilon) <= 64  # else rows of g Fractions per OLH level: a smaller tree, 3 seeds
     n_leaves = 16 if small else 4
-    if not small and oracle == MIXED:
-        oracle = ("grr", "olh")
+    if not small and oracle != "olh":
+        oracle = oracle[1:2] + ("olh",)
     hh = HierarchicalHistogram(epsilon, (0, 1), n_leaves=n_leaves, branching=2, oracle=oracle)
     assert hh.plan.packed
     worst = 0
@@ -774,7 +777,7 @@ def _run_with_seed(hh, x, seed, rng):
     return out
 
 
-@pytest.mark.parametrize("oracle,eps", [(MIXED, 1.0), ("olh", 2.0), ("olh", 0.5)])
+@pytest.mark.parametrize("oracle,eps", [(MIXED, 1.0), ("olh", 2.0), ("olh", 0.5), (MIXED_HR, 1.0)])
 def test_olh_kernel_matches_plan(oracle, eps):
     """Chi-square (α = 1e-6) of the kernel's reports against the plan's exact distribution given the seed,
     for 3 seeds × 3 leaves; every report is in the plan's alphabet for that seed."""
@@ -831,7 +834,7 @@ def test_hash_seed_and_level_do_not_depend_on_the_value():
 
 
 @pytest.mark.parametrize("n_leaves,branching,oracle", [(1024, 4, "auto"), (100, 7, "olh"), (10, 3, ("olh", "grr", "olh")),
-                                                       (2, 2, "olh")])
+                                                       (2, 2, "olh"), (64, 4, ("hadamard", "grr", "olh"))])
 def test_packed_kernel_and_aggregate_match_naive(n_leaves, branching, oracle):
     low, high = -3.0, 5.0
     hh = HierarchicalHistogram(1.3, (low, high), n_leaves=n_leaves, branching=branching, oracle=oracle)
@@ -846,7 +849,7 @@ def test_packed_kernel_and_aggregate_match_naive(n_leaves, branching, oracle):
                                                                         words_for(5, x.size, c=3)))
     sub = r[:400]
     agg = hh.aggregate(sub)
-    ks = hh.shape.counts[1:]
+    ks = [lvl.k if lvl.hashed else lvl.block_size for lvl in hh.level_oracles]
     gs = [lvl.g if lvl.hashed else 0 for lvl in hh.level_oracles]
     np.testing.assert_array_equal(agg.counts, naive_tree.aggregate_packed(sub.codes, ks, gs))
     assert agg.n_reports == 400
@@ -884,6 +887,13 @@ def test_packed_reports_are_validated():
     for codes, first in [(bad_level, 7), (bad_y, 5), (bad_grr, 9), (grr_with_y, 2)]:
         with pytest.raises(ValueError, match=f"first at index {first}"):
             ldp.Reports(codes, spec)
+    hr = HierarchicalHistogram(1.0, (0, 1), n_leaves=64, branching=4, oracle=("hadamard", "olh", "olh"))
+    codes = hr.privatize(beta_values(100), rng=0).codes.copy()
+    codes[3] = np.uint64(7 << 16)  # K = 8 indices on level 1: fine
+    ldp.Reports(codes, hr.spec)
+    codes[4] = np.uint64(8 << 16)
+    with pytest.raises(ValueError, match="first at index 4"):
+        ldp.Reports(codes, hr.spec)
     with pytest.raises(ValueError, match="negative"):
         ldp.Reports(np.array([1, -1]), spec)
     with pytest.raises(TypeError):
@@ -895,7 +905,8 @@ def test_packed_reports_are_validated():
     assert ldp.Reports(np.array([0, g.n_cells - 1]), g.spec).codes.dtype == np.uint8
 
 
-@pytest.mark.parametrize("oracle,eps", [("olh", 1.0), (("grr", "olh", "olh", "olh", "olh"), 0.5)])
+@pytest.mark.parametrize("oracle,eps", [("olh", 1.0), (("grr", "olh", "olh", "olh", "olh"), 0.5),
+                                        (("hadamard", "olh", "grr", "hadamard", "hadamard"), 1.0)])
 def test_olh_range_answers_are_unbiased(oracle, eps):
     """Before consistency, z-tests with the exact variance given the per-level counts, on prefix and suffix
     ranges of a binary tree (at most one node per level: an OLH node's support is then a Bernoulli)."""
@@ -904,7 +915,7 @@ def test_olh_range_answers_are_unbiased(oracle, eps):
     leaves = hh.leaf_index(x)
     est = hh.estimate_ranges(hh.privatize(x, rng=13), consistency="none")
     support = [lvl.oracle.support_probabilities for lvl in hh.level_oracles]
-    hashed = [l for l, lvl in enumerate(hh.level_oracles, start=1) if lvl.hashed]
+    hashed = [l for l, lvl in enumerate(hh.level_oracles, start=1) if lvl.name != "grr"]
     edges = hh.leaf_edges
     for a, b in [(0, c) for c in range(1, 32)] + [(c, 32) for c in range(1, 32)]:
         truth = np.mean((leaves >= a) & (leaves < b))
@@ -940,3 +951,21 @@ def test_olh_level_variance_is_the_closed_form():
     assert lvl.variance(1000) == pytest.approx(q * (1 - q) / (p - q) ** 2 / 1000, rel=1e-12)
     assert lvl.variance(1) == pytest.approx(hier.OLHLevel.predicted_variance(1.0, 1024), rel=1e-6)
     assert hier.GRRLevel.predicted_variance(1.0, 1024) / hier.OLHLevel.predicted_variance(1.0, 1024) > 60
+
+
+def test_hadamard_levels():
+    """Hadamard response as a level oracle: offset layout (2 words, categorical codes), exact ε on every
+    leaf pair (tight), K = 2**bit_length(k) codes per level, variance BLH's."""
+    hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=16, branching=2, oracle="hadamard")
+    assert not hh.plan.packed and hh.words_per_record == 2
+    assert [lvl.K for lvl in hh.level_oracles] == [4, 8, 16, 32] and hh.n_cells == 60
+    rows = [hh.plan.exact_probabilities(t) for t in range(16)]
+    assert check_exact_epsilon(rows, 1.0) == hh.level_oracles[0].oracle.plan.extreme_ratio()
+    ee = math.e
+    assert hier.HadamardLevel.predicted_variance(1.0, 64) == pytest.approx((ee + 1) ** 2 / (ee - 1) ** 2)
+    lvl = hh.level_oracles[-1]
+    assert lvl.variance(1) == pytest.approx(lvl.predicted_variance(1.0, 16), rel=1e-9)
+    assert ldp.frequency.recommend(1024, 1.0, communication="low").name != "HadamardResponse"
+    for node in (0, 5, 15):  # float probabilities agree with the exact ones
+        exact = lvl.exact_probabilities(node)
+        np.testing.assert_allclose(lvl.probabilities(node), [float(exact[y]) for y in range(32)], rtol=1e-15)

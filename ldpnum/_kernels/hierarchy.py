@@ -6,12 +6,12 @@ is that code plus the level's offset in the concatenated alphabet.
 
 Two layouts, fixed by the plan (never by the value):
 
-**Offset layout** (:func:`hierarchy_kernel`, every level GRR). Words: 2 per record. Word ``2i`` is the
-oracle's keep coin (bits 11..63); word ``2i+1`` carries the oracle's uniform lie in bits 16..63 and the
-level in its low 16 bits: level ``((w & 0xFFFF) * L) >> 16``, so level ``l`` has probability ``c_l / 2**16``
+**Offset layout** (:func:`hierarchy_kernel`, GRR or Hadamard-response levels). Words: 2 per record. Word
+``2i`` is the oracle's keep coin (bits 11..63); word ``2i+1`` carries the oracle's uniform choice (GRR's lie
+in bits 16..63; Hadamard response's index in its top ``log2 K <= 17`` bits) and the level in its low 16 bits: level ``((w & 0xFFFF) * L) >> 16``, so level ``l`` has probability ``c_l / 2**16``
 with ``c_l = ceil((l+1) 2**16 / L) - ceil(l 2**16 / L)`` (uniform up to ``L / 2**16``). Disjoint bits of a
 uniform word are independent, so the level is independent of the oracle's coins, and neither depends on
-the value. The report is the level's offset plus GRR's code, in the smallest unsigned dtype.
+the value. The report is the level's offset plus the oracle's code, in the smallest unsigned dtype.
 
 **Packed layout** (:func:`hierarchy_packed_kernel`, some level uses local hashing). Words: 3 per record,
 whatever the level: word ``3i`` is the hash seed (bits 63..16, :func:`ldpnum._kernels.freq_hashing.
@@ -19,13 +19,13 @@ local_hash_inline`'s seed word, never combined with the value or the coins), wor
 and word ``3i+2`` the lie (bits 16..63) and the level (bits 0..15), as above. A GRR level draws the seed
 word too and ignores it, so every record consumes the same words. The report is one ``uint64``::
 
-    bits 63..16  OLH level: the seed (a, b) of the hash;  GRR level: GRR's code (< 2**16)
+    bits 63..16  OLH level: the seed (a, b) of the hash;  GRR / HR level: the oracle's code (< 2**17)
     bits 15..12  the level index l - 1 (L <= 16 since n_leaves <= 2**16)
-    bits 11..0   OLH level: y, GRR over [0, g) of the node's hashed value (g <= 2**12);  GRR level: 0
+    bits 11..0   OLH level: y, GRR over [0, g) of the node's hashed value (g <= 2**12);  otherwise 0
 
 Level table (int64, one row per level 1..L): ``[kind, m, node_size, offset, t_keep, shift]`` with ``kind``
-the oracle (``KIND_GRR`` = 0, ``KIND_OLH`` = 1), ``m`` the alphabet of the level's GRR step (GRR: the
-level's node count ``k``; OLH: the hash range ``g``), ``node_size`` the leaves per node, ``offset`` the
+the oracle (``KIND_GRR`` = 0, ``KIND_OLH`` = 1, ``KIND_HR`` = 2), ``m`` the oracle's size parameter (GRR:
+the level's node count ``k``; OLH: the hash range ``g`` of its GRR step; Hadamard response: ``log2 K``), ``node_size`` the leaves per node, ``offset`` the
 level's first code (offset layout only), ``shift = log2(node_size)`` when that is a power of two (the node
 is then ``leaf >> shift``, measured ~25% faster than the division) and ``-1`` otherwise.
 """
@@ -35,11 +35,12 @@ from numba import prange
 
 from ._jit import jit
 from .client import unit_inline
-from .freq_hashing import SEED_MASK, local_hash_inline
+from .freq_hashing import SEED_MASK, hadamard_inline, local_hash_inline
 from .frequency import grr_inline
 
 KIND_GRR = 0
 KIND_OLH = 1
+KIND_HR = 2
 
 U12 = np.uint64(12)
 U16 = np.uint64(16)
@@ -78,8 +79,10 @@ def hierarchy_kernel(values, low, inv_range, n_leaves, table, words, out):
             node = leaf >> shift
         else:
             node = leaf // table[lev, 2]
-        # kind KIND_GRR (the only kind so far); later kinds branch here on table[lev, 0]
-        code = grr_inline(node, w0, w1, table[lev, 1], table[lev, 4])
+        if table[lev, 0] == KIND_HR:
+            code = np.int64(hadamard_inline(node, w0, w1, table[lev, 1], table[lev, 4]))
+        else:
+            code = grr_inline(node, w0, w1, table[lev, 1], table[lev, 4])
         out[i] = table[lev, 3] + code
 
 
@@ -103,6 +106,9 @@ def hierarchy_packed_kernel(values, low, inv_range, n_leaves, table, words, out)
             h = local_hash_inline(w_seed, node, table[lev, 1])
             y = grr_inline(h, w_keep, w_lie, table[lev, 1], table[lev, 4])
             out[i] = (w_seed & SEED_MASK) | tag | np.uint64(y)
+        elif table[lev, 0] == KIND_HR:
+            code = np.int64(hadamard_inline(node, w_keep, w_lie, table[lev, 1], table[lev, 4]))
+            out[i] = (np.uint64(code) << U16) | tag
         else:
             code = grr_inline(node, w_keep, w_lie, table[lev, 1], table[lev, 4])
             out[i] = (np.uint64(code) << U16) | tag

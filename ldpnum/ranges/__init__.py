@@ -8,9 +8,10 @@ consistency algorithms.
 
 from . import consistency
 from ._result import CONSISTENCY, RangeEstimate
-from .hierarchical import (BRANCHING_CANDIDATES, LEVEL_ORACLES, GRRLevel, HierarchicalHistogram, LevelOracle,
-                           OLHLevel, choose_branching, predicted_range_variance)
+from .hierarchical import (BRANCHING_CANDIDATES, LEVEL_ORACLES, GRRLevel, HadamardLevel, HierarchicalHistogram,
+                           LevelOracle, OLHLevel, choose_branching, predicted_range_variance)
 
 __all__ = ["HierarchicalHistogram", "RangeEstimate", "CONSISTENCY", "consistency", "choose_branching",
-           "predicted_range_variance", "LevelOracle", "GRRLevel", "OLHLevel", "LEVEL_ORACLES",
+           "predicted_range_variance", "LevelOracle", "GRRLevel", "OLHLevel", "HadamardLevel",
+           "LEVEL_ORACLES",
            "BRANCHING_CANDIDATES"]
