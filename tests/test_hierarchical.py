@@ -969,3 +969,20 @@ def test_hadamard_levels():
     for node in (0, 5, 15):  # float probabilities agree with the exact ones
         exact = lvl.exact_probabilities(node)
         np.testing.assert_allclose(lvl.probabilities(node), [float(exact[y]) for y in range(32)], rtol=1e-15)
+
+
+def test_split_levels_groups_reports_by_level():
+    from ldpnum._kernels._tree import split_levels
+
+    rng = np.random.default_rng(0)
+    codes = (rng.integers(0, 2**40, 1000, dtype=np.uint64) << np.uint64(16)) | \
+        (rng.integers(0, 3, 1000, dtype=np.uint64) << np.uint64(12)) | rng.integers(0, 4096, 1000, dtype=np.uint64)
+    out = np.empty_like(codes)
+    starts = np.empty(4, dtype=np.int64)
+    assert split_levels(codes, 3, out, starts) == (0, -1)
+    lev = (codes >> np.uint64(12)) & np.uint64(15)
+    for l in range(3):
+        np.testing.assert_array_equal(out[starts[l]:starts[l + 1]], codes[lev == l] & ~np.uint64(0xF000))
+    assert starts[0] == 0 and starts[-1] == 1000
+    codes[[5, 9]] |= np.uint64(0xF000)
+    assert split_levels(codes, 3, out, starts) == (2, 5)

@@ -27,10 +27,14 @@ Three routines, all O(number of nodes) per pass, GIL released, no OpenMP (see ``
 ``active_set``
     A primal active-set method for the same problem (finite; each step one ``tree_solve``): the exact
     finisher when ADMM stops without a successful polish.
+
+and one aggregation helper, ``split_levels``: packed hierarchical-histogram reports (level in bits 15..12)
+grouped by level in one counting-sort pass, level bits cleared, so each level's block of the aggregate is
+counted from a contiguous slice (the code histogram, or local hashing's support counts).
 """
 
 from libc.math cimport sqrt, fabs
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.stdlib cimport malloc, free
 
 import numpy as np
@@ -375,3 +379,40 @@ def active_set(const double[::1] obs, const double[::1] var, const int64_t[::1] 
     free(buf)
     free(active)
     return int(n_iter), bool(converged)
+
+
+def split_levels(const uint64_t[::1] codes, Py_ssize_t n_levels, uint64_t[::1] out, int64_t[::1] starts):
+    """Group packed reports by level: ``out[starts[l]:starts[l+1]]`` receives, in input order, the reports of
+    level index ``l`` (bits 15..12) with those bits cleared. ``starts`` has ``n_levels + 1`` entries.
+
+    Returns ``(n_bad, first_bad)``: reports whose level index is ``>= n_levels`` (not copied) and the index
+    of the first (``-1`` if none).
+    """
+    cdef Py_ssize_t n = codes.shape[0], i, l
+    if out.shape[0] != n or starts.shape[0] != n_levels + 1 or not 1 <= n_levels <= 16:
+        raise ValueError("split_levels: out must have len(codes) entries, starts n_levels + 1, 1 <= n_levels <= 16")
+    cdef int64_t pos[17]
+    cdef int64_t n_bad = 0, first_bad = -1
+    cdef uint64_t c, mask = ~(<uint64_t> 0xF000)
+    with nogil:
+        for l in range(17):
+            pos[l] = 0
+        for i in range(n):
+            l = <Py_ssize_t> ((codes[i] >> 12) & 0xF)
+            if l >= n_levels:
+                if n_bad == 0:
+                    first_bad = i
+                n_bad += 1
+            else:
+                pos[l + 1] += 1
+        for l in range(n_levels):
+            pos[l + 1] += pos[l]
+        for l in range(n_levels + 1):
+            starts[l] = pos[l]
+        for i in range(n):
+            c = codes[i]
+            l = <Py_ssize_t> ((c >> 12) & 0xF)
+            if l < n_levels:
+                out[pos[l]] = c & mask
+                pos[l] += 1
+    return int(n_bad), int(first_bad)

@@ -355,9 +355,20 @@ def predicted_range_variance(epsilon, n_leaves, branching, oracle="auto", n_repo
 
     with ``L = ceil(log_B n_leaves)`` levels, ``k_l`` nodes at level ``l``, ``n/L`` reports per level, and
     ``V_l`` the per-report variance of the level's oracle at frequency 0 (GRR: :math:`(k - 2 + e^\varepsilon)
-    /(e^\varepsilon - 1)^2`; OUE/OLH: :math:`4e^\varepsilon/(e^\varepsilon - 1)^2`). A random range uses on
-    average ``B - 1`` nodes per level (``(B-1)/2`` on each fringe; at most ``2(B-1)``), and never more than
-    ``k_l - 1`` of a level's nodes.
+    /(e^\varepsilon - 1)^2`; OLH with its integer ``g``: :math:`q(1-q)/(p-q)^2`, ``p = e^ε/(e^ε+g-1)``,
+    ``q = 1/g``, about :math:`4e^\varepsilon/(e^\varepsilon - 1)^2`; Hadamard response:
+    :math:`(e^\varepsilon+1)^2/(e^\varepsilon-1)^2`). With ``oracle="auto"`` each level's oracle is the one
+    the tree would use (it depends on ``k_l``, hence on ``B``). A random range uses on average ``B - 1`` nodes
+    per level (``(B-1)/2`` on each fringe; at most ``2(B-1)``), and never more than ``k_l - 1`` of a level's
+    nodes.
+
+    Examples
+    --------
+    >>> from ldpnum.ranges import predicted_range_variance
+    >>> grr = predicted_range_variance(1.0, 1024, 4, "grr")
+    >>> auto = predicted_range_variance(1.0, 1024, 4)       # GRR on 4 nodes, OLH on 16..1024
+    >>> round(grr / auto, 1)
+    28.3
     """
     eps = check_epsilon(epsilon)
     shape = check_tree(n_leaves, branching)
@@ -377,7 +388,9 @@ def choose_branching(epsilon, n_leaves, oracle="auto", candidates=BRANCHING_CAND
     :math:`B \approx 4.9` (Kulkarni et al. find 4–5); for ``D = 1024`` leaves the integer optimum is
     ``B = 4``.
     With GRR at every level the level variance grows with ``k_l``, so the leaf level dominates and small ``B``
-    wins (``B = 4`` again at 1024 leaves, ``B = 2`` close behind).
+    wins (``B = 4`` again at 1024 leaves, ``B = 2`` close behind; ``B = 2`` at ε = 0.5). With
+    ``oracle="auto"`` (GRR on the small upper levels, OLH below) the objective is close to the constant
+    one: ``B = 4`` at 1024 leaves for ε from 0.1 to 8.
     """
     n_leaves = check_tree(n_leaves, 2).n_leaves
     best = None
@@ -491,15 +504,23 @@ class HierarchyPlan:
     def aggregate_packed(self, codes):
         """The aggregate's counts of packed reports (already validated): per level, GRR's code histogram,
         or OLH's support counts and ``n_l`` (the Cython kernel of :mod:`ldpnum.frequency.hashing`)."""
+        from .._kernels._tree import split_levels
+
         codes = np.ascontiguousarray(codes, dtype=np.uint64)
-        levels = (codes >> np.uint64(kernels.LEVEL_SHIFT)) & np.uint64(0xF)
+        L = len(self.levels)
+        # one counting-sort pass: each level's reports contiguous, level bits cleared (an OLH report is then
+        # in local hashing's own layout, seed | y; another level's is its code << 16)
+        grouped = np.empty_like(codes)
+        starts = np.empty(L + 1, dtype=np.int64)
+        n_bad, first = split_levels(codes, L, grouped, starts)
+        if n_bad:
+            raise ValueError(f"reports hold {n_bad} code(s) of a level beyond {L}, first at index {first}")
         counts = np.zeros(self.n_cells, dtype=np.int64)
         for l, lvl in enumerate(self.levels):
-            sel = codes[levels == np.uint64(l)]
+            sel = grouped[starts[l]:starts[l + 1]]
             lo = self.offsets[l]
             if lvl.hashed:
-                # back to the OLH report layout (seed | y): clear the level bits
-                counts[lo:lo + lvl.k] = local_hash_support_counts(sel & ~_LEVEL_MASK, lvl.k, lvl.g)
+                counts[lo:lo + lvl.k] = local_hash_support_counts(sel, lvl.k, lvl.g)
                 counts[lo + lvl.k] = sel.shape[0]
             else:
                 m = lvl.block_size
