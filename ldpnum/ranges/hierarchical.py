@@ -7,6 +7,11 @@ index of the node holding their leaf, through a categorical frequency oracle wit
 estimates every node's frequency from the reports of its level (unbiased), makes the tree consistent
 (post-processing) and answers range queries, CDFs and quantiles from it.
 
+Level oracles (:class:`LevelOracle`): :class:`GRRLevel` (generalized randomized response; variance grows
+with the level's node count), :class:`OLHLevel` (optimized local hashing; variance independent of it, server
+cost O(n_l·k_l)) and :class:`HadamardLevel` (Hadamard response). ``oracle="auto"`` applies the seed's rule
+per level: GRR while ``k_l < 3e^ε + 2``, OLH beyond.
+
 References
 ----------
 ``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (hierarchical histograms, HH-ADMM, the frequency oracles and the
