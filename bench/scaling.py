@@ -15,7 +15,9 @@ same work in both). Reported: wall time, values/s, the ratio of Dask's values/s 
 EMS time, peak resident memory per worker process (``ru_maxrss``) next to its resident memory after start-up
 and warm-up, the bytes of one partition's aggregate (what crosses the network per partition), and the
 worker warm-up time (import ldpnum, load the compiled kernels from Numba's cache: excluded from the
-throughput). Runs alone: ``python bench/scaling.py [--sizes 1e7,1e8]`` prints the markdown table.
+throughput). With ``--tuned`` each Dask configuration also runs with ``MALLOC_MMAP_THRESHOLD_=16 MB`` in the
+workers' environment (see ``MMAP_THRESHOLD``: Dask's ``MALLOC_TRIM_THRESHOLD_`` default otherwise turns every
+large buffer into fresh page faults). Runs alone: ``python bench/scaling.py [--sizes 1e7,1e8]`` prints the markdown table.
 """
 
 import argparse
@@ -37,6 +39,11 @@ BOUNDS = (0.0, 1.0)
 CHUNK = 5_000_000
 SEED = 2026
 BETA = (5.0, 2.0)
+#: glibc's ``MALLOC_MMAP_THRESHOLD_`` for the "tuned" workers. Dask's nanny starts workers with
+#: ``MALLOC_TRIM_THRESHOLD_=65536``, which also freezes glibc's mmap threshold at 128 KB: every multi-MB
+#: buffer (a block of random words, a partition's reports) is then mmap'ed, page-faulted and unmapped anew,
+#: which makes ``privatize`` 1.6-2x slower in a worker than in a plain process (measured).
+MMAP_THRESHOLD = 16 * 2**20
 
 
 def _mechanism():
@@ -103,7 +110,7 @@ def _run_single(n, chunk, seed, repeats):
         return pool.submit(_single_process, n, chunk, seed, repeats).result()
 
 
-def _run_dask(n, n_workers, chunk, seed, repeats):
+def _run_dask(n, n_workers, chunk, seed, repeats, mmap_threshold=False):
     import warnings
 
     import dask.array as da
@@ -114,11 +121,14 @@ def _run_dask(n, n_workers, chunk, seed, repeats):
 
     m = _mechanism()
     threads = max(1, (os.cpu_count() or 1) // n_workers)
+    env = {"NUMBA_NUM_THREADS": str(threads)}
+    if mmap_threshold:
+        env["MALLOC_MMAP_THRESHOLD_"] = str(MMAP_THRESHOLD)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                               env={"NUMBA_NUM_THREADS": str(threads)}, silence_logs=40)
+                               env=env, silence_logs=40)
         client = Client(cluster)
     try:
         t_start = time.perf_counter() - t0
@@ -150,15 +160,18 @@ def _run_dask(n, n_workers, chunk, seed, repeats):
             "agg": agg.to_bytes()}
 
 
-def run(sizes=(10**7, 10**8), workers=(1, 2), chunk=CHUNK, seed=SEED, repeats=3):
+def run(sizes=(10**7, 10**8), workers=(1, 2), chunk=CHUNK, seed=SEED, repeats=3, tuned=False):
     """Measure the scaling table (medians of ``repeats`` runs per configuration); return ``(records, markdown)``."""
     from ldpnum import Aggregate
 
     records = []
     for n in sizes:
         single = _run_single(n, chunk, seed, repeats)
-        rows = [("single process", 0, single)] + [(f"Dask, {w} worker{'s' if w > 1 else ''}", w,
-                                                  _run_dask(n, w, chunk, seed, repeats)) for w in workers]
+        rows = [("single process", 0, single)]
+        for mmap in (False, True) if tuned else (False,):
+            for w in workers:
+                label = f"Dask, {w} worker{'s' if w > 1 else ''}" + (", mmap threshold 16 MB" if mmap else "")
+                rows.append((label, w, _run_dask(n, w, chunk, seed, repeats, mmap_threshold=mmap)))
         for label, w, r in rows:
             agg = Aggregate.from_bytes(r.pop("agg"))
             rec = {"section": "scaling", "path": label, "workers": w, "n": int(n), "values_per_s": n / r["seconds"],
@@ -200,10 +213,11 @@ def main(argv=None):
     p.add_argument("--workers", default="1,2", help="comma list of worker counts (default 1,2)")
     p.add_argument("--chunk", type=float, default=CHUNK, help=f"values per partition (default {CHUNK:.0e})")
     p.add_argument("--repeats", type=int, default=3, help="runs per configuration, median reported (default 3)")
+    p.add_argument("--tuned", action="store_true", help="also run the workers with MALLOC_MMAP_THRESHOLD_=16 MB")
     args = p.parse_args(argv)
     sizes = tuple(int(float(s)) for s in args.sizes.split(","))
     workers = tuple(int(w) for w in args.workers.split(","))
-    _, md = run(sizes=sizes, workers=workers, chunk=int(args.chunk), repeats=args.repeats)
+    _, md = run(sizes=sizes, workers=workers, chunk=int(args.chunk), repeats=args.repeats, tuned=args.tuned)
     print(md)
 
 
