@@ -191,19 +191,9 @@ def em_dense(counts, matrix, method="ems", max_iter=10_000, tol=1e-7, atol=0.0):
     return x, it, converged, np.array(trace)
 
 
-def grr(values, k, t_keep, words):
-    """Generalized randomized response, one record at a time (values -1: uniformly random report)."""
-    out = []
-    for i, v in enumerate(values):
-        v = int(v)
-        if v < 0:
-            out.append(uniform(words[2 * i + 1], k))
-        elif bernoulli(words[2 * i], t_keep):
-            out.append(v)
-        else:
-            j = uniform(words[2 * i + 1], k - 1)
-            out.append(j + 1 if j >= v else j)
-    return np.array(out)
+def grr(values, k, a_keep, shift, words):
+    """Generalized randomized response, one record (one word) at a time (values -1: uniformly random)."""
+    return np.array([grr_one(int(v), words[i], k, a_keep, shift) for i, v in enumerate(values)])
 
 
 def subset_selection(values, k, omega, t_inc, words):
@@ -354,24 +344,27 @@ def decode(code):
     return code >> 40, (code >> 16) & ((1 << 24) - 1), code & 0xFFFF
 
 
-def grr_one(h, w_keep, w_lie, g, t_keep):
+def grr_one(h, word, g, a_keep, shift):
+    """GRR from one word, in Python ints: cell ``word · G >> 64`` of ``G = a_keep + (g - 1)·2**shift``."""
+    word = int(word)
     if h < 0:
-        return uniform(w_lie, g)
-    if bernoulli(w_keep, t_keep):
+        return (word * g) >> 64
+    c = (word * (a_keep + (g - 1) * 2**shift)) >> 64
+    if c < a_keep:
         return h
-    j = uniform(w_lie, g - 1)
+    j = (c - a_keep) >> shift
     return j + 1 if j >= h else j
 
 
-def local_hashing(values, g, t_keep, words):
-    """BLH/OLH reports: seed bits of word 3i, GRR over g of h(v) with words 3i+1, 3i+2."""
+def local_hashing(values, g, a_keep, shift, words):
+    """BLH/OLH reports: seed bits of word 2i, GRR over g of h(v) with word 2i + 1."""
     out = []
     for i, v in enumerate(values):
         v = int(v)
-        w = int(words[3 * i])
+        w = int(words[2 * i])
         a, b = w >> 40, (w >> 16) & ((1 << 24) - 1)
         h = local_hash(a, b, v, g) if v >= 0 else -1
-        y = grr_one(h, words[3 * i + 1], words[3 * i + 2], g, t_keep)
+        y = grr_one(h, words[2 * i + 1], g, a_keep, shift)
         out.append((w & ~0xFFFF & (2**64 - 1)) | y)
     return np.array(out, dtype=np.uint64)
 
@@ -502,25 +495,25 @@ def leaf(x, low, high, n_leaves):
 
 
 def hierarchy(x, low, high, n_leaves, table, words):
-    """Reference for ``hierarchy_kernel``: table rows ``[kind, m, node_size, offset, t_keep, shift]``, kind 0
-    GRR over ``m`` nodes, 2 Hadamard response with ``K = 2**m`` (the shift is only the kernel's fast path;
-    the reference divides)."""
+    """Reference for ``hierarchy_kernel``: table rows ``[kind, m, node_size, offset, keep, shift, lie_shift]``, kind 0
+    GRR over ``m`` nodes (word 2i), 2 Hadamard response with ``K = 2**m`` (words 2i, 2i + 1); the level from
+    word 2i + 1 (the shift is only the kernel's fast path; the reference divides)."""
     L = len(table)
     out = []
     for i, v in enumerate(x):
         t = leaf(v, low, high, n_leaves)
         w0, w1 = int(words[2 * i]), int(words[2 * i + 1])
         lev = ((w1 & LOW16) * L) >> 16
-        kind, m, size, offset, t_keep, _ = (int(c) for c in table[lev])
+        kind, m, size, offset, keep, _, lie_shift = (int(c) for c in table[lev])
         assert kind in (0, 2)
-        one = grr_one if kind == 0 else hadamard_one
-        out.append(offset + one(t // size, w0, w1, m, t_keep))
+        code = grr_one(t // size, w0, m, keep, lie_shift) if kind == 0 else hadamard_one(t // size, w0, w1, m, keep)
+        out.append(offset + code)
     return np.array(out)
 
 
 def hierarchy_packed(x, low, high, n_leaves, table, words):
-    """Reference for ``hierarchy_packed_kernel``: word 3i the seed, 3i+1 the keep coin, 3i+2 the lie and
-    the level; report ``seed | level << 12 | y`` (OLH level, kind 1) or ``code << 16 | level << 12`` (GRR,
+    """Reference for ``hierarchy_packed_kernel``: word 3i the seed, 3i+1 GRR's word (or Hadamard response's
+    keep coin), 3i+2 Hadamard response's index and the level; report ``seed | level << 12 | y`` (OLH level, kind 1) or ``code << 16 | level << 12`` (GRR,
     kind 0, or Hadamard response, kind 2)."""
     L = len(table)
     out = []
@@ -528,16 +521,16 @@ def hierarchy_packed(x, low, high, n_leaves, table, words):
         t = leaf(v, low, high, n_leaves)
         ws, wk, wl = (int(w) for w in words[3 * i:3 * i + 3])
         lev = ((wl & LOW16) * L) >> 16
-        kind, m, size, _, t_keep, _ = (int(c) for c in table[lev])
+        kind, m, size, _, keep, _, lie_shift = (int(c) for c in table[lev])
         node = t // size
         if kind == 1:
             a, b = ws >> 40, (ws >> 16) & ((1 << 24) - 1)
-            y = grr_one(local_hash(a, b, node, m), wk, wl, m, t_keep)
+            y = grr_one(local_hash(a, b, node, m), wk, m, keep, lie_shift)
             out.append((ws >> 16 << 16) | (lev << 12) | y)
         else:
             assert kind in (0, 2)
-            one = grr_one if kind == 0 else hadamard_one
-            out.append((one(node, wk, wl, m, t_keep) << 16) | (lev << 12))
+            code = grr_one(node, wk, m, keep, lie_shift) if kind == 0 else hadamard_one(node, wk, wl, m, keep)
+            out.append((code << 16) | (lev << 12))
     return np.array(out, dtype=np.uint64)
 
 

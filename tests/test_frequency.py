@@ -10,6 +10,7 @@ import pytest
 import ldpnum as ldp
 from ldpnum.estimation import norm_sub
 from ldpnum.frequency import postprocess_frequencies, project_simplex, recommend
+from ldpnum.frequency.grr import TWO64
 from ldpnum.mechanisms._plan import TWO48, TWO53, uniform_count
 
 import naive
@@ -48,14 +49,41 @@ def test_grr_lie_covers_the_largest_domain():
 
 
 def test_grr_with_two_categories_is_randomized_response():
+    """GRR's one-word plan at k = 2 keeps the truth with randomized response's probability (the two plans
+    round on different grids: within 2**-31 relatively), and both are tight."""
     for eps in (0.1, 1.0, 7.0):
-        assert ldp.GRR(eps, 2).plan.t_keep == ldp.RandomizedResponse(eps).plan.t_hi
+        keep = Fraction(ldp.GRR(eps, 2).plan.keep_count(), TWO64)
+        rr = Fraction(ldp.RandomizedResponse(eps).plan.t_hi, TWO53)
+        assert abs(keep / rr - 1) < Fraction(1, 2**31)
+
+
+def test_grr_one_word_cell_counts_are_exact():
+    """The plan's word counts are those of the kernel's ``floor(word · G / 2**64)``: checked by scaling the
+    64-bit word space down (the same formula at 2**16 words, enumerated)."""
+    from ldpnum.frequency.grr import cell_count
+    total = 2**16
+    for G in (3, 7, 1000, 40_000):
+        hist = np.bincount((np.arange(total, dtype=np.int64) * G) >> 16, minlength=G)
+        for s, e in [(0, 1), (0, G // 3), (G // 3, G), (1, G - 1)]:
+            assert -((-e * total) // G) + ((-s * total) // G) == hist[s:e].sum()
+    assert sum(cell_count(j, j + 1, 5) for j in range(5)) == TWO64
+
+
+def test_grr_mulhi_matches_python_big_ints():
+    from ldpnum._kernels.client import mulhi64_inline
+    rng = np.random.default_rng(4)
+    a = rng.integers(0, 2**64, 2000, dtype=np.uint64, endpoint=False)
+    b = rng.integers(0, 2**64, 2000, dtype=np.uint64, endpoint=False)
+    a[:4] = [0, 2**64 - 1, 2**64 - 1, 2**32]
+    b[:4] = [2**64 - 1, 2**64 - 1, 1, 2**32]
+    got = [int(mulhi64_inline(x, y)) for x, y in zip(a, b)]
+    assert got == [(int(x) * int(y)) >> 64 for x, y in zip(a, b)]
 
 
 def test_checker_rejects_lie_drawn_from_all_k():
     """OpenDP #480: keep w.p. p, else draw the report from all k categories (it may repeat the truth)."""
     k, eps = 5, 1.0
-    keep = Fraction(ldp.GRR(eps, k).plan.t_keep, TWO53)
+    keep = Fraction(ldp.GRR(eps, k).plan.keep_count(), TWO64)
     rows = [{j: (keep if j == v else 0) + (1 - keep) / k for j in range(k)} for v in range(k)]
     with pytest.raises(PrivacyViolation, match="exceeds"):
         check_exact_epsilon(rows, eps)
@@ -64,7 +92,7 @@ def test_checker_rejects_lie_drawn_from_all_k():
 @pytest.mark.parametrize("k,eps", [(4, 1.0), (64, 2.0), (1000, 4.0)])
 def test_grr_kernel_matches_plan(k, eps):
     g = ldp.GRR(eps, k)
-    p, q = g.support_probabilities  # equal to the exact plan up to 2**-48 relatively (uniform choice)
+    p, q = g.support_probabilities  # equal to the exact plan up to 2**-35 relatively (lie blocks)
     for i, v in enumerate([0, k // 3, k - 1]):
         r = g.privatize(np.full(300_000, v), rng=40 + i)
         probs = np.full(k, q)
@@ -75,7 +103,7 @@ def test_grr_kernel_matches_plan(k, eps):
 def test_twin_rejects_lie_drawn_from_all_k():
     k = 4
     g = ldp.GRR(1.0, k)
-    p = g.plan.t_keep / TWO53
+    p = g.support_probabilities[0]
     rng = np.random.default_rng(1)
     n = 300_000
     out = np.where(rng.random(n) < p, 2, rng.integers(0, k, n))
@@ -90,8 +118,8 @@ def test_grr_kernel_matches_naive():
     v = np.random.default_rng(0).integers(0, k, 4000)
     v[::97] = 999  # unknown → uniform
     r = g.privatize(v, rng=5, unknown="uniform")
-    words = np.random.default_rng(5).bit_generator.random_raw(2 * v.size)
-    ref = naive.grr(np.where(v >= k, -1, v), k, g.plan.t_keep, words)
+    words = np.random.default_rng(5).bit_generator.random_raw(v.size)
+    ref = naive.grr(np.where(v >= k, -1, v), k, g.plan.a_keep, g.plan.shift, words)
     np.testing.assert_array_equal(r.codes, ref)
 
 

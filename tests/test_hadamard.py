@@ -11,9 +11,8 @@ import ldpnum as ldp
 from ldpnum import _random
 from ldpnum._core import code_dtype
 from ldpnum._kernels._hashing import walsh_hadamard
-from ldpnum.frequency.grr import grr_threshold
 from ldpnum.frequency.hadamard import HadamardPlan, HadamardResponse, hadamard_support_counts
-from ldpnum.mechanisms._plan import TWO53
+from ldpnum.mechanisms._plan import TWO53, binary_plan
 
 import naive as nh
 from conftest import EPSILONS
@@ -83,7 +82,7 @@ def test_q_star_is_one_half_by_orthogonality():
 def test_exact_checker_rejects_inflated_epsilon():
     """Negative control: thresholds for 1.25 ε must fail the exact check at ε."""
     for eps, k in [(1.0, 3), (0.1, 5), (4.0, 64)]:
-        bad = HadamardPlan(k, k.bit_length(), grr_threshold(1.25 * eps, 2))
+        bad = HadamardPlan(k, k.bit_length(), binary_plan(1.25 * eps).t_hi)
         with pytest.raises(PrivacyViolation, match="exceeds"):
             check_exact_epsilon([bad.exact_probabilities(v) for v in range(k)], eps)
 

@@ -14,7 +14,7 @@ from ldpnum import _random
 from ldpnum._kernels import freq_hashing as kernels
 from ldpnum._kernels._hashing import local_hash_support
 from ldpnum._kernels._jit import launch
-from ldpnum.frequency.grr import _GRRPlan, grr_threshold
+from ldpnum.frequency.grr import _GRRPlan, grr_keep_cells
 from ldpnum.frequency.hashing import (BLH, G_MAX, OLH, LocalHashPlan, decode_reports, hash_class_sizes,
                                       local_hash_support_counts, olh_g, support_probabilities_exact)
 from ldpnum.mechanisms._plan import TWO53
@@ -103,10 +103,9 @@ def test_support_probabilities_match_enumeration(bits, g, eps):
     several pairs (the same q* for every pair of distinct values: unbiased for all)."""
     poly = nh.SMALL_FIELD_POLYS[bits]
     n = 1 << bits
-    t_keep = grr_threshold(eps, g)
-    grr = _GRRPlan(g, t_keep)
+    grr = _GRRPlan(g, *grr_keep_cells(eps, g))
     rows = [grr.exact_probabilities(h) for h in range(g)]
-    p_star, q_star = support_probabilities_exact(g, t_keep, bits)
+    p_star, q_star = support_probabilities_exact(grr, bits)
     for v, v2 in [(0, 1), (2, 9), (n - 1, 5)]:
         p_sum = q_sum = Fraction(0)
         for a in range(n):
@@ -121,7 +120,7 @@ def test_support_probabilities_match_enumeration(bits, g, eps):
 
 def test_q_star_is_one_over_g_when_g_is_a_power_of_two():
     for eps, g in [(1.0, 2), (1.0, 4), (2.0, 8), (20.0, G_MAX)]:
-        assert support_probabilities_exact(g, grr_threshold(eps, g))[1] == Fraction(1, g)
+        assert support_probabilities_exact(_GRRPlan(g, *grr_keep_cells(eps, g)))[1] == Fraction(1, g)
 
 
 # --- exact ε -----------------------------------------------------------------------------------------
@@ -187,7 +186,7 @@ def test_exact_checker_rejects_inflated_epsilon():
     """Negative control: thresholds computed for 1.25 ε must fail the exact check at ε."""
     for cls, eps, k in [(BLH, 1.0, 3), (OLH, 2.0, 5), (OLH, 0.5, 3)]:
         m = cls(eps, k)
-        bad = LocalHashPlan(k, m.g, grr_threshold(1.25 * eps, m.g))
+        bad = LocalHashPlan(k, m.g, *grr_keep_cells(1.25 * eps, m.g))
         with pytest.raises(PrivacyViolation, match="exceeds"):
             check_exact_epsilon(joint_rows(bad, SEEDS_256[:32], k), eps)
 
@@ -196,14 +195,14 @@ def test_exact_checker_rejects_inflated_epsilon():
 
 def check_seed_independent(run, k, n=5000, seed=11):
     """Same words, different values → identical seed bits in every report."""
-    words = raw_words(seed, 3 * n)
+    words = raw_words(seed, 2 * n)
     rng = np.random.default_rng(seed)
     inputs = [np.zeros(n, np.int64), np.full(n, k - 1), rng.integers(0, k, n), np.full(n, -1)]
     seeds = [run(x, words) & np.uint64(~0xFFFF & (2**64 - 1)) for x in inputs]
     for s in seeds[1:]:
         if not np.array_equal(s, seeds[0]):
             raise AssertionError("the hash seed depends on the value")
-    np.testing.assert_array_equal(seeds[0], words[0::3] & np.uint64(~0xFFFF & (2**64 - 1)))
+    np.testing.assert_array_equal(seeds[0], words[0::2] & np.uint64(~0xFFFF & (2**64 - 1)))
 
 
 @pytest.mark.parametrize("cls,eps,k", [(BLH, 1.0, 16), (OLH, 3.0, 1000), (OLH, 12.0, 1 << 24)])
@@ -218,7 +217,7 @@ def test_independence_check_catches_seed_depending_on_value():
 
     def mutant(x, words):
         w = words.copy()
-        w[0::3] ^= (np.maximum(x, 0).astype(np.uint64) << np.uint64(16))
+        w[0::2] ^= (np.maximum(x, 0).astype(np.uint64) << np.uint64(16))
         return run_kernel(m, x, w)
 
     with pytest.raises(AssertionError, match="depends on the value"):
@@ -233,8 +232,8 @@ def test_kernel_matches_plan_for_fixed_seeds(cls, eps, k):
     n = 200_000
     for j, s in enumerate(SEEDS_256[:3]):
         for v in (0, k - 1, -1):
-            words = raw_words(100 * j + v + 7, 3 * n)
-            words[0::3] = s
+            words = raw_words(100 * j + v + 7, 2 * n)
+            words[0::2] = s
             y = run_kernel(m, np.full(n, v), words) & np.uint64(0xFFFF)
             h = -1 if v < 0 else int(probe_hash([s], [v], m.g)[0])
             row = m.plan.exact_probabilities(h)
@@ -245,7 +244,7 @@ def test_kernel_matches_plan_for_fixed_seeds(cls, eps, k):
 def test_twin_rejects_lie_drawn_from_all_g():
     """Negative control for the fixed-seed twin: a lie drawn among all g values (OpenDP #480)."""
     m = OLH(2.0, 100)
-    p = m.plan.t_keep / TWO53
+    p = m.support_probabilities[0]
     rng = np.random.default_rng(1)
     n = 300_000
     h = 3
@@ -285,8 +284,8 @@ def test_kernel_matches_naive(cls, eps, k):
     v[:4] = [0, k - 1, 0, k - 1]
     v[::97] = k + 5  # unknown → uniform
     r = m.privatize(v, rng=5, unknown="uniform")
-    words = raw_words(5, 3 * n)
-    ref = nh.local_hashing(np.where(v >= k, -1, v), m.g, m.plan.t_keep, words)
+    words = raw_words(5, 2 * n)
+    ref = nh.local_hashing(np.where(v >= k, -1, v), m.g, m.plan.a_keep, m.plan.shift, words)
     np.testing.assert_array_equal(r.codes, ref)
 
 
@@ -427,7 +426,7 @@ def test_spec_round_trip_and_parameters():
     for m in (BLH(1.0, 10), OLH(2.0, 1000), OLH(2.0, 1000, g=3), OLH(15.0, 1 << 24)):
         assert ldp.from_spec(m.spec) == m
         assert ldp.Spec.from_json(m.spec.to_json()) == m.spec
-        assert m.spec.n_cells == m.k and m.words_per_record == 3
+        assert m.spec.n_cells == m.k and m.words_per_record == 2
     assert BLH(3.0, 5).g == 2
     assert [OLH(e, 100).g for e in (0.001, 1.0, 2.0, 4.0, 8.0, 11.0, 12.0, 20.0)] == \
         [2, 4, 8, 56, 2982, 59875, G_MAX, G_MAX]

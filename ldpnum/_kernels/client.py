@@ -6,7 +6,7 @@ caller allocated; no kernel draws randomness or writes into its inputs. Record `
 depend on the thread count, and every record does the same work whatever its value.
 
 Integer events (see ``ldpnum._random``): a Bernoulli event is ``(word >> 11) < T`` with ``T`` an integer
-over ``2**53``; a uniform choice among ``m <= 2**16`` cells is ``((word >> 16) * m) >> 48``.
+over ``2**53``; a uniform choice among ``m <= 2**16`` cells is ``((word >> 16) * m) >> 48``; a cell of ``G < 2**64`` is ``mulhi64(word, G) = floor(word·G/2**64)``.
 
 Small ``*_inline`` helpers are shared between the randomizers and the *probe* kernels that return the
 integers a randomizer would use for given inputs, so tests check the kernels' own thresholds exactly.
@@ -19,7 +19,9 @@ from ._jit import jit
 
 U11 = np.uint64(11)
 U16 = np.uint64(16)
+U32 = np.uint64(32)
 U48 = np.uint64(48)
+M32 = np.uint64(0xFFFFFFFF)
 TWO53 = float(2**53)
 
 
@@ -44,6 +46,27 @@ def bernoulli_inline(word, threshold):
 def uniform_inline(word, m):
     """A cell in ``0..m-1``, ``m <= 2**16``; cell ``j`` has ``ceil((j+1)2^48/m) - ceil(j 2^48/m)`` of 2^48 draws."""
     return np.int64(((word >> U16) * np.uint64(m)) >> U48)
+
+
+@jit(inline=True)
+def mulhi32_inline(w, m):
+    """``floor(w·m / 2**64)`` for a uint64 word ``w`` and ``m < 2**32`` (exact, no overflow)."""
+    lo = (w & M32) * m
+    hi = (w >> U32) * m
+    return (hi + (lo >> U32)) >> U32
+
+
+@jit(inline=True)
+def mulhi64_inline(x, y):
+    """``floor(x·y / 2**64)`` for uint64 ``x`` and ``y`` (exact, from four 32x32-bit products)."""
+    x0 = x & M32
+    x1 = x >> U32
+    y0 = y & M32
+    y1 = y >> U32
+    p01 = x0 * y1
+    p10 = x1 * y0
+    mid = ((x0 * y0) >> U32) + (p01 & M32) + (p10 & M32)
+    return x1 * y1 + (p01 >> U32) + (p10 >> U32) + (mid >> U32)
 
 
 @jit(inline=True)

@@ -15,8 +15,8 @@ uniform the pair ``(z, z')`` is *exactly* uniform over all 2^48 pairs (a pairwis
 ``(a, b)`` is exactly uniform because it is 48 bits of a uniformly random word. Everything is integer
 arithmetic; no string hashing.
 
-Record ``i`` of :func:`local_hash_kernel` reads three words: ``3i`` (the seed: bits 63..16 of the word
-*are* the seed), ``3i+1`` (keep) and ``3i+2`` (lie). The seed word is never combined with the value, so the
+Record ``i`` of :func:`local_hash_kernel` reads two words: ``2i`` (the seed: bits 63..16 of the word
+*are* the seed) and ``2i+1`` (GRR over the hashed values, :func:`ldpnum._kernels.frequency.grr_inline`). The seed word is never combined with the value, so the
 seed does not depend on the value (the same words give the same seed whatever the value).
 
 Hadamard response: record ``i`` of :func:`hadamard_kernel` reads two words, ``2i`` (keep) and ``2i+1``
@@ -76,18 +76,18 @@ def local_hash_inline(seed_word, v, g):
 
 
 @jit(parallel=True)
-def local_hash_kernel(values, g, t_keep, words, out):
-    """Local hashing (3 words per record): hash the value with the seed of word ``3i``, then GRR over
-    ``[0, g)`` on the hashed value; the report is ``seed bits | y`` (uint64).
+def local_hash_kernel(values, g, a_keep, shift, words, out):
+    """Local hashing (2 words per record): hash the value with the seed of word ``2i``, then GRR over
+    ``[0, g)`` on the hashed value with word ``2i + 1``; the report is ``seed bits | y`` (uint64).
 
     The hash is computed for every record (for an unknown value, of 0, then discarded), so every record
     does the same work.
     """
     for i in prange(values.shape[0]):
-        w = words[3 * i]
+        w = words[2 * i]
         v = values[i]
         h = local_hash_inline(w, v if v >= 0 else 0, g)
-        y = grr_inline(h if v >= 0 else -1, words[3 * i + 1], words[3 * i + 2], g, t_keep)
+        y = grr_inline(h if v >= 0 else -1, words[2 * i + 1], g, a_keep, shift)
         out[i] = (w & SEED_MASK) | np.uint64(y)
 
 

@@ -22,32 +22,11 @@ import numpy as np
 from numba import prange
 
 from ._jit import jit
+from .client import mulhi32_inline, mulhi64_inline
 
 U11 = np.uint64(11)
 U32 = np.uint64(32)
-MASK32 = np.uint64(0xFFFFFFFF)
 ONE = np.uint64(1)
-
-
-@jit(inline=True)
-def mulhi32_inline(w, m):
-    """``floor(w·m / 2**64)`` for a uint64 word ``w`` and ``m < 2**32`` (exact, no overflow)."""
-    lo = (w & MASK32) * m
-    hi = (w >> U32) * m
-    return (hi + (lo >> U32)) >> U32
-
-
-@jit(inline=True)
-def mulhi64_inline(x, y):
-    """``floor(x·y / 2**64)`` for uint64 ``x`` and ``y`` (exact, from four 32x32-bit products)."""
-    x0 = x & MASK32
-    x1 = x >> U32
-    y0 = y & MASK32
-    y1 = y >> U32
-    p01 = x0 * y1
-    p10 = x1 * y0
-    mid = ((x0 * y0) >> U32) + (p01 & MASK32) + (p10 & MASK32)
-    return x1 * y1 + (p01 >> U32) + (p10 >> U32) + (mid >> U32)
 
 
 @jit(inline=True)

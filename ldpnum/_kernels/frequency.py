@@ -4,27 +4,36 @@ Values are int64 category codes already validated to lie in ``0..k-1``, or ``-1`
 that must be reported uniformly at random (``unknown="uniform"``).
 """
 
+import numpy as np
 from numba import prange
 
 from ._jit import jit
-from .client import bernoulli_inline, uniform_inline
+from .client import mulhi64_inline
 
 
 @jit(inline=True)
-def grr_inline(v, w_keep, w_lie, k, t_keep):
-    """Generalized randomized response: keep ``v`` w.p. ``t_keep / 2**53``, else a uniform *other* code."""
+def grr_inline(v, word, k, a_keep, shift):
+    """Generalized randomized response from one 64-bit word.
+
+    The word picks a cell ``c = floor(word · G / 2**64)`` of ``G = a_keep + (k - 1)·2**shift`` cells: the
+    first ``a_keep`` cells keep ``v``; lie ``j`` owns the ``2**shift`` cells ``a_keep + j·2**shift ...`` and
+    reports the ``j``-th *other* code. An unknown value (``v < 0``) is a uniform cell of ``k``.
+    """
     if v < 0:
-        return uniform_inline(w_lie, k)
-    if bernoulli_inline(w_keep, t_keep):
+        return np.int64(mulhi64_inline(word, np.uint64(k)))
+    keep = np.uint64(a_keep)
+    b = np.uint64(shift)
+    c = mulhi64_inline(word, keep + (np.uint64(k - 1) << b))
+    if c < keep:
         return v
-    j = uniform_inline(w_lie, k - 1)
+    j = np.int64((c - keep) >> b)
     if j >= v:
         j += 1
     return j
 
 
 @jit(parallel=True)
-def grr_kernel(values, k, t_keep, words, out):
-    """GRR over ``k`` categories, 2 words per record."""
+def grr_kernel(values, k, a_keep, shift, words, out):
+    """GRR over ``k`` categories, 1 word per record."""
     for i in prange(values.shape[0]):
-        out[i] = grr_inline(values[i], words[2 * i], words[2 * i + 1], k, t_keep)
+        out[i] = grr_inline(values[i], words[i], k, a_keep, shift)

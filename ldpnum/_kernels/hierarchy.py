@@ -7,27 +7,31 @@ is that code plus the level's offset in the concatenated alphabet.
 Two layouts, fixed by the plan (never by the value):
 
 **Offset layout** (:func:`hierarchy_kernel`, GRR or Hadamard-response levels). Words: 2 per record. Word
-``2i`` is the oracle's keep coin (bits 11..63); word ``2i+1`` carries the oracle's uniform choice (GRR's lie
-in bits 16..63; Hadamard response's index in its top ``log2 K <= 17`` bits) and the level in its low 16 bits: level ``((w & 0xFFFF) * L) >> 16``, so level ``l`` has probability ``c_l / 2**16``
+``2i`` is GRR's whole word (:func:`ldpnum._kernels.frequency.grr_inline`) or Hadamard response's keep coin
+(bits 11..63); word ``2i+1`` carries Hadamard response's uniform index (its top ``log2 K <= 17`` bits; a GRR
+level does not use them) and the level in its low 16 bits: level ``((w & 0xFFFF) * L) >> 16``, so level ``l`` has probability ``c_l / 2**16``
 with ``c_l = ceil((l+1) 2**16 / L) - ceil(l 2**16 / L)`` (uniform up to ``L / 2**16``). Disjoint bits of a
 uniform word are independent, so the level is independent of the oracle's coins, and neither depends on
 the value. The report is the level's offset plus the oracle's code, in the smallest unsigned dtype.
 
 **Packed layout** (:func:`hierarchy_packed_kernel`, some level uses local hashing). Words: 3 per record,
 whatever the level: word ``3i`` is the hash seed (bits 63..16, :func:`ldpnum._kernels.freq_hashing.
-local_hash_inline`'s seed word, never combined with the value or the coins), word ``3i+1`` the keep coin
-and word ``3i+2`` the lie (bits 16..63) and the level (bits 0..15), as above. A GRR level draws the seed
+local_hash_inline`'s seed word, never combined with the value or the coins), word ``3i+1`` GRR's word (a GRR
+or OLH level) or Hadamard response's keep coin, and word ``3i+2`` Hadamard response's index (top bits) and the
+level (bits 0..15), as above. A GRR level draws the seed
 word too and ignores it, so every record consumes the same words. The report is one ``uint64``::
 
     bits 63..16  OLH level: the seed (a, b) of the hash;  GRR / HR level: the oracle's code (< 2**17)
     bits 15..12  the level index l - 1 (L <= 16 since n_leaves <= 2**16)
     bits 11..0   OLH level: y, GRR over [0, g) of the node's hashed value (g <= 2**12);  otherwise 0
 
-Level table (int64, one row per level 1..L): ``[kind, m, node_size, offset, t_keep, shift]`` with ``kind``
+Level table (int64, one row per level 1..L): ``[kind, m, node_size, offset, keep, shift, lie_shift]`` with ``kind``
 the oracle (``KIND_GRR`` = 0, ``KIND_OLH`` = 1, ``KIND_HR`` = 2), ``m`` the oracle's size parameter (GRR:
 the level's node count ``k``; OLH: the hash range ``g`` of its GRR step; Hadamard response: ``log2 K``), ``node_size`` the leaves per node, ``offset`` the
-level's first code (offset layout only), ``shift = log2(node_size)`` when that is a power of two (the node
-is then ``leaf >> shift``, measured ~25% faster than the division) and ``-1`` otherwise.
+level's first code (offset layout only), ``keep`` GRR's ``a_keep`` (GRR and OLH levels) or Hadamard
+response's ``t_keep`` over 2**53, ``shift = log2(node_size)`` when that is a power of two (the node
+is then ``leaf >> shift``, measured ~25% faster than the division) and ``-1`` otherwise, and ``lie_shift``
+GRR's lie-block shift (GRR and OLH levels; 0 for Hadamard response).
 """
 
 import numpy as np
@@ -82,7 +86,7 @@ def hierarchy_kernel(values, low, inv_range, n_leaves, table, words, out):
         if table[lev, 0] == KIND_HR:
             code = np.int64(hadamard_inline(node, w0, w1, table[lev, 1], table[lev, 4]))
         else:
-            code = grr_inline(node, w0, w1, table[lev, 1], table[lev, 4])
+            code = grr_inline(node, w0, table[lev, 1], table[lev, 4], table[lev, 6])
         out[i] = table[lev, 3] + code
 
 
@@ -104,13 +108,13 @@ def hierarchy_packed_kernel(values, low, inv_range, n_leaves, table, words, out)
         tag = np.uint64(lev) << U12
         if table[lev, 0] == KIND_OLH:
             h = local_hash_inline(w_seed, node, table[lev, 1])
-            y = grr_inline(h, w_keep, w_lie, table[lev, 1], table[lev, 4])
+            y = grr_inline(h, w_keep, table[lev, 1], table[lev, 4], table[lev, 6])
             out[i] = (w_seed & SEED_MASK) | tag | np.uint64(y)
         elif table[lev, 0] == KIND_HR:
             code = np.int64(hadamard_inline(node, w_keep, w_lie, table[lev, 1], table[lev, 4]))
             out[i] = (np.uint64(code) << U16) | tag
         else:
-            code = grr_inline(node, w_keep, w_lie, table[lev, 1], table[lev, 4])
+            code = grr_inline(node, w_keep, table[lev, 1], table[lev, 4], table[lev, 6])
             out[i] = (np.uint64(code) << U16) | tag
 
 

@@ -11,7 +11,7 @@ its support set ``C_v = {y : H[v+1, y] = +1}``, ``|C_v| = K/2``.
 
 (an unknown value with ``unknown="uniform"``: ``1/K`` each). The ratio across values is
 ``p / (1 - p) = t_keep / (2**53 - t_keep) ≤ E < e^ε``, tight; ``t_keep`` is randomized response's
-(:func:`ldpnum.frequency.grr.grr_threshold` with 2 outputs). The kernel draws a uniform index in
+(:func:`ldpnum.mechanisms._plan.binary_plan`'s ``t_hi``). The kernel draws a uniform index in
 ``[0, K)`` (exact: ``K`` is a power of two) and flips the lowest set bit of ``r`` if the index lies in the
 wrong half — a bijection between the halves, so the choice within a half is exactly uniform.
 
@@ -36,9 +36,8 @@ import numpy as np
 
 from .._kernels import freq_hashing as kernels
 from .._kernels._jit import launch
-from ..mechanisms._plan import TWO53
+from ..mechanisms._plan import TWO53, binary_plan
 from ._base import FrequencyOracle
-from .grr import grr_threshold
 
 __all__ = ["HadamardResponse", "HadamardPlan", "hadamard_support_counts"]
 
@@ -143,7 +142,7 @@ class HadamardResponse(FrequencyOracle):
     def __init__(self, epsilon, k):
         super().__init__(epsilon, k)
         self._log2_k = self._k.bit_length()  # 2**bit_length(k) is the smallest power of two > k
-        self._t_keep = grr_threshold(self._epsilon, 2)
+        self._t_keep = binary_plan(self._epsilon).t_hi
         self._plan = HadamardPlan(self._k, self._log2_k, self._t_keep)
 
     @property

@@ -17,7 +17,7 @@ any prime, a seed uniform on ``[0, P)²`` is not a whole number of bits (drawn b
 non-uniform by ~P/2^64, which biases the estimator by ~1e-9 at small ε). The field element ``z`` is mapped to
 ``[0, g)`` by range reduction, so hashed value ``u`` has ``n_u = ceil((u+1) 2^24/g) - ceil(u 2^24/g)`` field
 elements: ``⌊2^24/g⌋`` or one more, not exactly uniform when ``g`` is not a power of two (relative deviation
-at most ``g / 2^24 <= 2^-8``), and the lie's 48-bit uniform choice among ``g - 1`` values is not exactly
+at most ``g / 2^24 <= 2^-8``), and the lie's one-word choice among ``g - 1`` values (GRR's plan) is not exactly
 uniform either. The estimator assumes neither: ``q*`` is computed exactly from the ``n_u`` and the lie's
 integer counts (:func:`support_probabilities_exact`); it is the same for every pair ``v != v'``, so the
 estimate is exactly unbiased. (The textbook ``q* = 1/g`` is exact when ``g`` is a power of two; otherwise
@@ -25,12 +25,12 @@ it is off by ``~1e-16`` to ``2e-11`` — 4e-16 at ε = 0.5, 1.2e-14 at ε = 4, 7
 ε = 11 — which would bias each frequency by that over ``p* - q*``, up to 3.5e-11.)
 
 **Randomization.** With the seed fixed, the report ``y`` is GRR over ``[0, g)`` on ``h(v)``: keep with
-probability ``t_keep / 2**53``, else a uniform *other* hashed value (the GRR kernel's ``grr_inline``,
-``t_keep`` from :func:`ldpnum.frequency.grr.grr_threshold`). The seed comes from its own word, never
+probability ``keep_count / 2**64``, else a uniform *other* hashed value (the GRR kernel's ``grr_inline``
+on one word, with ``a_keep`` from :func:`ldpnum.frequency.grr.grr_keep_cells`). The seed comes from its own word, never
 combined with the value, so its distribution does not depend on the value, and for each seed the ratio
 across values is GRR's ratio: at most E < e^ε, and tight.
 
-**Report layout** (one ``uint64`` per person; 3 random words per record: seed, keep, lie)::
+**Report layout** (one ``uint64`` per person; 2 random words per record: the seed, then GRR's)::
 
     bits 63..40  a   (24 bits, GF(2^24) element: the multiplier)
     bits 39..16  b   (24 bits, GF(2^24) element: the offset)
@@ -62,9 +62,8 @@ import numpy as np
 from .._core import Aggregate, Reports, _n_threads, check_spec, register_code_check
 from .._kernels import freq_hashing as kernels
 from .._kernels._jit import launch
-from ..mechanisms._plan import TWO48, TWO53, uniform_count
 from ._base import FrequencyOracle
-from .grr import _GRRPlan, grr_threshold
+from .grr import TWO64, _GRRPlan, grr_keep_cells
 
 __all__ = ["BLH", "OLH", "LocalHashPlan", "check_local_hash_codes", "decode_reports", "olh_g", "hash_class_sizes",
            "support_probabilities_exact", "local_hash_support_counts", "FIELD_BITS", "G_MAX"]
@@ -98,23 +97,24 @@ def hash_class_sizes(g, field_bits=FIELD_BITS):
     return [-((-(u + 1) * n) // g) + ((-u * n) // g) for u in range(g)]
 
 
-def support_probabilities_exact(g, t_keep, field_bits=FIELD_BITS):
-    """``(p*, q*)`` of local hashing, exactly (Fractions).
+def support_probabilities_exact(grr, field_bits=FIELD_BITS):
+    """``(p*, q*)`` of local hashing with the GRR plan ``grr`` over ``[0, g)``, exactly (Fractions).
 
-    ``p* = P[y = h(v) | v] = t_keep / 2**53`` (a lie is never ``h(v)``). For ``v' != v``, ``(z, z')`` is
-    uniform on all pairs of field elements, so ``(u, u') = (h(v), h(v'))`` has probability
+    ``p* = P[y = h(v) | v]``, GRR's keep probability (a lie is never ``h(v)``). For ``v' != v``, ``(z, z')``
+    is uniform on all pairs of field elements, so ``(u, u') = (h(v), h(v'))`` has probability
     ``n_u n_u' / N²`` (``N = 2**field_bits``) and
 
         q* = P[y = h(v')] = Σ_u (n_u/N)² p*
-             + (1 - p*) Σ_{u != u'} (n_u n_u' / N²) · c(idx_u(u')) / 2**48
+             + Σ_{u != u'} (n_u n_u' / N²) · c(idx_u(u')) / 2**64
 
-    where ``c(j)`` is the 48-bit uniform count of lie index ``j`` among ``g - 1`` and ``idx_u(u') = u'`` if
+    where ``c(j)`` is the plan's word count of lie index ``j`` among ``g - 1`` and ``idx_u(u') = u'`` if
     ``u' < u`` else ``u' - 1`` (the lie skips the true hashed value). The inner sums are prefix / suffix
     sums, so this is O(g) exact integer arithmetic.
     """
+    g = grr.k
     N = 1 << field_bits
     n = hash_class_sizes(g, field_bits)
-    cnt = [uniform_count(j, g - 1) for j in range(g - 1)]
+    cnt = grr.lie_counts()
     same = sum(x * x for x in n)
     prefix = [0] * g
     acc = 0
@@ -129,31 +129,37 @@ def support_probabilities_exact(g, t_keep, field_bits=FIELD_BITS):
         if u >= 1:
             acc += n[u] * cnt[u - 1]
     cross = sum(n[u] * (prefix[u] + suffix[u]) for u in range(g))
-    keep = Fraction(t_keep, TWO53)
-    q = keep * Fraction(same, N * N) + (1 - keep) * Fraction(cross, N * N * TWO48)
+    keep = Fraction(grr.keep_count(), TWO64)
+    q = keep * Fraction(same, N * N) + Fraction(cross, N * N * TWO64)
     return keep, q
 
 
 class LocalHashPlan:
-    """Integer plan of local hashing: the hash range ``g``, GRR's ``t_keep`` over 2**53, and 3 words per
-    record (seed, keep, lie)."""
+    """Integer plan of local hashing: the hash range ``g``, GRR's one-word plan over ``[0, g)``
+    (``a_keep``, ``shift``), and 2 words per record (the seed, then GRR's)."""
 
-    words_per_record = 3
+    words_per_record = 2
     field_bits = FIELD_BITS
 
-    def __init__(self, k, g, t_keep):
+    def __init__(self, k, g, a_keep, shift):
         self.k = k
         self.g = g
-        self.t_keep = t_keep
-        self._grr = _GRRPlan(g, t_keep)
+        self.a_keep = a_keep
+        self.shift = shift
+        self._grr = _GRRPlan(g, a_keep, shift)
         self._support = None
 
     def __eq__(self, other):
-        return isinstance(other, LocalHashPlan) and (self.k, self.g, self.t_keep) == (
-            other.k, other.g, other.t_keep)
+        return isinstance(other, LocalHashPlan) and (self.k, self.g, self.a_keep, self.shift) == (
+            other.k, other.g, other.a_keep, other.shift)
 
     def __repr__(self):
-        return f"LocalHashPlan(k={self.k}, g={self.g}, t_keep={self.t_keep})"
+        return f"LocalHashPlan(k={self.k}, g={self.g}, a_keep={self.a_keep}, shift={self.shift})"
+
+    @property
+    def grr(self):
+        """GRR's plan over the hashed values ``[0, g)``."""
+        return self._grr
 
     def exact_probabilities(self, h):
         """``{y: Fraction}`` for a fixed seed under which the person's value hashes to ``h`` (``-1``: an
@@ -171,7 +177,7 @@ class LocalHashPlan:
     def support_probabilities(self):
         """``(p*, q*)`` as Fractions (see :func:`support_probabilities_exact`)."""
         if self._support is None:
-            self._support = support_probabilities_exact(self.g, self.t_keep, self.field_bits)
+            self._support = support_probabilities_exact(self._grr, self.field_bits)
         return self._support
 
 
@@ -246,8 +252,7 @@ class _LocalHashing(FrequencyOracle):
     def __init__(self, epsilon, k, g):
         super().__init__(epsilon, k)
         self._g = olh_g(self._epsilon) if g is None else _check_g(g)
-        self._t_keep = grr_threshold(self._epsilon, self._g)
-        self._plan = LocalHashPlan(self._k, self._g, self._t_keep)
+        self._plan = LocalHashPlan(self._k, self._g, *grr_keep_cells(self._epsilon, self._g))
 
     @property
     def g(self):
@@ -274,7 +279,7 @@ class _LocalHashing(FrequencyOracle):
         return np.dtype(np.uint64)
 
     def _run_kernel(self, values, words, out):
-        launch(kernels.local_hash_kernel, values, self._g, self._t_keep, words, out)
+        launch(kernels.local_hash_kernel, values, self._g, self._plan.a_keep, self._plan.shift, words, out)
 
     def aggregate(self, reports):
         """Support counts of the reports for every category: a mergeable :class:`~ldpnum.Aggregate` of

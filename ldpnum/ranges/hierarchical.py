@@ -89,7 +89,8 @@ class LevelOracle:
         raise NotImplementedError
 
     def kernel_row(self):
-        """``(kind, m, threshold)`` for the kernel's level table (``m``: the GRR step's alphabet)."""
+        """``(kind, m, threshold, lie_shift)`` for the kernel's level table (``m``: the GRR step's alphabet;
+        ``lie_shift``: GRR's lie-block shift, 0 for Hadamard response)."""
         raise NotImplementedError
 
     def exact_probabilities(self, node, seed=None):
@@ -138,7 +139,7 @@ class GRRLevel(LevelOracle):
         return self.k
 
     def kernel_row(self):
-        return (self.kind, self.k, self.oracle.plan.t_keep)
+        return (self.kind, self.k, self.oracle.plan.a_keep, self.oracle.plan.shift)
 
     def exact_probabilities(self, node, seed=None):
         return self.oracle.plan.exact_probabilities(node)
@@ -213,7 +214,7 @@ class OLHLevel(LevelOracle):
         return self.k + 1
 
     def kernel_row(self):
-        return (self.kind, self.g, self.oracle.plan.t_keep)
+        return (self.kind, self.g, self.oracle.plan.a_keep, self.oracle.plan.shift)
 
     def hashed_value(self, node, seed):
         """``h(node)`` under the seed word ``seed``."""
@@ -278,7 +279,7 @@ class HadamardLevel(LevelOracle):
         return self.K
 
     def kernel_row(self):
-        return (self.kind, self.oracle.plan.log2_k, self.oracle.plan.t_keep)
+        return (self.kind, self.oracle.plan.log2_k, self.oracle.plan.t_keep, 0)
 
     def exact_probabilities(self, node, seed=None):
         return self.oracle.plan.exact_probabilities(node)
@@ -440,11 +441,11 @@ class HierarchyPlan:
         L = shape.n_levels
         rows = []
         for l, lvl in enumerate(self.levels, start=1):
-            kind, k, threshold = lvl.kernel_row()
+            kind, k, threshold, lie_shift = lvl.kernel_row()
             size = shape.node_sizes[l]
             shift = size.bit_length() - 1 if size & (size - 1) == 0 else -1
-            rows.append((kind, k, size, self.offsets[l - 1], threshold, shift))
-        self.table = np.array(rows, dtype=np.int64).reshape(L, 6)
+            rows.append((kind, k, size, self.offsets[l - 1], threshold, shift, lie_shift))
+        self.table = np.array(rows, dtype=np.int64).reshape(L, 7)
         self.table.flags.writeable = False
         self.level_weights = tuple(Fraction(level_count(l, L), 1 << LEVEL_BITS) for l in range(L))
 
