@@ -48,7 +48,7 @@ import numpy as np
 
 from ._core import Spec
 from ._random import child_rng, resolve_rng
-from .engines import aggregate_frame, partition_privatize
+from .engines import aggregate_frame, partition_privatize, tree_merge
 
 __all__ = ["DaskFrameAccessor", "DaskSeriesAccessor", "privatize_frame", "privatize_series", "aggregate",
            "tree_sum"]
@@ -184,8 +184,8 @@ def privatize_series(dds, mechanism, *, rng=None, nan_policy="raise", fill_value
 def tree_sum(parts, merge=_merge_pair):
     """Merge a list of Delayed aggregates along a balanced binary tree of delayed merges; returns a Delayed.
 
-    Depth ``ceil(log2(len(parts)))``; every task adds two small count arrays (``merge(a, b)``, a
-    module-level function: ``a + b`` by default).
+    :func:`ldpnum.engines.tree_merge` with a delayed ``merge(a, b)`` (a module-level function: ``a + b`` by
+    default): depth ``ceil(log2(len(parts)))``, every task adds two small count arrays.
 
     Examples
     --------
@@ -196,14 +196,7 @@ def tree_sum(parts, merge=_merge_pair):
     >>> tree_sum([dask.delayed(Aggregate([i, 1], spec)) for i in range(5)]).compute().counts
     array([10,  5])
     """
-    level = list(parts)
-    if not level:
-        raise ValueError("tree_sum needs at least one partition")
-    merge = dask.delayed(merge, pure=True)
-    while len(level) > 1:
-        level = [merge(level[i], level[i + 1]) if i + 1 < len(level) else level[i]
-                 for i in range(0, len(level), 2)]
-    return level[0]
+    return tree_merge(parts, merge=dask.delayed(merge, pure=True))
 
 
 def _column_spec(obj, column, spec):

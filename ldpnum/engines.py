@@ -36,6 +36,7 @@ Examples
 """
 
 import numbers
+import operator
 
 import numpy as np
 
@@ -325,8 +326,12 @@ def merge_aggregates(batches, spec=None, *, output="bytes"):
     yield _emit(combine(batches, spec), output)
 
 
-def tree_merge(aggregates):
+def tree_merge(aggregates, merge=operator.add):
     """Merge a list of aggregates pairwise, as a balanced binary tree (the same result as any order).
+
+    Depth ``ceil(log2(len(aggregates)))``, ``len(aggregates) - 1`` merges. ``merge`` combines two items
+    (``a + b`` by default); :func:`ldpnum.dask.tree_sum` passes a delayed merge, to build the same tree of
+    tasks over partitions.
 
     Examples
     --------
@@ -336,10 +341,12 @@ def tree_merge(aggregates):
     >>> spec = Spec("demo", 1.0, 2)
     >>> tree_merge([Aggregate([i, 1], spec) for i in range(5)]).counts
     array([10,  5])
+    >>> tree_merge("abcde", merge=lambda a, b: f"({a}{b})")
+    '(((ab)(cd))e)'
     """
     level = list(aggregates)
     if not level:
-        raise ValueError("tree_merge needs at least one Aggregate")
+        raise ValueError("tree_merge needs at least one part")
     while len(level) > 1:
-        level = [level[i] + level[i + 1] if i + 1 < len(level) else level[i] for i in range(0, len(level), 2)]
+        level = [merge(level[i], level[i + 1]) if i + 1 < len(level) else level[i] for i in range(0, len(level), 2)]
     return level[0]

@@ -125,6 +125,27 @@ def test_tree_merge_equals_any_order():
         tree_merge([])
 
 
+@pytest.mark.parametrize("n", [1, 2, 5, 8, 13])
+def test_tree_merge_is_a_balanced_binary_tree(n):
+    calls = []
+
+    def pair(a, b):
+        calls.append((a, b))
+        return (a, b)
+
+    tree = tree_merge(range(n), merge=pair)
+    assert len(calls) == n - 1
+
+    def leaves(t):
+        return [t] if isinstance(t, int) else leaves(t[0]) + leaves(t[1])
+
+    def depth(t):
+        return 0 if isinstance(t, int) else 1 + max(depth(t[0]), depth(t[1]))
+
+    assert leaves(tree) == list(range(n))  # order kept: partitions are merged with their neighbours
+    assert depth(tree) == int(np.ceil(np.log2(n)))
+
+
 def test_partition_functions_pickle_by_reference():
     for f in (partition_aggregate, partition_privatize, combine, merge_aggregates, aggregate_frame):
         blob = pickle.dumps(f)
@@ -158,3 +179,4 @@ def test_partition_privatize_draws_from_the_partitions_stream():
     secure = [partition_privatize(df, {"x": M}, seed=None, partition_index=4) for _ in range(2)]
     assert not secure[0].equals(secure[1])
     assert combine(partition_aggregate([got], "x")) == M.aggregate(ldp.Reports(got["x"].to_numpy(), M.spec))
+
