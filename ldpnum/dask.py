@@ -83,10 +83,8 @@ def _privatize_frame_partition(df, mechanisms, seed, strategy, nan_policy, fill_
 
 def _privatize_series_partition(s, mechanism, seed, nan_policy, fill_value, nonce, partition_info=None):
     """One partition of :func:`privatize_series`."""
-    from .pandas import privatize_series as _privatize
-
-    rng = child_rng(seed, _partition_number(partition_info))
-    return _privatize(s, mechanism, rng=rng, nan_policy=nan_policy, fill_value=fill_value)
+    return partition_privatize(s, mechanism, seed=seed, partition_index=_partition_number(partition_info),
+                               nan_policy=nan_policy, fill_value=fill_value)
 
 
 def _aggregate_partition(part, column, spec):
@@ -173,10 +171,9 @@ def privatize_series(dds, mechanism, *, rng=None, nan_policy="raise", fill_value
     >>> s.ldp.privatize(m, rng=0).ldp.aggregate().compute(scheduler="sync").n_reports
     100
     """
-    from .pandas import privatize_series as _privatize
-
     seed = _run_seed(rng)
-    meta = _privatize(make_meta(dds), mechanism, rng=0, nan_policy=nan_policy, fill_value=fill_value)
+    meta = partition_privatize(make_meta(dds), mechanism, seed=0, partition_index=0, nan_policy=nan_policy,
+                               fill_value=fill_value)
     return dds.map_partitions(_privatize_series_partition, mechanism, seed, nan_policy, fill_value,
                               _nonce(seed), meta=meta)
 

@@ -180,3 +180,21 @@ def test_partition_privatize_draws_from_the_partitions_stream():
     assert not secure[0].equals(secure[1])
     assert combine(partition_aggregate([got], "x")) == M.aggregate(ldp.Reports(got["x"].to_numpy(), M.spec))
 
+
+def test_partition_privatize_of_a_series_draws_from_the_partitions_stream():
+    from ldpnum.pandas import privatize_series
+
+    s = pd.Series(np.random.default_rng(1).beta(5, 2, 500), name="x")
+    got = partition_privatize(s, M, seed=9, partition_index=4)
+    expected = privatize_series(s, M, rng=child_rng(9, 4))
+    pd.testing.assert_series_equal(got, expected)
+    assert got.attrs == expected.attrs and got.ldp.spec == M.spec
+    framed = partition_privatize(s.to_frame(), {"x": M}, seed=9, partition_index=4)["x"]
+    assert np.array_equal(got.to_numpy(), framed.to_numpy())  # one column: the same stream as a frame
+    assert not got.equals(partition_privatize(s, M, seed=9, partition_index=5))
+    secure = [partition_privatize(s, M, seed=None, partition_index=4) for _ in range(2)]
+    assert not secure[0].equals(secure[1])
+    with pytest.raises(ValueError, match="strategy"):
+        partition_privatize(s, M, seed=9, partition_index=4, strategy="one-column-per-row")
+    with pytest.raises(TypeError, match="seed"):
+        partition_privatize(s, M, seed=1.5, partition_index=4)
