@@ -311,6 +311,27 @@ def test_reports_survive_parquet(tmp_path):
     assert back.ldp.aggregate("a").compute() == reports.ldp.aggregate("a").compute()
 
 
+def test_tasks_carry_no_compiled_code():
+    """What a worker receives refers to ldpnum by module and name: no Numba dispatcher travels by value
+    (it would be recompiled on every worker), whatever the mechanism."""
+    import cloudpickle
+
+    numeric = {"sr": ldp.StochasticRounding(1.0, (0, 1)), "duchi": ldp.Duchi(1.0, (0, 1)),
+               "pm": ldp.Piecewise(1.0, (0, 1)), "hy": ldp.Hybrid(1.0, (0, 1)), "lap": ldp.Laplace(1.0, (0, 1)),
+               "sw": SW, "gw": ldp.GeneralWave(1.0, (0, 1), shape="triangle"), "hh": HH}
+    codes = {"grr": ldp.GRR(1.0, k=5), "blh": ldp.BLH(1.0, k=5), "olh": ldp.OLH(1.0, k=5),
+             "had": ldp.HadamardResponse(1.0, k=5), "pir": ldp.PIRappor(1.0, k=5)}  # one code per report
+    x = _values(100)
+    df = pd.DataFrame({**{c: x for c in numeric}, **{c: np.arange(100) % 5 for c in codes}})
+    reports = dd.from_pandas(df, npartitions=2).ldp.privatize({**numeric, **codes}, rng=SEED)
+    graphs = [reports.__dask_graph__(), reports.ldp.aggregate().__dask_graph__(),
+              reports["sw"].ldp.aggregate().__dask_graph__()]
+    for graph in graphs:
+        blob = cloudpickle.dumps(dict(graph))
+        assert b"numba" not in blob and b"llvmlite" not in blob
+    assert reports.ldp.aggregate().compute()["olh"].n_reports == 100
+
+
 @pytest.mark.slow
 def test_worker_processes_import_ldpnum_and_use_the_kernel_cache():
     """Worker processes unpickle the tasks by reference (module-level functions) and load the kernels."""
