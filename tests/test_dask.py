@@ -311,6 +311,17 @@ def test_reports_survive_parquet(tmp_path):
     assert back.ldp.aggregate("a").compute() == reports.ldp.aggregate("a").compute()
 
 
+def test_dask_is_an_optional_extra():
+    """``pip install ldpnum[dask]`` brings Dask; plain ldpnum does not require it (and ``import ldpnum`` does
+    not import it: tests/test_pandas.py)."""
+    import importlib.metadata
+
+    requires = importlib.metadata.metadata("ldpnum").get_all("Requires-Dist")
+    extra = {r.split(";")[0].split(">")[0].split("[")[0] for r in requires if 'extra == "dask"' in r}
+    assert {"dask", "distributed"} <= extra
+    assert not any(r.startswith(("dask", "distributed")) and "extra ==" not in r for r in requires)
+
+
 def test_tasks_carry_no_compiled_code():
     """What a worker receives refers to ldpnum by module and name: no Numba dispatcher travels by value
     (it would be recompiled on every worker), whatever the mechanism."""
