@@ -17,7 +17,8 @@ and warm-up, the bytes of one partition's aggregate (what crosses the network pe
 worker warm-up time (import ldpnum, load the compiled kernels from Numba's cache: excluded from the
 throughput). With ``--tuned`` each Dask configuration also runs with ``MALLOC_MMAP_THRESHOLD_=16 MB`` in the
 workers' environment (see ``MMAP_THRESHOLD``: Dask's ``MALLOC_TRIM_THRESHOLD_`` default otherwise turns every
-large buffer into fresh page faults). Runs alone: ``python bench/scaling.py [--sizes 1e7,1e8]`` prints the markdown table.
+large buffer into fresh page faults). Runs alone: ``python bench/scaling.py [--sizes 1e7,1e8]`` prints the markdown table;
+``--quick`` measures n = 1e7 once per configuration (about a minute).
 """
 
 import argparse
@@ -214,7 +215,11 @@ def main(argv=None):
     p.add_argument("--chunk", type=float, default=CHUNK, help=f"values per partition (default {CHUNK:.0e})")
     p.add_argument("--repeats", type=int, default=3, help="runs per configuration, median reported (default 3)")
     p.add_argument("--tuned", action="store_true", help="also run the workers with MALLOC_MMAP_THRESHOLD_=16 MB")
+    p.add_argument("--quick", action="store_true",
+                   help="a check of the set-up in about a minute: n = 1e7 only, one run per configuration")
     args = p.parse_args(argv)
+    if args.quick:
+        args.sizes, args.repeats = "1e7", 1
     sizes = tuple(int(float(s)) for s in args.sizes.split(","))
     workers = tuple(int(w) for w in args.workers.split(","))
     _, md = run(sizes=sizes, workers=workers, chunk=int(args.chunk), repeats=args.repeats, tuned=args.tuned)

@@ -48,7 +48,7 @@ import numpy as np
 
 from ._core import Spec
 from ._random import child_rng, resolve_rng
-from .engines import aggregate_frame, partition_privatize
+from .engines import aggregate_frame, partition_privatize, tree_merge
 
 __all__ = ["DaskFrameAccessor", "DaskSeriesAccessor", "privatize_frame", "privatize_series", "aggregate",
            "tree_sum"]
@@ -83,10 +83,8 @@ def _privatize_frame_partition(df, mechanisms, seed, strategy, nan_policy, fill_
 
 def _privatize_series_partition(s, mechanism, seed, nan_policy, fill_value, nonce, partition_info=None):
     """One partition of :func:`privatize_series`."""
-    from .pandas import privatize_series as _privatize
-
-    rng = child_rng(seed, _partition_number(partition_info))
-    return _privatize(s, mechanism, rng=rng, nan_policy=nan_policy, fill_value=fill_value)
+    return partition_privatize(s, mechanism, seed=seed, partition_index=_partition_number(partition_info),
+                               nan_policy=nan_policy, fill_value=fill_value)
 
 
 def _aggregate_partition(part, column, spec):
@@ -173,10 +171,9 @@ def privatize_series(dds, mechanism, *, rng=None, nan_policy="raise", fill_value
     >>> s.ldp.privatize(m, rng=0).ldp.aggregate().compute(scheduler="sync").n_reports
     100
     """
-    from .pandas import privatize_series as _privatize
-
     seed = _run_seed(rng)
-    meta = _privatize(make_meta(dds), mechanism, rng=0, nan_policy=nan_policy, fill_value=fill_value)
+    meta = partition_privatize(make_meta(dds), mechanism, seed=0, partition_index=0, nan_policy=nan_policy,
+                               fill_value=fill_value)
     return dds.map_partitions(_privatize_series_partition, mechanism, seed, nan_policy, fill_value,
                               _nonce(seed), meta=meta)
 
@@ -184,8 +181,8 @@ def privatize_series(dds, mechanism, *, rng=None, nan_policy="raise", fill_value
 def tree_sum(parts, merge=_merge_pair):
     """Merge a list of Delayed aggregates along a balanced binary tree of delayed merges; returns a Delayed.
 
-    Depth ``ceil(log2(len(parts)))``; every task adds two small count arrays (``merge(a, b)``, a
-    module-level function: ``a + b`` by default).
+    :func:`ldpnum.engines.tree_merge` with a delayed ``merge(a, b)`` (a module-level function: ``a + b`` by
+    default): depth ``ceil(log2(len(parts)))``, every task adds two small count arrays.
 
     Examples
     --------
@@ -196,14 +193,7 @@ def tree_sum(parts, merge=_merge_pair):
     >>> tree_sum([dask.delayed(Aggregate([i, 1], spec)) for i in range(5)]).compute().counts
     array([10,  5])
     """
-    level = list(parts)
-    if not level:
-        raise ValueError("tree_sum needs at least one partition")
-    merge = dask.delayed(merge, pure=True)
-    while len(level) > 1:
-        level = [merge(level[i], level[i + 1]) if i + 1 < len(level) else level[i]
-                 for i in range(0, len(level), 2)]
-    return level[0]
+    return tree_merge(parts, merge=dask.delayed(merge, pure=True))
 
 
 def _column_spec(obj, column, spec):

@@ -36,6 +36,7 @@ Examples
 """
 
 import numbers
+import operator
 
 import numpy as np
 
@@ -79,26 +80,27 @@ def _check_output(output):
 
 def partition_privatize(df, mechanisms, *, seed, partition_index, strategy="all-columns", nan_policy="raise",
                         fill_value=None):
-    """Privatize one partition of a table, drawing from the partition's own stream.
+    """Privatize one partition of a table (or of one column), drawing from the partition's own stream.
 
     Parameters
     ----------
-    df : pandas.DataFrame
+    df : pandas.DataFrame or pandas.Series
         One partition.
-    mechanisms : dict
-        Column name -> mechanism, as for :func:`ldpnum.pandas.privatize_frame`.
+    mechanisms : dict or mechanism
+        For a DataFrame: column name -> mechanism, as for :func:`ldpnum.pandas.privatize_frame`. For a
+        Series: its one mechanism, as for :func:`ldpnum.pandas.privatize_series`.
     seed : None, int or numpy.random.SeedSequence
         ``None``: secure randomness (a real collection). Otherwise the run's seed; the partition draws from
         ``child_rng(seed, partition_index)``.
     partition_index : int
         The partition's number (0, 1, ...): the same number must always denote the same rows.
     strategy, nan_policy, fill_value
-        As for :func:`ldpnum.pandas.privatize_frame`.
+        As for :func:`ldpnum.pandas.privatize_frame` (``strategy`` concerns frames only).
 
     Returns
     -------
-    pandas.DataFrame
-        The report columns, their specs in ``attrs`` (:mod:`ldpnum._frame`).
+    pandas.DataFrame or pandas.Series
+        The report columns (or report Series), their specs in ``attrs`` (:mod:`ldpnum._frame`).
 
     Notes
     -----
@@ -114,12 +116,22 @@ def partition_privatize(df, mechanisms, *, seed, partition_index, strategy="all-
     >>> out["x"].dtype
     dtype('uint16')
     """
+    import pandas as pd
+
     seed = _check_seed(seed)
     partition_index = _check_index(partition_index)
+    rng = child_rng(seed, partition_index)
+    if isinstance(df, pd.Series):
+        if strategy != "all-columns":
+            raise ValueError(f"strategy concerns the columns of a DataFrame; a Series is one column "
+                             f"(got strategy={strategy!r})")
+        from .pandas import privatize_series
+
+        return privatize_series(df, mechanisms, rng=rng, nan_policy=nan_policy, fill_value=fill_value)
     from .pandas import privatize_frame
 
-    return privatize_frame(df, mechanisms, rng=child_rng(seed, partition_index), strategy=strategy,
-                           nan_policy=nan_policy, fill_value=fill_value)
+    return privatize_frame(df, mechanisms, rng=rng, strategy=strategy, nan_policy=nan_policy,
+                           fill_value=fill_value)
 
 
 def aggregate_frame(df, column, spec=None):
@@ -325,8 +337,12 @@ def merge_aggregates(batches, spec=None, *, output="bytes"):
     yield _emit(combine(batches, spec), output)
 
 
-def tree_merge(aggregates):
+def tree_merge(aggregates, merge=operator.add):
     """Merge a list of aggregates pairwise, as a balanced binary tree (the same result as any order).
+
+    Depth ``ceil(log2(len(aggregates)))``, ``len(aggregates) - 1`` merges. ``merge`` combines two items
+    (``a + b`` by default); :func:`ldpnum.dask.tree_sum` passes a delayed merge, to build the same tree of
+    tasks over partitions.
 
     Examples
     --------
@@ -336,10 +352,12 @@ def tree_merge(aggregates):
     >>> spec = Spec("demo", 1.0, 2)
     >>> tree_merge([Aggregate([i, 1], spec) for i in range(5)]).counts
     array([10,  5])
+    >>> tree_merge("abcde", merge=lambda a, b: f"({a}{b})")
+    '(((ab)(cd))e)'
     """
     level = list(aggregates)
     if not level:
-        raise ValueError("tree_merge needs at least one Aggregate")
+        raise ValueError("tree_merge needs at least one part")
     while len(level) > 1:
-        level = [level[i] + level[i + 1] if i + 1 < len(level) else level[i] for i in range(0, len(level), 2)]
+        level = [merge(level[i], level[i + 1]) if i + 1 < len(level) else level[i] for i in range(0, len(level), 2)]
     return level[0]

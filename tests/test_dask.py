@@ -218,6 +218,50 @@ def test_secure_runs_differ():
     assert a.ldp.aggregate("a").compute().n_reports == len(ca)
 
 
+def test_secure_partitions_are_keyed_from_the_operating_system(monkeypatch):
+    """rng=None: every partition and column keys its own stream from os.urandom, and nothing else feeds it."""
+    import types
+
+    from ldpnum import _random
+
+    calls = []
+
+    def fake_urandom(n):
+        calls.append(n)
+        return bytes([len(calls) % 256]) * n  # a distinct key per call
+
+    monkeypatch.setattr(_random, "os", types.SimpleNamespace(urandom=fake_urandom))
+    ddf = dd.from_pandas(pd.DataFrame({"a": np.full(3000, 0.5), "b": np.full(3000, 5.0)}), npartitions=3)
+    first = ddf.ldp.privatize(MECHS).compute()
+    assert calls == [16] * 6  # 3 partitions x 2 columns, one fresh key each
+    parts = [first["a"].iloc[i * 1000:(i + 1) * 1000].to_numpy() for i in range(3)]
+    assert not np.array_equal(parts[0], parts[1]) and not np.array_equal(parts[1], parts[2])
+    calls.clear()
+    again = ddf.ldp.privatize(MECHS).compute()  # the same keys again: the keys are the only source
+    pd.testing.assert_frame_equal(first, again)
+    calls.clear()
+    ddf.ldp.privatize(MECHS, rng=SEED).compute()
+    ddf["a"].ldp.privatize(SW, rng=SEED).compute()
+    assert calls == []  # a seeded simulation never touches the operating system's generator
+    ddf["a"].ldp.privatize(SW).compute()
+    assert calls == [16] * 3
+
+
+def test_empty_partitions_privatize_and_aggregate():
+    df = _value_frame()
+    ddf = dd.from_pandas(df, npartitions=4)
+    sub = ddf[ddf["raw"] < 1000]  # the last partitions hold no rows
+    assert [len(sub.get_partition(i).compute()) for i in range(4)] == [750, 250, 0, 0]
+    reports = sub.ldp.privatize(MECHS, rng=SEED)
+    local = reports.compute()
+    assert len(local) == 1000
+    assert reports.ldp.aggregate("a").compute() == SW.aggregate(ldp.Reports(local["a"].to_numpy(), SW.spec))
+    assert reports["b"].ldp.aggregate().compute().n_reports == 1000
+    nothing = reports[reports["a"] > 2**20]  # every partition empty
+    assert nothing.ldp.aggregate("a").compute() == SW.empty_aggregate()
+    assert sub["a"].ldp.privatize(SW, rng=SEED).ldp.aggregate().compute().n_reports == 1000
+
+
 def test_generator_and_seed_sequence_rngs():
     ddf = dd.from_pandas(_value_frame(), npartitions=3)
     g1 = ddf.ldp.privatize(MECHS, rng=np.random.default_rng(5)).compute()
@@ -267,11 +311,45 @@ def test_reports_survive_parquet(tmp_path):
     assert back.ldp.aggregate("a").compute() == reports.ldp.aggregate("a").compute()
 
 
+def test_dask_is_an_optional_extra():
+    """``pip install ldpnum[dask]`` brings Dask; plain ldpnum does not require it (and ``import ldpnum`` does
+    not import it: tests/test_pandas.py)."""
+    import importlib.metadata
+
+    requires = importlib.metadata.metadata("ldpnum").get_all("Requires-Dist")
+    extra = {r.split(";")[0].split(">")[0].split("[")[0] for r in requires if 'extra == "dask"' in r}
+    assert {"dask", "distributed"} <= extra
+    assert not any(r.startswith(("dask", "distributed")) and "extra ==" not in r for r in requires)
+
+
+def test_tasks_carry_no_compiled_code():
+    """What a worker receives refers to ldpnum by module and name: no Numba dispatcher travels by value
+    (it would be recompiled on every worker), whatever the mechanism."""
+    import cloudpickle
+
+    numeric = {"sr": ldp.StochasticRounding(1.0, (0, 1)), "duchi": ldp.Duchi(1.0, (0, 1)),
+               "pm": ldp.Piecewise(1.0, (0, 1)), "hy": ldp.Hybrid(1.0, (0, 1)), "lap": ldp.Laplace(1.0, (0, 1)),
+               "sw": SW, "gw": ldp.GeneralWave(1.0, (0, 1), shape="triangle"), "hh": HH}
+    codes = {"grr": ldp.GRR(1.0, k=5), "blh": ldp.BLH(1.0, k=5), "olh": ldp.OLH(1.0, k=5),
+             "had": ldp.HadamardResponse(1.0, k=5), "pir": ldp.PIRappor(1.0, k=5)}  # one code per report
+    x = _values(100)
+    df = pd.DataFrame({**{c: x for c in numeric}, **{c: np.arange(100) % 5 for c in codes}})
+    reports = dd.from_pandas(df, npartitions=2).ldp.privatize({**numeric, **codes}, rng=SEED)
+    graphs = [reports.__dask_graph__(), reports.ldp.aggregate().__dask_graph__(),
+              reports["sw"].ldp.aggregate().__dask_graph__()]
+    for graph in graphs:
+        blob = cloudpickle.dumps(dict(graph))
+        assert b"numba" not in blob and b"llvmlite" not in blob
+    assert reports.ldp.aggregate().compute()["olh"].n_reports == 100
+
+
 @pytest.mark.slow
 def test_worker_processes_import_ldpnum_and_use_the_kernel_cache():
     """Worker processes unpickle the tasks by reference (module-level functions) and load the kernels."""
     ddf = dd.from_pandas(_value_frame(), npartitions=4)
     expected = ddf.ldp.privatize(MECHS, rng=SEED).compute()
+    processes = ddf.ldp.privatize(MECHS, rng=SEED).compute(scheduler="processes", num_workers=2)
+    pd.testing.assert_frame_equal(processes, expected)  # Dask's local process pool (spawned workers)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,

@@ -1,6 +1,10 @@
 """Engine-neutral partition functions (ldpnum.engines): the Spark / multiprocessing / Dask building blocks."""
 
 import pickle
+import re
+import sys
+import types
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -125,6 +129,27 @@ def test_tree_merge_equals_any_order():
         tree_merge([])
 
 
+@pytest.mark.parametrize("n", [1, 2, 5, 8, 13])
+def test_tree_merge_is_a_balanced_binary_tree(n):
+    calls = []
+
+    def pair(a, b):
+        calls.append((a, b))
+        return (a, b)
+
+    tree = tree_merge(range(n), merge=pair)
+    assert len(calls) == n - 1
+
+    def leaves(t):
+        return [t] if isinstance(t, int) else leaves(t[0]) + leaves(t[1])
+
+    def depth(t):
+        return 0 if isinstance(t, int) else 1 + max(depth(t[0]), depth(t[1]))
+
+    assert leaves(tree) == list(range(n))  # order kept: partitions are merged with their neighbours
+    assert depth(tree) == int(np.ceil(np.log2(n)))
+
+
 def test_partition_functions_pickle_by_reference():
     for f in (partition_aggregate, partition_privatize, combine, merge_aggregates, aggregate_frame):
         blob = pickle.dumps(f)
@@ -158,3 +183,119 @@ def test_partition_privatize_draws_from_the_partitions_stream():
     secure = [partition_privatize(df, {"x": M}, seed=None, partition_index=4) for _ in range(2)]
     assert not secure[0].equals(secure[1])
     assert combine(partition_aggregate([got], "x")) == M.aggregate(ldp.Reports(got["x"].to_numpy(), M.spec))
+
+
+def test_partition_privatize_of_a_series_draws_from_the_partitions_stream():
+    from ldpnum.pandas import privatize_series
+
+    s = pd.Series(np.random.default_rng(1).beta(5, 2, 500), name="x")
+    got = partition_privatize(s, M, seed=9, partition_index=4)
+    expected = privatize_series(s, M, rng=child_rng(9, 4))
+    pd.testing.assert_series_equal(got, expected)
+    assert got.attrs == expected.attrs and got.ldp.spec == M.spec
+    framed = partition_privatize(s.to_frame(), {"x": M}, seed=9, partition_index=4)["x"]
+    assert np.array_equal(got.to_numpy(), framed.to_numpy())  # one column: the same stream as a frame
+    assert not got.equals(partition_privatize(s, M, seed=9, partition_index=5))
+    secure = [partition_privatize(s, M, seed=None, partition_index=4) for _ in range(2)]
+    assert not secure[0].equals(secure[1])
+    with pytest.raises(ValueError, match="strategy"):
+        partition_privatize(s, M, seed=9, partition_index=4, strategy="one-column-per-row")
+    with pytest.raises(TypeError, match="seed"):
+        partition_privatize(s, M, seed=1.5, partition_index=4)
+
+
+# -- the recipes of docs/scaling.md run as written ----------------------------------------------------------
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "scaling.md"
+
+
+def _doc_blocks(section):
+    """The ```python blocks of one '## ' section of docs/scaling.md."""
+    text = DOCS.read_text()
+    body = text.split(f"\n## {section}", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", body, flags=re.S)
+
+
+class _FakeSparkFrame:
+    """Just enough of a pyspark DataFrame for the recipe: partitions of pandas rows; ``mapInPandas`` hands
+    each partition's Arrow batches over without ``attrs`` and casts what comes back to the schema."""
+
+    TYPES = {"int": "int32", "long": "int64", "binary": "binary"}
+    context = None  # the TaskContext of the running task
+
+    def __init__(self, partitions, batch_rows=700):
+        self.partitions, self.batch_rows = partitions, batch_rows
+
+    def select(self, *columns):
+        return _FakeSparkFrame([p[list(columns)] for p in self.partitions], self.batch_rows)
+
+    def mapInPandas(self, fn, schema):
+        import pyarrow as pa
+
+        fields = [f.split() for f in schema.split(",")]
+        arrow = pa.schema([(name, getattr(pa, self.TYPES[kind])()) for name, kind in fields])
+        out = []
+        for i, part in enumerate(self.partitions):
+            batches = (pd.DataFrame(part.iloc[j:j + self.batch_rows].to_dict("series"))  # attrs dropped
+                       for j in range(0, len(part), self.batch_rows))
+            _FakeSparkFrame.context = types.SimpleNamespace(partitionId=lambda i=i: i)
+            frames = [pa.Table.from_pandas(f, schema=arrow, preserve_index=False).to_pandas()
+                      for f in fn(batches)]
+            out.append(pd.concat(frames, ignore_index=True))
+        return _FakeSparkFrame(out, self.batch_rows)
+
+    def collect(self):
+        return [row for p in self.partitions for row in p.itertuples(index=False, name="Row")]
+
+    def groupBy(self, key):
+        whole = pd.concat(self.partitions, ignore_index=True)
+        return types.SimpleNamespace(sum=lambda c: _FakeSparkFrame(
+            [whole.groupby(key, as_index=False)[c].sum().rename(columns={c: f"sum({c})"})]))
+
+    def withColumnRenamed(self, old, new):
+        return _FakeSparkFrame([p.rename(columns={old: new}) for p in self.partitions])
+
+    def toPandas(self):
+        return pd.concat(self.partitions, ignore_index=True)
+
+
+def test_the_spark_recipe(monkeypatch):
+    pytest.importorskip("pyarrow")
+    fake = types.ModuleType("pyspark")
+    fake.TaskContext = types.SimpleNamespace(get=lambda: _FakeSparkFrame.context)
+    monkeypatch.setitem(sys.modules, "pyspark", fake)
+    dep = np.random.default_rng(3).uniform(0, 1440, 5000)
+    sdf = _FakeSparkFrame([pd.DataFrame({"dep_time": c, "carrier": 1}) for c in np.array_split(dep, 3)])
+    recipe, long_form = _doc_blocks("Spark")
+    seeded = recipe.replace("SEED = None", "SEED = 11")
+    assert seeded != recipe
+    ns = {"sdf": sdf}
+    exec(seeded, ns)
+    m, agg, reports = ns["m"], ns["agg"], ns["reports"]
+    codes = np.concatenate([p["dep_time"].to_numpy() for p in reports.partitions])
+    assert codes.dtype == np.int32  # Spark's schema type
+    assert agg == m.aggregate(ldp.Reports(codes, m.spec))
+    assert agg.n_reports == dep.size and ns["est"] == m.estimate_distribution(agg)
+    exec(seeded, again := {"sdf": sdf})
+    assert again["agg"] == agg  # seeded: the same reports on every run (stream per partition and batch)
+    exec(long_form, ns)
+    assert ns["agg"] == agg  # the SQL-style merge of the long form gives the same aggregate
+    exec(recipe, sec := {"sdf": sdf})
+    assert sec["agg"].n_reports == dep.size and sec["agg"] != agg
+
+
+@pytest.mark.slow
+def test_the_multiprocessing_recipe(tmp_path):
+    """The script runs as written (spawned workers import it by reference) and prints the merged result."""
+    import runpy
+    import subprocess
+
+    (code,) = _doc_blocks("Plain multiprocessing")
+    script = tmp_path / "recipe.py"
+    script.write_text(code)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    ns = runpy.run_path(str(script), run_name="recipe")  # the same functions, in this process
+    agg = combine(map(ns["work"], range(8)))
+    assert out.stdout.split() == [str(agg.n_reports), str(ns["M"].estimate_distribution(agg).quantile(0.5))]
+    assert agg.n_reports == 8_000_000
