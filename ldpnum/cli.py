@@ -976,47 +976,33 @@ def _explicit_spec(args):
 
 # -- argument parsing --------------------------------------------------------------------------------------
 
-def _positive_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid positive integer: {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer; got {v}")
-    return v
+def _argument(convert, what, ok, requirement):
+    """An argparse ``type``: ``convert(text)`` (e.g. int, float), rejected unless ``ok(value)``.
+
+    Malformed text reads ``invalid WHAT: 'text'``; a value failing ``ok`` reads ``REQUIREMENT; got value``.
+    """
+    def parse(text):
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid {what}: {text!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"{requirement}; got {value}")
+        return value
+
+    parse.__name__ = what  # argparse names the type in some messages
+    return parse
 
 
-def _seed(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid seed (a non-negative integer): {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"a seed must be a non-negative integer; got {v}")
-    return v
-
-
-def _level(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid level: {text!r}") from None
-    if not 0 < v < 1:
-        raise argparse.ArgumentTypeError(f"a confidence level is in (0, 1); got {v}")
-    return v
-
-
-def _probability(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid probability: {text!r}") from None
-    if not 0 <= v <= 1:
-        raise argparse.ArgumentTypeError(f"quantile levels are in [0, 1]; got {v}")
-    return v
+_positive_int = _argument(int, "positive integer", lambda v: v >= 1, "must be a positive integer")
+_seed = _argument(int, "seed (a non-negative integer)", lambda v: v >= 0, "a seed must be a non-negative integer")
+_level = _argument(float, "level", lambda v: 0 < v < 1, "a confidence level is in (0, 1)")
+_probability = _argument(float, "probability", lambda v: 0 <= v <= 1, "quantile levels are in [0, 1]")
 
 
 def _parser():
+    from .demo import PLOT_PATH as DEMO_PLOT_PATH
+
     parser = argparse.ArgumentParser(
         prog="ldpnum", description="Numerical data under local differential privacy.",
         epilog="Run `ldpnum COMMAND --help` for a command's options.")
@@ -1103,8 +1089,9 @@ def _parser():
 
     d = sub.add_parser("demo", help="privatize the embedded NYC flights data and compare estimates with the truth")
     d.add_argument("--rng", type=_seed, default=None, help="seed for a reproducible simulation (default: secure)")
-    d.add_argument("--plot", default="demo-output/dep_time_square_wave.png",
-                   help="where to write the PNG of estimated vs true distribution ('' for none)")
+    d.add_argument("--plot", default=DEMO_PLOT_PATH,
+                   help=f"where to write the PNG of estimated vs true distributions (default {DEMO_PLOT_PATH}; "
+                        "'' for none)")
     return parser
 
 

@@ -239,6 +239,24 @@ def test_progress_bar(files, tmp_path, capsys):
     assert status == 0 and "100%" in err
 
 
+def test_tqdm_is_imported_only_with_progress(files, tmp_path):
+    """tqdm (like matplotlib) is imported by the commands that use it, never by a plain run."""
+    code = ("import sys; from ldpnum.cli import main; args = sys.argv[1:]; "
+            "assert main(['privatize', args[0], args[1], '-c', 'x', '-m', 'sw', '-e', '1', '-b', '0', '100', "
+            "'--rng', '1'] + args[2:]) == 0; assert main(['estimate', args[1], '-c', 'x'] + args[2:]) == 0; "
+            "print(sorted(m for m in ('tqdm', 'matplotlib') if m in sys.modules))")
+    out = tmp_path / "r.parquet"
+    res = subprocess.run([sys.executable, "-c", code, str(files / "in.csv"), str(out)], capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().splitlines()[-1] == "[]"
+    pytest.importorskip("tqdm")
+    res = subprocess.run([sys.executable, "-c", code, str(files / "in.csv"), str(out), "--progress"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().splitlines()[-1] == "['tqdm']"
+
+
 # -- estimate ------------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
