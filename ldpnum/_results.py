@@ -574,43 +574,26 @@ class DistributionEstimate:
         -----
         matplotlib is imported only when needed (install the ``plot`` extra: ``pip install ldpnum[plot]``).
         """
-        if kind not in ("pdf", "cdf"):
-            raise ValueError(f"kind must be 'pdf' or 'cdf'; got {kind!r}")
+        from .plot import check_kind, check_true, draw_true
+
+        check_kind(kind)
         values = None
         if true is not None and not isinstance(true, DistributionEstimate):
-            values = _real_array(true, "true")
-            if values.ndim != 1 or values.size == 0:
-                raise ValueError("true must be a non-empty one-dimensional array of values; "
-                                 f"got shape {values.shape}")
-            if not np.all(np.isfinite(values)):
-                count, first = _where(~np.isfinite(values))
-                raise ValueError(f"true must be finite; {count} value(s) are not, first at index {first}")
-            values = np.sort(np.clip(values, *self.bounds))
+            values = check_true(true, "true")  # validated before a figure is created
         if ax is None:
             import matplotlib.pyplot as plt
 
             _, ax = plt.subplots()
-        edges, lo, hi = self.bin_edges, *self.bounds
+        edges = self.bin_edges
+        if values is not None:
+            draw_true(ax, values, bounds=self.bounds, kind=kind, bin_edges=edges)
         if kind == "pdf":
-            if values is not None:
-                counts, _ = np.histogram(values, bins=edges)
-                ax.stairs(counts / (values.size * np.diff(edges)), edges, fill=True, alpha=0.35,
-                          label="true (histogram)")
-            elif true is not None:
+            if isinstance(true, DistributionEstimate):
                 ax.stairs(true.pdf, true.bin_edges, linestyle="--", label="true")
             ax.stairs(self.pdf, edges, linewidth=1.5, label=label)
             ax.set_ylabel("density")
         else:
-            if values is not None:
-                n = values.size
-                if n <= 20_000:
-                    xs = np.concatenate(([lo], values, [hi]))
-                    fs = np.concatenate(([0.0], np.arange(1, n + 1) / n, [1.0]))
-                else:  # the empirical CDF on a fine grid: exact at the grid points, light to draw
-                    xs = np.linspace(lo, hi, 4097)
-                    fs = np.searchsorted(values, xs, side="right") / n
-                ax.step(xs, fs, where="post", label="true (empirical CDF)")
-            elif true is not None:
+            if isinstance(true, DistributionEstimate):
                 ax.plot(true.bin_edges, true._cum, linestyle="--", label="true")
             ax.plot(edges, self._cum, linewidth=1.5, label=label)
             ax.set_ylabel("cumulative probability")

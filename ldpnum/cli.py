@@ -658,6 +658,26 @@ def _file_spec(pf, path, column, explicit):
     return recorded
 
 
+def _report_column(path, column, spec=None):
+    """Open Parquet file ``path`` and rebuild the mechanism of its report column ``column`` from the file's
+    metadata (checked against ``spec``; see :func:`aggregate_file`), reading no data: ``(ParquetFile, mech)``."""
+    from .mechanisms import from_spec
+
+    pf = _open_parquet(path)
+    names = pf.schema_arrow.names
+    if column not in names:
+        raise CLIError(f"{path!r} has no column {column!r} (its columns: {', '.join(map(repr, names))})")
+    spec = _file_spec(pf, path, column, spec)
+    try:
+        mech = from_spec(spec)
+    except ValueError as exc:
+        raise CLIError(f"cannot rebuild the mechanism of column {column!r}: {_one_line(exc)}") from None
+    ftype = pf.schema_arrow.field(column).type
+    if not _is_numeric(ftype):
+        raise CLIError(f"column {column!r} of {path!r} holds {ftype} values, not integer report codes")
+    return pf, mech
+
+
 def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, progress=False):
     """Stream a Parquet file's report column into one :class:`~ldpnum.Aggregate`, batch by batch.
 
@@ -701,23 +721,12 @@ def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, pr
     import pyarrow.types as pat
 
     from ._core import Reports
-    from .mechanisms import from_spec
 
     path = str(path)
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
-    pf = _open_parquet(path)
-    names = pf.schema_arrow.names
-    if column not in names:
-        raise CLIError(f"{path!r} has no column {column!r} (its columns: {', '.join(map(repr, names))})")
-    spec = _file_spec(pf, path, column, spec)
-    try:
-        mech = from_spec(spec)
-    except ValueError as exc:
-        raise CLIError(f"cannot rebuild the mechanism of column {column!r}: {_one_line(exc)}") from None
-    ftype = pf.schema_arrow.field(column).type
-    if not _is_numeric(ftype):
-        raise CLIError(f"column {column!r} of {path!r} holds {ftype} values, not integer report codes")
+    pf, mech = _report_column(path, column, spec)
+    spec = mech.spec
     total = mech.empty_aggregate()
     n_missing = 0
     bar = _progress(progress, pf.metadata.num_rows, "estimate")
@@ -757,16 +766,20 @@ def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, pr
     return total, n_missing
 
 
-def _estimates(mech, agg, whats, args):
-    """Compute what was asked; returns a dict of results (JSON-friendly) and the distribution (or None)."""
+def _check_request(mech, whats, args):
+    """What to estimate (``whats``, or the mechanism's default when None), checked against the mechanism and
+    the plot destination before a report is read: a wrong request fails at once, not after streaming a
+    large file."""
     from .mechanisms import MeanOracle
     from .ranges import HierarchicalHistogram
 
     name = mech.spec.mechanism
-    is_hh = isinstance(mech, HierarchicalHistogram)
     has_dist = hasattr(mech, "estimate_distribution")
     is_freq = hasattr(mech, "estimate_frequencies")
     numerical = isinstance(mech, MeanOracle) or has_dist
+    if whats is None:
+        whats = ["mean"] if isinstance(mech, MeanOracle) else ["distribution"] if has_dist else \
+            ["frequencies"] if is_freq else ["mean"]
     for what in whats:
         if what == "frequencies" and not is_freq:
             raise CLIError(f"{name} reports are numerical; --what frequencies needs a frequency oracle's reports "
@@ -777,6 +790,21 @@ def _estimates(mech, agg, whats, args):
             raise CLIError(f"{name} reports estimate {'frequencies' if is_freq else 'means'} only; distributions, "
                            "quantiles, ranges and plots need square_wave, general_wave, piecewise, hybrid or "
                            "hierarchical_histogram")
+    if isinstance(mech, HierarchicalHistogram) and args.n_bins is not None:
+        raise CLIError("--n-bins does not apply to hierarchical_histogram: its bins are its leaves "
+                       f"({mech.n_leaves})")
+    if args.plot:
+        _check_plot_path(args.plot)
+    return whats
+
+
+def _estimates(mech, agg, whats, args):
+    """Compute what was asked (checked by :func:`_check_request`); returns a dict of results (JSON-friendly)
+    and the distribution (or None)."""
+    from .mechanisms import MeanOracle
+    from .ranges import HierarchicalHistogram
+
+    is_hh = isinstance(mech, HierarchicalHistogram)
     dist = None
     out = {}
 
@@ -791,9 +819,6 @@ def _estimates(mech, agg, whats, args):
 
     if agg.n_reports == 0:
         raise CLIError("the column holds no reports")
-    if is_hh and args.n_bins is not None:
-        raise CLIError("--n-bins does not apply to hierarchical_histogram: its bins are its leaves "
-                       f"({mech.n_leaves})")
     for what in whats:
         if what == "mean":
             if isinstance(mech, MeanOracle):
@@ -891,12 +916,28 @@ def _print_estimates(out, head, file):
             print(f"  {_g(edges[a]):>12}  {_g(edges[b]):>12}  {mass:7.4f}  {bar}", file=file)
 
 
+def _check_plot_path(path):
+    """Fail before any work if the plot cannot be written: no matplotlib, no such directory, unknown format."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise CLIError("--plot needs matplotlib: pip install 'ldpnum[plot]'")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise CLIError(f"cannot write the plot to {path!r}: no such directory {directory!r}")
+    ext = os.path.splitext(path)[1].lstrip(".").lower()
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if ext not in formats:
+        raise CLIError(f"cannot write the plot to {path!r}: the format is taken from the extension; use one of "
+                       f"{', '.join('.' + f for f in sorted(formats))}")
+
+
 def _write_plot(dist, path, title):
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise CLIError("--plot needs matplotlib: pip install 'ldpnum[plot]'") from None
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(7, 4), layout="constrained")
     FigureCanvasAgg(fig)  # the Agg canvas, without touching pyplot's global state
     ax = fig.add_subplot()
@@ -935,47 +976,33 @@ def _explicit_spec(args):
 
 # -- argument parsing --------------------------------------------------------------------------------------
 
-def _positive_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid positive integer: {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer; got {v}")
-    return v
+def _argument(convert, what, ok, requirement):
+    """An argparse ``type``: ``convert(text)`` (e.g. int, float), rejected unless ``ok(value)``.
+
+    Malformed text reads ``invalid WHAT: 'text'``; a value failing ``ok`` reads ``REQUIREMENT; got value``.
+    """
+    def parse(text):
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid {what}: {text!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"{requirement}; got {value}")
+        return value
+
+    parse.__name__ = what  # argparse names the type in some messages
+    return parse
 
 
-def _seed(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid seed (a non-negative integer): {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"a seed must be a non-negative integer; got {v}")
-    return v
-
-
-def _level(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid level: {text!r}") from None
-    if not 0 < v < 1:
-        raise argparse.ArgumentTypeError(f"a confidence level is in (0, 1); got {v}")
-    return v
-
-
-def _probability(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid probability: {text!r}") from None
-    if not 0 <= v <= 1:
-        raise argparse.ArgumentTypeError(f"quantile levels are in [0, 1]; got {v}")
-    return v
+_positive_int = _argument(int, "positive integer", lambda v: v >= 1, "must be a positive integer")
+_seed = _argument(int, "seed (a non-negative integer)", lambda v: v >= 0, "a seed must be a non-negative integer")
+_level = _argument(float, "level", lambda v: 0 < v < 1, "a confidence level is in (0, 1)")
+_probability = _argument(float, "probability", lambda v: 0 <= v <= 1, "quantile levels are in [0, 1]")
 
 
 def _parser():
+    from .demo import PLOT_PATH as DEMO_PLOT_PATH
+
     parser = argparse.ArgumentParser(
         prog="ldpnum", description="Numerical data under local differential privacy.",
         epilog="Run `ldpnum COMMAND --help` for a command's options.")
@@ -1062,8 +1089,9 @@ def _parser():
 
     d = sub.add_parser("demo", help="privatize the embedded NYC flights data and compare estimates with the truth")
     d.add_argument("--rng", type=_seed, default=None, help="seed for a reproducible simulation (default: secure)")
-    d.add_argument("--plot", default="demo-output/dep_time_square_wave.png",
-                   help="where to write the PNG of estimated vs true distribution ('' for none)")
+    d.add_argument("--plot", default=DEMO_PLOT_PATH,
+                   help=f"where to write the PNG of estimated vs true distributions (default {DEMO_PLOT_PATH}; "
+                        "'' for none)")
     return parser
 
 
@@ -1100,8 +1128,6 @@ def _cmd_privatize(args):
 
 
 def _cmd_estimate(args):
-    from .mechanisms import MeanOracle, from_spec
-
     _require_pyarrow()
     whats = list(dict.fromkeys(args.what)) if args.what else None
     if args.range is not None:
@@ -1113,12 +1139,10 @@ def _cmd_estimate(args):
     if whats and "range" in whats and args.range is None:
         raise CLIError("--what range needs --range LO HI")
     explicit = _explicit_spec(args)
+    _, mech = _report_column(str(args.reports), args.column, explicit)  # the file's metadata only
+    whats = _check_request(mech, whats, args)
     agg, n_missing = aggregate_file(args.reports, args.column, spec=explicit, batch_size=args.batch_size,
                                     progress=args.progress)
-    mech = from_spec(agg.spec)
-    if whats is None:
-        whats = (["mean"] if isinstance(mech, MeanOracle) else ["distribution"] if hasattr(mech, "estimate_distribution")
-                 else ["frequencies"] if hasattr(mech, "estimate_frequencies") else ["mean"])
     out, dist = _estimates(mech, agg, whats, args)
     spec = agg.spec
     if args.plot:

@@ -17,6 +17,9 @@ __all__ = ["demo", "demo_distribution"]
 #: The columns the accessor demo privatizes: label, unit, public bounds.
 DEMO_COLUMNS = {"dep_time": ("minutes after midnight", (0.0, 1440.0)), "distance": ("miles", (0.0, 5000.0))}
 
+#: Where ``make demo`` writes the comparison plot (relative to the working directory).
+PLOT_PATH = "demo-output/flights_accessor.png"
+
 
 def flights_frame():
     """The flights that departed, with ``dep_time`` in minutes after midnight and ``distance`` in miles.
@@ -34,7 +37,7 @@ def flights_frame():
     return df[df["dep_time"].notna()].reset_index(drop=True)
 
 
-def demo_distribution(out=sys.stdout, *, epsilon=1.0, rng=None, plot_path="demo-output/flights_accessor.png"):
+def demo_distribution(out=None, *, epsilon=1.0, rng=None, plot_path=PLOT_PATH):
     """The accessor on the flights: privatize two columns, one per flight, and reconstruct both.
 
     Every flight reports **one** of its two columns (``strategy="one-column-per-row"``, the column drawn
@@ -43,10 +46,11 @@ def demo_distribution(out=sys.stdout, *, epsilon=1.0, rng=None, plot_path="demo-
     report columns alone, and measures the Wasserstein-1 distance to the truth. The comparison plot
     (:func:`ldpnum.plot.compare`, CDFs) is written to ``plot_path`` (None: no plot).
 
-    Returns 0.
+    Printed to ``out`` (default: ``sys.stdout`` at the time of the call). Returns 0.
     """
     from . import SquareWave, metrics
 
+    out = sys.stdout if out is None else out
     df = flights_frame()
     mechanisms = {c: SquareWave(epsilon=epsilon, bounds=bounds) for c, (_, bounds) in DEMO_COLUMNS.items()}
     t0 = time.perf_counter()
@@ -109,16 +113,17 @@ def _plot(df, estimates, epsilon, plot_path, out):
     print(f"plot written to {os.path.abspath(plot_path)}", file=out)
 
 
-def demo(out=sys.stdout, *, epsilons=(0.5, 1.0, 2.0, 4.0), rng=None):
+def demo(out=None, *, epsilons=(0.5, 1.0, 2.0, 4.0), rng=None):
     """Privatize the flights' distances with every mean oracle and compare the estimates with the truth.
 
     Each of the 336,776 flights is one "person": its distance (miles, public bounds 0–5000) is randomized
     by the mechanism, and the mean is estimated from the reports alone. Uses secure randomness unless
-    ``rng`` is given.
+    ``rng`` is given. Printed to ``out`` (default: ``sys.stdout`` at the time of the call).
     """
     from . import Duchi, Hybrid, Laplace, Piecewise, StochasticRounding
     from .data import load_flights
 
+    out = sys.stdout if out is None else out
     distance = load_flights(["distance"])["distance"].to_numpy(dtype=np.float64)
     bounds = (0.0, 5000.0)
     true_mean = distance.mean()

@@ -123,23 +123,27 @@ _DTYPE_HINTS = {
 }
 
 
+def _dtype_hint(dtype):
+    """How to turn a column of ``dtype`` (not real numbers) into one ldpnum can privatize."""
+    if isinstance(dtype, pd.CategoricalDtype):
+        return ("privatize the category codes s.cat.codes with a frequency oracle, or convert numbers "
+                "with .astype(float)")
+    return _DTYPE_HINTS.get(getattr(dtype, "kind", "O"), "convert numbers stored as text with pd.to_numeric(s)")
+
+
+def _is_real(dtype):
+    """Integer or float dtypes (NumPy, nullable or Arrow-backed): values or report codes."""
+    return (pd.api.types.is_numeric_dtype(dtype) and getattr(dtype, "kind", "O") in "iuf"
+            and not isinstance(dtype, pd.CategoricalDtype))
+
+
 def _dtype_error(s, name, mech):
     """None if the column's dtype can be privatized by ``mech``, else the TypeError to raise."""
     dtype = s.dtype
-    if isinstance(dtype, pd.CategoricalDtype):
-        hint = ("privatize the category codes s.cat.codes with a frequency oracle, or convert numbers "
-                "with .astype(float)")
-    elif pd.api.types.is_bool_dtype(dtype):
-        if isinstance(mech, RandomizedResponse):
-            return None
-        hint = _DTYPE_HINTS["b"]
-    elif pd.api.types.is_numeric_dtype(dtype) and getattr(dtype, "kind", "O") in "iuf":
+    if _is_real(dtype) or (pd.api.types.is_bool_dtype(dtype) and isinstance(mech, RandomizedResponse)):
         return None
-    else:
-        kind = getattr(dtype, "kind", "O")
-        hint = _DTYPE_HINTS.get(kind, "convert numbers stored as text with pd.to_numeric(s)")
     return TypeError(f"{_subject(name)} has dtype {dtype}: ldpnum privatizes real numbers (integer or float "
-                     f"dtypes, nullable Int64/Float64 included); {hint}")
+                     f"dtypes, nullable Int64/Float64 included); {_dtype_hint(dtype)}")
 
 
 def _check_rng(rng):
@@ -457,10 +461,10 @@ def reports_of(s, spec=None):
         raise TypeError(f"{spec.mechanism} reports are bit vectors, which a column of codes cannot hold")
     dtype = s.dtype
     kind = getattr(dtype, "kind", "O")
+    if not _is_real(dtype):
+        raise TypeError(f"{_subject(s.name)} holds dtype {dtype}, not integer report codes")
     if (kind == "f" or isinstance(dtype, pd.api.extensions.ExtensionDtype)) and s.hasnans:
         s = s[s.notna()]  # rows that did not report this column (numpy integer columns have none)
-    if pd.api.types.is_bool_dtype(dtype) or kind not in "iuf" or not pd.api.types.is_numeric_dtype(dtype):
-        raise TypeError(f"{_subject(s.name)} holds dtype {dtype}, not integer report codes")
     if kind in "iu":
         codes = s.to_numpy(dtype=getattr(dtype, "numpy_dtype", dtype))
     else:
@@ -594,12 +598,10 @@ class SeriesAccessor:
     @staticmethod
     def _validate(obj):
         dtype = obj.dtype
-        ok = (pd.api.types.is_bool_dtype(dtype)
-              or (pd.api.types.is_numeric_dtype(dtype) and getattr(dtype, "kind", "O") in "iuf"))
-        if not ok or isinstance(dtype, pd.CategoricalDtype):
+        if not (_is_real(dtype) or pd.api.types.is_bool_dtype(dtype)):
             raise AttributeError(f"the .ldp accessor works on Series of real numbers or bools (values) and of "
-                                 f"integer codes (reports); {_subject(obj.name)} has dtype {dtype} "
-                                 "(convert numbers stored as text with pd.to_numeric)")
+                                 f"integer codes (reports); {_subject(obj.name)} has dtype {dtype}: "
+                                 f"{_dtype_hint(dtype)}")
 
     # -- privatizing
     def privatize(self, mechanism, *, rng=None, nan_policy="raise", fill_value=None):

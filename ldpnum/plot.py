@@ -12,7 +12,7 @@ import numpy as np
 
 from ._results import DistributionEstimate, _real_array, _where
 
-__all__ = ["compare", "draw_true"]
+__all__ = ["compare", "check_true", "draw_true"]
 
 KINDS = ("pdf", "cdf")
 
@@ -21,13 +21,13 @@ KINDS = ("pdf", "cdf")
 ECDF_EXACT_MAX = 20_000
 
 
-def _check_kind(kind):
+def check_kind(kind):
     if kind not in KINDS:
         raise ValueError(f"kind must be 'pdf' or 'cdf'; got {kind!r}")
 
 
-def _true_values(true, name="true_values"):
-    """Raw values as a sorted 1-D float64 array (finite, non-empty)."""
+def check_true(true, name="true_values"):
+    """Raw values as a sorted 1-D float64 array (finite, non-empty); ValueError naming ``name`` otherwise."""
     values = _real_array(true, name)
     if values.ndim != 1 or values.size == 0:
         raise ValueError(f"{name} must be a non-empty one-dimensional array of values; got shape {values.shape}")
@@ -47,9 +47,9 @@ def draw_true(ax, values, *, bounds, kind="cdf", bin_edges=None, label=None):
     ``kind="cdf"``: the empirical CDF as a step line (one artist). ``kind="pdf"``: a filled density
     histogram on ``bin_edges`` (default: 64 equal bins of the bounds; one artist). Returns ``ax``.
     """
-    _check_kind(kind)
+    check_kind(kind)
     lo, hi = bounds
-    values = np.clip(_true_values(values, "values"), lo, hi)
+    values = np.clip(check_true(values, "values"), lo, hi)
     if kind == "cdf":
         n = values.size
         if n <= ECDF_EXACT_MAX:
@@ -112,7 +112,7 @@ def compare(true_values, *estimates, ax=None, kind="cdf", labels=None):
     """
     from .ranges import RangeEstimate
 
-    _check_kind(kind)
+    check_kind(kind)
     if not estimates:
         raise ValueError("compare needs at least one estimate after the true values")
     for i, est in enumerate(estimates):
@@ -130,7 +130,7 @@ def compare(true_values, *estimates, ax=None, kind="cdf", labels=None):
         if isinstance(labels, str) or len(labels) != len(estimates):
             raise ValueError(f"labels must give one label per estimate ({len(estimates)}); got {labels!r}")
         labels = [str(v) for v in labels]
-    values = _true_values(true_values)
+    values = check_true(true_values)
     if ax is None:
         import matplotlib.pyplot as plt
 

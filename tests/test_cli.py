@@ -239,6 +239,24 @@ def test_progress_bar(files, tmp_path, capsys):
     assert status == 0 and "100%" in err
 
 
+def test_tqdm_is_imported_only_with_progress(files, tmp_path):
+    """tqdm (like matplotlib) is imported by the commands that use it, never by a plain run."""
+    code = ("import sys; from ldpnum.cli import main; args = sys.argv[1:]; "
+            "assert main(['privatize', args[0], args[1], '-c', 'x', '-m', 'sw', '-e', '1', '-b', '0', '100', "
+            "'--rng', '1'] + args[2:]) == 0; assert main(['estimate', args[1], '-c', 'x'] + args[2:]) == 0; "
+            "print(sorted(m for m in ('tqdm', 'matplotlib') if m in sys.modules))")
+    out = tmp_path / "r.parquet"
+    res = subprocess.run([sys.executable, "-c", code, str(files / "in.csv"), str(out)], capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().splitlines()[-1] == "[]"
+    pytest.importorskip("tqdm")
+    res = subprocess.run([sys.executable, "-c", code, str(files / "in.csv"), str(out), "--progress"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().splitlines()[-1] == "['tqdm']"
+
+
 # -- estimate ------------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -409,6 +427,35 @@ def test_user_errors(case, argv, fragments, files, tmp_path_factory, capsys):
     status, _, err = run([a.format(d=d, r=r) for a in argv], capsys)
     assert_user_error(status, err, *fragments)
     assert sorted(os.listdir(d)) == before  # nothing written, no partial file left
+
+
+@pytest.mark.parametrize("extra, fragments", [
+    (["-c", "y", "-w", "quantiles"], ["duchi reports estimate means only"]),
+    (["-c", "y", "--plot", "out.png"], ["means only", "plots"]),
+    (["-c", "x", "-w", "frequencies"], ["numerical"]),
+    (["-c", "x", "--plot", "{d}/no-such-dir/out.png"], ["no such directory"]),
+    (["-c", "x", "--plot", "{d}/out.nope"], ["extension", ".png"]),
+    (["-c", "h", "--n-bins", "16"], ["--n-bins does not apply"]),
+    (["-c", "x", "-e", "2", "-m", "sw", "-b", "0", "100"], ["not by square_wave(epsilon=2.0"]),
+])
+def test_estimate_checks_the_request_before_reading_a_report(extra, fragments, frame, tmp_path, capsys,
+                                                             monkeypatch):
+    """A request the file's mechanism cannot answer, or a plot that cannot be written, fails from the metadata
+    alone: on a file larger than memory the user does not wait for the whole stream to learn it."""
+    if not hasattr(pd.DataFrame, "ldp"):
+        pytest.skip("the pandas accessor is not available")
+    r = tmp_path / "r.parquet"
+    mechs = {"x": ldp.SquareWave(epsilon=1.0, bounds=BOUNDS), "y": ldp.Duchi(epsilon=1.0, bounds=BOUNDS),
+             "h": ldp.HierarchicalHistogram(epsilon=1.0, bounds=BOUNDS, n_leaves=16)}
+    frame.assign(h=frame["x"]).ldp.privatize(mechs, rng=1).to_parquet(r)
+
+    def no_stream(*args, **kwargs):
+        raise AssertionError("the reports were read before the request was checked")
+
+    monkeypatch.setattr(cli, "aggregate_file", no_stream)
+    status, _, err = run(["estimate", r, *[a.format(d=tmp_path) for a in extra]], capsys)
+    assert_user_error(status, err, *fragments)
+    assert not (tmp_path / "out.nope").exists()
 
 
 def test_usage_errors_exit_2(files, capsys):

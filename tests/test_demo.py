@@ -39,3 +39,15 @@ def test_mean_demo_table():
 def test_bad_command_exits_with_usage_error():
     res = subprocess.run([sys.executable, "-m", "ldpnum", "nope"], capture_output=True, text=True)
     assert res.returncode == 2 and "invalid choice" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_ldpnum_demo_command_writes_the_plot_where_it_says(tmp_path, monkeypatch, capsys):
+    """`ldpnum demo` (what `make demo` runs): both tables, and the plot at the documented default path."""
+    from ldpnum import cli
+
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["demo", "--rng", "0"]) == 0
+    text = capsys.readouterr().out
+    assert text.count("W1") == 2 and "Each row: privatize all flights" in text
+    assert (tmp_path / demo.PLOT_PATH).stat().st_size > 10_000
+    assert f"plot written to {tmp_path / demo.PLOT_PATH}" in text

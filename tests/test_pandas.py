@@ -1,5 +1,6 @@
 """The ``.ldp`` pandas accessors: privatize, budget accounting, specs through pandas and Parquet, estimates."""
 
+import re
 import subprocess
 import sys
 import warnings
@@ -151,6 +152,46 @@ def test_accessor_missing_for_unsuitable_objects():
     with pytest.raises(AttributeError, match="unique column labels"):
         dup.ldp
     assert hasattr(pd.Series([True]), "ldp") and hasattr(pd.Series([1], dtype="Int64"), "ldp")
+
+
+@pytest.mark.parametrize("values, dtype, hint", [
+    (["1", "2"], None, "pd.to_numeric"), ([1, "a"], "object", "pd.to_numeric"),
+    (pd.to_datetime(["2024-01-01"]), None, "minutes since a public origin"),
+    (pd.to_timedelta([1], unit="s"), None, "total_seconds"), ([1 + 1j], "complex128", "two columns"),
+    (["x"], "category", "s.cat.codes")])
+def test_series_accessor_attribute_error_names_the_column_dtype_and_conversion(values, dtype, hint):
+    """The Series accessor does not exist for these dtypes (pandas' ``.str``/``.dt`` convention); its
+    AttributeError gives the same conversion hint as the DataFrame route's TypeError."""
+    s = pd.Series(values, dtype=dtype, name="when")
+    with pytest.raises(AttributeError, match=re.escape(f"column 'when' has dtype {s.dtype}: ")) as exc:
+        s.ldp
+    assert hint in str(exc.value) and not hasattr(s, "ldp")
+    with pytest.raises(TypeError, match=re.escape(f"column 'when' has dtype {s.dtype}: ")) as frame_exc:
+        s.to_frame().ldp.privatize({"when": SW})
+    assert hint in str(frame_exc.value)
+
+
+def test_accessor_is_stateless_and_constant_time():
+    """pandas rebuilds the accessor on every access: it keeps only the object and never scans the data."""
+    small = pd.Series([1.0], name="x")
+    big = pd.Series(np.zeros(5_000_000), name="x")
+    assert vars(big.ldp) == {"_obj": big} and big.ldp is not big.ldp
+    wide = pd.DataFrame(np.zeros((2, 2000)))
+    assert vars(wide.ldp) == {"_obj": wide}
+
+    def cost(obj):
+        import time
+
+        best = float("inf")
+        for _ in range(7):
+            t0 = time.perf_counter()
+            for _ in range(200):
+                obj.ldp
+            best = min(best, time.perf_counter() - t0)
+        return best
+
+    # 5e6 rows vs 1: a scan would be over 1000 times slower; a constant-time check costs about the same.
+    assert cost(big) < 20 * cost(small) + 1e-3
 
 
 @pytest.mark.parametrize("values, dtype", [

@@ -87,6 +87,38 @@ def test_distribution_estimate_plot_kinds(data):
     assert len(ax.lines) == 2
 
 
+@pytest.mark.parametrize("kind", ["pdf", "cdf"])
+def test_estimates_draw_the_truth_as_compare_does(data, kind):
+    """One drawing of the true values serves compare and both estimates' plot(true=...)."""
+    x, dist, ranges = data
+    big = np.random.default_rng(1).beta(5, 2, 50_000)
+    for est in (dist, ranges):
+        for truth in (x, big):
+            fig, (a, b) = plt.subplots(1, 2)
+            ldp.plot.compare(truth, est, ax=a, kind=kind)
+            est.plot(b, true=truth, kind=kind)
+            if kind == "cdf":
+                np.testing.assert_array_equal(a.lines[0].get_xydata(), b.lines[0].get_xydata())
+                np.testing.assert_array_equal(a.lines[1].get_xydata(), b.lines[1].get_xydata())
+            else:
+                for pa, pb in zip(a.patches, b.patches):
+                    np.testing.assert_array_equal(pa.get_path().vertices, pb.get_path().vertices)
+            assert b.get_legend().get_texts()[0].get_text() == a.get_legend().get_texts()[0].get_text()
+
+
+def test_bad_truth_raises_before_a_figure_is_made(data):
+    x, dist, ranges = data
+    before = plt.get_fignums()
+    for est in (dist, ranges):
+        with pytest.raises(ValueError, match=r"true must be finite; 1 value\(s\) are not, first at index 1"):
+            est.plot(true=[0.5, np.inf])
+        with pytest.raises(ValueError, match="true must be a non-empty one-dimensional array"):
+            est.plot(true=[])
+        with pytest.raises(ValueError, match="kind"):
+            est.plot(true=x, kind="hist")
+    assert plt.get_fignums() == before
+
+
 def test_plots_from_the_accessor(data):
     pd = pytest.importorskip("pandas")
     x, _, _ = data

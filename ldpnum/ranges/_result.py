@@ -326,19 +326,14 @@ class RangeEstimate:
         >>> len(ax.lines)
         2
         """
-        if kind not in ("pdf", "cdf"):
-            raise ValueError(f"kind must be 'pdf' or 'cdf'; got {kind!r}")
-        values = None
-        if true is not None:
-            values = _real_array(true, "true")
-            if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)):
-                raise ValueError("true must be a non-empty one-dimensional array of finite values")
+        from ..plot import check_kind, check_true, draw_true
+
+        check_kind(kind)
+        values = None if true is None else check_true(true, "true")  # validated before a figure is created
         if ax is None:
             import matplotlib.pyplot as plt
 
             _, ax = plt.subplots()
-        from ..plot import draw_true
-
         edges = self.leaf_edges
         label = label or f"hierarchical ({self.consistency})"
         if values is not None:
