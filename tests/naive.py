@@ -226,26 +226,42 @@ def floyd(draws, n, mutant=None):
     return chosen
 
 
+def subset_fields(record_words, omega):
+    """The ``ω`` 48-bit pick fields of one record (each shifted into the top 48 bits of a 64-bit int, where
+    :func:`uniform` reads it): word 0 is the coin; then groups of three words ``w0, w1, w2`` give four fields,
+    ``w0 >> 16``, ``w1 >> 16``, ``w2 >> 16`` and ``(w0 & 0xFFFF)·2**32 + (w1 & 0xFFFF)·2**16 + (w2 & 0xFFFF)``;
+    a last group of ``ω mod 4`` words gives one field each."""
+    fields = []
+    for s in range(omega):
+        g, q = divmod(s, 4)
+        w = [int(x) for x in record_words[1 + 3 * g:4 + 3 * g]]
+        field = w[q] >> 16 if q < 3 else ((w[0] & LOW16) << 32) | ((w[1] & LOW16) << 16) | (w[2] & LOW16)
+        fields.append(field << 16)
+    return fields
+
+
 def subset_selection(values, k, omega, t_inc, words, mutant=None):
     """Subset selection with Floyd's algorithm, one record at a time; returns the (n, k) 0/1 matrix.
 
-    Record ``i`` reads words ``[(1 + ω) i, (1 + ω)(i + 1))``. Word 0: ``v`` joins the subset iff
+    Record ``i`` reads ``c = 1 + ω - ⌊ω/4⌋`` words ``[c i, c (i + 1))``. Word 0: ``v`` joins the subset iff
     ``(w >> 11) < t_inc``. Then :func:`floyd` draws an ``r``-subset (``r = ω - 1`` if ``v`` joined, else ``ω``)
-    of the list of the ``k - 1`` categories other than ``v``, pick ``s`` drawing ``uniform(word 1 + s, j + 1)``.
-    An unknown value (-1): ``r = ω`` picks over all ``k`` categories, words ``1..ω`` (word 0 unused).
+    of the list of the ``k - 1`` categories other than ``v``, pick ``s`` drawing
+    ``uniform(subset_fields(...)[s], j + 1)``. An unknown value (-1): ``r = ω`` picks over all ``k``
+    categories (word 0 unused).
     """
-    c = 1 + omega
+    c = 1 + omega - omega // 4
     out = np.zeros((len(values), k), dtype=np.uint8)
     for i, v in enumerate(values):
         v = int(v)
         rec = words[c * i:c * (i + 1)]
+        fields = subset_fields(rec, omega)
         others = [j for j in range(k) if j != v]
         r = omega
         if v >= 0 and bernoulli(rec[0], t_inc):
             out[i, v] = 1
             r = omega - 1
         n = len(others)
-        draws = [uniform(rec[1 + s], floyd_cells(n - r + s, mutant)) for s in range(r)]
+        draws = [uniform(fields[s], floyd_cells(n - r + s, mutant)) for s in range(r)]
         for t in floyd(draws, n, mutant):
             out[i, others[t]] = 1
     return out

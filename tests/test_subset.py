@@ -77,24 +77,25 @@ def test_reports_are_canonical_bitmasks():
     assert np.all(bits.sum(axis=1) == ss.omega)
 
 
-@pytest.mark.parametrize("k,eps", [(13, 1.5), (8, 0.5), (2, 0.01), (64, 0.3), (300, 1.0)])
+@pytest.mark.parametrize("k,eps", [(13, 1.5), (8, 0.5), (2, 0.01), (64, 0.3), (300, 1.0), (40, 0.4), (26, 0.5)])
 def test_kernel_matches_naive(k, eps):
     ss = ldp.SubsetSelection(eps, k)
-    assert ss.words_per_record == 1 + ss.omega
+    assert ss.words_per_record == 1 + ss.omega - ss.omega // 4
     v = np.random.default_rng(k).integers(0, k, 600 if k < 100 else 150)
     v[::37] = k + 3
     r = ss.privatize(v, rng=8, unknown="uniform")
-    words = np.random.default_rng(8).bit_generator.random_raw((1 + ss.omega) * v.size)
+    words = np.random.default_rng(8).bit_generator.random_raw(ss.words_per_record * v.size)
     ref = naive.subset_selection(np.where(v >= k, -1, v), k, ss.omega, ss.plan.t_inc, words)
     np.testing.assert_array_equal(unpack_bits(r), ref)
 
 
 def test_words_per_record_are_consumed():
-    """Each record consumes exactly ``1 + ω`` words (C4), whatever its value and coin."""
+    """Each record consumes exactly ``1 + ω - ⌊ω/4⌋`` words (C4), whatever its value and coin."""
     ss = ldp.SubsetSelection(1.0, 40)
+    assert (ss.omega, ss.words_per_record) == (11, 10)
     g = np.random.default_rng(4)
     ss.privatize(np.r_[np.arange(40), -1], rng=g, unknown="uniform")
-    ahead = np.random.default_rng(4).bit_generator.random_raw(41 * (1 + ss.omega) + 1)
+    ahead = np.random.default_rng(4).bit_generator.random_raw(41 * 10 + 1)
     assert g.bit_generator.random_raw() == ahead[-1]
 
 
@@ -167,7 +168,7 @@ def test_twin_rejects_floyd_collision_bug():
     exact = ss.plan.exact_probabilities(3)
     probs = np.array([float(exact.get(m, 0)) for m in range(1 << k)])
     n = 20_000
-    words = np.random.default_rng(21).bit_generator.random_raw((1 + ss.omega) * n)
+    words = np.random.default_rng(21).bit_generator.random_raw(ss.words_per_record * n)
     weights = 1 << np.arange(k)
     good = naive.subset_selection(np.full(n, 3), k, ss.omega, ss.plan.t_inc, words)
     check_kernel_matches(np.bincount(good @ weights, minlength=1 << k), probs)
@@ -220,7 +221,7 @@ def test_variance_close_to_oue_and_words_fixed():
         ss = ldp.SubsetSelection(eps, k)
         ee = math.exp(eps)
         assert ss.variance(0.0) <= 1.05 * 4 * ee / (ee - 1) ** 2
-        assert ss.words_per_record == 1 + ss.omega
+        assert ss.words_per_record == 1 + ss.omega - ss.omega // 4
 
 
 def test_spec_validation_and_merge():

@@ -11,9 +11,9 @@ Sampler. ``v ∈ S`` is an integer event over 2**53 (``t_inc``). The other ``r``
 ``v ∈ S``, else ``r = ω``) are a uniform ``r``-subset of the ``n = k - 1`` other categories drawn by
 *Floyd's algorithm*: for ``j = n - r, ..., n - 1`` draw ``t`` uniform in ``0..j`` and add ``t``, or ``j``
 when ``t`` is already in. Ideally every ``r``-subset then has probability ``1/C(n, r)``. Each pick is one
-48-bit uniform choice among ``m = j + 1`` cells, one word, so a record costs ``1 + ω`` words whatever ``k``
-(:mod:`ldpnum._kernels.freq_subset` has the layout; an unknown value gets a uniform ``ω``-subset of all ``k``
-categories, ``n = k``, ``r = ω``).
+48-bit uniform choice among ``m = j + 1`` cells, four picks to three words, so a record costs
+``1 + ω - ⌊ω/4⌋`` words whatever ``k`` (:mod:`ldpnum._kernels.freq_subset` has the layout; an unknown
+value gets a uniform ``ω``-subset of all ``k`` categories, ``n = k``, ``r = ω``).
 
 Exact plan (DESIGN.md R1). Cell ``t`` of ``m`` has ``c = uniform_count(t, m)`` of the 2**48 draws, so a
 subset's probability is the sum, over Floyd's draw sequences that produce it, of ``∏ c_i / 2**48``: exact
@@ -119,9 +119,9 @@ def _to_indices(category_mask, v, k):
 class SubsetPlan:
     """Integer plan of subset selection: ``k``, ``ω`` and ``t_inc`` (``P[v ∈ S] = t_inc / 2**53``).
 
-    The kernel draws ``v ∈ S`` from word 0 and the rest of the subset with Floyd's algorithm, one 48-bit
-    pick per word (``1 + ω`` words per record); see :mod:`ldpnum.frequency.subset` for the exact probabilities
-    and the deviation bound ``D``.
+    The kernel draws ``v ∈ S`` from word 0 and the rest of the subset with Floyd's algorithm, 48-bit
+    picks, four to three words (``1 + ω - ⌊ω/4⌋`` words per record); see :mod:`ldpnum.frequency.subset`
+    for the exact probabilities and the deviation bound ``D``.
     """
 
     def __init__(self, k, omega, t_inc):
@@ -129,7 +129,7 @@ class SubsetPlan:
 
     @property
     def words_per_record(self):
-        return 1 + self.omega
+        return 1 + self.omega - self.omega // 4
 
     @property
     def n_bytes(self):
@@ -228,11 +228,11 @@ class SubsetSelection(_BitVectorOracle):
     Notes
     -----
     Each call of ``privatize`` on one person's value is ε-LDP; estimators are post-processing. Reports are
-    bitmasks of ``k`` bits (canonical wire format); ``1 + ω`` random words per person (the true value's coin,
-    then one 48-bit pick of Floyd's algorithm per word). Every subset's probability is exact on the integer
-    plan and within a factor ``D = 2**48/(2**48 - ω(2k - ω + 1)/2)`` of the ideal one, so the realized ε is at
-    most the stated one for every ``k``, and within 1e-6 of it up to ``k ≈ 13 000`` (module docstring). ε so
-    small that ``D²`` swallows the ratio is refused. Per-report variance at true frequency 0:
+    bitmasks of ``k`` bits (canonical wire format); ``1 + ω - ⌊ω/4⌋`` random words per person (the true
+    value's coin, then the ``ω`` 48-bit picks of Floyd's algorithm, four to three words). Every subset's
+    probability is exact on the integer plan and within a factor ``D = 2**48/(2**48 - ω(2k - ω + 1)/2)`` of
+    the ideal one, so the realized ε is at most the stated one for every ``k``, and within 1e-6 of it up to
+    ``k ≈ 13 000`` (module docstring). ε so small that ``D²`` swallows the ratio is refused. Per-report variance at true frequency 0:
     ``q*(1 - q*)/(p* - q*)²``, slightly below OUE's ``4e^ε/(e^ε - 1)²`` for small ``k``.
 
     References
