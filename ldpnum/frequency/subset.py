@@ -34,13 +34,14 @@ of its ideal value (:meth:`SubsetPlan.deviation_bound`). ``t_inc = ⌊2**53 ρ/(
 ideal likelihood ratios are ``p/(1-p)·(k-ω)/ω`` (``v`` in the subset vs. not), its inverse, and those
 against the unknown-value row (between the two), and each realized ratio exceeds its ideal one by at most
 ``D²`` (:meth:`SubsetPlan.extreme_ratio_bound`). The realized ε is therefore at most the stated one, for
-every ``k``; it is also at least ``ε - 4 ln D - 2**-48`` (the event "``v`` in, ``v'`` out" alone has ratio
-``≥ p/(1-p)·(k-ω)/ω / D²``), i.e. within 1e-6 of the stated ε up to ``k ≈ 13 000`` and within
+every ``k``; it is also at least ``ε - 4 ln D`` minus the roundings of ``E`` and ``t_inc`` (below
+``2**-49 + (e^ε + k + 2) 2**-53``), because the event "``v`` in, ``v'`` out" alone has the ratio
+``≥ p/(1-p)·(k-ω)/ω / D²``: within 1e-6 of the stated ε up to ``k ≈ 13 000``, and within about
 ``1.5 k² 2**-48`` (2.3e-5 at ``k = 2**16``) beyond. For ``k ≤ 10`` the tests enumerate every subset exactly.
 
 Estimator: the pure protocol with ``p* = p`` and ``q* = (p(ω-1) + (1-p)ω)/(k-1)`` (marginal inclusion of another
-category under ideal picks; the realized marginal is within the factor ``D`` of it, below 1e-9 relatively for
-``k ≤ 1000``). Variance: the seed's formula with these.
+category under ideal picks; the realized marginal is within the factor ``D`` of it, below 1.5e-9 relatively
+for ``k ≤ 1000``). Variance: the seed's formula with these.
 
 References
 ----------
@@ -232,8 +233,9 @@ class SubsetSelection(_BitVectorOracle):
     value's coin, then the ``ω`` 48-bit picks of Floyd's algorithm, four to three words). Every subset's
     probability is exact on the integer plan and within a factor ``D = 2**48/(2**48 - ω(2k - ω + 1)/2)`` of
     the ideal one, so the realized ε is at most the stated one for every ``k``, and within 1e-6 of it up to
-    ``k ≈ 13 000`` (module docstring). ε so small that ``D²`` swallows the ratio is refused. Per-report variance at true frequency 0:
-    ``q*(1 - q*)/(p* - q*)²``, slightly below OUE's ``4e^ε/(e^ε - 1)²`` for small ``k``.
+    ``k ≈ 13 000`` (module docstring). ε so small that ``D²`` swallows the ratio is refused. Per-report
+    variance at true frequency 0: ``q*(1 - q*)/(p* - q*)²``, slightly below OUE's ``4e^ε/(e^ε - 1)²`` for
+    small ``k``.
 
     References
     ----------
