@@ -5,7 +5,7 @@ bit; each server-side reference (support counts, consistency) computes the plain
 compute the fast way. Sections, one per family:
 
 - shared primitives and the numerical mechanisms (binary, window, hybrid, Laplace), EM/EMS;
-- categorical oracles: GRR and subset selection;
+- categorical oracles: GRR and subset selection (Floyd's sampler, and a planted Floyd bug);
 - unary encodings (SUE/OUE): packed reports bit by bit, and the enumeration of every report;
 - local hashing (BLH/OLH: the GF(2^24) hash family, reports, support counts) and Hadamard response;
 - PI-RAPPOR (Algorithm 3 literally, and decoding by direct evaluation);
@@ -196,33 +196,86 @@ def grr(values, k, a_keep, shift, words):
     return np.array([grr_one(int(v), words[i], k, a_keep, shift) for i, v in enumerate(values)])
 
 
-def subset_selection(values, k, omega, t_inc, words):
-    """Subset selection with selection sampling, one record at a time; returns the (n, k) 0/1 matrix."""
+def floyd_cells(j, mutant=None):
+    """Number of cells of Floyd's pick at ``j``: ``0..j`` (``j + 1``); the mutant ``"range_j"`` draws in ``0..j-1``."""
+    return j if mutant == "range_j" else j + 1
+
+
+def floyd(draws, n, mutant=None):
+    """Floyd's algorithm: the ``r = len(draws)``-subset of ``0..n-1`` given the cells drawn at each pick.
+
+    Pick ``s`` has ``j = n - r + s`` and cell ``t = draws[s]`` in ``0..j``; it adds ``t``, or ``j`` if ``t`` is
+    already in. Mutants: ``"add_t"`` re-adds ``t`` on a collision (a no-op) instead of ``j``; ``"range_j"``
+    (with cells from :func:`floyd_cells`) never draws ``t = j``.
+    """
+    r = len(draws)
+    chosen = set()
+    for s, t in enumerate(draws):
+        j = n - r + s
+        chosen.add(j if t in chosen and mutant != "add_t" else t)
+    return chosen
+
+
+def subset_fields(record_words, omega):
+    """The ``ω`` 48-bit pick fields of one record (each shifted into the top 48 bits of a 64-bit int, where
+    :func:`uniform` reads it): word 0 is the coin; then groups of three words ``w0, w1, w2`` give four fields,
+    ``w0 >> 16``, ``w1 >> 16``, ``w2 >> 16`` and ``(w0 & 0xFFFF)·2**32 + (w1 & 0xFFFF)·2**16 + (w2 & 0xFFFF)``;
+    a last group of ``ω mod 4`` words gives one field each."""
+    fields = []
+    for s in range(omega):
+        g, q = divmod(s, 4)
+        w = [int(x) for x in record_words[1 + 3 * g:4 + 3 * g]]
+        field = w[q] >> 16 if q < 3 else ((w[0] & LOW16) << 32) | ((w[1] & LOW16) << 16) | (w[2] & LOW16)
+        fields.append(field << 16)
+    return fields
+
+
+def subset_selection(values, k, omega, t_inc, words, mutant=None):
+    """Subset selection with Floyd's algorithm, one record at a time; returns the (n, k) 0/1 matrix.
+
+    Record ``i`` reads ``c = 1 + ω - ⌊ω/4⌋`` words ``[c i, c (i + 1))``. Word 0: ``v`` joins the subset iff
+    ``(w >> 11) < t_inc``. Then :func:`floyd` draws an ``r``-subset (``r = ω - 1`` if ``v`` joined, else ``ω``)
+    of the list of the ``k - 1`` categories other than ``v``, pick ``s`` drawing
+    ``uniform(subset_fields(...)[s], j + 1)``. An unknown value (-1): ``r = ω`` picks over all ``k``
+    categories (word 0 unused).
+    """
+    c = 1 + omega - omega // 4
     out = np.zeros((len(values), k), dtype=np.uint8)
     for i, v in enumerate(values):
         v = int(v)
-        base = k * i
-        if v < 0:
-            need, left = omega, k
-            for j in range(k):
-                if uniform(words[base + j], left) < need:
-                    out[i, j] = 1
-                    need -= 1
-                left -= 1
-            continue
-        need = omega
-        if bernoulli(words[base], t_inc):
+        rec = words[c * i:c * (i + 1)]
+        fields = subset_fields(rec, omega)
+        others = [j for j in range(k) if j != v]
+        r = omega
+        if v >= 0 and bernoulli(rec[0], t_inc):
             out[i, v] = 1
-            need -= 1
-        left, w = k - 1, base + 1
-        for j in range(k):
-            if j == v:
-                continue
-            if uniform(words[w], left) < need:
-                out[i, j] = 1
-                need -= 1
-            left -= 1
-            w += 1
+            r = omega - 1
+        n = len(others)
+        draws = [uniform(fields[s], floyd_cells(n - r + s, mutant)) for s in range(r)]
+        for t in floyd(draws, n, mutant):
+            out[i, others[t]] = 1
+    return out
+
+
+def subset_distribution(k, omega, t_inc, v, mutant=None):
+    """``{bitmask: Fraction}``: the exact report distribution of :func:`subset_selection` for value ``v``, by
+    enumerating every sequence of Floyd draws with its 48-bit cell counts (small ``k`` only)."""
+    def count(t, m):
+        return -((-(t + 1) * 2**48) // m) + ((-t * 2**48) // m)
+
+    others = [j for j in range(k) if j != v]
+    n = len(others)
+    p = Fraction(t_inc, TWO53)
+    branches = [(Fraction(1), omega, 0)] if v < 0 else [(p, omega - 1, 1 << v), (1 - p, omega, 0)]
+    out = {}
+    for weight, r, extra in branches:
+        cells = [floyd_cells(n - r + s, mutant) for s in range(r)]
+        for draws in itertools.product(*(range(m) for m in cells)):
+            prob = weight
+            for t, m in zip(draws, cells):
+                prob *= Fraction(count(t, m), 2**48)
+            mask = extra | sum(1 << others[t] for t in floyd(draws, n, mutant))
+            out[mask] = out.get(mask, 0) + prob
     return out
 
 

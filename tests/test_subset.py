@@ -1,6 +1,7 @@
 """Subset selection: exact privacy over every subset, canonical wire format, kernel vs plan and naive."""
 
 import math
+from fractions import Fraction
 from itertools import combinations
 
 import numpy as np
@@ -24,11 +25,23 @@ def test_exact_epsilon_all_subsets(k, epsilon):
     check_exact_epsilon(rows + [ss.plan.exact_probabilities(-1)], epsilon, tight=False)  # unknown values
 
 
-@pytest.mark.parametrize("k", [1024, 1 << 16])
+@pytest.mark.parametrize("k", [1024, 13_000, 1 << 16])
 @pytest.mark.parametrize("epsilon", [0.01, 1.0, 8.0])
 def test_structural_bound_large_k(k, epsilon):
+    """The bound is ≤ E (and reaches it); the realized ratio is at least the bound / D**4 (the event "v in, v'
+    out"), within 1e-6 of e^ε up to k = 13 000 and within 1.5 k² 2**-48 beyond, as documented."""
     ss = ldp.SubsetSelection(epsilon, k)
-    check_exact_epsilon([], epsilon, ratio=ss.plan.extreme_ratio_bound(), tight=k <= 2048)
+    bound = ss.plan.extreme_ratio_bound()
+    check_exact_epsilon([], epsilon, ratio=bound)
+    realized_low = bound / ss.plan.deviation_bound() ** 4
+    check_exact_epsilon([], epsilon, ratio=realized_low, tight=k <= 13_000)
+    assert realized_low >= Fraction(math.exp(epsilon)) * (1 - Fraction(3 * k * k, 2 * 2**48) - Fraction(1, 10**10))
+
+
+def test_too_small_epsilon_is_refused():
+    assert ldp.SubsetSelection(1e-12, 10).omega == 5
+    with pytest.raises(ValueError, match="too small"):
+        ldp.SubsetSelection(1e-13, 10)
 
 
 def true_value_first(rows, k):
@@ -64,29 +77,115 @@ def test_reports_are_canonical_bitmasks():
     assert np.all(bits.sum(axis=1) == ss.omega)
 
 
-def test_kernel_matches_naive():
-    k = 13
-    ss = ldp.SubsetSelection(1.5, k)
-    v = np.random.default_rng(0).integers(0, k, 600)
-    v[::37] = 99
+@pytest.mark.parametrize("k,eps", [(13, 1.5), (8, 0.5), (2, 0.01), (64, 0.3), (300, 1.0), (40, 0.4), (26, 0.5)])
+def test_kernel_matches_naive(k, eps):
+    ss = ldp.SubsetSelection(eps, k)
+    assert ss.words_per_record == 1 + ss.omega - ss.omega // 4
+    v = np.random.default_rng(k).integers(0, k, 600 if k < 100 else 150)
+    v[::37] = k + 3
     r = ss.privatize(v, rng=8, unknown="uniform")
-    words = np.random.default_rng(8).bit_generator.random_raw(k * v.size)
+    words = np.random.default_rng(8).bit_generator.random_raw(ss.words_per_record * v.size)
     ref = naive.subset_selection(np.where(v >= k, -1, v), k, ss.omega, ss.plan.t_inc, words)
     np.testing.assert_array_equal(unpack_bits(r), ref)
 
 
-@pytest.mark.parametrize("k,eps", [(5, 1.0), (7, 0.5)])
+def test_words_per_record_are_consumed():
+    """Each record consumes exactly ``1 + ω - ⌊ω/4⌋`` words (C4), whatever its value and coin."""
+    ss = ldp.SubsetSelection(1.0, 40)
+    assert (ss.omega, ss.words_per_record) == (11, 10)
+    g = np.random.default_rng(4)
+    ss.privatize(np.r_[np.arange(40), -1], rng=g, unknown="uniform")
+    ahead = np.random.default_rng(4).bit_generator.random_raw(41 * 10 + 1)
+    assert g.bit_generator.random_raw() == ahead[-1]
+
+
+@pytest.mark.parametrize("k,eps", [(5, 0.5), (8, 1.0), (6, 0.001)])
+def test_plan_equals_enumeration_of_draws(k, eps):
+    """The plan's dynamic programme over Floyd's partial subsets == brute force over every draw sequence."""
+    ss = ldp.SubsetSelection(eps, k)
+    for v in (-1, 0, k // 2, k - 1):
+        assert ss.plan.exact_probabilities(v) == {
+            mask: prob for mask, prob in naive.subset_distribution(k, ss.omega, ss.plan.t_inc, v).items()}
+
+
+@pytest.mark.parametrize("k,eps", [(5, 1.0), (10, 0.001), (8, 4.0)])
+def test_subset_probability_matches_enumeration(k, eps):
+    plan = ldp.SubsetSelection(eps, k).plan
+    for v in (-1, 1):
+        exact = plan.exact_probabilities(v)
+        for mask, prob in list(exact.items())[::3]:
+            assert plan.subset_probability({j for j in range(k) if mask >> j & 1}, v) == prob
+    assert plan.subset_probability({0}, 0) == 0 or plan.omega == 1
+
+
+@pytest.mark.parametrize("k,eps", [(5, 0.5), (8, 1.0), (10, 0.1), (10, 20.0)])
+def test_deviation_bound_holds_exactly(k, eps):
+    """Every subset probability of every row is within the factor D of its ideal value."""
+    plan = ldp.SubsetSelection(eps, k).plan
+    d = plan.deviation_bound()
+    inc, exc, unk = (x / math.comb(k, plan.omega) for x in plan.ideal_ratios())
+    for v in range(-1, k):
+        for mask, prob in plan.exact_probabilities(v).items():
+            ideal = unk if v < 0 else inc if mask >> v & 1 else exc
+            assert ideal / d <= prob <= ideal * d
+
+
+@pytest.mark.parametrize("k,eps", [(5, 1.0), (8, 0.5), (10, 0.001), (10, 2.0)])
+def test_support_probabilities_match_exact_marginals(k, eps):
+    """p* is exactly P[v in S]; q* is the marginal inclusion of every other category within D - 1."""
+    ss = ldp.SubsetSelection(eps, k)
+    p, q = ss.support_probabilities
+    slack = float(ss.plan.deviation_bound() - 1)
+    assert slack < 1e-12
+    for v in range(k):
+        exact = ss.plan.exact_probabilities(v)
+        marg = [sum(prob for mask, prob in exact.items() if mask >> u & 1) for u in range(k)]
+        assert marg[v] == Fraction(ss.plan.t_inc, 2**53) and float(marg[v]) == p
+        for u in range(k):
+            if u != v:
+                assert abs(float(marg[u]) / q - 1) <= slack + 1e-15
+
+
+@pytest.mark.parametrize("k,eps", [(5, 1.0), (7, 0.5), (10, 0.1)])
 def test_kernel_matches_plan(k, eps):
     ss = ldp.SubsetSelection(eps, k)
     subsets = list(combinations(range(k), ss.omega))
     index = {sum(1 << j for j in s): i for i, s in enumerate(subsets)}
     weights = 1 << np.arange(k)
-    for v in (0, k - 1):
-        bits = unpack_bits(ss.privatize(np.full(300_000, v), rng=10 + v))
+    for v in (0, k - 1, -1):
+        bits = unpack_bits(ss.privatize(np.full(300_000, v), rng=10 + v, unknown="uniform"))
         counts = np.bincount([index[m] for m in bits @ weights], minlength=len(subsets))
         exact = ss.plan.exact_probabilities(v)
         probs = np.array([float(exact[sum(1 << j for j in s)]) for s in subsets])
         check_kernel_matches(counts, probs)
+
+
+def test_twin_rejects_floyd_collision_bug():
+    """Planted bug: Floyd re-adding ``t`` instead of ``j`` on a collision (naive mutant, same words) does not
+    match the plan (chi-square over all 2**k bitmasks), while the correct reference does."""
+    k, eps = 8, 1.0
+    ss = ldp.SubsetSelection(eps, k)
+    exact = ss.plan.exact_probabilities(3)
+    probs = np.array([float(exact.get(m, 0)) for m in range(1 << k)])
+    n = 20_000
+    words = np.random.default_rng(21).bit_generator.random_raw(ss.words_per_record * n)
+    weights = 1 << np.arange(k)
+    good = naive.subset_selection(np.full(n, 3), k, ss.omega, ss.plan.t_inc, words)
+    check_kernel_matches(np.bincount(good @ weights, minlength=1 << k), probs)
+    bad = naive.subset_selection(np.full(n, 3), k, ss.omega, ss.plan.t_inc, words, mutant="add_t")
+    with pytest.raises(PrivacyViolation):
+        check_kernel_matches(np.bincount(bad @ weights, minlength=1 << k), probs)
+
+
+def test_exact_check_rejects_floyd_range_bug():
+    """Planted bug: Floyd drawing ``t`` in ``0..j-1`` instead of ``0..j``: the exact ε check fails."""
+    k, eps = 8, 1.0
+    ss = ldp.SubsetSelection(eps, k)
+    t_inc = ss.plan.t_inc
+    check_exact_epsilon([naive.subset_distribution(k, ss.omega, t_inc, v) for v in range(k)], eps)
+    rows = [naive.subset_distribution(k, ss.omega, t_inc, v, mutant="range_j") for v in range(k)]
+    with pytest.raises(PrivacyViolation, match="exceeds"):
+        check_exact_epsilon(rows, eps)
 
 
 def test_twin_rejects_value_leaking_sampler():
@@ -122,7 +221,7 @@ def test_variance_close_to_oue_and_words_fixed():
         ss = ldp.SubsetSelection(eps, k)
         ee = math.exp(eps)
         assert ss.variance(0.0) <= 1.05 * 4 * ee / (ee - 1) ** 2
-        assert ss.words_per_record == k
+        assert ss.words_per_record == 1 + ss.omega - ss.omega // 4
 
 
 def test_spec_validation_and_merge():

@@ -1,34 +1,63 @@
 """Subset selection (Wang et al. 2016; Ye and Barg 2018): report a random subset of ω categories.
 
-A person with category ``v`` reports a subset ``S`` of size ``ω ≈ k/(e^ε + 1)``; subsets containing ``v``
-are ``e^ε`` times as likely as the others: ``v ∈ S`` with probability ``p = ω e^ε / (ω e^ε + k - ω)``, and the
-rest of ``S`` is a uniform subset of the other categories. Wire format: a bitmask of ``k`` bits (packed,
-``ceil(k/8)`` bytes), so the report is canonical — listing the subset in the order it was drawn, e.g. the
-true value first, would reveal it (the flaw of one peer library's implementation; a test plants it).
+A person with category ``v`` reports a subset ``S`` of size ``ω ≈ k/(e^ε + 1)`` (so ``ω ≤ k/2``); subsets
+containing ``v`` are ``e^ε`` times as likely as the others: ``v ∈ S`` with probability
+``p = ω e^ε / (ω e^ε + k - ω)``, and the rest of ``S`` is a uniform subset of the other categories. Wire
+format: a bitmask of ``k`` bits (packed, ``ceil(k/8)`` bytes), so the report is canonical — listing the subset
+in the order it was drawn, e.g. the true value first, would reveal it (the flaw of one peer library's
+implementation; a test plants it).
 
-Finite-output plan (DESIGN.md R1). ``v ∈ S`` is an integer event over 2**53 (``t_inc``); the other members
-come from selection sampling with 48-bit uniform choices, whose step probabilities ``ceil(need·2**48/left)/2**48``
-differ from ``need/left`` by at most ``2**-48``. Each subset's probability is therefore exact and computable
-(:meth:`SubsetPlan.subset_probability`), and within a factor ``D = 1 + 6 N² 2**-48`` (``N = k - 1``) of the
-ideal uniform one; ``t_inc`` is rounded so that ``p/(1-p) · (k-ω)/ω · D² ≤ E < e^ε``. The realized ε is within
-1e-6 of the stated one up to k ≈ 4000, and within ``12k²·2**-48`` beyond.
+Sampler. ``v ∈ S`` is an integer event over 2**53 (``t_inc``). The other ``r`` members (``r = ω - 1`` if
+``v ∈ S``, else ``r = ω``) are a uniform ``r``-subset of the ``n = k - 1`` other categories drawn by
+*Floyd's algorithm*: for ``j = n - r, ..., n - 1`` draw ``t`` uniform in ``0..j`` and add ``t``, or ``j``
+when ``t`` is already in. Ideally every ``r``-subset then has probability ``1/C(n, r)``. Each pick is one
+48-bit uniform choice among ``m = j + 1`` cells, four picks to three words, so a record costs
+``1 + ω - ⌊ω/4⌋`` words whatever ``k`` (:mod:`ldpnum._kernels.freq_subset` has the layout; an unknown
+value gets a uniform ``ω``-subset of all ``k`` categories, ``n = k``, ``r = ω``).
+
+Exact plan (DESIGN.md R1). Cell ``t`` of ``m`` has ``c = uniform_count(t, m)`` of the 2**48 draws, so a
+subset's probability is the sum, over Floyd's draw sequences that produce it, of ``∏ c_i / 2**48``: exact
+and computable (:meth:`SubsetPlan.subset_probability`, :meth:`SubsetPlan.exact_probabilities`, which sum
+over the sequences by dynamic programming over the partial subsets).
+
+Deviation bound (any ``k``). ``⌊2**48/m⌋ ≤ c ≤ ⌈2**48/m⌉``, so ``c/2**48 = (1 ± x)/m`` with
+``|x| < m/2**48``; Floyd's ideal probability ``1/C(n, r)`` is the same sum with every factor ``1/m``, hence
+every subset's probability lies within ``[∏(1 - x_i), ∏(1 + x_i)]`` times its ideal value, and
+``∏(1 + x_i) ≤ 1/(1 - Σx_i)``, ``∏(1 - x_i) ≥ 1 - Σx_i``. The largest picks are those of an unknown value
+(``m = k - ω + 1, ..., k``; the picks of a known value are these minus one, or fewer), so with
+``M = ω(2k - ω + 1)/2`` every subset probability of every row is within the factor
+
+    D = 2**48 / (2**48 - M)                  (ln D ≈ M 2**-48 ≤ (3k²/8 + k/4) 2**-48)
+
+of its ideal value (:meth:`SubsetPlan.deviation_bound`). ``t_inc = ⌊2**53 ρ/(1 + ρ)⌋`` with
+``ρ = E ω/((k - ω) D²)`` (``E`` the rigorous lower bound of ``e^ε``), so ``p/(1-p)·(k-ω)/ω·D² ≤ E``: the
+ideal likelihood ratios are ``p/(1-p)·(k-ω)/ω`` (``v`` in the subset vs. not), its inverse, and those
+against the unknown-value row (between the two), and each realized ratio exceeds its ideal one by at most
+``D²`` (:meth:`SubsetPlan.extreme_ratio_bound`). The realized ε is therefore at most the stated one, for
+every ``k``; it is also at least ``ε - 4 ln D`` minus the roundings of ``E`` and ``t_inc`` (below
+``2**-49 + (e^ε + k + 2) 2**-53``), because the event "``v`` in, ``v'`` out" alone has the ratio
+``≥ p/(1-p)·(k-ω)/ω / D²``: within 1e-6 of the stated ε up to ``k ≈ 13 000``, and within about
+``1.5 k² 2**-48`` (2.3e-5 at ``k = 2**16``) beyond. For ``k ≤ 10`` the tests enumerate every subset exactly.
 
 Estimator: the pure protocol with ``p* = p`` and ``q* = (p(ω-1) + (1-p)ω)/(k-1)`` (marginal inclusion of another
-category; exact up to the ``2**-48`` steps, below 1e-9 relatively). Variance: the seed's formula with these.
+category under ideal picks; the realized marginal is within the factor ``D`` of it, below 1.5e-9 relatively
+for ``k ≤ 1000``). Variance: the seed's formula with these.
 
 References
 ----------
 ``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (subset selection among the frequency oracles);
-``../shared/seeds/004_14da69ae23cc8615.txt`` (subset selection next to RAPPOR).
+``../shared/seeds/004_14da69ae23cc8615.txt`` (subset selection next to RAPPOR); R. W. Floyd's subset sampler
+(J. Bentley, R. Floyd, "A sample of brilliance", Comm. ACM 30(9), 1987).
 """
 
 import math
 from fractions import Fraction
+from functools import lru_cache
 from itertools import combinations
 
 from .._kernels import freq_subset as kernels
 from .._kernels._jit import launch
-from ..mechanisms._plan import TWO48, TWO53, exp_lower
+from ..mechanisms._plan import TWO48, TWO53, exp_lower, uniform_count
 from .unary import _BitVectorOracle
 
 __all__ = ["SubsetSelection", "SubsetPlan", "subset_size"]
@@ -37,24 +66,71 @@ MAX_K = 1 << 16
 
 
 def subset_size(epsilon, k):
-    """``ω = round(k / (e^ε + 1))`` clipped to ``[1, k - 1]`` (the variance-optimal size)."""
+    """``ω = round(k / (e^ε + 1))`` clipped to ``[1, k - 1]`` (the variance-optimal size; ``ω ≤ k/2``)."""
     return int(min(max(1, round(k / (math.exp(epsilon) + 1))), k - 1))
 
 
-def _step_count(need, left):
-    """Draws (of 2**48) for which the kernel's ``uniform(word, left) < need``."""
-    return -((-need * TWO48) // left)
+@lru_cache(maxsize=64)
+def _pick_counts(m):
+    """``uniform_count(t, m)`` for every cell ``t`` of a 48-bit uniform choice among ``m``."""
+    return tuple(uniform_count(t, m) for t in range(m))
+
+
+def _floyd_weights(n, r, target=None):
+    """Floyd's algorithm for an ``r``-subset of ``0..n-1`` with the kernel's 48-bit picks, exactly.
+
+    Returns ``{bitmask of indices: weight}``, the probability of each subset being ``weight / 2**(48 r)``:
+    dynamic programming over the partial subsets after each pick, summing ``∏ uniform_count(t_i, m_i)`` over
+    the draw sequences that lead to them. With ``target`` (a bitmask), only partial subsets of ``target`` are
+    kept, which is all that can lead to it (subsets only grow).
+    """
+    states = {0: 1}
+    for j in range(n - r, n):
+        counts = _pick_counts(j + 1)
+        nxt = {}
+        for s, w in states.items():
+            for t, c in enumerate(counts):
+                add = 1 << j if s >> t & 1 else 1 << t
+                key = s | add
+                if target is None or key & ~target == 0:
+                    nxt[key] = nxt.get(key, 0) + w * c
+        states = nxt
+    return states
+
+
+@lru_cache(maxsize=32)
+def _floyd_distribution(n, r):
+    """``{bitmask of indices: Fraction}``: the exact output distribution of the kernel's Floyd sampler."""
+    scale = TWO48 ** r
+    return {s: Fraction(w, scale) for s, w in _floyd_weights(n, r).items()}
+
+
+def _to_categories(index_mask, v, k):
+    """Map a bitmask of indices ``0..n-1`` over the categories other than ``v`` to a bitmask of categories."""
+    low = (1 << v) - 1 if v >= 0 else (1 << k) - 1
+    return (index_mask & low) | ((index_mask & ~low) << 1)
+
+
+def _to_indices(category_mask, v, k):
+    """Inverse of :func:`_to_categories` for a mask without bit ``v``."""
+    low = (1 << v) - 1 if v >= 0 else (1 << k) - 1
+    return (category_mask & low) | ((category_mask >> 1) & ~low)
 
 
 class SubsetPlan:
-    """Integer plan of subset selection: ``k``, ``ω`` and ``t_inc`` (``P[v ∈ S] = t_inc / 2**53``)."""
+    """Integer plan of subset selection: ``k``, ``ω`` and ``t_inc`` (``P[v ∈ S] = t_inc / 2**53``).
+
+    The kernel draws ``v ∈ S`` from word 0 and the rest of the subset with Floyd's algorithm, 48-bit
+    picks, four to three words (``1 + ω - ⌊ω/4⌋`` words per record); see :mod:`ldpnum.frequency.subset`
+    for the exact probabilities and the deviation bound ``D``.
+    """
 
     def __init__(self, k, omega, t_inc):
         self.k, self.omega, self.t_inc = k, omega, t_inc
 
     @property
     def words_per_record(self):
-        return self.k
+        return 1 + self.omega - self.omega // 4
 
     @property
     def n_bytes(self):
@@ -66,58 +142,76 @@ class SubsetPlan:
     def __repr__(self):
         return f"SubsetPlan(k={self.k}, omega={self.omega}, t_inc={self.t_inc})"
 
-    @staticmethod
-    def _selection(order, members, size):
-        """Exact probability that selection sampling over ``order`` picks exactly ``members`` (``size`` of them)."""
-        prob = Fraction(1)
-        need, left = size, len(order)
-        for j in order:
-            c = _step_count(need, left)
-            if j in members:
-                prob *= Fraction(c, TWO48)
-                need -= 1
-            else:
-                prob *= Fraction(TWO48 - c, TWO48)
-            left -= 1
-        return prob if need == 0 else Fraction(0)
+    def _rows(self, v):
+        """``(p, n, r, v)`` terms of the report distribution of ``v``: with probability ``p`` a Floyd
+        ``r``-subset of ``n`` indices (skipping category ``v``), joined by ``v`` itself when ``r = ω - 1``."""
+        if v < 0:
+            return [(Fraction(1), self.k, self.omega, -1)]
+        p = Fraction(self.t_inc, TWO53)
+        return [(p, self.k - 1, self.omega - 1, v), (1 - p, self.k - 1, self.omega, v)]
 
     def subset_probability(self, subset, v):
-        """Exact probability of reporting ``subset`` (a set of categories) for true category ``v`` (-1: unknown)."""
+        """Exact probability of reporting ``subset`` (a set of categories) for true category ``v`` (-1: unknown).
+
+        Sums over Floyd's draw sequences that produce the subset (exponential in ``ω``: for small
+        instances).
+        """
         subset = frozenset(subset)
         if len(subset) != self.omega:
             return Fraction(0)
-        if v < 0:
-            return self._selection(range(self.k), subset, self.omega)
-        others = [j for j in range(self.k) if j != v]
-        p = Fraction(self.t_inc, TWO53)
-        if v in subset:
-            return p * self._selection(others, subset - {v}, self.omega - 1)
-        return (1 - p) * self._selection(others, subset, self.omega)
+        mask = sum(1 << j for j in subset)
+        total = Fraction(0)
+        for weight, n, r, skip in self._rows(v):
+            rest = mask
+            if r < self.omega:  # the branch with v in the subset
+                if not mask >> v & 1:
+                    continue
+                rest = mask & ~(1 << v)
+            elif skip >= 0 and mask >> skip & 1:
+                continue
+            target = _to_indices(rest, skip, self.k)
+            w = _floyd_weights(n, r, target).get(target, 0)
+            total += weight * Fraction(w, TWO48 ** r)
+        return total
 
     def exact_probabilities(self, v):
         """``{bitmask: Fraction}`` over all ``C(k, ω)`` subsets (small ``k`` only)."""
         if self.k > 16:
             raise ValueError("exact enumeration is for k <= 16")
-        return {sum(1 << j for j in s): self.subset_probability(s, v)
-                for s in combinations(range(self.k), self.omega)}
+        out = {sum(1 << j for j in s): Fraction(0) for s in combinations(range(self.k), self.omega)}
+        for weight, n, r, skip in self._rows(v):
+            extra = 1 << skip if r < self.omega else 0
+            for s, prob in _floyd_distribution(n, r).items():
+                out[_to_categories(s, skip, self.k) | extra] += weight * prob
+        return out
 
     def deviation_bound(self):
-        """``D``: every subset probability is within a factor ``D`` of its ideal (uniform selection) value."""
-        n = self.k - 1
-        return 1 + Fraction(6 * n * n, TWO48)
+        """``D = 2**48/(2**48 - M)``, ``M = ω(2k - ω + 1)/2``: every subset probability of every row is within a
+        factor ``D`` of its ideal (uniform Floyd picks) value (module docstring)."""
+        return _deviation_bound(self.k, self.omega)
 
-    def extreme_ratio_bound(self):
-        """A rigorous upper bound of the largest likelihood ratio, for any ``k`` (structural reduction)."""
+    def ideal_ratios(self):
+        """Ideal probabilities of one subset, in units of ``1/C(k, ω)``: ``v`` in it, ``v`` not in it, unknown."""
         p = Fraction(self.t_inc, TWO53)
         k, w = self.k, self.omega
+        return p * k / w, (1 - p) * Fraction(k, k - w), Fraction(1)
+
+    def extreme_ratio_bound(self):
+        """A rigorous upper bound of the largest likelihood ratio, for any ``k`` (structural reduction):
+        the largest ratio of ideal probabilities, times ``D²``."""
+        ideal = self.ideal_ratios()
         d = self.deviation_bound()
-        inclusion = p / (1 - p) * Fraction(k - w, w)
-        return max(inclusion, 1 / inclusion) * d * d if w < k else d * d
+        return max(ideal) / min(ideal) * d * d
+
+
+def _deviation_bound(k, omega):
+    m_sum = omega * (2 * k - omega + 1) // 2
+    return Fraction(TWO48, TWO48 - m_sum)
 
 
 def _t_inc(epsilon, k, omega):
     e = exp_lower(epsilon)
-    d = 1 + Fraction(6 * (k - 1) ** 2, TWO48)
+    d = _deviation_bound(k, omega)
     r = e * Fraction(omega, k - omega) / (d * d)  # p/(1-p) <= r: one D for each side of the ratio
     return math.floor(TWO53 * r / (1 + r))
 
@@ -135,13 +229,18 @@ class SubsetSelection(_BitVectorOracle):
     Notes
     -----
     Each call of ``privatize`` on one person's value is ε-LDP; estimators are post-processing. Reports are
-    bitmasks of ``k`` bits (canonical wire format), ``k`` random words per person. Per-report variance at true
-    frequency 0: ``q*(1 - q*)/(p* - q*)²``, slightly below OUE's ``4e^ε/(e^ε - 1)²`` for small ``k``.
+    bitmasks of ``k`` bits (canonical wire format); ``1 + ω - ⌊ω/4⌋`` random words per person (the true
+    value's coin, then the ``ω`` 48-bit picks of Floyd's algorithm, four to three words). Every subset's
+    probability is exact on the integer plan and within a factor ``D = 2**48/(2**48 - ω(2k - ω + 1)/2)`` of
+    the ideal one, so the realized ε is at most the stated one for every ``k``, and within 1e-6 of it up to
+    ``k ≈ 13 000`` (module docstring). ε so small that ``D²`` swallows the ratio is refused. Per-report
+    variance at true frequency 0: ``q*(1 - q*)/(p* - q*)²``, slightly below OUE's ``4e^ε/(e^ε - 1)²`` for
+    small ``k``.
 
     References
     ----------
     ``../shared/seeds/002_bf216fff5ae8aeb1.txt``; S. Wang et al., arXiv:1607.08025 (2016); M. Ye, A. Barg,
-    IEEE Trans. Inf. Theory 2018.
+    IEEE Trans. Inf. Theory 2018; J. Bentley, R. Floyd, Comm. ACM 30(9), 1987 (Floyd's sampler).
 
     Examples
     --------
@@ -162,6 +261,9 @@ class SubsetSelection(_BitVectorOracle):
             raise ValueError(f"SubsetSelection supports k <= {MAX_K}; got k={self._k}")
         self._omega = subset_size(self._epsilon, self._k)
         self._plan = SubsetPlan(self._k, self._omega, _t_inc(self._epsilon, self._k, self._omega))
+        if self._plan.extreme_ratio_bound() > exp_lower(self._epsilon):
+            raise ValueError(f"epsilon={epsilon!r} is too small for subset selection over k={self._k} "
+                             "categories: the 48-bit picks' deviation bound exceeds e^epsilon")
 
     @property
     def omega(self):
