@@ -12,7 +12,7 @@ For n = 1e7 and 1e8 values of Beta(5, 2), Square Wave (ε = 1, bounds (0, 1), 10
 
 Times are medians of ``repeats`` runs (3) on one cluster. Both paths generate the values inside the timed run (Beta sampling is a large part of the cost: it is the
 same work in both). Reported: wall time, values/s, the ratio of Dask's values/s to the single process's,
-EMS time, peak resident memory per worker process (``ru_maxrss``) next to its resident memory after start-up
+EMS time, peak resident memory per worker process (``VmHWM``) next to its resident memory after start-up
 and warm-up, the bytes of one partition's aggregate (what crosses the network per partition), and the
 worker warm-up time (import ldpnum, load the compiled kernels from Numba's cache: excluded from the
 throughput). With ``--tuned`` each Dask configuration also runs with ``MALLOC_MMAP_THRESHOLD_=16 MB`` in the
@@ -60,9 +60,13 @@ def _rss_mb():
 
 
 def _peak_rss_mb():
-    import resource
+    """Peak resident memory of this process's own address space, MB (``VmHWM``, reset by exec).
 
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KB on Linux
+    Not ``ru_maxrss``: on Linux a spawned child's ``ru_maxrss`` starts from its parent's RSS at the fork, so
+    under ``make bench`` (a parent that has held large arrays) every process would report the parent's peak.
+    """
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024  # kB
 
 
 def _warm():

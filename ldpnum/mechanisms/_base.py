@@ -77,7 +77,17 @@ class Mechanism:
 
     @property
     def spec(self):
-        """The :class:`~ldpnum.Spec` attached to this mechanism's reports and aggregates."""
+        """The :class:`~ldpnum.Spec` attached to this mechanism's reports and aggregates.
+
+        Built once (a mechanism is immutable): every aggregate, estimate and spec check reads it, and
+        building it costs ~20 µs, a tenth of aggregating 10^6 reports.
+        """
+        spec = self.__dict__.get("_spec")
+        if spec is None:
+            spec = self.__dict__["_spec"] = self._make_spec()
+        return spec
+
+    def _make_spec(self):
         return Spec(self.name, self._epsilon, self.n_cells, tuple(self._spec_params().items()))
 
     @classmethod
@@ -162,7 +172,7 @@ class Mechanism:
                         pending = pool.submit(source.draw, (min(n, stop + block) - stop) * c)
                     self._run_kernel(values[start:stop], words, out[start:stop])
         out.flags.writeable = False
-        return Reports(out, self.spec)
+        return Reports._from_kernel(out, self.spec)
 
     def _allocate_reports(self, n):
         """The output array for ``n`` reports (owned by the caller, written by the kernel)."""

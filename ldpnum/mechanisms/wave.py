@@ -169,8 +169,7 @@ class GeneralWave(_WindowOracle):
                 params["shape"] = f"callable:{digest}"
         return params
 
-    @property
-    def spec(self):
+    def _make_spec(self):
         name = "square_wave" if self._shape == "square" else "general_wave"
         return Spec(name, self._epsilon, self.n_cells, tuple(self._spec_params().items()))
 
