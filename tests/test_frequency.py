@@ -255,3 +255,25 @@ def test_spec_and_merge():
 def test_uniform_count_helper_matches_kernel_mapping():
     m = 7
     assert sum(uniform_count(j, m) for j in range(m)) == TWO48
+
+
+GOLDEN = {"grr": "c77a6ab3b65fec5e", "grr_eps20": "c9059311bbad4b9d", "olh": "c5e3004c014792c6",
+          "hadamard": "75eb4099329f4766", "pi_rappor": "ee8c67b5efd51085", "hh_grr": "85214bc521cf1301",
+          "hh_auto": "3eade8da983d1732"}
+
+
+def test_golden_digests_of_the_categorical_randomizers():
+    """E7: seeded reports of each categorical randomizer and both hierarchical layouts are pinned; a deliberate
+    change of a kernel, plan or word layout changes these (and says so in its commit)."""
+    import hashlib
+
+    x = np.random.default_rng(1).integers(0, 100, 10_000)
+    u = np.random.default_rng(1).random(10_000)
+    seed = 20261123
+    runs = {"grr": ldp.GRR(1.0, 100).privatize(x, rng=seed), "grr_eps20": ldp.GRR(20.0, 100).privatize(x, rng=seed),
+            "olh": ldp.OLH(1.0, 100).privatize(x, rng=seed),
+            "hadamard": ldp.HadamardResponse(1.0, 100).privatize(x, rng=seed),
+            "pi_rappor": ldp.PIRappor(1.0, 100).privatize(x, rng=seed),
+            "hh_grr": ldp.HierarchicalHistogram(1.0, (0, 1), oracle="grr").privatize(u, rng=seed),
+            "hh_auto": ldp.HierarchicalHistogram(1.0, (0, 1)).privatize(u, rng=seed)}
+    assert {k: hashlib.sha256(r.codes.tobytes()).hexdigest()[:16] for k, r in runs.items()} == GOLDEN
