@@ -111,8 +111,9 @@ class GRR(FrequencyOracle):
     def __init__(self, epsilon, k):
         super().__init__(epsilon, k)
         if self._k > self.MAX_K:
-            # The kernel's exact 48-bit uniform choice covers up to 2**16 cells; beyond that GRR's variance,
-            # (k - 2 + e^ε)/(e^ε - 1)², makes it the wrong oracle anyway.
+            # Reports are at most uint16 codes, and lie blocks stay ≥ 2**34 cells wide (exact ratios within ~1e-10
+            # of e^ε up to ε = 20); beyond 2**16 GRR's variance, (k - 2 + e^ε)/(e^ε - 1)², makes it the wrong
+            # oracle anyway.
             raise ValueError(f"GRR supports k <= {self.MAX_K}; got k={self._k}. For large domains use a unary "
                              "or local-hashing oracle (see ldpnum.frequency.recommend)")
         self._plan = _GRRPlan(self._k, *grr_keep_cells(self._epsilon, self._k))
