@@ -28,17 +28,10 @@ from fractions import Fraction
 
 from .._kernels import frequency as kernels
 from .._kernels._jit import launch
-from ..mechanisms._plan import exp_lower
+from ..mechanisms._plan import TWO64, cell_count, exp_lower
 from ._base import FrequencyOracle
 
 __all__ = ["GRR", "grr_keep_cells", "cell_count"]
-
-TWO64 = 2**64
-
-
-def cell_count(s, e, total):
-    """How many of the 2**64 words the kernels' ``floor(word · total / 2**64)`` maps into cells ``[s, e)``."""
-    return -((-e * TWO64) // total) + ((-s * TWO64) // total)
 
 
 def lie_shift(epsilon, k):

@@ -83,12 +83,11 @@ import numpy as np
 from .._core import Aggregate, Reports, _n_threads, check_spec, register_code_check
 from .._kernels import freq_pirappor as kernels
 from .._kernels._jit import launch
-from ..mechanisms._plan import TWO53, exp_lower
+from ..mechanisms._plan import TWO53, TWO64, cell_count, exp_lower
 from ._base import FrequencyOracle
 
 __all__ = ["PIRappor", "PIRapporPlan", "check_pirappor_codes", "choose_field", "is_prime", "support_counts"]
 
-TWO64 = 2**64
 P_MAX = 2**30
 #: Largest relative excess of the per-report variance over OUE's optimum allowed when choosing ``p``.
 VARIANCE_TOLERANCE = 1e-5
@@ -134,7 +133,7 @@ def next_prime(n):
 
 def uniform_count64(c, m):
     """How many of the 2**64 words the kernel's uniform choice ``floor(w·m/2**64)`` maps to cell ``c``."""
-    return -((-(c + 1) * TWO64) // m) + ((-c * TWO64) // m)
+    return cell_count(c, c + 1, m)
 
 
 def uniform_extremes64(m):

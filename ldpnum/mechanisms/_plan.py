@@ -13,11 +13,12 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["TWO48", "TWO53", "exp_lower", "binary_plan", "window_plan", "BinaryPlan", "WindowPlan",
-           "uniform_count"]
+__all__ = ["TWO48", "TWO53", "TWO64", "cell_count", "exp_lower", "binary_plan", "window_plan", "BinaryPlan",
+           "WindowPlan", "uniform_count"]
 
 TWO53 = 2**53
 TWO48 = 2**48
+TWO64 = 2**64
 
 
 def exp_lower(epsilon):
@@ -28,6 +29,12 @@ def exp_lower(epsilon):
 def uniform_count(j, m):
     """How many of the 2**48 draws the kernels' uniform choice maps to cell ``j`` of ``m``."""
     return -((-(j + 1) * TWO48) // m) + ((-j * TWO48) // m)
+
+
+def cell_count(s, e, total):
+    """How many of the 2**64 words the kernels' ``floor(word · total / 2**64)`` (``mulhi64``) maps into cells
+    ``[s, e)`` of ``total``: ``ceil(e·2**64/total) - ceil(s·2**64/total)``."""
+    return -((-e * TWO64) // total) + ((-s * TWO64) // total)
 
 
 def uniform_extremes(m):
