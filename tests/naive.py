@@ -235,8 +235,8 @@ def subset_selection(values, k, omega, t_inc, words, mutant=None):
 
     Record ``i`` reads ``c = 1 + ω - ⌊ω/4⌋`` words ``[c i, c (i + 1))``. Word 0: ``v`` joins the subset iff
     ``(w >> 11) < t_inc``. Then :func:`floyd` draws an ``r``-subset (``r = ω - 1`` if ``v`` joined, else ``ω``)
-    of the list of the ``k - 1`` categories other than ``v``, pick ``s`` drawing
-    ``uniform(subset_fields(...)[s], j + 1)``. An unknown value (-1): ``r = ω`` picks over all ``k``
+    of the list of the ``k - 1`` categories other than ``v``, pick ``s`` (at ``j = n - r + s``) drawing
+    ``uniform(subset_fields(...)[ω - r + s], j + 1)``: the last ``r`` fields. An unknown value (-1): ``r = ω`` picks over all ``k``
     categories (word 0 unused).
     """
     c = 1 + omega - omega // 4
@@ -251,7 +251,9 @@ def subset_selection(values, k, omega, t_inc, words, mutant=None):
             out[i, v] = 1
             r = omega - 1
         n = len(others)
-        draws = [uniform(fields[s], floyd_cells(n - r + s, mutant)) for s in range(r)]
+        # field ω - r + s is the pick at j = n - r + s (field s always sits at j = n - ω + s; field 0 is unused
+        # when v joined)
+        draws = [uniform(fields[omega - r + s], floyd_cells(n - r + s, mutant)) for s in range(r)]
         for t in floyd(draws, n, mutant):
             out[i, others[t]] = 1
     return out

@@ -77,11 +77,16 @@ def test_reports_are_canonical_bitmasks():
     assert np.all(bits.sum(axis=1) == ss.omega)
 
 
-@pytest.mark.parametrize("k,eps", [(13, 1.5), (8, 0.5), (2, 0.01), (64, 0.3), (300, 1.0), (40, 0.4), (26, 0.5)])
+@pytest.mark.parametrize("k,eps", [(13, 1.5), (8, 0.5), (2, 0.01), (64, 0.3), (300, 1.0), (40, 0.4), (26, 0.5),
+                                   (100, 0.7), (128, 2.0), (1024, 1.0)])
 def test_kernel_matches_naive(k, eps):
+    """Bit for bit, including rows of whole 64-bit words (k = 64, 128, 1024) and not (the byte path), and
+    true values at the word edges (the kernel's index-to-category shift crosses words)."""
     ss = ldp.SubsetSelection(eps, k)
     assert ss.words_per_record == 1 + ss.omega - ss.omega // 4
     v = np.random.default_rng(k).integers(0, k, 600 if k < 100 else 150)
+    edges = np.unique(np.clip([0, 1, 62, 63, 64, 65, 127, 128, k - 2, k - 1], 0, k - 1))
+    v[1:1 + edges.size] = edges
     v[::37] = k + 3
     r = ss.privatize(v, rng=8, unknown="uniform")
     words = np.random.default_rng(8).bit_generator.random_raw(ss.words_per_record * v.size)
