@@ -7,7 +7,9 @@ words, the raw material for every randomized-response bit:
 * NumPy's PCG64, SFC64 and Philox bit generators (``random_raw``);
 * randomgen's AESCounter (AES-128 in counter mode, keyed directly with a
   128-bit key from ``os.urandom``) and ChaCha with 20 rounds (keyed with a
-  256-bit key from ``os.urandom``), both cryptographically strong.
+  256-bit key from ``os.urandom``), both cryptographically strong: the
+  candidates ldpnum's secure default was chosen against (``bench/run.py``
+  adds ldpnum's own sources: OpenSSL's AES-128-CTR, and PCG64 for seeded runs).
 
 Every source is warmed up once, then timed ``repeats`` times; the median is
 reported.  Generators are constructed locally; no global RNG state is touched.

@@ -9,13 +9,15 @@ check exactly.
 
 Two kinds of source, chosen by the ``rng`` argument of every randomizing function:
 
-``rng=None`` (the default): **secure**. Words are the AES-128 counter-mode keystream of
-``randomgen.AESCounter`` under a fresh 128-bit key read from the operating system's CSPRNG
-(``os.urandom``) on every call. AES-CTR under a uniformly random key is a standard cryptographic
-pseudorandom generator (the core of NIST SP 800-90A's CTR_DRBG); with the processor's AES instructions it
-fills words as fast as NumPy's PCG64, and about nine times faster than reading ``os.urandom`` directly
-(``make bench`` measures all three on the machine at hand, in its RNG table). A fresh key per call also
-makes forked worker processes draw independent streams.
+``rng=None`` (the default): **secure**. Words are the AES-128 counter-mode keystream (the encryption of
+zero bytes, counter from 0) under a fresh 128-bit key read from the operating system's CSPRNG
+(``os.urandom``) on every call, computed by OpenSSL through the ``cryptography`` package. AES-CTR under a
+uniformly random key is a standard cryptographic pseudorandom generator (the core of NIST SP 800-90A's
+CTR_DRBG); a fresh key per call also makes forked worker processes draw independent streams. Chosen by
+measurement (DESIGN.md R2): OpenSSL's pipelined AES-NI counter mode fills about 1.1 G words/s on one core
+of the 2-core machine the project is benchmarked on, three to four times ``randomgen.AESCounter`` (the
+previous choice) and NumPy's PCG64, and far faster than reading ``os.urandom`` directly (``make bench``
+measures all of them, in its RNG table). The GIL is released while it fills.
 
 ``rng=int | numpy.random.SeedSequence | numpy.random.Generator``: **reproducible simulation** (the
 scientific-python SPEC 7 convention). Words are ``Generator.bit_generator.random_raw`` of
@@ -29,11 +31,11 @@ order from a single stream.
 
 import numbers
 import os
+import threading
 
 import numpy as np
-from randomgen import AESCounter
 
-__all__ = ["WordSource", "resolve_rng", "child_rng", "BLOCK_RECORDS", "BLOCK_WORDS"]
+__all__ = ["WordSource", "AESCounterStream", "resolve_rng", "child_rng", "BLOCK_RECORDS", "BLOCK_WORDS"]
 
 #: Records randomized per kernel launch: words for one block are drawn, then the block is randomized.
 #: Keeps memory bounded (a few MB of words) for inputs of any size.
@@ -72,10 +74,63 @@ class WordSource:
         return f"WordSource({kind}, {type(self._bit_generator).__name__})"
 
 
+class AESCounterStream:
+    """The AES-128 counter-mode keystream under ``key`` as 64-bit words (the bit-generator interface that
+    :class:`WordSource` uses: ``random_raw`` and ``lock``).
+
+    Block ``i`` of the keystream is ``AES_key(i)`` (the counter a 128-bit big-endian integer from 0); word
+    ``j`` is bytes ``[8j, 8j + 8)`` of the keystream read as a little-endian integer. Consecutive draws
+    continue the stream, so drawing ``a`` then ``b`` words gives the words of one draw of ``a + b``.
+
+    Parameters
+    ----------
+    key : bytes
+        16 bytes; ldpnum passes 16 fresh bytes from ``os.urandom`` for every call of a randomizer.
+
+    Examples
+    --------
+    >>> s = AESCounterStream(bytes(16))   # the all-zero key: AES_0(0) = 66e94bd4ef8a2c3b...
+    >>> hex(int(s.random_raw(1)[0]))
+    '0x3b2c8aefd44be966'
+    """
+
+    __slots__ = ("_encryptor", "lock")
+
+    #: Bytes encrypted per OpenSSL call (the zero plaintext is shared by all streams).
+    PIECE_BYTES = 1 << 21
+    _zeros = None
+
+    def __init__(self, key):
+        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+        key = bytes(key)
+        if len(key) != 16:
+            raise ValueError(f"AES-128 needs a 16-byte key; got {len(key)} bytes")
+        self._encryptor = Cipher(algorithms.AES(key), modes.CTR(bytes(16))).encryptor()
+        self.lock = threading.Lock()
+
+    def random_raw(self, size):
+        """The next ``size`` words of the stream, a C-contiguous ``uint64`` array."""
+        size = int(size)
+        if AESCounterStream._zeros is None:
+            AESCounterStream._zeros = bytes(self.PIECE_BYTES)
+        zeros = memoryview(AESCounterStream._zeros)
+        total = 8 * size
+        buf = np.empty(total + 16, dtype=np.uint8)  # OpenSSL's update_into asks for a block of slack
+        out = memoryview(buf)
+        for start in range(0, total, self.PIECE_BYTES):
+            m = min(self.PIECE_BYTES, total - start)
+            self._encryptor.update_into(zeros[:m], out[start:start + m + 15])
+        words = buf[:total].view("<u8")
+        return words if words.dtype == np.uint64 else words.astype(np.uint64)
+
+    def __repr__(self):
+        return "AESCounterStream(AES-128-CTR)"
+
+
 def secure_source():
     """A fresh secure word source: AES-128-CTR keyed from ``os.urandom``."""
-    key = int.from_bytes(os.urandom(16), "little")
-    return WordSource(AESCounter(key=key), secure=True)
+    return WordSource(AESCounterStream(os.urandom(16)), secure=True)
 
 
 def resolve_rng(rng):

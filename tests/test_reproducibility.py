@@ -169,3 +169,33 @@ GOLDEN = {
 def test_golden_digest(m):
     digest = hashlib.sha256(m.privatize(sample_input(m, n=10_000, seed=1), rng=20261122).codes.tobytes()).hexdigest()
     assert digest == GOLDEN[m.name]
+
+
+# -- the secure stream itself -----------------------------------------------------------------------------------
+# Published AES-128 values under the all-zero key (McGrew & Viega, "The Galois/Counter Mode of Operation",
+# test cases 1 and 2: H = AES_0(0), the tag E(K, Y0) with Y0 = 0...01, and the keystream block E(K, 0...02)).
+ZERO_KEY_BLOCKS = "66e94bd4ef8a2c3b884cfa59ca342b2e" "58e2fccefa7e3061367f1d57a4e7455a" "0388dace60b6a392f328c2b971b2fe78"
+
+
+def test_secure_stream_is_the_aes_ctr_keystream():
+    words = _random.AESCounterStream(bytes(16)).random_raw(6)
+    assert words.dtype == np.uint64 and words.flags.c_contiguous
+    assert words.astype("<u8").tobytes().hex() == ZERO_KEY_BLOCKS
+
+
+def test_secure_stream_continues_across_draws_and_pieces(monkeypatch):
+    """Drawing in pieces (any sizes, OpenSSL calls split at PIECE_BYTES) is one stream: the words of one draw."""
+    key = bytes(range(16))
+    whole = _random.AESCounterStream(key).random_raw(1000)
+    monkeypatch.setattr(_random.AESCounterStream, "PIECE_BYTES", 40)  # odd pieces: 5 words, 2.5 blocks
+    monkeypatch.setattr(_random.AESCounterStream, "_zeros", None)
+    s = _random.AESCounterStream(key)
+    parts = [s.random_raw(m) for m in (0, 1, 3, 7, 64, 925)]
+    assert [p.size for p in parts] == [0, 1, 3, 7, 64, 925]
+    np.testing.assert_array_equal(np.concatenate(parts), whole)
+    assert not np.array_equal(_random.AESCounterStream(bytes(16)).random_raw(1000), whole)
+
+
+def test_secure_stream_key_length_is_checked():
+    with pytest.raises(ValueError, match="16-byte key"):
+        _random.AESCounterStream(bytes(15))
