@@ -259,7 +259,8 @@ def test_uniform_count_helper_matches_kernel_mapping():
 
 GOLDEN = {"grr": "c77a6ab3b65fec5e", "grr_eps20": "c9059311bbad4b9d", "olh": "c5e3004c014792c6",
           "hadamard": "75eb4099329f4766", "pi_rappor": "ee8c67b5efd51085", "hh_grr": "85214bc521cf1301",
-          "hh_auto": "3eade8da983d1732"}
+          "hh_auto": "3eade8da983d1732", "sue": "8248e761a6c6ef65", "oue": "2ad49730b7daae49",
+          "blh": "1689886f6fef56de", "ss": "c2e846861ea05cbd", "ss_k16": "bb9cf98f3c9247b1"}
 
 
 def test_golden_digests_of_the_categorical_randomizers():
@@ -275,5 +276,9 @@ def test_golden_digests_of_the_categorical_randomizers():
             "hadamard": ldp.HadamardResponse(1.0, 100).privatize(x, rng=seed),
             "pi_rappor": ldp.PIRappor(1.0, 100).privatize(x, rng=seed),
             "hh_grr": ldp.HierarchicalHistogram(1.0, (0, 1), oracle="grr").privatize(u, rng=seed),
-            "hh_auto": ldp.HierarchicalHistogram(1.0, (0, 1)).privatize(u, rng=seed)}
+            "hh_auto": ldp.HierarchicalHistogram(1.0, (0, 1)).privatize(u, rng=seed),
+            "sue": ldp.SUE(1.0, 100).privatize(x, rng=seed), "oue": ldp.OUE(1.0, 100).privatize(x, rng=seed),
+            "blh": ldp.BLH(1.0, 100).privatize(x, rng=seed),
+            "ss": ldp.SubsetSelection(1.0, 100).privatize(x, rng=seed),  # byte-flag picks (k > 64)
+            "ss_k16": ldp.SubsetSelection(1.0, 16).privatize(x % 16, rng=seed)}  # one-register picks
     assert {k: hashlib.sha256(r.codes.tobytes()).hexdigest()[:16] for k, r in runs.items()} == GOLDEN
