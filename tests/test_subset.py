@@ -78,10 +78,11 @@ def test_reports_are_canonical_bitmasks():
 
 
 @pytest.mark.parametrize("k,eps", [(13, 1.5), (8, 0.5), (2, 0.01), (64, 0.3), (300, 1.0), (40, 0.4), (26, 0.5),
-                                   (100, 0.7), (128, 2.0), (1024, 1.0)])
+                                   (100, 0.7), (128, 2.0), (1024, 1.0), (65, 1.0), (16, 20.0), (1024, 20.0)])
 def test_kernel_matches_naive(k, eps):
-    """Bit for bit, including rows of whole 64-bit words (k = 64, 128, 1024) and not (the byte path), and
-    true values at the word edges (the kernel's index-to-category shift crosses words)."""
+    """Bit for bit, including rows of whole 64-bit words (k = 64, 128, 1024) and not (the byte path, k = 65), a
+    subset of one (ε = 20: field 0 only), and true values at the word edges (the kernel's index-to-category
+    shift crosses words)."""
     ss = ldp.SubsetSelection(eps, k)
     assert ss.words_per_record == 1 + ss.omega - ss.omega // 4
     v = np.random.default_rng(k).integers(0, k, 600 if k < 100 else 150)
