@@ -47,7 +47,6 @@ from ._jit import jit
 from .client import bernoulli_inline, uniform_inline
 
 U1 = np.uint64(1)
-U6 = np.uint64(6)
 U16 = np.uint64(16)
 U32 = np.uint64(32)
 U56 = np.uint64(56)
@@ -55,7 +54,6 @@ U63 = np.uint64(63)
 U255 = np.uint64(255)
 LOW16 = np.uint64(0xFFFF)
 ZERO = np.uint64(0)
-ALL_BUT_BIT0 = ~np.uint64(1)
 GATHER8 = np.uint64(0x0102040810204080)
 
 #: Records per task of the parallel loop (each task allocates its scratch arrays once).
@@ -136,9 +134,14 @@ def insert_gap_inline(mask, v):
     The same operations on every word whatever ``v``: of word ``w``, the bits below ``v`` stay and those above
     ``v`` come from the word shifted up by one."""
     for w in range(mask.shape[0] - 1, -1, -1):
-        cur = mask[w]
-        below = mask[w - 1] >> U63 if w > 0 else ZERO
-        mask[w] = (cur & low_bits_inline(v - 64 * w)) | (((cur << U1) | below) & ~low_bits_inline(v + 1 - 64 * w))
+        mask[w] = gap_word_inline(mask[w], mask[w - 1] >> U63 if w > 0 else ZERO, v - 64 * w)
+
+
+@jit(inline=True)
+def gap_word_inline(cur, below, b):
+    """One word of :func:`insert_gap_inline`: the gap at bit ``b`` of this word (none if ``b`` is past it, the
+    whole word shifted if ``b < 0``); ``below`` is the bit carried in from the word beneath (0 or 1)."""
+    return (cur & low_bits_inline(b)) | (((cur << U1) | below) & ~low_bits_inline(b + 1))
 
 
 @jit(inline=True)
@@ -162,9 +165,8 @@ def subset_kernel(values, k, omega, t_inc, words, out):
             # field 0 (top of word 1): the pick at j = n - omega, made only when v stays out
             m = np.uint64(1 - inc) << np.uint64(uniform_inline(words[base + 1], j0 + 1))
             m = floyd_picks_inline(m, floyd_pick_word_inline, words, base, j0, omega)
-            if v >= 0:  # indices to categories: bits >= v up by one, then bit v = coin (v <= 63 here)
-                vu = np.uint64(v)
-                m = (m & ((U1 << vu) - U1)) | ((m << U1) & (ALL_BUT_BIT0 << vu)) | (np.uint64(inc) << vu)
+            if v >= 0:  # indices to categories, then bit v = coin
+                m = gap_word_inline(m, ZERO, v) | (np.uint64(inc) << np.uint64(v))
             row = out[i]
             for b in range(nb):
                 row[b] = np.uint8((m >> np.uint64(8 * b)) & U255)
