@@ -134,6 +134,41 @@ def test_workqueue_layer_with_python_threads_does_not_abort():
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr
 
 
+def _tbb_installed():
+    import importlib.metadata
+    try:
+        return importlib.metadata.version("tbb") is not None
+    except importlib.metadata.PackageNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not (sys.platform.startswith("linux") and _tbb_installed()),
+                    reason="TBB is a dependency on Linux x86-64 only")
+def test_pip_installed_tbb_is_the_threading_layer():
+    # A plain `pip install` leaves libtbb where the loader does not look (it is in the environment's lib
+    # directory); without the preload Numba silently falls back to workqueue and every launch costs ~35x more.
+    script = textwrap.dedent("""
+        import numpy as np, numba, ldpnum as ldp
+        ldp.GRR(1.0, 16).privatize(np.arange(1000) % 16, rng=0)
+        print(numba.threading_layer())
+    """)
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_THREADING_LAYER", "LD_LIBRARY_PATH")}
+    res = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert res.stdout.strip() == "tbb", res.stderr
+
+
+def test_user_threading_layer_is_respected():
+    script = textwrap.dedent("""
+        import numpy as np, numba, ldpnum as ldp
+        from ldpnum._kernels import _jit
+        ldp.GRR(1.0, 16).privatize(np.arange(1000) % 16, rng=0)
+        print(numba.threading_layer(), _jit.TBB_LIBRARY)
+    """)
+    env = dict(os.environ, NUMBA_THREADING_LAYER="workqueue")
+    res = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert res.stdout.split() == ["workqueue", "None"], res.stderr
+
+
 def test_python_threads_reproduce_single_thread_results():
     m = ldp.Hybrid(1.0, (0, 1))
     x = np.random.default_rng(0).random(50_000)
