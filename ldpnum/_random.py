@@ -35,7 +35,8 @@ import threading
 
 import numpy as np
 
-__all__ = ["WordSource", "AESCounterStream", "resolve_rng", "child_rng", "BLOCK_RECORDS", "BLOCK_WORDS"]
+__all__ = ["WordSource", "AESCounterStream", "resolve_rng", "child_rng", "BLOCK_RECORDS", "BLOCK_WORDS",
+           "FIRST_BLOCK_WORDS", "block_sizes", "draw_pool"]
 
 #: Records randomized per kernel launch: words for one block are drawn, then the block is randomized.
 #: Keeps memory bounded (a few MB of words) for inputs of any size.
@@ -44,6 +45,10 @@ BLOCK_RECORDS = 1 << 18
 #: At most this many words are drawn per block (2 MB: a block drawn by the helper thread is still in cache
 #: when the kernel reads it), so records that need many words (unary encodings) use smaller blocks.
 BLOCK_WORDS = 1 << 18
+
+#: Words of the first block of a call: the kernel waits for the first block's words alone, so blocks start
+#: this small and double up to ``BLOCK_WORDS`` (the reports do not depend on the block sizes).
+FIRST_BLOCK_WORDS = 1 << 14
 
 
 class WordSource:
@@ -196,3 +201,53 @@ def child_rng(rng, *key):
         return np.random.SeedSequence(rng.entropy, spawn_key=tuple(rng.spawn_key) + key,
                                       pool_size=rng.pool_size)
     return np.random.SeedSequence(int(rng), spawn_key=key)
+
+
+def block_sizes(n, words_per_record):
+    """Records per block for ``n`` records: ``FIRST_BLOCK_WORDS`` worth first, doubling up to ``BLOCK_WORDS``
+    (and at most ``BLOCK_RECORDS``) worth. Every block holds at least one record.
+
+    >>> block_sizes(10, 1)
+    [10]
+    >>> [b for b in block_sizes(1 << 20, 1)][:6]
+    [16384, 32768, 65536, 131072, 262144, 262144]
+    """
+    c = max(1, int(words_per_record))
+    cap = max(1, min(BLOCK_RECORDS, BLOCK_WORDS // c))
+    size = max(1, min(cap, FIRST_BLOCK_WORDS // c))
+    out, done = [], 0
+    while done < n:
+        b = min(size, n - done)
+        out.append(b)
+        done += b
+        size = min(cap, 2 * size)
+    return out
+
+
+_POOL = None
+_POOL_LOCK = threading.Lock()
+
+
+def draw_pool():
+    """The process's helper threads that draw the next block's words while a kernel randomizes this block.
+
+    Created on first use and kept (starting a thread per ``privatize`` call cost ~0.2 ms); one worker per
+    core, so concurrent calls from several Python threads still draw in parallel. A forked child gets a
+    fresh pool on first use (the parent's threads do not exist in the child).
+    """
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            from concurrent.futures import ThreadPoolExecutor
+            _POOL = ThreadPoolExecutor(max(1, os.cpu_count() or 1), thread_name_prefix="ldpnum-draw")
+        return _POOL
+
+
+def _forget_pool_in_child():
+    global _POOL, _POOL_LOCK
+    _POOL = None
+    _POOL_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_in_child)

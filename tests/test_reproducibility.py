@@ -75,6 +75,69 @@ def test_secure_words_come_from_os_urandom(monkeypatch):
     assert _random.resolve_rng(None).secure and not _random.resolve_rng(0).secure
 
 
+@pytest.mark.parametrize("n,c", [(0, 1), (1, 1), (10, 3), (1 << 20, 1), (3 * (1 << 18) + 5, 4), (5000, 1000),
+                                 (7, 1 << 20)])
+def test_block_sizes_ramp_up_and_cover_every_record(n, c):
+    sizes = _random.block_sizes(n, c)
+    assert sum(sizes) == n and all(s >= 1 for s in sizes)
+    cap = max(1, min(_random.BLOCK_RECORDS, _random.BLOCK_WORDS // c))
+    assert all(s <= cap for s in sizes)
+    if sizes:
+        assert sizes[0] == min(n, max(1, min(cap, _random.FIRST_BLOCK_WORDS // c)))
+        # each full block doubles the one before it until the cap (only the last may be short)
+        assert all(b == min(cap, 2 * a) for a, b in zip(sizes[:-2], sizes[1:-1]))
+
+
+@pytest.mark.parametrize("first,block", [(1, 3), (7, 1000), (1 << 14, 1 << 18)])
+def test_block_sizes_do_not_change_reports(first, block, monkeypatch):
+    m = ldp.SquareWave(1.0, (0, 1))
+    x = np.random.default_rng(3).random(20_011)
+    ref = m.privatize(x, rng=9)
+    monkeypatch.setattr(_random, "FIRST_BLOCK_WORDS", first * m.words_per_record)
+    monkeypatch.setattr(_random, "BLOCK_WORDS", block * m.words_per_record)
+    assert len(_random.block_sizes(x.size, m.words_per_record)) > 1
+    assert m.privatize(x, rng=9) == ref
+
+
+def _child_many_blocks(q):
+    m = ldp.Duchi(1.0, (0, 1))
+    q.put(m.privatize(np.full(3 * _random.BLOCK_RECORDS, 0.5), rng=1).codes.tobytes())
+
+
+def test_forked_child_gets_its_own_draw_threads():
+    # The parent's helper threads (started by a multi-block call) do not exist in a forked child; the child
+    # must start its own instead of waiting forever on the parent's pool.
+    m = ldp.Duchi(1.0, (0, 1))
+    ref = m.privatize(np.full(3 * _random.BLOCK_RECORDS, 0.5), rng=1).codes.tobytes()
+    assert _random._POOL is not None
+    ctx = multiprocessing.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_child_many_blocks, args=(q,), daemon=True)
+    p.start()
+    out = q.get(timeout=60)
+    p.join(timeout=60)
+    assert out == ref
+
+
+def test_kernel_error_leaves_the_draw_pool_usable(monkeypatch):
+    m = ldp.Duchi(1.0, (0, 1))
+    x = np.full(3 * _random.BLOCK_RECORDS, 0.5)
+    calls = []
+
+    def boom(values, words, out):
+        calls.append(len(values))
+        if len(calls) == 2:
+            raise RuntimeError("planted kernel failure")
+        return original(values, words, out)
+
+    original = m._run_kernel
+    monkeypatch.setattr(m, "_run_kernel", boom)
+    with pytest.raises(RuntimeError, match="planted"):
+        m.privatize(x, rng=1)
+    monkeypatch.undo()
+    assert m.privatize(x, rng=1) == m.privatize(x, rng=1)
+
+
 def _child(q):
     m = ldp.Duchi(1.0, (0, 1))
     q.put(m.privatize(np.full(256, 0.5)).codes.tobytes())

@@ -1,12 +1,10 @@
 """The shared shape of every randomizer: validate → convert → draw → allocate → kernel → wrap (DESIGN.md R6)."""
 
 import math
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
 from .._core import Aggregate, Reports, Spec, check_spec, code_dtype, count_codes
-from .._random import BLOCK_RECORDS, BLOCK_WORDS, resolve_rng
+from .._random import block_sizes, draw_pool, resolve_rng
 from .._results import MeanEstimate
 from .._validation import check_bounds, check_epsilon, check_values
 
@@ -154,23 +152,27 @@ class Mechanism:
         n = values.shape[0]
         out = self._allocate_reports(n)
         c = self.words_per_record
-        block = max(1, min(BLOCK_RECORDS, BLOCK_WORDS // c))
-        starts = range(0, n, block)
-        if len(starts) <= 1:
+        sizes = block_sizes(n, c)
+        if len(sizes) <= 1:
             if n:
                 self._run_kernel(values, source.draw(n * c), out)
         else:
             # Pipeline: a helper thread draws the next block's words (the generator releases the GIL)
-            # while the kernel randomizes this block. Words are still drawn in record order from one
-            # stream, so the reports do not depend on the block size.
-            with ThreadPoolExecutor(1) as pool:
-                pending = pool.submit(source.draw, min(block, n) * c)
-                for start in starts:
-                    stop = min(n, start + block)
+            # while the kernel randomizes this block; blocks start small so the first kernel starts early.
+            # Words are still drawn in record order from one stream, so the reports do not depend on the
+            # block sizes. Only one draw of this call is pending at a time: the stream is read in order.
+            pool = draw_pool()
+            pending = pool.submit(source.draw, sizes[0] * c)
+            start = 0
+            try:
+                for j, size in enumerate(sizes):
                     words = pending.result()
-                    if stop < n:
-                        pending = pool.submit(source.draw, (min(n, stop + block) - stop) * c)
-                    self._run_kernel(values[start:stop], words, out[start:stop])
+                    pending = pool.submit(source.draw, sizes[j + 1] * c) if j + 1 < len(sizes) else None
+                    self._run_kernel(values[start:start + size], words, out[start:start + size])
+                    start += size
+            finally:
+                if pending is not None:  # a kernel raised: let the pending draw finish before unwinding
+                    pending.cancel() or pending.exception()
         out.flags.writeable = False
         return Reports._from_kernel(out, self.spec)
 
