@@ -36,7 +36,7 @@ import threading
 import numpy as np
 
 __all__ = ["WordSource", "AESCounterStream", "resolve_rng", "child_rng", "BLOCK_RECORDS", "BLOCK_WORDS",
-           "FIRST_BLOCK_WORDS", "block_sizes", "draw_pool"]
+           "block_sizes", "draw_pool"]
 
 #: Records randomized per kernel launch: words for one block are drawn, then the block is randomized.
 #: Keeps memory bounded (a few MB of words) for inputs of any size.
@@ -45,10 +45,6 @@ BLOCK_RECORDS = 1 << 18
 #: At most this many words are drawn per block (2 MB: a block drawn by the helper thread is still in cache
 #: when the kernel reads it), so records that need many words (unary encodings) use smaller blocks.
 BLOCK_WORDS = 1 << 18
-
-#: Words of the first block of a call: the kernel waits for the first block's words alone, so blocks start
-#: this small and double up to ``BLOCK_WORDS`` (the reports do not depend on the block sizes).
-FIRST_BLOCK_WORDS = 1 << 14
 
 
 class WordSource:
@@ -204,24 +200,16 @@ def child_rng(rng, *key):
 
 
 def block_sizes(n, words_per_record):
-    """Records per block for ``n`` records: ``FIRST_BLOCK_WORDS`` worth first, doubling up to ``BLOCK_WORDS``
-    (and at most ``BLOCK_RECORDS``) worth. Every block holds at least one record.
+    """Records per block for ``n`` records: ``BLOCK_WORDS`` worth of words (at most ``BLOCK_RECORDS``
+    records, at least one) per block, the last one shorter.
 
     >>> block_sizes(10, 1)
     [10]
-    >>> [b for b in block_sizes(1 << 20, 1)][:6]
-    [16384, 32768, 65536, 131072, 262144, 262144]
+    >>> block_sizes(600_000, 1)
+    [262144, 262144, 75712]
     """
-    c = max(1, int(words_per_record))
-    cap = max(1, min(BLOCK_RECORDS, BLOCK_WORDS // c))
-    size = max(1, min(cap, FIRST_BLOCK_WORDS // c))
-    out, done = [], 0
-    while done < n:
-        b = min(size, n - done)
-        out.append(b)
-        done += b
-        size = min(cap, 2 * size)
-    return out
+    block = max(1, min(BLOCK_RECORDS, BLOCK_WORDS // max(1, int(words_per_record))))
+    return [min(block, n - start) for start in range(0, n, block)]
 
 
 _POOL = None

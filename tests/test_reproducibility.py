@@ -77,25 +77,21 @@ def test_secure_words_come_from_os_urandom(monkeypatch):
 
 @pytest.mark.parametrize("n,c", [(0, 1), (1, 1), (10, 3), (1 << 20, 1), (3 * (1 << 18) + 5, 4), (5000, 1000),
                                  (7, 1 << 20)])
-def test_block_sizes_ramp_up_and_cover_every_record(n, c):
+def test_block_sizes_cover_every_record(n, c):
     sizes = _random.block_sizes(n, c)
-    assert sum(sizes) == n and all(s >= 1 for s in sizes)
     cap = max(1, min(_random.BLOCK_RECORDS, _random.BLOCK_WORDS // c))
-    assert all(s <= cap for s in sizes)
-    if sizes:
-        assert sizes[0] == min(n, max(1, min(cap, _random.FIRST_BLOCK_WORDS // c)))
-        # each full block doubles the one before it until the cap (only the last may be short)
-        assert all(b == min(cap, 2 * a) for a, b in zip(sizes[:-2], sizes[1:-1]))
+    assert sum(sizes) == n and all(1 <= s <= cap for s in sizes)
+    assert all(s == cap for s in sizes[:-1])
 
 
-@pytest.mark.parametrize("first,block", [(1, 3), (7, 1000), (1 << 14, 1 << 18)])
-def test_block_sizes_do_not_change_reports(first, block, monkeypatch):
+@pytest.mark.parametrize("block", [1, 3, 1000, 1 << 18])
+def test_block_sizes_do_not_change_reports(block, monkeypatch):
     m = ldp.SquareWave(1.0, (0, 1))
     x = np.random.default_rng(3).random(20_011)
     ref = m.privatize(x, rng=9)
-    monkeypatch.setattr(_random, "FIRST_BLOCK_WORDS", first * m.words_per_record)
     monkeypatch.setattr(_random, "BLOCK_WORDS", block * m.words_per_record)
-    assert len(_random.block_sizes(x.size, m.words_per_record)) > 1
+    monkeypatch.setattr(_random, "BLOCK_RECORDS", block)
+    assert len(_random.block_sizes(x.size, m.words_per_record)) == -(-x.size // block)
     assert m.privatize(x, rng=9) == ref
 
 

@@ -496,7 +496,6 @@ def test_chunked_calls_equal_one_call(cls, k, monkeypatch):
     x = np.random.default_rng(0).integers(0, k, 20_011)
     whole = m.privatize(x, rng=np.random.default_rng(5))
     monkeypatch.setattr(ldpnum._random, "BLOCK_WORDS", 50 * m.plan.words_per_record + 7)
-    monkeypatch.setattr(ldpnum._random, "FIRST_BLOCK_WORDS", 3 * m.plan.words_per_record)
     assert m.privatize(x, rng=np.random.default_rng(5)) == whole
     g = np.random.default_rng(5)
     parts = [m.privatize(c, rng=g) for c in np.array_split(x, 7)]

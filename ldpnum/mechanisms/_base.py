@@ -158,9 +158,9 @@ class Mechanism:
                 self._run_kernel(values, source.draw(n * c), out)
         else:
             # Pipeline: a helper thread draws the next block's words (the generator releases the GIL)
-            # while the kernel randomizes this block; blocks start small so the first kernel starts early.
-            # Words are still drawn in record order from one stream, so the reports do not depend on the
-            # block sizes. Only one draw of this call is pending at a time: the stream is read in order.
+            # while the kernel randomizes this block. Words are still drawn in record order from one
+            # stream, so the reports do not depend on the block size. Only one draw of this call is
+            # pending at a time: the stream is read in order.
             pool = draw_pool()
             pending = pool.submit(source.draw, sizes[0] * c)
             start = 0
