@@ -47,6 +47,7 @@ from ._jit import jit
 from .client import bernoulli_inline, uniform_inline
 
 U1 = np.uint64(1)
+U2 = np.uint64(2)
 U16 = np.uint64(16)
 U32 = np.uint64(32)
 U56 = np.uint64(56)
@@ -70,10 +71,13 @@ def fourth_field_inline(w0, w1, w2):
 @jit(inline=True)
 def floyd_pick_inline(flags, field, j):
     """Floyd's pick at ``j`` on the membership bytes ``flags``: add ``t = uniform(field, j + 1)``, or ``j`` if
-    ``t`` is already in (``flags[j]`` is 0 before the pick; storing it before ``flags[t]`` handles ``t = j``)."""
-    t = uniform_inline(field, j + 1)
+    ``t`` is already in (``flags[j]`` is 0 before the pick; storing it before ``flags[t]`` handles ``t = j``).
+
+    Unsigned indices spare Numba's negative-index wrap-around on the three accesses: measured 400 → 278 ns
+    per record at ``k = 1024`` (one thread, in cache)."""
+    t = np.uint64(uniform_inline(field, j + 1))
     hit = flags[t]
-    flags[j] = hit
+    flags[np.uint64(j)] = hit
     flags[t] = 1
     return flags
 
@@ -91,28 +95,31 @@ def floyd_picks_inline(state, pick, words, base, j0, omega):
     at ``j = j0 + s``; field 0 is the caller's): the one place that knows the four-in-three field layout."""
     n_groups = omega >> 2
     for g in range(n_groups):
-        w = base + 1 + 3 * g
+        w = base + np.uint64(1 + 3 * g)
         w0 = words[w]
-        w1 = words[w + 1]
-        w2 = words[w + 2]
+        w1 = words[w + U1]
+        w2 = words[w + U2]
         j = j0 + 4 * g
         if g > 0:
             state = pick(state, w0, j)
         state = pick(state, w1, j + 1)
         state = pick(state, w2, j + 2)
         state = pick(state, fourth_field_inline(w0, w1, w2), j + 3)
-    w = base + 1 + 3 * n_groups
+    w = base + np.uint64(1 + 3 * n_groups)
     for q in range(1 if n_groups == 0 else 0, omega & 3):
-        state = pick(state, words[w + q], j0 + 4 * n_groups + q)
+        state = pick(state, words[w + np.uint64(q)], j0 + 4 * n_groups + q)
     return state
 
 
 @jit(inline=True)
 def record_head_inline(values, words, i, c, k, omega, t_inc):
     """Record ``i``'s value ``v``, first word, ``j0 = n - ω`` (``n = k`` for an unknown value, else ``k - 1``)
-    and coin (``v`` joins the subset; always 0 for an unknown value)."""
+    and coin (``v`` joins the subset; always 0 for an unknown value).
+
+    Word indices are unsigned: Numba adds a negative-index wrap-around to every load with a signed index
+    (measured 8% of the record time at ``k = 16``)."""
     v = values[i]
-    base = c * i
+    base = np.uint64(c) * np.uint64(i)
     if v < 0:
         return v, base, k - omega, 0
     return v, base, k - 1 - omega, np.int64(bernoulli_inline(words[base], t_inc))
@@ -163,7 +170,7 @@ def subset_kernel(values, k, omega, t_inc, words, out):
         for i in prange(n):
             v, base, j0, inc = record_head_inline(values, words, i, c, k, omega, t_inc)
             # field 0 (top of word 1): the pick at j = n - omega, made only when v stays out
-            m = np.uint64(1 - inc) << np.uint64(uniform_inline(words[base + 1], j0 + 1))
+            m = np.uint64(1 - inc) << np.uint64(uniform_inline(words[base + U1], j0 + 1))
             m = floyd_picks_inline(m, floyd_pick_word_inline, words, base, j0, omega)
             if v >= 0:  # indices to categories, then bit v = coin
                 m = gap_word_inline(m, ZERO, v) | (np.uint64(inc) << np.uint64(v))
@@ -179,7 +186,7 @@ def subset_kernel(values, k, omega, t_inc, words, out):
             for g in range(nb):
                 flags64[g] = ZERO
             v, base, j0, inc = record_head_inline(values, words, i, c, k, omega, t_inc)
-            flags[uniform_inline(words[base + 1], j0 + 1)] = np.uint8(1 - inc)  # field 0, as above
+            flags[uniform_inline(words[base + U1], j0 + 1)] = np.uint8(1 - inc)  # field 0, as above
             floyd_picks_inline(flags, floyd_pick_inline, words, base, j0, omega)
             gather_bits_inline(flags64, mask, nb)
             if v >= 0:
