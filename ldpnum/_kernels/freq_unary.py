@@ -38,6 +38,8 @@ U32 = np.uint64(32)
 U48 = np.uint64(48)
 U56 = np.uint64(56)
 U4 = np.uint64(4)
+U1 = np.uint64(1)
+U3 = np.uint64(3)
 U2 = np.uint64(2)
 U6 = np.uint64(6)
 F4 = np.uint64(0xF)
@@ -78,29 +80,36 @@ def unary_kernel(values, k, lane_bits, t_all, t_low, t_true, words, out):
     c = 1 + n_bytes * lane_bits // 8
     tail = k & 7
     tail_mask = np.uint8((1 << tail) - 1) if tail else np.uint8(0xFF)
-    for i in prange(values.shape[0]):
-        base = c * i + 1
+    nb = np.uint64(n_bytes)
+    # Unsigned indices: Numba adds a negative-index wrap-around to every access with a signed index, which
+    # also keeps the byte loops from vectorizing.
+    for ii in prange(values.shape[0]):
+        i = np.uint64(ii)
+        head = np.uint64(c) * i
+        base = head + U1
         if lane_bits == 8:
-            for j in range(n_bytes):
+            for jj in range(n_bytes):
+                j = np.uint64(jj)
                 out[i, j] = np.uint8(below8_inline(words[base + j], t_all, t_low))
         elif lane_bits == 16:
-            for j in range(n_bytes):
-                lo = below16_inline(words[base + 2 * j], t_all, t_low)
-                hi = below16_inline(words[base + 2 * j + 1], t_all, t_low)
-                out[i, j] = np.uint8(lo | (hi << U4))
+            for jj in range(n_bytes):
+                b = base + U2 * np.uint64(jj)
+                lo = below16_inline(words[b], t_all, t_low)
+                hi = below16_inline(words[b + U1], t_all, t_low)
+                out[i, np.uint64(jj)] = np.uint8(lo | (hi << U4))
         else:
-            for j in range(n_bytes):
-                b = base + 4 * j
-                r = (below32_inline(words[b], t_all) | (below32_inline(words[b + 1], t_all) << U2)
-                     | (below32_inline(words[b + 2], t_all) << U4)
-                     | (below32_inline(words[b + 3], t_all) << U6))
-                out[i, j] = np.uint8(r)
-        out[i, n_bytes - 1] &= tail_mask
+            for jj in range(n_bytes):
+                b = base + U4 * np.uint64(jj)
+                r = (below32_inline(words[b], t_all) | (below32_inline(words[b + U1], t_all) << U2)
+                     | (below32_inline(words[b + U2], t_all) << U4)
+                     | (below32_inline(words[b + U3], t_all) << U6))
+                out[i, np.uint64(jj)] = np.uint8(r)
+        out[i, nb - U1] &= tail_mask
         v = values[i]
         if v >= 0:
-            j = v >> 3
+            j = np.uint64(v >> 3)
             m = np.uint8(1 << (v & 7))
-            if bernoulli_inline(words[c * i], t_true):
+            if bernoulli_inline(words[head], t_true):
                 out[i, j] |= m
             else:
                 out[i, j] &= ~m
