@@ -57,9 +57,9 @@ def _preload_tbb():
 
 if "NUMBA_THREADING_LAYER" not in os.environ:
     numba.config.THREADING_LAYER = "forksafe"
-    TBB_LIBRARY = _preload_tbb()
-else:
-    TBB_LIBRARY = None
+# Loaded whatever layer is asked for: a user's NUMBA_THREADING_LAYER=tbb (or safe, threadsafe) needs it too,
+# and loading it does not make Numba use it.
+TBB_LIBRARY = _preload_tbb()
 
 __all__ = ["jit", "launch", "LAUNCH_LOCK"]
 
