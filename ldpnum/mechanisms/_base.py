@@ -1,6 +1,7 @@
 """The shared shape of every randomizer: validate → convert → draw → allocate → kernel → wrap (DESIGN.md R6)."""
 
 import math
+
 import numpy as np
 
 from .._core import Aggregate, Reports, Spec, check_spec, code_dtype, count_codes
