@@ -1,6 +1,7 @@
 """Reports, aggregates and the specification that ties them to a mechanism (DESIGN.md R3, R4)."""
 
 import json
+import numbers
 import os
 import struct
 import zlib
@@ -11,7 +12,8 @@ import numpy as np
 
 from .exceptions import SpecMismatchError
 
-__all__ = ["Spec", "Reports", "Aggregate", "count_codes", "code_dtype", "register_code_check"]
+__all__ = ["Spec", "Reports", "Aggregate", "count_codes", "code_dtype", "register_code_check", "register_count_check",
+           "single_code_counts", "support_counts"]
 
 SPEC_VERSION = 1
 
@@ -46,8 +48,13 @@ class Spec:
     def from_dict(cls, d):
         if not isinstance(d, dict) or not {"mechanism", "epsilon", "n_cells"} <= set(d):
             raise ValueError(f"not an ldpnum spec: {d!r}")
+        version = d.get("version", SPEC_VERSION)
+        if version != SPEC_VERSION:
+            raise ValueError(f"spec of {d['mechanism']!r} has version {version!r}; this ldpnum reads spec version "
+                             f"{SPEC_VERSION} only (the reports were produced by another release of ldpnum: "
+                             "estimate them with that release)")
         return cls(mechanism=str(d["mechanism"]), epsilon=float(d["epsilon"]), n_cells=int(d["n_cells"]),
-                   params=tuple(dict(d.get("params", {})).items()), version=int(d.get("version", SPEC_VERSION)))
+                   params=tuple(dict(d.get("params", {})).items()), version=int(version))
 
     def to_json(self):
         return json.dumps(self.to_dict(), sort_keys=True)
@@ -75,10 +82,32 @@ def _thaw(v):
     return [_thaw(x) for x in v] if isinstance(v, tuple) else v
 
 
+def spec_difference(expected, got):
+    """The fields in which two specs differ, as text (``""`` when they are equal)."""
+    if got == expected:
+        return ""
+    diffs = []
+    for name in ("mechanism", "epsilon", "n_cells", "version"):
+        a, b = getattr(expected, name), getattr(got, name)
+        if a != b or type(a) is not type(b):
+            diffs.append(f"{name} {b!r} instead of {a!r}")
+    pa, pb = dict(expected.params), dict(got.params)
+    for key in sorted(set(pa) | set(pb)):
+        if key not in pb:
+            diffs.append(f"parameter {key!r} missing (expected {_thaw(pa[key])!r})")
+        elif key not in pa:
+            diffs.append(f"unexpected parameter {key}={_thaw(pb[key])!r}")
+        elif pa[key] != pb[key] or type(pa[key]) is not type(pb[key]):
+            diffs.append(f"parameter {key}={_thaw(pb[key])!r} ({type(pb[key]).__name__}) instead of "
+                         f"{_thaw(pa[key])!r} ({type(pa[key]).__name__})")
+    return "; ".join(diffs)
+
+
 def check_spec(expected, got, what):
-    """Raise :class:`SpecMismatchError` unless ``got == expected``."""
+    """Raise :class:`SpecMismatchError` unless ``got == expected``; the message names what differs."""
     if got != expected:
-        raise SpecMismatchError(f"{what} were produced by {got}, not by {expected}; "
+        raise SpecMismatchError(f"{what} were produced by {got}, not by {expected} "
+                                f"({spec_difference(expected, got)}); "
                                 "estimate them with the mechanism that produced them")
 
 
@@ -247,6 +276,74 @@ FRAME_ATTRS_KEY = "ldpnum_aggregate"
 N_REPORTS_KEY = -1
 
 
+_I64_MAX = int(np.iinfo(np.int64).max)
+_COUNT_CHECKS = {}
+
+
+def register_count_check(mechanism, check):
+    """Declare how the counts of ``mechanism``'s aggregates must relate to their number of reports.
+
+    ``check(counts, total, n_reports, spec)`` receives the non-negative int64 counts, their exact sum (a
+    Python int) and the ``n_reports`` given (None or an int), raises ValueError when they cannot come
+    from reports of ``spec`` (naming the cell and the numbers), and returns the ``n_reports`` to store
+    (None when it is the sum of the counts). Every way of building an :class:`Aggregate` — its
+    constructor, :meth:`Aggregate.from_bytes`, :meth:`Aggregate.from_frame`, unpickling — runs it, so an
+    aggregate whose counts disagree with its reports is refused before any estimate is made from it.
+    """
+    _COUNT_CHECKS[mechanism] = check
+
+
+def single_code_counts(counts, total, n_reports, spec):
+    """The count check of mechanisms whose report is one code: ``n_reports`` is the sum of the counts."""
+    if n_reports is not None and n_reports != total:
+        raise ValueError(f"aggregate of {spec}: n_reports={n_reports} but the counts sum to {total}; each "
+                         f"report of {spec.mechanism} adds one to exactly one count")
+    return None
+
+
+def support_counts(counts, total, n_reports, spec):
+    """The count check of mechanisms whose report supports several cells (unary encodings, local
+    hashing, PI-RAPPOR): ``n_reports`` is stored and no count exceeds it."""
+    if n_reports is None:
+        if total:
+            raise ValueError(f"aggregate of {spec}: n_reports is required (each report of {spec.mechanism} "
+                             "adds to several counts, so their sum is not the number of reports)")
+        return 0
+    if counts.size and counts.max() > n_reports:
+        cell = int(np.argmax(counts))
+        raise ValueError(f"aggregate of {spec}: count {counts[cell]} at cell {cell} exceeds n_reports "
+                         f"({n_reports}); a report adds at most one to each count")
+    return n_reports
+
+
+def _as_counts(counts):
+    """Counts as a new int64 array; refuses floats that are not whole and values beyond int64."""
+    arr = np.asarray(counts)
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+        raise TypeError(f"counts must be integers; got dtype {arr.dtype}")
+    if arr.dtype.kind == "f":
+        if arr.size and not (np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))):
+            raise ValueError("counts must be whole numbers")
+        if arr.size and np.abs(arr).max() >= 2.0**63:
+            raise ValueError("counts hold values beyond int64")
+    elif arr.dtype == np.uint64 and arr.size and arr.max() > np.uint64(_I64_MAX):
+        raise ValueError("counts hold values beyond int64")
+    return np.array(arr, dtype=np.int64, copy=True)
+
+
+def _total(counts):
+    """Exact sum of non-negative int64 counts as a Python int; OverflowError beyond int64."""
+    if not counts.size:
+        return 0
+    if int(counts.max()) <= _I64_MAX // counts.size:
+        total = int(counts.sum())  # cannot wrap
+    else:
+        total = sum(int(c) for c in counts)
+    if total > _I64_MAX:
+        raise OverflowError(f"counts sum to {total}, beyond int64 (2**63 - 1): not an aggregate of reports")
+    return total
+
+
 class Aggregate:
     """Mergeable sufficient statistics of reports: the count of each output code (DESIGN.md R4).
 
@@ -260,16 +357,44 @@ class Aggregate:
     def __init__(self, counts, spec, n_reports=None):
         if not isinstance(spec, Spec):
             raise TypeError(f"spec must be a Spec; got {type(spec).__name__}")
-        counts = np.array(counts, dtype=np.int64, copy=True)
+        counts = _as_counts(counts)
         if counts.shape != (spec.n_cells,):
             raise ValueError(f"counts must have shape ({spec.n_cells},) for {spec}; got {counts.shape}")
         if counts.size and counts.min() < 0:
-            raise ValueError("counts must be non-negative")
+            bad = np.flatnonzero(counts < 0)
+            raise ValueError(f"counts must be non-negative; {bad.size} are negative, first at cell {bad[0]} "
+                             f"({counts[bad[0]]})")
+        total = _total(counts)
+        if n_reports is not None:
+            if isinstance(n_reports, (bool, np.bool_)) or not isinstance(n_reports, numbers.Integral):
+                raise TypeError(f"n_reports must be an integer; got {type(n_reports).__name__} {n_reports!r}")
+            n_reports = int(n_reports)
+            if not 0 <= n_reports <= _I64_MAX:
+                raise ValueError(f"n_reports must be in [0, 2**63 - 1]; got {n_reports}")
+        check = _COUNT_CHECKS.get(spec.mechanism)
+        if check is not None:
+            n_reports = check(counts, total, n_reports, spec)
+        elif n_reports is not None and counts.size and counts.max() > n_reports:
+            cell = int(np.argmax(counts))
+            raise ValueError(f"aggregate of {spec}: count {counts[cell]} at cell {cell} exceeds n_reports "
+                             f"({n_reports}); no report adds more than one to a cell")
         counts.flags.writeable = False
         self.counts = counts
         self.spec = spec
         # Reports that set several cells each (unary encodings: one count per bit) carry n separately.
-        self._n_reports = None if n_reports is None else int(n_reports)
+        self._n_reports = n_reports
+
+    @classmethod
+    def _merged(cls, counts, spec, n_reports):
+        """An aggregate built from the sum of two checked aggregates of one spec: every layout's rule
+        (single codes sum to n; no count above n; per-block totals) is preserved by addition, so only
+        the overflow check (done by the caller) is needed."""
+        self = cls.__new__(cls)
+        counts.flags.writeable = False
+        self.counts = counts
+        self.spec = spec
+        self._n_reports = n_reports
+        return self
 
     @classmethod
     def empty(cls, spec, *, per_report_counts=False):
@@ -287,8 +412,19 @@ class Aggregate:
         if not isinstance(other, Aggregate):
             return NotImplemented
         check_spec(self.spec, other.spec, "aggregates")
-        n = None if self._n_reports is None and other._n_reports is None else self.n_reports + other.n_reports
-        return Aggregate(self.counts + other.counts, self.spec, n)
+        if self._n_reports is None and other._n_reports is None:
+            n = None
+            _total(np.array([self.n_reports, other.n_reports], dtype=np.int64))  # no wrap of the total
+        else:
+            n = self.n_reports + other.n_reports
+            if n > _I64_MAX:
+                raise OverflowError(f"merged aggregate of {self.spec} would hold {n} reports, more than int64")
+        a, b = self.counts, other.counts
+        if a.size and np.any(a > _I64_MAX - b):
+            cell = int(np.flatnonzero(a > _I64_MAX - b)[0])
+            raise OverflowError(f"merging aggregates of {self.spec} overflows int64 at cell {cell} "
+                                f"({a[cell]} + {b[cell]})")
+        return Aggregate._merged(a + b, self.spec, n)
 
     __radd__ = __add__
 

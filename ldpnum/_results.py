@@ -57,6 +57,16 @@ class MeanEstimate:
     epsilon: float
     spec: Spec
 
+    def __post_init__(self):
+        if not (math.isfinite(self.value) and math.isfinite(self.standard_error)):
+            raise ValueError(f"mean estimate of {self.spec.mechanism} is not finite (value {self.value!r}, "
+                             f"standard error {self.standard_error!r}): the bounds are too wide for float64; "
+                             "rescale the values")
+        if not self.standard_error > 0:
+            raise ValueError(f"mean estimate of {self.spec.mechanism}: the standard error is "
+                             f"{self.standard_error!r}, which would give a zero-width interval; the bounds are "
+                             "too narrow for float64 (the variance underflows): rescale the values")
+
     def confidence_interval(self, level=0.95):
         """Normal-approximation confidence interval ``value ± z·standard_error``.
 

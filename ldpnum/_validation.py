@@ -55,6 +55,9 @@ def check_bounds(bounds, name="bounds"):
         raise ValueError(f"{name} must be finite; got ({low!r}, {high!r})")
     if not low < high:
         raise ValueError(f"{name} must satisfy low < high; got ({low!r}, {high!r})")
+    if not math.isfinite(high - low):
+        raise ValueError(f"{name} ({low!r}, {high!r}) is too wide: its width overflows float64 "
+                         f"(at most {np.finfo(np.float64).max:.3g}); rescale the values (e.g. to other units)")
     return low, high
 
 
@@ -75,7 +78,7 @@ def as_1d_array(x, name):
     if to_numpy is not None and not isinstance(x, np.ndarray):
         dtype = getattr(x, "dtype", None)
         kind = getattr(dtype, "kind", "O")
-        if kind in "iufb" and getattr(x, "hasnans", False) and hasattr(dtype, "na_value"):
+        if kind in "iufb" and hasattr(dtype, "na_value") and _has_na(x):
             # Nullable Int64/Float64 with pd.NA: NA becomes NaN and follows nan_policy.
             arr = to_numpy(dtype=np.float64, na_value=np.nan)
         elif kind in "iuf" and hasattr(dtype, "numpy_dtype"):
@@ -89,6 +92,16 @@ def as_1d_array(x, name):
     if arr.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional (one value per person); got shape {arr.shape}")
     return arr
+
+
+def _has_na(x):
+    """Whether a pandas object (Series or extension array, e.g. ``pd.array([1, None], dtype="Int64")``)
+    holds missing values."""
+    hasnans = getattr(x, "hasnans", None)
+    if hasnans is not None:
+        return bool(hasnans)
+    isna = getattr(x, "isna", None)
+    return bool(np.asarray(isna()).any()) if isna is not None else False
 
 
 def _first(mask):
@@ -217,7 +230,7 @@ def check_categories(x, k, *, name="x", nan_policy="raise", fill_value=None, unk
     dtype = getattr(x, "dtype", None)
     missing = None
     if dtype is not None and not isinstance(x, np.ndarray) and getattr(dtype, "kind", "O") in "iu" \
-            and getattr(x, "hasnans", False):
+            and hasattr(dtype, "na_value") and _has_na(x):
         missing = np.asarray(x.isna())
         arr = x.to_numpy(dtype=np.int64, na_value=0)
     else:

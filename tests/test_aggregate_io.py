@@ -30,7 +30,10 @@ def aggregates(draw, spec=None, per_report=None):
     counts = rng.integers(0, 2**40 if big else 50, n) * (rng.random(n) < density)
     if per_report is None:
         per_report = draw(st.booleans())
-    n_reports = int(rng.integers(0, 2**20)) if per_report else None
+    n_reports = None
+    if per_report:  # at least every count (no report adds twice to a cell); single-code specs: their sum
+        n_reports = (int(counts.max(initial=0)) + int(rng.integers(0, 2**20)) if spec.mechanism == "demo"
+                     else int(counts.sum()))
     return Aggregate(counts, spec, n_reports)
 
 

@@ -59,7 +59,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._core import Aggregate, Reports, _n_threads, check_spec, register_code_check
+from .._core import (Aggregate, Reports, _n_threads, check_spec, register_code_check,
+                     support_counts as support_count_check)
 from .._kernels import freq_hashing as kernels
 from .._kernels._jit import launch
 from ._base import FrequencyOracle
@@ -248,6 +249,10 @@ def local_hash_support_counts(codes, k, g):
 
 class _LocalHashing(FrequencyOracle):
     """The local-hashing randomizer with hash range ``g``; BLH and OLH set ``g``."""
+
+    @classmethod
+    def _check_counts(cls, counts, total, n_reports, spec):
+        return support_count_check(counts, total, n_reports, spec)  # a report adds to several support counts
 
     def __init__(self, epsilon, k, g):
         super().__init__(epsilon, k)

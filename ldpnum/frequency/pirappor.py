@@ -80,7 +80,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._core import Aggregate, Reports, _n_threads, check_spec, register_code_check
+from .._core import (Aggregate, Reports, _n_threads, check_spec, register_code_check,
+                     support_counts as support_count_check)
 from .._kernels import freq_pirappor as kernels
 from .._kernels._jit import launch
 from ..mechanisms._plan import TWO53, TWO64, cell_count, exp_lower
@@ -449,6 +450,10 @@ class PIRappor(FrequencyOracle):
     """
 
     name = "pi_rappor"
+
+    @classmethod
+    def _check_counts(cls, counts, total, n_reports, spec):
+        return support_count_check(counts, total, n_reports, spec)  # a report adds to several support counts
 
     def __init__(self, epsilon, k):
         super().__init__(epsilon, k)

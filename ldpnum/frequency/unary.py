@@ -47,7 +47,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._core import Aggregate, Reports, _n_threads, check_spec
+from .._core import Aggregate, Reports, _n_threads, check_spec, support_counts as support_count_check
 from .._kernels import freq_unary as kernels
 from .._kernels._jit import launch
 from ..mechanisms._plan import TWO53, exp_lower
@@ -196,6 +196,10 @@ def unary_plan(epsilon, k, q_nominal, variance_nominal):
 class _BitVectorOracle(FrequencyOracle):
     """Oracles whose reports are ``k``-bit vectors (unary encodings, subset selection): packed reports,
     aggregated into per-bit counts plus the number of reports."""
+
+    @classmethod
+    def _check_counts(cls, counts, total, n_reports, spec):
+        return support_count_check(counts, total, n_reports, spec)  # a report adds to several support counts
 
     @property
     def n_cells(self):

@@ -1,10 +1,12 @@
 """The shared shape of every randomizer: validate → convert → draw → allocate → kernel → wrap (DESIGN.md R6)."""
 
+import functools
 import math
 
 import numpy as np
 
-from .._core import Aggregate, Reports, Spec, check_spec, code_dtype, count_codes
+from .._core import (Aggregate, Reports, Spec, check_spec, code_dtype, count_codes, register_count_check,
+                     single_code_counts)
 from .._random import block_sizes, draw_pool, resolve_rng
 from .._results import MeanEstimate
 from .._validation import check_bounds, check_epsilon, check_values
@@ -23,8 +25,28 @@ def from_spec(spec):
     except KeyError:
         raise ValueError(f"unknown mechanism {spec.mechanism!r} in spec") from None
     mech = cls._from_spec(spec)
+    unknown = sorted(set(dict(spec.params)) - set(dict(mech.spec.params)))
+    if unknown:
+        raise ValueError(f"spec of {spec.mechanism!r} names unknown parameter(s) {', '.join(map(repr, unknown))}; "
+                         f"{cls.__name__} takes {', '.join(map(repr, sorted(dict(mech.spec.params))))}")
     check_spec(spec, mech.spec, "the spec")
     return mech
+
+
+@functools.lru_cache(maxsize=128)
+def _cached_from_spec(spec):
+    return from_spec(spec)
+
+
+def mechanism_for(spec):
+    """The mechanism of ``spec``, shared: mechanisms are immutable, so one instance per spec serves every
+    reader (specs with unhashable parameters are rebuilt each time)."""
+    try:
+        return _cached_from_spec(spec)
+    except TypeError:
+        if not isinstance(spec, Spec):
+            raise
+        return from_spec(spec)
 
 
 class Mechanism:
@@ -40,6 +62,14 @@ class Mechanism:
         super().__init_subclass__(**kwargs)
         if cls.name is not None:
             _REGISTRY[cls.name] = cls
+            register_count_check(cls.name, cls._check_counts)
+
+    @classmethod
+    def _check_counts(cls, counts, total, n_reports, spec):
+        """How an aggregate's counts must relate to its number of reports (see
+        :func:`ldpnum._core.register_count_check`). Default: one code per report, so the counts sum to
+        ``n_reports``. Mechanisms whose reports add to several counts override this."""
+        return single_code_counts(counts, total, n_reports, spec)
 
     def __init__(self, epsilon, bounds):
         self._epsilon = check_epsilon(epsilon)
@@ -258,9 +288,8 @@ class MeanOracle(Mechanism):
         counts = agg.counts.astype(np.float64)
         est = self.code_estimates
         value = float(counts @ est) / n
-        if n > 1:
-            s2 = float(counts @ (est - value) ** 2) / (n - 1)
-        else:
+        s2 = float(counts @ (est - value) ** 2) / (n - 1) if n > 1 else 0.0
+        if not s2 > 0:  # one report, or every report the same code: the worst case, not a zero-width interval
             s2 = self.worst_case_variance
         return MeanEstimate(value=value, standard_error=math.sqrt(s2 / n), n_reports=n,
                             epsilon=self._epsilon, spec=agg.spec)

@@ -627,6 +627,35 @@ class HierarchicalHistogram(Mechanism):
 
     name = "hierarchical_histogram"
 
+    @classmethod
+    def _check_counts(cls, counts, total, n_reports, spec):
+        """Offset layout (every level GRR or Hadamard response): one code per report. Packed layout: per
+        level, a GRR/Hadamard block sums to the level's reports, an OLH block's support counts are at most
+        its recorded ``n_l``, and the levels' reports add up to ``n_reports``."""
+        from ..mechanisms._base import mechanism_for
+
+        plan = mechanism_for(spec)._plan
+        if not plan.packed:
+            return super()._check_counts(counts, total, n_reports, spec)
+        if n_reports is None:
+            if total:
+                raise ValueError(f"aggregate of {spec}: n_reports is required (hashing levels store support "
+                                 "counts, whose sum is not the number of reports)")
+            n_reports = 0
+        levels_total = 0
+        for l, lvl in enumerate(plan.levels):
+            block = counts[plan.offsets[l]:plan.offsets[l + 1]]
+            n_l = lvl.level_reports(block)
+            if lvl.hashed and block.size > 1 and block[:-1].max() > n_l:
+                cell = int(np.argmax(block[:-1]))
+                raise ValueError(f"aggregate of {spec}: level {l + 1}'s support count {block[cell]} of node "
+                                 f"{cell} exceeds the level's {n_l} reports")
+            levels_total += n_l
+        if levels_total != n_reports:
+            raise ValueError(f"aggregate of {spec}: n_reports={n_reports} but its levels hold {levels_total} "
+                             "reports")
+        return n_reports
+
     def __init__(self, epsilon, bounds, *, n_leaves=1024, branching=None, oracle="auto"):
         super().__init__(epsilon, bounds)
         n_leaves = _check_n_leaves(n_leaves)
