@@ -1,5 +1,7 @@
 """Reports, aggregates and the specification that ties them to a mechanism (DESIGN.md R3, R4)."""
 
+import hashlib
+import hmac
 import json
 import numbers
 import os
@@ -269,6 +271,8 @@ _AGG_MAGIC = b"LDPA"
 _AGG_FORMAT = 1
 _FLAG_N_REPORTS = 1
 _FLAG_SPARSE = 2
+_FLAG_MAC = 4
+_MAC_SIZE = 32
 _U32_MAX = 2**32 - 1
 #: attrs key of the spec in :meth:`Aggregate.to_frame`'s long form.
 FRAME_ATTRS_KEY = "ldpnum_aggregate"
@@ -452,7 +456,7 @@ class Aggregate:
         return f"Aggregate(n_reports={self.n_reports}, n_cells={self.spec.n_cells}, spec={self.spec})"
 
     # -- travelling: bytes and long-form frames --------------------------------------------------------
-    def to_bytes(self):
+    def to_bytes(self, *, key=None):
         r"""Serialize to a small, versioned, self-describing byte string (:meth:`from_bytes` reads it back).
 
         This is what crosses the network when partitions are aggregated apart and merged on one machine: a
@@ -479,7 +483,14 @@ class Aggregate:
             ...           counts, dense (flag bit 1 clear): n_cells × int64
                           or sparse (flag bit 1 set): nnz (uint32), then nnz strictly increasing cell
                           indices (uint32), then their nnz positive counts (int64)
+            ...     32    HMAC-SHA256 of every preceding byte under the collector's key, present only
+                          when flag bit 2 is set (``to_bytes(key=...)``)
             end-4   4     CRC-32 (zlib.crc32) of every preceding byte (uint32)
+
+        *Integrity model.* The CRC catches corruption (truncation, flipped bits), not edits: anyone can
+        rewrite the counts or the spec and recompute it. Against edits, the collector states the spec it
+        expects (estimators refuse another), and for tamper evidence signs aggregates with a secret key
+        (``key=``, HMAC-SHA256): :meth:`from_bytes` with the same key refuses an unsigned or edited one.
 
         The sparse form is written when it is strictly smaller, i.e. when
         :math:`4 + 12\,\mathrm{nnz} < 8\,n_\mathrm{cells}`. Round trips are exact:
@@ -497,7 +508,8 @@ class Aggregate:
         spec_json = self.spec.to_json().encode("utf-8")
         nz = np.flatnonzero(self.counts)
         sparse = self.spec.n_cells <= _U32_MAX and 4 + 12 * nz.size < 8 * self.spec.n_cells
-        flags = (_FLAG_N_REPORTS if self._n_reports is not None else 0) | (_FLAG_SPARSE if sparse else 0)
+        flags = ((_FLAG_N_REPORTS if self._n_reports is not None else 0) | (_FLAG_SPARSE if sparse else 0)
+                 | (_FLAG_MAC if key is not None else 0))
         parts = [_AGG_MAGIC, struct.pack("<BBHI", _AGG_FORMAT, flags, 0, len(spec_json)), spec_json]
         if self._n_reports is not None:
             parts.append(struct.pack("<q", self._n_reports))
@@ -506,15 +518,22 @@ class Aggregate:
         else:
             parts.append(self.counts.astype("<i8").tobytes())
         body = b"".join(parts)
+        if key is not None:
+            from ._frame import collector_key
+
+            body += hmac.new(collector_key(key), body, hashlib.sha256).digest()
         return body + struct.pack("<I", zlib.crc32(body))
 
     @classmethod
-    def from_bytes(cls, data):
+    def from_bytes(cls, data, *, key=None):
         """Read an aggregate written by :meth:`to_bytes`, validating every field.
 
         Parameters
         ----------
         data : bytes, bytearray or memoryview
+        key : bytes or str, optional
+            The collector's MAC key: the aggregate must carry an HMAC-SHA256 made with it
+            (``to_bytes(key=...)``), else ValueError. Without a key, a MAC present is not checked.
 
         Returns
         -------
@@ -548,8 +567,21 @@ class Aggregate:
         version, flags, reserved, n_json = struct.unpack_from("<BBHI", body, 4)
         if version != _AGG_FORMAT:
             raise ValueError(f"serialized Aggregate has format version {version}; this ldpnum reads {_AGG_FORMAT}")
-        if flags & ~(_FLAG_N_REPORTS | _FLAG_SPARSE) or reserved:
+        if flags & ~(_FLAG_N_REPORTS | _FLAG_SPARSE | _FLAG_MAC) or reserved:
             raise ValueError(f"serialized Aggregate has unknown flags {flags:#x} / reserved {reserved}")
+        if flags & _FLAG_MAC:
+            if len(body) < 12 + _MAC_SIZE:
+                raise ValueError("serialized Aggregate is truncated: MAC missing")
+            body, mac = body[:-_MAC_SIZE], body[-_MAC_SIZE:]
+            if key is not None:
+                from ._frame import collector_key
+
+                if not hmac.compare_digest(mac, hmac.new(collector_key(key), body, hashlib.sha256).digest()):
+                    raise ValueError("serialized Aggregate fails its MAC check: edited after signing, or signed "
+                                     "with another key")
+        elif key is not None:
+            raise ValueError("serialized Aggregate carries no MAC: it was not signed with a collector key, so "
+                             "it cannot be vouched for")
         pos = 12 + n_json
         if pos > len(body):
             raise ValueError(f"serialized Aggregate is truncated: spec of {n_json} bytes at offset 12, "

@@ -16,12 +16,18 @@ without loading the file (the command line streams files larger than memory).
 Column names are stored as JSON values and compared with ``==``, so string and integer names both work.
 """
 
+import hashlib
+import hmac
 import json
+import math
+
+import numpy as np
 
 from ._core import Spec, check_spec
 
 __all__ = ["ATTRS_KEY", "attach_specs", "column_specs", "frame_info", "parquet_metadata", "spec_for",
-           "specs_from_parquet_metadata"]
+           "specs_from_parquet_metadata", "codes_digest", "add_digests", "column_digest", "ReportsChangedError",
+           "sign_info", "verify_info", "collector_key"]
 
 ATTRS_KEY = "ldpnum"
 FORMAT = 1
@@ -30,21 +36,135 @@ FORMAT = 1
 def _entry(info):
     if not isinstance(info, dict) or info.get("format") != FORMAT or not isinstance(info.get("columns"), list):
         raise ValueError(f"attrs[{ATTRS_KEY!r}] is not ldpnum report metadata (format {FORMAT}): {info!r}")
+    _check_budget(info)
     return info
 
 
-def attach_specs(obj, specs, *, strategy=None, epsilon_per_row=None):
+def _check_budget(info):
+    """``epsilon_per_row`` must be what the column specs and the strategy give: the sum of the columns' ε
+    ("all-columns", sequential composition), their largest ("one-column-per-row"), or the one column's ε."""
+    recorded = info.get("epsilon_per_row")
+    if recorded is None or not info["columns"]:
+        return
+    try:
+        epsilons = [float(c["spec"]["epsilon"]) for c in info["columns"]]
+    except (TypeError, KeyError, ValueError):
+        raise ValueError(f"attrs[{ATTRS_KEY!r}] holds a column entry without a spec's epsilon") from None
+    strategy = info.get("strategy")
+    if strategy == "one-column-per-row":
+        expected, how = max(epsilons), "the largest column epsilon (one-column-per-row)"
+    elif strategy == "all-columns":
+        expected, how = math.fsum(epsilons), "the sum of the column epsilons (all-columns)"
+    elif strategy is None and len(epsilons) == 1:
+        expected, how = epsilons[0], "the column's epsilon"
+    else:
+        raise ValueError(f"attrs[{ATTRS_KEY!r}] records strategy {strategy!r}, which ldpnum does not know")
+    if not (isinstance(recorded, (int, float)) and math.isclose(float(recorded), expected, rel_tol=1e-12)):
+        raise ValueError(f"the report record's epsilon_per_row {recorded!r} disagrees with its column specs: it must "
+                         f"be {how}, {expected:g}; the record was edited or assembled by hand, so the privacy "
+                         "spent per person is unknown")
+
+
+class ReportsChangedError(ValueError):
+    """A report column's codes are not the codes it was privatized as (changed by arithmetic, a cast that
+    changed values, filtering, truncation or an edit): estimating them as reports would be wrong."""
+
+
+_MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_SALTS = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xD1B54A32D192ED03))
+_CHUNK = 1 << 20
+
+
+def _mix(z):
+    """The SplitMix64 finalizer (Steele, Lea, Flood, "Fast splittable pseudorandom number generators",
+    OOPSLA 2014) on a uint64 array, in place."""
+    z ^= z >> np.uint64(30)
+    z *= _MIX1
+    z ^= z >> np.uint64(27)
+    z *= _MIX2
+    z ^= z >> np.uint64(31)
+    return z
+
+
+def _digest_sums(codes):
+    """``(S1, S2)`` of the multiset hash below, as Python ints."""
+    codes = np.asarray(codes)
+    sums = [0, 0]
+    if codes.dtype.itemsize <= 2 and codes.dtype.kind == "u":
+        counts = np.bincount(codes.ravel(), minlength=1).astype(np.uint64)
+        cells = np.arange(counts.shape[0], dtype=np.uint64)
+        for j, salt in enumerate(_SALTS):
+            sums[j] = int(np.sum(_mix(cells + salt) * counts, dtype=np.uint64))
+        return sums
+    if codes.ndim != 1 or codes.dtype.kind not in "iu":
+        raise TypeError(f"a digest is taken of one-dimensional integer codes; got {codes.dtype}, shape {codes.shape}")
+    flat = codes
+    for start in range(0, flat.shape[0], _CHUNK):
+        chunk = flat[start:start + _CHUNK].astype(np.uint64)
+        for j, salt in enumerate(_SALTS):
+            sums[j] = (sums[j] + int(np.sum(_mix(chunk + salt), dtype=np.uint64))) % (1 << 64)
+    return sums
+
+
+def codes_digest(codes):
+    r"""A digest of a column's report codes that any change of their values or number alters.
+
+    The multiset hash :math:`(n, S_1, S_2)` with :math:`S_j = \sum_i f_j(c_i) \bmod 2^{64}`, where
+    :math:`f_j` is the SplitMix64 finalizer of :math:`c + s_j` for two fixed salts: it does not depend on
+    the order of the rows (sorting or shuffling reports changes no estimate) and is additive, so the digest
+    of a concatenation is the sum of the parts' digests. Changing, adding or removing any code changes it
+    except with probability about :math:`2^{-128}` for accidental edits (arithmetic, casts that change
+    values, truncation, filtering). It is not a cryptographic tag: for tamper evidence against someone who
+    edits on purpose, sign the metadata with a collector key (:func:`sign_info`).
+
+    Returns
+    -------
+    str
+        ``"<n>:<S1 hex><S2 hex>"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpnum._frame import codes_digest
+    >>> codes_digest(np.array([3, 1, 2], dtype=np.uint16)) == codes_digest(np.array([1, 2, 3], dtype=np.uint16))
+    True
+    >>> codes_digest(np.array([3, 1, 2], dtype=np.uint16)) == codes_digest(np.array([1, 1, 3], dtype=np.uint16))
+    False
+    """
+    codes = np.asarray(codes)
+    s1, s2 = _digest_sums(codes)
+    return f"{codes.shape[0]}:{s1:016x}{s2:016x}"
+
+
+def add_digests(*digests):
+    """The digest of the concatenation of columns with the given digests (:func:`codes_digest`)."""
+    n, s1, s2 = 0, 0, 0
+    for d in digests:
+        count, hexes = d.split(":")
+        n += int(count)
+        s1 = (s1 + int(hexes[:16], 16)) % (1 << 64)
+        s2 = (s2 + int(hexes[16:], 16)) % (1 << 64)
+    return f"{n}:{s1:016x}{s2:016x}"
+
+
+def attach_specs(obj, specs, *, strategy=None, epsilon_per_row=None, digests=None):
     """Record ``specs`` (a mapping column name -> :class:`Spec`) in ``obj.attrs``; returns ``obj``.
 
     Replaces any ldpnum metadata already there. ``strategy`` and ``epsilon_per_row`` record how a
     DataFrame's columns were privatized and the total ε each row spent (sequential composition).
+    ``digests`` (column name -> :func:`codes_digest` of the codes the column holds) ties each spec to
+    the exact codes, so a column changed afterwards is refused (:func:`column_digest`).
     """
+    digests = digests or {}
     columns = []
     for name, spec in specs.items():
         if not isinstance(spec, Spec):
             raise TypeError(f"spec of column {name!r} must be a Spec; got {type(spec).__name__}")
         json.dumps(name)  # names must be JSON values to survive Parquet
-        columns.append({"column": name, "spec": spec.to_dict()})
+        entry = {"column": name, "spec": spec.to_dict()}
+        if name in digests:
+            entry["codes"] = digests[name]
+        columns.append(entry)
     obj.attrs[ATTRS_KEY] = {"format": FORMAT, "columns": columns, "strategy": strategy,
                             "epsilon_per_row": None if epsilon_per_row is None else float(epsilon_per_row)}
     return obj
@@ -64,6 +184,36 @@ def column_specs(obj):
     return {c["column"]: Spec.from_dict(c["spec"]) for c in info["columns"]}
 
 
+def column_digest(obj, name):
+    """The digest of the codes recorded for report column ``name`` of ``obj`` (None when none is)."""
+    info = frame_info(obj)
+    if info is None:
+        return None
+    for c in info["columns"]:
+        if c["column"] == name:
+            return c.get("codes")
+    return None
+
+
+def check_codes(obj, name, codes):
+    """Raise :class:`ReportsChangedError` when ``codes`` (the present codes of column ``name``) differ
+    from the codes recorded when the column was privatized."""
+    recorded = column_digest(obj, name)
+    if recorded is None:
+        return
+    got = codes_digest(codes)
+    if got != recorded:
+        n_rec, n_got = int(recorded.split(":")[0]), int(got.split(":")[0])
+        what = (f"it holds {n_got} reports where {n_rec} were privatized" if n_rec != n_got
+                else f"its {n_got} codes are not the codes privatized")
+        raise ReportsChangedError(
+            f"column {name!r} no longer holds the reports it was privatized as: {what}. Arithmetic, casts that "
+            "change values, filling, filtering or truncating a report column make it stop being reports, and "
+            "estimating it would give a wrong answer. Estimate the column as privatized; to estimate a chosen "
+            "subset of the people on purpose, drop the record (s.attrs.pop('ldpnum')) and pass spec= to vouch "
+            "for the codes yourself")
+
+
 def spec_for(obj, name, spec=None):
     """The spec of report column ``name`` of ``obj``.
 
@@ -76,7 +226,8 @@ def spec_for(obj, name, spec=None):
     if recorded is None:
         if spec is None:
             raise ValueError(f"column {name!r} carries no ldpnum spec: it is not a report column produced by "
-                             "ldpnum (pass spec= to read it as reports)")
+                             "ldpnum (pass spec= to read it as reports; pandas.concat drops the record of report "
+                             "objects from different collections: join them with ldpnum.pandas.concat)")
         return spec
     if spec is not None:
         check_spec(spec, recorded, f"reports in column {name!r}")
@@ -86,12 +237,19 @@ def spec_for(obj, name, spec=None):
 def specs_from_parquet_metadata(metadata):
     """The ldpnum metadata dict in a Parquet schema's key-value metadata (``pyarrow.Schema.metadata``).
 
-    Returns None when the file carries none.
+    Read from ``PANDAS_ATTRS`` (pandas' ``to_parquet``), else from the ``attributes`` of pandas' own
+    ``pandas`` metadata (pyarrow's ``Table.from_pandas``, hence Dask's ``to_parquet``). Returns None when the
+    file carries none.
     """
-    raw = (metadata or {}).get(b"PANDAS_ATTRS")
-    if raw is None:
+    metadata = metadata or {}
+    raw = metadata.get(b"PANDAS_ATTRS")
+    if raw is not None:
+        attrs = json.loads(raw)
+    elif b"pandas" in metadata:  # writers that keep attrs only in pandas' own metadata (pyarrow, Dask)
+        attrs = json.loads(metadata[b"pandas"]).get("attributes") or {}
+    else:
         return None
-    info = json.loads(raw).get(ATTRS_KEY)
+    info = attrs.get(ATTRS_KEY) if isinstance(attrs, dict) else None
     return None if info is None else _entry(info)
 
 
@@ -103,3 +261,40 @@ def parquet_metadata(info):
     restores the specs exactly as for a file written by pandas.
     """
     return {b"PANDAS_ATTRS": json.dumps({ATTRS_KEY: _entry(info)}).encode()}
+
+
+# -- tamper evidence: a keyed MAC over the record ------------------------------------------------------------
+def collector_key(key):
+    """A collector's MAC key as bytes: ``bytes`` (at least 16) or a str (UTF-8, at least 16 characters)."""
+    if isinstance(key, str):
+        key = key.encode("utf-8")
+    if not isinstance(key, (bytes, bytearray)):
+        raise TypeError(f"key must be bytes or str; got {type(key).__name__}")
+    if len(key) < 16:
+        raise ValueError(f"key must hold at least 16 bytes (a secret of the collector's); got {len(key)}")
+    return bytes(key)
+
+
+def _mac(info, key):
+    body = json.dumps({k: v for k, v in info.items() if k != "mac"}, sort_keys=True, separators=(",", ":"))
+    return hmac.new(collector_key(key), body.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def sign_info(info, key):
+    """The record ``info`` with ``"mac"``: HMAC-SHA256 (RFC 2104) under the collector's ``key`` of its
+    canonical JSON (specs, digests of the codes, strategy, ``epsilon_per_row``)."""
+    info = dict(_entry(info))
+    info["mac"] = _mac(info, key)
+    return info
+
+
+def verify_info(info, key, what="the report record"):
+    """Raise ValueError unless ``info`` carries a MAC made with ``key`` (:func:`sign_info`)."""
+    info = _entry(info)
+    mac = info.get("mac")
+    if mac is None:
+        raise ValueError(f"{what} carries no MAC: it was not signed with a collector key, so it cannot be "
+                         "vouched for")
+    if not hmac.compare_digest(str(mac), _mac(info, key)):
+        raise ValueError(f"{what} fails its MAC check: its specs, digests or budget were edited after signing, "
+                         "or it was signed with another key")

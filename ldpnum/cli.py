@@ -200,9 +200,20 @@ def _check_exists(path):
         raise CLIError(f"{path!r} is a directory, not a file")
 
 
+def parquet_parts(path):
+    """The Parquet files of a dataset directory (as Dask and Spark write them), in name order."""
+    names = sorted(f for f in os.listdir(path)
+                   if not f.startswith((".", "_")) and f.lower().endswith(_PARQUET_SUFFIXES))
+    if not names:
+        raise CLIError(f"directory {path!r} holds no Parquet files (.parquet, .pq)")
+    return [os.path.join(path, f) for f in names]
+
+
 def _open_parquet(path):
     import pyarrow.parquet as pq
 
+    if os.path.isdir(path):  # a dataset: its first part file stands for the dataset's schema and record
+        path = parquet_parts(path)[0]
     _check_exists(path)
     try:
         # Pages are read through a 1 MB buffer, without pre-buffering column chunks: memory stays bounded by
@@ -357,7 +368,7 @@ def _progress(enabled, total, desc):
 
 def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns", nan_fill=None,
                    out_of_range="clip", keep=(), batch_size=DEFAULT_BATCH_SIZE, delimiter=None, progress=False,
-                   log=None):
+                   log=None, key=None):
     """Privatize columns of a CSV or Parquet file in batches and write the reports to Parquet.
 
     Parameters
@@ -397,6 +408,9 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
         Show a tqdm progress bar on stderr.
     log : file, optional
         Where warnings (clipped values) are written (default ``sys.stderr``).
+    key : bytes or str, optional
+        A collector's secret: the file's ldpnum record (specs, digests of the codes, budget) is signed with
+        HMAC-SHA256 under it, so an edit of the metadata is detected by ``estimate`` with the same key.
 
     Returns
     -------
@@ -412,7 +426,11 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
 
     Values are validated batch by batch as they stream in. The output is written to a hidden file beside
     ``out`` and renamed only when every batch succeeded: on any error (a missing value in the last batch)
-    no report is released and ``out`` is left as it was.
+    no report is released and ``out`` is left as it was. A run stopped by SIGTERM or Ctrl-C removes its
+    hidden file; one killed outright (SIGKILL) leaves it, and the next run writing beside it removes
+    hidden files of processes that no longer run. The file's metadata records, per report column, the
+    digest of its codes (:func:`ldpnum._frame.codes_digest`), written in a second streaming pass once all
+    codes are known, so a column changed later is refused by every reader.
 
     Examples
     --------
@@ -493,9 +511,14 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from ._frame import add_digests, codes_digest, sign_info
+
     # A hidden file beside OUT, renamed over it when complete: OUT is never left half-written.
-    tmp = os.path.join(out_dir, f".{os.path.basename(out)}.{uuid.uuid4().hex[:12]}.tmp")
+    _remove_stale_temporaries(out)
+    tmp = os.path.join(out_dir, f".{os.path.basename(out)}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+    digests = {c: codes_digest(np.empty(0, dtype=np.uint8)) for c in columns}
     writer = None
+    temporaries = [tmp]
     bar = _progress(progress, src.num_rows, "privatize")
     clipped = {c: [0, -1] for c in columns}
     rows = 0
@@ -539,6 +562,7 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
                             nan_policy="raise" if nan_fill is None else "impute", fill_value=nan_fill)
                     except ValueError as exc:
                         raise CLIError(f"column {c!r}, rows {start}..{start + n - 1}: {_one_line(exc)}") from None
+                digests[c] = add_digests(digests[c], codes_digest(reports.codes))
                 if rows_j is None:
                     arrays[c] = pa.array(reports.codes, type=schema.field(c).type)
                 else:
@@ -555,15 +579,32 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
                 bar.update(n)
         writer.close()
         writer = None
-        os.replace(tmp, out)
+        # The record with the digests of the whole columns, known only now: a second streaming pass copies
+        # the row groups under the final schema (the schema's metadata is written when a file is opened).
+        for entry in info["columns"]:
+            entry["codes"] = digests[entry["column"]]
+        if key is not None:
+            info = sign_info(info, key)
+        final = schema.with_metadata(_with_record(schema.metadata, info))
+        done = tmp + ".final"
+        temporaries.append(done)
+        written = pq.ParquetFile(tmp)
+        writer = pq.ParquetWriter(done, final)
+        for g in range(written.num_row_groups):
+            writer.write_table(written.read_row_group(g).cast(final))
+        writer.close()
+        writer = None
+        os.replace(done, out)
+        os.unlink(tmp)
     except BaseException:
         if writer is not None:
             try:
                 writer.close()
             except Exception:  # pragma: no cover - the original error matters
                 pass
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        for t in temporaries:
+            if os.path.exists(t):
+                os.unlink(t)
         raise
     finally:
         if bar is not None:
@@ -576,6 +617,28 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
     return {"rows": rows, "columns": columns, "specs": specs, "strategy": strategy,
             "epsilon_per_row": info["epsilon_per_row"], "clipped": {c: v[0] for c, v in clipped.items()},
             "kept": keep}
+
+
+def _remove_stale_temporaries(out):
+    """Remove hidden files a killed ``privatize`` (SIGKILL, power loss) left beside ``out``: those whose
+    process no longer runs (the pid is part of the name)."""
+    import glob
+
+    pattern = os.path.join(os.path.dirname(os.path.abspath(out)), f".{glob.escape(os.path.basename(out))}.*.tmp*")
+    for path in glob.glob(pattern):
+        parts = os.path.basename(path)[len(os.path.basename(out)) + 2:].split(".")
+        if not parts or not parts[0].isdigit():
+            continue
+        pid = int(parts[0])
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            try:
+                os.unlink(path)
+            except OSError:  # pragma: no cover - removed by another run meanwhile
+                pass
+        except PermissionError:  # pragma: no cover - another user's live process
+            pass
 
 
 def _count_missing(batches, column):
@@ -620,8 +683,22 @@ def _report_schema(src, mechanisms, keep, strategy):
     info = {"format": FORMAT, "strategy": strategy, "epsilon_per_row": eps_row,
             "columns": [{"column": c, "spec": m.spec.to_dict()} for c, m in mechanisms.items()]}
     pandas_meta = pa.Schema.from_pandas(pd.DataFrame(empty), preserve_index=False).metadata or {}
-    metadata = {**pandas_meta, **parquet_metadata(info)}
-    return pa.schema(fields, metadata=metadata), info
+    return pa.schema(fields, metadata=_with_record(pandas_meta, info)), info
+
+
+def _with_record(metadata, info):
+    """Parquet schema metadata carrying the ldpnum record ``info`` exactly where ``DataFrame.to_parquet``
+    puts a frame's ``attrs``: pandas' ``attributes`` (read back by ``pyarrow``'s ``to_pandas``, hence by
+    Dask) and ``PANDAS_ATTRS`` (read by ``pandas.read_parquet``). One layout for every writer."""
+    from ._frame import ATTRS_KEY, parquet_metadata
+
+    metadata = dict(metadata or {})
+    if b"pandas" in metadata:
+        pandas_meta = json.loads(metadata[b"pandas"])
+        pandas_meta["attributes"] = {ATTRS_KEY: info}
+        metadata[b"pandas"] = json.dumps(pandas_meta).encode()
+    metadata.update(parquet_metadata(info))
+    return metadata
 
 
 # -- estimate ----------------------------------------------------------------------------------------------
@@ -678,7 +755,7 @@ def _report_column(path, column, spec=None):
     return pf, mech
 
 
-def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, progress=False):
+def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, progress=False, key=None):
     """Stream a Parquet file's report column into one :class:`~ldpnum.Aggregate`, batch by batch.
 
     Parameters
@@ -695,6 +772,9 @@ def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, pr
         Rows read per step: memory use is proportional to it, never to the file.
     progress : bool, optional
         Show a tqdm progress bar on stderr.
+    key : bytes or str, optional
+        The collector's MAC key: the file's ldpnum record must be signed with it (``privatize_file(...,
+        key=)``).
 
     Returns
     -------
@@ -725,7 +805,26 @@ def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, pr
     path = str(path)
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
+    if os.path.isdir(path):  # a dataset of part files (Dask's to_parquet): each part checked on its own
+        parts = [aggregate_file(f, column, spec=spec, batch_size=batch_size, progress=progress, key=key)
+                 for f in parquet_parts(path)]
+        from ._core import Aggregate
+
+        return Aggregate.merge(a for a, _ in parts), sum(m for _, m in parts)
+    from ._frame import add_digests, codes_digest, specs_from_parquet_metadata, verify_info
+
     pf, mech = _report_column(path, column, spec)
+    info = specs_from_parquet_metadata(pf.schema_arrow.metadata)
+    if key is not None:
+        if info is None:
+            raise CLIError(f"{path!r} carries no ldpnum record to check the MAC of")
+        try:
+            verify_info(info, key, f"the ldpnum record of {path!r}")
+        except ValueError as exc:
+            raise CLIError(_one_line(exc)) from None
+    entry = next((c for c in (info or {}).get("columns", []) if c.get("column") == column), {})
+    recorded = entry.get("codes")
+    digest = codes_digest(np.empty(0, dtype=np.uint8))
     spec = mech.spec
     total = mech.empty_aggregate()
     n_missing = 0
@@ -753,6 +852,8 @@ def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, pr
                 arr = pc.drop_null(arr)
             n_missing += n - len(arr)
             codes = arr.to_numpy(zero_copy_only=False)
+            if recorded is not None:
+                digest = add_digests(digest, codes_digest(np.asarray(codes)))
             try:
                 total = total + mech.aggregate(Reports(np.asarray(codes), spec))
             except ValueError as exc:
@@ -763,6 +864,10 @@ def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, pr
     finally:
         if bar is not None:
             bar.close()
+    if recorded is not None and digest != recorded:
+        raise CLIError(f"column {column!r} of {path!r} does not hold the codes it was privatized as (digest "
+                       f"{digest}, recorded {recorded}): the file was changed after privatizing; no estimate "
+                       "is made from it")
     return total, n_missing
 
 
@@ -950,9 +1055,58 @@ def _write_plot(dist, path, title):
         raise CLIError(f"cannot write the plot to {path!r}: {_one_line(exc)}") from None
 
 
+def _read_key(path):
+    """The collector's MAC key from a file (its bytes, a trailing newline removed)."""
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            key = f.read().rstrip(b"\r\n")
+    except OSError as exc:
+        raise CLIError(f"cannot read --mac-key-file {path!r}: {exc.strerror}") from None
+    if len(key) < 16:
+        raise CLIError(f"--mac-key-file {path!r} holds {len(key)} bytes; a collector key needs at least 16")
+    return key
+
+
+def _expected_spec_file(path, column):
+    """The spec of ``column`` in a file written by ``privatize --write-spec`` (or one Spec's JSON)."""
+    from ._core import Spec
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except OSError as exc:
+        raise CLIError(f"cannot read --expect-spec file {path!r}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise CLIError(f"--expect-spec file {path!r} is not JSON: {_one_line(exc)}") from None
+    if isinstance(doc, dict) and "columns" in doc and isinstance(doc["columns"], dict):
+        if column not in doc["columns"]:
+            raise CLIError(f"--expect-spec file {path!r} states no spec for column {column!r} (it has "
+                           f"{', '.join(map(repr, doc['columns']))})")
+        doc = doc["columns"][column]
+    try:
+        return Spec.from_dict(doc)
+    except (ValueError, TypeError) as exc:
+        raise CLIError(f"--expect-spec file {path!r} is not an ldpnum spec: {_one_line(exc)}") from None
+
+
+def write_spec_file(path, specs):
+    """Write the specs a collection was deployed with (``{"columns": {column: Spec.to_dict()}}``), for
+    ``estimate --expect-spec``: the collector keeps this file apart from the reports."""
+    doc = {"format": 1, "columns": {c: sp.to_dict() for c, sp in specs.items()}}
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
 def _explicit_spec(args):
     from ._core import Spec
 
+    if getattr(args, "expect_spec", None) is not None:
+        if args.spec is not None:
+            raise CLIError("give the expected spec once: --expect-spec FILE or --spec JSON")
+        return _expected_spec_file(args.expect_spec, args.column)
     if args.spec is not None:
         text = args.spec
         if text.startswith("@"):
@@ -1051,6 +1205,12 @@ def _parser():
     p.add_argument("--delimiter", default=None, metavar="CHAR",
                    help="field delimiter of a CSV input (default ',', tab for .tsv)")
     p.add_argument("--progress", action="store_true", help="show a progress bar (needs tqdm)")
+    p.add_argument("--write-spec", default=None, metavar="FILE",
+                   help="also write the columns' specs to FILE (JSON), to keep apart from the reports and state "
+                        "later with `estimate --expect-spec FILE`")
+    p.add_argument("--mac-key-file", default=None, metavar="FILE",
+                   help="sign the file's ldpnum record (specs, digests of the codes, budget) with HMAC-SHA256 "
+                        "under the secret in FILE (at least 16 bytes)")
 
     e = sub.add_parser(
         "estimate", help="estimate the mean, distribution, quantiles or a range mass from a Parquet report file",
@@ -1074,6 +1234,12 @@ def _parser():
     e.add_argument("--level", type=_level, default=0.95, help="confidence level of the CIs (default 0.95)")
     e.add_argument("--plot", default=None, metavar="PNG", help="write a plot of the estimated distribution")
     e.add_argument("--json", action="store_true", help="print the result as JSON (exact floats)")
+    e.add_argument("--expect-spec", default=None, metavar="FILE",
+                   help="the spec the collection was deployed with (the file `privatize --write-spec` writes, or "
+                        "one spec's JSON): the file's recorded spec must equal it. Without an expected spec the "
+                        "file's own record is trusted, and an edited record is not detected")
+    e.add_argument("--mac-key-file", default=None, metavar="FILE",
+                   help="check the HMAC-SHA256 of the file's ldpnum record under the secret in FILE")
     e.add_argument("--spec", default=None, metavar="JSON",
                    help="expected spec (JSON of Spec.to_dict(), or @FILE): must match the file's, or is used when "
                         "the file records none")
@@ -1112,11 +1278,17 @@ def _cmd_privatize(args):
         except (ValueError, TypeError) as exc:
             prefix = f"column {c!r}: " if len(columns) > 1 else ""
             raise CLIError(f"{prefix}{_one_line(exc)}") from None
+    key = _read_key(args.mac_key_file)
     info = privatize_file(args.input, args.output, mechanisms, rng=args.rng, strategy=args.strategy,
                           nan_fill=args.nan_fill,
                           out_of_range=args.out_of_range, keep=args.keep, batch_size=args.batch_size,
                           delimiter=None if args.delimiter is None else args.delimiter.replace("\\t", "\t"),
-                          progress=args.progress)
+                          progress=args.progress, key=key)
+    if args.write_spec:
+        try:
+            write_spec_file(args.write_spec, info["specs"])
+        except OSError as exc:
+            raise CLIError(f"cannot write --write-spec file {args.write_spec!r}: {exc.strerror}") from None
     for c, spec in info["specs"].items():
         print(f"{c}: {spec}")
     kept = f"; kept unchanged: {', '.join(info['kept'])}" if info["kept"] else ""
@@ -1139,10 +1311,15 @@ def _cmd_estimate(args):
     if whats and "range" in whats and args.range is None:
         raise CLIError("--what range needs --range LO HI")
     explicit = _explicit_spec(args)
+    key = _read_key(args.mac_key_file)
     _, mech = _report_column(str(args.reports), args.column, explicit)  # the file's metadata only
     whats = _check_request(mech, whats, args)
     agg, n_missing = aggregate_file(args.reports, args.column, spec=explicit, batch_size=args.batch_size,
-                                    progress=args.progress)
+                                    progress=args.progress, key=key)
+    if explicit is None and key is None:
+        print(f"ldpnum: note: the spec of {args.column!r} was read from the file and not checked against the "
+              "one you deployed; state it with --expect-spec FILE (written by privatize --write-spec)",
+              file=sys.stderr)
     out, dist = _estimates(mech, agg, whats, args)
     spec = agg.spec
     if args.plot:
@@ -1194,8 +1371,9 @@ def main(argv=None):
     >>> main(["estimate", "no-such-file.parquet", "--column", "x"])
     2
     """
-    args = _parser().parse_args(argv)
+    args = _parser().parse_args(_negative_numbers(argv))
     command = {"privatize": _cmd_privatize, "estimate": _cmd_estimate, "demo": _cmd_demo}[args.command]
+    previous = _terminate_as_interrupt()
     try:
         return command(args)
     except KeyboardInterrupt:
@@ -1213,6 +1391,40 @@ def main(argv=None):
             raise
         print(f"ldpnum: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    finally:
+        _restore_terminate(previous)
+
+
+def _terminate_as_interrupt():
+    """Make SIGTERM unwind like Ctrl-C (so a stopped ``privatize`` removes its hidden file); returns the
+    previous handler (None when signals cannot be set here, e.g. outside the main thread)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, handler)
+
+
+def _restore_terminate(previous):
+    if previous is not None:
+        import signal
+
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _negative_numbers(argv):
+    """Keep negative numbers written in exponent form (``-1e308``, ``-2E3``) as values: argparse takes an
+    argument that starts with ``-`` for an option unless it looks like a plain negative number."""
+    import re
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    number = re.compile(r"^-(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")
+    return [f" {a}" if number.match(a) else a for a in argv]
 
 
 def main_exit():

@@ -127,11 +127,14 @@ def partition_privatize(df, mechanisms, *, seed, partition_index, strategy="all-
                              f"(got strategy={strategy!r})")
         from .pandas import privatize_series
 
-        return privatize_series(df, mechanisms, rng=rng, nan_policy=nan_policy, fill_value=fill_value)
+        return privatize_series(df, mechanisms, rng=rng, nan_policy=nan_policy, fill_value=fill_value,
+                                _digest=False)
     from .pandas import privatize_frame
 
+    # Partitions record specs but no digest of their codes: an engine concatenates partitions (pandas keeps
+    # attrs only when they are equal), and one partition's digest would not describe the whole column.
     return privatize_frame(df, mechanisms, rng=rng, strategy=strategy, nan_policy=nan_policy,
-                           fill_value=fill_value)
+                           fill_value=fill_value, _digest=False)
 
 
 def aggregate_frame(df, column, spec=None):

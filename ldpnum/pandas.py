@@ -68,13 +68,15 @@ import numpy as np
 import pandas as pd
 
 from ._core import Reports
-from ._frame import ATTRS_KEY, attach_specs, column_specs, frame_info, spec_for
+from ._core import check_spec
+from ._frame import (ATTRS_KEY, add_digests, attach_specs, check_codes, codes_digest, column_digest, column_specs,
+                     frame_info, spec_for)
 from ._random import child_rng, resolve_rng
 from ._validation import check_categories, check_choice, check_values
 from .frequency import FrequencyOracle
 from .mechanisms import Mechanism, RandomizedResponse, from_spec
 
-__all__ = ["STRATEGIES", "privatize_series", "privatize_frame", "reports_of", "aggregate_series",
+__all__ = ["STRATEGIES", "privatize_series", "privatize_frame", "reports_of", "aggregate_series", "concat",
            "describe_aggregates", "SeriesAccessor", "DataFrameAccessor"]
 
 #: How the columns of a DataFrame share each row's privacy budget.
@@ -204,7 +206,7 @@ def _copy_other_attrs(src, dst):
 
 # -- privatizing -----------------------------------------------------------------------------------------
 
-def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=None):
+def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=None, _digest=True):
     """Privatize one column: a new Series of report codes, same index and name, spec in its ``attrs``.
 
     Parameters
@@ -271,7 +273,8 @@ def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=N
     reports = mechanism._randomize(values, child_rng(rng, 0))
     out = pd.Series(_owned(reports.codes), index=s.index, name=s.name, copy=False)
     _copy_other_attrs(s, out)
-    return attach_specs(out, {s.name: reports.spec}, epsilon_per_row=mechanism.epsilon)
+    digests = {s.name: codes_digest(reports.codes)} if _digest else None
+    return attach_specs(out, {s.name: reports.spec}, epsilon_per_row=mechanism.epsilon, digests=digests)
 
 
 def _fill_values(fill_value, columns):
@@ -284,7 +287,8 @@ def _fill_values(fill_value, columns):
     return {c: fill_value for c in columns}
 
 
-def privatize_frame(df, mechanisms, *, rng=None, strategy="all-columns", nan_policy="raise", fill_value=None):
+def privatize_frame(df, mechanisms, *, rng=None, strategy="all-columns", nan_policy="raise", fill_value=None,
+                    _digest=True):
     r"""Privatize some columns of a DataFrame: a new DataFrame of report columns, budget recorded.
 
     Parameters
@@ -376,10 +380,12 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy="all-columns", nan_pol
     # Everything is valid: from here on, words are drawn.
     m, n = len(columns), len(df)
     streams = [child_rng(rng, j) for j in range(m + (strategy == "one-column-per-row"))]
-    data, specs, epsilons = {}, {}, []
+    data, specs, epsilons, digests = {}, {}, [], {}
     if strategy == "all-columns":
         for j, c in enumerate(columns):
             reports = mechanisms[c]._randomize(prepared[j], streams[j])
+            if _digest:
+                digests[c] = codes_digest(reports.codes)
             data[c], specs[c] = _owned(reports.codes), reports.spec
             epsilons.append(mechanisms[c].epsilon)
         epsilon_per_row = math.fsum(epsilons)
@@ -391,6 +397,8 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy="all-columns", nan_pol
             sub = prepared[j][rows]
             sub.flags.writeable = False
             reports = mechanisms[c]._randomize(sub, streams[j])
+            if _digest:
+                digests[c] = codes_digest(reports.codes)
             codes = np.zeros(n, dtype=reports.codes.dtype)
             codes[rows] = reports.codes
             mask = np.ones(n, dtype=bool)
@@ -401,7 +409,8 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy="all-columns", nan_pol
     out = pd.DataFrame(data, index=df.index, copy=False)
     out.columns.name = df.columns.name
     _copy_other_attrs(df, out)
-    return attach_specs(out, specs, strategy=strategy, epsilon_per_row=epsilon_per_row)
+    return attach_specs(out, specs, strategy=strategy, epsilon_per_row=epsilon_per_row,
+                        digests=digests if _digest else None)
 
 
 # -- reading report columns ------------------------------------------------------------------------------
@@ -475,10 +484,87 @@ def reports_of(s, spec=None):
             raise ValueError(f"{_subject(s.name)} holds {bad.size} value(s) that are not report codes (non-negative "
                              f"whole numbers), first at position {bad[0]} ({values[bad[0]]!r})")
         codes = values.astype(np.uint64)
+    check_codes(s, s.name, codes)
     try:
         return Reports(codes, spec)
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"{_subject(s.name)}: {exc}") from None
+
+
+def concat(objs, **kwargs):
+    """Concatenate report Series or DataFrames of one collection design, keeping their record.
+
+    ``pandas.concat`` keeps ``attrs`` only when every part's are equal; report columns record a digest of
+    their own codes, which differs between collections (days, batches), so ``pandas.concat`` drops the
+    record and the result is no longer read as reports. This checks that every part is an unchanged report
+    object, that the parts share specs, strategy and ``epsilon_per_row``, and records the combined specs and
+    digests on the concatenation.
+
+    Parameters
+    ----------
+    objs : iterable of pandas.Series or pandas.DataFrame
+        Report objects (all Series or all DataFrames) with the same report columns.
+    **kwargs
+        Passed to :func:`pandas.concat` (rows only: ``axis=0``).
+
+    Returns
+    -------
+    pandas.Series or pandas.DataFrame
+
+    Raises
+    ------
+    ValueError
+        For no parts, parts without an ldpnum record, a changed part (:class:`ReportsChangedError`), or
+        parts with other columns, strategy or ``epsilon_per_row``.
+    SpecMismatchError
+        For a column whose specs differ between parts.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, ldpnum as ldp
+    >>> m = ldp.SquareWave(epsilon=1.0, bounds=(0, 1))
+    >>> day1 = pd.Series(np.full(50, 0.3), name="x").ldp.privatize(m, rng=1)
+    >>> day2 = pd.Series(np.full(70, 0.6), name="x").ldp.privatize(m, rng=2)
+    >>> ldp.pandas.concat([day1, day2]).ldp.aggregate() == day1.ldp.aggregate() + day2.ldp.aggregate()
+    True
+    """
+    objs = list(objs)
+    if not objs:
+        raise ValueError("concat needs at least one report object")
+    if kwargs.get("axis", 0) not in (0, "index"):
+        raise ValueError("concat joins report rows (axis=0); join columns with pandas.concat(axis=1) and "
+                         "estimate each column from its own object")
+    kinds = {isinstance(o, pd.Series) for o in objs}
+    if not all(isinstance(o, (pd.Series, pd.DataFrame)) for o in objs) or len(kinds) != 1:
+        raise TypeError("concat expects report Series only or report DataFrames only")
+    infos = [frame_info(o) for o in objs]
+    if any(info is None for info in infos):
+        raise ValueError(f"part {[i for i, info in enumerate(infos) if info is None][0]} carries no ldpnum record: "
+                         "it is not a report object")
+    specs = column_specs(objs[0])
+    names = [o.name for o in objs] if kinds == {True} else None
+    for i, (o, info) in enumerate(zip(objs, infos)):
+        if column_specs(o).keys() != specs.keys():
+            raise ValueError(f"part {i} records columns {list(column_specs(o))}, part 0 {list(specs)}")
+        for c, sp in column_specs(o).items():
+            check_spec(specs[c], sp, f"reports in column {c!r} of part {i}")
+        for key in ("strategy", "epsilon_per_row"):
+            if info.get(key) != infos[0].get(key):
+                raise ValueError(f"part {i} has {key} {info.get(key)!r}, part 0 {infos[0].get(key)!r}: they are "
+                                 "not one collection design")
+        for c in specs:
+            col = o if names is not None else o[c]
+            if names is not None and o.name != c:
+                continue
+            reports_of(col)  # raises ReportsChangedError for a changed part
+    digests = {}
+    for c in specs:
+        parts = [column_digest(o, c) for o in objs]
+        if all(d is not None for d in parts):
+            digests[c] = add_digests(*parts)
+    out = pd.concat(objs, **kwargs)
+    return attach_specs(out, specs, strategy=infos[0].get("strategy"),
+                        epsilon_per_row=infos[0].get("epsilon_per_row"), digests=digests)
 
 
 def aggregate_series(s, spec=None):

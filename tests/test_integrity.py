@@ -133,3 +133,121 @@ def test_nullable_arrays_with_na_get_the_missing_value_error(arr, mech):
         mech.privatize(arr, rng=0)
     filled = mech.privatize(arr, rng=0, nan_policy="impute", fill_value=2)
     assert len(filled) == len(arr)
+
+
+# -- report columns tied to their exact codes --------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def ages():
+    return pd.DataFrame({"age": np.random.default_rng(0).uniform(18, 80, 4000),
+                         "score": np.random.default_rng(1).uniform(0, 1, 4000)})
+
+
+SW = ldp.SquareWave(1.0, (0, 100))
+PW = ldp.Piecewise(1.0, (0, 1))
+
+
+@pytest.mark.parametrize("change", [
+    lambda s: s // 2, lambda s: s + 1, lambda s: s.astype("uint8"), lambda s: s.iloc[:-1],
+    lambda s: s.head(100), lambda s: s[s > 500], lambda s: s.fillna(0), lambda s: s.clip(upper=900),
+], ids=["floordiv", "add", "narrowing-cast", "drop-last", "head", "filter", "fillna", "clip"])
+@pytest.mark.parametrize("strategy", ["all-columns", "one-column-per-row"])
+def test_changed_report_column_is_refused(ages, change, strategy):
+    r = ages.ldp.privatize({"age": SW, "score": PW}, rng=0, strategy=strategy)
+    from ldpnum._frame import ReportsChangedError
+    try:
+        changed = change(r["age"])
+    except (TypeError, ValueError):  # pandas itself refuses (a narrowing cast of a column with NA)
+        return
+    if np.array_equal(np.sort(changed.dropna().to_numpy(dtype=np.float64)),
+                      np.sort(r["age"].dropna().to_numpy(dtype=np.float64))):
+        return  # the reported codes are all still there (e.g. fillna without NA, a dropped row that had none)
+    with pytest.raises(ReportsChangedError, match="no longer holds the reports it was privatized as"):
+        changed.ldp.estimate_mean()
+
+
+def test_harmless_operations_keep_the_reports(ages):
+    r = ages.ldp.privatize({"age": SW}, rng=0)
+    est = r["age"].ldp.estimate_mean()
+    for same in (r["age"].astype("int64"), r["age"].astype("float64"), r["age"].sort_values(),
+                 r["age"].sample(frac=1.0, random_state=0), r.copy()["age"]):
+        assert same.ldp.estimate_mean() == est
+
+
+def test_ldpnum_concat_keeps_the_record_and_checks_the_parts(ages):
+    a = ages.ldp.privatize({"age": SW}, rng=1)
+    b = ages.ldp.privatize({"age": SW}, rng=2)
+    both = ldp.pandas.concat([a, b])
+    assert both["age"].ldp.aggregate() == a["age"].ldp.aggregate() + b["age"].ldp.aggregate()
+    bad = a.copy()
+    bad["age"] = bad["age"] // 2
+    from ldpnum._frame import ReportsChangedError
+    with pytest.raises(ReportsChangedError):
+        ldp.pandas.concat([bad, b])
+    with pytest.raises(ValueError, match="not one collection design"):
+        ldp.pandas.concat([a, ages.ldp.privatize({"age": SW}, rng=3, strategy="one-column-per-row")])
+
+
+def test_parquet_round_trip_keeps_the_digest(tmp_path, ages):
+    pytest.importorskip("pyarrow")
+    r = ages.ldp.privatize({"age": SW}, rng=0)
+    r.to_parquet(tmp_path / "r.parquet")
+    back = pd.read_parquet(tmp_path / "r.parquet")
+    assert back["age"].ldp.estimate_mean() == r["age"].ldp.estimate_mean()
+    from ldpnum._frame import ReportsChangedError
+    with pytest.raises(ReportsChangedError):
+        (back["age"] // 2).ldp.estimate_mean()
+
+
+def test_epsilon_per_row_must_agree_with_the_specs(ages):
+    r = ages.ldp.privatize({"age": SW, "score": PW}, rng=0)
+    assert r.ldp.epsilon_per_row == 2.0
+    r.attrs["ldpnum"]["epsilon_per_row"] = 1.0
+    with pytest.raises(ValueError, match="disagrees with its column specs: it must be the sum"):
+        r["age"].ldp.estimate_mean()
+
+
+def test_digest_is_order_free_additive_and_catches_one_change():
+    from ldpnum._frame import add_digests, codes_digest
+    g = np.random.default_rng(0)
+    codes = g.integers(0, 1024, 10_000).astype(np.uint16)
+    assert codes_digest(codes) == codes_digest(g.permutation(codes))
+    assert codes_digest(codes) == add_digests(codes_digest(codes[:3000]), codes_digest(codes[3000:]))
+    assert codes_digest(codes) == codes_digest(codes.astype(np.uint64))  # the histogram path = the word path
+    for i in range(50):
+        changed = codes.copy()
+        changed[i] = (changed[i] + 1 + i) % 1024
+        assert codes_digest(changed) != codes_digest(codes)
+
+
+# -- keyed MAC ----------------------------------------------------------------------------------------------------
+KEY = b"collector-secret-0123"
+
+
+def test_aggregate_mac_detects_edits_and_wrong_keys():
+    grr = ldp.GRR(1.0, k=4)
+    agg = grr.aggregate(grr.privatize(np.arange(400) % 4, rng=0))
+    signed = agg.to_bytes(key=KEY)
+    assert Aggregate.from_bytes(signed, key=KEY) == agg == Aggregate.from_bytes(signed)
+    with pytest.raises(ValueError, match="carries no MAC"):
+        Aggregate.from_bytes(agg.to_bytes(), key=KEY)
+    with pytest.raises(ValueError, match="fails its MAC check"):
+        Aggregate.from_bytes(signed, key=b"another-secret-012345")
+    # an edit of the spec with the CRC recomputed (what a forger can do) fails the MAC
+    body = signed[:-4].replace(b'"epsilon": 1.0', b'"epsilon": 2.0')
+    assert body != signed[:-4]
+    with pytest.raises(ValueError, match="fails its MAC check"):
+        Aggregate.from_bytes(_with_crc(body), key=KEY)
+    with pytest.raises(ValueError, match="at least 16"):
+        agg.to_bytes(key=b"short")
+
+
+def test_record_mac_sign_and_verify():
+    from ldpnum._frame import sign_info, verify_info
+    r = pd.DataFrame({"x": np.linspace(0, 1, 100)}).ldp.privatize({"x": PW}, rng=0)
+    info = sign_info(r.attrs["ldpnum"], KEY)
+    verify_info(info, KEY)
+    edited = {**info, "columns": [{**info["columns"][0], "codes": "100:" + "0" * 32}]}
+    with pytest.raises(ValueError, match="fails its MAC check"):
+        verify_info(edited, KEY)
+    with pytest.raises(ValueError, match="carries no MAC"):
+        verify_info(r.attrs["ldpnum"], KEY)
