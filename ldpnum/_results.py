@@ -441,7 +441,12 @@ class DistributionEstimate:
 
     @property
     def mean(self):
-        r"""Mean of the model, :math:`\mu = \sum_i p_i c_i` with bin centres :math:`c_i`."""
+        r"""Mean of the model, :math:`\mu = \sum_i p_i c_i` with bin centres :math:`c_i`.
+
+        This is the mean of the *reconstructed distribution*, coherent with its quantiles and plot, but
+        biased (the estimator keeps mass inside the bounds and smooths it) and without a standard error. For
+        the mean itself use the mechanism's ``estimate_mean``: unbiased, with a confidence interval.
+        """
         e, p = self.bin_edges, self.probabilities
         return float(np.dot(p, 0.5 * (e[:-1] + e[1:])))
 

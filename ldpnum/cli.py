@@ -977,7 +977,7 @@ def _print_estimates(out, head, file):
         if m["unbiased"]:
             lo, hi = m["ci"]
             z = (hi - lo) / 2
-            print(f"mean: {_g(m['value'])} ± {z:.3g} ({100 * m['level']:g}% CI [{_g(lo)}, {_g(hi)}]; "
+            print(f"mean (unbiased): {_g(m['value'])} ± {z:.3g} ({100 * m['level']:g}% CI [{_g(lo)}, {_g(hi)}]; "
                   f"standard error {m['standard_error']:.3g})", file=file)
         else:
             print(f"mean: {_g(m['value'])} (mean of the estimated distribution; no standard error)", file=file)
@@ -1007,7 +1007,8 @@ def _print_estimates(out, head, file):
         conv = "converged" if d["converged"] else "NOT converged"
         print(f"distribution: {d['n_bins']} bins, {d['method']}"
               + (f", {d['n_iter']} iterations, {conv}" if d["n_iter"] else ""), file=file)
-        print(f"  mean {_g(d['mean'])}, standard deviation {_g(d['std'])}", file=file)
+        print(f"  mean of the estimated distribution {_g(d['mean'])} (biased by the reconstruction; for the mean "
+              f"itself use --what mean), standard deviation {_g(d['std'])}", file=file)
         print("  quantiles: " + ", ".join(f"{p:g}: {_g(v)}" for p, v in zip(d["quantiles"]["q"],
                                                                             d["quantiles"]["value"])), file=file)
         edges, probs = d["bin_edges"], d["probabilities"]

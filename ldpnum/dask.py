@@ -75,16 +75,43 @@ def _partition_number(partition_info):
 
 
 # -- partition tasks (module level: pickled by reference) ------------------------------------------------------
+def _in_partition(exc, part, number):
+    """``exc`` reworded for the whole collection: validators count positions within the partition, so the
+    position is turned into the row's index label (the same in the partition and the whole frame)."""
+    import re
+
+    def label(match):
+        pos = int(match.group(1))
+        if 0 <= pos < len(part):
+            lab = part.index[pos]
+            lab = lab.item() if hasattr(lab, "item") else lab  # a NumPy scalar prints as its plain value
+            return f"first at the row labelled {lab!r} (position {pos} of partition {number})"
+        return match.group(0)
+
+    text, n = re.subn(r"first at index (\d+)", label, str(exc))
+    if not n:
+        text = f"partition {number}: {text}"
+    return type(exc)(text)
+
+
 def _privatize_frame_partition(df, mechanisms, seed, strategy, nan_policy, fill_value, nonce, partition_info=None):
     """One partition of :func:`privatize_frame`; ``nonce`` only makes a secure run's task keys unique."""
-    return partition_privatize(df, mechanisms, seed=seed, partition_index=_partition_number(partition_info),
-                               strategy=strategy, nan_policy=nan_policy, fill_value=fill_value)
+    number = _partition_number(partition_info)
+    try:
+        return partition_privatize(df, mechanisms, seed=seed, partition_index=number, strategy=strategy,
+                                   nan_policy=nan_policy, fill_value=fill_value)
+    except (TypeError, ValueError) as exc:
+        raise _in_partition(exc, df, number) from None
 
 
 def _privatize_series_partition(s, mechanism, seed, nan_policy, fill_value, nonce, partition_info=None):
     """One partition of :func:`privatize_series`."""
-    return partition_privatize(s, mechanism, seed=seed, partition_index=_partition_number(partition_info),
-                               nan_policy=nan_policy, fill_value=fill_value)
+    number = _partition_number(partition_info)
+    try:
+        return partition_privatize(s, mechanism, seed=seed, partition_index=number, nan_policy=nan_policy,
+                                   fill_value=fill_value)
+    except (TypeError, ValueError) as exc:
+        raise _in_partition(exc, s, number) from None
 
 
 def _aggregate_partition(part, column, spec):

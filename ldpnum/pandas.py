@@ -622,10 +622,21 @@ def describe_aggregates(aggregates, *, level=0.95):
     Returns
     -------
     pandas.DataFrame
-        One row per column: ``mechanism``, ``epsilon``, ``n_reports``, ``mean`` (the unbiased estimate when
-        the mechanism has one, else the mean of the estimated distribution), ``std_error``, ``ci_low``,
-        ``ci_high`` (NaN without an unbiased estimator), and the quartiles ``25%``, ``50%``, ``75%`` of the
-        estimated distribution (NaN for mechanisms that estimate means only). Default estimator settings.
+        One row per column: ``mechanism``, ``epsilon``, ``n_reports``; ``mean``, ``std_error``, ``ci_low``,
+        ``ci_high``: the **unbiased** mean estimate with its standard error and interval (NaN for mechanisms
+        without one, e.g. hierarchical histograms); ``dist_mean``: the mean of the **estimated
+        distribution**; and the quartiles ``25%``, ``50%``, ``75%`` of that distribution (NaN for
+        mechanisms that estimate means only). Default estimator settings.
+
+    Notes
+    -----
+    *Which mean to use.* ``mean`` averages every report's own unbiased estimate: its expectation is the
+    true mean, and its interval covers it at the stated level; quote it when the mean is the question.
+    ``dist_mean`` is the mean of the reconstructed distribution, which the quantiles and plots describe: the
+    estimator (EM/EMS, least squares with non-negativity) keeps the distribution inside the bounds and
+    smooths it, which pulls mass from the tails towards the middle, so ``dist_mean`` is biased (most at
+    small ε and small n) and has no standard error. It agrees with ``mean`` within a few standard errors
+    when the distribution is well estimated; use it to keep one coherent picture next to the quartiles.
     """
     rows, index = [], []
     for name, agg in aggregates.items():
@@ -641,13 +652,18 @@ def describe_aggregates(aggregates, *, level=0.95):
             lo, hi = mean.confidence_interval(level)
             row.update(mean=mean.value, std_error=mean.standard_error, ci_low=lo, ci_high=hi)
         else:
+            row.update(mean=np.nan, std_error=np.nan, ci_low=np.nan, ci_high=np.nan)
+        if est is not None:
             dist = est.to_distribution() if hasattr(est, "to_distribution") else est
-            row.update(mean=dist.mean, std_error=np.nan, ci_low=np.nan, ci_high=np.nan)
+            row["dist_mean"] = dist.mean
+        else:
+            row["dist_mean"] = np.nan
         quartiles = est.quantile(np.array([0.25, 0.5, 0.75])) if est is not None else [np.nan] * 3
         row.update(zip(("25%", "50%", "75%"), (float(v) for v in quartiles)))
         rows.append(row)
         index.append(name)
-    columns = ["mechanism", "epsilon", "n_reports", "mean", "std_error", "ci_low", "ci_high", "25%", "50%", "75%"]
+    columns = ["mechanism", "epsilon", "n_reports", "mean", "std_error", "ci_low", "ci_high", "dist_mean", "25%",
+               "50%", "75%"]
     return pd.DataFrame(rows, index=pd.Index(index, name="column"), columns=columns)
 
 

@@ -290,7 +290,7 @@ def test_estimate_equals_the_in_memory_estimate_exactly(sw_reports, capsys):
 def test_estimate_prints_readable_results_and_plots(sw_reports, tmp_path, capsys):
     status, stdout, _ = run(["estimate", sw_reports, "-c", "x"], capsys)
     assert status == 0
-    assert f"{N:,} reports" in stdout and "mean: " in stdout and "95% CI" in stdout
+    assert f"{N:,} reports" in stdout and "mean (unbiased): " in stdout and "95% CI" in stdout
     png = tmp_path / "d.png"
     status, stdout, err = run(["estimate", sw_reports, "-c", "x", "-w", "distribution", "quantiles", "--plot", png],
                               capsys)
@@ -488,7 +488,7 @@ def test_python_m_ldpnum_and_console_script(sw_reports):
     res = subprocess.run([sys.executable, "-m", "ldpnum", "estimate", str(sw_reports), "-c", "x", "-w", "mean",
                           "quantiles"], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
-    assert "mean: " in res.stdout and "quantile" in res.stdout
+    assert "mean (unbiased): " in res.stdout and "quantile" in res.stdout
     script = _script()
     if script is None:
         pytest.skip("the ldpnum console script is not installed")

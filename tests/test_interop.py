@@ -167,3 +167,11 @@ def test_sigterm_removes_the_hidden_file(tmp_path):
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(60) == 130
     assert [p.name for p in tmp_path.iterdir()] == ["in.parquet"]
+
+
+def test_dask_errors_name_the_row_of_the_whole_frame():
+    df = pd.DataFrame({"x": np.linspace(0, 1, 100)}, index=np.arange(1000, 1100))
+    df.loc[1060, "x"] = np.nan
+    lazy = dd.from_pandas(df, npartitions=4).ldp.privatize({"x": SW}, rng=0)
+    with pytest.raises(ValueError, match=r"first at the row labelled 1060 \(position 10 of partition 2\)"):
+        lazy.compute(scheduler="sync")
