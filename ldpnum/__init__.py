@@ -19,7 +19,7 @@ recorded, and ``reports["col"].ldp.estimate_distribution()`` reads the spec from
 from ._core import Aggregate, Reports, Spec
 from . import metrics
 from ._results import ConfidenceInterval, DistributionEstimate, FrequencyEstimate, MeanEstimate
-from .exceptions import ClippingWarning, SpecMismatchError
+from .exceptions import BudgetWarning, ClippingWarning, SpecMismatchError
 from .mechanisms import (Duchi, Hybrid, Laplace, Mechanism, MeanOracle, Piecewise, RandomizedResponse,
                          StochasticRounding, from_spec)
 from .mechanisms import GeneralWave, SquareWave
@@ -34,7 +34,7 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "Aggregate", "Reports", "Spec", "MeanEstimate", "ConfidenceInterval", "DistributionEstimate", "metrics",
-    "ClippingWarning", "SpecMismatchError",
+    "ClippingWarning", "BudgetWarning", "SpecMismatchError",
     "Mechanism", "MeanOracle", "from_spec",
     "RandomizedResponse", "StochasticRounding", "Duchi", "Piecewise", "Hybrid",
     "SquareWave", "GeneralWave", "Laplace",

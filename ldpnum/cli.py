@@ -256,7 +256,10 @@ class _Source:
             # let it hold over 100 MB of a 184 MB file at once).
             return pcsv.open_csv(self.path, read_options=pcsv.ReadOptions(block_size=CSV_BLOCK,
                                                                           use_threads=CSV_THREADS),
-                                 parse_options=pcsv.ParseOptions(delimiter=delimiter), convert_options=convert)
+                                 # a blank line is a row of missing values (an error, or imputed with
+                                 # --nan-fill), never silently dropped
+                                 parse_options=pcsv.ParseOptions(delimiter=delimiter, ignore_empty_lines=False),
+                                 convert_options=convert)
         except Exception as exc:
             raise CLIError(f"cannot read {self.path!r} as CSV: {self._explain(exc)}") from None
 
@@ -1268,6 +1271,10 @@ def _cmd_privatize(args):
     columns = args.column
     names = _per_column(args.mechanism, len(columns), "--mechanism")
     epsilons = _per_column(args.epsilon, len(columns), "--epsilon")
+    if len(args.bounds) == 1 and len(columns) > 1:
+        raise CLIError(f"--bounds was given once for {len(columns)} columns: bounds are each column's public range, "
+                       "so give --bounds LO HI once per --column, in the same order (repeat the pair if the "
+                       "columns share it)")
     bounds = _per_column([tuple(b) for b in args.bounds], len(columns), "--bounds")
     params = _parse_params(args.param)
     mechanisms = {}

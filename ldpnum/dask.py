@@ -143,7 +143,7 @@ def _nonce(seed):
     return os.urandom(16).hex() if seed is None else None
 
 
-def privatize_frame(ddf, mechanisms, *, rng=None, strategy="all-columns", nan_policy="raise", fill_value=None):
+def privatize_frame(ddf, mechanisms, *, rng=None, strategy=None, nan_policy="raise", fill_value=None):
     """Privatize the columns of a Dask DataFrame, partition by partition (lazy).
 
     Parameters
@@ -180,6 +180,11 @@ def privatize_frame(ddf, mechanisms, *, rng=None, strategy="all-columns", nan_po
     100
     """
     seed = _run_seed(rng)
+    if strategy is None:  # the pandas default, with its warning once here on the driver
+        from .pandas import privatize_frame as _pandas_privatize
+
+        _pandas_privatize(make_meta(ddf), mechanisms, rng=0, _digest=False)
+        strategy = "all-columns"
     meta = partition_privatize(make_meta(ddf), mechanisms, seed=0, partition_index=0, strategy=strategy,
                                nan_policy=nan_policy, fill_value=fill_value)
     return ddf.map_partitions(_privatize_frame_partition, mechanisms, seed, strategy, nan_policy, fill_value,
@@ -366,7 +371,7 @@ class DaskFrameAccessor:
     def __init__(self, ddf):
         self._obj = ddf
 
-    def privatize(self, mechanisms, *, rng=None, strategy="all-columns", nan_policy="raise", fill_value=None):
+    def privatize(self, mechanisms, *, rng=None, strategy=None, nan_policy="raise", fill_value=None):
         """Lazy privatized report frame; see :func:`ldpnum.dask.privatize_frame`."""
         return privatize_frame(self._obj, mechanisms, rng=rng, strategy=strategy, nan_policy=nan_policy,
                                fill_value=fill_value)

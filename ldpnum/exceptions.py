@@ -1,6 +1,6 @@
 """Warnings and errors raised by ldpnum."""
 
-__all__ = ["ClippingWarning", "SpecMismatchError"]
+__all__ = ["ClippingWarning", "BudgetWarning", "SpecMismatchError"]
 
 
 class ClippingWarning(UserWarning):
@@ -18,6 +18,11 @@ class ClippingWarning(UserWarning):
         super().__init__(message)
         self.count = int(count)
         self.first_index = int(first_index)
+
+
+class BudgetWarning(UserWarning):
+    """Each row (person) spends the sum of several columns' ε because no strategy was chosen: the default
+    ``"all-columns"`` composes sequentially. Pass ``strategy=`` explicitly to silence it."""
 
 
 class SpecMismatchError(ValueError):

@@ -62,18 +62,19 @@ import copy
 import functools
 import math
 import numbers
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 
-from ._core import Reports
-from ._core import check_spec
+from ._core import Reports, check_spec
 from ._frame import (ATTRS_KEY, add_digests, attach_specs, check_codes, codes_digest, column_digest, column_specs,
                      frame_info, spec_for)
 from ._random import child_rng, resolve_rng
 from ._validation import check_categories, check_choice, check_values
 from .frequency import FrequencyOracle
+from .exceptions import BudgetWarning
 from .mechanisms import Mechanism, RandomizedResponse, from_spec
 
 __all__ = ["STRATEGIES", "privatize_series", "privatize_frame", "reports_of", "aggregate_series", "concat",
@@ -287,7 +288,7 @@ def _fill_values(fill_value, columns):
     return {c: fill_value for c in columns}
 
 
-def privatize_frame(df, mechanisms, *, rng=None, strategy="all-columns", nan_policy="raise", fill_value=None,
+def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="raise", fill_value=None,
                     _digest=True):
     r"""Privatize some columns of a DataFrame: a new DataFrame of report columns, budget recorded.
 
@@ -302,7 +303,8 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy="all-columns", nan_pol
         and, in ``"one-column-per-row"``, the rows' columns from ``child_rng(rng, len(mechanisms))``.
     strategy : {"all-columns", "one-column-per-row"}, optional
         ``"all-columns"`` (default): every row reports every column and spends
-        :math:`\sum_j \varepsilon_j`. ``"one-column-per-row"``: each row reports one column, drawn uniformly
+        :math:`\sum_j \varepsilon_j`; when it is left to the default with several columns a
+        :class:`~ldpnum.exceptions.BudgetWarning` says so (pass it explicitly to silence it). ``"one-column-per-row"``: each row reports one column, drawn uniformly
         and independently of the values, and spends :math:`\max_j \varepsilon_j`; the cells it did not
         report are ``pd.NA`` (nullable unsigned columns such as ``UInt16``).
     nan_policy : {"raise", "impute"}, optional
@@ -350,6 +352,8 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy="all-columns", nan_pol
                         f"{{'dep_time': ldp.SquareWave(1.0, (0, 1440))}}; got {type(mechanisms).__name__}")
     if not mechanisms:
         raise ValueError("mechanisms is empty: name at least one column to privatize")
+    warn_sum = strategy is None and len(mechanisms) > 1
+    strategy = "all-columns" if strategy is None else strategy
     check_choice(strategy, "strategy", STRATEGIES)
     check_choice(nan_policy, "nan_policy", _NAN_POLICIES)
     columns = list(mechanisms)
@@ -377,6 +381,13 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy="all-columns", nan_pol
     prepared = []
     for c in columns:
         prepared.append(_prepare(mechanisms[c], df[c], c, nan_policy, fills[c]))
+    if warn_sum:
+        total = math.fsum(mechanisms[c].epsilon for c in columns)
+        warnings.warn(BudgetWarning(
+            f"each row reports all {len(columns)} columns and spends the sum of their epsilons, {total:g} "
+            "(sequential composition); pass strategy='one-column-per-row' to spend the largest epsilon instead "
+            "(each column then reported by a share of the rows), or strategy='all-columns' to silence this"),
+            stacklevel=3)
     # Everything is valid: from here on, words are drawn.
     m, n = len(columns), len(df)
     streams = [child_rng(rng, j) for j in range(m + (strategy == "one-column-per-row"))]
@@ -816,7 +827,7 @@ class DataFrameAccessor:
             raise AttributeError(f"the .ldp accessor needs unique column labels (specs are recorded by label); "
                                  f"{dup!r} appears more than once")
 
-    def privatize(self, mechanisms, *, rng=None, strategy="all-columns", nan_policy="raise", fill_value=None):
+    def privatize(self, mechanisms, *, rng=None, strategy=None, nan_policy="raise", fill_value=None):
         """Privatize columns: see :func:`privatize_frame`."""
         return privatize_frame(self._obj, mechanisms, rng=rng, strategy=strategy, nan_policy=nan_policy,
                                fill_value=fill_value)

@@ -421,7 +421,7 @@ def test_user_errors(case, argv, fragments, files, tmp_path_factory, capsys):
     r = d / "mixed.parquet"
     if not r.exists():
         assert cli.main(["privatize", str(d / "in.parquet"), str(r), "-c", "x", "-c", "y", "-m", "sw", "-m",
-                         "duchi", "-e", "1", "-b", "0", "100", "--keep", "city", "--rng", "1"]) == 0
+                         "duchi", "-e", "1", "-b", "0", "100", "-b", "0", "100", "--keep", "city", "--rng", "1"]) == 0
     capsys.readouterr()
     before = sorted(os.listdir(d))
     status, _, err = run([a.format(d=d, r=r) for a in argv], capsys)

@@ -161,7 +161,11 @@ def test_sigterm_removes_the_hidden_file(tmp_path):
                              "-c", "x", "-m", "sw", "-e", "1", "-b", "0", "1", "--batch-size", "1000"],
                             stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
-    while not any(p.name.endswith(".tmp") for p in tmp_path.iterdir()) and time.monotonic() < deadline:
+
+    def writing():  # the hidden file exists and batches are being written into it
+        return any(p.name.endswith(".tmp") and p.stat().st_size > 1 << 20 for p in tmp_path.iterdir())
+
+    while not writing() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert proc.poll() is None, proc.stderr.read()
     proc.send_signal(signal.SIGTERM)
@@ -175,3 +179,36 @@ def test_dask_errors_name_the_row_of_the_whole_frame():
     lazy = dd.from_pandas(df, npartitions=4).ldp.privatize({"x": SW}, rng=0)
     with pytest.raises(ValueError, match=r"first at the row labelled 1060 \(position 10 of partition 2\)"):
         lazy.compute(scheduler="sync")
+
+
+def test_blank_csv_lines_are_missing_values_not_dropped(tmp_path, capsys):
+    src = tmp_path / "in.csv"
+    src.write_text("x,y\n0.1,2\n\n0.3,4\n")
+    out = tmp_path / "r.parquet"
+    assert main(["privatize", str(src), str(out), "-c", "x", "-m", "sw", "-e", "1", "-b", "0", "1"]) == 2
+    assert "1 missing or non-finite value(s), first at row 1" in capsys.readouterr().err
+    assert main(["privatize", str(src), str(out), "-c", "x", "-m", "sw", "-e", "1", "-b", "0", "1",
+                 "--nan-fill", "0.5", "--rng", "0"]) == 0
+    assert pq.read_metadata(out).num_rows == 3
+
+
+def test_one_bounds_for_several_columns_is_refused(tmp_path, capsys):
+    src = tmp_path / "in.csv"
+    src.write_text("x,y\n0.1,2\n0.3,4\n")
+    argv = ["privatize", str(src), str(tmp_path / "r.parquet"), "-c", "x", "-c", "y", "-m", "sw", "-e", "1"]
+    assert main(argv + ["-b", "0", "5"]) == 2
+    assert "once per --column" in capsys.readouterr().err
+    assert main(argv + ["-b", "0", "5", "-b", "0", "5", "--strategy", "all-columns"]) == 0
+
+
+def test_default_strategy_warns_when_it_sums_epsilon():
+    df = pd.DataFrame({"x": [0.1, 0.2], "y": [0.3, 0.4]})
+    with pytest.warns(ldp.BudgetWarning, match="spends the sum of their epsilons, 3"):
+        df.ldp.privatize({"x": SW, "y": ldp.SquareWave(2.0, (0, 1))}, rng=0)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        df.ldp.privatize({"x": SW, "y": SW}, rng=0, strategy="all-columns")
+        df[["x"]].ldp.privatize({"x": SW}, rng=0)  # one column: nothing is summed
+    with pytest.warns(ldp.BudgetWarning):
+        dd.from_pandas(df, npartitions=1).ldp.privatize({"x": SW, "y": SW}, rng=0)
