@@ -34,7 +34,8 @@ edges :math:`r_1 < \dots < r_{n} = hi`,
 
 where for raw samples :math:`F(r_j)` is the cumulative histogram: the fraction of the values in buckets
 ``1..j`` (buckets closed on the left, the last one closed on both sides, as :func:`numpy.histogram`).
-The seed writes :math:`W_1` as the sum over buckets; the mean used here is that sum divided by ``n``.
+Li et al. (SIGMOD 2020) write :math:`W_1` as the sum over buckets; the mean used here is that sum divided
+by ``n``.
 
 Relation between the two. Let :math:`H` be the histogram of the samples on the buckets, read as a
 piecewise-uniform estimate. (i) When every bin edge of ``p`` is a bucket edge and :math:`F_p - F_H`
@@ -272,7 +273,7 @@ def ks(p, q, *, bounds=None, n_bins=None):
 
 
 def wasserstein_binned(est, values, n_bins, *, bounds=None):
-    r"""The seed's bucketised Wasserstein distance: mean over ``n_bins`` equal buckets of the CDF gap.
+    r"""Li et al.'s bucketised Wasserstein distance: mean over ``n_bins`` equal buckets of the CDF gap.
 
     .. math::
 

@@ -21,8 +21,9 @@ only (raw values never travel with reports). Two strategies share the privacy bu
     independently of every value (uniform over the :math:`m` columns up to :math:`m/2^{48}`), so the
     assignment reveals nothing, and the row spends :math:`\varepsilon_\text{row} = \max_j \varepsilon_j`.
     Splitting people rather than splitting ε is the more accurate choice for most mechanisms
-    (``../shared/seeds/002_bf216fff5ae8aeb1.txt``): each column is estimated from about :math:`n/m`
-    reports at ε instead of :math:`n` reports at ε/m.
+    (T. Wang, N. Li, S. Jha, "Locally Differentially Private Heavy Hitter Identification", IEEE TDSC 2021,
+    appendix; the lecture slides "Local Differential Privacy (Part 1)", "On answering multiple questions"):
+    each column is estimated from about :math:`n/m` reports at ε instead of :math:`n` reports at ε/m.
 
 The j-th column of the mapping draws its words from ``child_rng(rng, j)`` and the assignment words come from
 ``child_rng(rng, m)``, so a seeded result is reproducible on any machine, and a single Series privatized with

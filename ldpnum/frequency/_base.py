@@ -8,7 +8,8 @@ supporting ``v`` among ``n``,
     ĉ_v = (I_v - n q*) / (p* - q*)                                   (unbiased count of v)
     Var[ĉ_v] = n q*(1 - q*)/(p* - q*)² + c_v (1 - p* - q*)/(p* - q*)
 
-(``../shared/seeds/002_bf216fff5ae8aeb1.txt``, the variance table). ``p*`` and ``q*`` are taken from the
+(Wang, Blocki, Li, Jha, "Locally Differentially Private Protocols for Frequency Estimation", USENIX Security
+2017, the variance table). ``p*`` and ``q*`` are taken from the
 mechanism's integer plan, so the estimator is unbiased for the mechanism as implemented.
 """
 
@@ -82,7 +83,7 @@ class FrequencyOracle(Mechanism):
         frequency ``frequency``: ``[q*(1 - q*) + f (p* - q*)(1 - p* - q*)] / (p* - q*)²``.
 
         ``variance(f) / n`` is the variance of the estimated frequency from ``n`` reports; ``variance(0)``
-        is the seed's table entry ``Var[c̃(i)]/n``.
+        is Wang et al.'s table entry ``Var[c̃(i)]/n``.
         """
         f = np.asarray(frequency, dtype=np.float64)
         if not np.all((f >= 0) & (f <= 1)):

@@ -1,4 +1,4 @@
-"""Which frequency oracle to use: the seed's choice rule with predicted variances."""
+"""Which frequency oracle to use: Wang et al.'s choice rule with predicted variances."""
 
 import math
 from typing import NamedTuple
@@ -17,7 +17,7 @@ class Recommendation(NamedTuple):
 
 
 def recommend(k, epsilon, *, communication=None):
-    """Choose a frequency oracle for ``k`` categories at ``epsilon`` by the seed's rule.
+    """Choose a frequency oracle for ``k`` categories at ``epsilon`` by Wang et al.'s rule.
 
     Direct encoding (GRR) when ``k < 3 e^ε + 2``; otherwise OUE, or OLH when communication matters
     (``communication="low"``: one small integer and a hash seed per report instead of ``k`` bits). OUE and
@@ -36,7 +36,8 @@ def recommend(k, epsilon, *, communication=None):
 
     References
     ----------
-    ``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (the comparison table and the choice rule).
+    T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for Frequency
+    Estimation", USENIX Security 2017 (the comparison table and the choice rule).
 
     Examples
     --------

@@ -21,9 +21,10 @@ per-report variance.
 
 References
 ----------
-``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (numerical mean oracles; General Wave/Square Wave grid idea).
 N. Wang, X. Xiao, Y. Yang, J. Zhao, S. C. Hui, H. Shin, J. Shin, G. Yu, "Collecting and Analyzing
 Multidimensional Data with Local Differential Privacy", ICDE 2019 (Piecewise and Hybrid mechanisms).
+Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li, B. Škorić, "Estimating Numerical Distributions under Local
+Differential Privacy", SIGMOD 2020 (the output grid, EM and EMS).
 """
 
 import math
@@ -185,7 +186,8 @@ class _WindowOracle(MeanOracle):
 
         References
         ----------
-        ``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (EM Algorithm 1, EMS).
+        Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li, B. Škorić, "Estimating Numerical Distributions under
+        Local Differential Privacy", SIGMOD 2020 (EM, Algorithm 1; EMS).
         """
         from ..estimation.distribution import estimate_window_distribution
 
@@ -223,7 +225,8 @@ class Piecewise(_WindowOracle):
 
     References
     ----------
-    Wang et al., ICDE 2019; ``../shared/seeds/002_bf216fff5ae8aeb1.txt``.
+    N. Wang et al., "Collecting and Analyzing Multidimensional Data with Local Differential Privacy",
+    ICDE 2019.
 
     Examples
     --------
@@ -282,7 +285,8 @@ class Hybrid(_WindowOracle):
 
     References
     ----------
-    Wang et al., ICDE 2019; ``../shared/seeds/002_bf216fff5ae8aeb1.txt``.
+    N. Wang et al., "Collecting and Analyzing Multidimensional Data with Local Differential Privacy",
+    ICDE 2019.
 
     Examples
     --------

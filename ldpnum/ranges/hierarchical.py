@@ -9,15 +9,18 @@ estimates every node's frequency from the reports of its level (unbiased), makes
 
 Level oracles (:class:`LevelOracle`): :class:`GRRLevel` (generalized randomized response; variance grows
 with the level's node count), :class:`OLHLevel` (optimized local hashing; variance independent of it, server
-cost O(n_l·k_l)) and :class:`HadamardLevel` (Hadamard response). ``oracle="auto"`` applies the seed's rule
+cost O(n_l·k_l)) and :class:`HadamardLevel` (Hadamard response). ``oracle="auto"`` applies Wang et al.'s rule
 per level: GRR while ``k_l < 3e^ε + 2``, OLH beyond.
 
 References
 ----------
-``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (hierarchical histograms, HH-ADMM, the frequency oracles and the
-choice rule). T. Kulkarni, G. Cormode, D. Srivastava, "Answering range queries under local differential
-privacy", PVLDB 12(10), 2019 (the branching factor). M. Hay, V. Rastogi, G. Miklau, D. Suciu, "Boosting the
-accuracy of differentially private histograms through consistency", PVLDB 3(1), 2010 (constrained inference).
+Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li, B. Škorić, "Estimating Numerical Distributions under Local
+Differential Privacy", SIGMOD 2020 (hierarchical histograms with HH-ADMM). T. Wang, J. Blocki, N. Li, S. Jha,
+"Locally Differentially Private Protocols for Frequency Estimation", USENIX Security 2017 (the frequency
+oracles and the choice rule). T. Kulkarni, G. Cormode, D. Srivastava, "Answering range queries under local
+differential privacy", PVLDB 12(10), 2019 (the branching factor). M. Hay, V. Rastogi, G. Miklau, D. Suciu,
+"Boosting the accuracy of differentially private histograms through consistency", PVLDB 3(1), 2010
+(constrained inference).
 """
 
 import math
@@ -608,8 +611,9 @@ class HierarchicalHistogram(Mechanism):
 
     References
     ----------
-    ``../shared/seeds/002_bf216fff5ae8aeb1.txt``; Kulkarni, Cormode, Srivastava (PVLDB 2019); Hay et al.
-    (PVLDB 2010).
+    Li et al., "Estimating Numerical Distributions under Local Differential Privacy", SIGMOD 2020;
+    Kulkarni, Cormode, Srivastava, "Answering range queries under local differential privacy", PVLDB 2019;
+    Hay et al., "Boosting the accuracy of differentially private histograms through consistency", PVLDB 2010.
 
     Examples
     --------
@@ -792,7 +796,7 @@ class HierarchicalHistogram(Mechanism):
             to the raw estimates, root = 1 (Hay et al.'s constrained inference with the exact per-level
             variances at frequency 0, ``oracle.variance(0)/n_l``; linear with weights that depend only on the
             ``n_l``, so still unbiased, with smaller variance; leaves can be negative). ``"nonnegative"``: the
-            same objective with every node ≥ 0 (the seed's HH-ADMM, weighted; biased near zero, usually the
+            same objective with every node ≥ 0 (Li et al.'s HH-ADMM, weighted; biased near zero, usually the
             most accurate). See :mod:`ldpnum.ranges.consistency`.
 
         Returns
