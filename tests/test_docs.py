@@ -33,3 +33,17 @@ def test_repository_path_pattern_catches_old_style_citations():
     assert REPOSITORY_PATH.search("``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (EM Algorithm 1)")
     assert REPOSITORY_PATH.search("see seeds/004_14da69ae23cc8615.txt")
     assert not REPOSITORY_PATH.search('Z. Li et al., "Estimating Numerical Distributions under LDP", SIGMOD 2020')
+
+
+def test_package_docstring_runs_and_describes_the_package():
+    tests = [t for t in doctest.DocTestFinder(recurse=False).find(ldpnum) if t.examples]
+    assert tests, "the package docstring has no example"
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    for test in tests:
+        runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
+    doc = ldpnum.__doc__
+    assert "later release" not in doc
+    for topic in ("means", "distributions", "quantiles", "range", "frequencies", ".ldp", "ldpnum.dask",
+                  "python -m ldpnum"):
+        assert topic in doc, topic
