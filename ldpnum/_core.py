@@ -67,6 +67,29 @@ class Spec:
         params = ", ".join(f"{k}={_thaw(v)!r}" for k, v in self.params)
         return f"{self.mechanism}(epsilon={self.epsilon!r}{', ' if params else ''}{params})"
 
+    def __repr__(self):
+        # Short: floats to 6 significant digits, long sequences elided (``str`` and ``to_json`` are exact).
+        params = "".join(f", {k}={_short(v)}" for k, v in self.params
+                         if not (k == "n_cells" and v == self.n_cells))
+        version = "" if self.version == SPEC_VERSION else f", version={self.version}"
+        return f"Spec({self.mechanism!r}, epsilon={self.epsilon:g}, n_cells={self.n_cells}{params}{version})"
+
+
+#: A spec's repr shows at most this many items of a sequence parameter.
+_SHORT_ITEMS = 6
+
+
+def _short(v):
+    """A parameter value for a repr: floats to 6 significant digits, long tuples elided."""
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    if isinstance(v, tuple):
+        items = [_short(x) for x in v[:_SHORT_ITEMS]]
+        if len(v) > _SHORT_ITEMS:
+            items.append(f"... ({len(v)} items)")
+        return "(" + ", ".join(items) + ("," if len(v) == 1 else "") + ")"
+    return repr(v)
+
 
 def _freeze(v):
     if isinstance(v, (list, tuple, np.ndarray)):
@@ -218,7 +241,8 @@ class Reports:
     __hash__ = None
 
     def __repr__(self):
-        return f"Reports(n={len(self)}, dtype={self.codes.dtype}, spec={self.spec})"
+        return (f"Reports(n={len(self)}, mechanism={self.spec.mechanism!r}, epsilon={self.spec.epsilon:g}, "
+                f"dtype={self.codes.dtype})")
 
     @classmethod
     def concat(cls, parts):
@@ -449,7 +473,8 @@ class Aggregate:
         return (Aggregate, (self.counts, self.spec, self._n_reports))
 
     def __repr__(self):
-        return f"Aggregate(n_reports={self.n_reports}, n_cells={self.spec.n_cells}, spec={self.spec})"
+        return (f"Aggregate(n_reports={self.n_reports}, mechanism={self.spec.mechanism!r}, "
+                f"epsilon={self.spec.epsilon:g}, n_cells={self.spec.n_cells})")
 
     # -- travelling: bytes and long-form frames --------------------------------------------------------
     def to_bytes(self):

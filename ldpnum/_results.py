@@ -1,8 +1,9 @@
 """Frozen result objects you can query (DESIGN.md R7)."""
 
+import html
 import math
 import numbers
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -12,6 +13,89 @@ from ._core import Spec, normal_quantile
 __all__ = ["MeanEstimate", "ConfidenceInterval", "DistributionEstimate", "FrequencyEstimate"]
 
 
+#: Result objects show at most this many entries of a per-category array (half from each end), like NumPy.
+REPR_EDGE_ITEMS = 3
+#: ... and their HTML tables at most this many rows, the first and last half of them, like pandas.
+HTML_MAX_ROWS = 10
+
+
+def _g(v, digits=6):
+    """A number for display: ``digits`` significant digits, ``-`` for None."""
+    return "-" if v is None else f"{v:.{digits}g}"
+
+
+def _preview(arr, digits=4):
+    """A short ``[a, b, c, ..., x, y, z]`` view of a 1-D array, like NumPy's summarised repr."""
+    return np.array2string(np.asarray(arr), precision=digits, separator=", ", threshold=2 * REPR_EDGE_ITEMS,
+                           edgeitems=REPR_EDGE_ITEMS, max_line_width=10**6)
+
+
+def _source(result):
+    """``", name='dep_time'"`` when the result carries the name of the column it was estimated from."""
+    return "" if result.name is None else f", name={result.name!r}"
+
+
+def _html_table(title, rows, *, header=None):
+    """A small HTML table for notebooks: a caption, an optional header row, and ``(cells...)`` rows.
+
+    Every cell is escaped; a row ``None`` is drawn as an ellipsis row (rows left out).
+    """
+    width = max(len(r) for r in rows if r is not None)
+    out = ['<table class="ldpnum">', f"<caption>{html.escape(title)}</caption>"]
+    if header is not None:
+        cells = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
+        out.append(f"<thead><tr>{cells}</tr></thead>")
+    out.append("<tbody>")
+    for row in rows:
+        if row is None:
+            out.append("<tr>" + "<td>…</td>" * width + "</tr>")
+            continue
+        first, *rest = row
+        out.append(f"<tr><th>{html.escape(str(first))}</th>"
+                   + "".join(f"<td>{html.escape(str(c))}</td>" for c in rest) + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _title(kind, result):
+    return kind if result.name is None else f"{kind} of {result.name}"
+
+
+def _mechanism_rows(spec, epsilon, n_reports):
+    rows = []
+    if spec is not None:
+        rows.append(("mechanism", spec.mechanism))
+    if epsilon is not None:
+        rows.append(("ε", _g(epsilon)))
+    if n_reports is not None:
+        rows.append(("reports", f"{n_reports:,}"))
+    return rows
+
+
+def named(result, name):
+    """A copy of a result object that records the name of the column it was estimated from.
+
+    The pandas accessor and the command line use it so that plots and reprs say which column they show.
+
+    Parameters
+    ----------
+    result : MeanEstimate, DistributionEstimate, FrequencyEstimate or RangeEstimate
+    name : hashable or None
+        The column's name; stored as ``str(name)`` (None leaves the result unnamed).
+
+    Returns
+    -------
+    The same kind of result, with ``name`` set.
+
+    Examples
+    --------
+    >>> from ldpnum import DistributionEstimate
+    >>> named(DistributionEstimate([0, 1, 2], [0.5, 0.5]), "dep_time").name
+    'dep_time'
+    """
+    return replace(result, name=None if name is None else str(name))
+
+
 class ConfidenceInterval(NamedTuple):
     """A two-sided interval ``(low, high)``."""
 
@@ -19,7 +103,7 @@ class ConfidenceInterval(NamedTuple):
     high: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class MeanEstimate:
     """An unbiased estimate of the mean of the values behind a set of reports.
 
@@ -40,6 +124,9 @@ class MeanEstimate:
         The privacy parameter each person's report was produced with.
     spec : Spec
         The mechanism specification of the reports.
+    name : str or None
+        The name of the column the reports came from, when estimated through the pandas accessor or the
+        command line (provenance only: it does not take part in equality).
 
     Examples
     --------
@@ -56,6 +143,7 @@ class MeanEstimate:
     n_reports: int
     epsilon: float
     spec: Spec
+    name: str = field(default=None, compare=False)
 
     def __post_init__(self):
         if not (math.isfinite(self.value) and math.isfinite(self.standard_error)):
@@ -79,6 +167,18 @@ class MeanEstimate:
     def __str__(self):
         return (f"{self.value:.6g} ± {self.standard_error:.3g} (SE; n={self.n_reports}, "
                 f"epsilon={self.epsilon:g}, {self.spec.mechanism})")
+
+    def __repr__(self):
+        return (f"MeanEstimate(value={_g(self.value)}, standard_error={_g(self.standard_error, 4)}, "
+                f"n_reports={self.n_reports}, mechanism={self.spec.mechanism!r}, epsilon={_g(self.epsilon)}"
+                f"{_source(self)})")
+
+    def _repr_html_(self):
+        lo, hi = self.confidence_interval(0.95)
+        rows = [("mean (unbiased estimate)", _g(self.value)), ("standard error", _g(self.standard_error, 4)),
+                ("95% confidence interval", f"[{_g(lo)}, {_g(hi)}]"),
+                *_mechanism_rows(self.spec, self.epsilon, self.n_reports)]
+        return _html_table(_title("MeanEstimate", self), rows)
 
 
 #: How far from 1 the given probabilities may sum before they are refused (they are then renormalised).
@@ -163,6 +263,9 @@ class DistributionEstimate:
         Whether the iterative estimator met its stopping rule before ``max_iter``.
     log_likelihood : tuple of float, default ()
         The log-likelihood after each iteration (the trace), for iterative estimators.
+    name : str, optional
+        The name of the column the reports came from (set by the pandas accessor and the command line);
+        labels the x axis of :meth:`plot`. Provenance only: it does not take part in equality.
 
     Attributes
     ----------
@@ -218,6 +321,7 @@ class DistributionEstimate:
     n_iter: int = 0
     converged: bool = True
     log_likelihood: tuple = ()
+    name: str = None
     # Derived, read-only: the CDF at the edges (exactly 0 and 1 at the ends) and the density per bin.
     _cum: np.ndarray = field(init=False, repr=False, compare=False)
     _pdf: np.ndarray = field(init=False, repr=False, compare=False)
@@ -312,6 +416,8 @@ class DistributionEstimate:
             raise ValueError(f"log_likelihood must not contain NaN; {count} entries do, "
                              f"first at index {first}")
         set_(self, "log_likelihood", tuple(float(v) for v in trace))
+        if self.name is not None and not isinstance(self.name, str):
+            raise TypeError(f"name must be a str or None; got {type(self.name).__name__}")
 
     # -- the model ---------------------------------------------------------------------------------------
 
@@ -607,7 +713,7 @@ class DistributionEstimate:
                 ax.plot(true.bin_edges, true._cum, linestyle="--", label="true")
             ax.plot(edges, self._cum, linewidth=1.5, label=label)
             ax.set_ylabel("cumulative probability")
-        ax.set_xlabel("value")
+        ax.set_xlabel("value" if self.name is None else self.name)
         if true is not None:
             ax.legend()
         return ax
@@ -625,7 +731,17 @@ class DistributionEstimate:
     def __repr__(self):
         lo, hi = self.bounds
         return (f"DistributionEstimate(n_bins={self.n_bins}, bounds=({lo:g}, {hi:g}), mean={self.mean:.6g}, "
-                f"{self._provenance()})")
+                f"{self._provenance()}{_source(self)})")
+
+    def _repr_html_(self):
+        lo, hi = self.bounds
+        q1, med, q3 = self._ppf(np.array([0.25, 0.5, 0.75]))
+        rows = [("mean of the distribution", _g(self.mean)), ("standard deviation", _g(self.std)),
+                ("25%", _g(q1)), ("median", _g(med)), ("75%", _g(q3)), ("bounds", f"[{lo:g}, {hi:g}]"),
+                ("bins", self.n_bins),
+                ("method", self.method + ("" if self.converged else " (not converged)")),
+                *_mechanism_rows(self.spec, self.epsilon, self.n_reports)]
+        return _html_table(_title("DistributionEstimate", self), rows)
 
     def __str__(self):
         lo, hi = self.bounds
@@ -649,10 +765,10 @@ class DistributionEstimate:
     def __reduce__(self):
         # Rebuild through __init__, so an unpickled estimate is validated and read-only again.
         return (type(self), (self.bin_edges, self.probabilities, self.spec, self.epsilon, self.n_reports,
-                             self.method, self.n_iter, self.converged, self.log_likelihood))
+                             self.method, self.n_iter, self.converged, self.log_likelihood, self.name))
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class FrequencyEstimate:
     """Estimated frequency of each category ``0..k-1`` from frequency-oracle reports.
 
@@ -669,6 +785,8 @@ class FrequencyEstimate:
     epsilon : float
     spec : Spec
     postprocess : str
+    name : str or None
+        The name of the column the reports came from (set by the pandas accessor and the command line).
 
     Examples
     --------
@@ -687,6 +805,7 @@ class FrequencyEstimate:
     epsilon: float
     spec: Spec
     postprocess: str = "none"
+    name: str = None
 
     def __post_init__(self):
         for name in ("counts", "frequencies", "standard_errors"):
@@ -715,5 +834,17 @@ class FrequencyEstimate:
                 and self.postprocess == other.postprocess and np.array_equal(self.frequencies, other.frequencies))
 
     def __repr__(self):
-        return (f"FrequencyEstimate(k={self.k}, n_reports={self.n_reports}, epsilon={self.epsilon:g}, "
-                f"mechanism={self.spec.mechanism!r}, postprocess={self.postprocess!r})")
+        return (f"FrequencyEstimate(k={self.k}, n_reports={self.n_reports}, "
+                f"mechanism={self.spec.mechanism!r}, epsilon={self.epsilon:g}, "
+                f"postprocess={self.postprocess!r}{_source(self)},\n"
+                f"                  frequencies={_preview(self.frequencies)})")
+
+    def _repr_html_(self):
+        k, half = self.k, HTML_MAX_ROWS // 2
+        shown = range(k) if k <= HTML_MAX_ROWS else [*range(half), None, *range(k - half, k)]
+        rows = [None if i is None else (i, _g(self.frequencies[i], 4), _g(self.standard_errors[i], 3))
+                for i in shown]
+        about = ", ".join(f"{a} {b}" for a, b in _mechanism_rows(self.spec, self.epsilon, self.n_reports))
+        title = (f"{_title('FrequencyEstimate', self)} ({k} categories; {about}; postprocess "
+                 f"{self.postprocess})")
+        return _html_table(title, rows, header=("category", "frequency", "standard error"))

@@ -71,6 +71,7 @@ import pandas as pd
 from ._core import Reports
 from ._frame import ATTRS_KEY, attach_specs, column_specs, frame_info, spec_for
 from ._random import child_rng, resolve_rng
+from ._results import named
 from ._validation import check_categories, check_choice, check_values
 from .frequency import FrequencyOracle
 from .mechanisms import Mechanism, RandomizedResponse, from_spec
@@ -644,22 +645,22 @@ class SeriesAccessor:
     def estimate_mean(self, spec=None):
         """Unbiased :class:`~ldpnum.MeanEstimate` of the mean (mean oracles and distribution mechanisms)."""
         mech, agg = self._mech_agg(spec)
-        return _need(mech, "estimate_mean")(agg)
+        return named(_need(mech, "estimate_mean")(agg), self._obj.name)
 
     def estimate_distribution(self, spec=None, **kwargs):
         """:class:`~ldpnum.DistributionEstimate` of the values; ``kwargs`` go to the mechanism's estimator."""
         mech, agg = self._mech_agg(spec)
-        return _need(mech, "estimate_distribution")(agg, **kwargs)
+        return named(_need(mech, "estimate_distribution")(agg, **kwargs), self._obj.name)
 
     def estimate_ranges(self, spec=None, **kwargs):
         """:class:`~ldpnum.RangeEstimate` (hierarchical histograms); ``kwargs`` go to ``estimate_ranges``."""
         mech, agg = self._mech_agg(spec)
-        return _need(mech, "estimate_ranges")(agg, **kwargs)
+        return named(_need(mech, "estimate_ranges")(agg, **kwargs), self._obj.name)
 
     def estimate_frequencies(self, spec=None, **kwargs):
         """:class:`~ldpnum.FrequencyEstimate` of the categories (frequency oracles)."""
         mech, agg = self._mech_agg(spec)
-        return _need(mech, "estimate_frequencies")(agg, **kwargs)
+        return named(_need(mech, "estimate_frequencies")(agg, **kwargs), self._obj.name)
 
     def quantile(self, q=0.5, *, spec=None, **kwargs):
         """Estimated quantile(s), like :meth:`pandas.Series.quantile`.

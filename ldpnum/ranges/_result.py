@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._core import Spec
-from .._results import DistributionEstimate, _real_array, _where
+from .._results import (DistributionEstimate, _g, _html_table, _mechanism_rows, _real_array, _source, _title,
+                        _where)
 from .._validation import check_bounds
 from .consistency import check_tree, is_consistent, range_sums, snap
 
@@ -60,6 +61,9 @@ class RangeEstimate:
         Whether the solver reached the exact optimum (KKT conditions).
     solver : str
         ``"two-pass"`` (least squares), ``"lsq"``/``"polish"``/``"active-set"`` (non-negative), ``""``.
+    name : str, optional
+        The name of the column the reports came from (set by the pandas accessor and the command line);
+        labels the x axis of :meth:`plot`. Provenance only: it does not take part in equality.
 
     Examples
     --------
@@ -87,6 +91,7 @@ class RangeEstimate:
     n_iter: int = 0
     converged: bool = True
     solver: str = ""
+    name: str = None
     _cum: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -148,6 +153,8 @@ class RangeEstimate:
         set_(self, "level_variances", tuple(float(v) for v in self.level_variances))
         set_(self, "n_iter", int(self.n_iter))
         set_(self, "converged", bool(self.converged))
+        if self.name is not None and not isinstance(self.name, str):
+            raise TypeError(f"name must be a str or None; got {type(self.name).__name__}")
 
     # -- the tree -------------------------------------------------------------------------------------------
     @property
@@ -292,7 +299,7 @@ class RangeEstimate:
             probs, method = probs / probs.sum(), "hh-nonnegative"
         kw = {"spec": self.spec} if self.spec is not None else {"epsilon": self.epsilon}
         return DistributionEstimate(self.leaf_edges, probs, n_reports=self.n_reports, method=method,
-                                    n_iter=self.n_iter, converged=self.converged, **kw)
+                                    n_iter=self.n_iter, converged=self.converged, name=self.name, **kw)
 
     def plot(self, ax=None, *, true=None, kind="pdf", label=None):
         """Plot the leaf densities (a step plot) or the CDF (a line), optionally against the true values.
@@ -344,7 +351,7 @@ class RangeEstimate:
         else:
             ax.plot(edges, self._edge_cdf(), linewidth=1.5, label=label)
             ax.set_ylabel("cumulative probability")
-        ax.set_xlabel("value")
+        ax.set_xlabel("value" if self.name is None else self.name)
         if values is not None:
             ax.legend()
         return ax
@@ -362,7 +369,17 @@ class RangeEstimate:
 
     def __repr__(self):
         lo, hi = self.bounds
-        return f"RangeEstimate(levels={self.n_levels}, bounds=({lo:g}, {hi:g}), {self._provenance()})"
+        return (f"RangeEstimate(levels={self.n_levels}, bounds=({lo:g}, {hi:g}), {self._provenance()}"
+                f"{_source(self)})")
+
+    def _repr_html_(self):
+        lo, hi = self.bounds
+        q1, med, q3 = self.quantile(np.array([0.25, 0.5, 0.75]))
+        rows = [("25%", _g(q1)), ("median", _g(med)), ("75%", _g(q3)), ("bounds", f"[{lo:g}, {hi:g}]"),
+                ("tree", f"{self.n_leaves} leaves, branching {self.branching}, {self.n_levels} levels"),
+                ("consistency", self.consistency),
+                *_mechanism_rows(self.spec, self.epsilon, self.n_reports)]
+        return _html_table(_title("RangeEstimate", self), rows)
 
     def __eq__(self, other):
         if not isinstance(other, RangeEstimate):
@@ -378,4 +395,4 @@ class RangeEstimate:
     def __reduce__(self):
         return (type(self), (self.node_estimates, self.bounds, self.branching, self.consistency, self.spec,
                              self.epsilon, self.n_reports, self.level_reports, self.level_variances,
-                             self.n_iter, self.converged, self.solver))
+                             self.n_iter, self.converged, self.solver, self.name))
