@@ -13,10 +13,13 @@ supporting ``v`` among ``n``,
 mechanism's integer plan, so the estimator is unbiased for the mechanism as implemented.
 """
 
+from typing import Any
+
 import numpy as np
 
-from .._core import Aggregate
+from .._core import Aggregate, Reports
 from .._results import FrequencyEstimate
+from .._typing import ArrayLike, SeedLike
 from .._validation import check_categories, check_epsilon, check_k
 from ..mechanisms._base import Mechanism
 from .postprocess import postprocess_frequencies
@@ -27,13 +30,13 @@ __all__ = ["FrequencyOracle"]
 class FrequencyOracle(Mechanism):
     """Base class of the categorical frequency oracles over codes ``0..k-1``."""
 
-    def __init__(self, epsilon, k):
+    def __init__(self, epsilon: float, k: int) -> None:
         self._epsilon = check_epsilon(epsilon)
         self._k = check_k(k)
         self._bounds = None
 
     @property
-    def k(self):
+    def k(self) -> int:
         """Number of categories: values are codes ``0..k-1``."""
         return self._k
 
@@ -44,7 +47,9 @@ class FrequencyOracle(Mechanism):
     def _from_spec(cls, spec):
         return cls(spec.epsilon, spec.get("k"))
 
-    def privatize(self, x, *, rng=None, nan_policy="raise", fill_value=None, unknown="raise"):
+    def privatize(  # type: ignore[override]  # categories: ``unknown`` instead of ``out_of_range``
+            self, x: ArrayLike, *, rng: SeedLike = None, nan_policy: str = "raise",
+            fill_value: int | None = None, unknown: str = "raise") -> Reports:
         """Randomize each person's category; return their :class:`~ldpnum.Reports`.
 
         Parameters
@@ -78,7 +83,7 @@ class FrequencyOracle(Mechanism):
         """``I_v`` for every category from the aggregate (the aggregate's counts, for most oracles)."""
         return agg.counts.astype(np.float64)
 
-    def variance(self, frequency=0.0):
+    def variance(self, frequency: ArrayLike = 0.0) -> Any:
         """Variance of one report's contribution to the frequency estimate of a category with true
         frequency ``frequency``: ``[q*(1 - q*) + f (p* - q*)(1 - p* - q*)] / (p* - q*)²``.
 
@@ -97,7 +102,8 @@ class FrequencyOracle(Mechanism):
         """Largest per-report variance over true frequencies in [0, 1]."""
         return max(self.variance(0.0), self.variance(1.0))
 
-    def estimate_frequencies(self, data, *, postprocess="none"):
+    def estimate_frequencies(self, data: Reports | Aggregate, *,
+                             postprocess: str = "none") -> FrequencyEstimate:
         """Unbiased estimate of how many people hold each category.
 
         Parameters

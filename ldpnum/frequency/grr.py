@@ -104,7 +104,7 @@ class GRR(FrequencyOracle):
     name = "grr"
     MAX_K = 1 << 16
 
-    def __init__(self, epsilon, k):
+    def __init__(self, epsilon: float, k: int) -> None:
         super().__init__(epsilon, k)
         if self._k > self.MAX_K:
             # Reports are at most uint16 codes, and lie blocks stay ≥ 2**34 cells wide (exact ratios within ~1e-10

@@ -142,7 +142,7 @@ class HadamardResponse(FrequencyOracle):
 
     name = "hadamard_response"
 
-    def __init__(self, epsilon, k):
+    def __init__(self, epsilon: float, k: int) -> None:
         super().__init__(epsilon, k)
         self._log2_k = self._k.bit_length()  # 2**bit_length(k) is the smallest power of two > k
         self._t_keep = binary_plan(self._epsilon).t_hi

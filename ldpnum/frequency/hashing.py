@@ -256,7 +256,7 @@ class _LocalHashing(FrequencyOracle):
     def _check_counts(cls, counts, total, n_reports, spec):
         return support_count_check(counts, total, n_reports, spec)  # a report adds to several support counts
 
-    def __init__(self, epsilon, k, g):
+    def __init__(self, epsilon: float, k: int, g: int | None) -> None:
         super().__init__(epsilon, k)
         self._g = olh_g(self._epsilon) if g is None else _check_g(g)
         self._plan = LocalHashPlan(self._k, self._g, *grr_keep_cells(self._epsilon, self._g))
@@ -337,7 +337,7 @@ class BLH(_LocalHashing):
 
     name = "blh"
 
-    def __init__(self, epsilon, k):
+    def __init__(self, epsilon: float, k: int) -> None:
         super().__init__(epsilon, k, 2)
 
     def __repr__(self):
@@ -387,7 +387,7 @@ class OLH(_LocalHashing):
 
     name = "olh"
 
-    def __init__(self, epsilon, k, *, g=None):
+    def __init__(self, epsilon: float, k: int, *, g: int | None = None) -> None:
         super().__init__(epsilon, k, g)
 
     @classmethod

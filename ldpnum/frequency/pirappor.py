@@ -458,7 +458,7 @@ class PIRappor(FrequencyOracle):
     def _check_counts(cls, counts, total, n_reports, spec):
         return support_count_check(counts, total, n_reports, spec)  # a report adds to several support counts
 
-    def __init__(self, epsilon, k):
+    def __init__(self, epsilon: float, k: int) -> None:
         super().__init__(epsilon, k)
         self._plan = make_plan(self._epsilon, self._k)
 

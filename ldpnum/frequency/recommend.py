@@ -16,7 +16,7 @@ class Recommendation(NamedTuple):
     variance: float
 
 
-def recommend(k, epsilon, *, communication=None):
+def recommend(k: int, epsilon: float, *, communication: str | None = None) -> Recommendation:
     """Choose a frequency oracle for ``k`` categories at ``epsilon`` by Wang et al.'s rule.
 
     Direct encoding (GRR) when ``k < 3 e^ε + 2``; otherwise OUE, or OLH when communication matters
@@ -57,4 +57,4 @@ def recommend(k, epsilon, *, communication=None):
     if k < 3 * ee + 2:
         return Recommendation(frequency.GRR, "GRR", (k - 2 + ee) / (ee - 1) ** 2)
     name = "OLH" if communication == "low" else "OUE"
-    return Recommendation(getattr(frequency, name, None), name, 4 * ee / (ee - 1) ** 2)
+    return Recommendation(getattr(frequency, name), name, 4 * ee / (ee - 1) ** 2)

@@ -261,7 +261,7 @@ class SubsetSelection(_BitVectorOracle):
 
     name = "subset_selection"
 
-    def __init__(self, epsilon, k):
+    def __init__(self, epsilon: float, k: int) -> None:
         super().__init__(epsilon, k)
         if self._k > MAX_K:
             raise ValueError(f"SubsetSelection supports k <= {MAX_K}; got k={self._k}")

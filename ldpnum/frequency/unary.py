@@ -234,7 +234,7 @@ class _BitVectorOracle(FrequencyOracle):
 class _UnaryEncoding(_BitVectorOracle):
     """The unary randomizer shared by :class:`SUE` and :class:`OUE` (they differ only in ``p`` and ``q``)."""
 
-    def __init__(self, epsilon, k):
+    def __init__(self, epsilon: float, k: int) -> None:
         super().__init__(epsilon, k)
         q0 = self.nominal_probabilities[1]
         self._plan = unary_plan(self._epsilon, self._k, q0, self.nominal_variance)

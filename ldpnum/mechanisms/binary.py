@@ -29,6 +29,7 @@ JASA 2018.
 import numpy as np
 
 from .._kernels import client
+from .._typing import Bounds
 from .._kernels._jit import launch
 from .._validation import as_1d_array, check_choice
 from ._base import MeanOracle
@@ -40,7 +41,7 @@ __all__ = ["RandomizedResponse", "StochasticRounding", "Duchi"]
 class _TwoOutput(MeanOracle):
     """Shared randomizer of the two-output mean oracles."""
 
-    def __init__(self, epsilon, bounds):
+    def __init__(self, epsilon: float, bounds: Bounds) -> None:
         super().__init__(epsilon, bounds)
         self._plan = binary_plan(self._epsilon)
         low, high = self._bounds
@@ -213,7 +214,7 @@ class RandomizedResponse(_TwoOutput):
 
     name = "randomized_response"
 
-    def __init__(self, epsilon):
+    def __init__(self, epsilon: float) -> None:
         super().__init__(epsilon, (0.0, 1.0))
 
     def _spec_params(self):

@@ -69,6 +69,7 @@ from itertools import accumulate
 import numpy as np
 
 from .._kernels import client
+from .._typing import Bounds
 from .._kernels._jit import launch
 from ._base import MeanOracle
 from ._plan import TWO53, exp_lower
@@ -472,7 +473,7 @@ class Laplace(MeanOracle):
 
     name = "laplace"
 
-    def __init__(self, epsilon, bounds):
+    def __init__(self, epsilon: float, bounds: Bounds) -> None:
         super().__init__(epsilon, bounds)
         self._plan = laplace_plan(self._epsilon)
         low, high = self._bounds

@@ -32,7 +32,10 @@ import numbers
 
 import numpy as np
 
+from .._core import Aggregate, Reports
 from .._kernels import client, wave
+from .._results import DistributionEstimate
+from .._typing import Bounds
 from .._kernels._jit import launch
 from ._base import MeanOracle
 from ._plan import TWO53, binary_plan, window_plan
@@ -155,7 +158,9 @@ class _WindowOracle(MeanOracle):
         grid = np.linspace(low, high, 2 * (self._window.n_positions + 1) + 1)
         return float(np.max(self.variance(grid)))
 
-    def estimate_distribution(self, data, *, n_bins=None, method="ems", max_iter=None, tol=None):
+    def estimate_distribution(self, data: Reports | Aggregate, *, n_bins: int | None = None,
+                              method: str = "ems", max_iter: int | None = None,
+                              tol: float | None = None) -> DistributionEstimate:
         """Reconstruct the distribution of the values behind the reports.
 
         Parameters
@@ -240,7 +245,7 @@ class Piecewise(_WindowOracle):
 
     name = "piecewise"
 
-    def __init__(self, epsilon, bounds, *, n_cells=None):
+    def __init__(self, epsilon: float, bounds: Bounds, *, n_cells: int | None = None) -> None:
         super().__init__(epsilon, bounds)
         self._setup_window(1.0 / (math.exp(self._epsilon / 2) + 1.0), n_cells)
         self._plan = self._window
@@ -300,7 +305,7 @@ class Hybrid(_WindowOracle):
     name = "hybrid"
     words_per_record = 5
 
-    def __init__(self, epsilon, bounds, *, n_cells=None):
+    def __init__(self, epsilon: float, bounds: Bounds, *, n_cells: int | None = None) -> None:
         super().__init__(epsilon, bounds)
         self._setup_window(1.0 / (math.exp(self._epsilon / 2) + 1.0), n_cells)
         self._binary = binary_plan(self._epsilon)

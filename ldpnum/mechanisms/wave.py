@@ -32,6 +32,7 @@ import numbers
 import numpy as np
 
 from .._core import Spec
+from .._typing import ArrayLike, Bounds
 from ._plan import exp_lower
 from .piecewise import _WindowOracle
 
@@ -40,7 +41,7 @@ __all__ = ["SquareWave", "GeneralWave", "square_wave_bandwidth", "WAVE_SHAPES"]
 WAVE_SHAPES = ("square", "trapezoid", "triangle")
 
 
-def square_wave_bandwidth(epsilon):
+def square_wave_bandwidth(epsilon: float) -> float:
     """Li et al.'s default half-width ``b = (ε e^ε − e^ε + 1) / (2 e^ε (e^ε − 1 − ε))``.
 
     It maximizes an upper bound of the mutual information between input and output; ``b → 1/2`` as
@@ -119,7 +120,8 @@ class GeneralWave(_WindowOracle):
 
     name = "general_wave"
 
-    def __init__(self, epsilon, bounds, *, shape="square", bandwidth=None, n_cells=None):
+    def __init__(self, epsilon: float, bounds: Bounds, *, shape: str | ArrayLike = "square",
+                 bandwidth: float | None = None, n_cells: int | None = None) -> None:
         super().__init__(epsilon, bounds)
         if bandwidth is None:
             b = square_wave_bandwidth(self._epsilon)
@@ -245,7 +247,8 @@ class SquareWave(GeneralWave):
 
     name = "square_wave"
 
-    def __init__(self, epsilon, bounds, *, bandwidth=None, n_cells=None):
+    def __init__(self, epsilon: float, bounds: Bounds, *, bandwidth: float | None = None,
+                 n_cells: int | None = None) -> None:
         super().__init__(epsilon, bounds, shape="square", bandwidth=bandwidth, n_cells=n_cells)
 
     @classmethod

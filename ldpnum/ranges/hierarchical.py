@@ -26,6 +26,7 @@ differential privacy", PVLDB 12(10), 2019 (the branching factor). M. Hay, V. Ras
 import math
 import numbers
 from fractions import Fraction
+from typing import ClassVar
 
 import numpy as np
 
@@ -33,6 +34,8 @@ from .._core import Aggregate, Reports, check_spec, code_dtype, count_codes, reg
 from .._kernels import freq_hashing
 from .._kernels import hierarchy as kernels
 from .._kernels._jit import launch
+from .._results import DistributionEstimate
+from .._typing import Bounds
 from .._validation import check_choice, check_epsilon
 from ..frequency import GRR
 from ..frequency.hadamard import HadamardResponse, hadamard_support_counts
@@ -72,8 +75,8 @@ class LevelOracle:
     are several codes or bit vectors (OUE, SUE) cannot be a level here: a report must be one code.
     """
 
-    name = None
-    kind = None
+    name: ClassVar[str | None] = None
+    kind: ClassVar[int | None] = None
     #: Whether the level's report holds a hash seed (the packed report layout is then used).
     hashed = False
 
@@ -456,7 +459,7 @@ class HierarchyPlan:
         return (isinstance(other, HierarchyPlan) and self.shape == other.shape
                 and np.array_equal(self.table, other.table))
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self):
         names = ",".join(lvl.name for lvl in self.levels)
@@ -660,7 +663,8 @@ class HierarchicalHistogram(Mechanism):
                              "reports")
         return n_reports
 
-    def __init__(self, epsilon, bounds, *, n_leaves=1024, branching=None, oracle="auto"):
+    def __init__(self, epsilon: float, bounds: Bounds, *, n_leaves: int = 1024, branching: int | None = None,
+                 oracle: str | tuple[str, ...] = "auto") -> None:
         super().__init__(epsilon, bounds)
         n_leaves = _check_n_leaves(n_leaves)
         oracle = _check_oracle(oracle)
@@ -759,7 +763,7 @@ class HierarchicalHistogram(Mechanism):
         return self._plan.report_levels(reports.codes)
 
     # -- server side ----------------------------------------------------------------------------------------
-    def aggregate(self, reports):
+    def aggregate(self, reports: Reports) -> Aggregate:
         """Reduce reports to a mergeable :class:`~ldpnum.Aggregate` (see the class Notes for its blocks).
 
         With OLH levels this computes every node's support count: O(n_l · k_l) hash evaluations per level
@@ -782,7 +786,8 @@ class HierarchicalHistogram(Mechanism):
         o = self._plan.offsets
         return tuple(agg.counts[o[l]:o[l + 1]] for l in range(self.n_levels))
 
-    def estimate_ranges(self, data, *, consistency="least-squares"):
+    def estimate_ranges(self, data: Reports | Aggregate, *,
+                        consistency: str = "least-squares") -> RangeEstimate:
         """Estimate every node's frequency and answer range queries from the tree.
 
         Parameters
@@ -837,7 +842,8 @@ class HierarchicalHistogram(Mechanism):
                              n_reports=n, level_reports=n_per_level, level_variances=variances, n_iter=n_iter,
                              converged=converged, solver=solver)
 
-    def estimate_distribution(self, data, *, consistency="nonnegative"):
+    def estimate_distribution(self, data: Reports | Aggregate, *,
+                              consistency: str = "nonnegative") -> DistributionEstimate:
         """The leaves as a :class:`~ldpnum.DistributionEstimate`.
 
         ``estimate_ranges(data, consistency=...).to_distribution()``; the default, the non-negative tree, is
