@@ -1,19 +1,43 @@
-"""ldpnum: numerical data under local differential privacy.
+"""ldpnum: numerical and categorical data under local differential privacy (LDP).
 
-Each person randomizes their own value with a mechanism's ``privatize``; the collector merges the reports
-into an :class:`Aggregate` and estimates means (and, in later releases, distributions, quantiles and range
-counts) from it. Every randomizer has a finite output alphabet and integer thresholds, so its privacy
-guarantee holds exactly as stated and is tested exactly.
+Each person randomizes their own value on their own device with a mechanism's ``privatize``; the collector
+only ever sees the randomized :class:`Reports`, reduces them to a mergeable :class:`Aggregate` (``a + b``
+merges chunks, partitions or days) and estimates from it. Every randomizer has a finite output alphabet and
+integer thresholds, so its privacy guarantee holds exactly as stated and is tested exactly; randomness comes
+from the operating system's CSPRNG unless a seed is given for a simulation.
 
-``import ldpnum`` also registers the ``.ldp`` accessor on pandas objects (:mod:`ldpnum.pandas`):
-``df.ldp.privatize({"col": mechanism}, strategy=...)`` returns report columns with each row's total ε
-recorded, and ``reports["col"].ldp.estimate_distribution()`` reads the spec from the column.
+What can be estimated
+---------------------
+* **means** with a confidence interval: :class:`StochasticRounding`, :class:`Duchi`, :class:`Piecewise`,
+  :class:`Hybrid`, :class:`Laplace` (and every distribution mechanism) → :class:`MeanEstimate`;
+* **distributions and quantiles**: :class:`SquareWave`, :class:`GeneralWave`, :class:`Piecewise` with EM/EMS
+  → :class:`DistributionEstimate` (``cdf``, ``quantile``, ``range``, ``plot``);
+* **range counts**: :class:`HierarchicalHistogram` → :class:`RangeEstimate`;
+* **category frequencies**: :class:`GRR`, :class:`SUE`, :class:`OUE`, :class:`BLH`, :class:`OLH`,
+  :class:`SubsetSelection`, :class:`HadamardResponse`, :class:`PIRappor` → :class:`FrequencyEstimate`;
+* distances between estimates and raw samples in :mod:`ldpnum.metrics`, plots in :mod:`ldpnum.plot`.
 
+Where it runs
+-------------
+``import ldpnum`` registers the ``.ldp`` accessor on pandas objects (:mod:`ldpnum.pandas`):
+``df.ldp.privatize({"col": mechanism})`` returns report columns with each row's total ε recorded, and
+``reports["col"].ldp.estimate_distribution()`` reads the spec from the column. The command line
+``python -m ldpnum privatize|estimate|demo`` (:mod:`ldpnum.cli`) works on CSV and Parquet files, and
+``import ldpnum.dask`` adds the same accessor to Dask DataFrames, aggregating partitions where they lie.
+
+Examples
+--------
 >>> import numpy as np, ldpnum as ldp
->>> m = ldp.Piecewise(epsilon=1.0, bounds=(0, 5000))
->>> reports = m.privatize(np.array([1200.0, 80.0, 4100.0]), rng=0)
->>> len(reports), reports.spec.mechanism
-(3, 'piecewise')
+>>> x = np.random.default_rng(0).uniform(0, 1440, 20_000)       # e.g. departure times in minutes
+>>> sw = ldp.SquareWave(epsilon=2.0, bounds=(0, 1440))
+>>> agg = sw.aggregate(sw.privatize(x, rng=1))                    # on the collector's side
+>>> est = sw.estimate_mean(agg)
+>>> lo, hi = est.confidence_interval(0.99)
+>>> bool(lo < x.mean() < hi)
+True
+>>> median = sw.estimate_distribution(agg).quantile(0.5)
+>>> bool(abs(median - 720) < 60)
+True
 """
 
 from ._core import Aggregate, Reports, Spec

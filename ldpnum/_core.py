@@ -7,12 +7,18 @@ import numbers
 import os
 import struct
 import zlib
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._typing import ArrayLike, NDArray
 from .exceptions import SpecMismatchError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Spec", "Reports", "Aggregate", "count_codes", "code_dtype", "register_code_check", "register_count_check",
            "single_code_counts", "support_counts"]
@@ -38,16 +44,16 @@ class Spec:
     def __post_init__(self):
         object.__setattr__(self, "params", tuple((str(k), _freeze(v)) for k, v in sorted(dict(self.params).items())))
 
-    def get(self, key, default=None):
+    def get(self, key: str, default: Any = None) -> Any:
         """Value of a parameter."""
         return dict(self.params).get(key, default)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {"mechanism": self.mechanism, "epsilon": self.epsilon, "n_cells": self.n_cells,
                 "params": {k: _thaw(v) for k, v in self.params}, "version": self.version}
 
     @classmethod
-    def from_dict(cls, d):
+    def from_dict(cls, d: dict[str, Any]) -> "Spec":
         if not isinstance(d, dict) or not {"mechanism", "epsilon", "n_cells"} <= set(d):
             raise ValueError(f"not an ldpnum spec: {d!r}")
         version = d.get("version", SPEC_VERSION)
@@ -58,16 +64,39 @@ class Spec:
         return cls(mechanism=str(d["mechanism"]), epsilon=float(d["epsilon"]), n_cells=int(d["n_cells"]),
                    params=tuple(dict(d.get("params", {})).items()), version=int(version))
 
-    def to_json(self):
+    def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
-    def from_json(cls, text):
+    def from_json(cls, text: str | bytes) -> "Spec":
         return cls.from_dict(json.loads(text))
 
-    def __str__(self):
+    def __str__(self) -> str:
         params = ", ".join(f"{k}={_thaw(v)!r}" for k, v in self.params)
         return f"{self.mechanism}(epsilon={self.epsilon!r}{', ' if params else ''}{params})"
+
+    def __repr__(self) -> str:
+        # Short: floats to 6 significant digits, long sequences elided (``str`` and ``to_json`` are exact).
+        params = "".join(f", {k}={_short(v)}" for k, v in self.params
+                         if not (k == "n_cells" and v == self.n_cells))
+        version = "" if self.version == SPEC_VERSION else f", version={self.version}"
+        return f"Spec({self.mechanism!r}, epsilon={self.epsilon:g}, n_cells={self.n_cells}{params}{version})"
+
+
+#: A spec's repr shows at most this many items of a sequence parameter.
+_SHORT_ITEMS = 6
+
+
+def _short(v):
+    """A parameter value for a repr: floats to 6 significant digits, long tuples elided."""
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    if isinstance(v, tuple):
+        items = [_short(x) for x in v[:_SHORT_ITEMS]]
+        if len(v) > _SHORT_ITEMS:
+            items.append(f"... ({len(v)} items)")
+        return "(" + ", ".join(items) + ("," if len(v) == 1 else "") + ")"
+    return repr(v)
 
 
 def _freeze(v):
@@ -105,7 +134,7 @@ def spec_difference(expected, got):
     return "; ".join(diffs)
 
 
-def check_spec(expected, got, what):
+def check_spec(expected: "Spec", got: "Spec", what: str) -> None:
     """Raise :class:`SpecMismatchError` unless ``got == expected``; the message names what differs."""
     if got != expected:
         raise SpecMismatchError(f"{what} were produced by {got}, not by {expected} "
@@ -113,7 +142,7 @@ def check_spec(expected, got, what):
                                 "estimate them with the mechanism that produced them")
 
 
-def code_dtype(n_cells):
+def code_dtype(n_cells: int) -> "np.dtype[np.unsignedinteger]":
     """Smallest unsigned integer dtype holding codes ``0..n_cells-1``."""
     for dt in (np.uint8, np.uint16, np.uint32):
         if n_cells - 1 <= np.iinfo(dt).max:
@@ -145,8 +174,10 @@ class Reports:
     """
 
     __slots__ = ("codes", "spec")
+    codes: np.ndarray
+    spec: Spec
 
-    def __init__(self, codes, spec):
+    def __init__(self, codes: ArrayLike, spec: Spec) -> None:
         if not isinstance(spec, Spec):
             raise TypeError(f"spec must be a Spec; got {type(spec).__name__}")
         codes = np.asarray(codes)
@@ -173,7 +204,7 @@ class Reports:
                                  f"first at index {bad[0]} ({codes[bad[0]]})")
             codes = codes.astype(dt)
         elif codes.flags.writeable:
-            codes = codes.copy()  # the caller keeps their array; ours is read-only
+            codes = np.array(codes, copy=True)  # the caller keeps their array; ours is read-only
         codes.flags.writeable = False
         self.codes = codes
         self.spec = spec
@@ -191,13 +222,13 @@ class Reports:
         self.spec = spec
         return self
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.codes.shape[0]
 
     def __reduce__(self):
         return (Reports, (self.codes, self.spec))  # unpickled codes are checked again and read-only
 
-    def __getitem__(self, item):
+    def __getitem__(self, item: Any) -> Any:
         if self.codes.ndim == 2:  # bit-packed: index people (rows) only
             if isinstance(item, tuple):
                 raise IndexError("bit-packed reports are indexed by person only")
@@ -208,22 +239,23 @@ class Reports:
             return int(sub)
         return Reports(sub, self.spec)
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if dtype is None:
             return self.codes if not copy else self.codes.copy()
         return self.codes.astype(dtype)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return (isinstance(other, Reports) and self.spec == other.spec
                 and np.array_equal(self.codes, other.codes))
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking container of codes: unhashable
 
-    def __repr__(self):
-        return f"Reports(n={len(self)}, dtype={self.codes.dtype}, spec={self.spec})"
+    def __repr__(self) -> str:
+        return (f"Reports(n={len(self)}, mechanism={self.spec.mechanism!r}, epsilon={self.spec.epsilon:g}, "
+                f"dtype={self.codes.dtype})")
 
     @classmethod
-    def concat(cls, parts):
+    def concat(cls, parts: Iterable["Reports"]) -> "Reports":
         """Concatenate reports produced under one spec."""
         parts = list(parts)
         if not parts:
@@ -234,10 +266,10 @@ class Reports:
         return cls(np.concatenate([p.codes for p in parts]), spec)
 
 
-_CODE_CHECKS = {}
+_CODE_CHECKS: dict[str, Callable[[np.ndarray, Spec], np.ndarray]] = {}
 
 
-def register_code_check(mechanism, check):
+def register_code_check(mechanism: str, check: Callable[[np.ndarray, Spec], np.ndarray]) -> None:
     """Declare that reports of ``mechanism`` are structured words checked by ``check(codes, spec)``.
 
     ``check`` returns the validated codes as a new (or read-only) 1-D array, raising TypeError/ValueError
@@ -281,7 +313,7 @@ N_REPORTS_KEY = -1
 
 
 _I64_MAX = int(np.iinfo(np.int64).max)
-_COUNT_CHECKS = {}
+_COUNT_CHECKS: dict[str, Callable[..., int | None]] = {}
 
 
 def register_count_check(mechanism, check):
@@ -320,7 +352,7 @@ def support_counts(counts, total, n_reports, spec):
     return n_reports
 
 
-def _as_counts(counts):
+def _as_counts(counts) -> NDArray[np.int64]:
     """Counts as a new int64 array; refuses floats that are not whole and values beyond int64."""
     arr = np.asarray(counts)
     if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
@@ -357,8 +389,10 @@ class Aggregate:
     """
 
     __slots__ = ("counts", "spec", "_n_reports")
+    counts: NDArray[np.int64]
+    spec: Spec
 
-    def __init__(self, counts, spec, n_reports=None):
+    def __init__(self, counts: ArrayLike, spec: Spec, n_reports: int | None = None) -> None:
         if not isinstance(spec, Spec):
             raise TypeError(f"spec must be a Spec; got {type(spec).__name__}")
         counts = _as_counts(counts)
@@ -401,16 +435,16 @@ class Aggregate:
         return self
 
     @classmethod
-    def empty(cls, spec, *, per_report_counts=False):
+    def empty(cls, spec: Spec, *, per_report_counts: bool = False) -> "Aggregate":
         """The aggregate of no reports (the identity of ``+``)."""
         return cls(np.zeros(spec.n_cells, dtype=np.int64), spec, 0 if per_report_counts else None)
 
     @property
-    def n_reports(self):
+    def n_reports(self) -> int:
         """Number of reports aggregated."""
         return int(self.counts.sum()) if self._n_reports is None else self._n_reports
 
-    def __add__(self, other):
+    def __add__(self, other: "Aggregate | int") -> "Aggregate":
         if isinstance(other, int) and other == 0:
             return self
         if not isinstance(other, Aggregate):
@@ -433,7 +467,7 @@ class Aggregate:
     __radd__ = __add__
 
     @classmethod
-    def merge(cls, aggregates):
+    def merge(cls, aggregates: Iterable["Aggregate"]) -> "Aggregate":
         """Merge any number of aggregates of one spec."""
         aggregates = list(aggregates)
         if not aggregates:
@@ -443,20 +477,21 @@ class Aggregate:
             total = total + a
         return total
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return (isinstance(other, Aggregate) and self.spec == other.spec and self.n_reports == other.n_reports
                 and np.array_equal(self.counts, other.counts))
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]
 
     def __reduce__(self):
         return (Aggregate, (self.counts, self.spec, self._n_reports))
 
-    def __repr__(self):
-        return f"Aggregate(n_reports={self.n_reports}, n_cells={self.spec.n_cells}, spec={self.spec})"
+    def __repr__(self) -> str:
+        return (f"Aggregate(n_reports={self.n_reports}, mechanism={self.spec.mechanism!r}, "
+                f"epsilon={self.spec.epsilon:g}, n_cells={self.spec.n_cells})")
 
     # -- travelling: bytes and long-form frames --------------------------------------------------------
-    def to_bytes(self, *, key=None):
+    def to_bytes(self, *, key: "bytes | str | None" = None) -> bytes:
         r"""Serialize to a small, versioned, self-describing byte string (:meth:`from_bytes` reads it back).
 
         This is what crosses the network when partitions are aggregated apart and merged on one machine: a
@@ -525,7 +560,7 @@ class Aggregate:
         return body + struct.pack("<I", zlib.crc32(body))
 
     @classmethod
-    def from_bytes(cls, data, *, key=None):
+    def from_bytes(cls, data: bytes, *, key: "bytes | str | None" = None) -> "Aggregate":
         """Read an aggregate written by :meth:`to_bytes`, validating every field.
 
         Parameters
@@ -622,7 +657,7 @@ class Aggregate:
             counts = np.frombuffer(body, dtype="<i8", count=n, offset=pos)
         return cls(counts, spec, n_reports)  # the constructor refuses negative counts
 
-    def to_frame(self):
+    def to_frame(self) -> "pd.DataFrame":
         """The aggregate in long form: a pandas DataFrame with int64 columns ``key`` and ``count``.
 
         One row per output cell with a non-zero count (``key`` = cell index, ascending), plus, for aggregates
@@ -661,7 +696,7 @@ class Aggregate:
         return df
 
     @classmethod
-    def from_frame(cls, df, spec=None):
+    def from_frame(cls, df: "pd.DataFrame", spec: Spec | None = None) -> "Aggregate":
         """Read the long form written by :meth:`to_frame` (or any concatenation of such frames).
 
         Parameters
@@ -751,7 +786,7 @@ def _n_threads():
         return max(1, os.cpu_count() or 1)
 
 
-def count_codes(codes, n_cells):
+def count_codes(codes: NDArray[np.unsignedinteger], n_cells: int) -> NDArray[np.int64]:
     """Histogram of report codes over ``0..n_cells-1`` (the Cython aggregation kernel).
 
     Raises ValueError naming the count and first index of codes outside the alphabet.
@@ -787,7 +822,7 @@ def count_codes(codes, n_cells):
     return counts
 
 
-def normal_quantile(level):
+def normal_quantile(level: float) -> float:
     """Two-sided normal critical value for a confidence level in (0, 1)."""
     from scipy.stats import norm
 

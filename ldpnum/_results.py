@@ -1,25 +1,116 @@
 """Frozen result objects you can query (DESIGN.md R7)."""
 
+import html
 import math
 import numbers
-from dataclasses import dataclass, field
-from typing import NamedTuple
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
 
 from ._core import Spec, normal_quantile
+from ._typing import ArrayLike, Bounds, FloatArray, SeedLike
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+
+_Result = TypeVar("_Result")
 
 __all__ = ["MeanEstimate", "ConfidenceInterval", "DistributionEstimate", "FrequencyEstimate"]
 
 
+#: Result objects show at most this many entries of a per-category array (half from each end), like NumPy.
+REPR_EDGE_ITEMS = 3
+#: ... and their HTML tables at most this many rows, the first and last half of them, like pandas.
+HTML_MAX_ROWS = 10
+
+
+def _g(v, digits=6):
+    """A number for display: ``digits`` significant digits, ``-`` for None."""
+    return "-" if v is None else f"{v:.{digits}g}"
+
+
+def _preview(arr, digits=4):
+    """A short ``[a, b, c, ..., x, y, z]`` view of a 1-D array, like NumPy's summarised repr."""
+    return np.array2string(np.asarray(arr), precision=digits, separator=", ", threshold=2 * REPR_EDGE_ITEMS,
+                           edgeitems=REPR_EDGE_ITEMS, max_line_width=10**6)
+
+
+def _source(result):
+    """``", name='dep_time'"`` when the result carries the name of the column it was estimated from."""
+    return "" if result.name is None else f", name={result.name!r}"
+
+
+def _html_table(title, rows, *, header=None):
+    """A small HTML table for notebooks: a caption, an optional header row, and ``(cells...)`` rows.
+
+    Every cell is escaped; a row ``None`` is drawn as an ellipsis row (rows left out).
+    """
+    width = max(len(r) for r in rows if r is not None)
+    out = ['<table class="ldpnum">', f"<caption>{html.escape(title)}</caption>"]
+    if header is not None:
+        cells = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
+        out.append(f"<thead><tr>{cells}</tr></thead>")
+    out.append("<tbody>")
+    for row in rows:
+        if row is None:
+            out.append("<tr>" + "<td>…</td>" * width + "</tr>")
+            continue
+        first, *rest = row
+        out.append(f"<tr><th>{html.escape(str(first))}</th>"
+                   + "".join(f"<td>{html.escape(str(c))}</td>" for c in rest) + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _title(kind, result):
+    return kind if result.name is None else f"{kind} of {result.name}"
+
+
+def _mechanism_rows(spec, epsilon, n_reports):
+    rows = []
+    if spec is not None:
+        rows.append(("mechanism", spec.mechanism))
+    if epsilon is not None:
+        rows.append(("ε", _g(epsilon)))
+    if n_reports is not None:
+        rows.append(("reports", f"{n_reports:,}"))
+    return rows
+
+
+def named(result: _Result, name: object) -> _Result:
+    """A copy of a result object that records the name of the column it was estimated from.
+
+    The pandas accessor and the command line use it so that plots and reprs say which column they show.
+
+    Parameters
+    ----------
+    result : MeanEstimate, DistributionEstimate, FrequencyEstimate or RangeEstimate
+    name : hashable or None
+        The column's name; stored as ``str(name)`` (None leaves the result unnamed).
+
+    Returns
+    -------
+    The same kind of result, with ``name`` set.
+
+    Examples
+    --------
+    >>> from ldpnum import DistributionEstimate
+    >>> named(DistributionEstimate([0, 1, 2], [0.5, 0.5]), "dep_time").name
+    'dep_time'
+    """
+    return replace(result, name=None if name is None else str(name))  # type: ignore[type-var]
+
+
 class ConfidenceInterval(NamedTuple):
-    """A two-sided interval ``(low, high)``."""
+    """A two-sided interval ``(low, high)``: floats, or arrays of one interval per category."""
 
-    low: float
-    high: float
+    low: float | FloatArray
+    high: float | FloatArray
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class MeanEstimate:
     """An unbiased estimate of the mean of the values behind a set of reports.
 
@@ -40,6 +131,9 @@ class MeanEstimate:
         The privacy parameter each person's report was produced with.
     spec : Spec
         The mechanism specification of the reports.
+    name : str or None
+        The name of the column the reports came from, when estimated through the pandas accessor or the
+        command line (provenance only: it does not take part in equality).
 
     Examples
     --------
@@ -56,6 +150,7 @@ class MeanEstimate:
     n_reports: int
     epsilon: float
     spec: Spec
+    name: str | None = field(default=None, compare=False)
 
     def __post_init__(self):
         if not (math.isfinite(self.value) and math.isfinite(self.standard_error)):
@@ -67,7 +162,7 @@ class MeanEstimate:
                              f"{self.standard_error!r}, which would give a zero-width interval; the bounds are "
                              "too narrow for float64 (the variance underflows): rescale the values")
 
-    def confidence_interval(self, level=0.95):
+    def confidence_interval(self, level: float = 0.95) -> "ConfidenceInterval":
         """Normal-approximation confidence interval ``value ± z·standard_error``.
 
         The estimate is a mean of independent, bounded per-report estimates, so the normal approximation
@@ -76,9 +171,21 @@ class MeanEstimate:
         z = normal_quantile(level)
         return ConfidenceInterval(self.value - z * self.standard_error, self.value + z * self.standard_error)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return (f"{self.value:.6g} ± {self.standard_error:.3g} (SE; n={self.n_reports}, "
                 f"epsilon={self.epsilon:g}, {self.spec.mechanism})")
+
+    def __repr__(self) -> str:
+        return (f"MeanEstimate(value={_g(self.value)}, standard_error={_g(self.standard_error, 4)}, "
+                f"n_reports={self.n_reports}, mechanism={self.spec.mechanism!r}, epsilon={_g(self.epsilon)}"
+                f"{_source(self)})")
+
+    def _repr_html_(self) -> str:
+        lo, hi = self.confidence_interval(0.95)
+        rows = [("mean (unbiased estimate)", _g(self.value)), ("standard error", _g(self.standard_error, 4)),
+                ("95% confidence interval", f"[{_g(lo)}, {_g(hi)}]"),
+                *_mechanism_rows(self.spec, self.epsilon, self.n_reports)]
+        return _html_table(_title("MeanEstimate", self), rows)
 
 
 #: How far from 1 the given probabilities may sum before they are refused (they are then renormalised).
@@ -163,6 +270,9 @@ class DistributionEstimate:
         Whether the iterative estimator met its stopping rule before ``max_iter``.
     log_likelihood : tuple of float, default ()
         The log-likelihood after each iteration (the trace), for iterative estimators.
+    name : str, optional
+        The name of the column the reports came from (set by the pandas accessor and the command line);
+        labels the x axis of :meth:`plot`. Provenance only: it does not take part in equality.
 
     Attributes
     ----------
@@ -211,13 +321,14 @@ class DistributionEstimate:
 
     bin_edges: np.ndarray
     probabilities: np.ndarray
-    spec: Spec = None
-    epsilon: float = None
-    n_reports: int = None
+    spec: Spec | None = None
+    epsilon: float | None = None
+    n_reports: int | None = None
     method: str = "given"
     n_iter: int = 0
     converged: bool = True
     log_likelihood: tuple = ()
+    name: str | None = None
     # Derived, read-only: the CDF at the edges (exactly 0 and 1 at the ends) and the density per bin.
     _cum: np.ndarray = field(init=False, repr=False, compare=False)
     _pdf: np.ndarray = field(init=False, repr=False, compare=False)
@@ -312,25 +423,27 @@ class DistributionEstimate:
             raise ValueError(f"log_likelihood must not contain NaN; {count} entries do, "
                              f"first at index {first}")
         set_(self, "log_likelihood", tuple(float(v) for v in trace))
+        if self.name is not None and not isinstance(self.name, str):
+            raise TypeError(f"name must be a str or None; got {type(self.name).__name__}")
 
     # -- the model ---------------------------------------------------------------------------------------
 
     @property
-    def bounds(self):
+    def bounds(self) -> Bounds:
         """The domain ``(low, high)``: the first and last bin edges."""
         return float(self.bin_edges[0]), float(self.bin_edges[-1])
 
     @property
-    def n_bins(self):
+    def n_bins(self) -> int:
         """The number of bins ``d``."""
         return int(self.probabilities.size)
 
     @property
-    def pdf(self):
+    def pdf(self) -> FloatArray:
         r"""Density of each bin, :math:`f_i = p_i / (e_{i+1} - e_i)` (read-only array of shape ``(d,)``)."""
         return self._pdf
 
-    def pdf_at(self, x):
+    def pdf_at(self, x: ArrayLike) -> Any:
         r"""Evaluate the piecewise-constant density at ``x``.
 
         Parameters
@@ -360,7 +473,7 @@ class DistributionEstimate:
         out = np.where(np.isnan(xa), np.nan, out)
         return _scalar_or_array(out, xa)
 
-    def cdf(self, x):
+    def cdf(self, x: ArrayLike) -> Any:
         r"""Cumulative distribution function :math:`F(x) = P(X \le x)` of the piecewise-uniform model.
 
         Parameters
@@ -385,7 +498,7 @@ class DistributionEstimate:
         xa = _real_array(x, "x")
         return _scalar_or_array(np.interp(xa, self.bin_edges, self._cum), xa)
 
-    def quantile(self, q):
+    def quantile(self, q: ArrayLike) -> Any:
         r"""Quantile function: the inverse of the piecewise-linear CDF.
 
         .. math::
@@ -440,7 +553,7 @@ class DistributionEstimate:
         return np.where(i > 0, x, edges[0])
 
     @property
-    def mean(self):
+    def mean(self) -> float:
         r"""Mean of the model, :math:`\mu = \sum_i p_i c_i` with bin centres :math:`c_i`.
 
         This is the mean of the *reconstructed distribution*, coherent with its quantiles and plot, but
@@ -451,7 +564,7 @@ class DistributionEstimate:
         return float(np.dot(p, 0.5 * (e[:-1] + e[1:])))
 
     @property
-    def var(self):
+    def var(self) -> float:
         r"""Variance of the model, including the spread within each bin.
 
         .. math::
@@ -465,11 +578,11 @@ class DistributionEstimate:
         return float(np.dot(p, (centres - self.mean) ** 2 + widths**2 / 12.0))
 
     @property
-    def std(self):
+    def std(self) -> float:
         """Standard deviation of the model, ``sqrt(var)``."""
         return math.sqrt(self.var)
 
-    def range(self, lo, hi):
+    def range(self, lo: ArrayLike, hi: ArrayLike) -> Any:
         r"""Probability mass in ``[lo, hi]``: :math:`F(hi) - F(lo)`.
 
         Parameters
@@ -515,7 +628,7 @@ class DistributionEstimate:
         mass = np.maximum(np.interp(b, edges, cum) - np.interp(a, edges, cum), 0.0)
         return _scalar_or_array(mass, a)
 
-    def sample(self, size=None, *, rng=None):
+    def sample(self, size: int | tuple[int, ...] | None = None, *, rng: SeedLike = None) -> Any:
         """Draw values from the piecewise-uniform model (inverse-transform sampling).
 
         Parameters
@@ -549,7 +662,7 @@ class DistributionEstimate:
 
     # -- conversions and display -----------------------------------------------------------------------
 
-    def to_series(self):
+    def to_series(self) -> "pd.Series":
         """The probabilities as a pandas Series indexed by the bins.
 
         Returns
@@ -564,7 +677,8 @@ class DistributionEstimate:
         index = pd.IntervalIndex.from_breaks(self.bin_edges, closed="left", name="bin")
         return pd.Series(np.array(self.probabilities), index=index, name="probability")
 
-    def plot(self, ax=None, *, true=None, kind="pdf", label="estimate"):
+    def plot(self, ax: "Axes | None" = None, *, true: "ArrayLike | DistributionEstimate | None" = None,
+             kind: str = "pdf", label: str = "estimate") -> "Axes":
         """Plot the estimated density (a step plot) or CDF (a line), optionally against the truth.
 
         Parameters
@@ -612,7 +726,7 @@ class DistributionEstimate:
                 ax.plot(true.bin_edges, true._cum, linestyle="--", label="true")
             ax.plot(edges, self._cum, linewidth=1.5, label=label)
             ax.set_ylabel("cumulative probability")
-        ax.set_xlabel("value")
+        ax.set_xlabel("value" if self.name is None else self.name)
         if true is not None:
             ax.legend()
         return ax
@@ -627,19 +741,29 @@ class DistributionEstimate:
             parts.append(f"mechanism={self.spec.mechanism!r}")
         return ", ".join(parts)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         lo, hi = self.bounds
         return (f"DistributionEstimate(n_bins={self.n_bins}, bounds=({lo:g}, {hi:g}), mean={self.mean:.6g}, "
-                f"{self._provenance()})")
+                f"{self._provenance()}{_source(self)})")
 
-    def __str__(self):
+    def _repr_html_(self) -> str:
+        lo, hi = self.bounds
+        q1, med, q3 = self._ppf(np.array([0.25, 0.5, 0.75]))
+        rows = [("mean of the distribution", _g(self.mean)), ("standard deviation", _g(self.std)),
+                ("25%", _g(q1)), ("median", _g(med)), ("75%", _g(q3)), ("bounds", f"[{lo:g}, {hi:g}]"),
+                ("bins", self.n_bins),
+                ("method", self.method + ("" if self.converged else " (not converged)")),
+                *_mechanism_rows(self.spec, self.epsilon, self.n_reports)]
+        return _html_table(_title("DistributionEstimate", self), rows)
+
+    def __str__(self) -> str:
         lo, hi = self.bounds
         q1, med, q3 = self._ppf(np.array([0.25, 0.5, 0.75]))
         return (f"DistributionEstimate: {self.n_bins} bins on [{lo:g}, {hi:g}]\n"
                 f"  mean {self.mean:.6g}, sd {self.std:.6g}, quartiles {q1:.6g} / {med:.6g} / {q3:.6g}\n"
                 f"  {self._provenance()}")
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, DistributionEstimate):
             return NotImplemented
         return (np.array_equal(self.bin_edges, other.bin_edges)
@@ -649,15 +773,15 @@ class DistributionEstimate:
                 == (other.spec, other.epsilon, other.n_reports, other.method, other.n_iter, other.converged,
                     other.log_likelihood))
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]
 
     def __reduce__(self):
         # Rebuild through __init__, so an unpickled estimate is validated and read-only again.
         return (type(self), (self.bin_edges, self.probabilities, self.spec, self.epsilon, self.n_reports,
-                             self.method, self.n_iter, self.converged, self.log_likelihood))
+                             self.method, self.n_iter, self.converged, self.log_likelihood, self.name))
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class FrequencyEstimate:
     """Estimated frequency of each category ``0..k-1`` from frequency-oracle reports.
 
@@ -674,6 +798,8 @@ class FrequencyEstimate:
     epsilon : float
     spec : Spec
     postprocess : str
+    name : str or None
+        The name of the column the reports came from (set by the pandas accessor and the command line).
 
     Examples
     --------
@@ -692,6 +818,7 @@ class FrequencyEstimate:
     epsilon: float
     spec: Spec
     postprocess: str = "none"
+    name: str | None = None
 
     def __post_init__(self):
         for name in ("counts", "frequencies", "standard_errors"):
@@ -700,25 +827,37 @@ class FrequencyEstimate:
             object.__setattr__(self, name, arr)
 
     @property
-    def k(self):
+    def k(self) -> int:
         return self.frequencies.shape[0]
 
-    def confidence_interval(self, level=0.95):
+    def confidence_interval(self, level: float = 0.95) -> "ConfidenceInterval":
         """Per-category normal-approximation interval ``frequency ± z·standard_error`` (arrays)."""
         z = normal_quantile(level)
         return ConfidenceInterval(self.frequencies - z * self.standard_errors,
                                   self.frequencies + z * self.standard_errors)
 
-    def to_series(self):
+    def to_series(self) -> "pd.Series":
         """pandas Series of the frequencies indexed by category."""
         import pandas as pd
 
         return pd.Series(self.frequencies, index=pd.RangeIndex(self.k, name="category"), name="frequency")
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return (isinstance(other, FrequencyEstimate) and self.spec == other.spec
                 and self.postprocess == other.postprocess and np.array_equal(self.frequencies, other.frequencies))
 
-    def __repr__(self):
-        return (f"FrequencyEstimate(k={self.k}, n_reports={self.n_reports}, epsilon={self.epsilon:g}, "
-                f"mechanism={self.spec.mechanism!r}, postprocess={self.postprocess!r})")
+    def __repr__(self) -> str:
+        return (f"FrequencyEstimate(k={self.k}, n_reports={self.n_reports}, "
+                f"mechanism={self.spec.mechanism!r}, epsilon={self.epsilon:g}, "
+                f"postprocess={self.postprocess!r}{_source(self)},\n"
+                f"                  frequencies={_preview(self.frequencies)})")
+
+    def _repr_html_(self) -> str:
+        k, half = self.k, HTML_MAX_ROWS // 2
+        shown = range(k) if k <= HTML_MAX_ROWS else [*range(half), None, *range(k - half, k)]
+        rows = [None if i is None else (i, _g(self.frequencies[i], 4), _g(self.standard_errors[i], 3))
+                for i in shown]
+        about = ", ".join(f"{a} {b}" for a, b in _mechanism_rows(self.spec, self.epsilon, self.n_reports))
+        title = (f"{_title('FrequencyEstimate', self)} ({k} categories; {about}; postprocess "
+                 f"{self.postprocess})")
+        return _html_table(title, rows, header=("category", "frequency", "standard error"))

@@ -1331,8 +1331,10 @@ def _cmd_estimate(args):
     out, dist = _estimates(mech, agg, whats, args)
     spec = agg.spec
     if args.plot:
-        _write_plot(dist, args.plot, f"{args.column}: {spec.mechanism}, epsilon = {spec.epsilon:g}, "
-                                     f"n = {agg.n_reports:,}")
+        from ._results import named
+
+        title = f"{args.column}: {spec.mechanism}, epsilon = {spec.epsilon:g}, n = {agg.n_reports:,}"
+        _write_plot(named(dist, args.column), args.plot, title)
     if args.json:
         doc = {"column": args.column, "spec": spec.to_dict(), "n_reports": agg.n_reports, "n_missing": n_missing,
                **out}

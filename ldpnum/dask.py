@@ -314,10 +314,11 @@ def _mech_agg(obj, column, spec):
 
 
 def _estimate(obj, column, spec, method, **kwargs):
+    from ._results import named
     from .pandas import _need
 
     mech, agg = _mech_agg(obj, column, spec)
-    return _need(mech, method)(agg, **kwargs)
+    return named(_need(mech, method)(agg, **kwargs), obj.name if column is None else column)
 
 
 def _quantile(obj, column, q, spec, **kwargs):

@@ -34,7 +34,8 @@ edges :math:`r_1 < \dots < r_{n} = hi`,
 
 where for raw samples :math:`F(r_j)` is the cumulative histogram: the fraction of the values in buckets
 ``1..j`` (buckets closed on the left, the last one closed on both sides, as :func:`numpy.histogram`).
-The seed writes :math:`W_1` as the sum over buckets; the mean used here is that sum divided by ``n``.
+Li et al. (SIGMOD 2020) write :math:`W_1` as the sum over buckets; the mean used here is that sum divided
+by ``n``.
 
 Relation between the two. Let :math:`H` be the histogram of the samples on the buckets, read as a
 piecewise-uniform estimate. (i) When every bin edge of ``p`` is a bucket edge and :math:`F_p - F_H`
@@ -60,12 +61,21 @@ Examples
 """
 
 import numbers
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Union
 
 import numpy as np
 
 from ._core import Aggregate, Reports
 from ._results import DistributionEstimate, _at, _real_array, _where
+from ._typing import ArrayLike, Bounds, SeedLike
 from ._validation import check_bounds
+
+if TYPE_CHECKING:
+    from .ranges import RangeEstimate
+
+#: What the metrics compare: an estimate, or raw samples (one value per person).
+DistributionLike = Union[DistributionEstimate, ArrayLike]
 
 __all__ = ["wasserstein", "ks", "wasserstein_binned", "ks_binned", "range_query_error", "quantile_error"]
 
@@ -191,7 +201,8 @@ def _binned_differences(p, q, lo, hi, n_bins):
 
 # -- public metrics ------------------------------------------------------------------------------------------
 
-def wasserstein(p, q, *, bounds=None, n_bins=None):
+def wasserstein(p: DistributionLike, q: DistributionLike, *, bounds: Bounds | None = None,
+                n_bins: int | None = None) -> float:
     r"""Wasserstein-1 distance between two distributions on the unit-domain scale.
 
     .. math::
@@ -245,7 +256,8 @@ def wasserstein(p, q, *, bounds=None, n_bins=None):
     return float(np.sum(np.diff(knots) * per_unit) / (hi - lo))
 
 
-def ks(p, q, *, bounds=None, n_bins=None):
+def ks(p: DistributionLike, q: DistributionLike, *, bounds: Bounds | None = None,
+       n_bins: int | None = None) -> float:
     r"""Kolmogorov–Smirnov distance :math:`\sup_x |F_p(x) - F_q(x)|` between two distributions.
 
     Exact (the supremum over the domain, including limits at jumps of an empirical CDF); with
@@ -271,8 +283,9 @@ def ks(p, q, *, bounds=None, n_bins=None):
     return float(max(np.max(np.abs(a)), np.max(np.abs(b))))
 
 
-def wasserstein_binned(est, values, n_bins, *, bounds=None):
-    r"""The seed's bucketised Wasserstein distance: mean over ``n_bins`` equal buckets of the CDF gap.
+def wasserstein_binned(est: DistributionEstimate, values: ArrayLike, n_bins: int, *,
+                       bounds: Bounds | None = None) -> float:
+    r"""Li et al.'s bucketised Wasserstein distance: mean over ``n_bins`` equal buckets of the CDF gap.
 
     .. math::
 
@@ -295,7 +308,8 @@ def wasserstein_binned(est, values, n_bins, *, bounds=None):
     return wasserstein(est, values, bounds=bounds, n_bins=_check_n_bins(n_bins))
 
 
-def ks_binned(est, values, n_bins, *, bounds=None):
+def ks_binned(est: DistributionEstimate, values: ArrayLike, n_bins: int, *,
+              bounds: Bounds | None = None) -> float:
     r"""The bucketised KS distance: :math:`\max_j |\hat F(r_j) - F_{emp}(r_j)|` over ``n_bins`` equal buckets.
 
     The maximum instead of the mean of :func:`wasserstein_binned`; equal to
@@ -311,7 +325,9 @@ def ks_binned(est, values, n_bins, *, bounds=None):
     return ks(est, values, bounds=bounds, n_bins=_check_n_bins(n_bins))
 
 
-def range_query_error(est, values, queries=None, *, width=0.1, n_queries=1000, rng=0):
+def range_query_error(est: "DistributionEstimate | RangeEstimate", values: ArrayLike,
+                      queries: ArrayLike | None = None, *, width: float = 0.1, n_queries: int = 1000,
+                      rng: SeedLike = 0) -> float:
     r"""Mean absolute error of range queries: estimated vs true fraction of the values in ``[a, b]``.
 
     .. math::
@@ -387,7 +403,8 @@ def range_query_error(est, values, queries=None, *, width=0.1, n_queries=1000, r
     return float(np.mean(np.abs(est.range(a, b) - true)))
 
 
-def quantile_error(est, values, qs=(0.1, 0.25, 0.5, 0.75, 0.9)):
+def quantile_error(est: "DistributionEstimate | RangeEstimate", values: ArrayLike,
+                   qs: Sequence[float] = (0.1, 0.25, 0.5, 0.75, 0.9)) -> float:
     r"""Mean absolute error of quantiles, on the unit-domain scale.
 
     .. math::
@@ -420,11 +437,11 @@ def quantile_error(est, values, qs=(0.1, 0.25, 0.5, 0.75, 0.9)):
     """
     est = _estimate(est)
     lo, hi = est.bounds
-    values = _operand(values, "values")
-    _check_inside(values, "values", lo, hi)
+    samples = _operand(values, "values")
+    _check_inside(samples, "values", lo, hi)
     qa = np.atleast_1d(_real_array(qs, "qs"))
     if qa.ndim != 1 or qa.size == 0:
         raise ValueError("qs must be a non-empty one-dimensional array of probabilities; "
                          f"got shape {qa.shape}")
     estimated = est.quantile(qa)  # validates qs in [0, 1]
-    return float(np.mean(np.abs(estimated - np.quantile(values, qa))) / (hi - lo))
+    return float(np.mean(np.abs(estimated - np.quantile(samples, qa))) / (hi - lo))

@@ -21,8 +21,9 @@ only (raw values never travel with reports). Two strategies share the privacy bu
     independently of every value (uniform over the :math:`m` columns up to :math:`m/2^{48}`), so the
     assignment reveals nothing, and the row spends :math:`\varepsilon_\text{row} = \max_j \varepsilon_j`.
     Splitting people rather than splitting ε is the more accurate choice for most mechanisms
-    (``../shared/seeds/002_bf216fff5ae8aeb1.txt``): each column is estimated from about :math:`n/m`
-    reports at ε instead of :math:`n` reports at ε/m.
+    (T. Wang, N. Li, S. Jha, "Locally Differentially Private Heavy Hitter Identification", IEEE TDSC 2021,
+    appendix; the lecture slides "Local Differential Privacy (Part 1)", "On answering multiple questions"):
+    each column is estimated from about :math:`n/m` reports at ε instead of :math:`n` reports at ε/m.
 
 The j-th column of the mapping draws its words from ``child_rng(rng, j)`` and the assignment words come from
 ``child_rng(rng, m)``, so a seeded result is reproducible on any machine, and a single Series privatized with
@@ -64,14 +65,17 @@ import math
 import numbers
 import warnings
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ._core import Reports, check_spec
+from ._core import Aggregate, Reports, Spec, check_spec
 from ._frame import (ATTRS_KEY, add_digests, attach_specs, check_codes, codes_digest, column_digest, column_specs,
                      frame_info, spec_for)
 from ._random import child_rng, resolve_rng
+from ._results import DistributionEstimate, FrequencyEstimate, MeanEstimate, named
+from ._typing import ArrayLike, SeedLike
 from ._validation import check_categories, check_choice, check_values
 from .frequency import FrequencyOracle
 from .exceptions import BudgetWarning
@@ -717,13 +721,14 @@ class SeriesAccessor:
                                  f"{_dtype_hint(dtype)}")
 
     # -- privatizing
-    def privatize(self, mechanism, *, rng=None, nan_policy="raise", fill_value=None):
+    def privatize(self, mechanism: Mechanism, *, rng: SeedLike = None, nan_policy: str = "raise",
+                  fill_value: float | None = None) -> pd.Series:
         """Privatize the values: see :func:`privatize_series`."""
         return privatize_series(self._obj, mechanism, rng=rng, nan_policy=nan_policy, fill_value=fill_value)
 
     # -- what the column is
     @property
-    def spec(self):
+    def spec(self) -> Spec | None:
         """The :class:`~ldpnum.Spec` recorded for this report column (None for a column of values)."""
         return column_specs(self._obj).get(self._obj.name)
 
@@ -741,11 +746,11 @@ class SeriesAccessor:
         return f"<ldp accessor: {_subject(self._obj.name)}, reports of {spec}{'; ' + budget if budget else ''}>"
 
     # -- estimating
-    def reports(self, spec=None):
+    def reports(self, spec: Spec | None = None) -> Reports:
         """The column's :class:`~ldpnum.Reports` (see :func:`reports_of`)."""
         return reports_of(self._obj, spec)
 
-    def aggregate(self, spec=None):
+    def aggregate(self, spec: Spec | None = None) -> Aggregate:
         """The column's mergeable :class:`~ldpnum.Aggregate` (see :func:`aggregate_series`)."""
         return aggregate_series(self._obj, spec)
 
@@ -753,27 +758,27 @@ class SeriesAccessor:
         agg = aggregate_series(self._obj, spec)
         return _mechanism(agg.spec), agg
 
-    def estimate_mean(self, spec=None):
+    def estimate_mean(self, spec: Spec | None = None) -> MeanEstimate:
         """Unbiased :class:`~ldpnum.MeanEstimate` of the mean (mean oracles and distribution mechanisms)."""
         mech, agg = self._mech_agg(spec)
-        return _need(mech, "estimate_mean")(agg)
+        return named(_need(mech, "estimate_mean")(agg), self._obj.name)
 
-    def estimate_distribution(self, spec=None, **kwargs):
+    def estimate_distribution(self, spec: Spec | None = None, **kwargs: Any) -> DistributionEstimate:
         """:class:`~ldpnum.DistributionEstimate` of the values; ``kwargs`` go to the mechanism's estimator."""
         mech, agg = self._mech_agg(spec)
-        return _need(mech, "estimate_distribution")(agg, **kwargs)
+        return named(_need(mech, "estimate_distribution")(agg, **kwargs), self._obj.name)
 
-    def estimate_ranges(self, spec=None, **kwargs):
+    def estimate_ranges(self, spec: Spec | None = None, **kwargs: Any) -> Any:
         """:class:`~ldpnum.RangeEstimate` (hierarchical histograms); ``kwargs`` go to ``estimate_ranges``."""
         mech, agg = self._mech_agg(spec)
-        return _need(mech, "estimate_ranges")(agg, **kwargs)
+        return named(_need(mech, "estimate_ranges")(agg, **kwargs), self._obj.name)
 
-    def estimate_frequencies(self, spec=None, **kwargs):
+    def estimate_frequencies(self, spec: Spec | None = None, **kwargs: Any) -> FrequencyEstimate:
         """:class:`~ldpnum.FrequencyEstimate` of the categories (frequency oracles)."""
         mech, agg = self._mech_agg(spec)
-        return _need(mech, "estimate_frequencies")(agg, **kwargs)
+        return named(_need(mech, "estimate_frequencies")(agg, **kwargs), self._obj.name)
 
-    def quantile(self, q=0.5, *, spec=None, **kwargs):
+    def quantile(self, q: ArrayLike = 0.5, *, spec: Spec | None = None, **kwargs: Any) -> Any:
         """Estimated quantile(s), like :meth:`pandas.Series.quantile`.
 
         From the estimated distribution (hierarchical histograms: the range tree). A scalar ``q`` gives a
@@ -795,7 +800,7 @@ class SeriesAccessor:
         qs = np.asarray(q, dtype=np.float64)
         return pd.Series(np.asarray(est.quantile(qs), dtype=np.float64), index=pd.Index(qs), name=self._obj.name)
 
-    def range(self, lo, hi, *, spec=None, **kwargs):
+    def range(self, lo: ArrayLike, hi: ArrayLike, *, spec: Spec | None = None, **kwargs: Any) -> Any:
         """Estimated fraction of people with values in ``[lo, hi]`` (arrays broadcast)."""
         mech, agg = self._mech_agg(spec)
         return _queryable(mech, agg, kwargs).range(lo, hi)
@@ -827,7 +832,9 @@ class DataFrameAccessor:
             raise AttributeError(f"the .ldp accessor needs unique column labels (specs are recorded by label); "
                                  f"{dup!r} appears more than once")
 
-    def privatize(self, mechanisms, *, rng=None, strategy=None, nan_policy="raise", fill_value=None):
+    def privatize(self, mechanisms: Mapping[Any, Mechanism], *, rng: SeedLike = None,
+                  strategy: "str | None" = None, nan_policy: str = "raise",
+                  fill_value: Any = None) -> pd.DataFrame:
         """Privatize columns: see :func:`privatize_frame`."""
         return privatize_frame(self._obj, mechanisms, rng=rng, strategy=strategy, nan_policy=nan_policy,
                                fill_value=fill_value)
@@ -869,12 +876,12 @@ class DataFrameAccessor:
                 raise ValueError(f"column {c!r} is not in the DataFrame; its columns: {list(self._obj.columns)}")
         return names, specs
 
-    def aggregate(self, specs=None):
+    def aggregate(self, specs: Mapping[Any, Spec] | None = None) -> dict[Any, Aggregate]:
         """Column -> :class:`~ldpnum.Aggregate` of every report column (``specs`` adds or checks columns)."""
         names, specs = self._specs_for(specs)
         return {c: aggregate_series(self._obj[c], specs.get(c)) for c in names}
 
-    def describe(self, *, level=0.95, specs=None):
+    def describe(self, *, level: float = 0.95, specs: Mapping[Any, Spec] | None = None) -> pd.DataFrame:
         """Per report column: mean with a ``level`` confidence interval and quartiles.
 
         See :func:`describe_aggregates` for the columns of the result.

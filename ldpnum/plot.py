@@ -8,9 +8,18 @@ global style. Importing this module does not import matplotlib (install the ``pl
 ``pip install ldpnum[plot]``).
 """
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ._results import DistributionEstimate, _real_array, _where
+from ._typing import ArrayLike
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from .ranges import RangeEstimate
 
 __all__ = ["compare", "check_true", "draw_true"]
 
@@ -67,7 +76,8 @@ def draw_true(ax, values, *, bounds, kind="cdf", bin_edges=None, label=None):
     return ax
 
 
-def compare(true_values, *estimates, ax=None, kind="cdf", labels=None):
+def compare(true_values: ArrayLike, *estimates: "DistributionEstimate | RangeEstimate",
+            ax: "Axes | None" = None, kind: str = "cdf", labels: Sequence[str] | None = None) -> "Axes":
     """Overlay the true distribution of raw values and one or more estimates of it.
 
     Parameters

@@ -5,7 +5,7 @@ A report is the code ``φ1 << 32 | φ0`` of an affine map ``φ(z) = φ0 + z·φ1
 ``c`` (field element ``j = c + 1``) when ``bool(φ(j)) = [φ(j) < a]`` is 1. The aggregate is
 ``I_c = #{reports supporting c}`` for ``c = 0..k-1``. Two algorithms, one answer:
 
-``support_stream``  the direct decoding (Algorithm 4 of the seed for every ``j``): ``O(n·k)``. Reports
+``support_stream``  the direct decoding (Feldman-Talwar Algorithm 4 for every ``j``): ``O(n·k)``. Reports
                     are taken in blocks of ``BLOCK``; for each ``j`` the block's ``φ(j)`` are advanced by
                     ``φ1`` (an addition and a conditional subtraction of ``p``; no multiplication or
                     division) and compared with ``a``. The loop over the block has no dependency between

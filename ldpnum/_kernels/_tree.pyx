@@ -19,7 +19,7 @@ Three routines, all O(number of nodes) per pass, GIL released, no OpenMP (see ``
     proportion to ``w``. This is exact (the posterior mean of a Gaussian tree with a flat prior on the
     leaves), not an iteration.
 ``hh_admm``
-    The non-negative consistent tree of the seed's HH-ADMM: minimise ``sum_v (x[v] - obs[v])**2 / var[v]``
+    The non-negative consistent tree of Li et al.'s HH-ADMM: minimise ``sum_v (x[v] - obs[v])**2 / var[v]``
     subject to consistency, ``x >= 0`` and the root fixed, by ADMM splitting ``x`` (consistent: a
     ``tree_solve``) from ``z`` (non-negative: a clip), with residual balancing of ``rho`` and, every
     ``polish_every`` iterations, a *polish*: fix the leaves where ``z == 0`` at zero, solve the equality-

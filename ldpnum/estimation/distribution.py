@@ -2,7 +2,10 @@
 
 References
 ----------
-``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (EM Algorithm 1, EMS smoothing, Norm-Sub, W1/KS).
+Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li, B. Škorić, "Estimating Numerical Distributions under Local
+Differential Privacy", SIGMOD 2020 (EM Algorithm 1, EMS smoothing, W1/KS). T. Wang, M. Lopuhaä-Zwakenberg,
+Z. Li, B. Škorić, N. Li, "Locally Differentially Private Frequency Estimation with Consistency", NDSS 2020
+(Norm-Sub).
 """
 
 import math
@@ -41,7 +44,7 @@ def norm_sub(x, tol=1e-12, max_iter=10_000):
     """Norm-Sub: make an estimate non-negative and sum to 1 by zeroing negatives and shifting the rest.
 
     Repeats ``x ← max(x - δ, 0)`` with ``δ`` chosen so the positive entries sum to 1, until no entry changes
-    sign (Wang et al., NDSS 2020; ``../shared/seeds/002_…`` "Result of Norm sub"). When the positive part sums
+    sign (Wang et al., NDSS 2020). When the positive part sums
     to at least 1 (the shifts only remove mass) it equals the Euclidean projection onto the probability simplex;
     when mass must be added, entries zeroed in the first step stay zero and the two differ.
     """

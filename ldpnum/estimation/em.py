@@ -31,7 +31,7 @@ rounded once to float64 (so each row of the band sums to 1 up to rounding). The 
 
 EM and EMS
 ----------
-EM is Algorithm 1 of ``../shared/seeds/002_bf216fff5ae8aeb1.txt``: E-step
+EM is Algorithm 1 of Li et al. (SIGMOD 2020, below): E-step
 ``P_i = x_i Σ_j n_j M[j, i] / (M x)_j``, M-step ``x = P / ΣP``. EMS smooths after every M-step,
 ``x_i ← x_i/2 + (x_{i-1} + x_{i+1})/4``, with ``x_{-1} = x_0`` and ``x_d = x_{d-1}`` at the edges, so the
 smoothing is column-stochastic and preserves mass exactly (the widely copied Square Wave script instead
@@ -46,9 +46,8 @@ CI-class machine). The loop runs in the Cython kernel ``ldpnum._kernels._em`` wi
 
 References
 ----------
-``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (Square Wave, General Wave, EM Algorithm 1, EMS smoothing).
 Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li, B. Škorić, "Estimating Numerical Distributions under Local
-Differential Privacy", SIGMOD 2020.
+Differential Privacy", SIGMOD 2020 (Square Wave, General Wave, EM Algorithm 1, EMS smoothing).
 """
 
 import math

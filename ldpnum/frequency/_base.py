@@ -8,14 +8,18 @@ supporting ``v`` among ``n``,
     ĉ_v = (I_v - n q*) / (p* - q*)                                   (unbiased count of v)
     Var[ĉ_v] = n q*(1 - q*)/(p* - q*)² + c_v (1 - p* - q*)/(p* - q*)
 
-(``../shared/seeds/002_bf216fff5ae8aeb1.txt``, the variance table). ``p*`` and ``q*`` are taken from the
+(Wang, Blocki, Li, Jha, "Locally Differentially Private Protocols for Frequency Estimation", USENIX Security
+2017, the variance table). ``p*`` and ``q*`` are taken from the
 mechanism's integer plan, so the estimator is unbiased for the mechanism as implemented.
 """
 
+from typing import Any
+
 import numpy as np
 
-from .._core import Aggregate
+from .._core import Aggregate, Reports
 from .._results import FrequencyEstimate
+from .._typing import ArrayLike, SeedLike
 from .._validation import check_categories, check_epsilon, check_k
 from ..mechanisms._base import Mechanism
 from .postprocess import postprocess_frequencies
@@ -26,13 +30,13 @@ __all__ = ["FrequencyOracle"]
 class FrequencyOracle(Mechanism):
     """Base class of the categorical frequency oracles over codes ``0..k-1``."""
 
-    def __init__(self, epsilon, k):
+    def __init__(self, epsilon: float, k: int) -> None:
         self._epsilon = check_epsilon(epsilon)
         self._k = check_k(k)
         self._bounds = None
 
     @property
-    def k(self):
+    def k(self) -> int:
         """Number of categories: values are codes ``0..k-1``."""
         return self._k
 
@@ -43,7 +47,9 @@ class FrequencyOracle(Mechanism):
     def _from_spec(cls, spec):
         return cls(spec.epsilon, spec.get("k"))
 
-    def privatize(self, x, *, rng=None, nan_policy="raise", fill_value=None, unknown="raise"):
+    def privatize(  # type: ignore[override]  # categories: ``unknown`` instead of ``out_of_range``
+            self, x: ArrayLike, *, rng: SeedLike = None, nan_policy: str = "raise",
+            fill_value: int | None = None, unknown: str = "raise") -> Reports:
         """Randomize each person's category; return their :class:`~ldpnum.Reports`.
 
         Parameters
@@ -77,12 +83,12 @@ class FrequencyOracle(Mechanism):
         """``I_v`` for every category from the aggregate (the aggregate's counts, for most oracles)."""
         return agg.counts.astype(np.float64)
 
-    def variance(self, frequency=0.0):
+    def variance(self, frequency: ArrayLike = 0.0) -> Any:
         """Variance of one report's contribution to the frequency estimate of a category with true
         frequency ``frequency``: ``[q*(1 - q*) + f (p* - q*)(1 - p* - q*)] / (p* - q*)²``.
 
         ``variance(f) / n`` is the variance of the estimated frequency from ``n`` reports; ``variance(0)``
-        is the seed's table entry ``Var[c̃(i)]/n``.
+        is Wang et al.'s table entry ``Var[c̃(i)]/n``.
         """
         f = np.asarray(frequency, dtype=np.float64)
         if not np.all((f >= 0) & (f <= 1)):
@@ -96,7 +102,8 @@ class FrequencyOracle(Mechanism):
         """Largest per-report variance over true frequencies in [0, 1]."""
         return max(self.variance(0.0), self.variance(1.0))
 
-    def estimate_frequencies(self, data, *, postprocess="none"):
+    def estimate_frequencies(self, data: Reports | Aggregate, *,
+                             postprocess: str = "none") -> FrequencyEstimate:
         """Unbiased estimate of how many people hold each category.
 
         Parameters

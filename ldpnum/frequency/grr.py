@@ -19,8 +19,10 @@ cell of ``k`` from the same word.
 
 References
 ----------
-``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (generalized random response / direct encoding, variance table),
-``../shared/seeds/001_fd29501611b153a0.txt`` (Warner's randomized response).
+T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for Frequency Estimation",
+USENIX Security 2017 (generalized random response / direct encoding, variance table). S. L. Warner,
+"Randomized Response: A Survey Technique for Eliminating Evasive Answer Bias", JASA 60(309), 1965, and
+Lecture 3, "Intro to Differential Privacy", course lecture notes (Warner's randomized response).
 """
 
 import math
@@ -82,12 +84,13 @@ class GRR(FrequencyOracle):
     -----
     Each call of ``privatize`` on one person's value is ε-LDP; estimators are post-processing.
     Reports are one code each (smallest unsigned dtype). Per-report variance of a frequency estimate at
-    true frequency 0: ``(k - 2 + e^ε)/(e^ε - 1)²`` (the seed's table). GRR is the best choice when
+    true frequency 0: ``(k - 2 + e^ε)/(e^ε - 1)²`` (Wang et al.'s table). GRR is the best choice when
     ``k < 3 e^ε + 2`` (:func:`ldpnum.frequency.recommend`).
 
     References
     ----------
-    ``../shared/seeds/002_bf216fff5ae8aeb1.txt``.
+    T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for Frequency
+    Estimation", USENIX Security 2017.
 
     Examples
     --------
@@ -101,7 +104,7 @@ class GRR(FrequencyOracle):
     name = "grr"
     MAX_K = 1 << 16
 
-    def __init__(self, epsilon, k):
+    def __init__(self, epsilon: float, k: int) -> None:
         super().__init__(epsilon, k)
         if self._k > self.MAX_K:
             # Reports are at most uint16 codes, and lie blocks stay ≥ 2**34 cells wide (exact ratios within ~1e-10

@@ -27,7 +27,9 @@ time) — cheaper than decoding each report against each category, O(n·k).
 
 References
 ----------
-``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (Hadamard response; Acharya, Sun, Zhang 2018).
+J. Acharya, Z. Sun, H. Zhang, "Hadamard Response: Estimating Distributions Privately, Efficiently, and with
+Little Communication", AISTATS 2019 (arXiv 2018). "Local Differential Privacy (Part 1)", lecture slides on the
+work of T. Wang, N. Li and S. Jha (Hadamard response among the frequency oracles).
 """
 
 from fractions import Fraction
@@ -123,7 +125,8 @@ class HadamardResponse(FrequencyOracle):
 
     References
     ----------
-    ``../shared/seeds/002_bf216fff5ae8aeb1.txt``.
+    J. Acharya, Z. Sun, H. Zhang, "Hadamard Response: Estimating Distributions Privately, Efficiently,
+    and with Little Communication", AISTATS 2019.
 
     Examples
     --------
@@ -139,7 +142,7 @@ class HadamardResponse(FrequencyOracle):
 
     name = "hadamard_response"
 
-    def __init__(self, epsilon, k):
+    def __init__(self, epsilon: float, k: int) -> None:
         super().__init__(epsilon, k)
         self._log2_k = self._k.bit_length()  # 2**bit_length(k) is the smallest power of two > k
         self._t_keep = binary_plan(self._epsilon).t_hi

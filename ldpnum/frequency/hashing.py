@@ -3,7 +3,7 @@
 One randomizer with a parameter ``g`` (DESIGN.md §5): each person draws a hash function ``h`` from a public
 family mapping the categories to ``[0, g)``, applies generalized randomized response over ``[0, g)`` to
 ``h(v)`` and reports ``(h, y)``. BLH is ``g = 2``; OLH is ``g = round(e^ε) + 1``, the choice that minimizes
-the variance (Wang et al., USENIX Security 2017; ``../shared/seeds/002_bf216fff5ae8aeb1.txt``).
+the variance (Wang et al., USENIX Security 2017).
 
 **Hash family.** ``h_{a,b}(v) = floor(((a ⊗ v) ⊕ b) · g / 2^24)`` with ``a, b`` in the field GF(2^24)
 (``⊗``: carry-less product modulo the irreducible ``x^24 + x^4 + x^3 + x + 1``; ``⊕``: XOR), the
@@ -49,8 +49,10 @@ A spec's ``n_cells`` is therefore ``k`` (the aggregate's length), not the size o
 
 References
 ----------
-``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (BLH, OLH, the variance table);
-``../shared/seeds/004_14da69ae23cc8615.txt`` (pairwise-independent affine hash family over a finite field).
+T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for Frequency Estimation",
+USENIX Security 2017 (BLH, OLH, the variance table); V. Feldman, K. Talwar, "Lossless Compression of
+Efficient Private Local Randomizers", ICML 2021 (pairwise-independent affine hash family over a finite
+field).
 """
 
 import math
@@ -254,7 +256,7 @@ class _LocalHashing(FrequencyOracle):
     def _check_counts(cls, counts, total, n_reports, spec):
         return support_count_check(counts, total, n_reports, spec)  # a report adds to several support counts
 
-    def __init__(self, epsilon, k, g):
+    def __init__(self, epsilon: float, k: int, g: int | None) -> None:
         super().__init__(epsilon, k)
         self._g = olh_g(self._epsilon) if g is None else _check_g(g)
         self._plan = LocalHashPlan(self._k, self._g, *grr_keep_cells(self._epsilon, self._g))
@@ -314,12 +316,14 @@ class BLH(_LocalHashing):
     Each call of ``privatize`` on one person's value is ε-LDP; estimators are post-processing.
     Local hashing with ``g = 2`` (see :mod:`ldpnum.frequency.hashing` for the hash family, the report
     layout and the exactness argument). Per-report variance of a frequency estimate at true frequency 0:
-    ``(e^ε + 1)² / (e^ε - 1)²`` (the seed's table; here ``q* = 1/2`` exactly). Reports are one uint64
+    ``(e^ε + 1)² / (e^ε - 1)²`` (Wang et al.'s table; here ``q* = 1/2`` exactly). Reports are one uint64
     each; aggregation costs O(n·k).
 
     References
     ----------
-    ``../shared/seeds/002_bf216fff5ae8aeb1.txt``; ``../shared/seeds/004_14da69ae23cc8615.txt``.
+    T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for Frequency
+    Estimation", USENIX Security 2017; V. Feldman, K. Talwar, "Lossless Compression of Efficient Private
+    Local Randomizers", ICML 2021.
 
     Examples
     --------
@@ -333,7 +337,7 @@ class BLH(_LocalHashing):
 
     name = "blh"
 
-    def __init__(self, epsilon, k):
+    def __init__(self, epsilon: float, k: int) -> None:
         super().__init__(epsilon, k, 2)
 
     def __repr__(self):
@@ -357,14 +361,16 @@ class OLH(_LocalHashing):
     Each call of ``privatize`` on one person's value is ε-LDP; estimators are post-processing.
     See :mod:`ldpnum.frequency.hashing` for the hash family, the report layout and the exactness argument.
     Per-report variance of a frequency estimate at true frequency 0 is ``q*(1-q*)/(p*-q*)²`` with the exact
-    ``p*, q*`` of the plan; with ``g = e^ε + 1`` it would be the seed's ``4 e^ε / (e^ε - 1)²`` (the same as
-    OUE); rounding ``g`` to an integer raises it by at most 4.2% (at ε ≈ 0.4). OLH is the choice when
+    ``p*, q*`` of the plan; with ``g = e^ε + 1`` it would be Wang et al.'s ``4 e^ε / (e^ε - 1)²`` (the same
+    as OUE); rounding ``g`` to an integer raises it by at most 4.2% (at ε ≈ 0.4). OLH is the choice when
     ``k ≥ 3 e^ε + 2`` and communication matters (:func:`ldpnum.frequency.recommend`): one uint64 per
     report instead of ``k`` bits. Aggregation costs O(n·k).
 
     References
     ----------
-    ``../shared/seeds/002_bf216fff5ae8aeb1.txt``; ``../shared/seeds/004_14da69ae23cc8615.txt``.
+    T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for Frequency
+    Estimation", USENIX Security 2017; V. Feldman, K. Talwar, "Lossless Compression of Efficient Private
+    Local Randomizers", ICML 2021.
 
     Examples
     --------
@@ -381,7 +387,7 @@ class OLH(_LocalHashing):
 
     name = "olh"
 
-    def __init__(self, epsilon, k, *, g=None):
+    def __init__(self, epsilon: float, k: int, *, g: int | None = None) -> None:
         super().__init__(epsilon, k, g)
 
     @classmethod

@@ -10,7 +10,7 @@ The server decodes ``bool(φ(j))`` for every ``j`` and debiases as for RAPPOR (A
 
 Parameters (replacement ε-LDP, Lemma 4.1: the ratio ``α1(1-α0) / (α0(1-α1))`` must be at most e^ε)
 ------------------------------------------------------------------------------------------------------
-The seed recommends the asymmetric (OUE-like) setting ``α0 = 1/(e^ε+1)``, ``α1 = 1/2`` (Corollary 4.4), which
+Feldman and Talwar recommend the asymmetric (OUE-like) ``α0 = 1/(e^ε+1)``, ``α1 = 1/2`` (Corollary 4.4), which
 minimizes the dominant variance term ``α0(1-α0)/(α1-α0)²`` (Wang et al. 2017). α0 must be a fraction ``a/p``
 of a prime, so it is rounded; we then set α1 to the *largest* value the exact ratio allows (for a fixed α0
 the variance decreases in α1), so the realized ratio is tight however coarse ``a/p`` is, and rounding α0 only
@@ -68,8 +68,10 @@ independent bits). Each category's variance is exactly Lemma 4.2's.
 
 References
 ----------
-``../shared/seeds/004_14da69ae23cc8615.txt`` (Algorithms 3, 4, 6; Lemmas 4.1, 4.2, 4.7; Corollary 4.4).
-``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (OUE, the pure-protocol estimator and its variance).
+V. Feldman, K. Talwar, "Lossless Compression of Efficient Private Local Randomizers", ICML 2021
+(Algorithms 3, 4, 6; Lemmas 4.1, 4.2, 4.7; Corollary 4.4).
+T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for Frequency Estimation",
+USENIX Security 2017 (OUE, the pure-protocol estimator and its variance).
 """
 
 import math
@@ -437,7 +439,8 @@ class PIRappor(FrequencyOracle):
 
     References
     ----------
-    ``../shared/seeds/004_14da69ae23cc8615.txt`` (Feldman and Talwar, PI-RAPPOR).
+    V. Feldman, K. Talwar, "Lossless Compression of Efficient Private Local Randomizers", ICML 2021
+    (PI-RAPPOR).
 
     Examples
     --------
@@ -455,7 +458,7 @@ class PIRappor(FrequencyOracle):
     def _check_counts(cls, counts, total, n_reports, spec):
         return support_count_check(counts, total, n_reports, spec)  # a report adds to several support counts
 
-    def __init__(self, epsilon, k):
+    def __init__(self, epsilon: float, k: int) -> None:
         super().__init__(epsilon, k)
         self._plan = make_plan(self._epsilon, self._k)
 

@@ -2,9 +2,8 @@
 
 References
 ----------
-``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (consistency: project onto the simplex; Norm-Sub).
 T. Wang, M. Lopuhaä-Zwakenberg, Z. Li, B. Škorić, N. Li, "Locally Differentially Private Frequency
-Estimation with Consistency", NDSS 2020.
+Estimation with Consistency", NDSS 2020 (consistency: project onto the simplex; Norm-Sub).
 """
 
 import numpy as np

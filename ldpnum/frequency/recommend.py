@@ -1,4 +1,4 @@
-"""Which frequency oracle to use: the seed's choice rule with predicted variances."""
+"""Which frequency oracle to use: Wang et al.'s choice rule with predicted variances."""
 
 import math
 from typing import NamedTuple
@@ -16,8 +16,8 @@ class Recommendation(NamedTuple):
     variance: float
 
 
-def recommend(k, epsilon, *, communication=None):
-    """Choose a frequency oracle for ``k`` categories at ``epsilon`` by the seed's rule.
+def recommend(k: int, epsilon: float, *, communication: str | None = None) -> Recommendation:
+    """Choose a frequency oracle for ``k`` categories at ``epsilon`` by Wang et al.'s rule.
 
     Direct encoding (GRR) when ``k < 3 e^ε + 2``; otherwise OUE, or OLH when communication matters
     (``communication="low"``: one small integer and a hash seed per report instead of ``k`` bits). OUE and
@@ -36,7 +36,8 @@ def recommend(k, epsilon, *, communication=None):
 
     References
     ----------
-    ``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (the comparison table and the choice rule).
+    T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for Frequency
+    Estimation", USENIX Security 2017 (the comparison table and the choice rule).
 
     Examples
     --------
@@ -56,4 +57,4 @@ def recommend(k, epsilon, *, communication=None):
     if k < 3 * ee + 2:
         return Recommendation(frequency.GRR, "GRR", (k - 2 + ee) / (ee - 1) ** 2)
     name = "OLH" if communication == "low" else "OUE"
-    return Recommendation(getattr(frequency, name, None), name, 4 * ee / (ee - 1) ** 2)
+    return Recommendation(getattr(frequency, name), name, 4 * ee / (ee - 1) ** 2)

@@ -41,13 +41,17 @@ every ``k``; it is also at least ``ε - 4 ln D`` minus the roundings of ``E`` an
 
 Estimator: the pure protocol with ``p* = p`` and ``q* = (p(ω-1) + (1-p)ω)/(k-1)`` (marginal inclusion of another
 category under ideal picks; the realized marginal is within the factor ``D`` of it, below 1.5e-9 relatively
-for ``k ≤ 1000``). Variance: the seed's formula with these.
+for ``k ≤ 1000``). Variance: Wang et al.'s pure-protocol formula with these.
 
 References
 ----------
-``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (subset selection among the frequency oracles);
-``../shared/seeds/004_14da69ae23cc8615.txt`` (subset selection next to RAPPOR); R. W. Floyd's subset sampler
-(J. Bentley, R. Floyd, "A sample of brilliance", Comm. ACM 30(9), 1987).
+S. Wang, L. Huang, P. Wang, Y. Nie, H. Xu, W. Yang, X.-Y. Li, C. Qiao, "Mutual Information Optimally Local
+Private Discrete Distribution Estimation", arXiv:1607.08025, 2016; M. Ye, A. Barg, "Optimal Schemes for
+Discrete Distribution Estimation under Locally Differential Privacy", IEEE Trans. Inf. Theory 64(8), 2018;
+"Local Differential Privacy (Part 1)", lecture slides on the work of T. Wang, N. Li and S. Jha (subset
+selection among the frequency oracles); V. Feldman, K. Talwar, "Lossless Compression of Efficient Private
+Local Randomizers", ICML 2021 (subset selection next to RAPPOR); R. W. Floyd's subset sampler (J. Bentley, R.
+Floyd, "A sample of brilliance", Comm. ACM 30(9), 1987).
 """
 
 import math
@@ -239,8 +243,10 @@ class SubsetSelection(_BitVectorOracle):
 
     References
     ----------
-    ``../shared/seeds/002_bf216fff5ae8aeb1.txt``; S. Wang et al., arXiv:1607.08025 (2016); M. Ye, A. Barg,
-    IEEE Trans. Inf. Theory 2018; J. Bentley, R. Floyd, Comm. ACM 30(9), 1987 (Floyd's sampler).
+    S. Wang et al., "Mutual Information Optimally Local Private Discrete Distribution Estimation",
+    arXiv:1607.08025 (2016); M. Ye, A. Barg, "Optimal Schemes for Discrete Distribution Estimation under
+    Locally Differential Privacy", IEEE Trans. Inf. Theory 2018; J. Bentley, R. Floyd, Comm. ACM 30(9), 1987
+    (Floyd's sampler).
 
     Examples
     --------
@@ -255,7 +261,7 @@ class SubsetSelection(_BitVectorOracle):
 
     name = "subset_selection"
 
-    def __init__(self, epsilon, k):
+    def __init__(self, epsilon: float, k: int) -> None:
         super().__init__(epsilon, k)
         if self._k > MAX_K:
             raise ValueError(f"SubsetSelection supports k <= {MAX_K}; got k={self._k}")

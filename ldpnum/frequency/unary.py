@@ -20,9 +20,9 @@ exactly. The true bit is drawn from a word of its own as a 53-bit event, ``p = t
 of ``exp_lower``). So the realized ε never exceeds ε and is tight to about ``2**-53 / (p(1 - p))``
 (< 1e-9 relatively over ε ∈ (0, 20]) at every ε — the coarse grid of ``q`` costs no tightness, because
 the fine-grained ``p`` absorbs the rounding of ``q``. What the grid can cost is variance: ``t_other`` is
-``q``'s nearest grid neighbour below or above (whichever gives the variance closer to the seed's), and the
+``q``'s nearest grid neighbour below or above (whichever gives the variance closer to Wang et al.'s), and the
 lane width ``b`` is the smallest whose realized per-report variance is within ``VARIANCE_TOL`` (1%)
-of the seed's table; the estimator always uses the realized ``p`` and ``q``, so it is exactly unbiased
+of Wang et al.'s table; the estimator always uses the realized ``p`` and ``q``, so it is exactly unbiased
 and its standard errors are exact. Lanes of 8 bits serve SUE for ε ≤ 2 and OUE for ε ≤ 4, 16 bits SUE
 above and OUE up to ε = 8, 32 bits OUE beyond (where its ``q`` falls below 2**-16). Words per record are
 fixed, ``1 + ceil(k/8)·b/8`` (R2), and randomizing is bound by the rate at which words are drawn, so the
@@ -35,8 +35,11 @@ them with the realized ``p* = p`` and ``q* = q``.
 
 References
 ----------
-``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (unary encoding / basic RAPPOR, optimized unary encoding, the
-variance table), ``../shared/seeds/000_a2042dfa24f76ed9.txt`` (the unary-encoding histogram).
+T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for Frequency Estimation",
+USENIX Security 2017 (unary encoding / basic RAPPOR, optimized unary encoding, the variance table).
+Ú. Erlingsson, V. Pihur, A. Korolova, "RAPPOR: Randomized Aggregatable Privacy-Preserving Ordinal Response",
+CCS 2014. Lecture 20, "Local Model of Differential Privacy", course lecture notes (the unary-encoding
+histogram).
 """
 
 import math
@@ -231,7 +234,7 @@ class _BitVectorOracle(FrequencyOracle):
 class _UnaryEncoding(_BitVectorOracle):
     """The unary randomizer shared by :class:`SUE` and :class:`OUE` (they differ only in ``p`` and ``q``)."""
 
-    def __init__(self, epsilon, k):
+    def __init__(self, epsilon: float, k: int) -> None:
         super().__init__(epsilon, k)
         q0 = self.nominal_probabilities[1]
         self._plan = unary_plan(self._epsilon, self._k, q0, self.nominal_variance)
@@ -243,7 +246,7 @@ class _UnaryEncoding(_BitVectorOracle):
 
     @property
     def nominal_variance(self):
-        """The seed's per-report variance at true frequency 0 (``Var[c̃(i)]/n`` of its table)."""
+        """Wang et al.'s per-report variance at true frequency 0 (``Var[c̃(i)]/n`` of its table)."""
         raise NotImplementedError
 
     @property
@@ -274,13 +277,15 @@ class SUE(_UnaryEncoding):
     Each call of ``privatize`` on one person's value is ε-LDP; estimators are post-processing.
     Reports are ``k`` bits packed into ``ceil(k/8)`` bytes per person. The realized ``p`` and ``q``
     (``support_probabilities``) are on the integer grid described in :mod:`ldpnum.frequency.unary`: the
-    realized ε is ≤ ε and tight, and the per-report variance is within 1% of the seed's
+    realized ε is ≤ ε and tight, and the per-report variance is within 1% of Wang et al.'s
     ``e^{ε/2}/(e^{ε/2} - 1)²``. OUE has a smaller variance at every ε; SUE is here for comparison and
     compatibility with RAPPOR.
 
     References
     ----------
-    ``../shared/seeds/002_bf216fff5ae8aeb1.txt``, ``../shared/seeds/000_a2042dfa24f76ed9.txt``.
+    T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for Frequency
+    Estimation", USENIX Security 2017; Lecture 20, "Local Model of Differential Privacy", course lecture
+    notes.
 
     Examples
     --------
@@ -323,13 +328,15 @@ class OUE(_UnaryEncoding):
     Each call of ``privatize`` on one person's value is ε-LDP; estimators are post-processing.
     Reports are ``k`` bits packed into ``ceil(k/8)`` bytes per person. The realized ``p`` and ``q`` are on
     the integer grid described in :mod:`ldpnum.frequency.unary`: the realized ε is ≤ ε and tight, and the
-    per-report variance is within 1% of the seed's ``4e^ε/(e^ε - 1)²`` (that of OLH). OUE is the choice
+    per-report variance is within 1% of Wang et al.'s ``4e^ε/(e^ε - 1)²`` (that of OLH). OUE is the choice
     rule's pick for ``k ≥ 3e^ε + 2`` when communication is not a concern
     (:func:`ldpnum.frequency.recommend`).
 
     References
     ----------
-    ``../shared/seeds/002_bf216fff5ae8aeb1.txt``, ``../shared/seeds/000_a2042dfa24f76ed9.txt``.
+    T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for Frequency
+    Estimation", USENIX Security 2017; Lecture 20, "Local Model of Differential Privacy", course lecture
+    notes.
 
     Examples
     --------

@@ -2,6 +2,7 @@
 
 import functools
 import math
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -9,14 +10,15 @@ from .._core import (Aggregate, Reports, Spec, check_spec, code_dtype, count_cod
                      single_code_counts)
 from .._random import block_sizes, draw_pool, resolve_rng
 from .._results import MeanEstimate
+from .._typing import ArrayLike, Bounds, SeedLike
 from .._validation import check_bounds, check_epsilon, check_values
 
 __all__ = ["Mechanism", "MeanOracle", "from_spec"]
 
-_REGISTRY = {}
+_REGISTRY: dict[str, type["Mechanism"]] = {}
 
 
-def from_spec(spec):
+def from_spec(spec: Spec) -> "Mechanism":
     """Rebuild the mechanism that produced reports with this :class:`~ldpnum.Spec`."""
     if not isinstance(spec, Spec):
         raise TypeError(f"spec must be a Spec; got {type(spec).__name__}")
@@ -56,7 +58,9 @@ class Mechanism:
     kernels use is built once. Two mechanisms are equal when their specs are.
     """
 
-    name = None
+    name: ClassVar[str | None] = None
+    #: The integer plan of the kernels, set by each subclass's constructor.
+    _plan: Any
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -71,18 +75,18 @@ class Mechanism:
         ``n_reports``. Mechanisms whose reports add to several counts override this."""
         return single_code_counts(counts, total, n_reports, spec)
 
-    def __init__(self, epsilon, bounds):
+    def __init__(self, epsilon: float, bounds: Bounds) -> None:
         self._epsilon = check_epsilon(epsilon)
         self._bounds = check_bounds(bounds)
 
     # -- parameters ---------------------------------------------------------------------------------
     @property
-    def epsilon(self):
+    def epsilon(self) -> float:
         """The privacy parameter: each report is ε-LDP for its person."""
         return self._epsilon
 
     @property
-    def bounds(self):
+    def bounds(self) -> Bounds | None:
         """Public range ``(low, high)`` of the input values."""
         return self._bounds
 
@@ -92,12 +96,12 @@ class Mechanism:
         return self._plan
 
     @property
-    def n_cells(self):
+    def n_cells(self) -> int:
         """Size of the output alphabet: reports are codes ``0..n_cells-1``."""
         raise NotImplementedError
 
     @property
-    def words_per_record(self):
+    def words_per_record(self) -> int:
         """Random 64-bit words each record consumes (fixed, whatever its value)."""
         return self._plan.words_per_record
 
@@ -105,7 +109,7 @@ class Mechanism:
         return {"bounds": self._bounds}
 
     @property
-    def spec(self):
+    def spec(self) -> Spec:
         """The :class:`~ldpnum.Spec` attached to this mechanism's reports and aggregates.
 
         Built once (a mechanism is immutable): every aggregate, estimate and spec check reads it, and
@@ -123,13 +127,13 @@ class Mechanism:
     def _from_spec(cls, spec):
         return cls(epsilon=spec.epsilon, **{k: spec.get(k) for k, _ in spec.params})
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.spec == other.spec
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self.spec)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self._spec_params().items())
         return f"{type(self).__name__}(epsilon={self._epsilon!r}{', ' if params else ''}{params})"
 
@@ -147,7 +151,8 @@ class Mechanism:
     def _run_kernel(self, values, words, out):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def privatize(self, x, *, rng=None, nan_policy="raise", fill_value=None, out_of_range="clip"):
+    def privatize(self, x: ArrayLike, *, rng: SeedLike = None, nan_policy: str = "raise",
+                  fill_value: float | None = None, out_of_range: str = "clip") -> Reports:
         """Randomize each person's value; return their :class:`~ldpnum.Reports`.
 
         Parameters
@@ -215,14 +220,14 @@ class Mechanism:
         return code_dtype(self.n_cells)
 
     # -- server side --------------------------------------------------------------------------------
-    def aggregate(self, reports):
+    def aggregate(self, reports: Reports) -> Aggregate:
         """Count the reports' codes into a mergeable :class:`~ldpnum.Aggregate`."""
         if not isinstance(reports, Reports):
             raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
         check_spec(self.spec, reports.spec, "reports")
         return Aggregate(count_codes(reports.codes, self.n_cells), self.spec)
 
-    def empty_aggregate(self):
+    def empty_aggregate(self) -> Aggregate:
         """The aggregate of no reports, the identity of ``+``."""
         return Aggregate.empty(self.spec)
 
@@ -243,14 +248,14 @@ class MeanOracle(Mechanism):
     """
 
     @property
-    def code_estimates(self):
+    def code_estimates(self) -> np.ndarray:
         """Unbiased estimate of the value carried by each output code, in data units."""
         raise NotImplementedError
 
     def _second_moment(self, x):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def variance(self, x):
+    def variance(self, x: ArrayLike) -> Any:
         """Variance of one report's unbiased estimate when the true value is ``x`` (exact, from the plan).
 
         The mean of ``n`` reports with values ``x_i`` has variance ``sum(variance(x_i)) / n**2``.
@@ -264,11 +269,11 @@ class MeanOracle(Mechanism):
         return float(out) if out.ndim == 0 else out
 
     @property
-    def worst_case_variance(self):
+    def worst_case_variance(self) -> float:
         """Largest per-report variance over all inputs in the bounds."""
         raise NotImplementedError
 
-    def estimate_mean(self, data):
+    def estimate_mean(self, data: Reports | Aggregate) -> MeanEstimate:
         """Unbiased estimate of the mean of the values behind the reports.
 
         Parameters

@@ -95,7 +95,7 @@ class WindowPlan:
     n_cells: int
     m: int
     t_in: int
-    cum: tuple = None
+    cum: tuple | None = None
     words_per_record: int = 3
 
     @property

@@ -8,17 +8,20 @@ mapped to ``u = (x - low) / (high - low)`` and reported as code 1 with probabili
 that is, stochastic rounding of ``u`` to an endpoint followed by Warner's randomized response of that bit
 (for ``u`` in {0, 1} it *is* randomized response). They differ in what the two codes mean and how they are
 debiased: stochastic rounding labels them 0/1 and estimates ``low + (high - low)(Y - q)/(p - q)``
-(``../shared/seeds/000_a2042dfa24f76ed9.txt``, the 1-bit mean estimator); Duchi et al. label them ±C,
+(the 1-bit mean estimator, Lecture 20 "Local Model of Differential Privacy"); Duchi et al. label them ±C,
 ``C = (e^ε + 1)/(e^ε - 1)``, on the [-1, 1] scale. Both estimators are the same affine map of the code,
 computed from the plan's exact probabilities (``p = t_hi / 2**53``, ``q = t_lo / 2**53``), so they are
 unbiased for the mechanism as implemented, not only for its textbook form.
 
 References
 ----------
-``../shared/seeds/000_a2042dfa24f76ed9.txt`` (randomized response, 1-bit mean estimation),
-``../shared/seeds/001_fd29501611b153a0.txt`` (Warner's randomized response and its analysis),
-``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (numerical mean oracle: discretize unbiasedly, then perturb),
-``../shared/seeds/003_ab604ce356b1d455.txt`` (randomized response in the local model).
+S. L. Warner, "Randomized Response: A Survey Technique for Eliminating Evasive Answer Bias", JASA 60(309),
+1965. Lecture 20, "Local Model of Differential Privacy", course lecture notes (randomized response, 1-bit mean
+estimation). Lecture 3, "Intro to Differential Privacy", course lecture notes (Warner's randomized response
+and its analysis). "Local Differential Privacy (Part 1)", lecture slides on the work of T. Wang, N. Li and
+S. Jha (numerical mean oracle: discretize unbiasedly, then perturb). "The Local Model: Foundations", lecture
+slides, CS 2080 Applied Privacy for Data Science, Harvard University, 2025 (randomized response in the local
+model).
 J. C. Duchi, M. I. Jordan, M. J. Wainwright, "Minimax optimal procedures for locally private estimation",
 JASA 2018.
 """
@@ -26,6 +29,7 @@ JASA 2018.
 import numpy as np
 
 from .._kernels import client
+from .._typing import Bounds
 from .._kernels._jit import launch
 from .._validation import as_1d_array, check_choice
 from ._base import MeanOracle
@@ -37,7 +41,7 @@ __all__ = ["RandomizedResponse", "StochasticRounding", "Duchi"]
 class _TwoOutput(MeanOracle):
     """Shared randomizer of the two-output mean oracles."""
 
-    def __init__(self, epsilon, bounds):
+    def __init__(self, epsilon: float, bounds: Bounds) -> None:
         super().__init__(epsilon, bounds)
         self._plan = binary_plan(self._epsilon)
         low, high = self._bounds
@@ -113,8 +117,9 @@ class StochasticRounding(_TwoOutput):
 
     References
     ----------
-    ``../shared/seeds/000_a2042dfa24f76ed9.txt`` (1-bit communication mean estimation),
-    ``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (numerical mean oracle).
+    Lecture 20, "Local Model of Differential Privacy", course lecture notes (1-bit communication mean
+    estimation); "Local Differential Privacy (Part 1)", lecture slides on the work of T. Wang, N. Li and
+    S. Jha (numerical mean oracle).
 
     Examples
     --------
@@ -151,7 +156,9 @@ class Duchi(_TwoOutput):
 
     References
     ----------
-    J. C. Duchi, M. I. Jordan, M. J. Wainwright, JASA 2018; ``../shared/seeds/002_bf216fff5ae8aeb1.txt``.
+    J. C. Duchi, M. I. Jordan, M. J. Wainwright, "Minimax optimal procedures for locally private
+    estimation", JASA 2018; "Local Differential Privacy (Part 1)", lecture slides on the work of T. Wang,
+    N. Li and S. Jha (numerical mean oracle).
 
     Examples
     --------
@@ -190,8 +197,10 @@ class RandomizedResponse(_TwoOutput):
 
     References
     ----------
-    ``../shared/seeds/001_fd29501611b153a0.txt``, ``../shared/seeds/003_ab604ce356b1d455.txt``,
-    ``../shared/seeds/000_a2042dfa24f76ed9.txt``.
+    S. L. Warner, "Randomized Response: A Survey Technique for Eliminating Evasive Answer Bias", JASA
+    60(309), 1965; Lecture 3, "Intro to Differential Privacy", and Lecture 20, "Local Model of Differential
+    Privacy", course lecture notes; "The Local Model: Foundations", lecture slides, CS 2080 Applied Privacy
+    for Data Science, Harvard University, 2025.
 
     Examples
     --------
@@ -205,7 +214,7 @@ class RandomizedResponse(_TwoOutput):
 
     name = "randomized_response"
 
-    def __init__(self, epsilon):
+    def __init__(self, epsilon: float) -> None:
         super().__init__(epsilon, (0.0, 1.0))
 
     def _spec_params(self):

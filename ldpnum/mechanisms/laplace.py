@@ -1,8 +1,8 @@
 r"""The Laplace mean oracle on a finite output alphabet: discrete Laplace noise on a grid (DESIGN.md R1, D3).
 
-The textbook local Laplace mechanism reports ``y = x + Lap((high - low)/ε)``
-(``../shared/seeds/000_a2042dfa24f76ed9.txt``). In floating point that output leaks the input through its
-representation (Mironov 2012), so ldpnum reports an integer instead:
+The textbook local Laplace mechanism reports ``y = x + Lap((high - low)/ε)`` (lecture notes "Local Model of
+Differential Privacy", Lecture 20). In floating point that output leaks the input through its representation
+(Mironov 2012), so ldpnum reports an integer instead:
 
 1. **Input grid.** ``u = (x - low)/(high - low)`` in [0, 1] is randomly rounded to ``i ∈ {0..G}``
    with ``E[i] = uG`` (one word, the same rounding as the window randomizers). ``G = 256`` cells, halved
@@ -53,7 +53,8 @@ the input rounding: at most ``(high - low)²/(4G²)``, i.e. a fraction ``ε²/(8
 
 References
 ----------
-``../shared/seeds/000_a2042dfa24f76ed9.txt`` (the local Laplace mean estimator ``y_i = x_i + Lap(m/ε)``).
+Lecture 20, "Local Model of Differential Privacy", course lecture notes (the local Laplace mean estimator
+``y_i = x_i + Lap(m/ε)``).
 I. Mironov, "On significance of the least significant bits for differential privacy", CCS 2012.
 C. L. Canonne, G. Kamath, T. Steinke, "The discrete Gaussian for differential privacy", NeurIPS 2020
 (discrete Laplace sampling).
@@ -68,6 +69,7 @@ from itertools import accumulate
 import numpy as np
 
 from .._kernels import client
+from .._typing import Bounds
 from .._kernels._jit import launch
 from ._base import MeanOracle
 from ._plan import TWO53, exp_lower
@@ -450,7 +452,8 @@ class Laplace(MeanOracle):
 
     References
     ----------
-    ``../shared/seeds/000_a2042dfa24f76ed9.txt`` (the local Laplace mean estimator).
+    Lecture 20, "Local Model of Differential Privacy", course lecture notes (the local Laplace mean
+    estimator).
     I. Mironov, "On significance of the least significant bits for differential privacy", CCS 2012.
 
     Examples
@@ -470,7 +473,7 @@ class Laplace(MeanOracle):
 
     name = "laplace"
 
-    def __init__(self, epsilon, bounds):
+    def __init__(self, epsilon: float, bounds: Bounds) -> None:
         super().__init__(epsilon, bounds)
         self._plan = laplace_plan(self._epsilon)
         low, high = self._bounds

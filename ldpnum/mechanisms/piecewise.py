@@ -21,9 +21,10 @@ per-report variance.
 
 References
 ----------
-``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (numerical mean oracles; General Wave/Square Wave grid idea).
 N. Wang, X. Xiao, Y. Yang, J. Zhao, S. C. Hui, H. Shin, J. Shin, G. Yu, "Collecting and Analyzing
 Multidimensional Data with Local Differential Privacy", ICDE 2019 (Piecewise and Hybrid mechanisms).
+Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li, B. Škorić, "Estimating Numerical Distributions under Local
+Differential Privacy", SIGMOD 2020 (the output grid, EM and EMS).
 """
 
 import math
@@ -31,7 +32,10 @@ import numbers
 
 import numpy as np
 
+from .._core import Aggregate, Reports
 from .._kernels import client, wave
+from .._results import DistributionEstimate
+from .._typing import Bounds
 from .._kernels._jit import launch
 from ._base import MeanOracle
 from ._plan import TWO53, binary_plan, window_plan
@@ -154,7 +158,9 @@ class _WindowOracle(MeanOracle):
         grid = np.linspace(low, high, 2 * (self._window.n_positions + 1) + 1)
         return float(np.max(self.variance(grid)))
 
-    def estimate_distribution(self, data, *, n_bins=None, method="ems", max_iter=None, tol=None):
+    def estimate_distribution(self, data: Reports | Aggregate, *, n_bins: int | None = None,
+                              method: str = "ems", max_iter: int | None = None,
+                              tol: float | None = None) -> DistributionEstimate:
         """Reconstruct the distribution of the values behind the reports.
 
         Parameters
@@ -185,7 +191,8 @@ class _WindowOracle(MeanOracle):
 
         References
         ----------
-        ``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (EM Algorithm 1, EMS).
+        Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li, B. Škorić, "Estimating Numerical Distributions under
+        Local Differential Privacy", SIGMOD 2020 (EM, Algorithm 1; EMS).
         """
         from ..estimation.distribution import estimate_window_distribution
 
@@ -223,7 +230,8 @@ class Piecewise(_WindowOracle):
 
     References
     ----------
-    Wang et al., ICDE 2019; ``../shared/seeds/002_bf216fff5ae8aeb1.txt``.
+    N. Wang et al., "Collecting and Analyzing Multidimensional Data with Local Differential Privacy",
+    ICDE 2019.
 
     Examples
     --------
@@ -237,7 +245,7 @@ class Piecewise(_WindowOracle):
 
     name = "piecewise"
 
-    def __init__(self, epsilon, bounds, *, n_cells=None):
+    def __init__(self, epsilon: float, bounds: Bounds, *, n_cells: int | None = None) -> None:
         super().__init__(epsilon, bounds)
         self._setup_window(1.0 / (math.exp(self._epsilon / 2) + 1.0), n_cells)
         self._plan = self._window
@@ -282,7 +290,8 @@ class Hybrid(_WindowOracle):
 
     References
     ----------
-    Wang et al., ICDE 2019; ``../shared/seeds/002_bf216fff5ae8aeb1.txt``.
+    N. Wang et al., "Collecting and Analyzing Multidimensional Data with Local Differential Privacy",
+    ICDE 2019.
 
     Examples
     --------
@@ -296,7 +305,7 @@ class Hybrid(_WindowOracle):
     name = "hybrid"
     words_per_record = 5
 
-    def __init__(self, epsilon, bounds, *, n_cells=None):
+    def __init__(self, epsilon: float, bounds: Bounds, *, n_cells: int | None = None) -> None:
         super().__init__(epsilon, bounds)
         self._setup_window(1.0 / (math.exp(self._epsilon / 2) + 1.0), n_cells)
         self._binary = binary_plan(self._epsilon)

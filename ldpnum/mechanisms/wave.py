@@ -4,8 +4,8 @@ A value is scaled to ``v`` in [0, 1]; the output domain is ``[-b, 1 + b]``. A Ge
 ``ṽ`` with density ``W(ṽ - v)``, where the *wave* ``W`` takes values in ``[q, e^ε q]``, equals ``q`` outside
 ``[-b, b]`` and has total mass 1, which makes it ε-LDP. The Square Wave is the box ``W = e^ε q`` on
 ``[-b, b]``: among all waves it maximizes the Wasserstein distance between the output distributions of
-different inputs, so it is the most informative for distribution estimation (``../shared/seeds/002_…``,
-Theorem 2).
+different inputs, so it is the most informative for distribution estimation (Li et al.,
+SIGMOD 2020, Theorem 2).
 
 Grid (DESIGN.md R1, TESTING.md D1). Reports are cells of a fixed grid of ``N`` cells (default 1024, doubled
 until the window holds ≥ 16 cells, at most 2**16) over ``[-b', 1 + b']``: the window is
@@ -21,9 +21,8 @@ alphabet does not depend on the input, and the transition matrix used by EM is e
 
 References
 ----------
-``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (General Wave, Square Wave, the bandwidth b, EM/EMS).
-Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li, B. Škoric, "Estimating Numerical Distributions under Local
-Differential Privacy", SIGMOD 2020.
+Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li, B. Škorić, "Estimating Numerical Distributions under Local
+Differential Privacy", SIGMOD 2020 (General Wave, Square Wave, the bandwidth b, EM/EMS).
 """
 
 import hashlib
@@ -33,6 +32,7 @@ import numbers
 import numpy as np
 
 from .._core import Spec
+from .._typing import ArrayLike, Bounds
 from ._plan import exp_lower
 from .piecewise import _WindowOracle
 
@@ -41,8 +41,8 @@ __all__ = ["SquareWave", "GeneralWave", "square_wave_bandwidth", "WAVE_SHAPES"]
 WAVE_SHAPES = ("square", "trapezoid", "triangle")
 
 
-def square_wave_bandwidth(epsilon):
-    """The seed's default half-width ``b = (ε e^ε − e^ε + 1) / (2 e^ε (e^ε − 1 − ε))``.
+def square_wave_bandwidth(epsilon: float) -> float:
+    """Li et al.'s default half-width ``b = (ε e^ε − e^ε + 1) / (2 e^ε (e^ε − 1 − ε))``.
 
     It maximizes an upper bound of the mutual information between input and output; ``b → 1/2`` as
     ``ε → 0`` and ``b → 0`` as ``ε → ∞``. Evaluated with ``expm1`` (and a series below ε = 1e-3) to avoid
@@ -105,7 +105,8 @@ class GeneralWave(_WindowOracle):
 
     References
     ----------
-    ``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (General Wave definition and Theorem 1).
+    Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li, B. Škorić, "Estimating Numerical Distributions under
+    Local Differential Privacy", SIGMOD 2020 (General Wave definition and Theorem 1).
 
     Examples
     --------
@@ -119,7 +120,8 @@ class GeneralWave(_WindowOracle):
 
     name = "general_wave"
 
-    def __init__(self, epsilon, bounds, *, shape="square", bandwidth=None, n_cells=None):
+    def __init__(self, epsilon: float, bounds: Bounds, *, shape: str | ArrayLike = "square",
+                 bandwidth: float | None = None, n_cells: int | None = None) -> None:
         super().__init__(epsilon, bounds)
         if bandwidth is None:
             b = square_wave_bandwidth(self._epsilon)
@@ -228,7 +230,8 @@ class SquareWave(GeneralWave):
 
     References
     ----------
-    ``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (Square Wave mechanism, choice of b, EM/EMS).
+    Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li, B. Škorić, "Estimating Numerical Distributions under
+    Local Differential Privacy", SIGMOD 2020 (Square Wave mechanism, choice of b, EM/EMS).
 
     Examples
     --------
@@ -244,7 +247,8 @@ class SquareWave(GeneralWave):
 
     name = "square_wave"
 
-    def __init__(self, epsilon, bounds, *, bandwidth=None, n_cells=None):
+    def __init__(self, epsilon: float, bounds: Bounds, *, bandwidth: float | None = None,
+                 n_cells: int | None = None) -> None:
         super().__init__(epsilon, bounds, shape="square", bandwidth=bandwidth, n_cells=n_cells)
 
     @classmethod

@@ -2,13 +2,19 @@ r"""RangeEstimate: a (possibly consistent) tree of node frequency estimates you 
 
 import numbers
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._core import Spec
-from .._results import DistributionEstimate, _real_array, _where
+from .._results import (DistributionEstimate, _g, _html_table, _mechanism_rows, _real_array, _source, _title,
+                        _where)
 from .._validation import check_bounds
-from .consistency import check_tree, is_consistent, range_sums, snap
+from .._typing import ArrayLike, Bounds, FloatArray
+from .consistency import TreeShape, check_tree, is_consistent, range_sums, snap
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["RangeEstimate", "CONSISTENCY"]
 
@@ -60,6 +66,9 @@ class RangeEstimate:
         Whether the solver reached the exact optimum (KKT conditions).
     solver : str
         ``"two-pass"`` (least squares), ``"lsq"``/``"polish"``/``"active-set"`` (non-negative), ``""``.
+    name : str, optional
+        The name of the column the reports came from (set by the pandas accessor and the command line);
+        labels the x axis of :meth:`plot`. Provenance only: it does not take part in equality.
 
     Examples
     --------
@@ -79,14 +88,15 @@ class RangeEstimate:
     bounds: tuple
     branching: int
     consistency: str = "least-squares"
-    spec: Spec = None
-    epsilon: float = None
-    n_reports: int = None
+    spec: Spec | None = None
+    epsilon: float | None = None
+    n_reports: int | None = None
     level_reports: tuple = ()
     level_variances: tuple = ()
     n_iter: int = 0
     converged: bool = True
     solver: str = ""
+    name: str | None = None
     _cum: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -148,28 +158,30 @@ class RangeEstimate:
         set_(self, "level_variances", tuple(float(v) for v in self.level_variances))
         set_(self, "n_iter", int(self.n_iter))
         set_(self, "converged", bool(self.converged))
+        if self.name is not None and not isinstance(self.name, str):
+            raise TypeError(f"name must be a str or None; got {type(self.name).__name__}")
 
     # -- the tree -------------------------------------------------------------------------------------------
     @property
-    def shape(self):
+    def shape(self) -> TreeShape:
         return check_tree(self.n_leaves, self.branching)
 
     @property
-    def n_leaves(self):
+    def n_leaves(self) -> int:
         return int(self.node_estimates[-1].size)
 
     @property
-    def n_levels(self):
+    def n_levels(self) -> int:
         """Levels below the root."""
         return len(self.node_estimates) - 1
 
     @property
-    def leaves(self):
+    def leaves(self) -> FloatArray:
         """Estimated frequency of each leaf (read-only)."""
         return self.node_estimates[-1]
 
     @property
-    def leaf_edges(self):
+    def leaf_edges(self) -> FloatArray:
         lo, hi = self.bounds
         return np.linspace(lo, hi, self.n_leaves + 1)
 
@@ -196,7 +208,7 @@ class RangeEstimate:
         inside = (tb - ta) * leaves[np.minimum(ib, n - 1)]
         return np.where(same, inside, whole + left + right)
 
-    def range(self, lo, hi):
+    def range(self, lo: ArrayLike, hi: ArrayLike) -> Any:
         """Estimated probability mass in ``[lo, hi]`` (data units; vectorised: arrays broadcast).
 
         Returns a float for scalar arguments, else an array of the broadcast shape. See the class notes for
@@ -225,7 +237,7 @@ class RangeEstimate:
         out = self._mass(self._positions(np.atleast_1d(a)), self._positions(np.atleast_1d(b)))
         return float(out[0]) if a.ndim == 0 else out.reshape(a.shape)
 
-    def cdf(self, x):
+    def cdf(self, x: ArrayLike) -> Any:
         """Estimated ``P(X <= x) = range(low, x)`` (0 below the bounds, 1 above; NaN stays NaN)."""
         xa = _real_array(x, "x")
         flat = np.atleast_1d(xa).ravel()
@@ -242,7 +254,7 @@ class RangeEstimate:
         n = self.n_leaves
         return range_sums(self.shape, self.node_estimates, np.zeros(n + 1, dtype=np.int64), np.arange(n + 1))
 
-    def quantile(self, q):
+    def quantile(self, q: ArrayLike) -> Any:
         r"""Estimated quantiles: the first ``x`` where the CDF (linear between leaf edges) reaches ``q``.
 
         :math:`Q(q) = \min\{x : F(x) \ge q\}` for the piecewise-linear interpolation of the CDF at the leaf
@@ -269,7 +281,7 @@ class RangeEstimate:
         return float(x[0]) if qa.ndim == 0 else x.reshape(qa.shape)
 
     # -- conversions and display ----------------------------------------------------------------------------
-    def to_distribution(self):
+    def to_distribution(self) -> DistributionEstimate:
         """The leaves as a :class:`~ldpnum.DistributionEstimate` (piecewise uniform on the leaves).
 
         Valid only after consistency: ``"nonnegative"`` leaves are used as they are; ``"least-squares"``
@@ -292,9 +304,10 @@ class RangeEstimate:
             probs, method = probs / probs.sum(), "hh-nonnegative"
         kw = {"spec": self.spec} if self.spec is not None else {"epsilon": self.epsilon}
         return DistributionEstimate(self.leaf_edges, probs, n_reports=self.n_reports, method=method,
-                                    n_iter=self.n_iter, converged=self.converged, **kw)
+                                    n_iter=self.n_iter, converged=self.converged, name=self.name, **kw)
 
-    def plot(self, ax=None, *, true=None, kind="pdf", label=None):
+    def plot(self, ax: "Axes | None" = None, *, true: ArrayLike | None = None, kind: str = "pdf",
+             label: str | None = None) -> "Axes":
         """Plot the leaf densities (a step plot) or the CDF (a line), optionally against the true values.
 
         Parameters
@@ -344,7 +357,7 @@ class RangeEstimate:
         else:
             ax.plot(edges, self._edge_cdf(), linewidth=1.5, label=label)
             ax.set_ylabel("cumulative probability")
-        ax.set_xlabel("value")
+        ax.set_xlabel("value" if self.name is None else self.name)
         if values is not None:
             ax.legend()
         return ax
@@ -360,11 +373,21 @@ class RangeEstimate:
             parts.append(f"n_iter={self.n_iter}, converged={self.converged}, solver={self.solver!r}")
         return ", ".join(parts)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         lo, hi = self.bounds
-        return f"RangeEstimate(levels={self.n_levels}, bounds=({lo:g}, {hi:g}), {self._provenance()})"
+        return (f"RangeEstimate(levels={self.n_levels}, bounds=({lo:g}, {hi:g}), {self._provenance()}"
+                f"{_source(self)})")
 
-    def __eq__(self, other):
+    def _repr_html_(self) -> str:
+        lo, hi = self.bounds
+        q1, med, q3 = self.quantile(np.array([0.25, 0.5, 0.75]))
+        rows = [("25%", _g(q1)), ("median", _g(med)), ("75%", _g(q3)), ("bounds", f"[{lo:g}, {hi:g}]"),
+                ("tree", f"{self.n_leaves} leaves, branching {self.branching}, {self.n_levels} levels"),
+                ("consistency", self.consistency),
+                *_mechanism_rows(self.spec, self.epsilon, self.n_reports)]
+        return _html_table(_title("RangeEstimate", self), rows)
+
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, RangeEstimate):
             return NotImplemented
         return (self.bounds == other.bounds and self.branching == other.branching
@@ -373,9 +396,9 @@ class RangeEstimate:
                 and len(self.node_estimates) == len(other.node_estimates)
                 and all(np.array_equal(a, b) for a, b in zip(self.node_estimates, other.node_estimates)))
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]
 
     def __reduce__(self):
         return (type(self), (self.node_estimates, self.bounds, self.branching, self.consistency, self.spec,
                              self.epsilon, self.n_reports, self.level_reports, self.level_variances,
-                             self.n_iter, self.converged, self.solver))
+                             self.n_iter, self.converged, self.solver, self.name))

@@ -15,12 +15,13 @@ is 1), given unbiased node estimates :math:`\tilde x_v` with variances :math:`\s
     :func:`ldpnum._kernels._tree.tree_solve`; exact, no iteration). With weights that do not depend on the
     estimates it is a linear map fixing every consistent tree, so it keeps the node estimates unbiased.
 ``nonnegative``
-    the same objective with :math:`\hat x \ge 0` in addition: the seed's HH-ADMM (``../shared/seeds/
-    002_bf216fff5ae8aeb1.txt``, "Improvement on HH": minimise :math:`\frac12\|\hat x - \tilde x\|^2` s.t.
-    :math:`A\hat x = 0, \hat x \ge 0, \hat x_0 = 1`), weighted by the inverse variances so that it reduces to
-    ``least_squares`` whenever that is already non-negative (and to the seed's unweighted objective when all
-    variances are equal). Solved by ADMM with polishing, finished if needed by an exact active-set method
-    (Cython, :func:`ldpnum._kernels._tree.hh_admm` / ``active_set``); see :func:`nonnegative`.
+    the same objective with :math:`\hat x \ge 0` in addition: HH-ADMM of Li et al. (SIGMOD 2020; the
+    lecture slides "Local Differential Privacy (Part 1)", "Improvement on HH": minimise
+    :math:`\frac12\|\hat x - \tilde x\|^2` s.t. :math:`A\hat x = 0, \hat x \ge 0, \hat x_0 = 1`), weighted by
+    the inverse variances so that it reduces to ``least_squares`` whenever that is already non-negative (and
+    to HH-ADMM's unweighted objective when all variances are equal). Solved by ADMM with polishing, finished
+    if needed by an exact active-set method (Cython, :func:`ldpnum._kernels._tree.hh_admm` /
+    ``active_set``); see :func:`nonnegative`.
 """
 
 from dataclasses import dataclass

@@ -9,20 +9,24 @@ estimates every node's frequency from the reports of its level (unbiased), makes
 
 Level oracles (:class:`LevelOracle`): :class:`GRRLevel` (generalized randomized response; variance grows
 with the level's node count), :class:`OLHLevel` (optimized local hashing; variance independent of it, server
-cost O(n_l·k_l)) and :class:`HadamardLevel` (Hadamard response). ``oracle="auto"`` applies the seed's rule
+cost O(n_l·k_l)) and :class:`HadamardLevel` (Hadamard response). ``oracle="auto"`` applies Wang et al.'s rule
 per level: GRR while ``k_l < 3e^ε + 2``, OLH beyond.
 
 References
 ----------
-``../shared/seeds/002_bf216fff5ae8aeb1.txt`` (hierarchical histograms, HH-ADMM, the frequency oracles and the
-choice rule). T. Kulkarni, G. Cormode, D. Srivastava, "Answering range queries under local differential
-privacy", PVLDB 12(10), 2019 (the branching factor). M. Hay, V. Rastogi, G. Miklau, D. Suciu, "Boosting the
-accuracy of differentially private histograms through consistency", PVLDB 3(1), 2010 (constrained inference).
+Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li, B. Škorić, "Estimating Numerical Distributions under Local
+Differential Privacy", SIGMOD 2020 (hierarchical histograms with HH-ADMM). T. Wang, J. Blocki, N. Li, S. Jha,
+"Locally Differentially Private Protocols for Frequency Estimation", USENIX Security 2017 (the frequency
+oracles and the choice rule). T. Kulkarni, G. Cormode, D. Srivastava, "Answering range queries under local
+differential privacy", PVLDB 12(10), 2019 (the branching factor). M. Hay, V. Rastogi, G. Miklau, D. Suciu,
+"Boosting the accuracy of differentially private histograms through consistency", PVLDB 3(1), 2010
+(constrained inference).
 """
 
 import math
 import numbers
 from fractions import Fraction
+from typing import ClassVar
 
 import numpy as np
 
@@ -30,6 +34,8 @@ from .._core import Aggregate, Reports, check_spec, code_dtype, count_codes, reg
 from .._kernels import freq_hashing
 from .._kernels import hierarchy as kernels
 from .._kernels._jit import launch
+from .._results import DistributionEstimate
+from .._typing import Bounds
 from .._validation import check_choice, check_epsilon
 from ..frequency import GRR
 from ..frequency.hadamard import HadamardResponse, hadamard_support_counts
@@ -69,8 +75,8 @@ class LevelOracle:
     are several codes or bit vectors (OUE, SUE) cannot be a level here: a report must be one code.
     """
 
-    name = None
-    kind = None
+    name: ClassVar[str | None] = None
+    kind: ClassVar[int | None] = None
     #: Whether the level's report holds a hash seed (the packed report layout is then used).
     hashed = False
 
@@ -453,7 +459,7 @@ class HierarchyPlan:
         return (isinstance(other, HierarchyPlan) and self.shape == other.shape
                 and np.array_equal(self.table, other.table))
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self):
         names = ",".join(lvl.name for lvl in self.levels)
@@ -608,8 +614,9 @@ class HierarchicalHistogram(Mechanism):
 
     References
     ----------
-    ``../shared/seeds/002_bf216fff5ae8aeb1.txt``; Kulkarni, Cormode, Srivastava (PVLDB 2019); Hay et al.
-    (PVLDB 2010).
+    Li et al., "Estimating Numerical Distributions under Local Differential Privacy", SIGMOD 2020;
+    Kulkarni, Cormode, Srivastava, "Answering range queries under local differential privacy", PVLDB 2019;
+    Hay et al., "Boosting the accuracy of differentially private histograms through consistency", PVLDB 2010.
 
     Examples
     --------
@@ -656,7 +663,8 @@ class HierarchicalHistogram(Mechanism):
                              "reports")
         return n_reports
 
-    def __init__(self, epsilon, bounds, *, n_leaves=1024, branching=None, oracle="auto"):
+    def __init__(self, epsilon: float, bounds: Bounds, *, n_leaves: int = 1024, branching: int | None = None,
+                 oracle: str | tuple[str, ...] = "auto") -> None:
         super().__init__(epsilon, bounds)
         n_leaves = _check_n_leaves(n_leaves)
         oracle = _check_oracle(oracle)
@@ -755,7 +763,7 @@ class HierarchicalHistogram(Mechanism):
         return self._plan.report_levels(reports.codes)
 
     # -- server side ----------------------------------------------------------------------------------------
-    def aggregate(self, reports):
+    def aggregate(self, reports: Reports) -> Aggregate:
         """Reduce reports to a mergeable :class:`~ldpnum.Aggregate` (see the class Notes for its blocks).
 
         With OLH levels this computes every node's support count: O(n_l · k_l) hash evaluations per level
@@ -778,7 +786,8 @@ class HierarchicalHistogram(Mechanism):
         o = self._plan.offsets
         return tuple(agg.counts[o[l]:o[l + 1]] for l in range(self.n_levels))
 
-    def estimate_ranges(self, data, *, consistency="least-squares"):
+    def estimate_ranges(self, data: Reports | Aggregate, *,
+                        consistency: str = "least-squares") -> RangeEstimate:
         """Estimate every node's frequency and answer range queries from the tree.
 
         Parameters
@@ -792,7 +801,7 @@ class HierarchicalHistogram(Mechanism):
             to the raw estimates, root = 1 (Hay et al.'s constrained inference with the exact per-level
             variances at frequency 0, ``oracle.variance(0)/n_l``; linear with weights that depend only on the
             ``n_l``, so still unbiased, with smaller variance; leaves can be negative). ``"nonnegative"``: the
-            same objective with every node ≥ 0 (the seed's HH-ADMM, weighted; biased near zero, usually the
+            same objective with every node ≥ 0 (Li et al.'s HH-ADMM, weighted; biased near zero, usually the
             most accurate). See :mod:`ldpnum.ranges.consistency`.
 
         Returns
@@ -833,7 +842,8 @@ class HierarchicalHistogram(Mechanism):
                              n_reports=n, level_reports=n_per_level, level_variances=variances, n_iter=n_iter,
                              converged=converged, solver=solver)
 
-    def estimate_distribution(self, data, *, consistency="nonnegative"):
+    def estimate_distribution(self, data: Reports | Aggregate, *,
+                              consistency: str = "nonnegative") -> DistributionEstimate:
         """The leaves as a :class:`~ldpnum.DistributionEstimate`.
 
         ``estimate_ranges(data, consistency=...).to_distribution()``; the default, the non-negative tree, is
