@@ -22,6 +22,7 @@ family.
 """
 
 import pickle
+import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable
@@ -32,6 +33,7 @@ import pytest
 
 import ldpnum as ldp
 from ldpnum import _random
+from ldpnum._core import code_dtype
 from ldpnum._kernels import freq_hashing
 from ldpnum._kernels._jit import launch
 from ldpnum._validation import check_categories
@@ -305,6 +307,8 @@ def _instances():
 
 INSTANCES = _instances()
 NAMES = list(registered())
+#: Registered mechanisms of numerical values within public bounds (those without a case are in NAMES, and fail).
+NUMERIC = [n for n in NAMES if n in CASES and CASES[n].kind == "numeric"]
 
 
 def case_of(name):
@@ -466,35 +470,100 @@ def test_bad_epsilon(name):
 
 
 def bad_values(m):
-    """``(x, error type)`` of the bad-input matrix for the mechanism's kind of input."""
+    """``(x, error type, message)`` of the bad-input matrix for the mechanism's kind of input (the message,
+    where given, must name the count and the first index of the bad records)."""
     kind = CASES[m.name].kind
     wrong_kinds = [np.array(["a", "b"]), np.array([1 + 2j]), np.array(["2020-01-01"], dtype="datetime64[D]"),
-                   np.array([1.0, None], dtype=object)]
-    common = [(x, TypeError) for x in wrong_kinds] + [(np.zeros((3, 2), dtype=np.int64), ValueError)]
+                   np.array([1.0, None], dtype=object), pd.Series(["a", "b"])]
+    common = [(x, TypeError, None) for x in wrong_kinds]
+    common += [(np.zeros((3, 2), dtype=np.int64), ValueError, "one-dimensional")]
     if kind == "categorical":
-        return common + [(np.array([0, -1]), ValueError), (np.array([m.k]), ValueError),
-                         (np.array([0.0, 1.0]), TypeError), (np.array([0, np.nan]), TypeError),
-                         (pd.array([0, None], dtype="Int64"), ValueError), (np.array([True]), TypeError)]
-    low, high = m.bounds
-    mid = (low + high) / 2 if kind == "numeric" else 0.0
-    out = common + [(np.array([mid, np.nan]), ValueError), (np.array([np.inf]), ValueError),
-                    (np.array([mid, -np.inf]), ValueError), (pd.array([mid, None], dtype="Float64"), ValueError)]
+        return common + [(np.array([0, -1, 2]), ValueError, "1 value.* first at index 1"),
+                         (np.array([0, 1, m.k, m.k]), ValueError, "2 value.* first at index 2"),
+                         (np.array([0.0, 1.0]), TypeError, None), (np.array([0, np.nan]), TypeError, None),
+                         (pd.array([0, None], dtype="Int64"), ValueError, None), (np.array([True]), TypeError, None)]
+    mid = sum(m.bounds) / 2 if kind == "numeric" else 0.0
+    out = common + [(np.array([mid, np.nan, mid, np.nan]), ValueError, "has 2 missing.* first at index 1"),
+                    (np.array([np.inf]), ValueError, "first at index 0"),
+                    (np.array([mid, -np.inf]), ValueError, "first at index 1"),
+                    (pd.array([mid, None], dtype="Float64"), ValueError, None)]
     if kind == "numeric":
-        out.append((np.array([True, False]), TypeError))
+        out.append((np.array([True, False]), TypeError, None))
     else:
-        out.append((np.array([0.0, 0.5]), ValueError))
+        out.append((np.array([0.0, 0.5]), ValueError, "first at index 1"))
     return out
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_bad_inputs_raise_before_any_draw(name, no_draws):
     m = instance(name, case_of(name).settings[0])
-    for x, exc in bad_values(m):
-        with pytest.raises(exc):
+    for x, exc, msg in bad_values(m):
+        with pytest.raises(exc, match=msg):
             m.privatize(x, rng=0)
     for rng, exc in [(True, TypeError), (-1, ValueError), (1.5, TypeError), (np.random.RandomState(0), TypeError)]:
         with pytest.raises(exc):
             m.privatize(valid_input(m, 3), rng=rng)
+
+
+BAD_BOUNDS = [(None, ValueError, "bounds is required"), ((1, 1), ValueError, "low < high"),
+              ((2, 1), ValueError, "low < high"), ((0, np.inf), ValueError, "finite"),
+              ((np.nan, 1), ValueError, "finite"), ((0, 1, 2), ValueError, "pair"), ("ab", TypeError, "pair"),
+              (5, TypeError, "pair"), ((0, "1"), TypeError, "high must be a real number"),
+              ((True, 2), TypeError, "low must be a real number")]
+
+
+@pytest.mark.parametrize("name", NUMERIC)
+def test_bad_bounds(name):
+    kwargs = dict(case_of(name).settings[0])
+    for bounds, exc, msg in BAD_BOUNDS:
+        with pytest.raises(exc, match=msg):
+            build(name, **{**kwargs, "bounds": bounds})
+
+
+@pytest.mark.parametrize("name", NUMERIC)
+def test_out_of_range_values_are_clipped_with_a_warning(name):
+    """Finite values outside the bounds are clipped with a counted warning (categories outside [0, k) and
+    non-0/1 bits raise instead: test_bad_inputs_raise_before_any_draw)."""
+    m = instance(name, case_of(name).settings[0])
+    low, high = m.bounds
+    width = high - low
+    x = np.array([low + width / 2, high + width, low - width / 3, high, high + 2 * width])
+    with pytest.warns(ldp.ClippingWarning, match=r"3 finite value\(s\) outside bounds .* first at index 1") as rec:
+        r = m.privatize(x, rng=3)
+    assert rec[0].message.count == 3 and rec[0].message.first_index == 1
+    assert r == m.privatize(np.clip(x, low, high), rng=3)
+    with pytest.raises(ValueError, match="outside bounds"):
+        m.privatize(x, out_of_range="raise", rng=3)
+
+
+def accepted_forms(m):
+    """Equivalent spellings of one input: dtypes, byte orders, strided views, lists, pandas (nullable) Series."""
+    if CASES[m.name].kind == "categorical":
+        base = np.array([0, m.k - 1, 1, 0, m.k - 1, 1], dtype=np.int64)
+        return base, [base.astype(np.int32), base.astype(np.uint8), base.astype(">i8"), np.repeat(base, 2)[::2],
+                      list(base), pd.Series(base), pd.Series(base, dtype="Int64")]
+    if CASES[m.name].kind == "binary":
+        base = np.array([0.0, 1.0, 1.0, 0.0])
+        return base, [base.astype(bool), base.astype(np.int8), base.astype(np.float32), list(base),
+                      pd.Series(base, dtype="Float64")]
+    low, high = m.bounds
+    base = low + (high - low) * np.array([0.0, 0.25, 0.5, 1.0, 0.75, 0.0])  # exact in float16 on unit bounds
+    forms = [base.astype(">f8"), np.repeat(base, 2)[::2], pd.Series(base), list(base),
+             pd.Series(base, dtype="Float64")]
+    if (low, high) == (0, 1):
+        forms += [base.astype(np.float32), base.astype(np.float16)]
+    return base, forms
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_accepted_forms_agree(name):
+    """Every accepted dtype, byte order and container gives the reports of the canonical array (they are
+    converted before the kernel, which sees one signature)."""
+    m = instance(name, case_of(name).settings[0])
+    base, forms = accepted_forms(m)
+    ref = m.privatize(base, rng=9)
+    for x in forms:
+        assert m.privatize(x, rng=9) == ref
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -503,6 +572,30 @@ def test_empty_input(name):
     r = m.privatize(valid_input(m, 0), rng=0)
     assert len(r) == 0 and r.codes.dtype.kind == "u" and r.spec == m.spec
     assert m.aggregate(r).n_reports == 0 and m.aggregate(r) == m.empty_aggregate()
+    estimators = [e for e in ("estimate_mean", "estimate_frequencies", "estimate_ranges", "estimate_distribution")
+                  if hasattr(m, e)]
+    assert estimators
+    for e in estimators:
+        with pytest.raises(ValueError, match="no reports"):
+            getattr(m, e)(r)
+
+
+def test_client_kernels_have_one_input_signature():
+    """dtype normalization happens before dispatch: after every numerical instance has seen several input
+    dtypes, each client kernel has one input type (read-only C float64). A kernel may have one signature per
+    output code dtype (uint8 for alphabets up to 256 cells, uint16 above)."""
+    from ldpnum._kernels import client, wave
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in NUMERIC:
+            for kwargs in CASES[name].settings:
+                m = build(name, **kwargs)
+                for x in ([1, 2], np.array([0.5], np.float32), np.array([0.5], ">f8"), [0.1]):
+                    m.privatize(x, rng=0)
+    for k in (client.binary_kernel, client.window_kernel, client.hybrid_kernel, client.laplace_kernel,
+              wave.shaped_window_kernel, client.scan_values):
+        assert len({sig[0] for sig in k.signatures}) == 1, k.signatures
 
 
 # -- (e) reproducibility, chunks, pickling, specs --------------------------------------------------------------
@@ -556,6 +649,9 @@ def test_pickling_and_specs_round_trip(name, kwargs):
     assert m2 == m and hash(m2) == hash(m) and m2.spec == m.spec
     assert m2.privatize(valid_input(m, 500), rng=3) == r
     assert pickle.loads(pickle.dumps(r)) == r
+    assert not r.codes.flags.writeable
+    if r.codes.ndim == 1 and r.codes.dtype != np.uint64:  # one code per report: the smallest dtype that fits
+        assert r.codes.dtype == code_dtype(m.n_cells)
     assert pickle.loads(pickle.dumps(agg)) == agg
     assert ldp.from_spec(m.spec) == m
     assert ldp.Spec.from_json(m.spec.to_json()) == m.spec
