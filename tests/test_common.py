@@ -481,12 +481,12 @@ def bad_values(m):
         return common + [(np.array([0, -1, 2]), ValueError, "1 value.* first at index 1"),
                          (np.array([0, 1, m.k, m.k]), ValueError, "2 value.* first at index 2"),
                          (np.array([0.0, 1.0]), TypeError, None), (np.array([0, np.nan]), TypeError, None),
-                         (pd.array([0, None], dtype="Int64"), ValueError, None), (np.array([True]), TypeError, None)]
+                         (pd.array([0, None], dtype="Int64"), ValueError, "1 missing.* first at index 1"), (np.array([True]), TypeError, None)]
     mid = sum(m.bounds) / 2 if kind == "numeric" else 0.0
     out = common + [(np.array([mid, np.nan, mid, np.nan]), ValueError, "has 2 missing.* first at index 1"),
                     (np.array([np.inf]), ValueError, "first at index 0"),
                     (np.array([mid, -np.inf]), ValueError, "first at index 1"),
-                    (pd.array([mid, None], dtype="Float64"), ValueError, None)]
+                    (pd.array([mid, None], dtype="Float64"), ValueError, "1 missing.* first at index 1")]
     if kind == "numeric":
         out.append((np.array([True, False]), TypeError, None))
     else:
