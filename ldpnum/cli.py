@@ -72,19 +72,6 @@ CSV_THREADS = True
 #: Bytes of a Parquet column chunk read at a time.
 READ_BUFFER = 1 << 20
 
-#: Short names accepted by ``--mechanism`` (a mechanism's own spec name and class name work too).
-MECHANISM_ALIASES = {
-    "sw": "square_wave", "gw": "general_wave", "piecewise": "piecewise", "pm": "piecewise", "duchi": "duchi",
-    "sr": "stochastic_rounding", "hybrid": "hybrid", "hm": "hybrid", "laplace": "laplace",
-    "hh": "hierarchical_histogram",
-}
-
-_CLASS_NAMES = {
-    "square_wave": "SquareWave", "general_wave": "GeneralWave", "piecewise": "Piecewise", "duchi": "Duchi",
-    "stochastic_rounding": "StochasticRounding", "hybrid": "Hybrid", "laplace": "Laplace",
-    "hierarchical_histogram": "HierarchicalHistogram",
-}
-
 _CSV_SUFFIXES = (".csv", ".tsv")
 _COMPRESSED = (".gz", ".bz2", ".zst", ".lz4")
 _PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
@@ -96,17 +83,42 @@ class CLIError(Exception):
 
 # -- mechanisms --------------------------------------------------------------------------------------------
 
-def _mechanism_class(name):
-    import ldpnum
+def cli_mechanisms():
+    """The mechanisms ``--mechanism`` accepts, ``{spec name: class}``: every registered mechanism built from
+    ε and public bounds (:func:`ldpnum.mechanisms.registered`), so a new one is offered by registering it."""
+    import inspect
 
-    key = str(name).strip().lower().replace("-", "_")
-    by_class = {cls.lower(): spec for spec, cls in _CLASS_NAMES.items()}
-    spec_name = MECHANISM_ALIASES.get(key) or (key if key in _CLASS_NAMES else by_class.get(key.replace("_", "")))
-    if spec_name is None:
-        known = ", ".join(sorted(MECHANISM_ALIASES))
+    from .mechanisms import registered
+
+    return {name: cls for name, cls in registered().items()
+            if "bounds" in inspect.signature(cls).parameters}
+
+
+def _mechanism_names():
+    """``{name or alias: spec name}`` of :func:`cli_mechanisms`."""
+    return {alias: name for name, cls in cli_mechanisms().items() for alias in (name, *cls.aliases)}
+
+
+def __getattr__(attr):
+    # MECHANISM_ALIASES is read from the registry when first asked for, so `import ldpnum.cli` stays light.
+    if attr == "MECHANISM_ALIASES":
+        return _mechanism_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
+
+
+def _mechanism_class(name):
+    from .mechanisms import lookup
+
+    known = ", ".join(sorted(_mechanism_names()))
+    try:
+        cls = lookup(str(name))
+    except ValueError:
         raise CLIError(f"unknown mechanism {name!r}; choose one of {known} (or a mechanism's full name, e.g. "
-                       "square_wave or SquareWave)")
-    return getattr(ldpnum, _CLASS_NAMES[spec_name])
+                       "square_wave or SquareWave)") from None
+    if cls.name not in cli_mechanisms():
+        raise CLIError(f"{cls.__name__} is not a mechanism for numerical columns with bounds; choose one of "
+                       f"{known}")
+    return cls
 
 
 def make_mechanism(name, epsilon, bounds, params=None):
@@ -115,8 +127,9 @@ def make_mechanism(name, epsilon, bounds, params=None):
     Parameters
     ----------
     name : str
-        A short alias (``sw``, ``gw``, ``piecewise``, ``duchi``, ``sr``, ``hybrid``, ``laplace``, ``hh``), a
-        mechanism's spec name (``square_wave``, ...) or its class name (``SquareWave``), case-insensitive.
+        A registered mechanism's spec name (``square_wave``, ...), one of its aliases (``sw``, ``gw``, ``pm``,
+        ``sr``, ``hm``, ``hh``) or its class name (``SquareWave``), case-insensitive; the mechanism must take
+        public bounds (:func:`cli_mechanisms`).
     epsilon : float
         Privacy parameter, validated by the mechanism (a finite number in (0, 20]).
     bounds : (float, float)
@@ -1166,10 +1179,8 @@ def _parser():
         epilog="Run `ldpnum COMMAND --help` for a command's options.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    aliases = ", ".join(
-        full + (f" ({'/'.join(a for a, f in MECHANISM_ALIASES.items() if f == full and a != full)})"
-                if any(f == full and a != full for a, f in MECHANISM_ALIASES.items()) else "")
-        for full in _CLASS_NAMES)
+    aliases = ", ".join(full + (f" ({'/'.join(cls.aliases)})" if cls.aliases else "")
+                        for full, cls in cli_mechanisms().items())
     p = sub.add_parser(
         "privatize", help="randomize numerical columns of a CSV/Parquet file into a Parquet file of reports",
         description="Randomize every value of the given columns with an LDP mechanism, streaming the input in "

@@ -1,25 +1,9 @@
 import numpy as np
-import pytest
-
-import ldpnum as ldp
 
 EPSILONS = [1e-3, 0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 20.0]
 
 ADVERSARIAL_UNIT = [0.0, 1.0, -0.0, 5e-324, np.nextafter(1.0, 0.0), 1 / 3, 0.5, np.nextafter(0.5, 1.0),
                     2.2250738585072014e-308]
-
-
-def mean_oracles(epsilon=1.0, bounds=(0.0, 1.0)):
-    """One instance of every numerical mean oracle."""
-    return [ldp.StochasticRounding(epsilon, bounds), ldp.Duchi(epsilon, bounds), ldp.Piecewise(epsilon, bounds),
-            ldp.Hybrid(epsilon, bounds), ldp.Laplace(epsilon, bounds), ldp.SquareWave(epsilon, bounds),
-            ldp.GeneralWave(epsilon, bounds, shape="triangle")]
-
-
-@pytest.fixture(params=["stochastic_rounding", "duchi", "piecewise", "hybrid", "laplace", "square_wave"])
-def oracle_class(request):
-    return {"stochastic_rounding": ldp.StochasticRounding, "duchi": ldp.Duchi, "piecewise": ldp.Piecewise,
-            "hybrid": ldp.Hybrid, "laplace": ldp.Laplace, "square_wave": ldp.SquareWave}[request.param]
 
 
 def adversarial_values(bounds, n_random=100_000, seed=12345):

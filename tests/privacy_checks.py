@@ -1,4 +1,5 @@
-"""Privacy checkers (TESTING.md (a), (b)) used by the tests, each with a negative control in test_privacy.py."""
+"""Privacy checkers (TESTING.md (a), (b), (c) C1) used by the tests, each with negative controls in test_privacy.py
+(and, over every registered mechanism, in test_common.py)."""
 
 import math
 from fractions import Fraction
@@ -85,3 +86,35 @@ def check_kernel_matches(counts, probs):
     if p < ALPHA:
         raise PrivacyViolation(f"sampled frequencies do not match the plan (chi-square p = {p:.3g})")
     return p
+
+
+def check_input_free_alphabet(outputs_by_input, alphabet, *, every_output=False):
+    """C1 (TESTING.md (c)): the outputs of every input are, bit for bit, elements of one alphabet fixed
+    before any input is seen; with ``every_output``, every input also reaches every element (so no input
+    can be told by the outputs it can or cannot produce; use it when the sample covers the alphabet).
+
+    ``outputs_by_input`` maps each input to the array of its outputs (integer codes or floats);
+    ``alphabet`` is the array the plan defines. Floats are compared by their bit patterns, so ``-0.0`` and
+    ``0.0`` differ, and so do two floats one ulp apart. Raises :class:`PrivacyViolation`.
+    """
+    def bits(a):
+        a = np.asarray(a)
+        if a.dtype.kind == "f":
+            return np.ascontiguousarray(a, dtype=np.float64).view(np.uint64)
+        if a.dtype.kind not in "iu":
+            raise PrivacyViolation(f"outputs of dtype {a.dtype} are neither codes nor floats")
+        return a.astype(np.int64).view(np.uint64) if a.dtype.kind == "i" else a.astype(np.uint64)
+
+    table = np.unique(bits(alphabet))
+    for x, out in outputs_by_input.items():
+        got = np.unique(bits(out))
+        if (np.asarray(out).dtype.kind == "f") != (np.asarray(alphabet).dtype.kind == "f"):
+            raise PrivacyViolation(f"outputs for input {x!r} are of dtype {np.asarray(out).dtype}, "
+                                   f"the alphabet of {np.asarray(alphabet).dtype}")
+        stray = np.setdiff1d(got, table, assume_unique=True)
+        if stray.size:
+            raise PrivacyViolation(f"{stray.size} distinct output(s) for input {x!r} are outside the "
+                                   "input-free alphabet")
+        if every_output and got.size != table.size:
+            raise PrivacyViolation(f"input {x!r} reached {got.size} of the {table.size} outputs: the "
+                                   "alphabet depends on the input")

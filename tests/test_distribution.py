@@ -10,8 +10,18 @@ from ldpnum.estimation import default_n_bins, norm_sub
 import naive
 
 # Issue targets (W1 on the unit domain, mean over the 1024 buckets of |F̂ − F| against the empirical histogram
-# of the same samples; Beta(5, 2), n = 100,000, 1024 buckets, EMS, mean of 5 fixed seeds).
+# of the same samples; Beta(5, 2), n = 100,000, 1024 buckets, EMS, mean of 5 fixed seeds). Measured over
+# seeds 0..14 (per-seed mean ± standard deviation; the test's 5-seed mean has a fifth of the variance):
+# ε = 0.5: 0.0087 ± 0.0020, ε = 1: 0.0053 ± 0.0011, ε = 2: 0.0027 ± 0.00058, ε = 4: 0.0012 ± 0.00031, so
+# each target is 4 to 7 standard deviations of the 5-seed mean above the measured mean.
 TARGETS = {0.5: 0.0125, 1.0: 0.0080, 2.0: 0.0042, 4.0: 0.0019}
+
+# W1 bounds of the single-seed tests below: measured mean + 5 standard deviations of W1 over 30 seeds
+# (data seed 5 + 100 s or 7 + 100 s, reports seed one more, s = 0..29; Beta(5, 2), n = 50,000).
+#   GeneralWave triangle, ε = 2, 128 bins, EMS: 0.0042 ± 0.0013 (largest 0.0068) -> 0.0108
+#   Piecewise, ε = 2, 128 bins, EMS:            0.0034 ± 0.00092 (largest 0.0059) -> 0.0080
+#   SquareWave, ε = 2, 64 bins, norm-sub:       0.059 ± 0.016 (largest 0.094)      -> 0.136
+W1_BOUND = {"general_wave": 0.0108, "piecewise": 0.0080, "norm-sub": 0.136}
 
 
 @pytest.mark.parametrize("epsilon", sorted(TARGETS))
@@ -64,7 +74,7 @@ def test_shaped_and_piecewise_windows_estimate_distributions():
     x = np.random.default_rng(5).beta(5, 2, 50_000)
     for m in (ldp.GeneralWave(2.0, (0, 1), shape="triangle"), ldp.Piecewise(2.0, (0, 1))):
         est = m.estimate_distribution(m.privatize(x, rng=6), n_bins=128)
-        assert metrics.wasserstein(est, x) < 0.03, m
+        assert metrics.wasserstein(est, x) < W1_BOUND[m.name], m
 
 
 def test_norm_sub_method():
@@ -73,7 +83,7 @@ def test_norm_sub_method():
     est = sw.estimate_distribution(sw.privatize(x, rng=8), method="norm-sub", n_bins=64)
     assert est.method == "norm-sub" and est.probabilities.min() >= 0
     assert est.probabilities.sum() == pytest.approx(1.0)
-    assert metrics.wasserstein(est, x) < 0.1
+    assert metrics.wasserstein(est, x) < W1_BOUND["norm-sub"]
 
 
 def test_norm_sub_is_the_simplex_projection_for_unit_sum_input():

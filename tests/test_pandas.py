@@ -1,5 +1,6 @@
 """The ``.ldp`` pandas accessors: privatize, budget accounting, specs through pandas and Parquet, estimates."""
 
+import math
 import re
 import subprocess
 import sys
@@ -354,7 +355,21 @@ def test_estimates_and_accuracy(frame):
             assert abs(est.value - big[c].mean()) < 5 * est.standard_error
         d = r.ldp.describe()
         assert list(d.index) == ["age", "score"] and d.loc["age", "n_reports"] == r["age"].notna().sum()
-        assert d.loc["age", "ci_low"] < d.loc["age", "mean"] < d.loc["age", "ci_high"]
+        # z-test of describe's mean with the closed-form standard error given the reporting people's
+        # values: Var(mean) = Σ variance(x_i) / n² (exact per-report variances from the plan).
+        x = big["age"][r["age"].notna()].to_numpy()
+        n = x.size
+        se = math.sqrt(SW.variance(x).sum()) / n
+        assert abs(d.loc["age", "mean"] - x.mean()) < 5 * se
+        # describe's standard error is the sample one, whose expectation adds the spread of the values:
+        # E[s²] = (Σ variance(x_i) + Σ (x_i - x̄)²) / (n - 1). Its relative sampling error is
+        # sqrt((κ - 1) / (4n)) with κ ≈ 2.0 the kurtosis of SW's per-report estimates (measured on 2e5
+        # reports): 0.35% at n = 20,000, 0.5% at n = 10,000; five of those bound the test.
+        expected = math.sqrt((SW.variance(x).sum() + ((x - x.mean()) ** 2).sum()) / (n * (n - 1)))
+        assert abs(d.loc["age", "std_error"] / expected - 1) < 5 * math.sqrt(1.0 / (4 * n))
+        lo, hi = d.loc["age", "ci_low"], d.loc["age", "ci_high"]
+        assert (lo + hi) / 2 == pytest.approx(d.loc["age", "mean"])
+        assert (hi - lo) / 2 == pytest.approx(1.959963984540054 * d.loc["age", "std_error"])
         assert d.loc["age", "25%"] < d.loc["age", "50%"] < d.loc["age", "75%"]
 
 
@@ -377,6 +392,10 @@ def test_quantile_and_range_shapes(frame):
     # no unbiased mean estimator: mean, std_error and CI are NaN; the distribution's mean is given apart
     assert np.isnan(d.loc["age", "mean"]) and np.isnan(d.loc["age", "std_error"])
     assert d.loc["age", "dist_mean"] == rh.ldp.estimate_ranges().to_distribution().mean
+    # The mean of the reconstructed (consistent, non-negative) distribution has no closed-form standard
+    # error. Measured for this frame and mechanism over seeds 0..199: the estimates average 49.88 against
+    # the true 49.80, with standard deviation 3.72 (largest deviation 9.4). Five standard deviations:
+    assert abs(d.loc["age", "dist_mean"] - frame["age"].mean()) < 5 * 3.72
 
 
 def test_mechanism_without_the_estimate(frame):

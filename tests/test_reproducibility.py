@@ -14,33 +14,10 @@ import pytest
 import ldpnum as ldp
 from ldpnum import _random
 
-from conftest import mean_oracles
-
-ALL = mean_oracles() + [ldp.RandomizedResponse(1.0)]
-
 
 def sample_input(m, n=50_000, seed=0):
     x = np.random.default_rng(seed).random(n)
     return (x < 0.4).astype(float) if m.name == "randomized_response" else x
-
-
-@pytest.mark.parametrize("m", ALL, ids=lambda m: m.name)
-def test_same_seed_same_reports(m):
-    x = sample_input(m)
-    assert m.privatize(x, rng=42) == m.privatize(x, rng=42)
-    assert m.privatize(x, rng=np.random.SeedSequence(42)) == m.privatize(x, rng=np.random.default_rng(42))
-    assert m.privatize(x, rng=42) != m.privatize(x, rng=43)
-
-
-@pytest.mark.parametrize("m", ALL, ids=lambda m: m.name)
-def test_chunked_calls_equal_one_call(m):
-    """Calls sharing one Generator consume the stream in record order: 7 chunks == one call, and blocks
-    inside one call (BLOCK_RECORDS) do not change the result."""
-    x = sample_input(m, n=2 * _random.BLOCK_RECORDS + 12345)
-    whole = m.privatize(x, rng=np.random.default_rng(5))
-    g = np.random.default_rng(5)
-    parts = [m.privatize(c, rng=g) for c in np.array_split(x, 7)]
-    assert ldp.Reports.concat(parts) == whole
 
 
 def test_secure_default_differs_and_ignores_global_state():
@@ -261,7 +238,14 @@ GOLDEN = {
 }
 
 
-@pytest.mark.parametrize("m", ALL, ids=lambda m: m.name)
+#: The instances whose reports are pinned by GOLDEN (E7: a change of the reports is deliberate).
+GOLDEN_MECHANISMS = [ldp.StochasticRounding(1.0, (0.0, 1.0)), ldp.Duchi(1.0, (0.0, 1.0)),
+                     ldp.Piecewise(1.0, (0.0, 1.0)), ldp.Hybrid(1.0, (0.0, 1.0)), ldp.Laplace(1.0, (0.0, 1.0)),
+                     ldp.SquareWave(1.0, (0.0, 1.0)), ldp.GeneralWave(1.0, (0.0, 1.0), shape="triangle"),
+                     ldp.RandomizedResponse(1.0)]
+
+
+@pytest.mark.parametrize("m", GOLDEN_MECHANISMS, ids=lambda m: m.name)
 def test_golden_digest(m):
     digest = hashlib.sha256(m.privatize(sample_input(m, n=10_000, seed=1), rng=20261122).codes.tobytes()).hexdigest()
     assert digest == GOLDEN[m.name]

@@ -10,8 +10,9 @@ from ldpnum.mechanisms.wave import square_wave_bandwidth
 
 import naive
 from conftest import EPSILONS, adversarial_values
-from privacy_checks import PrivacyViolation, check_exact_epsilon, check_kernel_matches
-from test_privacy import alphabet_violations
+from privacy_checks import PrivacyViolation, check_exact_epsilon, check_input_free_alphabet, check_kernel_matches
+
+EDGES = adversarial_values((0, 1), n_random=3)
 
 SHAPES = ["square", "trapezoid", "triangle", lambda z: np.cos(z * np.pi / 2) ** 2]
 SHAPE_IDS = ["square", "trapezoid", "triangle", "callable"]
@@ -116,11 +117,14 @@ def test_kernel_matches_plan(make):
         check_kernel_matches(m.aggregate(r).counts, m.output_probabilities(x))
 
 
-def test_output_alphabet_is_input_free():
-    sw = ldp.SquareWave(1.0, (0, 1))
-    r = sw.privatize(adversarial_values((0, 1)), rng=2)
-    assert r.codes.dtype == np.uint16
-    assert alphabet_violations(sw.labels[r.codes], sw.labels) == 0
+@pytest.mark.parametrize("n_cells,every_output", [(None, False), (32, True)])
+def test_output_alphabet_is_input_free(n_cells, every_output):
+    """C1: each adversarial input's reports are codes of the alphabet fixed by the plan; on 32 cells every
+    input reaches every code (4,000 reports; the least likely cell has probability > 1/70)."""
+    sw = ldp.SquareWave(1.0, (0, 1), n_cells=n_cells)
+    out = {float(x): sw.privatize(np.full(4000, x), rng=2 + i).codes for i, x in enumerate(EDGES)}
+    assert all(o.dtype == (np.uint16 if n_cells is None else np.uint8) for o in out.values())
+    check_input_free_alphabet(out, np.arange(sw.n_cells, dtype=np.uint64), every_output=every_output)
 
 
 def naive_float_square_wave(x, epsilon, rng):
@@ -136,10 +140,12 @@ def naive_float_square_wave(x, epsilon, rng):
 
 
 def test_alphabet_check_rejects_naive_float_square_wave():
+    """M4: the textbook float Square Wave's outputs are not in the grid's alphabet (cell centres)."""
     sw = ldp.SquareWave(1.0, (0, 1))
-    x = adversarial_values((0, 1), n_random=10_000)
-    y = naive_float_square_wave(x, 1.0, np.random.default_rng(0))
-    assert alphabet_violations(y, sw.labels) > 0.99 * y.size
+    rng = np.random.default_rng(0)
+    out = {float(x): naive_float_square_wave(np.full(200, x), 1.0, rng) for x in EDGES}
+    with pytest.raises(PrivacyViolation, match="outside the input-free alphabet"):
+        check_input_free_alphabet(out, sw.labels)
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=SHAPE_IDS)

@@ -1,10 +1,10 @@
 """Randomizers, one module per family."""
 
-from ._base import Mechanism, MeanOracle, from_spec
+from ._base import Mechanism, MeanOracle, from_spec, lookup, registered
 from .binary import Duchi, RandomizedResponse, StochasticRounding
 from .laplace import Laplace
 from .piecewise import Hybrid, Piecewise
 from .wave import GeneralWave, SquareWave
 
-__all__ = ["Mechanism", "MeanOracle", "from_spec", "RandomizedResponse", "StochasticRounding", "Duchi",
-           "Piecewise", "Hybrid", "Laplace", "SquareWave", "GeneralWave"]
+__all__ = ["Mechanism", "MeanOracle", "from_spec", "registered", "lookup", "RandomizedResponse",
+           "StochasticRounding", "Duchi", "Piecewise", "Hybrid", "Laplace", "SquareWave", "GeneralWave"]

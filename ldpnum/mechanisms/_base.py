@@ -13,19 +13,101 @@ from .._results import MeanEstimate
 from .._typing import ArrayLike, Bounds, SeedLike
 from .._validation import check_bounds, check_epsilon, check_values
 
-__all__ = ["Mechanism", "MeanOracle", "from_spec"]
+__all__ = ["Mechanism", "MeanOracle", "from_spec", "registered", "lookup"]
 
+#: Spec name -> mechanism class, filled by :meth:`Mechanism.__init_subclass__`.
 _REGISTRY: dict[str, type["Mechanism"]] = {}
+#: Normalized spelling (alias or class name) -> spec name.
+_NAMES: dict[str, str] = {}
+
+#: Modules whose import registers ldpnum's own mechanisms (imported on first use of the registry).
+_BUILTIN_MODULES = ("ldpnum.mechanisms", "ldpnum.frequency", "ldpnum.ranges")
+
+
+def _normalize(name: object) -> str:
+    """A mechanism name as users type it: case-insensitive, ``-`` and ``_`` interchangeable."""
+    return str(name).strip().lower().replace("-", "_")
+
+
+def _register(cls: type["Mechanism"]) -> None:
+    """Enter ``cls`` under its spec name, its aliases and its class name; refuse a name taken by another class."""
+    def same(other: type) -> bool:  # a module imported twice (reload) re-registers its own class
+        return (other.__module__, other.__qualname__) == (cls.__module__, cls.__qualname__)
+
+    if not isinstance(cls.name, str) or _normalize(cls.name) != cls.name or not cls.name:
+        raise TypeError(f"{cls.__qualname__}.name must be a lower-case identifier; got {cls.name!r}")
+    if isinstance(cls.aliases, str):
+        raise TypeError(f"{cls.__qualname__}.aliases must be a tuple of strings, not a string")
+    old = _REGISTRY.get(cls.name)
+    if old is not None and not same(old):
+        raise TypeError(f"mechanism name {cls.name!r} of {cls.__qualname__} is already taken by {old.__qualname__}")
+    spellings = {_normalize(a) for a in cls.aliases} | {_normalize(cls.__name__)}
+    for key in spellings:
+        owner = _NAMES.get(key)
+        if (owner is not None and owner != cls.name) or (key in _REGISTRY and key != cls.name):
+            raise TypeError(f"alias {key!r} of {cls.__qualname__} already names the mechanism "
+                            f"{owner or key!r}")
+    _REGISTRY[cls.name] = cls
+    _NAMES[cls.name] = cls.name
+    for key in spellings:
+        _NAMES[key] = cls.name
+
+
+def _load_builtins() -> None:
+    import importlib
+
+    for module in _BUILTIN_MODULES:
+        importlib.import_module(module)
+
+
+def registered() -> dict[str, type["Mechanism"]]:
+    """Every registered mechanism: ``{spec name: class}``, in registration order.
+
+    A mechanism is registered by defining a subclass of :class:`Mechanism` with a ``name`` (and, optionally,
+    ``aliases``); ldpnum's own mechanisms are always included. The command line offers these names, and
+    the common test suite runs its checks over every one of them.
+
+    Examples
+    --------
+    >>> from ldpnum.mechanisms import registered
+    >>> registered()["square_wave"].__name__, registered()["square_wave"].aliases
+    ('SquareWave', ('sw',))
+    """
+    _load_builtins()
+    return dict(_REGISTRY)
+
+
+def lookup(name: str) -> type["Mechanism"]:
+    """The mechanism class called ``name``: a spec name (``square_wave``), an alias (``sw``) or a class name
+    (``SquareWave``), case-insensitive, ``-`` and ``_`` interchangeable.
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a string.
+    ValueError
+        If no registered mechanism has that name; the message lists the names.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"a mechanism name must be a string; got {type(name).__name__}")
+    _load_builtins()
+    key = _normalize(name)
+    spec_name = _NAMES.get(key) or _NAMES.get(key.replace("_", ""))
+    if spec_name is None:
+        raise ValueError(f"unknown mechanism {name!r}; registered: {', '.join(_REGISTRY)}")
+    return _REGISTRY[spec_name]
 
 
 def from_spec(spec: Spec) -> "Mechanism":
     """Rebuild the mechanism that produced reports with this :class:`~ldpnum.Spec`."""
     if not isinstance(spec, Spec):
         raise TypeError(f"spec must be a Spec; got {type(spec).__name__}")
-    try:
-        cls = _REGISTRY[spec.mechanism]
-    except KeyError:
-        raise ValueError(f"unknown mechanism {spec.mechanism!r} in spec") from None
+    cls = _REGISTRY.get(spec.mechanism)
+    if cls is None:
+        _load_builtins()
+        cls = _REGISTRY.get(spec.mechanism)
+    if cls is None:
+        raise ValueError(f"unknown mechanism {spec.mechanism!r} in spec")
     mech = cls._from_spec(spec)
     unknown = sorted(set(dict(spec.params)) - set(dict(mech.spec.params)))
     if unknown:
@@ -58,14 +140,18 @@ class Mechanism:
     kernels use is built once. Two mechanisms are equal when their specs are.
     """
 
+    #: The mechanism's name in its spec (``Spec.mechanism``); a subclass that sets it is registered.
     name: ClassVar[str | None] = None
+    #: Short names accepted wherever a mechanism is named (``ldpnum privatize --mechanism``,
+    #: :func:`lookup`), besides ``name`` and the class name.
+    aliases: ClassVar[tuple[str, ...]] = ()
     #: The integer plan of the kernels, set by each subclass's constructor.
     _plan: Any
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        if cls.name is not None:
-            _REGISTRY[cls.name] = cls
+        if cls.__dict__.get("name") is not None:
+            _register(cls)
             register_count_check(cls.name, cls._check_counts)
 
     @classmethod

@@ -132,6 +132,7 @@ class StochasticRounding(_TwoOutput):
     """
 
     name = "stochastic_rounding"
+    aliases = ("sr",)
 
 
 class Duchi(_TwoOutput):

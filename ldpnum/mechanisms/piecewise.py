@@ -244,6 +244,7 @@ class Piecewise(_WindowOracle):
     """
 
     name = "piecewise"
+    aliases = ("pm",)
 
     def __init__(self, epsilon: float, bounds: Bounds, *, n_cells: int | None = None) -> None:
         super().__init__(epsilon, bounds)
@@ -303,6 +304,7 @@ class Hybrid(_WindowOracle):
     """
 
     name = "hybrid"
+    aliases = ("hm",)
     words_per_record = 5
 
     def __init__(self, epsilon: float, bounds: Bounds, *, n_cells: int | None = None) -> None:

@@ -119,6 +119,7 @@ class GeneralWave(_WindowOracle):
     """
 
     name = "general_wave"
+    aliases = ("gw",)
 
     def __init__(self, epsilon: float, bounds: Bounds, *, shape: str | ArrayLike = "square",
                  bandwidth: float | None = None, n_cells: int | None = None) -> None:
@@ -246,6 +247,7 @@ class SquareWave(GeneralWave):
     """
 
     name = "square_wave"
+    aliases = ("sw",)
 
     def __init__(self, epsilon: float, bounds: Bounds, *, bandwidth: float | None = None,
                  n_cells: int | None = None) -> None:

@@ -633,6 +633,7 @@ class HierarchicalHistogram(Mechanism):
     """
 
     name = "hierarchical_histogram"
+    aliases = ("hh",)
 
     @classmethod
     def _check_counts(cls, counts, total, n_reports, spec):
