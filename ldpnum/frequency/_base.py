@@ -20,7 +20,7 @@ import numpy as np
 from .._core import Aggregate, Reports
 from .._results import FrequencyEstimate
 from .._typing import ArrayLike, SeedLike
-from .._validation import check_categories, check_epsilon, check_k
+from .._validation import check_categories, check_epsilon, check_k, prepared
 from ..mechanisms._base import Mechanism
 from .postprocess import postprocess_frequencies
 
@@ -69,9 +69,19 @@ class FrequencyOracle(Mechanism):
         Each call on one person's value is ε-LDP; estimators are post-processing. Everything is validated
         before the first random word is drawn.
         """
-        values = check_categories(x, self._k, nan_policy=nan_policy, fill_value=fill_value, unknown=unknown).view()
-        values.flags.writeable = False
+        values = self.prepare_values(x, nan_policy=nan_policy, fill_value=fill_value, unknown=unknown)
         return self._randomize(values, rng)
+
+    def prepare_values(self, x, *, name=None, nan_policy="raise", fill_value=None, unknown="raise"):
+        """Validate one column of category codes for this oracle, without drawing anything.
+
+        As :meth:`ldpnum.Mechanism.prepare_values`, for categories: integer codes in ``0..k-1`` (floats
+        are refused even when whole), returned as a read-only C-contiguous int64 array; codes outside
+        ``[0, k)`` raise, or with ``unknown="uniform"`` become ``-1`` (reported uniformly at random).
+        ``name`` is how messages refer to the values (default ``"x"``).
+        """
+        return prepared(check_categories, x, self._k, name=name, nan_policy=nan_policy, fill_value=fill_value,
+                        unknown=unknown)
 
     # -- the pure-protocol estimator ---------------------------------------------------------------
     @property

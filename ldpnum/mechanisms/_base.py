@@ -11,7 +11,7 @@ from .._core import (Aggregate, Reports, Spec, check_spec, code_dtype, count_cod
 from .._random import block_sizes, draw_pool, resolve_rng
 from .._results import MeanEstimate
 from .._typing import ArrayLike, Bounds, SeedLike
-from .._validation import check_bounds, check_epsilon, check_values
+from .._validation import check_bounds, check_epsilon, check_values, prepared
 
 __all__ = ["Mechanism", "MeanOracle", "from_spec", "registered", "lookup"]
 
@@ -224,15 +224,59 @@ class Mechanism:
         return f"{type(self).__name__}(epsilon={self._epsilon!r}{', ' if params else ''}{params})"
 
     # -- client side --------------------------------------------------------------------------------
-    def _validate_values(self, x, nan_policy, fill_value, out_of_range):
-        return check_values(x, self._bounds, nan_policy=nan_policy, fill_value=fill_value,
-                            out_of_range=out_of_range)
+    def prepare_values(self, x, *, name=None, nan_policy="raise", fill_value=None, out_of_range="clip"):
+        """Validate one column of values for this mechanism, without drawing anything.
 
-    def _prepare(self, x, nan_policy="raise", fill_value=None, out_of_range="clip"):
-        """Validated values as a read-only C-contiguous float64 view: one kernel signature for every input."""
-        values = self._validate_values(x, nan_policy, fill_value, out_of_range).view()
-        values.flags.writeable = False
-        return values
+        The one place where inputs are checked: :meth:`privatize` calls it, and so do the pandas accessor,
+        the command line and the Dask layer, so a column is accepted or refused, and described, the same
+        way everywhere. Subclasses with another input domain override it (frequency oracles take category
+        codes, randomized response 0/1 values).
+
+        Parameters
+        ----------
+        x : array_like of real numbers, shape (n,)
+            One value per person (see :meth:`privatize`).
+        name : str, optional
+            How messages refer to the values, e.g. ``"column 'age'"`` (default ``"x"``). Errors and
+            clipping warnings name it.
+        nan_policy, fill_value, out_of_range
+            As for :meth:`privatize`.
+
+        Returns
+        -------
+        numpy.ndarray
+            The values as a read-only, C-contiguous float64 array (missing values imputed), which is what
+            the kernel takes. It may share memory with ``x``.
+
+        Raises
+        ------
+        TypeError
+            For a dtype that does not hold real numbers (the message says how to convert it).
+        ldpnum.exceptions.InvalidValuesError
+            A ``ValueError`` for missing values (``nan_policy="raise"``) or values outside the bounds
+            (``out_of_range="raise"``), with the count and first index of the bad values.
+        ValueError
+            For a bad ``nan_policy``, ``fill_value`` or ``out_of_range``.
+
+        Warns
+        -----
+        ldpnum.ClippingWarning
+            For finite values outside the bounds (clipped by the kernel), with their count and first index.
+
+        Examples
+        --------
+        >>> import numpy as np, ldpnum as ldp
+        >>> m = ldp.SquareWave(epsilon=1.0, bounds=(0, 10))
+        >>> m.prepare_values(np.array([1, 2, 3], dtype=np.int8))
+        array([1., 2., 3.])
+        >>> m.prepare_values([1.0, np.nan], name="column 'age'")
+        Traceback (most recent call last):
+        ...
+        ldpnum.exceptions.InvalidValuesError: column 'age' has 1 missing or non-finite value(s) (NaN, inf or NA), \
+first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or remove them before privatizing
+        """
+        return prepared(check_values, x, self._bounds, name=name, nan_policy=nan_policy, fill_value=fill_value,
+                        out_of_range=out_of_range)
 
     def _run_kernel(self, values, words, out):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -266,7 +310,8 @@ class Mechanism:
         Each call on one person's value is ε-LDP; estimators are post-processing. Every input is
         validated before the first random word is drawn: if anything is wrong, nothing is randomized.
         """
-        return self._randomize(self._prepare(x, nan_policy, fill_value, out_of_range), rng)
+        values = self.prepare_values(x, nan_policy=nan_policy, fill_value=fill_value, out_of_range=out_of_range)
+        return self._randomize(values, rng)
 
     def _randomize(self, values, rng):
         """Draw words (after validation) and run the kernel block by block; wrap the codes as Reports."""

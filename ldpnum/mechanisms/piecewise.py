@@ -201,7 +201,7 @@ class _WindowOracle(MeanOracle):
 
     def window_starts(self, x):
         """The kernel's own rounding of each value: base window start and threshold (over 2**53) for +1."""
-        values = self._prepare(x)
+        values = self.prepare_values(x)
         s0 = np.empty(values.shape[0], dtype=np.int64)
         t_up = np.empty(values.shape[0], dtype=np.int64)
         launch(client.window_rounding, values, self._bounds[0], self._inv_range, self._window.n_positions, s0,

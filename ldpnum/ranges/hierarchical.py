@@ -750,7 +750,7 @@ class HierarchicalHistogram(Mechanism):
 
         For simulations and tests: the true histogram of the leaves is what the estimates target.
         """
-        values = self._prepare(x, nan_policy, fill_value, out_of_range)
+        values = self.prepare_values(x, nan_policy=nan_policy, fill_value=fill_value, out_of_range=out_of_range)
         out = np.empty(values.shape[0], dtype=np.int64)
         if values.shape[0]:
             launch(kernels.leaf_kernel, values, self._bounds[0], self._inv_range, self.n_leaves, out)
