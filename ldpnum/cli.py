@@ -462,7 +462,7 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
     """
     import numpy as np
 
-    from ._random import child_rng, resolve_rng
+    from ._random import MAX_ASSIGNED, assign_columns, child_rng
     from ._validation import check_choice
 
     log = sys.stderr if log is None else log
@@ -501,7 +501,8 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
     # in row order, so the reports do not depend on the batch size.
     m = len(columns)
     streams = [None if rng is None else np.random.default_rng(child_rng(rng, j)) for j in range(m + split)]
-    assign = resolve_rng(streams[m]) if split else None
+    if split and m > MAX_ASSIGNED:
+        raise CLIError(f"one-column-per-row handles at most {MAX_ASSIGNED} columns; got {m}")
 
     out = str(out)
     if _file_kind(out) != "parquet":
@@ -548,8 +549,7 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
             n = batch.num_rows
             arrays = {}
             if split:
-                words = assign.draw(n)
-                assigned = ((words >> np.uint64(16)) * np.uint64(m)) >> np.uint64(48)  # uniform in 0..m-1
+                assigned = assign_columns(streams[m], n, m)  # one stream over all batches
             for j, c in enumerate(columns):
                 values = _prepare_batch(mechanisms[c], c, batch, start, batches, options, clipped[c], src.kind)
                 rows_j = np.flatnonzero(assigned == j) if split else None

@@ -16,10 +16,10 @@ only (raw values never travel with reports). Two strategies share the privacy bu
     :math:`\varepsilon_\text{row} = \sum_j \varepsilon_j`.
 ``"one-column-per-row"``
     Each row reports **one** column, with that column's full :math:`\varepsilon_j`; its other cells are
-    missing (``pd.NA`` in a nullable unsigned column such as ``UInt16``). Row :math:`i`'s column is
-    :math:`j_i = \lfloor (w_i \gg 16) \cdot m / 2^{48} \rfloor` for a random 64-bit word :math:`w_i` drawn
-    independently of every value (uniform over the :math:`m` columns up to :math:`m/2^{48}`), so the
-    assignment reveals nothing, and the row spends :math:`\varepsilon_\text{row} = \max_j \varepsilon_j`.
+    missing (``pd.NA`` in a nullable unsigned column such as ``UInt16``). Row :math:`i`'s column is drawn
+    uniformly over the :math:`m` columns, independently of every value
+    (:func:`ldpnum._random.assign_columns`), so the assignment reveals nothing, and the row spends
+    :math:`\varepsilon_\text{row} = \max_j \varepsilon_j`.
     Splitting people rather than splitting ε is the more accurate choice for most mechanisms
     (T. Wang, N. Li, S. Jha, "Locally Differentially Private Heavy Hitter Identification", IEEE TDSC 2021,
     appendix; the lecture slides "Local Differential Privacy (Part 1)", "On answering multiple questions"):
@@ -73,7 +73,7 @@ import pandas as pd
 from ._core import Aggregate, Reports, Spec, check_spec
 from ._frame import (ATTRS_KEY, add_digests, attach_specs, check_codes, codes_digest, column_digest, column_specs,
                      frame_info, spec_for)
-from ._random import child_rng, resolve_rng
+from ._random import MAX_ASSIGNED, assign_columns, child_rng, resolve_rng
 from ._results import DistributionEstimate, FrequencyEstimate, MeanEstimate, named
 from ._typing import ArrayLike, SeedLike
 from ._validation import check_choice, dtype_hint
@@ -86,8 +86,8 @@ __all__ = ["STRATEGIES", "privatize_series", "privatize_frame", "reports_of", "a
 #: How the columns of a DataFrame share each row's privacy budget.
 STRATEGIES = ("all-columns", "one-column-per-row")
 
-#: At most this many columns in "one-column-per-row" (the assignment draws a 16-bit-exact uniform choice).
-MAX_COLUMNS = 1 << 16
+#: At most this many columns in "one-column-per-row" (see :func:`ldpnum._random.assign_columns`).
+MAX_COLUMNS = MAX_ASSIGNED
 
 _NAN_POLICIES = ("raise", "impute")
 
@@ -333,8 +333,7 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
             epsilons.append(mechanisms[c].epsilon)
         epsilon_per_row = math.fsum(epsilons)
     else:
-        words = resolve_rng(streams[m]).draw(n)
-        assigned = ((words >> np.uint64(16)) * np.uint64(m)) >> np.uint64(48)
+        assigned = assign_columns(streams[m], n, m)
         for j, c in enumerate(columns):
             rows = np.flatnonzero(assigned == j)
             sub = prepared[j][rows]
