@@ -15,11 +15,11 @@ import pytest
 
 import ldpnum as ldp
 from ldpnum import _random
+from ldpnum.estimation import consistency
+from ldpnum.estimation.consistency import decompose, least_squares, nonnegative, range_sums, tree_shape
 from ldpnum.frequency import Recommendation
-from ldpnum.ranges import (HierarchicalHistogram, RangeEstimate, choose_branching, consistency,
-                           predicted_range_variance)
+from ldpnum.ranges import HierarchicalHistogram, RangeEstimate, choose_branching, predicted_range_variance
 from ldpnum.ranges import hierarchical as hier
-from ldpnum.ranges.consistency import decompose, least_squares, nonnegative, range_sums, tree_shape
 
 import naive as naive_tree
 from privacy_checks import PrivacyViolation, check_exact_epsilon, check_kernel_matches

@@ -1,16 +1,8 @@
-"""Shared shape of the categorical frequency oracles: validation, the pure-protocol estimator, variances.
+"""Shared shape of the categorical frequency oracles: validation, support probabilities, variances.
 
-A *pure* frequency oracle (Wang et al., USENIX Security 2017) has a support function: each report
-supports some categories, a report of a person with value ``v`` supports ``v`` with probability ``p*`` and
-supports any other given category with probability ``q*``. Then, with ``I_v`` the number of reports
-supporting ``v`` among ``n``,
-
-    ĉ_v = (I_v - n q*) / (p* - q*)                                   (unbiased count of v)
-    Var[ĉ_v] = n q*(1 - q*)/(p* - q*)² + c_v (1 - p* - q*)/(p* - q*)
-
-(Wang, Blocki, Li, Jha, "Locally Differentially Private Protocols for Frequency Estimation", USENIX Security
-2017, the variance table). ``p*`` and ``q*`` are taken from the
-mechanism's integer plan, so the estimator is unbiased for the mechanism as implemented.
+The estimator of a *pure* frequency oracle (Wang et al., USENIX Security 2017) is in
+:mod:`ldpnum.estimation.frequency`; each oracle provides its support probabilities ``p*`` and ``q*``
+(from its integer plan) and its support counts.
 """
 
 from typing import Any
@@ -21,8 +13,8 @@ from .._core import Aggregate, Reports
 from .._results import FrequencyEstimate
 from .._typing import ArrayLike, SeedLike
 from .._validation import check_categories, check_epsilon, check_k, prepared
+from ..estimation.frequency import estimate_frequencies, support_variance
 from ..mechanisms._base import Mechanism
-from .postprocess import postprocess_frequencies
 
 __all__ = ["FrequencyOracle"]
 
@@ -103,8 +95,7 @@ class FrequencyOracle(Mechanism):
         f = np.asarray(frequency, dtype=np.float64)
         if not np.all((f >= 0) & (f <= 1)):
             raise ValueError("frequency must lie in [0, 1]")
-        p, q = self.support_probabilities
-        out = (q * (1 - q) + f * (p - q) * (1 - p - q)) / (p - q) ** 2
+        out = support_variance(*self.support_probabilities, f)
         return float(out) if out.ndim == 0 else out
 
     @property
@@ -133,17 +124,9 @@ class FrequencyOracle(Mechanism):
         FrequencyEstimate
         """
         agg = self._as_aggregate(data)
-        n = agg.n_reports
-        if n == 0:
-            raise ValueError("estimate_frequencies: no reports")
         p, q = self.support_probabilities
-        support = self._support_counts(agg)
-        counts = (support - n * q) / (p - q)
-        freq = counts / n
-        se = np.sqrt(self.variance(np.clip(freq, 0.0, 1.0)) / n)
-        freq_pp = postprocess_frequencies(freq, postprocess)
-        return FrequencyEstimate(counts=freq_pp * n, frequencies=freq_pp, standard_errors=se, n_reports=n,
-                                 epsilon=self._epsilon, spec=agg.spec, postprocess=postprocess)
+        return estimate_frequencies(self._support_counts(agg), agg.n_reports, p, q, postprocess=postprocess,
+                                    epsilon=self._epsilon, spec=agg.spec)
 
     def empty_aggregate(self):
         return Aggregate.empty(self.spec)

@@ -1,7 +1,6 @@
 """The shared shape of every randomizer: validate → convert → draw → allocate → kernel → wrap (DESIGN.md R6)."""
 
 import functools
-import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -12,6 +11,7 @@ from .._random import block_sizes, draw_pool, resolve_rng
 from .._results import MeanEstimate
 from .._typing import ArrayLike, Bounds, SeedLike
 from .._validation import check_bounds, check_epsilon, check_values, prepared
+from ..estimation.mean import estimate_mean
 
 __all__ = ["Mechanism", "MeanOracle", "from_spec", "registered", "lookup"]
 
@@ -417,15 +417,5 @@ class MeanOracle(Mechanism):
         MeanEstimate
             With a standard error from the sample variance of the per-report estimates.
         """
-        agg = self._as_aggregate(data)
-        n = agg.n_reports
-        if n == 0:
-            raise ValueError("estimate_mean: no reports")
-        counts = agg.counts.astype(np.float64)
-        est = self.code_estimates
-        value = float(counts @ est) / n
-        s2 = float(counts @ (est - value) ** 2) / (n - 1) if n > 1 else 0.0
-        if not s2 > 0:  # one report, or every report the same code: the worst case, not a zero-width interval
-            s2 = self.worst_case_variance
-        return MeanEstimate(value=value, standard_error=math.sqrt(s2 / n), n_reports=n,
-                            epsilon=self._epsilon, spec=agg.spec)
+        return estimate_mean(self._as_aggregate(data), self.code_estimates,
+                             worst_case_variance=self.worst_case_variance, epsilon=self._epsilon)

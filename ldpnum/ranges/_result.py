@@ -11,7 +11,8 @@ from .._results import (DistributionEstimate, _g, _html_table, _mechanism_rows, 
                         _where)
 from .._validation import check_bounds
 from .._typing import ArrayLike, Bounds, FloatArray
-from .consistency import TreeShape, check_tree, is_consistent, range_sums, snap
+from ..estimation.consistency import TreeShape, check_tree, is_consistent, range_sums, snap
+from ..estimation.postprocess import norm_sub
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -31,7 +32,7 @@ class RangeEstimate:
 
     The tree has levels ``0..L``: level 0 is the root (frequency 1), level ``L`` the ``n_leaves`` equal leaves
     of ``bounds``, and each node of level ``l < L`` has ``branching`` children (the last one possibly fewer;
-    see :class:`~ldpnum.ranges.consistency.TreeShape`).
+    see :class:`~ldpnum.estimation.consistency.TreeShape`).
 
     **Queries.** A range ``[lo, hi]`` in data units is first mapped to leaf units
     :math:`t = (x - low) / w` (``w`` the leaf width; ends within ``1e-9`` leaf widths of an edge snap to it,
@@ -306,8 +307,6 @@ class RangeEstimate:
                              "consistency='nonnegative' or 'least-squares'")
         leaves = self.leaves
         if self.consistency == "least-squares":
-            from ..estimation import norm_sub
-
             probs, method = norm_sub(leaves), "hh-least-squares+norm-sub"
         else:
             probs = np.maximum(leaves, 0.0)
