@@ -37,9 +37,9 @@ from .._kernels._jit import launch
 from .._results import DistributionEstimate
 from .._typing import Bounds
 from .._validation import check_choice, check_epsilon
-from ..estimation.consistency import MAX_LEAVES, check_tree, least_squares, nonnegative
+from ..estimation.consistency import MAX_LEAVES, check_tree, least_squares, nonnegative, tree_shape
 from ..estimation.frequency import unbiased_frequencies
-from ..frequency import GRR
+from ..frequency import GRR, recommend
 from ..frequency.hadamard import HadamardResponse, hadamard_support_counts
 from ..frequency.hashing import HASH_FAMILY, OLH, local_hash_support_counts, olh_g
 from ..mechanisms._base import Mechanism
@@ -337,8 +337,6 @@ def _level_names(oracle, epsilon, counts):
     """Resolve ``oracle`` to one name per level ``1..L`` (``counts[l]`` nodes at level ``l``)."""
     L = len(counts) - 1
     if oracle == "auto":
-        from ..frequency import recommend
-
         names = []
         for k in counts[1:]:
             # Among single-code oracles: recommend(..., communication="low") chooses GRR or OLH (never OUE,
@@ -880,8 +878,6 @@ def check_hierarchy_codes(codes, spec):
         return codes.copy() if codes.flags.writeable else codes
     if layout != PACKED_LAYOUT or spec.get("hash") != HASH_FAMILY:
         raise ValueError(f"{spec} has an unknown report layout")
-    from ..estimation.consistency import tree_shape
-
     counts = tree_shape(spec.get("n_leaves"), spec.get("branching")).counts[1:]
     gs = spec.get("g")
     names = spec.get("oracle")
