@@ -593,15 +593,13 @@ def test_branching_with_a_constant_variance_oracle(monkeypatch):
 
 
 def test_auto_oracle_falls_back_to_grr(monkeypatch):
-    from ldpnum import frequency
-
     calls = []
 
     def fake(k, epsilon, *, communication=None):
         calls.append((k, communication))
         return Recommendation(None, "OLH", 1.0)  # recommended but not available as a level oracle
 
-    monkeypatch.setattr(frequency, "recommend", fake)
+    monkeypatch.setattr(hier, "recommend", fake)
     hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=64, branching=4)
     assert hh.oracle_names == ("grr", "grr", "grr")
     assert calls == [(4, "low"), (16, "low"), (64, "low")]
