@@ -35,6 +35,8 @@ import threading
 
 import numpy as np
 
+from ._typing import NDArray, SeedLike
+
 __all__ = ["WordSource", "AESCounterStream", "resolve_rng", "child_rng", "assign_columns", "MAX_ASSIGNED",
            "BLOCK_RECORDS", "BLOCK_WORDS", "block_sizes", "draw_pool"]
 
@@ -203,7 +205,7 @@ def child_rng(rng, *key):
 MAX_ASSIGNED = 1 << 16
 
 
-def assign_columns(rng, n, m):
+def assign_columns(rng: SeedLike, n: int, m: int) -> NDArray[np.int64]:
     r"""Each of ``n`` rows' one column among ``m``, uniformly at random and independently of any value.
 
     The draw behind the "one-column-per-row" strategy (each person reports one attribute with its full ε):

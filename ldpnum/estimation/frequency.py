@@ -14,16 +14,20 @@ as implemented. Every frequency oracle, and every level of a hierarchical histog
 this module.
 """
 
+from typing import Any
+
 import numpy as np
 
+from .._core import Spec
 from .._results import FrequencyEstimate
+from .._typing import ArrayLike, FloatArray
 from .._validation import check_choice
 from .postprocess import POSTPROCESS, postprocess_frequencies
 
 __all__ = ["unbiased_frequencies", "support_variance", "estimate_frequencies"]
 
 
-def unbiased_frequencies(support, n, p, q):
+def unbiased_frequencies(support: ArrayLike, n: float, p: float, q: float) -> FloatArray:
     """``(I_v / n - q*) / (p* - q*)`` for every category: the unbiased frequency estimates.
 
     Parameters
@@ -38,14 +42,15 @@ def unbiased_frequencies(support, n, p, q):
     return (np.asarray(support, dtype=np.float64) - n * q) / (p - q) / n
 
 
-def support_variance(p, q, frequency):
+def support_variance(p: float, q: float, frequency: ArrayLike) -> Any:
     """Per-report variance of a frequency estimate at true frequency ``frequency`` (array or scalar):
     ``[q(1 - q) + f (p - q)(1 - p - q)] / (p - q)²``; divide by ``n`` for ``n`` reports."""
     f = np.asarray(frequency, dtype=np.float64)
     return (q * (1 - q) + f * (p - q) * (1 - p - q)) / (p - q) ** 2
 
 
-def estimate_frequencies(support, n, p, q, *, postprocess="none", epsilon, spec):
+def estimate_frequencies(support: ArrayLike, n: int, p: float, q: float, *, postprocess: str = "none", epsilon: float,
+                         spec: Spec) -> FrequencyEstimate:
     """:class:`~ldpnum.FrequencyEstimate` from support counts: unbiased frequencies, their standard
     errors, and the post-processed frequencies.
 

@@ -16,12 +16,15 @@ import math
 
 import numpy as np
 
+from .._core import Aggregate
 from .._results import MeanEstimate
+from .._typing import ArrayLike
 
 __all__ = ["estimate_mean"]
 
 
-def estimate_mean(agg, code_estimates, *, worst_case_variance, epsilon):
+def estimate_mean(agg: Aggregate, code_estimates: ArrayLike, *, worst_case_variance: float,
+                  epsilon: float) -> MeanEstimate:
     """Unbiased :class:`~ldpnum.MeanEstimate` of the mean of the values behind an aggregate of reports.
 
     Parameters

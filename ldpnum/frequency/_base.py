@@ -11,7 +11,7 @@ import numpy as np
 
 from .._core import Aggregate, Reports
 from .._results import FrequencyEstimate
-from .._typing import ArrayLike, SeedLike
+from .._typing import ArrayLike, NDArray, SeedLike
 from .._validation import check_categories, check_epsilon, check_k, prepared
 from ..estimation.frequency import estimate_frequencies, support_variance
 from ..mechanisms._base import Mechanism
@@ -64,7 +64,10 @@ class FrequencyOracle(Mechanism):
         values = self.prepare_values(x, nan_policy=nan_policy, fill_value=fill_value, unknown=unknown)
         return self._randomize(values, rng)
 
-    def prepare_values(self, x, *, name=None, nan_policy="raise", fill_value=None, unknown="raise"):
+    # Categories take ``unknown`` where numbers take ``out_of_range``: codes are never clipped.
+    def prepare_values(  # type: ignore[override]
+            self, x: ArrayLike, *, name: str | None = None, nan_policy: str = "raise", fill_value: int | None = None,
+            unknown: str = "raise") -> NDArray[np.int64]:
         """Validate one column of category codes for this oracle, without drawing anything.
 
         As :meth:`ldpnum.Mechanism.prepare_values`, for categories: integer codes in ``0..k-1`` (floats
@@ -95,7 +98,8 @@ class FrequencyOracle(Mechanism):
         f = np.asarray(frequency, dtype=np.float64)
         if not np.all((f >= 0) & (f <= 1)):
             raise ValueError("frequency must lie in [0, 1]")
-        out = support_variance(*self.support_probabilities, f)
+        p, q = self.support_probabilities
+        out = support_variance(p, q, f)
         return float(out) if out.ndim == 0 else out
 
     @property

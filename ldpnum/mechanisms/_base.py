@@ -9,7 +9,7 @@ from .._core import (Aggregate, Reports, Spec, check_spec, code_dtype, count_cod
                      single_code_counts)
 from .._random import block_sizes, draw_pool, resolve_rng
 from .._results import MeanEstimate
-from .._typing import ArrayLike, Bounds, SeedLike
+from .._typing import ArrayLike, Bounds, FloatArray, SeedLike
 from .._validation import check_bounds, check_epsilon, check_values, prepared
 from ..estimation.mean import estimate_mean
 
@@ -224,7 +224,8 @@ class Mechanism:
         return f"{type(self).__name__}(epsilon={self._epsilon!r}{', ' if params else ''}{params})"
 
     # -- client side --------------------------------------------------------------------------------
-    def prepare_values(self, x, *, name=None, nan_policy="raise", fill_value=None, out_of_range="clip"):
+    def prepare_values(self, x: ArrayLike, *, name: str | None = None, nan_policy: str = "raise",
+                       fill_value: float | None = None, out_of_range: str = "clip") -> FloatArray:
         """Validate one column of values for this mechanism, without drawing anything.
 
         The one place where inputs are checked: :meth:`privatize` calls it, and so do the pandas accessor,

@@ -29,7 +29,7 @@ JASA 2018.
 import numpy as np
 
 from .._kernels import client
-from .._typing import Bounds
+from .._typing import ArrayLike, Bounds, FloatArray
 from .._kernels._jit import launch
 from .._validation import check_binary, check_choice, prepared
 from ._base import MeanOracle
@@ -225,7 +225,8 @@ class RandomizedResponse(_TwoOutput):
     def _from_spec(cls, spec):
         return cls(epsilon=spec.epsilon)
 
-    def prepare_values(self, x, *, name=None, nan_policy="raise", fill_value=None, out_of_range="clip"):
+    def prepare_values(self, x: ArrayLike, *, name: str | None = None, nan_policy: str = "raise",
+                       fill_value: float | None = None, out_of_range: str = "clip") -> FloatArray:
         """Validate one column of 0/1 values (bool, integer or float), without drawing anything.
 
         As :meth:`ldpnum.Mechanism.prepare_values`; any value other than 0 or 1 raises (``out_of_range``
