@@ -4,16 +4,15 @@ import hashlib
 import hmac
 import json
 import numbers
-import os
 import struct
 import zlib
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._counting import count_in_slices, n_threads
 from ._typing import ArrayLike, NDArray
 from .exceptions import SpecMismatchError
 
@@ -778,14 +777,6 @@ class Aggregate:
 _PARALLEL_MIN = 1 << 20
 
 
-def _n_threads():
-    try:
-        import numba
-        return max(1, int(numba.get_num_threads()))
-    except Exception:  # pragma: no cover
-        return max(1, os.cpu_count() or 1)
-
-
 def count_codes(codes: NDArray[np.unsignedinteger], n_cells: int) -> NDArray[np.int64]:
     """Histogram of report codes over ``0..n_cells-1`` (the Cython aggregation kernel).
 
@@ -802,20 +793,8 @@ def count_codes(codes: NDArray[np.unsignedinteger], n_cells: int) -> NDArray[np.
             raise ValueError(f"reports hold {bad.size} code(s) outside the output alphabet 0..{n_cells - 1}, "
                              f"first at index {bad[0]}")
         codes = codes.astype(code_dtype(max(n_cells, 2)) if n_cells <= 2**32 else np.uint32)
-    n_threads = _n_threads() if codes.shape[0] >= _PARALLEL_MIN and n_cells <= codes.shape[0] // 8 else 1
-    if n_threads == 1:
-        counts = np.zeros(n_cells, dtype=np.int64)
-        n_bad, first = _count(codes, counts)
-    else:
-        # Slices counted on threads (the kernel releases the GIL) into private histograms, then added.
-        slices = np.array_split(codes, n_threads)
-        partial = np.zeros((n_threads, n_cells), dtype=np.int64)
-        with ThreadPoolExecutor(n_threads) as pool:
-            results = list(pool.map(_count, slices, partial))
-        counts = partial.sum(axis=0)
-        n_bad = sum(r[0] for r in results)
-        offsets = np.cumsum([0] + [s.shape[0] for s in slices])
-        first = next((int(offsets[k] + r[1]) for k, r in enumerate(results) if r[0]), -1)
+    parallel = codes.shape[0] >= _PARALLEL_MIN and n_cells <= codes.shape[0] // 8
+    counts, n_bad, first = count_in_slices(_count, codes, n_cells, n_slices=n_threads() if parallel else 1)
     if n_bad:
         raise ValueError(f"reports hold {n_bad} code(s) outside the output alphabet 0..{n_cells - 1}, "
                          f"first at index {first} ({int(codes[first])})")

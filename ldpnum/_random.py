@@ -35,8 +35,10 @@ import threading
 
 import numpy as np
 
-__all__ = ["WordSource", "AESCounterStream", "resolve_rng", "child_rng", "BLOCK_RECORDS", "BLOCK_WORDS",
-           "block_sizes", "draw_pool"]
+from ._typing import NDArray, SeedLike
+
+__all__ = ["WordSource", "AESCounterStream", "resolve_rng", "child_rng", "assign_columns", "MAX_ASSIGNED",
+           "BLOCK_RECORDS", "BLOCK_WORDS", "block_sizes", "draw_pool"]
 
 #: Records randomized per kernel launch: words for one block are drawn, then the block is randomized.
 #: Keeps memory bounded (a few MB of words) for inputs of any size.
@@ -197,6 +199,59 @@ def child_rng(rng, *key):
         return np.random.SeedSequence(rng.entropy, spawn_key=tuple(rng.spawn_key) + key,
                                       pool_size=rng.pool_size)
     return np.random.SeedSequence(int(rng), spawn_key=key)
+
+
+#: At most this many choices for :func:`assign_columns` (a uniform choice from the top 48 bits of a word).
+MAX_ASSIGNED = 1 << 16
+
+
+def assign_columns(rng: SeedLike, n: int, m: int) -> NDArray[np.int64]:
+    r"""Each of ``n`` rows' one column among ``m``, uniformly at random and independently of any value.
+
+    The draw behind the "one-column-per-row" strategy (each person reports one attribute with its full ε):
+    row :math:`i` gets column
+
+    .. math:: j_i = \left\lfloor \frac{(w_i \gg 16)\, m}{2^{48}} \right\rfloor
+
+    for the :math:`i`-th 64-bit word :math:`w_i` of ``rng``: the top 48 bits, read as a fraction
+    :math:`u_i \in [0, 1)` of :math:`2^{48}`, scaled to ``m`` cells. Integer arithmetic only (the product
+    stays below :math:`2^{64}` for :math:`m \le 2^{16}`), so every column has probability
+    :math:`\lceil 2^{48}/m \rceil / 2^{48}` or :math:`\lfloor 2^{48}/m \rfloor / 2^{48}`, uniform up to
+    :math:`m / 2^{48}`, on every machine. One word per row, drawn in row order: rows assigned in batches from
+    one Generator are those of one call on all rows.
+
+    Parameters
+    ----------
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        ``None``: secure randomness. A Generator is advanced by ``n`` words (so consecutive calls continue
+        the stream).
+    n : int
+        Number of rows.
+    m : int
+        Number of columns, ``1 <= m <= 2**16``.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n,)
+        The column of each row, in ``0..m-1``.
+
+    Examples
+    --------
+    >>> assign_columns(0, 8, 3)
+    array([1, 0, 0, 0, 2, 2, 1, 2])
+    """
+    for value, name in ((n, "n"), (m, "m")):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{name} must be an int; got {type(value).__name__}")
+    if n < 0:
+        raise ValueError(f"n must be non-negative; got {n}")
+    if not 1 <= m <= MAX_ASSIGNED:
+        raise ValueError(f"m must be in [1, {MAX_ASSIGNED}] columns; got {m}")
+    source = resolve_rng(rng)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    words = source.draw(int(n))
+    return (((words >> np.uint64(16)) * np.uint64(m)) >> np.uint64(48)).astype(np.int64)
 
 
 def block_sizes(n, words_per_record):

@@ -2,13 +2,15 @@
 
 import html
 import math
-import numbers
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
 
+from ._checks import (at, check_finite, check_probabilities, check_provenance, check_ranges, is_int,
+                      read_only, real_array, where)
 from ._core import Spec, normal_quantile
+from ._plotting import check_kind, check_true, draw_true, new_axes
 from ._typing import ArrayLike, Bounds, FloatArray, SeedLike
 
 if TYPE_CHECKING:
@@ -192,40 +194,8 @@ class MeanEstimate:
 PROBABILITY_SUM_TOLERANCE = 1e-8
 
 
-def _real_array(x, name):
-    """``x`` as a float64 array of any shape; TypeError unless it holds real numbers (not bools)."""
-    if x is None or isinstance(x, (str, bytes)):
-        raise TypeError(f"{name} must be a real number or an array of real numbers; got {type(x).__name__}")
-    dtype = getattr(x, "dtype", None)
-    if not isinstance(x, np.ndarray) and hasattr(x, "to_numpy") and getattr(dtype, "kind", "O") in "iuf":
-        arr = x.to_numpy(dtype=np.float64, na_value=np.nan)  # pandas, including nullable dtypes with NA
-    else:
-        arr = np.asarray(x)
-    if arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must be real numbers; got {type(x).__name__} with dtype {arr.dtype}")
-    return arr.astype(np.float64, copy=False)
-
-
-def _where(mask):
-    """Count and first position (an int, or a tuple for n-d arrays) of the True entries of ``mask``."""
-    mask = np.asarray(mask)
-    if mask.ndim == 0:
-        return int(bool(mask)), 0
-    first = np.argwhere(mask)[0]
-    return int(np.count_nonzero(mask)), (int(first[0]) if first.size == 1 else tuple(int(i) for i in first))
-
-
-def _at(arr, index):
-    """``arr[index]`` as a Python float, for messages (``index`` from :func:`_where`; 0-d arrays too)."""
-    return float(arr.item() if arr.ndim == 0 else arr[index])
-
-
 def _scalar_or_array(result, like):
     return float(result) if np.ndim(like) == 0 else result
-
-
-def _is_int(v):
-    return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -334,34 +304,28 @@ class DistributionEstimate:
     _pdf: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        edges = _real_array(self.bin_edges, "bin_edges")
+        edges = real_array(self.bin_edges, "bin_edges")
         if edges.ndim != 1 or edges.size < 2:
             raise ValueError("bin_edges must be a one-dimensional array of at least 2 edges; "
                              f"got shape {edges.shape}")
-        if not np.all(np.isfinite(edges)):
-            count, first = _where(~np.isfinite(edges))
-            raise ValueError(f"bin_edges must be finite; {count} edge(s) are not, first at index {first} "
-                             f"({_at(edges, first)!r})")
+        check_finite(edges, "bin_edges", " edge(s)")
         widths = np.diff(edges)
         if np.any(widths <= 0):
-            count, first = _where(widths <= 0)
+            count, first = where(widths <= 0)
             raise ValueError(f"bin_edges must be strictly increasing; {count} step(s) are not, first from "
                              f"index {first} to {first + 1} "
-                             f"({_at(edges, first)!r} -> {_at(edges, first + 1)!r})")
-        probs = _real_array(self.probabilities, "probabilities")
+                             f"({at(edges, first)!r} -> {at(edges, first + 1)!r})")
+        probs = real_array(self.probabilities, "probabilities")
         if probs.ndim != 1:
             raise ValueError(f"probabilities must be one-dimensional; got shape {probs.shape}")
         if probs.size != edges.size - 1:
             raise ValueError(f"probabilities must have one entry per bin: {edges.size - 1} for {edges.size} "
                              f"bin_edges; got {probs.size}")
-        if not np.all(np.isfinite(probs)):
-            count, first = _where(~np.isfinite(probs))
-            raise ValueError(f"probabilities must be finite; {count} are not, first at index {first} "
-                             f"({_at(probs, first)!r})")
+        check_finite(probs, "probabilities")
         if np.any(probs < 0):
-            count, first = _where(probs < 0)
+            count, first = where(probs < 0)
             raise ValueError(f"probabilities must be non-negative; {count} are negative, first at index "
-                             f"{first} ({_at(probs, first)!r}); clip or project the estimate onto the "
+                             f"{first} ({at(probs, first)!r}); clip or project the estimate onto the "
                              "simplex first")
         total = math.fsum(probs)
         if not abs(total - 1.0) <= PROBABILITY_SUM_TOLERANCE:
@@ -380,31 +344,12 @@ class DistributionEstimate:
         set_(self, "_cum", cum)
         set_(self, "_pdf", pdf)
 
-        if self.spec is not None and not isinstance(self.spec, Spec):
-            raise TypeError(f"spec must be an ldpnum Spec or None; got {type(self.spec).__name__}")
-        epsilon = self.epsilon
-        if epsilon is None and self.spec is not None:
-            epsilon = self.spec.epsilon
-        if epsilon is not None:
-            if not isinstance(epsilon, numbers.Real) or isinstance(epsilon, (bool, np.bool_)):
-                raise TypeError("epsilon must be a real number or None; "
-                                f"got {type(epsilon).__name__} {epsilon!r}")
-            epsilon = float(epsilon)
-            if not (math.isfinite(epsilon) and epsilon > 0):
-                raise ValueError(f"epsilon must be a finite positive number; got {epsilon!r}")
-            if self.spec is not None and epsilon != self.spec.epsilon:
-                raise ValueError(f"epsilon={epsilon!r} disagrees with the spec's "
-                                 f"epsilon={self.spec.epsilon!r}")
+        epsilon, n_reports = check_provenance(self.spec, self.epsilon, self.n_reports)
         set_(self, "epsilon", epsilon)
-        if self.n_reports is not None:
-            if not _is_int(self.n_reports):
-                raise TypeError(f"n_reports must be an int or None; got {type(self.n_reports).__name__}")
-            if self.n_reports < 0:
-                raise ValueError(f"n_reports must be non-negative; got {self.n_reports}")
-            set_(self, "n_reports", int(self.n_reports))
+        set_(self, "n_reports", n_reports)
         if not isinstance(self.method, str):
             raise TypeError(f"method must be a str; got {type(self.method).__name__}")
-        if not _is_int(self.n_iter):
+        if not is_int(self.n_iter):
             raise TypeError(f"n_iter must be an int; got {type(self.n_iter).__name__}")
         if self.n_iter < 0:
             raise ValueError(f"n_iter must be non-negative; got {self.n_iter}")
@@ -415,11 +360,11 @@ class DistributionEstimate:
         trace = self.log_likelihood
         if trace is None or isinstance(trace, (str, bytes)) or not hasattr(trace, "__len__"):
             raise TypeError(f"log_likelihood must be a sequence of floats; got {type(trace).__name__}")
-        trace = _real_array(trace, "log_likelihood")
+        trace = real_array(trace, "log_likelihood")
         if trace.ndim != 1:
             raise ValueError(f"log_likelihood must be one-dimensional; got shape {trace.shape}")
         if np.any(np.isnan(trace)):
-            count, first = _where(np.isnan(trace))
+            count, first = where(np.isnan(trace))
             raise ValueError(f"log_likelihood must not contain NaN; {count} entries do, "
                              f"first at index {first}")
         set_(self, "log_likelihood", tuple(float(v) for v in trace))
@@ -465,7 +410,7 @@ class DistributionEstimate:
         >>> d.pdf_at([-1, 0, 0.5, 1, 3, 4])
         array([0.  , 0.5 , 0.5 , 0.25, 0.25, 0.  ])
         """
-        xa = _real_array(x, "x")
+        xa = real_array(x, "x")
         edges, d = self.bin_edges, self.n_bins
         idx = np.clip(np.searchsorted(edges, xa, side="right") - 1, 0, d - 1)
         inside = (xa >= edges[0]) & (xa <= edges[-1])
@@ -495,7 +440,7 @@ class DistributionEstimate:
         >>> d.cdf([-5, 0.5, 1, 1.5, 2, 9])
         array([0.   , 0.125, 0.25 , 0.625, 1.   , 1.   ])
         """
-        xa = _real_array(x, "x")
+        xa = real_array(x, "x")
         return _scalar_or_array(np.interp(xa, self.bin_edges, self._cum), xa)
 
     def quantile(self, q: ArrayLike) -> Any:
@@ -533,12 +478,7 @@ class DistributionEstimate:
         >>> d.quantile([0, 0.25, 0.5, 0.75, 1])
         array([0. , 0.5, 1. , 2.5, 3. ])
         """
-        qa = _real_array(q, "q")
-        bad = ~((qa >= 0) & (qa <= 1))
-        if np.any(bad):
-            count, first = _where(bad)
-            raise ValueError(f"q must be in [0, 1]; {count} value(s) are not, first at index {first} "
-                             f"({_at(qa, first)!r})")
+        qa = check_probabilities(q)
         return _scalar_or_array(self._ppf(qa), qa)
 
     def _ppf(self, q):
@@ -610,20 +550,7 @@ class DistributionEstimate:
         >>> d.range([0, 0, 10], [10, 20, 100])
         array([0.4, 1. , 0.6])
         """
-        a, b = _real_array(lo, "lo"), _real_array(hi, "hi")
-        try:
-            a, b = np.broadcast_arrays(a, b)
-        except ValueError:
-            raise ValueError("lo and hi must broadcast to one shape; "
-                             f"got shapes {a.shape} and {b.shape}") from None
-        for name, v in (("lo", a), ("hi", b)):
-            if np.any(np.isnan(v)):
-                count, first = _where(np.isnan(v))
-                raise ValueError(f"{name} must not be NaN; {count} value(s) are, first at index {first}")
-        if np.any(a > b):
-            count, first = _where(a > b)
-            raise ValueError(f"range needs lo <= hi; {count} query(ies) have lo > hi, first at index {first} "
-                             f"(lo={_at(a, first)!r}, hi={_at(b, first)!r})")
+        a, b = check_ranges(lo, hi)
         edges, cum = self.bin_edges, self._cum
         mass = np.maximum(np.interp(b, edges, cum) - np.interp(a, edges, cum), 0.0)
         return _scalar_or_array(mass, a)
@@ -703,16 +630,11 @@ class DistributionEstimate:
         -----
         matplotlib is imported only when needed (install the ``plot`` extra: ``pip install ldpnum[plot]``).
         """
-        from .plot import check_kind, check_true, draw_true
-
         check_kind(kind)
         values = None
         if true is not None and not isinstance(true, DistributionEstimate):
             values = check_true(true, "true")  # validated before a figure is created
-        if ax is None:
-            import matplotlib.pyplot as plt
-
-            _, ax = plt.subplots()
+        ax = new_axes(ax)
         edges = self.bin_edges
         if values is not None:
             draw_true(ax, values, bounds=self.bounds, kind=kind, bin_edges=edges)
@@ -822,9 +744,7 @@ class FrequencyEstimate:
 
     def __post_init__(self):
         for name in ("counts", "frequencies", "standard_errors"):
-            arr = np.array(getattr(self, name), dtype=np.float64)
-            arr.flags.writeable = False
-            object.__setattr__(self, name, arr)
+            object.__setattr__(self, name, read_only(getattr(self, name)))
 
     @property
     def k(self) -> int:

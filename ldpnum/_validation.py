@@ -11,9 +11,10 @@ import warnings
 
 import numpy as np
 
-from .exceptions import ClippingWarning
+from .exceptions import ClippingWarning, InvalidValuesError
 
-__all__ = ["check_epsilon", "check_bounds", "check_values", "check_choice", "EPSILON_MAX"]
+__all__ = ["check_epsilon", "check_bounds", "check_values", "check_categories", "check_binary", "check_choice",
+           "prepared", "dtype_hint", "EPSILON_MAX"]
 
 EPSILON_MAX = 20.0
 
@@ -71,6 +72,55 @@ def check_choice(value, name, choices):
 _KIND_NAMES = {"b": "bool", "O": "object", "U": "str", "S": "bytes", "c": "complex", "M": "datetime64",
                "m": "timedelta64", "V": "void"}
 
+_DTYPE_HINTS = {
+    "b": "convert 0/1 flags with .astype(int), or privatize them with ldp.RandomizedResponse",
+    "M": "convert to a number first, e.g. minutes since a public origin",
+    "m": "convert to a number first, e.g. s.dt.total_seconds()",
+    "c": "complex values have no order; privatize the real and imaginary parts as two columns",
+}
+
+
+def _is_categorical(dtype):
+    return getattr(dtype, "name", None) == "category"  # pandas.CategoricalDtype, without importing pandas
+
+
+def dtype_hint(dtype):
+    """How to turn values of ``dtype`` (not real numbers) into values ldpnum can privatize."""
+    if _is_categorical(dtype):
+        return ("privatize the category codes s.cat.codes with a frequency oracle, or convert numbers "
+                "with .astype(float)")
+    return _DTYPE_HINTS.get(getattr(dtype, "kind", "O"), "convert numbers stored as text with pd.to_numeric(s)")
+
+
+def _check_kind(x, name, kinds, requirement, hints=None):
+    """The values of ``x`` as a 1-D NumPy array whose dtype kind is one of ``kinds``, else a TypeError.
+
+    The dtype is checked before conversion too: a pandas categorical of numbers is refused (its codes,
+    not its values, are what a frequency oracle takes). The message names the dtype, says what is
+    required and how to convert (``hints`` maps dtype kinds to mechanism-specific advice).
+    """
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None and not isinstance(x, np.ndarray) and (
+            _is_categorical(dtype) or getattr(dtype, "kind", "O") not in kinds):
+        arr = None
+    else:
+        arr = as_1d_array(x, name)
+        dtype = arr.dtype
+        if dtype.kind in kinds:
+            return arr
+    kind = "category" if _is_categorical(dtype) else getattr(dtype, "kind", "O")
+    hint = (hints or {}).get(kind) or dtype_hint(dtype)
+    raise TypeError(f"{name} has dtype {dtype}: it must hold {requirement}; {hint}")
+
+
+def _has_na(x):
+    """Whether a pandas object (Series, Index or a nullable array such as ``pd.array([1, None])``) has NA."""
+    hasnans = getattr(x, "hasnans", None)
+    if hasnans is not None:
+        return bool(hasnans)
+    isna = getattr(x, "isna", None)
+    return isna is not None and bool(np.asarray(isna()).any())
+
 
 def as_1d_array(x, name):
     """Convert array-likes (including pandas objects with nullable dtypes) to a 1-D NumPy array."""
@@ -78,7 +128,9 @@ def as_1d_array(x, name):
     if to_numpy is not None and not isinstance(x, np.ndarray):
         dtype = getattr(x, "dtype", None)
         kind = getattr(dtype, "kind", "O")
-        if kind in "iufb" and hasattr(dtype, "na_value") and _has_na(x):
+        if isinstance(dtype, np.dtype):  # a NumPy-backed column: its array, without pandas' NA scan
+            arr = to_numpy()
+        elif kind in "iufb" and hasattr(dtype, "na_value") and _has_na(x):
             # Nullable Int64/Float64 with pd.NA: NA becomes NaN and follows nan_policy.
             arr = to_numpy(dtype=np.float64, na_value=np.nan)
         elif kind in "iuf" and hasattr(dtype, "numpy_dtype"):
@@ -94,14 +146,24 @@ def as_1d_array(x, name):
     return arr
 
 
-def _has_na(x):
-    """Whether a pandas object (Series or extension array, e.g. ``pd.array([1, None], dtype="Int64")``)
-    holds missing values."""
-    hasnans = getattr(x, "hasnans", None)
-    if hasnans is not None:
-        return bool(hasnans)
-    isna = getattr(x, "isna", None)
-    return bool(np.asarray(isna()).any()) if isna is not None else False
+def prepared(check, x, *args, name=None, **options):
+    """``check(x, *args, name=..., **options)`` as a read-only array, every message naming ``name``.
+
+    The one wrapper of the validators for :meth:`ldpnum.Mechanism.prepare_values`: ``name`` (e.g.
+    ``"column 'age'"``, default ``"x"``) is the subject of the validators' messages and warnings, and
+    prefixes the few messages about other arguments (``fill_value: ...``), so an error raised for one
+    column of many says which. Kernels see read-only arrays: one compiled signature whatever the input.
+    """
+    label = "x" if name is None else str(name)
+    try:
+        values = check(x, *args, name=label, **options)
+    except (TypeError, ValueError) as exc:
+        if name is not None and exc.args and isinstance(exc.args[0], str) and not exc.args[0].startswith(label):
+            exc.args = (f"{label}: {exc.args[0]}",) + exc.args[1:]
+        raise
+    values = values.view()
+    values.flags.writeable = False
+    return values
 
 
 def _first(mask):
@@ -133,12 +195,8 @@ def check_values(x, bounds, *, name="x", nan_policy="raise", fill_value=None, ou
     elif fill_value is not None:
         raise ValueError("fill_value is only used with nan_policy='impute'")
 
-    arr = as_1d_array(x, name)
+    arr = _check_kind(x, name, "iuf", "real numbers (integer or float dtypes, nullable Int64/Float64 included)")
     kind = arr.dtype.kind
-    if kind not in "iuf":
-        what = _KIND_NAMES.get(kind, str(arr.dtype))
-        hint = " (convert booleans with .astype(int) if they are 0/1 values)" if kind == "b" else ""
-        raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype} ({what}){hint}")
     if not arr.dtype.isnative:
         arr = arr.astype(arr.dtype.newbyteorder("="))
 
@@ -161,9 +219,10 @@ def check_values(x, bounds, *, name="x", nan_policy="raise", fill_value=None, ou
         bad = ~np.isfinite(arr)
         if nan_policy == "raise":
             i = _first(bad)
-            raise ValueError(f"{name} has {n_bad} missing or non-finite value(s) (NaN, inf or NA), first at "
-                             f"index {i} ({float(arr[i])!r}); pass nan_policy='impute' with a public fill_value, "
-                             "or remove them before privatizing")
+            raise InvalidValuesError(
+                f"{name} has {n_bad} missing or non-finite value(s) (NaN, inf or NA), first at index {i} "
+                f"({float(arr[i])!r}); pass nan_policy='impute' with a public fill_value, or remove them before "
+                "privatizing", count=n_bad, first_index=i, reason="missing")
         arr = np.where(bad, float(fill_value), arr)
     if n_out:
         mask = (arr < low) | (arr > high)
@@ -175,7 +234,7 @@ def _report_out_of_range(name, mask, count, low, high, out_of_range):
     i = _first(mask)
     msg = (f"{name} has {count} finite value(s) outside bounds ({low!r}, {high!r}), first at index {i}")
     if out_of_range == "raise":
-        raise ValueError(msg)
+        raise InvalidValuesError(msg, count=count, first_index=i, reason="out_of_range")
     warnings.warn(ClippingWarning(msg + "; they were clipped to the bounds", count=count, first_index=i),
                   stacklevel=4)
 
@@ -210,6 +269,13 @@ def check_k(k, name="k"):
     return int(k)
 
 
+_CATEGORY_HINTS = {
+    "f": "convert with .astype(int) after checking the values are whole numbers",
+    "b": "convert flags with .astype(int)",
+    "category": "privatize the category codes s.cat.codes",
+}
+
+
 def check_categories(x, k, *, name="x", nan_policy="raise", fill_value=None, unknown="raise"):
     """Validate categorical values (codes ``0..k-1``) and return them as C-contiguous int64.
 
@@ -229,38 +295,71 @@ def check_categories(x, k, *, name="x", nan_policy="raise", fill_value=None, unk
         raise ValueError("fill_value is only used with nan_policy='impute'")
     dtype = getattr(x, "dtype", None)
     missing = None
-    if dtype is not None and not isinstance(x, np.ndarray) and getattr(dtype, "kind", "O") in "iu" \
-            and hasattr(dtype, "na_value") and _has_na(x):
+    if not isinstance(x, np.ndarray) and hasattr(dtype, "na_value") and getattr(dtype, "kind", "O") in "iu" \
+            and _has_na(x):  # nullable Int64 with pd.NA: NA follows nan_policy
         missing = np.asarray(x.isna())
         arr = x.to_numpy(dtype=np.int64, na_value=0)
     else:
-        arr = as_1d_array(x, name)
-        if arr.dtype.kind in "f" and missing is None:
-            raise TypeError(f"{name} must hold integer category codes 0..{k - 1}; got dtype {arr.dtype} "
-                            "(convert with .astype(int) after checking the values are whole numbers)")
-        if arr.dtype.kind not in "iu":
-            what = _KIND_NAMES.get(arr.dtype.kind, str(arr.dtype))
-            raise TypeError(f"{name} must hold integer category codes 0..{k - 1}; got dtype {arr.dtype} ({what})")
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional; got shape {arr.shape}")
+        arr = _check_kind(x, name, "iu", f"integer category codes 0..{k - 1}", _CATEGORY_HINTS)
     if missing is not None and missing.any():
         if nan_policy == "raise":
             i = _first(missing)
-            raise ValueError(f"{name} has {int(missing.sum())} missing value(s), first at index {i}; pass "
-                             "nan_policy='impute' with a public fill_value category")
+            raise InvalidValuesError(f"{name} has {int(missing.sum())} missing value(s), first at index {i}; pass "
+                                     "nan_policy='impute' with a public fill_value category",
+                                     count=int(missing.sum()), first_index=i, reason="missing")
         arr = np.where(missing, int(fill_value), arr)
     if arr.dtype == np.uint64:
         big = arr > np.uint64(np.iinfo(np.int64).max)
         if big.any():
             i = _first(big)
-            raise ValueError(f"{name} has {int(big.sum())} value(s) outside [0, {k}), first at index {i}")
+            raise InvalidValuesError(f"{name} has {int(big.sum())} value(s) outside [0, {k}), first at index {i}",
+                                     count=int(big.sum()), first_index=i)
     arr = np.ascontiguousarray(arr, dtype=np.int64)
     n_bad = _scan_categories(arr, k)  # one Numba pass; the masks below only on the error path
     if n_bad:
         bad = (arr < 0) | (arr >= k)
         i = _first(bad)
         if unknown == "raise":
-            raise ValueError(f"{name} has {n_bad} value(s) outside the categories [0, {k}), first at index {i} "
-                             f"({int(arr[i])}); pass unknown='uniform' to report them as uniformly random")
+            raise InvalidValuesError(f"{name} has {n_bad} value(s) outside the categories [0, {k}), first at "
+                                     f"index {i} ({int(arr[i])}); pass unknown='uniform' to report them as "
+                                     "uniformly random", count=n_bad, first_index=i)
         arr = np.where(bad, -1, arr)
     return arr
+
+
+def check_binary(x, *, name="x", nan_policy="raise", fill_value=None):
+    """Validate 0/1 values (bool, integer or float) for randomized response; return C-contiguous float64.
+
+    Missing or non-finite values raise, or are replaced by the public ``fill_value`` (0 or 1) with
+    ``nan_policy="impute"``; any other value raises.
+    """
+    from ._kernels._jit import launch
+    from ._kernels.client import scan_binary
+
+    check_choice(nan_policy, "nan_policy", ("raise", "impute"))
+    if nan_policy == "impute":
+        if isinstance(fill_value, (str, bytes)) or fill_value not in (0, 1):
+            raise ValueError(f"fill_value must be 0 or 1 for randomized response; got {fill_value!r}")
+    elif fill_value is not None:
+        raise ValueError("fill_value is only used with nan_policy='impute'")
+    arr = _check_kind(x, name, "biuf", "0/1 values (bool or numeric)", {"category": "privatize s.cat.codes"})
+    if arr.dtype.kind == "b":
+        return arr.astype(np.float64)
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    view = arr.view()
+    view.flags.writeable = False
+    n_missing, n_other = launch(scan_binary, view)  # one pass; NumPy masks only on the error path
+    if n_missing:
+        missing = ~np.isfinite(arr)
+        if nan_policy == "raise":
+            i = _first(missing)
+            raise InvalidValuesError(f"{name} has {n_missing} missing or non-finite value(s), first at index {i}; "
+                                     "pass nan_policy='impute' with fill_value=0 or 1", count=n_missing,
+                                     first_index=i, reason="missing")
+        arr = np.where(missing, float(fill_value), arr)
+    if n_other:
+        bad = (arr != 0) & (arr != 1)
+        i = _first(bad)
+        raise InvalidValuesError(f"{name} must be 0/1 for randomized response; {int(bad.sum())} value(s) are not, "
+                                 f"first at index {i} ({float(arr[i])!r})", count=int(bad.sum()), first_index=i)
+    return np.ascontiguousarray(arr)

@@ -462,8 +462,8 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
     """
     import numpy as np
 
-    from ._random import child_rng, resolve_rng
-    from .exceptions import ClippingWarning
+    from ._random import MAX_ASSIGNED, assign_columns, child_rng
+    from ._validation import check_choice
 
     log = sys.stderr if log is None else log
     columns = list(mechanisms)
@@ -481,25 +481,28 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
     if both:
         raise CLIError(f"column {both[0]!r} is both privatized and kept: keeping it would copy the raw values "
                        "next to their reports")
-    if out_of_range not in ("clip", "raise"):
-        raise ValueError(f"out_of_range must be 'clip' or 'raise'; got {out_of_range!r}")
+    check_choice(out_of_range, "out_of_range", ("clip", "raise"))
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {', '.join(map(repr, STRATEGIES))}; got {strategy!r}")
     split = strategy == "one-column-per-row"
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
+    # Every column is validated by its mechanism's prepare_values, as by privatize and the .ldp accessor.
+    options = {"nan_policy": "raise", "fill_value": None, "out_of_range": out_of_range}
     if nan_fill is not None:
-        nan_fill = float(nan_fill)
+        options.update(nan_policy="impute", fill_value=float(nan_fill))
         for c, m in mechanisms.items():
-            low, high = m.bounds
-            if not (math.isfinite(nan_fill) and low <= nan_fill <= high):
-                raise CLIError(f"--nan-fill {nan_fill:g} is outside the bounds ({low:g}, {high:g}) of column "
-                               f"{c!r}; the imputed value must be a public value inside the bounds")
+            try:
+                m.prepare_values(np.empty(0), **options)  # the fill value, before any file is read
+            except (TypeError, ValueError) as exc:
+                raise CLIError(f"--nan-fill {nan_fill:g} cannot be imputed in column {c!r}: {_one_line(exc)}; the "
+                               "imputed value must be a public value inside the bounds") from None
     # One stream per column (and one for the rows' columns), each shared by all batches: words are consumed
     # in row order, so the reports do not depend on the batch size.
     m = len(columns)
     streams = [None if rng is None else np.random.default_rng(child_rng(rng, j)) for j in range(m + split)]
-    assign = resolve_rng(streams[m]) if split else None
+    if split and m > MAX_ASSIGNED:
+        raise CLIError(f"one-column-per-row handles at most {MAX_ASSIGNED} columns; got {m}")
 
     out = str(out)
     if _file_kind(out) != "parquet":
@@ -546,38 +549,14 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
             n = batch.num_rows
             arrays = {}
             if split:
-                words = assign.draw(n)
-                assigned = ((words >> np.uint64(16)) * np.uint64(m)) >> np.uint64(48)  # uniform in 0..m-1
+                assigned = assign_columns(streams[m], n, m)  # one stream over all batches
             for j, c in enumerate(columns):
-                values = _values(batch.column(c))
-                if values.dtype.kind == "f" and nan_fill is None:
-                    bad = ~np.isfinite(values)
-                    if bad.any():
-                        first = start + int(np.flatnonzero(bad)[0])
-                        count = int(bad.sum()) + _count_missing(batches, c)
-                        raise CLIError(f"column {c!r} has {count} missing or non-finite value(s), first at row "
-                                       f"{first} (0-based{', header excluded' if src.kind == 'csv' else ''}); "
-                                       "pass --nan-fill VALUE to impute a public value, or remove them first")
-                low, high = mechanisms[c].bounds
-                outside = (values < low) | (values > high)  # NaN compares False
-                if outside.any():
-                    first = start + int(np.flatnonzero(outside)[0])
-                    if out_of_range == "raise":
-                        raise CLIError(f"column {c!r} has {int(outside.sum())} value(s) outside the bounds "
-                                       f"({low:g}, {high:g}) in rows {start}..{start + n - 1}, first at row "
-                                       f"{first}; widen --bounds or use --out-of-range clip")
-                    if clipped[c][1] < 0:
-                        clipped[c][1] = first
-                    clipped[c][0] += int(outside.sum())
+                values = _prepare_batch(mechanisms[c], c, batch, start, batches, options, clipped[c], src.kind)
                 rows_j = np.flatnonzero(assigned == j) if split else None
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", ClippingWarning)  # counted above, over the whole column
-                    try:
-                        reports = mechanisms[c].privatize(
-                            values if rows_j is None else values[rows_j], rng=streams[j],
-                            nan_policy="raise" if nan_fill is None else "impute", fill_value=nan_fill)
-                    except ValueError as exc:
-                        raise CLIError(f"column {c!r}, rows {start}..{start + n - 1}: {_one_line(exc)}") from None
+                if rows_j is not None:
+                    values = values[rows_j]
+                    values.flags.writeable = False
+                reports = mechanisms[c]._randomize(values, streams[j])
                 digests[c] = add_digests(digests[c], codes_digest(reports.codes))
                 if rows_j is None:
                     arrays[c] = pa.array(reports.codes, type=schema.field(c).type)
@@ -657,15 +636,58 @@ def _remove_stale_temporaries(out):
             pass
 
 
-def _count_missing(batches, column):
+def _prepare_batch(mech, column, batch, start, batches, options, clipped, kind):
+    """One batch of a column, validated by its mechanism, with errors and clipping counted over the file.
+
+    ``clipped`` is ``[count, first row]`` of the clipped values so far (updated; one warning is printed at
+    the end). Errors name rows of the whole file: ``start`` is the batch's first row, and for missing
+    values the rest of ``batches`` is read to give their total count.
+    """
+    from .exceptions import ClippingWarning, InvalidValuesError
+
+    values = _values(batch.column(column))
+    n = len(values)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ClippingWarning)
+            prepared = mech.prepare_values(values, name=f"column {column!r}", **options)
+    except InvalidValuesError as exc:
+        first = start + exc.first_index
+        if exc.reason == "missing":
+            count = exc.count + _count_missing(mech, batches, column)
+            raise CLIError(f"column {column!r} has {count} missing or non-finite value(s), first at row {first} "
+                           f"(0-based{', header excluded' if kind == 'csv' else ''}); pass --nan-fill VALUE to "
+                           "impute a public value, or remove them first") from None
+        if exc.reason == "out_of_range":
+            low, high = mech.bounds
+            raise CLIError(f"column {column!r} has {exc.count} value(s) outside the bounds ({low:g}, {high:g}) "
+                           f"in rows {start}..{start + n - 1}, first at row {first}; widen --bounds or use "
+                           "--out-of-range clip") from None
+        raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: {_one_line(exc)}") from None
+    except (TypeError, ValueError) as exc:
+        raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: {_one_line(exc)}") from None
+    for w in caught:
+        if issubclass(w.category, ClippingWarning):
+            if clipped[1] < 0:
+                clipped[1] = start + w.message.first_index
+            clipped[0] += w.message.count
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return prepared
+
+
+def _count_missing(mech, batches, column):
     """Missing or non-finite values of ``column`` in the rest of ``batches`` (to report the total)."""
-    import numpy as np
+    from .exceptions import InvalidValuesError
 
     total = 0
     for _, batch in batches:
-        values = _values(batch.column(column))
-        if values.dtype.kind == "f":
-            total += int(np.count_nonzero(~np.isfinite(values)))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                mech.prepare_values(_values(batch.column(column)))
+        except InvalidValuesError as exc:
+            total += exc.count if exc.reason == "missing" else 0
     return total
 
 

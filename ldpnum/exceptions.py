@@ -1,6 +1,6 @@
 """Warnings and errors raised by ldpnum."""
 
-__all__ = ["ClippingWarning", "BudgetWarning", "SpecMismatchError"]
+__all__ = ["ClippingWarning", "BudgetWarning", "InvalidValuesError", "SpecMismatchError"]
 
 
 class ClippingWarning(UserWarning):
@@ -27,3 +27,28 @@ class BudgetWarning(UserWarning):
 
 class SpecMismatchError(ValueError):
     """Reports or aggregates were produced under a different mechanism specification."""
+
+
+class InvalidValuesError(ValueError):
+    """Some values cannot be privatized: missing, outside the bounds (with ``out_of_range="raise"``) or
+    outside the mechanism's domain (a category outside ``[0, k)``, a randomized-response value not 0/1).
+
+    Raised by :meth:`ldpnum.Mechanism.prepare_values` (and so by every ``privatize``) before anything is
+    drawn. Callers that validate data in pieces (a file read in batches, Dask partitions) can rebuild a
+    message with positions in the whole data from the attributes.
+
+    Attributes
+    ----------
+    count : int
+        How many values are bad.
+    first_index : int
+        Position of the first bad value in the input.
+    reason : {"missing", "out_of_range", "invalid"}
+        What is wrong with them.
+    """
+
+    def __init__(self, message, *, count=0, first_index=-1, reason="invalid"):
+        super().__init__(message)
+        self.count = int(count)
+        self.first_index = int(first_index)
+        self.reason = reason

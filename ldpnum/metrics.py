@@ -67,7 +67,10 @@ from typing import TYPE_CHECKING, Union
 import numpy as np
 
 from ._core import Aggregate, Reports
-from ._results import DistributionEstimate, _at, _real_array, _where
+from ._checks import at as _at
+from ._checks import real_array as _real_array
+from ._checks import where as _where
+from ._results import DistributionEstimate
 from ._typing import ArrayLike, Bounds, SeedLike
 from ._validation import check_bounds
 

@@ -16,10 +16,10 @@ only (raw values never travel with reports). Two strategies share the privacy bu
     :math:`\varepsilon_\text{row} = \sum_j \varepsilon_j`.
 ``"one-column-per-row"``
     Each row reports **one** column, with that column's full :math:`\varepsilon_j`; its other cells are
-    missing (``pd.NA`` in a nullable unsigned column such as ``UInt16``). Row :math:`i`'s column is
-    :math:`j_i = \lfloor (w_i \gg 16) \cdot m / 2^{48} \rfloor` for a random 64-bit word :math:`w_i` drawn
-    independently of every value (uniform over the :math:`m` columns up to :math:`m/2^{48}`), so the
-    assignment reveals nothing, and the row spends :math:`\varepsilon_\text{row} = \max_j \varepsilon_j`.
+    missing (``pd.NA`` in a nullable unsigned column such as ``UInt16``). Row :math:`i`'s column is drawn
+    uniformly over the :math:`m` columns, independently of every value
+    (:func:`ldpnum._random.assign_columns`), so the assignment reveals nothing, and the row spends
+    :math:`\varepsilon_\text{row} = \max_j \varepsilon_j`.
     Splitting people rather than splitting ε is the more accurate choice for most mechanisms
     (T. Wang, N. Li, S. Jha, "Locally Differentially Private Heavy Hitter Identification", IEEE TDSC 2021,
     appendix; the lecture slides "Local Differential Privacy (Part 1)", "On answering multiple questions"):
@@ -73,13 +73,12 @@ import pandas as pd
 from ._core import Aggregate, Reports, Spec, check_spec
 from ._frame import (ATTRS_KEY, add_digests, attach_specs, check_codes, codes_digest, column_digest, column_specs,
                      frame_info, spec_for)
-from ._random import child_rng, resolve_rng
+from ._random import MAX_ASSIGNED, assign_columns, child_rng, resolve_rng
 from ._results import DistributionEstimate, FrequencyEstimate, MeanEstimate, named
 from ._typing import ArrayLike, SeedLike
-from ._validation import check_categories, check_choice, check_values
-from .frequency import FrequencyOracle
+from ._validation import check_choice, dtype_hint
 from .exceptions import BudgetWarning
-from .mechanisms import Mechanism, RandomizedResponse, from_spec
+from .mechanisms import Mechanism, from_spec
 
 __all__ = ["STRATEGIES", "privatize_series", "privatize_frame", "reports_of", "aggregate_series", "concat",
            "describe_aggregates", "SeriesAccessor", "DataFrameAccessor"]
@@ -87,17 +86,13 @@ __all__ = ["STRATEGIES", "privatize_series", "privatize_frame", "reports_of", "a
 #: How the columns of a DataFrame share each row's privacy budget.
 STRATEGIES = ("all-columns", "one-column-per-row")
 
-#: At most this many columns in "one-column-per-row" (the assignment draws a 16-bit-exact uniform choice).
-MAX_COLUMNS = 1 << 16
+#: At most this many columns in "one-column-per-row" (see :func:`ldpnum._random.assign_columns`).
+MAX_COLUMNS = MAX_ASSIGNED
 
 _NAN_POLICIES = ("raise", "impute")
 
 
 # -- validation ------------------------------------------------------------------------------------------
-
-def _label(name):
-    return "x" if name is None else f"column {name!r}"
-
 
 def _subject(name):
     return "the Series" if name is None else f"column {name!r}"
@@ -122,75 +117,16 @@ def _check_mechanism(mech, name):
                         "whose report is one code (GRR, OLH, HadamardResponse)")
 
 
-_DTYPE_HINTS = {
-    "b": "convert 0/1 flags with .astype(int), or privatize them with ldp.RandomizedResponse",
-    "M": "convert to a number first, e.g. minutes since a public origin",
-    "m": "convert to a number first, e.g. s.dt.total_seconds()",
-    "c": "complex values have no order; privatize the real and imaginary parts as two columns",
-}
-
-
-def _dtype_hint(dtype):
-    """How to turn a column of ``dtype`` (not real numbers) into one ldpnum can privatize."""
-    if isinstance(dtype, pd.CategoricalDtype):
-        return ("privatize the category codes s.cat.codes with a frequency oracle, or convert numbers "
-                "with .astype(float)")
-    return _DTYPE_HINTS.get(getattr(dtype, "kind", "O"), "convert numbers stored as text with pd.to_numeric(s)")
-
-
 def _is_real(dtype):
     """Integer or float dtypes (NumPy, nullable or Arrow-backed): values or report codes."""
     return (pd.api.types.is_numeric_dtype(dtype) and getattr(dtype, "kind", "O") in "iuf"
             and not isinstance(dtype, pd.CategoricalDtype))
 
 
-def _dtype_error(s, name, mech):
-    """None if the column's dtype can be privatized by ``mech``, else the TypeError to raise."""
-    dtype = s.dtype
-    if _is_real(dtype) or (pd.api.types.is_bool_dtype(dtype) and isinstance(mech, RandomizedResponse)):
-        return None
-    return TypeError(f"{_subject(name)} has dtype {dtype}: ldpnum privatizes real numbers (integer or float "
-                     f"dtypes, nullable Int64/Float64 included); {_dtype_hint(dtype)}")
-
-
 def _check_rng(rng):
     """Validate ``rng`` without drawing from it (a Generator is not advanced)."""
     if rng is not None:
         resolve_rng(rng)
-
-
-def _reword(message, name):
-    """Name the column in a message of the validators, which call the values ``x``."""
-    if name is None or message.startswith(_label(name)):
-        return message
-    if message.startswith("x "):
-        return _label(name) + message[1:]
-    return f"{_label(name)}: {message}"
-
-
-def _prepare(mech, s, name, nan_policy, fill_value):
-    """The column's values validated for ``mech`` (a read-only float64 or int64 array), nothing drawn.
-
-    The validators are called with the column's name, so errors and clipping warnings name it (no warning
-    filters are touched: engines call this from several threads at once).
-    """
-    if isinstance(s.dtype, np.dtype):  # a NumPy column: its array, without pandas' NA scan
-        s = s.to_numpy()
-    label = _label(name)
-    try:
-        if isinstance(mech, FrequencyOracle):
-            values = check_categories(s, mech.k, name=label, nan_policy=nan_policy, fill_value=fill_value)
-        elif type(mech)._validate_values is Mechanism._validate_values:
-            values = check_values(s, mech.bounds, name=label, nan_policy=nan_policy, fill_value=fill_value)
-        else:  # a mechanism with its own validation (randomized response: 0/1 values)
-            return mech._prepare(s, nan_policy, fill_value)
-    except TypeError as exc:
-        raise TypeError(_reword(str(exc), name)) from None
-    except ValueError as exc:
-        raise ValueError(_reword(str(exc), name)) from None
-    values = values.view()
-    values.flags.writeable = False  # kernels see read-only arrays: one compiled signature
-    return values
 
 
 def _owned(codes):
@@ -270,11 +206,8 @@ def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=N
     check_choice(nan_policy, "nan_policy", _NAN_POLICIES)
     _check_mechanism(mechanism, s.name)
     _check_name(s.name, allow_none=True)
-    err = _dtype_error(s, s.name, mechanism)
-    if err is not None:
-        raise err
     _check_rng(rng)
-    values = _prepare(mechanism, s, s.name, nan_policy, fill_value)
+    values = mechanism.prepare_values(s, name=_subject(s.name), nan_policy=nan_policy, fill_value=fill_value)
     reports = mechanism._randomize(values, child_rng(rng, 0))
     out = pd.Series(_owned(reports.codes), index=s.index, name=s.name, copy=False)
     _copy_other_attrs(s, out)
@@ -377,14 +310,9 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
     for c in columns:
         _check_name(c, allow_none=False)
         _check_mechanism(mechanisms[c], c)
-    for c in columns:
-        err = _dtype_error(df[c], c, mechanisms[c])
-        if err is not None:
-            raise err
     _check_rng(rng)
-    prepared = []
-    for c in columns:
-        prepared.append(_prepare(mechanisms[c], df[c], c, nan_policy, fills[c]))
+    prepared = [mechanisms[c].prepare_values(df[c], name=_subject(c), nan_policy=nan_policy, fill_value=fills[c])
+                for c in columns]
     if warn_sum:
         total = math.fsum(mechanisms[c].epsilon for c in columns)
         warnings.warn(BudgetWarning(
@@ -405,8 +333,7 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
             epsilons.append(mechanisms[c].epsilon)
         epsilon_per_row = math.fsum(epsilons)
     else:
-        words = resolve_rng(streams[m]).draw(n)
-        assigned = ((words >> np.uint64(16)) * np.uint64(m)) >> np.uint64(48)
+        assigned = assign_columns(streams[m], n, m)
         for j, c in enumerate(columns):
             rows = np.flatnonzero(assigned == j)
             sub = prepared[j][rows]
@@ -718,7 +645,7 @@ class SeriesAccessor:
         if not (_is_real(dtype) or pd.api.types.is_bool_dtype(dtype)):
             raise AttributeError(f"the .ldp accessor works on Series of real numbers or bools (values) and of "
                                  f"integer codes (reports); {_subject(obj.name)} has dtype {dtype}: "
-                                 f"{_dtype_hint(dtype)}")
+                                 f"{dtype_hint(dtype)}")
 
     # -- privatizing
     def privatize(self, mechanism: Mechanism, *, rng: SeedLike = None, nan_policy: str = "raise",

@@ -13,67 +13,19 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._results import DistributionEstimate, _real_array, _where
+from ._plotting import check_kind, check_true, draw_true, new_axes
+from ._results import DistributionEstimate
 from ._typing import ArrayLike
+from .ranges import RangeEstimate
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from .ranges import RangeEstimate
-
 __all__ = ["compare", "check_true", "draw_true"]
-
-KINDS = ("pdf", "cdf")
-
-#: Above this many values the empirical CDF is drawn on a fine grid (exact at its points) instead of at
-#: every value.
-ECDF_EXACT_MAX = 20_000
-
-
-def check_kind(kind):
-    if kind not in KINDS:
-        raise ValueError(f"kind must be 'pdf' or 'cdf'; got {kind!r}")
-
-
-def check_true(true, name="true_values"):
-    """Raw values as a sorted 1-D float64 array (finite, non-empty); ValueError naming ``name`` otherwise."""
-    values = _real_array(true, name)
-    if values.ndim != 1 or values.size == 0:
-        raise ValueError(f"{name} must be a non-empty one-dimensional array of values; got shape {values.shape}")
-    if not np.all(np.isfinite(values)):
-        count, first = _where(~np.isfinite(values))
-        raise ValueError(f"{name} must be finite; {count} value(s) are not, first at index {first}")
-    return np.sort(values)
 
 
 def _edges(est):
     return est.bin_edges if isinstance(est, DistributionEstimate) else est.leaf_edges
-
-
-def draw_true(ax, values, *, bounds, kind="cdf", bin_edges=None, label=None):
-    """Draw the true distribution of raw ``values`` (clipped to ``bounds``, as the mechanisms do).
-
-    ``kind="cdf"``: the empirical CDF as a step line (one artist). ``kind="pdf"``: a filled density
-    histogram on ``bin_edges`` (default: 64 equal bins of the bounds; one artist). Returns ``ax``.
-    """
-    check_kind(kind)
-    lo, hi = bounds
-    values = np.clip(check_true(values, "values"), lo, hi)
-    if kind == "cdf":
-        n = values.size
-        if n <= ECDF_EXACT_MAX:
-            xs = np.concatenate(([lo], values, [hi]))
-            fs = np.concatenate(([0.0], np.arange(1, n + 1) / n, [1.0]))
-        else:
-            xs = np.linspace(lo, hi, 4097)
-            fs = np.searchsorted(values, xs, side="right") / n
-        ax.step(xs, fs, where="post", color="0.25", label=label or "true (empirical CDF)")
-    else:
-        edges = np.linspace(lo, hi, 65) if bin_edges is None else np.asarray(bin_edges, dtype=np.float64)
-        counts, _ = np.histogram(values, bins=edges)
-        ax.stairs(counts / (values.size * np.diff(edges)), edges, fill=True, alpha=0.3, color="0.5",
-                  label=label or "true (histogram)")
-    return ax
 
 
 def compare(true_values: ArrayLike, *estimates: "DistributionEstimate | RangeEstimate",
@@ -120,8 +72,6 @@ def compare(true_values: ArrayLike, *estimates: "DistributionEstimate | RangeEst
     >>> len(ax.lines)
     2
     """
-    from .ranges import RangeEstimate
-
     check_kind(kind)
     if not estimates:
         raise ValueError("compare needs at least one estimate after the true values")
@@ -141,10 +91,7 @@ def compare(true_values: ArrayLike, *estimates: "DistributionEstimate | RangeEst
             raise ValueError(f"labels must give one label per estimate ({len(estimates)}); got {labels!r}")
         labels = [str(v) for v in labels]
     values = check_true(true_values)
-    if ax is None:
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots()
+    ax = new_axes(ax)
     draw_true(ax, values, bounds=bounds, kind=kind, bin_edges=_edges(estimates[0]))
     for est, label in zip(estimates, labels):
         est.plot(ax=ax, kind=kind, label=label)

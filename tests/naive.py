@@ -672,7 +672,7 @@ def _kkt_solve(A, w, obs, root, free):
 
 
 def _levels(shape, theta):
-    from ldpnum.ranges.consistency import tree_from_leaves
+    from ldpnum.estimation.consistency import tree_from_leaves
 
     return tree_from_leaves(shape, theta)
 

@@ -36,7 +36,6 @@ from ldpnum import _random
 from ldpnum._core import code_dtype
 from ldpnum._kernels import freq_hashing
 from ldpnum._kernels._jit import launch
-from ldpnum._validation import check_categories
 from ldpnum.frequency.unary import unpack_bits
 from ldpnum.mechanisms import registered
 from ldpnum.mechanisms._plan import TWO53
@@ -389,14 +388,8 @@ def test_exact_epsilon(name, kwargs):
 # -- (b) kernel vs plan -------------------------------------------------------------------------------------
 
 def prepared(m, x, n):
-    values = np.full(n, x)
-    if CASES[m.name].kind == "categorical":
-        out = check_categories(values, m.k)
-    else:
-        out = m._prepare(values)
-    out = out.view()
-    out.flags.writeable = False
-    return out
+    """``n`` copies of ``x`` as the kernel takes them: through the mechanism's own validation hook."""
+    return m.prepare_values(np.full(n, x))
 
 
 def sample(m, x, n, seed, seed_word=None):

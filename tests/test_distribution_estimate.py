@@ -372,6 +372,9 @@ def test_constructor_rejects(edges, probs, exc, match):
 def test_provenance_rejects(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         DistributionEstimate([0, 1, 2], [0.5, 0.5], **kwargs)
+    if not {"method", "n_iter", "converged", "log_likelihood"} & set(kwargs):
+        with pytest.raises(exc, match=match):  # the range tree checks its provenance the same way
+            ldp.RangeEstimate([[1.0], [0.5, 0.5]], bounds=(0, 2), branching=2, **kwargs)
 
 
 @pytest.mark.parametrize("q, exc, match", [

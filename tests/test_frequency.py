@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 import ldpnum as ldp
-from ldpnum.estimation import norm_sub
-from ldpnum.frequency import postprocess_frequencies, project_simplex, recommend
+from ldpnum.estimation import norm_sub, postprocess_frequencies, project_simplex
+from ldpnum.frequency import recommend
 from ldpnum.frequency.grr import TWO64
 from ldpnum.mechanisms._plan import TWO48, TWO53, uniform_count
 

@@ -15,11 +15,11 @@ import pytest
 
 import ldpnum as ldp
 from ldpnum import _random
+from ldpnum.estimation import consistency
+from ldpnum.estimation.consistency import decompose, least_squares, nonnegative, range_sums, tree_shape
 from ldpnum.frequency import Recommendation
-from ldpnum.ranges import (HierarchicalHistogram, RangeEstimate, choose_branching, consistency,
-                           predicted_range_variance)
+from ldpnum.ranges import HierarchicalHistogram, RangeEstimate, choose_branching, predicted_range_variance
 from ldpnum.ranges import hierarchical as hier
-from ldpnum.ranges.consistency import decompose, least_squares, nonnegative, range_sums, tree_shape
 
 import naive as naive_tree
 from privacy_checks import PrivacyViolation, check_exact_epsilon, check_kernel_matches
@@ -593,15 +593,13 @@ def test_branching_with_a_constant_variance_oracle(monkeypatch):
 
 
 def test_auto_oracle_falls_back_to_grr(monkeypatch):
-    from ldpnum import frequency
-
     calls = []
 
     def fake(k, epsilon, *, communication=None):
         calls.append((k, communication))
         return Recommendation(None, "OLH", 1.0)  # recommended but not available as a level oracle
 
-    monkeypatch.setattr(frequency, "recommend", fake)
+    monkeypatch.setattr(hier, "recommend", fake)
     hh = HierarchicalHistogram(1.0, (0, 1), n_leaves=64, branching=4)
     assert hh.oracle_names == ("grr", "grr", "grr")
     assert calls == [(4, "low"), (16, "low"), (64, "low")]

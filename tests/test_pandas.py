@@ -462,3 +462,26 @@ def test_threads_reproduce_serial_results(frame):
                                                            strategy="one-column-per-row"), range(4)))
     for a, b in zip(serial, threaded):
         pd.testing.assert_frame_equal(a, b)
+
+
+class _EvenSquareWave(ldp.SquareWave):
+    """A mechanism with its own input domain (even numbers): the accessor must ask it, not guess."""
+
+    name = None  # not registered
+
+    def prepare_values(self, x, *, name=None, **options):
+        values = super().prepare_values(x, name=name, **options)
+        if (values % 2).any():
+            raise ValueError(f"{name or 'x'} must hold even numbers")
+        return values
+
+
+def test_the_accessor_validates_through_the_mechanism():
+    """No dispatch on mechanism types: a column is checked by its mechanism's ``prepare_values``."""
+    m = _EvenSquareWave(1.0, (0, 100))
+    df = pd.DataFrame({"a": [2.0, 4.0], "b": [2.0, 3.0]})
+    with pytest.raises(ValueError, match="column 'b' must hold even numbers"):
+        df.ldp.privatize({"a": m, "b": m}, rng=0)
+    with pytest.raises(ValueError, match="column 'b' must hold even numbers"):
+        df["b"].ldp.privatize(m, rng=0)
+    assert df["a"].ldp.privatize(m, rng=0).notna().all()

@@ -279,3 +279,42 @@ def test_secure_stream_continues_across_draws_and_pieces(monkeypatch):
 def test_secure_stream_key_length_is_checked():
     with pytest.raises(ValueError, match="16-byte key"):
         _random.AESCounterStream(bytes(15))
+
+
+def test_assign_columns_is_pinned_and_batch_independent():
+    """The one-column-per-row draw: pinned for a seed (a change of formula or stream would move people
+    between columns), equal to the exact integer formula, and the same in batches as in one call."""
+    np.testing.assert_array_equal(_random.assign_columns(0, 8, 3), [1, 0, 0, 0, 2, 2, 1, 2])
+    np.testing.assert_array_equal(_random.assign_columns(7, 6, 65536), [40966, 58799, 50835, 14759, 19671, 57249])
+    words = np.random.PCG64(5).random_raw(1000)
+    expected = [((int(w) >> 16) * 7) >> 48 for w in words]
+    np.testing.assert_array_equal(_random.assign_columns(5, 1000, 7), expected)
+    g = np.random.default_rng(3)
+    pieces = np.concatenate([_random.assign_columns(g, k, 5) for k in (10, 0, 333, 657)])
+    np.testing.assert_array_equal(pieces, _random.assign_columns(np.random.default_rng(3), 1000, 5))
+    counts = np.bincount(_random.assign_columns(1, 100_000, 4), minlength=4)
+    assert counts.min() > 24_000 and counts.max() < 26_000  # 6 standard deviations of Binomial(1e5, 1/4)
+    for bad, exc in (((0, -1, 2), ValueError), ((0, 5, 0), ValueError), ((0, 5, 65537), ValueError),
+                     ((0, 5.0, 2), TypeError), ((-1, 5, 2), ValueError)):
+        with pytest.raises(exc):
+            _random.assign_columns(*bad)
+
+
+def test_frame_and_file_assign_rows_with_assign_columns(tmp_path):
+    """pandas and the command line both assign rows with assign_columns on sub-stream m of the seed."""
+    import pandas as pd
+
+    from ldpnum._random import child_rng
+    from ldpnum.cli import privatize_file
+
+    pytest.importorskip("pyarrow")
+    df = pd.DataFrame({"a": np.linspace(0, 1, 500), "b": np.linspace(1, 0, 500), "c": np.zeros(500)})
+    mechs = {c: ldp.SquareWave(1.0, (0, 1)) for c in df.columns}
+    expected = _random.assign_columns(child_rng(11, 3), 500, 3)
+    out = df.ldp.privatize(mechs, rng=11, strategy="one-column-per-row")
+    np.testing.assert_array_equal(np.argmax(out.notna().to_numpy(), axis=1), expected)
+    df.to_parquet(tmp_path / "in.parquet")
+    privatize_file(tmp_path / "in.parquet", tmp_path / "out.parquet", mechs, rng=11,
+                   strategy="one-column-per-row", batch_size=128)
+    got = pd.read_parquet(tmp_path / "out.parquet")
+    np.testing.assert_array_equal(np.argmax(got.notna().to_numpy(), axis=1), expected)

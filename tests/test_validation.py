@@ -70,3 +70,80 @@ def test_randomized_response_inputs(no_draws):
         rr.privatize([0, np.nan])
     with pytest.raises(TypeError):
         rr.privatize(np.array(["1"]))
+
+
+# -- the one validation hook: Mechanism.prepare_values ------------------------------------------------------
+
+HOOK_CASES = [  # mechanism, values, what prepare_values returns
+    (ldp.SquareWave(1.0, (0, 10)), np.array([1, 2, 3], dtype=np.int8), np.array([1.0, 2.0, 3.0])),
+    (ldp.SquareWave(1.0, (0, 10)), pd.array([1.5, None], dtype="Float64"), None),
+    (ldp.GRR(1.0, k=4), pd.array([3, 0], dtype="Int64"), np.array([3, 0])),
+    (ldp.RandomizedResponse(1.0), np.array([True, False]), np.array([1.0, 0.0])),
+]
+
+
+@pytest.mark.parametrize("m, x, expected", HOOK_CASES, ids=lambda v: getattr(v, "name", None))
+def test_prepare_values_is_what_privatize_randomizes(m, x, expected, no_draws):
+    """The hook returns the kernel's input (read-only), and privatize randomizes exactly that array."""
+    if expected is None:
+        with pytest.raises(ldp.exceptions.InvalidValuesError, match="column 'v' has 1 missing") as exc:
+            m.prepare_values(x, name="column 'v'")
+        assert (exc.value.count, exc.value.first_index, exc.value.reason) == (1, 1, "missing")
+        return
+    values = m.prepare_values(x)
+    np.testing.assert_array_equal(values, expected)
+    assert not values.flags.writeable and values.flags.c_contiguous
+    monkey = pytest.MonkeyPatch()
+    seen = []
+    monkey.setattr(type(m), "_randomize", lambda self, v, rng: seen.append(v))
+    try:
+        m.privatize(x)
+    finally:
+        monkey.undo()
+    np.testing.assert_array_equal(seen[0], values)
+
+
+@pytest.mark.parametrize("m, x, error, fragments", [
+    (ldp.SquareWave(1.0, (0, 10)), np.array(["1"]), TypeError, ["column 'c' has dtype <U1: it must hold real",
+                                                                "pd.to_numeric"]),
+    (ldp.SquareWave(1.0, (0, 10)), pd.Series([1, 2], dtype="category"), TypeError,
+     ["column 'c' has dtype category", "s.cat.codes"]),
+    (ldp.SquareWave(1.0, (0, 10)), np.array([True]), TypeError, ["has dtype bool", "RandomizedResponse"]),
+    (ldp.SquareWave(1.0, (0, 10)), [1.0, 11.0, 12.0], ValueError, ["column 'c' has 2 finite value(s) outside"]),
+    (ldp.GRR(1.0, k=4), np.array([1.0]), TypeError, ["column 'c' has dtype float64", "integer category codes 0..3",
+                                                     ".astype(int)"]),
+    (ldp.GRR(1.0, k=4), pd.Series([1, 2], dtype="category"), TypeError, ["has dtype category", "s.cat.codes"]),
+    (ldp.GRR(1.0, k=4), [0, 7, 9], ValueError, ["column 'c' has 2 value(s) outside the categories [0, 4), first "
+                                                "at index 1"]),
+    (ldp.RandomizedResponse(1.0), np.array(["a"]), TypeError, ["column 'c' has dtype <U1", "0/1 values"]),
+    (ldp.RandomizedResponse(1.0), [0, 2, 3], ValueError, ["column 'c' must be 0/1", "2 value(s) are not"]),
+])
+def test_prepare_values_names_the_values_and_counts_the_bad_ones(m, x, error, fragments, no_draws):
+    options = {} if isinstance(m, ldp.frequency.FrequencyOracle) else {"out_of_range": "raise"}  # categories never clip
+    with pytest.raises(error) as exc:
+        m.prepare_values(x, name="column 'c'", **options)
+    for fragment in fragments:
+        assert fragment in str(exc.value)
+    if error is ValueError:
+        assert isinstance(exc.value, ldp.exceptions.InvalidValuesError) and exc.value.count == 2
+        assert exc.value.first_index == 1 and exc.value.reason in ("out_of_range", "invalid")
+
+
+@pytest.mark.parametrize("m, fill", [(ldp.SquareWave(1.0, (0, 10)), 11.0), (ldp.GRR(1.0, k=4), 4),
+                                     (ldp.RandomizedResponse(1.0), 2)])
+def test_prepare_values_checks_the_fill_value_without_data(m, fill, no_draws):
+    """A bad fill value is refused even when nothing is missing (R5: every argument before any draw), and
+    the message says which column it was for."""
+    with pytest.raises(ValueError, match="^column 'c': fill_value"):
+        m.prepare_values(np.empty(0, dtype=np.int64), name="column 'c'", nan_policy="impute", fill_value=fill)
+
+
+def test_nullable_arrays_with_na_passed_directly(no_draws):
+    """pd.array(...) with NA (no ``hasnans``): missing values follow nan_policy, not a foreign error."""
+    with pytest.raises(ValueError, match="x has 1 missing value"):
+        ldp.GRR(1.0, k=4).privatize(pd.array([1, None], dtype="Int64"))
+    with pytest.raises(ValueError, match="x has 1 missing"):
+        ldp.RandomizedResponse(1.0).privatize(pd.array([True, None], dtype="boolean"))
+    values = ldp.RandomizedResponse(1.0).prepare_values(pd.array([True, None], dtype="boolean"),
+                                                        nan_policy="impute", fill_value=0)
+    np.testing.assert_array_equal(values, [1.0, 0.0])

@@ -1,12 +1,29 @@
-"""Server-side estimation: post-processing of aggregates (costs no privacy).
+"""Server-side estimation: all post-processing of aggregates (costs no privacy).
 
-:mod:`ldpnum.estimation.em` reconstructs a bucketized distribution from the output-cell counts of the
-window randomizer (Square Wave, General Wave, Piecewise) with EM or EMS.
+Mechanisms validate their arguments and delegate here; nothing in this package sees raw values.
+
+:mod:`~ldpnum.estimation.mean`
+    The unbiased mean of a mean oracle's reports, with its standard error.
+:mod:`~ldpnum.estimation.frequency`
+    The unbiased frequencies of a pure frequency oracle's support counts, and their variance.
+:mod:`~ldpnum.estimation.em`, :mod:`~ldpnum.estimation.distribution`
+    The distribution behind window-randomizer reports (Square Wave, General Wave, Piecewise): EM or EMS.
+:mod:`~ldpnum.estimation.postprocess`
+    Norm-Sub, the simplex projection and clipping of estimated frequencies.
+:mod:`~ldpnum.estimation.consistency`
+    Tree shapes, range decompositions and least-squares or non-negative consistency of hierarchical
+    histograms.
 """
 
-from .distribution import default_n_bins, estimate_window_distribution, norm_sub
+from . import consistency
+from .distribution import default_n_bins, estimate_window_distribution
 from .em import (EMResult, WindowTransition, expectation_maximization, window_transition,
                  window_transition_from_plan)
+from .frequency import estimate_frequencies, support_variance, unbiased_frequencies
+from .mean import estimate_mean
+from .postprocess import POSTPROCESS, norm_sub, postprocess_frequencies, project_simplex
 
-__all__ = ["default_n_bins", "estimate_window_distribution", "norm_sub", "EMResult", "WindowTransition", "expectation_maximization", "window_transition",
-           "window_transition_from_plan"]
+__all__ = ["consistency", "default_n_bins", "estimate_window_distribution", "EMResult", "WindowTransition",
+           "expectation_maximization", "window_transition", "window_transition_from_plan",
+           "estimate_frequencies", "support_variance", "unbiased_frequencies", "estimate_mean", "POSTPROCESS",
+           "norm_sub", "postprocess_frequencies", "project_simplex"]

@@ -16,8 +16,9 @@ import numpy as np
 from .._results import DistributionEstimate
 from .._validation import check_choice
 from .em import DEFAULT_MAX_ITER, expectation_maximization, window_transition_from_plan
+from .postprocess import norm_sub
 
-__all__ = ["default_n_bins", "estimate_window_distribution", "norm_sub", "METHODS"]
+__all__ = ["default_n_bins", "estimate_window_distribution", "METHODS"]
 
 METHODS = ("ems", "em", "norm-sub")
 MIN_BINS, MAX_BINS = 32, 1024
@@ -38,28 +39,6 @@ def default_n_bins(n_reports, n_positions):
     d = 2 ** round(math.log2(1.5 * math.sqrt(n)))
     d = min(max(d, MIN_BINS), MAX_BINS)
     return int(min(d, max(2, 2 ** int(math.log2(n_positions + 1)))))
-
-
-def norm_sub(x, tol=1e-12, max_iter=10_000):
-    """Norm-Sub: make an estimate non-negative and sum to 1 by zeroing negatives and shifting the rest.
-
-    Repeats ``x ← max(x - δ, 0)`` with ``δ`` chosen so the positive entries sum to 1, until no entry changes
-    sign (Wang et al., NDSS 2020). When the positive part sums
-    to at least 1 (the shifts only remove mass) it equals the Euclidean projection onto the probability simplex;
-    when mass must be added, entries zeroed in the first step stay zero and the two differ.
-    """
-    x = np.asarray(x, dtype=np.float64).copy()
-    for _ in range(max_iter):
-        pos = x > 0
-        delta = (x[pos].sum() - 1.0) / max(int(pos.sum()), 1)
-        y = np.where(pos, x - delta, 0.0)
-        if np.all((y > 0) == pos) or np.all(y <= 0):
-            x = np.maximum(y, 0.0)
-            break
-        x = y
-    x = np.maximum(x, 0.0)
-    s = x.sum()
-    return x / s if s > 0 else np.full(x.size, 1.0 / x.size)
 
 
 def _check_bins(n_bins, n_reports, n_positions):

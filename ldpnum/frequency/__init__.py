@@ -1,4 +1,5 @@
-"""Categorical frequency oracles over codes ``0..k-1``, their post-processing and the choice rule."""
+"""Categorical frequency oracles over codes ``0..k-1`` and the choice rule (their estimator and
+post-processing are in :mod:`ldpnum.estimation`)."""
 
 from ._base import FrequencyOracle
 from .grr import GRR
@@ -7,8 +8,7 @@ from .hashing import BLH, OLH
 from .pirappor import PIRappor
 from .subset import SubsetSelection
 from .unary import OUE, SUE, pack_bits, unpack_bits
-from .postprocess import POSTPROCESS, postprocess_frequencies, project_simplex
 from .recommend import Recommendation, recommend
 
-__all__ = ["FrequencyOracle", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "SubsetSelection", "PIRappor", "pack_bits", "unpack_bits", "POSTPROCESS", "postprocess_frequencies", "project_simplex", "recommend",
+__all__ = ["FrequencyOracle", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "SubsetSelection", "PIRappor", "pack_bits", "unpack_bits", "recommend",
            "Recommendation"]

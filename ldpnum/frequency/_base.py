@@ -1,16 +1,8 @@
-"""Shared shape of the categorical frequency oracles: validation, the pure-protocol estimator, variances.
+"""Shared shape of the categorical frequency oracles: validation, support probabilities, variances.
 
-A *pure* frequency oracle (Wang et al., USENIX Security 2017) has a support function: each report
-supports some categories, a report of a person with value ``v`` supports ``v`` with probability ``p*`` and
-supports any other given category with probability ``q*``. Then, with ``I_v`` the number of reports
-supporting ``v`` among ``n``,
-
-    ĉ_v = (I_v - n q*) / (p* - q*)                                   (unbiased count of v)
-    Var[ĉ_v] = n q*(1 - q*)/(p* - q*)² + c_v (1 - p* - q*)/(p* - q*)
-
-(Wang, Blocki, Li, Jha, "Locally Differentially Private Protocols for Frequency Estimation", USENIX Security
-2017, the variance table). ``p*`` and ``q*`` are taken from the
-mechanism's integer plan, so the estimator is unbiased for the mechanism as implemented.
+The estimator of a *pure* frequency oracle (Wang et al., USENIX Security 2017) is in
+:mod:`ldpnum.estimation.frequency`; each oracle provides its support probabilities ``p*`` and ``q*``
+(from its integer plan) and its support counts.
 """
 
 from typing import Any
@@ -19,10 +11,10 @@ import numpy as np
 
 from .._core import Aggregate, Reports
 from .._results import FrequencyEstimate
-from .._typing import ArrayLike, SeedLike
-from .._validation import check_categories, check_epsilon, check_k
+from .._typing import ArrayLike, NDArray, SeedLike
+from .._validation import check_categories, check_epsilon, check_k, prepared
+from ..estimation.frequency import estimate_frequencies, support_variance
 from ..mechanisms._base import Mechanism
-from .postprocess import postprocess_frequencies
 
 __all__ = ["FrequencyOracle"]
 
@@ -69,9 +61,22 @@ class FrequencyOracle(Mechanism):
         Each call on one person's value is ε-LDP; estimators are post-processing. Everything is validated
         before the first random word is drawn.
         """
-        values = check_categories(x, self._k, nan_policy=nan_policy, fill_value=fill_value, unknown=unknown).view()
-        values.flags.writeable = False
+        values = self.prepare_values(x, nan_policy=nan_policy, fill_value=fill_value, unknown=unknown)
         return self._randomize(values, rng)
+
+    # Categories take ``unknown`` where numbers take ``out_of_range``: codes are never clipped.
+    def prepare_values(  # type: ignore[override]
+            self, x: ArrayLike, *, name: str | None = None, nan_policy: str = "raise", fill_value: int | None = None,
+            unknown: str = "raise") -> NDArray[np.int64]:
+        """Validate one column of category codes for this oracle, without drawing anything.
+
+        As :meth:`ldpnum.Mechanism.prepare_values`, for categories: integer codes in ``0..k-1`` (floats
+        are refused even when whole), returned as a read-only C-contiguous int64 array; codes outside
+        ``[0, k)`` raise, or with ``unknown="uniform"`` become ``-1`` (reported uniformly at random).
+        ``name`` is how messages refer to the values (default ``"x"``).
+        """
+        return prepared(check_categories, x, self._k, name=name, nan_policy=nan_policy, fill_value=fill_value,
+                        unknown=unknown)
 
     # -- the pure-protocol estimator ---------------------------------------------------------------
     @property
@@ -94,7 +99,7 @@ class FrequencyOracle(Mechanism):
         if not np.all((f >= 0) & (f <= 1)):
             raise ValueError("frequency must lie in [0, 1]")
         p, q = self.support_probabilities
-        out = (q * (1 - q) + f * (p - q) * (1 - p - q)) / (p - q) ** 2
+        out = support_variance(p, q, f)
         return float(out) if out.ndim == 0 else out
 
     @property
@@ -123,17 +128,9 @@ class FrequencyOracle(Mechanism):
         FrequencyEstimate
         """
         agg = self._as_aggregate(data)
-        n = agg.n_reports
-        if n == 0:
-            raise ValueError("estimate_frequencies: no reports")
         p, q = self.support_probabilities
-        support = self._support_counts(agg)
-        counts = (support - n * q) / (p - q)
-        freq = counts / n
-        se = np.sqrt(self.variance(np.clip(freq, 0.0, 1.0)) / n)
-        freq_pp = postprocess_frequencies(freq, postprocess)
-        return FrequencyEstimate(counts=freq_pp * n, frequencies=freq_pp, standard_errors=se, n_reports=n,
-                                 epsilon=self._epsilon, spec=agg.spec, postprocess=postprocess)
+        return estimate_frequencies(self._support_counts(agg), agg.n_reports, p, q, postprocess=postprocess,
+                                    epsilon=self._epsilon, spec=agg.spec)
 
     def empty_aggregate(self):
         return Aggregate.empty(self.spec)

@@ -56,13 +56,13 @@ field).
 """
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 
 import numpy as np
 
-from .._core import (Aggregate, Reports, _n_threads, check_spec, register_code_check,
-                     support_counts as support_count_check)
+from .._core import Aggregate, Reports, check_spec, register_code_check
+from .._core import support_counts as support_count_check
+from .._counting import count_in_slices, n_threads
 from .._kernels import freq_hashing as kernels
 from .._kernels._jit import launch
 from ._base import FrequencyOracle
@@ -229,20 +229,8 @@ def local_hash_support_counts(codes, k, g):
 
     codes = np.ascontiguousarray(codes, dtype=np.uint64)
     n = codes.shape[0]
-    n_threads = min(_n_threads(), n) if n * k >= _PARALLEL_MIN_WORK else 1
-    if n_threads <= 1:
-        counts = np.zeros(k, dtype=np.int64)
-        n_bad, first = local_hash_support(codes, g, counts)
-    else:
-        # Slices on threads (the kernel releases the GIL) into private counts, then added.
-        slices = np.array_split(codes, n_threads)
-        partial = np.zeros((n_threads, k), dtype=np.int64)
-        with ThreadPoolExecutor(n_threads) as pool:
-            results = list(pool.map(local_hash_support, slices, [g] * n_threads, partial))
-        counts = partial.sum(axis=0)
-        n_bad = sum(r[0] for r in results)
-        offsets = np.cumsum([0] + [s.shape[0] for s in slices])
-        first = next((int(offsets[j] + r[1]) for j, r in enumerate(results) if r[0]), -1)
+    n_slices = n_threads() if n * k >= _PARALLEL_MIN_WORK else 1
+    counts, n_bad, first = count_in_slices(local_hash_support, codes, k, g, n_slices=n_slices)
     if n_bad:
         raise ValueError(f"reports hold {n_bad} code(s) whose y lies outside [0, {g}), "
                          f"first at index {first}")

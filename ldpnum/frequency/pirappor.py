@@ -76,14 +76,15 @@ USENIX Security 2017 (OUE, the pure-protocol estimator and its variance).
 
 import math
 import numbers
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
-from .._core import (Aggregate, Reports, _n_threads, check_spec, register_code_check,
-                     support_counts as support_count_check)
+from .._core import Aggregate, Reports, check_spec, register_code_check
+from .._core import support_counts as support_count_check
+from .._counting import count_in_slices
+from .._counting import n_threads as default_threads
 from .._kernels import freq_pirappor as kernels
 from .._kernels._jit import launch
 from ..mechanisms._plan import TWO53, TWO64, cell_count, exp_lower
@@ -380,10 +381,9 @@ def support_counts(codes, p, a, k, *, method="auto", n_threads=None):
     if codes.dtype != np.uint64:
         raise TypeError(f"PI-RAPPOR codes must be uint64; got dtype {codes.dtype}")
     n = codes.shape[0]
-    counts = np.zeros(k, dtype=np.int64)
     if n == 0:
-        return counts
-    threads = n_threads or _n_threads()
+        return np.zeros(k, dtype=np.int64)
+    threads = n_threads or default_threads()
     if method == "auto":
         method = "histogram" if _histogram_pays(n, p, k, threads) else "stream"
     if method == "histogram":
@@ -397,24 +397,11 @@ def support_counts(codes, p, a, k, *, method="auto", n_threads=None):
     # Slices on Python threads (the kernels release the GIL), each into private counts; the histogram's
     # 32-bit table counters bound a slice to fewer than 2**32 reports.
     n_slices = max(min(threads, n // min_slice), -(-n // _MAX_SLICE), 1)
-    offsets = [n * i // n_slices for i in range(n_slices + 1)]
-    partial = np.zeros((n_slices, k), dtype=np.int64)
-
-    def run(i):
-        n_bad, first = kernel(codes[offsets[i]:offsets[i + 1]], p, a, partial[i])
-        return n_bad, (offsets[i] + first if n_bad else -1)
-
-    if n_slices == 1:
-        results = [run(0)]
-    else:
-        with ThreadPoolExecutor(min(threads, n_slices)) as pool:
-            results = list(pool.map(run, range(n_slices)))
-    n_bad = sum(r[0] for r in results)
+    counts, n_bad, first = count_in_slices(kernel, codes, k, p, a, n_slices=n_slices, max_workers=threads)
     if n_bad:
-        first = next(r[1] for r in results if r[0])
         raise ValueError(f"reports hold {n_bad} code(s) outside the PI-RAPPOR alphabet "
                          f"(phi0, phi1 < p = {p}), first at index {first} ({int(codes[first]):#x})")
-    return partial.sum(axis=0)
+    return counts
 
 
 # -- the mechanism ----------------------------------------------------------------------------------

@@ -4,6 +4,11 @@ import math
 from typing import NamedTuple
 
 from .._validation import check_epsilon, check_k
+from .grr import GRR
+from .hashing import OLH
+from .unary import OUE
+
+_BY_NAME = {"OLH": OLH, "OUE": OUE}
 
 __all__ = ["recommend", "Recommendation"]
 
@@ -51,10 +56,8 @@ def recommend(k: int, epsilon: float, *, communication: str | None = None) -> Re
     eps = check_epsilon(epsilon)
     if communication not in (None, "low"):
         raise ValueError(f"communication must be None or 'low'; got {communication!r}")
-    from .. import frequency
-
     ee = math.exp(eps)
     if k < 3 * ee + 2:
-        return Recommendation(frequency.GRR, "GRR", (k - 2 + ee) / (ee - 1) ** 2)
+        return Recommendation(GRR, "GRR", (k - 2 + ee) / (ee - 1) ** 2)
     name = "OLH" if communication == "low" else "OUE"
-    return Recommendation(getattr(frequency, name), name, 4 * ee / (ee - 1) ** 2)
+    return Recommendation(_BY_NAME[name], name, 4 * ee / (ee - 1) ** 2)

@@ -44,13 +44,14 @@ histogram).
 
 import math
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
-from .._core import Aggregate, Reports, _n_threads, check_spec, support_counts as support_count_check
+from .._core import Aggregate, Reports, check_spec
+from .._core import support_counts as support_count_check
+from .._counting import count_in_slices, n_threads
 from .._kernels import freq_unary as kernels
 from .._kernels._jit import launch
 from ..mechanisms._plan import TWO53, exp_lower
@@ -396,16 +397,8 @@ def count_bits(codes, k):
     if sys.byteorder != "little":  # pragma: no cover - the kernel's word loads assume little-endian
         full = np.unpackbits(codes, axis=1, bitorder="little").sum(axis=0, dtype=np.int64)
     else:
-        n_threads = _n_threads() if codes.size >= _PARALLEL_MIN_BYTES else 1
-        if n_threads == 1:
-            full = np.zeros(8 * n_bytes, dtype=np.int64)
-            _count(codes, full)
-        else:
-            slices = np.array_split(codes, n_threads)
-            partial = np.zeros((n_threads, 8 * n_bytes), dtype=np.int64)
-            with ThreadPoolExecutor(n_threads) as pool:
-                list(pool.map(_count, slices, partial))
-            full = partial.sum(axis=0)
+        n_slices = n_threads() if codes.size >= _PARALLEL_MIN_BYTES else 1
+        full, _, _ = count_in_slices(_count, codes, 8 * n_bytes, n_slices=n_slices)
     if full[k:].any():
         raise ValueError(f"reports have padding bits set beyond bit {k - 1} "
                          f"({int(full[k:].sum())} of them): not reports of a {k}-bit unary encoding")

@@ -1,7 +1,6 @@
 """The shared shape of every randomizer: validate → convert → draw → allocate → kernel → wrap (DESIGN.md R6)."""
 
 import functools
-import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -10,8 +9,9 @@ from .._core import (Aggregate, Reports, Spec, check_spec, code_dtype, count_cod
                      single_code_counts)
 from .._random import block_sizes, draw_pool, resolve_rng
 from .._results import MeanEstimate
-from .._typing import ArrayLike, Bounds, SeedLike
-from .._validation import check_bounds, check_epsilon, check_values
+from .._typing import ArrayLike, Bounds, FloatArray, SeedLike
+from .._validation import check_bounds, check_epsilon, check_values, prepared
+from ..estimation.mean import estimate_mean
 
 __all__ = ["Mechanism", "MeanOracle", "from_spec", "registered", "lookup"]
 
@@ -224,15 +224,60 @@ class Mechanism:
         return f"{type(self).__name__}(epsilon={self._epsilon!r}{', ' if params else ''}{params})"
 
     # -- client side --------------------------------------------------------------------------------
-    def _validate_values(self, x, nan_policy, fill_value, out_of_range):
-        return check_values(x, self._bounds, nan_policy=nan_policy, fill_value=fill_value,
-                            out_of_range=out_of_range)
+    def prepare_values(self, x: ArrayLike, *, name: str | None = None, nan_policy: str = "raise",
+                       fill_value: float | None = None, out_of_range: str = "clip") -> FloatArray:
+        """Validate one column of values for this mechanism, without drawing anything.
 
-    def _prepare(self, x, nan_policy="raise", fill_value=None, out_of_range="clip"):
-        """Validated values as a read-only C-contiguous float64 view: one kernel signature for every input."""
-        values = self._validate_values(x, nan_policy, fill_value, out_of_range).view()
-        values.flags.writeable = False
-        return values
+        The one place where inputs are checked: :meth:`privatize` calls it, and so do the pandas accessor,
+        the command line and the Dask layer, so a column is accepted or refused, and described, the same
+        way everywhere. Subclasses with another input domain override it (frequency oracles take category
+        codes, randomized response 0/1 values).
+
+        Parameters
+        ----------
+        x : array_like of real numbers, shape (n,)
+            One value per person (see :meth:`privatize`).
+        name : str, optional
+            How messages refer to the values, e.g. ``"column 'age'"`` (default ``"x"``). Errors and
+            clipping warnings name it.
+        nan_policy, fill_value, out_of_range
+            As for :meth:`privatize`.
+
+        Returns
+        -------
+        numpy.ndarray
+            The values as a read-only, C-contiguous float64 array (missing values imputed), which is what
+            the kernel takes. It may share memory with ``x``.
+
+        Raises
+        ------
+        TypeError
+            For a dtype that does not hold real numbers (the message says how to convert it).
+        ldpnum.exceptions.InvalidValuesError
+            A ``ValueError`` for missing values (``nan_policy="raise"``) or values outside the bounds
+            (``out_of_range="raise"``), with the count and first index of the bad values.
+        ValueError
+            For a bad ``nan_policy``, ``fill_value`` or ``out_of_range``.
+
+        Warns
+        -----
+        ldpnum.ClippingWarning
+            For finite values outside the bounds (clipped by the kernel), with their count and first index.
+
+        Examples
+        --------
+        >>> import numpy as np, ldpnum as ldp
+        >>> m = ldp.SquareWave(epsilon=1.0, bounds=(0, 10))
+        >>> m.prepare_values(np.array([1, 2, 3], dtype=np.int8))
+        array([1., 2., 3.])
+        >>> m.prepare_values([1.0, np.nan], name="column 'age'")
+        Traceback (most recent call last):
+        ...
+        ldpnum.exceptions.InvalidValuesError: column 'age' has 1 missing or non-finite value(s) (NaN, inf or NA), \
+first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or remove them before privatizing
+        """
+        return prepared(check_values, x, self._bounds, name=name, nan_policy=nan_policy, fill_value=fill_value,
+                        out_of_range=out_of_range)
 
     def _run_kernel(self, values, words, out):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -266,7 +311,8 @@ class Mechanism:
         Each call on one person's value is ε-LDP; estimators are post-processing. Every input is
         validated before the first random word is drawn: if anything is wrong, nothing is randomized.
         """
-        return self._randomize(self._prepare(x, nan_policy, fill_value, out_of_range), rng)
+        values = self.prepare_values(x, nan_policy=nan_policy, fill_value=fill_value, out_of_range=out_of_range)
+        return self._randomize(values, rng)
 
     def _randomize(self, values, rng):
         """Draw words (after validation) and run the kernel block by block; wrap the codes as Reports."""
@@ -372,15 +418,5 @@ class MeanOracle(Mechanism):
         MeanEstimate
             With a standard error from the sample variance of the per-report estimates.
         """
-        agg = self._as_aggregate(data)
-        n = agg.n_reports
-        if n == 0:
-            raise ValueError("estimate_mean: no reports")
-        counts = agg.counts.astype(np.float64)
-        est = self.code_estimates
-        value = float(counts @ est) / n
-        s2 = float(counts @ (est - value) ** 2) / (n - 1) if n > 1 else 0.0
-        if not s2 > 0:  # one report, or every report the same code: the worst case, not a zero-width interval
-            s2 = self.worst_case_variance
-        return MeanEstimate(value=value, standard_error=math.sqrt(s2 / n), n_reports=n,
-                            epsilon=self._epsilon, spec=agg.spec)
+        return estimate_mean(self._as_aggregate(data), self.code_estimates,
+                             worst_case_variance=self.worst_case_variance, epsilon=self._epsilon)

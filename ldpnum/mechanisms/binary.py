@@ -29,9 +29,9 @@ JASA 2018.
 import numpy as np
 
 from .._kernels import client
-from .._typing import Bounds
+from .._typing import ArrayLike, Bounds, FloatArray
 from .._kernels._jit import launch
-from .._validation import as_1d_array, check_choice
+from .._validation import check_binary, check_choice, prepared
 from ._base import MeanOracle
 from ._plan import TWO53, binary_plan
 
@@ -61,7 +61,7 @@ class _TwoOutput(MeanOracle):
 
     def thresholds(self, x):
         """The kernel's own integer threshold for each value (code 1 iff ``word >> 11 < threshold``)."""
-        values = self._prepare(x)
+        values = self.prepare_values(x)
         out = np.empty(values.shape[0], dtype=np.int64)
         launch(client.binary_thresholds, values, self._bounds[0], self._inv_range, self._plan.t_lo,
                self._plan.t_hi, out)
@@ -225,32 +225,15 @@ class RandomizedResponse(_TwoOutput):
     def _from_spec(cls, spec):
         return cls(epsilon=spec.epsilon)
 
-    def _validate_values(self, x, nan_policy, fill_value, out_of_range):
-        check_choice(nan_policy, "nan_policy", ("raise", "impute"))
-        arr = as_1d_array(x, "x")
-        if arr.dtype.kind == "b":
-            return arr.astype(np.float64)
-        if arr.dtype.kind not in "iuf":
-            raise TypeError(f"x must hold 0/1 values (bool or numeric); got dtype {arr.dtype}")
-        arr = np.ascontiguousarray(arr, dtype=np.float64)
-        view = arr.view()
-        view.flags.writeable = False
-        n_missing, n_other = launch(client.scan_binary, view)  # one pass; numpy masks only on the error path
-        if n_missing:
-            missing = ~np.isfinite(arr)
-            if nan_policy == "raise":
-                i = int(np.flatnonzero(missing)[0])
-                raise ValueError(f"x has {n_missing} missing or non-finite value(s), first at index {i}; "
-                                 "pass nan_policy='impute' with fill_value=0 or 1")
-            if fill_value not in (0, 1) or isinstance(fill_value, str):
-                raise ValueError(f"fill_value must be 0 or 1 for randomized response; got {fill_value!r}")
-            arr = np.where(missing, float(fill_value), arr)
-        if n_other:
-            bad = (arr != 0) & (arr != 1)
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"x must be 0/1 for randomized response; {int(bad.sum())} value(s) are not, "
-                             f"first at index {i} ({float(arr[i])!r})")
-        return np.ascontiguousarray(arr)
+    def prepare_values(self, x: ArrayLike, *, name: str | None = None, nan_policy: str = "raise",
+                       fill_value: float | None = None, out_of_range: str = "clip") -> FloatArray:
+        """Validate one column of 0/1 values (bool, integer or float), without drawing anything.
+
+        As :meth:`ldpnum.Mechanism.prepare_values`; any value other than 0 or 1 raises (``out_of_range``
+        is accepted for a common signature and has no effect: there is nothing to clip).
+        """
+        check_choice(out_of_range, "out_of_range", ("clip", "raise"))
+        return prepared(check_binary, x, name=name, nan_policy=nan_policy, fill_value=fill_value)
 
     @property
     def worst_case_variance(self):

@@ -495,7 +495,7 @@ class Laplace(MeanOracle):
 
     def rounding(self, x):
         """The kernel's own input rounding: base grid cell and threshold (over 2**53) for rounding up."""
-        values = self._prepare(x)
+        values = self.prepare_values(x)
         s0 = np.empty(values.shape[0], dtype=np.int64)
         t_up = np.empty(values.shape[0], dtype=np.int64)
         launch(client.window_rounding, values, self._bounds[0], self._inv_range, self._plan.g, s0, t_up)

@@ -37,6 +37,7 @@ from .._kernels import client, wave
 from .._results import DistributionEstimate
 from .._typing import Bounds
 from .._kernels._jit import launch
+from ..estimation.distribution import estimate_window_distribution
 from ._base import MeanOracle
 from ._plan import TWO53, binary_plan, window_plan
 
@@ -194,14 +195,12 @@ class _WindowOracle(MeanOracle):
         Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li, B. Škorić, "Estimating Numerical Distributions under
         Local Differential Privacy", SIGMOD 2020 (EM, Algorithm 1; EMS).
         """
-        from ..estimation.distribution import estimate_window_distribution
-
         return estimate_window_distribution(self, self._as_aggregate(data), n_bins=n_bins, method=method,
                                             max_iter=max_iter, tol=tol)
 
     def window_starts(self, x):
         """The kernel's own rounding of each value: base window start and threshold (over 2**53) for +1."""
-        values = self._prepare(x)
+        values = self.prepare_values(x)
         s0 = np.empty(values.shape[0], dtype=np.int64)
         t_up = np.empty(values.shape[0], dtype=np.int64)
         launch(client.window_rounding, values, self._bounds[0], self._inv_range, self._window.n_positions, s0,

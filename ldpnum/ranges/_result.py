@@ -1,17 +1,19 @@
 r"""RangeEstimate: a (possibly consistent) tree of node frequency estimates you can query (DESIGN.md R7)."""
 
-import numbers
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._checks import (check_finite, check_probabilities, check_provenance, check_ranges, is_int, read_only,
+                       real_array)
 from .._core import Spec
-from .._results import (DistributionEstimate, _g, _html_table, _mechanism_rows, _real_array, _source, _title,
-                        _where)
+from .._plotting import check_kind, check_true, draw_true, new_axes
+from .._results import DistributionEstimate, _g, _html_table, _mechanism_rows, _source, _title
 from .._validation import check_bounds
 from .._typing import ArrayLike, Bounds, FloatArray
-from .consistency import TreeShape, check_tree, is_consistent, range_sums, snap
+from ..estimation.consistency import TreeShape, check_tree, is_consistent, range_sums, snap
+from ..estimation.postprocess import norm_sub
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -21,17 +23,13 @@ __all__ = ["RangeEstimate", "CONSISTENCY"]
 CONSISTENCY = ("least-squares", "nonnegative", "none")
 
 
-def _is_int(v):
-    return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
-
-
 @dataclass(frozen=True, eq=False, repr=False)
 class RangeEstimate:
     r"""Estimated frequencies of the nodes of a hierarchical histogram, and the range queries they answer.
 
     The tree has levels ``0..L``: level 0 is the root (frequency 1), level ``L`` the ``n_leaves`` equal leaves
     of ``bounds``, and each node of level ``l < L`` has ``branching`` children (the last one possibly fewer;
-    see :class:`~ldpnum.ranges.consistency.TreeShape`).
+    see :class:`~ldpnum.estimation.consistency.TreeShape`).
 
     **Queries.** A range ``[lo, hi]`` in data units is first mapped to leaf units
     :math:`t = (x - low) / w` (``w`` the leaf width; ends within ``1e-9`` leaf widths of an edge snap to it,
@@ -103,11 +101,11 @@ class RangeEstimate:
         set_ = object.__setattr__
         lo, hi = check_bounds(self.bounds)
         set_(self, "bounds", (lo, hi))
-        if not _is_int(self.branching):
+        if not is_int(self.branching):
             raise TypeError(f"branching must be an int; got {type(self.branching).__name__}")
         if isinstance(self.node_estimates, (str, bytes)) or not hasattr(self.node_estimates, "__len__"):
             raise TypeError("node_estimates must be a sequence of arrays, one per level")
-        levels = [_real_array(a, f"node_estimates[{l}]") for l, a in enumerate(self.node_estimates)]
+        levels = [real_array(a, f"node_estimates[{l}]") for l, a in enumerate(self.node_estimates)]
         if not levels or levels[-1].ndim != 1:
             raise ValueError("node_estimates must hold one 1-D array per level, the leaves last")
         shape = check_tree(levels[-1].size, int(self.branching))
@@ -116,19 +114,11 @@ class RangeEstimate:
                              f"for {shape.n_leaves} leaves and branching {shape.branching}; got "
                              f"{[a.size for a in levels]}")
         for l, a in enumerate(levels):
-            if not np.all(np.isfinite(a)):
-                count, first = _where(~np.isfinite(a))
-                raise ValueError(f"node_estimates[{l}] must be finite; {count} are not, "
-                                 f"first at index {first}")
+            check_finite(a, f"node_estimates[{l}]")
         if self.consistency not in CONSISTENCY:
             raise ValueError(f"consistency must be one of {', '.join(map(repr, CONSISTENCY))}; "
                              f"got {self.consistency!r}")
-        frozen = []
-        for a in levels:
-            a = np.array(a, dtype=np.float64, copy=True)
-            a.flags.writeable = False
-            frozen.append(a)
-        levels = tuple(frozen)
+        levels = tuple(read_only(a) for a in levels)
         if self.consistency != "none":
             if not is_consistent(shape, levels, atol=1e-9) or abs(levels[0][0] - 1.0) > 1e-9:
                 raise ValueError(f"node_estimates are not a consistent tree with root 1, as consistency="
@@ -140,20 +130,9 @@ class RangeEstimate:
         cum = np.concatenate(([0.0], np.cumsum(levels[-1])))
         cum.flags.writeable = False
         set_(self, "_cum", cum)
-        if self.spec is not None and not isinstance(self.spec, Spec):
-            raise TypeError(f"spec must be an ldpnum Spec or None; got {type(self.spec).__name__}")
-        eps = self.epsilon
-        if eps is None and self.spec is not None:
-            eps = self.spec.epsilon
-        if eps is not None:
-            eps = float(eps)
-            if self.spec is not None and eps != self.spec.epsilon:
-                raise ValueError(f"epsilon={eps!r} disagrees with the spec's epsilon={self.spec.epsilon!r}")
-        set_(self, "epsilon", eps)
-        if self.n_reports is not None:
-            if not _is_int(self.n_reports) or self.n_reports < 0:
-                raise ValueError(f"n_reports must be a non-negative int or None; got {self.n_reports!r}")
-            set_(self, "n_reports", int(self.n_reports))
+        epsilon, n_reports = check_provenance(self.spec, self.epsilon, self.n_reports)
+        set_(self, "epsilon", epsilon)
+        set_(self, "n_reports", n_reports)
         set_(self, "level_reports", tuple(int(v) for v in self.level_reports))
         set_(self, "level_variances", tuple(float(v) for v in self.level_variances))
         set_(self, "n_iter", int(self.n_iter))
@@ -221,25 +200,13 @@ class RangeEstimate:
         >>> est.range([0, 0, 5], [5, 10, 7.5])
         array([0.4, 1. , 0.3])
         """
-        a, b = _real_array(lo, "lo"), _real_array(hi, "hi")
-        try:
-            a, b = np.broadcast_arrays(a, b)
-        except ValueError:
-            raise ValueError(f"lo and hi must broadcast to one shape; got shapes {a.shape} and "
-                             f"{b.shape}") from None
-        for name, v in (("lo", a), ("hi", b)):
-            if np.any(np.isnan(v)):
-                count, first = _where(np.isnan(v))
-                raise ValueError(f"{name} must not be NaN; {count} value(s) are, first at index {first}")
-        if np.any(a > b):
-            count, first = _where(a > b)
-            raise ValueError(f"range needs lo <= hi; {count} query(ies) have lo > hi, first at index {first}")
+        a, b = check_ranges(lo, hi)
         out = self._mass(self._positions(np.atleast_1d(a)), self._positions(np.atleast_1d(b)))
         return float(out[0]) if a.ndim == 0 else out.reshape(a.shape)
 
     def cdf(self, x: ArrayLike) -> Any:
         """Estimated ``P(X <= x) = range(low, x)`` (0 below the bounds, 1 above; NaN stays NaN)."""
-        xa = _real_array(x, "x")
+        xa = real_array(x, "x")
         flat = np.atleast_1d(xa).ravel()
         nan = np.isnan(flat)
         t = self._positions(np.where(nan, self.bounds[0], flat))
@@ -267,10 +234,7 @@ class RangeEstimate:
         quartiles 253 / 952 against 374 / 1081 (truth 358 / 1081). ``q`` in [0, 1]; ``quantile(0)`` is the
         low bound; ``q`` above the fit's maximum gives the high bound.
         """
-        qa = _real_array(q, "q")
-        if np.any(np.isnan(qa)) or np.any((qa < 0) | (qa > 1)):
-            count, first = _where(np.isnan(qa) | (qa < 0) | (qa > 1))
-            raise ValueError(f"q must be in [0, 1]; {count} value(s) are not, first at index {first}")
+        qa = check_probabilities(q)
         from scipy.optimize import isotonic_regression
 
         F = self._edge_cdf()
@@ -306,8 +270,6 @@ class RangeEstimate:
                              "consistency='nonnegative' or 'least-squares'")
         leaves = self.leaves
         if self.consistency == "least-squares":
-            from ..estimation import norm_sub
-
             probs, method = norm_sub(leaves), "hh-least-squares+norm-sub"
         else:
             probs = np.maximum(leaves, 0.0)
@@ -349,14 +311,9 @@ class RangeEstimate:
         >>> len(ax.lines)
         2
         """
-        from ..plot import check_kind, check_true, draw_true
-
         check_kind(kind)
         values = None if true is None else check_true(true, "true")  # validated before a figure is created
-        if ax is None:
-            import matplotlib.pyplot as plt
-
-            _, ax = plt.subplots()
+        ax = new_axes(ax)
         edges = self.leaf_edges
         label = label or f"hierarchical ({self.consistency})"
         if values is not None:

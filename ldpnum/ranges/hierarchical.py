@@ -37,12 +37,13 @@ from .._kernels._jit import launch
 from .._results import DistributionEstimate
 from .._typing import Bounds
 from .._validation import check_choice, check_epsilon
-from ..frequency import GRR
+from ..estimation.consistency import MAX_LEAVES, check_tree, least_squares, nonnegative, tree_shape
+from ..estimation.frequency import unbiased_frequencies
+from ..frequency import GRR, recommend
 from ..frequency.hadamard import HadamardResponse, hadamard_support_counts
 from ..frequency.hashing import HASH_FAMILY, OLH, local_hash_support_counts, olh_g
 from ..mechanisms._base import Mechanism
 from ._result import CONSISTENCY, RangeEstimate
-from .consistency import MAX_LEAVES, check_tree, least_squares, nonnegative
 
 __all__ = ["HierarchicalHistogram", "LevelOracle", "GRRLevel", "OLHLevel", "HadamardLevel", "LEVEL_ORACLES", "choose_branching",
            "predicted_range_variance", "BRANCHING_CANDIDATES", "check_hierarchy_codes", "level_g",
@@ -161,9 +162,7 @@ class GRRLevel(LevelOracle):
 
     def estimate(self, block):
         counts = np.asarray(block, dtype=np.float64)
-        n = counts.sum()
-        p, q = self.oracle.support_probabilities
-        return (counts / n - q) / (p - q)
+        return unbiased_frequencies(counts, counts.sum(), *self.oracle.support_probabilities)
 
     def variance(self, n):
         return self.oracle.variance(0.0) / n
@@ -238,9 +237,7 @@ class OLHLevel(LevelOracle):
 
     def estimate(self, block):
         block = np.asarray(block, dtype=np.float64)
-        n = block[-1]
-        p, q = self.oracle.support_probabilities
-        return (block[:-1] / n - q) / (p - q)
+        return unbiased_frequencies(block[:-1], block[-1], *self.oracle.support_probabilities)
 
     def variance(self, n):
         return self.oracle.variance(0.0) / n
@@ -303,8 +300,7 @@ class HadamardLevel(LevelOracle):
     def estimate(self, block):
         n = int(block.sum())
         support = hadamard_support_counts(block, self.k).astype(np.float64)
-        p, q = self.oracle.support_probabilities
-        return (support / n - q) / (p - q)
+        return unbiased_frequencies(support, n, *self.oracle.support_probabilities)
 
     def variance(self, n):
         return self.oracle.variance(0.0) / n
@@ -341,8 +337,6 @@ def _level_names(oracle, epsilon, counts):
     """Resolve ``oracle`` to one name per level ``1..L`` (``counts[l]`` nodes at level ``l``)."""
     L = len(counts) - 1
     if oracle == "auto":
-        from ..frequency import recommend
-
         names = []
         for k in counts[1:]:
             # Among single-code oracles: recommend(..., communication="low") chooses GRR or OLH (never OUE,
@@ -697,7 +691,7 @@ class HierarchicalHistogram(Mechanism):
 
     @property
     def shape(self):
-        """The :class:`~ldpnum.ranges.consistency.TreeShape`."""
+        """The :class:`~ldpnum.estimation.consistency.TreeShape`."""
         return self._shape
 
     @property
@@ -750,7 +744,7 @@ class HierarchicalHistogram(Mechanism):
 
         For simulations and tests: the true histogram of the leaves is what the estimates target.
         """
-        values = self._prepare(x, nan_policy, fill_value, out_of_range)
+        values = self.prepare_values(x, nan_policy=nan_policy, fill_value=fill_value, out_of_range=out_of_range)
         out = np.empty(values.shape[0], dtype=np.int64)
         if values.shape[0]:
             launch(kernels.leaf_kernel, values, self._bounds[0], self._inv_range, self.n_leaves, out)
@@ -803,7 +797,7 @@ class HierarchicalHistogram(Mechanism):
             variances at frequency 0, ``oracle.variance(0)/n_l``; linear with weights that depend only on the
             ``n_l``, so still unbiased, with smaller variance; leaves can be negative). ``"nonnegative"``: the
             same objective with every node ≥ 0 (Li et al.'s HH-ADMM, weighted; biased near zero, usually the
-            most accurate). See :mod:`ldpnum.ranges.consistency`.
+            most accurate). See :mod:`ldpnum.estimation.consistency`.
 
         Returns
         -------
@@ -884,8 +878,6 @@ def check_hierarchy_codes(codes, spec):
         return codes.copy() if codes.flags.writeable else codes
     if layout != PACKED_LAYOUT or spec.get("hash") != HASH_FAMILY:
         raise ValueError(f"{spec} has an unknown report layout")
-    from .consistency import tree_shape
-
     counts = tree_shape(spec.get("n_leaves"), spec.get("branching")).counts[1:]
     gs = spec.get("g")
     names = spec.get("oracle")

@@ -1,0 +1,51 @@
+"""The threaded-count helper shared by the server kernels: same counts and same errors for any slicing."""
+
+import numpy as np
+import pytest
+
+import ldpnum as ldp
+from ldpnum import _core
+from ldpnum._counting import count_in_slices
+from ldpnum._kernels._aggregate import count_codes as code_kernel
+from ldpnum._kernels._hashing import local_hash_support
+from ldpnum._kernels._unary import count_bits
+
+
+@pytest.mark.parametrize("n_slices", [1, 2, 3, 7, 64])
+def test_counts_and_first_bad_index_do_not_depend_on_slicing(n_slices):
+    codes = np.random.default_rng(0).integers(0, 50, 10_001).astype(np.uint16)
+    expected = np.bincount(codes, minlength=50)
+    counts, n_bad, first = count_in_slices(code_kernel, codes, 50, n_slices=n_slices)
+    np.testing.assert_array_equal(counts, expected)
+    assert (n_bad, first) == (0, -1)
+    bad = codes.copy()
+    bad[[6000, 6001, 9999]] = 60  # outside 0..49, in the later slices
+    counts, n_bad, first = count_in_slices(code_kernel, bad, 50, n_slices=n_slices, max_workers=2)
+    assert (n_bad, first) == (3, 6000)
+
+
+def test_kernels_without_checks_and_with_extra_arguments():
+    rows = np.random.default_rng(1).integers(0, 256, (1000, 3), dtype=np.uint8)
+    rows[:, 2] &= 0x0F
+    one, _, _ = count_in_slices(count_bits, rows, 24)
+    four, n_bad, first = count_in_slices(count_bits, rows, 24, n_slices=4)
+    np.testing.assert_array_equal(one, four)
+    np.testing.assert_array_equal(one, np.unpackbits(rows, axis=1, bitorder="little").sum(axis=0))
+    assert (n_bad, first) == (0, -1)
+    olh = ldp.OLH(1.0, k=30)
+    codes = olh.privatize(np.arange(3000) % 30, rng=0).codes
+    a = count_in_slices(local_hash_support, codes, 30, olh.plan.g)[0]
+    b = count_in_slices(local_hash_support, codes, 30, olh.plan.g, n_slices=5)[0]
+    np.testing.assert_array_equal(a, b)
+    assert a.sum() > 3000  # each report supports about k/g categories
+
+
+def test_count_codes_names_the_global_index_when_threaded(monkeypatch):
+    """count_codes on threads reports the count and the first index in the whole input."""
+    monkeypatch.setattr(_core, "_PARALLEL_MIN", 16)
+    monkeypatch.setattr(_core, "n_threads", lambda: 3)
+    codes = np.zeros(3000, dtype=np.uint8)
+    codes[[2500, 2900]] = 9
+    with pytest.raises(ValueError, match=r"2 code\(s\) outside the output alphabet 0..3, first at index 2500 \(9\)"):
+        _core.count_codes(codes, 4)
+    np.testing.assert_array_equal(_core.count_codes(codes[:2000], 4), [2000, 0, 0, 0])
