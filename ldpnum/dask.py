@@ -49,6 +49,7 @@ import numpy as np
 from ._core import Spec
 from ._random import child_rng, resolve_rng
 from .engines import aggregate_frame, partition_privatize, tree_merge
+from .exceptions import InvalidValuesError
 
 __all__ = ["DaskFrameAccessor", "DaskSeriesAccessor", "privatize_frame", "privatize_series", "aggregate",
            "tree_sum"]
@@ -91,6 +92,8 @@ def _in_partition(exc, part, number):
     text, n = re.subn(r"first at index (\d+)", label, str(exc))
     if not n:
         text = f"partition {number}: {text}"
+    if isinstance(exc, InvalidValuesError):  # keep what callers read: count, reason, position in the partition
+        return InvalidValuesError(text, count=exc.count, first_index=exc.first_index, reason=exc.reason)
     return type(exc)(text)
 
 
