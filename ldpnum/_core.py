@@ -4,7 +4,6 @@ import hashlib
 import hmac
 import json
 import numbers
-import os
 import struct
 import zlib
 from collections.abc import Callable, Iterable
@@ -779,11 +778,9 @@ _PARALLEL_MIN = 1 << 20
 
 
 def _n_threads():
-    try:
-        import numba
-        return max(1, int(numba.get_num_threads()))
-    except Exception:  # pragma: no cover
-        return max(1, os.cpu_count() or 1)
+    from ._kernels._jit import num_threads  # does not import Numba for it
+
+    return num_threads()
 
 
 def count_codes(codes: NDArray[np.unsignedinteger], n_cells: int) -> NDArray[np.int64]:
