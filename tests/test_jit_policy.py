@@ -81,6 +81,14 @@ def test_no_kernel_is_compiled_outside_the_policy():
         assert k.options.get("parallel", False) == k.parallel and (k.options.get("inline") == "always") == k.inline
 
 
+def test_kernels_pickle_by_reference():
+    import pickle
+
+    from ldpnum._kernels import client
+    blob = pickle.dumps(client.binary_kernel)
+    assert pickle.loads(blob) is client.binary_kernel and b"numba" not in blob and len(blob) < 200
+
+
 def test_policy_check_catches_a_planted_kernel():
     planted = types.ModuleType("ldpnum._kernels.planted")
 

@@ -200,6 +200,9 @@ class Kernel:
         self._dispatcher = None
         self.interpreted_elements = 0
 
+    def __reduce__(self):  # by reference, like a module-level function: never the compiled code
+        return _kernel_by_name, (self.__module__, self.__qualname__)
+
     def __repr__(self):
         state = "compiled" if self._dispatcher is not None else "not compiled"
         return f"<ldpnum kernel {self.__module__}.{self.__qualname__} ({state})>"
@@ -276,6 +279,10 @@ class Kernel:
             with LAUNCH_LOCK:
                 return d(*args)
         return d(*args)
+
+
+def _kernel_by_name(module, qualname):
+    return getattr(importlib.import_module(module), qualname)
 
 
 def jit(*, parallel=False, inline=False, plan_arrays=()):
