@@ -52,8 +52,10 @@ aborts the process on concurrent parallel launches from several Python threads.
 Threading layer: unless the user chose one (``NUMBA_THREADING_LAYER``), ldpnum asks Numba for a
 *fork-safe* layer (TBB if installed, else the built-in workqueue). Numba otherwise prefers GNU OpenMP,
 and a process that forks after using GNU OpenMP kills its children on their first parallel launch
-(``multiprocessing`` with the fork start method, Dask and Spark workers). This is set when ldpnum first
-imports Numba, before its first parallel launch, and has no effect if some other code launched one already.
+(``multiprocessing`` with the fork start method, Dask and Spark workers). This is set when ``ldpnum`` is
+imported, in ``numba.config`` if Numba is loaded, else as ``NUMBA_THREADING_LAYER=forksafe`` in the
+process environment (where Numba reads it when imported; child processes inherit it), and has no effect
+if some other code launched a parallel kernel already.
 
 TBB is a dependency on Linux x86-64 because of launch cost: privatize runs one parallel kernel per block
 of words (while a helper thread draws the next block), and the workqueue layer wakes sleeping workers on
@@ -102,8 +104,6 @@ MODE = _mode_from_environment()
 LAUNCH_LOCK = threading.Lock()
 _MAKE_LOCK = threading.RLock()
 _NUMBA = None
-#: Path of the TBB library preloaded for Numba's TBB layer (None until Numba is imported, or when absent).
-TBB_LIBRARY = None
 
 
 def _preload_tbb():
@@ -129,19 +129,34 @@ def _preload_tbb():
     return None
 
 
+def _configure_threading():
+    """Ask for a fork-safe threading layer unless the user chose one, and preload TBB; at import.
+
+    Before Numba is imported, its configuration comes from the environment, so the choice is written
+    there (child processes inherit it); once imported, into ``numba.config``. Either way it holds for
+    every parallel launch of the process, ldpnum's or not, as long as none happened before.
+    """
+    if "NUMBA_THREADING_LAYER" not in os.environ:
+        if "numba" in sys.modules:
+            sys.modules["numba"].config.THREADING_LAYER = "forksafe"
+        else:
+            os.environ["NUMBA_THREADING_LAYER"] = "forksafe"
+    # Loaded whatever layer is asked for: a user's NUMBA_THREADING_LAYER=tbb (or safe, threadsafe) needs
+    # it too, and loading it does not make Numba use it.
+    return _preload_tbb()
+
+
+TBB_LIBRARY = _configure_threading()
+
+
 def numba_module():
-    """Numba, imported on first need with ldpnum's threading-layer choice and TBB preload applied."""
-    global _NUMBA, TBB_LIBRARY
+    """Numba, imported on first need (the threading layer was chosen when this module was imported)."""
+    global _NUMBA
     if _NUMBA is None:
         with _MAKE_LOCK:
             if _NUMBA is None:
                 import numba
 
-                if "NUMBA_THREADING_LAYER" not in os.environ:
-                    numba.config.THREADING_LAYER = "forksafe"
-                # Loaded whatever layer is asked for: a user's NUMBA_THREADING_LAYER=tbb (or safe,
-                # threadsafe) needs it too, and loading it does not make Numba use it.
-                TBB_LIBRARY = _preload_tbb()
                 _NUMBA = numba
     return _NUMBA
 
