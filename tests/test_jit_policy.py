@@ -293,6 +293,17 @@ def test_bad_mode_is_refused(monkeypatch):
         _jit._mode_from_environment()
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the TBB dependency is Linux x86-64 only")
+def test_fork_safe_layer_even_when_other_code_launches_first():
+    """ldpnum's import chooses the layer although Numba is not imported yet (bench/run.py's order)."""
+    out = _run("""
+        import numpy as np, ldpnum, numba
+        numba.njit(parallel=True)(lambda x: x.sum())(np.ones(10))
+        print(numba.threading_layer())
+    """)
+    assert out.strip() in ("tbb", "workqueue")
+
+
 def test_num_threads_without_numba(monkeypatch):
     assert _jit.num_threads() == numba.get_num_threads()
     out = _run("""
