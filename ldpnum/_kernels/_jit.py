@@ -102,6 +102,7 @@ def _mode_from_environment():
 MODE = _mode_from_environment()
 
 LAUNCH_LOCK = threading.Lock()
+_INTERPRETING = threading.local()
 _MAKE_LOCK = threading.RLock()
 _NUMBA = None
 
@@ -270,8 +271,14 @@ class Kernel:
     # -- calling ----------------------------------------------------------------------------------------
     def interpret(self, *args):
         """Run the Python source (integer arithmetic wraps silently, as compiled)."""
-        with np.errstate(over="ignore"):
+        if getattr(_INTERPRETING, "on", False):  # inside an interpreted kernel: the state is set
             return self.py_func(*args)
+        _INTERPRETING.on = True
+        try:
+            with np.errstate(over="ignore"):
+                return self.py_func(*args)
+        finally:
+            _INTERPRETING.on = False
 
     def _interpret_this(self, args):
         if MODE != "auto":
@@ -286,7 +293,7 @@ class Kernel:
 
     def __call__(self, *args):
         if self.inline:  # helpers run inside a kernel; called directly (tests), they are plain Python
-            return self.py_func(*args)
+            return self.interpret(*args)
         if self._interpret_this(args):
             return self.interpret(*args)
         d = self.dispatcher
