@@ -1,9 +1,11 @@
 # Two commands on a fresh machine: `make demo` and `make test` (plus `make bench`).
-# Each creates .venv if needed, installs ldpnum with its extras (building the Cython kernels), then runs.
+# Each creates .venv if needed, installs ldpnum with what it needs (building the Cython kernels), then runs:
+# `make demo` only the plot extra, `make test` and `make bench` the test, bench and plot extras.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.ldpnum-installed
+DEMO_STAMP := $(VENV)/.ldpnum-demo-installed
 BUILD_INPUTS := pyproject.toml setup.py $(wildcard ldpnum/_kernels/*.pyx ldpnum/_kernels/*.pxd)
 
 .PHONY: demo test bench install clean
@@ -14,11 +16,17 @@ $(PY):
 
 $(STAMP): $(PY) $(BUILD_INPUTS)
 	$(PY) -m pip install --quiet -e ".[test,bench,plot]"
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMP)
+
+# The full install above includes everything the demo needs, so it satisfies this stamp too.
+$(DEMO_STAMP): $(PY) $(BUILD_INPUTS)
+	@echo "make demo installs ldpnum with its dependencies (numpy, numba, scipy, pandas, cryptography, tbb) and the [plot] extra (matplotlib), nothing else"
+	$(PY) -m pip install --quiet -e ".[plot]"
+	touch $(DEMO_STAMP)
 
 install: $(STAMP)
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(PY) -m ldpnum demo
 
 test: $(STAMP)

@@ -9,7 +9,6 @@ count over all slices and the first bad record's index in the whole input, so er
 positions.
 """
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -18,12 +17,11 @@ __all__ = ["count_in_slices", "n_threads"]
 
 
 def n_threads():
-    """Threads to count on: Numba's thread count (``NUMBA_NUM_THREADS``), else the number of cores."""
-    try:
-        import numba
-        return max(1, int(numba.get_num_threads()))
-    except Exception:  # pragma: no cover
-        return max(1, os.cpu_count() or 1)
+    """Threads to count on: the JIT policy's thread count (Numba's, ``NUMBA_NUM_THREADS``, or the number of
+    cores), read without importing Numba."""
+    from ._kernels._jit import num_threads
+
+    return num_threads()
 
 
 def count_in_slices(kernel, data, n_out, *args, n_slices=1, max_workers=None):

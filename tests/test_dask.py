@@ -370,11 +370,13 @@ def _kernel_cache_stats():
     """On a worker: (kernels loaded from Numba's on-disk cache, kernels compiled) of ldpnum's dispatchers."""
     import sys
 
+    from ldpnum._kernels._jit import Kernel
+
     hits = misses = 0
     for name, module in list(sys.modules.items()):
         if name.startswith("ldpnum._kernels"):
             for obj in vars(module).values():
-                if hasattr(obj, "signatures") and hasattr(obj, "stats") and obj.signatures:
+                if isinstance(obj, Kernel) and obj.signatures:
                     hits += sum(obj.stats.cache_hits.values())
                     misses += sum(obj.stats.cache_misses.values())
     return hits, misses

@@ -13,9 +13,8 @@ integers a randomizer would use for given inputs, so tests check the kernels' ow
 """
 
 import numpy as np
-from numba import prange
 
-from ._jit import jit
+from ._jit import jit, prange
 
 U11 = np.uint64(11)
 U16 = np.uint64(16)
@@ -236,7 +235,7 @@ def laplace_report_inline(x, low, inv_range, g, t, w_round, j):
     return y + t
 
 
-@jit(parallel=True)
+@jit(parallel=True, plan_arrays=("table_hi", "table_lo"))
 def laplace_kernel(x, low, inv_range, g, t, table_hi, table_lo, words, out):
     """Discrete Laplace on a grid (3 words per record): round ``u·g`` to ``i``, add ``z``, clamp, code.
 

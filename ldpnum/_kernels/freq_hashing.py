@@ -24,9 +24,8 @@ Hadamard response: record ``i`` of :func:`hadamard_kernel` reads two words, ``2i
 """
 
 import numpy as np
-from numba import prange
 
-from ._jit import jit
+from ._jit import jit, prange
 from .client import bernoulli_inline
 from .frequency import grr_inline
 

@@ -19,9 +19,8 @@ Report code (uint64): ``φ1 << 32 | φ0`` (``φ0`` in the low 32 bits, ``φ1`` i
 """
 
 import numpy as np
-from numba import prange
 
-from ._jit import jit
+from ._jit import jit, prange
 from .client import mulhi32_inline, mulhi64_inline
 
 U11 = np.uint64(11)

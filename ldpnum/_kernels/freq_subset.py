@@ -41,9 +41,8 @@ is canonical, nothing about the order of the picks or the true value is in it.
 """
 
 import numpy as np
-from numba import prange
 
-from ._jit import jit
+from ._jit import jit, prange
 from .client import bernoulli_inline, uniform_inline
 
 U1 = np.uint64(1)

@@ -20,9 +20,8 @@ consecutive bits. ``tests/naive_unary.py`` computes the same bits one lane at a 
 """
 
 import numpy as np
-from numba import prange
 
-from ._jit import jit
+from ._jit import jit, prange
 from .client import bernoulli_inline
 
 H8 = np.uint64(0x8080808080808080)

@@ -5,9 +5,8 @@ that must be reported uniformly at random (``unknown="uniform"``).
 """
 
 import numpy as np
-from numba import prange
 
-from ._jit import jit
+from ._jit import jit, prange
 from .client import mulhi64_inline
 
 

@@ -35,9 +35,8 @@ GRR's lie-block shift (GRR and OLH levels; 0 for Hadamard response).
 """
 
 import numpy as np
-from numba import prange
 
-from ._jit import jit
+from ._jit import jit, prange
 from .client import unit_inline
 from .freq_hashing import SEED_MASK, hadamard_inline, local_hash_inline
 from .frequency import grr_inline
@@ -69,7 +68,7 @@ def level_inline(word, n_levels):
     return np.int64(((word & LOW16) * np.uint64(n_levels)) >> U16)
 
 
-@jit(parallel=True)
+@jit(parallel=True, plan_arrays=("table",))
 def hierarchy_kernel(values, low, inv_range, n_leaves, table, words, out):
     """Hierarchical histogram report of each value: one level, one frequency-oracle report at that level."""
     n_levels = table.shape[0]
@@ -90,7 +89,7 @@ def hierarchy_kernel(values, low, inv_range, n_leaves, table, words, out):
         out[i] = table[lev, 3] + code
 
 
-@jit(parallel=True)
+@jit(parallel=True, plan_arrays=("table",))
 def hierarchy_packed_kernel(values, low, inv_range, n_leaves, table, words, out):
     """Packed-layout report of each value (3 words per record; see the module docstring)."""
     n_levels = table.shape[0]

@@ -6,9 +6,8 @@ cell inside the window is drawn by inverting an integer cumulative table ``cum``
 """
 
 import numpy as np
-from numba import prange
 
-from ._jit import jit
+from ._jit import jit, prange
 from .client import U11, bernoulli_inline, rounding_inline, uniform_inline, unit_inline
 
 
@@ -23,7 +22,7 @@ def shaped_window_inline(s, w_in, w_cell, n_cells, m, t_in, cum):
     return k
 
 
-@jit(parallel=True)
+@jit(parallel=True, plan_arrays=("cum",))
 def shaped_window_kernel(x, low, inv_range, n_cells, m, t_in, cum, words, out):
     """Window randomizer with a shaped window (3 words per record)."""
     for i in prange(x.shape[0]):

@@ -1,0 +1,379 @@
+"""The JIT policy (ldpnum/_kernels/_jit.py): one place compiles kernels, both tiers give identical reports,
+small calls start fast without Numba, ``import ldpnum`` stays light, and the kernels run as plain Python."""
+
+import ast
+import importlib
+import os
+import pathlib
+import pkgutil
+import subprocess
+import sys
+import textwrap
+import types
+import warnings
+
+import numba
+import numpy as np
+import pytest
+from numba.extending import is_jitted
+
+import ldpnum as ldp
+from ldpnum._kernels import _jit
+from ldpnum._kernels._jit import prange
+from ldpnum.mechanisms._base import _REGISTRY
+
+from conftest import adversarial_values
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "ldpnum"
+
+
+def _env(**extra):
+    env = {k: v for k, v in os.environ.items() if k not in ("LDPNUM_JIT", "NUMBA_DISABLE_JIT")}
+    env.update(extra)
+    return env
+
+
+def _run(script, **env):
+    res = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], env=_env(**env), capture_output=True,
+                         text=True, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    return res.stdout
+
+
+# -- one policy -----------------------------------------------------------------------------------------
+def _ldpnum_modules():
+    """Every Python module of ldpnum, imported (not ``__main__``, which runs the command line)."""
+    mods = [ldp]
+    for info in pkgutil.walk_packages(ldp.__path__, "ldpnum."):
+        if info.name.rsplit(".", 1)[-1] != "__main__":
+            mods.append(importlib.import_module(info.name))
+    return mods
+
+
+def jitted_outside_policy(modules):
+    """``module.name`` of every Numba-compiled function held by a module (kernels made by the policy are
+    :class:`ldpnum._kernels._jit.Kernel` objects, whose dispatchers no module holds)."""
+    return sorted(f"{m.__name__}.{name}" for m in modules for name, v in vars(m).items() if is_jitted(v))
+
+
+def numba_importers(sources):
+    """Names of the sources (``{name: text}``) that import Numba; only the policy module may."""
+    out = []
+    for name, text in sources.items():
+        for node in ast.walk(ast.parse(text)):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+            if any(n == "numba" or n.startswith("numba.") for n in names):
+                out.append(name)
+                break
+    return sorted(out)
+
+
+def test_no_kernel_is_compiled_outside_the_policy():
+    modules = _ldpnum_modules()
+    assert len(modules) > 20
+    assert jitted_outside_policy(modules) == []
+    kernels = [v for m in modules for v in vars(m).values() if isinstance(v, _jit.Kernel)]
+    assert len(kernels) > 40
+    for k in kernels:  # made by jit(): the policy's options, never fastmath
+        assert k.options["cache"] and k.options["nogil"] and not k.options["fastmath"], k
+        assert k.options.get("parallel", False) == k.parallel and (k.options.get("inline") == "always") == k.inline
+
+
+def test_kernels_pickle_by_reference():
+    import pickle
+
+    from ldpnum._kernels import client
+    blob = pickle.dumps(client.binary_kernel)
+    assert pickle.loads(blob) is client.binary_kernel and b"numba" not in blob and len(blob) < 200
+
+
+def test_policy_check_catches_a_planted_kernel():
+    planted = types.ModuleType("ldpnum._kernels.planted")
+
+    def double(x):
+        return 2 * x
+
+    planted.double = numba.njit(double)
+    planted.parallel_double = numba.njit(parallel=True)(double)
+    planted.fine = _jit.jit()(double)
+    assert jitted_outside_policy([planted]) == ["ldpnum._kernels.planted.double",
+                                                "ldpnum._kernels.planted.parallel_double"]
+
+
+def test_only_the_policy_module_imports_numba():
+    sources = {str(p.relative_to(ROOT)): p.read_text() for p in PACKAGE.rglob("*.py")}
+    assert numba_importers(sources) == ["ldpnum/_kernels/_jit.py"]
+    planted = {"a.py": "from numba import njit\n", "b.py": "import numba.core\n", "c.py": "import numpy\n",
+               "d.py": "def f():\n    import numba\n"}
+    assert numba_importers(planted) == ["a.py", "b.py", "d.py"]
+
+
+# -- both tiers, bit for bit ----------------------------------------------------------------------------
+def _workload():
+    """Mechanisms (with the parameters that select different kernel branches) and their inputs."""
+    bounds = (-3.0, 11.0)
+    x = adversarial_values(bounds, n_random=2000)
+    numeric = [ldp.StochasticRounding(0.5, bounds), ldp.Duchi(3.0, bounds), ldp.Piecewise(1.0, bounds),
+               ldp.Piecewise(12.0, bounds), ldp.Hybrid(0.3, bounds), ldp.Hybrid(2.0, bounds),
+               ldp.Laplace(0.1, bounds), ldp.Laplace(4.0, bounds), ldp.SquareWave(1.0, bounds),
+               ldp.GeneralWave(2.0, bounds, shape="triangle"), ldp.GeneralWave(0.5, bounds, shape="trapezoid"),
+               ldp.HierarchicalHistogram(1.0, bounds, oracle="grr"),
+               ldp.HierarchicalHistogram(1.0, bounds, n_leaves=64, oracle="hadamard"),
+               ldp.HierarchicalHistogram(2.0, bounds, oracle="olh"), ldp.HierarchicalHistogram(1.0, bounds)]
+    cases = [(m, x, {}) for m in numeric]
+    cases.append((ldp.RandomizedResponse(0.7), np.arange(2001) % 2, {}))
+    for k in (2, 5, 64, 300):
+        codes = np.random.default_rng(k).integers(-1, k, 1500)
+        for cls in (ldp.GRR, ldp.HadamardResponse, ldp.BLH, ldp.OLH, ldp.PIRappor, ldp.SUE, ldp.OUE,
+                    ldp.SubsetSelection):
+            for eps in (0.5, 6.0):
+                cases.append((cls(eps, k), codes, {"unknown": "uniform"}))
+    return cases
+
+
+def _dual_call(calls):
+    def call(self, *args):
+        """Run the compiled kernel, then the interpreted one on copies of the outputs; compare."""
+        if self.inline:
+            return self.py_func(*args)
+        copies = [a.copy() if isinstance(a, np.ndarray) and a.flags.writeable else a for a in args]
+        with _jit.LAUNCH_LOCK:
+            got = self.dispatcher(*args)
+        want = self.interpret(*copies)
+        for a, b in zip(args, copies):
+            if isinstance(a, np.ndarray) and a.flags.writeable:
+                assert a.dtype == b.dtype
+                np.testing.assert_array_equal(a, b, err_msg=self.__qualname__)
+        assert got == want, self.__qualname__
+        calls.add(self)
+        return got
+    return call
+
+
+def test_interpreted_and_compiled_kernels_agree_bit_for_bit(monkeypatch):
+    """Every kernel, run by the workload below, writes the same bytes and returns the same values on both
+    tiers; and the workload reaches every kernel of the package (a new kernel must be added here)."""
+    from ldpnum.ranges.hierarchical import _hash_nodes
+
+    calls = set()
+    monkeypatch.setattr(_jit.Kernel, "__call__", _dual_call(calls))
+    cases = _workload()
+    assert {m.name for m, _, _ in cases} == set(_REGISTRY)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ldp.ClippingWarning)
+        for m, x, kw in cases:
+            m.privatize(x, rng=3, **kw)
+        for m, x, _ in cases:  # the probes that tests use to read a kernel's own integers
+            for probe in ("thresholds", "window_starts", "rounding", "leaf_index"):
+                if hasattr(m, probe):
+                    getattr(m, probe)(x)
+        _hash_nodes(12345 << 16, np.arange(300), 17)
+        from ldpnum._kernels import freq_pirappor as pir  # probes of PI-RAPPOR's arithmetic (its tests use them)
+        words = np.random.default_rng(5).bit_generator.random_raw(3 * 500)
+        for p in (5, 1031, 482106433):
+            pir.uniform_probe(words, p, np.empty(words.size, np.uint64))
+            pir.mod_probe(words, p, (1 << 64) // p, np.empty(words.size, np.uint64))
+        pl = ldp.PIRappor(2.0, 16).plan
+        pir.pirappor_parts(np.arange(-1, 499) % 17 - 1, pl.p, pl.a, pl.t_b, pl.barrett, words,
+                           *[np.empty(500, np.uint64) for _ in range(4)])
+        for bad in ([0.0, np.inf, 20.0], [0.5, np.nan]):  # the validation scans on their error paths
+            with pytest.raises(ValueError):
+                ldp.Duchi(1.0, (0, 1)).privatize(bad, out_of_range="raise")
+            with pytest.raises(ValueError):
+                ldp.RandomizedResponse(1.0).privatize(bad)
+        with pytest.raises(ValueError):
+            ldp.GRR(1.0, 4).privatize([0, 4, -2])
+    everything = {v for m in _ldpnum_modules() if m.__name__.startswith("ldpnum._kernels")
+                  for v in vars(m).values() if isinstance(v, _jit.Kernel) and not v.inline}
+    assert {k.__qualname__ for k in everything - calls} == set()
+
+
+_OFFSET = np.array([1], dtype=np.uint64)
+
+
+@_jit.jit(parallel=True)
+def _plus_offset(values, out):
+    for i in prange(values.shape[0]):
+        out[i] = values[i] + _OFFSET[0]  # a global array is a constant frozen into the compiled code
+
+
+def test_tier_comparison_catches_a_kernel_whose_tiers_differ():
+    calls = set()
+    values = np.arange(5, dtype=np.uint64)
+    _dual_call(calls)(_plus_offset, values, np.empty(5, np.uint64))  # compiled with _OFFSET = [1]: agree
+    assert calls == {_plus_offset}
+    _OFFSET[0] = 2
+    try:
+        with pytest.raises(AssertionError, match="_plus_offset"):
+            _dual_call(calls)(_plus_offset, values, np.empty(5, np.uint64))
+    finally:
+        _OFFSET[0] = 1
+
+
+# -- the tiers ------------------------------------------------------------------------------------------
+@_jit.jit(parallel=True)
+def _plus_words(values, words, out):
+    for i in prange(values.shape[0]):
+        out[i] = values[i] + words[2 * i] - words[2 * i + 1]
+
+
+def _fresh_plus_words():
+    return _jit.Kernel(_plus_words.py_func, _plus_words.options, True, False)
+
+
+def test_auto_tier_interprets_small_calls_then_compiles(monkeypatch):
+    monkeypatch.setattr(_jit, "MODE", "auto")
+    monkeypatch.setattr(_jit, "INTERPRET_MAX_ELEMENTS", 100)
+    monkeypatch.setattr(_jit, "INTERPRET_TOTAL_ELEMENTS", 250)
+    k = _fresh_plus_words()
+
+    def run(n):
+        values = np.arange(n, dtype=np.uint64)
+        words = np.arange(2 * n, dtype=np.uint64)[::-1].copy()
+        out = np.empty(n, np.uint64)
+        k(values, words, out)
+        return out
+
+    ref = np.arange(40, dtype=np.uint64) + np.uint64(1)  # words[2i] - words[2i + 1] = 1
+    np.testing.assert_array_equal(run(40), ref)  # 80 words: interpreted
+    assert not k.compiled and k.interpreted_elements == 80
+    run(50)  # 100 words: interpreted, 180 in all
+    assert not k.compiled
+    run(50)  # would make 280 > 250: compiled from now on
+    assert k.compiled and k.signatures
+    np.testing.assert_array_equal(run(40), ref)
+    assert k.interpreted_elements == 180
+    k2 = _fresh_plus_words()
+    run2 = k2(np.arange(51, dtype=np.uint64), np.zeros(102, np.uint64), np.empty(51, np.uint64))  # 102 > 100
+    assert run2 is None and k2.compiled
+
+
+def test_plan_arrays_do_not_count_as_work():
+    """Laplace's noise table has tens of thousands of entries whatever n: the records' arrays measure work."""
+    from ldpnum._kernels import client
+    k = client.laplace_kernel
+    assert [k.py_func.__code__.co_varnames[i] for i in k.work_args] == [
+        "x", "low", "inv_range", "g", "t", "words", "out"]
+    assert ldp.Laplace(0.1, (0, 1)).plan.table_hi.size > _jit.INTERPRET_MAX_ELEMENTS
+    with pytest.raises(TypeError, match="no parameters"):
+        _jit.jit(parallel=True, plan_arrays=("tabel",))(_plus_words.py_func)
+
+
+def test_forced_modes(monkeypatch):
+    k = _fresh_plus_words()
+    args = (np.arange(3, dtype=np.uint64), np.ones(6, np.uint64), np.empty(3, np.uint64))
+    monkeypatch.setattr(_jit, "MODE", "interpret")
+    k(*args)
+    assert not k.compiled and k.interpreted_elements == 0
+    monkeypatch.setattr(_jit, "MODE", "compile")
+    k(*args)
+    assert k.compiled
+    monkeypatch.setattr(_jit, "MODE", "interpret")  # "interpret" wins even once compiled
+    args[2][:] = 7
+    k(*args)
+    np.testing.assert_array_equal(args[2], args[0])
+
+
+@pytest.mark.parametrize("env, mode", [({}, "auto"), ({"LDPNUM_JIT": "Compile"}, "compile"),
+                                       ({"LDPNUM_JIT": "interpret"}, "interpret"),
+                                       ({"LDPNUM_JIT": "compile", "NUMBA_DISABLE_JIT": "1"}, "interpret")])
+def test_mode_from_environment(monkeypatch, env, mode):
+    monkeypatch.delenv("LDPNUM_JIT", raising=False)
+    monkeypatch.delenv("NUMBA_DISABLE_JIT", raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert _jit._mode_from_environment() == mode
+
+
+def test_bad_mode_is_refused(monkeypatch):
+    monkeypatch.setenv("LDPNUM_JIT", "fast")
+    with pytest.raises(ValueError, match="LDPNUM_JIT must be one of"):
+        _jit._mode_from_environment()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the TBB dependency is Linux x86-64 only")
+def test_fork_safe_layer_even_when_other_code_launches_first():
+    """ldpnum's import chooses the layer although Numba is not imported yet (bench/run.py's order)."""
+    out = _run("""
+        import numpy as np, ldpnum, numba
+        numba.njit(parallel=True)(lambda x: x.sum())(np.ones(10))
+        print(numba.threading_layer())
+    """)
+    assert out.strip() in ("tbb", "workqueue")
+
+
+def test_num_threads_without_numba(monkeypatch):
+    assert _jit.num_threads() == numba.get_num_threads()
+    out = _run("""
+        import sys, ldpnum._kernels._jit as j
+        print(j.num_threads(), "numba" in sys.modules)
+    """, NUMBA_NUM_THREADS="3")
+    assert out.split() == ["3", "False"]
+
+
+# -- fast start -----------------------------------------------------------------------------------------
+HEAVY = ("numba", "llvmlite", "scipy", "matplotlib", "dask", "distributed", "pyarrow", "tqdm")
+
+
+def test_import_ldpnum_loads_no_heavy_module():
+    """Beyond what pandas loads itself (pandas imports pyarrow when it is installed)."""
+    out = _run(f"""
+        import sys
+        import pandas
+        before = set(sys.modules)
+        import ldpnum
+        new = {{m.split(".")[0] for m in set(sys.modules) - before}}
+        print(",".join(sorted(new & set({HEAVY!r}))))
+    """)
+    assert out.strip() == ""
+
+
+@pytest.mark.slow
+def test_first_small_call_of_every_mechanism_needs_no_numba(tmp_path):
+    """In a fresh process (default policy, empty Numba cache), 1000 values of every registered mechanism are
+    randomized without importing Numba; a large call then compiles, and gives the reports a small call
+    would have given."""
+    out = _run(f"""
+        import sys
+        import numpy as np
+        import ldpnum as ldp
+        sys.path.insert(0, {str(ROOT / "bench")!r})
+        from startup import FACTORIES
+        from ldpnum.mechanisms._base import _REGISTRY
+        EPS = 1.0
+        for name in _REGISTRY:
+            m = eval(FACTORIES[name])
+            x = (np.arange(1000) % 2).astype(float) if name == "randomized_response" else (
+                np.arange(1000) % m.k if hasattr(m, "k") else np.linspace(0, 1, 1000))
+            m.privatize(x, rng=0)
+        print("numba" in sys.modules)
+        from ldpnum._kernels import client
+        m = ldp.Duchi(1.0, (0, 1))
+        x = np.random.default_rng(1).random(1 << 15)
+        small = ldp.Reports.concat([m.privatize(c, rng=g) for g in [np.random.default_rng(4)]
+                                   for c in np.array_split(x, 8)])
+        big = m.privatize(x, rng=4)
+        print(client.binary_kernel.compiled, "numba" in sys.modules, big == small)
+    """, NUMBA_CACHE_DIR=str(tmp_path))
+    assert out.split() == ["False", "True", "True", "True"]
+
+
+# -- the kernels as plain Python ------------------------------------------------------------------------
+NAIVE_TESTS = ["tests/test_kernels_naive.py", "tests/test_frequency.py", "tests/test_hashing.py",
+               "tests/test_unary.py", "tests/test_subset.py", "tests/test_laplace.py", "tests/test_pirappor.py",
+               "tests/test_hierarchical.py", "tests/test_wave.py"]
+
+
+@pytest.mark.slow
+def test_kernels_match_the_naive_references_with_the_jit_disabled():
+    """The kernel-versus-reference tests, with ``NUMBA_DISABLE_JIT=1``: every kernel runs as Python (so its
+    source lines are exercised and measurable by coverage tools) and still matches tests/naive.py, or the
+    exact integers of the probes. The statistical kernel-versus-plan tests are left out: at their sample
+    sizes (2e5 and more per state) the interpreted kernels take over ten minutes."""
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k",
+                          "(naive or inverts_the_table or groups_of_four or probe) and not real_reports", *NAIVE_TESTS],
+                         env=_env(NUMBA_DISABLE_JIT="1"), capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
+    assert " passed" in res.stdout and " failed" not in res.stdout
