@@ -40,7 +40,9 @@ True
 True
 """
 
-from ._core import Aggregate, Reports, Spec
+from .spec import Spec
+from .reports import Reports
+from .aggregate import Aggregate
 from . import metrics
 from ._results import ConfidenceInterval, DistributionEstimate, FrequencyEstimate, MeanEstimate
 from .exceptions import BudgetWarning, ClippingWarning, SpecMismatchError

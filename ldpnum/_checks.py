@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from ._core import Spec
+from .spec import Spec
 
 __all__ = ["real_array", "where", "at", "is_int", "check_finite", "check_probabilities", "check_ranges",
            "check_provenance", "read_only"]
@@ -122,3 +122,11 @@ def read_only(arr):
     out = np.array(arr, dtype=np.float64, copy=True)
     out.flags.writeable = False
     return out
+def normal_quantile(level: float) -> float:
+    """Two-sided normal critical value for a confidence level in (0, 1)."""
+    from scipy.stats import norm
+
+    if not (isinstance(level, (float, int)) and not isinstance(level, bool)) or not 0 < level < 1:
+        raise ValueError(f"level must be a number in (0, 1); got {level!r}")
+    return float(norm.ppf(0.5 + level / 2))
+

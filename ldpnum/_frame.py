@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ._core import Spec, check_spec
+from .spec import Spec, check_spec
 
 __all__ = ["ATTRS_KEY", "attach_specs", "column_specs", "frame_info", "parquet_metadata", "spec_for",
            "specs_from_parquet_metadata", "codes_digest", "add_digests", "column_digest", "ReportsChangedError",

@@ -9,7 +9,8 @@ import numpy as np
 
 from ._checks import (at, check_finite, check_probabilities, check_provenance, check_ranges, is_int,
                       read_only, real_array, where)
-from ._core import Spec, normal_quantile
+from .spec import Spec
+from ._checks import normal_quantile
 from ._plotting import check_kind, check_true, draw_true, new_axes
 from ._typing import ArrayLike, Bounds, FloatArray, SeedLike
 

@@ -701,7 +701,7 @@ def _report_schema(src, mechanisms, keep, strategy):
     import pandas as pd
     import pyarrow as pa
 
-    from ._frame import FORMAT, parquet_metadata
+    from ._frame import FORMAT
 
     fields, empty = [], {}
     for name in src.columns:  # input order
@@ -743,7 +743,7 @@ def _with_record(metadata, info):
 
 def _file_spec(pf, path, column, explicit):
     """The spec of ``column``: from the file's metadata, checked against an explicit one when given."""
-    from ._core import Spec, check_spec
+    from .spec import Spec, check_spec
     from ._frame import specs_from_parquet_metadata
 
     try:
@@ -838,7 +838,7 @@ def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, pr
     import pyarrow.compute as pc
     import pyarrow.types as pat
 
-    from ._core import Reports
+    from .reports import Reports
 
     path = str(path)
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
@@ -846,7 +846,7 @@ def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, pr
     if os.path.isdir(path):  # a dataset of part files (Dask's to_parquet): each part checked on its own
         parts = [aggregate_file(f, column, spec=spec, batch_size=batch_size, progress=progress, key=key)
                  for f in parquet_parts(path)]
-        from ._core import Aggregate
+        from .aggregate import Aggregate
 
         return Aggregate.merge(a for a, _ in parts), sum(m for _, m in parts)
     from ._frame import add_digests, codes_digest, specs_from_parquet_metadata, verify_info
@@ -1110,7 +1110,7 @@ def _read_key(path):
 
 def _expected_spec_file(path, column):
     """The spec of ``column`` in a file written by ``privatize --write-spec`` (or one Spec's JSON)."""
-    from ._core import Spec
+    from .spec import Spec
 
     try:
         with open(path, encoding="utf-8") as f:
@@ -1140,7 +1140,7 @@ def write_spec_file(path, specs):
 
 
 def _explicit_spec(args):
-    from ._core import Spec
+    from .spec import Spec
 
     if getattr(args, "expect_spec", None) is not None:
         if args.spec is not None:

@@ -46,7 +46,7 @@ from dask.dataframe.utils import make_meta
 
 import numpy as np
 
-from ._core import Spec
+from .spec import Spec
 from ._random import child_rng, resolve_rng
 from .engines import aggregate_frame, partition_privatize, tree_merge
 from .exceptions import InvalidValuesError

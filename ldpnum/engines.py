@@ -40,7 +40,8 @@ import operator
 
 import numpy as np
 
-from ._core import Aggregate, Spec, check_spec
+from .spec import Spec, check_spec
+from .aggregate import Aggregate
 from ._random import child_rng
 
 __all__ = ["partition_privatize", "partition_aggregate", "merge_aggregates", "combine", "aggregate_frame",

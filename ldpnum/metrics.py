@@ -66,7 +66,8 @@ from typing import TYPE_CHECKING, Union
 
 import numpy as np
 
-from ._core import Aggregate, Reports
+from .reports import Reports
+from .aggregate import Aggregate
 from ._checks import at as _at
 from ._checks import real_array as _real_array
 from ._checks import where as _where

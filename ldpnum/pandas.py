@@ -70,7 +70,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._core import Aggregate, Reports, Spec, check_spec
+from .spec import Spec, check_spec
+from .reports import Reports
+from .aggregate import Aggregate
 from ._frame import (ATTRS_KEY, add_digests, attach_specs, check_codes, codes_digest, column_digest, column_specs,
                      frame_info, spec_for)
 from ._random import MAX_ASSIGNED, assign_columns, child_rng, resolve_rng

@@ -11,7 +11,6 @@ global style. Importing this module does not import matplotlib (install the ``pl
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
 
 from ._plotting import check_kind, check_true, draw_true, new_axes
 from ._results import DistributionEstimate

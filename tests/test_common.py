@@ -33,7 +33,7 @@ import pytest
 
 import ldpnum as ldp
 from ldpnum import _random
-from ldpnum._core import code_dtype
+from ldpnum.reports import code_dtype
 from ldpnum._kernels import freq_hashing
 from ldpnum._kernels._jit import launch
 from ldpnum.frequency.unary import unpack_bits

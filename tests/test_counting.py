@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import ldpnum as ldp
-from ldpnum import _core
+from ldpnum import aggregate as _aggregate
 from ldpnum._counting import count_in_slices
 from ldpnum._kernels._aggregate import count_codes as code_kernel
 from ldpnum._kernels._hashing import local_hash_support
@@ -42,10 +42,10 @@ def test_kernels_without_checks_and_with_extra_arguments():
 
 def test_count_codes_names_the_global_index_when_threaded(monkeypatch):
     """count_codes on threads reports the count and the first index in the whole input."""
-    monkeypatch.setattr(_core, "_PARALLEL_MIN", 16)
-    monkeypatch.setattr(_core, "n_threads", lambda: 3)
+    monkeypatch.setattr(_aggregate, "_PARALLEL_MIN", 16)
+    monkeypatch.setattr(_aggregate, "n_threads", lambda: 3)
     codes = np.zeros(3000, dtype=np.uint8)
     codes[[2500, 2900]] = 9
     with pytest.raises(ValueError, match=r"2 code\(s\) outside the output alphabet 0..3, first at index 2500 \(9\)"):
-        _core.count_codes(codes, 4)
-    np.testing.assert_array_equal(_core.count_codes(codes[:2000], 4), [2000, 0, 0, 0])
+        _aggregate.count_codes(codes, 4)
+    np.testing.assert_array_equal(_aggregate.count_codes(codes[:2000], 4), [2000, 0, 0, 0])

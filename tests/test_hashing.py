@@ -17,7 +17,6 @@ from ldpnum._kernels._jit import launch
 from ldpnum.frequency.grr import _GRRPlan, grr_keep_cells
 from ldpnum.frequency.hashing import (BLH, G_MAX, OLH, LocalHashPlan, decode_reports, hash_class_sizes,
                                       local_hash_support_counts, olh_g, support_probabilities_exact)
-from ldpnum.mechanisms._plan import TWO53
 
 import naive as nh
 from conftest import EPSILONS

@@ -59,7 +59,7 @@ def test_aggregation_kernel_matches_bincount():
                               (300, np.uint16, 10)]:
         codes = rng.integers(0, n_cells, n).astype(dtype)
         spec = ldp.Spec("test", 1.0, n_cells)
-        agg = ldp.Aggregate(ldp._core.count_codes(codes, n_cells), spec)
+        agg = ldp.Aggregate(ldp.aggregate.count_codes(codes, n_cells), spec)
         np.testing.assert_array_equal(agg.counts, np.bincount(codes, minlength=n_cells))
 
 
@@ -69,10 +69,10 @@ def test_aggregation_rejects_codes_outside_alphabet(n):
     codes[n // 2] = 5
     codes[-1] = 9
     with pytest.raises(ValueError, match=rf"2 code\(s\) outside the output alphabet 0..4, first at index {n // 2}"):
-        ldp._core.count_codes(codes, 5)
+        ldp.aggregate.count_codes(codes, 5)
 
 
 def test_aggregation_accepts_read_only_codes():
     codes = np.arange(10, dtype=np.uint8) % 3
     codes.flags.writeable = False
-    np.testing.assert_array_equal(ldp._core.count_codes(codes, 3), [4, 3, 3])
+    np.testing.assert_array_equal(ldp.aggregate.count_codes(codes, 3), [4, 3, 3])

@@ -232,7 +232,7 @@ def test_kernel_matches_naive(epsilon):
     p = m.plan
     ref = naive.laplace(x, *bounds, p.g, p.t, p.weights, words_for(21, 3 * x.size))
     np.testing.assert_array_equal(r.codes, ref)
-    assert r.codes.dtype == ldp._core.code_dtype(m.n_cells)
+    assert r.codes.dtype == ldp.reports.code_dtype(m.n_cells)
 
 
 def test_kernel_groups_of_four_and_remainders():
@@ -269,7 +269,7 @@ def test_kernel_inverts_the_table_at_every_boundary(epsilon, g):
     for x, i in ((0.0, 0), (1.0, g)):
         values = np.full(n, x)
         values.flags.writeable = False
-        out = np.empty(n, dtype=ldp._core.code_dtype(plan.n_cells))
+        out = np.empty(n, dtype=ldp.reports.code_dtype(plan.n_cells))
         launch(client.laplace_kernel, values, 0.0, 1.0, g, t, plan.table_hi, plan.table_lo, w, out)
         np.testing.assert_array_equal(out, np.clip(i + zs, -t, g + t) + t)
         np.testing.assert_array_equal(out, naive.laplace(values, 0.0, 1.0, g, t, plan.weights, w))

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .._core import Spec
+from ..spec import Spec
 from .._results import FrequencyEstimate
 from .._typing import ArrayLike, FloatArray
 from .._validation import check_choice

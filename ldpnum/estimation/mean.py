@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from .._core import Aggregate
+from ..aggregate import Aggregate
 from .._results import MeanEstimate
 from .._typing import ArrayLike
 

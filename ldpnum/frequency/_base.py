@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from .._core import Aggregate, Reports
+from ..reports import Reports
+from ..aggregate import Aggregate
 from .._results import FrequencyEstimate
 from .._typing import ArrayLike, NDArray, SeedLike
 from .._validation import check_categories, check_epsilon, check_k, prepared

@@ -60,8 +60,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._core import Aggregate, Reports, check_spec, register_code_check
-from .._core import support_counts as support_count_check
+from ..spec import check_spec
+from ..reports import Reports, register_code_check
+from ..aggregate import Aggregate
+from ..aggregate import support_counts as support_count_check
 from .._counting import count_in_slices, n_threads
 from .._kernels import freq_hashing as kernels
 from .._kernels._jit import launch
@@ -187,7 +189,7 @@ class LocalHashPlan:
 def check_local_hash_codes(codes, spec):
     """Validate BLH / OLH report codes: one ``uint64`` per person, ``a << 40 | b << 16 | y`` with ``y < g``.
 
-    Registered with :func:`ldpnum._core.register_code_check`, so every :class:`~ldpnum.Reports` path (the
+    Registered with :func:`ldpnum.aggregate.register_code_check`, so every :class:`~ldpnum.Reports` path (the
     constructor, slicing, ``concat``, unpickling) checks the codes field by field: the codes are not a
     categorical alphabet.
     """

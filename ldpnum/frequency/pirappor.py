@@ -81,8 +81,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._core import Aggregate, Reports, check_spec, register_code_check
-from .._core import support_counts as support_count_check
+from ..spec import check_spec
+from ..reports import Reports, register_code_check
+from ..aggregate import Aggregate
+from ..aggregate import support_counts as support_count_check
 from .._counting import count_in_slices
 from .._counting import n_threads as default_threads
 from .._kernels import freq_pirappor as kernels
@@ -306,7 +308,7 @@ def make_plan(epsilon, k, p=None):
 def check_pirappor_codes(codes, spec):
     """Validate PI-RAPPOR report codes: ``uint64`` ``φ1 << 32 | φ0`` with ``φ0, φ1 < p`` (``p`` from the spec).
 
-    Registered with :func:`ldpnum._core.register_code_check`: a report is one of ``p²`` pairs (64 bits), not
+    Registered with :func:`ldpnum.aggregate.register_code_check`: a report is one of ``p²`` pairs (64 bits), not
     a code of a categorical alphabet, and ``spec.n_cells`` is ``k`` (the aggregate's counters).
     """
     p = spec.get("p")

@@ -49,8 +49,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._core import Aggregate, Reports, check_spec
-from .._core import support_counts as support_count_check
+from ..spec import check_spec
+from ..reports import Reports
+from ..aggregate import Aggregate
+from ..aggregate import support_counts as support_count_check
 from .._counting import count_in_slices, n_threads
 from .._kernels import freq_unary as kernels
 from .._kernels._jit import launch

@@ -5,8 +5,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._core import (Aggregate, Reports, Spec, check_spec, code_dtype, count_codes, register_count_check,
-                     single_code_counts)
+from ..spec import Spec, check_spec
+from ..reports import Reports, code_dtype
+from ..aggregate import Aggregate, count_codes, register_count_check, single_code_counts
 from .._random import block_sizes, draw_pool, resolve_rng
 from .._results import MeanEstimate
 from .._typing import ArrayLike, Bounds, FloatArray, SeedLike
@@ -157,7 +158,7 @@ class Mechanism:
     @classmethod
     def _check_counts(cls, counts, total, n_reports, spec):
         """How an aggregate's counts must relate to its number of reports (see
-        :func:`ldpnum._core.register_count_check`). Default: one code per report, so the counts sum to
+        :func:`ldpnum.aggregate.register_count_check`). Default: one code per report, so the counts sum to
         ``n_reports``. Mechanisms whose reports add to several counts override this."""
         return single_code_counts(counts, total, n_reports, spec)
 

@@ -32,7 +32,8 @@ import numbers
 
 import numpy as np
 
-from .._core import Aggregate, Reports
+from ..reports import Reports
+from ..aggregate import Aggregate
 from .._kernels import client, wave
 from .._results import DistributionEstimate
 from .._typing import Bounds

@@ -31,7 +31,7 @@ import numbers
 
 import numpy as np
 
-from .._core import Spec
+from ..spec import Spec
 from .._typing import ArrayLike, Bounds
 from ._plan import exp_lower
 from .piecewise import _WindowOracle

@@ -7,11 +7,11 @@ import numpy as np
 
 from .._checks import (check_finite, check_probabilities, check_provenance, check_ranges, is_int, read_only,
                        real_array)
-from .._core import Spec
+from ..spec import Spec
 from .._plotting import check_kind, check_true, draw_true, new_axes
 from .._results import DistributionEstimate, _g, _html_table, _mechanism_rows, _source, _title
 from .._validation import check_bounds
-from .._typing import ArrayLike, Bounds, FloatArray
+from .._typing import ArrayLike, FloatArray
 from ..estimation.consistency import TreeShape, check_tree, is_consistent, range_sums, snap
 from ..estimation.postprocess import norm_sub
 

@@ -30,7 +30,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._core import Aggregate, Reports, check_spec, code_dtype, count_codes, register_code_check
+from ..spec import check_spec
+from ..reports import Reports, code_dtype, register_code_check
+from ..aggregate import Aggregate, count_codes
 from .._kernels import freq_hashing
 from .._kernels import hierarchy as kernels
 from .._kernels._jit import launch
