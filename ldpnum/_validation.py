@@ -241,7 +241,7 @@ def _report_out_of_range(name, mask, count, low, high, out_of_range):
 
 def _scan_categories(arr, k):
     from ._kernels._jit import launch
-    from ._kernels.client import scan_categories
+    from ._kernels.client_numeric import scan_categories
 
     view = arr.view()
     view.flags.writeable = False
@@ -250,7 +250,7 @@ def _scan_categories(arr, k):
 
 def _scan(arr, low, high):
     from ._kernels._jit import launch
-    from ._kernels.client import scan_values
+    from ._kernels.client_numeric import scan_values
 
     view = arr.view()
     view.flags.writeable = False  # kernels always see read-only arrays: one compiled signature
@@ -334,7 +334,7 @@ def check_binary(x, *, name="x", nan_policy="raise", fill_value=None):
     ``nan_policy="impute"``; any other value raises.
     """
     from ._kernels._jit import launch
-    from ._kernels.client import scan_binary
+    from ._kernels.client_numeric import scan_binary
 
     check_choice(nan_policy, "nan_policy", ("raise", "impute"))
     if nan_policy == "impute":

@@ -507,7 +507,7 @@ def count_codes(codes: NDArray[np.unsignedinteger], n_cells: int) -> NDArray[np.
 
     Raises ValueError naming the count and first index of codes outside the alphabet.
     """
-    from ._kernels._aggregate import count_codes as _count
+    from ._kernels.server_counts import count_codes as _count
 
     codes = np.ascontiguousarray(codes)
     if codes.dtype not in (np.uint8, np.uint16, np.uint32):

@@ -34,7 +34,7 @@ import pytest
 import ldpnum as ldp
 from ldpnum import _random
 from ldpnum.reports import code_dtype
-from ldpnum._kernels import freq_hashing
+from ldpnum._kernels import client_hashing
 from ldpnum._kernels._jit import launch
 from ldpnum.frequency.unary import unpack_bits
 from ldpnum.mechanisms import registered
@@ -109,7 +109,7 @@ def hash_values(seed_words, values, g):
     seed_words = np.ascontiguousarray(seed_words, dtype=np.uint64)
     values = np.ascontiguousarray(values, dtype=np.int64)
     out = np.empty(values.shape[0], dtype=np.int64)
-    launch(freq_hashing.local_hash_probe, seed_words, values, g, out)
+    launch(client_hashing.local_hash_probe, seed_words, values, g, out)
     return out
 
 
@@ -120,7 +120,7 @@ SEEDS = [int(w) for w in np.random.default_rng(2024).bit_generator.random_raw(8)
 def local_hash_given_seed(m, v, seed):
     """Exact distribution of a local-hashing report of ``v`` given the seed word, keyed by the full code."""
     h = int(hash_values([seed], [v], m.g)[0])
-    base = seed & int(freq_hashing.SEED_MASK)
+    base = seed & int(client_hashing.SEED_MASK)
     return {base | y: p for y, p in m.plan.exact_probabilities(h).items()}
 
 
@@ -577,7 +577,7 @@ def test_client_kernels_have_one_input_signature():
     """dtype normalization happens before dispatch: after every numerical instance has seen several input
     dtypes, each client kernel has one input type (read-only C float64). A kernel may have one signature per
     output code dtype (uint8 for alphabets up to 256 cells, uint16 above)."""
-    from ldpnum._kernels import client, wave
+    from ldpnum._kernels import client_numeric, client_wave
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -586,8 +586,8 @@ def test_client_kernels_have_one_input_signature():
                 m = build(name, **kwargs)
                 for x in ([1, 2], np.array([0.5], np.float32), np.array([0.5], ">f8"), [0.1]):
                     m.privatize(x, rng=0)
-    for k in (client.binary_kernel, client.window_kernel, client.hybrid_kernel, client.laplace_kernel,
-              wave.shaped_window_kernel, client.scan_values):
+    for k in (client_numeric.binary_kernel, client_numeric.window_kernel, client_numeric.hybrid_kernel, client_numeric.laplace_kernel,
+              client_wave.shaped_window_kernel, client_numeric.scan_values):
         assert len({sig[0] for sig in k.signatures}) == 1, k.signatures
 
 

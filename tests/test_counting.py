@@ -6,9 +6,9 @@ import pytest
 import ldpnum as ldp
 from ldpnum import aggregate as _aggregate
 from ldpnum._counting import count_in_slices
-from ldpnum._kernels._aggregate import count_codes as code_kernel
-from ldpnum._kernels._hashing import local_hash_support
-from ldpnum._kernels._unary import count_bits
+from ldpnum._kernels.server_counts import count_codes as code_kernel
+from ldpnum._kernels.server_hashing import local_hash_support
+from ldpnum._kernels.server_unary import count_bits
 
 
 @pytest.mark.parametrize("n_slices", [1, 2, 3, 7, 64])

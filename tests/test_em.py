@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 import ldpnum as ldp
-from ldpnum._kernels import _em
+from ldpnum._kernels import server_em
 from ldpnum.estimation import (EMResult, WindowTransition, expectation_maximization, window_transition,
                                window_transition_from_plan)
 from ldpnum.mechanisms._plan import TWO53, window_plan
@@ -270,7 +270,7 @@ def test_zero_count_cells_are_skipped():
 def test_ems_smoothing_preserves_mass_and_matches_formula(d):
     x = np.random.default_rng(d).random(d)
     out = np.empty(d)
-    total = _em.ems_smooth(x, out)
+    total = server_em.ems_smooth(x, out)
     assert total == pytest.approx(x.sum(), rel=1e-15)
     assert out.sum() == pytest.approx(x.sum(), rel=1e-15)
     padded = np.concatenate([[x[0]], x, [x[-1]]])          # x_{-1} = x_0, x_d = x_{d-1}

@@ -10,7 +10,7 @@ import pytest
 import ldpnum as ldp
 from ldpnum import _random
 from ldpnum.reports import code_dtype
-from ldpnum._kernels._hashing import walsh_hadamard
+from ldpnum._kernels.server_hashing import walsh_hadamard
 from ldpnum.frequency.hadamard import HadamardPlan, HadamardResponse, hadamard_support_counts
 from ldpnum.mechanisms._plan import TWO53, binary_plan
 

@@ -11,8 +11,8 @@ import pytest
 
 import ldpnum as ldp
 from ldpnum import _random
-from ldpnum._kernels import freq_hashing as kernels
-from ldpnum._kernels._hashing import local_hash_support
+from ldpnum._kernels import client_hashing as kernels
+from ldpnum._kernels.server_hashing import local_hash_support
 from ldpnum._kernels._jit import launch
 from ldpnum.frequency.grr import _GRRPlan, grr_keep_cells
 from ldpnum.frequency.hashing import (BLH, G_MAX, OLH, LocalHashPlan, decode_reports, hash_class_sizes,

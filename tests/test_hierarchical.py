@@ -50,7 +50,7 @@ def test_level_choice_does_not_depend_on_the_value():
     assert set(np.unique(levels[0])) == set(range(1, hh.n_levels + 1))
     # the kernel itself, fed the same words: level read back from the code's block
     words = words_for(11, n)
-    from ldpnum._kernels import hierarchy as k
+    from ldpnum._kernels import client_hierarchy as k
 
     outs = []
     for x in xs:
@@ -970,7 +970,7 @@ def test_hadamard_levels():
 
 
 def test_split_levels_groups_reports_by_level():
-    from ldpnum._kernels._tree import split_levels
+    from ldpnum._kernels.server_tree import split_levels
 
     rng = np.random.default_rng(0)
     codes = (rng.integers(0, 2**40, 1000, dtype=np.uint64) << np.uint64(16)) | \

@@ -84,7 +84,7 @@ def test_no_kernel_is_compiled_outside_the_policy():
 def test_kernels_pickle_by_reference():
     import pickle
 
-    from ldpnum._kernels import client
+    from ldpnum._kernels import client_numeric as client
     blob = pickle.dumps(client.binary_kernel)
     assert pickle.loads(blob) is client.binary_kernel and b"numba" not in blob and len(blob) < 200
 
@@ -170,7 +170,7 @@ def test_interpreted_and_compiled_kernels_agree_bit_for_bit(monkeypatch):
                 if hasattr(m, probe):
                     getattr(m, probe)(x)
         _hash_nodes(12345 << 16, np.arange(300), 17)
-        from ldpnum._kernels import freq_pirappor as pir  # probes of PI-RAPPOR's arithmetic (its tests use them)
+        from ldpnum._kernels import client_pirappor as pir  # probes of PI-RAPPOR's arithmetic (its tests use them)
         words = np.random.default_rng(5).bit_generator.random_raw(3 * 500)
         for p in (5, 1031, 482106433):
             pir.uniform_probe(words, p, np.empty(words.size, np.uint64))
@@ -252,7 +252,7 @@ def test_auto_tier_interprets_small_calls_then_compiles(monkeypatch):
 
 def test_plan_arrays_do_not_count_as_work():
     """Laplace's noise table has tens of thousands of entries whatever n: the records' arrays measure work."""
-    from ldpnum._kernels import client
+    from ldpnum._kernels import client_numeric as client
     k = client.laplace_kernel
     assert [k.py_func.__code__.co_varnames[i] for i in k.work_args] == [
         "x", "low", "inv_range", "g", "t", "words", "out"]
@@ -349,7 +349,7 @@ def test_first_small_call_of_every_mechanism_needs_no_numba(tmp_path):
                 np.arange(1000) % m.k if hasattr(m, "k") else np.linspace(0, 1, 1000))
             m.privatize(x, rng=0)
         print("numba" in sys.modules)
-        from ldpnum._kernels import client
+        from ldpnum._kernels import client_numeric as client
         m = ldp.Duchi(1.0, (0, 1))
         x = np.random.default_rng(1).random(1 << 15)
         small = ldp.Reports.concat([m.privatize(c, rng=g) for g in [np.random.default_rng(4)]

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import ldpnum as ldp
-from ldpnum._kernels import client
+from ldpnum._kernels import client_numeric
 from ldpnum._kernels._jit import launch
 from ldpnum.mechanisms._plan import exp_lower
 from ldpnum.mechanisms.laplace import (MIN_EPSILON, TWO106, LaplacePlan, _ratio, build_plan, clamp_cells,
@@ -270,7 +270,7 @@ def test_kernel_inverts_the_table_at_every_boundary(epsilon, g):
         values = np.full(n, x)
         values.flags.writeable = False
         out = np.empty(n, dtype=ldp.reports.code_dtype(plan.n_cells))
-        launch(client.laplace_kernel, values, 0.0, 1.0, g, t, plan.table_hi, plan.table_lo, w, out)
+        launch(client_numeric.laplace_kernel, values, 0.0, 1.0, g, t, plan.table_hi, plan.table_lo, w, out)
         np.testing.assert_array_equal(out, np.clip(i + zs, -t, g + t) + t)
         np.testing.assert_array_equal(out, naive.laplace(values, 0.0, 1.0, g, t, plan.weights, w))
         readable = (i + zs > -t) & (i + zs < g + t)

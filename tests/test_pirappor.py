@@ -10,7 +10,7 @@ from scipy import stats
 
 import ldpnum as ldp
 from ldpnum import _random
-from ldpnum._kernels import freq_pirappor as kern
+from ldpnum._kernels import client_pirappor as kern
 from ldpnum.frequency.pirappor import (P_MAX, TWO64, PIRappor, PIRapporPlan, 
                                        bernoulli_threshold, choose_field, is_prime, support_counts,
                                        uniform_count64)

@@ -19,8 +19,8 @@ from scipy import stats
 
 import ldpnum as ldp
 from ldpnum import _random
-from ldpnum._kernels import freq_unary
-from ldpnum._kernels._unary import count_bits as cython_count_bits
+from ldpnum._kernels import client_unary
+from ldpnum._kernels.server_unary import count_bits as cython_count_bits
 from ldpnum.frequency import unary
 from ldpnum.frequency.unary import OUE, SUE, count_bits, pack_bits, unary_plan, unpack_bits
 from ldpnum.mechanisms._plan import TWO53, exp_lower
@@ -281,7 +281,7 @@ def test_kernel_matches_naive(cls, eps, lane, k):
 @pytest.mark.parametrize("lane", [8, 16])
 def test_swar_lane_comparison_at_the_edges(lane):
     """Every lane value against thresholds at the edges of the lane (0, 1, high bit, all ones)."""
-    below = freq_unary.below8_inline if lane == 8 else freq_unary.below16_inline  # the compiled helpers
+    below = client_unary.below8_inline if lane == 8 else client_unary.below16_inline  # the compiled helpers
     n_lanes = 64 // lane
     edges = [0, 1, 2**(lane - 1) - 1, 2**(lane - 1), 2**(lane - 1) + 1, 2**lane - 2, 2**lane - 1]
     rng = np.random.default_rng(0)

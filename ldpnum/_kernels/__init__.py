@@ -1,1 +1,12 @@
-"""All compiled code of ldpnum: Numba client kernels (``_jit.py`` policy) and Cython server kernels."""
+"""All compiled code of ldpnum (DESIGN.md R6), named by side and family:
+
+``client_<family>.py``
+    Numba kernels of the per-record randomizers (the client's work), all decorated through the one JIT
+    policy module ``_jit.py``: ``client_numeric`` (mean oracles, Laplace, input scans), ``client_wave``
+    (shaped windows), ``client_grr``, ``client_unary``, ``client_subset``, ``client_hashing`` (local hashing,
+    Hadamard response), ``client_pirappor``, ``client_hierarchy``.
+``server_<family>.pyx``
+    Cython kernels of the collector (built by ``setup.py``, no JIT warm-up): ``server_counts`` (code
+    histograms), ``server_unary``, ``server_hashing``, ``server_pirappor`` (support counts), ``server_em``
+    (EM/EMS), ``server_tree`` (hierarchical consistency); each with a ``.pyi`` stub for type checkers.
+"""

@@ -12,7 +12,7 @@ is 1), given unbiased node estimates :math:`\tilde x_v` with variances :math:`\s
 ``least_squares``
     :math:`\min \sum_v (\hat x_v - \tilde x_v)^2 / \sigma_v^2` over consistent trees: Hay et al.'s
     constrained inference (PVLDB 2010), in its generalised two-pass form for per-node variances (Cython,
-    :func:`ldpnum._kernels._tree.tree_solve`; exact, no iteration). With weights that do not depend on the
+    :func:`ldpnum._kernels.server_tree.tree_solve`; exact, no iteration). With weights that do not depend on the
     estimates it is a linear map fixing every consistent tree, so it keeps the node estimates unbiased.
 ``nonnegative``
     the same objective with :math:`\hat x \ge 0` in addition: HH-ADMM of Li et al. (SIGMOD 2020; the
@@ -20,7 +20,7 @@ is 1), given unbiased node estimates :math:`\tilde x_v` with variances :math:`\s
     :math:`\frac12\|\hat x - \tilde x\|^2` s.t. :math:`A\hat x = 0, \hat x \ge 0, \hat x_0 = 1`), weighted by
     the inverse variances so that it reduces to ``least_squares`` whenever that is already non-negative (and
     to HH-ADMM's unweighted objective when all variances are equal). Solved by ADMM with polishing, finished
-    if needed by an exact active-set method (Cython, :func:`ldpnum._kernels._tree.hh_admm` /
+    if needed by an exact active-set method (Cython, :func:`ldpnum._kernels.server_tree.hh_admm` /
     ``active_set``); see :func:`nonnegative`.
 """
 
@@ -161,7 +161,7 @@ def least_squares(shape, estimates, variances, *, root=1.0):
     level in a complete tree this is Hay et al.'s closed form; in general it is the exact generalised
     least-squares solution (tested against a dense solve).
     """
-    from .._kernels._tree import tree_solve
+    from .._kernels.server_tree import tree_solve
 
     obs, var = _flatten(shape, estimates, variances)
     var[0] = 0.0
@@ -223,7 +223,7 @@ def nonnegative(shape, estimates, variances, *, root=1.0, rho=None, max_iter=ADM
         ``levels`` is consistent to rounding (internal nodes are the sums of the clipped leaves), exactly
         non-negative, with the root equal to ``root`` to rounding.
     """
-    from .._kernels._tree import active_set, hh_admm, tree_solve
+    from .._kernels.server_tree import active_set, hh_admm, tree_solve
 
     obs, var = _flatten(shape, estimates, variances)
     var[0] = 0.0

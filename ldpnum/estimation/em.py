@@ -42,7 +42,7 @@ before its renormalisation), then renormalises. Both start from the uniform dist
 ``max_iter`` iterations (see :func:`expectation_maximization`). One iteration costs one forward and one
 backward product, each ``O(d + N)`` for a box (the window sums are differences of prefix sums) and
 ``O(N·m)`` for a general ``delta`` (~9 µs and ~80 µs per iteration at N = d = 1024, m = 347, on a 2-core
-CI-class machine). The loop runs in the Cython kernel ``ldpnum._kernels._em`` without the GIL.
+CI-class machine). The loop runs in the Cython kernel ``ldpnum._kernels.server_em`` without the GIL.
 
 References
 ----------
@@ -57,7 +57,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._kernels import _em
+from .._kernels import server_em
 from .._validation import _KIND_NAMES, check_choice
 
 __all__ = [
@@ -176,14 +176,14 @@ class WindowTransition:
         """``M @ x`` for a vector over the ``n_bins`` buckets, in O(n_bins + n_cells) (box)."""
         x = np.ascontiguousarray(x, dtype=np.float64)
         y = np.empty(self.n_cells)
-        _em.window_forward(*self._args(), x, y)
+        server_em.window_forward(*self._args(), x, y)
         return y
 
     def backward(self, r):
         """``M.T @ r`` for a vector over the ``n_cells`` cells, in O(n_bins + n_cells) (box)."""
         r = np.ascontiguousarray(r, dtype=np.float64)
         z = np.empty(self.n_bins)
-        _em.window_backward(*self._args(), r, z)
+        server_em.window_backward(*self._args(), r, z)
         return z
 
 
@@ -407,7 +407,7 @@ def expectation_maximization(counts, transition, *, method="ems", max_iter=DEFAU
     x = np.empty(transition.n_bins)
     loglik = np.empty(max_iter + 1)
     t = transition
-    n_iter, converged = _em.em_window(n, t.m, t.indptr, t.s_index, t.weight, t.p_lo, t.p_hi,
+    n_iter, converged = server_em.em_window(n, t.m, t.indptr, t.s_index, t.weight, t.p_lo, t.p_hi,
                                       _EMPTY if t.delta is None else t.delta, method == "ems", max_iter, rtol,
                                       atol, x, loglik)
     loglik = loglik[:n_iter + 1].copy()

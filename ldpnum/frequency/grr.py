@@ -28,7 +28,7 @@ Lecture 3, "Intro to Differential Privacy", course lecture notes (Warner's rando
 import math
 from fractions import Fraction
 
-from .._kernels import frequency as kernels
+from .._kernels import client_grr as kernels
 from .._kernels._jit import launch
 from ..mechanisms._plan import TWO64, cell_count, exp_lower
 from ._base import FrequencyOracle

@@ -22,7 +22,7 @@ implement BLH is to use Hadamard Response"), at O(log k) bits per report and wit
 
 **Aggregate.** The histogram of the ``K ≤ 2k`` report indices (the default aggregation, mergeable by
 addition). The support counts follow from one fast Walsh–Hadamard transform ``W = H · hist``:
-``I_v = (n + W[v + 1]) / 2`` (Cython ``ldpnum._kernels._hashing.walsh_hadamard``, O(K log K) at estimation
+``I_v = (n + W[v + 1]) / 2`` (Cython ``ldpnum._kernels.server_hashing.walsh_hadamard``, O(K log K) at estimation
 time) — cheaper than decoding each report against each category, O(n·k).
 
 References
@@ -36,7 +36,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._kernels import freq_hashing as kernels
+from .._kernels import client_hashing as kernels
 from .._kernels._jit import launch
 from ..mechanisms._plan import TWO53, binary_plan
 from ._base import FrequencyOracle
@@ -95,7 +95,7 @@ class HadamardPlan:
 
 def hadamard_support_counts(histogram, k):
     """``I_v = #{reports with y ∈ C_v}`` for ``v < k`` from the histogram of report indices (length K)."""
-    from .._kernels._hashing import walsh_hadamard
+    from .._kernels.server_hashing import walsh_hadamard
 
     w = np.array(histogram, dtype=np.int64, copy=True)
     n = int(w.sum())

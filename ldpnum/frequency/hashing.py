@@ -44,7 +44,7 @@ accuracy only there: the per-report variance levels off at about ``q*/p*²`` wit
 **Aggregate.** The server cannot histogram ``(seed, y)`` pairs; the sufficient statistic is the support
 count ``I_v = #{reports with h(v) = y}`` for every category: an :class:`~ldpnum.Aggregate` of ``k``
 counts with ``n_reports`` carried separately, merged by addition. Computing it takes O(n·k) hash
-evaluations, done incrementally in the Cython kernel ``ldpnum._kernels._hashing.local_hash_support``.
+evaluations, done incrementally in the Cython kernel ``ldpnum._kernels.server_hashing.local_hash_support``.
 A spec's ``n_cells`` is therefore ``k`` (the aggregate's length), not the size of the report alphabet.
 
 References
@@ -65,7 +65,7 @@ from ..reports import Reports, register_code_check
 from ..aggregate import Aggregate
 from ..aggregate import support_counts as support_count_check
 from .._counting import count_in_slices, n_threads
-from .._kernels import freq_hashing as kernels
+from .._kernels import client_hashing as kernels
 from .._kernels._jit import launch
 from ._base import FrequencyOracle
 from .grr import TWO64, _GRRPlan, grr_keep_cells
@@ -227,7 +227,7 @@ def local_hash_support_counts(codes, k, g):
 
     Raises ValueError naming the count and first index of reports whose ``y`` is outside ``[0, g)``.
     """
-    from .._kernels._hashing import local_hash_support
+    from .._kernels.server_hashing import local_hash_support
 
     codes = np.ascontiguousarray(codes, dtype=np.uint64)
     n = codes.shape[0]

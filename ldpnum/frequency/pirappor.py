@@ -87,7 +87,7 @@ from ..aggregate import Aggregate
 from ..aggregate import support_counts as support_count_check
 from .._counting import count_in_slices
 from .._counting import n_threads as default_threads
-from .._kernels import freq_pirappor as kernels
+from .._kernels import client_pirappor as kernels
 from .._kernels._jit import launch
 from ..mechanisms._plan import TWO53, TWO64, cell_count, exp_lower
 from ._base import FrequencyOracle
@@ -375,7 +375,7 @@ def support_counts(codes, p, a, k, *, method="auto", n_threads=None):
     ValueError
         Naming the count and first index of codes outside the alphabet.
     """
-    from .._kernels import _pirappor
+    from .._kernels import server_pirappor
 
     if method not in ("auto", "stream", "histogram"):
         raise ValueError(f"method must be 'auto', 'stream' or 'histogram'; got {method!r}")
@@ -391,10 +391,10 @@ def support_counts(codes, p, a, k, *, method="auto", n_threads=None):
     if method == "histogram":
         if p * p > HISTOGRAM_MAX_CELLS:
             raise ValueError(f"histogram decoding needs p² <= {HISTOGRAM_MAX_CELLS}; p = {p}")
-        kernel = _pirappor.support_histogram
+        kernel = server_pirappor.support_histogram
         min_slice = max(1 << 16, 4 * p * p)  # each slice pays for a table of p² counters
     else:
-        kernel = _pirappor.support_stream
+        kernel = server_pirappor.support_stream
         min_slice = 1 << 14
     # Slices on Python threads (the kernels release the GIL), each into private counts; the histogram's
     # 32-bit table counters bound a slice to fewer than 2**32 reports.

@@ -12,7 +12,7 @@ Sampler. ``v ∈ S`` is an integer event over 2**53 (``t_inc``). The other ``r``
 *Floyd's algorithm*: for ``j = n - r, ..., n - 1`` draw ``t`` uniform in ``0..j`` and add ``t``, or ``j``
 when ``t`` is already in. Ideally every ``r``-subset then has probability ``1/C(n, r)``. Each pick is one
 48-bit uniform choice among ``m = j + 1`` cells, four picks to three words, so a record costs
-``1 + ω - ⌊ω/4⌋`` words whatever ``k`` (:mod:`ldpnum._kernels.freq_subset` has the layout; an unknown
+``1 + ω - ⌊ω/4⌋`` words whatever ``k`` (:mod:`ldpnum._kernels.client_subset` has the layout; an unknown
 value gets a uniform ``ω``-subset of all ``k`` categories, ``n = k``, ``r = ω``).
 
 Exact plan (DESIGN.md R1). Cell ``t`` of ``m`` has ``c = uniform_count(t, m)`` of the 2**48 draws, so a
@@ -59,7 +59,7 @@ from fractions import Fraction
 from functools import lru_cache
 from itertools import combinations
 
-from .._kernels import freq_subset as kernels
+from .._kernels import client_subset as kernels
 from .._kernels._jit import launch
 from ..mechanisms._plan import TWO48, TWO53, exp_lower, uniform_count
 from .unary import _BitVectorOracle

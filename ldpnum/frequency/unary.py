@@ -29,7 +29,7 @@ fixed, ``1 + ceil(k/8)·b/8`` (R2), and randomizing is bound by the rate at whic
 lane width sets the speed.
 
 Reports are bit-packed (``ceil(k/8)`` bytes per person; see :class:`ldpnum.Reports`). Aggregation counts
-each bit over the packed reports (Cython, ``ldpnum/_kernels/_unary.pyx``) into ``k`` counts plus the
+each bit over the packed reports (Cython, ``ldpnum/_kernels/server_unary.pyx``) into ``k`` counts plus the
 number of reports, and the pure-protocol estimator of :class:`~ldpnum.frequency.FrequencyOracle` debiases
 them with the realized ``p* = p`` and ``q* = q``.
 
@@ -54,7 +54,7 @@ from ..reports import Reports
 from ..aggregate import Aggregate
 from ..aggregate import support_counts as support_count_check
 from .._counting import count_in_slices, n_threads
-from .._kernels import freq_unary as kernels
+from .._kernels import client_unary as kernels
 from .._kernels._jit import launch
 from ..mechanisms._plan import TWO53, exp_lower
 from ._base import FrequencyOracle
@@ -392,7 +392,7 @@ def count_bits(codes, k):
     Counts row slices on several threads (the Cython kernel releases the GIL) when the input is large.
     Raises ValueError if a padding bit beyond bit ``k - 1`` is set.
     """
-    from .._kernels._unary import count_bits as _count
+    from .._kernels.server_unary import count_bits as _count
 
     codes = np.ascontiguousarray(codes, dtype=np.uint8)
     n, n_bytes = codes.shape

@@ -28,7 +28,7 @@ JASA 2018.
 
 import numpy as np
 
-from .._kernels import client
+from .._kernels import client_numeric
 from .._typing import ArrayLike, Bounds, FloatArray
 from .._kernels._jit import launch
 from .._validation import check_binary, check_choice, prepared
@@ -57,13 +57,13 @@ class _TwoOutput(MeanOracle):
 
     def _run_kernel(self, values, words, out):
         plan = self._plan
-        launch(client.binary_kernel, values, self._bounds[0], self._inv_range, plan.t_lo, plan.t_hi, words, out)
+        launch(client_numeric.binary_kernel, values, self._bounds[0], self._inv_range, plan.t_lo, plan.t_hi, words, out)
 
     def thresholds(self, x):
         """The kernel's own integer threshold for each value (code 1 iff ``word >> 11 < threshold``)."""
         values = self.prepare_values(x)
         out = np.empty(values.shape[0], dtype=np.int64)
-        launch(client.binary_thresholds, values, self._bounds[0], self._inv_range, self._plan.t_lo,
+        launch(client_numeric.binary_thresholds, values, self._bounds[0], self._inv_range, self._plan.t_lo,
                self._plan.t_hi, out)
         return out
 

@@ -68,7 +68,7 @@ from itertools import accumulate
 
 import numpy as np
 
-from .._kernels import client
+from .._kernels import client_numeric
 from .._typing import Bounds
 from .._kernels._jit import launch
 from ._base import MeanOracle
@@ -490,7 +490,7 @@ class Laplace(MeanOracle):
 
     def _run_kernel(self, values, words, out):
         p = self._plan
-        launch(client.laplace_kernel, values, self._bounds[0], self._inv_range, p.g, p.t, p.table_hi,
+        launch(client_numeric.laplace_kernel, values, self._bounds[0], self._inv_range, p.g, p.t, p.table_hi,
                p.table_lo, words, out)
 
     def rounding(self, x):
@@ -498,7 +498,7 @@ class Laplace(MeanOracle):
         values = self.prepare_values(x)
         s0 = np.empty(values.shape[0], dtype=np.int64)
         t_up = np.empty(values.shape[0], dtype=np.int64)
-        launch(client.window_rounding, values, self._bounds[0], self._inv_range, self._plan.g, s0, t_up)
+        launch(client_numeric.window_rounding, values, self._bounds[0], self._inv_range, self._plan.g, s0, t_up)
         return s0, t_up
 
     def output_probabilities(self, x):

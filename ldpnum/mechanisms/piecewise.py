@@ -34,7 +34,7 @@ import numpy as np
 
 from ..reports import Reports
 from ..aggregate import Aggregate
-from .._kernels import client, wave
+from .._kernels import client_numeric, client_wave
 from .._results import DistributionEstimate
 from .._typing import Bounds
 from .._kernels._jit import launch
@@ -136,10 +136,10 @@ class _WindowOracle(MeanOracle):
     def _run_kernel(self, values, words, out):
         w = self._window
         if w.cum is None:
-            launch(client.window_kernel, values, self._bounds[0], self._inv_range, w.n_cells, w.m, w.t_in, words,
+            launch(client_numeric.window_kernel, values, self._bounds[0], self._inv_range, w.n_cells, w.m, w.t_in, words,
                    out)
         else:
-            launch(wave.shaped_window_kernel, values, self._bounds[0], self._inv_range, w.n_cells, w.m, w.t_in,
+            launch(client_wave.shaped_window_kernel, values, self._bounds[0], self._inv_range, w.n_cells, w.m, w.t_in,
                    self._cum, words, out)
 
     def output_probabilities(self, x):
@@ -204,7 +204,7 @@ class _WindowOracle(MeanOracle):
         values = self.prepare_values(x)
         s0 = np.empty(values.shape[0], dtype=np.int64)
         t_up = np.empty(values.shape[0], dtype=np.int64)
-        launch(client.window_rounding, values, self._bounds[0], self._inv_range, self._window.n_positions, s0,
+        launch(client_numeric.window_rounding, values, self._bounds[0], self._inv_range, self._window.n_positions, s0,
                t_up)
         return s0, t_up
 
@@ -329,7 +329,7 @@ class Hybrid(_WindowOracle):
 
     def _run_kernel(self, values, words, out):
         w, b = self._window, self._binary
-        launch(client.hybrid_kernel, values, self._bounds[0], self._inv_range, w.n_cells, w.m, w.t_in, b.t_lo,
+        launch(client_numeric.hybrid_kernel, values, self._bounds[0], self._inv_range, w.n_cells, w.m, w.t_in, b.t_lo,
                b.t_hi, self._t_mix, words, out)
 
     def _duchi_estimates(self):

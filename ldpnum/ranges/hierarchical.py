@@ -33,8 +33,8 @@ import numpy as np
 from ..spec import check_spec
 from ..reports import Reports, code_dtype, register_code_check
 from ..aggregate import Aggregate, count_codes
-from .._kernels import freq_hashing
-from .._kernels import hierarchy as kernels
+from .._kernels import client_hashing
+from .._kernels import client_hierarchy as kernels
 from .._kernels._jit import launch
 from .._results import DistributionEstimate
 from .._typing import Bounds
@@ -54,7 +54,7 @@ __all__ = ["HierarchicalHistogram", "LevelOracle", "GRRLevel", "OLHLevel", "Hada
 #: Branching factors considered when ``branching=None``.
 BRANCHING_CANDIDATES = tuple(range(2, 17))
 
-#: Levels are drawn from 16 bits of a word (see ``ldpnum._kernels.hierarchy``).
+#: Levels are drawn from 16 bits of a word (see ``ldpnum._kernels.client_hierarchy``).
 LEVEL_BITS = 16
 #: Names the packed report layout in the spec (any level hashing); a change of the layout changes it.
 PACKED_LAYOUT = "level-packed-u64/v1"
@@ -72,7 +72,7 @@ class LevelOracle:
     ``0..n_codes-1``.
 
     This is the interface a level oracle implements to plug into :class:`HierarchicalHistogram`: the
-    kernel row it needs (``kind`` selects its branch in ``ldpnum._kernels.hierarchy``), its exact output
+    kernel row it needs (``kind`` selects its branch in ``ldpnum._kernels.client_hierarchy``), its exact output
     probabilities (for the exact ε checks), the length of its block of the aggregate, and the unbiased
     estimator of the node frequencies from that block with the estimator's variance. Oracles whose reports
     are several codes or bit vectors (OUE, SUE) cannot be a level here: a report must be one code.
@@ -186,7 +186,7 @@ def _hash_nodes(seed, nodes, g):
     nodes = np.ascontiguousarray(nodes, dtype=np.int64)
     seeds = np.full(nodes.shape[0], seed, dtype=np.uint64)
     out = np.empty(nodes.shape[0], dtype=np.int64)
-    launch(freq_hashing.local_hash_probe, seeds, nodes, g, out)
+    launch(client_hashing.local_hash_probe, seeds, nodes, g, out)
     return out
 
 
@@ -425,7 +425,7 @@ class HierarchyPlan:
 
     ``table`` is the kernel's level table ``[kind, m, node_size, offset, threshold, shift]`` (int64, one row
     per level); level ``l`` is drawn with probability ``level_weights[l-1] = c_l / 2**16`` (see
-    ``ldpnum._kernels.hierarchy``). ``packed`` says which report layout is used: the offset layout (2 words
+    ``ldpnum._kernels.client_hierarchy``). ``packed`` says which report layout is used: the offset layout (2 words
     per record, codes ``offset_l + code``) when every level is GRR, the packed ``uint64`` layout (3 words
     per record: seed, keep, lie + level) when some level hashes. ``offsets`` are the levels' blocks in the
     aggregate (GRR: ``k_l`` code counts; OLH: ``k_l`` support counts and ``n_l``); in the offset layout
@@ -472,7 +472,7 @@ class HierarchyPlan:
             return self.offsets[level - 1] + code
         tag = (level - 1) << kernels.LEVEL_SHIFT
         if self.levels[level - 1].hashed:
-            return (int(seed) & int(freq_hashing.SEED_MASK)) | tag | code
+            return (int(seed) & int(client_hashing.SEED_MASK)) | tag | code
         return (code << 16) | tag
 
     def exact_probabilities(self, leaf, seed=None):
@@ -512,7 +512,7 @@ class HierarchyPlan:
     def aggregate_packed(self, codes):
         """The aggregate's counts of packed reports (already validated): per level, GRR's code histogram,
         or OLH's support counts and ``n_l`` (the Cython kernel of :mod:`ldpnum.frequency.hashing`)."""
-        from .._kernels._tree import split_levels
+        from .._kernels.server_tree import split_levels
 
         codes = np.ascontiguousarray(codes, dtype=np.uint64)
         L = len(self.levels)
@@ -592,7 +592,7 @@ class HierarchicalHistogram(Mechanism):
     smallest unsigned dtype for the total alphabet, and the aggregate is the histogram of codes. With an
     OLH level anywhere: one structured ``uint64`` per person (bits 63..16 the hash seed, or the oracle's
     code on another level; bits 15..12 the level; bits 11..0 OLH's ``y``; see
-    :mod:`ldpnum._kernels.hierarchy`), and the aggregate holds, per level, the code histogram, or OLH's
+    :mod:`ldpnum._kernels.client_hierarchy`), and the aggregate holds, per level, the code histogram, or OLH's
     support count of every node followed by the level's number of reports. Either way
     the aggregate is an exact int64 count vector that merges with ``+``, and :meth:`level_counts` slices
     it by level. The support counts cost O(n_l · k_l) hash evaluations at aggregation (inherent to local

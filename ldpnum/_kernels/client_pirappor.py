@@ -21,7 +21,7 @@ Report code (uint64): ``φ1 << 32 | φ0`` (``φ0`` in the low 32 bits, ``φ1`` i
 import numpy as np
 
 from ._jit import jit, prange
-from .client import mulhi32_inline, mulhi64_inline
+from .client_numeric import mulhi32_inline, mulhi64_inline
 
 U11 = np.uint64(11)
 U32 = np.uint64(32)

@@ -1,4 +1,4 @@
-# Type stub of the Cython extension _hashing.pyx: its functions are typed by their memoryview signatures there;
+# Type stub of the Cython extension server_counts.pyx: its functions are typed by their memoryview signatures there;
 # to type checkers they are Any until the kernels get full stubs.
 from typing import Any
 

@@ -7,7 +7,7 @@ is that code plus the level's offset in the concatenated alphabet.
 Two layouts, fixed by the plan (never by the value):
 
 **Offset layout** (:func:`hierarchy_kernel`, GRR or Hadamard-response levels). Words: 2 per record. Word
-``2i`` is GRR's whole word (:func:`ldpnum._kernels.frequency.grr_inline`) or Hadamard response's keep coin
+``2i`` is GRR's whole word (:func:`ldpnum._kernels.client_grr.grr_inline`) or Hadamard response's keep coin
 (bits 11..63); word ``2i+1`` carries Hadamard response's uniform index (its top ``log2 K <= 17`` bits; a GRR
 level does not use them) and the level in its low 16 bits: level ``((w & 0xFFFF) * L) >> 16``, so level ``l`` has probability ``c_l / 2**16``
 with ``c_l = ceil((l+1) 2**16 / L) - ceil(l 2**16 / L)`` (uniform up to ``L / 2**16``). Disjoint bits of a
@@ -15,7 +15,7 @@ uniform word are independent, so the level is independent of the oracle's coins,
 the value. The report is the level's offset plus the oracle's code, in the smallest unsigned dtype.
 
 **Packed layout** (:func:`hierarchy_packed_kernel`, some level uses local hashing). Words: 3 per record,
-whatever the level: word ``3i`` is the hash seed (bits 63..16, :func:`ldpnum._kernels.freq_hashing.
+whatever the level: word ``3i`` is the hash seed (bits 63..16, :func:`ldpnum._kernels.client_hashing.
 local_hash_inline`'s seed word, never combined with the value or the coins), word ``3i+1`` GRR's word (a GRR
 or OLH level) or Hadamard response's keep coin, and word ``3i+2`` Hadamard response's index (top bits) and the
 level (bits 0..15), as above. A GRR level draws the seed
@@ -37,9 +37,9 @@ GRR's lie-block shift (GRR and OLH levels; 0 for Hadamard response).
 import numpy as np
 
 from ._jit import jit, prange
-from .client import unit_inline
-from .freq_hashing import SEED_MASK, hadamard_inline, local_hash_inline
-from .frequency import grr_inline
+from .client_numeric import unit_inline
+from .client_hashing import SEED_MASK, hadamard_inline, local_hash_inline
+from .client_grr import grr_inline
 
 KIND_GRR = 0
 KIND_OLH = 1

@@ -6,7 +6,7 @@ A tree is stored level by level in one array: level ``l`` (``0`` = the root, ``L
 nodes ``j*B .. min((j+1)*B, k_{l+1})-1`` of level ``l+1``. The last node of a level may have fewer than ``B``
 children (a *ragged* tree: the leaf count need not be a power of ``B``).
 
-Three routines, all O(number of nodes) per pass, GIL released, no OpenMP (see ``_aggregate.pyx``):
+Three routines, all O(number of nodes) per pass, GIL released, no OpenMP (see ``server_counts.pyx``):
 
 ``tree_solve``
     The weighted least-squares consistent tree (generalised least squares): given an observation ``obs[v]``

@@ -1,6 +1,6 @@
 """Client kernel of the shaped-window randomizer (General Wave family; DESIGN.md R6).
 
-Same structure as ``client.window_kernel`` (3 words per record: rounding, in/out, cell), except that the
+Same structure as ``client_numeric.window_kernel`` (3 words per record: rounding, in/out, cell), except that the
 cell inside the window is drawn by inverting an integer cumulative table ``cum`` (``cum[0] = 0``,
 ``cum[m] = 2**53``) with a 53-bit draw, so offset ``k`` has probability ``(cum[k+1] - cum[k]) / 2**53``.
 """
@@ -8,7 +8,7 @@ cell inside the window is drawn by inverting an integer cumulative table ``cum``
 import numpy as np
 
 from ._jit import jit, prange
-from .client import U11, bernoulli_inline, rounding_inline, uniform_inline, unit_inline
+from .client_numeric import U11, bernoulli_inline, rounding_inline, uniform_inline, unit_inline
 
 
 @jit(inline=True)

@@ -43,7 +43,7 @@ is canonical, nothing about the order of the picks or the true value is in it.
 import numpy as np
 
 from ._jit import jit, prange
-from .client import bernoulli_inline, uniform_inline
+from .client_numeric import bernoulli_inline, uniform_inline
 
 U1 = np.uint64(1)
 U2 = np.uint64(2)

@@ -22,7 +22,7 @@ consecutive bits. ``tests/naive_unary.py`` computes the same bits one lane at a 
 import numpy as np
 
 from ._jit import jit, prange
-from .client import bernoulli_inline
+from .client_numeric import bernoulli_inline
 
 H8 = np.uint64(0x8080808080808080)
 H16 = np.uint64(0x8000800080008000)

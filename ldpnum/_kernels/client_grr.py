@@ -7,7 +7,7 @@ that must be reported uniformly at random (``unknown="uniform"``).
 import numpy as np
 
 from ._jit import jit, prange
-from .client import mulhi64_inline
+from .client_numeric import mulhi64_inline
 
 
 @jit(inline=True)

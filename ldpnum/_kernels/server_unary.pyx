@@ -17,7 +17,7 @@ After spreading, the 8-bit accumulator number ``t`` (0..7) holds in its byte lan
 
 Inputs are ``const`` (read-only arrays and memory maps are accepted and never written); the GIL is
 released, so the Python wrapper counts row slices on several threads into private counts. No OpenMP
-(forked collectors, see ``_aggregate.pyx``).
+(forked collectors, see ``server_counts.pyx``).
 """
 
 from libc.stdint cimport int64_t, uint8_t, uint64_t

@@ -16,7 +16,7 @@ uniform the pair ``(z, z')`` is *exactly* uniform over all 2^48 pairs (a pairwis
 arithmetic; no string hashing.
 
 Record ``i`` of :func:`local_hash_kernel` reads two words: ``2i`` (the seed: bits 63..16 of the word
-*are* the seed) and ``2i+1`` (GRR over the hashed values, :func:`ldpnum._kernels.frequency.grr_inline`). The seed word is never combined with the value, so the
+*are* the seed) and ``2i+1`` (GRR over the hashed values, :func:`ldpnum._kernels.client_grr.grr_inline`). The seed word is never combined with the value, so the
 seed does not depend on the value (the same words give the same seed whatever the value).
 
 Hadamard response: record ``i`` of :func:`hadamard_kernel` reads two words, ``2i`` (keep) and ``2i+1``
@@ -26,8 +26,8 @@ Hadamard response: record ``i`` of :func:`hadamard_kernel` reads two words, ``2i
 import numpy as np
 
 from ._jit import jit, prange
-from .client import bernoulli_inline
-from .frequency import grr_inline
+from .client_numeric import bernoulli_inline
+from .client_grr import grr_inline
 
 U1 = np.uint64(1)
 U16 = np.uint64(16)

@@ -1,4 +1,4 @@
-# Type stub of the Cython extension _unary.pyx: its functions are typed by their memoryview signatures there;
+# Type stub of the Cython extension server_em.pyx: its functions are typed by their memoryview signatures there;
 # to type checkers they are Any until the kernels get full stubs.
 from typing import Any
 
