@@ -913,15 +913,13 @@ def _check_request(mech, whats, args):
     """What to estimate (``whats``, or the mechanism's default when None), checked against the mechanism and
     the plot destination before a report is read: a wrong request fails at once, not after streaming a
     large file."""
-    from .mechanisms import MeanOracle
-    from .ranges import HierarchicalHistogram
-
     name = mech.spec.mechanism
+    has_mean = hasattr(mech, "estimate_mean")
     has_dist = hasattr(mech, "estimate_distribution")
     is_freq = hasattr(mech, "estimate_frequencies")
-    numerical = isinstance(mech, MeanOracle) or has_dist
+    numerical = has_mean or has_dist
     if whats is None:
-        whats = ["mean"] if isinstance(mech, MeanOracle) else ["distribution"] if has_dist else \
+        whats = ["mean"] if has_mean else ["distribution"] if has_dist else \
             ["frequencies"] if is_freq else ["mean"]
     for what in whats:
         if what == "frequencies" and not is_freq:
@@ -933,9 +931,8 @@ def _check_request(mech, whats, args):
             raise CLIError(f"{name} reports estimate {'frequencies' if is_freq else 'means'} only; distributions, "
                            "quantiles, ranges and plots need square_wave, general_wave, piecewise, hybrid or "
                            "hierarchical_histogram")
-    if isinstance(mech, HierarchicalHistogram) and args.n_bins is not None:
-        raise CLIError("--n-bins does not apply to hierarchical_histogram: its bins are its leaves "
-                       f"({mech.n_leaves})")
+    if hasattr(mech, "estimate_ranges") and args.n_bins is not None:
+        raise CLIError(f"--n-bins does not apply to {name}: its bins are its leaves ({mech.n_leaves})")
     if args.plot:
         _check_plot_path(args.plot)
     return whats
@@ -944,17 +941,14 @@ def _check_request(mech, whats, args):
 def _estimates(mech, agg, whats, args):
     """Compute what was asked (checked by :func:`_check_request`); returns a dict of results (JSON-friendly)
     and the distribution (or None)."""
-    from .mechanisms import MeanOracle
-    from .ranges import HierarchicalHistogram
-
-    is_hh = isinstance(mech, HierarchicalHistogram)
+    is_tree = hasattr(mech, "estimate_ranges")  # range trees: the distribution is the tree's leaves
     dist = None
     out = {}
 
     def distribution():
         nonlocal dist
         if dist is None:
-            if is_hh:
+            if is_tree:
                 dist = mech.estimate_distribution(agg)
             else:
                 dist = mech.estimate_distribution(agg, n_bins=args.n_bins, method=args.method)
@@ -964,7 +958,7 @@ def _estimates(mech, agg, whats, args):
         raise CLIError("the column holds no reports")
     for what in whats:
         if what == "mean":
-            if isinstance(mech, MeanOracle):
+            if hasattr(mech, "estimate_mean"):
                 est = mech.estimate_mean(agg)
                 lo, hi = est.confidence_interval(args.level)
                 out["mean"] = {"value": est.value, "standard_error": est.standard_error, "level": args.level,
@@ -977,7 +971,7 @@ def _estimates(mech, agg, whats, args):
             out["quantiles"] = {"q": list(args.quantiles), "value": [float(v) for v in d.quantile(args.quantiles)]}
         elif what == "range":
             lo, hi = args.range
-            if is_hh:
+            if is_tree:
                 mass = float(mech.estimate_ranges(agg).range(lo, hi))
             else:
                 mass = float(distribution().range(lo, hi))
