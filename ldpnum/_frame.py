@@ -27,7 +27,7 @@ from .spec import Spec, check_spec
 
 __all__ = ["ATTRS_KEY", "attach_specs", "column_specs", "frame_info", "parquet_metadata", "spec_for",
            "specs_from_parquet_metadata", "codes_digest", "add_digests", "column_digest", "ReportsChangedError",
-           "sign_info", "verify_info", "collector_key"]
+           "sign_info", "verify_info", "collector_key", "histogram_digest", "check_codes"]
 
 ATTRS_KEY = "ldpnum"
 FORMAT = 1
@@ -86,16 +86,32 @@ def _mix(z):
     return z
 
 
+#: Histograms of at most this many cells are hashed through a table of f_j(c) (uint8/uint16 codes).
+_TABLE_CELLS = 1 << 16
+_TABLES: list[np.ndarray] = []
+
+
+def _tables():
+    if not _TABLES:
+        cells = np.arange(_TABLE_CELLS, dtype=np.uint64)
+        _TABLES.extend(_mix(cells + salt) for salt in _SALTS)
+    return _TABLES
+
+
+def histogram_digest(counts):
+    """:func:`codes_digest` of codes given by their histogram (``counts[c]`` = number of codes equal to
+    ``c``, at most 65,536 cells): the same string, in O(cells) instead of O(codes)."""
+    counts = np.asarray(counts)
+    if counts.ndim != 1 or counts.shape[0] > _TABLE_CELLS:
+        raise ValueError(f"histogram_digest takes at most {_TABLE_CELLS} counts; got shape {counts.shape}")
+    c = counts.astype(np.uint64)
+    s1, s2 = (int(np.sum(t[:c.shape[0]] * c, dtype=np.uint64)) for t in _tables())
+    return f"{int(counts.sum())}:{s1:016x}{s2:016x}"
+
+
 def _digest_sums(codes):
     """``(S1, S2)`` of the multiset hash below, as Python ints."""
-    codes = np.asarray(codes)
     sums = [0, 0]
-    if codes.dtype.itemsize <= 2 and codes.dtype.kind == "u":
-        counts = np.bincount(codes.ravel(), minlength=1).astype(np.uint64)
-        cells = np.arange(counts.shape[0], dtype=np.uint64)
-        for j, salt in enumerate(_SALTS):
-            sums[j] = int(np.sum(_mix(cells + salt) * counts, dtype=np.uint64))
-        return sums
     if codes.ndim != 1 or codes.dtype.kind not in "iu":
         raise TypeError(f"a digest is taken of one-dimensional integer codes; got {codes.dtype}, shape {codes.shape}")
     flat = codes
@@ -132,6 +148,10 @@ def codes_digest(codes):
     False
     """
     codes = np.asarray(codes)
+    if codes.ndim == 1 and codes.dtype in (np.uint8, np.uint16):  # one threaded counting pass, then a table
+        from .aggregate import count_codes
+
+        return histogram_digest(count_codes(codes, 1 << (8 * codes.dtype.itemsize)))
     s1, s2 = _digest_sums(codes)
     return f"{codes.shape[0]}:{s1:016x}{s2:016x}"
 
@@ -195,13 +215,13 @@ def column_digest(obj, name):
     return None
 
 
-def check_codes(obj, name, codes):
-    """Raise :class:`ReportsChangedError` when ``codes`` (the present codes of column ``name``) differ
-    from the codes recorded when the column was privatized."""
+def check_codes(obj, name, codes=None, *, digest=None):
+    """Raise :class:`ReportsChangedError` when ``codes`` (the present codes of column ``name``; or their
+    ``digest``, when the caller has it) differ from the codes recorded when the column was privatized."""
     recorded = column_digest(obj, name)
     if recorded is None:
         return
-    got = codes_digest(codes)
+    got = digest if digest is not None else codes_digest(codes)
     if got != recorded:
         n_rec, n_got = int(recorded.split(":")[0]), int(got.split(":")[0])
         what = (f"it holds {n_got} reports where {n_rec} were privatized" if n_rec != n_got

@@ -59,6 +59,9 @@ def check_bounds(bounds, name="bounds"):
     if not math.isfinite(high - low):
         raise ValueError(f"{name} ({low!r}, {high!r}) is too wide: its width overflows float64 "
                          f"(at most {np.finfo(np.float64).max:.3g}); rescale the values (e.g. to other units)")
+    if not math.isfinite(1.0 / (high - low)):
+        raise ValueError(f"{name} ({low!r}, {high!r}) is too narrow: the inverse of its width overflows float64 "
+                         "(the width must be at least 5.6e-309); rescale the values (e.g. to other units)")
     return low, high
 
 

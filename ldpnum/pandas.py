@@ -74,7 +74,7 @@ from .spec import Spec, check_spec
 from .reports import Reports
 from .aggregate import Aggregate
 from ._frame import (ATTRS_KEY, add_digests, attach_specs, check_codes, codes_digest, column_digest, column_specs,
-                     frame_info, spec_for)
+                     frame_info, histogram_digest, spec_for)
 from ._random import MAX_ASSIGNED, assign_columns, child_rng, resolve_rng
 from ._results import DistributionEstimate, FrequencyEstimate, MeanEstimate, named
 from ._typing import ArrayLike, SeedLike
@@ -372,7 +372,7 @@ def _mechanism(spec):
         return from_spec(spec)
 
 
-def reports_of(s, spec=None):
+def reports_of(s, spec=None, *, _check=True):
     """The :class:`~ldpnum.Reports` held by report column ``s``.
 
     Parameters
@@ -428,10 +428,12 @@ def reports_of(s, spec=None):
             raise ValueError(f"{_subject(s.name)} holds {bad.size} value(s) that are not report codes (non-negative "
                              f"whole numbers), first at position {bad[0]} ({values[bad[0]]!r})")
         codes = values.astype(np.uint64)
-    check_codes(s, s.name, codes)
+    if _check:
+        check_codes(s, s.name, codes)
     try:
         return Reports(codes, spec)
     except (TypeError, ValueError) as exc:
+        check_codes(s, s.name, codes)  # a changed column is reported as such, before its odd codes
         raise type(exc)(f"{_subject(s.name)}: {exc}") from None
 
 
@@ -523,8 +525,17 @@ def aggregate_series(s, spec=None):
     >>> aggregate_series(s).n_reports
     100
     """
-    reports = reports_of(s, spec)
-    return _mechanism(reports.spec).aggregate(reports)
+    reports = reports_of(s, spec, _check=False)
+    try:
+        agg = _mechanism(reports.spec).aggregate(reports)
+    except ValueError:
+        check_codes(s, s.name, reports.codes)  # a changed column is reported as such, before its odd codes
+        raise
+    if column_digest(s, s.name) is not None:
+        # one code per report: the aggregate's counts are the codes' histogram, whose digest costs O(cells)
+        one_code = agg._n_reports is None and reports.codes.ndim == 1 and agg.spec.n_cells <= 1 << 16
+        check_codes(s, s.name, reports.codes, digest=histogram_digest(agg.counts) if one_code else None)
+    return agg
 
 
 def _queryable(mech, agg, kw):

@@ -108,7 +108,9 @@ def test_bounds_whose_width_overflows_are_refused():
 
 
 def test_standard_error_underflow_is_an_error_not_a_zero_width_interval():
-    m = ldp.Duchi(1.0, (0, 1e-320))
+    with pytest.raises(ValueError, match="too narrow"):
+        ldp.Duchi(1.0, (0, 1e-320))
+    m = ldp.Duchi(1.0, (0, 1e-300))  # a valid range whose variance (~1e-600) underflows to 0
     with pytest.raises(ValueError, match="zero-width interval"):
         m.estimate_mean(m.privatize(np.zeros(100), rng=0))
 

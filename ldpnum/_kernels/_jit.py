@@ -270,12 +270,13 @@ class Kernel:
 
     # -- calling ----------------------------------------------------------------------------------------
     def interpret(self, *args):
-        """Run the Python source (integer arithmetic wraps silently, as compiled)."""
+        """Run the Python source with NumPy's floating-point and integer warnings off, as compiled code runs
+        (integer arithmetic wraps silently; an invalid float operation gives NaN without a warning)."""
         if getattr(_INTERPRETING, "on", False):  # inside an interpreted kernel: the state is set
             return self.py_func(*args)
         _INTERPRETING.on = True
         try:
-            with np.errstate(over="ignore"):
+            with np.errstate(all="ignore"):
                 return self.py_func(*args)
         finally:
             _INTERPRETING.on = False
