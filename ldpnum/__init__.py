@@ -45,7 +45,7 @@ from .reports import Reports
 from .aggregate import Aggregate
 from . import metrics
 from ._results import ConfidenceInterval, DistributionEstimate, FrequencyEstimate, MeanEstimate
-from .exceptions import BudgetWarning, ClippingWarning, SpecMismatchError
+from .exceptions import BudgetWarning, ClippingWarning, SpecMismatchError, TruncationWarning
 from .mechanisms import (Duchi, Hybrid, Laplace, Mechanism, MeanOracle, Piecewise, RandomizedResponse,
                          StochasticRounding, from_spec)
 from .mechanisms import GeneralWave, SquareWave
@@ -53,6 +53,7 @@ from . import frequency
 from .frequency import BLH, GRR, OLH, OUE, SUE, HadamardResponse, PIRappor, SubsetSelection
 from . import ranges
 from .ranges import HierarchicalHistogram, RangeEstimate
+from . import heavy
 from . import pandas  # registers the ``.ldp`` accessors on pandas Series and DataFrame
 from . import plot  # light: matplotlib is imported only when something is drawn
 
@@ -66,6 +67,7 @@ __all__ = [
     "SquareWave", "GeneralWave", "Laplace",
     "frequency", "FrequencyEstimate", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "SubsetSelection", "PIRappor",
     "ranges", "HierarchicalHistogram", "RangeEstimate",
+    "heavy", "TruncationWarning",
     "pandas", "plot",
     "__version__",
 ]
