@@ -1,4 +1,4 @@
-"""Heavy hitters over huge domains: item encoding.
+"""Heavy hitters over huge domains: item encoding and the heavy-hitter result.
 
 Items (``str``, ``bytes`` or unsigned integers) are encoded once to fixed-width unsigned words by
 :func:`encode_items` before any mechanism sees them, and decoded only in results by :func:`decode_items`;
@@ -15,6 +15,7 @@ Examples
 """
 
 from ..exceptions import TruncationWarning
+from ._result import HeavyHittersEstimate
 from .items import ITEM_TYPES, decode_items, encode_items
 
-__all__ = ["encode_items", "decode_items", "ITEM_TYPES", "TruncationWarning"]
+__all__ = ["encode_items", "decode_items", "ITEM_TYPES", "HeavyHittersEstimate", "TruncationWarning"]
