@@ -15,6 +15,7 @@ What can be estimated
 * **range counts**: :class:`HierarchicalHistogram` → :class:`RangeEstimate`;
 * **category frequencies**: :class:`GRR`, :class:`SUE`, :class:`OUE`, :class:`BLH`, :class:`OLH`,
   :class:`SubsetSelection`, :class:`HadamardResponse`, :class:`PIRappor` → :class:`FrequencyEstimate`;
+* **heavy hitters** over str, bytes or integer items (:mod:`ldpnum.heavy`) → :class:`HeavyHittersEstimate`;
 * distances between estimates and raw samples in :mod:`ldpnum.metrics`, plots in :mod:`ldpnum.plot`.
 
 Where it runs
@@ -45,7 +46,7 @@ from .reports import Reports
 from .aggregate import Aggregate
 from . import metrics
 from ._results import ConfidenceInterval, DistributionEstimate, FrequencyEstimate, MeanEstimate
-from .exceptions import BudgetWarning, ClippingWarning, SpecMismatchError
+from .exceptions import BudgetWarning, ClippingWarning, SpecMismatchError, TruncationWarning
 from .mechanisms import (Duchi, Hybrid, Laplace, Mechanism, MeanOracle, Piecewise, RandomizedResponse,
                          StochasticRounding, from_spec)
 from .mechanisms import GeneralWave, SquareWave
@@ -53,6 +54,8 @@ from . import frequency
 from .frequency import BLH, GRR, OLH, OUE, SUE, HadamardResponse, PIRappor, SubsetSelection
 from . import ranges
 from .ranges import HierarchicalHistogram, RangeEstimate
+from . import heavy
+from .heavy import HeavyHittersEstimate
 from . import pandas  # registers the ``.ldp`` accessors on pandas Series and DataFrame
 from . import plot  # light: matplotlib is imported only when something is drawn
 
@@ -66,6 +69,7 @@ __all__ = [
     "SquareWave", "GeneralWave", "Laplace",
     "frequency", "FrequencyEstimate", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "SubsetSelection", "PIRappor",
     "ranges", "HierarchicalHistogram", "RangeEstimate",
+    "heavy", "HeavyHittersEstimate", "TruncationWarning",
     "pandas", "plot",
     "__version__",
 ]

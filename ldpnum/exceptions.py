@@ -1,6 +1,6 @@
 """Warnings and errors raised by ldpnum."""
 
-__all__ = ["ClippingWarning", "BudgetWarning", "InvalidValuesError", "SpecMismatchError"]
+__all__ = ["ClippingWarning", "TruncationWarning", "BudgetWarning", "InvalidValuesError", "SpecMismatchError"]
 
 
 class ClippingWarning(UserWarning):
@@ -12,6 +12,27 @@ class ClippingWarning(UserWarning):
         How many values were clipped.
     first_index : int
         Position of the first clipped value in the input.
+    """
+
+    def __init__(self, message, *, count=0, first_index=-1):
+        super().__init__(message)
+        self.count = int(count)
+        self.first_index = int(first_index)
+
+
+class TruncationWarning(UserWarning):
+    """Items longer than the declared item width were truncated to it (heavy hitters over str/bytes items).
+
+    Each such item is cut to its first ``item_bits // 8`` bytes, so it is counted together with every other
+    item sharing that prefix. Raised by :func:`ldpnum.heavy.encode_items` (and so by every heavy-hitter
+    ``privatize``) once per call; pass ``truncate=False`` there to get a ValueError instead.
+
+    Attributes
+    ----------
+    count : int
+        How many items were truncated.
+    first_index : int
+        Position of the first truncated item in the input.
     """
 
     def __init__(self, message, *, count=0, first_index=-1):

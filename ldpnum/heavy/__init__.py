@@ -1,0 +1,21 @@
+"""Heavy hitters over huge domains: item encoding and the heavy-hitter result.
+
+Items (``str``, ``bytes`` or unsigned integers) are encoded once to fixed-width unsigned words by
+:func:`encode_items` before any mechanism sees them, and decoded only in results by :func:`decode_items`;
+a heavy-hitter estimate is a :class:`HeavyHittersEstimate`.
+
+Examples
+--------
+>>> from ldpnum.heavy import encode_items, decode_items
+>>> words, item_type, n_truncated = encode_items([b"\\x01\\x02", b"\\xff"], item_bits=16)
+>>> words.tolist(), item_type
+([258, 65280], 'bytes')
+>>> decode_items(words, item_type, 16)
+[b'\\x01\\x02', b'\\xff']
+"""
+
+from ..exceptions import TruncationWarning
+from ._result import HeavyHittersEstimate
+from .items import ITEM_TYPES, decode_items, encode_items
+
+__all__ = ["encode_items", "decode_items", "ITEM_TYPES", "HeavyHittersEstimate", "TruncationWarning"]

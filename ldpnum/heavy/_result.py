@@ -1,0 +1,331 @@
+"""The result of a heavy-hitter estimate (DESIGN.md R7): the top items, their estimated shares, provenance."""
+
+import copy
+import json
+import math
+import types
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._checks import check_provenance, is_int, normal_quantile, read_only, real_array, where
+from .._plotting import new_axes
+from .._results import (HTML_MAX_ROWS, REPR_EDGE_ITEMS, ConfidenceInterval, _g, _html_table, _mechanism_rows,
+                        _source, _title)
+from ..spec import Spec
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+
+__all__ = ["HeavyHittersEstimate"]
+
+_KINDS = {str: "str", bytes: "bytes", int: "uint"}
+#: Plot labels longer than this many characters are shortened with an ellipsis.
+LABEL_MAX_CHARS = 32
+
+
+def _item_kind(v):
+    if isinstance(v, (bool, np.bool_)):
+        return None
+    for t, kind in _KINDS.items():
+        if isinstance(v, t):
+            return kind
+    if is_int(v):
+        return "uint"
+    return None
+
+
+def _plain(v, where_):
+    """A JSON-able copy of ``v`` (NumPy scalars and arrays become Python numbers and lists)."""
+    if isinstance(v, np.ndarray):
+        return _plain(v.tolist(), where_)
+    if isinstance(v, np.generic):
+        return _plain(v.item(), where_)
+    if isinstance(v, Mapping):
+        out = {}
+        for k, x in v.items():
+            if not isinstance(k, str):
+                raise TypeError(f"provenance keys must be str; got {type(k).__name__} {k!r} in {where_}")
+            out[k] = _plain(x, f"{where_}[{k!r}]")
+        return out
+    if isinstance(v, (list, tuple)):
+        return [_plain(x, f"{where_}[{i}]") for i, x in enumerate(v)]
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise ValueError(f"provenance values must be finite (JSON has no NaN/inf); got {v!r} in {where_}")
+        return v
+    raise TypeError(f"provenance must be JSON-able (dicts, lists, str, numbers, bools, None); got "
+                    f"{type(v).__name__} in {where_}")
+
+
+def _freeze(v):
+    if isinstance(v, dict):
+        return types.MappingProxyType({k: _freeze(x) for k, x in v.items()})
+    if isinstance(v, list):
+        return tuple(_freeze(x) for x in v)
+    return v
+
+
+def _thaw(v):
+    if isinstance(v, Mapping):
+        return {k: _thaw(x) for k, x in v.items()}
+    if isinstance(v, tuple):
+        return [_thaw(x) for x in v]
+    return v
+
+
+def _label(item):
+    text = repr(item) if isinstance(item, bytes) else str(item)
+    return text if len(text) <= LABEL_MAX_CHARS else text[:LABEL_MAX_CHARS - 1] + "…"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class HeavyHittersEstimate:
+    r"""The most frequent items found by a heavy-hitter protocol, with their estimated shares.
+
+    A heavy-hitter protocol (PEM, TreeHist) finds items from a huge domain (strings, bytes, 64-bit ids)
+    without listing the domain, and estimates the share of people holding each. The estimate of item
+    :math:`v` is :math:`\hat f_v`, an estimate of :math:`f_v = |\{i : x_i = v\}| / n`, with standard error
+    :math:`\hat\sigma_v`; the confidence interval is the normal approximation
+    :math:`\hat f_v \pm z_{(1+\text{level})/2}\, \hat\sigma_v`.
+
+    Parameters
+    ----------
+    items : sequence of str, bytes or int
+        The items found, decoded to the input's type, in rank order (the order the protocol ranked them,
+        normally decreasing estimated frequency). All of one type, no duplicates; stored as a tuple.
+    frequencies : array_like of float, shape (k,)
+        Estimated share of people holding each item. Finite; may be negative or sum above 1 when the
+        protocol returns unbiased estimates. Stored as a read-only float64 copy.
+    standard_errors : array_like of float, shape (k,)
+        Standard error of each estimate: finite and non-negative. Read-only float64 copy.
+    n_reports : int
+        Number of reports (people) behind the estimate.
+    epsilon : float
+        The privacy parameter of each report; must agree with ``spec``.
+    spec : Spec
+        The specification of the reports.
+    provenance : mapping, optional
+        How the items were found, as JSON-able data, e.g. ``{"method": "pem", "groups": 4,
+        "n_per_group": [...], "levels": [...], "candidates_kept": 64}``. NumPy scalars and arrays are
+        converted to Python numbers and lists; the stored copy is frozen (read-only mappings and tuples).
+    name : str, optional
+        The name of the column the reports came from; titles :meth:`plot`. Not part of equality.
+
+    Attributes
+    ----------
+    counts : ndarray
+        Estimated number of people holding each item, ``frequencies * n_reports``.
+    k : int
+        Number of items.
+
+    Notes
+    -----
+    Everything here is post-processing of the reports, so it costs no privacy. Equality compares the spec,
+    the items and the frequencies. Modelled on SciPy's ``BootstrapResult``: a frozen result carrying its
+    provenance that answers queries.
+
+    References
+    ----------
+    T. Wang, N. Li, S. Jha, "Locally Differentially Private Heavy Hitter Identification", IEEE TDSC 2021.
+    R. Bassily, K. Nissim, U. Stemmer, A. Thakurta, "Practical Locally Private Heavy Hitters", NeurIPS 2017.
+
+    Examples
+    --------
+    >>> import ldpnum as ldp
+    >>> spec = ldp.Spec("PEM", epsilon=4.0, n_cells=2)
+    >>> est = ldp.HeavyHittersEstimate(items=["the", "of"], frequencies=[0.05, 0.03],
+    ...                                standard_errors=[0.002, 0.002], n_reports=100_000, epsilon=4.0,
+    ...                                spec=spec, provenance={"method": "pem"})
+    >>> est.counts
+    array([5000., 3000.])
+    >>> lo, hi = est.confidence_interval(0.95)
+    >>> [round(float(v), 4) for v in lo]
+    [0.0461, 0.0261]
+    >>> est.to_frame()
+         item  frequency  standard_error   ci_low  ci_high   count
+    rank
+    1     the       0.05           0.002  0.04608  0.05392  5000.0
+    2      of       0.03           0.002  0.02608  0.03392  3000.0
+    """
+
+    items: tuple
+    frequencies: np.ndarray
+    standard_errors: np.ndarray
+    n_reports: int
+    epsilon: float
+    spec: Spec
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+    name: str | None = None
+
+    def __post_init__(self):
+        set_ = object.__setattr__
+        items = self.items
+        if items is None or isinstance(items, (str, bytes, Mapping)) or not hasattr(items, "__len__"):
+            raise TypeError(f"items must be a sequence of str, bytes or int items; got {type(items).__name__}")
+        items = tuple(items.tolist() if isinstance(items, np.ndarray) else items)
+        kinds = [_item_kind(v) for v in items]
+        if None in kinds:
+            i = kinds.index(None)
+            raise TypeError(f"items must be str, bytes or non-negative int; item {i} is "
+                            f"{type(items[i]).__name__} {items[i]!r}")
+        if len(set(kinds)) > 1:
+            i = next(j for j, kind in enumerate(kinds) if kind != kinds[0])
+            raise TypeError(f"items must be of one type; item 0 is {kinds[0]} but item {i} is {kinds[i]}")
+        items = tuple(int(v) if kind == "uint" else v for v, kind in zip(items, kinds))
+        negative = [i for i, (v, kind) in enumerate(zip(items, kinds)) if kind == "uint" and v < 0]
+        if negative:
+            raise ValueError(f"integer items must be non-negative; {len(negative)} are negative, first at index "
+                             f"{negative[0]} ({items[negative[0]]})")
+        seen = {}
+        duplicates = [i for i, v in enumerate(items) if seen.setdefault(v, i) != i]
+        if duplicates:
+            i = duplicates[0]
+            raise ValueError(f"items must be distinct; {len(duplicates)} repeat an earlier item, first at index "
+                             f"{i} ({items[i]!r}, first seen at index {seen[items[i]]})")
+        set_(self, "items", items)
+
+        k = len(items)
+        for attr in ("frequencies", "standard_errors"):
+            arr = real_array(getattr(self, attr), attr)
+            if arr.ndim != 1 or arr.size != k:
+                raise ValueError(f"{attr} must be one-dimensional with one entry per item ({k}); got shape "
+                                 f"{arr.shape}")
+            if not np.all(np.isfinite(arr)):
+                count, first = where(~np.isfinite(arr))
+                raise ValueError(f"{attr} must be finite; {count} are not, first at index {first} "
+                                 f"({float(arr[first])!r})")
+            if attr == "standard_errors" and np.any(arr < 0):
+                count, first = where(arr < 0)
+                raise ValueError(f"standard_errors must be non-negative; {count} are negative, first at index "
+                                 f"{first} ({float(arr[first])!r})")
+            set_(self, attr, read_only(arr))
+
+        if not isinstance(self.spec, Spec):
+            raise TypeError(f"spec must be an ldpnum Spec; got {type(self.spec).__name__}")
+        if self.n_reports is None:
+            raise TypeError("n_reports must be an int; got None")
+        epsilon, n_reports = check_provenance(self.spec, self.epsilon, self.n_reports)
+        set_(self, "epsilon", epsilon)
+        set_(self, "n_reports", n_reports)
+
+        provenance = {} if self.provenance is None else self.provenance
+        if not isinstance(provenance, Mapping):
+            raise TypeError(f"provenance must be a mapping (a JSON-able dict); got {type(provenance).__name__}")
+        plain = _plain(copy.deepcopy(_thaw(provenance)), "provenance")
+        json.dumps(plain)  # JSON-able by construction; a failure here is a bug in _plain
+        set_(self, "provenance", _freeze(plain))
+        if self.name is not None and not isinstance(self.name, str):
+            raise TypeError(f"name must be a str or None; got {type(self.name).__name__}")
+
+    # -- queries -----------------------------------------------------------------------------------------
+
+    @property
+    def k(self) -> int:
+        """The number of items."""
+        return len(self.items)
+
+    @property
+    def item_type(self) -> str:
+        """``"str"``, ``"bytes"`` or ``"uint"``: the type of the items (``"str"`` when there are none)."""
+        return "str" if not self.items else str(_item_kind(self.items[0]))
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Estimated number of people holding each item, ``frequencies * n_reports`` (read-only)."""
+        return read_only(self.frequencies * self.n_reports)
+
+    def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
+        r"""Per-item normal-approximation interval :math:`\hat f_v \pm z\,\hat\sigma_v` (arrays).
+
+        Parameters
+        ----------
+        level : float, default 0.95
+            Confidence level in (0, 1).
+
+        Returns
+        -------
+        ConfidenceInterval
+            ``(low, high)``, each a float64 array with one entry per item, in rank order.
+        """
+        z = normal_quantile(level)
+        return ConfidenceInterval(self.frequencies - z * self.standard_errors,
+                                  self.frequencies + z * self.standard_errors)
+
+    def to_frame(self, level: float = 0.95) -> "pd.DataFrame":
+        """The items and their estimates as a DataFrame indexed by rank 1..k.
+
+        Columns: ``item``, ``frequency``, ``standard_error``, ``ci_low``, ``ci_high`` (the interval at
+        ``level``) and ``count``.
+        """
+        import pandas as pd
+
+        lo, hi = self.confidence_interval(level)
+        return pd.DataFrame({"item": pd.Series(list(self.items), dtype=object),
+                             "frequency": np.array(self.frequencies), "standard_error": np.array(self.standard_errors),
+                             "ci_low": lo, "ci_high": hi, "count": np.array(self.counts)}
+                            ).set_axis(pd.RangeIndex(1, self.k + 1, name="rank"))
+
+    def plot(self, ax: "Axes | None" = None, *, level: float = 0.95) -> "Axes":
+        """Horizontal bars of the estimated shares with error bars, the top-ranked item at the top.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw; a new figure's axes when None.
+        level : float, default 0.95
+            Confidence level of the error bars (normal approximation).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The axes drawn on (``pyplot.show()`` is never called). Labels longer than 32 characters are
+            shortened; bytes items are shown by their repr.
+        """
+        z = normal_quantile(level)
+        ax = new_axes(ax)
+        positions = np.arange(self.k)[::-1]  # rank 1 at the top
+        ax.barh(positions, self.frequencies, xerr=z * self.standard_errors, capsize=2)
+        ax.set_yticks(positions, [_label(v) for v in self.items])
+        ax.set_xlabel("estimated share")
+        ax.set_title(_title("heavy hitters", self))
+        return ax
+
+    # -- display -----------------------------------------------------------------------------------------
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, HeavyHittersEstimate):
+            return NotImplemented
+        return (self.spec == other.spec and self.items == other.items
+                and np.array_equal(self.frequencies, other.frequencies))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"({v!r}, {_g(f, 4)})" for v, f in zip(self.items[:REPR_EDGE_ITEMS], self.frequencies))
+        more = ", ..." if self.k > REPR_EDGE_ITEMS else ""
+        return (f"HeavyHittersEstimate(k={self.k}, n_reports={self.n_reports}, mechanism={self.spec.mechanism!r}, "
+                f"epsilon={_g(self.epsilon)}{_source(self)}, top=[{shown}{more}])")
+
+    def _repr_html_(self) -> str:
+        k, half = self.k, HTML_MAX_ROWS // 2
+        shown = range(k) if k <= HTML_MAX_ROWS else [*range(half), None, *range(k - half, k)]
+        rows = [None if i is None else (i + 1, _label(self.items[i]), _g(self.frequencies[i], 4),
+                                        _g(self.standard_errors[i], 3))
+                for i in shown]
+        about = ", ".join(f"{a} {b}" for a, b in _mechanism_rows(self.spec, self.epsilon, self.n_reports))
+        title = f"{_title('HeavyHittersEstimate', self)} ({k} items; {about})"
+        if not rows:
+            rows = [("-", "no items", "-", "-")]
+        return _html_table(title, rows, header=("rank", "item", "frequency", "standard error"))
+
+    def __reduce__(self):
+        # Rebuild through __init__ (the frozen provenance is not picklable as such; it is thawed first).
+        return (type(self), (self.items, self.frequencies, self.standard_errors, self.n_reports, self.epsilon,
+                             self.spec, _thaw(self.provenance), self.name))
+

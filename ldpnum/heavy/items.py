@@ -1,0 +1,439 @@
+r"""Items from huge domains as fixed-width unsigned words: the one place heavy hitters encode and decode them.
+
+Heavy-hitter mechanisms (PEM, TreeHist) never see strings, bytes or Python integers: :func:`encode_items`
+turns every item into one unsigned word of ``item_bits`` bits before any mechanism sees it, and
+:func:`decode_items` turns the words of a result back into items of the input's type.
+
+The encoding
+------------
+An item's *encoding* is a bit string :math:`b_1 b_2 \dots b_L` of length :math:`L` = ``item_bits``
+(:math:`1 \le L \le 64`); its *word* is the integer
+
+.. math::
+
+    w = \sum_{i=1}^{L} b_i \, 2^{L - i} \in [0, 2^L),
+
+so the prefix of length :math:`l` of the item is ``w >> (L - l)``. Words are stored in ``uint64`` whatever
+:math:`L` is.
+
+* **uint** (unsigned integers): the bit string is the :math:`L`-bit binary expansion, so :math:`w` is the
+  integer itself. Integers must lie in :math:`[0, 2^L)`; they are never truncated (a cut integer would be
+  another integer, silently).
+* **bytes**: the bytes are placed big-endian, the first byte in the top 8 bits, padded with zero bytes on the
+  right to :math:`L / 8` bytes. A lexicographic prefix of ``j`` bytes is therefore the bit prefix of length
+  :math:`8j`: ``w >> (L - 8*j)`` is the encoding of the first ``j`` bytes. Items longer than :math:`L / 8`
+  bytes are truncated to their first :math:`L / 8` bytes, with one :class:`~ldpnum.exceptions.TruncationWarning`
+  per call (or a ValueError with ``truncate=False``). Byte items need :math:`L` a multiple of 8. Trailing zero
+  bytes cannot be told from the padding: ``b"ab\x00"`` encodes (and decodes) as ``b"ab"``.
+* **str**: the UTF-8 bytes of the string, then as **bytes**. Truncation may cut a multi-byte character; the
+  cut character is dropped when decoding. Strings containing the NUL character ``"\x00"`` are refused (its
+  UTF-8 byte is the padding byte, so they would be ambiguous).
+"""
+
+import codecs
+import numbers
+import warnings
+
+import numpy as np
+
+from .._checks import is_int, where
+from ..exceptions import TruncationWarning
+
+__all__ = ["ITEM_TYPES", "encode_items", "decode_items", "check_item_bits"]
+
+#: The kinds of items heavy-hitter mechanisms accept, as :func:`encode_items` names them.
+ITEM_TYPES = ("str", "bytes", "uint")
+
+_KIND = {str: "str", bytes: "bytes", int: "uint"}
+_SHOWN = 40  # characters of an offending item shown in a message
+
+
+def check_item_bits(item_bits: object, item_type: str | None = None) -> int:
+    """``item_bits`` as an int in [1, 64] (and a multiple of 8 for str/bytes items); TypeError/ValueError."""
+    if not is_int(item_bits):
+        raise TypeError(f"item_bits must be an int in [1, 64]; got {type(item_bits).__name__} {item_bits!r}")
+    bits = int(item_bits)  # type: ignore[call-overload]
+    if not 1 <= bits <= 64:
+        raise ValueError(f"item_bits must be an int in [1, 64]; got {bits}")
+    if item_type in ("str", "bytes") and bits % 8:
+        raise ValueError(f"{item_type} items need item_bits a multiple of 8 (whole bytes); got item_bits={bits}")
+    return bits
+
+
+def _short(v):
+    r = repr(v)
+    return r if len(r) <= _SHOWN else r[:_SHOWN - 3] + "..."
+
+
+def _kind_of(v):
+    """``"str"``, ``"bytes"``, ``"uint"``, ``"missing"``, or ``None`` (not an item) for one Python value."""
+    kind = _KIND.get(type(v))
+    if kind is not None:
+        return kind
+    if isinstance(v, (bool, np.bool_)):
+        return None
+    if isinstance(v, str):
+        return "str"
+    if isinstance(v, bytes):
+        return "bytes"
+    if isinstance(v, numbers.Integral):
+        return "uint"
+    if v is None or (isinstance(v, numbers.Real) and v != v):
+        return "missing"
+    if type(v).__name__ in ("NAType", "NaTType"):  # pandas' missing-value markers
+        return "missing"
+    return None
+
+
+def _type_error(name, i, v, item_type=None):
+    what = f"{type(v).__name__} {_short(v)}"
+    if isinstance(v, (bool, np.bool_)):
+        return TypeError(f"{name} must be str, bytes or non-negative int items; item {i} is a bool ({v!r}): "
+                         "booleans are not items (encode them as 0/1 ints if that is meant)")
+    if isinstance(v, numbers.Real):
+        return TypeError(f"{name} must be str, bytes or non-negative int items; item {i} is a float ({v!r}): "
+                         "convert whole-number floats to ints first (e.g. numpy.asarray(x).astype('uint64'))")
+    if item_type is not None:
+        return TypeError(f"{name} must hold items of one type; item 0's type is {item_type} but item {i} is "
+                         f"{what}")
+    return TypeError(f"{name} must be str, bytes or non-negative int items; item {i} is {what}")
+
+
+def _classify(seq, name):
+    """The item type of a list of Python objects, after checking there is one type and no missing value."""
+    types = set(map(type, seq))
+    if len(types) == 1 and next(iter(types)) in _KIND:
+        return _KIND[next(iter(types))]
+    item_type, first_index, missing = None, -1, []
+    for i, v in enumerate(seq):
+        kind = _kind_of(v)
+        if kind is None:
+            raise _type_error(name, i, v)
+        if kind == "missing":
+            missing.append(i)
+            continue
+        if item_type is None:
+            item_type, first_index = kind, i
+        elif kind != item_type:
+            raise TypeError(f"{name} must hold items of one type; item {first_index} is {item_type} but item "
+                            f"{i} is {kind} ({type(v).__name__} {_short(v)})")
+    if missing:
+        raise ValueError(f"{name} must not contain missing values (None, NaN, pandas NA): {len(missing)} "
+                         f"item(s) are missing, first at index {missing[0]}; heavy-hitter items are never "
+                         "imputed: drop or replace them first")
+    return item_type
+
+
+def _from_pandas(items, name):
+    """A pandas Series/Index/array as a NumPy array (int, uint, str_ or object), missing values refused."""
+    import pandas as pd
+
+    dtype = items.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return _from_pandas(pd.Series(np.asarray(items, dtype=object)), name)
+    kind = getattr(dtype, "kind", "O")
+    if kind in "iuf" or kind == "b":
+        if kind == "b":
+            raise TypeError(f"{name} must be str, bytes or non-negative int items; got booleans (dtype {dtype})")
+        if kind == "f":
+            raise TypeError(f"{name} must be str, bytes or non-negative int items; got floats (dtype {dtype}): "
+                            "convert whole-number floats to ints first (e.g. .astype('uint64'))")
+        missing = np.asarray(pd.isna(items))
+        if missing.any():
+            count, first = where(missing)
+            raise ValueError(f"{name} must not contain missing values (pandas NA): {count} item(s) are missing, "
+                             f"first at index {first}; heavy-hitter items are never imputed")
+        return np.asarray(items.to_numpy(dtype=np.dtype(dtype.numpy_dtype if hasattr(dtype, "numpy_dtype")
+                                                        else dtype)))
+    if isinstance(dtype, pd.StringDtype) or kind == "O":
+        values = np.asarray(items.to_numpy(dtype=object, na_value=None), dtype=object)
+        return values
+    raise TypeError(f"{name} must be str, bytes or non-negative int items; got a pandas column of dtype {dtype}")
+
+
+def _to_array(items, name):
+    """Any accepted container as a 1-D NumPy array (numeric, ``U``, ``S`` or object)."""
+    if isinstance(items, (str, bytes)):
+        raise TypeError(f"{name} must be a sequence of items; got a single {type(items).__name__} "
+                        "(wrap it in a list)")
+    if isinstance(items, np.ndarray):
+        arr = items
+    elif isinstance(items, (list, tuple)):
+        arr = np.empty(len(items), dtype=object)
+        arr[:] = items if items else []
+    elif type(items).__module__.split(".")[0] == "pandas" and hasattr(items, "dtype"):
+        arr = _from_pandas(items, name)
+    else:
+        raise TypeError(f"{name} must be a list, tuple, NumPy array or pandas Series of items; "
+                        f"got {type(items).__name__}")
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional; got shape {arr.shape}")
+    return arr
+
+
+def _check_uint(arr, bits, name):
+    """A NumPy int/uint array as uint64 words, each checked to be in [0, 2**bits)."""
+    if arr.dtype.kind == "i":
+        neg = arr < 0
+        if neg.any():
+            count, first = where(neg)
+            raise ValueError(f"{name} must be non-negative integers; {count} item(s) are negative, first at "
+                             f"index {first} ({int(arr[first])})")
+    words = arr.astype(np.uint64)
+    if bits < 64:
+        big = words >= np.uint64(1 << bits)
+        if big.any():
+            count, first = where(big)
+            raise ValueError(f"{name} must be integers below 2**item_bits = 2**{bits}; {count} item(s) are not, "
+                             f"first at index {first} ({int(words[first])}); integer items are never truncated: "
+                             "raise item_bits")
+    return words
+
+
+def _ints(arr, bits, name):
+    """An object array of Python/NumPy ints as uint64 words, each checked to be in [0, 2**bits)."""
+    values = arr.tolist()
+    try:
+        fast = np.array(values)
+    except (OverflowError, ValueError, TypeError):
+        fast = None
+    if fast is not None and fast.dtype.kind in "iu" and fast.shape == arr.shape:
+        return _check_uint(fast, bits, name)
+    ints = [int(v) for v in values]
+    bad = [i for i, v in enumerate(ints) if v < 0]
+    if bad:
+        raise ValueError(f"{name} must be non-negative integers; {len(bad)} item(s) are negative, first at "
+                         f"index {bad[0]} ({ints[bad[0]]})")
+    bad = [i for i, v in enumerate(ints) if v >> bits]
+    if bad:
+        raise ValueError(f"{name} must be integers below 2**item_bits = 2**{bits}; {len(bad)} item(s) are not, "
+                         f"first at index {bad[0]} ({ints[bad[0]]}); integer items are never truncated: "
+                         "raise item_bits")
+    return np.array(ints, dtype=np.uint64)
+
+
+def _bytes_words(raw, lengths, bits, name, item_type, truncate, stacklevel=3):
+    """Words of byte strings (an ``S`` array or list of bytes) whose lengths are ``lengths``."""
+    nbytes = bits // 8
+    long = lengths > nbytes
+    n_truncated = int(np.count_nonzero(long))
+    if n_truncated:
+        first = int(np.argmax(long))
+        what = "bytes" if item_type == "bytes" else "bytes of UTF-8"
+        if not truncate:
+            raise ValueError(f"{name}: {n_truncated} item(s) are longer than item_bits={bits} allows "
+                             f"({nbytes} {what}), first at index {first} ({int(lengths[first])} bytes); "
+                             "raise item_bits or pass truncate=True to cut them")
+        warnings.warn(TruncationWarning(
+            f"{name}: {n_truncated} item(s) longer than {nbytes} {what} (item_bits={bits}) were truncated "
+            f"to their first {nbytes} bytes, first at index {first}; they are counted with every item sharing "
+            "that prefix", count=n_truncated, first_index=first), stacklevel=stacklevel)
+    fixed = np.array(raw, dtype=f"S{nbytes}")  # NumPy cuts longer byte strings to nbytes
+    words = fixed.astype("S8").view(">u8").astype(np.uint64)  # zero bytes on the right, big-endian
+    if bits < 64:
+        words >>= np.uint64(64 - bits)
+    return words, n_truncated
+
+
+def _strings(values, bits, name, truncate):
+    """Words of a list of Python str."""
+    encoded = [s.encode("utf-8") for s in values]
+    if b"\x00" in b"".join(encoded):
+        bad = [i for i, b in enumerate(encoded) if b"\x00" in b]
+        raise ValueError(f"{name} must not contain the NUL character '\\x00' (it is the padding byte, so such "
+                         f"strings would be ambiguous): {len(bad)} item(s) do, first at index {bad[0]} "
+                         f"({_short(values[bad[0]])})")
+    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+    return _bytes_words(encoded, lengths, bits, name, "str", truncate, stacklevel=4)
+
+
+def _empty_type(arr, bits):
+    kind = arr.dtype.kind
+    if kind in "iu":
+        return "uint"
+    if kind == "S":
+        return "bytes"
+    if kind == "U":
+        return "str"
+    return "str" if bits % 8 == 0 else "uint"
+
+
+def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
+                 truncate: bool = True) -> tuple[np.ndarray, str, int]:
+    r"""Encode str, bytes or unsigned-integer items as fixed-width words (the heavy hitters' input).
+
+    Parameters
+    ----------
+    items : list, tuple, numpy.ndarray or pandas Series/Index/array
+        One item per person, all of one type: ``str`` (encoded as UTF-8), ``bytes``, or non-negative
+        integers (Python or NumPy). Accepted containers: a list or tuple; a NumPy array of unsigned or signed
+        integers (negatives refused), of ``str_`` (``U``), ``bytes_`` (``S``) or of objects; a pandas Series,
+        Index or array of object, ``string`` (python or pyarrow storage), categorical or integer (nullable
+        too) dtype.
+    item_bits : int, default 64
+        The width :math:`L` of the encoding, in [1, 64]; a multiple of 8 for str and bytes items.
+    name : str, default "items"
+        How messages name the items (e.g. the column's name).
+    truncate : bool, default True
+        What to do with str/bytes items longer than :math:`L/8` bytes: cut them to their first :math:`L/8`
+        bytes with one :class:`~ldpnum.exceptions.TruncationWarning` (True), or raise ValueError (False).
+        Integers are never truncated.
+
+    Returns
+    -------
+    words : numpy.ndarray of uint64, shape (n,)
+        C-contiguous and read-only. ``words[i]`` is the integer :math:`w \in [0, 2^L)` whose :math:`L`-bit
+        binary expansion (most significant bit first) is item ``i``'s encoding, so its prefix of length
+        :math:`l` is ``words[i] >> (L - l)`` (see the module docstring for the encoding of each type).
+    item_type : {"str", "bytes", "uint"}
+        The type of the items, for :func:`decode_items`. For an empty input it is read from the dtype when
+        there is one (integers: "uint", ``S``: "bytes", ``U``/``string``: "str"); otherwise it is "str",
+        or "uint" when ``item_bits`` is not a multiple of 8 (the only type that width admits).
+    n_truncated : int
+        How many items were truncated (0 for integers and whenever none was too long).
+
+    Raises
+    ------
+    TypeError
+        ``items`` is not an accepted container, or holds bools, floats, other objects, or items of mixed
+        types (the message names the first offending index and both types); ``item_bits`` is not an int.
+    ValueError
+        Missing values (None, NaN, pandas NA: never imputed), negative integers, integers of :math:`L` bits
+        or more, strings containing NUL, items too long with ``truncate=False``, a multi-dimensional array,
+        ``item_bits`` outside [1, 64] or not a multiple of 8 for str/bytes items. Messages give the count and
+        first index of the bad items; nothing is returned or warned before all checks pass.
+
+    Warns
+    -----
+    TruncationWarning
+        Once per call, when str/bytes items were truncated, with their ``count`` and ``first_index``.
+
+    Notes
+    -----
+    Vectorized with NumPy: strings are encoded in one list comprehension, then cut and padded as a
+    fixed-width byte array viewed as big-endian 64-bit words. Measured on the development machine (2 cores,
+    2026): one million short ASCII strings (1–8 characters) encode in 0.26 s from a list and 0.35 s from a
+    pandas ``string`` column; one million integers in 0.10 s from a list and 3 ms from a NumPy array.
+
+    Examples
+    --------
+    >>> from ldpnum.heavy import encode_items, decode_items
+    >>> words, item_type, n_truncated = encode_items(["ab", "b"], item_bits=16)
+    >>> [hex(w) for w in words], item_type, n_truncated
+    (['0x6162', '0x6200'], 'str', 0)
+    >>> int(words[0] >> 8) == ord("a")        # the prefix of 8 bits is the first byte
+    True
+    >>> decode_items(words, item_type, 16)
+    ['ab', 'b']
+    >>> encode_items([5, 2**20 - 1], item_bits=20)[0]
+    array([      5, 1048575], dtype=uint64)
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str; got {type(name).__name__}")
+    if not isinstance(truncate, (bool, np.bool_)):
+        raise TypeError(f"truncate must be a bool; got {type(truncate).__name__} {truncate!r}")
+    bits = check_item_bits(item_bits)
+    arr = _to_array(items, name)
+    n_truncated = 0
+    if arr.size == 0:
+        item_type = _empty_type(arr, bits)
+        check_item_bits(bits, item_type)
+        words = np.empty(0, dtype=np.uint64)
+    elif arr.dtype.kind in "iu":
+        item_type, words = "uint", _check_uint(arr, bits, name)
+    elif arr.dtype.kind == "U":
+        item_type = "str"
+        check_item_bits(bits, item_type)
+        words, n_truncated = _strings(arr.tolist(), bits, name, truncate)
+    elif arr.dtype.kind == "S":
+        item_type = "bytes"
+        check_item_bits(bits, item_type)
+        lengths = np.strings.str_len(arr).astype(np.int64)  # trailing zero bytes are padding already
+        words, n_truncated = _bytes_words(arr, lengths, bits, name, item_type, truncate)
+    elif arr.dtype.kind == "O":
+        item_type = _classify(arr.tolist(), name)
+        check_item_bits(bits, item_type)
+        if item_type == "uint":
+            words = _ints(arr, bits, name)
+        elif item_type == "str":
+            words, n_truncated = _strings([str(s) for s in arr.tolist()], bits, name, truncate)
+        else:
+            values = [bytes(b) for b in arr.tolist()]
+            lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+            words, n_truncated = _bytes_words(values, lengths, bits, name, item_type, truncate)
+    elif arr.dtype.kind == "b":
+        raise TypeError(f"{name} must be str, bytes or non-negative int items; got booleans (dtype {arr.dtype})")
+    elif arr.dtype.kind in "fc":
+        raise TypeError(f"{name} must be str, bytes or non-negative int items; got floats (dtype {arr.dtype}): "
+                        "convert whole-number floats to ints first (e.g. numpy.asarray(x).astype('uint64'))")
+    else:
+        raise TypeError(f"{name} must be str, bytes or non-negative int items; got an array of dtype {arr.dtype}")
+    words = np.ascontiguousarray(words, dtype=np.uint64)
+    if np.shares_memory(words, arr):
+        words = words.copy()
+    words.flags.writeable = False
+    return words, item_type, n_truncated
+
+
+def _words(words, bits):
+    arr = np.asarray(words)
+    if arr.ndim != 1:
+        raise ValueError(f"words must be one-dimensional; got shape {arr.shape}")
+    if arr.dtype.kind not in "iu" and not (arr.size == 0 and arr.dtype.kind in "fO"):
+        raise TypeError(f"words must be an array of unsigned integers; got dtype {arr.dtype}")
+    if arr.dtype.kind == "i" and (arr < 0).any():
+        count, first = where(arr < 0)
+        raise ValueError(f"words must be non-negative; {count} are negative, first at index {first}")
+    arr = arr.astype(np.uint64)
+    if bits < 64 and (arr >> np.uint64(bits)).any():
+        count, first = where((arr >> np.uint64(bits)) != 0)
+        raise ValueError(f"words must be below 2**item_bits = 2**{bits}; {count} are not, first at index {first} "
+                         f"({int(arr[first])})")
+    return arr
+
+
+def decode_items(words: object, item_type: str, item_bits: int) -> list:
+    r"""Decode words made by :func:`encode_items` back into items (for results).
+
+    Parameters
+    ----------
+    words : array_like of unsigned int, shape (k,)
+        Words in :math:`[0, 2^L)`, ``L = item_bits``.
+    item_type : {"str", "bytes", "uint"}
+        The type :func:`encode_items` returned.
+    item_bits : int
+        The width :math:`L` the words were encoded with.
+
+    Returns
+    -------
+    list
+        ``"uint"``: Python ints. ``"bytes"``: the :math:`L/8` bytes of each word with the trailing zero bytes
+        (the padding) stripped. ``"str"``: those bytes decoded as UTF-8; a multi-byte character cut at the end
+        by truncation is dropped (it was incomplete), and any other invalid byte sequence (a word that no
+        string encodes, e.g. a noisy candidate) is replaced by U+FFFD.
+
+    Examples
+    --------
+    >>> from ldpnum.heavy import encode_items, decode_items
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     words, kind, cut = encode_items(["día", "naïve!"], item_bits=24)
+    >>> decode_items(words, kind, 24), cut   # "naïve!" was cut inside the two-byte "ï"
+    (['dí', 'na'], 2)
+    """
+    if item_type not in ITEM_TYPES:
+        raise ValueError(f"item_type must be one of {ITEM_TYPES}; got {item_type!r}")
+    bits = check_item_bits(item_bits, item_type)
+    arr = _words(words, bits)
+    if item_type == "uint":
+        return arr.tolist()
+    top = (arr << np.uint64(64 - bits)) if bits < 64 else arr
+    raw = top.astype(">u8").view("S8").astype(f"S{bits // 8}").tolist()  # NumPy strips b"\0"
+    if item_type == "bytes":
+        return raw
+    out = []
+    for b in raw:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        out.append(decoder.decode(b, final=False))  # an incomplete last character stays in the buffer
+    return out

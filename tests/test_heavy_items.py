@@ -1,0 +1,300 @@
+"""Item encoding for heavy hitters: exact round trips, the prefix property, truncation, and bad input."""
+
+import doctest
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ldpnum
+from ldpnum.heavy import TruncationWarning, decode_items, encode_items
+from ldpnum.heavy import items as items_module
+
+
+def _naive_bytes_word(b, bits):
+    """The definition, bit by bit: the first bits//8 bytes, zero-padded, read as a big-endian integer."""
+    nbytes = bits // 8
+    b = b[:nbytes].ljust(nbytes, b"\x00")
+    bitstring = "".join(f"{byte:08b}" for byte in b)
+    return int(bitstring, 2) if bitstring else 0
+
+
+# -- round trips and the definition -------------------------------------------------------------------------
+
+no_nul_text = st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(no_nul_text, max_size=20), st.sampled_from([8, 16, 24, 32, 40, 48, 56, 64]))
+def test_str_round_trip_when_within_width_and_matches_the_definition(strings, bits):
+    fits = [s for s in strings if len(s.encode()) <= bits // 8]
+    words, kind, cut = encode_items(fits, bits)
+    assert kind == "str" and cut == 0 and words.dtype == np.uint64
+    assert decode_items(words, kind, bits) == fits
+    assert words.tolist() == [_naive_bytes_word(s.encode(), bits) for s in fits]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=8).filter(lambda b: not b.endswith(b"\x00")), max_size=20),
+       st.sampled_from([8, 16, 32, 56, 64]))
+def test_bytes_round_trip_when_within_width(blobs, bits):
+    fits = [b for b in blobs if len(b) <= bits // 8]
+    words, kind, cut = encode_items(fits, bits)
+    assert kind == ("bytes" if fits else "str") and cut == 0
+    if fits:
+        assert decode_items(words, kind, bits) == fits
+    assert words.tolist() == [_naive_bytes_word(b, bits) for b in fits]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 64).flatmap(lambda bits: st.tuples(
+    st.just(bits), st.lists(st.integers(0, 2**bits - 1), min_size=1, max_size=20))))
+def test_uint_round_trip_for_every_width(case):
+    bits, ints = case
+    words, kind, cut = encode_items(ints, bits)
+    assert kind == "uint" and cut == 0
+    assert words.tolist() == ints
+    assert decode_items(words, kind, bits) == ints
+    back = decode_items(encode_items(np.array(ints, dtype=np.uint64), bits)[0], "uint", bits)
+    assert back == ints
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(min_size=1, max_size=12), st.sampled_from([8, 24, 64]))
+def test_prefix_of_j_bytes_is_the_top_8j_bits(blob, bits):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TruncationWarning)
+        (w,), _, _ = encode_items([blob], bits)
+        for j in range(0, min(len(blob), bits // 8) + 1):
+            (pw,), _, _ = encode_items([blob[:j]], bits)
+            assert int(w) >> (bits - 8 * j) == int(pw) >> (bits - 8 * j) == _naive_bytes_word(blob[:j], 8 * j)
+
+
+def test_words_are_read_only_contiguous_uint64_and_never_the_callers_array():
+    x = np.arange(10, dtype=np.uint64)
+    words, _, _ = encode_items(x, 8)
+    assert words.dtype == np.uint64 and words.flags.c_contiguous and not words.flags.writeable
+    assert not np.shares_memory(words, x)
+    x[0] = 99
+    assert words[0] == 0
+    assert x.flags.writeable  # the caller's array is left alone
+    strided, _, _ = encode_items(np.arange(20, dtype=np.int32)[::2], 8)
+    assert strided.flags.c_contiguous and strided.tolist() == list(range(0, 20, 2))
+
+
+def test_known_words():
+    assert encode_items(["ab", "b"], 16)[0].tolist() == [0x6162, 0x6200]
+    assert encode_items([b"\x01"], 64)[0].tolist() == [1 << 56]
+    assert encode_items([0, 5, 2**64 - 1], 64)[0].tolist() == [0, 5, 2**64 - 1]
+
+
+def test_accepted_containers_agree():
+    expected = encode_items(["a", "bb", "ccc"], 32)[0].tolist()
+    forms = [("a", "bb", "ccc"), np.array(["a", "bb", "ccc"]), np.array(["a", "bb", "ccc"], dtype=object),
+             pd.Series(["a", "bb", "ccc"]), pd.Series(["a", "bb", "ccc"], dtype="string"),
+             pd.Series(["a", "bb", "ccc"], dtype="category"), pd.Index(["a", "bb", "ccc"]),
+             pd.array(["a", "bb", "ccc"], dtype="string"), [np.str_("a"), "bb", np.str_("ccc")]]
+    try:
+        forms.append(pd.Series(["a", "bb", "ccc"], dtype=pd.StringDtype("pyarrow")))
+    except ImportError:  # pragma: no cover - pyarrow comes with the test extra
+        pass
+    for form in forms:
+        words, kind, _ = encode_items(form, 32)
+        assert kind == "str" and words.tolist() == expected, type(form)
+    b = encode_items([b"a", b"bb"], 16)[0].tolist()
+    assert encode_items(np.array([b"a", b"bb"]), 16)[0].tolist() == b
+    assert encode_items(pd.Series([b"a", b"bb"]), 16)[0].tolist() == b
+    assert encode_items([np.bytes_(b"a"), b"bb"], 16)[0].tolist() == b
+    ints = [0, 7, 255]
+    for form in (np.array(ints, dtype=np.int16), np.array(ints, dtype=np.uint16), pd.Series(ints),
+                 pd.Series(ints, dtype="Int64"), pd.Series(ints, dtype="UInt8"), [np.int64(0), 7, np.uint8(255)],
+                 np.array(ints, dtype=object)):
+        words, kind, _ = encode_items(form, 8)
+        assert kind == "uint" and words.tolist() == ints, type(form)
+
+
+def test_empty_input_type_from_dtype_else_str():
+    assert encode_items([], 64)[1:] == ("str", 0)
+    assert encode_items([], 12)[1] == "uint"  # no byte item fits 12 bits
+    assert encode_items(np.array([], dtype=np.int64), 64)[1] == "uint"
+    assert encode_items(np.array([], dtype="S3"), 64)[1] == "bytes"
+    assert encode_items(pd.Series([], dtype="string"), 64)[1] == "str"
+    words = encode_items([], 64)[0]
+    assert words.dtype == np.uint64 and words.shape == (0,)
+
+
+def test_pandas_pyarrow_strings_with_truncation_and_unicode():
+    pytest.importorskip("pyarrow")
+    s = pd.Series(["naïve", "x", "日本語"], dtype=pd.StringDtype("pyarrow"))
+    with pytest.warns(TruncationWarning):
+        words, kind, cut = encode_items(s, 32)
+    assert cut == 2
+    assert decode_items(words, kind, 32) == ["naï", "x", "日"]
+
+
+# -- truncation ---------------------------------------------------------------------------------------------
+
+def test_truncation_is_counted_and_warned_once_with_count_and_first_index():
+    items = ["short", "exactly8", "longer than eight", "x", "also too long"]
+    with pytest.warns(TruncationWarning) as record:
+        words, kind, cut = encode_items(items, 64)
+    assert len(record) == 1
+    w = record[0].message
+    assert isinstance(w, UserWarning) and w.count == 2 and w.first_index == 2 and cut == 2
+    assert "2 item(s)" in str(w) and "first at index 2" in str(w)
+    assert decode_items(words, kind, 64) == ["short", "exactly8", "longer t", "x", "also too"]
+
+
+def test_no_warning_when_nothing_is_truncated():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert encode_items(["12345678"], 64)[2] == 0
+
+
+def test_truncate_false_raises_instead_and_names_count_and_first_index():
+    with pytest.raises(ValueError, match=r"2 item\(s\).*first at index 1"):
+        encode_items([b"ok", b"too long!", b"also too long"], 64, truncate=False)
+    with pytest.raises(ValueError, match=r"1 item\(s\).*first at index 0"):
+        encode_items(np.array([b"abc"]), 16, truncate=False)
+
+
+def test_truncation_inside_a_multibyte_character_drops_it_when_decoding():
+    with pytest.warns(TruncationWarning):
+        words, kind, _ = encode_items(["aé", "€uro"], 16)  # é = c3 a9, € = e2 82 ac
+    assert words.tolist() == [0x61C3, 0xE282]
+    assert decode_items(words, kind, 16) == ["a", ""]
+
+
+def test_decoding_a_word_no_string_encodes_replaces_interior_bad_bytes():
+    assert decode_items([0xFF61], "str", 16) == ["\ufffda"]
+
+
+def test_bytes_trailing_zeros_are_padding():
+    words, kind, _ = encode_items([b"ab\x00", b"a\x00b"], 32)
+    assert decode_items(words, kind, 32) == [b"ab", b"a\x00b"]
+
+
+# -- bad input ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("items, exc, match", [
+    (["a", b"b"], TypeError, r"item 0 is str but item 1 is bytes"),
+    ([1, 2, "x"], TypeError, r"item 0 is uint but item 2 is str"),
+    ([None, b"a", "b"], TypeError, r"item 1 is bytes but item 2 is str"),
+    (["a", True], TypeError, r"item 1 is a bool"),
+    (np.array([True, False]), TypeError, "booleans"),
+    (pd.Series([True]), TypeError, "booleans"),
+    ([1.0, 2.0], TypeError, r"item 0 is a float.*convert"),
+    (np.array([1.5]), TypeError, "floats.*convert"),
+    (pd.Series([1.0]), TypeError, "floats"),
+    ([object()], TypeError, r"item 0 is object"),
+    ("abc", TypeError, "single str"),
+    (b"abc", TypeError, "single bytes"),
+    ({"a", "b"}, TypeError, "list, tuple"),
+    (iter(["a"]), TypeError, "list, tuple"),
+    (["a", None, "b", float("nan")], ValueError, r"2 item\(s\) are missing, first at index 1"),
+    (["a", pd.NA], ValueError, r"1 item\(s\) are missing, first at index 1"),
+    (pd.Series(["a", None, "c"], dtype="string"), ValueError, r"1 item\(s\) are missing, first at index 1"),
+    (pd.Series(["a", None]), ValueError, r"missing, first at index 1"),
+    (pd.Series([1, None, 3], dtype="Int64"), ValueError, r"1 item\(s\) are missing, first at index 1"),
+    ([3, -1, -2], ValueError, r"2 item\(s\) are negative, first at index 1"),
+    (np.array([3, -1, -2]), ValueError, r"2 item\(s\) are negative, first at index 1"),
+    ([1, 2**64], ValueError, r"below 2\*\*item_bits = 2\*\*64; 1 item\(s\) are not, first at index 1"),
+    (["a\x00b", "c", "\x00"], ValueError, r"NUL.*2 item\(s\) do, first at index 0"),
+    (np.array([["a"]]), ValueError, "one-dimensional"),
+])
+def test_bad_items_raise_one_clear_error(items, exc, match):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing is warned either
+        with pytest.raises(exc, match=match) as info:
+            encode_items(items, 64)
+    assert "items" in str(info.value)
+
+
+def test_bad_input_message_uses_the_given_name():
+    with pytest.raises(ValueError, match="^query"):
+        encode_items(["a", None], 64, name="query")
+
+
+def test_ints_too_wide_for_a_narrow_width_are_refused_not_truncated():
+    with pytest.raises(ValueError, match=r"2\*\*10; 1 item\(s\) are not, first at index 2 \(1024\).*never truncated"):
+        encode_items([0, 1023, 1024], 10)
+    with pytest.raises(ValueError, match=r"first at index 0"):
+        encode_items(np.array([256, 3], dtype=np.uint16), 8)
+
+
+@pytest.mark.parametrize("bits, exc", [(0, ValueError), (65, ValueError), (-8, ValueError), (8.0, TypeError),
+                                       (True, TypeError), ("64", TypeError), (None, TypeError)])
+def test_bad_item_bits(bits, exc):
+    with pytest.raises(exc, match="item_bits"):
+        encode_items([1], bits)
+    with pytest.raises(exc, match="item_bits"):
+        decode_items([1], "uint", bits)
+
+
+def test_byte_items_need_whole_bytes():
+    with pytest.raises(ValueError, match=r"str items need item_bits a multiple of 8.*12"):
+        encode_items(["a"], 12)
+    with pytest.raises(ValueError, match=r"bytes items need item_bits a multiple of 8"):
+        encode_items(np.array([b"a"]), 60)
+    assert encode_items([5], 12)[1] == "uint"
+
+
+def test_bad_keywords():
+    with pytest.raises(TypeError, match="truncate"):
+        encode_items(["a"], 64, truncate="no")
+    with pytest.raises(TypeError, match="name"):
+        encode_items(["a"], 64, name=3)
+
+
+def test_decode_checks_its_arguments():
+    with pytest.raises(ValueError, match="item_type"):
+        decode_items([1], "text", 64)
+    with pytest.raises(ValueError, match=r"below 2\*\*item_bits = 2\*\*8; 1 are not, first at index 1"):
+        decode_items([1, 256], "uint", 8)
+    with pytest.raises(ValueError, match="negative"):
+        decode_items(np.array([-1]), "uint", 8)
+    with pytest.raises(TypeError, match="unsigned integers"):
+        decode_items(np.array([1.0]), "uint", 8)
+    with pytest.raises(ValueError, match="one-dimensional"):
+        decode_items(np.zeros((1, 1), dtype=np.uint64), "uint", 8)
+    assert decode_items(np.array([], dtype=np.uint64), "str", 64) == []
+
+
+def test_the_naive_definition_would_catch_a_wrong_byte_order():
+    # negative control: a little-endian packing differs from the definition the tests check against
+    word = int(encode_items([b"ab"], 16)[0][0])
+    assert word == _naive_bytes_word(b"ab", 16)
+    assert int.from_bytes(b"ab", "little") != _naive_bytes_word(b"ab", 16)
+
+
+# -- speed and documentation --------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_million_short_strings_encode_in_well_under_a_second():
+    rng = np.random.default_rng(0)
+    letters = np.array(list("abcdefghijklmnop"))
+    lengths = rng.integers(1, 13, 1_000_000)
+    pool = ["".join(rng.choice(letters, n)) for n in range(1, 13) for _ in range(50)]
+    strings = [pool[(n - 1) * 50 + i] for n, i in zip(lengths, rng.integers(0, 50, lengths.size))]
+    best = np.inf
+    for _ in range(2):
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TruncationWarning)
+            words, _, cut = encode_items(strings, 64)
+        best = min(best, time.perf_counter() - start)
+    assert words.size == 1_000_000 and cut == np.count_nonzero(lengths > 8)
+    assert best < 1.0, f"{best:.2f} s"
+
+
+def test_docstring_examples_run():
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    tests = [t for module in (items_module, ldpnum.heavy) for t in finder.find(module) if t.examples]
+    assert len(tests) >= 3
+    for t in tests:
+        runner.run(t)
+    assert runner.summarize(verbose=False).failed == 0
