@@ -96,7 +96,7 @@ def check_items(x: ArrayLike, item_bits: int, *, name: str = "x") -> NDArray[np.
     dtype = getattr(x, "dtype", None)
     if not isinstance(x, np.ndarray) and hasattr(dtype, "na_value") and getattr(dtype, "kind", "O") in "iu" \
             and _has_na(x):
-        missing = np.asarray(x.isna())
+        missing = np.asarray(x.isna())  # type: ignore[union-attr]  # a pandas array
         i = _first(missing)
         raise InvalidValuesError(f"{name} has {int(missing.sum())} missing value(s), first at index {i}",
                                  count=int(missing.sum()), first_index=i, reason="missing")
