@@ -287,12 +287,12 @@ CASES = {
         "categorical", [dict(epsilon=1.0, k=3, p=7), dict(epsilon=2.0, k=4, p=11)],
         category_rows, category_inputs, category_distribution, keys=pair_keys, factory=pirappor_with_prime),
     "pem": Case(
-        "items", [dict(epsilon=2.0, item_bits=6, top_k=2, g=8, n_hashes=16),
-                  dict(epsilon=4.0, item_bits=7, top_k=3, eta=2, g=16, n_hashes=4)],
+        "items", [dict(epsilon=2.0, item_bits=6, top_k=2, g=8, n_hashes=16, item_type="uint"),
+                  dict(epsilon=4.0, item_bits=7, top_k=3, eta=2, g=16, n_hashes=4, item_type="uint")],
         prefix_rows, lambda m: [0, (1 << m.item_bits) - 1],
         lambda m, v, seed: m.plan.exact_probabilities(v, seed), seeded=True),
     "tree_hist": Case(
-        "items", [dict(epsilon=1.0, item_bits=5, top_k=2, g=4, n_hashes=8)],
+        "items", [dict(epsilon=1.0, item_bits=5, top_k=2, g=4, n_hashes=8, item_type="uint")],
         prefix_rows, lambda m: [0, (1 << m.item_bits) - 1],
         lambda m, v, seed: m.plan.exact_probabilities(v, seed), seeded=True),
     "hierarchical_histogram": Case(
@@ -492,12 +492,12 @@ def bad_values(m):
     common += [(np.zeros((3, 2), dtype=np.int64), ValueError, "one-dimensional")]
     if kind == "items":
         top = 1 << m.item_bits
-        return [(x, TypeError, None) for x in wrong_kinds[1:4]] + [
+        return [(x, TypeError, None) for x in wrong_kinds] + [  # strings: TypeError, as m holds uint items
             (np.zeros((3, 2), dtype=np.int64), ValueError, "one-dimensional"),
-            (np.array([0, -1, 2]), ValueError, "1 negative value.* first at index 1"),
-            (np.array([0, 1, top, top]), ValueError, "2 value.* first at index 2"),
+            (np.array([0, -1, 2]), ValueError, "1 item.* negative, first at index 1"),
+            (np.array([0, 1, top, top]), ValueError, "2 item.* first at index 2"),
             (np.array([0.0, 1.0]), TypeError, None), (np.array([True]), TypeError, None),
-            (pd.array([0, None], dtype="Int64"), ValueError, "1 missing.* first at index 1")]
+            (pd.array([0, None], dtype="Int64"), ValueError, "1 item.* missing, first at index 1")]
     if kind == "categorical":
         return common + [(np.array([0, -1, 2]), ValueError, "1 value.* first at index 1"),
                          (np.array([0, 1, m.k, m.k]), ValueError, "2 value.* first at index 2"),

@@ -42,7 +42,7 @@ def test_every_report_is_exactly_epsilon_ldp_through_grr_plan(cls, epsilon, kwar
     """Given the first word (group and hash index, never the item), the report's distribution is GRR's over
     ``[0, g)`` at the hashed prefix, shifted to the block ``(j·H + h)·g``: the same integer plan, so the same
     exact ratio, tight."""
-    m = cls(epsilon, **kwargs)
+    m = cls(epsilon, item_type="uint", **kwargs)
     grr = _GRRPlan(m.g, *grr_keep_cells(epsilon, m.g))
     assert m.plan.grr == grr
     items = range(1 << m.item_bits)
@@ -56,14 +56,14 @@ def test_every_report_is_exactly_epsilon_ldp_through_grr_plan(cls, epsilon, kwar
         check_exact_epsilon(rows, epsilon)
         assert max_ratio(rows) == grr.extreme_ratio()
     # negative control: the plan for 1.25 ε is refused at ε
-    mutant = cls(1.25 * epsilon, **{**kwargs, "g": m.g})
+    mutant = cls(1.25 * epsilon, item_type="uint", **{**kwargs, "g": m.g})
     with pytest.raises(PrivacyViolation, match="exceeds"):
         check_exact_epsilon([mutant.plan.exact_probabilities(v, WORDS[0]) for v in items], epsilon)
 
 
 def test_group_and_hash_do_not_depend_on_the_item():
     """Same words, different items: the same group and hash index for every record; the items only move y."""
-    m = ldp.PEM(2.0, item_bits=16, top_k=4, n_hashes=64)
+    m = ldp.PEM(2.0, item_bits=16, top_k=4, n_hashes=64, item_type="uint")
     n = 5000
     words = np.random.default_rng(3).bit_generator.random_raw(2 * n)
     a = run_kernel(m, np.zeros(n, np.uint64), words)
@@ -79,7 +79,7 @@ def test_group_and_hash_do_not_depend_on_the_item():
 def test_people_per_group_are_as_documented():
     """Group ``j`` with probability ``uniform_count(j, G)/2**48`` (multiply-shift), hash index uniform on H:
     chi-square at α = 1e-6, on two very different inputs."""
-    m = ldp.PEM(1.0, item_bits=32, top_k=8, n_hashes=32)
+    m = ldp.PEM(1.0, item_bits=32, top_k=8, n_hashes=32, item_type="uint")
     n = 200_000
     probs = [float(m.plan.group_probability(j)) for j in range(m.groups)]
     assert sum(m.plan.group_probability(j) for j in range(m.groups)) == 1
@@ -102,7 +102,7 @@ def test_people_per_group_are_as_documented():
     (ldp.TreeHist, 3.0, dict(item_bits=12, top_k=3, n_hashes=16)),
 ])
 def test_kernel_matches_naive_reference(cls, epsilon, kwargs):
-    m = cls(epsilon, **kwargs)
+    m = cls(epsilon, item_type="uint", **kwargs)
     p = m.plan
     n = 3000
     rng = np.random.default_rng(5)
@@ -115,8 +115,8 @@ def test_kernel_matches_naive_reference(cls, epsilon, kwargs):
     assert np.array_equal(got.astype(np.int64), ref)
 
 
-def test_hash_is_the_same_in_kernel_numpy_and_python():
-    m = ldp.PEM(4.0, item_bits=64, n_hashes=256)
+def test_hash_probe_is_the_same_in_kernel_numpy_and_python():
+    m = ldp.PEM(4.0, item_bits=64, n_hashes=256, item_type="uint")
     p = m.plan
     rng = np.random.default_rng(8)
     prefixes = rng.bit_generator.random_raw(500).astype(np.uint64)
@@ -136,7 +136,7 @@ def test_hash_is_the_same_in_kernel_numpy_and_python():
 def test_candidate_extension_and_search_match_naive_reference():
     assert extend_candidates(np.array([5], np.uint64), 2).tolist() == [20, 21, 22, 23]
     assert extend_candidates(np.array([], np.uint64), 3).size == 0
-    m = ldp.PEM(3.0, item_bits=12, top_k=3, n_candidates=4, eta=3, n_hashes=8)
+    m = ldp.PEM(3.0, item_bits=12, top_k=3, n_candidates=4, eta=3, n_hashes=8, item_type="uint")
     rng = np.random.default_rng(2)
     items = np.where(rng.random(20_000) < 0.5, rng.choice([17, 900, 3000, 4001], 20_000),
                      rng.integers(0, 4096, 20_000)).astype(np.uint64)
@@ -150,7 +150,7 @@ def test_candidate_extension_and_search_match_naive_reference():
     np.testing.assert_allclose(got.frequencies, ref_freq, rtol=1e-12, atol=1e-15)
     assert got.candidates_per_level == (32, 4 * 8, 4 * 8, 4 * 2)  # 2**5, then 4 kept × 2**3, × 2**1 at the end
     est = m.estimate_heavy_hitters(agg)
-    assert est.items.tolist() == ref_items
+    assert list(est.items) == ref_items
     assert est.provenance["prefix_lengths"] == (5, 8, 11, 12)
     assert est.provenance["n_per_group"] == tuple(int(v) for v in counts.sum(axis=(1, 2)))
     assert sum(est.provenance["n_per_group"]) == est.n_reports == 20_000
@@ -161,7 +161,7 @@ def test_candidate_extension_and_search_match_naive_reference():
 def test_huge_epsilon_gives_the_exact_top_k():
     """At ε = 20 (the largest allowed) every report keeps its hashed prefix but for ~1e-4: the top-k equals
     the exact non-private one, and each frequency equals the last group's exact frequency."""
-    m = ldp.PEM(20.0, item_bits=16, top_k=5, n_candidates=8)
+    m = ldp.PEM(20.0, item_bits=16, top_k=5, n_candidates=8, item_type="uint")
     rng = np.random.default_rng(9)
     values = np.array([40000, 7, 12345, 256, 65535, 1000, 999, 30000], np.uint64)
     shares = np.array([0.3, 0.2, 0.15, 0.1, 0.08, 0.07, 0.06, 0.04])
@@ -170,7 +170,7 @@ def test_huge_epsilon_gives_the_exact_top_k():
     est = m.estimate_heavy_hitters(r)
     uniq, cnt = np.unique(items, return_counts=True)
     exact_top = uniq[np.argsort(-cnt, kind="stable")][:5]
-    assert est.items.tolist() == exact_top.tolist()
+    assert list(est.items) == exact_top.tolist()
     j, _ = group_and_hash(m, r.codes)
     last = items[j == m.groups - 1]
     exact_f = np.array([(last == v).mean() for v in est.items])
@@ -186,9 +186,9 @@ def test_planted_heavy_hitters_are_recovered_within_four_standard_errors(cls):
     shares = np.array([0.12, 0.1, 0.09, 0.07, 0.06, 0.05, 0.04, 0.02])
     which = rng.choice(9, n, p=np.append(shares, 1 - shares.sum()))
     items = np.where(which < 8, planted[np.minimum(which, 7)], rng.bit_generator.random_raw(n).astype(np.uint64))
-    m = cls(4.0, top_k=8)
+    m = cls(4.0, top_k=8, item_type="uint")
     est = m.estimate_heavy_hitters(m.privatize(items, rng=22))
-    assert set(est.items.tolist()) == set(planted.tolist())
+    assert set(est.items) == set(planted.tolist())
     truth = dict(zip(planted.tolist(), shares))
     z = [(f - truth[int(v)]) / se for v, f, se in zip(est.items, est.frequencies, est.standard_errors)]
     assert np.all(np.abs(z) < 4), z
@@ -206,15 +206,15 @@ def test_bad_parameters(cls):
                         (dict(g=1), ValueError), (dict(s=64), ValueError), (dict(groups=3), ValueError),
                         (dict(item_type="float"), ValueError), (dict(top_k=5, n_candidates=4), ValueError)]:
         with pytest.raises(exc):
-            cls(2.0, **kwargs)
+            cls(2.0, **{"item_type": "uint", **kwargs})
     with pytest.raises(ValueError, match="s \\+ eta"):
-        ldp.PEM(2.0, s=10, eta=16)
+        ldp.PEM(2.0, s=10, eta=16, item_type="uint")
     with pytest.raises(ValueError, match="eta must be 1"):
-        ldp.TreeHist(2.0, eta=2)
+        ldp.TreeHist(2.0, eta=2, item_type="uint")
 
 
 def test_empty_input_and_bad_top_k_at_estimation():
-    m = ldp.PEM(2.0, item_bits=16, top_k=3)
+    m = ldp.PEM(2.0, item_bits=16, top_k=3, item_type="uint")
     r = m.privatize(np.array([], np.uint64), rng=0)
     assert len(r) == 0
     with pytest.raises(ValueError, match="no reports"):
@@ -226,12 +226,12 @@ def test_empty_input_and_bad_top_k_at_estimation():
         with pytest.raises(exc):
             m.estimate_heavy_hitters(r, top_k=k)
     assert len(m.estimate_heavy_hitters(r, top_k=7).items) == 7
-    with pytest.raises(ValueError, match="wider than item_bits=16"):
+    with pytest.raises(ValueError, match="below 2\\*\\*item_bits"):
         m.privatize(np.array([1, 1 << 16], np.uint64), rng=0)
 
 
 def test_merge_equals_aggregate_of_concatenation():
-    m = ldp.PEM(4.0, item_bits=24, top_k=5)
+    m = ldp.PEM(4.0, item_bits=24, top_k=5, item_type="uint")
     x = np.random.default_rng(1).integers(0, 1 << 24, 30_000, dtype=np.uint64)
     g = np.random.default_rng(2)
     a, b = m.privatize(x[:12_345], rng=g), m.privatize(x[12_345:], rng=g)
@@ -239,15 +239,64 @@ def test_merge_equals_aggregate_of_concatenation():
     assert m.aggregate(a) + m.aggregate(b) == whole
     assert whole.counts.size == m.groups * m.n_hashes * m.g
     e1, e2 = m.estimate_heavy_hitters(whole), m.estimate_heavy_hitters(m.aggregate(a) + m.aggregate(b))
-    assert e1.items.tolist() == e2.items.tolist()
+    assert e1.items == e2.items
 
 
 def test_spec_round_trip_and_defaults():
-    m = ldp.PEM(4.0)
-    assert (m.item_bits, m.top_k, m.groups, m.prefix_lengths[0], m.prefix_lengths[-1]) == (64, 20, 15, 9, 64)
+    m = ldp.PEM(4.0, item_type="uint")
+    assert (m.item_bits, m.top_k, m.groups, m.prefix_lengths[0], m.prefix_lengths[-1]) == (64, 20, 15, 10, 64)
     assert m.g == 56 and m.n_hashes == 1024 and m.n_cells == 15 * 1024 * 56
-    assert ldp.PEM(20.0, item_bits=16, top_k=5).n_hashes == 16  # 4 groups · 16 · 65536 = 2**22 counts
+    assert ldp.PEM(20.0, item_bits=16, top_k=5, item_type="uint").n_hashes == 16  # 3 groups · 16 · 65536 <= 2**22 counts
     assert ldp.from_spec(m.spec) == m
-    t = ldp.TreeHist(4.0, item_bits=32, top_k=4)
-    assert t.prefix_lengths == tuple(range(3, 33)) and ldp.from_spec(t.spec) == t
+    t = ldp.TreeHist(4.0, item_bits=32, top_k=4, item_type="uint")
+    assert t.prefix_lengths == tuple(range(4, 33)) and ldp.from_spec(t.spec) == t
     assert Fraction(1) == sum(t.plan.group_probability(j) for j in range(t.groups))
+
+
+# -- items of every type ------------------------------------------------------------------------------------
+
+def test_string_items_round_trip_and_planted_words_are_recovered():
+    """str items (the default): encoded to 64-bit words, found at ε = 4, decoded back to str in rank order."""
+    rng = np.random.default_rng(31)
+    words = ["the", "of", "and", "to", "in", "naïve", "zürich"]
+    shares = np.array([0.16, 0.12, 0.1, 0.08, 0.07, 0.06, 0.05])
+    letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", np.uint8)  # a tail of random 8-letter words
+    tail = [bytes(r).decode() for r in letters[rng.integers(0, 26, (300_000, 8))]]
+    which = rng.choice(8, 300_000, p=np.append(shares, 1 - shares.sum()))
+    items = [words[w] if w < 7 else tail[i] for i, w in enumerate(which)]
+    m = ldp.PEM(4.0, top_k=7)
+    assert m.item_type == "str" and m.item_bits == 64
+    est = m.estimate_heavy_hitters(m.privatize(items, rng=32))
+    assert set(est.items) == set(words) and all(isinstance(v, str) for v in est.items)
+    truth = dict(zip(words, shares))
+    z = [(f - truth[v]) / se for v, f, se in zip(est.items, est.frequencies, est.standard_errors)]
+    assert np.all(np.abs(z) < 4), z
+    assert est.provenance["method"] == "pem"
+
+
+def test_long_strings_are_truncated_with_a_count_and_bytes_decode_to_bytes():
+    m = ldp.PEM(8.0, item_bits=16, top_k=1)
+    with pytest.warns(ldp.TruncationWarning, match="4000 item"):
+        r = m.privatize(["abc", "ab", "abd"] * 2000, rng=0)
+    assert m.estimate_heavy_hitters(r).items == ("ab",)
+    with pytest.raises(ValueError, match="longer"):
+        m.privatize(["abc"], truncate=False, rng=0)
+    b = ldp.TreeHist(8.0, item_bits=16, top_k=1, item_type="bytes")
+    assert b.estimate_heavy_hitters(b.privatize([b"\x00\x01", b"\xff"] * 3000, rng=0)).items in ((b"\x00\x01",),
+                                                                                              (b"\xff",))
+
+
+def test_items_of_another_type_are_refused_before_any_draw(monkeypatch):
+    from ldpnum import _random
+
+    monkeypatch.setattr(_random.WordSource, "draw", lambda self, n: pytest.fail("words drawn for a bad input"))
+    with pytest.raises(TypeError, match="item_type='uint'"):
+        ldp.PEM(2.0).privatize(np.array([1, 2], np.uint64), rng=0)
+    with pytest.raises(TypeError, match="item_type='str'"):
+        ldp.PEM(2.0, item_type="uint").privatize(["a", "b"], rng=0)
+    with pytest.raises(TypeError, match="item_type='str'"):
+        ldp.PEM(2.0, item_bits=12, item_type="uint").privatize(["a", "b"], rng=0)
+    with pytest.raises(TypeError, match="one type"):
+        ldp.PEM(2.0).privatize(["a", b"b"], rng=0)
+    with pytest.raises(ValueError, match="multiple of 8"):
+        ldp.PEM(2.0, item_bits=12)
