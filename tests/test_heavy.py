@@ -209,6 +209,8 @@ def test_bad_parameters(cls):
             cls(2.0, **{"item_type": "uint", **kwargs})
     with pytest.raises(ValueError, match="s \\+ eta"):
         ldp.PEM(2.0, s=10, eta=16, item_type="uint")
+    with pytest.raises(ValueError, match="exceeds 33554432 counts"):  # the aggregate's size is capped
+        ldp.PEM(20.0, n_hashes=1024, item_type="uint")
     with pytest.raises(ValueError, match="eta must be 1"):
         ldp.TreeHist(2.0, eta=2, item_type="uint")
 

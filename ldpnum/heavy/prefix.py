@@ -64,8 +64,8 @@ MAX_HASHES = 1 << 16
 #: Default ceiling on the aggregate's counts ``G·H·g``: the default ``H`` is the largest power of two
 #: ``<= 1024`` that keeps under it (32 MB of int64 counts).
 DEFAULT_MAX_CELLS = 1 << 22
-#: Hard ceiling on ``G·H·g`` (codes fit uint32).
-MAX_CELLS = 1 << 28
+#: Hard ceiling on ``G·H·g``: 2**25 int64 counts are 256 MB per aggregate.
+MAX_CELLS = 1 << 25
 #: Largest first-level prefix length: group 0's estimator enumerates all ``2**l_0`` prefixes.
 MAX_FIRST_BITS = 20
 
