@@ -47,6 +47,8 @@ FACTORIES = {
     "oue": "ldp.OUE(EPS, 64)",
     "subset_selection": "ldp.SubsetSelection(EPS, 64)",
     "hierarchical_histogram": "ldp.HierarchicalHistogram(EPS, (0.0, 1.0))",
+    "pem": "ldp.PEM(EPS, item_type='uint')",
+    "tree_hist": "ldp.TreeHist(EPS, item_type='uint')",
 }
 
 #: Modules that ``import ldpnum`` should not load (reported, not asserted, here; tests/test_startup.py asserts).
@@ -65,6 +67,8 @@ FIRST_CALL = textwrap.dedent("""
         x = (np.arange(n) % 2).astype(np.float64)
     elif hasattr(m, "k"):
         x = np.arange(n) % m.k
+    elif hasattr(m, "item_bits"):
+        x = np.arange(n, dtype=np.uint64) % 64
     else:
         x = np.linspace(0.0, 1.0, n)
     t0 = time.perf_counter()

@@ -55,7 +55,7 @@ from .frequency import BLH, GRR, OLH, OUE, SUE, HadamardResponse, PIRappor, Subs
 from . import ranges
 from .ranges import HierarchicalHistogram, RangeEstimate
 from . import heavy
-from .heavy import HeavyHittersEstimate
+from .heavy import HeavyHittersEstimate, PEM, TreeHist
 from . import pandas  # registers the ``.ldp`` accessors on pandas Series and DataFrame
 from . import plot  # light: matplotlib is imported only when something is drawn
 
@@ -69,7 +69,7 @@ __all__ = [
     "SquareWave", "GeneralWave", "Laplace",
     "frequency", "FrequencyEstimate", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "SubsetSelection", "PIRappor",
     "ranges", "HierarchicalHistogram", "RangeEstimate",
-    "heavy", "HeavyHittersEstimate", "TruncationWarning",
+    "heavy", "HeavyHittersEstimate", "TruncationWarning", "PEM", "TreeHist",
     "pandas", "plot",
     "__version__",
 ]

@@ -777,3 +777,45 @@ def none_range_variance(shape, leaves_of_people, a, b, n_per_level, support, has
             other = nl[l] * (nl[m] - d) / (n * (n - 1)) - nl[l] * nl[m] / n**2
             sampling += Q[l, m] * same + (C[l] * C[m] - Q[l, m]) * other
     return oracle + sampling
+
+
+def prefix_hash_one(p, a, b, g):
+    """The prefix protocols' hash in Python ints: ``floor(mix64(a·p + b mod 2**64) · g / 2**64)``."""
+    z = (int(a) * int(p) + int(b)) % 2**64
+    for mult in (0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53):
+        z ^= z >> 33
+        z = (z * mult) % 2**64
+    z ^= z >> 33
+    return (z * g) >> 64
+
+
+def prefix_reports(items, item_bits, lengths, n_hashes, hash_a, hash_b, g, a_keep, shift, words):
+    """PEM / TreeHist reports one record at a time: group and hash index from word 2i, the group's prefix
+    hashed and randomized by GRR with word 2i + 1; code ``(j·H + h)·g + y``."""
+    out = []
+    for i, v in enumerate(items):
+        w = int(words[2 * i])
+        j = ((w >> 16) * len(lengths)) >> 48
+        h = w & (n_hashes - 1)
+        p = int(v) >> (item_bits - int(lengths[j]))
+        y = grr_one(prefix_hash_one(p, hash_a[h], hash_b[h], g), words[2 * i + 1], g, a_keep, shift)
+        out.append((j * n_hashes + h) * g + y)
+    return np.array(out, dtype=np.int64)
+
+
+def prefix_search(counts, lengths, hash_a, hash_b, g, p_star, q_star, n_candidates, top_k):
+    """The prefix-extending search with Python loops and dicts: ``(items, frequencies)`` best first."""
+    cands = list(range(2 ** int(lengths[0])))
+    for j in range(len(lengths)):
+        if j:
+            d = int(lengths[j]) - int(lengths[j - 1])
+            cands = [(c << d) | e for c in cands for e in range(2**d)]
+        n_j = counts[j].sum()
+        est = {}
+        for c in cands:
+            support = sum(int(counts[j, h, prefix_hash_one(c, hash_a[h], hash_b[h], g)])
+                          for h in range(counts.shape[1]))
+            est[c] = (support / n_j - q_star) / (p_star - q_star)
+        keep = top_k if j == len(lengths) - 1 else n_candidates
+        cands = sorted(cands, key=lambda c: (-est[c], c))[:keep]
+    return cands, [est[c] for c in cands]

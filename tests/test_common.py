@@ -144,6 +144,17 @@ def hierarchy_rows(m):
     return [plan.exact_probabilities(t, seed=SEEDS[0]) for t in range(m.n_leaves)], worst
 
 
+def prefix_rows(m):
+    """Prefix protocols (PEM, TreeHist): every item of a small domain, given each fixed first word. The
+    group and hash index come from that word alone (never from the item), so the ratio over (word, report)
+    pairs is the largest ratio given the word: GRR's over ``g``."""
+    items = range(1 << m.item_bits)
+    worst = Fraction(1)
+    for s in SEEDS:
+        worst = max(worst, max_ratio([m.plan.exact_probabilities(v, s) for v in items]))
+    return [m.plan.exact_probabilities(v, SEEDS[0]) for v in items], worst
+
+
 # -- sampling: what the kernel reports for one input --------------------------------------------------------
 
 def float_table(probs):
@@ -275,6 +286,15 @@ CASES = {
     "pi_rappor": Case(
         "categorical", [dict(epsilon=1.0, k=3, p=7), dict(epsilon=2.0, k=4, p=11)],
         category_rows, category_inputs, category_distribution, keys=pair_keys, factory=pirappor_with_prime),
+    "pem": Case(
+        "items", [dict(epsilon=2.0, item_bits=6, top_k=2, g=8, n_hashes=16, item_type="uint"),
+                  dict(epsilon=4.0, item_bits=7, top_k=3, eta=2, g=16, n_hashes=4, item_type="uint")],
+        prefix_rows, lambda m: [0, (1 << m.item_bits) - 1],
+        lambda m, v, seed: m.plan.exact_probabilities(v, seed), seeded=True),
+    "tree_hist": Case(
+        "items", [dict(epsilon=1.0, item_bits=5, top_k=2, g=4, n_hashes=8, item_type="uint")],
+        prefix_rows, lambda m: [0, (1 << m.item_bits) - 1],
+        lambda m, v, seed: m.plan.exact_probabilities(v, seed), seeded=True),
     "hierarchical_histogram": Case(
         "numeric", [dict(epsilon=1.0, bounds=(0, 10), n_leaves=16, branching=4, oracle="grr"),
                     dict(epsilon=2.0, bounds=(0, 1), n_leaves=10, branching=3, oracle="hadamard"),
@@ -470,6 +490,14 @@ def bad_values(m):
                    np.array([1.0, None], dtype=object), pd.Series(["a", "b"])]
     common = [(x, TypeError, None) for x in wrong_kinds]
     common += [(np.zeros((3, 2), dtype=np.int64), ValueError, "one-dimensional")]
+    if kind == "items":
+        top = 1 << m.item_bits
+        return [(x, TypeError, None) for x in wrong_kinds] + [  # strings: TypeError, as m holds uint items
+            (np.zeros((3, 2), dtype=np.int64), ValueError, "one-dimensional"),
+            (np.array([0, -1, 2]), ValueError, "1 item.* negative, first at index 1"),
+            (np.array([0, 1, top, top]), ValueError, "2 item.* first at index 2"),
+            (np.array([0.0, 1.0]), TypeError, None), (np.array([True]), TypeError, None),
+            (pd.array([0, None], dtype="Int64"), ValueError, "1 item.* missing, first at index 1")]
     if kind == "categorical":
         return common + [(np.array([0, -1, 2]), ValueError, "1 value.* first at index 1"),
                          (np.array([0, 1, m.k, m.k]), ValueError, "2 value.* first at index 2"),
@@ -531,6 +559,10 @@ def test_out_of_range_values_are_clipped_with_a_warning(name):
 
 def accepted_forms(m):
     """Equivalent spellings of one input: dtypes, byte orders, strided views, lists, pandas (nullable) Series."""
+    if CASES[m.name].kind == "items":
+        base = np.array([0, (1 << m.item_bits) - 1, 1, 0, 5, 1], dtype=np.uint64)
+        return base, [base.astype(np.int64), base.astype(np.uint8), base.astype(">u8"), np.repeat(base, 2)[::2],
+                      [int(v) for v in base], pd.Series(base.astype(np.int64)), pd.Series(base, dtype="Int64")]
     if CASES[m.name].kind == "categorical":
         base = np.array([0, m.k - 1, 1, 0, m.k - 1, 1], dtype=np.int64)
         return base, [base.astype(np.int32), base.astype(np.uint8), base.astype(">i8"), np.repeat(base, 2)[::2],
@@ -565,7 +597,8 @@ def test_empty_input(name):
     r = m.privatize(valid_input(m, 0), rng=0)
     assert len(r) == 0 and r.codes.dtype.kind == "u" and r.spec == m.spec
     assert m.aggregate(r).n_reports == 0 and m.aggregate(r) == m.empty_aggregate()
-    estimators = [e for e in ("estimate_mean", "estimate_frequencies", "estimate_ranges", "estimate_distribution")
+    estimators = [e for e in ("estimate_mean", "estimate_frequencies", "estimate_ranges", "estimate_distribution",
+                              "estimate_heavy_hitters")
                   if hasattr(m, e)]
     assert estimators
     for e in estimators:
@@ -597,6 +630,8 @@ def valid_input(m, n, seed=0):
     """``n`` valid values for the mechanism, spread over its domain."""
     rng = np.random.default_rng(seed)
     kind = CASES[m.name].kind
+    if kind == "items":
+        return rng.integers(0, 1 << m.item_bits, n, dtype=np.uint64)
     if kind == "categorical":
         return rng.integers(0, m.k, n)
     if kind == "binary":

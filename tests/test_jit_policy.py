@@ -130,6 +130,12 @@ def _workload():
                     ldp.SubsetSelection):
             for eps in (0.5, 6.0):
                 cases.append((cls(eps, k), codes, {"unknown": "uniform"}))
+    ids = np.random.default_rng(7).bit_generator.random_raw(1500)
+    ids[::3] = 0  # the extremes of the prefix shift
+    ids[1::3] = np.uint64(2**64 - 1)
+    for m in (ldp.PEM(0.5, item_type="uint"), ldp.PEM(6.0, item_bits=20, eta=3, item_type="uint"),
+              ldp.TreeHist(2.0, item_bits=12, item_type="uint")):
+        cases.append((m, ids >> np.uint64(64 - m.item_bits), {}))
     return cases
 
 
@@ -170,6 +176,11 @@ def test_interpreted_and_compiled_kernels_agree_bit_for_bit(monkeypatch):
                 if hasattr(m, probe):
                     getattr(m, probe)(x)
         _hash_nodes(12345 << 16, np.arange(300), 17)
+        from ldpnum._kernels import client_prefix  # the prefix protocols' hash, as their tests probe it
+        pp = ldp.PEM(4.0, item_type="uint").plan
+        client_prefix.prefix_hash_probe(np.random.default_rng(6).bit_generator.random_raw(300),
+                                        np.arange(300) % pp.n_hashes, pp.hash_a, pp.hash_b, pp.g,
+                                        np.empty(300, np.int64))
         from ldpnum._kernels import client_pirappor as pir  # probes of PI-RAPPOR's arithmetic (its tests use them)
         words = np.random.default_rng(5).bit_generator.random_raw(3 * 500)
         for p in (5, 1031, 482106433):
@@ -346,7 +357,8 @@ def test_first_small_call_of_every_mechanism_needs_no_numba(tmp_path):
         for name in _REGISTRY:
             m = eval(FACTORIES[name])
             x = (np.arange(1000) % 2).astype(float) if name == "randomized_response" else (
-                np.arange(1000) % m.k if hasattr(m, "k") else np.linspace(0, 1, 1000))
+                np.arange(1000) % m.k if hasattr(m, "k") else np.arange(1000, dtype=np.uint64) % 64
+                if hasattr(m, "item_bits") else np.linspace(0, 1, 1000))
             m.privatize(x, rng=0)
         print("numba" in sys.modules)
         from ldpnum._kernels import client_numeric as client
@@ -363,7 +375,7 @@ def test_first_small_call_of_every_mechanism_needs_no_numba(tmp_path):
 # -- the kernels as plain Python ------------------------------------------------------------------------
 NAIVE_TESTS = ["tests/test_kernels_naive.py", "tests/test_frequency.py", "tests/test_hashing.py",
                "tests/test_unary.py", "tests/test_subset.py", "tests/test_laplace.py", "tests/test_pirappor.py",
-               "tests/test_hierarchical.py", "tests/test_wave.py"]
+               "tests/test_hierarchical.py", "tests/test_wave.py", "tests/test_heavy.py"]
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""Heavy hitters over huge domains: item encoding and the heavy-hitter result.
+"""Heavy hitters over huge domains: item encoding, the prefix protocols PEM and TreeHist, and their result.
 
 Items (``str``, ``bytes`` or unsigned integers) are encoded once to fixed-width unsigned words by
 :func:`encode_items` before any mechanism sees them, and decoded only in results by :func:`decode_items`;
@@ -17,5 +17,6 @@ Examples
 from ..exceptions import TruncationWarning
 from ._result import HeavyHittersEstimate
 from .items import ITEM_TYPES, decode_items, encode_items
+from .prefix import PEM, TreeHist
 
-__all__ = ["encode_items", "decode_items", "ITEM_TYPES", "HeavyHittersEstimate", "TruncationWarning"]
+__all__ = ["encode_items", "decode_items", "ITEM_TYPES", "HeavyHittersEstimate", "TruncationWarning", "PEM", "TreeHist"]

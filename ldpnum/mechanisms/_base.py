@@ -22,7 +22,7 @@ _REGISTRY: dict[str, type["Mechanism"]] = {}
 _NAMES: dict[str, str] = {}
 
 #: Modules whose import registers ldpnum's own mechanisms (imported on first use of the registry).
-_BUILTIN_MODULES = ("ldpnum.mechanisms", "ldpnum.frequency", "ldpnum.ranges")
+_BUILTIN_MODULES = ("ldpnum.mechanisms", "ldpnum.frequency", "ldpnum.ranges", "ldpnum.heavy")
 
 
 def _normalize(name: object) -> str:

@@ -1,0 +1,77 @@
+"""Client kernel of the prefix heavy-hitter protocols, PEM and TreeHist (Numba; DESIGN.md R6).
+
+Items are ``uint64`` words already validated to lie in ``[0, 2**item_bits)``, most significant bit first:
+the prefix of length ``l`` of item ``w`` is ``w >> (item_bits - l)``.
+
+Record ``i`` reads two words:
+
+* word ``2i`` (independent of the item): the group ``j = ((w >> 16)·G) >> 48`` (the multiply-shift choice
+  of :func:`ldpnum._random.assign_columns`) from its top 48 bits, and the hash index ``h = w & (H - 1)``
+  from its low 16 bits (``H`` a power of two ``<= 2**16``, so ``h`` is exactly uniform and independent of
+  ``j``);
+* word ``2i + 1``: GRR over ``[0, g)`` on the hashed prefix
+  (:func:`ldpnum._kernels.client_grr.grr_inline`, GRR's integer plan).
+
+The report is the single code ``(j·H + h)·g + y``.
+
+**The hash family.** Function ``h`` of the public family maps a prefix ``p`` to
+
+    hash_h(p) = floor(mix64(a_h · p + b_h mod 2**64) · g / 2**64)
+
+with public constants ``a_h`` (odd) and ``b_h`` and ``mix64`` the bijective finalizer of MurmurHash3
+(xor-shift, multiply, xor-shift, multiply, xor-shift). Integer arithmetic only.
+"""
+
+import numpy as np
+
+from ._jit import jit, prange
+from .client_grr import grr_inline
+from .client_numeric import mulhi64_inline
+
+U16 = np.uint64(16)
+U33 = np.uint64(33)
+U48 = np.uint64(48)
+M16 = np.uint64(0xFFFF)
+MIX1 = np.uint64(0xFF51AFD7ED558CCD)
+MIX2 = np.uint64(0xC4CEB9FE1A85EC53)
+
+
+@jit(inline=True)
+def mix64_inline(z):
+    """MurmurHash3's 64-bit finalizer: a bijection of the 64-bit words."""
+    z ^= z >> U33
+    z *= MIX1
+    z ^= z >> U33
+    z *= MIX2
+    z ^= z >> U33
+    return z
+
+
+@jit(inline=True)
+def prefix_hash_inline(p, a, b, g):
+    """``hash(p) = floor(mix64(a·p + b) · g / 2**64)`` in ``[0, g)``."""
+    return np.int64(mulhi64_inline(mix64_inline(p * a + b), np.uint64(g)))
+
+
+@jit(parallel=True)
+def prefix_kernel(items, item_bits, lengths, n_hashes, hash_a, hash_b, g, a_keep, shift, words, out):
+    """Prefix report (2 words per record): group and hash index from word ``2i``, the group's prefix of
+    the item hashed by function ``h``, GRR over ``[0, g)`` from word ``2i + 1``; code ``(j·H + h)·g + y``."""
+    n_groups = np.uint64(lengths.shape[0])
+    hmask = np.uint64(n_hashes - 1)
+    for i in prange(items.shape[0]):
+        w = words[2 * i]
+        j = np.int64(((w >> U16) * n_groups) >> U48)
+        h = np.int64(w & hmask)
+        p = items[i] >> np.uint64(item_bits - lengths[j])
+        v = prefix_hash_inline(p, hash_a[h], hash_b[h], g)
+        y = grr_inline(v, words[2 * i + 1], g, a_keep, shift)
+        out[i] = (j * n_hashes + h) * g + y
+
+
+@jit(parallel=True)
+def prefix_hash_probe(prefixes, hash_index, hash_a, hash_b, g, out):
+    """Probe: ``out[i] = hash_{hash_index[i]}(prefixes[i])``, the hash :func:`prefix_kernel` uses."""
+    for i in prange(prefixes.shape[0]):
+        h = hash_index[i]
+        out[i] = prefix_hash_inline(prefixes[i], hash_a[h], hash_b[h], g)

@@ -1,0 +1,453 @@
+r"""Prefix heavy-hitter protocols: PEM (Wang, Li, Jha) and TreeHist (Bassily, Nissim, Stemmer, Thakurta).
+
+Items are words of ``item_bits`` bits, most significant bit first (the prefix of length ``l`` of item ``w``
+is ``w >> (item_bits - l)``). One round, every person reports once with the full ε:
+
+1. From a word independent of the item, the person draws a group ``j`` in ``0..G-1`` (multiply-shift on 48
+   bits, as :func:`ldpnum._random.assign_columns`: probability ``⌈2^48/G⌉/2^48`` or ``⌊2^48/G⌋/2^48``) and a
+   hash index ``h`` in ``0..H-1`` (the low 16 bits of the same word, ``H`` a power of two: exactly uniform).
+2. Group ``j`` reports the prefix of length ``l_j`` of its item, hashed into ``[0, g)`` by function ``h`` of
+   a fixed public family (see :mod:`ldpnum._kernels.client_prefix`), then randomized by GRR over ``[0, g)``
+   with GRR's integer plan (:func:`ldpnum.frequency.grr.grr_keep_cells`), ``g = round(e^ε) + 1`` as OLH.
+3. The report is one code ``(j·H + h)·g + y``: the aggregate is the ordinary code histogram of
+   :meth:`ldpnum.Mechanism.aggregate`, of ``G·H·g`` counts whatever the number of people, and merges with
+   ``+``.
+
+**Privacy.** ``(j, h)`` is drawn from its own word and never combined with the item: its distribution is
+the same for every item. Given ``(j, h)``, the report is GRR over ``[0, g)`` of the hashed prefix, whose
+every likelihood ratio is at most ``E < e^ε`` (GRR's plan, tight). Prefixing and hashing are deterministic
+given ``(j, h)`` and add nothing data-dependent, so each report is ε-LDP.
+
+**Hash family.** ``hash_h(p) = ⌊mix64(a_h p + b_h mod 2^64) · g / 2^64⌋`` with ``(a_h, b_h)`` the first
+``2H`` outputs of NumPy's PCG64 seeded with :data:`HASH_SEED` (``a_h`` made odd) and ``mix64``
+MurmurHash3's bijective finalizer. The family is public and finite: the collector counts reports per
+``(j, h, y)``, which is what makes the aggregate mergeable and of fixed size. Two prefixes collide under
+about a ``1/g`` fraction of the functions; the estimator assumes exactly ``1/g`` and the deviation, of order
+``sqrt(1/(gH))`` per pair, averages out over the many values a candidate meets (see
+:mod:`ldpnum.estimation.heavy`).
+
+References
+----------
+T. Wang, N. Li, S. Jha, "Locally Differentially Private Heavy Hitter Identification", IEEE TDSC 2021.
+R. Bassily, K. Nissim, U. Stemmer, A. Thakurta, "Practical Locally Private Heavy Hitters", NeurIPS 2017.
+T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for Frequency Estimation",
+USENIX Security 2017.
+"""
+
+import numbers
+from fractions import Fraction
+
+import numpy as np
+
+from .._kernels import client_prefix as kernels
+from .._kernels._jit import launch
+from .._typing import ArrayLike, NDArray, SeedLike
+from .._validation import check_epsilon
+from ..aggregate import Aggregate
+from ..estimation.heavy import estimate_prefix_levels
+from ..frequency.grr import _GRRPlan, grr_keep_cells
+from ..frequency.hashing import G_MAX, olh_g
+from ..mechanisms._base import Mechanism
+from ..mechanisms._plan import TWO48, TWO64, uniform_count
+from ..reports import Reports
+from ._result import HeavyHittersEstimate
+from .items import ITEM_TYPES, check_item_bits, decode_items, encode_items
+
+__all__ = ["PEM", "TreeHist", "PrefixPlan", "HASH_FAMILY", "HASH_SEED", "hash_constants"]
+
+#: Name of the public hash family in the spec (a change of family changes the name).
+HASH_FAMILY = "mix64-mulhi/v1"
+#: Seed of the PCG64 stream whose outputs are the family's constants.
+HASH_SEED = 0x5EED_4E11_0F00_0001
+#: Largest number of hash functions (the hash index is 16 bits of a word).
+MAX_HASHES = 1 << 16
+#: Default ceiling on the aggregate's counts ``G·H·g``: the default ``H`` is the largest power of two
+#: ``<= 1024`` that keeps under it (32 MB of int64 counts).
+DEFAULT_MAX_CELLS = 1 << 22
+#: Hard ceiling on ``G·H·g``: 2**25 int64 counts are 256 MB per aggregate.
+MAX_CELLS = 1 << 25
+#: Largest first-level prefix length: group 0's estimator enumerates all ``2**l_0`` prefixes.
+MAX_FIRST_BITS = 20
+
+
+def hash_constants(n_hashes: int) -> tuple[NDArray[np.uint64], NDArray[np.uint64]]:
+    """``(a, b)``: the constants of the first ``n_hashes`` functions of the public family (``a`` odd).
+
+    Examples
+    --------
+    >>> a, b = hash_constants(4)
+    >>> a.dtype, bool((a & 1).all())
+    (dtype('uint64'), True)
+    """
+    raw = np.random.PCG64(HASH_SEED).random_raw(2 * n_hashes).astype(np.uint64)
+    a = raw[0::2] | np.uint64(1)
+    b = raw[1::2].copy()
+    a.flags.writeable = False
+    b.flags.writeable = False
+    return a, b
+
+
+class PrefixPlan:
+    """Integer plan of a prefix protocol: prefix lengths per group, the hash family, GRR's plan over ``g``.
+
+    Two words per record: the group and hash index, then GRR's.
+    """
+
+    words_per_record = 2
+
+    def __init__(self, item_bits, lengths, n_hashes, g, a_keep, shift):
+        self.item_bits = item_bits
+        self.lengths = np.asarray(lengths, dtype=np.int64)
+        self.lengths.flags.writeable = False
+        self.n_groups = len(lengths)
+        self.n_hashes = n_hashes
+        self.g = g
+        self.grr = _GRRPlan(g, a_keep, shift)
+        self.hash_a, self.hash_b = hash_constants(n_hashes)
+
+    def __repr__(self):
+        return (f"PrefixPlan(item_bits={self.item_bits}, lengths={self.lengths.tolist()}, "
+                f"n_hashes={self.n_hashes}, g={self.g}, {self.grr!r})")
+
+    def group_and_hash(self, word: int) -> tuple[int, int]:
+        """``(j, h)`` that the kernel reads from a record's first word (never from the item)."""
+        word = int(word)
+        return ((word >> 16) * self.n_groups) >> 48, word & (self.n_hashes - 1)
+
+    def group_probability(self, j: int) -> Fraction:
+        """Exact probability of group ``j`` (the multiply-shift cell count over ``2**48``)."""
+        return Fraction(uniform_count(j, self.n_groups), TWO48)
+
+    def hashed_prefix(self, item: int, j: int, h: int) -> int:
+        """``hash_h(prefix of item of length l_j)``, in exact Python integers."""
+        p = int(item) >> (self.item_bits - int(self.lengths[j]))
+        z = (int(self.hash_a[h]) * p + int(self.hash_b[h])) % TWO64
+        for mult in (0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53):
+            z ^= z >> 33
+            z = (z * mult) % TWO64
+        z ^= z >> 33
+        return (z * self.g) >> 64
+
+    def exact_probabilities(self, item: int, word: int) -> dict[int, Fraction]:
+        """``{code: Fraction}`` of the report of ``item`` given the record's first word (which fixes ``j`` and
+        ``h``; its own distribution does not depend on the item)."""
+        j, h = self.group_and_hash(word)
+        base = (j * self.n_hashes + h) * self.g
+        return {base + y: p for y, p in self.grr.exact_probabilities(self.hashed_prefix(item, j, h)).items()}
+
+    def support_probabilities(self) -> tuple[float, float]:
+        """``(p*, q*)``: GRR's exact keep probability, and ``1/g`` (a hash collision under a uniformly chosen
+        function of an ideal family)."""
+        return self.grr.keep_count() / TWO64, 1.0 / self.g
+
+
+def _check_int(value, name, low, high):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r}")
+    value = int(value)
+    if not low <= value <= high:
+        raise ValueError(f"{name} must lie in [{low}, {high}]; got {value}")
+    return value
+
+
+class _PrefixProtocol(Mechanism):
+    """The one-round prefix protocol; PEM and TreeHist choose the prefix lengths."""
+
+    #: Bits added per group when ``eta`` is not given.
+    DEFAULT_ETA = 4
+
+    def __init__(self, epsilon: float, *, item_bits: int = 64, top_k: int = 20, eta: int | None = None,
+                 s: int | None = None, n_candidates: int | None = None, n_hashes: int | None = None,
+                 g: int | None = None, groups: int | None = None, item_type: str = "str") -> None:
+        self._epsilon = check_epsilon(epsilon)
+        self._bounds = None
+        if not isinstance(item_type, str) or item_type not in ITEM_TYPES:
+            raise ValueError(f"item_type must be one of {', '.join(map(repr, ITEM_TYPES))}; got {item_type!r}")
+        self._item_type = item_type
+        self._item_bits = check_item_bits(item_bits, item_type)
+        self._top_k = _check_int(top_k, "top_k", 1, 1 << 16)
+        self._n_candidates = 2 * self._top_k if n_candidates is None else _check_int(
+            n_candidates, "n_candidates", self._top_k, 1 << 16)
+        self._eta = self.DEFAULT_ETA if eta is None else _check_int(eta, "eta", 1, 16)
+        default_s = min(max(self._n_candidates - 1, 0).bit_length(), self._item_bits - 1)
+        self._s = default_s if s is None else _check_int(s, "s", 0, self._item_bits - 1)
+        n_groups = -(-(self._item_bits - self._s) // self._eta)
+        lengths = [min(self._s + (j + 1) * self._eta, self._item_bits) for j in range(n_groups)]
+        if lengths[0] > MAX_FIRST_BITS:
+            raise ValueError(f"the first group's prefixes have s + eta = {lengths[0]} bits; at most "
+                             f"{MAX_FIRST_BITS} (the collector enumerates all of them)")
+        if groups is not None and _check_int(groups, "groups", 1, 1 << 16) != n_groups:
+            raise ValueError(f"groups={groups} disagrees with item_bits={self._item_bits}, s={self._s}, "
+                             f"eta={self._eta}, which give {n_groups} groups")
+        if n_groups > 1 << 16:  # pragma: no cover - item_bits <= 64 keeps n_groups <= 64
+            raise ValueError(f"too many groups: {n_groups}")
+        self._g = olh_g(self._epsilon) if g is None else _check_int(g, "g", 2, G_MAX)
+        if n_hashes is None:
+            n_hashes = 1024
+            while n_hashes > 1 and n_groups * n_hashes * self._g > DEFAULT_MAX_CELLS:
+                n_hashes //= 2
+        n_hashes = _check_int(n_hashes, "n_hashes", 1, MAX_HASHES)
+        if n_hashes & (n_hashes - 1):
+            raise ValueError(f"n_hashes must be a power of two; got {n_hashes}")
+        if n_groups * n_hashes * self._g > MAX_CELLS:
+            raise ValueError(f"groups·n_hashes·g = {n_groups}·{n_hashes}·{self._g} exceeds {MAX_CELLS} counts; "
+                             "use fewer hash functions or a smaller g")
+        self._plan = PrefixPlan(self._item_bits, lengths, n_hashes, self._g, *grr_keep_cells(self._epsilon, self._g))
+
+    # -- parameters ------------------------------------------------------------------------------------
+    @property
+    def item_bits(self) -> int:
+        """Width of an item in bits: items are words in ``[0, 2**item_bits)``."""
+        return self._item_bits
+
+    @property
+    def item_type(self) -> str:
+        """What the items are: ``"str"`` (UTF-8), ``"bytes"`` or ``"uint"``; results decode to it."""
+        return self._item_type
+
+    @property
+    def top_k(self) -> int:
+        """How many heavy hitters :meth:`estimate_heavy_hitters` returns."""
+        return self._top_k
+
+    @property
+    def g(self) -> int:
+        """Hash range: hashed prefixes and randomized reports ``y`` lie in ``[0, g)``."""
+        return self._g
+
+    @property
+    def n_hashes(self) -> int:
+        """Size ``H`` of the public hash family."""
+        return self._plan.n_hashes
+
+    @property
+    def groups(self) -> int:
+        """Number of groups ``G`` (one prefix length each)."""
+        return self._plan.n_groups
+
+    @property
+    def prefix_lengths(self) -> tuple[int, ...]:
+        """Prefix length ``l_j`` reported by group ``j``."""
+        return tuple(int(v) for v in self._plan.lengths)
+
+    @property
+    def n_cells(self) -> int:
+        return self.groups * self.n_hashes * self._g
+
+    def _spec_params(self):
+        return {"item_bits": self._item_bits, "top_k": self._top_k, "groups": self.groups, "eta": self._eta,
+                "s": self._s, "n_candidates": self._n_candidates, "n_hashes": self.n_hashes, "g": self._g,
+                "item_type": self._item_type, "hash": HASH_FAMILY}
+
+    @classmethod
+    def _from_spec(cls, spec):
+        params = {k: spec.get(k) for k, _ in spec.params}
+        if params.pop("hash", HASH_FAMILY) != HASH_FAMILY:
+            raise ValueError(f"spec names the hash family {spec.get('hash')!r}; this ldpnum has {HASH_FAMILY!r}")
+        return cls(spec.epsilon, **params)
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(epsilon={self._epsilon!r}, item_bits={self._item_bits}, "
+                f"top_k={self._top_k}, eta={self._eta}, s={self._s}, n_hashes={self.n_hashes}, g={self._g})")
+
+    # -- client side -----------------------------------------------------------------------------------
+    def prepare_values(self, x: ArrayLike, *, name: str | None = None,  # type: ignore[override]
+                       truncate: bool = True) -> NDArray[np.uint64]:
+        """Validate and encode one column of items, without drawing anything.
+
+        Items are encoded to ``item_bits``-bit words by :func:`ldpnum.heavy.encode_items` (the one place
+        items are validated; str and bytes longer than ``item_bits / 8`` bytes are cut, with a
+        :class:`~ldpnum.exceptions.TruncationWarning` that counts them, or raise with ``truncate=False``).
+        Items of another type than the mechanism's ``item_type`` raise a TypeError. Returns read-only
+        C-contiguous uint64 words.
+        """
+        label = "x" if name is None else str(name)
+        def mismatch(item_type):
+            return TypeError(f"{label} holds {item_type} items but this {type(self).__name__} was built for "
+                             f"{self._item_type} items; pass item_type={item_type!r} to the constructor")
+
+        try:
+            words, item_type, _ = encode_items(x, self._item_bits, name=label, truncate=truncate)
+        except ValueError as exc:  # str/bytes items at a width that is not whole bytes: a uint mechanism
+            for t in ("str", "bytes"):
+                if str(exc).startswith(f"{t} items need item_bits a multiple of 8"):
+                    raise mismatch(t) from exc
+            raise
+        if len(words) and item_type != self._item_type:
+            raise mismatch(item_type)
+        words = np.ascontiguousarray(words, dtype=np.uint64).view()
+        words.flags.writeable = False
+        return words
+
+    def privatize(self, x: ArrayLike, *, rng: SeedLike = None,  # type: ignore[override]
+                  truncate: bool = True) -> Reports:
+        """Randomize each person's item; return their :class:`~ldpnum.Reports` (one code per person).
+
+        Parameters
+        ----------
+        x : sequence, numpy.ndarray or pandas Series of items, shape (n,)
+            One item per person, of the mechanism's ``item_type``: ``str`` (UTF-8), ``bytes``, or
+            non-negative integers below ``2**item_bits``.
+        rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
+            ``None`` (default): secure randomness. Anything else: reproducible simulation.
+        truncate : bool, optional
+            Cut str/bytes items longer than ``item_bits / 8`` bytes, with a counted warning (default), or
+            raise.
+
+        Notes
+        -----
+        Each call on one person's item is ε-LDP; estimators are post-processing. Everything is validated
+        before the first random word is drawn.
+        """
+        return self._randomize(self.prepare_values(x, truncate=truncate), rng)
+
+    def _run_kernel(self, values, words, out):
+        p = self._plan
+        launch(kernels.prefix_kernel, values, self._item_bits, p.lengths, p.n_hashes, p.hash_a, p.hash_b, p.g,
+               p.grr.a_keep, p.grr.shift, words, out)
+
+    # -- server side -----------------------------------------------------------------------------------
+    def estimate_heavy_hitters(self, data: Reports | Aggregate, *, top_k: int | None = None):
+        """The heavy hitters behind the reports, in rank order, with frequency estimates and standard errors.
+
+        Parameters
+        ----------
+        data : Reports or Aggregate
+            Reports of this mechanism or their (merged) aggregate.
+        top_k : int, optional
+            How many items to return (default: the mechanism's ``top_k``).
+
+        Returns
+        -------
+        HeavyHittersEstimate
+            Items (decoded to ``item_type``) best first; their frequencies estimated from the last group; standard errors;
+            provenance: groups, reports per group, prefix lengths, candidates estimated and kept per level.
+        """
+        k = self._top_k if top_k is None else _check_int(top_k, "top_k", 1, 1 << 16)
+        agg = self._as_aggregate(data)
+        p = self._plan
+        counts = np.asarray(agg.counts).reshape(p.n_groups, p.n_hashes, p.g)
+        p_star, q_star = p.support_probabilities()
+        levels = estimate_prefix_levels(counts, p.lengths, p.hash_a, p.hash_b, p.g, p_star, q_star,
+                                        max(self._n_candidates, k), k)
+        provenance = {"method": self.name, "groups": p.n_groups, "n_per_group": levels.n_per_group,
+                      "prefix_lengths": self.prefix_lengths, "candidates_per_level": levels.candidates_per_level,
+                      "kept_per_level": levels.kept_per_level, "n_hashes": p.n_hashes, "g": p.g,
+                      "hash": HASH_FAMILY}
+        items = tuple(decode_items(levels.items, self._item_type, self._item_bits))
+        return HeavyHittersEstimate(items, levels.frequencies, levels.standard_errors, agg.n_reports,
+                                    self._epsilon, agg.spec, provenance)
+
+
+class PEM(_PrefixProtocol):
+    r"""Prefix Extending Method: heavy hitters of items from a huge domain, in one round.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter in (0, 20].
+    item_bits : int, optional
+        Width of the items in bits, 1..64 (default 64).
+    top_k : int, optional
+        How many heavy hitters to find (default 20).
+    eta : int, optional
+        Bits added per group, η (default 4).
+    s : int, optional
+        Prefix bits below the first group's, default ``⌈log2 n_candidates⌉`` (capped at ``item_bits - 1``), so
+        the first group estimates ``2^{s+η} ≈ n_candidates·2^η`` prefixes, as many as every later group.
+    n_candidates : int, optional
+        Prefixes kept at each level, at least ``top_k`` (default ``2·top_k``: the paper keeps the top k; a
+        few more keep a true heavy hitter whose prefix is briefly outranked by a noisy or crowded one.
+        Measured on a Zipf(1.1) sample of 10^6 people over 10^5 64-bit items, precision of the top 20 at
+        ε = 4 rose from 0.87 to 0.95, at ε = 2 from 0.40 to 0.43, for 0.03 s more).
+    n_hashes : int, optional
+        Size ``H`` of the public hash family, a power of two ≤ 65536 (default: 1024, halved until the
+        aggregate has at most 2**22 counts).
+    g : int, optional
+        Hash range (default ``round(e^ε) + 1``, OLH's).
+    groups : int, optional
+        Only to check a spec: must equal ``⌈(item_bits - s)/η⌉``.
+    item_type : {"str", "bytes", "uint"}, optional
+        What the items are (default ``"str"``, UTF-8 text: words, URLs, queries; ``"uint"`` for integer
+        ids). Encoded by :func:`ldpnum.heavy.encode_items`; results decode back to it. str and bytes need
+        ``item_bits`` a multiple of 8; longer items are truncated with a counted warning.
+
+    Notes
+    -----
+    Each call of ``privatize`` on one person's value is ε-LDP; estimators are post-processing.
+
+    People are split into ``G = ⌈(m - s)/η⌉`` groups (``m = item_bits``); group ``j`` reports the prefix of
+    length ``l_j = min(s + (j+1)η, m)`` with local hashing at the full ε (see :mod:`ldpnum.heavy.prefix` for
+    the report and the hash family). The collector estimates all ``2^{s+η}`` prefixes of group 0, keeps
+    the ``n_candidates`` most frequent, extends each by the next group's ``η`` bits (``n_candidates·2^η``
+    candidates), and so on; the last group estimates full items, and its ``top_k`` best are returned with
+    its frequency estimates. With ``s = ⌈log2 c⌉`` (``c = n_candidates``) the first level has about
+    ``c·2^η`` candidates like every other level, as in the paper (which takes ``c = k``). Larger ``η`` means fewer groups (more people per group, smaller variance)
+    but more candidates per level (more chances for a noisy prefix to displace a true one). The aggregate
+    holds ``G·H·g`` counts whatever the number of people.
+
+    References
+    ----------
+    T. Wang, N. Li, S. Jha, "Locally Differentially Private Heavy Hitter Identification", IEEE TDSC 2021.
+
+    Examples
+    --------
+    >>> import numpy as np, ldpnum as ldp
+    >>> pem = ldp.PEM(epsilon=4.0, item_bits=32, top_k=3)
+    >>> x = np.repeat(["the", "of", "and", "zoo"], [30_000, 20_000, 10_000, 100])
+    >>> est = pem.estimate_heavy_hitters(pem.privatize(x, rng=0))
+    >>> est.items
+    ('the', 'of', 'and')
+    """
+
+    name = "pem"
+    aliases = ("prefix_extending",)
+
+
+class TreeHist(_PrefixProtocol):
+    r"""TreeHist: heavy hitters by extending prefixes one bit per level, in one round.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter in (0, 20].
+    item_bits, top_k, s, n_candidates, n_hashes, g, groups, item_type
+        As for :class:`PEM`.
+    eta : int, optional
+        Must be 1 (one bit per level); accepted for specs.
+
+    Notes
+    -----
+    Each call of ``privatize`` on one person's value is ε-LDP; estimators are post-processing.
+
+    The prefix tree of Bassily, Nissim, Stemmer and Thakurta: ``G = m - s`` groups, group ``j`` reports the
+    prefix of length ``s + j + 1`` (one more bit per level), by the same local-hashing report as
+    :class:`PEM`, and the collector keeps the ``n_candidates`` most frequent prefixes per level (the paper
+    keeps those above a threshold) and extends each by one bit. Same result object as :class:`PEM`, so the
+    two compare directly; with ``m`` groups each holds fewer people than PEM's.
+
+    References
+    ----------
+    R. Bassily, K. Nissim, U. Stemmer, A. Thakurta, "Practical Locally Private Heavy Hitters", NeurIPS 2017.
+
+    Examples
+    --------
+    >>> import numpy as np, ldpnum as ldp
+    >>> th = ldp.TreeHist(epsilon=4.0, item_bits=8, top_k=2, item_type="uint")
+    >>> x = np.repeat(np.array([3, 200], np.uint64), [30_000, 20_000])
+    >>> th.estimate_heavy_hitters(th.privatize(x, rng=0)).items
+    (3, 200)
+    """
+
+    name = "tree_hist"
+    aliases = ("treehist",)
+    DEFAULT_ETA = 1
+
+    def __init__(self, epsilon: float, *, item_bits: int = 64, top_k: int = 20, eta: int | None = None,
+                 s: int | None = None, n_candidates: int | None = None, n_hashes: int | None = None,
+                 g: int | None = None, groups: int | None = None, item_type: str = "str") -> None:
+        if eta is not None and (isinstance(eta, (bool, np.bool_)) or eta != 1):
+            raise ValueError(f"TreeHist extends prefixes by one bit per level: eta must be 1; got {eta!r}")
+        super().__init__(epsilon, item_bits=item_bits, top_k=top_k, eta=1, s=s, n_candidates=n_candidates,
+                         n_hashes=n_hashes, g=g, groups=groups, item_type=item_type)
+

@@ -1,0 +1,304 @@
+"""PEM and TreeHist: exact ε through GRR's plan, value-free groups, the naive references, recovery of planted
+heavy hitters, the exact top-k at huge ε, bad input, merging."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import ldpnum as ldp
+from ldpnum._kernels import client_prefix as kernels
+from ldpnum._kernels._jit import launch
+from ldpnum.estimation.heavy import estimate_prefix_levels, extend_candidates, prefix_hash
+from ldpnum.frequency.grr import _GRRPlan, grr_keep_cells
+from ldpnum.mechanisms._plan import TWO48
+
+import naive
+from privacy_checks import PrivacyViolation, check_exact_epsilon, check_kernel_matches, max_ratio
+
+WORDS = [int(w) for w in np.random.default_rng(77).bit_generator.random_raw(6)]
+
+
+def run_kernel(m, items, words):
+    out = m._allocate_reports(len(items))
+    m._run_kernel(m.prepare_values(items), np.ascontiguousarray(words, dtype=np.uint64), out)
+    return out
+
+
+def group_and_hash(m, codes):
+    codes = np.asarray(codes, dtype=np.int64)
+    return codes // (m.n_hashes * m.g), (codes // m.g) % m.n_hashes
+
+
+# -- privacy ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cls,epsilon,kwargs", [
+    (ldp.PEM, 0.5, dict(item_bits=8, top_k=4, n_hashes=8)),
+    (ldp.PEM, 4.0, dict(item_bits=8, top_k=2, eta=3, n_hashes=16)),
+    (ldp.PEM, 8.0, dict(item_bits=7, top_k=2, n_hashes=4, g=64)),
+    (ldp.TreeHist, 2.0, dict(item_bits=6, top_k=2, n_hashes=8)),
+])
+def test_every_report_is_exactly_epsilon_ldp_through_grr_plan(cls, epsilon, kwargs):
+    """Given the first word (group and hash index, never the item), the report's distribution is GRR's over
+    ``[0, g)`` at the hashed prefix, shifted to the block ``(j·H + h)·g``: the same integer plan, so the same
+    exact ratio, tight."""
+    m = cls(epsilon, item_type="uint", **kwargs)
+    grr = _GRRPlan(m.g, *grr_keep_cells(epsilon, m.g))
+    assert m.plan.grr == grr
+    items = range(1 << m.item_bits)
+    for w in WORDS:
+        rows = [m.plan.exact_probabilities(v, w) for v in items]
+        j, h = m.plan.group_and_hash(w)
+        base = (j * m.n_hashes + h) * m.g
+        for v, row in zip(items, rows):
+            hv = m.plan.hashed_prefix(v, j, h)
+            assert row == {base + y: p for y, p in grr.exact_probabilities(hv).items()}
+        check_exact_epsilon(rows, epsilon)
+        assert max_ratio(rows) == grr.extreme_ratio()
+    # negative control: the plan for 1.25 ε is refused at ε
+    mutant = cls(1.25 * epsilon, item_type="uint", **{**kwargs, "g": m.g})
+    with pytest.raises(PrivacyViolation, match="exceeds"):
+        check_exact_epsilon([mutant.plan.exact_probabilities(v, WORDS[0]) for v in items], epsilon)
+
+
+def test_group_and_hash_do_not_depend_on_the_item():
+    """Same words, different items: the same group and hash index for every record; the items only move y."""
+    m = ldp.PEM(2.0, item_bits=16, top_k=4, n_hashes=64, item_type="uint")
+    n = 5000
+    words = np.random.default_rng(3).bit_generator.random_raw(2 * n)
+    a = run_kernel(m, np.zeros(n, np.uint64), words)
+    b = run_kernel(m, np.random.default_rng(4).integers(0, 1 << 16, n, dtype=np.uint64), words)
+    ja, ha = group_and_hash(m, a)
+    jb, hb = group_and_hash(m, b)
+    assert np.array_equal(ja, jb) and np.array_equal(ha, hb)
+    assert not np.array_equal(a, b)
+    expected = [m.plan.group_and_hash(int(w)) for w in words[0::2]]
+    assert np.array_equal(ja, [e[0] for e in expected]) and np.array_equal(ha, [e[1] for e in expected])
+
+
+def test_people_per_group_are_as_documented():
+    """Group ``j`` with probability ``uniform_count(j, G)/2**48`` (multiply-shift), hash index uniform on H:
+    chi-square at α = 1e-6, on two very different inputs."""
+    m = ldp.PEM(1.0, item_bits=32, top_k=8, n_hashes=32, item_type="uint")
+    n = 200_000
+    probs = [float(m.plan.group_probability(j)) for j in range(m.groups)]
+    assert sum(m.plan.group_probability(j) for j in range(m.groups)) == 1
+    assert max(probs) - min(probs) <= 1 / TWO48
+    for items in (np.zeros(n, np.uint64), np.full(n, (1 << 32) - 1, np.uint64)):
+        j, h = group_and_hash(m, m.privatize(items, rng=11).codes)
+        check_kernel_matches(np.bincount(j, minlength=m.groups).tolist(), probs)
+        check_kernel_matches(np.bincount(h, minlength=m.n_hashes).tolist(), [1 / m.n_hashes] * m.n_hashes)
+    with pytest.raises(PrivacyViolation):  # negative control: a skewed assignment is caught
+        skew = np.bincount(j, minlength=m.groups).astype(float)
+        skew[0] *= 1.05
+        check_kernel_matches(skew.astype(int).tolist(), probs)
+
+
+# -- the kernel and the server against naive references ------------------------------------------------------
+
+@pytest.mark.parametrize("cls,epsilon,kwargs", [
+    (ldp.PEM, 1.0, dict(item_bits=64, top_k=20, n_hashes=1024)),
+    (ldp.PEM, 4.0, dict(item_bits=20, top_k=5, eta=3, n_hashes=8)),
+    (ldp.TreeHist, 3.0, dict(item_bits=12, top_k=3, n_hashes=16)),
+])
+def test_kernel_matches_naive_reference(cls, epsilon, kwargs):
+    m = cls(epsilon, item_type="uint", **kwargs)
+    p = m.plan
+    n = 3000
+    rng = np.random.default_rng(5)
+    items = rng.integers(0, 2**m.item_bits, n, dtype=np.uint64) if m.item_bits < 64 else \
+        rng.bit_generator.random_raw(n).astype(np.uint64)
+    words = rng.bit_generator.random_raw(2 * n)
+    got = run_kernel(m, items, words)
+    ref = naive.prefix_reports(items, m.item_bits, p.lengths, p.n_hashes, p.hash_a, p.hash_b, p.g, p.grr.a_keep,
+                               p.grr.shift, words)
+    assert np.array_equal(got.astype(np.int64), ref)
+
+
+def test_hash_probe_is_the_same_in_kernel_numpy_and_python():
+    m = ldp.PEM(4.0, item_bits=64, n_hashes=256, item_type="uint")
+    p = m.plan
+    rng = np.random.default_rng(8)
+    prefixes = rng.bit_generator.random_raw(500).astype(np.uint64)
+    prefixes[:3] = [0, 1, 2**64 - 1]
+    hidx = rng.integers(0, p.n_hashes, 500)
+    out = np.empty(500, np.int64)
+    launch(kernels.prefix_hash_probe, prefixes, hidx, p.hash_a, p.hash_b, p.g, out)
+    table = prefix_hash(prefixes, p.hash_a, p.hash_b, p.g)
+    assert np.array_equal(out, table[np.arange(500), hidx])
+    assert [naive.prefix_hash_one(int(x), p.hash_a[h], p.hash_b[h], p.g) for x, h in zip(prefixes, hidx)] == \
+        out.tolist()
+    # the hash spreads: every value of [0, g) is hit, roughly uniformly
+    counts = np.bincount(table.ravel(), minlength=p.g)
+    check_kernel_matches(counts.tolist(), [1 / p.g] * p.g)
+
+
+def test_candidate_extension_and_search_match_naive_reference():
+    assert extend_candidates(np.array([5], np.uint64), 2).tolist() == [20, 21, 22, 23]
+    assert extend_candidates(np.array([], np.uint64), 3).size == 0
+    m = ldp.PEM(3.0, item_bits=12, top_k=3, n_candidates=4, eta=3, n_hashes=8, item_type="uint")
+    rng = np.random.default_rng(2)
+    items = np.where(rng.random(20_000) < 0.5, rng.choice([17, 900, 3000, 4001], 20_000),
+                     rng.integers(0, 4096, 20_000)).astype(np.uint64)
+    agg = m.aggregate(m.privatize(items, rng=1))
+    p = m.plan
+    counts = np.asarray(agg.counts).reshape(p.n_groups, p.n_hashes, p.g)
+    ps, qs = p.support_probabilities()
+    got = estimate_prefix_levels(counts, p.lengths, p.hash_a, p.hash_b, p.g, ps, qs, 4, 3)
+    ref_items, ref_freq = naive.prefix_search(counts, p.lengths, p.hash_a, p.hash_b, p.g, ps, qs, 4, 3)
+    assert got.items.tolist() == ref_items
+    np.testing.assert_allclose(got.frequencies, ref_freq, rtol=1e-12, atol=1e-15)
+    assert got.candidates_per_level == (32, 4 * 8, 4 * 8, 4 * 2)  # 2**5, then 4 kept × 2**3, × 2**1 at the end
+    est = m.estimate_heavy_hitters(agg)
+    assert list(est.items) == ref_items
+    assert est.provenance["prefix_lengths"] == (5, 8, 11, 12)
+    assert est.provenance["n_per_group"] == tuple(int(v) for v in counts.sum(axis=(1, 2)))
+    assert sum(est.provenance["n_per_group"]) == est.n_reports == 20_000
+
+
+# -- accuracy -----------------------------------------------------------------------------------------------
+
+def test_huge_epsilon_gives_the_exact_top_k():
+    """At ε = 20 (the largest allowed) every report keeps its hashed prefix but for ~1e-4: the top-k equals
+    the exact non-private one, and each frequency equals the last group's exact frequency."""
+    m = ldp.PEM(20.0, item_bits=16, top_k=5, n_candidates=8, item_type="uint")
+    rng = np.random.default_rng(9)
+    values = np.array([40000, 7, 12345, 256, 65535, 1000, 999, 30000], np.uint64)
+    shares = np.array([0.3, 0.2, 0.15, 0.1, 0.08, 0.07, 0.06, 0.04])
+    items = values[rng.choice(8, 100_000, p=shares)]
+    r = m.privatize(items, rng=10)
+    est = m.estimate_heavy_hitters(r)
+    uniq, cnt = np.unique(items, return_counts=True)
+    exact_top = uniq[np.argsort(-cnt, kind="stable")][:5]
+    assert list(est.items) == exact_top.tolist()
+    j, _ = group_and_hash(m, r.codes)
+    last = items[j == m.groups - 1]
+    exact_f = np.array([(last == v).mean() for v in est.items])
+    np.testing.assert_allclose(est.frequencies, exact_f, atol=2e-3)
+
+
+@pytest.mark.parametrize("cls", [ldp.PEM, ldp.TreeHist])
+def test_planted_heavy_hitters_are_recovered_within_four_standard_errors(cls):
+    """64-bit items: 8 planted heavy hitters (55% of people) among singletons, ε = 4."""
+    rng = np.random.default_rng(21)
+    n = 400_000 if cls is ldp.PEM else 1_000_000
+    planted = rng.bit_generator.random_raw(8).astype(np.uint64)
+    shares = np.array([0.12, 0.1, 0.09, 0.07, 0.06, 0.05, 0.04, 0.02])
+    which = rng.choice(9, n, p=np.append(shares, 1 - shares.sum()))
+    items = np.where(which < 8, planted[np.minimum(which, 7)], rng.bit_generator.random_raw(n).astype(np.uint64))
+    m = cls(4.0, top_k=8, item_type="uint")
+    est = m.estimate_heavy_hitters(m.privatize(items, rng=22))
+    assert set(est.items) == set(planted.tolist())
+    truth = dict(zip(planted.tolist(), shares))
+    z = [(f - truth[int(v)]) / se for v, f, se in zip(est.items, est.frequencies, est.standard_errors)]
+    assert np.all(np.abs(z) < 4), z
+    assert np.all(np.diff(est.frequencies) <= 0)
+
+
+# -- bad input, merging, specs --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cls", [ldp.PEM, ldp.TreeHist])
+def test_bad_parameters(cls):
+    for kwargs, exc in [(dict(top_k=0), ValueError), (dict(top_k=-3), ValueError), (dict(top_k=True), TypeError),
+                        (dict(top_k=2.0), TypeError), (dict(item_bits=0), ValueError),
+                        (dict(item_bits=65), ValueError), (dict(item_bits="64"), TypeError),
+                        (dict(n_hashes=100), ValueError), (dict(n_hashes=0), ValueError),
+                        (dict(g=1), ValueError), (dict(s=64), ValueError), (dict(groups=3), ValueError),
+                        (dict(item_type="float"), ValueError), (dict(top_k=5, n_candidates=4), ValueError)]:
+        with pytest.raises(exc):
+            cls(2.0, **{"item_type": "uint", **kwargs})
+    with pytest.raises(ValueError, match="s \\+ eta"):
+        ldp.PEM(2.0, s=10, eta=16, item_type="uint")
+    with pytest.raises(ValueError, match="exceeds 33554432 counts"):  # the aggregate's size is capped
+        ldp.PEM(20.0, n_hashes=1024, item_type="uint")
+    with pytest.raises(ValueError, match="eta must be 1"):
+        ldp.TreeHist(2.0, eta=2, item_type="uint")
+
+
+def test_empty_input_and_bad_top_k_at_estimation():
+    m = ldp.PEM(2.0, item_bits=16, top_k=3, item_type="uint")
+    r = m.privatize(np.array([], np.uint64), rng=0)
+    assert len(r) == 0
+    with pytest.raises(ValueError, match="no reports"):
+        m.estimate_heavy_hitters(r)
+    with pytest.raises(ValueError, match="group"):  # too few people to fill every group
+        m.estimate_heavy_hitters(m.privatize(np.array([1], np.uint64), rng=0))
+    r = m.privatize(np.arange(1000, dtype=np.uint64), rng=0)
+    for k, exc in [(0, ValueError), (-1, ValueError), (True, TypeError)]:
+        with pytest.raises(exc):
+            m.estimate_heavy_hitters(r, top_k=k)
+    assert len(m.estimate_heavy_hitters(r, top_k=7).items) == 7
+    with pytest.raises(ValueError, match="below 2\\*\\*item_bits"):
+        m.privatize(np.array([1, 1 << 16], np.uint64), rng=0)
+
+
+def test_merge_equals_aggregate_of_concatenation():
+    m = ldp.PEM(4.0, item_bits=24, top_k=5, item_type="uint")
+    x = np.random.default_rng(1).integers(0, 1 << 24, 30_000, dtype=np.uint64)
+    g = np.random.default_rng(2)
+    a, b = m.privatize(x[:12_345], rng=g), m.privatize(x[12_345:], rng=g)
+    whole = m.aggregate(ldp.Reports.concat([a, b]))
+    assert m.aggregate(a) + m.aggregate(b) == whole
+    assert whole.counts.size == m.groups * m.n_hashes * m.g
+    e1, e2 = m.estimate_heavy_hitters(whole), m.estimate_heavy_hitters(m.aggregate(a) + m.aggregate(b))
+    assert e1.items == e2.items
+
+
+def test_spec_round_trip_and_defaults():
+    m = ldp.PEM(4.0, item_type="uint")
+    assert (m.item_bits, m.top_k, m.groups, m.prefix_lengths[0], m.prefix_lengths[-1]) == (64, 20, 15, 10, 64)
+    assert m.g == 56 and m.n_hashes == 1024 and m.n_cells == 15 * 1024 * 56
+    assert ldp.PEM(20.0, item_bits=16, top_k=5, item_type="uint").n_hashes == 16  # 3 groups · 16 · 65536 <= 2**22 counts
+    assert ldp.from_spec(m.spec) == m
+    t = ldp.TreeHist(4.0, item_bits=32, top_k=4, item_type="uint")
+    assert t.prefix_lengths == tuple(range(4, 33)) and ldp.from_spec(t.spec) == t
+    assert Fraction(1) == sum(t.plan.group_probability(j) for j in range(t.groups))
+
+
+# -- items of every type ------------------------------------------------------------------------------------
+
+def test_string_items_round_trip_and_planted_words_are_recovered():
+    """str items (the default): encoded to 64-bit words, found at ε = 4, decoded back to str in rank order."""
+    rng = np.random.default_rng(31)
+    words = ["the", "of", "and", "to", "in", "naïve", "zürich"]
+    shares = np.array([0.16, 0.12, 0.1, 0.08, 0.07, 0.06, 0.05])
+    letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", np.uint8)  # a tail of random 8-letter words
+    tail = [bytes(r).decode() for r in letters[rng.integers(0, 26, (300_000, 8))]]
+    which = rng.choice(8, 300_000, p=np.append(shares, 1 - shares.sum()))
+    items = [words[w] if w < 7 else tail[i] for i, w in enumerate(which)]
+    m = ldp.PEM(4.0, top_k=7)
+    assert m.item_type == "str" and m.item_bits == 64
+    est = m.estimate_heavy_hitters(m.privatize(items, rng=32))
+    assert set(est.items) == set(words) and all(isinstance(v, str) for v in est.items)
+    truth = dict(zip(words, shares))
+    z = [(f - truth[v]) / se for v, f, se in zip(est.items, est.frequencies, est.standard_errors)]
+    assert np.all(np.abs(z) < 4), z
+    assert est.provenance["method"] == "pem"
+
+
+def test_long_strings_are_truncated_with_a_count_and_bytes_decode_to_bytes():
+    m = ldp.PEM(8.0, item_bits=16, top_k=1)
+    with pytest.warns(ldp.TruncationWarning, match="4000 item"):
+        r = m.privatize(["abc", "ab", "abd"] * 2000, rng=0)
+    assert m.estimate_heavy_hitters(r).items == ("ab",)
+    with pytest.raises(ValueError, match="longer"):
+        m.privatize(["abc"], truncate=False, rng=0)
+    b = ldp.TreeHist(8.0, item_bits=16, top_k=1, item_type="bytes")
+    assert b.estimate_heavy_hitters(b.privatize([b"\x00\x01", b"\xff"] * 3000, rng=0)).items in ((b"\x00\x01",),
+                                                                                              (b"\xff",))
+
+
+def test_items_of_another_type_are_refused_before_any_draw(monkeypatch):
+    from ldpnum import _random
+
+    monkeypatch.setattr(_random.WordSource, "draw", lambda self, n: pytest.fail("words drawn for a bad input"))
+    with pytest.raises(TypeError, match="item_type='uint'"):
+        ldp.PEM(2.0).privatize(np.array([1, 2], np.uint64), rng=0)
+    with pytest.raises(TypeError, match="item_type='str'"):
+        ldp.PEM(2.0, item_type="uint").privatize(["a", "b"], rng=0)
+    with pytest.raises(TypeError, match="item_type='str'"):
+        ldp.PEM(2.0, item_bits=12, item_type="uint").privatize(["a", "b"], rng=0)
+    with pytest.raises(TypeError, match="one type"):
+        ldp.PEM(2.0).privatize(["a", b"b"], rng=0)
+    with pytest.raises(ValueError, match="multiple of 8"):
+        ldp.PEM(2.0, item_bits=12)
