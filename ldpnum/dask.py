@@ -416,6 +416,10 @@ class DaskFrameAccessor:
         """:class:`~ldpnum.FrequencyEstimate` of ``column`` (frequency oracles)."""
         return _estimate(self._obj, column, spec, "estimate_frequencies", **kwargs)
 
+    def heavy_hitters(self, column, *, spec=None, **kwargs):
+        """:class:`~ldpnum.HeavyHittersEstimate` of ``column`` (PEM, TreeHist reports)."""
+        return _estimate(self._obj, column, spec, "estimate_heavy_hitters", **kwargs)
+
     def quantile(self, column, q=0.5, *, spec=None, **kwargs):
         """Estimated quantile(s) of ``column``: a float for a scalar ``q``, else a Series indexed by ``q``
         (as the pandas accessor). From the range tree (hierarchical histograms) or the estimated
@@ -487,6 +491,10 @@ class DaskSeriesAccessor:
     def estimate_frequencies(self, spec=None, **kwargs):
         """:class:`~ldpnum.FrequencyEstimate` (frequency oracles)."""
         return _estimate(self._obj, None, spec, "estimate_frequencies", **kwargs)
+
+    def heavy_hitters(self, spec=None, **kwargs):
+        """:class:`~ldpnum.HeavyHittersEstimate` (PEM, TreeHist reports)."""
+        return _estimate(self._obj, None, spec, "estimate_heavy_hitters", **kwargs)
 
     def quantile(self, q=0.5, *, spec=None, **kwargs):
         """Estimated quantile(s); see :meth:`DaskFrameAccessor.quantile`."""

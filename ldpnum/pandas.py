@@ -77,6 +77,7 @@ from ._frame import (ATTRS_KEY, add_digests, attach_specs, check_codes, codes_di
                      frame_info, histogram_digest, spec_for)
 from ._random import MAX_ASSIGNED, assign_columns, child_rng, resolve_rng
 from ._results import DistributionEstimate, FrequencyEstimate, MeanEstimate, named
+from .heavy import HeavyHittersEstimate
 from ._typing import ArrayLike, SeedLike
 from ._validation import check_choice, dtype_hint
 from .exceptions import BudgetWarning
@@ -123,6 +124,13 @@ def _is_real(dtype):
     """Integer or float dtypes (NumPy, nullable or Arrow-backed): values or report codes."""
     return (pd.api.types.is_numeric_dtype(dtype) and getattr(dtype, "kind", "O") in "iuf"
             and not isinstance(dtype, pd.CategoricalDtype))
+
+
+def _is_text(dtype):
+    """String or object dtypes: items (words, URLs, ids as text) for the heavy-hitter mechanisms."""
+    if isinstance(dtype, pd.CategoricalDtype):
+        return False  # categories: privatize their codes with a frequency oracle (the hint says so)
+    return isinstance(dtype, pd.StringDtype) or getattr(dtype, "kind", "") in "OSU"
 
 
 def _check_rng(rng):
@@ -550,13 +558,16 @@ def _queryable(mech, agg, kw):
 
 
 def _what(mech):
+    if hasattr(mech, "estimate_heavy_hitters"):
+        return "heavy hitters"
     return "frequencies" if hasattr(mech, "estimate_frequencies") else "means"
 
 
 def _need(mech, method):
     if not hasattr(mech, method):
         kinds = {"estimate_mean": "means", "estimate_distribution": "distributions",
-                 "estimate_ranges": "range trees", "estimate_frequencies": "category frequencies"}
+                 "estimate_ranges": "range trees", "estimate_frequencies": "category frequencies",
+                 "estimate_heavy_hitters": "heavy hitters"}
         have = [kinds[k] for k in kinds if hasattr(mech, k)]
         raise TypeError(f"{type(mech).__name__} reports do not estimate {kinds[method]} (they estimate "
                         f"{' and '.join(have)})")
@@ -596,8 +607,8 @@ def describe_aggregates(aggregates, *, level=0.95):
     rows, index = [], []
     for name, agg in aggregates.items():
         mech = _mechanism(agg.spec)
-        if hasattr(mech, "estimate_frequencies"):
-            continue
+        if hasattr(mech, "estimate_frequencies") or hasattr(mech, "estimate_heavy_hitters"):
+            continue  # categories and items, not numbers
         row = {"mechanism": agg.spec.mechanism, "epsilon": agg.spec.epsilon, "n_reports": agg.n_reports}
         est = None
         if hasattr(mech, "estimate_ranges") or hasattr(mech, "estimate_distribution"):
@@ -655,10 +666,10 @@ class SeriesAccessor:
     @staticmethod
     def _validate(obj):
         dtype = obj.dtype
-        if not (_is_real(dtype) or pd.api.types.is_bool_dtype(dtype)):
-            raise AttributeError(f"the .ldp accessor works on Series of real numbers or bools (values) and of "
-                                 f"integer codes (reports); {_subject(obj.name)} has dtype {dtype}: "
-                                 f"{dtype_hint(dtype)}")
+        if not (_is_real(dtype) or pd.api.types.is_bool_dtype(dtype) or _is_text(dtype)):
+            raise AttributeError(f"the .ldp accessor works on Series of real numbers or bools (values), of "
+                                 f"text items (heavy hitters) and of integer codes (reports); "
+                                 f"{_subject(obj.name)} has dtype {dtype}: {dtype_hint(dtype)}")
 
     # -- privatizing
     def privatize(self, mechanism: Mechanism, *, rng: SeedLike = None, nan_policy: str = "raise",
@@ -717,6 +728,22 @@ class SeriesAccessor:
         """:class:`~ldpnum.FrequencyEstimate` of the categories (frequency oracles)."""
         mech, agg = self._mech_agg(spec)
         return named(_need(mech, "estimate_frequencies")(agg, **kwargs), self._obj.name)
+
+    def heavy_hitters(self, spec: Spec | None = None, **kwargs: Any) -> "HeavyHittersEstimate":
+        """:class:`~ldpnum.HeavyHittersEstimate`: the most frequent items (PEM, TreeHist reports);
+        ``kwargs`` go to ``estimate_heavy_hitters`` (e.g. ``top_k``).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, ldpnum as ldp
+        >>> words = pd.Series(np.random.default_rng(0).choice(["the", "of", "and", "to"], 50_000,
+        ...                                                   p=[0.4, 0.3, 0.2, 0.1]), name="word")
+        >>> reports = words.ldp.privatize(ldp.PEM(epsilon=4.0, top_k=2), rng=0)
+        >>> reports.ldp.heavy_hitters().items
+        ('the', 'of')
+        """
+        mech, agg = self._mech_agg(spec)
+        return named(_need(mech, "estimate_heavy_hitters")(agg, **kwargs), self._obj.name)
 
     def quantile(self, q: ArrayLike = 0.5, *, spec: Spec | None = None, **kwargs: Any) -> Any:
         """Estimated quantile(s), like :meth:`pandas.Series.quantile`.

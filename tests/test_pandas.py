@@ -145,8 +145,9 @@ def test_empty_frame():
 # -- bad input ------------------------------------------------------------------------------------------
 
 def test_accessor_missing_for_unsuitable_objects():
-    with pytest.raises(AttributeError, match="dtype str"):
-        pd.Series(["a", "b"]).ldp
+    # text columns have the accessor (items for heavy hitters); numeric mechanisms refuse them
+    with pytest.raises(TypeError, match="dtype str: it must hold real numbers.*pd.to_numeric"):
+        pd.Series(["a", "b"]).ldp.privatize(SW)
     assert not hasattr(pd.Series(pd.to_datetime(["2024-01-01"])), "ldp")
     assert not hasattr(pd.Series(["x"], dtype="category"), "ldp")
     dup = pd.DataFrame([[1.0, 2.0]], columns=["a", "a"])
@@ -155,8 +156,17 @@ def test_accessor_missing_for_unsuitable_objects():
     assert hasattr(pd.Series([True]), "ldp") and hasattr(pd.Series([1], dtype="Int64"), "ldp")
 
 
+@pytest.mark.parametrize("values, dtype, hint", [(["1", "2"], None, "pd.to_numeric"),
+                                                 ([1, "a"], "object", "pd.to_numeric")])
+def test_numeric_mechanisms_refuse_text_columns_with_the_conversion_hint(values, dtype, hint):
+    s = pd.Series(values, dtype=dtype, name="when")
+    for call in (lambda: s.ldp.privatize(SW), lambda: s.to_frame().ldp.privatize({"when": SW})):
+        with pytest.raises(TypeError, match=re.escape(f"column 'when' has dtype {s.dtype}: ")) as exc:
+            call()
+        assert hint in str(exc.value)
+
+
 @pytest.mark.parametrize("values, dtype, hint", [
-    (["1", "2"], None, "pd.to_numeric"), ([1, "a"], "object", "pd.to_numeric"),
     (pd.to_datetime(["2024-01-01"]), None, "minutes since a public origin"),
     (pd.to_timedelta([1], unit="s"), None, "total_seconds"), ([1 + 1j], "complex128", "two columns"),
     (["x"], "category", "s.cat.codes")])

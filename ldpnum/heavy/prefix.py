@@ -37,6 +37,8 @@ USENIX Security 2017.
 import numbers
 from fractions import Fraction
 
+from typing import Any
+
 import numpy as np
 
 from .._kernels import client_prefix as kernels
@@ -252,6 +254,7 @@ class _PrefixProtocol(Mechanism):
 
     # -- client side -----------------------------------------------------------------------------------
     def prepare_values(self, x: ArrayLike, *, name: str | None = None,  # type: ignore[override]
+                       nan_policy: str = "raise", fill_value: Any = None,
                        truncate: bool = True) -> NDArray[np.uint64]:
         """Validate and encode one column of items, without drawing anything.
 
@@ -262,6 +265,11 @@ class _PrefixProtocol(Mechanism):
         C-contiguous uint64 words.
         """
         label = "x" if name is None else str(name)
+        if nan_policy != "raise" or fill_value is not None:
+            raise ValueError(f"{label}: missing items cannot be imputed (nan_policy={nan_policy!r}, fill_value="
+                             f"{fill_value!r}): a public fill item would be counted as a heavy hitter; remove the "
+                             "missing rows before privatizing")
+
         def mismatch(item_type):
             return TypeError(f"{label} holds {item_type} items but this {type(self).__name__} was built for "
                              f"{self._item_type} items; pass item_type={item_type!r} to the constructor")

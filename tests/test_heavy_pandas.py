@@ -1,0 +1,70 @@
+"""Heavy hitters through the pandas accessor, Parquet files, Dask partitions and the engines."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ldpnum as ldp
+
+WORDS = np.array(["the", "of", "and", "to", "in", "is", "you", "that", "it", "he"])
+P = np.array([0.22, 0.16, 0.13, 0.11, 0.09, 0.08, 0.07, 0.06, 0.05, 0.03])
+
+
+@pytest.fixture(scope="module")
+def frame():
+    g = np.random.default_rng(0)
+    return pd.DataFrame({"word": g.choice(WORDS, 60_000, p=P), "x": g.uniform(0, 1, 60_000)})
+
+
+def test_string_column_with_pem_and_a_numeric_column(frame):
+    pem = ldp.PEM(8.0, top_k=5)
+    r = frame.ldp.privatize({"word": pem, "x": ldp.SquareWave(1.0, (0, 1))}, rng=0, strategy="one-column-per-row")
+    est = r["word"].ldp.heavy_hitters()
+    assert est.items == tuple(WORDS[:5]) and est.name == "word"
+    n = int(r["word"].notna().sum())
+    truth = pd.Series(frame["word"].to_numpy()[r["word"].notna().to_numpy()]).value_counts(normalize=True)
+    z = (est.frequencies - truth[list(est.items)].to_numpy()) / est.standard_errors
+    assert np.all(np.abs(z) < 5), z  # within the stated standard errors (5 sigma: no flake at 5 items)
+    assert est.n_reports == n
+    assert list(r.ldp.describe().index) == ["x"]  # items are not described as numbers
+    with pytest.raises(TypeError, match="do not estimate means .*heavy hitters"):
+        r["word"].ldp.estimate_mean()
+    with pytest.raises(TypeError, match="do not estimate heavy hitters"):
+        r["x"].ldp.heavy_hitters()
+
+
+def test_parquet_round_trip_and_digest(tmp_path, frame):
+    pytest.importorskip("pyarrow")
+    r = frame[["word"]].ldp.privatize({"word": ldp.PEM(4.0, top_k=3)}, rng=1)
+    r.to_parquet(tmp_path / "r.parquet")
+    back = pd.read_parquet(tmp_path / "r.parquet")
+    assert back["word"].ldp.heavy_hitters() == r["word"].ldp.heavy_hitters()
+    from ldpnum._frame import ReportsChangedError
+    with pytest.raises(ReportsChangedError):
+        back["word"].iloc[:-10].ldp.heavy_hitters()
+
+
+def test_missing_items_are_refused_not_imputed():
+    s = pd.Series(["a", None, "b"], name="word")
+    with pytest.raises(ValueError, match="missing"):
+        s.ldp.privatize(ldp.PEM(4.0))
+    with pytest.raises(ValueError, match="cannot be imputed"):
+        s.ldp.privatize(ldp.PEM(4.0), nan_policy="impute", fill_value="x")
+
+
+def test_dask_partitions_merge_exactly(frame):
+    dd = pytest.importorskip("dask.dataframe")
+    import ldpnum.dask  # noqa: F401
+    from ldpnum._random import child_rng
+    from ldpnum.pandas import privatize_frame
+
+    pem = ldp.PEM(8.0, top_k=4)
+    ddf = dd.from_pandas(frame[["word"]], npartitions=3)
+    reports = ddf.ldp.privatize({"word": pem}, rng=5)
+    agg = reports.ldp.aggregate("word").compute(scheduler="sync")
+    parts = [ddf.get_partition(i).compute() for i in range(3)]
+    expected = sum(privatize_frame(p, {"word": pem}, rng=child_rng(5, i))["word"].ldp.aggregate()
+                   for i, p in enumerate(parts))
+    assert agg == expected and agg.n_reports == len(frame)
+    est = reports.ldp.heavy_hitters("word")
+    assert est.items == tuple(WORDS[:4])
