@@ -1170,8 +1170,8 @@ HEAVY_METHODS = ("pem", "treehist")
 
 class _ItemSource(_Source):
     """A :class:`_Source` whose CSV item column is read as text (``str``), binary (``bytes``) or uint64
-    (``uint``), never type-inferred (a column of zip codes stays strings), with only an empty cell missing
-    (``NA`` or ``null`` are items like any other)."""
+    (``uint``), never type-inferred (a column of zip codes stays strings), with only an empty cell (``,,`` or
+    ``,"",``, as pandas writes a missing value) missing: ``NA`` or ``null`` are items like any other."""
 
     def __init__(self, path, batch_size, delimiter=None, *, column=None, item_type="str"):
         self._item_column = column
@@ -1187,8 +1187,7 @@ class _ItemSource(_Source):
         arrow_type = {"str": pa.string(), "bytes": pa.binary(), "uint": pa.uint64()}[self._item_type]
         types = {} if columns is None else {c: arrow_type for c in columns}
         convert = pcsv.ConvertOptions(include_columns=list(columns) if columns is not None else None,
-                                      column_types=types, null_values=[""], strings_can_be_null=True,
-                                      quoted_strings_can_be_null=False)
+                                      column_types=types, null_values=[""], strings_can_be_null=True)
         try:
             return pcsv.open_csv(self.path, read_options=pcsv.ReadOptions(block_size=CSV_BLOCK,
                                                                           use_threads=CSV_THREADS),
