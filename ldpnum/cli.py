@@ -1,6 +1,6 @@
-"""Command line of ldpnum: ``ldpnum privatize``, ``ldpnum estimate`` and ``ldpnum demo``.
+"""Command line of ldpnum: ``ldpnum privatize``, ``estimate``, ``heavy-hitters`` and ``demo``.
 
-Both file commands stream: the input is read in batches of ``--batch-size`` rows and never held whole, so
+The file commands stream: the input is read in batches of ``--batch-size`` rows and never held whole, so
 files larger than memory work.
 
 ``ldpnum privatize IN OUT --column C --mechanism sw --epsilon 1 --bounds LO HI [--rng N]``
@@ -31,7 +31,18 @@ is a reproducible simulation: privatized column ``i`` (in the order of the ``--c
 from the sub-stream ``ldpnum._random.child_rng(N, i)``, one generator shared by all batches, so the output
 does not depend on ``--batch-size``.
 
-The same streaming is available from Python: :func:`privatize_file` and :func:`aggregate_file`.
+``ldpnum heavy-hitters IN --column C --epsilon E [--top-k K] [--method pem|treehist] [--json]``
+    A one-round simulation of a heavy-hitter collection (:class:`~ldpnum.PEM` or :class:`~ldpnum.TreeHist`)
+    on a text (``--item-type str``, default), binary or integer-id column: every value is one person's item.
+    The column is read in batches, each batch randomized and counted into the mechanism's mergeable
+    aggregate (memory holds one batch and one aggregate, never the column), then the top ``K`` items are
+    estimated once and printed with their estimated shares, CI half-widths and counts. Missing values
+    (an empty CSV cell) are an error, never imputed; items longer than ``--item-bits / 8`` bytes are cut,
+    with one warning that counts them. ``--rng N`` draws from the one stream ``child_rng(N, 0)`` across
+    batches, so the result does not depend on ``--batch-size``.
+
+The same streaming is available from Python: :func:`privatize_file`, :func:`aggregate_file` and
+:func:`heavy_hitters_file`.
 
 Examples
 --------
@@ -41,6 +52,7 @@ Examples
           --bounds 0 1440 --column distance --mechanism piecewise --epsilon 1 --bounds 0 5000 --keep month
     $ ldpnum estimate reports.parquet --column dep_time --what mean quantiles --plot dep_time.png
     $ ldpnum estimate reports.parquet --column dep_time --what range --range 360 540 --json
+    $ ldpnum heavy-hitters queries.parquet --column query --epsilon 4 --top-k 20
 """
 
 import argparse
@@ -1385,8 +1397,12 @@ def _print_heavy(est, args, info, file):
 
 
 def _heavy_label(item):
+    """An item as printed in the table: a str with unprintable characters (NUL padding or control bytes of a
+    noisy candidate) escaped as its repr, so every row stays on one line."""
     from .heavy._result import _label
 
+    if isinstance(item, str) and not item.isprintable():
+        item = repr(item)
     return _label(item)
 
 
