@@ -1,6 +1,6 @@
-"""Command line of ldpnum: ``ldpnum privatize``, ``ldpnum estimate`` and ``ldpnum demo``.
+"""Command line of ldpnum: ``ldpnum privatize``, ``estimate``, ``heavy-hitters`` and ``demo``.
 
-Both file commands stream: the input is read in batches of ``--batch-size`` rows and never held whole, so
+The file commands stream: the input is read in batches of ``--batch-size`` rows and never held whole, so
 files larger than memory work.
 
 ``ldpnum privatize IN OUT --column C --mechanism sw --epsilon 1 --bounds LO HI [--rng N]``
@@ -31,7 +31,18 @@ is a reproducible simulation: privatized column ``i`` (in the order of the ``--c
 from the sub-stream ``ldpnum._random.child_rng(N, i)``, one generator shared by all batches, so the output
 does not depend on ``--batch-size``.
 
-The same streaming is available from Python: :func:`privatize_file` and :func:`aggregate_file`.
+``ldpnum heavy-hitters IN --column C --epsilon E [--top-k K] [--method pem|treehist] [--json]``
+    A one-round simulation of a heavy-hitter collection (:class:`~ldpnum.PEM` or :class:`~ldpnum.TreeHist`)
+    on a text (``--item-type str``, default), binary or integer-id column: every value is one person's item.
+    The column is read in batches, each batch randomized and counted into the mechanism's mergeable
+    aggregate (memory holds one batch and one aggregate, never the column), then the top ``K`` items are
+    estimated once and printed with their estimated shares, CI half-widths and counts. Missing values
+    (an empty CSV cell) are an error, never imputed; items longer than ``--item-bits / 8`` bytes are cut,
+    with one warning that counts them. ``--rng N`` draws from the one stream ``child_rng(N, 0)`` across
+    batches, so the result does not depend on ``--batch-size``.
+
+The same streaming is available from Python: :func:`privatize_file`, :func:`aggregate_file` and
+:func:`heavy_hitters_file`.
 
 Examples
 --------
@@ -41,6 +52,7 @@ Examples
           --bounds 0 1440 --column distance --mechanism piecewise --epsilon 1 --bounds 0 5000 --keep month
     $ ldpnum estimate reports.parquet --column dep_time --what mean quantiles --plot dep_time.png
     $ ldpnum estimate reports.parquet --column dep_time --what range --range 360 540 --json
+    $ ldpnum heavy-hitters queries.parquet --column query --epsilon 4 --top-k 20
 """
 
 import argparse
@@ -50,7 +62,8 @@ import os
 import sys
 import warnings
 
-__all__ = ["main", "main_exit", "privatize_file", "aggregate_file", "make_mechanism", "MECHANISM_ALIASES"]
+__all__ = ["main", "main_exit", "privatize_file", "aggregate_file", "heavy_hitters_file", "make_mechanism",
+           "MECHANISM_ALIASES"]
 
 #: Rows read, randomized and written per step (about 2 MB of uint16 codes per column).
 DEFAULT_BATCH_SIZE = 1 << 20
@@ -1161,6 +1174,278 @@ def _explicit_spec(args):
     return None
 
 
+# -- heavy hitters -----------------------------------------------------------------------------------------
+
+#: Heavy-hitter protocols of ``ldpnum heavy-hitters --method``.
+HEAVY_METHODS = ("pem", "treehist")
+
+
+class _ItemSource(_Source):
+    """A :class:`_Source` whose CSV item column is read as text (``str``), binary (``bytes``) or uint64
+    (``uint``), never type-inferred (a column of zip codes stays strings), with only an empty cell (``,,`` or
+    ``,"",``, as pandas writes a missing value) missing: ``NA`` or ``null`` are items like any other."""
+
+    def __init__(self, path, batch_size, delimiter=None, *, column=None, item_type="str"):
+        self._item_column = column
+        self._item_type = item_type
+        super().__init__(path, batch_size, delimiter)
+
+    def _csv_reader(self, columns, numeric=()):
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+
+        name = self.path.lower()
+        delimiter = self.delimiter or ("\t" if any(name.endswith(".tsv" + c) for c in ("",) + _COMPRESSED) else ",")
+        arrow_type = {"str": pa.string(), "bytes": pa.binary(), "uint": pa.uint64()}[self._item_type]
+        types = {} if columns is None else {c: arrow_type for c in columns}
+        convert = pcsv.ConvertOptions(include_columns=list(columns) if columns is not None else None,
+                                      column_types=types, null_values=[""], strings_can_be_null=True)
+        try:
+            return pcsv.open_csv(self.path, read_options=pcsv.ReadOptions(block_size=CSV_BLOCK,
+                                                                          use_threads=CSV_THREADS),
+                                 parse_options=pcsv.ParseOptions(delimiter=delimiter, ignore_empty_lines=False),
+                                 convert_options=convert)
+        except Exception as exc:
+            raise CLIError(f"cannot read {self.path!r} as CSV: {self._explain(exc)}") from None
+
+    def _explain(self, exc):
+        text = super()._explain(exc)
+        if "conversion error" in text and self._item_type == "uint":
+            text += "; --item-type uint needs non-negative integers below 2**64 (use --item-type str for text)"
+        return text
+
+
+def _heavy_mechanism(args):
+    """The heavy-hitter protocol of the command line, every argument checked (nothing read yet)."""
+    from .heavy import PEM, TreeHist
+
+    if not 1 <= args.item_bits <= 64:
+        raise CLIError(f"--item-bits must lie in [1, 64]; got {args.item_bits}")
+    if args.item_type in ("str", "bytes") and args.item_bits % 8:
+        raise CLIError(f"--item-type {args.item_type} needs --item-bits a multiple of 8 (whole bytes); got "
+                       f"{args.item_bits}")
+    if args.top_k < 1:
+        raise CLIError(f"--top-k must be at least 1; got {args.top_k}")
+    cls = {"pem": PEM, "treehist": TreeHist}[args.method]
+    try:
+        return cls(args.epsilon, item_bits=args.item_bits, top_k=args.top_k, item_type=args.item_type)
+    except (TypeError, ValueError) as exc:
+        text = _one_line(exc)
+        if text.startswith("epsilon"):
+            text = "--" + text
+        raise CLIError(text) from None
+
+
+def _item_array(array, item_type):
+    """One batch of an item column (Arrow) as what :func:`ldpnum.heavy.encode_items` takes."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    if item_type == "uint":
+        return np.asarray(array.to_numpy(zero_copy_only=False))
+    if item_type == "str" and pa.types.is_large_string(array.type):
+        array = pc.cast(array, pa.string())
+    return array.to_numpy(zero_copy_only=False)
+
+
+def _check_item_column(src, column, item_type):
+    """The Parquet column's type agrees with ``--item-type`` (CSV columns are read as that type)."""
+    import pyarrow.types as pat
+
+    if src.kind != "parquet":
+        return
+    t = src.schema.field(column).type
+    value = t.value_type if pat.is_dictionary(t) else t
+    ok = {"str": pat.is_string(value) or pat.is_large_string(value),
+          "bytes": pat.is_binary(value) or pat.is_large_binary(value) or pat.is_fixed_size_binary(value),
+          "uint": pat.is_integer(value)}[item_type]
+    if not ok:
+        hint = {"str": "text", "bytes": "binary values", "uint": "integers"}[item_type]
+        other = ("str" if pat.is_string(value) or pat.is_large_string(value) else
+                 "uint" if pat.is_integer(value) else "bytes" if pat.is_binary(value) else None)
+        suggest = f"; pass --item-type {other}" if other else ""
+        raise CLIError(f"column {column!r} of {src.path!r} holds {t} values, not {hint} as --item-type "
+                       f"{item_type} needs{suggest}")
+
+
+def heavy_hitters_file(path, column, mechanism, *, rng=None, batch_size=DEFAULT_BATCH_SIZE, delimiter=None,
+                       top_k=None, progress=False):
+    """Simulate a one-round heavy-hitter collection on one column of a CSV or Parquet file.
+
+    Every value of ``column`` is one person's item. The column is read in batches; each batch is randomized
+    by ``mechanism`` (:class:`~ldpnum.PEM` or :class:`~ldpnum.TreeHist`) and counted into the mechanism's
+    mergeable :class:`~ldpnum.Aggregate`, so memory holds one batch and one aggregate, never the column.
+
+    Parameters
+    ----------
+    path : str or path
+        CSV/TSV (``.csv``, ``.tsv``, optionally compressed) or Parquet (``.parquet``, ``.pq``) file.
+    column : str
+        The item column: text for ``item_type="str"``, binary for ``"bytes"``, integers for ``"uint"``
+        (a CSV column is read as that type; only an empty cell is missing).
+    mechanism : PEM or TreeHist
+    rng : None or int, optional
+        None (default): secure randomness. An int seed: reproducible simulation drawing from the stream
+        ``child_rng(rng, 0)``, one generator shared by all batches, so the reports (and the result) are those
+        of ``mechanism.privatize(whole_column, rng=numpy.random.default_rng(child_rng(rng, 0)))`` whatever
+        ``batch_size`` (the same stream ``privatize_file`` gives its first column).
+    batch_size : int, optional
+        Rows per step.
+    delimiter : str, optional
+        Field delimiter of a CSV input.
+    top_k : int, optional
+        Heavy hitters returned (default: the mechanism's ``top_k``).
+    progress : bool, optional
+        Show a tqdm progress bar on stderr.
+
+    Returns
+    -------
+    (HeavyHittersEstimate, dict)
+        The estimate, and ``{"rows": n, "truncated": count, "first_truncated": row or None}``.
+
+    Raises
+    ------
+    CLIError
+        A missing file or column, a column of the wrong type, missing values (counted over the whole file,
+        with the first row; items are never imputed), items the mechanism refuses (negative or too wide
+        integers, mixed types). Nothing is estimated then.
+    """
+    import numpy as np
+
+    from ._random import child_rng
+    from .exceptions import TruncationWarning
+
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
+    if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1):
+        raise CLIError(f"--delimiter must be one character; got {delimiter!r}")
+    src = _ItemSource(path, batch_size, delimiter, column=column, item_type=mechanism.item_type)
+    src.check_columns([column])
+    _check_item_column(src, column, mechanism.item_type)
+    # One stream shared by all batches: words are drawn in row order, so the result does not depend on
+    # the batch size.
+    stream = None if rng is None else np.random.default_rng(child_rng(rng, 0))
+    agg = mechanism.empty_aggregate()
+    truncated, first_truncated, rows = 0, None, 0
+    where = "0-based" + (", header excluded" if src.kind == "csv" else "")
+    bar = _progress(progress, src.num_rows, "heavy-hitters")
+    try:
+        batches = src.batches([column])
+        for start, batch in batches:
+            array = batch.column(column)
+            n = len(array)
+            if array.null_count:
+                import pyarrow.compute as pc
+
+                first = start + int(np.argmax(pc.is_null(array).to_numpy(zero_copy_only=False)))
+                count = array.null_count + sum(b.column(column).null_count for _, b in batches)
+                raise CLIError(f"column {column!r} has {count} missing value(s), first at row {first} ({where}); "
+                               "heavy-hitter items are never imputed: remove those rows first")
+            try:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always", TruncationWarning)
+                    values = mechanism.prepare_values(_item_array(array, mechanism.item_type),
+                                                      name=f"column {column!r}")
+            except (TypeError, ValueError) as exc:
+                raise CLIError(f"column {column!r}, rows {start}..{start + n - 1} (indices count from row "
+                               f"{start}): {_one_line(exc)}") from None
+            for w in caught:
+                if issubclass(w.category, TruncationWarning):
+                    if first_truncated is None:
+                        first_truncated = start + w.message.first_index
+                    truncated += w.message.count
+                else:  # pragma: no cover - no other warning is expected here
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            agg = agg + mechanism.aggregate(mechanism._randomize(values, stream))
+            rows += n
+            if bar is not None:
+                bar.update(n)
+    finally:
+        if bar is not None:
+            bar.close()
+    if rows == 0:
+        raise CLIError(f"column {column!r} of {src.path!r} has no rows: nothing to estimate")
+    est = mechanism.estimate_heavy_hitters(agg, top_k=top_k)
+    return est, {"rows": rows, "truncated": truncated, "first_truncated": first_truncated}
+
+
+def _json_item(item):
+    return item.hex() if isinstance(item, bytes) else item
+
+
+def _print_heavy(est, args, info, file):
+    spec = est.spec
+    mode = (f"a seeded simulation (rng={args.rng}): anyone with the seed can undo the noise"
+            if args.rng is not None else "secure randomness")
+    print(f"{args.column}: {est.n_reports:,} reports; {spec}", file=file)
+    print(f"one-round {args.method} simulation at epsilon = {spec.epsilon:g}, {mode}", file=file)
+    ci = est.confidence_interval(args.level)
+    counts = est.counts
+    width = max([len("item")] + [len(_heavy_label(v)) for v in est.items])
+    print(f"{'rank':>4}  {'item':<{width}}  {'share':>8}  {'±':>8}  {'count':>12}", file=file)
+    for r, item in enumerate(est.items):
+        half = (ci.high[r] - ci.low[r]) / 2
+        print(f"{r + 1:>4}  {_heavy_label(item):<{width}}  {est.frequencies[r]:>8.4f}  {half:>8.4f}  "
+              f"{counts[r]:>12,.0f}", file=file)
+    print(f"(share: estimated fraction of the {est.n_reports:,} people; ± half-width of the {100 * args.level:g}% "
+          "CI)", file=file)
+
+
+def _heavy_label(item):
+    """An item as printed in the table: a str with unprintable characters (NUL padding or control bytes of a
+    noisy candidate) escaped as its repr, so every row stays on one line."""
+    from .heavy._result import _label
+
+    if isinstance(item, str) and not item.isprintable():
+        item = repr(item)
+    return _label(item)
+
+
+def _cmd_heavy_hitters(args):
+    _require_pyarrow()
+    mech = _heavy_mechanism(args)
+    delimiter = None if args.delimiter is None else args.delimiter.replace("\\t", "\t")
+    est, info = heavy_hitters_file(args.input, args.column, mech, rng=args.rng, batch_size=args.batch_size,
+                                   delimiter=delimiter, progress=args.progress)
+    if info["truncated"]:
+        nbytes = mech.item_bits // 8
+        print(f"ldpnum: warning: column {args.column!r}: {info['truncated']:,} item(s) longer than {nbytes} bytes "
+              f"(--item-bits {mech.item_bits}) were truncated to their first {nbytes} bytes, first at row "
+              f"{info['first_truncated']}; they are counted with every item sharing that prefix", file=sys.stderr)
+    if args.json:
+        ci = est.confidence_interval(args.level)
+        doc = {"column": args.column, "method": args.method, "spec": est.spec.to_dict(),
+               "n_reports": est.n_reports, "item_type": mech.item_type,
+               "items": [_json_item(v) for v in est.items],
+               "frequencies": est.frequencies.tolist(), "counts": est.counts.tolist(),
+               "standard_errors": est.standard_errors.tolist(),
+               "ci": {"level": args.level, "low": ci.low.tolist(), "high": ci.high.tolist()},
+               "provenance": _json_plain(est.provenance), "n_truncated": info["truncated"],
+               "simulation": args.rng is not None, "rng": args.rng}
+        if mech.item_type == "bytes":
+            doc["item_encoding"] = "hex"
+        print(json.dumps(doc))
+    else:
+        _print_heavy(est, args, info, sys.stdout)
+    return 0
+
+
+def _json_plain(value):
+    """A frozen provenance mapping (tuples, read-only mappings) as plain JSON values."""
+    from collections.abc import Mapping
+
+    if isinstance(value, Mapping):
+        return {str(k): _json_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_plain(v) for v in value]
+    return value
+
+
 # -- argument parsing --------------------------------------------------------------------------------------
 
 def _argument(convert, what, ok, requirement):
@@ -1283,6 +1568,34 @@ def _parser():
     e.add_argument("--batch-size", type=_positive_int, default=DEFAULT_BATCH_SIZE, metavar="N",
                    help=f"rows read per step (default {DEFAULT_BATCH_SIZE}); memory does not grow with the file")
     e.add_argument("--progress", action="store_true", help="show a progress bar (needs tqdm)")
+
+    h = sub.add_parser(
+        "heavy-hitters", help="simulate a one-round heavy-hitter collection (PEM, TreeHist) on a text or id column",
+        description="Read one column of a CSV/Parquet file in batches (every value is one person's item), "
+                    "randomize each item with PEM or TreeHist, add the batches' aggregates and print the most "
+                    "frequent items with their estimated shares. Missing values are an error (never imputed).")
+    h.add_argument("input", metavar="IN", help="input file: .csv/.tsv (optionally .gz, .bz2, .zst) or .parquet/.pq")
+    h.add_argument("--column", "-c", required=True, metavar="C", help="the item column")
+    h.add_argument("--epsilon", "-e", type=float, required=True, metavar="EPS",
+                   help="privacy parameter of each report, in (0, 20]")
+    h.add_argument("--top-k", "-k", type=int, default=20, metavar="K", help="heavy hitters to find (default 20)")
+    h.add_argument("--method", choices=HEAVY_METHODS, default="pem",
+                   help="pem (default; Prefix Extending Method) or treehist (one bit per level)")
+    h.add_argument("--item-bits", type=int, default=64, metavar="B",
+                   help="width of an item in bits, 1..64 (default 64: str/bytes items are cut to their first "
+                        "B/8 bytes, with a warning that counts them)")
+    h.add_argument("--item-type", choices=("str", "bytes", "uint"), default="str",
+                   help="str (default: the column as UTF-8 text), bytes (binary), uint (non-negative integer ids)")
+    h.add_argument("--rng", type=_seed, default=None, metavar="N",
+                   help="seed for a reproducible SIMULATION (anyone with the seed can undo the noise); default: "
+                        "secure randomness")
+    h.add_argument("--level", type=_level, default=0.95, help="confidence level of the CIs (default 0.95)")
+    h.add_argument("--json", action="store_true", help="print the result as JSON (exact floats)")
+    h.add_argument("--batch-size", type=_positive_int, default=DEFAULT_BATCH_SIZE, metavar="N",
+                   help=f"rows per step (default {DEFAULT_BATCH_SIZE}); the result does not depend on it")
+    h.add_argument("--delimiter", default=None, metavar="CHAR",
+                   help="field delimiter of a CSV input (default ',', tab for .tsv)")
+    h.add_argument("--progress", action="store_true", help="show a progress bar (needs tqdm)")
 
     d = sub.add_parser("demo", help="privatize the embedded NYC flights data and compare estimates with the truth")
     d.add_argument("--rng", type=_seed, default=None, help="seed for a reproducible simulation (default: secure)")
@@ -1409,7 +1722,8 @@ def main(argv=None):
     2
     """
     args = _parser().parse_args(_negative_numbers(argv))
-    command = {"privatize": _cmd_privatize, "estimate": _cmd_estimate, "demo": _cmd_demo}[args.command]
+    command = {"privatize": _cmd_privatize, "estimate": _cmd_estimate, "heavy-hitters": _cmd_heavy_hitters,
+               "demo": _cmd_demo}[args.command]
     previous = _terminate_as_interrupt()
     try:
         return command(args)
