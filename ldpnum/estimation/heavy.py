@@ -122,12 +122,16 @@ def _group_estimates(support, n_j, p_star, q_star):
     return freq, se
 
 
-def estimate_prefix_levels(counts, lengths, hash_a, hash_b, g, p_star, q_star, n_candidates, top_k):
+def estimate_prefix_levels(counts, lengths, hash_a, hash_b, g, p_star, q_star, n_candidates, top_k,
+                           admissible=None):
     """The prefix-extending search over ``counts[j, h, y]`` (see the module docstring).
 
     Group 0 estimates all ``2**lengths[0]`` prefixes; each later group estimates the extensions of the
     ``n_candidates`` best prefixes of the group before by its ``lengths[j] - lengths[j-1]`` extra bits; the
-    last group's estimates of full-length items are returned, best ``top_k`` first.
+    last group's estimates of full-length items are returned, best ``top_k`` first. ``admissible(prefixes,
+    length)``, when given, is a boolean mask of the candidates that can be prefixes of real items (e.g. not
+    invalid UTF-8): the others are never kept (post-processing of public candidates; no privacy cost), so
+    noise cannot fill the result with impossible items.
 
     Raises
     ------
@@ -151,6 +155,9 @@ def estimate_prefix_levels(counts, lengths, hash_a, hash_b, g, p_star, q_star, n
         seen.append(int(cands.size))
         support = prefix_supports(counts[j], cands, hash_a, hash_b, g)
         freq, se = _group_estimates(support, float(n_per_group[j]), p_star, q_star)
+        if admissible is not None:
+            ok = np.asarray(admissible(cands, int(lengths[j])), dtype=bool)
+            freq, se, cands = freq[ok], se[ok], cands[ok]
         idx = top_indices(freq, top_k if j == last else n_candidates, cands)
         kept_sizes.append(int(idx.size))
         cands = cands[idx]

@@ -39,7 +39,7 @@ import numpy as np
 from .._checks import is_int, where
 from ..exceptions import TruncationWarning
 
-__all__ = ["ITEM_TYPES", "encode_items", "decode_items", "check_item_bits"]
+__all__ = ["admissible_prefixes", "ITEM_TYPES", "encode_items", "decode_items", "check_item_bits"]
 
 #: The kinds of items heavy-hitter mechanisms accept, as :func:`encode_items` names them.
 ITEM_TYPES = ("str", "bytes", "uint")
@@ -436,4 +436,44 @@ def decode_items(words: object, item_type: str, item_bits: int) -> list:
     for b in raw:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         out.append(decoder.decode(b, final=False))  # an incomplete last character stays in the buffer
+    return out
+
+
+def admissible_prefixes(prefixes: object, length: int, item_type: str, item_bits: int) -> np.ndarray:
+    """Which ``length``-bit prefixes can begin the encoding of a real item of ``item_type``.
+
+    For ``"uint"`` every prefix can. For ``"bytes"`` and ``"str"`` an encoding is the item's bytes followed by
+    zero padding, so a zero byte followed by a non-zero byte never occurs (bytes items ending in zero bytes
+    are not told apart from the padding; strings with NUL are refused); for ``"str"`` the complete bytes must
+    also be valid UTF-8, except for an incomplete character at the end (a truncated string, or a prefix that
+    stops inside a character). Used by the heavy-hitter estimators to drop impossible candidates.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> w, _, _ = encode_items(["ab", "é"], 16)
+    >>> bad = np.array([0x0061], dtype=np.uint64)  # "\\x00a": a zero byte before a non-zero one
+    >>> admissible_prefixes(np.concatenate([w, bad]), 16, "str", 16).tolist()
+    [True, True, False]
+    """
+    prefixes = np.asarray(prefixes, dtype=np.uint64)
+    if item_type == "uint":
+        return np.ones(prefixes.shape, dtype=bool)
+    n_bytes = length // 8
+    out = np.ones(prefixes.shape, dtype=bool)
+    if n_bytes == 0:
+        return out
+    shift = np.uint64(length - 8 * n_bytes)
+    whole = prefixes >> shift  # the complete bytes of each prefix, as an integer of n_bytes bytes
+    for i, value in enumerate(whole.tolist()):
+        raw = int(value).to_bytes(n_bytes, "big")
+        stripped = raw.rstrip(b"\x00")
+        if b"\x00" in stripped:
+            out[i] = False
+        elif item_type == "str":
+            try:
+                stripped.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                # an incomplete character at the very end is a cut, not an error
+                out[i] = exc.reason == "unexpected end of data" and exc.end == len(stripped)
     return out

@@ -53,7 +53,7 @@ from ..mechanisms._base import Mechanism
 from ..mechanisms._plan import TWO48, TWO64, uniform_count
 from ..reports import Reports
 from ._result import HeavyHittersEstimate
-from .items import ITEM_TYPES, check_item_bits, decode_items, encode_items
+from .items import ITEM_TYPES, admissible_prefixes, check_item_bits, decode_items, encode_items
 
 __all__ = ["PEM", "TreeHist", "PrefixPlan", "HASH_FAMILY", "HASH_SEED", "hash_constants"]
 
@@ -336,14 +336,24 @@ class _PrefixProtocol(Mechanism):
         p = self._plan
         counts = np.asarray(agg.counts).reshape(p.n_groups, p.n_hashes, p.g)
         p_star, q_star = p.support_probabilities()
-        levels = estimate_prefix_levels(counts, p.lengths, p.hash_a, p.hash_b, p.g, p_star, q_star,
-                                        max(self._n_candidates, k), k)
+        item_type, item_bits = self._item_type, self._item_bits
+        n_cand = max(self._n_candidates, k)
+        levels = estimate_prefix_levels(counts, p.lengths, p.hash_a, p.hash_b, p.g, p_star, q_star, n_cand, n_cand,
+                                        admissible=lambda c, length: admissible_prefixes(c, length, item_type,
+                                                                                          item_bits))
+        # Encodings that differ only in a character cut at the item width decode to the same text: keep the
+        # best-ranked of each, then the top k.
+        decoded = decode_items(levels.items, item_type, item_bits)
+        first: dict = {}
+        for i, item in enumerate(decoded):
+            first.setdefault(item, i)
+        idx = np.array(sorted(first.values())[:k], dtype=np.intp)
         provenance = {"method": self.name, "groups": p.n_groups, "n_per_group": levels.n_per_group,
                       "prefix_lengths": self.prefix_lengths, "candidates_per_level": levels.candidates_per_level,
                       "kept_per_level": levels.kept_per_level, "n_hashes": p.n_hashes, "g": p.g,
                       "hash": HASH_FAMILY}
-        items = tuple(decode_items(levels.items, self._item_type, self._item_bits))
-        return HeavyHittersEstimate(items, levels.frequencies, levels.standard_errors, agg.n_reports,
+        items = tuple(decoded[i] for i in idx)
+        return HeavyHittersEstimate(items, levels.frequencies[idx], levels.standard_errors[idx], agg.n_reports,
                                     self._epsilon, agg.spec, provenance)
 
 
