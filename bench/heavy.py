@@ -16,9 +16,9 @@ The top 50 is a second ``estimate_heavy_hitters(agg, top_k=50)`` on the same agg
 apart). Accuracy figures are means over the repeats. n = 1e6, and 1e7 for ldpnum alone (at most 2 runs, no
 untimed run, on a second sample drawn with seed ``SEED + 1``).
 
-ldpnum runs on ``bytes`` items, not ``str``: with ``item_type="str"`` a noisy candidate whose last byte starts
-a multi-byte character decodes to the same text as its neighbour, and ``estimate_heavy_hitters`` at
-``top_k=50`` raised "items must be distinct" on this data (the bytes decoding is exact).
+ldpnum runs on ``bytes`` items (each word's UTF-8 bytes), not ``str``, so that every returned item maps back
+exactly to the 64-bit word both libraries are scored on: decoding to ``str`` drops a character cut at the item
+width, which would merge items the truth keeps apart. The encoding (and the cut to 8 bytes) is the same.
 
 pure-ldp 1.2 (in bench/.peers-venv): PEM, TreeHist and Apple's SFP with its Hadamard count-mean sketch, and
 PEM with its plain count-mean sketch (configuration in ``bench/peers/heavy_peers.py``), one run per ε, at n = 1e6 when a pilot projects one run to
