@@ -231,7 +231,9 @@ def markdown(records, repeats=3):
              "rank; MAE@k = mean |estimated − true frequency| of the returned items, in units of 1e-4 (of n). "
              f"Time: privatize + aggregate + top-20 estimate, seconds; ldpnum median of {repeats} runs (secure "
              "randomness, compile excluded; accuracy: mean over the runs), pure-ldp one run. ratio = ldpnum's "
-             "people/s with the same method (SFP: PEM) at the same ε and n = 1e6 over the peer's.", "",
+             "people/s with the same method (SFP: PEM) at the same ε and n = 1e6 over the peer's. \"returned\": "
+             "fewer than 20 items returned (ldpnum: mean over the runs); the missing ones count as misses, and MAE "
+             "covers only the items returned.", "",
              "| library | method | ε | n | P@20 | P@50 | NCR@20 | NCR@50 | MAE@20 | MAE@50 | time s | people/s | "
              "ratio |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     label = {"pem": "PEM", "treehist": "TreeHist", "sfp": "SFP"}
@@ -243,7 +245,7 @@ def markdown(records, repeats=3):
         ratio = r.get("throughput_ratio_same_method") or r.get("throughput_ratio_pem")
         lib = r["library"] if r["library"] == "ldpnum" else f"{r['library']} {r.get('version', '')}"
         mae = [None if r[f"mae@{k}"] is None else r[f"mae@{k}"] * 1e4 for k in KS]
-        extra = "" if r.get("returned@20", 20) == 20 else f", returned {r['returned@20']}"
+        extra = "" if r.get("returned@20", 20) == 20 else f", returned {r['returned@20']:.3g}"
         name = label[r["method"]] if r["library"] == "ldpnum" else peer_label[r["method"]]
         lines.append(f"| {lib} | {name}{extra} | {r['epsilon']:g} | {r['n']:.0e} | "
                      f"{r['precision@20']:.2f} | {r['precision@50']:.2f} | {r['ncr@20']:.2f} | {r['ncr@50']:.2f} | "
