@@ -25,9 +25,12 @@ One run measures, on this machine:
    command line's streaming estimate over a 1e7-row Parquet file with its peak memory (``cli``,
    ``bench/cli_stream.py``), and Dask scaling on 1 and 2 workers (``scaling``, ``bench/scaling.py``); each of these
    scripts also runs alone.
+8. heavy hitters (section ``heavy``, ``bench/heavy.py``): ldpnum's PEM and TreeHist against pure-ldp's PEM,
+   TreeHist and SFP on people sampled from the ``wordfreq`` English word list, ε = 2, 4, 8: precision, NCR and
+   MAE of the top 20 and top 50, and end-to-end time (n = 1e6; ldpnum also at 1e7).
 
 Medians of ``--repeats`` runs (default 3). ``--only SECTIONS`` (comma list of rng, compile, mean, accuracy,
-distribution, peers, frequency, accessor, cli, scaling) runs some sections alone. Writes ``bench/results/bench-<timestamp>.json`` and
+distribution, peers, frequency, accessor, cli, scaling, heavy) runs some sections alone. Writes ``bench/results/bench-<timestamp>.json`` and
 ``bench/results/latest.md`` (a partial run: ``latest-<sections>.md``), and prints the markdown.
 """
 
@@ -615,10 +618,10 @@ def markdown(res):
 
 #: Sections implemented in their own scripts (bench/<module>.py, each runnable alone): a ``run()`` returning
 #: ``(records, markdown)``.
-EXTERNAL_SECTIONS = {"accessor": "accessor", "cli": "cli_stream", "scaling": "scaling"}
+EXTERNAL_SECTIONS = {"accessor": "accessor", "cli": "cli_stream", "scaling": "scaling", "heavy": "heavy"}
 
 
-def external_section(name, repeats):
+def external_section(name, repeats, with_peers=True):
     """Run bench/<module>.py's ``run`` for section ``name``; an error is recorded, not raised."""
     import importlib
     import inspect
@@ -626,20 +629,25 @@ def external_section(name, repeats):
     t0 = time.perf_counter()
     try:
         module = importlib.import_module(EXTERNAL_SECTIONS[name])
-        kwargs = {"repeats": repeats} if "repeats" in inspect.signature(module.run).parameters else {}
+        params = inspect.signature(module.run).parameters
+        kwargs = {"repeats": repeats} if "repeats" in params else {}
+        if "with_peers" in params:
+            kwargs["with_peers"] = with_peers
         records, md = module.run(**kwargs)
     except Exception as exc:  # one broken section must not lose the others' figures
         records, md = [], f"## {name}\n\nfailed: {exc!r}\n"
     return {"records": records, "markdown": md, "seconds": time.perf_counter() - t0}
 
 
-SECTIONS = ("rng", "compile", "mean", "accuracy", "distribution", "peers", "frequency", "accessor", "cli", "scaling")
+SECTIONS = ("rng", "compile", "mean", "accuracy", "distribution", "peers", "frequency", "accessor", "cli", "scaling",
+            "heavy")
 SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times", "mean": "mean-oracle throughput",
                 "accuracy": "mean-estimate MSE", "distribution": "Square Wave EM/EMS",
                 "peers": "peers on randomized response", "frequency": "frequency oracles, hierarchical histogram, "
                 "range-query MAE and their peers", "accessor": "pandas accessor overhead (bench/accessor.py)",
                 "cli": "command-line streaming estimate (bench/cli_stream.py)",
-                "scaling": "Dask scaling, 1 and 2 workers (bench/scaling.py)"}
+                "scaling": "Dask scaling, 1 and 2 workers (bench/scaling.py)",
+                "heavy": "heavy hitters on English words vs pure-ldp (bench/heavy.py)"}
 
 
 def block_fill_rate(rng, total=10_000_000):
@@ -719,7 +727,7 @@ def main(argv=None):
     for name in EXTERNAL_SECTIONS:
         if name in sections:
             print(f"{name} ...", flush=True)
-            res[name] = external_section(name, args.repeats)
+            res[name] = external_section(name, args.repeats, not args.no_peers)
 
     out = HERE / "results"
     out.mkdir(exist_ok=True)
