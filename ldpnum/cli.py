@@ -268,15 +268,21 @@ class _Source:
             self.schema = self._csv_reader(None).schema
             self.num_rows = None
 
-    def _csv_reader(self, columns, numeric=()):
+    def _convert_options(self, columns, numeric):
+        """How CSV columns are parsed: the privatized ones as float64, the others type-inferred."""
         import pyarrow as pa
+        import pyarrow.csv as pcsv
+
+        return pcsv.ConvertOptions(include_columns=list(columns) if columns is not None else None,
+                                   column_types={c: pa.float64() for c in numeric})
+
+    def _csv_reader(self, columns, numeric=()):
         import pyarrow.csv as pcsv
 
         name = self.path.lower()
         delimiter = self.delimiter or ("\t" if any(name.endswith(".tsv" + c) for c in ("",) + _COMPRESSED) else ",")
         self._numeric = tuple(numeric)
-        convert = pcsv.ConvertOptions(include_columns=list(columns) if columns is not None else None,
-                                      column_types={c: pa.float64() for c in numeric})
+        convert = self._convert_options(columns, numeric)
         try:
             # Small blocks, gathered into batches below: the reader's read-ahead stays a few MB (32 MB blocks
             # let it hold over 100 MB of a 184 MB file at once).
@@ -1177,7 +1183,19 @@ def _explicit_spec(args):
 # -- heavy hitters -----------------------------------------------------------------------------------------
 
 #: Heavy-hitter protocols of ``ldpnum heavy-hitters --method``.
-HEAVY_METHODS = ("pem", "treehist")
+def _heavy_classes():
+    """``--method`` name -> class of every registered mechanism that estimates heavy hitters (their spec
+    names and aliases, read from the registry: a new heavy-hitter mechanism needs no edit here)."""
+    from . import heavy  # noqa: F401  (registers PEM and TreeHist)
+    from .mechanisms import registered
+
+    out = {}
+    for cls in registered().values():
+        if hasattr(cls, "estimate_heavy_hitters"):
+            for name in (cls.name, *cls.aliases):
+                out[name] = cls
+    return out
+
 
 
 class _ItemSource(_Source):
@@ -1190,23 +1208,14 @@ class _ItemSource(_Source):
         self._item_type = item_type
         super().__init__(path, batch_size, delimiter)
 
-    def _csv_reader(self, columns, numeric=()):
+    def _convert_options(self, columns, numeric):
         import pyarrow as pa
         import pyarrow.csv as pcsv
 
-        name = self.path.lower()
-        delimiter = self.delimiter or ("\t" if any(name.endswith(".tsv" + c) for c in ("",) + _COMPRESSED) else ",")
         arrow_type = {"str": pa.string(), "bytes": pa.binary(), "uint": pa.uint64()}[self._item_type]
         types = {} if columns is None else {c: arrow_type for c in columns}
-        convert = pcsv.ConvertOptions(include_columns=list(columns) if columns is not None else None,
-                                      column_types=types, null_values=[""], strings_can_be_null=True)
-        try:
-            return pcsv.open_csv(self.path, read_options=pcsv.ReadOptions(block_size=CSV_BLOCK,
-                                                                          use_threads=CSV_THREADS),
-                                 parse_options=pcsv.ParseOptions(delimiter=delimiter, ignore_empty_lines=False),
-                                 convert_options=convert)
-        except Exception as exc:
-            raise CLIError(f"cannot read {self.path!r} as CSV: {self._explain(exc)}") from None
+        return pcsv.ConvertOptions(include_columns=list(columns) if columns is not None else None,
+                                   column_types=types, null_values=[""], strings_can_be_null=True)
 
     def _explain(self, exc):
         text = super()._explain(exc)
@@ -1217,8 +1226,6 @@ class _ItemSource(_Source):
 
 def _heavy_mechanism(args):
     """The heavy-hitter protocol of the command line, every argument checked (nothing read yet)."""
-    from .heavy import PEM, TreeHist
-
     if not 1 <= args.item_bits <= 64:
         raise CLIError(f"--item-bits must lie in [1, 64]; got {args.item_bits}")
     if args.item_type in ("str", "bytes") and args.item_bits % 8:
@@ -1226,7 +1233,7 @@ def _heavy_mechanism(args):
                        f"{args.item_bits}")
     if args.top_k < 1:
         raise CLIError(f"--top-k must be at least 1; got {args.top_k}")
-    cls = {"pem": PEM, "treehist": TreeHist}[args.method]
+    cls = _heavy_classes()[args.method]
     try:
         return cls(args.epsilon, item_bits=args.item_bits, top_k=args.top_k, item_type=args.item_type)
     except (TypeError, ValueError) as exc:
@@ -1579,7 +1586,7 @@ def _parser():
     h.add_argument("--epsilon", "-e", type=float, required=True, metavar="EPS",
                    help="privacy parameter of each report, in (0, 20]")
     h.add_argument("--top-k", "-k", type=int, default=20, metavar="K", help="heavy hitters to find (default 20)")
-    h.add_argument("--method", choices=HEAVY_METHODS, default="pem",
+    h.add_argument("--method", choices=sorted(_heavy_classes()), default="pem",
                    help="pem (default; Prefix Extending Method) or treehist (one bit per level)")
     h.add_argument("--item-bits", type=int, default=64, metavar="B",
                    help="width of an item in bits, 1..64 (default 64: str/bytes items are cut to their first "

@@ -183,11 +183,9 @@ def privatize_frame(ddf, mechanisms, *, rng=None, strategy=None, nan_policy="rai
     100
     """
     seed = _run_seed(rng)
-    if strategy is None:  # the pandas default, with its warning once here on the driver
-        from .pandas import privatize_frame as _pandas_privatize
+    from .pandas import resolve_strategy
 
-        _pandas_privatize(make_meta(ddf), mechanisms, rng=0, _digest=False)
-        strategy = "all-columns"
+    strategy = resolve_strategy(strategy, mechanisms, stacklevel=4)  # the pandas default, warned once here
     meta = partition_privatize(make_meta(ddf), mechanisms, seed=0, partition_index=0, strategy=strategy,
                                nan_policy=nan_policy, fill_value=fill_value)
     return ddf.map_partitions(_privatize_frame_partition, mechanisms, seed, strategy, nan_policy, fill_value,

@@ -235,6 +235,22 @@ def _fill_values(fill_value, columns):
     return {c: fill_value for c in columns}
 
 
+def resolve_strategy(strategy, mechanisms, *, stacklevel=3):
+    """``strategy``, or the default ``"all-columns"`` when it is None, with a
+    :class:`~ldpnum.exceptions.BudgetWarning` when that default sums the ε of several columns (an explicit
+    strategy is silent). Every integration that privatizes frames resolves its default here."""
+    if strategy is not None:
+        return strategy
+    if isinstance(mechanisms, Mapping) and len(mechanisms) > 1:
+        total = math.fsum(getattr(m, "epsilon", 0.0) for m in mechanisms.values())
+        warnings.warn(BudgetWarning(
+            f"each row reports all {len(mechanisms)} columns and spends the sum of their epsilons, {total:g} "
+            "(sequential composition); pass strategy='one-column-per-row' to spend the largest epsilon instead "
+            "(each column then reported by a share of the rows), or strategy='all-columns' to silence this"),
+            stacklevel=stacklevel)
+    return "all-columns"
+
+
 def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="raise", fill_value=None,
                     _digest=True):
     r"""Privatize some columns of a DataFrame: a new DataFrame of report columns, budget recorded.
@@ -299,8 +315,7 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
                         f"{{'dep_time': ldp.SquareWave(1.0, (0, 1440))}}; got {type(mechanisms).__name__}")
     if not mechanisms:
         raise ValueError("mechanisms is empty: name at least one column to privatize")
-    warn_sum = strategy is None and len(mechanisms) > 1
-    strategy = "all-columns" if strategy is None else strategy
+    strategy = resolve_strategy(strategy, mechanisms, stacklevel=4)
     check_choice(strategy, "strategy", STRATEGIES)
     check_choice(nan_policy, "nan_policy", _NAN_POLICIES)
     columns = list(mechanisms)
@@ -323,13 +338,6 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
     _check_rng(rng)
     prepared = [mechanisms[c].prepare_values(df[c], name=_subject(c), nan_policy=nan_policy, fill_value=fills[c])
                 for c in columns]
-    if warn_sum:
-        total = math.fsum(mechanisms[c].epsilon for c in columns)
-        warnings.warn(BudgetWarning(
-            f"each row reports all {len(columns)} columns and spends the sum of their epsilons, {total:g} "
-            "(sequential composition); pass strategy='one-column-per-row' to spend the largest epsilon instead "
-            "(each column then reported by a share of the rows), or strategy='all-columns' to silence this"),
-            stacklevel=3)
     # Everything is valid: from here on, words are drawn.
     m, n = len(columns), len(df)
     streams = [child_rng(rng, j) for j in range(m + (strategy == "one-column-per-row"))]
@@ -496,7 +504,7 @@ def concat(objs, **kwargs):
         raise ValueError(f"part {[i for i, info in enumerate(infos) if info is None][0]} carries no ldpnum record: "
                          "it is not a report object")
     specs = column_specs(objs[0])
-    names = [o.name for o in objs] if kinds == {True} else None
+    series = kinds == {True}
     for i, (o, info) in enumerate(zip(objs, infos)):
         if column_specs(o).keys() != specs.keys():
             raise ValueError(f"part {i} records columns {list(column_specs(o))}, part 0 {list(specs)}")
@@ -506,10 +514,7 @@ def concat(objs, **kwargs):
             if info.get(key) != infos[0].get(key):
                 raise ValueError(f"part {i} has {key} {info.get(key)!r}, part 0 {infos[0].get(key)!r}: they are "
                                  "not one collection design")
-        for c in specs:
-            col = o if names is not None else o[c]
-            if names is not None and o.name != c:
-                continue
+        for col in ([o] if series else [o[c] for c in specs]):
             reports_of(col)  # raises ReportsChangedError for a changed part
     digests = {}
     for c in specs:
