@@ -316,3 +316,37 @@ def test_small_noisy_collections_give_distinct_possible_items():
         assert len(set(est.items)) == est.k == 20
         words, _, _ = encode_items(list(est.items), 64)
         assert admissible_prefixes(words, 64, "str", 64).all()
+
+
+def test_admissible_prefixes_see_a_non_zero_byte_begun_after_a_zero_one():
+    # "the" padded with zero bytes: at 63 bits a prefix whose last 7 bits are not zero begins a non-zero byte
+    # after a zero one, so no item extends it (TreeHist kept such prefixes and then had fewer than k
+    # admissible items at its last level: 17 of 20 on an English word sample at eps = 4).
+    from ldpnum.heavy.items import admissible_prefixes, encode_items
+    (the,), _, _ = encode_items([b"the"], 64)[0], None, None
+    at63 = int(the) >> 1
+    cands = np.array([at63, at63 | 1, at63 | 0b1000000], dtype=np.uint64)
+    for item_type in ("bytes", "str"):
+        assert admissible_prefixes(cands, 63, item_type, 64).tolist() == [True, False, False]
+    # a prefix that stops right after a non-zero byte may begin any next byte
+    (ab,), _, _ = encode_items([b"abcdefgh"], 64)[0], None, None
+    assert admissible_prefixes(np.array([int(ab) >> 3], np.uint64), 61, "bytes", 64).tolist() == [True]
+    # the naive rule on every 12-bit prefix of two bytes: 0x00 then any non-zero bit is impossible
+    cands = np.arange(1 << 12, dtype=np.uint64)
+    want = [not ((c >> 4) == 0 and (c & 0xF)) for c in range(1 << 12)]
+    assert admissible_prefixes(cands, 12, "bytes", 64).tolist() == want
+
+
+def test_a_larger_top_k_at_estimation_searches_wider():
+    x = np.repeat(np.arange(60, dtype=np.uint64), np.arange(60, 0, -1) * 100)
+    pem = ldp.PEM(8.0, item_bits=16, top_k=10, item_type="uint")
+    agg = pem.aggregate(pem.privatize(x, rng=3))
+    small = pem.estimate_heavy_hitters(agg)
+    wide = pem.estimate_heavy_hitters(agg, top_k=50)
+    assert max(small.provenance["kept_per_level"][:-1]) == 20  # n_candidates = 2 * top_k
+    assert max(wide.provenance["kept_per_level"][:-1]) == 100  # the same ratio for the request
+    assert wide.k == 50 and len(set(wide.items)) == 50
+    # an explicit n_candidates keeps its ratio to top_k
+    tight = ldp.PEM(8.0, item_bits=16, top_k=10, n_candidates=10, item_type="uint")
+    est = tight.estimate_heavy_hitters(tight.privatize(x, rng=3), top_k=30)
+    assert max(est.provenance["kept_per_level"][:-1]) == 30

@@ -443,7 +443,8 @@ def admissible_prefixes(prefixes: object, length: int, item_type: str, item_bits
     """Which ``length``-bit prefixes can begin the encoding of a real item of ``item_type``.
 
     For ``"uint"`` every prefix can. For ``"bytes"`` and ``"str"`` an encoding is the item's bytes followed by
-    zero padding, so a zero byte followed by a non-zero byte never occurs (bytes items ending in zero bytes
+    zero padding, so a zero byte followed by a non-zero byte never occurs, not even one begun by the
+    prefix's last bits (bytes items ending in zero bytes
     are not told apart from the padding; strings with NUL are refused); for ``"str"`` the complete bytes must
     also be valid UTF-8, except for an incomplete character at the end (a truncated string, or a prefix that
     stops inside a character). Used by the heavy-hitter estimators to drop impossible candidates.
@@ -463,12 +464,14 @@ def admissible_prefixes(prefixes: object, length: int, item_type: str, item_bits
     out = np.ones(prefixes.shape, dtype=bool)
     if n_bytes == 0:
         return out
-    shift = np.uint64(length - 8 * n_bytes)
-    whole = prefixes >> shift  # the complete bytes of each prefix, as an integer of n_bytes bytes
+    n_partial = length - 8 * n_bytes
+    whole = prefixes >> np.uint64(n_partial)  # the complete bytes of each prefix, as an integer of n_bytes bytes
+    partial = (prefixes & np.uint64((1 << n_partial) - 1)).tolist()  # the first bits of the next byte
     for i, value in enumerate(whole.tolist()):
         raw = int(value).to_bytes(n_bytes, "big")
         stripped = raw.rstrip(b"\x00")
-        if b"\x00" in stripped:
+        # a zero byte followed by a non-zero one, whole or begun (non-zero bits of the next byte)
+        if b"\x00" in stripped or (partial[i] and b"\x00" in raw):
             out[i] = False
         elif item_type == "str":
             try:

@@ -323,7 +323,9 @@ class _PrefixProtocol(Mechanism):
         data : Reports or Aggregate
             Reports of this mechanism or their (merged) aggregate.
         top_k : int, optional
-            How many items to return (default: the mechanism's ``top_k``).
+            How many items to return (default: the mechanism's ``top_k``). Each level keeps
+            ``n_candidates · top_k / self.top_k`` prefixes (rounded up, at least ``n_candidates``), so a larger
+            request searches proportionally wider.
 
         Returns
         -------
@@ -337,7 +339,9 @@ class _PrefixProtocol(Mechanism):
         counts = np.asarray(agg.counts).reshape(p.n_groups, p.n_hashes, p.g)
         p_star, q_star = p.support_probabilities()
         item_type, item_bits = self._item_type, self._item_bits
-        n_cand = max(self._n_candidates, k)
+        # Candidates per level scale with the requested k at the constructor's ratio (2k by default); the
+        # last level keeps as many, so that k remain after merging encodings that decode alike.
+        n_cand = max(self._n_candidates, -(-self._n_candidates * k // self._top_k))
         levels = estimate_prefix_levels(counts, p.lengths, p.hash_a, p.hash_b, p.g, p_star, q_star, n_cand, n_cand,
                                         admissible=lambda c, length: admissible_prefixes(c, length, item_type,
                                                                                           item_bits))
