@@ -350,3 +350,21 @@ def test_a_larger_top_k_at_estimation_searches_wider():
     tight = ldp.PEM(8.0, item_bits=16, top_k=10, n_candidates=10, item_type="uint")
     est = tight.estimate_heavy_hitters(tight.privatize(x, rng=3), top_k=30)
     assert max(est.provenance["kept_per_level"][:-1]) == 30
+
+
+def test_prefix_support_kernel_matches_the_numpy_hash_table():
+    # The Cython kernel (hash in registers, threads over candidate slices) against the NumPy reference
+    # prefix_hash (a candidates x H table), on extreme and random prefixes, one thread and several.
+    from ldpnum.estimation import heavy as server
+    rng = np.random.default_rng(11)
+    for g, n_hashes, n_cand in ((2, 4, 50), (56, 1024, 700), (2982, 64, 5000)):
+        a, b = ldp.heavy.prefix.hash_constants(n_hashes)
+        counts = rng.integers(0, 1000, (n_hashes, g))
+        prefixes = rng.bit_generator.random_raw(n_cand).astype(np.uint64)
+        prefixes[:3] = [0, 1, 2**64 - 1]
+        table = prefix_hash(prefixes, a, b, g)
+        want = counts[np.arange(n_hashes)[None, :], table].sum(axis=1)
+        got = server.prefix_supports(counts, prefixes, a, b, g)
+        assert got.dtype == np.float64 and np.array_equal(got, want)
+    with pytest.raises(ValueError, match="not g"):
+        server.prefix_supports(counts, prefixes, a, b, g + 1)

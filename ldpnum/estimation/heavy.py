@@ -46,6 +46,8 @@ __all__ = ["prefix_hash", "prefix_supports", "extend_candidates", "top_indices",
            "estimate_prefix_levels"]
 
 _M32 = np.uint64(0xFFFF_FFFF)
+#: (candidate, function) pairs below which a thread is not worth starting (~1 ms of work).
+_WORK_PER_THREAD = 1 << 18
 _MIX1 = np.uint64(0xFF51AFD7ED558CCD)
 _MIX2 = np.uint64(0xC4CEB9FE1A85EC53)
 
@@ -75,10 +77,34 @@ def prefix_hash(prefixes, hash_a, hash_b, g):
 
 
 def prefix_supports(counts_j, prefixes, hash_a, hash_b, g):
-    """``I_j(p) = Σ_h counts_j[h, hash_h(p)]`` for every candidate prefix ``p`` (float64)."""
-    hashes = prefix_hash(prefixes, hash_a, hash_b, g)
-    rows = np.arange(counts_j.shape[0])[None, :]
-    return counts_j[rows, hashes].sum(axis=1, dtype=np.float64)
+    """``I_j(p) = Σ_h counts_j[h, hash_h(p)]`` for every candidate prefix ``p`` (float64).
+
+    Computed by the Cython kernel :func:`ldpnum._kernels.server_prefix.prefix_supports` (the hash in
+    registers, no ``candidates × H`` arrays), on two or more threads for large candidate sets; equal to
+    ``counts_j[h, prefix_hash(prefixes, hash_a, hash_b, g)[:, h]]`` summed over ``h`` (tested).
+    """
+    from .._counting import n_threads
+    from .._kernels import server_prefix
+
+    counts_j = np.ascontiguousarray(counts_j, dtype=np.int64)
+    if counts_j.shape[1] != g:
+        raise ValueError(f"counts have {counts_j.shape[1]} hash values per function, not g = {g}")
+    prefixes = np.ascontiguousarray(prefixes, dtype=np.uint64)
+    hash_a = np.ascontiguousarray(hash_a, dtype=np.uint64)
+    hash_b = np.ascontiguousarray(hash_b, dtype=np.uint64)
+    out = np.empty(prefixes.size, dtype=np.float64)
+    n_slices = max(1, min(n_threads(), prefixes.size * counts_j.shape[0] // _WORK_PER_THREAD))
+    if n_slices == 1:
+        server_prefix.prefix_supports(counts_j, prefixes, hash_a, hash_b, out)
+        return out
+    from concurrent.futures import ThreadPoolExecutor
+
+    cuts = [prefixes.size * i // n_slices for i in range(n_slices + 1)]
+    with ThreadPoolExecutor(n_slices) as pool:
+        list(pool.map(lambda i: server_prefix.prefix_supports(counts_j, prefixes[cuts[i]:cuts[i + 1]], hash_a,
+                                                              hash_b, out[cuts[i]:cuts[i + 1]]),
+                      range(n_slices)))
+    return out
 
 
 def extend_candidates(kept, extra_bits):
