@@ -16,6 +16,7 @@ What can be estimated
 * **category frequencies**: :class:`GRR`, :class:`SUE`, :class:`OUE`, :class:`BLH`, :class:`OLH`,
   :class:`SubsetSelection`, :class:`HadamardResponse`, :class:`PIRappor` → :class:`FrequencyEstimate`;
 * **heavy hitters** over str, bytes or integer items (:mod:`ldpnum.heavy`) → :class:`HeavyHittersEstimate`;
+* **central ε of shuffled reports** (amplification by shuffling): :func:`ldpnum.accounting.shuffle_epsilon`;
 * distances between estimates and raw samples in :mod:`ldpnum.metrics`, plots in :mod:`ldpnum.plot`.
 
 Where it runs
@@ -56,6 +57,7 @@ from . import ranges
 from .ranges import HierarchicalHistogram, RangeEstimate
 from . import heavy
 from .heavy import HeavyHittersEstimate, PEM, TreeHist
+from . import accounting
 from . import pandas  # registers the ``.ldp`` accessors on pandas Series and DataFrame
 from . import plot  # light: matplotlib is imported only when something is drawn
 
@@ -70,6 +72,6 @@ __all__ = [
     "frequency", "FrequencyEstimate", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "SubsetSelection", "PIRappor",
     "ranges", "HierarchicalHistogram", "RangeEstimate",
     "heavy", "HeavyHittersEstimate", "TruncationWarning", "PEM", "TreeHist",
-    "pandas", "plot",
+    "accounting", "pandas", "plot",
     "__version__",
 ]

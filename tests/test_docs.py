@@ -35,6 +35,27 @@ def test_repository_path_pattern_catches_old_style_citations():
     assert not REPOSITORY_PATH.search('Z. Li et al., "Estimating Numerical Distributions under LDP", SIGMOD 2020')
 
 
+def _modules():
+    import pkgutil
+
+    names = ["ldpnum"] + [m.name for m in pkgutil.walk_packages(ldpnum.__path__, "ldpnum.")
+                          if not m.name.split(".")[-1].startswith("__")]
+    return sorted(names)
+
+
+@pytest.mark.parametrize("name", _modules())
+def test_docstring_examples_run(name):
+    # Every example in every module's docstrings runs and shows what it says (like pytest --doctest-modules).
+    import importlib
+
+    module = importlib.import_module(name)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+    for test in doctest.DocTestFinder().find(module, name):
+        if test.examples and (test.filename is None or test.filename.startswith(str(PACKAGE))):
+            runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0, f"a docstring example of {name} fails (output above)"
+
+
 def test_package_docstring_runs_and_describes_the_package():
     tests = [t for t in doctest.DocTestFinder(recurse=False).find(ldpnum) if t.examples]
     assert tests, "the package docstring has no example"
