@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import itertools
 import math
 import sys
 import zlib
@@ -52,7 +53,7 @@ def check(words: list[str], freqs: list[float]) -> None:
             raise SystemExit(f"word {i} ({w!r}) is empty or holds a tab, line break, NUL or edge whitespace")
     if not all(math.isfinite(f) and f > 0 for f in freqs):
         raise SystemExit("every frequency must be finite and positive")
-    if any(b > a for a, b in zip(freqs, freqs[1:])):
+    if any(b > a for a, b in itertools.pairwise(freqs)):
         raise SystemExit("frequencies are not in non-increasing order")
 
 

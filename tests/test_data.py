@@ -228,3 +228,16 @@ def test_load_words_returns_fresh_arrays(english):
     words, freq = load_words()
     words[0], freq[0] = "changed", 1.0
     assert english[0][0] == "the" and english[1][0] == 0.0537
+
+
+def test_load_words_docstring_example():
+    import doctest
+
+    import ldpnum.data
+
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    tests = [t for t in finder.find(ldpnum.data.load_words, "load_words") if t.examples]
+    assert tests
+    for t in tests:
+        runner.run(t)
+    assert runner.summarize(verbose=False).failed == 0
