@@ -28,6 +28,8 @@ install: $(STAMP)
 
 demo: $(DEMO_STAMP)
 	$(PY) -m ldpnum demo
+	@echo
+	$(PY) -m ldpnum demo heavy-hitters
 
 test: $(STAMP)
 	$(PY) -m pytest -q

@@ -44,6 +44,12 @@ does not depend on ``--batch-size``.
 The same streaming is available from Python: :func:`privatize_file`, :func:`aggregate_file` and
 :func:`heavy_hitters_file`.
 
+``ldpnum demo [heavy-hitters] [--rng N]``
+    Demos on the data shipped in :mod:`ldpnum.data` (no input file). Plain ``ldpnum demo`` (``make demo``)
+    runs :func:`ldpnum.demo.demo_distribution` and :func:`ldpnum.demo.demo` on the NYC flights;
+    ``ldpnum demo heavy-hitters [--epsilon 4] [--n 1e6] [--top-k 20]`` runs
+    :func:`ldpnum.demo.demo_heavy_hitters` on people sampled from the English word list.
+
 Examples
 --------
 ::
@@ -73,6 +79,9 @@ WHATS = ("mean", "distribution", "quantiles", "range", "frequencies")
 
 #: Categories printed by ``--what frequencies`` (``--json`` gives all).
 MAX_PRINTED_CATEGORIES = 64
+
+#: The demos ``ldpnum demo`` runs besides the default flights demo.
+DEMOS = ("heavy-hitters",)
 
 #: How the columns of a row are privatized (as ``DataFrame.ldp.privatize``).
 STRATEGIES = ("all-columns", "one-column-per-row")
@@ -1473,7 +1482,19 @@ def _argument(convert, what, ok, requirement):
     return parse
 
 
+def _whole_number(text):
+    """An integer written plainly (``1000000``, ``1_000_000``) or as a whole float (``1e6``)."""
+    try:
+        return int(text)
+    except ValueError:
+        value = float(text)
+        if not value.is_integer():  # also inf and nan
+            raise ValueError(text) from None
+        return int(value)
+
+
 _positive_int = _argument(int, "positive integer", lambda v: v >= 1, "must be a positive integer")
+_people = _argument(_whole_number, "number of people", lambda v: v >= 1, "must be a positive integer")
 _seed = _argument(int, "seed (a non-negative integer)", lambda v: v >= 0, "a seed must be a non-negative integer")
 _level = _argument(float, "level", lambda v: 0 < v < 1, "a confidence level is in (0, 1)")
 _probability = _argument(float, "probability", lambda v: 0 <= v <= 1, "quantile levels are in [0, 1]")
@@ -1604,11 +1625,27 @@ def _parser():
                    help="field delimiter of a CSV input (default ',', tab for .tsv)")
     h.add_argument("--progress", action="store_true", help="show a progress bar (needs tqdm)")
 
-    d = sub.add_parser("demo", help="privatize the embedded NYC flights data and compare estimates with the truth")
+    d = sub.add_parser(
+        "demo", help="run a demo on the embedded real data and compare the estimates with the truth",
+        description="Without an argument (what `make demo` runs): privatize the embedded NYC flights data (2013) "
+                    "through the pandas accessor, reconstruct two distributions and every mean oracle's mean, and "
+                    "compare them with the truth. With `heavy-hitters`: sample people from the embedded list of "
+                    "the 50,000 most frequent English words (wordfreq), one word each, find the most frequent "
+                    "words with PEM, and print estimated vs true rank and share with the time taken.",
+        epilog="Examples: `ldpnum demo`; `ldpnum demo heavy-hitters`; "
+               "`ldpnum demo heavy-hitters --epsilon 2 --n 1e7 --top-k 50 --rng 0`.")
+    d.add_argument("which", nargs="?", choices=DEMOS, default=None, metavar="heavy-hitters",
+                   help="the heavy-hitter demo on English words (default: the flights demo)")
     d.add_argument("--rng", type=_seed, default=None, help="seed for a reproducible simulation (default: secure)")
-    d.add_argument("--plot", default=DEMO_PLOT_PATH,
-                   help=f"where to write the PNG of estimated vs true distributions (default {DEMO_PLOT_PATH}; "
-                        "'' for none)")
+    d.add_argument("--plot", default=None,
+                   help=f"flights demo: where to write the PNG of estimated vs true distributions (default "
+                        f"{DEMO_PLOT_PATH}; '' for none)")
+    d.add_argument("--epsilon", "-e", type=float, default=None, metavar="EPS",
+                   help="heavy-hitters: privacy parameter of each person's report, in (0, 20] (default 4)")
+    d.add_argument("--n", type=_people, default=None, metavar="N",
+                   help="heavy-hitters: number of people sampled, e.g. 1e6 (default 1,000,000)")
+    d.add_argument("--top-k", "-k", type=_positive_int, default=None, metavar="K",
+                   help="heavy-hitters: how many of the most frequent words to find (default 20)")
     return parser
 
 
@@ -1698,9 +1735,17 @@ def _cmd_estimate(args):
 
 
 def _cmd_demo(args):
-    from .demo import demo, demo_distribution
+    from .demo import PLOT_PATH, demo, demo_distribution, demo_heavy_hitters
 
-    demo_distribution(rng=args.rng, plot_path=args.plot)
+    heavy = {k: v for k, v in (("epsilon", args.epsilon), ("n", args.n), ("top_k", args.top_k)) if v is not None}
+    if args.which == "heavy-hitters":
+        if args.plot is not None:
+            raise CLIError("--plot applies to the flights demo (`ldpnum demo`), not to `ldpnum demo heavy-hitters`")
+        demo_heavy_hitters(rng=args.rng, **heavy)
+        return 0
+    if heavy:
+        raise CLIError("--epsilon, --n and --top-k apply to `ldpnum demo heavy-hitters`, not to the flights demo")
+    demo_distribution(rng=args.rng, plot_path=PLOT_PATH if args.plot is None else args.plot)
     print()
     return demo(rng=args.rng)
 

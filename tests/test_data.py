@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ldpnum.data import FLIGHTS_COLUMNS, dep_time_minutes, load_flights
+from ldpnum.data import FLIGHTS_COLUMNS, dep_time_minutes, load_flights, load_words
 
 N_ROWS = 336_776
 COLUMNS = ["dep_time", "arr_delay", "distance", "air_time"]
@@ -176,3 +176,68 @@ def test_dep_time_minutes_on_flights(flights):
     assert minutes[0] == 317.0
     # Also accepts a pandas Series.
     np.testing.assert_array_equal(dep_time_minutes(flights["dep_time"]), minutes)
+
+
+# -- the English word list (wordfreq) ------------------------------------------------------------------------
+
+N_WORDS = 50_000
+WORDS_SHA256 = "0f8df3ce10072dc3409a7ef357fb23ba34ec6326b93ca8cbe040a9d7beb4a7c3"
+
+
+@pytest.fixture(scope="module")
+def english():
+    return load_words()
+
+
+def test_words_file_is_a_package_resource_with_the_readme_checksum():
+    blob = (files("ldpnum.data") / "english_words.tsv.gz").read_bytes()
+    assert len(blob) == 241_697
+    assert hashlib.sha256(blob).hexdigest() == WORDS_SHA256
+
+
+def test_every_data_file_is_declared_as_package_data():
+    """A wheel ships only files matching pyproject's package-data globs: each shipped data file must match."""
+    import fnmatch
+    from pathlib import Path
+
+    tomllib = pytest.importorskip("tomllib")
+    root = Path(__file__).resolve().parent.parent
+    globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["ldpnum.data"]
+    data = [p.name for p in (root / "ldpnum" / "data").iterdir() if p.is_file() and p.suffix not in (".py", ".pyc")]
+    assert "english_words.tsv.gz" in data and "flights.npz" in data
+    assert all(any(fnmatch.fnmatch(name, g) for g in globs) for name in data), (data, globs)
+
+
+def test_load_words_counts_order_and_values(english):
+    words, freq = english
+    assert isinstance(words, np.ndarray) and words.dtype == object and words.shape == (N_WORDS,)
+    assert isinstance(freq, np.ndarray) and freq.dtype == np.float64 and freq.shape == (N_WORDS,)
+    assert all(type(w) is str and w and w == w.strip() and "\t" not in w and "\n" not in w for w in words)
+    assert len(set(words.tolist())) == N_WORDS
+    assert (freq > 0).all() and np.isfinite(freq).all()
+    assert (np.diff(freq) <= 0).all()  # rank order
+    assert freq.sum() <= 1.0
+    assert freq.sum() == pytest.approx(0.955295694, abs=1e-12)
+    assert words[:5].tolist() == ["the", "to", "and", "of", "a"] and freq[0] == 0.0537
+    assert words[-1] == "impertinent" and freq[-1] == 3.55e-07
+    assert sum(not w.isascii() for w in words) == 217
+    assert sum(len(w.encode("utf-8")) > 8 for w in words) == 14_329
+
+
+def test_load_words_returns_fresh_arrays(english):
+    words, freq = load_words()
+    words[0], freq[0] = "changed", 1.0
+    assert english[0][0] == "the" and english[1][0] == 0.0537
+
+
+def test_load_words_docstring_example():
+    import doctest
+
+    import ldpnum.data
+
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    tests = [t for t in finder.find(ldpnum.data.load_words, "load_words") if t.examples]
+    assert tests
+    for t in tests:
+        runner.run(t)
+    assert runner.summarize(verbose=False).failed == 0

@@ -1,23 +1,33 @@
 """Real data shipped with ldpnum.
 
-The package carries one compact file, ``flights.npz``: four numeric columns
-of the 336,776 flights that departed New York City (EWR, JFK, LGA) in 2013,
-from the nycflights13 data set (CC0 1.0).  See ``README.md`` in this folder
-for provenance, licence, encoding and how to regenerate the file.
+The package carries two compact files:
+
+- ``flights.npz``: four numeric columns of the 336,776 flights that departed
+  New York City (EWR, JFK, LGA) in 2013, from the nycflights13 data set
+  (CC0 1.0); :func:`load_flights`.
+- ``english_words.tsv.gz``: the 50,000 most frequent English words with
+  their frequencies, from the wordfreq word lists by Robyn Speer
+  (CC BY-SA 4.0); :func:`load_words`.
+
+See ``README.md`` in this folder for provenance, licences, encodings and how
+to regenerate the files.
 """
 
 from __future__ import annotations
 
+import gzip
 from importlib.resources import files
 
 import numpy as np
 
-__all__ = ["FLIGHTS_COLUMNS", "load_flights", "dep_time_minutes"]
+__all__ = ["FLIGHTS_COLUMNS", "load_flights", "dep_time_minutes", "load_words"]
 
 #: Column names of :func:`load_flights`, in their default order.
 FLIGHTS_COLUMNS = ("dep_time", "arr_delay", "distance", "air_time")
 
 _FLIGHTS_FILE = "flights.npz"
+_WORDS_FILE = "english_words.tsv.gz"
+_WORDS_HEADER = "word\tfrequency"
 
 
 def _select_columns(columns) -> list[str]:
@@ -162,3 +172,58 @@ def dep_time_minutes(hhmm):
     hours = np.floor(a / 100.0)
     out = hours * 60.0 + (a - hours * 100.0)
     return out[()] if out.ndim == 0 else out
+
+
+def load_words():
+    r"""Load the 50,000 most frequent English words and their frequencies (wordfreq).
+
+    Word :math:`i` (rank :math:`i + 1`) comes with :math:`f_i`, wordfreq's
+    estimate of the share of all English word tokens that are this word,
+    pooled over Wikipedia, subtitles, news, books, web text, Twitter and
+    Reddit.  The words are in rank order, so the frequencies never increase;
+    they cover :math:`\sum_i f_i \approx 0.955` of all tokens (the rest is
+    rarer words).  To draw a population of people each holding one word,
+    sample ranks with probabilities :math:`f_i / \sum_j f_j`.
+
+    Returns
+    -------
+    words : numpy.ndarray of object, shape (50000,)
+        The words as Python ``str``, distinct and non-empty, lower-cased as
+        wordfreq gives them (``"the"``, ``"to"``, ...; a few are digits,
+        symbols or emoji).  Fancy indexing ``words[ranks]`` gives a column
+        of items for :class:`~ldpnum.PEM` or :class:`~ldpnum.TreeHist`.
+    frequencies : numpy.ndarray of float64, shape (50000,)
+        :math:`f_i`, positive and non-increasing, as wordfreq rounds them
+        (three significant digits).
+
+    Notes
+    -----
+    Source: ``wordfreq.top_n_list("en", 50000)`` and
+    ``wordfreq.word_frequency(word, "en")`` of wordfreq 3.1.1 (Robyn
+    Speer), whose word lists are licensed CC BY-SA 4.0; so is this file
+    (share-alike covers the word list, not the rest of ldpnum).  The words
+    are stored as gzip'd UTF-8 text, one ``word<TAB>frequency`` line each.
+
+    Examples
+    --------
+    >>> from ldpnum.data import load_words
+    >>> words, freq = load_words()
+    >>> words.shape, freq.dtype
+    ((50000,), dtype('float64'))
+    >>> words[:5].tolist()
+    ['the', 'to', 'and', 'of', 'a']
+    >>> float(freq[0])
+    0.0537
+    >>> bool((freq[1:] <= freq[:-1]).all()), round(float(freq.sum()), 3)
+    (True, 0.955)
+    """
+    resource = files("ldpnum.data") / _WORDS_FILE
+    with resource.open("rb") as fh:
+        lines = gzip.decompress(fh.read()).decode("utf-8").split("\n")
+    if lines[0] != _WORDS_HEADER or lines[-1] != "":  # pragma: no cover - the shipped file is checked by tests
+        raise ValueError(f"{_WORDS_FILE} is not a word<TAB>frequency table")
+    rows = [line.split("\t") for line in lines[1:-1]]
+    words = np.empty(len(rows), dtype=object)
+    words[:] = [w for w, _ in rows]
+    frequencies = np.array([f for _, f in rows], dtype=np.float64)
+    return words, frequencies
