@@ -251,7 +251,7 @@ def test_spec_round_trip_and_defaults():
     assert ldp.PEM(20.0, item_bits=16, top_k=5, item_type="uint").n_hashes == 16  # 3 groups · 16 · 65536 <= 2**22 counts
     assert ldp.from_spec(m.spec) == m
     t = ldp.TreeHist(4.0, item_bits=32, top_k=4, item_type="uint")
-    assert t.prefix_lengths == tuple(range(4, 33)) and ldp.from_spec(t.spec) == t
+    assert t.prefix_lengths == tuple(range(6, 33)) and ldp.from_spec(t.spec) == t  # s = log2(32 candidates)
     assert Fraction(1) == sum(t.plan.group_probability(j) for j in range(t.groups))
 
 
@@ -343,8 +343,8 @@ def test_a_larger_top_k_at_estimation_searches_wider():
     agg = pem.aggregate(pem.privatize(x, rng=3))
     small = pem.estimate_heavy_hitters(agg)
     wide = pem.estimate_heavy_hitters(agg, top_k=50)
-    assert max(small.provenance["kept_per_level"][:-1]) == 20  # n_candidates = 2 * top_k
-    assert max(wide.provenance["kept_per_level"][:-1]) == 100  # the same ratio for the request
+    assert max(small.provenance["kept_per_level"][:-1]) == 32  # n_candidates = max(2 * top_k, 32)
+    assert max(wide.provenance["kept_per_level"][:-1]) == 160  # the same ratio for the request
     assert wide.k == 50 and len(set(wide.items)) == 50
     # an explicit n_candidates keeps its ratio to top_k
     tight = ldp.PEM(8.0, item_bits=16, top_k=10, n_candidates=10, item_type="uint")
