@@ -46,6 +46,7 @@ and its choice of k). R. W. Floyd and J. Bentley, "Programming pearls: a sample 
 1987 (sampling k distinct of d with k draws).
 """
 
+import dataclasses
 import functools
 import inspect
 import itertools
@@ -147,6 +148,14 @@ def subset_probabilities(dim: int, k: int) -> dict[tuple[int, ...], Fraction]:
         key = tuple(sorted(chosen))
         out[key] = out.get(key, Fraction(0)) + p
     return out
+
+
+def _same_plan(a: Any, b: Any) -> bool:
+    """Whether two integer plans are equal (dataclasses whose fields may be arrays)."""
+    if dataclasses.is_dataclass(a) and type(a) is type(b):
+        return all(np.array_equal(getattr(a, f.name), getattr(b, f.name)) if isinstance(getattr(a, f.name), np.ndarray)
+                   else _same_plan(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
+    return bool(a == b)
 
 
 def _check_codes(codes: np.ndarray, spec: Spec) -> np.ndarray:
@@ -296,7 +305,7 @@ class SampledDimensions(VectorMechanism):
         m = self._coordinate_mechanisms.get(j)
         if m is None:
             m = self._cls(epsilon=self._inner.epsilon, bounds=self._vector_bounds[j], **dict(self._params))
-            if m.plan != self._inner.plan or m.n_cells != self._inner.n_cells:
+            if not _same_plan(m.plan, self._inner.plan) or m.n_cells != self._inner.n_cells:
                 raise ValueError(f"{self._cls.__name__}'s plan depends on its bounds: it cannot be the inner mechanism")
             self._coordinate_mechanisms[j] = m
         return m
