@@ -606,3 +606,29 @@ def test_default_k():
         cls = lookup(name)
         cost = [10 / j * cls(split_epsilon(8.0, j), (0.0, 1.0)).worst_case_variance for j in range(1, 9)]
         assert k == 1 + int(np.argmin(cost))
+
+
+def test_the_guide_runs_as_written():
+    """docs/vectors.md: its Python example runs, assertions included."""
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "vectors.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "docs/vectors.md", "exec"), {})
+
+
+@pytest.mark.parametrize("module", ["ldpnum.vectors", "ldpnum.vectors.sampled", "ldpnum.vectors.duchi",
+                                    "ldpnum.vectors._result", "ldpnum.vectors._base"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    tests = [t for t in finder.find(importlib.import_module(module)) if t.examples]
+    for t in tests:
+        runner.run(t)
+    assert runner.summarize(verbose=False).failed == 0
+    assert tests or module.endswith("_base")
