@@ -146,7 +146,7 @@ class VectorMeanEstimate:
                 f"epsilon={_g(self.epsilon)})")
 
     def _repr_html_(self) -> str:
-        lo, hi = self.confidence_interval(0.95)
+        lo, hi = (np.asarray(v) for v in self.confidence_interval(0.95))
         labels = self.names if self.names is not None else [str(j) for j in range(self.dim)]
         rows: list = [("dimension", str(self.dim)), ("expected squared error", _g(self.expected_squared_error, 4))]
         if self.k is not None:

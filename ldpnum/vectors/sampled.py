@@ -103,8 +103,9 @@ def split_epsilon(epsilon: float, k: int) -> float:
 
 
 @functools.lru_cache(maxsize=256)
-def _unit_mechanism(cls: type, epsilon: float, params: tuple) -> MeanOracle:
-    return cls(epsilon=epsilon, bounds=(0.0, 1.0), **dict(params))
+def _unit_mechanism(name: str, epsilon: float, params: tuple) -> MeanOracle:
+    """The registered mechanism ``name`` on the unit interval (cached: the default-k search builds several)."""
+    return _inner_class(name)(epsilon=epsilon, bounds=(0.0, 1.0), **dict(params))
 
 
 def default_k(mechanism: Any, epsilon: float, dim: int, params: dict | None = None) -> int:
@@ -123,7 +124,7 @@ def default_k(mechanism: Any, epsilon: float, dim: int, params: dict | None = No
     frozen = tuple(sorted((params or {}).items()))
     best_k, best = 1, math.inf
     for k in range(1, min(dim, max(1, math.ceil(epsilon))) + 1):
-        cost = dim / k * _unit_mechanism(cls, split_epsilon(epsilon, k), frozen).worst_case_variance
+        cost = dim / k * _unit_mechanism(str(cls.name), split_epsilon(epsilon, k), frozen).worst_case_variance
         if cost < best:
             best_k, best = k, cost
     return best_k
@@ -168,15 +169,15 @@ def _check_codes(codes: np.ndarray, spec: Spec) -> np.ndarray:
         raise TypeError(f"codes must be integers; got dtype {codes.dtype}")
     if codes.ndim != 2 or codes.shape[1] != k:
         raise ValueError(f"reports of sampled dimensions with k = {k} must have shape (n, {k}); got {codes.shape}")
-    bad = np.flatnonzero(((codes < 0) | (codes >= spec.n_cells)).any(axis=1)) if codes.size else []
-    if len(bad):
-        raise ValueError(f"codes has {len(bad)} report(s) outside the output alphabet 0..{spec.n_cells - 1}, first "
+    bad: np.ndarray = np.flatnonzero(((codes < 0) | (codes >= spec.n_cells)).any(axis=1))
+    if bad.size:
+        raise ValueError(f"codes has {bad.size} report(s) outside the output alphabet 0..{spec.n_cells - 1}, first "
                          f"at index {bad[0]}")
     if k > 1 and codes.size:
         coords = codes.astype(np.int64) // n_inner
         bad = np.flatnonzero((np.diff(coords, axis=1) <= 0).any(axis=1))
-        if len(bad):
-            raise ValueError(f"codes has {len(bad)} report(s) whose coordinates are not strictly increasing (repeated "
+        if bad.size:
+            raise ValueError(f"codes has {bad.size} report(s) whose coordinates are not strictly increasing (repeated "
                              f"or out of the canonical order), first at index {bad[0]}")
     return np.array(codes, dtype=code_dtype(spec.n_cells), order="C", copy=True)
 
