@@ -27,42 +27,14 @@ from ldpnum.mechanisms._plan import TWO53, exp_lower
 from ldpnum.vectors.duchi import DuchiMultivariatePlan, duchi_constant
 from ldpnum.vectors.sampled import split_epsilon, subset_probabilities
 
+import naive
 from privacy_checks import PrivacyViolation, check_exact_epsilon, check_kernel_matches, max_ratio
 from test_common import CASES
 
 EPSILONS = [0.1, 0.5, 1.0, 4.0, 8.0, 20.0]
 
 
-# -- naive references ---------------------------------------------------------------------------------------
-
-def naive_duchi(X, lows, highs, t_hi, words):
-    """Duchi et al.'s sampler in plain NumPy on the kernel's words (the module docstring's steps 1-4)."""
-    n, d = X.shape
-    nb = -(-d // 64)
-    W = words.reshape(n, d + nb + 1)
-    u = np.clip((X - lows) * (1.0 / (highs - lows)), 0.0, 1.0)
-    v = (W[:, :d] >> np.uint64(11)).astype(np.int64) < (u * 2.0**53).astype(np.int64)
-    j = np.arange(d)
-    a = ((W[:, d + j // 64] >> (j % 64).astype(np.uint64)) & np.uint64(1)).astype(bool)
-    s = 2 * a.sum(axis=1) - d
-    keep = (W[:, -1] >> np.uint64(11)).astype(np.int64) < t_hi
-    flip = np.where(s < 0, keep, np.where(s > 0, ~keep, False))
-    z = v == (a ^ flip[:, None])
-    return np.packbits(z, axis=1, bitorder="little")
-
-
-def naive_coordinates(n, d, k, c, words):
-    """Floyd's algorithm per record, in Python, on words ``c*i .. c*i + k - 1``; sorted."""
-    out = np.empty((n, k), dtype=np.int64)
-    for i in range(n):
-        chosen = []
-        for t in range(k):
-            j = d - k + t
-            r = int(((int(words[c * i + t]) >> 16) * (j + 1)) >> 48)
-            chosen.append(j if r in chosen else r)
-        out[i] = sorted(chosen)
-    return out
-
+# -- the kernels against the naive references (tests/naive.py) ------------------------------------------------
 
 def test_duchi_kernel_matches_the_naive_reference():
     rng = np.random.default_rng(3)
@@ -78,12 +50,12 @@ def test_duchi_kernel_matches_the_naive_reference():
         words = rng.bit_generator.random_raw(3000 * m.words_per_record)
         out = m._allocate_reports(3000)
         m._run_kernel(values, words, out)
-        np.testing.assert_array_equal(out, naive_duchi(X, lows, highs, m.plan.t_hi, words))
+        np.testing.assert_array_equal(out, naive.duchi_multivariate(X, lows, highs, m.plan.t_hi, words))
 
 
 def test_coordinate_kernel_matches_the_naive_reference():
     rng = np.random.default_rng(4)
-    for d, k in [(1, 1), (5, 1), (5, 3), (7, 7), (300, 4)]:
+    for d, k in [(1, 1), (5, 1), (5, 3), (7, 7), (300, 4), (2000, 60)]:
         m = ldp.SampledDimensions("duchi", 2.0, [(0, 1)] * d, k=k)
         c = m.words_per_record
         words = rng.bit_generator.random_raw(2000 * c)
@@ -92,7 +64,7 @@ def test_coordinate_kernel_matches_the_naive_reference():
         units = np.empty(2000 * k)
         launch(client_vector.sample_coordinates, m.prepare_values(X), m._lows, m._inv_ranges, k, c, words, coords,
                units)
-        ref = naive_coordinates(2000, d, k, c, words)
+        ref = naive.sampled_coordinates(words, 2000, d, k, c)
         np.testing.assert_array_equal(coords, ref)
         np.testing.assert_array_equal(units, np.take_along_axis(X, ref, axis=1).ravel())
 
@@ -496,6 +468,8 @@ def test_out_of_range_values_are_clipped_with_a_warning():
 # -- reproducibility, specs, aggregates, results ------------------------------------------------------------------
 
 @pytest.mark.parametrize("m", vector_mechanisms() + [ldp.SampledDimensions("duchi", 8.0, [(0, 1)] * 7, k=3),
+                                                     ldp.SampledDimensions("general_wave", 4.0, [(0, 1), (-1, 1)], k=2,
+                                                                           params={"shape": "triangle", "n_cells": 64}),
                                                      ldp.DuchiMultivariate(2.0, [(0, 1)] * 70)],
                          ids=lambda m: f"{m.name}-{m.dim}")
 def test_reproducible_in_chunks_and_blocks(m, monkeypatch):

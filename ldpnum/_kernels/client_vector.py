@@ -16,37 +16,37 @@ U63 = np.uint64(63)
 TWO53 = float(2**53)
 
 
+#: Records per task of the coordinate sampler's parallel loop (each task allocates its membership bytes once).
+CHUNK = 128
+
+
 @jit(parallel=True)
 def sample_coordinates(x, lows, inv_ranges, k, c, words, coords, units):
     """Each record's ``k`` distinct coordinates of ``d``, sorted, and their values mapped to ``[0, 1]``.
 
-    Floyd's algorithm over words ``c*i .. c*i + k - 1``: step ``t`` draws ``r`` uniform in ``0..j`` (``j = d -
-    k + t``) by the 48-bit multiply-shift, and takes ``r``, or ``j`` if ``r`` was taken already. With exactly
-    uniform draws every ``k``-subset has probability ``1/C(d, k)``; the kernels' draws make each subset's
-    probability an exact ratio of integers (``ldpnum.vectors.sampled.subset_probabilities``). The words
-    are read whatever the values, which never enter the choice. ``coords[i]`` is written sorted (the
-    canonical wire order) and ``units[k*i + t]`` is the unit value of coordinate ``coords[i, t]``.
+    Floyd's algorithm, the sampler of subset selection (``client_subset``), on words ``c*i .. c*i + k - 1``:
+    the pick at ``j = d - k + t`` draws ``r`` uniform in ``0..j`` (48-bit multiply-shift) and adds ``r``, or
+    ``j`` if ``r`` is in already. Membership is one byte per coordinate (scratch of each task, cleared after
+    each record by the coordinates it set), so a record costs O(k log k) whatever ``d``. Only the words
+    decide, never the values, and the memory touched depends on the draws alone. ``coords[i]`` is written
+    sorted (the canonical wire order) and ``units[k*i + t]`` is the unit value of coordinate ``coords[i, t]``.
     """
-    d = x.shape[1]
-    for i in prange(x.shape[0]):
-        for t in range(k):
-            j = d - k + t
-            r = uniform_inline(words[c * i + t], j + 1)
-            taken = False
-            for s in range(t):
-                if coords[i, s] == r:
-                    taken = True
-            coords[i, t] = j if taken else r
-        for t in range(1, k):  # insertion sort of k small integers
-            v = coords[i, t]
-            s = t - 1
-            while s >= 0 and coords[i, s] > v:
-                coords[i, s + 1] = coords[i, s]
-                s -= 1
-            coords[i, s + 1] = v
-        for t in range(k):
-            j = coords[i, t]
-            units[k * i + t] = unit_inline(x[i, j], lows[j], inv_ranges[j])
+    n, d = x.shape
+    for chunk in prange((n + CHUNK - 1) // CHUNK):
+        flags = np.zeros(d, np.uint8)
+        for i in range(chunk * CHUNK, min(n, (chunk + 1) * CHUNK)):
+            row = coords[i]
+            for t in range(k):
+                j = d - k + t
+                r = uniform_inline(words[c * i + t], j + 1)
+                pick = j if flags[r] else r
+                row[t] = pick
+                flags[pick] = 1
+            row.sort()
+            for t in range(k):
+                j = row[t]
+                flags[j] = 0
+                units[k * i + t] = unit_inline(x[i, j], lows[j], inv_ranges[j])
 
 
 @jit(parallel=True)

@@ -35,8 +35,9 @@ Exact privacy. The inner mechanism is planned at ``ε' = ε/k`` (lowered by ulps
 against; each inner report has a ratio of at most ``E(ε')``, and the coordinates' choice does not depend on
 the values, so every report's ratio is at most ``E(ε) < e^ε`` (and reaches it within about ``k 2^-49``).
 
-Randomness per person: ``k`` words choose the coordinates (Floyd's algorithm, 48-bit multiply-shift draws,
-:func:`subset_probabilities`), then each chosen coordinate's inner report reads its own inner words.
+Randomness per person: ``k`` words choose the coordinates (Floyd's algorithm with 48-bit multiply-shift picks,
+the sampler of subset selection; exact probabilities in :func:`subset_probabilities`), then each chosen
+coordinate's inner report reads its own inner words.
 
 References
 ----------
@@ -49,7 +50,6 @@ and its choice of k). R. W. Floyd and J. Bentley, "Programming pearls: a sample 
 import dataclasses
 import functools
 import inspect
-import itertools
 import math
 from fractions import Fraction
 from typing import Any
@@ -60,8 +60,9 @@ from .._kernels import client_vector
 from .._kernels._jit import launch
 from .._results import DistributionEstimate
 from ..aggregate import Aggregate, count_codes
+from ..frequency.subset import _floyd_distribution
 from ..mechanisms._base import MeanOracle, lookup
-from ..mechanisms._plan import TWO48, exp_lower, uniform_count
+from ..mechanisms._plan import exp_lower
 from ..reports import Reports, code_dtype, register_code_check
 from ..spec import Spec, check_spec
 from ._base import VectorMechanism, check_int, check_names
@@ -133,22 +134,10 @@ def default_k(mechanism: Any, epsilon: float, dim: int, params: dict | None = No
 def subset_probabilities(dim: int, k: int) -> dict[tuple[int, ...], Fraction]:
     """Exact probability of each sorted ``k``-subset of ``range(dim)`` under the kernel's draws (small ``dim``).
 
-    Floyd's algorithm: step ``t`` draws ``r`` in ``0..j`` (``j = dim - k + t``) with probability
-    ``uniform_count(r, j + 1) / 2**48`` and takes ``r``, or ``j`` if ``r`` is taken. Enumerates every
-    sequence of draws (``dim!/(dim-k)!`` of them).
+    The coordinates are chosen by Floyd's algorithm with 48-bit picks, the sampler of subset selection, so
+    this is subset selection's exact distribution (:mod:`ldpnum.frequency.subset`) keyed by sorted tuples.
     """
-    out: dict[tuple[int, ...], Fraction] = {}
-    ranges = [range(dim - k + t + 1) for t in range(k)]
-    for draws in itertools.product(*ranges):
-        chosen: list[int] = []
-        p = Fraction(1)
-        for t, r in enumerate(draws):
-            j = dim - k + t
-            p *= Fraction(uniform_count(r, j + 1), TWO48)
-            chosen.append(j if r in chosen else r)
-        key = tuple(sorted(chosen))
-        out[key] = out.get(key, Fraction(0)) + p
-    return out
+    return {tuple(j for j in range(dim) if mask >> j & 1): p for mask, p in _floyd_distribution(dim, k).items()}
 
 
 def _same_plan(a: Any, b: Any) -> bool:
