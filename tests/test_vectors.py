@@ -557,6 +557,7 @@ def test_vector_mean_estimate_result():
     assert est.expected_squared_error == pytest.approx(np.sum(est.standard_errors**2))
     assert list(est.to_series().index) == ["a", "b", "c"] and est.to_frame().shape == (3, 3)
     assert est.dim == 3 and est.k is None and est.n_reports == 20_000 and est.epsilon == 2.0
+    assert est.mechanism == "duchi_multivariate" and est.spec == m.spec
     assert "VectorMeanEstimate" in repr(est) and "dimension" in est._repr_html_()
     with pytest.raises(ValueError):
         est.mean[0] = 1.0  # read-only

@@ -103,6 +103,11 @@ class VectorMeanEstimate:
             raise ValueError(f"vector mean estimate of {self.spec.mechanism}: a standard error is not positive, "
                              "which would give a zero-width interval; the bounds are too narrow for float64")
 
+    @property
+    def mechanism(self) -> str:
+        """Name of the mechanism that produced the reports (``spec.mechanism``)."""
+        return self.spec.mechanism
+
     def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
         """Per-coordinate normal-approximation intervals ``mean ± z·standard_errors`` (arrays ``low, high``).
 
