@@ -116,8 +116,8 @@ def test_duchi_constant_matches_the_paper_for_odd_d():
 
 
 class TiesInBothHalves(DuchiMultivariatePlan):
-    """Mutant: orthogonal reports counted in both half-cubes (P = 1/|T| for a tie, π/|T| and (1-π)/|T| for
-    the others, |T| = 2^(d-1) + binom(d, d/2)/2), the even-d variant whose constant is the paper's."""
+    """Mutant (a restated even-d sampler): orthogonal reports in both half-cubes: P = 1/|T| for a tie,
+    π/|T| and (1-π)/|T| for the others, |T| = 2^(d-1) + binom(d, d/2)/2."""
 
     def sign_probability(self, a):
         d = self.dim
@@ -128,6 +128,17 @@ class TiesInBothHalves(DuchiMultivariatePlan):
         if s < 0:
             return Fraction(self.t_lo, TWO53) / size
         return 1 / size
+
+
+class TiesInTheLowerHalf(DuchiMultivariatePlan):
+    """Mutant (another restatement): T+ = {⟨z, v⟩ > 0}, T- = {⟨z, v⟩ <= 0}, each uniform."""
+
+    def sign_probability(self, a):
+        d = self.dim
+        ties = math.comb(d, d // 2) if d % 2 == 0 else 0
+        upper, lower = Fraction(2 ** (d - 1)) - Fraction(ties, 2), Fraction(2 ** (d - 1)) + Fraction(ties, 2)
+        s = 2 * bin(a).count("1") - d
+        return Fraction(self.t_hi, TWO53) / upper if s > 0 else Fraction(self.t_lo, TWO53) / lower
 
 
 def test_duchi_exact_check_rejects_planted_bugs():
@@ -144,6 +155,19 @@ def test_duchi_exact_check_rejects_planted_bugs():
     with pytest.raises(PrivacyViolation, match="exceeds"):  # ratio 1/(1 - π) = e^ε + 1
         check_exact_epsilon(rows, 1.0)
     assert abs(float(max_ratio(rows)) - (math.e + 1)) < 1e-9
+    for d in (2, 4):
+        honest = ldp.DuchiMultivariate(1.0, [(0, 1)] * d).plan
+        mutant = TiesInTheLowerHalf(dim=d, t_lo=honest.t_lo, t_hi=honest.t_hi)
+        corners = [[TWO53 if v >> j & 1 else 0 for j in range(d)] for v in range(2**d)]
+        rows = [mutant.exact_probabilities(t) for t in corners]
+        assert all(sum(r.values()) == 1 for r in rows)
+        with pytest.raises(PrivacyViolation, match="exceeds"):  # e^ε |T-|/|T+|
+            check_exact_epsilon(rows, 1.0)
+    odd = ldp.DuchiMultivariate(1.0, [(0, 1)] * 3).plan  # for odd d there are no ties: the restatements agree
+    rows = [TiesInTheLowerHalf(dim=3, t_lo=odd.t_lo, t_hi=odd.t_hi).exact_probabilities([TWO53 * (v >> j & 1)
+                                                                                         for j in range(3)])
+            for v in range(8)]
+    check_exact_epsilon(rows, 1.0)
 
 
 def duchi_twin(m, x, n, seed):

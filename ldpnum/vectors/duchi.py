@@ -20,11 +20,12 @@ Decoding. By symmetry ``E[z | v] = (2π - 1) v / C_d`` with
 .. math:: C_d = \frac{2^{d-1}}{\binom{d-1}{\lfloor (d-1)/2 \rfloor}},
 
 so ``B z`` with ``B = C_d / (2π - 1) = C_d (e^ε + 1)/(e^ε - 1)`` is an unbiased estimate of ``t``, with per-
-coordinate variance ``B² - t_j²``. For odd ``d`` this is the paper's ``B``. For even ``d`` the paper's
-constant belongs to a sampler that counts orthogonal ``z`` in both half-cubes; a tie then has probability
-``1/|T|`` against ``(1 - π)/|T|`` for the least likely report, a ratio of ``e^ε + 1``, so that variant is not
-ε-LDP. Splitting ties evenly, as here, keeps the ratio at ``e^ε`` and makes ``B`` smaller (the formula above
-holds for every ``d``).
+coordinate variance ``B² - t_j²``. For odd ``d`` no report is orthogonal to ``v`` and this is the paper's
+``B``. For even ``d``, restatements of the sampler put the orthogonal reports into one half-cube (``⟨z, v⟩ ≤ 0``)
+or into both; then some report is more likely under one input than under another by ``e^ε |T-|/|T+|`` or
+``e^ε + 1``, more than ``e^ε`` (``|T±|`` the sizes of the two halves), so neither is ε-LDP (the tests check
+both). Splitting them evenly, as here, keeps the ratio at ``e^ε``, and the formula for ``C_d`` above holds
+for every ``d`` (exact unbiasedness is tested in rationals).
 
 Integer plan. ``π = t_hi/2**53`` and ``1 - π = t_lo/2**53`` are the thresholds of the two-output
 randomizer (``t_hi/t_lo ≤ e^ε``, rounded conservatively); ``v_j = +1`` has probability ``floor(u_j 2**53)/2**53``
