@@ -17,6 +17,8 @@ What can be estimated
   :class:`SubsetSelection`, :class:`HadamardResponse`, :class:`PIRappor` → :class:`FrequencyEstimate`;
 * **heavy hitters** over str, bytes or integer items (:mod:`ldpnum.heavy`) → :class:`HeavyHittersEstimate`;
 * **central ε of shuffled reports** (amplification by shuffling): :func:`ldpnum.accounting.shuffle_epsilon`;
+* **mean vectors** of bounded vectors: :class:`SampledDimensions`, :class:`DuchiMultivariate`
+  (:mod:`ldpnum.vectors`) → :class:`VectorMeanEstimate`;
 * distances between estimates and raw samples in :mod:`ldpnum.metrics`, plots in :mod:`ldpnum.plot`.
 
 Where it runs
@@ -58,6 +60,8 @@ from .ranges import HierarchicalHistogram, RangeEstimate
 from . import heavy
 from .heavy import HeavyHittersEstimate, PEM, TreeHist
 from . import accounting
+from . import vectors
+from .vectors import DuchiMultivariate, SampledDimensions, VectorMeanEstimate
 from . import pandas  # registers the ``.ldp`` accessors on pandas Series and DataFrame
 from . import plot  # light: matplotlib is imported only when something is drawn
 
@@ -72,6 +76,8 @@ __all__ = [
     "frequency", "FrequencyEstimate", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "SubsetSelection", "PIRappor",
     "ranges", "HierarchicalHistogram", "RangeEstimate",
     "heavy", "HeavyHittersEstimate", "TruncationWarning", "PEM", "TreeHist",
-    "accounting", "pandas", "plot",
+    "accounting",
+    "vectors", "VectorMeanEstimate", "SampledDimensions", "DuchiMultivariate",
+    "pandas", "plot",
     "__version__",
 ]

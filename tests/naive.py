@@ -10,7 +10,9 @@ compute the fast way. Sections, one per family:
 - local hashing (BLH/OLH: the GF(2^24) hash family, reports, support counts) and Hadamard response;
 - PI-RAPPOR (Algorithm 3 literally, and decoding by direct evaluation);
 - hierarchical histograms: the client kernels (offset and packed layouts), the packed aggregate, the
-  minimal node cover, dense least-squares and non-negative consistency, the exact range-answer variance.
+  minimal node cover, dense least-squares and non-negative consistency, the exact range-answer variance;
+- vectors: the coordinates of sampled dimensions (Floyd's sampler per record) and Duchi et al.'s
+  multidimensional sign mechanism.
 """
 
 import itertools
@@ -819,3 +821,33 @@ def prefix_search(counts, lengths, hash_a, hash_b, g, p_star, q_star, n_candidat
         keep = top_k if j == len(lengths) - 1 else n_candidates
         cands = sorted(cands, key=lambda c: (-est[c], c))[:keep]
     return cands, [est[c] for c in cands]
+
+
+# -- vectors ------------------------------------------------------------------------------------------------
+
+def sampled_coordinates(words, n, d, k, c):
+    """Each record's sorted ``k`` coordinates of ``d``: :func:`floyd` on the 48-bit picks of words
+    ``c*i .. c*i + k - 1``."""
+    out = np.empty((n, k), dtype=np.int64)
+    for i in range(n):
+        draws = [((int(words[c * i + t]) >> 16) * (d - k + t + 1)) >> 48 for t in range(k)]
+        out[i] = sorted(floyd(draws, d))
+    return out
+
+
+def duchi_multivariate(X, lows, highs, t_hi, words):
+    """Duchi et al.'s sign mechanism in plain NumPy on the kernel's words: signs ``v`` (one word per coordinate,
+    threshold ``floor(u 2**53)``), uniform bits ``a`` (``ceil(d/64)`` words), ``a`` put on the side ``Σa > 0``
+    and kept there with probability ``t_hi/2**53`` (last word), ties kept; report bits ``z = (v == a)``."""
+    n, d = X.shape
+    nb = -(-d // 64)
+    W = words.reshape(n, d + nb + 1)
+    u = np.clip((X - lows) * (1.0 / (highs - lows)), 0.0, 1.0)
+    v = (W[:, :d] >> np.uint64(11)).astype(np.int64) < (u * 2.0**53).astype(np.int64)
+    j = np.arange(d)
+    a = ((W[:, d + j // 64] >> (j % 64).astype(np.uint64)) & np.uint64(1)).astype(bool)
+    s = 2 * a.sum(axis=1) - d
+    keep = (W[:, -1] >> np.uint64(11)).astype(np.int64) < t_hi
+    flip = np.where(s < 0, keep, np.where(s > 0, ~keep, False))
+    z = v == (a ^ flip[:, None])
+    return np.packbits(z, axis=1, bitorder="little")

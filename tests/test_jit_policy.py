@@ -20,7 +20,7 @@ from numba.extending import is_jitted
 import ldpnum as ldp
 from ldpnum._kernels import _jit
 from ldpnum._kernels._jit import prange
-from ldpnum.mechanisms._base import _REGISTRY
+from ldpnum.mechanisms._base import _REGISTRY, _VECTOR_REGISTRY
 
 from conftest import adversarial_values
 
@@ -136,6 +136,13 @@ def _workload():
     for m in (ldp.PEM(0.5, item_type="uint"), ldp.PEM(6.0, item_bits=20, eta=3, item_type="uint"),
               ldp.TreeHist(2.0, item_bits=12, item_type="uint")):
         cases.append((m, ids >> np.uint64(64 - m.item_bits), {}))
+    vb = [bounds, (0.0, 1.0), (-1.0, 1.0), (5.0, 6.0)]
+    X = np.column_stack([x[:1500], np.linspace(0, 1, 1500), np.linspace(-1.5, 1.5, 1500), np.full(1500, 5.5)])
+    for m in (ldp.DuchiMultivariate(1.0, vb), ldp.DuchiMultivariate(4.0, vb[:3]),
+              ldp.DuchiMultivariate(2.0, [(0.0, 1.0)] * 70),
+              ldp.SampledDimensions("piecewise", 4.0, vb, k=2), ldp.SampledDimensions("hybrid", 2.0, vb),
+              ldp.SampledDimensions("duchi", 8.0, vb)):
+        cases.append((m, X if m.dim == 4 else X[:, :3] if m.dim == 3 else np.tile(X[:, 1:2], (1, 70)), {}))
     return cases
 
 
@@ -166,13 +173,13 @@ def test_interpreted_and_compiled_kernels_agree_bit_for_bit(monkeypatch):
     calls = set()
     monkeypatch.setattr(_jit.Kernel, "__call__", _dual_call(calls))
     cases = _workload()
-    assert {m.name for m, _, _ in cases} == set(_REGISTRY)
+    assert {m.name for m, _, _ in cases} == set(_REGISTRY) | set(_VECTOR_REGISTRY)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ldp.ClippingWarning)
         for m, x, kw in cases:
             m.privatize(x, rng=3, **kw)
         for m, x, _ in cases:  # the probes that tests use to read a kernel's own integers
-            for probe in ("thresholds", "window_starts", "rounding", "leaf_index"):
+            for probe in ("thresholds", "window_starts", "rounding", "leaf_index", "sign_thresholds"):
                 if hasattr(m, probe):
                     getattr(m, probe)(x)
         _hash_nodes(12345 << 16, np.arange(300), 17)
@@ -375,7 +382,7 @@ def test_first_small_call_of_every_mechanism_needs_no_numba(tmp_path):
 # -- the kernels as plain Python ------------------------------------------------------------------------
 NAIVE_TESTS = ["tests/test_kernels_naive.py", "tests/test_frequency.py", "tests/test_hashing.py",
                "tests/test_unary.py", "tests/test_subset.py", "tests/test_laplace.py", "tests/test_pirappor.py",
-               "tests/test_hierarchical.py", "tests/test_wave.py", "tests/test_heavy.py"]
+               "tests/test_hierarchical.py", "tests/test_wave.py", "tests/test_heavy.py", "tests/test_vectors.py"]
 
 
 @pytest.mark.slow

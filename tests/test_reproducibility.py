@@ -135,6 +135,9 @@ SCRIPT = textwrap.dedent("""
     for m in (ldp.StochasticRounding(1.0, (0, 1)), ldp.Piecewise(1.0, (0, 1)), ldp.Hybrid(2.0, (0, 1)),
               ldp.Laplace(1.0, (0, 1))):
         h.update(m.privatize(x, rng=2024).codes.tobytes())
+    X = x.reshape(-1, 6)
+    for m in (ldp.SampledDimensions("piecewise", 8.0, [(0, 1)] * 6), ldp.DuchiMultivariate(1.0, [(0, 1)] * 6)):
+        h.update(m.privatize(X, rng=2024).codes.tobytes())
     import numba
     print(numba.get_num_threads(), h.hexdigest())
 """)

@@ -4,7 +4,8 @@
     Numba kernels of the per-record randomizers (the client's work), all decorated through the one JIT
     policy module ``_jit.py``: ``client_numeric`` (mean oracles, Laplace, input scans), ``client_wave``
     (shaped windows), ``client_grr``, ``client_unary``, ``client_subset``, ``client_hashing`` (local hashing,
-    Hadamard response), ``client_pirappor``, ``client_hierarchy``.
+    Hadamard response), ``client_pirappor``, ``client_hierarchy``, ``client_prefix``, ``client_vector`` (sampled dimensions'
+    coordinates, Duchi et al.'s multidimensional signs).
 ``server_<family>.pyx``
     Cython kernels of the collector (built by ``setup.py``, no JIT warm-up): ``server_counts`` (code
     histograms), ``server_unary``, ``server_hashing``, ``server_pirappor`` (support counts), ``server_em``

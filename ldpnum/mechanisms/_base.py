@@ -16,13 +16,19 @@ from ..estimation.mean import estimate_mean
 
 __all__ = ["Mechanism", "MeanOracle", "from_spec", "registered", "lookup"]
 
-#: Spec name -> mechanism class, filled by :meth:`Mechanism.__init_subclass__`.
+#: Spec name -> mechanism class, filled by :meth:`Mechanism.__init_subclass__`: the mechanisms that take one
+#: value (a number, a category, an item) per person, which :func:`registered` lists.
 _REGISTRY: dict[str, type["Mechanism"]] = {}
+#: Spec name -> class of the mechanisms that take one *vector* per person (``input_kind = "vector"``):
+#: found by :func:`lookup` and :func:`from_spec` (so their specs round-trip), but not listed by
+#: :func:`registered`, whose users (the command line, the pandas accessor, the common test suite, the
+#: start-up benchmark) hand every mechanism one column of values.
+_VECTOR_REGISTRY: dict[str, type["Mechanism"]] = {}
 #: Normalized spelling (alias or class name) -> spec name.
 _NAMES: dict[str, str] = {}
 
 #: Modules whose import registers ldpnum's own mechanisms (imported on first use of the registry).
-_BUILTIN_MODULES = ("ldpnum.mechanisms", "ldpnum.frequency", "ldpnum.ranges", "ldpnum.heavy")
+_BUILTIN_MODULES = ("ldpnum.mechanisms", "ldpnum.frequency", "ldpnum.ranges", "ldpnum.heavy", "ldpnum.vectors")
 
 
 def _normalize(name: object) -> str:
@@ -39,19 +45,26 @@ def _register(cls: type["Mechanism"]) -> None:
         raise TypeError(f"{cls.__qualname__}.name must be a lower-case identifier; got {cls.name!r}")
     if isinstance(cls.aliases, str):
         raise TypeError(f"{cls.__qualname__}.aliases must be a tuple of strings, not a string")
-    old = _REGISTRY.get(cls.name)
+    if cls.input_kind not in ("values", "vector"):
+        raise TypeError(f"{cls.__qualname__}.input_kind must be 'values' or 'vector'; got {cls.input_kind!r}")
+    target = _VECTOR_REGISTRY if cls.input_kind == "vector" else _REGISTRY
+    old = _REGISTRY.get(cls.name) or _VECTOR_REGISTRY.get(cls.name)
     if old is not None and not same(old):
         raise TypeError(f"mechanism name {cls.name!r} of {cls.__qualname__} is already taken by {old.__qualname__}")
     spellings = {_normalize(a) for a in cls.aliases} | {_normalize(cls.__name__)}
     for key in spellings:
         owner = _NAMES.get(key)
-        if (owner is not None and owner != cls.name) or (key in _REGISTRY and key != cls.name):
+        if (owner is not None and owner != cls.name) or (key in _all_registered() and key != cls.name):
             raise TypeError(f"alias {key!r} of {cls.__qualname__} already names the mechanism "
                             f"{owner or key!r}")
-    _REGISTRY[cls.name] = cls
+    target[cls.name] = cls
     _NAMES[cls.name] = cls.name
     for key in spellings:
         _NAMES[key] = cls.name
+
+
+def _all_registered() -> dict[str, type["Mechanism"]]:
+    return {**_REGISTRY, **_VECTOR_REGISTRY}
 
 
 def _load_builtins() -> None:
@@ -95,18 +108,18 @@ def lookup(name: str) -> type["Mechanism"]:
     key = _normalize(name)
     spec_name = _NAMES.get(key) or _NAMES.get(key.replace("_", ""))
     if spec_name is None:
-        raise ValueError(f"unknown mechanism {name!r}; registered: {', '.join(_REGISTRY)}")
-    return _REGISTRY[spec_name]
+        raise ValueError(f"unknown mechanism {name!r}; registered: {', '.join(_all_registered())}")
+    return _all_registered()[spec_name]
 
 
 def from_spec(spec: Spec) -> "Mechanism":
     """Rebuild the mechanism that produced reports with this :class:`~ldpnum.Spec`."""
     if not isinstance(spec, Spec):
         raise TypeError(f"spec must be a Spec; got {type(spec).__name__}")
-    cls = _REGISTRY.get(spec.mechanism)
+    cls = _all_registered().get(spec.mechanism)
     if cls is None:
         _load_builtins()
-        cls = _REGISTRY.get(spec.mechanism)
+        cls = _all_registered().get(spec.mechanism)
     if cls is None:
         raise ValueError(f"unknown mechanism {spec.mechanism!r} in spec")
     mech = cls._from_spec(spec)
@@ -146,6 +159,10 @@ class Mechanism:
     #: Short names accepted wherever a mechanism is named (``ldpnum privatize --mechanism``,
     #: :func:`lookup`), besides ``name`` and the class name.
     aliases: ClassVar[tuple[str, ...]] = ()
+    #: What one person's input is: ``"values"`` (one number, category or item; listed by
+    #: :func:`registered`) or ``"vector"`` (a row of an ``(n, d)`` array; found by :func:`lookup` and
+    #: :func:`from_spec` only).
+    input_kind: ClassVar[str] = "values"
     #: The integer plan of the kernels, set by each subclass's constructor.
     _plan: Any
 

@@ -1,0 +1,220 @@
+"""What every vector mechanism shares: public per-coordinate bounds and the validation of ``(n, d)`` inputs."""
+
+import numbers
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import ClippingWarning, InvalidValuesError
+from ..mechanisms._base import Mechanism
+from .._typing import ArrayLike, FloatArray, SeedLike
+from ..reports import Reports
+from .._validation import _is_real_scalar, check_bounds, check_choice, check_epsilon, dtype_hint, prepared
+
+__all__ = ["VectorMechanism", "check_vector_bounds", "check_vectors", "MAX_DIM"]
+
+#: Largest dimension of a vector mechanism (a uniform choice among the coordinates uses 48-bit draws).
+MAX_DIM = 1 << 16
+
+
+def check_vector_bounds(bounds: Any, name: str = "bounds") -> tuple[tuple[float, float], ...]:
+    """Per-coordinate public bounds: a sequence of ``(low, high)`` pairs, one per coordinate (``d >= 1``).
+
+    Each pair is checked like a scalar mechanism's bounds (finite, ``low < high``, width representable).
+    """
+    if bounds is None:
+        raise ValueError(f"{name} is required: pass one public range (low, high) per coordinate; ldpnum never "
+                         "derives bounds from the data")
+    if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__len__") or isinstance(bounds, np.ndarray) and (
+            bounds.ndim != 2):
+        raise TypeError(f"{name} must be a sequence of (low, high) pairs, one per coordinate; got "
+                        f"{type(bounds).__name__} {bounds!r}")
+    items = list(bounds)
+    if not items:
+        raise ValueError(f"{name} is empty: a vector needs at least one coordinate (d >= 1)")
+    if len(items) == 2 and all(_is_real_scalar(b) for b in items):
+        raise TypeError(f"{name} must be a sequence of (low, high) pairs, one per coordinate; got the single pair "
+                        f"{tuple(items)!r}: for d coordinates sharing one range pass [{tuple(items)!r}] * d")
+    if len(items) > MAX_DIM:
+        raise ValueError(f"{name} gives {len(items)} coordinates; at most {MAX_DIM} are supported")
+    return tuple(check_bounds(b, name=f"{name}[{j}]") for j, b in enumerate(items))
+
+
+def _as_2d_array(x, name, dim):
+    """``x`` as a 2-D NumPy array of shape ``(n, dim)`` whose dtype holds real numbers, else one clear error."""
+    to_numpy = getattr(x, "to_numpy", None)
+    if to_numpy is not None and not isinstance(x, np.ndarray):
+        dtypes = getattr(x, "dtypes", None)
+        if dtypes is not None and hasattr(dtypes, "items"):  # a DataFrame: every column must hold numbers
+            for col, dt in dtypes.items():
+                kind = getattr(dt, "kind", "O")
+                if kind not in "iuf" or getattr(dt, "name", None) == "category":
+                    raise TypeError(f"{name}: column {col!r} has dtype {dt}: it must hold real numbers; "
+                                    f"{dtype_hint(dt)}")
+            arr = to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            arr = np.asarray(to_numpy())
+    else:
+        arr = np.asarray(x)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} has dtype {arr.dtype}: it must hold real numbers (integer or float dtypes); "
+                        f"{dtype_hint(arr.dtype)}")
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be two-dimensional, one row of {dim} values per person; got shape {arr.shape} "
+                         "(for one person pass x.reshape(1, -1))")
+    if arr.shape[1] != dim:
+        raise ValueError(f"{name} must have {dim} columns (one per coordinate of the bounds); got shape {arr.shape}")
+    return arr
+
+
+def check_vectors(x: ArrayLike, lows: FloatArray, highs: FloatArray, *, name: str = "x", nan_policy: str = "raise",
+                  fill_value: Any = None, out_of_range: str = "clip") -> FloatArray:
+    """Validate an ``(n, d)`` array of vectors and return it as C-contiguous float64 (never written).
+
+    As for one column (:func:`ldpnum._validation.check_values`): non-finite values raise (or, with
+    ``nan_policy="impute"``, are replaced by ``fill_value``: a number or one number per coordinate, inside
+    the bounds), finite values outside their coordinate's bounds are counted in a ``ClippingWarning``
+    (the kernels clamp them) or raise with ``out_of_range="raise"``. Messages give the count and the first
+    row (and its coordinate).
+    """
+    check_choice(nan_policy, "nan_policy", ("raise", "impute"))
+    check_choice(out_of_range, "out_of_range", ("clip", "raise"))
+    dim = lows.shape[0]
+    fill = None
+    if nan_policy == "impute":
+        if fill_value is None:
+            raise ValueError("nan_policy='impute' needs an explicit public fill_value")
+        fills = [fill_value] * dim if _is_real_scalar(fill_value) else list(np.asarray(fill_value, dtype=object).ravel())
+        if len(fills) != dim or not all(_is_real_scalar(f) for f in fills):
+            raise TypeError(f"fill_value must be a real number or {dim} real numbers (one per coordinate); "
+                            f"got {fill_value!r}")
+        fill = np.array([float(f) for f in fills])
+        if not (np.all(np.isfinite(fill)) and np.all((lows <= fill) & (fill <= highs))):
+            raise ValueError(f"fill_value must be finite and inside each coordinate's bounds; got {fill_value!r}")
+    elif fill_value is not None:
+        raise ValueError("fill_value is only used with nan_policy='impute'")
+    arr = np.ascontiguousarray(_as_2d_array(x, name, dim), dtype=np.float64)
+    if arr.size == 0:
+        return arr
+    bad = ~np.isfinite(arr)
+    n_bad = int(bad.sum())
+    if n_bad:
+        if fill is None:
+            i, j = (int(v) for v in np.argwhere(bad)[0])
+            raise InvalidValuesError(
+                f"{name} has {n_bad} missing or non-finite value(s) (NaN, inf or NA), first at index {i} (row {i}, "
+                f"coordinate {j}: {float(arr[i, j])!r}); pass nan_policy='impute' with a public fill_value, or "
+                "remove them before privatizing", count=n_bad, first_index=i, reason="missing")
+        arr = np.where(bad, fill, arr)
+    outside = (arr < lows) | (arr > highs)
+    n_out = int(outside.sum())
+    if n_out:
+        i, j = (int(v) for v in np.argwhere(outside)[0])
+        msg = (f"{name} has {n_out} finite value(s) outside their coordinate's bounds, first at index {i} (row {i}, "
+               f"coordinate {j}: {float(arr[i, j])!r} outside ({float(lows[j])!r}, {float(highs[j])!r}))")
+        if out_of_range == "raise":
+            raise InvalidValuesError(msg, count=n_out, first_index=i, reason="out_of_range")
+        warnings.warn(ClippingWarning(msg + "; they were clipped to the bounds", count=n_out, first_index=i),
+                      stacklevel=5)
+    return arr
+
+
+class VectorMechanism(Mechanism):
+    """Base of the mechanisms whose input is one vector of ``dim`` bounded coordinates per person.
+
+    ``privatize`` takes an ``(n, dim)`` array (or a DataFrame of ``dim`` numeric columns); every coordinate
+    has its own public bounds. Vector mechanisms are found by :func:`ldpnum.mechanisms.lookup` and
+    :func:`ldpnum.from_spec`, not listed by :func:`ldpnum.mechanisms.registered` (see ``input_kind``).
+    """
+
+    input_kind = "vector"
+    _vector_bounds: tuple[tuple[float, float], ...]
+
+    def __init__(self, epsilon: float, bounds: Any) -> None:
+        self._epsilon = check_epsilon(epsilon)
+        self._vector_bounds = check_vector_bounds(bounds)
+        self._bounds = None
+        lows = np.array([b[0] for b in self._vector_bounds])
+        highs = np.array([b[1] for b in self._vector_bounds])
+        widths = highs - lows
+        for arr in (lows, highs, widths):
+            arr.flags.writeable = False
+        self._lows, self._highs, self._widths = lows, highs, widths
+        self._inv_ranges = 1.0 / widths
+        self._inv_ranges.flags.writeable = False
+
+    @property
+    def bounds(self) -> Any:
+        """Public range ``(low, high)`` of each coordinate, a tuple of ``dim`` pairs."""
+        return self._vector_bounds
+
+    @property
+    def dim(self) -> int:
+        """Dimension ``d`` of the vectors."""
+        return len(self._vector_bounds)
+
+    def _spec_params(self):
+        return {"bounds": self._vector_bounds}
+
+    def prepare_values(self, x: ArrayLike, *, name: str | None = None, nan_policy: str = "raise",
+                       fill_value: Any = None, out_of_range: str = "clip") -> FloatArray:
+        """Validate an ``(n, dim)`` array of vectors without drawing anything (see :func:`check_vectors`).
+
+        Returns the values as a read-only C-contiguous float64 array of shape ``(n, dim)``.
+        """
+        return prepared(check_vectors, x, self._lows, self._highs, name=name, nan_policy=nan_policy,
+                        fill_value=fill_value, out_of_range=out_of_range)
+
+    def privatize(self, x: ArrayLike, *, rng: SeedLike = None, nan_policy: str = "raise",
+                  fill_value: Any = None, out_of_range: str = "clip") -> Reports:
+        """Randomize each person's vector; return their :class:`~ldpnum.Reports` (one row per person).
+
+        Parameters
+        ----------
+        x : array_like of real numbers, shape (n, dim)
+            One vector per person: a 2-D array, or a DataFrame of ``dim`` numeric columns (nullable dtypes
+            included).
+        rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
+            ``None`` (default): secure randomness. Anything else: a reproducible simulation.
+        nan_policy : {"raise", "impute"}, optional
+            Non-finite values raise (default), or are replaced by ``fill_value``.
+        fill_value : float or sequence of float, optional
+            Public replacement (one per coordinate, or one for all) with ``nan_policy="impute"``.
+        out_of_range : {"clip", "raise"}, optional
+            Finite values outside their coordinate's bounds are clipped with a ``ClippingWarning``
+            (default), or raise.
+
+        Notes
+        -----
+        Each call on one person's vector is ε-LDP; estimators are post-processing. The whole batch is
+        validated before the first random word is drawn.
+        """
+        values = self.prepare_values(x, nan_policy=nan_policy, fill_value=fill_value, out_of_range=out_of_range)
+        return self._randomize(values, rng)
+
+
+def check_names(names: Any, dim: int) -> tuple[str, ...] | None:
+    """Coordinate names for a result: None, or ``dim`` names (a DataFrame's columns, a list of str)."""
+    if names is None:
+        return None
+    if isinstance(names, (str, bytes)) or not hasattr(names, "__len__"):
+        raise TypeError(f"names must be a sequence of {dim} coordinate names; got {type(names).__name__}")
+    out = tuple(str(n) for n in names)
+    if len(out) != dim:
+        raise ValueError(f"names must give one name per coordinate ({dim}); got {len(out)}")
+    return out
+
+
+def check_int(value: Any, name: str, low: int, high: int) -> int:
+    """An int in ``[low, high]`` (TypeError for other kinds, ValueError outside)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r}")
+    if not low <= int(value) <= high:
+        raise ValueError(f"{name} must be in [{low}, {high}]; got {value}")
+    return int(value)
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
