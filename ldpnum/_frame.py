@@ -27,7 +27,7 @@ from .spec import Spec, check_spec
 
 __all__ = ["ATTRS_KEY", "attach_specs", "column_specs", "frame_info", "parquet_metadata", "spec_for",
            "specs_from_parquet_metadata", "codes_digest", "add_digests", "column_digest", "ReportsChangedError",
-           "sign_info", "verify_info", "collector_key", "histogram_digest", "check_codes"]
+           "sign_info", "verify_info", "collector_key", "histogram_digest", "check_codes", "column_sources"]
 
 ATTRS_KEY = "ldpnum"
 FORMAT = 1
@@ -167,15 +167,17 @@ def add_digests(*digests):
     return f"{n}:{s1:016x}{s2:016x}"
 
 
-def attach_specs(obj, specs, *, strategy=None, epsilon_per_row=None, digests=None):
+def attach_specs(obj, specs, *, strategy=None, epsilon_per_row=None, digests=None, sources=None):
     """Record ``specs`` (a mapping column name -> :class:`Spec`) in ``obj.attrs``; returns ``obj``.
 
     Replaces any ldpnum metadata already there. ``strategy`` and ``epsilon_per_row`` record how a
     DataFrame's columns were privatized and the total ε each row spent (sequential composition).
     ``digests`` (column name -> :func:`codes_digest` of the codes the column holds) ties each spec to
-    the exact codes, so a column changed afterwards is refused (:func:`column_digest`).
+    the exact codes, so a column changed afterwards is refused (:func:`column_digest`). ``sources`` (column
+    name -> list of the value columns it was privatized from) names the coordinates of a vector report column.
     """
     digests = digests or {}
+    sources = sources or {}
     columns = []
     for name, spec in specs.items():
         if not isinstance(spec, Spec):
@@ -184,6 +186,9 @@ def attach_specs(obj, specs, *, strategy=None, epsilon_per_row=None, digests=Non
         entry = {"column": name, "spec": spec.to_dict()}
         if name in digests:
             entry["codes"] = digests[name]
+        if name in sources:
+            entry["sources"] = list(sources[name])
+            json.dumps(entry["sources"])
         columns.append(entry)
     obj.attrs[ATTRS_KEY] = {"format": FORMAT, "columns": columns, "strategy": strategy,
                             "epsilon_per_row": None if epsilon_per_row is None else float(epsilon_per_row)}
@@ -212,6 +217,18 @@ def column_digest(obj, name):
     for c in info["columns"]:
         if c["column"] == name:
             return c.get("codes")
+    return None
+
+
+def column_sources(obj, name):
+    """The value columns a vector report column ``name`` of ``obj`` was privatized from (None for a column of
+    one value per person, or when nothing is recorded)."""
+    info = frame_info(obj)
+    if info is None:
+        return None
+    for c in info["columns"]:
+        if c["column"] == name:
+            return c.get("sources")
     return None
 
 

@@ -399,8 +399,12 @@ class DaskFrameAccessor:
         return aggregate(self._obj, column, spec=spec)
 
     def estimate_mean(self, column, *, spec=None):
-        """:class:`~ldpnum.MeanEstimate` of ``column``'s mean, from the merged aggregate."""
-        return _estimate(self._obj, column, spec, "estimate_mean")
+        """:class:`~ldpnum.MeanEstimate` of ``column``'s mean (a vector report column: a
+        :class:`~ldpnum.vectors.VectorMeanEstimate` named by its value columns), from the merged aggregate."""
+        from .pandas import estimate_mean_named
+
+        mech, agg = _mech_agg(self._obj, column, spec)
+        return estimate_mean_named(mech, agg, make_meta(self._obj), column)
 
     def estimate_distribution(self, column, *, spec=None, **kwargs):
         """:class:`~ldpnum.DistributionEstimate` of ``column``; ``kwargs`` go to the estimator."""
@@ -475,8 +479,13 @@ class DaskSeriesAccessor:
         return aggregate(self._obj, spec=spec)
 
     def estimate_mean(self, spec=None):
-        """:class:`~ldpnum.MeanEstimate` of the mean, from the merged aggregate."""
-        return _estimate(self._obj, None, spec, "estimate_mean")
+        """:class:`~ldpnum.MeanEstimate` of the mean (a vector report column: a
+        :class:`~ldpnum.vectors.VectorMeanEstimate`), from the merged aggregate."""
+        from .pandas import estimate_mean_named
+
+        mech, agg = _mech_agg(self._obj, None, spec)
+        meta = make_meta(self._obj)
+        return estimate_mean_named(mech, agg, meta, meta.name)
 
     def estimate_distribution(self, spec=None, **kwargs):
         """:class:`~ldpnum.DistributionEstimate`; ``kwargs`` go to the estimator."""

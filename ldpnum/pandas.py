@@ -73,7 +73,8 @@ import pandas as pd
 from .spec import Spec, check_spec
 from .reports import Reports
 from .aggregate import Aggregate
-from ._frame import (ATTRS_KEY, add_digests, attach_specs, check_codes, codes_digest, column_digest, column_specs,
+from ._frame import (ATTRS_KEY, add_digests, attach_specs, check_codes, codes_digest, column_digest, column_sources,
+                     column_specs,
                      frame_info, histogram_digest, spec_for)
 from ._random import MAX_ASSIGNED, assign_columns, child_rng, resolve_rng
 from ._results import DistributionEstimate, FrequencyEstimate, MeanEstimate, named
@@ -113,11 +114,7 @@ def _check_mechanism(mech, name):
     if not isinstance(mech, Mechanism):
         raise TypeError(f"the mechanism for {_subject(name)} must be an ldpnum mechanism, e.g. "
                         f"ldp.SquareWave(epsilon=1.0, bounds=(0, 1440)); got {type(mech).__name__}")
-    if mech.spec.get("packed_bits") is not None:
-        raise TypeError(f"{type(mech).__name__} reports are bit vectors ({mech.spec.get('packed_bits')} bits per "
-                        f"person), which a pandas column of codes cannot hold ({_subject(name)}); call "
-                        f"{type(mech).__name__}.privatize on the values and keep the Reports, or use an oracle "
-                        "whose report is one code (GRR, OLH, HadamardResponse)")
+    mech.check_column_codes(f"a pandas column ({_subject(name)})")
 
 
 def _is_real(dtype):
@@ -319,13 +316,18 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
     check_choice(strategy, "strategy", STRATEGIES)
     check_choice(nan_policy, "nan_policy", _NAN_POLICIES)
     columns = list(mechanisms)
-    missing = [c for c in columns if c not in df.columns]
+    # a vector mechanism reads several value columns, named by a tuple key, into one report column
+    sources = {c: _vector_sources(c, mechanisms[c]) for c in columns}
+    labels = {c: _report_label(c) if sources[c] is not None else c for c in columns}
+    if len(set(labels.values())) != len(labels):
+        raise ValueError(f"two keys give the same report column label; labels: {list(labels.values())}")
+    missing = [v for c in columns for v in (sources[c] or [c]) if v not in df.columns]
     if missing:
         raise ValueError(f"{len(missing)} column(s) to privatize are not in the DataFrame, first {missing[0]!r}; "
                          f"its columns: {list(df.columns)}")
     if not df.columns.is_unique:
         counts = df.columns.value_counts()
-        dup = [c for c in columns if counts.get(c, 0) > 1]
+        dup = [v for c in columns for v in (sources[c] or [c]) if counts.get(v, 0) > 1]
         if dup:
             raise ValueError(f"column label {dup[0]!r} appears {counts[dup[0]]} times in the DataFrame; "
                              "report columns need unique labels")
@@ -333,10 +335,13 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
         raise ValueError(f"one-column-per-row handles at most {MAX_COLUMNS} columns; got {len(columns)}")
     fills = _fill_values(fill_value, columns)
     for c in columns:
-        _check_name(c, allow_none=False)
-        _check_mechanism(mechanisms[c], c)
+        for v in sources[c] or []:
+            _check_name(v, allow_none=False)
+        _check_name(labels[c], allow_none=False)
+        _check_mechanism(mechanisms[c], labels[c])
     _check_rng(rng)
-    prepared = [mechanisms[c].prepare_values(df[c], name=_subject(c), nan_policy=nan_policy, fill_value=fills[c])
+    prepared = [mechanisms[c].prepare_values(df[list(sources[c])] if sources[c] is not None else df[c],
+                                             name=_subject(labels[c]), nan_policy=nan_policy, fill_value=fills[c])
                 for c in columns]
     # Everything is valid: from here on, words are drawn.
     m, n = len(columns), len(df)
@@ -344,33 +349,64 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
     data, specs, epsilons, digests = {}, {}, [], {}
     if strategy == "all-columns":
         for j, c in enumerate(columns):
-            reports = mechanisms[c]._randomize(prepared[j], streams[j])
+            mech, label = mechanisms[c], labels[c]
+            codes = mech.column_codes(mech._randomize(prepared[j], streams[j]))
             if _digest:
-                digests[c] = codes_digest(reports.codes)
-            data[c], specs[c] = _owned(reports.codes), reports.spec
-            epsilons.append(mechanisms[c].epsilon)
+                digests[label] = codes_digest(codes)
+            data[label], specs[label] = _owned(codes), mech.spec
+            epsilons.append(mech.epsilon)
         epsilon_per_row = math.fsum(epsilons)
     else:
         assigned = assign_columns(streams[m], n, m)
         for j, c in enumerate(columns):
+            mech, label = mechanisms[c], labels[c]
             rows = np.flatnonzero(assigned == j)
             sub = prepared[j][rows]
             sub.flags.writeable = False
-            reports = mechanisms[c]._randomize(sub, streams[j])
+            own = mech.column_codes(mech._randomize(sub, streams[j]))
             if _digest:
-                digests[c] = codes_digest(reports.codes)
-            codes = np.zeros(n, dtype=reports.codes.dtype)
-            codes[rows] = reports.codes
+                digests[label] = codes_digest(own)
+            codes = np.zeros(n, dtype=own.dtype)
+            codes[rows] = own
             mask = np.ones(n, dtype=bool)
             mask[rows] = False
-            data[c], specs[c] = pd.arrays.IntegerArray(codes, mask), reports.spec
-            epsilons.append(mechanisms[c].epsilon)
+            data[label], specs[label] = pd.arrays.IntegerArray(codes, mask), mech.spec
+            epsilons.append(mech.epsilon)
         epsilon_per_row = max(epsilons)
     out = pd.DataFrame(data, index=df.index, copy=False)
     out.columns.name = df.columns.name
     _copy_other_attrs(df, out)
     return attach_specs(out, specs, strategy=strategy, epsilon_per_row=epsilon_per_row,
-                        digests=digests if _digest else None)
+                        digests=digests if _digest else None,
+                        sources={labels[c]: sources[c] for c in columns if sources[c] is not None})
+
+
+def _vector_sources(key, mech):
+    """The value columns of a vector mechanism's tuple key (None for a mechanism of one column)."""
+    vector = getattr(mech, "input_kind", "values") == "vector"
+    if isinstance(key, tuple):
+        if not vector:
+            raise TypeError(f"key {key!r} is a tuple, which names the value columns of a vector mechanism "
+                            f"(SampledDimensions, DuchiMultivariate), but {type(mech).__name__} privatizes one column "
+                            "of values, and its report column needs a str or int label, not a tuple (labels travel "
+                            "as JSON)")
+        if len(set(key)) != len(key):
+            raise ValueError(f"key {key!r} names a column twice")
+        return list(key)
+    if vector:
+        raise TypeError(f"{type(mech).__name__} privatizes one vector per row: name its value columns with a tuple "
+                        f"key, e.g. {{('q1', 'q2'): mechanism}}; got the single key {key!r}")
+    return None
+
+
+def _report_label(key):
+    """The report column of a vector key: its column labels joined by commas (e.g. ``"q1,q2,q3"``)."""
+    parts = [str(v) for v in key]
+    bad = [p for p in parts if "," in p]
+    if bad:
+        raise ValueError(f"column label {bad[0]!r} contains a comma, which the report column label 'a,b,...' of a "
+                         "vector key uses as separator; rename the column")
+    return ",".join(parts)
 
 
 # -- reading report columns ------------------------------------------------------------------------------
@@ -426,8 +462,8 @@ def reports_of(s, spec=None, *, _check=True):
     if not isinstance(s, pd.Series):
         raise TypeError(f"reports_of expects a pandas Series; got {type(s).__name__}")
     spec = spec_for(s, s.name, spec)
-    if spec.get("packed_bits") is not None:
-        raise TypeError(f"{spec.mechanism} reports are bit vectors, which a column of codes cannot hold")
+    mech = _mechanism(spec)
+    mech.check_column_codes("a column")
     dtype = s.dtype
     kind = getattr(dtype, "kind", "O")
     if not _is_real(dtype):
@@ -447,7 +483,7 @@ def reports_of(s, spec=None, *, _check=True):
     if _check:
         check_codes(s, s.name, codes)
     try:
-        return Reports(codes, spec)
+        return mech.reports_from_column(codes)
     except (TypeError, ValueError) as exc:
         check_codes(s, s.name, codes)  # a changed column is reported as such, before its odd codes
         raise type(exc)(f"{_subject(s.name)}: {exc}") from None
@@ -522,8 +558,9 @@ def concat(objs, **kwargs):
         if all(d is not None for d in parts):
             digests[c] = add_digests(*parts)
     out = pd.concat(objs, **kwargs)
+    sources = {c: column_sources(objs[0], c) for c in specs if column_sources(objs[0], c) is not None}
     return attach_specs(out, specs, strategy=infos[0].get("strategy"),
-                        epsilon_per_row=infos[0].get("epsilon_per_row"), digests=digests)
+                        epsilon_per_row=infos[0].get("epsilon_per_row"), digests=digests, sources=sources)
 
 
 def aggregate_series(s, spec=None):
@@ -539,16 +576,27 @@ def aggregate_series(s, spec=None):
     100
     """
     reports = reports_of(s, spec, _check=False)
+    mech = _mechanism(reports.spec)
     try:
-        agg = _mechanism(reports.spec).aggregate(reports)
+        agg = mech.aggregate(reports)
     except ValueError:
-        check_codes(s, s.name, reports.codes)  # a changed column is reported as such, before its odd codes
+        check_codes(s, s.name, mech.column_codes(reports))  # a changed column is reported as such first
         raise
     if column_digest(s, s.name) is not None:
         # one code per report: the aggregate's counts are the codes' histogram, whose digest costs O(cells)
         one_code = agg._n_reports is None and reports.codes.ndim == 1 and agg.spec.n_cells <= 1 << 16
-        check_codes(s, s.name, reports.codes, digest=histogram_digest(agg.counts) if one_code else None)
+        check_codes(s, s.name, None if one_code else mech.column_codes(reports),
+                    digest=histogram_digest(agg.counts) if one_code else None)
     return agg
+
+
+def estimate_mean_named(mech, agg, record, name):
+    """``mech.estimate_mean(agg)`` named after report column ``name`` of ``record`` (an object carrying the
+    report record): a vector column's coordinates take the names of the value columns it was privatized from."""
+    names = column_sources(record, name)
+    if names is not None:
+        return _need(mech, "estimate_mean")(agg, names=names)
+    return named(_need(mech, "estimate_mean")(agg), name)
 
 
 def _queryable(mech, agg, kw):
@@ -579,14 +627,17 @@ def _need(mech, method):
     return getattr(mech, method)
 
 
-def describe_aggregates(aggregates, *, level=0.95):
+def describe_aggregates(aggregates, *, level=0.95, sources=None):
     """Per column: the mean with its confidence interval and the quartiles, from aggregates.
 
     Parameters
     ----------
     aggregates : mapping
         Column label -> :class:`~ldpnum.Aggregate` (e.g. merged over partitions). Columns of frequency
-        oracles (categories, not numbers) are left out.
+        oracles (categories, not numbers) are left out; a vector report column gives one row per
+        coordinate (means only).
+    sources : mapping, optional
+        Vector report column label -> the names of its coordinates (the value columns), for the row labels.
     level : float, optional
         Confidence level of the interval (default 0.95).
 
@@ -610,16 +661,26 @@ def describe_aggregates(aggregates, *, level=0.95):
     when the distribution is well estimated; use it to keep one coherent picture next to the quartiles.
     """
     rows, index = [], []
+    sources = sources or {}
     for name, agg in aggregates.items():
         mech = _mechanism(agg.spec)
         if hasattr(mech, "estimate_frequencies") or hasattr(mech, "estimate_heavy_hitters"):
             continue  # categories and items, not numbers
         row = {"mechanism": agg.spec.mechanism, "epsilon": agg.spec.epsilon, "n_reports": agg.n_reports}
+        mean = mech.estimate_mean(agg) if hasattr(mech, "estimate_mean") else None
+        if hasattr(mean, "coordinates"):  # a vector report column: one row per coordinate, means only
+            names = sources.get(name)
+            for j, coord in enumerate(mean.coordinates().values()):
+                lo, hi = coord.confidence_interval(level)
+                rows.append({**row, "n_reports": coord.n_reports, "mean": coord.value,
+                             "std_error": coord.standard_error, "ci_low": lo, "ci_high": hi, "dist_mean": np.nan,
+                             "25%": np.nan, "50%": np.nan, "75%": np.nan})
+                index.append(names[j] if names is not None else f"{name}[{j}]")
+            continue
         est = None
         if hasattr(mech, "estimate_ranges") or hasattr(mech, "estimate_distribution"):
             est = _queryable(mech, agg, {})
-        if hasattr(mech, "estimate_mean"):
-            mean = mech.estimate_mean(agg)
+        if mean is not None:
             lo, hi = mean.confidence_interval(level)
             row.update(mean=mean.value, std_error=mean.standard_error, ci_low=lo, ci_high=hi)
         else:
@@ -714,10 +775,12 @@ class SeriesAccessor:
         agg = aggregate_series(self._obj, spec)
         return _mechanism(agg.spec), agg
 
-    def estimate_mean(self, spec: Spec | None = None) -> MeanEstimate:
-        """Unbiased :class:`~ldpnum.MeanEstimate` of the mean (mean oracles and distribution mechanisms)."""
+    def estimate_mean(self, spec: Spec | None = None) -> Any:
+        """Unbiased :class:`~ldpnum.MeanEstimate` of the mean (mean oracles and distribution mechanisms), or
+        a :class:`~ldpnum.vectors.VectorMeanEstimate` for a vector report column (coordinates named by the
+        value columns)."""
         mech, agg = self._mech_agg(spec)
-        return named(_need(mech, "estimate_mean")(agg), self._obj.name)
+        return estimate_mean_named(mech, agg, self._obj, self._obj.name)
 
     def estimate_distribution(self, spec: Spec | None = None, **kwargs: Any) -> DistributionEstimate:
         """:class:`~ldpnum.DistributionEstimate` of the values; ``kwargs`` go to the mechanism's estimator."""
@@ -848,6 +911,28 @@ class DataFrameAccessor:
                 raise ValueError(f"column {c!r} is not in the DataFrame; its columns: {list(self._obj.columns)}")
         return names, specs
 
+    def estimate_mean(self, column: Any) -> pd.Series:
+        """Unbiased means of one report column as a Series: a vector column (``column`` its tuple key, e.g.
+        ``("q1", "q2")``, or its label ``"q1,q2"``) indexed by its value columns; a one-value column as a
+        Series of one entry. For standard errors use ``reports[label].ldp.estimate_mean()``.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, ldpnum as ldp
+        >>> df = pd.DataFrame(np.random.default_rng(0).uniform(0, 1, (40_000, 2)), columns=["q1", "q2"])
+        >>> m = ldp.SampledDimensions("piecewise", 4.0, [(0, 1), (0, 1)])
+        >>> r = df.ldp.privatize({("q1", "q2"): m}, rng=1)
+        >>> r.columns.tolist(), r.ldp.estimate_mean(("q1", "q2")).round(1).to_dict()
+        (['q1,q2'], {'q1': 0.5, 'q2': 0.5})
+        """
+        label = _report_label(column) if isinstance(column, tuple) else column
+        if label not in self._obj.columns:
+            raise ValueError(f"report column {label!r} is not in the DataFrame; its columns: {list(self._obj.columns)}")
+        est = self._obj[label].ldp.estimate_mean()
+        if hasattr(est, "to_series"):
+            return est.to_series()
+        return pd.Series([est.value], index=pd.Index([label], name="coordinate"), name="mean")
+
     def aggregate(self, specs: Mapping[Any, Spec] | None = None) -> dict[Any, Aggregate]:
         """Column -> :class:`~ldpnum.Aggregate` of every report column (``specs`` adds or checks columns)."""
         names, specs = self._specs_for(specs)
@@ -867,4 +952,6 @@ class DataFrameAccessor:
         >>> d.columns.tolist()[:4], bool(d.loc["t", "ci_low"] < 30 < d.loc["t", "ci_high"])
         (['mechanism', 'epsilon', 'n_reports', 'mean'], True)
         """
-        return describe_aggregates(self.aggregate(specs), level=level)
+        aggregates = self.aggregate(specs)
+        sources = {c: column_sources(self._obj, c) for c in aggregates if column_sources(self._obj, c) is not None}
+        return describe_aggregates(aggregates, level=level, sources=sources)

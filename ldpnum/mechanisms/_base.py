@@ -369,6 +369,33 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
     def _report_dtype(self):
         return code_dtype(self.n_cells)
 
+    # -- reports in a table column ------------------------------------------------------------------
+    def check_column_codes(self, where: str = "a column") -> None:
+        """Raise TypeError unless each report fits one integer code of a table column (the pandas accessor,
+        the command line and Dask hold reports that way; :meth:`column_codes` packs them).
+
+        A mechanism whose reports are single codes fits; bit-vector reports (SUE, OUE, subset selection) do
+        not, unless the mechanism packs its rows into one 64-bit code (the vector mechanisms, when small).
+        """
+        if self.spec.get("packed_bits") is not None:
+            name = type(self).__name__
+            raise TypeError(f"{name} reports are bit vectors ({self.spec.get('packed_bits')} bits per person), which "
+                            f"{where} of codes cannot hold; call {name}.privatize on the values and keep the Reports, "
+                            "or use an oracle whose report is one code (GRR, OLH, HadamardResponse)")
+
+    def column_codes(self, reports: Reports) -> np.ndarray:
+        """Each report as one non-negative integer code, for a table column; :meth:`reports_from_column`
+        inverts it. The default: the report codes themselves (one per person)."""
+        self.check_column_codes()
+        check_spec(self.spec, reports.spec, "reports")
+        return reports.codes
+
+    def reports_from_column(self, codes: ArrayLike) -> Reports:
+        """The :class:`~ldpnum.Reports` behind the codes of a table column (:meth:`column_codes`'s inverse);
+        codes outside the alphabet raise ValueError."""
+        self.check_column_codes()
+        return Reports(codes, self.spec)
+
     # -- server side --------------------------------------------------------------------------------
     def aggregate(self, reports: Reports) -> Aggregate:
         """Count the reports' codes into a mergeable :class:`~ldpnum.Aggregate`."""

@@ -12,7 +12,7 @@ from .._typing import ArrayLike, FloatArray, SeedLike
 from ..reports import Reports
 from .._validation import _is_real_scalar, check_bounds, check_choice, check_epsilon, dtype_hint, prepared
 
-__all__ = ["VectorMechanism", "check_vector_bounds", "check_vectors", "MAX_DIM"]
+__all__ = ["VectorMechanism", "check_vector_bounds", "check_vectors", "MAX_DIM", "column_words"]
 
 #: Largest dimension of a vector mechanism (a uniform choice among the coordinates uses 48-bit draws).
 MAX_DIM = 1 << 16
@@ -118,6 +118,19 @@ def check_vectors(x: ArrayLike, lows: FloatArray, highs: FloatArray, *, name: st
         warnings.warn(ClippingWarning(msg + "; they were clipped to the bounds", count=n_out, first_index=i),
                       stacklevel=5)
     return arr
+
+
+def column_words(codes: ArrayLike, what: str) -> np.ndarray:
+    """The codes of a table column as a 1-D uint64 array, after checking they are non-negative integers."""
+    arr = np.asarray(codes)
+    if arr.ndim != 1:
+        raise ValueError(f"{what}: column codes must be one-dimensional; got shape {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{what}: column codes must be integers; got dtype {arr.dtype}")
+    if arr.dtype.kind == "i" and arr.size and arr.min() < 0:
+        bad = np.flatnonzero(arr < 0)
+        raise ValueError(f"{what}: {bad.size} column code(s) are negative, first at index {bad[0]} ({arr[bad[0]]})")
+    return arr.astype(np.uint64)
 
 
 class VectorMechanism(Mechanism):

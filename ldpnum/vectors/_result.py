@@ -103,6 +103,19 @@ class VectorMeanEstimate:
             raise ValueError(f"vector mean estimate of {self.spec.mechanism}: a standard error is not positive, "
                              "which would give a zero-width interval; the bounds are too narrow for float64")
 
+    def __eq__(self, other: object) -> bool:
+        """Equal estimates: the same numbers from the same spec (names are labels, not compared)."""
+        if not isinstance(other, VectorMeanEstimate):
+            return NotImplemented
+        a, b = self.n_per_coordinate, other.n_per_coordinate
+        counts = (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
+        return bool(np.array_equal(self.mean, other.mean) and np.array_equal(self.standard_errors, other.standard_errors)
+                    and counts and (self.expected_squared_error, self.n_reports, self.epsilon, self.spec, self.dim,
+                                    self.k) == (other.expected_squared_error, other.n_reports, other.epsilon,
+                                                other.spec, other.dim, other.k))
+
+    __hash__ = None  # type: ignore[assignment]
+
     @property
     def mechanism(self) -> str:
         """Name of the mechanism that produced the reports (``spec.mechanism``)."""
@@ -118,6 +131,25 @@ class VectorMeanEstimate:
         """
         z = normal_quantile(level)
         return ConfidenceInterval(self.mean - z * self.standard_errors, self.mean + z * self.standard_errors)
+
+    def coordinates(self) -> dict:
+        """Each coordinate's estimate as a :class:`~ldpnum.MeanEstimate`, keyed by its name (or index).
+
+        Examples
+        --------
+        >>> import numpy as np, ldpnum as ldp
+        >>> m = ldp.SampledDimensions("duchi", 2.0, [(0, 1), (0, 10)])
+        >>> est = m.estimate_mean(m.privatize(np.full((20_000, 2), [0.5, 5.0]), rng=0), names=["a", "b"])
+        >>> list(est.coordinates()), bool(abs(est.coordinates()["b"].value - 5) < 0.5)
+        (['a', 'b'], True)
+        """
+        from .._results import MeanEstimate
+
+        labels = self.names if self.names is not None else tuple(range(self.dim))
+        counts = self.n_per_coordinate if self.n_per_coordinate is not None else np.full(self.dim, self.n_reports)
+        return {label: MeanEstimate(float(self.mean[j]), float(self.standard_errors[j]), int(counts[j]),
+                                    self.epsilon, self.spec, name=None if self.names is None else str(label))
+                for j, label in enumerate(labels)}
 
     def _index(self):
         import pandas as pd

@@ -58,6 +58,7 @@ import numpy as np
 
 from .._kernels import client_vector
 from .._kernels._jit import launch
+from .._typing import ArrayLike
 from .._results import DistributionEstimate
 from ..aggregate import Aggregate, count_codes
 from ..frequency.subset import _floyd_distribution
@@ -65,7 +66,7 @@ from ..mechanisms._base import MeanOracle, lookup
 from ..mechanisms._plan import exp_lower
 from ..reports import Reports, code_dtype, register_code_check
 from ..spec import Spec, check_spec
-from ._base import VectorMechanism, check_int, check_names
+from ._base import VectorMechanism, check_int, check_names, column_words
 from ._result import VectorMeanEstimate
 
 __all__ = ["SampledDimensions", "default_k", "split_epsilon", "subset_probabilities", "MAX_COUNTS"]
@@ -323,6 +324,49 @@ class SampledDimensions(VectorMechanism):
         zeros += self._lows
         r = self.privatize(zeros, rng=rng)
         return np.asarray(r.codes, dtype=np.int64) // self._inner.n_cells
+
+    # -- reports in a table column: the k codes of a row as one 64-bit mixed-radix code ----------------------
+    def check_column_codes(self, where: str = "a column") -> None:
+        """A report (``k`` codes, each below ``R = n_cells``) fits one 64-bit column code when ``R^k ≤ 2^64``."""
+        if self.n_cells ** self._k > 1 << 64:
+            raise TypeError(f"SampledDimensions reports are {self._k} codes of {self.n_cells} values each "
+                            f"({self._k * math.log2(self.n_cells):.0f} bits per person), more than {where} of 64-bit "
+                            "codes holds; keep the Reports from privatize, or report fewer coordinates (k)")
+
+    def column_codes(self, reports: Reports) -> np.ndarray:
+        """Each report as one uint64: ``Σ_i code_i · R^i`` over its ``k`` codes (``R = n_cells``).
+
+        Examples
+        --------
+        >>> import numpy as np, ldpnum as ldp
+        >>> m = ldp.SampledDimensions("duchi", 4.0, [(0, 1)] * 3, k=2)
+        >>> r = m.privatize(np.full((5, 3), 0.5), rng=0)
+        >>> m.reports_from_column(m.column_codes(r)) == r
+        True
+        """
+        self.check_column_codes()
+        check_spec(self.spec, reports.spec, "reports")
+        codes = np.asarray(reports.codes, dtype=np.uint64).reshape(len(reports), self._k)
+        radix, out = np.uint64(self.n_cells), np.zeros(len(reports), dtype=np.uint64)
+        for i in range(self._k - 1, -1, -1):
+            out = out * radix + codes[:, i]
+        return out
+
+    def reports_from_column(self, codes: ArrayLike) -> Reports:
+        """The Reports behind column codes (:meth:`column_codes`'s inverse); codes that are not ``k`` distinct
+        coordinates in increasing order, each with a code of the inner alphabet, raise ValueError."""
+        self.check_column_codes()
+        words = column_words(codes, "SampledDimensions")
+        radix = np.uint64(self.n_cells)
+        if self.n_cells ** self._k < 1 << 64 and words.size and int(words.max()) >= self.n_cells ** self._k:
+            bad = np.flatnonzero(words >= np.uint64(self.n_cells ** self._k))
+            raise ValueError(f"{bad.size} column code(s) exceed the {self._k}-code alphabet, first at index {bad[0]} "
+                             f"({int(words[bad[0]])})")
+        rows = np.empty((words.size, self._k), dtype=np.uint64)
+        for i in range(self._k):
+            rows[:, i] = words % radix
+            words = words // radix
+        return Reports(rows.astype(self._report_dtype()), self.spec)
 
     # -- server side ------------------------------------------------------------------------------------------
     @classmethod

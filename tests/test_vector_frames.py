@@ -1,0 +1,136 @@
+"""Vector mechanisms through the pandas accessor and Dask: several value columns in, one report column out."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ldpnum as ldp
+from ldpnum._frame import ReportsChangedError
+from ldpnum._random import child_rng
+
+N = 20_000
+BOUNDS = [(0, 1), (0, 10), (-1, 1)]
+
+
+@pytest.fixture(scope="module")
+def frame():
+    rng = np.random.default_rng(0)
+    return pd.DataFrame({"q1": rng.uniform(0, 1, N), "q2": rng.uniform(0, 10, N), "q3": rng.uniform(-1, 1, N),
+                         "age": rng.uniform(20, 60, N)})
+
+
+MECHANISMS = {"sampled": lambda: ldp.SampledDimensions("piecewise", 6.0, BOUNDS, k=2),
+              "duchi": lambda: ldp.DuchiMultivariate(2.0, BOUNDS)}
+
+
+@pytest.mark.parametrize("kind", list(MECHANISMS))
+def test_one_report_column_equals_the_mechanism_on_the_values(frame, kind):
+    m = MECHANISMS[kind]()
+    r = frame.ldp.privatize({("q1", "q2", "q3"): m}, rng=5)
+    assert r.columns.tolist() == ["q1,q2,q3"] and r.index.equals(frame.index)
+    assert r.attrs["ldpnum"]["columns"][0]["sources"] == ["q1", "q2", "q3"]
+    assert r.ldp.epsilon_per_row == m.epsilon
+    # the column holds the mechanism's own reports, packed one code per person
+    direct = m.privatize(frame[["q1", "q2", "q3"]], rng=child_rng(5, 0))
+    assert np.array_equal(r["q1,q2,q3"].to_numpy(), m.column_codes(direct))
+    assert r["q1,q2,q3"].ldp.reports() == direct
+    est = r["q1,q2,q3"].ldp.estimate_mean()
+    assert est.names == ("q1", "q2", "q3") and est == m.estimate_mean(direct)
+    series = r.ldp.estimate_mean(("q1", "q2", "q3"))
+    assert series.index.tolist() == ["q1", "q2", "q3"] and np.array_equal(series.to_numpy(), est.mean)
+    truth = frame[["q1", "q2", "q3"]].mean().to_numpy()
+    assert np.all(np.abs(est.mean - truth) < 4.5 * est.standard_errors)
+
+
+def test_vector_and_scalar_columns_together_under_both_strategies(frame):
+    m = ldp.SampledDimensions("piecewise", 4.0, BOUNDS)
+    for strategy, budget in (("all-columns", 5.0), ("one-column-per-row", 4.0)):
+        r = frame.ldp.privatize({("q1", "q2", "q3"): m, "age": ldp.Duchi(1.0, (0, 100))}, rng=2, strategy=strategy)
+        assert r.ldp.epsilon_per_row == budget and r.columns.tolist() == ["q1,q2,q3", "age"]
+        d = r.ldp.describe()
+        assert d.index.tolist() == ["q1", "q2", "q3", "age"]
+        assert (d.loc[["q1", "q2", "q3"], "mechanism"] == "sampled_dimensions").all()
+        assert d.loc[["q1", "q2", "q3"], "25%"].isna().all()
+        est = r["q1,q2,q3"].ldp.estimate_mean()
+        assert np.allclose(d.loc[["q1", "q2", "q3"], "mean"].to_numpy(), est.mean)
+        if strategy == "one-column-per-row":
+            assert r["q1,q2,q3"].isna().sum() + r["age"].isna().sum() == N
+            assert int(r["q1,q2,q3"].notna().sum()) == est.n_reports
+
+
+def test_a_changed_vector_column_is_refused(frame):
+    r = frame.ldp.privatize({("q1", "q2", "q3"): ldp.DuchiMultivariate(1.0, BOUNDS)}, rng=1)
+    edited = r["q1,q2,q3"].copy()
+    edited.iloc[0] = edited.iloc[0] ^ 1
+    with pytest.raises(ReportsChangedError):
+        edited.ldp.estimate_mean()
+    with pytest.raises(ReportsChangedError):
+        r["q1,q2,q3"].iloc[:-1].ldp.estimate_mean()
+    # a concatenation of two collections keeps the record and the coordinate names
+    both = ldp.pandas.concat([r, r])
+    assert both["q1,q2,q3"].ldp.estimate_mean().names == ("q1", "q2", "q3")
+    assert both["q1,q2,q3"].ldp.aggregate() == r["q1,q2,q3"].ldp.aggregate() + r["q1,q2,q3"].ldp.aggregate()
+
+
+def test_parquet_round_trip_keeps_the_vector_record(frame, tmp_path):
+    pytest.importorskip("pyarrow")
+    r = frame.ldp.privatize({("q1", "q2", "q3"): ldp.SampledDimensions("duchi", 3.0, BOUNDS, k=3)}, rng=4)
+    path = tmp_path / "r.parquet"
+    r.to_parquet(path)
+    back = pd.read_parquet(path)
+    assert back["q1,q2,q3"].ldp.estimate_mean() == r["q1,q2,q3"].ldp.estimate_mean()
+
+
+def test_bad_keys_get_one_clear_error_and_draw_nothing(frame, monkeypatch):
+    from ldpnum import _random
+    drawn = []
+    monkeypatch.setattr(_random.WordSource, "draw", lambda self, n: drawn.append(n) or (_ for _ in ()).throw(
+        AssertionError("drew")))
+    m = ldp.SampledDimensions("piecewise", 4.0, BOUNDS)
+    with pytest.raises(TypeError, match="tuple key"):
+        frame.ldp.privatize({"q1": m})
+    with pytest.raises(TypeError, match="privatizes one column of values"):
+        frame.ldp.privatize({("q1", "q2"): ldp.Duchi(1.0, (0, 1))})
+    with pytest.raises(ValueError, match="not in the DataFrame"):
+        frame.ldp.privatize({("q1", "q2", "nope"): m})
+    with pytest.raises(ValueError, match="3 columns"):
+        frame.ldp.privatize({("q1", "q2"): m})
+    with pytest.raises(ValueError, match="twice"):
+        frame.ldp.privatize({("q1", "q1", "q2"): m})
+    with pytest.raises(ValueError, match="comma"):
+        frame.rename(columns={"q1": "a,b"}).ldp.privatize({("a,b", "q2", "q3"): m})
+    with pytest.raises(TypeError, match="64-bit"):
+        wide = pd.DataFrame(np.zeros((3, 65)), columns=[f"c{j}" for j in range(65)])
+        wide.ldp.privatize({tuple(wide.columns): ldp.DuchiMultivariate(1.0, [(0, 1)] * 65)})
+    assert drawn == []
+
+
+def test_column_codes_refuse_codes_outside_the_alphabet():
+    d = ldp.DuchiMultivariate(1.0, BOUNDS)
+    with pytest.raises(ValueError, match="beyond the 3 coordinates"):
+        d.reports_from_column(np.array([1, 8], dtype=np.uint64))
+    s = ldp.SampledDimensions("duchi", 4.0, BOUNDS, k=2)
+    with pytest.raises(ValueError):
+        s.reports_from_column(np.array([s.n_cells ** 2], dtype=np.uint64))
+    with pytest.raises(ValueError):  # two codes of the same coordinate
+        s.reports_from_column(np.array([0], dtype=np.uint64))
+    with pytest.raises(ValueError, match="negative"):
+        s.reports_from_column(np.array([-1]))
+
+
+def test_dask_partitions_merge_exactly(frame):
+    dd = pytest.importorskip("dask.dataframe")
+    import ldpnum.dask  # noqa: F401  (registers the accessor)
+    m = ldp.SampledDimensions("piecewise", 4.0, BOUNDS, k=2)
+    ddf = dd.from_pandas(frame[["q1", "q2", "q3"]], npartitions=4)
+    r = ddf.ldp.privatize({("q1", "q2", "q3"): m}, rng=9)
+    est = r.ldp.estimate_mean("q1,q2,q3")
+    assert est.names == ("q1", "q2", "q3")
+    whole = r.compute()
+    agg = r.ldp.aggregate("q1,q2,q3").compute()
+    assert agg.n_reports == N
+    parts = [part.compute()["q1,q2,q3"].ldp.aggregate() for part in r.to_delayed()]
+    assert agg == sum(parts[1:], parts[0])
+    assert est == m.estimate_mean(agg, names=["q1", "q2", "q3"])
+    assert len(whole) == N and whole["q1,q2,q3"].ldp.estimate_mean() == est
+    assert r["q1,q2,q3"].ldp.estimate_mean() == est
