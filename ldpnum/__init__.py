@@ -59,6 +59,7 @@ from . import ranges
 from .ranges import HierarchicalHistogram, RangeEstimate
 from . import heavy
 from .heavy import HeavyHittersEstimate, PEM, TreeHist
+from .heavy import ItemsetsEstimate, PaddingSampling, SVIM, SVSM
 from . import accounting
 from . import vectors
 from .vectors import DuchiMultivariate, SampledDimensions, VectorMeanEstimate
@@ -76,6 +77,7 @@ __all__ = [
     "frequency", "FrequencyEstimate", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "SubsetSelection", "PIRappor",
     "ranges", "HierarchicalHistogram", "RangeEstimate",
     "heavy", "HeavyHittersEstimate", "TruncationWarning", "PEM", "TreeHist",
+    "SVIM", "SVSM", "PaddingSampling", "ItemsetsEstimate",
     "accounting",
     "vectors", "VectorMeanEstimate", "SampledDimensions", "DuchiMultivariate",
     "pandas", "plot",
