@@ -16,6 +16,8 @@ What can be estimated
 * **category frequencies**: :class:`GRR`, :class:`SUE`, :class:`OUE`, :class:`BLH`, :class:`OLH`,
   :class:`SubsetSelection`, :class:`HadamardResponse`, :class:`PIRappor` → :class:`FrequencyEstimate`;
 * **heavy hitters** over str, bytes or integer items (:mod:`ldpnum.heavy`) → :class:`HeavyHittersEstimate`;
+* **frequent items and itemsets** of set-valued data: :class:`SVIM` → :class:`HeavyHittersEstimate`, :class:`SVSM`
+  → :class:`ItemsetsEstimate` (padding-and-sampling, :class:`PaddingSampling`);
 * **central ε of shuffled reports** (amplification by shuffling): :func:`ldpnum.accounting.shuffle_epsilon`;
 * **mean vectors** of bounded vectors: :class:`SampledDimensions`, :class:`DuchiMultivariate`
   (:mod:`ldpnum.vectors`) → :class:`VectorMeanEstimate`;
