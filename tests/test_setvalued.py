@@ -446,3 +446,21 @@ def test_module_examples_run(module):
 def test_docs_setvalued_examples_run():
     result = doctest.testfile(str(DOCS), module_relative=False, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 5 and result.failed == 0
+
+
+def test_size_noise_does_not_inflate_the_correction():
+    """Regression: with Norm-Sub sizes, the noise left in empty large-size cells (weighted by m in the correction)
+    put a pair's estimate 9.5 standard errors high (SVSM, ε = 4, seed 3 below). With the significant cells only,
+    every returned estimate of 4 collections lies within 4 standard errors (12 collections measured: z-scores mean
+    -0.01, sd 0.85, largest 2.2)."""
+    for seed in (1, 3, 5, 7):
+        sets = planted_sets(100_000, 100 + seed)
+        est = ldp.SVSM(4.0, top_k=5).run(sets, rng=seed)
+        truth = np.array([true_frequency(sets, s) for s in est.itemsets])
+        assert np.all(np.abs(est.frequencies - truth) < 4 * est.standard_errors), (seed, est.frequencies, truth)
+
+
+def test_significant_sizes_drops_noise_cells():
+    fe = ldp.GRR(2.0, 12).estimate_frequencies(ldp.GRR(2.0, 12).privatize(np.repeat([1, 2], [6000, 4000]), rng=0))
+    theta = setvalued.significant_sizes(fe)
+    assert theta[1] > 0.5 and theta[2] > 0.3 and np.all(theta[3:] == 0) and theta[0] == 0
