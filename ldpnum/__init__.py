@@ -61,7 +61,7 @@ from . import ranges
 from .ranges import HierarchicalHistogram, RangeEstimate
 from . import heavy
 from .heavy import HeavyHittersEstimate, PEM, TreeHist
-from .heavy import ItemsetsEstimate, PaddingSampling, SVIM, SVSM
+from .heavy import ItemsetsEstimate, PaddingSampling, PaddingSamplingOLH, SVIM, SVSM
 from . import accounting
 from . import vectors
 from .vectors import DuchiMultivariate, SampledDimensions, VectorMeanEstimate
@@ -79,7 +79,7 @@ __all__ = [
     "frequency", "FrequencyEstimate", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "SubsetSelection", "PIRappor",
     "ranges", "HierarchicalHistogram", "RangeEstimate",
     "heavy", "HeavyHittersEstimate", "TruncationWarning", "PEM", "TreeHist",
-    "SVIM", "SVSM", "PaddingSampling", "ItemsetsEstimate",
+    "SVIM", "SVSM", "PaddingSampling", "PaddingSamplingOLH", "ItemsetsEstimate",
     "accounting",
     "vectors", "VectorMeanEstimate", "SampledDimensions", "DuchiMultivariate",
     "pandas", "plot",

@@ -164,6 +164,18 @@ def local_set_rows(m):
     return [m.plan.exact_probabilities(s) for s in sets], m.plan.extreme_ratio()
 
 
+def local_set_hash_rows(m):
+    """Padding-and-sampling with local hashing: every local set given each fixed seed word (drawn from its own
+    word, never from the set), so the ratio over (seed, report) pairs is the largest ratio given a seed."""
+    from itertools import combinations
+
+    sets = [c for r in range(m.k + 1) for c in combinations(range(m.k), r)]
+    worst = Fraction(1)
+    for s in SEEDS:
+        worst = max(worst, max_ratio([m.plan.exact_probabilities(x, s) for x in sets]))
+    return [m.plan.exact_probabilities(x, SEEDS[0]) for x in sets], worst
+
+
 # -- sampling: what the kernel reports for one input --------------------------------------------------------
 
 def float_table(probs):
@@ -308,6 +320,10 @@ CASES = {
         "sets", [dict(epsilon=2.0, k=4, ell=3), dict(epsilon=0.5, k=3, ell=1), dict(epsilon=4.0, k=3, ell=5)],
         local_set_rows, lambda m: [frozenset(), frozenset({0}), frozenset(range(m.k))],
         lambda m, v, seed: m.plan.exact_probabilities(v)),
+    "padding_sampling_olh": Case(
+        "sets", [dict(epsilon=2.0, k=4, ell=2, g=8), dict(epsilon=1.0, k=3, ell=1)],  # tight: ℓ = 1, or collisions
+        local_set_hash_rows, lambda m: [frozenset(), frozenset({0}), frozenset(range(m.k))],
+        lambda m, v, seed: m.plan.exact_probabilities(v, seed), seeded=True),
     "hierarchical_histogram": Case(
         "numeric", [dict(epsilon=1.0, bounds=(0, 10), n_leaves=16, branching=4, oracle="grr"),
                     dict(epsilon=2.0, bounds=(0, 1), n_leaves=10, branching=3, oracle="hadamard"),

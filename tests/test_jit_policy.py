@@ -146,6 +146,7 @@ def _workload():
     held = np.random.default_rng(8).random((1500, 70)) < np.linspace(0.0, 0.5, 70)  # 0 to ~40 candidates each
     for k, ell in ((70, 3), (5, 9)):
         cases.append((ldp.PaddingSampling(1.0, k, ell), held[:, :k], {}))
+        cases.append((ldp.PaddingSamplingOLH(2.0, k, ell), held[:, :k], {}))
     return cases
 
 
@@ -371,7 +372,7 @@ def test_first_small_call_of_every_mechanism_needs_no_numba(tmp_path):
         for name in _REGISTRY:
             m = eval(FACTORIES[name])
             x = (np.arange(1000) % 2).astype(float) if name == "randomized_response" else (
-                np.arange(1000)[:, None] % 3 == np.arange(m.k)[None, :] % 3) if name == "padding_sampling" else (
+                np.arange(1000)[:, None] % 3 == np.arange(m.k)[None, :] % 3) if name.startswith("padding_sampling") else (
                 np.arange(1000) % m.k if hasattr(m, "k") else np.arange(1000, dtype=np.uint64) % 64
                 if hasattr(m, "item_bits") else np.linspace(0, 1, 1000))
             m.privatize(x, rng=0)

@@ -169,6 +169,75 @@ def test_estimate_is_unbiased_for_the_sampling_probabilities():
     assert np.all(np.abs(est.frequencies - truth) < 4 * est.standard_errors)
 
 
+# -- padding-and-sampling with local hashing (the large-domain choice) ----------------------------------------------
+
+SEED_WORDS = [int(w) for w in np.random.default_rng(21).bit_generator.random_raw(6)]
+
+
+@pytest.mark.parametrize("epsilon,k,ell", [(1.0, 3, 1), (4.0, 4, 1), (2.0, 4, 3), (0.5, 5, 2)])
+def test_olh_variant_exact_epsilon_by_enumeration(epsilon, k, ell):
+    """Given each seed word, every local set: ≤ E < e^ε. With ℓ = 1 a singleton is reported through GRR over
+    [0, g) with probability 1, so the ratio reaches e^ε; with ℓ > 1 it reaches it only when the sampled values
+    collide under the seed (no amplification is claimed, so the realized ε may be smaller)."""
+    m = ldp.PaddingSamplingOLH(epsilon, k, ell)
+    worst = max(max_ratio([m.plan.exact_probabilities(s, w) for s in all_local_sets(k)]) for w in SEED_WORDS)
+    check_exact_epsilon([], epsilon, ratio=worst, tight=(ell == 1))
+    assert worst <= m.plan.extreme_ratio()
+    loose = ldp.PaddingSamplingOLH(1.25 * epsilon, k, 1)
+    with pytest.raises(PrivacyViolation, match="exceeds"):
+        check_exact_epsilon([loose.plan.exact_probabilities(s, SEED_WORDS[0]) for s in all_local_sets(k)], epsilon)
+
+
+@pytest.mark.parametrize("k,ell", [(5, 3), (70, 2)])
+def test_olh_variant_kernel_matches_the_naive_reference(k, ell):
+    rng = np.random.default_rng(k + 1)
+    held = rng.random((400, k)) < 0.2
+    m = ldp.PaddingSamplingOLH(2.0, k, ell)
+    words = rng.bit_generator.random_raw(3 * 400)
+    codes = np.empty(400, np.uint64)
+    m._run_kernel(m.prepare_values(held), words, codes)
+    slots = naive_sample(held, k, ell, words[1::3])
+    pairs = np.empty(800, np.uint64)
+    pairs[0::2], pairs[1::2] = words[0::3], words[2::3]
+    p = m.plan.grr
+    np.testing.assert_array_equal(codes, naive.local_hashing(slots, m.g, p.a_keep, p.shift, pairs))
+
+
+def test_olh_variant_estimate_is_unbiased_for_the_sampling_probabilities():
+    m = ldp.PaddingSamplingOLH(1.0, 6, 2)
+    held = np.random.default_rng(5).random((100_000, 6)) < [0.5, 0.3, 0.2, 0.1, 0.0, 0.0]
+    est = m.estimate_frequencies(m.privatize(held, rng=6))
+    pi = (held / np.maximum(held.sum(axis=1), 2)[:, None]).mean(axis=0)
+    assert np.all(np.abs(est.frequencies[:6] - pi) < 4 * est.standard_errors[:6])
+
+
+def test_adaptive_choice_follows_the_variances():
+    from ldpnum.heavy.padding import padding_sampling, padding_sampling_variances
+
+    for eps, k, ell in [(0.5, 40, 1), (0.5, 5, 1), (4.0, 40, 3), (1.0, 40, 2), (2.0, 1000, 1)]:
+        grr_var, olh_var = padding_sampling_variances(eps, k, ell)
+        expect = "padding_sampling" if grr_var <= olh_var else "padding_sampling_olh"
+        assert padding_sampling(eps, k, ell).name == expect
+        assert (grr_var <= olh_var) == (k < ell * np.exp(eps) * (4 * ell - 1) + 1)  # the paper's rule
+        assert ldp.PaddingSampling(eps, k, ell).variance(0.0) == pytest.approx(grr_var, rel=1e-6)
+    sv = ldp.SVIM(0.5, top_k=20)
+    state = SetValuedState("svim", sv.params, stage=2, candidates=tuple(range(40)), ell=1)
+    assert sv.mechanism(sv.payload(state)).name == "padding_sampling_olh"
+
+
+def test_svim_with_the_olh_estimate_phase_recovers_planted_items():
+    """ε = 1, top_k = 10, one item per person: 20 candidates and ℓ = 1, where OLH's variance is the smaller
+    (20 ≥ e (4 - 1) + 1), and is used."""
+    rng = np.random.default_rng(2)
+    sets = [{v} for v in rng.choice(["a", "b", "c", "d"], 100_000, p=[0.5, 0.3, 0.15, 0.05])]
+    est = ldp.SVIM(1.0, top_k=10).run(sets, rng=3)
+    assert est.provenance["ell"] == 1
+    assert est.provenance["oracles"][2] == "padding_sampling_olh"
+    assert set(est.items[:2]) == {"a", "b"}
+    truth = np.array([true_frequency(sets, {v}) for v in est.items[:2]])
+    assert np.all(np.abs(est.frequencies[:2] - truth) < 4 * est.standard_errors[:2])
+
+
 # -- the other report types: exact ε --------------------------------------------------------------------------
 
 def candidate_rows(pem, first_word, item_bits):

@@ -17,6 +17,7 @@ import numpy as np
 
 from ._jit import jit, prange
 from .client_grr import grr_inline
+from .client_hashing import SEED_MASK, local_hash_inline
 
 U1 = np.uint64(1)
 U2 = np.uint64(2)
@@ -74,3 +75,16 @@ def sample_slot_probe(masks, k, ell, words, out):
     """Probe: the sampled value (before GRR) of every record, word ``i`` of ``words`` for record ``i``."""
     for i in prange(masks.shape[0]):
         out[i] = sample_slot_inline(masks[i], k, ell, words[i])
+
+
+@jit(parallel=True)
+def padding_sampling_olh_kernel(masks, k, ell, g, a_keep, shift, words, out):
+    """Padding-and-sampling then local hashing (OLH's report), 3 words per record: the hash seed (word
+    ``3i``, never combined with the set), the slot (``3i + 1``), GRR over ``[0, g)`` on the hashed value
+    (``3i + 2``); the report is ``seed bits | y`` as :func:`ldpnum._kernels.client_hashing.local_hash_kernel`'s."""
+    for i in prange(masks.shape[0]):
+        w = words[3 * i]
+        v = sample_slot_inline(masks[i], k, ell, words[3 * i + 1])
+        h = local_hash_inline(w, v, g)
+        y = grr_inline(h, words[3 * i + 2], g, a_keep, shift)
+        out[i] = (w & SEED_MASK) | np.uint64(y)

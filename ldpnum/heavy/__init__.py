@@ -19,8 +19,8 @@ from ..exceptions import TruncationWarning
 from ._result import HeavyHittersEstimate
 from .items import ITEM_TYPES, decode_items, encode_items
 from .prefix import PEM, TreeHist
-from .padding import PaddingSampling
+from .padding import PaddingSampling, PaddingSamplingOLH
 from .setvalued import SVIM, SVSM, ItemsetsEstimate, Payload, SetValuedState
 
 __all__ = ["encode_items", "decode_items", "ITEM_TYPES", "HeavyHittersEstimate", "TruncationWarning", "PEM", "TreeHist",
-           "PaddingSampling", "SVIM", "SVSM", "ItemsetsEstimate", "Payload", "SetValuedState"]
+           "PaddingSampling", "PaddingSamplingOLH", "SVIM", "SVSM", "ItemsetsEstimate", "Payload", "SetValuedState"]

@@ -20,8 +20,10 @@ items or itemsets and the padding length); the collector's state between phases 
    distribution ``θ`` (unbiased estimates, with the cells that are not significant at 5%, Bonferroni over
    the cells, set to 0: :func:`significant_sizes`) and takes ``ℓ``, the 90th percentile of ``θ`` among
    people whose local set is not empty (the paper's rule; at least 1).
-3. *estimate* — each person reports ``v ∩ S`` with padding-and-sampling to ``ℓ``
-   (:class:`ldpnum.PaddingSampling`: GRR at the amplified ``ε' = ln(ℓ(e^ε - 1) + 1)``). It estimates
+3. *estimate* — each person reports ``v ∩ S`` with padding-and-sampling to ``ℓ``, by GRR at the amplified
+   ``ε' = ln(ℓ(e^ε - 1) + 1)`` (:class:`ldpnum.PaddingSampling`) or OLH at ε
+   (:class:`ldpnum.PaddingSamplingOLH`), whichever has the smaller variance (the paper's adaptive choice:
+   GRR when ``|S| < ℓ e^ε (4ℓ - 1) + 1``, :func:`ldpnum.heavy.padding.padding_sampling`). It estimates
    ``π_c``, the mean probability that ``c`` is sampled. A holder of ``c`` with ``m`` local items samples it
    with probability ``1/max(m, ℓ)``; assuming a holder's ``m`` is distributed like a random held item's
    (size-biased: ``∝ m θ_m``, which holds when items are spread over sets independently of set sizes),
@@ -75,7 +77,7 @@ from ..reports import Reports
 from ..spec import Spec
 from ._result import HeavyHittersEstimate, _freeze, _plain, _thaw
 from .items import ITEM_TYPES, check_item_bits, decode_items, encode_items
-from .padding import PaddingSampling, first_duplicate, flatten_sets
+from .padding import first_duplicate, flatten_sets, padding_sampling
 from .prefix import PEM
 
 __all__ = ["SVIM", "SVSM", "SetValuedState", "Payload", "ItemsetsEstimate", "EncodedSets", "encode_sets",
@@ -390,7 +392,8 @@ class SetValuedState:
         def tup(v):
             return tuple(tup(x) for x in v) if isinstance(v, list) else v
 
-        return cls(**{k: (dict(v) if k == "params" else tup(v)) for k, v in d.items()})
+        kwargs: dict[str, Any] = {k: (dict(v) if k == "params" else tup(v)) for k, v in d.items()}
+        return cls(**kwargs)
 
 
 # -- the protocols -----------------------------------------------------------------------------------------------
@@ -487,7 +490,7 @@ class _SetValued:
         if phase.endswith("size"):
             rec = recommend(n_cands + 1, self._epsilon, communication="low")
             return GRR(self._epsilon, n_cands + 1) if rec.name == "GRR" else OLH(self._epsilon, n_cands + 1)
-        return PaddingSampling(self._epsilon, n_cands, payload.ell)
+        return padding_sampling(self._epsilon, n_cands, payload.ell)
 
     def _local_sets(self, payload, sets):
         """Person × candidate membership for the payload's candidates (items or itemsets)."""
@@ -602,6 +605,9 @@ class _SetValued:
             base = replace(base, itemsets=itemsets)
         return base
 
+    def result(self, state: SetValuedState) -> Any:  # pragma: no cover - SVIM and SVSM define it
+        raise NotImplementedError
+
     def _top_items(self, state):
         freq = np.array(state.item_frequencies)
         cands = np.array(state.candidates, dtype=np.uint64)
@@ -611,7 +617,7 @@ class _SetValued:
         fractions_ = [float(p) for p in self.phase_probabilities()]
         return {"method": self.protocol, "phases": list(self.PHASES), "n_per_phase": list(state.n_per_phase),
                 "phase_fractions": fractions_, "oracles": list(state.oracles), "ell": state.ell,
-                "epsilon_amplified": PaddingSampling(self._epsilon, len(state.candidates), state.ell).amplified_epsilon,
+                "epsilon_amplified": padding_sampling(self._epsilon, len(state.candidates), state.ell).amplified_epsilon,
                 "candidates": [int(c) for c in state.candidates], "size_distribution": list(state.sizes),
                 "scales": list(state.scales), "item_bits": self._item_bits, "item_type": self._item_type, **extra}
 
@@ -728,7 +734,7 @@ class SVIM(_SetValued):
         self._check_done(state)
         top = self._top_items(state)
         words = [state.candidates[i] for i in top]
-        spec = PaddingSampling(self._epsilon, len(state.candidates), state.ell).spec
+        spec = padding_sampling(self._epsilon, len(state.candidates), state.ell).spec
         return HeavyHittersEstimate(tuple(self._decode(words)), np.array(state.item_frequencies)[top],
                                     np.array(state.item_standard_errors)[top], sum(state.n_per_phase),
                                     self._epsilon, spec, self._provenance(state))
@@ -779,7 +785,7 @@ class SVSM(_SetValued):
             freq.append(f)
             se.append(s)
         order = sorted(range(len(sets_)), key=lambda i: (-freq[i], len(sets_[i]), i))[:self._top_k]
-        spec = PaddingSampling(self._epsilon, len(state.itemsets), state.itemset_ell).spec
+        spec = padding_sampling(self._epsilon, len(state.itemsets), state.itemset_ell).spec
         prov = self._provenance(state, itemsets=[list(s) for s in state.itemsets], itemset_ell=state.itemset_ell,
                                 itemset_size_distribution=list(state.itemset_sizes))
         return ItemsetsEstimate(tuple(sets_[i] for i in order), np.array(freq)[order], np.array(se)[order],
