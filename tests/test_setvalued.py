@@ -14,9 +14,10 @@ import itertools
 import pathlib
 from fractions import Fraction
 
+import naive
 import numpy as np
 import pytest
-from scipy import stats
+from privacy_checks import PrivacyViolation, check_exact_epsilon, check_kernel_matches, max_ratio
 
 import ldpnum as ldp
 from ldpnum import _random
@@ -27,9 +28,6 @@ from ldpnum.heavy import decode_items, padding, setvalued
 from ldpnum.heavy.padding import PaddingSamplingPlan, amplified_epsilon, padding_sampling_keep_cells
 from ldpnum.heavy.setvalued import Payload, SetValuedState, candidate_itemsets, encode_sets
 from ldpnum.mechanisms._plan import TWO48, exp_lower, uniform_count
-
-import naive
-from privacy_checks import PrivacyViolation, check_exact_epsilon, check_kernel_matches, max_ratio
 
 DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs" / "setvalued.md"
 
@@ -64,7 +62,7 @@ def test_the_slot_probability_is_not_exactly_uniform_and_the_plan_accounts_for_i
     assert uniform_count(0, 3) == -(-TWO48 // 3) > TWO48 / 3
     eps, k, ell = 2.0, 3, 3
     a, b = padding_sampling_keep_cells(eps, k + ell, ell)
-    rows = lambda plan: [plan.exact_probabilities(s) for s in all_local_sets(k)]  # noqa: E731
+    rows = lambda plan: [plan.exact_probabilities(s) for s in all_local_sets(k)]
     check_exact_epsilon(rows(PaddingSamplingPlan(k, ell, a, b)), eps)
     # the largest keep count that exactly-uniform slots would allow exceeds the plan's: it must fail
     e = exp_lower(eps)
@@ -351,6 +349,7 @@ def test_svim_recovers_planted_items_within_their_standard_errors():
     est = ldp.SVIM(4.0, top_k=4).run(sets, rng=2)
     assert est.items == ("a", "b", "d", "c")
     cands = set(decode_items(np.array(est.provenance["candidates"], np.uint64), "str", 64))
+    assert cands == set(est.provenance["candidate_items"])
     assert {"a", "b", "c", "d"} <= cands
     assert est.provenance["ell"] == max(len(b & cands) for b, _ in BASKETS) == round(est.provenance["scales"][0])
     assert est.provenance["oracles"] == ("pem", "grr", "padding_sampling")

@@ -54,19 +54,34 @@ from .._results import FrequencyEstimate
 from .._typing import ArrayLike, NDArray
 from .._validation import check_epsilon
 from ..aggregate import Aggregate
-from ..estimation.frequency import estimate_frequencies, support_variance
 from ..aggregate import support_counts as support_count_check
+from ..estimation.frequency import estimate_frequencies, support_variance
 from ..frequency.grr import _GRRPlan, grr_keep_cells, lie_shift
-from ..frequency.hashing import G_MAX, HASH_FAMILY as LOCAL_HASH_FAMILY, check_local_hash_codes, \
-    local_hash_support_counts, olh_g, support_probabilities_exact
+from ..frequency.hashing import (
+    G_MAX,
+    check_local_hash_codes,
+    local_hash_support_counts,
+    olh_g,
+    support_probabilities_exact,
+)
+from ..frequency.hashing import HASH_FAMILY as LOCAL_HASH_FAMILY
 from ..mechanisms._base import Mechanism
 from ..mechanisms._plan import TWO48, TWO64, cell_count, exp_lower, uniform_count
 from ..reports import Reports, register_code_check
 from ..spec import check_spec
 
-__all__ = ["PaddingSampling", "PaddingSamplingOLH", "PaddingSamplingPlan", "PaddingSamplingOLHPlan",
-           "padding_sampling", "padding_sampling_variances", "padding_sampling_keep_cells", "amplified_epsilon",
-           "flatten_sets", "MAX_VALUES"]
+__all__ = [
+    "MAX_VALUES",
+    "PaddingSampling",
+    "PaddingSamplingOLH",
+    "PaddingSamplingOLHPlan",
+    "PaddingSamplingPlan",
+    "amplified_epsilon",
+    "flatten_sets",
+    "padding_sampling",
+    "padding_sampling_keep_cells",
+    "padding_sampling_variances",
+]
 
 #: Largest ``K = k + ℓ`` (GRR's own limit: codes fit in uint16).
 MAX_VALUES = 1 << 16
@@ -411,7 +426,7 @@ class PaddingSamplingOLHPlan(PaddingSamplingPlan):
         launch(local_hash_probe, seeds, values, self.g, out)
         return out
 
-    def exact_probabilities(self, local_set, seed_word=0) -> dict[int, Fraction]:  # type: ignore[override]
+    def exact_probabilities(self, local_set, seed_word=0) -> dict[int, Fraction]:
         """``{code: Fraction}`` of the report of a local set given the record's seed word (whose own
         distribution does not depend on the set): the sampled value's hash, then GRR over ``[0, g)``."""
         from .._kernels.client_hashing import SEED_MASK

@@ -33,7 +33,8 @@ items or itemsets and the padding length); the collector's state between phases 
                = \ell \frac{\sum_m m \theta_m}{\sum_m \min(m, \ell) \theta_m},
 
    which is ``ℓ`` when no set exceeds ``ℓ`` (the paper scales by ``ℓ`` and corrects for the items of sets
-   longer than ``ℓ``, ``Σ_{m>ℓ} (m - ℓ) θ_m``, that padding-and-sampling cannot reach). Standard errors are ``s`` times that of ``π̂_c``, ``sqrt(P(1 - P)/n_3)/(p* - q*)`` with
+   longer than ``ℓ``, ``Σ_{m>ℓ} (m - ℓ) θ_m``, that padding-and-sampling cannot reach). Standard errors
+   are ``s`` times that of ``π̂_c``, ``sqrt(P(1 - P)/n_3)/(p* - q*)`` with
    ``P = q* + π̂_c (p* - q*)`` (GRR's noise and the sampling of people and slots together; the
    uncertainty of ``s`` is not included). The result is the ``top_k`` candidates by ``f̂``.
 
@@ -54,7 +55,6 @@ USENIX Security 2017 (GRR, OLH and the choice between them).
 """
 
 import json
-import math
 import numbers
 from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
@@ -80,9 +80,19 @@ from .items import ITEM_TYPES, check_item_bits, decode_items, encode_items
 from .padding import first_duplicate, flatten_sets, padding_sampling
 from .prefix import PEM
 
-__all__ = ["SVIM", "SVSM", "SetValuedState", "Payload", "ItemsetsEstimate", "EncodedSets", "encode_sets",
-           "padding_length", "size_scale", "significant_sizes",
-           "candidate_itemsets"]
+__all__ = [
+    "SVIM",
+    "SVSM",
+    "EncodedSets",
+    "ItemsetsEstimate",
+    "Payload",
+    "SetValuedState",
+    "candidate_itemsets",
+    "encode_sets",
+    "padding_length",
+    "significant_sizes",
+    "size_scale",
+]
 
 #: Phase fractions, in twentieths (people are assigned by a uniform choice among 20 cells).
 _CELLS = 20
@@ -618,8 +628,13 @@ class _SetValued:
         return {"method": self.protocol, "phases": list(self.PHASES), "n_per_phase": list(state.n_per_phase),
                 "phase_fractions": fractions_, "oracles": list(state.oracles), "ell": state.ell,
                 "epsilon_amplified": padding_sampling(self._epsilon, len(state.candidates), state.ell).amplified_epsilon,
-                "candidates": [int(c) for c in state.candidates], "size_distribution": list(state.sizes),
+                "candidates": [int(c) for c in state.candidates],
+                "candidate_items": self._json_items(state.candidates), "size_distribution": list(state.sizes),
                 "scales": list(state.scales), "item_bits": self._item_bits, "item_type": self._item_type, **extra}
+
+    def _json_items(self, words):
+        """Decoded items as JSON can hold them (bytes as hex text)."""
+        return [v.hex() if isinstance(v, bytes) else v for v in self._decode(list(words))]
 
     def _decode(self, words):
         return decode_items(np.array(words, dtype=np.uint64), self._item_type, self._item_bits)
@@ -786,7 +801,9 @@ class SVSM(_SetValued):
             se.append(s)
         order = sorted(range(len(sets_)), key=lambda i: (-freq[i], len(sets_[i]), i))[:self._top_k]
         spec = padding_sampling(self._epsilon, len(state.itemsets), state.itemset_ell).spec
-        prov = self._provenance(state, itemsets=[list(s) for s in state.itemsets], itemset_ell=state.itemset_ell,
+        prov = self._provenance(state, itemsets=[list(s) for s in state.itemsets],
+                                itemset_items=[self._json_items(s) for s in state.itemsets],
+                                itemset_ell=state.itemset_ell,
                                 itemset_size_distribution=list(state.itemset_sizes))
         return ItemsetsEstimate(tuple(sets_[i] for i in order), np.array(freq)[order], np.array(se)[order],
                                 sum(state.n_per_phase), self._epsilon, spec, prov)
