@@ -7,7 +7,9 @@ A phase after the first needs the collector's public result of the phase before 
 items or itemsets and the padding length); the collector's state between phases is a small JSON-able
 :class:`SetValuedState`.
 
-**SVIM** (three phases; people split 1/2, 1/10, 2/5 as in the paper):
+**SVIM** (three phases, as in the paper; the split of the people, 1/2, 1/10, 2/5, is ldpnum's choice: the
+candidates phase gets half because PEM divides its people further into one group per prefix length, and the
+size phase, which only sets ℓ, the least):
 
 1. *candidates* — each person samples one item of their set uniformly (48-bit multiply-shift on one word;
    a person with an empty set takes a uniformly random ``item_bits``-bit word instead) and reports it with
