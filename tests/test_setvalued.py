@@ -532,3 +532,32 @@ def test_significant_sizes_drops_noise_cells():
     fe = ldp.GRR(2.0, 12).estimate_frequencies(ldp.GRR(2.0, 12).privatize(np.repeat([1, 2], [6000, 4000]), rng=0))
     theta = setvalued.significant_sizes(fe)
     assert theta[1] > 0.5 and theta[2] > 0.3 and np.all(theta[3:] == 0) and theta[0] == 0
+
+
+# -- a public domain --------------------------------------------------------------------------------------------------
+
+def test_a_public_domain_replaces_pem_by_padding_and_sampling_with_ell_1():
+    """With domain=, the candidates phase is the paper's: one sampled item (a dummy for a set holding none) by GRR
+    or OLH over the domain and the dummy, i.e. PaddingSampling(ε, |D|, 1), whose exact ε is checked above. The
+    recovery matches PEM's, and items outside the domain are never candidates."""
+    sets = planted_sets(60_000, 4)
+    domain = ["a", "b", "c", "d", "e", "f", "g"]
+    sv = ldp.SVIM(4.0, top_k=3, domain=domain)
+    mech = sv.mechanism(sv.payload(sv.start()))
+    assert mech.name == "padding_sampling" and mech.k == 7 and mech.ell == 1
+    est = sv.run(sets, rng=5)
+    assert est.items == ("a", "b", "d") and est.provenance["oracles"][0] == "padding_sampling"
+    assert set(est.provenance["candidate_items"]) <= set(domain)
+    truth = np.array([true_frequency(sets, {v}) for v in est.items])
+    assert np.all(np.abs(est.frequencies - truth) < 4 * est.standard_errors)
+    assert SetValuedState.from_json(sv.start().to_json()).params["domain"] == list(sv.params["domain"])
+    itemsets = ldp.SVSM(20.0, top_k=4, domain=domain).run(sets, rng=5).itemsets
+    assert itemsets == tuple(exact_top(sets, 4, itemsets=True))
+
+
+@pytest.mark.parametrize("domain,exc,msg", [([], ValueError, "empty"), (["a", "a"], ValueError, "distinct"),
+                                            ([1, 2], TypeError, "uint items"), (["a", 3], TypeError, None),
+                                            (["way too long"], ValueError, "long")])
+def test_bad_domains(domain, exc, msg, no_draws):
+    with pytest.raises(exc, match=msg):
+        ldp.SVIM(1.0, top_k=2, item_bits=32, domain=domain)

@@ -15,8 +15,10 @@ size phase, which only sets ℓ, the least):
    a person with an empty set takes a uniformly random ``item_bits``-bit word instead) and reports it with
    :class:`ldpnum.PEM` (no item domain needs to be listed). Each report is ε-LDP: given PEM's own words,
    the report of a set is a mixture over the sampled item of PEM's output distributions, each within a
-   factor ``e^ε`` of every other item's, so the mixture is too. The collector keeps the ``2·top_k`` best
-   items, the candidate set ``S``.
+   factor ``e^ε`` of every other item's, so the mixture is too. With a public ``domain`` the sampled item
+   (or a dummy, for a set holding none) is reported by an oracle over the domain and the dummy instead,
+   as in the paper (padding-and-sampling with ``ℓ = 1``). The collector keeps the ``2·top_k`` best items,
+   the candidate set ``S``.
 2. *size* — each person reports ``|v ∩ S|`` in ``{0..|S|}`` with GRR or OLH (Wang et al.'s rule,
    :func:`ldpnum.frequency.recommend` with low communication). The collector estimates the size
    distribution ``θ`` (unbiased estimates, with the cells that are not significant at 5%, Bonferroni over
@@ -102,6 +104,8 @@ _SVIM_CELLS = (10, 2, 8)
 _SVSM_CELLS = (5, 1, 4, 2, 8)
 #: Percentile of the size distribution that sets ℓ (the paper's 90%).
 PERCENTILE = 0.9
+#: Largest public domain: with the dummy, the 65536 values of GRR and of the local-hashing report.
+MAX_DOMAIN = (1 << 16) - 1
 #: The paper's damping of guessed itemset frequencies.
 GUESS_FACTOR = 0.9
 
@@ -417,13 +421,32 @@ class _SetValued:
     PHASES: tuple = ()
     CELLS: tuple = ()
 
-    def __init__(self, epsilon: float, *, top_k: int = 20, item_bits: int = 64, item_type: str = "str") -> None:
+    def __init__(self, epsilon: float, *, top_k: int = 20, item_bits: int = 64, item_type: str = "str",
+                 domain: object = None) -> None:
         self._epsilon = check_epsilon(epsilon)
         self._top_k = _check_int(top_k, "top_k", 1, 1 << 12)
         if not isinstance(item_type, str) or item_type not in ITEM_TYPES:
             raise ValueError(f"item_type must be one of {', '.join(map(repr, ITEM_TYPES))}; got {item_type!r}")
         self._item_type = item_type
         self._item_bits = check_item_bits(item_bits, item_type)
+        self._domain = None if domain is None else self._check_domain(domain)
+
+    def _check_domain(self, domain):
+        """The public domain's item words (validated: items of ``item_type``, distinct, 1..65535 of them)."""
+        words, kind, _ = encode_items(domain, self._item_bits, name="domain", truncate=False)
+        if words.size == 0:
+            raise ValueError("domain is empty: give the public list of possible items, or None")
+        if kind != self._item_type:
+            raise TypeError(f"domain holds {kind} items but item_type={self._item_type!r}")
+        if words.size > MAX_DOMAIN:
+            raise ValueError(f"domain has {words.size} items; at most {MAX_DOMAIN} (with the dummy, GRR's and the "
+                             "local-hashing report's limit of 65536 values)")
+        ordered = np.sort(words)
+        repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+        if repeated.size:
+            raise ValueError(f"domain items must be distinct (after encoding to item_bits bits); {repeated.size} "
+                             "repeat an earlier one")
+        return tuple(int(w) for w in words)
 
     @property
     def epsilon(self) -> float:
@@ -436,9 +459,9 @@ class _SetValued:
 
     @property
     def params(self) -> dict:
-        """The constructor's arguments (``type(self)(**params)`` rebuilds the protocol)."""
+        """The protocol's public parameters, JSON-able (a ``domain`` as its item words)."""
         return {"epsilon": self._epsilon, "top_k": self._top_k, "item_bits": self._item_bits,
-                "item_type": self._item_type}
+                "item_type": self._item_type, "domain": None if self._domain is None else list(self._domain)}
 
     def __repr__(self):
         return f"{type(self).__name__}(" + ", ".join(f"{k}={v!r}" for k, v in self.params.items()) + ")"
@@ -496,6 +519,8 @@ class _SetValued:
         """The ordinary mechanism of a phase (PEM, GRR/OLH, or :class:`ldpnum.PaddingSampling`)."""
         phase = payload.phase
         if phase == "candidates":
+            if self._domain is not None:  # the paper's first step: one sampled item, an oracle over the domain
+                return padding_sampling(self._epsilon, len(self._domain), 1)
             return PEM(self._epsilon, item_bits=self._item_bits, top_k=2 * self._top_k,
                        n_candidates=2 * self._top_k, item_type=self._item_type)
         n_cands = len(payload.itemsets) if phase.startswith("itemset") else len(payload.candidates)
@@ -549,8 +574,10 @@ class _SetValued:
             resolve_rng(rng)  # validate before anything is drawn
             gen = np.random.default_rng(rng)
         mech = self.mechanism(payload)
-        if payload.phase == "candidates":
+        if payload.phase == "candidates" and self._domain is None:
             return mech._randomize(self._sample_items(enc, gen), gen)
+        if payload.phase == "candidates":
+            return mech.privatize(enc.membership(np.array(self._domain, dtype=np.uint64)), rng=gen)
         local = self._local_sets(payload, enc)
         if payload.phase.endswith("size"):
             return mech.privatize(local.sum(axis=1).astype(np.int64), rng=gen)
@@ -582,6 +609,12 @@ class _SetValued:
         n_per_phase = state.n_per_phase + (agg.n_reports,)
         oracles = state.oracles + (mech.name,)
         base = replace(state, stage=state.stage + 1, n_per_phase=n_per_phase, oracles=oracles)
+        if phase == "candidates" and self._domain is not None:
+            p_star, q_star = mech.support_probabilities
+            pi_hat, _ = support_estimates(agg.counts.astype(np.float64), float(agg.n_reports), p_star, q_star)
+            dom = np.array(self._domain, dtype=np.uint64)
+            best = np.lexsort((dom, -pi_hat[:dom.size]))[:2 * self._top_k]
+            return replace(base, candidates=tuple(int(w) for w in dom[best]))
         if phase == "candidates":
             est = mech.estimate_heavy_hitters(agg, top_k=2 * self._top_k)
             words = encode_items(list(est.items), self._item_bits)[0] if est.items else np.zeros(0, np.uint64)
@@ -718,6 +751,12 @@ class SVIM(_SetValued):
         Width of the encoded items in bits (default 64; str/bytes need a multiple of 8).
     item_type : {"str", "bytes", "uint"}, optional
         What the items are (default ``"str"``).
+    domain : sequence of items, optional
+        The public list of possible items, when there is one (at most 65535). The candidates phase then
+        reports the sampled item (or, for a set holding none of them, a dummy) with a frequency oracle over
+        the domain and the dummy, as in the paper: padding-and-sampling with ``ℓ = 1``
+        (:func:`ldpnum.heavy.padding.padding_sampling`, GRR or OLH), instead of PEM. Items outside the
+        domain are never reported.
 
     Notes
     -----
@@ -762,7 +801,7 @@ class SVSM(_SetValued):
 
     Parameters
     ----------
-    epsilon, top_k, item_bits, item_type
+    epsilon, top_k, item_bits, item_type, domain
         As for :class:`SVIM`.
 
     Notes
