@@ -561,3 +561,15 @@ def test_a_public_domain_replaces_pem_by_padding_and_sampling_with_ell_1():
 def test_bad_domains(domain, exc, msg, no_draws):
     with pytest.raises(exc, match=msg):
         ldp.SVIM(1.0, top_k=2, item_bits=32, domain=domain)
+
+
+def test_sets_as_a_pandas_series_or_object_array_give_the_same_run():
+    import pandas as pd
+
+    sets = planted_sets(5000, 6)
+    lists = [sorted(s) for s in sets]
+    ref = ldp.SVIM(4.0, top_k=2).run(sets, rng=7)
+    assert ldp.SVIM(4.0, top_k=2).run(pd.Series(lists), rng=7) == ref
+    arr = np.empty(len(lists), dtype=object)
+    arr[:] = [tuple(v) for v in lists]
+    assert ldp.SVIM(4.0, top_k=2).run(arr, rng=7) == ref
