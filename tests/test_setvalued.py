@@ -24,7 +24,7 @@ from ldpnum import _random
 from ldpnum._kernels import client_setvalued
 from ldpnum._kernels._jit import launch
 from ldpnum._random import child_rng
-from ldpnum.heavy import decode_items, padding, setvalued
+from ldpnum.heavy import decode_items, setvalued
 from ldpnum.heavy.padding import PaddingSamplingPlan, amplified_epsilon, padding_sampling_keep_cells
 from ldpnum.heavy.setvalued import Payload, SetValuedState, candidate_itemsets, encode_sets
 from ldpnum.mechanisms._plan import TWO48, exp_lower, uniform_count
@@ -502,14 +502,6 @@ def test_encode_sets_names_the_person():
 
 
 # -- documentation ----------------------------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("module", [padding, setvalued])
-def test_module_examples_run(module):
-    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    for t in finder.find(module):
-        runner.run(t)
-    assert runner.summarize(verbose=False).failed == 0
-
 
 def test_docs_setvalued_examples_run():
     result = doctest.testfile(str(DOCS), module_relative=False, optionflags=doctest.NORMALIZE_WHITESPACE)

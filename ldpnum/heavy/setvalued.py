@@ -521,8 +521,7 @@ class _SetValued:
         if phase == "candidates":
             if self._domain is not None:  # the paper's first step: one sampled item, an oracle over the domain
                 return padding_sampling(self._epsilon, len(self._domain), 1)
-            return PEM(self._epsilon, item_bits=self._item_bits, top_k=2 * self._top_k,
-                       n_candidates=2 * self._top_k, item_type=self._item_type)
+            return PEM(self._epsilon, item_bits=self._item_bits, top_k=2 * self._top_k, item_type=self._item_type)
         n_cands = len(payload.itemsets) if phase.startswith("itemset") else len(payload.candidates)
         if phase.endswith("size"):
             rec = recommend(n_cands + 1, self._epsilon, communication="low")
