@@ -565,3 +565,17 @@ def test_sets_as_a_pandas_series_or_object_array_give_the_same_run():
     arr = np.empty(len(lists), dtype=object)
     arr[:] = [tuple(v) for v in lists]
     assert ldp.SVIM(4.0, top_k=2).run(arr, rng=7) == ref
+
+
+def test_results_pickle_and_secure_runs_work():
+    import pickle
+
+    sets = planted_sets(20_000, 8)
+    items = ldp.SVIM(8.0, top_k=2).run(sets)  # rng=None: secure words
+    assert set(items.items) == {"a", "b"}
+    itemsets = ldp.SVSM(8.0, top_k=3).run(sets, rng=1)
+    for est in (items, itemsets):
+        assert pickle.loads(pickle.dumps(est)) == est
+    with pytest.raises(ValueError, match="epsilon"):
+        ldp.ItemsetsEstimate(itemsets.itemsets, itemsets.frequencies, itemsets.standard_errors, 10, 1.0,
+                             itemsets.spec)

@@ -66,7 +66,7 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import normal_quantile, read_only
+from .._checks import check_provenance, normal_quantile, read_only
 from .._random import assign_columns, child_rng, resolve_rng
 from .._results import ConfidenceInterval
 from .._typing import NDArray, SeedLike
@@ -288,6 +288,11 @@ class ItemsetsEstimate:
             set_(self, attr, read_only(arr))
         if not isinstance(self.spec, Spec):
             raise TypeError(f"spec must be an ldpnum Spec; got {type(self.spec).__name__}")
+        if self.n_reports is None:
+            raise TypeError("n_reports must be an int; got None")
+        epsilon, n_reports = check_provenance(self.spec, self.epsilon, self.n_reports)
+        set_(self, "epsilon", epsilon)
+        set_(self, "n_reports", n_reports)
         set_(self, "provenance", _freeze(_plain(_thaw(self.provenance or {}), "provenance")))
 
     @property
@@ -321,6 +326,11 @@ class ItemsetsEstimate:
                 and np.array_equal(self.frequencies, other.frequencies))
 
     __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self):
+        # Rebuild through __init__ (the frozen provenance is not picklable as such; it is thawed first).
+        return (type(self), (self.itemsets, self.frequencies, self.standard_errors, self.n_reports, self.epsilon,
+                             self.spec, _thaw(self.provenance)))
 
     def __repr__(self):
         shown = ", ".join(f"({sorted(s)!r}, {f:.4g})" for s, f in zip(self.itemsets[:5], self.frequencies))
