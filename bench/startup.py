@@ -49,6 +49,8 @@ FACTORIES = {
     "hierarchical_histogram": "ldp.HierarchicalHistogram(EPS, (0.0, 1.0))",
     "pem": "ldp.PEM(EPS, item_type='uint')",
     "tree_hist": "ldp.TreeHist(EPS, item_type='uint')",
+    "padding_sampling": "ldp.PaddingSampling(EPS, 40, 4)",
+    "padding_sampling_olh": "ldp.PaddingSamplingOLH(EPS, 40, 4)",
 }
 
 #: Modules that ``import ldpnum`` should not load (reported, not asserted, here; tests/test_startup.py asserts).
@@ -65,6 +67,8 @@ FIRST_CALL = textwrap.dedent("""
     n = int(sys.argv[3])
     if m.name == "randomized_response":
         x = (np.arange(n) % 2).astype(np.float64)
+    elif m.name.startswith("padding_sampling"):  # local sets as an (n, k) indicator array
+        x = np.arange(n)[:, None] % 3 == np.arange(m.k)[None, :] % 3
     elif hasattr(m, "k"):
         x = np.arange(n) % m.k
     elif hasattr(m, "item_bits"):

@@ -16,6 +16,8 @@ What can be estimated
 * **category frequencies**: :class:`GRR`, :class:`SUE`, :class:`OUE`, :class:`BLH`, :class:`OLH`,
   :class:`SubsetSelection`, :class:`HadamardResponse`, :class:`PIRappor` → :class:`FrequencyEstimate`;
 * **heavy hitters** over str, bytes or integer items (:mod:`ldpnum.heavy`) → :class:`HeavyHittersEstimate`;
+* **frequent items and itemsets** of set-valued data: :class:`SVIM` → :class:`HeavyHittersEstimate`, :class:`SVSM`
+  → :class:`ItemsetsEstimate` (padding-and-sampling, :class:`PaddingSampling`);
 * **central ε of shuffled reports** (amplification by shuffling): :func:`ldpnum.accounting.shuffle_epsilon`;
 * **mean vectors** of bounded vectors: :class:`SampledDimensions`, :class:`DuchiMultivariate`
   (:mod:`ldpnum.vectors`) → :class:`VectorMeanEstimate`;
@@ -59,6 +61,7 @@ from . import ranges
 from .ranges import HierarchicalHistogram, RangeEstimate
 from . import heavy
 from .heavy import HeavyHittersEstimate, PEM, TreeHist
+from .heavy import ItemsetsEstimate, PaddingSampling, PaddingSamplingOLH, SVIM, SVSM
 from . import accounting
 from . import vectors
 from .vectors import DuchiMultivariate, SampledDimensions, VectorMeanEstimate
@@ -76,6 +79,7 @@ __all__ = [
     "frequency", "FrequencyEstimate", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "SubsetSelection", "PIRappor",
     "ranges", "HierarchicalHistogram", "RangeEstimate",
     "heavy", "HeavyHittersEstimate", "TruncationWarning", "PEM", "TreeHist",
+    "SVIM", "SVSM", "PaddingSampling", "PaddingSamplingOLH", "ItemsetsEstimate",
     "accounting",
     "vectors", "VectorMeanEstimate", "SampledDimensions", "DuchiMultivariate",
     "pandas", "plot",

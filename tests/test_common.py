@@ -155,6 +155,27 @@ def prefix_rows(m):
     return [m.plan.exact_probabilities(v, SEEDS[0]) for v in items], worst
 
 
+def local_set_rows(m):
+    """Padding-and-sampling: every local set of a small candidate domain, with the plan's structural bound
+    (the largest sampling probability of a value is the largest 48-bit slot count over ℓ)."""
+    from itertools import combinations
+
+    sets = [c for r in range(m.k + 1) for c in combinations(range(m.k), r)]
+    return [m.plan.exact_probabilities(s) for s in sets], m.plan.extreme_ratio()
+
+
+def local_set_hash_rows(m):
+    """Padding-and-sampling with local hashing: every local set given each fixed seed word (drawn from its own
+    word, never from the set), so the ratio over (seed, report) pairs is the largest ratio given a seed."""
+    from itertools import combinations
+
+    sets = [c for r in range(m.k + 1) for c in combinations(range(m.k), r)]
+    worst = Fraction(1)
+    for s in SEEDS:
+        worst = max(worst, max_ratio([m.plan.exact_probabilities(x, s) for x in sets]))
+    return [m.plan.exact_probabilities(x, SEEDS[0]) for x in sets], worst
+
+
 # -- sampling: what the kernel reports for one input --------------------------------------------------------
 
 def float_table(probs):
@@ -294,6 +315,14 @@ CASES = {
     "tree_hist": Case(
         "items", [dict(epsilon=1.0, item_bits=5, top_k=2, g=4, n_hashes=8, item_type="uint")],
         prefix_rows, lambda m: [0, (1 << m.item_bits) - 1],
+        lambda m, v, seed: m.plan.exact_probabilities(v, seed), seeded=True),
+    "padding_sampling": Case(
+        "sets", [dict(epsilon=2.0, k=4, ell=3), dict(epsilon=0.5, k=3, ell=1), dict(epsilon=4.0, k=3, ell=5)],
+        local_set_rows, lambda m: [frozenset(), frozenset({0}), frozenset(range(m.k))],
+        lambda m, v, seed: m.plan.exact_probabilities(v)),
+    "padding_sampling_olh": Case(
+        "sets", [dict(epsilon=2.0, k=4, ell=2, g=8), dict(epsilon=1.0, k=3, ell=1)],  # tight: ℓ = 1, or collisions
+        local_set_hash_rows, lambda m: [frozenset(), frozenset({0}), frozenset(range(m.k))],
         lambda m, v, seed: m.plan.exact_probabilities(v, seed), seeded=True),
     "hierarchical_histogram": Case(
         "numeric", [dict(epsilon=1.0, bounds=(0, 10), n_leaves=16, branching=4, oracle="grr"),
@@ -498,6 +527,17 @@ def bad_values(m):
             (np.array([0, 1, top, top]), ValueError, "2 item.* first at index 2"),
             (np.array([0.0, 1.0]), TypeError, None), (np.array([True]), TypeError, None),
             (pd.array([0, None], dtype="Int64"), ValueError, "1 item.* missing, first at index 1")]
+    if kind == "sets":
+        k = m.k
+        return [(x, TypeError, None) for x in wrong_kinds] + [
+            ([{0}, None], TypeError, "1 entries are not, first at index 1"),
+            ([{0}, {-1}, {1}], ValueError, "1 set.* first at index 1"),
+            ([{0}, {1}, {k}, {k, 0}], ValueError, "2 set.* first at index 2"),
+            ([[0, 1], [1, 1]], ValueError, "1 list.* repeat an item, first at index 1"),
+            ([{0}, {0.5}], TypeError, "person 1"), ([[True]], TypeError, None),
+            (np.zeros((3, k + 1), dtype=bool), ValueError, "one column per candidate"),
+            (np.zeros((3, k)), TypeError, None), (np.full((2, k), 2), ValueError, "first at index 0"),
+            (np.zeros((2, 2, 2), dtype=bool), ValueError, "one-dimensional")]
     if kind == "categorical":
         return common + [(np.array([0, -1, 2]), ValueError, "1 value.* first at index 1"),
                          (np.array([0, 1, m.k, m.k]), ValueError, "2 value.* first at index 2"),
@@ -563,6 +603,14 @@ def accepted_forms(m):
         base = np.array([0, (1 << m.item_bits) - 1, 1, 0, 5, 1], dtype=np.uint64)
         return base, [base.astype(np.int64), base.astype(np.uint8), base.astype(">u8"), np.repeat(base, 2)[::2],
                       [int(v) for v in base], pd.Series(base.astype(np.int64)), pd.Series(base, dtype="Int64")]
+    if CASES[m.name].kind == "sets":
+        base = np.zeros((5, m.k), dtype=bool)
+        base[0, [0, m.k - 1]] = True
+        base[2, 1] = base[4, :] = True
+        lists = [np.flatnonzero(r).tolist() for r in base]
+        return base, [[set(v) for v in lists], tuple(frozenset(v) for v in lists), [v[::-1] for v in lists],
+                      pd.Series(lists), np.array([tuple(v) for v in lists] + [None], dtype=object)[:-1],
+                      base.astype(np.uint8), np.asfortranarray(base)]
     if CASES[m.name].kind == "categorical":
         base = np.array([0, m.k - 1, 1, 0, m.k - 1, 1], dtype=np.int64)
         return base, [base.astype(np.int32), base.astype(np.uint8), base.astype(">i8"), np.repeat(base, 2)[::2],
@@ -632,6 +680,8 @@ def valid_input(m, n, seed=0):
     kind = CASES[m.name].kind
     if kind == "items":
         return rng.integers(0, 1 << m.item_bits, n, dtype=np.uint64)
+    if kind == "sets":
+        return rng.random((n, m.k)) < 0.4
     if kind == "categorical":
         return rng.integers(0, m.k, n)
     if kind == "binary":
@@ -664,7 +714,7 @@ def test_chunks_and_blocks_equal_one_call(name, monkeypatch):
     assert ldp.Aggregate.merge([m.aggregate(p) for p in parts]) == m.aggregate(whole)
     monkeypatch.setattr(_random, "BLOCK_RECORDS", 1000)
     monkeypatch.setattr(_random, "BLOCK_WORDS", 1000 * m.words_per_record)
-    assert len(_random.block_sizes(x.size, m.words_per_record)) == 7
+    assert len(_random.block_sizes(len(x), m.words_per_record)) == 7
     assert m.privatize(x, rng=np.random.default_rng(5)) == whole
 
 

@@ -143,6 +143,10 @@ def _workload():
               ldp.SampledDimensions("piecewise", 4.0, vb, k=2), ldp.SampledDimensions("hybrid", 2.0, vb),
               ldp.SampledDimensions("duchi", 8.0, vb)):
         cases.append((m, X if m.dim == 4 else X[:, :3] if m.dim == 3 else np.tile(X[:, 1:2], (1, 70)), {}))
+    held = np.random.default_rng(8).random((1500, 70)) < np.linspace(0.0, 0.5, 70)  # 0 to ~40 candidates each
+    for k, ell in ((70, 3), (5, 9)):
+        cases.append((ldp.PaddingSampling(1.0, k, ell), held[:, :k], {}))
+        cases.append((ldp.PaddingSamplingOLH(2.0, k, ell), held[:, :k], {}))
     return cases
 
 
@@ -188,6 +192,10 @@ def test_interpreted_and_compiled_kernels_agree_bit_for_bit(monkeypatch):
         client_prefix.prefix_hash_probe(np.random.default_rng(6).bit_generator.random_raw(300),
                                         np.arange(300) % pp.n_hashes, pp.hash_a, pp.hash_b, pp.g,
                                         np.empty(300, np.int64))
+        from ldpnum._kernels import client_setvalued  # padding-and-sampling's slot, as its tests probe it
+        sets = ldp.PaddingSampling(1.0, 70, 3).prepare_values(np.random.default_rng(9).random((300, 70)) < 0.1)
+        client_setvalued.sample_slot_probe(sets, 70, 3, np.random.default_rng(6).bit_generator.random_raw(300),
+                                           np.empty(300, np.int64))
         from ldpnum._kernels import client_pirappor as pir  # probes of PI-RAPPOR's arithmetic (its tests use them)
         words = np.random.default_rng(5).bit_generator.random_raw(3 * 500)
         for p in (5, 1031, 482106433):
@@ -364,6 +372,7 @@ def test_first_small_call_of_every_mechanism_needs_no_numba(tmp_path):
         for name in _REGISTRY:
             m = eval(FACTORIES[name])
             x = (np.arange(1000) % 2).astype(float) if name == "randomized_response" else (
+                np.arange(1000)[:, None] % 3 == np.arange(m.k)[None, :] % 3) if name.startswith("padding_sampling") else (
                 np.arange(1000) % m.k if hasattr(m, "k") else np.arange(1000, dtype=np.uint64) % 64
                 if hasattr(m, "item_bits") else np.linspace(0, 1, 1000))
             m.privatize(x, rng=0)
@@ -382,7 +391,8 @@ def test_first_small_call_of_every_mechanism_needs_no_numba(tmp_path):
 # -- the kernels as plain Python ------------------------------------------------------------------------
 NAIVE_TESTS = ["tests/test_kernels_naive.py", "tests/test_frequency.py", "tests/test_hashing.py",
                "tests/test_unary.py", "tests/test_subset.py", "tests/test_laplace.py", "tests/test_pirappor.py",
-               "tests/test_hierarchical.py", "tests/test_wave.py", "tests/test_heavy.py", "tests/test_vectors.py"]
+               "tests/test_hierarchical.py", "tests/test_wave.py", "tests/test_heavy.py", "tests/test_vectors.py",
+               "tests/test_setvalued.py"]
 
 
 @pytest.mark.slow

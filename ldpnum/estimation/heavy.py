@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["prefix_hash", "prefix_supports", "extend_candidates", "top_indices", "PrefixLevels",
-           "estimate_prefix_levels"]
+           "estimate_prefix_levels", "support_estimates"]
 
 _M32 = np.uint64(0xFFFF_FFFF)
 #: (candidate, function) pairs below which a thread is not worth starting (~1 ms of work).
@@ -140,7 +140,11 @@ class PrefixLevels:
     kept_per_level: tuple = field(default=())
 
 
-def _group_estimates(support, n_j, p_star, q_star):
+def support_estimates(support, n_j, p_star, q_star):
+    """``(f̂, se)`` from the support counts of ``n_j`` reports drawn from the population: the oracle's unbiased
+    estimate, and the standard error ``sqrt(P(1 - P)/n_j)/(p* - q*)`` with ``P = q* + clip(f̂, 0, 1)(p* - q*)``
+    (each report supports the value with probability ``P`` over the draw of the person: the oracle's noise and
+    the sampling of people together)."""
     d = p_star - q_star
     freq = (support / n_j - q_star) / d
     share = q_star + np.clip(freq, 0.0, 1.0) * d
@@ -180,7 +184,7 @@ def estimate_prefix_levels(counts, lengths, hash_a, hash_b, g, p_star, q_star, n
             cands = extend_candidates(cands, int(lengths[j]) - int(lengths[j - 1]))
         seen.append(int(cands.size))
         support = prefix_supports(counts[j], cands, hash_a, hash_b, g)
-        freq, se = _group_estimates(support, float(n_per_group[j]), p_star, q_star)
+        freq, se = support_estimates(support, float(n_per_group[j]), p_star, q_star)
         if admissible is not None:
             ok = np.asarray(admissible(cands, int(lengths[j])), dtype=bool)
             freq, se, cands = freq[ok], se[ok], cands[ok]

@@ -1,4 +1,5 @@
-"""Heavy hitters over huge domains: item encoding, the prefix protocols PEM and TreeHist, and their result.
+"""Heavy hitters over huge domains: item encoding, the prefix protocols PEM and TreeHist, and their result;
+set-valued data: frequent items (SVIM) and itemsets (SVSM) with padding-and-sampling (PaddingSampling).
 
 Items (``str``, ``bytes`` or unsigned integers) are encoded once to fixed-width unsigned words by
 :func:`encode_items` before any mechanism sees them, and decoded only in results by :func:`decode_items`;
@@ -18,5 +19,8 @@ from ..exceptions import TruncationWarning
 from ._result import HeavyHittersEstimate
 from .items import ITEM_TYPES, decode_items, encode_items
 from .prefix import PEM, TreeHist
+from .padding import PaddingSampling, PaddingSamplingOLH
+from .setvalued import SVIM, SVSM, ItemsetsEstimate, Payload, SetValuedState
 
-__all__ = ["encode_items", "decode_items", "ITEM_TYPES", "HeavyHittersEstimate", "TruncationWarning", "PEM", "TreeHist"]
+__all__ = ["encode_items", "decode_items", "ITEM_TYPES", "HeavyHittersEstimate", "TruncationWarning", "PEM", "TreeHist",
+           "PaddingSampling", "PaddingSamplingOLH", "SVIM", "SVSM", "ItemsetsEstimate", "Payload", "SetValuedState"]

@@ -1,0 +1,859 @@
+r"""Set-valued data: frequent items (SVIM) and frequent itemsets (SVSM), as chains of ordinary phases.
+
+Each person holds a *set* of items (str, bytes or unsigned ints, encoded once by
+:func:`ldpnum.heavy.encode_items`). Every person is assigned to exactly one phase, from a word independent of
+their set, and sends one report with the full ε in that phase: the whole protocol is ε-LDP for every person.
+A phase after the first needs the collector's public result of the phase before (its *payload*: candidate
+items or itemsets and the padding length); the collector's state between phases is a small JSON-able
+:class:`SetValuedState`.
+
+**SVIM** (three phases, as in the paper; the split of the people, 1/2, 1/10, 2/5, is ldpnum's choice: the
+candidates phase gets half because PEM divides its people further into one group per prefix length, and the
+size phase, which only sets ℓ, the least):
+
+1. *candidates* — each person samples one item of their set uniformly (48-bit multiply-shift on one word;
+   a person with an empty set takes a uniformly random ``item_bits``-bit word instead) and reports it with
+   :class:`ldpnum.PEM` (no item domain needs to be listed). Each report is ε-LDP: given PEM's own words,
+   the report of a set is a mixture over the sampled item of PEM's output distributions, each within a
+   factor ``e^ε`` of every other item's, so the mixture is too. With a public ``domain`` the sampled item
+   (or a dummy, for a set holding none) is reported by an oracle over the domain and the dummy instead,
+   as in the paper (padding-and-sampling with ``ℓ = 1``). The collector keeps the ``2·top_k`` best items,
+   the candidate set ``S``.
+2. *size* — each person reports ``|v ∩ S|`` in ``{0..|S|}`` with GRR or OLH (Wang et al.'s rule,
+   :func:`ldpnum.frequency.recommend` with low communication). The collector estimates the size
+   distribution ``θ`` (unbiased estimates, with the cells that are not significant at 5%, Bonferroni over
+   the cells, set to 0: :func:`significant_sizes`) and takes ``ℓ``, the 90th percentile of ``θ`` among
+   people whose local set is not empty (the paper's rule; at least 1).
+3. *estimate* — each person reports ``v ∩ S`` with padding-and-sampling to ``ℓ``, by GRR at the amplified
+   ``ε' = ln(ℓ(e^ε - 1) + 1)`` (:class:`ldpnum.PaddingSampling`) or OLH at ε
+   (:class:`ldpnum.PaddingSamplingOLH`), whichever has the smaller variance (the paper's adaptive choice:
+   GRR when ``|S| < ℓ e^ε (4ℓ - 1) + 1``, :func:`ldpnum.heavy.padding.padding_sampling`). It estimates
+   ``π_c``, the mean probability that ``c`` is sampled. A holder of ``c`` with ``m`` local items samples it
+   with probability ``1/max(m, ℓ)``; assuming a holder's ``m`` is distributed like a random held item's
+   (size-biased: ``∝ m θ_m``, which holds when items are spread over sets independently of set sizes),
+
+   .. math:: \hat f_c = \hat\pi_c \cdot s, \qquad
+             s = \frac{\sum_{m \ge 1} m \theta_m}{\sum_{m \ge 1} m \theta_m / \max(m, \ell)}
+               = \ell \frac{\sum_m m \theta_m}{\sum_m \min(m, \ell) \theta_m},
+
+   which is ``ℓ`` when no set exceeds ``ℓ`` (the paper scales by ``ℓ`` and corrects for the items of sets
+   longer than ``ℓ``, ``Σ_{m>ℓ} (m - ℓ) θ_m``, that padding-and-sampling cannot reach). Standard errors
+   are ``s`` times that of ``π̂_c``, ``sqrt(P(1 - P)/n_3)/(p* - q*)`` with
+   ``P = q* + π̂_c (p* - q*)`` (GRR's noise and the sampling of people and slots together; the
+   uncertainty of ``s`` is not included). The result is the ``top_k`` candidates by ``f̂``.
+
+**SVSM** (five phases; 1/4, 1/20, 1/5 run SVIM for the items, then 1/10 and 2/5 for itemsets: half of the
+people find items, half estimate itemsets, each half split like SVIM's last two phases): from SVIM's top
+``top_k`` items, candidate itemsets of size ≥ 2 are ranked by the paper's guessed frequency
+``Π_{i ∈ x} 0.9 f̂_i / max_j f̂_j`` and the best ``2·top_k`` kept (built level by level: the guess only
+falls when an item is added, so every subset of a kept itemset ranks above it). Then a *size* phase over
+``|{candidate itemsets ⊆ v}|`` and a padding-and-sampling phase over the candidate itemsets estimate
+itemset frequencies as above; the result is the ``top_k`` best of the singletons and the itemsets.
+
+References
+----------
+T. Wang, N. Li, S. Jha, "Locally Differentially Private Frequent Itemset Mining", IEEE S&P 2018.
+T. Wang, N. Li, S. Jha, "Locally Differentially Private Heavy Hitter Identification", IEEE TDSC 2021 (PEM).
+T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for Frequency Estimation",
+USENIX Security 2017 (GRR, OLH and the choice between them).
+"""
+
+import json
+import numbers
+from dataclasses import dataclass, field, fields, replace
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from .._checks import check_provenance, normal_quantile, read_only
+from .._random import assign_columns, child_rng, resolve_rng
+from .._results import ConfidenceInterval
+from .._typing import NDArray, SeedLike
+from .._validation import check_epsilon
+from ..aggregate import Aggregate
+from ..estimation.heavy import support_estimates
+from ..frequency.grr import GRR
+from ..frequency.hashing import OLH
+from ..frequency.recommend import recommend
+from ..mechanisms._plan import TWO48, uniform_count
+from ..reports import Reports
+from ..spec import Spec
+from ._result import HeavyHittersEstimate, _freeze, _plain, _thaw
+from .items import ITEM_TYPES, check_item_bits, decode_items, encode_items
+from .padding import first_duplicate, flatten_sets, padding_sampling
+from .prefix import PEM
+
+__all__ = [
+    "SVIM",
+    "SVSM",
+    "EncodedSets",
+    "ItemsetsEstimate",
+    "Payload",
+    "SetValuedState",
+    "candidate_itemsets",
+    "encode_sets",
+    "padding_length",
+    "significant_sizes",
+    "size_scale",
+]
+
+#: Phase fractions, in twentieths (people are assigned by a uniform choice among 20 cells).
+_CELLS = 20
+_SVIM_CELLS = (10, 2, 8)
+_SVSM_CELLS = (5, 1, 4, 2, 8)
+#: Percentile of the size distribution that sets ℓ (the paper's 90%).
+PERCENTILE = 0.9
+#: Largest public domain: with the dummy, the 65536 values of GRR and of the local-hashing report.
+MAX_DOMAIN = (1 << 16) - 1
+#: The paper's damping of guessed itemset frequencies.
+GUESS_FACTOR = 0.9
+
+
+def _check_int(value, name, low, high):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r}")
+    value = int(value)
+    if not low <= value <= high:
+        raise ValueError(f"{name} must lie in [{low}, {high}]; got {value}")
+    return value
+
+
+# -- input -------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class EncodedSets:
+    """Sets of items as words: person ``i`` holds ``words[offsets[i]:offsets[i+1]]`` (sorted, distinct)."""
+
+    offsets: NDArray[np.int64]
+    words: NDArray[np.uint64]
+    item_type: str
+
+    @property
+    def n(self) -> int:
+        return int(self.offsets.size - 1)
+
+    @property
+    def lengths(self) -> NDArray[np.int64]:
+        return np.diff(self.offsets)
+
+    @property
+    def rows(self) -> NDArray[np.int64]:
+        return np.repeat(np.arange(self.n, dtype=np.int64), self.lengths)
+
+    def take(self, idx: NDArray[np.intp]) -> "EncodedSets":
+        """The sets of persons ``idx`` (in that order)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        lengths = self.lengths[idx]
+        offsets = np.zeros(idx.size + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        starts = np.repeat(self.offsets[:-1][idx] - offsets[:-1], lengths)
+        words = self.words[starts + np.arange(offsets[-1], dtype=np.int64)]
+        return EncodedSets(offsets, words, self.item_type)
+
+    def membership(self, candidates: NDArray[np.uint64]) -> NDArray[np.bool_]:
+        """``(n, len(candidates))`` booleans: person ``i`` holds candidate ``c``."""
+        cands = np.asarray(candidates, dtype=np.uint64)
+        out = np.zeros((self.n, cands.size), dtype=bool)
+        if cands.size == 0 or self.words.size == 0:
+            return out
+        order = np.argsort(cands, kind="stable")
+        sorted_c = cands[order]
+        pos = np.minimum(np.searchsorted(sorted_c, self.words), sorted_c.size - 1)
+        hit = sorted_c[pos] == self.words
+        out[self.rows[hit], order[pos[hit]]] = True
+        return out
+
+
+def encode_sets(sets: object, item_bits: int = 64, *, item_type: str | None = None, name: str = "sets",
+                truncate: bool = True) -> EncodedSets:
+    """Validate and encode one set of items per person (a list, tuple, array or pandas Series of sets or
+    lists), without drawing anything.
+
+    Items go through :func:`ldpnum.heavy.encode_items` (all of one type; str/bytes longer than
+    ``item_bits/8`` bytes cut with a counted warning, or refused with ``truncate=False``). A person's list
+    holding an item twice is not a set: ValueError with the count and first index. No person at all:
+    ValueError. ``item_type``, when given, must be the items' type (TypeError otherwise).
+    """
+    lengths, flat = flatten_sets(sets, name)
+    if lengths.size == 0:
+        raise ValueError(f"{name} is empty: no people to collect from")
+    rows = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
+    try:
+        words, kind, _ = encode_items(flat, item_bits, name=f"items of {name}", truncate=truncate)
+    except (TypeError, ValueError) as exc:  # name the person, not the position in the flattened list
+        raise type(exc)(_person_message(str(exc), rows)) from exc
+    if not flat:
+        kind = item_type or kind
+    if item_type is not None and kind != item_type:
+        raise TypeError(f"{name} holds {kind} items but the protocol was built for {item_type} items; pass "
+                        f"item_type={kind!r} to the constructor")
+    order = np.lexsort((words, rows))
+    words, rows_sorted = words[order], rows[order]
+    count, first = first_duplicate(rows_sorted, words)
+    if count:
+        raise ValueError(f"{name}: a set holds each item once; {count} list(s) repeat an item (after encoding to "
+                         f"{item_bits} bits), first at index {first}")
+    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    words = np.ascontiguousarray(words, dtype=np.uint64)
+    words.flags.writeable = False
+    return EncodedSets(offsets, words, kind)
+
+
+def _person_message(message, rows):
+    """Rewrite 'first at index j' of the flattened items as the person holding item j."""
+    import re
+
+    def sub(match):
+        j = int(match.group(1))
+        return f"first in the set at index {int(rows[j])}" if j < rows.size else match.group(0)
+
+    return re.sub(r"first at index (\d+)", sub, message)
+
+
+# -- itemset candidates --------------------------------------------------------------------------------------
+
+def candidate_itemsets(frequencies: NDArray[np.float64], count: int) -> list[tuple[int, ...]]:
+    """The ``count`` itemsets (index tuples, size ≥ 2) of the items with the largest guessed frequency
+    ``Π_{i ∈ x} 0.9 f_i / max_j f_j`` (negative estimates count as 0), best first; ties by the tuple.
+
+    Built level by level: a guess only falls when an item is added, so the kept itemsets of size
+    ``s + 1`` extend kept itemsets of size ``s``.
+
+    Examples
+    --------
+    >>> candidate_itemsets(np.array([0.5, 0.4, 0.1]), 3)
+    [(0, 1), (0, 2), (1, 2)]
+    """
+    f = np.clip(np.asarray(frequencies, dtype=np.float64), 0.0, None)
+    n_items = f.size
+    if n_items < 2 or count < 1:
+        return []
+    top = f.max()
+    r = GUESS_FACTOR * f / top if top > 0 else np.zeros(n_items)
+    pool = {(i, j): r[i] * r[j] for i in range(n_items) for j in range(i + 1, n_items)}
+
+    def best(candidates):
+        return sorted(candidates, key=lambda t: (-candidates[t], t))[:count]
+
+    kept = best(pool)
+    level = [t for t in kept if len(t) == 2]
+    while level:
+        new = {t + (j,): pool[t] * r[j] for t in level for j in range(t[-1] + 1, n_items)}
+        pool.update(new)
+        kept = best(pool)
+        level = [t for t in kept if t in new]
+    return kept
+
+
+# -- result ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ItemsetsEstimate:
+    r"""The most frequent itemsets found by SVSM (single items included), with their estimated shares.
+
+    ``itemsets`` are frozensets of items in rank order; ``frequencies`` estimate the share of people whose
+    set contains each; the confidence interval is :math:`\hat f \pm z \hat\sigma`. ``provenance`` records
+    how they were found (people per phase, ℓ of each padding phase, candidates, oracles).
+
+    Examples
+    --------
+    >>> import ldpnum as ldp
+    >>> spec = ldp.Spec("padding_sampling", epsilon=4.0, n_cells=6)
+    >>> est = ldp.ItemsetsEstimate((frozenset({"a"}), frozenset({"a", "b"})), [0.5, 0.3], [0.01, 0.02],
+    ...                            n_reports=1000, epsilon=4.0, spec=spec)
+    >>> est.to_frame()["frequency"].tolist()
+    [0.5, 0.3]
+    """
+
+    itemsets: tuple
+    frequencies: np.ndarray
+    standard_errors: np.ndarray
+    n_reports: int
+    epsilon: float
+    spec: Spec
+    provenance: Any = field(default_factory=dict)
+
+    def __post_init__(self):
+        set_ = object.__setattr__
+        itemsets = tuple(frozenset(s) for s in self.itemsets)
+        if len(set(itemsets)) != len(itemsets):
+            raise ValueError("itemsets must be distinct")
+        set_(self, "itemsets", itemsets)
+        for attr in ("frequencies", "standard_errors"):
+            arr = np.array(getattr(self, attr), dtype=np.float64)
+            if arr.shape != (len(itemsets),) or not np.all(np.isfinite(arr)):
+                raise ValueError(f"{attr} must be finite, one per itemset ({len(itemsets)}); got shape {arr.shape}")
+            set_(self, attr, read_only(arr))
+        if not isinstance(self.spec, Spec):
+            raise TypeError(f"spec must be an ldpnum Spec; got {type(self.spec).__name__}")
+        if self.n_reports is None:
+            raise TypeError("n_reports must be an int; got None")
+        epsilon, n_reports = check_provenance(self.spec, self.epsilon, self.n_reports)
+        set_(self, "epsilon", epsilon)
+        set_(self, "n_reports", n_reports)
+        set_(self, "provenance", _freeze(_plain(_thaw(self.provenance or {}), "provenance")))
+
+    @property
+    def k(self) -> int:
+        """The number of itemsets."""
+        return len(self.itemsets)
+
+    def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
+        """Per-itemset normal-approximation interval ``f̂ ± z σ̂`` (arrays, rank order)."""
+        z = normal_quantile(level)
+        return ConfidenceInterval(self.frequencies - z * self.standard_errors,
+                                  self.frequencies + z * self.standard_errors)
+
+    def to_frame(self, level: float = 0.95):
+        """Columns ``itemset``, ``size``, ``frequency``, ``standard_error``, ``ci_low``, ``ci_high``, ``count``,
+        indexed by rank 1..k."""
+        import pandas as pd
+
+        lo, hi = self.confidence_interval(level)
+        return pd.DataFrame({"itemset": pd.Series(list(self.itemsets), dtype=object),
+                             "size": [len(s) for s in self.itemsets],
+                             "frequency": np.array(self.frequencies),
+                             "standard_error": np.array(self.standard_errors), "ci_low": lo, "ci_high": hi,
+                             "count": np.array(self.frequencies) * self.n_reports}
+                            ).set_axis(pd.RangeIndex(1, self.k + 1, name="rank"))
+
+    def __eq__(self, other):
+        if not isinstance(other, ItemsetsEstimate):
+            return NotImplemented
+        return (self.spec == other.spec and self.itemsets == other.itemsets
+                and np.array_equal(self.frequencies, other.frequencies))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self):
+        # Rebuild through __init__ (the frozen provenance is not picklable as such; it is thawed first).
+        return (type(self), (self.itemsets, self.frequencies, self.standard_errors, self.n_reports, self.epsilon,
+                             self.spec, _thaw(self.provenance)))
+
+    def __repr__(self):
+        shown = ", ".join(f"({sorted(s)!r}, {f:.4g})" for s, f in zip(self.itemsets[:5], self.frequencies))
+        return (f"ItemsetsEstimate(k={self.k}, n_reports={self.n_reports}, epsilon={self.epsilon:g}, "
+                f"top=[{shown}{', ...' if self.k > 5 else ''}])")
+
+
+# -- collector state and client payload ----------------------------------------------------------------------
+
+def _json_default(params):
+    return _plain(_thaw(params), "state")
+
+
+@dataclass(frozen=True)
+class Payload:
+    """What the clients of one phase receive: public, small, JSON-able.
+
+    ``phase`` names the phase (``"candidates"``, ``"size"``, ``"estimate"``, ``"itemset_size"``,
+    ``"itemset_estimate"``); ``params`` the protocol's parameters; ``candidates`` the candidate item words
+    (size/estimate phases); ``itemsets`` the candidate itemsets as tuples of item words (itemset phases);
+    ``ell`` the padding length (estimate phases).
+    """
+
+    protocol: str
+    stage: int
+    phase: str
+    params: dict
+    candidates: tuple = ()
+    itemsets: tuple = ()
+    ell: int = 0
+
+    def to_json(self) -> str:
+        """The payload as JSON text (item words as integers)."""
+        return json.dumps({"protocol": self.protocol, "stage": self.stage, "phase": self.phase,
+                           "params": dict(self.params), "candidates": [int(c) for c in self.candidates],
+                           "itemsets": [[int(w) for w in s] for s in self.itemsets], "ell": self.ell})
+
+    @classmethod
+    def from_json(cls, text: str) -> "Payload":
+        d = json.loads(text)
+        return cls(d["protocol"], int(d["stage"]), d["phase"], dict(d["params"]),
+                   tuple(int(c) for c in d["candidates"]), tuple(tuple(int(w) for w in s) for s in d["itemsets"]),
+                   int(d["ell"]))
+
+
+@dataclass(frozen=True)
+class SetValuedState:
+    """The collector's state between phases: small and JSON-able (:meth:`to_json`, :meth:`from_json`).
+
+    ``stage`` is the number of phases collected so far. After the candidates phase it holds the candidate
+    item words; after a size phase the size distribution and ℓ; after an estimate phase the estimated
+    frequencies and standard errors of the candidates (and, in SVSM, the candidate itemsets). Everything in
+    it is computed from reports (post-processing) or public parameters.
+    """
+
+    protocol: str
+    params: dict
+    stage: int = 0
+    candidates: tuple = ()
+    sizes: tuple = ()
+    ell: int = 0
+    item_frequencies: tuple = ()
+    item_standard_errors: tuple = ()
+    itemsets: tuple = ()
+    itemset_sizes: tuple = ()
+    itemset_ell: int = 0
+    itemset_frequencies: tuple = ()
+    itemset_standard_errors: tuple = ()
+    n_per_phase: tuple = ()
+    oracles: tuple = ()
+    scales: tuple = ()
+
+    def to_json(self) -> str:
+        """The state as JSON text."""
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        return json.dumps(_json_default(d))
+
+    @classmethod
+    def from_json(cls, text: str) -> "SetValuedState":
+        d = json.loads(text)
+        unknown = set(d) - {f.name for f in fields(cls)}
+        if unknown:
+            raise ValueError(f"unknown state field(s): {sorted(unknown)}")
+
+        def tup(v):
+            return tuple(tup(x) for x in v) if isinstance(v, list) else v
+
+        kwargs: dict[str, Any] = {k: (dict(v) if k == "params" else tup(v)) for k, v in d.items()}
+        return cls(**kwargs)
+
+
+# -- the protocols -----------------------------------------------------------------------------------------------
+
+class _SetValued:
+    """A chain of phases over sets of items; SVIM and SVSM list the phases."""
+
+    protocol = ""
+    PHASES: tuple = ()
+    CELLS: tuple = ()
+
+    def __init__(self, epsilon: float, *, top_k: int = 20, item_bits: int = 64, item_type: str = "str",
+                 domain: object = None) -> None:
+        self._epsilon = check_epsilon(epsilon)
+        self._top_k = _check_int(top_k, "top_k", 1, 1 << 12)
+        if not isinstance(item_type, str) or item_type not in ITEM_TYPES:
+            raise ValueError(f"item_type must be one of {', '.join(map(repr, ITEM_TYPES))}; got {item_type!r}")
+        self._item_type = item_type
+        self._item_bits = check_item_bits(item_bits, item_type)
+        self._domain = None if domain is None else self._check_domain(domain)
+
+    def _check_domain(self, domain):
+        """The public domain's item words (validated: items of ``item_type``, distinct, 1..65535 of them)."""
+        words, kind, _ = encode_items(domain, self._item_bits, name="domain", truncate=False)
+        if words.size == 0:
+            raise ValueError("domain is empty: give the public list of possible items, or None")
+        if kind != self._item_type:
+            raise TypeError(f"domain holds {kind} items but item_type={self._item_type!r}")
+        if words.size > MAX_DOMAIN:
+            raise ValueError(f"domain has {words.size} items; at most {MAX_DOMAIN} (with the dummy, GRR's and the "
+                             "local-hashing report's limit of 65536 values)")
+        ordered = np.sort(words)
+        repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+        if repeated.size:
+            raise ValueError(f"domain items must be distinct (after encoding to item_bits bits); {repeated.size} "
+                             "repeat an earlier one")
+        return tuple(int(w) for w in words)
+
+    @property
+    def epsilon(self) -> float:
+        """Each person's one report is ε-LDP."""
+        return self._epsilon
+
+    @property
+    def top_k(self) -> int:
+        return self._top_k
+
+    @property
+    def params(self) -> dict:
+        """The protocol's public parameters, JSON-able (a ``domain`` as its item words)."""
+        return {"epsilon": self._epsilon, "top_k": self._top_k, "item_bits": self._item_bits,
+                "item_type": self._item_type, "domain": None if self._domain is None else list(self._domain)}
+
+    def __repr__(self):
+        return f"{type(self).__name__}(" + ", ".join(f"{k}={v!r}" for k, v in self.params.items()) + ")"
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.params == other.params
+
+    def __hash__(self):
+        return hash((type(self).__name__, tuple(self.params.items())))
+
+    # -- who reports in which phase ------------------------------------------------------------------------
+    @property
+    def phases(self) -> tuple[str, ...]:
+        """The phases, in collection order."""
+        return self.PHASES
+
+    def phase_probabilities(self) -> tuple[Fraction, ...]:
+        """Exact probability that a person is assigned to each phase by :meth:`assign_phases` (sums of
+        48-bit multiply-shift cell counts over 20 cells; within ``20/2^48`` of the nominal fractions)."""
+        out, start = [], 0
+        for c in self.CELLS:
+            out.append(sum((Fraction(uniform_count(j, _CELLS), TWO48) for j in range(start, start + c)),
+                           Fraction(0)))
+            start += c
+        return tuple(out)
+
+    def assign_phases(self, n: int, rng: SeedLike = None) -> NDArray[np.int64]:
+        """The phase of each of ``n`` people, from one word each and nothing else (independent of their
+        sets): a uniform cell among 20 (:func:`ldpnum._random.assign_columns`), cells split by the phase
+        fractions."""
+        cells = assign_columns(rng, n, _CELLS)
+        return np.repeat(np.arange(len(self.CELLS), dtype=np.int64), self.CELLS)[cells]
+
+    # -- state machine --------------------------------------------------------------------------------------
+    def start(self) -> SetValuedState:
+        """The collector's state before any report."""
+        return SetValuedState(self.protocol, self.params)
+
+    def _check_state(self, state):
+        if not isinstance(state, SetValuedState):
+            raise TypeError(f"expected a SetValuedState; got {type(state).__name__}")
+        if state.protocol != self.protocol or dict(state.params) != self.params:
+            raise ValueError(f"state of {state.protocol} {dict(state.params)} does not belong to {self!r}")
+
+    def payload(self, state: SetValuedState) -> Payload:
+        """What the clients of the next phase need (public; see :class:`Payload`)."""
+        self._check_state(state)
+        if state.stage >= len(self.PHASES):
+            raise ValueError("every phase has been collected; call result(state)")
+        phase = self.PHASES[state.stage]
+        ell = state.itemset_ell if phase.startswith("itemset") else state.ell
+        return Payload(self.protocol, state.stage, phase, self.params, state.candidates, state.itemsets, ell)
+
+    def mechanism(self, payload: Payload):
+        """The ordinary mechanism of a phase (PEM, GRR/OLH, or :class:`ldpnum.PaddingSampling`)."""
+        phase = payload.phase
+        if phase == "candidates":
+            if self._domain is not None:  # the paper's first step: one sampled item, an oracle over the domain
+                return padding_sampling(self._epsilon, len(self._domain), 1)
+            return PEM(self._epsilon, item_bits=self._item_bits, top_k=2 * self._top_k, item_type=self._item_type)
+        n_cands = len(payload.itemsets) if phase.startswith("itemset") else len(payload.candidates)
+        if phase.endswith("size"):
+            rec = recommend(n_cands + 1, self._epsilon, communication="low")
+            return GRR(self._epsilon, n_cands + 1) if rec.name == "GRR" else OLH(self._epsilon, n_cands + 1)
+        return padding_sampling(self._epsilon, n_cands, payload.ell)
+
+    def _local_sets(self, payload, sets):
+        """Person × candidate membership for the payload's candidates (items or itemsets)."""
+        cands = np.array(payload.candidates, dtype=np.uint64)
+        held = sets.membership(cands)
+        if not payload.phase.startswith("itemset"):
+            return held
+        index = {int(c): j for j, c in enumerate(cands)}
+        out = np.ones((sets.n, len(payload.itemsets)), dtype=bool)
+        for j, itemset in enumerate(payload.itemsets):
+            for w in itemset:
+                out[:, j] &= held[:, index[int(w)]]
+        return out
+
+    def encode(self, sets: object, *, truncate: bool = True) -> EncodedSets:
+        """Validate and encode sets for this protocol (:func:`encode_sets`), drawing nothing."""
+        return encode_sets(sets, self._item_bits, item_type=self._item_type, truncate=truncate)
+
+    def privatize(self, payload: Payload, sets: object, *, rng: SeedLike = None, truncate: bool = True) -> Reports:
+        """The client side of one phase: each person's one report, from the public payload and their set.
+
+        Parameters
+        ----------
+        payload : Payload
+            The phase's public payload (:meth:`payload`, or :meth:`Payload.from_json`).
+        sets : sequence of sets, or EncodedSets
+            The sets of the people assigned to this phase.
+        rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
+            ``None`` (default): secure randomness.
+
+        Notes
+        -----
+        Each person's report is ε-LDP (see the module notes); everything is validated before the first
+        random word is drawn.
+        """
+        if not isinstance(payload, Payload):
+            raise TypeError(f"payload must be a Payload; got {type(payload).__name__}")
+        if payload.protocol != self.protocol or dict(payload.params) != self.params:
+            raise ValueError(f"payload of {payload.protocol} {dict(payload.params)} does not belong to {self!r}")
+        enc = sets if isinstance(sets, EncodedSets) else self.encode(sets, truncate=truncate)
+        if isinstance(rng, np.random.Generator) or rng is None:
+            gen = rng
+        else:
+            resolve_rng(rng)  # validate before anything is drawn
+            gen = np.random.default_rng(rng)
+        mech = self.mechanism(payload)
+        if payload.phase == "candidates" and self._domain is None:
+            return mech._randomize(self._sample_items(enc, gen), gen)
+        if payload.phase == "candidates":
+            return mech.privatize(enc.membership(np.array(self._domain, dtype=np.uint64)), rng=gen)
+        local = self._local_sets(payload, enc)
+        if payload.phase.endswith("size"):
+            return mech.privatize(local.sum(axis=1).astype(np.int64), rng=gen)
+        return mech.privatize(local, rng=gen)
+
+    def _sample_items(self, enc, rng):
+        """One item of each set, uniformly (one word per person: the top 48 bits pick the ``j``-th smallest
+        word of the set by multiply-shift; an empty set takes the word's top ``item_bits`` bits as an item)."""
+        n = enc.n
+        words = resolve_rng(rng).draw(n) if n else np.zeros(0, np.uint64)
+        lengths = enc.lengths
+        j = (((words >> np.uint64(16)) * lengths.astype(np.uint64)) >> np.uint64(48)).astype(np.int64)
+        empty = lengths == 0
+        pick = np.where(empty, 0, enc.offsets[:-1] + j)
+        items = enc.words[np.minimum(pick, max(enc.words.size - 1, 0))] if enc.words.size else np.zeros(n, np.uint64)
+        random_item = words >> np.uint64(64 - self._item_bits)
+        out = np.ascontiguousarray(np.where(empty, random_item, items), dtype=np.uint64)
+        out.flags.writeable = False
+        return out
+
+    def collect(self, state: SetValuedState, data: Reports | Aggregate) -> SetValuedState:
+        """The collector's next state from the reports (or their aggregate) of the current phase."""
+        payload = self.payload(state)
+        mech = self.mechanism(payload)
+        agg = mech._as_aggregate(data)
+        if agg.n_reports == 0:
+            raise ValueError(f"no reports in phase {payload.phase!r}")
+        phase = payload.phase
+        n_per_phase = state.n_per_phase + (agg.n_reports,)
+        oracles = state.oracles + (mech.name,)
+        base = replace(state, stage=state.stage + 1, n_per_phase=n_per_phase, oracles=oracles)
+        if phase == "candidates" and self._domain is not None:
+            p_star, q_star = mech.support_probabilities
+            pi_hat, _ = support_estimates(agg.counts.astype(np.float64), float(agg.n_reports), p_star, q_star)
+            dom = np.array(self._domain, dtype=np.uint64)
+            best = np.lexsort((dom, -pi_hat[:dom.size]))[:2 * self._top_k]
+            return replace(base, candidates=tuple(int(w) for w in dom[best]))
+        if phase == "candidates":
+            est = mech.estimate_heavy_hitters(agg, top_k=2 * self._top_k)
+            words = encode_items(list(est.items), self._item_bits)[0] if est.items else np.zeros(0, np.uint64)
+            if words.size == 0:
+                raise ValueError("the candidates phase found no candidate items")
+            return replace(base, candidates=tuple(int(w) for w in words))
+        if phase.endswith("size"):
+            theta = significant_sizes(mech.estimate_frequencies(agg))
+            sizes = tuple(float(v) for v in theta)
+            ell = padding_length(theta)
+            if phase == "size":
+                return replace(base, sizes=sizes, ell=ell)
+            return replace(base, itemset_sizes=sizes, itemset_ell=ell)
+        p_star, q_star = mech.support_probabilities
+        pi_hat, pi_se = support_estimates(agg.counts.astype(np.float64), float(agg.n_reports), p_star, q_star)
+        itemset_phase = phase.startswith("itemset")
+        theta = np.array(state.itemset_sizes if itemset_phase else state.sizes)
+        scale = size_scale(theta, payload.ell)
+        n_c = mech.k
+        freq = tuple(float(v) for v in pi_hat[:n_c] * scale)
+        se = tuple(float(v) for v in pi_se[:n_c] * scale)
+        base = replace(base, scales=state.scales + (scale,))
+        if itemset_phase:
+            return replace(base, itemset_frequencies=freq, itemset_standard_errors=se)
+        base = replace(base, item_frequencies=freq, item_standard_errors=se)
+        if "itemset_size" in self.PHASES:
+            top = self._top_items(base)
+            chosen = candidate_itemsets(np.array(freq)[top], 2 * self._top_k)
+            if not chosen:
+                raise ValueError("fewer than two frequent items: no candidate itemsets")
+            cands = np.array(state.candidates, dtype=np.uint64)
+            itemsets = tuple(tuple(int(cands[top[i]]) for i in t) for t in chosen)
+            base = replace(base, itemsets=itemsets)
+        return base
+
+    def result(self, state: SetValuedState) -> Any:  # pragma: no cover - SVIM and SVSM define it
+        raise NotImplementedError
+
+    def _top_items(self, state):
+        freq = np.array(state.item_frequencies)
+        cands = np.array(state.candidates, dtype=np.uint64)
+        return np.lexsort((cands, -freq))[:self._top_k]
+
+    def _provenance(self, state, **extra):
+        fractions_ = [float(p) for p in self.phase_probabilities()]
+        return {"method": self.protocol, "phases": list(self.PHASES), "n_per_phase": list(state.n_per_phase),
+                "phase_fractions": fractions_, "oracles": list(state.oracles), "ell": state.ell,
+                "epsilon_amplified": padding_sampling(self._epsilon, len(state.candidates), state.ell).amplified_epsilon,
+                "candidates": [int(c) for c in state.candidates],
+                "candidate_items": self._json_items(state.candidates), "size_distribution": list(state.sizes),
+                "scales": list(state.scales), "item_bits": self._item_bits, "item_type": self._item_type, **extra}
+
+    def _json_items(self, words):
+        """Decoded items as JSON can hold them (bytes as hex text)."""
+        return [v.hex() if isinstance(v, bytes) else v for v in self._decode(list(words))]
+
+    def _decode(self, words):
+        return decode_items(np.array(words, dtype=np.uint64), self._item_type, self._item_bits)
+
+    def _check_done(self, state):
+        self._check_state(state)
+        if state.stage < len(self.PHASES):
+            raise ValueError(f"phase {self.PHASES[state.stage]!r} has not been collected yet "
+                             f"({state.stage} of {len(self.PHASES)} phases done)")
+
+    def run(self, sets: object, *, rng: SeedLike = None, truncate: bool = True):
+        """Simulate the whole protocol on one set per person: assign phases, run each phase's clients on
+        their people, collect, and return the result.
+
+        Everything is validated before the first random word is drawn. ``rng=None`` (default) is secure;
+        an int, SeedSequence or Generator makes the run reproducible.
+        """
+        enc = self.encode(sets, truncate=truncate)
+        phase_of = self.assign_phases(enc.n, child_rng(rng, 0))
+        state = self.start()
+        for stage in range(len(self.PHASES)):
+            group = enc.take(np.flatnonzero(phase_of == stage))
+            reports = self.privatize(self.payload(state), group, rng=child_rng(rng, 1, stage))
+            state = self.collect(state, reports)
+        return self.result(state)
+
+
+def significant_sizes(estimate) -> NDArray[np.float64]:
+    """The size distribution used for ℓ and the correction: the unbiased estimates, with every cell whose
+    estimate is under ``z`` standard errors set to 0 (``z`` two-sided at 5% Bonferroni-corrected over the
+    cells: 3.0 for 41 cells).
+
+    Why: the correction weights size ``m`` by ``m``, so the noise of the many empty cells of large sizes would
+    otherwise dominate it (Norm-Sub leaves a positive remainder of noise in every empty cell: measured, SVSM at
+    ε = 4 overestimated a pair by 8%, 9.5 standard errors). A truly present size under the threshold is
+    dropped, which biases ``s`` down by at most its share.
+    """
+    f = np.asarray(estimate.frequencies, dtype=np.float64)
+    z = normal_quantile(1 - 0.05 / max(f.size, 1))
+    return np.where(f > z * np.asarray(estimate.standard_errors), f, 0.0)
+
+
+def padding_length(theta: NDArray[np.float64], percentile: float = PERCENTILE) -> int:
+    """ℓ: the smallest size ``m ≥ 1`` such that sizes ``1..m`` hold at least ``percentile`` of the people
+    with a non-empty local set, under the size distribution ``theta`` (index = size); 1 if there are none.
+
+    Examples
+    --------
+    >>> padding_length(np.array([0.5, 0.2, 0.2, 0.05, 0.05]))
+    3
+    """
+    t = np.clip(np.asarray(theta, dtype=np.float64)[1:], 0.0, None)
+    if t.size == 0 or t.sum() <= 0:
+        return 1
+    c = np.cumsum(t) / t.sum()
+    return int(np.searchsorted(c, percentile - 1e-12) + 1)
+
+
+def size_scale(theta: NDArray[np.float64], ell: int) -> float:
+    """``s = Σ_{m≥1} m θ_m / Σ_{m≥1} m θ_m / max(m, ℓ) = ℓ Σ m θ_m / Σ min(m, ℓ) θ_m``: sampling probability →
+    frequency (module notes); ``ℓ`` when the distribution has no mass above size 0."""
+    t = np.clip(np.asarray(theta, dtype=np.float64), 0.0, None)
+    m = np.arange(t.size, dtype=np.float64)
+    num = float((m * t)[1:].sum())
+    den = float((m * t / np.maximum(m, ell))[1:].sum())
+    return float(ell) if num <= 0 or den <= 0 else num / den
+
+
+class SVIM(_SetValued):
+    r"""Set-Value Item Mining: the most frequent items when each person holds a set of items.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter in (0, 20]: each person sends one ε-LDP report.
+    top_k : int, optional
+        How many items to find (default 20); ``2·top_k`` candidates are kept after the first phase.
+    item_bits : int, optional
+        Width of the encoded items in bits (default 64; str/bytes need a multiple of 8).
+    item_type : {"str", "bytes", "uint"}, optional
+        What the items are (default ``"str"``).
+    domain : sequence of items, optional
+        The public list of possible items, when there is one (at most 65535). The candidates phase then
+        reports the sampled item (or, for a set holding none of them, a dummy) with a frequency oracle over
+        the domain and the dummy, as in the paper: padding-and-sampling with ``ℓ = 1``
+        (:func:`ldpnum.heavy.padding.padding_sampling`, GRR or OLH), instead of PEM. Items outside the
+        domain are never reported.
+
+    Notes
+    -----
+    Each person is assigned to one of three phases (1/2, 1/10, 2/5 of the people, from a word independent
+    of their set) and reports once with the full ε: candidates by PEM on one sampled item, the size
+    ``|v ∩ S|`` by GRR or OLH, and ``v ∩ S`` by padding-and-sampling (see :mod:`ldpnum.heavy.setvalued`
+    for the estimator and its assumption). :meth:`run` simulates the whole collection; :meth:`start`,
+    :meth:`payload`, :meth:`privatize` and :meth:`collect` are the protocol of a real one, and
+    :meth:`result` gives the estimate.
+
+    References
+    ----------
+    T. Wang, N. Li, S. Jha, "Locally Differentially Private Frequent Itemset Mining", IEEE S&P 2018.
+
+    Examples
+    --------
+    >>> import numpy as np, ldpnum as ldp
+    >>> rng = np.random.default_rng(0)
+    >>> sets = [{"milk", "bread"} if rng.random() < 0.6 else {"tea"} for _ in range(40_000)]
+    >>> est = ldp.SVIM(epsilon=4.0, top_k=2).run(sets, rng=1)
+    >>> sorted(est.items)
+    ['bread', 'milk']
+    """
+
+    protocol = "svim"
+    PHASES = ("candidates", "size", "estimate")
+    CELLS = _SVIM_CELLS
+
+    def result(self, state: SetValuedState) -> HeavyHittersEstimate:
+        """The ``top_k`` items with their frequency estimates, standard errors and provenance."""
+        self._check_done(state)
+        top = self._top_items(state)
+        words = [state.candidates[i] for i in top]
+        spec = padding_sampling(self._epsilon, len(state.candidates), state.ell).spec
+        return HeavyHittersEstimate(tuple(self._decode(words)), np.array(state.item_frequencies)[top],
+                                    np.array(state.item_standard_errors)[top], sum(state.n_per_phase),
+                                    self._epsilon, spec, self._provenance(state))
+
+
+class SVSM(_SetValued):
+    r"""Set-Value itemSet Mining: the most frequent itemsets (single items included) of set-valued data.
+
+    Parameters
+    ----------
+    epsilon, top_k, item_bits, item_type, domain
+        As for :class:`SVIM`.
+
+    Notes
+    -----
+    Five phases (1/4, 1/20, 1/5 of the people run SVIM's three for the items; 1/10 and 2/5 the itemsets'
+    size and padding-and-sampling phases); each person reports once with the full ε. Candidate itemsets of
+    size ≥ 2 are the ``2·top_k`` best by the paper's guessed frequency from SVIM's ``top_k`` items (see
+    :mod:`ldpnum.heavy.setvalued`).
+
+    References
+    ----------
+    T. Wang, N. Li, S. Jha, "Locally Differentially Private Frequent Itemset Mining", IEEE S&P 2018.
+
+    Examples
+    --------
+    >>> import numpy as np, ldpnum as ldp
+    >>> rng = np.random.default_rng(0)
+    >>> sets = [{1, 2} if rng.random() < 0.7 else {3} for _ in range(60_000)]
+    >>> est = ldp.SVSM(epsilon=4.0, top_k=3, item_bits=16, item_type="uint").run(sets, rng=1)
+    >>> sorted(sorted(s) for s in est.itemsets)
+    [[1], [1, 2], [2]]
+    """
+
+    protocol = "svsm"
+    PHASES = ("candidates", "size", "estimate", "itemset_size", "itemset_estimate")
+    CELLS = _SVSM_CELLS
+
+    def result(self, state: SetValuedState) -> ItemsetsEstimate:
+        """The ``top_k`` best of the top items and the candidate itemsets, with estimates and provenance."""
+        self._check_done(state)
+        top = self._top_items(state)
+        sets_ = [frozenset(self._decode([state.candidates[i]])) for i in top]
+        freq = [state.item_frequencies[i] for i in top]
+        se = [state.item_standard_errors[i] for i in top]
+        for words, f, s in zip(state.itemsets, state.itemset_frequencies, state.itemset_standard_errors):
+            sets_.append(frozenset(self._decode(list(words))))
+            freq.append(f)
+            se.append(s)
+        order = sorted(range(len(sets_)), key=lambda i: (-freq[i], len(sets_[i]), i))[:self._top_k]
+        spec = padding_sampling(self._epsilon, len(state.itemsets), state.itemset_ell).spec
+        prov = self._provenance(state, itemsets=[list(s) for s in state.itemsets],
+                                itemset_items=[self._json_items(s) for s in state.itemsets],
+                                itemset_ell=state.itemset_ell,
+                                itemset_size_distribution=list(state.itemset_sizes))
+        return ItemsetsEstimate(tuple(sets_[i] for i in order), np.array(freq)[order], np.array(se)[order],
+                                sum(state.n_per_phase), self._epsilon, spec, prov)
