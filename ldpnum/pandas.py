@@ -599,6 +599,17 @@ def estimate_mean_named(mech, agg, record, name):
     return named(_need(mech, "estimate_mean")(agg), name)
 
 
+def _run_sets(protocol, finds, s, rng, truncate):
+    """``protocol.run`` on a column of sets, for a protocol that finds ``finds`` ("items" or "itemsets")."""
+    if getattr(protocol, "finds", None) != finds:
+        want = "ldp.SVIM(...)" if finds == "items" else "ldp.SVSM(...)"
+        raise TypeError(f"frequent_{finds} needs a set-valued protocol that finds {finds}, e.g. {want}; got "
+                        f"{type(protocol).__name__}")
+    _check_rng(rng)
+    result = protocol.run(s, rng=rng, truncate=truncate)
+    return named(result, s.name) if hasattr(result, "name") else result
+
+
 def _queryable(mech, agg, kw):
     """The estimate that answers quantiles and ranges: a RangeEstimate for hierarchical histograms,
     a DistributionEstimate for the distribution mechanisms."""
@@ -812,6 +823,28 @@ class SeriesAccessor:
         """
         mech, agg = self._mech_agg(spec)
         return named(_need(mech, "estimate_heavy_hitters")(agg, **kwargs), self._obj.name)
+
+    def frequent_items(self, protocol: Any, *, rng: SeedLike = None, truncate: bool = True) -> "HeavyHittersEstimate":
+        """The most frequent items of a column of sets (each cell a set, list or tuple of str, bytes or
+        int items): a simulation of ``protocol``'s whole multi-phase collection on the column
+        (``protocol.run``, e.g. :class:`~ldpnum.SVIM`); for a real collection use the protocol's phases
+        (see its documentation).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, ldpnum as ldp
+        >>> baskets = [["milk", "bread"], ["milk"], ["tea"]]
+        >>> s = pd.Series([baskets[i] for i in np.random.default_rng(0).choice(3, 30_000, p=[.5, .3, .2])])
+        >>> s.ldp.frequent_items(ldp.SVIM(epsilon=4.0, top_k=2), rng=1).items
+        ('milk', 'bread')
+        """
+        return _run_sets(protocol, "items", self._obj, rng, truncate)
+
+    def frequent_itemsets(self, protocol: Any, *, rng: SeedLike = None, truncate: bool = True) -> Any:
+        """The most frequent itemsets (frozensets, single items included) of a column of sets: a simulation of
+        ``protocol``'s collection (e.g. :class:`~ldpnum.SVSM`) on the column; an
+        :class:`~ldpnum.ItemsetsEstimate`."""
+        return _run_sets(protocol, "itemsets", self._obj, rng, truncate)
 
     def quantile(self, q: ArrayLike = 0.5, *, spec: Spec | None = None, **kwargs: Any) -> Any:
         """Estimated quantile(s), like :meth:`pandas.Series.quantile`.

@@ -68,3 +68,40 @@ def test_dask_partitions_merge_exactly(frame):
     assert agg == expected and agg.n_reports == len(frame)
     est = reports.ldp.heavy_hitters("word")
     assert est.items == tuple(WORDS[:4])
+
+
+# -- columns of sets: SVIM / SVSM through the accessor ---------------------------------------------------
+
+def _baskets(n=30_000, seed=0):
+    baskets = [["milk", "bread"], ["milk"], ["tea", "bread"], []]
+    idx = np.random.default_rng(seed).choice(4, n, p=[0.4, 0.3, 0.2, 0.1])
+    return pd.Series([baskets[i] for i in idx], name="basket")
+
+
+def test_frequent_items_and_itemsets_delegate_to_the_protocol():
+    s = _baskets()
+    svim = ldp.SVIM(epsilon=4.0, top_k=3)
+    est = s.ldp.frequent_items(svim, rng=3)
+    assert est == svim.run(s, rng=3) and est.name == "basket"
+    assert est.items == ("milk", "bread", "tea")
+    svsm = ldp.SVSM(epsilon=4.0, top_k=4)
+    sets = s.ldp.frequent_itemsets(svsm, rng=4)
+    assert sets.itemsets == svsm.run(s, rng=4).itemsets
+    assert frozenset({"milk", "bread"}) in sets.itemsets
+
+
+def test_frequent_items_refuse_the_wrong_protocol_before_drawing(monkeypatch):
+    from ldpnum import _random
+    monkeypatch.setattr(_random.WordSource, "draw", lambda self, n: (_ for _ in ()).throw(AssertionError("drew")))
+    s = _baskets(100)
+    with pytest.raises(TypeError, match="SVSM"):
+        s.ldp.frequent_itemsets(ldp.SVIM(4.0, top_k=2))
+    with pytest.raises(TypeError, match="SVIM"):
+        s.ldp.frequent_items(ldp.SVSM(4.0, top_k=2))
+    with pytest.raises(TypeError, match="SVIM"):
+        s.ldp.frequent_items(ldp.PEM(4.0))
+    with pytest.raises(ValueError):
+        s.ldp.frequent_items(ldp.SVIM(4.0, top_k=2), rng=-1)
+    bad = pd.Series([["a", "a"], ["b"]])
+    with pytest.raises(ValueError, match="repeat an item"):
+        bad.ldp.frequent_items(ldp.SVIM(4.0, top_k=1), rng=0)

@@ -794,6 +794,9 @@ class SVIM(_SetValued):
     PHASES = ("candidates", "size", "estimate")
     CELLS = _SVIM_CELLS
 
+    #: What :meth:`run` finds (the pandas accessor's ``frequent_items`` takes such protocols).
+    finds = "items"
+
     def result(self, state: SetValuedState) -> HeavyHittersEstimate:
         """The ``top_k`` items with their frequency estimates, standard errors and provenance."""
         self._check_done(state)
@@ -837,6 +840,9 @@ class SVSM(_SetValued):
     protocol = "svsm"
     PHASES = ("candidates", "size", "estimate", "itemset_size", "itemset_estimate")
     CELLS = _SVSM_CELLS
+
+    #: What :meth:`run` finds (the pandas accessor's ``frequent_itemsets`` takes such protocols).
+    finds = "itemsets"
 
     def result(self, state: SetValuedState) -> ItemsetsEstimate:
         """The ``top_k`` best of the top items and the candidate itemsets, with estimates and provenance."""
