@@ -618,7 +618,8 @@ def markdown(res):
 
 #: Sections implemented in their own scripts (bench/<module>.py, each runnable alone): a ``run()`` returning
 #: ``(records, markdown)``.
-EXTERNAL_SECTIONS = {"accessor": "accessor", "cli": "cli_stream", "scaling": "scaling", "heavy": "heavy"}
+EXTERNAL_SECTIONS = {"accessor": "accessor", "cli": "cli_stream", "scaling": "scaling", "heavy": "heavy",
+                     "setvalued": "setvalued"}
 
 
 def external_section(name, repeats, with_peers=True):
@@ -640,14 +641,15 @@ def external_section(name, repeats, with_peers=True):
 
 
 SECTIONS = ("rng", "compile", "mean", "accuracy", "distribution", "peers", "frequency", "accessor", "cli", "scaling",
-            "heavy")
+            "heavy", "setvalued")
 SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times", "mean": "mean-oracle throughput",
                 "accuracy": "mean-estimate MSE", "distribution": "Square Wave EM/EMS",
                 "peers": "peers on randomized response", "frequency": "frequency oracles, hierarchical histogram, "
                 "range-query MAE and their peers", "accessor": "pandas accessor overhead (bench/accessor.py)",
                 "cli": "command-line streaming estimate (bench/cli_stream.py)",
                 "scaling": "Dask scaling, 1 and 2 workers (bench/scaling.py)",
-                "heavy": "heavy hitters on English words vs pure-ldp (bench/heavy.py)"}
+                "heavy": "heavy hitters on English words vs pure-ldp (bench/heavy.py)",
+                "setvalued": "SVIM/SVSM frequent items and itemsets vs the truth (bench/setvalued.py)"}
 
 
 def block_fill_rate(rng, total=10_000_000):
