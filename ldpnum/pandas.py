@@ -966,13 +966,78 @@ class DataFrameAccessor:
             return est.to_series()
         return pd.Series([est.value], index=pd.Index([label], name="coordinate"), name="mean")
 
-    def aggregate(self, specs: Mapping[Any, Spec] | None = None) -> dict[Any, Aggregate]:
-        """Column -> :class:`~ldpnum.Aggregate` of every report column (``specs`` adds or checks columns)."""
-        names, specs = self._specs_for(specs)
-        return {c: aggregate_series(self._obj[c], specs.get(c)) for c in names}
+    def aggregate(self, specs: Mapping[Any, Spec] | None = None, *, by: Any = None) -> dict[Any, Any]:
+        """Column -> :class:`~ldpnum.Aggregate` of every report column (``specs`` adds or checks columns).
 
-    def describe(self, *, level: float = 0.95, specs: Mapping[Any, Spec] | None = None) -> pd.DataFrame:
-        """Per report column: mean with a ``level`` confidence interval and quartiles.
+        With ``by`` (a column of the frame that is not a report column, a Series aligned on the index, or an
+        array of one key per row):
+        group key -> {column -> Aggregate}, the reports of each group counted apart, groups in sorted order.
+        The key must be **public** (e.g. the region a collection server sits in, or a column the analyst may
+        see in the clear): grouping by it costs no privacy, but nothing protects it. When the key is itself
+        private, privatize it jointly with the values instead (a two-attribute grid).
+
+        Each report column's record is checked once on the whole column, and the group aggregates add up to
+        the column's aggregate. Raises ValueError for a missing key (NaN/None: say which group those rows
+        belong to), a key that is a report column, or a key array of the wrong length.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, ldpnum as ldp
+        >>> df = pd.DataFrame({"x": np.r_[np.full(20_000, 2.0), np.full(20_000, 8.0)]})
+        >>> r = df.ldp.privatize({"x": ldp.Duchi(2.0, (0, 10))}, rng=0)
+        >>> r["region"] = np.repeat(["north", "south"], 20_000)      # public: where each report was collected
+        >>> aggs = r.ldp.aggregate(by="region")
+        >>> {g: round(ldp.Duchi(2.0, (0, 10)).estimate_mean(a["x"]).value) for g, a in aggs.items()}
+        {'north': 2, 'south': 8}
+        """
+        names, specs = self._specs_for(specs)
+        if by is None:
+            return {c: aggregate_series(self._obj[c], specs.get(c)) for c in names}
+        keys = self._group_keys(by, names)
+        whole = {c: aggregate_series(self._obj[c], specs.get(c)) for c in names}  # checks each record once
+        groups = pd.unique(keys)
+        try:
+            groups = sorted(groups)
+        except TypeError:  # keys of mixed types: first-seen order
+            pass
+        out: dict[Any, dict[Any, Aggregate]] = {}
+        for g in groups:
+            rows = np.asarray(keys == g)
+            out[g] = {c: _mechanism(whole[c].spec).aggregate(
+                reports_of(self._obj[c][rows], whole[c].spec, _check=False)) for c in names}
+        for c in names:  # the groups partition the rows: their aggregates add up to the column's
+            total = sum((out[g][c] for g in groups[1:]), out[groups[0]][c]) if len(groups) else None
+            if total is not None and total != whole[c]:  # pragma: no cover - a partition always adds up
+                raise AssertionError(f"group aggregates of column {c!r} do not add up")
+        return out
+
+    def _group_keys(self, by, names):
+        n = len(self._obj)
+        if isinstance(by, str) or np.ndim(by) == 0:
+            if by not in self._obj.columns:
+                raise ValueError(f"by={by!r} is not a column of the DataFrame; its columns: {list(self._obj.columns)}")
+            if by in names:
+                raise ValueError(f"by={by!r} is a report column: its codes are randomized, not group keys; group by "
+                                 "a public column")
+            keys = self._obj[by]
+        else:
+            if isinstance(by, pd.Series):  # aligned on the index (rows without a key are missing keys)
+                by = by.reindex(self._obj.index) if by.index.is_unique else by
+            values = by.to_numpy() if isinstance(by, (pd.Series, pd.Index)) else np.asarray(by, dtype=object)
+            if values.ndim != 1 or len(values) != n:
+                raise ValueError(f"by has {len(values)} keys for {n} rows: give one key per row (or a column name)")
+            keys = pd.Series(values, index=self._obj.index)
+        missing = keys.isna()
+        if missing.any():
+            first = int(np.flatnonzero(missing.to_numpy())[0])
+            raise ValueError(f"the group key has {int(missing.sum())} missing value(s), first at row {first}: every "
+                             "report belongs to a group (fill them with a group of their own)")
+        return keys.to_numpy()
+
+    def describe(self, *, level: float = 0.95, specs: Mapping[Any, Spec] | None = None,
+                 by: Any = None) -> pd.DataFrame:
+        """Per report column: mean with a ``level`` confidence interval and quartiles; with ``by`` (a public
+        group key, see :meth:`aggregate`), per group and column (a two-level row index).
 
         See :func:`describe_aggregates` for the columns of the result.
 
@@ -985,6 +1050,15 @@ class DataFrameAccessor:
         >>> d.columns.tolist()[:4], bool(d.loc["t", "ci_low"] < 30 < d.loc["t", "ci_high"])
         (['mechanism', 'epsilon', 'n_reports', 'mean'], True)
         """
-        aggregates = self.aggregate(specs)
-        sources = {c: column_sources(self._obj, c) for c in aggregates if column_sources(self._obj, c) is not None}
-        return describe_aggregates(aggregates, level=level, sources=sources)
+        sources = {c: column_sources(self._obj, c) for c in self.specs if column_sources(self._obj, c) is not None}
+        if by is None:
+            return describe_aggregates(self.aggregate(specs), level=level, sources=sources)
+        parts = {}
+        for g, aggregates in self.aggregate(specs, by=by).items():
+            for c, agg in aggregates.items():
+                if agg.n_reports == 0:
+                    raise ValueError(f"group {g!r} has no reports in column {c!r}: nothing can be estimated for it "
+                                     "(merge it with another group, or collect more)")
+            parts[g] = describe_aggregates(aggregates, level=level, sources=sources)
+        label = by if isinstance(by, str) else "group"
+        return pd.concat(parts, names=[label])
