@@ -51,7 +51,7 @@ from .reports import Reports
 from .aggregate import Aggregate
 from . import metrics
 from ._results import ConfidenceInterval, DistributionEstimate, FrequencyEstimate, MeanEstimate
-from .exceptions import BudgetWarning, ClippingWarning, SpecMismatchError, TruncationWarning
+from .exceptions import BudgetExceededError, BudgetWarning, ClippingWarning, SpecMismatchError, TruncationWarning
 from .mechanisms import (Duchi, Hybrid, Laplace, Mechanism, MeanOracle, Piecewise, RandomizedResponse,
                          StochasticRounding, from_spec)
 from .mechanisms import GeneralWave, SquareWave
@@ -63,6 +63,7 @@ from . import heavy
 from .heavy import HeavyHittersEstimate, PEM, TreeHist
 from .heavy import ItemsetsEstimate, PaddingSampling, PaddingSamplingOLH, SVIM, SVSM
 from . import accounting
+from .accounting import PrivacyLedger
 from . import vectors
 from .vectors import DuchiMultivariate, SampledDimensions, VectorMeanEstimate
 from . import pandas  # registers the ``.ldp`` accessors on pandas Series and DataFrame
@@ -72,7 +73,7 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "Aggregate", "Reports", "Spec", "MeanEstimate", "ConfidenceInterval", "DistributionEstimate", "metrics",
-    "ClippingWarning", "BudgetWarning", "SpecMismatchError",
+    "ClippingWarning", "BudgetWarning", "BudgetExceededError", "SpecMismatchError",
     "Mechanism", "MeanOracle", "from_spec",
     "RandomizedResponse", "StochasticRounding", "Duchi", "Piecewise", "Hybrid",
     "SquareWave", "GeneralWave", "Laplace",

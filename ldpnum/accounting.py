@@ -1,4 +1,7 @@
-r"""Privacy accounting across reports: amplification by shuffling.
+r"""Privacy accounting across reports: amplification by shuffling, and a ledger of what each person spent.
+
+:class:`PrivacyLedger` records every collection a population took part in and each person's total ε
+(sequential composition; parallel where people were partitioned); see its docstring.
 
 When each of ``n`` people sends one report of an ε0-LDP randomizer and the reports reach the analyst
 anonymized and uniformly shuffled (a trusted shuffler, or a mixnet), the analyst's view of the whole batch is
@@ -56,9 +59,16 @@ Examples
 
 import math
 import numbers
+import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["ShuffleAmplification", "shuffle_epsilon", "closed_form_shuffle_epsilon"]
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["ShuffleAmplification", "shuffle_epsilon", "closed_form_shuffle_epsilon", "PrivacyLedger"]
 
 #: Relative width of the bisection's final bracket on ε.
 _RTOL = 1e-7
@@ -253,3 +263,187 @@ def shuffle_epsilon(epsilon0: float, n: int, delta: float) -> ShuffleAmplificati
     while right < hi and _delta_of(right, eps0, c, weight, tail) > delta:
         right = min(right + xtol, hi)
     return ShuffleAmplification(right if right < eps0 else eps0, closed, eps0, n, delta)
+
+
+# -- the privacy ledger -------------------------------------------------------------------------------------
+
+#: Format of :meth:`PrivacyLedger.to_json`.
+LEDGER_FORMAT = 1
+
+
+def _person_ids(people, what="people"):
+    """People ids as a unique pandas Index of ints or strs (JSON-able)."""
+    import pandas as pd
+
+    index = people if isinstance(people, pd.Index) else pd.Index(np.asarray(people) if not isinstance(
+        people, (list, tuple)) else people)
+    if index.ndim != 1:
+        raise ValueError(f"{what} must be one-dimensional ids")
+    if index.hasnans:
+        raise ValueError(f"{what} holds {int(index.isna().sum())} missing id(s): every person needs an id")
+    if not index.is_unique:
+        dup = index[index.duplicated()][0]
+        raise ValueError(f"{what} names person {dup!r} more than once in one collection (a person reports once per "
+                         "collection; record several reports as a larger epsilon)")
+    for v in index[:1]:
+        if not isinstance(v, (str, numbers.Integral)) or isinstance(v, bool):
+            raise TypeError(f"{what} ids must be ints or strs (they are written to JSON); got {type(v).__name__}")
+    return index
+
+
+class PrivacyLedger:
+    r"""What each person has spent across collections: every collection recorded with its mechanisms, ε and
+    people, and each person's total ε by sequential composition.
+
+    A person who takes part in collections with :math:`ε_1, ε_2, \ldots` has given up at most
+    :math:`\sum_i ε_i` (basic sequential composition, for pure ε-LDP reports). Collections that partition
+    people (each person in one of them) compose in parallel: a person's total counts only the collections they
+    were in, so recording each part with its own people gives the parallel bound automatically. Within one
+    collection, the ε recorded per person is what one person's row spent (``epsilon_per_row`` of a report frame:
+    the sum of the columns' ε with ``"all-columns"``, their largest with ``"one-column-per-row"``).
+
+    Parameters
+    ----------
+    cap : float, optional
+        Largest total ε any person may reach. A collection that would take someone above it is refused
+        (:class:`~ldpnum.exceptions.BudgetExceededError`, nothing recorded) or, with ``on_exceed="warn"``,
+        recorded with a :class:`~ldpnum.exceptions.BudgetWarning`.
+    on_exceed : {"raise", "warn"}, optional
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, ldpnum as ldp
+    >>> ledger = ldp.PrivacyLedger(cap=3.0)
+    >>> df = pd.DataFrame({"age": np.random.default_rng(0).uniform(20, 60, 100)})
+    >>> r = df.ldp.privatize({"age": ldp.Duchi(1.0, (0, 100))}, rng=0, ledger=ledger, label="survey 1")
+    >>> _ = ledger.record(epsilon=1.5, people=range(50), label="follow-up of the first 50")
+    >>> float(ledger.totals().max()), float(ledger.totals().min()), ledger.total(99)
+    (2.5, 1.0, 1.0)
+    >>> ledger.check(epsilon=1.0, people=range(10))
+    Traceback (most recent call last):
+      ...
+    ldpnum.exceptions.BudgetExceededError: 10 person(s) would reach a total epsilon above the cap 3 (first: 0 at 3.5); nothing was recorded
+    """
+
+    def __init__(self, cap: float | None = None, *, on_exceed: str = "raise") -> None:
+        import pandas as pd
+
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, numbers.Real) or not cap > 0
+                                or not math.isfinite(cap)):
+            raise ValueError(f"cap must be a finite number > 0 (or None); got {cap!r}")
+        if on_exceed not in ("raise", "warn"):
+            raise ValueError(f"on_exceed must be 'raise' or 'warn'; got {on_exceed!r}")
+        self.cap = None if cap is None else float(cap)
+        self.on_exceed = on_exceed
+        self._entries: list[dict] = []
+        self._totals = pd.Series(dtype=np.float64)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        cap = "" if self.cap is None else f", cap={self.cap:g}"
+        return f"PrivacyLedger({len(self._entries)} collection(s), {len(self._totals):,} people{cap})"
+
+    def check(self, *, epsilon: float, people: Any) -> None:
+        """Raise :class:`~ldpnum.exceptions.BudgetExceededError` (or warn, per ``on_exceed``) if recording a
+        collection of ``epsilon`` per person over ``people`` would take someone above the cap; records nothing.
+        Integrations call it before drawing any randomness."""
+        eps = _check_epsilon_spent(epsilon)
+        ids = _person_ids(people)
+        self._over_cap(ids, eps)
+
+    def _over_cap(self, ids, eps):
+        if self.cap is None:
+            return
+        after = self._totals.reindex(ids, fill_value=0.0).to_numpy() + eps
+        over = np.flatnonzero(after > self.cap * (1 + 1e-12))
+        if over.size:
+            first = ids[over[0]]
+            first = first.item() if hasattr(first, "item") else first  # a NumPy scalar id as a Python value
+            msg = (f"{over.size} person(s) would reach a total epsilon above the cap {self.cap:g} (first: "
+                   f"{first!r} at {after[over[0]]:g})")
+            if self.on_exceed == "raise":
+                from .exceptions import BudgetExceededError
+
+                raise BudgetExceededError(msg + "; nothing was recorded", count=int(over.size), first=first)
+            from .exceptions import BudgetWarning
+
+            warnings.warn(BudgetWarning(msg + "; recorded anyway (on_exceed='warn')"), stacklevel=4)
+
+    def record(self, *, epsilon: float, people: Any, specs: Any = None, strategy: str | None = None,
+               label: str | None = None, delta: float = 0.0) -> dict:
+        """Record one collection: ``epsilon`` spent by each of ``people`` (ids: the rows' index, user ids).
+
+        ``specs`` (mechanism specs or a mapping column -> spec) and ``strategy`` are kept for the record;
+        ``label`` names the collection. Checks the cap first (see :meth:`check`). Returns the entry.
+        """
+        eps = _check_epsilon_spent(epsilon)
+        ids = _person_ids(people)
+        self._over_cap(ids, eps)
+        import datetime
+        import pandas as pd
+
+        if specs is None:
+            spec_list = []
+        elif isinstance(specs, dict):
+            spec_list = [f"{c}: {s}" for c, s in specs.items()]
+        elif isinstance(specs, (list, tuple)):
+            spec_list = [str(s) for s in specs]
+        else:
+            spec_list = [str(specs)]
+        entry = {"label": None if label is None else str(label), "epsilon": eps, "delta": float(delta),
+                 "strategy": strategy, "mechanisms": spec_list, "n_people": len(ids),
+                 "time": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                 "people": ids.tolist()}
+        add = pd.Series(eps, index=ids, dtype=np.float64)
+        self._totals = self._totals.add(add, fill_value=0.0)
+        self._entries.append(entry)
+        return {k: v for k, v in entry.items() if k != "people"}
+
+    def totals(self) -> "pd.Series":
+        """Each person's total ε over the recorded collections (sequential composition), by id."""
+        return self._totals.rename("epsilon").rename_axis("person").copy()
+
+    def total(self, person: Any) -> float:
+        """One person's total ε (0 for someone never recorded)."""
+        return float(self._totals.get(person, 0.0))
+
+    def to_frame(self) -> "pd.DataFrame":
+        """One row per recorded collection: label, epsilon per person, delta, strategy, mechanisms, people, time."""
+        import pandas as pd
+
+        cols = ["label", "epsilon", "delta", "strategy", "mechanisms", "n_people", "time"]
+        return pd.DataFrame([{k: e[k] for k in cols} for e in self._entries], columns=cols)
+
+    def to_json(self) -> str:
+        """The ledger as JSON (collections with their people ids; the cap and policy)."""
+        import json
+
+        return json.dumps({"format": LEDGER_FORMAT, "cap": self.cap, "on_exceed": self.on_exceed,
+                           "entries": self._entries})
+
+    @classmethod
+    def from_json(cls, text: str) -> "PrivacyLedger":
+        """A ledger written by :meth:`to_json`; totals are recomputed from the collections."""
+        import json
+
+        data = json.loads(text)
+        if not isinstance(data, dict) or data.get("format") != LEDGER_FORMAT:
+            raise ValueError(f"not an ldpnum privacy ledger (format {LEDGER_FORMAT})")
+        ledger = cls(data.get("cap"), on_exceed=data.get("on_exceed", "raise"))
+        policy, ledger.cap = ledger.cap, None  # replay without re-checking: the history is what it was
+        for e in data["entries"]:
+            ledger.record(epsilon=e["epsilon"], people=e["people"], specs=e.get("mechanisms"),
+                          strategy=e.get("strategy"), label=e.get("label"), delta=e.get("delta", 0.0))
+            ledger._entries[-1]["time"] = e.get("time")
+            ledger._entries[-1]["mechanisms"] = list(e.get("mechanisms") or [])
+        ledger.cap = policy
+        return ledger
+
+
+def _check_epsilon_spent(epsilon):
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not math.isfinite(epsilon) \
+            or not epsilon > 0:
+        raise ValueError(f"epsilon must be a finite number > 0; got {epsilon!r}")
+    return float(epsilon)

@@ -1116,6 +1116,70 @@ def _write_plot(dist, path, title):
         raise CLIError(f"cannot write the plot to {path!r}: {_one_line(exc)}") from None
 
 
+def _open_ledger(args, mechanisms):
+    """``(ledger, people)`` for ``privatize --ledger``, after checking the cap (nothing is drawn before);
+    ``(None, None)`` without a ledger."""
+    if args.ledger is None:
+        for flag, value in (("--people-column", args.people_column), ("--ledger-cap", args.ledger_cap),
+                            ("--label", args.label)):
+            if value is not None:
+                raise CLIError(f"{flag} goes with --ledger FILE")
+        return None, None
+    if args.people_column is None:
+        raise CLIError("--ledger needs --people-column C: the column of each row's person id")
+    from .accounting import PrivacyLedger
+    from .exceptions import BudgetExceededError
+
+    try:
+        if os.path.exists(args.ledger):
+            with open(args.ledger, encoding="utf-8") as f:
+                ledger = PrivacyLedger.from_json(f.read())
+            if args.ledger_cap is not None and args.ledger_cap != ledger.cap:
+                raise CLIError(f"--ledger-cap {args.ledger_cap:g} differs from the cap recorded in {args.ledger!r} "
+                               f"({ledger.cap}); the cap of an existing ledger is not changed from the command line")
+        else:
+            ledger = PrivacyLedger(args.ledger_cap)
+    except OSError as exc:
+        raise CLIError(f"cannot read --ledger {args.ledger!r}: {exc.strerror}") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise CLIError(f"--ledger {args.ledger!r}: {_one_line(exc)}") from None
+    people = _read_people(args.input, args.people_column, args.delimiter)
+    eps = [m.epsilon for m in mechanisms.values()]
+    planned = max(eps) if args.strategy == "one-column-per-row" else math.fsum(eps)
+    try:
+        ledger.check(epsilon=planned, people=people)
+    except BudgetExceededError as exc:
+        raise CLIError(f"{_one_line(exc)} (--ledger {args.ledger})") from None
+    except (ValueError, TypeError) as exc:
+        raise CLIError(f"--people-column {args.people_column!r}: {_one_line(exc)}") from None
+    return ledger, people
+
+
+def _read_people(path, column, delimiter):
+    """The person ids of an input file's column (one pass over that column only), as ints or strs."""
+    import pandas as pd
+
+    src = _Source(path, DEFAULT_BATCH_SIZE, None if delimiter is None else delimiter.replace("\\t", "\t"))
+    src.check_columns([column])
+    parts = [batch.column(0).to_pandas() for _, batch in src.batches([column])]
+    ids = pd.concat(parts, ignore_index=True) if parts else pd.Series([], dtype=object)
+    if ids.dtype.kind == "f" and ids.notna().all() and (ids == ids.round()).all():
+        ids = ids.astype("int64")
+    elif ids.dtype.kind not in "iu":
+        ids = ids.astype(object).where(ids.isna(), ids.astype(str))
+    return pd.Index(ids)
+
+
+def _write_atomic(path, text):
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise CLIError(f"cannot write {path!r}: {exc.strerror}") from None
+
+
 def _read_key(path):
     """The collector's MAC key from a file (its bytes, a trailing newline removed)."""
     if path is None:
@@ -1555,6 +1619,15 @@ def _parser():
     p.add_argument("--mac-key-file", default=None, metavar="FILE",
                    help="sign the file's ldpnum record (specs, digests of the codes, budget) with HMAC-SHA256 "
                         "under the secret in FILE (at least 16 bytes)")
+    p.add_argument("--ledger", default=None, metavar="FILE",
+                   help="privacy ledger (JSON, created if missing): refuse the collection before drawing anything "
+                        "if it would take someone's total epsilon above the ledger's cap, else record it "
+                        "(needs --people-column)")
+    p.add_argument("--people-column", default=None, metavar="C",
+                   help="the input column holding each row's person id (int or text), for --ledger")
+    p.add_argument("--ledger-cap", type=float, default=None, metavar="EPS",
+                   help="cap on each person's total epsilon, for a new --ledger file")
+    p.add_argument("--label", default=None, metavar="TEXT", help="the collection's name in the --ledger")
 
     e = sub.add_parser(
         "estimate", help="estimate the mean, distribution, quantiles or a range mass from a Parquet report file",
@@ -1671,6 +1744,7 @@ def _cmd_privatize(args):
             prefix = f"column {c!r}: " if len(columns) > 1 else ""
             raise CLIError(f"{prefix}{_one_line(exc)}") from None
     key = _read_key(args.mac_key_file)
+    ledger, people = _open_ledger(args, mechanisms)
     info = privatize_file(args.input, args.output, mechanisms, rng=args.rng, strategy=args.strategy,
                           nan_fill=args.nan_fill,
                           out_of_range=args.out_of_range, keep=args.keep, batch_size=args.batch_size,
@@ -1681,6 +1755,10 @@ def _cmd_privatize(args):
             write_spec_file(args.write_spec, info["specs"])
         except OSError as exc:
             raise CLIError(f"cannot write --write-spec file {args.write_spec!r}: {exc.strerror}") from None
+    if ledger is not None:
+        ledger.record(epsilon=info["epsilon_per_row"], people=people, specs=info["specs"], strategy=info["strategy"],
+                      label=args.label)
+        _write_atomic(args.ledger, ledger.to_json())
     for c, spec in info["specs"].items():
         print(f"{c}: {spec}")
     kept = f"; kept unchanged: {', '.join(info['kept'])}" if info["kept"] else ""

@@ -1,6 +1,7 @@
 """Warnings and errors raised by ldpnum."""
 
-__all__ = ["ClippingWarning", "TruncationWarning", "BudgetWarning", "InvalidValuesError", "SpecMismatchError"]
+__all__ = ["ClippingWarning", "TruncationWarning", "BudgetWarning", "BudgetExceededError", "InvalidValuesError",
+           "SpecMismatchError"]
 
 
 class ClippingWarning(UserWarning):
@@ -44,6 +45,24 @@ class TruncationWarning(UserWarning):
 class BudgetWarning(UserWarning):
     """Each row (person) spends the sum of several columns' ε because no strategy was chosen: the default
     ``"all-columns"`` composes sequentially. Pass ``strategy=`` explicitly to silence it."""
+
+
+class BudgetExceededError(ValueError):
+    """A collection would take some people's total ε (sequential composition over a
+    :class:`~ldpnum.accounting.PrivacyLedger`) above the ledger's cap. Nothing was recorded or drawn.
+
+    Attributes
+    ----------
+    count : int
+        How many people would exceed the cap.
+    first : object
+        The first such person's id.
+    """
+
+    def __init__(self, message, *, count=0, first=None):
+        super().__init__(message)
+        self.count = count
+        self.first = first
 
 
 class SpecMismatchError(ValueError):

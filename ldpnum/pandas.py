@@ -154,7 +154,8 @@ def _copy_other_attrs(src, dst):
 
 # -- privatizing -----------------------------------------------------------------------------------------
 
-def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=None, _digest=True):
+def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=None, ledger=None, people=None,
+                     label=None, _digest=True):
     """Privatize one column: a new Series of report codes, same index and name, spec in its ``attrs``.
 
     Parameters
@@ -173,6 +174,13 @@ def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=N
         They are never dropped: dropping would reveal who is missing.
     fill_value : float or int, optional
         Public replacement of missing values with ``nan_policy="impute"``.
+    ledger : ldpnum.PrivacyLedger, optional
+        Records the collection (each person spends ``mechanism.epsilon``) after checking its cap before
+        anything is drawn (see :class:`~ldpnum.accounting.PrivacyLedger`).
+    people : array-like, optional
+        The ids of the rows' people for the ledger (default: the index).
+    label : str, optional
+        The collection's name in the ledger.
 
     Returns
     -------
@@ -215,7 +223,10 @@ def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=N
     _check_name(s.name, allow_none=True)
     _check_rng(rng)
     values = mechanism.prepare_values(s, name=_subject(s.name), nan_policy=nan_policy, fill_value=fill_value)
+    ids = _ledger_check(ledger, mechanism.epsilon, s, people)
     reports = mechanism._randomize(values, child_rng(rng, 0))
+    if ledger is not None:
+        ledger.record(epsilon=mechanism.epsilon, people=ids, specs={s.name: reports.spec}, label=label)
     out = pd.Series(_owned(reports.codes), index=s.index, name=s.name, copy=False)
     _copy_other_attrs(s, out)
     digests = {s.name: codes_digest(reports.codes)} if _digest else None
@@ -249,7 +260,7 @@ def resolve_strategy(strategy, mechanisms, *, stacklevel=3):
 
 
 def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="raise", fill_value=None,
-                    _digest=True):
+                    ledger=None, people=None, label=None, _digest=True):
     r"""Privatize some columns of a DataFrame: a new DataFrame of report columns, budget recorded.
 
     Parameters
@@ -272,6 +283,8 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
     fill_value : scalar or mapping, optional
         Public replacement of missing values with ``nan_policy="impute"``: one value for every column, or a
         mapping column -> value.
+    ledger, people, label : optional
+        As for :func:`privatize_series`; each person spends ``epsilon_per_row``.
 
     Returns
     -------
@@ -343,6 +356,9 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
     prepared = [mechanisms[c].prepare_values(df[list(sources[c])] if sources[c] is not None else df[c],
                                              name=_subject(labels[c]), nan_policy=nan_policy, fill_value=fills[c])
                 for c in columns]
+    planned = (math.fsum(mechanisms[c].epsilon for c in columns) if strategy == "all-columns"
+               else max(mechanisms[c].epsilon for c in columns))
+    ids = _ledger_check(ledger, planned, df, people)
     # Everything is valid: from here on, words are drawn.
     m, n = len(columns), len(df)
     streams = [child_rng(rng, j) for j in range(m + (strategy == "one-column-per-row"))]
@@ -373,12 +389,29 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
             data[label], specs[label] = pd.arrays.IntegerArray(codes, mask), mech.spec
             epsilons.append(mech.epsilon)
         epsilon_per_row = max(epsilons)
+    if ledger is not None:
+        ledger.record(epsilon=epsilon_per_row, people=ids, specs=specs, strategy=strategy, label=label)
     out = pd.DataFrame(data, index=df.index, copy=False)
     out.columns.name = df.columns.name
     _copy_other_attrs(df, out)
     return attach_specs(out, specs, strategy=strategy, epsilon_per_row=epsilon_per_row,
                         digests=digests if _digest else None,
                         sources={labels[c]: sources[c] for c in columns if sources[c] is not None})
+
+
+def _ledger_check(ledger, epsilon, obj, people):
+    """The people ids of a collection about to be drawn, after the ledger's cap check (None without a ledger)."""
+    if ledger is None:
+        if people is not None:
+            raise ValueError("people= names the rows' people for a ledger; pass ledger= too")
+        return None
+    if not (hasattr(ledger, "check") and hasattr(ledger, "record")):
+        raise TypeError(f"ledger must be an ldpnum.PrivacyLedger; got {type(ledger).__name__}")
+    ids = obj.index if people is None else people
+    if people is not None and len(people) != len(obj):
+        raise ValueError(f"people has {len(people)} ids for {len(obj)} rows")
+    ledger.check(epsilon=epsilon, people=ids)
+    return ids
 
 
 def _vector_sources(key, mech):
@@ -750,9 +783,11 @@ class SeriesAccessor:
 
     # -- privatizing
     def privatize(self, mechanism: Mechanism, *, rng: SeedLike = None, nan_policy: str = "raise",
-                  fill_value: float | None = None) -> pd.Series:
+                  fill_value: float | None = None, ledger: Any = None, people: Any = None,
+                  label: str | None = None) -> pd.Series:
         """Privatize the values: see :func:`privatize_series`."""
-        return privatize_series(self._obj, mechanism, rng=rng, nan_policy=nan_policy, fill_value=fill_value)
+        return privatize_series(self._obj, mechanism, rng=rng, nan_policy=nan_policy, fill_value=fill_value,
+                                ledger=ledger, people=people, label=label)
 
     # -- what the column is
     @property
@@ -902,10 +937,11 @@ class DataFrameAccessor:
 
     def privatize(self, mechanisms: Mapping[Any, Mechanism], *, rng: SeedLike = None,
                   strategy: "str | None" = None, nan_policy: str = "raise",
-                  fill_value: Any = None) -> pd.DataFrame:
+                  fill_value: Any = None, ledger: Any = None, people: Any = None,
+                  label: str | None = None) -> pd.DataFrame:
         """Privatize columns: see :func:`privatize_frame`."""
         return privatize_frame(self._obj, mechanisms, rng=rng, strategy=strategy, nan_policy=nan_policy,
-                               fill_value=fill_value)
+                               fill_value=fill_value, ledger=ledger, people=people, label=label)
 
     @property
     def specs(self):

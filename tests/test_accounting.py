@@ -123,3 +123,97 @@ def test_result_is_frozen():
     assert isinstance(r, ShuffleAmplification)
     with pytest.raises(AttributeError):
         r.epsilon = 0.0
+
+
+# -- the privacy ledger ------------------------------------------------------------------------------------
+
+import pandas as pd  # noqa: E402
+
+import ldpnum as ldp  # noqa: E402
+from ldpnum.exceptions import BudgetExceededError, BudgetWarning  # noqa: E402
+
+
+def test_sequential_and_parallel_composition():
+    ledger = ldp.PrivacyLedger()
+    ledger.record(epsilon=1.0, people=range(100), label="all")
+    ledger.record(epsilon=2.0, people=range(0, 50), label="first half")   # parallel: the two halves
+    ledger.record(epsilon=0.5, people=range(50, 100), label="second half")
+    totals = ledger.totals()
+    assert totals.loc[0] == 3.0 and totals.loc[99] == 1.5 and len(totals) == 100
+    assert ledger.total("someone else") == 0.0
+    frame = ledger.to_frame()
+    assert frame["label"].tolist() == ["all", "first half", "second half"]
+    assert frame["n_people"].tolist() == [100, 50, 50]
+
+
+def test_the_accessor_records_epsilon_per_row_and_checks_before_drawing(monkeypatch):
+    df = pd.DataFrame({"a": np.linspace(0, 1, 200), "b": np.linspace(0, 1, 200)},
+                      index=pd.Index([f"p{i}" for i in range(200)]))
+    mechs = {"a": ldp.Duchi(1.0, (0, 1)), "b": ldp.Duchi(2.0, (0, 1))}
+    ledger = ldp.PrivacyLedger(cap=5.0)
+    df.ldp.privatize(mechs, rng=0, strategy="all-columns", ledger=ledger, label="both")   # 3 per row
+    df.ldp.privatize(mechs, rng=1, strategy="one-column-per-row", ledger=ledger)        # 2 per row
+    assert ledger.total("p0") == 5.0 and ledger.to_frame()["strategy"].tolist() == ["all-columns",
+                                                                                   "one-column-per-row"]
+    assert "a: duchi" in ledger.to_frame()["mechanisms"][0][0]
+    # a third collection would exceed the cap: refused before any word is drawn, nothing recorded
+    from ldpnum import _random
+    monkeypatch.setattr(_random.WordSource, "draw", lambda self, n: (_ for _ in ()).throw(AssertionError("drew")))
+    with pytest.raises(BudgetExceededError, match="200 person") as info:
+        df["a"].ldp.privatize(ldp.Duchi(0.5, (0, 1)), ledger=ledger)
+    assert info.value.count == 200 and info.value.first == "p0" and len(ledger) == 2
+    # people= names the ids explicitly (the same people here: refused again)
+    with pytest.raises(BudgetExceededError):
+        df["a"].ldp.privatize(ldp.Duchi(0.5, (0, 1)), ledger=ledger, people=[f"p{i}" for i in range(200)])
+    monkeypatch.undo()
+    fresh = [f"q{i}" for i in range(200)]
+    df["a"].ldp.privatize(ldp.Duchi(0.5, (0, 1)), rng=2, ledger=ledger, people=fresh, label="new people")
+    assert ledger.total("q3") == 0.5 and ledger.total("p3") == 5.0
+
+
+def test_warn_policy_records_with_a_warning():
+    ledger = ldp.PrivacyLedger(cap=1.0, on_exceed="warn")
+    ledger.record(epsilon=1.0, people=[1, 2])
+    with pytest.warns(BudgetWarning, match="2 person"):
+        ledger.record(epsilon=0.5, people=[1, 2, 3])
+    assert ledger.total(1) == 1.5 and ledger.total(3) == 0.5
+
+
+def test_json_round_trip_keeps_history_and_totals():
+    ledger = ldp.PrivacyLedger(cap=10.0)
+    ledger.record(epsilon=1.0, people=["a", "b"], specs=[ldp.Duchi(1.0, (0, 1)).spec], label="x")
+    ledger.record(epsilon=2.5, people=["b"], strategy="all-columns")
+    back = ldp.PrivacyLedger.from_json(ledger.to_json())
+    assert back.cap == 10.0 and len(back) == 2
+    assert back.totals().to_dict() == ledger.totals().to_dict() == {"a": 1.0, "b": 3.5}
+    assert back.to_frame().equals(ledger.to_frame())
+    with pytest.raises(ValueError, match="not an ldpnum privacy ledger"):
+        ldp.PrivacyLedger.from_json('{"format": 99}')
+
+
+@pytest.mark.parametrize("kwargs,err,match", [
+    ({"epsilon": 0, "people": [1]}, ValueError, "epsilon"),
+    ({"epsilon": float("inf"), "people": [1]}, ValueError, "epsilon"),
+    ({"epsilon": 1.0, "people": [1, 1]}, ValueError, "more than once"),
+    ({"epsilon": 1.0, "people": [1.5, 2.5]}, TypeError, "ints or strs"),
+    ({"epsilon": 1.0, "people": pd.Index([1.0, None])}, ValueError, "missing"),
+])
+def test_ledger_bad_input(kwargs, err, match):
+    ledger = ldp.PrivacyLedger()
+    with pytest.raises(err, match=match):
+        ledger.record(**kwargs)
+    assert len(ledger) == 0 and len(ledger.totals()) == 0
+
+
+def test_ledger_constructor_and_accessor_arguments():
+    with pytest.raises(ValueError, match="cap"):
+        ldp.PrivacyLedger(cap=-1)
+    with pytest.raises(ValueError, match="on_exceed"):
+        ldp.PrivacyLedger(on_exceed="ignore")
+    s = pd.Series([0.1, 0.2])
+    with pytest.raises(ValueError, match="pass ledger"):
+        s.ldp.privatize(ldp.Duchi(1.0, (0, 1)), people=[1, 2])
+    with pytest.raises(TypeError, match="PrivacyLedger"):
+        s.ldp.privatize(ldp.Duchi(1.0, (0, 1)), ledger={})
+    with pytest.raises(ValueError, match="ids for"):
+        s.ldp.privatize(ldp.Duchi(1.0, (0, 1)), ledger=ldp.PrivacyLedger(), people=[1])

@@ -509,3 +509,28 @@ def test_docstring_examples(tmp_path, monkeypatch):
     for t in tests:
         runner.run(t)
     assert runner.summarize(verbose=False).failed == 0
+
+
+def test_privatize_records_the_collection_in_a_ledger(tmp_path):
+    import json
+    import pandas as pd
+    from ldpnum.cli import main
+
+    src = tmp_path / "in.csv"
+    pd.DataFrame({"user": [f"u{i}" for i in range(300)], "x": np.linspace(0, 1, 300)}).to_csv(src, index=False)
+    ledger = tmp_path / "ledger.json"
+    base = ["privatize", str(src), str(tmp_path / "out.parquet"), "-c", "x", "-m", "duchi", "-e", "1.5",
+            "-b", "0", "1", "--rng", "1", "--ledger", str(ledger), "--people-column", "user"]
+    assert main(base + ["--ledger-cap", "2", "--label", "day 1"]) == 0
+    data = json.loads(ledger.read_text())
+    assert data["cap"] == 2.0 and data["entries"][0]["label"] == "day 1"
+    assert data["entries"][0]["people"][:2] == ["u0", "u1"] and data["entries"][0]["epsilon"] == 1.5
+    # a second collection at 1.5 would take everyone to 3 > 2: refused, nothing written
+    out2 = tmp_path / "out2.parquet"
+    base[2] = str(out2)
+    assert main(base) == 2
+    assert not out2.exists() and len(json.loads(ledger.read_text())["entries"]) == 1
+    # flags that need a ledger
+    assert main(["privatize", str(src), str(tmp_path / "o3.parquet"), "-c", "x", "-m", "duchi", "-e", "1",
+                 "-b", "0", "1", "--people-column", "user"]) == 2
+    assert main(base[:-2]) == 2  # --ledger without --people-column
