@@ -63,6 +63,7 @@ from . import heavy
 from .heavy import HeavyHittersEstimate, PEM, TreeHist
 from .heavy import ItemsetsEstimate, PaddingSampling, PaddingSamplingOLH, SVIM, SVSM
 from . import accounting
+from ._recommend import recommend
 from .accounting import PrivacyLedger
 from . import vectors
 from .vectors import DuchiMultivariate, SampledDimensions, VectorMeanEstimate

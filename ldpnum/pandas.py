@@ -782,10 +782,30 @@ class SeriesAccessor:
                                  f"{_subject(obj.name)} has dtype {dtype}: {dtype_hint(dtype)}")
 
     # -- privatizing
-    def privatize(self, mechanism: Mechanism, *, rng: SeedLike = None, nan_policy: str = "raise",
+    def privatize(self, mechanism: Any, *, rng: SeedLike = None, nan_policy: str = "raise",
                   fill_value: float | None = None, ledger: Any = None, people: Any = None,
-                  label: str | None = None) -> pd.Series:
-        """Privatize the values: see :func:`privatize_series`."""
+                  label: str | None = None, epsilon: float | None = None, bounds: Any = None,
+                  task: str = "distribution") -> pd.Series:
+        """Privatize the values: see :func:`privatize_series`.
+
+        ``mechanism="auto"`` (with ``epsilon`` and ``bounds``) uses the mechanism :func:`ldpnum.recommend`
+        picks for ``task`` ("mean", "distribution", "quantiles" or "ranges") at this column's length.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, ldpnum as ldp
+        >>> s = pd.Series(np.random.default_rng(0).uniform(0, 100, 1000), name="age")
+        >>> s.ldp.privatize("auto", epsilon=4.0, bounds=(0, 100), task="mean", rng=1).ldp.spec.mechanism
+        'hybrid'
+        """
+        if isinstance(mechanism, str) and mechanism == "auto":
+            if epsilon is None or bounds is None:
+                raise ValueError("mechanism='auto' needs epsilon= and bounds= (the public range of the values)")
+            from ._recommend import recommend
+
+            mechanism = recommend(task, n=max(len(self._obj), 1), epsilon=epsilon, bounds=bounds).mechanism
+        elif epsilon is not None or bounds is not None:
+            raise ValueError("epsilon= and bounds= go with mechanism='auto'; a mechanism carries its own")
         return privatize_series(self._obj, mechanism, rng=rng, nan_policy=nan_policy, fill_value=fill_value,
                                 ledger=ledger, people=people, label=label)
 
