@@ -19,8 +19,9 @@ What can be estimated
 * **frequent items and itemsets** of set-valued data: :class:`SVIM` → :class:`HeavyHittersEstimate`, :class:`SVSM`
   → :class:`ItemsetsEstimate` (padding-and-sampling, :class:`PaddingSampling`);
 * **central ε of shuffled reports** (amplification by shuffling): :func:`ldpnum.accounting.shuffle_epsilon`;
-* **mean vectors** of bounded vectors: :class:`SampledDimensions`, :class:`DuchiMultivariate`
-  (:mod:`ldpnum.vectors`) → :class:`VectorMeanEstimate`;
+* **mean vectors** of bounded vectors: :class:`SampledDimensions`, :class:`DuchiMultivariate`, and of vectors
+  in the unit ℓ2 ball: :class:`PrivHS`, :class:`PrivUnit`, :class:`PrivUnitG` (compressed seed-index
+  reports; :mod:`ldpnum.vectors`) → :class:`VectorMeanEstimate`;
 * distances between estimates and raw samples in :mod:`ldpnum.metrics`, plots in :mod:`ldpnum.plot`.
 
 Where it runs
@@ -64,7 +65,7 @@ from .heavy import HeavyHittersEstimate, PEM, TreeHist
 from .heavy import ItemsetsEstimate, PaddingSampling, PaddingSamplingOLH, SVIM, SVSM
 from . import accounting
 from . import vectors
-from .vectors import DuchiMultivariate, SampledDimensions, VectorMeanEstimate
+from .vectors import DuchiMultivariate, PrivHS, PrivUnit, PrivUnitG, SampledDimensions, VectorMeanEstimate
 from . import pandas  # registers the ``.ldp`` accessors on pandas Series and DataFrame
 from . import plot  # light: matplotlib is imported only when something is drawn
 
@@ -81,7 +82,7 @@ __all__ = [
     "heavy", "HeavyHittersEstimate", "TruncationWarning", "PEM", "TreeHist",
     "SVIM", "SVSM", "PaddingSampling", "PaddingSamplingOLH", "ItemsetsEstimate",
     "accounting",
-    "vectors", "VectorMeanEstimate", "SampledDimensions", "DuchiMultivariate",
+    "vectors", "VectorMeanEstimate", "SampledDimensions", "DuchiMultivariate", "PrivHS", "PrivUnit", "PrivUnitG",
     "pandas", "plot",
     "__version__",
 ]
