@@ -81,8 +81,9 @@ instead: the default is the fewest reports ``m`` for which a split has at most :
 expected trials per report (``1/A``, which falls as ``θ`` grows), and PrivUnitOptimized and PrivUnitG then
 minimize the proxy over those splits only (plain PrivUnit keeps ``θ = 1/2``, ``1/A <= e^{ε/(2m)}``).
 Repetition costs accuracy (about 2x from ε = 8 to two reports at 4, Feldman and Talwar's Figure 1), and
-constraining the split costs less: at ε = 8, d = 200 the constrained optimum (one report, 55 expected
-trials) has squared norm 33.3 against 33.1 unconstrained (288 trials) and 87 for two reports at ε = 4.
+constraining the split costs less: at ε = 8, d = 200 (PrivUnitOptimized) the constrained optimum (one
+report, 64 expected trials) has squared norm 33.3, against 27.0 unconstrained (288 expected trials, pass
+``repetitions=1``) and 87.4 for two reports at ε = 4 (12 trials each).
 (Always using ``ceil(ε)`` reports, the other rule one might take from Lemma 5.1, would cost about 4x at ε = 8.)
 Explicit ``repetitions`` choose the split without the trial constraint.
 
@@ -204,6 +205,7 @@ class _Design:
     trials: int
     scale: float  # M
     squared_norm: float  # E‖decoded‖²
+    t2: float  # E[⟨v, w⟩²] of the unscaled output v
 
 
 def _design(sphere, dim, eps, split, t_c, trials=None, failure=DEFAULT_FAILURE):
@@ -216,8 +218,15 @@ def _design(sphere, dim, eps, split, t_c, trials=None, failure=DEFAULT_FAILURE):
         trials = 1 if A >= 1.0 else max(1, math.ceil(math.log(failure) / math.log1p(-A)))
     fail = math.exp(trials * math.log1p(-A)) if A < 1.0 else 0.0
     M = kappa * (1.0 - c) / A * (1.0 - fail)
-    norm2 = 1.0 if sphere else dim + gamma * M
-    return _Design(split, q, gamma, kappa, c, A, int(trials), M, norm2 / (M * M))
+    if sphere:  # E[T² 1{T >= γ}] for T = ⟨v, w⟩, v uniform: (1 - I_{γ²}(3/2, (d-1)/2)) / (2d) for γ >= 0
+        tail = (1.0 - float(special.betainc(1.5, (dim - 1) / 2, gamma * gamma))) / (2 * dim)
+        inside = tail if gamma >= 0 else 1.0 / dim - tail
+        t2 = (inside + c * (1.0 / dim - inside)) / A * (1.0 - fail) + fail / dim
+        norm2 = 1.0
+    else:
+        t2 = 1.0 + gamma * M
+        norm2 = dim - 1 + t2
+    return _Design(split, q, gamma, kappa, c, A, int(trials), M, norm2 / (M * M), t2)
 
 
 def _accept_threshold(eps):
@@ -427,6 +436,7 @@ class UnitVectorMechanism(Mechanism):
     _dim: int
     _scale_m: float
     _squared_norm: float
+    _t2: float  # E[⟨v, w⟩²] of a report's unscaled direction v
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -582,12 +592,44 @@ class UnitVectorMechanism(Mechanism):
     def empty_aggregate(self) -> Aggregate:
         return Aggregate.empty(self.spec, per_report_counts=True)
 
-    def expected_squared_error(self, x: ArrayLike) -> float:
-        """``E‖estimate - mean(x)‖²`` of the mean estimated from one person per row of ``x`` (closed form):
-        ``Σ_i (squared_norm - min(‖x_i‖, 1)²) / (m n²)``."""
+    def _rows(self, x):
         values = np.asarray(x, dtype=np.float64)
         if values.ndim != 2 or values.shape[1] != self._dim or not np.all(np.isfinite(values)) or not len(values):
             raise ValueError(f"x must be a finite, non-empty (n, {self._dim}) array")
+        return values
+
+    def variance(self, x: ArrayLike) -> FloatArray:
+        """Variance of each coordinate of one person's estimate (the average of their ``m`` decoded reports)
+        for each row of ``x`` (shape ``(n, dim)``), in closed form.
+
+        A report's unscaled direction ``v`` has ``T = ⟨v, w⟩`` with ``E[T²] = t2`` and, given ``T``, a
+        component orthogonal to ``w`` that is uniform in direction (sphere: of squared norm ``1 - T²``;
+        Gaussian: ``N(0, I - w wᵀ)``), so ``E[v_j²] = t2 w_j² + (1 - t2)(1 - w_j²)/(d - 1)`` (sphere) or
+        ``t2 w_j² + 1 - w_j²`` (Gaussian), with ``w_j² = x_j²/‖x‖²`` whichever way ``x`` was rounded (and
+        ``w = e_1`` for ``x = 0``). The variance is ``(E[v_j²]/M² - x_j²)/m`` (rows beyond norm 1 as clipped).
+        """
+        values = self._rows(x)
+        d = self._dim
+        r = _row_norms(values)
+        w2 = np.zeros(values.shape)
+        w2[:, 0] = 1.0  # x = 0 is rounded to ±e_1
+        pos = r > 0
+        w2[pos] = (values[pos] / r[pos, None]) ** 2
+        rc = np.minimum(r, 1.0)
+        xj2 = w2 * (rc * rc)[:, None]
+        t2 = self._t2
+        if self._kind == 2:
+            ev2 = t2 * w2 + 1.0 - w2
+        elif d == 1:
+            ev2 = np.ones_like(w2)
+        else:
+            ev2 = t2 * w2 + (1.0 - t2) * (1.0 - w2) / (d - 1)
+        return (ev2 / self._scale_m**2 - xj2) / self._repetitions
+
+    def expected_squared_error(self, x: ArrayLike) -> float:
+        """``E‖estimate - mean(x)‖²`` of the mean estimated from one person per row of ``x`` (closed form):
+        ``Σ_i (squared_norm - min(‖x_i‖, 1)²) / (m n²)``, the sum of :meth:`variance` over ``n²``."""
+        values = self._rows(x)
         r = np.minimum(_row_norms(values), 1.0)
         n = values.shape[0]
         return float(np.sum(self._squared_norm - r * r) / (self._repetitions * n * n))
@@ -599,7 +641,8 @@ class UnitVectorMechanism(Mechanism):
         ``(pos - neg) / (2**24 · M · N)``. Standard errors are empirical: each coordinate's second moment of
         the decoded reports (from the sums of squares) less the squared mean, over ``N - 1``, then over ``N``
         (treating the reports as independent; the repetitions of one person are independent given their
-        vector). ``expected_squared_error`` is the closed form ``squared_norm / N``, the exact error less
+        vector). They include the spread of the people's vectors around their mean, so for the mean of these
+        people they are conservative (by at most that spread over ``N``, small unless ε is large). ``expected_squared_error`` is the closed form ``squared_norm / N``, the exact error less
         ``mean ‖x_i‖² / N`` (at most ``1/N``).
 
         Parameters
@@ -687,6 +730,7 @@ class PrivHS(UnitVectorMechanism):
         self._plan = PrivHSPlan(dim=self._dim, repetitions=reps, t_lo=b.t_lo, t_hi=b.t_hi)
         self._scale_m = self._privhs_scale(self._epsilon / reps, cd)
         self._squared_norm = self._scale_m**-2
+        self._t2 = 1.0 / self._dim  # the sign does not change T² = ⟨g/‖g‖, w⟩², of mean 1/d
 
     @staticmethod
     def _privhs_scale(eps, cd):
@@ -750,6 +794,7 @@ class _RejectionMechanism(UnitVectorMechanism):
                                    q=des.q, sphere=self._sphere)
         self._scale_m = des.scale
         self._squared_norm = des.squared_norm
+        self._t2 = des.t2
 
     @property
     def split(self) -> float:
@@ -844,8 +889,8 @@ class PrivUnit(_RejectionMechanism):
     >>> import numpy as np, ldpnum as ldp
     >>> X = np.tile([0.6, 0.0, -0.8], (20_000, 1))
     >>> m = ldp.PrivUnit(epsilon=4.0, dim=3, optimized=True)
-    >>> m.repetitions, m.trials
-    (1, 274)
+    >>> m.repetitions, m.trials, round(m.expected_trials, 1)
+    (1, 96, 7.4)
     >>> est = m.estimate_mean(m.privatize(X, rng=1))
     >>> bool(np.all(np.abs(est.mean - X[0]) < 4 * est.standard_errors))
     True
