@@ -88,7 +88,7 @@ def test_rejection_kernel_matches_the_naive_reference(cls):
 
 @pytest.mark.parametrize("make", [lambda: ldp.PrivHS(1.0, 5, repetitions=3), lambda: ldp.PrivUnit(2.0, 5),
                                   lambda: ldp.PrivUnitG(2.0, 5)])
-def test_aggregate_matches_a_numpy_decode(make):
+def test_aggregate_matches_the_naive_numpy_decode(make):
     m = make()
     r = m.privatize(sphere_rows(500, 5, 7, 0.9), rng=8)
     codes = r.codes.astype(np.int64).ravel()
