@@ -446,3 +446,36 @@ def test_docstring_examples_run():
     for t in tests:
         runner.run(t)
     assert runner.summarize(verbose=False).failed == 0 and len(tests) >= 4
+
+
+def test_column_codes_and_the_pandas_accessor():
+    import pandas as pd
+
+    X = sphere_rows(300, 3, 9, 0.8)
+    for m in (ldp.PrivHS(4.0, 3, repetitions=2), ldp.PrivUnit(2.0, 3), ldp.PrivUnitG(3.0, 3, repetitions=2)):
+        r = m.privatize(X, rng=1)
+        assert m.reports_from_column(m.column_codes(r)) == r
+        df = pd.DataFrame(X, columns=["a", "b", "c"])
+        rep = df.ldp.privatize({("a", "b", "c"): m}, rng=2)
+        assert m.reports_from_column(rep["a,b,c"].to_numpy()).codes.shape == (300, m.repetitions)
+    with pytest.raises(ValueError, match="32 bits"):
+        ldp.PrivUnit(2.0, 3).reports_from_column(np.array([2**32], np.uint64))
+    with pytest.raises(TypeError, match="3 reports"):
+        ldp.PrivHS(4.0, 3, repetitions=3).column_codes(ldp.PrivHS(4.0, 3, repetitions=3).privatize(X, rng=1))
+
+
+def test_missing_values_are_imputed_with_a_public_fill():
+    m = ldp.PrivUnitG(2.0, 3)
+    X = sphere_rows(50, 3, 1, 0.5)
+    Y = X.copy()
+    Y[3, 1] = np.nan
+    Z = X.copy()
+    Z[3, 1] = 0.1
+    assert m.privatize(Y, rng=1, nan_policy="impute", fill_value=0.1) == m.privatize(Z, rng=1)
+    assert m.privatize(Y, rng=1, nan_policy="impute", fill_value=[0, 0.1, 0]) == m.privatize(Z, rng=1)
+    with pytest.raises(ValueError, match="fill_value"):
+        m.privatize(Y, nan_policy="impute")
+    with pytest.raises(ValueError, match="fill_value"):
+        m.privatize(Y, nan_policy="impute", fill_value=[1, 2])
+    with pytest.raises(ValueError, match="nan_policy"):
+        m.privatize(Y, nan_policy="drop")

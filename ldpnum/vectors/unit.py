@@ -117,14 +117,14 @@ from scipy import optimize, special
 from .._kernels import client_unit
 from .._kernels._jit import launch
 from .._typing import ArrayLike, FloatArray, SeedLike
-from .._validation import check_epsilon, dtype_hint
+from .._validation import check_choice, check_epsilon, dtype_hint
 from ..aggregate import Aggregate
 from ..exceptions import ClippingWarning, InvalidValuesError
 from ..mechanisms._base import Mechanism
 from ..mechanisms._plan import TWO53, binary_plan, exp_lower
 from ..reports import Reports, register_code_check
 from ..spec import check_spec
-from ._base import MAX_DIM, check_int, check_names
+from ._base import MAX_DIM, check_int, check_names, column_words
 from ._result import VectorMeanEstimate
 
 __all__ = ["PrivHS", "PrivUnit", "PrivUnitG", "PrivHSPlan", "RejectionPlan", "UnitVectorMechanism", "FAMILY",
@@ -349,15 +349,29 @@ def _row_norms(x):
     return r
 
 
-def check_unit_vectors(x: ArrayLike, dim: int, *, name: str = "x", clip: bool = False) -> FloatArray:
+def check_unit_vectors(x: ArrayLike, dim: int, *, name: str = "x", clip: bool = False, nan_policy: str = "raise",
+                       fill_value: Any = None) -> FloatArray:
     """Validate an ``(n, dim)`` array of vectors of norm at most 1; return it as C-contiguous float64.
 
     Raises TypeError for non-real dtypes, ValueError (InvalidValuesError for bad rows) for a wrong shape,
-    non-finite values, or rows of norm above ``1 + NORM_TOLERANCE`` (unless ``clip``: then they are
-    counted in one ``ClippingWarning`` and the kernels use their direction with norm 1). Nothing is drawn.
+    non-finite values (unless ``nan_policy="impute"``: each is replaced by the public ``fill_value``, one
+    number or ``dim`` numbers), or rows of norm above ``1 + NORM_TOLERANCE`` (unless ``clip``: then they
+    are counted in one ``ClippingWarning`` and the kernels use their direction with norm 1). Nothing is
+    drawn.
     """
     if not isinstance(clip, (bool, np.bool_)):
         raise TypeError(f"clip must be True or False; got {type(clip).__name__} {clip!r}")
+    check_choice(nan_policy, "nan_policy", ("raise", "impute"))
+    fill = None
+    if nan_policy == "impute":
+        if fill_value is None:
+            raise ValueError("nan_policy='impute' needs an explicit public fill_value")
+        fill = np.broadcast_to(np.asarray(fill_value, dtype=np.float64), (dim,)) if np.ndim(fill_value) <= 1 and (
+            np.size(fill_value) in (1, dim)) else None
+        if fill is None or not np.all(np.isfinite(fill)):
+            raise ValueError(f"fill_value must be a finite number or {dim} finite numbers; got {fill_value!r}")
+    elif fill_value is not None:
+        raise ValueError("fill_value is only used with nan_policy='impute'")
     to_numpy = getattr(x, "to_numpy", None)
     arr = np.asarray(to_numpy(dtype=np.float64, na_value=np.nan) if to_numpy is not None
                      and hasattr(x, "dtypes") else x)
@@ -370,12 +384,15 @@ def check_unit_vectors(x: ArrayLike, dim: int, *, name: str = "x", clip: bool = 
     if arr.size == 0:
         return arr
     bad = ~np.isfinite(arr)
-    if bad.any():
+    if bad.any() and fill is not None:
+        arr = np.where(bad, fill, arr)
+    elif bad.any():
         i, j = (int(v) for v in np.argwhere(bad)[0])
         n_bad = int(bad.any(axis=1).sum())
         raise InvalidValuesError(f"{name} has {n_bad} row(s) with missing or non-finite values (NaN, inf or NA), "
-                                 f"first at index {i} (coordinate {j}: {float(arr[i, j])!r}); remove them before "
-                                 "privatizing", count=n_bad, first_index=i, reason="missing")
+                                 f"first at index {i} (coordinate {j}: {float(arr[i, j])!r}); pass nan_policy='impute' "
+                                 "with a public fill_value, or remove them before privatizing", count=n_bad,
+                                 first_index=i, reason="missing")
     r = _row_norms(arr)
     over = r > 1.0 + NORM_TOLERANCE
     n_over = int(over.sum())
@@ -502,19 +519,20 @@ class UnitVectorMechanism(Mechanism):
         return {}
 
     # -- client side
-    def prepare_values(self, x: ArrayLike, *, name: str | None = None,  # type: ignore[override]
-                       clip: bool = False) -> FloatArray:
-        """Validate an ``(n, dim)`` array of vectors of norm at most 1 without drawing anything.
+    def prepare_values(self, x: ArrayLike, *, name: str | None = None, nan_policy: str = "raise",  # type: ignore[override]
+                       fill_value: Any = None, clip: bool = False) -> FloatArray:
+        """Validate an ``(n, dim)`` array (or DataFrame) of vectors of norm at most 1 without drawing anything.
 
         See :func:`check_unit_vectors`. Returns a read-only C-contiguous float64 array.
         """
-        values = check_unit_vectors(x, self._dim, name="x" if name is None else str(name), clip=clip)
+        values = check_unit_vectors(x, self._dim, name="x" if name is None else str(name), clip=clip,
+                                    nan_policy=nan_policy, fill_value=fill_value)
         values = values.view()
         values.flags.writeable = False
         return values
 
-    def privatize(self, x: ArrayLike, *, rng: SeedLike = None,  # type: ignore[override]
-                  clip: bool = False) -> Reports:
+    def privatize(self, x: ArrayLike, *, rng: SeedLike = None, nan_policy: str = "raise",  # type: ignore[override]
+                  fill_value: Any = None, clip: bool = False) -> Reports:
         """Randomize each person's vector; return their :class:`~ldpnum.Reports`, ``repetitions`` seed
         indices (uint32) per person.
 
@@ -524,6 +542,10 @@ class UnitVectorMechanism(Mechanism):
             One vector per person, Euclidean norm at most 1.
         rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
             ``None`` (default): secure randomness. Anything else: a reproducible simulation.
+        nan_policy : {"raise", "impute"}, optional
+            Non-finite values raise (default), or are replaced by ``fill_value``.
+        fill_value : float or sequence of float, optional
+            Public replacement (one per coordinate, or one for all) with ``nan_policy="impute"``.
         clip : bool, optional
             Scale rows of norm above 1 to norm 1 (with a ``ClippingWarning``) instead of raising.
 
@@ -532,11 +554,52 @@ class UnitVectorMechanism(Mechanism):
         Each call on one person's vector is ε-LDP (``repetitions`` reports at ``ε/repetitions`` each);
         estimators are post-processing. The whole batch is validated before the first word is drawn.
         """
-        values = self.prepare_values(x, clip=clip)
+        values = self.prepare_values(x, nan_policy=nan_policy, fill_value=fill_value, clip=clip)
         return self._randomize(values, rng)
 
     def _allocate_reports(self, n):
         return np.empty((n, self._repetitions), dtype=np.uint32)
+
+    # -- reports in a table column: the m seeds of a row as one 64-bit code (32 bits each)
+    def check_column_codes(self, where: str = "a column") -> None:
+        """A person's reports fit one 64-bit column code when there are at most two (32 bits each)."""
+        if self._repetitions > 2:
+            raise TypeError(f"{type(self).__name__} sends {self._repetitions} reports of 32 bits per person, more than "
+                            f"{where} of 64-bit codes holds; keep the Reports from privatize, or pass repetitions=1 "
+                            "or 2")
+
+    def column_codes(self, reports: Reports) -> np.ndarray:
+        """Each person's reports as one uint64: ``code_0 + 2**32 code_1``.
+
+        Examples
+        --------
+        >>> import numpy as np, ldpnum as ldp
+        >>> m = ldp.PrivHS(4.0, 3, repetitions=2)
+        >>> r = m.privatize(np.full((4, 3), 0.5), rng=0)
+        >>> m.reports_from_column(m.column_codes(r)) == r
+        True
+        """
+        self.check_column_codes()
+        check_spec(self.spec, reports.spec, "reports")
+        codes = np.asarray(reports.codes, dtype=np.uint64)
+        out = codes[:, 0].copy()
+        if self._repetitions == 2:
+            out |= codes[:, 1] << np.uint64(32)
+        return out
+
+    def reports_from_column(self, codes: ArrayLike) -> Reports:
+        """The Reports behind column codes (:meth:`column_codes`'s inverse); with one report per person a code
+        of 2**32 or more raises ValueError."""
+        self.check_column_codes()
+        words = column_words(codes, type(self).__name__)
+        if self._repetitions == 1 and words.size and int(words.max()) >= TWO32:
+            bad = np.flatnonzero(words >= np.uint64(TWO32))
+            raise ValueError(f"{bad.size} column code(s) exceed 32 bits, first at index {bad[0]} ({int(words[bad[0]])})")
+        rows = np.empty((words.size, self._repetitions), dtype=np.uint32)
+        rows[:, 0] = words & np.uint64(0xFFFFFFFF)
+        if self._repetitions == 2:
+            rows[:, 1] = words >> np.uint64(32)
+        return Reports(rows, self.spec)
 
     # -- server side
     @classmethod
