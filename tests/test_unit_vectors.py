@@ -479,3 +479,18 @@ def test_missing_values_are_imputed_with_a_public_fill():
         m.privatize(Y, nan_policy="impute", fill_value=[1, 2])
     with pytest.raises(ValueError, match="nan_policy"):
         m.privatize(Y, nan_policy="drop")
+
+
+def test_privhs_bits_match_the_plan():
+    """The kernel keeps the bit [⟨g_s, w⟩ >= 0] with probability t_hi/2**53 (chi-square, α = 1e-6), and
+    its seeds are uniform (their top bits)."""
+    n = 200_000
+    m = ldp.PrivHS(1.0, 4, repetitions=1)
+    X = np.tile([0.0, 0.6, 0.0, 0.8], (n, 1))  # unit rows: w = x
+    codes = m.privatize(X, rng=21).codes[:, 0].astype(np.int64)
+    side = (generate_directions(codes >> 1, 4) @ X[0] >= 0).astype(np.int64)
+    kept = int(np.sum((codes & 1) == side))
+    p = m.plan.t_hi / TWO53
+    assert stats.binomtest(kept, n, p).pvalue > 1e-6
+    top = np.bincount(codes >> 28, minlength=8)  # the seed's top 3 bits
+    assert stats.chisquare(top).pvalue > 1e-6
