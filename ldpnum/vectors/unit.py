@@ -114,7 +114,6 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import optimize, special
 
 from .._kernels import client_unit
 from .._kernels._jit import launch
@@ -161,7 +160,7 @@ GAUSS_MAX = 8.58
 
 def privhs_constant(dim: int) -> float:
     """``c_d = E|⟨v, w⟩| = Γ(d/2) / (√π Γ((d+1)/2))`` for ``v`` uniform on the sphere of ``R^d``."""
-    return math.exp(special.gammaln(dim / 2) - special.gammaln((dim + 1) / 2)) / math.sqrt(math.pi)
+    return math.exp(math.lgamma(dim / 2) - math.lgamma((dim + 1) / 2)) / math.sqrt(math.pi)
 
 
 def generate_directions(seeds: ArrayLike, dim: int) -> FloatArray:
@@ -185,6 +184,8 @@ def generate_directions(seeds: ArrayLike, dim: int) -> FloatArray:
 # -- parameters -----------------------------------------------------------------------------------------
 def _cap(sphere: bool, dim: int, q: float) -> tuple[float, float]:
     """``(γ, κ)`` of the cap of reference mass ``q`` (sphere of ``R^dim``, or the standard normal)."""
+    from scipy import special  # imported when a mechanism is built, not with ldpnum (fast start)
+
     if sphere:
         a = (dim - 1) / 2
         gamma = 1.0 - 2.0 * float(special.betaincinv(a, a, q))
@@ -211,6 +212,8 @@ class _Design:
 
 
 def _design(sphere, dim, eps, split, t_c, trials=None, failure=DEFAULT_FAILURE):
+    from scipy import special
+
     eps1 = (1.0 - split) * eps
     q = float(special.expit(-eps1))
     gamma, kappa = _cap(sphere, dim, q)
@@ -239,6 +242,8 @@ def _accept_threshold(eps):
 def _best_split(sphere, dim, eps, t_c, refine, max_expected_trials=None):
     """The split minimizing the ideal (``J = ∞``) proxy on the 101-point grid (refined if asked), among the
     splits whose expected trials ``1/A`` are at most ``max_expected_trials`` (None: all); None if none is."""
+    from scipy import optimize
+
     def design(th):
         return _design(sphere, dim, eps, th, t_c, trials=10**9)
 
