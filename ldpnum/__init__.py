@@ -19,8 +19,9 @@ What can be estimated
 * **frequent items and itemsets** of set-valued data: :class:`SVIM` → :class:`HeavyHittersEstimate`, :class:`SVSM`
   → :class:`ItemsetsEstimate` (padding-and-sampling, :class:`PaddingSampling`);
 * **central ε of shuffled reports** (amplification by shuffling): :func:`ldpnum.accounting.shuffle_epsilon`;
-* **mean vectors** of bounded vectors: :class:`SampledDimensions`, :class:`DuchiMultivariate`
-  (:mod:`ldpnum.vectors`) → :class:`VectorMeanEstimate`;
+* **mean vectors** of bounded vectors: :class:`SampledDimensions`, :class:`DuchiMultivariate`, and of vectors
+  in the unit ℓ2 ball: :class:`PrivHS`, :class:`PrivUnit`, :class:`PrivUnitG` (compressed seed-index
+  reports; :mod:`ldpnum.vectors`) → :class:`VectorMeanEstimate`;
 * distances between estimates and raw samples in :mod:`ldpnum.metrics`, plots in :mod:`ldpnum.plot`.
 
 Where it runs
@@ -66,7 +67,7 @@ from . import accounting
 from ._recommend import recommend
 from .accounting import PrivacyLedger
 from . import vectors
-from .vectors import DuchiMultivariate, SampledDimensions, VectorMeanEstimate
+from .vectors import DuchiMultivariate, PrivHS, PrivUnit, PrivUnitG, SampledDimensions, VectorMeanEstimate
 from . import pandas  # registers the ``.ldp`` accessors on pandas Series and DataFrame
 from . import plot  # light: matplotlib is imported only when something is drawn
 
@@ -83,7 +84,7 @@ __all__ = [
     "heavy", "HeavyHittersEstimate", "TruncationWarning", "PEM", "TreeHist",
     "SVIM", "SVSM", "PaddingSampling", "PaddingSamplingOLH", "ItemsetsEstimate",
     "accounting",
-    "vectors", "VectorMeanEstimate", "SampledDimensions", "DuchiMultivariate",
+    "vectors", "VectorMeanEstimate", "SampledDimensions", "DuchiMultivariate", "PrivHS", "PrivUnit", "PrivUnitG",
     "pandas", "plot",
     "__version__",
 ]

@@ -851,3 +851,74 @@ def duchi_multivariate(X, lows, highs, t_hi, words):
     flip = np.where(s < 0, keep, np.where(s > 0, ~keep, False))
     z = v == (a ^ flip[:, None])
     return np.packbits(z, axis=1, bitorder="little")
+
+
+# -- unit vectors (ldpnum.vectors.unit): the public family and the samplers, record by record ----------------
+M64 = (1 << 64) - 1
+
+
+def splitmix64(x):
+    """SplitMix64's output function in Python integers."""
+    z = (x + 0x9E3779B97F4A7C15) & M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)
+
+
+def unit_direction(seed, d):
+    """g_seed of the family splitmix64-boxmuller/v1, from its definition (Python integers, NumPy floats)."""
+    g = np.empty(d)
+    for j in range((d + 1) // 2):
+        h1 = splitmix64((seed << 32) | (2 * j))
+        h2 = splitmix64((seed << 32) | (2 * j + 1))
+        u1 = ((h1 >> 11) + 1) * 2.0**-53
+        u2 = (h2 >> 11) * 2.0**-53
+        r = np.sqrt(-2.0 * np.log(u1))
+        g[2 * j] = r * np.cos(2 * np.pi * u2)
+        if 2 * j + 1 < d:
+            g[2 * j + 1] = r * np.sin(2 * np.pi * u2)
+    return g
+
+
+def sphere_point(x, word):
+    """The rounded sphere point w of a row: ±x/‖x‖ kept with probability floor((1 + r)/2 · 2**53)/2**53."""
+    r = float(np.sqrt(np.dot(x, x)))
+    keep = int(np.floor((1.0 + min(r, 1.0)) * 0.5 * 2.0**53))
+    w = x / r if r > 0 else np.eye(len(x))[0]
+    return w if (int(word) >> 11) < keep else -w
+
+
+def privhs(X, words, m, t_hi):
+    """PrivHS reports (n, m): 2s + b, three words per copy."""
+    n, d = X.shape
+    out = np.empty((n, m), dtype=np.uint32)
+    for i in range(n):
+        for t in range(m):
+            base = 3 * (i * m + t)
+            w = sphere_point(X[i], words[base])
+            s = int(words[base + 1]) >> 33
+            b = int(np.dot(unit_direction(s, d), w) >= 0)
+            if (int(words[base + 2]) >> 11) >= t_hi:
+                b ^= 1
+            out[i, t] = 2 * s + b
+    return out
+
+
+def rejection(X, words, m, n_trials, sphere, gamma, t_c):
+    """Compressed PrivUnit (sphere) / PrivUnitG reports (n, m) and the trials each used."""
+    n, d = X.shape
+    out = np.empty((n, m), dtype=np.uint32)
+    used = np.empty((n, m), dtype=np.int64)
+    for i in range(n):
+        for t in range(m):
+            base = (n_trials + 2) * (i * m + t)
+            w = sphere_point(X[i], words[base])
+            out[i, t], used[i, t] = int(words[base + 1 + n_trials]) >> 32, n_trials + 1
+            for k in range(n_trials):
+                word = int(words[base + 1 + k])
+                g = unit_direction(word >> 32, d)
+                inside = np.dot(g, w) >= (gamma * np.linalg.norm(g) if sphere else gamma)
+                if inside or (word & 0xFFFFFFFF) < t_c:
+                    out[i, t], used[i, t] = word >> 32, k + 1
+                    break
+    return out, used

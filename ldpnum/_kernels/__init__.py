@@ -5,7 +5,9 @@
     policy module ``_jit.py``: ``client_numeric`` (mean oracles, Laplace, input scans), ``client_wave``
     (shaped windows), ``client_grr``, ``client_unary``, ``client_subset``, ``client_hashing`` (local hashing,
     Hadamard response), ``client_pirappor``, ``client_hierarchy``, ``client_prefix``, ``client_vector`` (sampled dimensions'
-    coordinates, Duchi et al.'s multidimensional signs).
+    coordinates, Duchi et al.'s multidimensional signs), ``client_unit`` (the unit-vector mechanisms' public
+    direction family, PrivHS, the rejection sampler of PrivUnit/PrivUnitG, and the collector's decoder of
+    their reports, which must regenerate the same directions: one source for both sides).
 ``server_<family>.pyx``
     Cython kernels of the collector (built by ``setup.py``, no JIT warm-up): ``server_counts`` (code
     histograms), ``server_unary``, ``server_hashing``, ``server_pirappor`` (support counts), ``server_em``

@@ -24,5 +24,7 @@ from ._base import MAX_DIM, VectorMechanism
 from ._result import VectorMeanEstimate
 from .duchi import DuchiMultivariate
 from .sampled import SampledDimensions, default_k
+from .unit import PrivHS, PrivUnit, PrivUnitG
 
-__all__ = ["VectorMechanism", "VectorMeanEstimate", "SampledDimensions", "DuchiMultivariate", "default_k", "MAX_DIM"]
+__all__ = ["VectorMechanism", "VectorMeanEstimate", "SampledDimensions", "DuchiMultivariate", "PrivHS", "PrivUnit",
+           "PrivUnitG", "default_k", "MAX_DIM"]
