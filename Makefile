@@ -30,6 +30,8 @@ demo: $(DEMO_STAMP)
 	$(PY) -m ldpnum demo
 	@echo
 	$(PY) -m ldpnum demo heavy-hitters
+	@echo
+	$(PY) -m ldpnum demo vectors
 
 test: $(STAMP)
 	$(PY) -m pytest -q

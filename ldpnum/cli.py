@@ -81,7 +81,7 @@ WHATS = ("mean", "distribution", "quantiles", "range", "frequencies")
 MAX_PRINTED_CATEGORIES = 64
 
 #: The demos ``ldpnum demo`` runs besides the default flights demo.
-DEMOS = ("heavy-hitters",)
+DEMOS = ("heavy-hitters", "vectors")
 
 #: How the columns of a row are privatized (as ``DataFrame.ldp.privatize``).
 STRATEGIES = ("all-columns", "one-column-per-row")
@@ -1704,17 +1704,20 @@ def _parser():
                     "through the pandas accessor, reconstruct two distributions and every mean oracle's mean, and "
                     "compare them with the truth. With `heavy-hitters`: sample people from the embedded list of "
                     "the 50,000 most frequent English words (wordfreq), one word each, find the most frequent "
-                    "words with PEM, and print estimated vs true rank and share with the time taken.",
+                    "words with PEM, and print estimated vs true rank and share with the time taken. With "
+                    "`vectors`: estimate the mean of the 1,797 normalized handwritten-digit images (64 pixels, UCI) "
+                    "with PrivUnitG (one compressed report per person) and compare it with the true mean.",
         epilog="Examples: `ldpnum demo`; `ldpnum demo heavy-hitters`; "
-               "`ldpnum demo heavy-hitters --epsilon 2 --n 1e7 --top-k 50 --rng 0`.")
-    d.add_argument("which", nargs="?", choices=DEMOS, default=None, metavar="heavy-hitters",
-                   help="the heavy-hitter demo on English words (default: the flights demo)")
+               "`ldpnum demo heavy-hitters --epsilon 2 --n 1e7 --top-k 50 --rng 0`; `ldpnum demo vectors --epsilon 4`.")
+    d.add_argument("which", nargs="?", choices=DEMOS, default=None, metavar="{heavy-hitters,vectors}",
+                   help="the heavy-hitter demo on English words, or the vector-mean demo on handwritten digits "
+                        "(default: the flights demo)")
     d.add_argument("--rng", type=_seed, default=None, help="seed for a reproducible simulation (default: secure)")
     d.add_argument("--plot", default=None,
                    help=f"flights demo: where to write the PNG of estimated vs true distributions (default "
                         f"{DEMO_PLOT_PATH}; '' for none)")
     d.add_argument("--epsilon", "-e", type=float, default=None, metavar="EPS",
-                   help="heavy-hitters: privacy parameter of each person's report, in (0, 20] (default 4)")
+                   help="heavy-hitters, vectors: privacy parameter of each person's report, in (0, 20] (default 4)")
     d.add_argument("--n", type=_people, default=None, metavar="N",
                    help="heavy-hitters: number of people sampled, e.g. 1e6 (default 1,000,000)")
     d.add_argument("--top-k", "-k", type=_positive_int, default=None, metavar="K",
@@ -1816,6 +1819,13 @@ def _cmd_demo(args):
     from .demo import PLOT_PATH, demo, demo_distribution, demo_heavy_hitters
 
     heavy = {k: v for k, v in (("epsilon", args.epsilon), ("n", args.n), ("top_k", args.top_k)) if v is not None}
+    if args.which == "vectors":
+        if args.plot is not None or args.n is not None or args.top_k is not None:
+            raise CLIError("`ldpnum demo vectors` takes --epsilon and --rng only")
+        from .demo import demo_vectors
+
+        demo_vectors(rng=args.rng, **({} if args.epsilon is None else {"epsilon": args.epsilon}))
+        return 0
     if args.which == "heavy-hitters":
         if args.plot is not None:
             raise CLIError("--plot applies to the flights demo (`ldpnum demo`), not to `ldpnum demo heavy-hitters`")

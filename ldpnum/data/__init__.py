@@ -20,7 +20,7 @@ from importlib.resources import files
 
 import numpy as np
 
-__all__ = ["FLIGHTS_COLUMNS", "load_flights", "dep_time_minutes", "load_words"]
+__all__ = ["FLIGHTS_COLUMNS", "load_flights", "dep_time_minutes", "load_words", "load_digits"]
 
 #: Column names of :func:`load_flights`, in their default order.
 FLIGHTS_COLUMNS = ("dep_time", "arr_delay", "distance", "air_time")
@@ -227,3 +227,45 @@ def load_words():
     words[:] = [w for w, _ in rows]
     frequencies = np.array([f for _, f in rows], dtype=np.float64)
     return words, frequencies
+
+
+def load_digits(normalize=False):
+    r"""Load the 1,797 handwritten digits (8×8 images, 64 pixels of 0..16) of the UCI test set.
+
+    Parameters
+    ----------
+    normalize : bool, default False
+        Return each image as a unit vector (its pixels divided by the image's Euclidean norm: every image
+        has ink, so no norm is 0): the input of the unit-vector mechanisms (:class:`~ldpnum.PrivUnitG`, ...).
+
+    Returns
+    -------
+    images : numpy.ndarray, shape (1797, 64)
+        Pixels row by row, uint8 in 0..16 (float64 of norm 1 with ``normalize=True``).
+    digits : numpy.ndarray of uint8, shape (1797,)
+        The digit each image shows, 0..9.
+
+    Notes
+    -----
+    E. Alpaydin, C. Kaynak, "Optical Recognition of Handwritten Digits", UCI Machine Learning Repository
+    (1998), the test set as scikit-learn ships it (``sklearn/datasets/data/digits.csv.gz``); licensed
+    CC BY 4.0 (see ``ldpnum/data/README.md``).
+
+    Examples
+    --------
+    >>> from ldpnum.data import load_digits
+    >>> images, digits = load_digits()
+    >>> images.shape, int(images.max()), digits[:5].tolist()
+    ((1797, 64), 16, [0, 1, 2, 3, 4])
+    >>> import numpy as np
+    >>> unit, _ = load_digits(normalize=True)
+    >>> bool(np.allclose(np.linalg.norm(unit, axis=1), 1.0))
+    True
+    """
+    with (files("ldpnum.data") / "digits.npz").open("rb") as fh:
+        with np.load(fh) as z:
+            images, digits = z["images"], z["digits"]
+    if normalize:
+        x = images.astype(np.float64)
+        images = x / np.linalg.norm(x, axis=1, keepdims=True)
+    return images, digits
