@@ -199,21 +199,21 @@ def ems_heldout_dense(counts, matrix, levels, seed, max_iter=10_000, atol=1e-3):
     """EMS with held-out smoothing, spelled out: thin the counts (Binomial(n_j, 1/2) from
     ``default_rng(seed)``, fractional parts halved), fit each level strongest first on one half (warm starts),
     score ``sum_j b_j log (M x)_j`` on the other, keep the last level before the score drops, and refit all
-    counts with ``max(1, k // 2)`` passes from the kept half fit. Returns ``(x, smoothing)``."""
+    counts from the uniform start with ``k // 2`` passes (``k`` itself for 0 and 1). Returns ``(x, smoothing)``."""
     n = np.asarray(counts, dtype=float)
     mat = np.asarray(matrix, dtype=float)
     whole = np.floor(n)
     a = np.random.default_rng(seed).binomial(whole.astype(np.int64), 0.5) + (n - whole) / 2
     b = n - a
-    best, kept, x, x_kept = -np.inf, levels[0], None, None
+    best, kept, x = -np.inf, levels[0], None
     for k in levels:
         x = em_dense(a, mat, "ems", max_iter, 0.0, atol, smoothing=k, start=x)[0]
         score = float(np.sum(b[b > 0] * np.log(mat[b > 0] @ x)))
         if score <= best:
             break
-        best, kept, x_kept = score, k, x
-    final = max(1, kept // 2)
-    return em_dense(n, mat, "ems", max_iter, 0.0, atol, smoothing=final, start=x_kept)[0], final
+        best, kept = score, k
+    final = kept // 2 if kept > 1 else kept
+    return em_dense(n, mat, "ems", max_iter, 0.0, atol, smoothing=final)[0], final
 
 
 def grr(values, k, a_keep, shift, words):
