@@ -4,16 +4,15 @@ Kernel (smoothing passes, warm start) and the whole selection against naive dens
 distributions; determinism; bad input; accuracy against plain EMS on Beta(5, 2) with fixed seeds.
 """
 
+import naive
 import numpy as np
 import pytest
+from test_em import EM_CASES, _case
 
 import ldpnum as ldp
 from ldpnum import metrics
 from ldpnum.estimation import ems_heldout, expectation_maximization, window_transition_from_plan
 from ldpnum.estimation.em import HELDOUT_LOGLIK_STEP, HELDOUT_SEED, SMOOTHING_LEVELS, _thin
-
-import naive
-from test_em import EM_CASES, _case
 
 
 @pytest.mark.parametrize("n_cells,m,n_bins,epsilon,box", EM_CASES[:5])

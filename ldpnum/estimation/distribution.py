@@ -53,7 +53,8 @@ def _check_bins(n_bins, n_reports, n_positions):
     return int(n_bins)
 
 
-def estimate_window_distribution(mechanism, agg, *, n_bins=None, method=DEFAULT_METHOD, max_iter=None, tol=None):
+def estimate_window_distribution(mechanism, agg, *, n_bins=None, method=DEFAULT_METHOD, max_iter=None,
+                                 tol=None):
     """Reconstruct the distribution of the values behind an aggregate of window-randomizer reports.
 
     The transition between ``n_bins`` equal input buckets and the output cells is computed exactly from the
