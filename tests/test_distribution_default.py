@@ -74,8 +74,11 @@ def test_default_is_a_proper_distribution(make, epsilon):
     assert est.method == "ems-cv" and est.converged and est.n_reports == 20_000
     p = est.probabilities
     assert p.shape == (128,) and np.all(p >= 0) and p.sum() == pytest.approx(1.0, abs=1e-12)
+    np.random.seed(5)
+    state = np.random.get_state()[1].copy()
     again = mech.estimate_distribution(agg, n_bins=128)          # the thinning seed is fixed
     np.testing.assert_array_equal(again.probabilities, p)
+    np.testing.assert_array_equal(np.random.get_state()[1], state)    # global random state untouched
 
 
 def test_ems_stays_available_by_name_and_unchanged():
