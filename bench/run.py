@@ -10,7 +10,10 @@ One run measures, on this machine:
    fill-rate limit for the words each record needs; ``aggregate`` + ``estimate_mean`` values/s; peak memory
    (tracemalloc) per value;
 4. accuracy: mean squared error of the mean estimate over repeated collections against the closed form;
-   distribution estimation (Square Wave + EM/EMS, 1024 buckets) time, iterations, W1 and KS at n = 1e5, 1e6;
+   distribution estimation (Square Wave + ems-cv/EMS/EM, 1024 buckets) time, iterations, W1 and KS at n = 1e5,
+   1e6; and ``bench/dist_candidates.py``: SW + EMS against the default (ems-cv) and every other lever measured
+   (fixed smoothing levels, plain EM, a mean tilt, half the bandwidth) on Beta(5, 2), the flights and a
+   log-normal tail, 5 seeds per cell, mean ± SE, with quantile errors and times;
 5. the peer libraries (pure-ldp, multi-freq-ldpy, ldp-toolbox) on randomized response, in their own
    virtual environment (they need old pins), with the ratio ours / best peer;
 6. frequency oracles (section ``frequency``): privatize and aggregate+estimate values/s of every ldpnum oracle
@@ -583,6 +586,9 @@ def markdown(res):
                          f"{r['mse'] / r['predicted_mse']:.2f} |")
     if "distribution" in res:
         lines += ["", "## Distribution estimation: Square Wave + EM/EMS on Beta(5, 2), 1024 buckets", "",
+                  "One sample and one privatization (seeds 11, 12). ems-cv (the default of estimate_distribution): "
+                  "EMS with its smoothing strength chosen by held-out likelihood on a binomial thinning of the "
+                  "counts; ems: Li et al.'s EMS; em: plain EM; iterations of ems-cv count its half fits too. "
                   "Time includes building the exact transition structure. W1 (binned) is the issue's metric: mean "
                   "over the 1024 buckets of |F̂ − F| against the empirical histogram; W1 and KS are exact, on the "
                   "unit domain.", "", "| n | ε | method | iterations | converged | time (ms) | W1 (binned) | W1 | KS |",
@@ -590,6 +596,8 @@ def markdown(res):
         for r in res["distribution"]:
             lines.append(f"| {r['n']:.0e} | {r['epsilon']:g} | {r['method']} | {r['n_iter']} | {r['converged']} | "
                          f"{1000 * r['seconds']:.1f} | {r['w1_binned']:.4f} | {r['w1']:.4f} | {r['ks']:.4f} |")
+    if "distribution_candidates" in res:
+        lines += ["", res["distribution_candidates"]["markdown"].rstrip()]
     if "peers" in res:
         lines += ["", "## Peers: randomized response (GRR, k = 2)", "",
                   "| library | operation | n | values/s | ldpnum values/s | ldpnum / peer |",
@@ -643,7 +651,8 @@ def external_section(name, repeats, with_peers=True):
 SECTIONS = ("rng", "compile", "mean", "accuracy", "distribution", "peers", "frequency", "accessor", "cli", "scaling",
             "heavy", "setvalued")
 SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times", "mean": "mean-oracle throughput",
-                "accuracy": "mean-estimate MSE", "distribution": "Square Wave EM/EMS",
+                "accuracy": "mean-estimate MSE", "distribution": "Square Wave EM/EMS/ems-cv, and estimators side by side "
+                "(bench/dist_candidates.py)",
                 "peers": "peers on randomized response", "frequency": "frequency oracles, hierarchical histogram, "
                 "range-query MAE and their peers", "accessor": "pandas accessor overhead (bench/accessor.py)",
                 "cli": "command-line streaming estimate (bench/cli_stream.py)",
@@ -719,7 +728,14 @@ def main(argv=None):
     if "distribution" in sections:
         print("distribution estimation ...", flush=True)
         res["distribution"] = [distribution(n, eps, method, args.repeats) for n in (100_000, 1_000_000)
-                               for eps in (0.5, 1.0, 2.0, 4.0) for method in ("ems", "em")]
+                               for eps in (0.5, 1.0, 2.0, 4.0) for method in ("ems-cv", "ems", "em")]
+        print("distribution estimators side by side (bench/dist_candidates.py) ...", flush=True)
+        import dist_candidates
+
+        t0 = time.perf_counter()
+        records, md = dist_candidates.run()
+        res["distribution_candidates"] = {"records": records, "markdown": md,
+                                          "seconds": time.perf_counter() - t0}
     if "peers" in sections:
         res["peers"] = peers(ns, args.repeats)
     if "frequency" in sections:

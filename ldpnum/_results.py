@@ -233,8 +233,8 @@ class DistributionEstimate:
     n_reports : int, optional
         Number of reports behind the estimate.
     method : str, default ``"given"``
-        How the estimate was computed, e.g. ``"ems"``, ``"em"``, ``"norm-sub"``; ``"given"`` when built
-        by hand.
+        How the estimate was computed, e.g. ``"ems-cv"``, ``"ems"``, ``"em"``, ``"norm-sub"``; ``"given"``
+        when built by hand.
     n_iter : int, default 0
         Iterations the estimator ran (0 for non-iterative methods).
     converged : bool, default True

@@ -159,9 +159,10 @@ def window_transition_dense(n_cells, m, p_in, n_bins, delta=None):
     return given_s @ starts
 
 
-def em_dense(counts, matrix, method="ems", max_iter=10_000, tol=1e-7, atol=0.0):
+def em_dense(counts, matrix, method="ems", max_iter=10_000, tol=1e-7, atol=0.0, smoothing=1, start=None):
     """EM (Algorithm 1 of seed 002) / EMS with the full matrix; same start, smoothing and stopping rule:
-    stop after the first iteration with ``|L_t - L_{t-1}| < tol |L_{t-1}| + atol``.
+    stop after the first iteration with ``|L_t - L_{t-1}| < tol |L_{t-1}| + atol``. EMS smooths
+    ``smoothing`` times per iteration; ``start`` (default uniform) is the first iterate.
 
     Returns ``(x, n_iter, converged, loglik)``.
     """
@@ -173,7 +174,7 @@ def em_dense(counts, matrix, method="ems", max_iter=10_000, tol=1e-7, atol=0.0):
     def loglik(x):
         return float(np.sum(n[seen] * np.log(mat[seen] @ x)))
 
-    x = np.full(d, 1.0 / d)
+    x = np.full(d, 1.0 / d) if start is None else np.array(start, dtype=float)
     trace = [loglik(x)]
     converged = False
     it = 0
@@ -183,14 +184,36 @@ def em_dense(counts, matrix, method="ems", max_iter=10_000, tol=1e-7, atol=0.0):
         p = np.array([x[i] * np.sum(n[seen] * mat[seen, i] / y[seen]) for i in range(d)])   # E-step
         x = p / p.sum()
         if method == "ems":
-            padded = np.concatenate([[x[0]], x, [x[-1]]])
-            x = 0.5 * padded[1:-1] + 0.25 * (padded[:-2] + padded[2:])
+            for _ in range(smoothing):
+                padded = np.concatenate([[x[0]], x, [x[-1]]])
+                x = 0.5 * padded[1:-1] + 0.25 * (padded[:-2] + padded[2:])
             x = x / x.sum()
         trace.append(loglik(x))
         if abs(trace[-1] - trace[-2]) < tol * abs(trace[-2]) + atol:
             converged = True
             break
     return x, it, converged, np.array(trace)
+
+
+def ems_heldout_dense(counts, matrix, levels, seed, max_iter=10_000, atol=1e-3):
+    """EMS with held-out smoothing, spelled out: thin the counts (Binomial(n_j, 1/2) from
+    ``default_rng(seed)``, fractional parts halved), fit each level strongest first on one half (warm starts),
+    score ``sum_j b_j log (M x)_j`` on the other, keep the last level before the score drops, and refit all
+    counts from the uniform start with ``k // 2`` passes (``k`` itself for 0 and 1). Returns ``(x, smoothing)``."""
+    n = np.asarray(counts, dtype=float)
+    mat = np.asarray(matrix, dtype=float)
+    whole = np.floor(n)
+    a = np.random.default_rng(seed).binomial(whole.astype(np.int64), 0.5) + (n - whole) / 2
+    b = n - a
+    best, kept, x = -np.inf, levels[0], None
+    for k in levels:
+        x = em_dense(a, mat, "ems", max_iter, 0.0, atol, smoothing=k, start=x)[0]
+        score = float(np.sum(b[b > 0] * np.log(mat[b > 0] @ x)))
+        if score <= best:
+            break
+        best, kept = score, k
+    final = kept // 2 if kept > 1 else kept
+    return em_dense(n, mat, "ems", max_iter, 0.0, atol, smoothing=final)[0], final
 
 
 def grr(values, k, a_keep, shift, words):

@@ -7,7 +7,8 @@ Mechanisms validate their arguments and delegate here; nothing in this package s
 :mod:`~ldpnum.estimation.frequency`
     The unbiased frequencies of a pure frequency oracle's support counts, and their variance.
 :mod:`~ldpnum.estimation.em`, :mod:`~ldpnum.estimation.distribution`
-    The distribution behind window-randomizer reports (Square Wave, General Wave, Piecewise): EM or EMS.
+    The distribution behind window-randomizer reports (Square Wave, General Wave, Piecewise): EMS with a
+    held-out choice of its smoothing (default), EMS, EM or Norm-Sub.
 :mod:`~ldpnum.estimation.postprocess`
     Norm-Sub, the simplex projection and clipping of estimated frequencies.
 :mod:`~ldpnum.estimation.consistency`
@@ -17,13 +18,13 @@ Mechanisms validate their arguments and delegate here; nothing in this package s
 
 from . import consistency
 from .distribution import default_n_bins, estimate_window_distribution
-from .em import (EMResult, WindowTransition, expectation_maximization, window_transition,
+from .em import (EMResult, WindowTransition, ems_heldout, expectation_maximization, window_transition,
                  window_transition_from_plan)
 from .frequency import estimate_frequencies, support_variance, unbiased_frequencies
 from .mean import estimate_mean
 from .postprocess import POSTPROCESS, norm_sub, postprocess_frequencies, project_simplex
 
 __all__ = ["consistency", "default_n_bins", "estimate_window_distribution", "EMResult", "WindowTransition",
-           "expectation_maximization", "window_transition", "window_transition_from_plan",
+           "ems_heldout", "expectation_maximization", "window_transition", "window_transition_from_plan",
            "estimate_frequencies", "support_variance", "unbiased_frequencies", "estimate_mean", "POSTPROCESS",
            "norm_sub", "postprocess_frequencies", "project_simplex"]

@@ -15,12 +15,14 @@ import numpy as np
 
 from .._results import DistributionEstimate
 from .._validation import check_choice
-from .em import DEFAULT_MAX_ITER, expectation_maximization, window_transition_from_plan
+from .em import DEFAULT_MAX_ITER, ems_heldout, expectation_maximization, window_transition_from_plan
 from .postprocess import norm_sub
 
-__all__ = ["default_n_bins", "estimate_window_distribution", "METHODS"]
+__all__ = ["DEFAULT_METHOD", "default_n_bins", "estimate_window_distribution", "METHODS"]
 
-METHODS = ("ems", "em", "norm-sub")
+METHODS = ("ems-cv", "ems", "em", "norm-sub")
+#: The method used when none is named.
+DEFAULT_METHOD = "ems-cv"
 MIN_BINS, MAX_BINS = 32, 1024
 
 
@@ -51,13 +53,17 @@ def _check_bins(n_bins, n_reports, n_positions):
     return int(n_bins)
 
 
-def estimate_window_distribution(mechanism, agg, *, n_bins=None, method="ems", max_iter=None, tol=None):
+def estimate_window_distribution(mechanism, agg, *, n_bins=None, method=DEFAULT_METHOD, max_iter=None,
+                                 tol=None):
     """Reconstruct the distribution of the values behind an aggregate of window-randomizer reports.
 
     The transition between ``n_bins`` equal input buckets and the output cells is computed exactly from the
-    mechanism's plan; ``"ems"`` and ``"em"`` run the Cython EM kernel, ``"norm-sub"`` solves the
-    unbiased least-squares system and projects it with :func:`norm_sub` (fast for a rough look; it
-    ignores that the counts are multinomial, and is less accurate than EMS).
+    mechanism's plan. ``"ems-cv"`` (default) is EMS with its smoothing strength chosen by held-out
+    likelihood on a binomial thinning of the counts (:func:`~ldpnum.estimation.em.ems_heldout`);
+    ``"ems"`` (Li et al.'s EMS, one smoothing pass per iteration) and ``"em"`` run the Cython EM kernel
+    directly; ``"norm-sub"`` solves the unbiased least-squares system and projects it with
+    :func:`norm_sub` (fast for a rough look; it ignores that the counts are multinomial, and is less
+    accurate than EMS).
     """
     check_choice(method, "method", METHODS)
     n = agg.n_reports
@@ -75,7 +81,10 @@ def estimate_window_distribution(mechanism, agg, *, n_bins=None, method="ems", m
         return DistributionEstimate(edges, norm_sub(x), method=method, n_iter=1, converged=True, **common)
     if max_iter is None:
         max_iter = DEFAULT_MAX_ITER
-    res = expectation_maximization(agg.counts, transition, method=method, max_iter=max_iter, tol=tol)
+    if method == "ems-cv":
+        res = ems_heldout(agg.counts, transition, max_iter=max_iter, tol=tol)
+    else:
+        res = expectation_maximization(agg.counts, transition, method=method, max_iter=max_iter, tol=tol)
     x = np.maximum(res.x, 0.0)
     return DistributionEstimate(edges, x / x.sum(), method=method, n_iter=res.n_iter, converged=res.converged,
                                 log_likelihood=tuple(float(v) for v in res.loglik), **common)

@@ -65,6 +65,8 @@ __all__ = [
     "DEFAULT_MAX_ITER",
     "EMResult",
     "WindowTransition",
+    "SMOOTHING_LEVELS",
+    "ems_heldout",
     "expectation_maximization",
     "window_transition",
     "window_transition_from_plan",
@@ -311,10 +313,13 @@ class EMResult:
     converged : bool
         Whether the stopping rule was met before ``max_iter``.
     loglik : ndarray
-        Log-likelihood ``Σ_j n_j log (M x)_j`` at the uniform start and after each iteration
+        Log-likelihood ``Σ_j n_j log (M x)_j`` at the start and after each iteration
         (``n_iter + 1`` values; read-only).
     method : str
-        ``"em"`` or ``"ems"``.
+        ``"em"``, ``"ems"`` or ``"ems-cv"``.
+    smoothing : int
+        Smoothing passes per iteration (0 for EM, 1 for Li et al.'s EMS; chosen from the data by
+        :func:`ems_heldout`).
     """
 
     x: np.ndarray = field(repr=False)
@@ -322,6 +327,7 @@ class EMResult:
     converged: bool
     loglik: np.ndarray = field(repr=False)
     method: str
+    smoothing: int = 1
 
 
 def _check_counts(counts, n_cells):
@@ -344,7 +350,53 @@ def _check_counts(counts, n_cells):
     return arr
 
 
-def expectation_maximization(counts, transition, *, method="ems", max_iter=DEFAULT_MAX_ITER, tol=None):
+def _stopping(tol):
+    """``(rtol, atol)`` of the kernel's stopping rule from the public ``tol``."""
+    if tol is None:
+        return 0.0, DEFAULT_LOGLIK_STEP
+    if not isinstance(tol, numbers.Real) or isinstance(tol, (bool, np.bool_)):
+        raise TypeError(f"tol must be a real number or None; got {type(tol).__name__} {tol!r}")
+    rtol = float(tol)
+    if not (math.isfinite(rtol) and rtol >= 0):
+        raise ValueError(f"tol must be a finite number >= 0; got {tol!r}")
+    return rtol, 0.0
+
+
+def _check_start(start, n_bins):
+    """A private positive copy of a starting distribution over the buckets (renormalised), or None."""
+    if start is None:
+        return None
+    arr = np.asarray(start)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"start must be a real array; got dtype {arr.dtype}")
+    if arr.shape != (n_bins,):
+        raise ValueError(f"start must have one entry per bucket ({n_bins}); got shape {arr.shape}")
+    arr = np.array(arr, dtype=np.float64, order="C", copy=True)
+    if not (np.all(np.isfinite(arr)) and np.all(arr > 0)):
+        raise ValueError("start must be finite and positive in every bucket (EM never revives a zero bucket)")
+    return arr / arr.sum()
+
+
+def _run(n, t, smoothing, max_iter, rtol, atol, start):
+    """One kernel run on checked counts ``n``: returns ``(x, n_iter, converged, loglik)`` (fresh arrays)."""
+    warm = start is not None
+    x = start.copy() if warm else np.empty(t.n_bins)
+    loglik = np.empty(max_iter + 1)
+    n_iter, converged = server_em.em_window(n, t.m, t.indptr, t.s_index, t.weight, t.p_lo, t.p_hi,
+                                            _EMPTY if t.delta is None else t.delta, smoothing, max_iter, rtol,
+                                            atol, x, loglik, warm)
+    return x, n_iter, converged, loglik[:n_iter + 1].copy()
+
+
+def _result(x, n_iter, converged, loglik, method, smoothing):
+    x.flags.writeable = False
+    loglik.flags.writeable = False
+    return EMResult(x=x, n_iter=n_iter, converged=converged, loglik=loglik, method=method,
+                    smoothing=smoothing)
+
+
+def expectation_maximization(counts, transition, *, method="ems", max_iter=DEFAULT_MAX_ITER, tol=None,
+                             smoothing=None, start=None):
     """Reconstruct the bucket distribution from output-cell counts with EM or EMS.
 
     Parameters
@@ -364,10 +416,17 @@ def expectation_maximization(counts, transition, *, method="ems", max_iter=DEFAU
         ``DEFAULT_LOGLIK_STEP = 1e-3`` nats. A float: stop after the first iteration ``t`` with
         ``|L_t - L_{t-1}| < tol·|L_{t-1}|`` (the relative rule; ``tol=0`` runs ``max_iter`` iterations).
 
+    smoothing : int, optional
+        Smoothing passes after every M-step (``"ems"`` only; default 1, Li et al.'s EMS). ``k`` passes
+        smooth with the binomial kernel of ``2k + 1`` taps (variance ``k/2`` buckets²), so the fixed point is
+        smoother; :func:`ems_heldout` chooses ``k`` from the data.
+    start : array of n_bins positive numbers, optional
+        Starting distribution (renormalised); default uniform.
+
     Returns
     -------
     EMResult
-        ``x`` (bucket probabilities), ``n_iter``, ``converged``, ``loglik`` (trace).
+        ``x`` (bucket probabilities), ``n_iter``, ``converged``, ``loglik`` (trace), ``smoothing``.
 
     Notes
     -----
@@ -395,22 +454,125 @@ def expectation_maximization(counts, transition, *, method="ems", max_iter=DEFAU
         raise TypeError(f"transition must be a WindowTransition; got {type(transition).__name__}")
     check_choice(method, "method", ("ems", "em"))
     max_iter = _check_int(max_iter, "max_iter", 1)
-    if tol is None:
-        rtol, atol = 0.0, DEFAULT_LOGLIK_STEP
+    rtol, atol = _stopping(tol)
+    if smoothing is None:
+        smoothing = 1 if method == "ems" else 0
     else:
-        if not isinstance(tol, numbers.Real) or isinstance(tol, (bool, np.bool_)):
-            raise TypeError(f"tol must be a real number or None; got {type(tol).__name__} {tol!r}")
-        rtol, atol = float(tol), 0.0
-        if not (math.isfinite(rtol) and rtol >= 0):
-            raise ValueError(f"tol must be a finite number >= 0; got {tol!r}")
+        smoothing = _check_int(smoothing, "smoothing", 1)
+        if method == "em":
+            raise ValueError("smoothing applies to method='ems' only (plain EM does not smooth)")
+    start = _check_start(start, transition.n_bins)
     n = _check_counts(counts, transition.n_cells)
-    x = np.empty(transition.n_bins)
-    loglik = np.empty(max_iter + 1)
+    x, n_iter, converged, loglik = _run(n, transition, smoothing, max_iter, rtol, atol, start)
+    return _result(x, n_iter, converged, loglik, method, smoothing)
+
+
+#: Smoothing strengths :func:`ems_heldout` tries, strongest first (passes of the ½, ¼, ¼ filter per iteration;
+#: 0 is plain EM, which wins on spiky or heavy-tailed data).
+SMOOTHING_LEVELS = (32, 16, 8, 4, 2, 1, 0)
+#: Seed of the fixed binomial thinning in :func:`ems_heldout` (so the estimate is a function of the counts).
+HELDOUT_SEED = 0x1D9
+#: Stopping step (nats) of the fits on half of the counts that only rank the smoothing levels.
+HELDOUT_LOGLIK_STEP = 1e-3
+
+
+def _thin(n, seed):
+    """Split counts into two halves by binomial thinning with p = ½ (fractional parts split evenly).
+
+    For multinomial counts the halves are two multinomial samples of random sizes around ``n/2`` from the
+    same cell probabilities, independent given their sizes: one fits, the other scores.
+    """
+    whole = np.floor(n)
+    first = np.random.default_rng(seed).binomial(whole.astype(np.int64), 0.5).astype(np.float64)
+    first += (n - whole) / 2
+    return first, n - first
+
+
+def ems_heldout(counts, transition, *, levels=None, max_iter=DEFAULT_MAX_ITER, tol=None):
+    """EMS with its smoothing strength chosen by held-out likelihood on a thinning of the counts.
+
+    EMS smooths once per iteration; how much smoothing the fixed point needs depends on the noise (n, ε)
+    and on the shape: on Beta(5, 2) with 1024 buckets one pass is too little at n = 1e5 (16-32 passes
+    lower W1 by up to 24%) and right at n = 1e6, ε <= 2, while on a log-normal tail any pass spreads the
+    spike (KS 3-5x that of plain EM). This chooses the strength from the data:
+
+    1. split the counts by binomial thinning, ``n = a + b`` with ``a_j ~ Binomial(n_j, ½)`` (a fixed seed,
+       so the estimate depends on the counts alone);
+    2. for ``k`` in ``levels`` (strongest first, each fit warm-started from the previous one) fit EMS with
+       ``k`` smoothing passes per iteration to ``a`` and score it by the held-out log-likelihood
+       ``Σ_j b_j log (M x_k)_j``; stop at the first level that scores lower than the one before;
+    3. fit the full counts from the uniform start with ``k*/2`` passes (``k*`` itself when it is 0 or 1:
+       half the data needs more smoothing than all of it, and halving was measured to track the best
+       level of the full data). So the result is exactly EMS (``"ems"``) whenever ``k*`` is 1 or 2, and
+       exactly EM's whenever it is 0.
+
+    Level 0 is plain EM: on spiky or heavy-tailed data (most of the mass in a few buckets) any smoothing
+    pass spreads the spike, and the held-out likelihood says so.
+
+    Parameters
+    ----------
+    counts, transition, max_iter, tol
+        As for :func:`expectation_maximization` (``tol`` is the stopping rule of the final fit).
+    levels : sequence of int
+        Smoothing passes to try, in decreasing order (default :data:`SMOOTHING_LEVELS`).
+
+    Returns
+    -------
+    EMResult
+        ``method="ems-cv"``, ``smoothing`` the passes of the final fit; ``n_iter`` counts all iterations
+        (half fits and the final fit); ``loglik`` is the final fit's trace.
+
+    Notes
+    -----
+    Post-processing of the aggregate: costs no privacy. The half fits stop at a gain of
+    ``HELDOUT_LOGLIK_STEP`` nats; a weaker level must raise the held-out log-likelihood at all (a
+    one-standard-error margin was measured and dropped: it over-smoothed the flights' departure times,
+    W1 +7-10% at ε = 1-2). Cost: the half fits plus one full fit, about 2x the iterations of EMS on
+    smooth data; when plain EM wins (level 0), EM's own slow convergence dominates (as slow as
+    ``"em"``, 2-3x with the half fits).
+
+    References
+    ----------
+    Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li, B. Škorić, "Estimating Numerical Distributions under
+    Local Differential Privacy", SIGMOD 2020 (EMS). Held-out likelihood by binomial thinning of counts:
+    the Poisson/multinomial data splitting of J. Leiner, B. Duan, L. Wasserman, A. Ramdas, "Data Fission:
+    Splitting a Single Data Point", JASA 2023.
+
+    Examples
+    --------
+    >>> import numpy as np, ldpnum as ldp
+    >>> from ldpnum.estimation.em import ems_heldout, window_transition_from_plan
+    >>> sw = ldp.SquareWave(epsilon=2.0, bounds=(0, 1))
+    >>> agg = sw.aggregate(sw.privatize(np.random.default_rng(0).beta(5, 2, 100_000), rng=1))
+    >>> res = ems_heldout(agg.counts, window_transition_from_plan(sw.plan, 256))
+    >>> res.method, res.smoothing >= 1, bool(abs(res.x.sum() - 1) < 1e-12)
+    ('ems-cv', True, True)
+    """
+    if not isinstance(transition, WindowTransition):
+        raise TypeError(f"transition must be a WindowTransition; got {type(transition).__name__}")
+    max_iter = _check_int(max_iter, "max_iter", 1)
+    rtol, atol = _stopping(tol)
+    if levels is None:
+        levels = SMOOTHING_LEVELS
+    if isinstance(levels, (str, bytes)) or not hasattr(levels, "__len__") or len(levels) == 0:
+        raise TypeError("levels must be a non-empty sequence of integers")
+    levels = [_check_int(k, "levels", 0) for k in levels]
+    if any(a <= b for a, b in zip(levels, levels[1:])):
+        raise ValueError(f"levels must be strictly decreasing; got {levels}")
+    n = _check_counts(counts, transition.n_cells)
+    a, b = _thin(n, HELDOUT_SEED)
+    scored = b > 0
     t = transition
-    n_iter, converged = server_em.em_window(n, t.m, t.indptr, t.s_index, t.weight, t.p_lo, t.p_hi,
-                                      _EMPTY if t.delta is None else t.delta, method == "ems", max_iter, rtol,
-                                      atol, x, loglik)
-    loglik = loglik[:n_iter + 1].copy()
-    x.flags.writeable = False
-    loglik.flags.writeable = False
-    return EMResult(x=x, n_iter=n_iter, converged=converged, loglik=loglik, method=method)
+    best_k, best_log, x, total_iter = levels[0], None, None, 0
+    if a.sum() > 0 and scored.any():
+        held = b[scored]
+        for k in levels:
+            x, it, _, _ = _run(a, t, k, max_iter, 0.0, HELDOUT_LOGLIK_STEP, x)
+            total_iter += it
+            log_y = np.log(np.maximum(t.forward(x)[scored], np.finfo(float).tiny))
+            if best_log is not None and not float(np.dot(held, log_y - best_log)) > 0.0:
+                break
+            best_k, best_log = k, log_y
+    final = best_k // 2 if best_k > 1 else best_k
+    x, it, converged, loglik = _run(n, t, final, max_iter, rtol, atol, None)
+    return _result(x, total_iter + it, converged, loglik, "ems-cv", final)

@@ -161,7 +161,7 @@ class _WindowOracle(MeanOracle):
         return float(np.max(self.variance(grid)))
 
     def estimate_distribution(self, data: Reports | Aggregate, *, n_bins: int | None = None,
-                              method: str = "ems", max_iter: int | None = None,
+                              method: str = "ems-cv", max_iter: int | None = None,
                               tol: float | None = None) -> DistributionEstimate:
         """Reconstruct the distribution of the values behind the reports.
 
@@ -172,9 +172,16 @@ class _WindowOracle(MeanOracle):
         n_bins : int, optional
             Number of equal buckets over the bounds (default: the power of two nearest ``1.5·sqrt(n)``,
             between 32 and 1024; see :func:`ldpnum.estimation.default_n_bins` for the measurements behind it).
-        method : {"ems", "em", "norm-sub"}, optional
-            EM with smoothing (default, most accurate), plain EM (Algorithm 1 of the seed), or least squares
-            followed by Norm-Sub.
+        method : {"ems-cv", "ems", "em", "norm-sub"}, optional
+            ``"ems-cv"`` (default): EMS with its smoothing strength (0 to 16 passes per iteration) chosen
+            by held-out likelihood on a binomial thinning of the counts
+            (:func:`ldpnum.estimation.ems_heldout`). Measured with Square Wave, 1024 buckets, 5 seeds,
+            ε = 0.5-4 (ratios to ``"ems"``): Beta(5, 2) at n = 1e5, W1 0.82-0.99 and KS 0.76-0.91; at
+            n = 1e6 identical to EMS for ε <= 2 (it picks EMS's level), W1 0.94 and KS 0.83 at ε = 4; a
+            log-normal tail, KS 0.20-0.34; flight distances, W1 0.59-0.81; flight departure times,
+            within noise (W1 1.00-1.04). It costs about 2-3x the time of EMS (more when it picks plain EM).
+            ``"ems"``: Li et al.'s EM with one smoothing pass per iteration; ``"em"``: plain EM (Algorithm
+            1 of the seed); ``"norm-sub"``: least squares followed by Norm-Sub.
         max_iter, tol : optional
             EM stopping rule: at most ``max_iter`` iterations (default 10,000); stop when the log-likelihood
             gains less than 1e-3 nats in an iteration (default) or, with ``tol``, less than ``tol`` relatively.

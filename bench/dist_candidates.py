@@ -1,0 +1,249 @@
+"""Distribution estimators side by side: Square Wave + EMS against the default (EMS with held-out smoothing)
+and the other levers measured (``make bench``, section ``distribution``).
+
+Data (fixed seeds, ``SEEDS`` runs per cell; Beta and the heavy tail draw a new sample per run, the flights are
+one fixed population privatized anew per run):
+
+* Beta(5, 2) on [0, 1], n = 1e5 and 1e6 (sample seed ``1000 + s``, privatization seed ``2000 + s``);
+* the embedded flights (``ldpnum.demo.flights_frame``, 328,521 departed flights): ``dep_time`` in minutes on
+  [0, 1440] and ``distance`` in miles on [0, 4983];
+* a heavy tail: log-normal(μ = 3, σ = 1.5) on the wide bound [0, 5000] (values above the bound are redrawn,
+  about 3e-5 of them), n = 1e5.
+
+Square Wave at its default bandwidth and grid, ε ∈ {0.5, 1, 2, 4}, 1024 buckets. Methods (all on the same
+aggregate): ``ems`` (Li et al.'s EMS, the old default), ``ems-cv`` (the new default:
+``ldpnum.estimation.ems_heldout``), ``em`` (plain EM), ``ems-k4`` / ``ems-k16`` (EMS with 4 / 16 smoothing
+passes per iteration, fixed: what a well-chosen fixed level gives), ``ems+tilt`` (EMS, then exponentially
+tilted to the unbiased mean estimate of the same reports). A client-side lever is in a separate table:
+Square Wave with half the default bandwidth (a different mechanism), estimated by EMS and by ems-cv.
+
+Metrics: W1 and KS between the estimate and the sample (exact, ``ldpnum.metrics``), on the unit scale;
+absolute quantile errors at 0.1, 0.5, 0.9 as a fraction of the domain; estimate wall time (ms, including the
+transition). Each figure is the mean over the runs ± its standard error; the ratio columns divide the
+method's mean by ``ems``'s. A separate timing table gives the median of 5 calls at n = 1e5 (1024 buckets).
+
+Runs alone: ``python bench/dist_candidates.py [--seeds 5] [--quick]`` prints the markdown.
+"""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import optimize
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+import ldpnum as ldp
+from ldpnum import metrics
+from ldpnum._results import DistributionEstimate
+from ldpnum.estimation.em import expectation_maximization, window_transition_from_plan
+
+SEEDS = 5
+EPSILONS = (0.5, 1.0, 2.0, 4.0)
+N_BINS = 1024
+QS = (0.1, 0.5, 0.9)
+METHODS = ("ems", "ems-cv", "em", "ems-k4", "ems-k16", "ems+tilt")
+
+
+def _tilt(p, centres, mu):
+    """The distribution ``∝ p_i exp(θ c_i)`` whose mean is ``mu`` (clipped to 0.1% inside the bucket centres)."""
+    span = centres[-1] - centres[0]
+    mu = min(max(mu, centres[0] + 1e-3 * span), centres[-1] - 1e-3 * span)
+    lp = np.log(np.maximum(p, 1e-300))
+
+    def weights(theta):
+        w = lp + theta * centres
+        return np.exp(w - w.max())
+
+    def gap(theta):
+        w = weights(theta)
+        return float(np.dot(w, centres) / w.sum() - mu)
+
+    theta = optimize.brentq(gap, -1e7, 1e7, xtol=1e-12)
+    w = weights(theta)
+    return w / w.sum()
+
+
+def estimate(sw, agg, method, n_bins=N_BINS):
+    """Bucket probabilities of ``method`` on ``agg`` (unit scale) and the wall time in seconds."""
+    t0 = time.perf_counter()
+    if method in ("ems-cv", "ems", "em"):
+        p = sw.estimate_distribution(agg, n_bins=n_bins, method=method).probabilities
+    else:
+        t = window_transition_from_plan(sw.plan, n_bins)
+        if method.startswith("ems-k"):
+            p = expectation_maximization(agg.counts, t, smoothing=int(method[5:])).x
+        elif method == "ems+tilt":
+            x = expectation_maximization(agg.counts, t).x
+            low, high = sw.bounds
+            mu = (sw.estimate_mean(agg).value - low) / (high - low)
+            p = _tilt(x, (np.arange(n_bins) + 0.5) / n_bins, mu)
+        else:
+            raise ValueError(method)
+    return np.asarray(p), time.perf_counter() - t0
+
+
+def scores(p, bounds, x):
+    est = DistributionEstimate(np.linspace(bounds[0], bounds[1], len(p) + 1), p)
+    row = {"w1": metrics.wasserstein(est, x), "ks": metrics.ks(est, x)}
+    for q in QS:
+        row[f"q{q:g}"] = metrics.quantile_error(est, x, qs=[q])
+    return row
+
+
+def beta_sample(n, s):
+    return np.random.default_rng(1000 + s).beta(5, 2, n)
+
+
+def lognormal_sample(n, s, high=5000.0):
+    g = np.random.default_rng(3000 + s)
+    x = g.lognormal(3.0, 1.5, n)
+    while (bad := x > high).any():
+        x[bad] = g.lognormal(3.0, 1.5, int(bad.sum()))
+    return x
+
+
+def datasets(quick=False):
+    """(name, bounds, n, sample(s)) for every data set."""
+    from ldpnum.demo import flights_frame
+
+    df = flights_frame()
+    dep, dist = df["dep_time"].to_numpy(dtype=np.float64), df["distance"].to_numpy(dtype=np.float64)
+    out = [("Beta(5, 2)", (0.0, 1.0), 100_000, lambda s: beta_sample(100_000, s))]
+    if not quick:
+        out.append(("Beta(5, 2)", (0.0, 1.0), 1_000_000, lambda s: beta_sample(1_000_000, s)))
+    out += [("flights dep_time", (0.0, 1440.0), len(dep), lambda s: dep),
+            ("flights distance", (0.0, 4983.0), len(dist), lambda s: dist),
+            ("log-normal(3, 1.5)", (0.0, 5000.0), 100_000, lambda s: lognormal_sample(100_000, s))]
+    return out
+
+
+def cell(name, bounds, n, sample, eps, seeds, methods, bandwidth_factor=1.0):
+    sw0 = ldp.SquareWave(eps, bounds)
+    sw = sw0 if bandwidth_factor == 1.0 else ldp.SquareWave(eps, bounds,
+                                                            bandwidth=sw0.bandwidth * bandwidth_factor)
+    runs = {m: [] for m in methods}
+    for s in range(seeds):
+        x = sample(s)
+        agg = sw.aggregate(sw.privatize(x, rng=2000 + s))
+        for m in methods:
+            p, sec = estimate(sw, agg, m)
+            runs[m].append({**scores(p, bounds, x), "ms": 1000 * sec})
+    rows = []
+    for m in methods:
+        row = {"data": name, "n": n, "epsilon": eps, "method": m, "runs": len(runs[m]),
+               "bandwidth_factor": bandwidth_factor}
+        for key in runs[m][0]:
+            v = np.array([r[key] for r in runs[m]])
+            row[key] = float(v.mean())
+            row[key + "_se"] = float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else float("nan")
+        rows.append(row)
+    base = {k: rows[0][k] for k in ("w1", "ks")}
+    for row in rows:
+        row["w1_ratio"], row["ks_ratio"] = row["w1"] / base["w1"], row["ks"] / base["ks"]
+    return rows
+
+
+def timing(eps, repeats=5, n=100_000):
+    """Median wall time of ``estimate_distribution`` at 1024 buckets, ems and ems-cv, on Beta(5, 2)."""
+    sw = ldp.SquareWave(eps, (0.0, 1.0))
+    agg = sw.aggregate(sw.privatize(beta_sample(n, 0), rng=2000))
+    out = {"epsilon": eps, "n": n}
+    for m in ("ems", "ems-cv"):
+        sw.estimate_distribution(agg, n_bins=N_BINS, method=m)
+        ts = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            est = sw.estimate_distribution(agg, n_bins=N_BINS, method=m)
+            ts.append(time.perf_counter() - t0)
+        out[m] = float(np.median(ts))
+        out[m + "_iter"] = est.n_iter
+    return out
+
+
+def _pm(row, key, scale=1.0, digits=4):
+    return f"{scale * row[key]:.{digits}f} ± {scale * row[key + '_se']:.{digits}f}"
+
+
+#: What else was measured while choosing the default, and why it was dropped (exploratory runs, Beta(5, 2),
+#: 1024 buckets, 3-5 seeds; ratios to EMS on the same aggregates).
+DROPPED = """Levers measured and dropped (exploratory runs before this bench, Beta(5, 2), 1024 buckets, 3-5 seeds, ratios W1/KS to EMS):
+
+* A fixed number of smoothing passes (rows ems-k4, ems-k16 above; also 2, 8, 32, 64 explored): the best level depends on n, ε and the data (at n = 1e5 16-32 passes are best, W1 0.76-0.99; at n = 1e6, ε <= 1 any level above 2 is worse, KS up to 1.99 at 16 passes; on the log-normal and flight distances every pass hurts, KS up to 2.4). Hence the held-out choice.
+* Held-out choice without halving the chosen level for the full data: n = 1e6, ε = 2: W1 0.96, KS 1.13 (with halving 0.91, 0.97); two folds instead of one: no better (n = 1e5, ε = 0.5: W1 1.00) at twice the time.
+* Warm-starting the full fit from the half fit: the 1e-3-nat stop makes the result depend on the start by about ±5% of W1 (n = 1e6, ε = 0.5: 0.90 or 0.96 from two half fits of the same level); dropped so that the default is exactly EMS (or EM) at the level it picks.
+* A one-standard-error margin before accepting a weaker level: over-smoothed (flights dep_time ε = 2: W1 1.10, KS 1.25; Beta n = 1e6, ε = 0.5: 1.07, 1.25).
+* No plain-EM level (smoothing >= 1 always): log-normal KS 1.00 instead of 0.20-0.34, flight distances W1 0.97-1.01 instead of 0.59-0.81.
+* Tilting the estimate to the unbiased mean of the same reports (rows ems+tilt): within ±0.08 on Beta, worse on flight departure times at ε = 0.5 (W1 1.18).
+* Extra plain-EM iterations after the chosen fit (10 to 1000, to undo smoothing bias): at best -0.01, worse beyond 100 iterations (n = 1e5, ε = 4, 1000 iterations: W1 1.58, KS 2.25 relative to EMS).
+* A narrower Square Wave (half the default b; a client-side change, second table): W1 0.82 at ε = 0.5 but 1.07 at ε = 4 with EMS; b is the mechanism's parameter and stays at Li et al.'s default.
+* Not built: a penalized maximum likelihood solved exactly, a Haar-wavelet estimator, a different bucket count (k smoothing passes at 1024 buckets act like a coarser grid, so the level choice covers part of it).
+
+Where the 10% target is not met, and why: at n = 1e6 and ε <= 2 the held-out choice picks EMS's own level, so the default equals EMS there; the best FIXED level chosen with knowledge of the truth gains at most 1-4% of W1 at ε = 0.5-1 (2 passes: 0.99, 0.98) and a mean tilt or extra EM iterations do not add to it. At n = 1e5, ε = 0.5-1 the W1 gain is 1-3% (KS 9%): averaged over 8 seeds the EMS estimate's W1 to the truth is 0.0051 of a mean 0.0109 (n = 1e5, ε = 0.5), i.e. half of the error is shared by all seeds — low-frequency components the wide window (b = 0.36 at ε = 0.5) hardly transmits, which no smoothing of the estimate recovers."""
+
+
+def markdown(records, times):
+    lines = ["## Distribution estimators: Square Wave + EMS vs the default (EMS, held-out smoothing) and the "
+             "levers measured", "",
+             f"`bench/dist_candidates.py`: {records[0]['runs']} fixed-seed runs per cell, mean ± SE; 1024 buckets; "
+             "W1, KS and quantile errors on the unit scale (fractions of the domain); ratios = method mean / "
+             "ems mean. `ems-cv` is the default of `estimate_distribution`; `ems` stays available by name.", "",
+             "| data | n | ε | method | W1 | KS | \\|Δq0.1\\| | \\|Δq0.5\\| | \\|Δq0.9\\| | ms | W1/ems | KS/ems |",
+             "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in records:
+        if r["bandwidth_factor"] != 1.0:
+            continue
+        lines.append(f"| {r['data']} | {r['n']:.3g} | {r['epsilon']:g} | {r['method']} | {_pm(r, 'w1')} | "
+                     f"{_pm(r, 'ks')} | {r['q0.1']:.4f} | {r['q0.5']:.4f} | {r['q0.9']:.4f} | {r['ms']:.0f} | "
+                     f"{r['w1_ratio']:.2f} | {r['ks_ratio']:.2f} |")
+    client = [r for r in records if r["bandwidth_factor"] != 1.0]
+    if client:
+        lines += ["", "Client-side lever (a different mechanism, so not a default of the estimator): Square Wave "
+                  "with half the default bandwidth b; ratios against EMS at the default b (table above, same "
+                  "seeds).", "", "| data | n | ε | b factor | method | W1 | KS | W1/ems(b) | KS/ems(b) |",
+                  "|---|---:|---:|---:|---|---:|---:|---:|---:|"]
+        base = {(r["data"], r["n"], r["epsilon"]): r for r in records
+                if r["bandwidth_factor"] == 1.0 and r["method"] == "ems"}
+        for r in client:
+            b = base.get((r["data"], r["n"], r["epsilon"]))
+            ratio = (f"{r['w1'] / b['w1']:.2f} | {r['ks'] / b['ks']:.2f}" if b else " | ")
+            lines.append(f"| {r['data']} | {r['n']:.3g} | {r['epsilon']:g} | {r['bandwidth_factor']:g} | "
+                         f"{r['method']} | {_pm(r, 'w1')} | {_pm(r, 'ks')} | {ratio} |")
+    if times:
+        lines += ["", "Wall time of `estimate_distribution` (median of 5 calls, transition included), Beta(5, 2), "
+                  "n = 1e5, 1024 buckets:", "", "| ε | ems (ms) | iterations | ems-cv (ms) | iterations |",
+                  "|---:|---:|---:|---:|---:|"]
+        for t in times:
+            lines.append(f"| {t['epsilon']:g} | {1000 * t['ems']:.1f} | {t['ems_iter']} | {1000 * t['ems-cv']:.1f} "
+                         f"| {t['ems-cv_iter']} |")
+    return lines + ["", DROPPED]
+
+
+def run(seeds=SEEDS, quick=False):
+    records = []
+    for name, bounds, n, sample in datasets(quick):
+        for eps in EPSILONS:
+            print(f"  {name} n={n} eps={eps} ...", flush=True)
+            records += cell(name, bounds, n, sample, eps, seeds, METHODS)
+    for eps in EPSILONS:
+        records += cell("Beta(5, 2)", (0.0, 1.0), 100_000, lambda s: beta_sample(100_000, s), eps, seeds,
+                        ("ems", "ems-cv"), bandwidth_factor=0.5)
+    times = [timing(eps) for eps in EPSILONS]
+    return {"cells": records, "timing": times}, "\n".join(markdown(records, times)) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=SEEDS)
+    ap.add_argument("--quick", action="store_true", help="skip n = 1e6")
+    args = ap.parse_args(argv)
+    _, md = run(args.seeds, args.quick)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
