@@ -627,7 +627,7 @@ def markdown(res):
 #: Sections implemented in their own scripts (bench/<module>.py, each runnable alone): a ``run()`` returning
 #: ``(records, markdown)``.
 EXTERNAL_SECTIONS = {"accessor": "accessor", "cli": "cli_stream", "scaling": "scaling", "heavy": "heavy",
-                     "setvalued": "setvalued"}
+                     "setvalued": "setvalued", "vectors": "vectors", "bands": "bands"}
 
 
 def external_section(name, repeats, with_peers=True):
@@ -649,7 +649,7 @@ def external_section(name, repeats, with_peers=True):
 
 
 SECTIONS = ("rng", "compile", "mean", "accuracy", "distribution", "peers", "frequency", "accessor", "cli", "scaling",
-            "heavy", "setvalued")
+            "heavy", "setvalued", "vectors", "bands")
 SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times", "mean": "mean-oracle throughput",
                 "accuracy": "mean-estimate MSE", "distribution": "Square Wave EM/EMS/ems-cv, and estimators side by side "
                 "(bench/dist_candidates.py)",
@@ -658,7 +658,9 @@ SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times",
                 "cli": "command-line streaming estimate (bench/cli_stream.py)",
                 "scaling": "Dask scaling, 1 and 2 workers (bench/scaling.py)",
                 "heavy": "heavy hitters on English words vs pure-ldp (bench/heavy.py)",
-                "setvalued": "SVIM/SVSM frequent items and itemsets vs the truth (bench/setvalued.py)"}
+                "setvalued": "SVIM/SVSM frequent items and itemsets vs the truth (bench/setvalued.py)",
+                "vectors": "PrivHS/PrivUnit/PrivUnitG mean of unit vectors, error and speed (bench/vectors.py)",
+                "bands": "coverage of bootstrap intervals of distributions, quantiles, ranges (bench/bands.py)"}
 
 
 def block_fill_rate(rng, total=10_000_000):

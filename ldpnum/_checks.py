@@ -122,11 +122,16 @@ def read_only(arr):
     out = np.array(arr, dtype=np.float64, copy=True)
     out.flags.writeable = False
     return out
+def check_level(level: float) -> float:
+    """A confidence level in (0, 1), as a float."""
+    if not (isinstance(level, (float, int, np.floating)) and not isinstance(level, bool)) or not 0 < level < 1:
+        raise ValueError(f"level must be a number in (0, 1); got {level!r}")
+    return float(level)
+
+
 def normal_quantile(level: float) -> float:
     """Two-sided normal critical value for a confidence level in (0, 1)."""
     from scipy.stats import norm
 
-    if not (isinstance(level, (float, int)) and not isinstance(level, bool)) or not 0 < level < 1:
-        raise ValueError(f"level must be a number in (0, 1); got {level!r}")
-    return float(norm.ppf(0.5 + level / 2))
+    return float(norm.ppf(0.5 + check_level(level) / 2))
 

@@ -30,6 +30,8 @@ Differential Privacy", SIGMOD 2020 (the output grid, EM and EMS).
 import math
 import numbers
 
+from typing import Any
+
 import numpy as np
 
 from ..reports import Reports
@@ -162,7 +164,8 @@ class _WindowOracle(MeanOracle):
 
     def estimate_distribution(self, data: Reports | Aggregate, *, n_bins: int | None = None,
                               method: str = "ems-cv", max_iter: int | None = None,
-                              tol: float | None = None) -> DistributionEstimate:
+                              tol: float | None = None, bootstrap: int | None = None,
+                              rng: Any = None) -> DistributionEstimate:
         """Reconstruct the distribution of the values behind the reports.
 
         Parameters
@@ -185,6 +188,10 @@ class _WindowOracle(MeanOracle):
         max_iter, tol : optional
             EM stopping rule: at most ``max_iter`` iterations (default 10,000); stop when the log-likelihood
             gains less than 1e-3 nats in an iteration (default) or, with ``tol``, less than ``tol`` relatively.
+        bootstrap : int, optional
+            Attach this many parametric bootstrap replicates (:func:`ldpnum.estimation.bootstrap_distribution`,
+            e.g. 200) for ``confidence_band``, ``quantile(q, ci=)`` and ``range(lo, hi, ci=)``; ``rng`` seeds
+            the resampling.
 
         Returns
         -------
@@ -203,8 +210,14 @@ class _WindowOracle(MeanOracle):
         Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li, B. Škorić, "Estimating Numerical Distributions under
         Local Differential Privacy", SIGMOD 2020 (EM, Algorithm 1; EMS).
         """
-        return estimate_window_distribution(self, self._as_aggregate(data), n_bins=n_bins, method=method,
-                                            max_iter=max_iter, tol=tol)
+        agg = self._as_aggregate(data)
+        est = estimate_window_distribution(self, agg, n_bins=n_bins, method=method, max_iter=max_iter, tol=tol)
+        if bootstrap is None:
+            return est
+        from ..estimation.bootstrap import bootstrap_distribution
+
+        return bootstrap_distribution(self, agg, n_boot=bootstrap, rng=rng, estimate=est, method=method,
+                                      max_iter=max_iter, tol=tol)
 
     def window_starts(self, x):
         """The kernel's own rounding of each value: base window start and threshold (over 2**53) for +1."""
