@@ -172,12 +172,12 @@ class MultiRangeEstimate:
         if bad.any():
             first = int(np.flatnonzero(bad.ravel())[0])
             raise ValueError(f"range: {int(bad.sum())} range(s) of column {column!r} leave its bounds ({low!r}, {high!r}), "
-                             f"first at query {first} ([{lo_b.ravel()[first]!r}, {hi_b.ravel()[first]!r}])")
+                             f"first at query {first} ([{float(lo_b.ravel()[first])!r}, {float(hi_b.ravel()[first])!r}])")
         bad = lo_b > hi_b
         if bad.any():
             first = int(np.flatnonzero(bad.ravel())[0])
             raise ValueError(f"range: {int(bad.sum())} range(s) of column {column!r} have lo > hi, first at query "
-                             f"{first} ([{lo_b.ravel()[first]!r}, {hi_b.ravel()[first]!r}])")
+                             f"{first} ([{float(lo_b.ravel()[first])!r}, {float(hi_b.ravel()[first])!r}])")
         scale = cells / (high - low)
         return (np.clip((lo_b - low) * scale, 0, cells), np.clip((hi_b - low) * scale, 0, cells))
 
