@@ -171,8 +171,9 @@ class MultiRangeEstimate:
         bad = (lo_b < low) | (hi_b > high)
         if bad.any():
             first = int(np.flatnonzero(bad.ravel())[0])
-            raise ValueError(f"range: {int(bad.sum())} range(s) of column {column!r} leave its bounds ({low!r}, {high!r}), "
-                             f"first at query {first} ([{float(lo_b.ravel()[first])!r}, {float(hi_b.ravel()[first])!r}])")
+            raise ValueError(f"range: {int(bad.sum())} range(s) of column {column!r} leave its bounds "
+                             f"({low!r}, {high!r}), first at query {first} ([{float(lo_b.ravel()[first])!r}, "
+                             f"{float(hi_b.ravel()[first])!r}])")
         bad = lo_b > hi_b
         if bad.any():
             first = int(np.flatnonzero(bad.ravel())[0])

@@ -50,7 +50,6 @@ B. Škorić, N. Li, "Locally Differentially Private Frequency Estimation with Co
 
 import itertools
 import math
-import numbers
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
@@ -429,8 +428,8 @@ class HDG(VectorMechanism):
         return self._columns
 
     @property
-    def bounds(self) -> dict[str, tuple[float, float]]:
-        """``{column: (low, high)}``."""
+    def bounds(self) -> Any:
+        """``{column: (low, high)}`` (a dict)."""
         return dict(zip(self._columns, self._vector_bounds))
 
     @property
@@ -482,7 +481,8 @@ class HDG(VectorMechanism):
                                  + (f" (missing {missing})" if missing else "")
                                  + (f" (not in bounds: {extra})" if extra else "")
                                  + "; pass exactly the columns named in bounds, in any order")
-            x = x[list(self._columns)]
+            frame: Any = x
+            x = frame[list(self._columns)]
         return super().prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value,
                                       out_of_range=out_of_range)
 
@@ -633,7 +633,7 @@ class HDG(VectorMechanism):
         else:
             for j in range(d, plan.m):
                 a, b = plan.grids[j]
-                M, _, ok = response_matrix(ests[a], ests[b], ests[j])
+                M, _, _ = response_matrix(ests[a], ests[b], ests[j])
                 joints.append(M)
         return MultiRangeEstimate(columns=self._columns, bounds=self._vector_bounds, marginals=marginals,
                                   joints=tuple(joints), grids=tuple(ests), granularities=(g1, g2),
