@@ -583,3 +583,24 @@ def test_bad_queries():
         hdg.estimate_ranges(hdg.privatize(correlated(1), rng=1))
     with pytest.raises(ValueError, match="not distributions"):
         hdg.estimate_ranges(hdg.privatize(correlated(3000), rng=1), consistency="none").marginal("a")
+
+
+def test_accessor_range_describe_and_quantile_on_a_multi_column():
+    X = correlated(20_000, 8)
+    df = pd.DataFrame({"a": X[:, 0], "b": X[:, 1]})
+    hdg = ldp.HDG(2.0, AB, granularities=(16, 4))
+    out = df.ldp.privatize({("a", "b"): hdg}, rng=0)
+    est = out["a,b"].ldp.estimate_ranges()
+    q = {"a": (0, 0.5), "b": (-5, 0)}
+    assert out["a,b"].ldp.range(q) == est.range(q)
+    with pytest.raises(TypeError, match="mapping"):
+        out["a,b"].ldp.range(0.5)
+    with pytest.raises(TypeError, match="marginal"):
+        out["a,b"].ldp.quantile(0.5)
+    table = out.ldp.describe()
+    assert list(table.index) == ["a", "b"]
+    assert table.loc["b", "50%"] == pytest.approx(est.marginal("b").quantile(0.5))
+    assert table.loc["a", "dist_mean"] == pytest.approx(est.marginal("a").mean)
+    s = pd.Series(np.random.default_rng(0).uniform(0, 1, 1000))
+    r = s.ldp.privatize(ldp.SquareWave(1.0, (0, 1)), rng=0)
+    assert r.ldp.range(0.2, 0.6) == r.ldp.estimate_distribution().range(0.2, 0.6)
