@@ -10,6 +10,8 @@ Data (n = 10^6 people each):
   the bounds (0, 1) (0.3% clipped);
 * **laplace**: an independent pair of Laplace(0.5, 0.1) coordinates clipped to (0, 1).
 
+Each method runs ``repeats`` collections (default 3, different seeds) and the errors are averaged over them.
+
 Queries: 200 random axis-aligned rectangles per volume, with both sides ``sqrt(volume)`` of their column's
 range (volume 0.1 and 0.5 of the domain's area), placed uniformly inside the domain (fixed seed). Error: MAE and
 MSE of the answered fractions against the exact fractions of the n rows.
@@ -134,7 +136,7 @@ def errors(ans, true):
     return float(np.mean(np.abs(d))), float(np.mean(d * d))
 
 
-def run(repeats=1, n=N):
+def run(repeats=3, n=N):
     """Measure; return ``(records, markdown)``."""
     import ldpnum as ldp
 
@@ -147,28 +149,33 @@ def run(repeats=1, n=N):
         for eps in EPSILONS:
             hdg = ldp.HDG(eps, cols, n=n)
             hdg.privatize(X[:1000], rng=0)  # compile
-            t0 = time.perf_counter()
-            reports = hdg.privatize(X, rng=1)
-            t_priv = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            agg = hdg.aggregate(reports)
-            t_agg = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            est = hdg.estimate_ranges(agg)
-            t_est = time.perf_counter() - t0
-            grid, g = one_grid_olh(X, bounds, eps, 2)
-            sw = independent_sw(X, bounds, eps, 3)
-            for v in VOLUMES:
-                lo, hi = qs[v]
-                q = {"x": (lo[:, 0], hi[:, 0]), "y": (lo[:, 1], hi[:, 1])}
-                answers = {"HDG": est.range(q), "2-D OLH": grid.range(q),
-                           "1-D SW × 2": sw[0].range(lo[:, 0], hi[:, 0]) * sw[1].range(lo[:, 1], hi[:, 1])}
-                for method, ans in answers.items():
-                    mae, mse = errors(ans, truths[v])
-                    records.append({"data": name, "epsilon": eps, "volume": v, "method": method, "mae": mae,
-                                    "mse": mse, "n": n, "granularities": list(hdg.granularities) if method == "HDG"
-                                    else ([g, g] if method == "2-D OLH" else [256]),
-                                    "oracles": list(hdg.oracle_names) if method == "HDG" else None})
+            errs = {}
+            for rep in range(repeats):
+                t0 = time.perf_counter()
+                reports = hdg.privatize(X, rng=1 + 10 * rep)
+                t_priv = time.perf_counter() - t0
+                t0 = time.perf_counter()
+                agg = hdg.aggregate(reports)
+                t_agg = time.perf_counter() - t0
+                t0 = time.perf_counter()
+                est = hdg.estimate_ranges(agg)
+                t_est = time.perf_counter() - t0
+                grid, g = one_grid_olh(X, bounds, eps, 2 + 10 * rep)
+                sw = independent_sw(X, bounds, eps, 3 + 10 * rep)
+                for v in VOLUMES:
+                    lo, hi = qs[v]
+                    q = {"x": (lo[:, 0], hi[:, 0]), "y": (lo[:, 1], hi[:, 1])}
+                    answers = {"HDG": est.range(q), "2-D OLH": grid.range(q),
+                               "1-D SW × 2": sw[0].range(lo[:, 0], hi[:, 0]) * sw[1].range(lo[:, 1], hi[:, 1])}
+                    for method, ans in answers.items():
+                        errs.setdefault((v, method), []).append(errors(ans, truths[v]))
+            for (v, method), e in errs.items():
+                mae, mse = np.mean(e, axis=0)
+                records.append({"data": name, "epsilon": eps, "volume": v, "method": method, "mae": float(mae),
+                                "mse": float(mse), "mae_runs": [x[0] for x in e], "n": n, "repeats": repeats,
+                                "granularities": list(hdg.granularities) if method == "HDG"
+                                else ([g, g] if method == "2-D OLH" else [256]),
+                                "oracles": list(hdg.oracle_names) if method == "HDG" else None})
             records.append({"data": name, "epsilon": eps, "timing": True, "privatize_seeded_s": t_priv,
                             "aggregate_s": t_agg, "estimate_s": t_est})
             print(f"multi {name} eps={eps:g}: HDG {hdg.granularities} "
@@ -208,7 +215,8 @@ def markdown(records):
     sp = next(r for r in records if r.get("speed"))
     timing = {(r["data"], r["epsilon"]): r for r in records if r.get("timing")}
     lines = ["## Several columns: 2-D range queries (HDG)", "",
-             f"bench/multi.py: n = {rows[0]['n']:,} people per data set, {N_QUERIES} random square queries per "
+             f"bench/multi.py: n = {rows[0]['n']:,} people per data set, errors averaged over {rows[0]['repeats']} "
+             f"collections, {N_QUERIES} random square queries per "
              "volume (sides sqrt(volume) of each range), MAE and MSE of the answered fractions against the exact "
              "fractions. HDG at the paper's guideline granularities (g1, g2) with its post-processing; 2-D OLH: "
              "one g × g grid (the paper's 2-D guideline with one grid); 1-D SW × 2: half the people per column, "
@@ -237,8 +245,9 @@ def markdown(records):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", default=str(N))
+    ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args(argv)
-    _, md = run(n=int(float(args.n)))
+    _, md = run(repeats=args.repeats, n=int(float(args.n)))
     print(md)
     return 0
 
