@@ -63,7 +63,7 @@ from .._validation import check_choice
 from ..aggregate import Aggregate, count_codes
 from ..estimation.postprocess import norm_sub
 from ..frequency import recommend
-from ..frequency.hashing import HASH_FAMILY, olh_g
+from ..frequency.hashing import HASH_FAMILY, OLH, olh_g
 from ..ranges.hierarchical import GRRLevel, OLHLevel
 from ..reports import Reports, register_code_check
 from ..spec import check_spec
@@ -135,7 +135,6 @@ class GridOLH(OLHLevel):
         self.epsilon = epsilon
         self.k = k
         self.g = min(olh_g(epsilon), GRID_G_MAX)
-        from ..frequency.hashing import OLH
         self.oracle = OLH(epsilon, k, g=self.g)
 
 
