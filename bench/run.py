@@ -31,9 +31,13 @@ One run measures, on this machine:
 8. heavy hitters (section ``heavy``, ``bench/heavy.py``): ldpnum's PEM and TreeHist against pure-ldp's PEM,
    TreeHist and SFP on people sampled from the ``wordfreq`` English word list, ε = 2, 4, 8: precision, NCR and
    MAE of the top 20 and top 50, and end-to-end time (n = 1e6; ldpnum also at 1e7).
+9. several columns (section ``multi``, ``bench/multi.py``): HDG's 2-D range-query MAE and MSE (volumes 0.1 and
+   0.5, ε = 0.5, 1, 2, 4, n = 1e6) on the flights' (dep_time, distance), a correlated pair and an independent
+   pair, against one 2-D OLH grid and two independent 1-D Square Wave estimates; privatize people/s; 10,000
+   queries.
 
 Medians of ``--repeats`` runs (default 3). ``--only SECTIONS`` (comma list of rng, compile, mean, accuracy,
-distribution, peers, frequency, accessor, cli, scaling, heavy) runs some sections alone. Writes ``bench/results/bench-<timestamp>.json`` and
+distribution, peers, frequency, accessor, cli, scaling, heavy, setvalued, multi) runs some sections alone. Writes ``bench/results/bench-<timestamp>.json`` and
 ``bench/results/latest.md`` (a partial run: ``latest-<sections>.md``), and prints the markdown.
 """
 
@@ -627,7 +631,7 @@ def markdown(res):
 #: Sections implemented in their own scripts (bench/<module>.py, each runnable alone): a ``run()`` returning
 #: ``(records, markdown)``.
 EXTERNAL_SECTIONS = {"accessor": "accessor", "cli": "cli_stream", "scaling": "scaling", "heavy": "heavy",
-                     "setvalued": "setvalued", "vectors": "vectors", "bands": "bands"}
+                     "setvalued": "setvalued", "vectors": "vectors", "bands": "bands", "multi": "multi"}
 
 
 def external_section(name, repeats, with_peers=True):
@@ -649,7 +653,7 @@ def external_section(name, repeats, with_peers=True):
 
 
 SECTIONS = ("rng", "compile", "mean", "accuracy", "distribution", "peers", "frequency", "accessor", "cli", "scaling",
-            "heavy", "setvalued", "vectors", "bands")
+            "heavy", "setvalued", "vectors", "bands", "multi")
 SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times", "mean": "mean-oracle throughput",
                 "accuracy": "mean-estimate MSE", "distribution": "Square Wave EM/EMS/ems-cv, and estimators side by side "
                 "(bench/dist_candidates.py)",
@@ -660,7 +664,8 @@ SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times",
                 "heavy": "heavy hitters on English words vs pure-ldp (bench/heavy.py)",
                 "setvalued": "SVIM/SVSM frequent items and itemsets vs the truth (bench/setvalued.py)",
                 "vectors": "PrivHS/PrivUnit/PrivUnitG mean of unit vectors, error and speed (bench/vectors.py)",
-                "bands": "coverage of bootstrap intervals of distributions, quantiles, ranges (bench/bands.py)"}
+                "bands": "coverage of bootstrap intervals of distributions, quantiles, ranges (bench/bands.py)",
+                "multi": "HDG 2-D range queries vs one 2-D OLH grid and independent 1-D SW (bench/multi.py)"}
 
 
 def block_fill_rate(rng, total=10_000_000):

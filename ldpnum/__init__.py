@@ -22,6 +22,8 @@ What can be estimated
 * **mean vectors** of bounded vectors: :class:`SampledDimensions`, :class:`DuchiMultivariate`, and of vectors
   in the unit ℓ2 ball: :class:`PrivHS`, :class:`PrivUnit`, :class:`PrivUnitG` (compressed seed-index
   reports; :mod:`ldpnum.vectors`) → :class:`VectorMeanEstimate`;
+* **1-D and 2-D range queries over several columns at once**: :class:`HDG` (hybrid-dimensional grids,
+  :mod:`ldpnum.multi`) → :class:`MultiRangeEstimate`;
 * distances between estimates and raw samples in :mod:`ldpnum.metrics`, plots in :mod:`ldpnum.plot`.
 
 Where it runs
@@ -68,6 +70,8 @@ from ._recommend import recommend
 from .accounting import PrivacyLedger
 from . import vectors
 from .vectors import DuchiMultivariate, PrivHS, PrivUnit, PrivUnitG, SampledDimensions, VectorMeanEstimate
+from . import multi
+from .multi import HDG, MultiRangeEstimate
 from . import pandas  # registers the ``.ldp`` accessors on pandas Series and DataFrame
 from . import plot  # light: matplotlib is imported only when something is drawn
 
@@ -85,6 +89,7 @@ __all__ = [
     "SVIM", "SVSM", "PaddingSampling", "PaddingSamplingOLH", "ItemsetsEstimate",
     "accounting",
     "vectors", "VectorMeanEstimate", "SampledDimensions", "DuchiMultivariate", "PrivHS", "PrivUnit", "PrivUnitG",
+    "multi", "HDG", "MultiRangeEstimate",
     "pandas", "plot",
     "__version__",
 ]

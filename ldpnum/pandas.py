@@ -724,6 +724,14 @@ def describe_aggregates(aggregates, *, level=0.95, sources=None):
         est = None
         if hasattr(mech, "estimate_ranges") or hasattr(mech, "estimate_distribution"):
             est = _queryable(mech, agg, {})
+        if hasattr(est, "marginal") and hasattr(est, "columns"):  # several columns in one report: one row each
+            for col in est.columns:
+                dist = est.marginal(col)
+                q = dist.quantile(np.array([0.25, 0.5, 0.75]))
+                rows.append({**row, "mean": np.nan, "std_error": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+                             "dist_mean": dist.mean, **dict(zip(("25%", "50%", "75%"), (float(v) for v in q)))})
+                index.append(col)
+            continue
         if mean is not None:
             lo, hi = mean.confidence_interval(level)
             row.update(mean=mean.value, std_error=mean.standard_error, ci_low=lo, ci_high=hi)
@@ -918,15 +926,27 @@ class SeriesAccessor:
         """
         mech, agg = self._mech_agg(spec)
         est = _queryable(mech, agg, kwargs)
+        if not hasattr(est, "quantile"):
+            raise TypeError(f"{type(est).__name__} answers ranges of several columns, not quantiles of one; use "
+                            "its marginal(column).quantile(q)")
         if np.ndim(q) == 0:
             return float(est.quantile(q))
         qs = np.asarray(q, dtype=np.float64)
         return pd.Series(np.asarray(est.quantile(qs), dtype=np.float64), index=pd.Index(qs), name=self._obj.name)
 
-    def range(self, lo: ArrayLike, hi: ArrayLike, *, spec: Spec | None = None, **kwargs: Any) -> Any:
-        """Estimated fraction of people with values in ``[lo, hi]`` (arrays broadcast)."""
+    def range(self, lo: Any, hi: ArrayLike | None = None, *, spec: Spec | None = None, **kwargs: Any) -> Any:
+        """Estimated fraction of people with values in ``[lo, hi]`` (arrays broadcast).
+
+        A report column of several value columns (:class:`~ldpnum.HDG`) takes one query mapping instead,
+        ``{column: (lo, hi), ...}``, passed to its estimate's ``range``."""
         mech, agg = self._mech_agg(spec)
-        return _queryable(mech, agg, kwargs).range(lo, hi)
+        est = _queryable(mech, agg, kwargs)
+        if hi is None:
+            if not isinstance(lo, Mapping):
+                raise TypeError("range needs lo and hi (or, for a report column of several value columns, one "
+                                "mapping {column: (lo, hi)})")
+            return est.range(lo)
+        return est.range(lo, hi)
 
 
 @pd.api.extensions.register_dataframe_accessor("ldp")

@@ -152,6 +152,10 @@ def _workload():
     for m in (ldp.PrivHS(2.0, 3, repetitions=2), ldp.PrivUnit(3.0, 3), ldp.PrivUnitG(1.0, 3, trials=2),
               ldp.PrivUnitG(2.0, 1)):
         cases.append((m, U if m.dim == 3 else U[:, :1], {}))
+    hb = {"p": bounds, "q": (0.0, 1.0), "r": (-1.0, 1.0)}  # HDG: GRR and OLH grids, 1-D and 2-D cells
+    for m in (ldp.HDG(3.0, hb, granularities=(16, 8)), ldp.HDG(0.5, hb, granularities=(8, 2)),
+              ldp.HDG(6.0, hb, granularities=(16, 4))):
+        cases.append((m, X[:, :3], {}))
     return cases
 
 
@@ -197,6 +201,10 @@ def test_interpreted_and_compiled_kernels_agree_bit_for_bit(monkeypatch):
                 if hasattr(m, probe):
                     getattr(m, probe)(x)
         _hash_nodes(12345 << 16, np.arange(300), 17)
+        for m, x, _ in cases:  # HDG's cell probe (its tests read the cells with it), a 1-D and a 2-D grid
+            if m.name == "hdg":
+                m.cells(x, 0)
+                m.cells(x, m.dim)
         from ldpnum._kernels import client_prefix  # the prefix protocols' hash, as their tests probe it
         pp = ldp.PEM(4.0, item_type="uint").plan
         client_prefix.prefix_hash_probe(np.random.default_rng(6).bit_generator.random_raw(300),
@@ -402,7 +410,7 @@ def test_first_small_call_of_every_mechanism_needs_no_numba(tmp_path):
 NAIVE_TESTS = ["tests/test_kernels_naive.py", "tests/test_frequency.py", "tests/test_hashing.py",
                "tests/test_unary.py", "tests/test_subset.py", "tests/test_laplace.py", "tests/test_pirappor.py",
                "tests/test_hierarchical.py", "tests/test_wave.py", "tests/test_heavy.py", "tests/test_vectors.py",
-               "tests/test_setvalued.py", "tests/test_unit_vectors.py"]
+               "tests/test_setvalued.py", "tests/test_unit_vectors.py", "tests/test_hdg.py"]
 
 
 @pytest.mark.slow

@@ -143,6 +143,11 @@ SCRIPT = textwrap.dedent("""
         r = m.privatize(U, rng=2024)
         h.update(r.codes.tobytes())
         h.update(m.aggregate(r).counts.tobytes())
+    for m in (ldp.HDG(1.0, {"a": (0, 1), "b": (0, 1), "c": (0, 1)}, granularities=(16, 4)),
+              ldp.HDG(3.0, {"a": (0, 1), "b": (0, 1)}, granularities=(16, 8))):
+        r = m.privatize(X[:, :m.dim], rng=2024)
+        h.update(r.codes.tobytes())
+        h.update(m.aggregate(r).counts.tobytes())
     import numba
     print(numba.get_num_threads(), h.hexdigest())
 """)

@@ -28,7 +28,8 @@ _VECTOR_REGISTRY: dict[str, type["Mechanism"]] = {}
 _NAMES: dict[str, str] = {}
 
 #: Modules whose import registers ldpnum's own mechanisms (imported on first use of the registry).
-_BUILTIN_MODULES = ("ldpnum.mechanisms", "ldpnum.frequency", "ldpnum.ranges", "ldpnum.heavy", "ldpnum.vectors")
+_BUILTIN_MODULES = ("ldpnum.mechanisms", "ldpnum.frequency", "ldpnum.ranges", "ldpnum.heavy", "ldpnum.vectors",
+                    "ldpnum.multi")
 
 
 def _normalize(name: object) -> str:

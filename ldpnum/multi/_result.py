@@ -1,0 +1,283 @@
+r"""MultiRangeEstimate: HDG's grids, marginals and response matrices, and the range queries they answer."""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._checks import check_provenance, read_only
+from .._results import DistributionEstimate
+from ..spec import Spec
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+__all__ = ["MultiRangeEstimate"]
+
+
+def _cumulative_1d(p):
+    return np.concatenate(([0.0], np.cumsum(p)))
+
+
+def _prefix_2d(T):
+    S = np.zeros((T.shape[0] + 1, T.shape[1] + 1))
+    S[1:, 1:] = T.cumsum(axis=0).cumsum(axis=1)
+    return S
+
+
+def _bilinear(S, tx, ty):
+    """The prefix table ``S`` (shape ``(gx+1, gy+1)``) at fractional cell positions ``tx, ty``: exact for a
+    density uniform within each cell."""
+    gx, gy = S.shape[0] - 1, S.shape[1] - 1
+    i = np.minimum(np.floor(tx).astype(np.intp), gx - 1)
+    j = np.minimum(np.floor(ty).astype(np.intp), gy - 1)
+    fx, fy = tx - i, ty - j
+    return ((1 - fx) * (1 - fy) * S[i, j] + fx * (1 - fy) * S[i + 1, j] + (1 - fx) * fy * S[i, j + 1]
+            + fx * fy * S[i + 1, j + 1])
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class MultiRangeEstimate:
+    r"""Estimated 1-D and 2-D distributions of several columns (HDG), and the range queries they answer.
+
+    Queries. :meth:`range` takes ``{column: (lo, hi)}`` for one or two columns (``lo``/``hi`` scalars or
+    arrays, broadcast: many queries at once). A 1-D query is answered from the column's marginal (its 1-D
+    grid, ``g1`` cells), a 2-D query from the pair's joint table (the response matrix, ``g1 × g1`` cells;
+    with ``consistency="none"`` the raw 2-D grid, ``g2 × g2``), cells cut by the query counting in proportion
+    to the part inside (the density is taken uniform within each cell): 2-D answers are four bilinear
+    lookups in the table's prefix sums. Ranges are closed and must lie inside the bounds.
+
+    Parameters
+    ----------
+    columns : tuple of str
+    bounds : tuple of (float, float)
+        One per column.
+    marginals : tuple of arrays
+        Each column's 1-D grid frequencies (``g1``).
+    joints : tuple of 2-D arrays
+        Each pair's joint table (pairs ``(a, b)``, ``a < b`` in column order, lexicographic).
+    grids : tuple of arrays
+        Every grid after post-processing (1-D grids, then 2-D grids of shape ``(g2, g2)``).
+    granularities : (int, int)
+    consistency : {"hdg", "norm-sub", "none"}
+    spec, epsilon, n_reports
+        Provenance.
+    grid_reports : tuple of int
+        Reports per grid.
+    grid_variances : tuple of float
+        Variance of a raw cell estimate of each grid, at frequency 0.
+    n_iter : int
+        Norm-Sub/consistency rounds.
+    converged : bool
+        Whether consistency left no negative cell (else the last Norm-Sub leaves a small inconsistency).
+    name : str, optional
+        The report column's name (set by the pandas accessor).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpnum.multi import MultiRangeEstimate
+    >>> est = MultiRangeEstimate(columns=("a", "b"), bounds=((0, 1), (0, 1)),
+    ...                          marginals=(np.array([0.5, 0.5]), np.array([0.5, 0.5])),
+    ...                          joints=(np.array([[0.5, 0.0], [0.0, 0.5]]),), granularities=(2, 2))
+    >>> est.range({"a": (0, 0.5), "b": (0, 0.5)}), est.range({"b": (0.25, 1)})
+    (0.5, 0.75)
+    >>> est.range({"a": (0, [0.5, 1.0]), "b": (0, 1)}).tolist()     # many queries at once (broadcast)
+    [0.5, 1.0]
+    >>> est.range({"a": (0, 2)})
+    Traceback (most recent call last):
+    ...
+    ValueError: range: 1 range(s) of column 'a' leave its bounds (0.0, 1.0), first at query 0 ([0.0, 2.0])
+    """
+
+    columns: tuple
+    bounds: tuple
+    marginals: tuple
+    joints: tuple
+    granularities: tuple
+    grids: tuple = ()
+    consistency: str = "hdg"
+    spec: Spec | None = None
+    epsilon: float | None = None
+    n_reports: int | None = None
+    grid_reports: tuple = ()
+    grid_variances: tuple = ()
+    n_iter: int = 0
+    converged: bool = True
+    name: str | None = None
+    _cum: tuple = field(default=(), init=False, repr=False)
+    _prefix: tuple = field(default=(), init=False, repr=False)
+
+    def __post_init__(self):
+        set_ = object.__setattr__
+        cols = tuple(str(c) for c in self.columns)
+        d = len(cols)
+        if d < 2 or len(set(cols)) != d:
+            raise ValueError(f"columns must be at least 2 distinct names; got {self.columns!r}")
+        if len(self.bounds) != d or len(self.marginals) != d or len(self.joints) != d * (d - 1) // 2:
+            raise ValueError(f"{d} columns need {d} bounds, {d} marginals and {d * (d - 1) // 2} joint tables")
+        set_(self, "columns", cols)
+        set_(self, "bounds", tuple((float(lo), float(hi)) for lo, hi in self.bounds))
+        marg = tuple(read_only(np.asarray(m).ravel()) for m in self.marginals)
+        joints = tuple(read_only(j) for j in self.joints)
+        if any(j.ndim != 2 for j in joints):
+            raise ValueError("joint tables must be two-dimensional")
+        set_(self, "marginals", marg)
+        set_(self, "joints", joints)
+        set_(self, "grids", tuple(read_only(g) for g in self.grids))
+        eps, n = check_provenance(self.spec, self.epsilon, self.n_reports)
+        set_(self, "epsilon", eps)
+        set_(self, "n_reports", n)
+        set_(self, "_cum", tuple(_cumulative_1d(m) for m in marg))
+        set_(self, "_prefix", tuple(_prefix_2d(j) for j in joints))
+
+    # -- helpers --------------------------------------------------------------------------------------------
+    @property
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        """The pairs of columns of :attr:`joints`, in order."""
+        return tuple((self.columns[a], self.columns[b]) for a in range(len(self.columns))
+                     for b in range(a + 1, len(self.columns)))
+
+    def _index(self, column):
+        try:
+            return self.columns.index(str(column)) if isinstance(column, str) else self.columns.index(column)
+        except ValueError:
+            raise ValueError(f"unknown column {column!r}; this estimate has {list(self.columns)}") from None
+
+    def _pair(self, a, b):
+        i, j = self._index(a), self._index(b)
+        if i == j:
+            raise ValueError(f"a joint needs two different columns; got {a!r} twice")
+        lo, hi = min(i, j), max(i, j)
+        d = len(self.columns)
+        k = lo * d - lo * (lo + 1) // 2 + (hi - lo - 1)
+        return k, i > j
+
+    def _positions(self, column, lo, hi, cells):
+        """``lo``/``hi`` of ``column`` as fractional cell positions in ``[0, cells]`` (validated)."""
+        c = self._index(column)
+        low, high = self.bounds[c]
+        try:
+            lo_a = np.asarray(lo, dtype=np.float64)
+            hi_a = np.asarray(hi, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"range: lo and hi of column {column!r} must be real numbers or arrays of them") from None
+        lo_b, hi_b = np.broadcast_arrays(lo_a, hi_a)
+        bad = ~(np.isfinite(lo_b) & np.isfinite(hi_b))
+        if bad.any():
+            raise ValueError(f"range: column {column!r} has {int(bad.sum())} non-finite bound(s), first at query "
+                             f"{int(np.flatnonzero(bad.ravel())[0])}")
+        bad = (lo_b < low) | (hi_b > high)
+        if bad.any():
+            first = int(np.flatnonzero(bad.ravel())[0])
+            raise ValueError(f"range: {int(bad.sum())} range(s) of column {column!r} leave its bounds "
+                             f"({low!r}, {high!r}), first at query {first} ([{float(lo_b.ravel()[first])!r}, "
+                             f"{float(hi_b.ravel()[first])!r}])")
+        bad = lo_b > hi_b
+        if bad.any():
+            first = int(np.flatnonzero(bad.ravel())[0])
+            raise ValueError(f"range: {int(bad.sum())} range(s) of column {column!r} have lo > hi, first at query "
+                             f"{first} ([{float(lo_b.ravel()[first])!r}, {float(hi_b.ravel()[first])!r}])")
+        scale = cells / (high - low)
+        return (np.clip((lo_b - low) * scale, 0, cells), np.clip((hi_b - low) * scale, 0, cells))
+
+    # -- queries --------------------------------------------------------------------------------------------
+    def range(self, query: Mapping) -> Any:
+        """Estimated fraction of people whose values lie in the given ranges of one or two columns.
+
+        Parameters
+        ----------
+        query : dict
+            ``{column: (lo, hi)}`` for one or two columns; ``lo`` and ``hi`` are numbers or arrays (all
+            broadcast together: one answer per query).
+
+        Returns
+        -------
+        float or numpy.ndarray
+        """
+        if not isinstance(query, Mapping):
+            raise TypeError(f"range: query must be a dict {{column: (lo, hi)}} of one or two columns; got "
+                            f"{type(query).__name__}")
+        if not 1 <= len(query) <= 2:
+            raise ValueError(f"range: HDG answers queries on one or two columns; got {len(query)} "
+                             f"({list(query)})")
+        items = []
+        for col, rng in query.items():
+            self._index(col)
+            if isinstance(rng, (str, bytes)) or not hasattr(rng, "__len__") or len(rng) != 2:
+                raise TypeError(f"range: the range of column {col!r} must be a pair (lo, hi); got {rng!r}")
+            items.append((col, rng[0], rng[1]))
+        if len(items) == 1:
+            col, lo, hi = items[0]
+            c = self._index(col)
+            cum = self._cum[c]
+            tl, th = self._positions(col, lo, hi, cum.size - 1)
+            grid = np.arange(cum.size)
+            out = np.interp(th, grid, cum) - np.interp(tl, grid, cum)
+        else:
+            (ca, la, ha), (cb, lb, hb) = items
+            k, swapped = self._pair(ca, cb)
+            if swapped:
+                (ca, la, ha), (cb, lb, hb) = (cb, lb, hb), (ca, la, ha)
+            S = self._prefix[k]
+            xl, xh = self._positions(ca, la, ha, S.shape[0] - 1)
+            yl, yh = self._positions(cb, lb, hb, S.shape[1] - 1)
+            xl, xh, yl, yh = np.broadcast_arrays(xl, xh, yl, yh)
+            out = _bilinear(S, xh, yh) - _bilinear(S, xl, yh) - _bilinear(S, xh, yl) + _bilinear(S, xl, yl)
+        return float(out) if np.ndim(out) == 0 else out
+
+    def edges(self, column: str, cells: int | None = None) -> np.ndarray:
+        """Cell edges of ``column`` at ``cells`` cells (default: its marginal's ``g1``)."""
+        c = self._index(column)
+        low, high = self.bounds[c]
+        return np.linspace(low, high, (self.marginals[c].size if cells is None else cells) + 1)
+
+    def joint(self, a: str, b: str, *, as_frame: bool = True) -> Any:
+        """The joint table of columns ``a`` (rows) and ``b`` (columns): a pandas DataFrame indexed by
+        intervals, or with ``as_frame=False`` the array and the two edge arrays."""
+        k, swapped = self._pair(a, b)
+        T = self.joints[k].T if swapped else self.joints[k]
+        ea, eb = self.edges(a, T.shape[0]), self.edges(b, T.shape[1])
+        if not as_frame:
+            return T, ea, eb
+        import pandas as pd
+
+        return pd.DataFrame(T, index=pd.IntervalIndex.from_breaks(ea, closed="left", name=str(a)),
+                            columns=pd.IntervalIndex.from_breaks(eb, closed="left", name=str(b)))
+
+    def marginal(self, column: str) -> DistributionEstimate:
+        """Column ``column``'s distribution (its 1-D grid) as a :class:`~ldpnum.DistributionEstimate`.
+
+        Raises ValueError for ``consistency="none"`` (raw frequencies may be negative)."""
+        c = self._index(column)
+        if self.consistency == "none":
+            raise ValueError("marginal: the raw grids (consistency='none') are not distributions; estimate with "
+                             "consistency='hdg' or 'norm-sub'")
+        kw = {"spec": self.spec} if self.spec is not None else {"epsilon": self.epsilon}
+        return DistributionEstimate(self.edges(column), self.marginals[c], n_reports=self.n_reports,
+                                    method=f"hdg-{self.consistency}", n_iter=self.n_iter, converged=self.converged,
+                                    name=str(column), **kw)
+
+    def plot(self, a: str, b: str, ax: "Axes | None" = None, **kwargs: Any) -> "Axes":
+        """Heat map of the joint table of ``a`` (x axis) and ``b`` (y axis): density per unit area.
+
+        matplotlib is imported only here; ``kwargs`` go to ``pcolormesh``."""
+        from .._plotting import new_axes
+
+        T, ea, eb = self.joint(a, b, as_frame=False)
+        ax = new_axes(ax)
+        area = np.outer(np.diff(ea), np.diff(eb))
+        mesh = ax.pcolormesh(ea, eb, (T / area).T, **kwargs)
+        ax.set_xlabel(str(a))
+        ax.set_ylabel(str(b))
+        ax.figure.colorbar(mesh, ax=ax, label="density")
+        title = f"HDG joint, ε = {self.epsilon:g}" if self.epsilon is not None else "HDG joint"
+        ax.set_title(title + (f" ({self.name})" if self.name else ""))
+        return ax
+
+    def __repr__(self) -> str:
+        eps = "" if self.epsilon is None else f", epsilon={self.epsilon:g}"
+        n = "" if self.n_reports is None else f", n_reports={self.n_reports}"
+        return (f"MultiRangeEstimate(columns={list(self.columns)}, granularities={self.granularities}, "
+                f"consistency={self.consistency!r}{eps}{n})")

@@ -1,0 +1,680 @@
+r"""Hybrid-dimensional grids (HDG): 1-D and 2-D range queries over several numerical attributes at once.
+
+Yang et al.'s answer to multi-dimensional range queries under LDP. With ``d`` public attributes (columns),
+HDG builds ``d`` **1-D grids** of ``g1`` equal cells (one per attribute) and ``d(d-1)/2`` **2-D grids** of
+``g2 × g2`` equal cells (one per pair of attributes): ``m = d + d(d-1)/2`` grids in all. Each person is
+assigned one grid, uniformly at random and independently of their values, and reports the cell of that
+grid holding their row through a categorical frequency oracle with the **full** ε: GRR while the grid has
+fewer than ``3e^ε + 2`` cells, OLH beyond (Wang et al.'s rule, :func:`ldpnum.frequency.recommend` with
+``communication="low"``; OLH's hash range ``round(e^ε) + 1`` is capped at 1024 so that a report is one
+64-bit word, see :mod:`ldpnum._kernels.client_multi`).
+
+**Granularities** (Yang et al.'s guideline, Section 5.4). With ``n`` people and ``m`` grids,
+
+.. math::
+
+    g_1 = \left(\frac{n (e^\varepsilon - 1)^2 \alpha_1^2}{2 m e^\varepsilon}\right)^{1/3}, \qquad
+    g_2 = \sqrt{2 \alpha_2 (e^\varepsilon - 1) \sqrt{\frac{n}{m e^\varepsilon}}}
+
+with the paper's constants ``α1 = 0.7`` and ``α2 = 0.03``; each is rounded to the nearest power of two
+(at least 2), ``g1`` raised to ``g2`` when smaller (so that every 2-D cell's side is a union of 1-D cells),
+and capped at 4096 and 256. They balance the noise of a grid (more cells, more noise per query) against the
+non-uniformity error of the cells a query cuts. ``n`` is the planned number of people: a public parameter of
+the collection, like the bounds.
+
+**Estimation** (post-processing only). Each grid's cell frequencies are estimated without bias from its
+reports. Then, as in the paper: **Norm-Sub** on every grid (non-negative, summing to 1); **consistency**
+between each 2-D grid and the 1-D grids of its attributes: for each attribute and each of its ``g2``
+coarse intervals, the interval's mass in every grid holding the attribute (``T_i``, a sum of ``C_i``
+cells: ``C = g1/g2`` for the 1-D grid, ``g2`` for a 2-D grid) is replaced by the weighted mean
+:math:`T = \sum_i T_i/C_i / \sum_i 1/C_i` (the least-squares solution), each cell moving by
+:math:`(T - T_i)/C_i`; repeated until no cell is negative (then consistency holds exactly), ending with
+Norm-Sub. Last, for each pair ``(a, b)`` the **response matrix**: a ``g1 × g1`` table of the pair's joint
+frequencies at the 1-D grids' resolution, started uniform and fitted by iterative proportional fitting to
+the 1-D grid of ``a`` (rows), of ``b`` (columns) and to the 2-D grid (blocks of ``g1/g2 × g1/g2`` cells),
+until it moves by less than ``1e-9`` (L1). A 2-D range query sums the response matrix, and a 1-D query the
+1-D grid, cells cut by the query counting in proportion to the part inside (uniform within a cell).
+
+With ``consistency="none"`` nothing of this is done: 1-D queries read the raw 1-D grid and 2-D queries the
+raw 2-D grid (unbiased for queries aligned with the grids' cells; answers need not be in [0, 1]).
+
+References
+----------
+J. Yang, T. Wang, N. Li, X. Cheng, S. Su, "Answering Multi-Dimensional Range Queries under Local
+Differential Privacy", PVLDB 14(3), 2020 (HDG, the granularity guideline, consistency and the response
+matrix). T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for Frequency
+Estimation", USENIX Security 2017 (GRR, OLH and the choice rule). T. Wang, M. Lopuhaä-Zwakenberg, Z. Li,
+B. Škorić, N. Li, "Locally Differentially Private Frequency Estimation with Consistency", NDSS 2020
+(Norm-Sub).
+"""
+
+import itertools
+import math
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from .._kernels import client_multi as kernels
+from .._kernels._jit import launch
+from .._typing import ArrayLike, FloatArray
+from .._validation import check_choice
+from ..aggregate import Aggregate, count_codes
+from ..estimation.postprocess import norm_sub
+from ..frequency import recommend
+from ..frequency.hashing import HASH_FAMILY, OLH, olh_g
+from ..ranges.hierarchical import GRRLevel, OLHLevel
+from ..reports import Reports, register_code_check
+from ..spec import check_spec
+from ..vectors._base import VectorMechanism, check_int, check_vector_bounds
+from ._result import MultiRangeEstimate
+
+__all__ = ["HDG", "HDGPlan", "guideline_granularities", "make_consistent", "response_matrix", "check_hdg_codes",
+           "ALPHA1", "ALPHA2", "MAX_COLUMNS", "G1_MAX", "G2_MAX", "GRID_G_MAX", "HDG_CONSISTENCY", "LAYOUT"]
+
+#: The paper's constants of the granularity guideline.
+ALPHA1 = 0.7
+ALPHA2 = 0.03
+#: At most 10 columns: 55 grids, whose index fits the report's 6 grid bits.
+MAX_COLUMNS = 10
+#: Largest granularities: 4096 cells of a 1-D grid, 256 × 256 cells of a 2-D grid.
+G1_MAX = 1 << 12
+G2_MAX = 1 << 8
+#: Largest OLH hash range of a grid: y has the 10 low bits of a report.
+GRID_G_MAX = 1 << kernels.Y_BITS
+#: Names the report layout in the spec.
+LAYOUT = "hdg-packed-u64/v1"
+HDG_CONSISTENCY = ("hdg", "norm-sub", "none")
+
+_GRID_MASK = np.uint64(((1 << kernels.GRID_BITS) - 1) << kernels.GRID_SHIFT)
+_Y_MASK = np.uint64(GRID_G_MAX - 1)
+_PAYLOAD_SHIFT = np.uint64(16)
+
+
+# -- granularities -----------------------------------------------------------------------------------------
+
+def _nearest_power_of_two(x):
+    """The power of two nearest ``x`` (ties: the smaller), at least 2."""
+    if x <= 2:
+        return 2
+    lo = 1 << (int(math.floor(math.log2(x))))
+    hi = lo * 2
+    return lo if x - lo <= hi - x else hi
+
+
+def guideline_granularities(n: int, epsilon: float, d: int) -> tuple[int, int]:
+    r"""Yang et al.'s granularities ``(g1, g2)`` for ``n`` people, ``epsilon`` and ``d`` attributes.
+
+    See the module docstring for the formulas (``m = d + d(d-1)/2`` grids, ``α1 = 0.7``, ``α2 = 0.03``),
+    the rounding to powers of two, ``g1 ≥ g2`` and the caps.
+
+    Examples
+    --------
+    >>> guideline_granularities(10**6, 1.0, 2)
+    (32, 8)
+    >>> guideline_granularities(10**6, 4.0, 2)
+    (128, 16)
+    """
+    m = d + d * (d - 1) // 2
+    em1, ee = math.expm1(epsilon), math.exp(epsilon)
+    g1 = (n * em1 * em1 * ALPHA1 * ALPHA1 / (2 * m * ee)) ** (1 / 3)
+    g2 = math.sqrt(2 * ALPHA2 * em1 * math.sqrt(n / (m * ee)))
+    g2r = min(_nearest_power_of_two(g2), G2_MAX)
+    g1r = min(max(_nearest_power_of_two(g1), g2r), G1_MAX)
+    return g1r, g2r
+
+
+# -- the grids' frequency oracles --------------------------------------------------------------------------
+
+class GridOLH(OLHLevel):
+    """OLH over a grid's cells with the hash range ``round(e^ε) + 1`` capped at 1024 (the report's 10 bits
+    for ``y``; the cap binds for ε > 6.93)."""
+
+    def __init__(self, epsilon, k):
+        self.epsilon = epsilon
+        self.k = k
+        self.g = min(olh_g(epsilon), GRID_G_MAX)
+        self.oracle = OLH(epsilon, k, g=self.g)
+
+
+def _grid_oracle(epsilon, k):
+    """GRR while ``k < 3e^ε + 2``, OLH beyond (:func:`ldpnum.frequency.recommend`, low communication)."""
+    rec = recommend(k, epsilon, communication="low")
+    return GridOLH(epsilon, k) if rec.name.lower() == "olh" else GRRLevel(epsilon, k)
+
+
+# -- the plan ----------------------------------------------------------------------------------------------
+
+class HDGPlan:
+    """The integer plan: the grids (their attributes and granularity), their oracles, the kernel's grid
+    table, the blocks of the aggregate and the exact grid distribution.
+
+    Grid ``j`` is drawn with probability ``grid_weights[j] = c_j / 2**48``, ``c_j = ceil((j+1) 2**48 / m) -
+    ceil(j 2**48 / m)`` (:func:`ldpnum._random.assign_columns`' multiply-shift), independently of the values.
+    Blocks of the aggregate: a GRR grid's ``k`` code counts; an OLH grid's ``k`` support counts, then its
+    number of reports.
+    """
+
+    words_per_record = 3
+
+    def __init__(self, d, g1, g2, epsilon):
+        self.d, self.g1, self.g2 = d, g1, g2
+        self.grids = tuple((a,) for a in range(d)) + tuple(itertools.combinations(range(d), 2))
+        self.m = len(self.grids)
+        self.oracles = tuple(_grid_oracle(epsilon, g1 if len(a) == 1 else g2 * g2) for a in self.grids)
+        sizes = [o.block_size for o in self.oracles]
+        self.offsets = tuple(int(v) for v in np.concatenate(([0], np.cumsum(sizes))))
+        self.n_cells = self.offsets[-1]
+        rows = []
+        for attrs, o in zip(self.grids, self.oracles):
+            kind, size, keep, lie_shift = o.kernel_row()
+            b = attrs[1] if len(attrs) == 2 else -1
+            rows.append((kind, size, keep, lie_shift, attrs[0], b, g1 if len(attrs) == 1 else g2))
+        self.table = np.array(rows, dtype=np.int64).reshape(self.m, 7)
+        self.table.flags.writeable = False
+        self.grid_weights = tuple(Fraction(self.grid_count(j), 1 << 48) for j in range(self.m))
+
+    def grid_count(self, j):
+        """How many of the 2**48 top-bit patterns choose grid ``j``."""
+        return -((-(j + 1) << 48) // self.m) + ((-j << 48) // self.m)
+
+    def __eq__(self, other):
+        return isinstance(other, HDGPlan) and np.array_equal(self.table, other.table)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self):
+        names = ",".join(o.name for o in self.oracles)
+        return f"HDGPlan(d={self.d}, g1={self.g1}, g2={self.g2}, grids={self.m}, oracles=[{names}])"
+
+    def pair_index(self, a, b):
+        """Index of the 2-D grid of attributes ``a < b``."""
+        return self.d + self.grids[self.d:].index((a, b))
+
+    def report(self, j, code, seed=0):
+        """The report of grid ``j`` whose oracle output is ``code`` (``y`` for OLH, with seed word ``seed``)."""
+        tag = j << kernels.GRID_SHIFT
+        if self.oracles[j].hashed:
+            return (int(seed) & 0xFFFF_FFFF_FFFF_0000) | tag | int(code)
+        return (int(code) << 16) | tag
+
+    def exact_probabilities(self, cells, seed=0):
+        """``{report: Fraction}``: the exact distribution of the report of a person whose cell in grid ``j``
+        is ``cells[j]``, given the hash seed word ``seed`` (the seed's own distribution is uniform and does
+        not depend on the values): ``P(grid j) · P(oracle output | cell)``."""
+        out = {}
+        for j, o in enumerate(self.oracles):
+            w = self.grid_weights[j]
+            for code, p in o.exact_probabilities(int(cells[j]), seed).items():
+                out[self.report(j, code, seed)] = w * p
+        return out
+
+    def report_grids(self, codes):
+        """The grid index of each report."""
+        return ((np.asarray(codes, dtype=np.uint64) & _GRID_MASK) >> np.uint64(kernels.GRID_SHIFT)).astype(np.intp)
+
+    def aggregate(self, codes):
+        """The aggregate counts of reports (see the class docstring): O(n log m) to split by grid, then each
+        grid's histogram or OLH support counts."""
+        from ..frequency.hashing import local_hash_support_counts
+
+        codes = np.ascontiguousarray(codes, dtype=np.uint64)
+        grid = self.report_grids(codes).astype(np.uint8)
+        order = np.argsort(grid, kind="stable")
+        bounds = np.concatenate(([0], np.cumsum(np.bincount(grid, minlength=self.m))))
+        out = np.zeros(self.n_cells, dtype=np.int64)
+        for j, o in enumerate(self.oracles):
+            part = codes[order[bounds[j]:bounds[j + 1]]]
+            lo, hi = self.offsets[j], self.offsets[j + 1]
+            if o.hashed:
+                out[lo:hi - 1] = local_hash_support_counts(part & ~_GRID_MASK, o.k, o.g)
+                out[hi - 1] = part.size
+            else:
+                out[lo:hi] = count_codes(part >> _PAYLOAD_SHIFT, o.k)
+        return out
+
+
+# -- post-processing ---------------------------------------------------------------------------------------
+
+def _interval_masses(est, attrs, t, g1, g2):
+    """Masses of attribute ``t``'s ``g2`` coarse intervals in a grid estimate (1-D: length g1; 2-D: g2×g2)."""
+    if len(attrs) == 1:
+        return est.reshape(g2, g1 // g2).sum(axis=1)
+    return est.sum(axis=1) if attrs[0] == t else est.sum(axis=0)
+
+
+def _shift_intervals(est, attrs, t, delta, g1, g2):
+    """Add ``delta[v] / C`` to every cell of interval ``v`` of attribute ``t`` (in place)."""
+    if len(attrs) == 1:
+        r = g1 // g2
+        est.reshape(g2, r)[:] += (delta / r)[:, None]
+    elif attrs[0] == t:
+        est += (delta / g2)[:, None]
+    else:
+        est += (delta / g2)[None, :]
+
+
+def consistency_step(ests, grids, d, g1, g2):
+    """One pass of the paper's consistency over every attribute (in place); grids are lists of arrays
+    (1-D grids of length ``g1``, 2-D grids of shape ``(g2, g2)``)."""
+    for t in range(d):
+        holders = [i for i, attrs in enumerate(grids) if t in attrs]
+        weights = np.array([g2 / g1 if len(grids[i]) == 1 else 1.0 / g2 for i in holders])  # 1 / C_i
+        masses = [_interval_masses(ests[i], grids[i], t, g1, g2) for i in holders]
+        target = sum(w * T for w, T in zip(weights, masses)) / weights.sum()
+        for i, T in zip(holders, masses):
+            _shift_intervals(ests[i], grids[i], t, target - T, g1, g2)
+
+
+def max_inconsistency(ests, grids, d, g1, g2):
+    """Largest difference between two grids' masses of one coarse interval of one attribute."""
+    worst = 0.0
+    for t in range(d):
+        masses = [_interval_masses(ests[i], attrs, t, g1, g2) for i, attrs in enumerate(grids) if t in attrs]
+        stack = np.stack(masses)
+        worst = max(worst, float((stack.max(axis=0) - stack.min(axis=0)).max()))
+    return worst
+
+
+def make_consistent(raw, grids, d, g1, g2, *, tol=1e-12, max_iter=1000):
+    """Norm-Sub and consistency alternated until no cell is below ``-tol`` after a consistency pass, then
+    negatives clipped and Norm-Sub last (the paper's procedure; see the module docstring).
+
+    Returns ``(grids, n_iter, converged)``: new arrays (1-D grids of length ``g1``, 2-D of ``(g2, g2)``).
+    """
+    ests = [np.array(r, dtype=np.float64, copy=True) for r in raw]
+    converged = False
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):
+        for i, e in enumerate(ests):
+            ests[i] = norm_sub(e.ravel()).reshape(e.shape)
+        consistency_step(ests, grids, d, g1, g2)
+        if min(float(e.min()) for e in ests) >= -tol:
+            converged = True
+            break
+    for i, e in enumerate(ests):
+        ests[i] = norm_sub(e.ravel()).reshape(e.shape)
+    return ests, n_iter, converged
+
+
+def response_matrix(f_a, f_b, f_ab, *, tol=1e-9, max_iter=1000):
+    """The response matrix of a pair: a ``g1 × g1`` table fitted by iterative proportional fitting to the
+    1-D grid of ``a`` (row sums ``f_a``), of ``b`` (column sums ``f_b``) and to the 2-D grid ``f_ab``
+    (``g2 × g2`` block sums), from the uniform table, until an iteration moves it by less than ``tol`` (L1).
+
+    Rows, columns or blocks whose current sum is 0 are left as they are. Returns ``(matrix, n_iter,
+    converged)``.
+    """
+    f_a, f_b, f_ab = (np.asarray(v, dtype=np.float64) for v in (f_a, f_b, f_ab))
+    g1, g2 = f_a.size, f_ab.shape[0]
+    r = g1 // g2
+    M = np.full((g1, g1), 1.0 / (g1 * g1))
+    n_iter, converged = 0, False
+    for n_iter in range(1, max_iter + 1):
+        before = M.copy()
+        s = M.sum(axis=1)
+        M *= np.divide(f_a, s, out=np.ones_like(s), where=s > 0)[:, None]
+        s = M.sum(axis=0)
+        M *= np.divide(f_b, s, out=np.ones_like(s), where=s > 0)[None, :]
+        blocks = M.reshape(g2, r, g2, r)
+        s = blocks.sum(axis=(1, 3))
+        blocks *= np.divide(f_ab, s, out=np.ones_like(s), where=s > 0)[:, None, :, None]
+        if float(np.abs(M - before).sum()) < tol:
+            converged = True
+            break
+    return M, n_iter, converged
+
+
+# -- the mechanism -----------------------------------------------------------------------------------------
+
+def _check_columns_bounds(bounds):
+    """``bounds`` as ``(names, pairs)``: a mapping of 2..10 str column names to ``(low, high)``."""
+    if bounds is None:
+        raise ValueError("bounds is required: pass {column: (low, high)} for every attribute, e.g. "
+                         "{'dep_time': (0, 1440), 'distance': (0, 5000)}; ldpnum never derives bounds from the data")
+    if not isinstance(bounds, Mapping):
+        raise TypeError(f"bounds must be a mapping {{column: (low, high)}} naming every attribute; got "
+                        f"{type(bounds).__name__}")
+    names = tuple(bounds)
+    bad = [k for k in names if not isinstance(k, str) or not k]
+    if bad:
+        raise TypeError(f"bounds: column names must be non-empty str; got {bad[0]!r}")
+    if not 2 <= len(names) <= MAX_COLUMNS:
+        raise ValueError(f"bounds must name 2 to {MAX_COLUMNS} columns; got {len(names)}"
+                         + (" (for one column use ldp.HierarchicalHistogram)" if len(names) == 1 else ""))
+    pairs = check_vector_bounds([bounds[k] for k in names], "bounds")
+    return names, pairs
+
+
+def _check_granularities(granularities):
+    if isinstance(granularities, (str, bytes)) or not hasattr(granularities, "__len__") or len(granularities) != 2:
+        raise TypeError(f"granularities must be None or a pair (g1, g2) of ints; got {granularities!r}")
+    g1 = check_int(granularities[0], "granularities[0] (g1)", 2, G1_MAX)
+    g2 = check_int(granularities[1], "granularities[1] (g2)", 2, G2_MAX)
+    if g1 % g2:
+        raise ValueError(f"granularities: g1 = {g1} must be a multiple of g2 = {g2} (each 2-D cell's side is a union "
+                         "of 1-D cells, which consistency needs)")
+    return g1, g2
+
+
+class HDG(VectorMechanism):
+    r"""Hybrid-dimensional grids: 1-D and 2-D range queries over several numerical columns, one report each.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter in (0, 20] of each person's one report.
+    bounds : dict
+        ``{column: (low, high)}`` for 2 to 10 columns (str names): public ranges. Their order is the order
+        of the columns of an array given to :meth:`privatize`.
+    granularities : (int, int), optional
+        ``(g1, g2)``: cells of each 1-D grid and per side of each 2-D grid (``g1`` a multiple of ``g2``).
+        Default: Yang et al.'s guideline for ``n`` people (:func:`guideline_granularities`).
+    n : int, default 1_000_000
+        The planned number of people (public), used only by the granularity guideline.
+
+    Notes
+    -----
+    Each call of ``privatize`` on one person's row is ε-LDP; estimators are post-processing. The grid is
+    chosen from a word of its own, independently of the values, and the grid's oracle (GRR or OLH, planned
+    exactly like :class:`ldpnum.GRR` and :class:`ldpnum.OLH`) spends the whole ε on the one cell. See the
+    module :mod:`ldpnum.multi.hdg` for the guideline, the post-processing and the response matrix, and
+    :mod:`ldpnum._kernels.client_multi` for the report layout (one ``uint64`` per person: grid index and
+    cell code or hash seed and hashed value). The aggregate holds every grid's counts (O(total cells));
+    OLH grids cost O(n_j · k_j) hash evaluations at aggregation, as OLH always does.
+
+    A DataFrame given to :meth:`privatize` (or a tuple key of the pandas accessor,
+    ``df.ldp.privatize({("a", "b"): hdg})``) must hold exactly the columns of ``bounds``, in any order:
+    columns are matched by name.
+
+    References
+    ----------
+    J. Yang, T. Wang, N. Li, X. Cheng, S. Su, "Answering Multi-Dimensional Range Queries under Local
+    Differential Privacy", PVLDB 14(3), 2020.
+
+    Examples
+    --------
+    >>> import numpy as np, ldpnum as ldp
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.uniform(0, 1, 200_000); b = np.clip(a + rng.normal(0, 0.1, a.size), 0, 1)
+    >>> hdg = ldp.HDG(2.0, bounds={"a": (0, 1), "b": (0, 1)}, n=a.size)
+    >>> hdg.granularities
+    (32, 8)
+    >>> est = hdg.estimate_ranges(hdg.aggregate(hdg.privatize(np.column_stack([a, b]), rng=1)))
+    >>> true = np.mean((a < 0.5) & (b < 0.5))
+    >>> bool(abs(est.range({"a": (0, 0.5), "b": (0, 0.5)}) - true) < 0.02)
+    True
+    """
+
+    name = "hdg"
+
+    def __init__(self, epsilon: float, bounds: Any, *, granularities: Any = None, n: int = 1_000_000) -> None:
+        names, pairs = _check_columns_bounds(bounds)
+        super().__init__(epsilon, pairs)
+        n = check_int(n, "n", 1, 1 << 62)
+        if granularities is None:
+            g1, g2 = guideline_granularities(n, self._epsilon, len(names))
+        else:
+            g1, g2 = _check_granularities(granularities)
+        self._columns = names
+        self._plan = HDGPlan(len(names), g1, g2, self._epsilon)
+
+    # -- parameters -----------------------------------------------------------------------------------------
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The attributes' column names, in order."""
+        return self._columns
+
+    @property
+    def bounds(self) -> Any:
+        """``{column: (low, high)}`` (a dict)."""
+        return dict(zip(self._columns, self._vector_bounds))
+
+    @property
+    def granularities(self) -> tuple[int, int]:
+        """``(g1, g2)``."""
+        return self._plan.g1, self._plan.g2
+
+    @property
+    def grids(self) -> tuple[tuple[str, ...], ...]:
+        """The grids' attributes by name: the ``d`` 1-D grids, then the pairs."""
+        return tuple(tuple(self._columns[a] for a in attrs) for attrs in self._plan.grids)
+
+    @property
+    def oracle_names(self) -> tuple[str, ...]:
+        return tuple(o.name for o in self._plan.oracles)
+
+    @property
+    def n_cells(self) -> int:
+        """Length of the aggregate: every grid's block."""
+        return self._plan.n_cells
+
+    def _spec_params(self):
+        return {"columns": self._columns, "bounds": self._vector_bounds, "granularities": self.granularities,
+                "oracle": self.oracle_names, "layout": LAYOUT, "hash": HASH_FAMILY,
+                "g": tuple(o.g if o.hashed else 0 for o in self._plan.oracles)}
+
+    @classmethod
+    def _from_spec(cls, spec):
+        return cls(spec.epsilon, dict(zip(spec.get("columns"), spec.get("bounds"))),
+                   granularities=tuple(spec.get("granularities")))
+
+    def __repr__(self) -> str:
+        return (f"HDG(epsilon={self._epsilon!r}, bounds={self.bounds!r}, granularities={self.granularities!r}, "
+                f"oracle={self.oracle_names!r})")
+
+    # -- client side ----------------------------------------------------------------------------------------
+    def prepare_values(self, x: ArrayLike, *, name: str | None = None, nan_policy: str = "raise",
+                       fill_value: Any = None, out_of_range: str = "clip") -> FloatArray:
+        """Validate an ``(n, d)`` array (columns in the order of ``bounds``) or a DataFrame holding exactly
+        the columns of ``bounds`` (any order: matched by name), without drawing anything."""
+        columns = getattr(x, "columns", None)
+        if columns is not None and hasattr(x, "to_numpy") and not isinstance(x, np.ndarray):
+            have = list(columns)
+            missing = [c for c in self._columns if c not in have]
+            extra = [c for c in have if c not in self._columns]
+            if missing or extra or len(have) != len(self._columns):
+                subject = "x" if name is None else str(name)
+                raise ValueError(f"{subject}: HDG's columns are {list(self._columns)}; the DataFrame's are {have}"
+                                 + (f" (missing {missing})" if missing else "")
+                                 + (f" (not in bounds: {extra})" if extra else "")
+                                 + "; pass exactly the columns named in bounds, in any order")
+            frame: Any = x
+            x = frame[list(self._columns)]
+        return super().prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value,
+                                      out_of_range=out_of_range)
+
+    def _run_kernel(self, values, words, out):
+        launch(kernels.hdg_kernel, values, self._lows, self._inv_ranges, self._plan.table, words, out)
+
+    def _report_dtype(self):
+        return np.dtype(np.uint64)
+
+    def cells(self, x: ArrayLike, grid: int, **options: Any) -> np.ndarray:
+        """The cell of grid ``grid`` (an index into :attr:`grids`) holding each row, exactly as ``privatize``
+        maps it (validated the same way; for simulations and tests)."""
+        grid = check_int(grid, "grid", 0, self._plan.m - 1)
+        values = self.prepare_values(x, **options)
+        out = np.empty(values.shape[0], dtype=np.int64)
+        if values.shape[0]:
+            launch(kernels.hdg_cells_kernel, values, self._lows, self._inv_ranges, self._plan.table, grid, out)
+        return out
+
+    def true_grids(self, x: ArrayLike, **options: Any) -> tuple[np.ndarray, ...]:
+        """The true cell frequencies of every grid (1-D: ``g1``; 2-D: ``(g2, g2)``) of the rows of ``x``."""
+        out = []
+        for j, attrs in enumerate(self._plan.grids):
+            k = self._plan.oracles[j].k
+            f = np.bincount(self.cells(x, j, **options), minlength=k) / max(1, len(np.asarray(x)))
+            out.append(f if len(attrs) == 1 else f.reshape(self._plan.g2, self._plan.g2))
+        return tuple(out)
+
+    def report_grids(self, reports: Reports) -> np.ndarray:
+        """The grid (index into :attr:`grids`) of each report."""
+        if not isinstance(reports, Reports):
+            raise TypeError(f"report_grids expects Reports; got {type(reports).__name__}")
+        check_spec(self.spec, reports.spec, "reports")
+        return self._plan.report_grids(reports.codes)
+
+    # -- reports in a table column: already one uint64 each -----------------------------------------------------
+    def check_column_codes(self, where: str = "a column") -> None:
+        """An HDG report is one uint64 code: it always fits a column."""
+
+    def column_codes(self, reports: Reports) -> np.ndarray:
+        """The reports' uint64 codes (one per person: grid index and cell or hash fields)."""
+        check_spec(self.spec, reports.spec, "reports")
+        return reports.codes
+
+    def reports_from_column(self, codes: ArrayLike) -> Reports:
+        """The Reports behind column codes; codes that are not reports of this spec raise ValueError."""
+        return Reports(codes, self.spec)
+
+    # -- server side ----------------------------------------------------------------------------------------
+    @classmethod
+    def _check_counts(cls, counts, total, n_reports, spec):
+        """Per grid: a GRR block sums to the grid's reports, an OLH block's support counts are at most its
+        recorded number of reports; the grids' reports add up to ``n_reports``."""
+        from ..mechanisms._base import mechanism_for
+
+        plan = mechanism_for(spec)._plan
+        if n_reports is None:
+            if total:
+                raise ValueError(f"aggregate of {spec}: n_reports is required (OLH grids store support counts)")
+            n_reports = 0
+        grids_total = 0
+        for j, o in enumerate(plan.oracles):
+            block = counts[plan.offsets[j]:plan.offsets[j + 1]]
+            n_j = o.level_reports(block)
+            if o.hashed and block.size > 1 and block[:-1].max() > n_j:
+                cell = int(np.argmax(block[:-1]))
+                raise ValueError(f"aggregate of {spec}: grid {j}'s support count {block[cell]} of cell {cell} exceeds "
+                                 f"the grid's {n_j} reports")
+            grids_total += n_j
+        if grids_total != n_reports:
+            raise ValueError(f"aggregate of {spec}: n_reports={n_reports} but its grids hold {grids_total} reports")
+        return n_reports
+
+    def aggregate(self, reports: Reports) -> Aggregate:
+        """Every grid's counts (GRR: its cells' histogram; OLH: its cells' support counts and its number of
+        reports), concatenated: a mergeable :class:`~ldpnum.Aggregate` of :attr:`n_cells` counts."""
+        if not isinstance(reports, Reports):
+            raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
+        check_spec(self.spec, reports.spec, "reports")
+        return Aggregate(self._plan.aggregate(reports.codes), self.spec, n_reports=len(reports))
+
+    def empty_aggregate(self) -> Aggregate:
+        return Aggregate.empty(self.spec, per_report_counts=True)
+
+    def grid_counts(self, data: Reports | Aggregate) -> tuple[np.ndarray, ...]:
+        """Every grid's block of an aggregate (or of reports)."""
+        agg = self._as_aggregate(data)
+        o = self._plan.offsets
+        return tuple(agg.counts[o[j]:o[j + 1]] for j in range(self._plan.m))
+
+    def raw_grids(self, data: Reports | Aggregate) -> tuple[tuple[np.ndarray, ...], tuple[int, ...]]:
+        """Unbiased estimates of every grid's cell frequencies (among all people: each grid's reporters are
+        a uniformly random subset) and every grid's number of reports.
+
+        Raises ValueError when a grid received no report.
+        """
+        agg = self._as_aggregate(data)
+        plan = self._plan
+        blocks = self.grid_counts(agg)
+        n_per = tuple(o.level_reports(b) for o, b in zip(plan.oracles, blocks))
+        if agg.n_reports == 0:
+            raise ValueError("estimate_ranges: no reports")
+        if min(n_per) == 0:
+            empty = [self.grids[j] for j, v in enumerate(n_per) if v == 0]
+            raise ValueError(f"estimate_ranges: grid(s) {empty} received no reports ({agg.n_reports} reports in all, "
+                             f"spread over {plan.m} grids); collect more reports")
+        raw = []
+        for attrs, o, b in zip(plan.grids, plan.oracles, blocks):
+            f = o.estimate(b)
+            raw.append(f if len(attrs) == 1 else f.reshape(plan.g2, plan.g2))
+        return tuple(raw), n_per
+
+    def grid_variances(self, n_per: tuple[int, ...]) -> tuple[float, ...]:
+        """Variance of one raw cell estimate of each grid at frequency 0 (its oracle's, over its reports)."""
+        return tuple(float(o.variance(v)) for o, v in zip(self._plan.oracles, n_per))
+
+    def estimate_ranges(self, data: Reports | Aggregate, *, consistency: str = "hdg") -> MultiRangeEstimate:
+        """Estimate every grid and answer 1-D and 2-D range queries.
+
+        Parameters
+        ----------
+        data : Reports or Aggregate
+        consistency : {"hdg", "norm-sub", "none"}, default "hdg"
+            ``"hdg"``: the paper's post-processing (Norm-Sub, consistency between grids, response
+            matrices). ``"norm-sub"``: Norm-Sub on each grid, then the response matrices (grids need not
+            agree). ``"none"``: the raw unbiased grids (2-D queries from the 2-D grid, no response matrix).
+
+        Returns
+        -------
+        MultiRangeEstimate
+        """
+        check_choice(consistency, "consistency", HDG_CONSISTENCY)
+        agg = self._as_aggregate(data)
+        raw, n_per = self.raw_grids(agg)
+        plan = self._plan
+        d, g1, g2 = plan.d, plan.g1, plan.g2
+        n_iter, converged = 0, True
+        if consistency == "none":
+            ests = [np.array(r) for r in raw]
+        elif consistency == "norm-sub":
+            ests = [norm_sub(r.ravel()).reshape(r.shape) for r in raw]
+        else:
+            ests, n_iter, converged = make_consistent(raw, plan.grids, d, g1, g2)
+        marginals = tuple(ests[:d])
+        joints = []
+        if consistency == "none":
+            joints = list(ests[d:])
+        else:
+            for j in range(d, plan.m):
+                a, b = plan.grids[j]
+                M, _, _ = response_matrix(ests[a], ests[b], ests[j])
+                joints.append(M)
+        return MultiRangeEstimate(columns=self._columns, bounds=self._vector_bounds, marginals=marginals,
+                                  joints=tuple(joints), grids=tuple(ests), granularities=(g1, g2),
+                                  consistency=consistency, spec=agg.spec, n_reports=agg.n_reports,
+                                  grid_reports=n_per, grid_variances=self.grid_variances(n_per), n_iter=n_iter,
+                                  converged=converged)
+
+
+def check_hdg_codes(codes, spec):
+    """Validate HDG report codes against their spec (every :class:`~ldpnum.Reports` path): one ``uint64``
+    per report whose grid index is below ``m``; on an OLH grid ``y < g``; on a GRR grid ``y = 0`` and the
+    cell below the grid's cell count. Raises TypeError / ValueError naming the count and first index."""
+    codes = np.asarray(codes)
+    if codes.ndim != 1:
+        raise ValueError(f"codes must be one-dimensional; got shape {codes.shape}")
+    if codes.dtype.kind not in "iu":
+        raise TypeError(f"codes must be integers; got dtype {codes.dtype}")
+    if codes.dtype.kind == "i" and codes.size and codes.min() < 0:
+        bad = np.flatnonzero(codes < 0)
+        raise ValueError(f"codes has {bad.size} negative value(s), first at index {bad[0]} ({codes[bad[0]]})")
+    if spec.get("layout") != LAYOUT or spec.get("hash") != HASH_FAMILY:
+        raise ValueError(f"{spec} has an unknown report layout")
+    d = len(spec.get("columns"))
+    g1, g2 = spec.get("granularities")
+    gs = spec.get("g")
+    ks = [g1] * d + [g2 * g2] * (d * (d - 1) // 2)
+    if len(gs) != len(ks):
+        raise ValueError(f"{spec}: {len(gs)} grids in 'g' for {len(ks)} grids")
+    if codes.dtype != np.uint64 or codes.flags.writeable or not codes.flags.c_contiguous:
+        codes = np.array(codes, dtype=np.uint64, copy=True)
+    grid = ((codes & _GRID_MASK) >> np.uint64(kernels.GRID_SHIFT)).astype(np.intp)
+    bad = grid >= len(ks)
+    grid = np.minimum(grid, len(ks) - 1)
+    y_limit = np.array([g if g else 1 for g in gs], dtype=np.uint64)
+    payload_limit = np.array([1 << 48 if g else k for g, k in zip(gs, ks)], dtype=np.uint64)
+    bad |= (codes & _Y_MASK) >= y_limit[grid]
+    bad |= (codes >> _PAYLOAD_SHIFT) >= payload_limit[grid]
+    if bad.any():
+        idx = np.flatnonzero(bad)
+        raise ValueError(f"codes has {idx.size} report(s) that are not reports of {spec} (grid, hashed value or cell "
+                         f"out of range), first at index {idx[0]} ({int(codes[idx[0]]):#x})")
+    return codes
+
+
+register_code_check(HDG.name, check_hdg_codes)

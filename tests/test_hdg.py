@@ -1,0 +1,631 @@
+"""ldp.HDG: exact ε of every report, the grid choice, kernel vs plan and a NumPy reference, post-processing
+(consistency, response matrices against dense references), unbiasedness of raw range answers, bad input, the
+pandas path and reproducibility."""
+
+import math
+import pickle
+import time
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ldpnum as ldp
+from ldpnum import Aggregate, Reports, from_spec
+from ldpnum._kernels import client_hashing
+from ldpnum._kernels._jit import launch
+from ldpnum._random import assign_columns
+from ldpnum.multi import MultiRangeEstimate
+from ldpnum.multi.hdg import (ALPHA1, ALPHA2, HDGPlan, check_hdg_codes, guideline_granularities, max_inconsistency,
+                              response_matrix)
+
+from privacy_checks import PrivacyViolation, check_exact_epsilon, check_kernel_matches
+
+AB = {"a": (0.0, 1.0), "b": (-5.0, 5.0)}
+
+
+def seed_words(n, seed=0):
+    return [int(w) for w in np.random.default_rng(seed).bit_generator.random_raw(n)]
+
+
+def correlated(n, seed=0, r=0.8):
+    rng = np.random.default_rng(seed)
+    z = rng.multivariate_normal([0, 0], [[1, r], [r, 1]], n)
+    a = np.clip(0.5 + 0.18 * z[:, 0], 0, 1)
+    b = np.clip(1.8 * z[:, 1], -5, 5)
+    return np.column_stack([a, b])
+
+
+def fine_centers(hdg):
+    """One row at the centre of every cell of the g1 × g1 fine grid: together they hit every cell of every grid."""
+    g1 = hdg.granularities[0]
+    (la, ha), (lb, hb) = hdg.bounds["a"], hdg.bounds["b"]
+    ca = la + (np.arange(g1) + 0.5) * (ha - la) / g1
+    cb = lb + (np.arange(g1) + 0.5) * (hb - lb) / g1
+    return np.array([(x, y) for x in ca for y in cb])
+
+
+def all_cells(hdg, X):
+    return np.column_stack([hdg.cells(X, j) for j in range(len(hdg.grids))])
+
+
+# -- the granularity guideline ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n,eps,d", [(10**6, 0.5, 2), (10**6, 1.0, 2), (10**6, 4.0, 2), (10**5, 2.0, 5),
+                                     (10**7, 1.0, 10)])
+def test_guideline_is_the_papers_formula_rounded_to_powers_of_two(n, eps, d):
+    m = d + d * (d - 1) // 2
+    ee = math.exp(eps)
+    g1 = (n * (ee - 1) ** 2 * ALPHA1 ** 2 / (2 * m * ee)) ** (1 / 3)
+    g2 = (2 * ALPHA2 * (ee - 1) * (n / (m * ee)) ** 0.5) ** 0.5
+    r1, r2 = guideline_granularities(n, eps, d)
+
+    def nearest(x):  # the nearest power of two by distance (ties: the smaller), at least 2
+        return min((2 ** i for i in range(1, 20)), key=lambda c: (abs(c - x), c))
+
+    assert r2 == min(nearest(g2), 256)
+    assert r1 == min(max(nearest(g1), r2), 4096)
+    assert r1 % r2 == 0
+    assert ldp.HDG(eps, {f"c{i}": (0, 1) for i in range(d)}, n=n).granularities == (r1, r2)
+
+
+# -- the grid choice: independent of the values, exact probabilities ---------------------------------------------
+
+def test_grid_choice_is_assign_columns_multiply_shift_and_ignores_values():
+    hdg = ldp.HDG(1.0, AB, granularities=(16, 4))
+    n = 5000
+    X1, X2 = correlated(n, 1), correlated(n, 2)
+    g1 = hdg.report_grids(hdg.privatize(X1, rng=3))
+    g2 = hdg.report_grids(hdg.privatize(X2, rng=3))
+    np.testing.assert_array_equal(g1, g2)
+    words = np.random.default_rng(3).bit_generator.random_raw(3 * n)[0::3]
+    m = len(hdg.grids)
+    np.testing.assert_array_equal(g1, ((words >> np.uint64(16)) * np.uint64(m)) >> np.uint64(48))
+    # the same formula as assign_columns' (one word per row)
+    gen = np.random.default_rng(9)
+    expect = assign_columns(np.random.default_rng(9), 100, m)
+    w = gen.bit_generator.random_raw(100)
+    np.testing.assert_array_equal(expect, ((w >> np.uint64(16)) * np.uint64(m)) >> np.uint64(48))
+
+
+@pytest.mark.parametrize("d", [2, 3, 5, 10])
+def test_grid_weights_are_exact(d):
+    plan = HDGPlan(d, 4, 2, 1.0)
+    assert sum(plan.grid_weights) == 1
+    assert max(plan.grid_weights) - min(plan.grid_weights) <= Fraction(1, 2**48)
+    hdg = ldp.HDG(1.0, {f"c{i}": (0, 1) for i in range(d)}, granularities=(4, 2))
+    grids = hdg.report_grids(hdg.privatize(np.full((200_000, d), 0.3), rng=4))
+    check_kernel_matches(np.bincount(grids, minlength=plan.m), [float(w) for w in plan.grid_weights])
+
+
+# -- exact ε --------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("epsilon", [1.7, 2.0, 4.0, 8.0, 16.0, 20.0])
+def test_grr_grids_report_is_exactly_epsilon(epsilon):
+    """Every grid GRR (16 cells < 3e^ε + 2): all 64 rows (every fine cell) against each other, every report."""
+    hdg = ldp.HDG(epsilon, AB, granularities=(8, 4))
+    assert hdg.oracle_names == ("grr",) * 3
+    rows = [hdg.plan.exact_probabilities(c) for c in all_cells(hdg, fine_centers(hdg))]
+    assert all(len(r) == 8 + 8 + 16 for r in rows)
+    worst = check_exact_epsilon(rows, epsilon)
+    assert worst == max(o.oracle.plan.extreme_ratio() for o in hdg.plan.oracles)
+
+
+@pytest.mark.parametrize("epsilon", [0.001, 0.1, 0.5, 1.0, 2.0])
+def test_olh_grids_report_is_exactly_epsilon(epsilon):
+    """OLH grids: given the seed word (drawn apart from the values and the grid), every row pair and report,
+    for 16 seeds; the worst ratio is the oracles' (tight), never above e^ε."""
+    hdg = ldp.HDG(epsilon, AB, granularities=(16, 4) if epsilon < 1.5 else (32, 8))
+    assert set(hdg.oracle_names) == {"olh"}
+    cells = np.unique(all_cells(hdg, fine_centers(hdg)), axis=0)
+    worst = 0
+    for s in seed_words(16 if epsilon < 1.5 else 4, seed=1):
+        rows = [hdg.plan.exact_probabilities(c, seed=s) for c in cells]
+        worst = max(worst, check_exact_epsilon(rows, epsilon, tight=False))
+    assert worst == max(o.oracle.plan.extreme_ratio() for o in hdg.plan.oracles)
+    check_exact_epsilon(rows, epsilon, ratio=worst)
+
+
+def test_mixed_grids_report_is_exactly_epsilon():
+    hdg = ldp.HDG(3.0, AB, granularities=(16, 8))
+    assert hdg.oracle_names == ("grr", "grr", "olh")
+    cells = all_cells(hdg, fine_centers(hdg))
+    for s in seed_words(4, seed=2):
+        check_exact_epsilon([hdg.plan.exact_probabilities(c, seed=s) for c in cells], 3.0)
+
+
+def test_checker_rejects_planted_bugs():
+    """Negative controls: (1) the grid chosen from the values; (2) a 1.25ε plan; (3) a report of every grid;
+    (4) the hash seed derived from the cell."""
+    eps = 2.0
+    hdg = ldp.HDG(eps, AB, granularities=(8, 4))
+    plan = hdg.plan
+    cells = all_cells(hdg, fine_centers(hdg))
+    rows = []
+    for c in cells:
+        w = [Fraction(1, 2), Fraction(1, 4), Fraction(1, 4)] if c[0] % 2 else [Fraction(1, 4), Fraction(1, 2),
+                                                                               Fraction(1, 4)]
+        row = {}
+        for j, o in enumerate(plan.oracles):
+            for code, p in o.exact_probabilities(int(c[j])).items():
+                row[plan.report(j, code)] = w[j] * p
+        rows.append(row)
+    with pytest.raises(PrivacyViolation, match="exceeds"):
+        check_exact_epsilon(rows, eps)
+    loose = ldp.HDG(1.25 * eps, AB, granularities=(8, 4))
+    with pytest.raises(PrivacyViolation, match="exceeds"):
+        check_exact_epsilon([loose.plan.exact_probabilities(c) for c in cells], eps)
+    every = []
+    for c in cells[::7]:
+        p = [o.exact_probabilities(int(c[j])) for j, o in enumerate(plan.oracles)]
+        every.append({(x, y, z): px * py * pz for x, px in p[0].items() for y, py in p[1].items()
+                      for z, pz in p[2].items()})
+    with pytest.raises(PrivacyViolation, match="exceeds"):
+        check_exact_epsilon(every, eps)
+    olh = ldp.HDG(1.0, AB, granularities=(16, 4))
+    s = seed_words(1, seed=5)[0]
+    ocells = all_cells(olh, fine_centers(olh))
+    with pytest.raises(PrivacyViolation, match="exceeds"):
+        check_exact_epsilon([olh.plan.exact_probabilities(c, seed=s ^ (int(c[2]) << 16)) for c in ocells], 1.0)
+    check_exact_epsilon([plan.exact_probabilities(c) for c in cells], eps)  # the correct rows pass
+
+
+# -- kernel against the plan and a NumPy reference ----------------------------------------------------------------
+
+def _run_with_seed(hdg, X, seed, rng):
+    words = np.random.default_rng(rng).bit_generator.random_raw(3 * len(X))
+    words[1::3] = seed
+    out = np.empty(len(X), dtype=np.uint64)
+    hdg._run_kernel(hdg.prepare_values(X), words, out)
+    return out
+
+
+@pytest.mark.parametrize("eps,gran", [(1.0, (16, 4)), (3.0, (16, 8)), (4.0, (8, 4))])
+def test_kernel_matches_plan(eps, gran):
+    hdg = ldp.HDG(eps, AB, granularities=gran)
+    for i, s in enumerate(seed_words(2, seed=3)):
+        for j, row in enumerate([(0.0, -5.0), (0.77, 3.1)]):
+            X = np.tile(row, (200_000, 1))
+            exact = hdg.plan.exact_probabilities(all_cells(hdg, X[:1])[0], seed=s)
+            codes = list(exact)
+            got, cnt = np.unique(_run_with_seed(hdg, X, s, rng=10 * i + j), return_counts=True)
+            assert set(int(c) for c in got) <= set(codes)
+            counts = dict(zip((int(c) for c in got), cnt))
+            check_kernel_matches([counts.get(c, 0) for c in codes], [float(exact[c]) for c in codes])
+
+
+def test_kernel_twin_rejects_a_mutant():
+    hdg = ldp.HDG(1.0, AB, granularities=(16, 4))
+    s = seed_words(1, seed=4)[0]
+    exact = hdg.plan.exact_probabilities(all_cells(hdg, np.array([[0.99, 4.9]]))[0], seed=s)
+    codes = list(exact)
+    got, cnt = np.unique(_run_with_seed(hdg, np.tile((0.0, -5.0), (200_000, 1)), s, rng=5), return_counts=True)
+    counts = dict(zip((int(c) for c in got), cnt))
+    with pytest.raises(PrivacyViolation):
+        check_kernel_matches([counts.get(c, 0) for c in codes], [float(exact[c]) for c in codes])
+
+
+def naive_cells(X, bounds, attrs, gran):
+    out = 0
+    for a in attrs:
+        lo, hi = bounds[a]
+        u = np.clip((X[:, a] - lo) / (hi - lo), 0, 1)
+        out = out * gran + np.minimum(np.floor(u * gran).astype(np.int64), gran - 1)
+    return out
+
+
+def naive_aggregate(hdg, codes):
+    """Per grid: GRR histogram, or OLH support counts by the kernel's own hash probe, report by report."""
+    plan = hdg.plan
+    grid = (codes >> np.uint64(10)) & np.uint64(63)
+    blocks = []
+    for j, o in enumerate(plan.oracles):
+        part = codes[grid == j]
+        if o.hashed:
+            y = (part & np.uint64(1023)).astype(np.int64)
+            support = np.zeros(o.k + 1, dtype=np.int64)
+            for v in range(o.k):
+                h = np.empty(part.size, dtype=np.int64)
+                launch(client_hashing.local_hash_probe, np.ascontiguousarray(part), np.full(part.size, v), o.g, h)
+                support[v] = int(np.sum(h == y))
+            support[-1] = part.size
+            blocks.append(support)
+        else:
+            blocks.append(np.bincount((part >> np.uint64(16)).astype(np.int64), minlength=o.k))
+    return np.concatenate(blocks)
+
+
+@pytest.mark.parametrize("eps,gran", [(1.0, (16, 4)), (3.0, (16, 8))])
+def test_cells_and_aggregate_match_naive_references(eps, gran):
+    hdg = ldp.HDG(eps, AB, granularities=gran)
+    X = correlated(3000, 6)
+    X[:3] = [[0, -5], [1, 5], [0.5, 0]]
+    bounds = [AB["a"], AB["b"]]
+    for j, attrs in enumerate(hdg.plan.grids):
+        np.testing.assert_array_equal(hdg.cells(X, j), naive_cells(X, bounds, attrs, gran[len(attrs) - 1]))
+    r = hdg.privatize(X, rng=7)
+    np.testing.assert_array_equal(hdg.aggregate(r).counts, naive_aggregate(hdg, r.codes))
+
+
+# -- post-processing ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_consistency_holds_after_post_processing(d):
+    bounds = {"a": (0, 1), "b": (-5, 5), "c": (0, 1)} if d == 3 else AB
+    hdg = ldp.HDG(1.0, bounds, granularities=(32, 8))
+    X = correlated(60_000, 8)
+    if d == 3:
+        X = np.column_stack([X, np.random.default_rng(1).uniform(0, 1, len(X))])
+    est = hdg.estimate_ranges(hdg.privatize(X, rng=9))
+    assert est.converged
+    g1, g2 = hdg.granularities
+    assert max_inconsistency([np.array(g) for g in est.grids], hdg.plan.grids, d, g1, g2) < 1e-9
+    for g in est.grids:
+        assert g.min() >= 0 and g.sum() == pytest.approx(1, abs=1e-12)
+    # the response matrices have the 1-D grids as margins and the 2-D grid as block sums
+    for k, (a, b) in enumerate(hdg.plan.grids[d:]):
+        M = est.joints[k]
+        np.testing.assert_allclose(M.sum(axis=1), est.marginals[a], atol=1e-8)
+        np.testing.assert_allclose(M.sum(axis=0), est.marginals[b], atol=1e-8)
+        np.testing.assert_allclose(M.reshape(g2, g1 // g2, g2, g1 // g2).sum(axis=(1, 3)), est.grids[d + k],
+                                   atol=1e-8)
+    raw, _ = hdg.raw_grids(hdg.privatize(X, rng=9))
+    assert max_inconsistency([np.array(r) for r in raw], hdg.plan.grids, d, g1, g2) > 1e-3  # raw ones differ
+
+
+def naive_ipf(f_a, f_b, f_ab, n_iter):
+    """Iterative proportional fitting, one row, column and block at a time (plain loops)."""
+    g1, g2 = len(f_a), f_ab.shape[0]
+    r = g1 // g2
+    M = [[1.0 / g1 ** 2] * g1 for _ in range(g1)]
+    for _ in range(n_iter):
+        for i in range(g1):
+            s = sum(M[i])
+            if s > 0:
+                M[i] = [v * f_a[i] / s for v in M[i]]
+        for j in range(g1):
+            s = sum(M[i][j] for i in range(g1))
+            if s > 0:
+                for i in range(g1):
+                    M[i][j] *= f_b[j] / s
+        for p in range(g2):
+            for q in range(g2):
+                cells = [(i, j) for i in range(p * r, p * r + r) for j in range(q * r, q * r + r)]
+                s = sum(M[i][j] for i, j in cells)
+                if s > 0:
+                    for i, j in cells:
+                        M[i][j] *= f_ab[p, q] / s
+    return np.array(M)
+
+
+def test_response_matrix_matches_a_dense_reference():
+    rng = np.random.default_rng(0)
+    f_a = rng.dirichlet(np.ones(8))
+    f_b = rng.dirichlet(np.ones(8))
+    f_ab = rng.dirichlet(np.ones(4)).reshape(2, 2)
+    f_a[3] = 0.0
+    f_a /= f_a.sum()
+    M, n_iter, _ = response_matrix(f_a, f_b, f_ab, tol=0, max_iter=7)
+    assert n_iter == 7
+    np.testing.assert_allclose(M, naive_ipf(f_a, f_b, f_ab, 7), rtol=1e-12, atol=1e-15)
+
+
+def naive_range(T, bounds_a, bounds_b, qa, qb):
+    """The mass of a table (density uniform in each cell) inside [qa] × [qb], cell by cell."""
+    ga, gb = T.shape
+    ea = np.linspace(*bounds_a, ga + 1)
+    eb = np.linspace(*bounds_b, gb + 1)
+    total = 0.0
+    for i in range(ga):
+        fa = max(0.0, min(qa[1], ea[i + 1]) - max(qa[0], ea[i])) / (ea[i + 1] - ea[i])
+        for j in range(gb):
+            fb = max(0.0, min(qb[1], eb[j + 1]) - max(qb[0], eb[j])) / (eb[j + 1] - eb[j])
+            total += T[i, j] * fa * fb
+    return total
+
+
+@pytest.mark.parametrize("consistency", ["hdg", "norm-sub", "none"])
+def test_range_answers_match_dense_references(consistency):
+    hdg = ldp.HDG(2.0, AB, granularities=(8, 4))
+    est = hdg.estimate_ranges(hdg.privatize(correlated(20_000, 2), rng=1), consistency=consistency)
+    rng = np.random.default_rng(3)
+    lo = np.column_stack([rng.uniform(0, 1, 40), rng.uniform(-5, 5, 40)])
+    hi = lo + np.column_stack([rng.uniform(0, 1, 40), rng.uniform(0, 10, 40)])
+    hi = np.minimum(hi, [1, 5])
+    got = est.range({"a": (lo[:, 0], hi[:, 0]), "b": (lo[:, 1], hi[:, 1])})
+    swapped = est.range({"b": (lo[:, 1], hi[:, 1]), "a": (lo[:, 0], hi[:, 0])})
+    np.testing.assert_array_equal(got, swapped)
+    T = est.joints[0]
+    ref = [naive_range(T, AB["a"], AB["b"], (lo[i, 0], hi[i, 0]), (lo[i, 1], hi[i, 1])) for i in range(40)]
+    np.testing.assert_allclose(got, ref, atol=1e-12)
+    one = est.range({"b": (lo[:, 1], hi[:, 1])})
+    ref1 = [naive_range(est.marginals[1][None, :], (0, 1), AB["b"], (0, 1), (lo[i, 1], hi[i, 1])) for i in range(40)]
+    np.testing.assert_allclose(one, ref1, atol=1e-12)
+    assert est.range({"a": (0, 1), "b": (-5, 5)}) == pytest.approx(T.sum())
+    if consistency != "none":
+        assert est.range({"a": (0, 1), "b": (-5, 5)}) == pytest.approx(1.0)
+        assert est.marginal("a").range(0.2, 0.6) == pytest.approx(est.range({"a": (0.2, 0.6)}))
+
+
+# -- unbiased before post-processing -------------------------------------------------------------------------------
+
+def test_raw_2d_range_answers_are_unbiased_grr():
+    """GRR 2-D grid (16 cells at ε = 4): answers of grid-aligned rectangles (consistency='none') against the
+    truth, z-scores with the closed-form variance π(1-π)/(n_j (p-q)²), π = F(p + (s-1)q) + (1-F)sq, over
+    8 collections × 6 rectangles (fixed seeds)."""
+    hdg = ldp.HDG(4.0, AB, granularities=(8, 4))
+    o = hdg.plan.oracles[2]
+    assert o.name == "grr"
+    p, q = o.oracle.support_probabilities
+    X = correlated(60_000, 11)
+    rects = [((0, 0.5), (-5, 0)), ((0.25, 0.75), (-2.5, 2.5)), ((0, 1), (0, 5)), ((0.5, 0.75), (-5, 5)),
+             ((0, 0.25), (-5, -2.5)), ((0.75, 1), (2.5, 5))]
+    z = []
+    for seed in range(8):
+        est = hdg.estimate_ranges(hdg.privatize(X, rng=100 + seed), consistency="none")
+        n_j = est.grid_reports[2]
+        for (qa, qb) in rects:
+            true = float(np.mean((X[:, 0] >= qa[0]) & (X[:, 0] < qa[1] if qa[1] < 1 else True)
+                                 & (X[:, 1] >= qb[0]) & (X[:, 1] < qb[1] if qb[1] < 5 else True)))
+            s = round((qa[1] - qa[0]) * 4) * round((qb[1] - qb[0]) / 2.5)
+            pi = true * (p + (s - 1) * q) + (1 - true) * s * q
+            var = pi * (1 - pi) / (n_j * (p - q) ** 2)
+            z.append((est.range({"a": qa, "b": qb}) - true) / math.sqrt(var))
+    z = np.array(z)
+    assert np.abs(z).max() < 4.5
+    assert abs(z.mean()) < 4 / math.sqrt(z.size)  # no bias: the mean of 48 z-scores (sd 1/sqrt(48) if independent)
+    assert 0.5 < z.std() < 1.6
+
+
+def test_raw_olh_cells_are_unbiased():
+    """OLH 2-D grid (ε = 1, 64 cells): every raw cell estimate against the truth, z with the closed-form
+    variance π(1-π)/(n_j (p*-q*)²), π = F p* + (1-F) q*."""
+    hdg = ldp.HDG(1.0, AB, granularities=(16, 8))
+    o = hdg.plan.oracles[2]
+    assert o.name == "olh"
+    p, q = o.oracle.support_probabilities
+    X = correlated(150_000, 12)
+    truth = hdg.true_grids(X)[2].ravel()
+    raw, n_per = hdg.raw_grids(hdg.privatize(X, rng=13))
+    pi = truth * p + (1 - truth) * q
+    z = (raw[2].ravel() - truth) / np.sqrt(pi * (1 - pi) / (n_per[2] * (p - q) ** 2))
+    assert np.abs(z).max() < 4.5
+    assert abs(z.mean()) < 4 / math.sqrt(z.size)
+
+
+def test_consistent_answers_are_accurate():
+    X = correlated(200_000, 14)
+    hdg = ldp.HDG(2.0, AB, n=len(X))
+    est = hdg.estimate_ranges(hdg.privatize(X, rng=15))
+    true = np.mean((X[:, 0] <= 0.5) & (X[:, 1] <= 0.0))
+    assert abs(est.range({"a": (0, 0.5), "b": (-5, 0)}) - true) < 0.02
+    assert abs(est.range({"a": (0.25, 0.75)}) - np.mean((X[:, 0] >= 0.25) & (X[:, 0] <= 0.75))) < 0.02
+
+
+# -- aggregates, specs, reproducibility ---------------------------------------------------------------------------
+
+def test_aggregates_merge_and_count_checks():
+    hdg = ldp.HDG(1.0, AB, granularities=(16, 4))
+    X = correlated(4000, 3)
+    r = hdg.privatize(X, rng=0)
+    a, b = hdg.aggregate(r[:1500]), hdg.aggregate(r[1500:])
+    np.testing.assert_array_equal((a + b).counts, hdg.aggregate(r).counts)
+    assert (a + b).n_reports == 4000 and hdg.aggregate(r).counts.size == hdg.n_cells == 3 * 17
+    counts = hdg.aggregate(r).counts.copy()
+    counts[-1] += 1  # one more report recorded by an OLH grid than its grids sum to
+    with pytest.raises(ValueError, match="n_reports"):
+        Aggregate(counts, hdg.spec, n_reports=4000)
+    counts = hdg.aggregate(r).counts.copy()
+    counts[0] = counts[16] + 1  # a support count above the grid's reports
+    with pytest.raises(ValueError, match="exceeds"):
+        Aggregate(counts, hdg.spec, n_reports=4000)
+    assert hdg.empty_aggregate().n_reports == 0
+
+
+def test_codes_are_checked():
+    hdg = ldp.HDG(4.0, AB, granularities=(8, 4))
+    codes = np.array(hdg.privatize(correlated(100), rng=0).codes)
+    check_hdg_codes(codes, hdg.spec)
+    for bad in (np.uint64(3) << np.uint64(10), (np.uint64(8) << np.uint64(16)), np.uint64(1)):
+        c = codes.copy()
+        c[5] = bad
+        with pytest.raises(ValueError, match="first at index 5"):
+            Reports(c, hdg.spec)
+
+
+def test_spec_round_trip_reproducibility_and_pickling():
+    hdg = ldp.HDG(1.0, AB, granularities=(16, 4))
+    assert from_spec(hdg.spec) == hdg
+    assert ldp.HDG(1.0, AB, n=10**6) != ldp.HDG(1.0, AB, n=10**4)
+    X = correlated(5000, 4)
+    r1, r2 = hdg.privatize(X, rng=5), hdg.privatize(X, rng=5)
+    np.testing.assert_array_equal(r1.codes, r2.codes)
+    gen = np.random.default_rng(5)
+    parts = [hdg.privatize(X[:1234], rng=gen).codes, hdg.privatize(X[1234:], rng=gen).codes]
+    np.testing.assert_array_equal(np.concatenate(parts), r1.codes)
+    assert not np.array_equal(hdg.privatize(X, rng=6).codes, r1.codes)
+    assert not np.array_equal(hdg.privatize(X).codes, hdg.privatize(X).codes)
+    est = hdg.estimate_ranges(r1)
+    back = pickle.loads(pickle.dumps(est))
+    assert back.range({"a": (0, 0.3), "b": (-1, 1)}) == est.range({"a": (0, 0.3), "b": (-1, 1)})
+    assert est.epsilon == 1.0 and est.n_reports == 5000 and "MultiRangeEstimate" in repr(est)
+    with pytest.raises(AttributeError):
+        est.n_reports = 3
+
+
+def test_dataframe_columns_are_matched_by_name():
+    hdg = ldp.HDG(1.0, AB, granularities=(16, 4))
+    X = correlated(3000, 5)
+    df = pd.DataFrame({"b": X[:, 1], "a": X[:, 0]})
+    np.testing.assert_array_equal(hdg.privatize(df, rng=1).codes, hdg.privatize(X, rng=1).codes)
+    with pytest.raises(ValueError, match="missing"):
+        hdg.privatize(df[["a"]], rng=1)
+    with pytest.raises(ValueError, match="not in bounds"):
+        hdg.privatize(df.assign(c=1.0), rng=1)
+
+
+def test_pandas_accessor_tuple_key():
+    X = correlated(20_000, 6)
+    df = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "other": 1.0})
+    hdg = ldp.HDG(2.0, AB, granularities=(16, 4))
+    out = df.ldp.privatize({("a", "b"): hdg}, rng=0)
+    assert list(out.columns) == ["a,b"]
+    est = out["a,b"].ldp.estimate_ranges()
+    assert isinstance(est, MultiRangeEstimate) and est.name == "a,b"
+    direct = hdg.estimate_ranges(hdg.privatize(X, rng=ldp._random.child_rng(0, 0)))
+    assert est.range({"a": (0, 0.5), "b": (-5, 0)}) == direct.range({"a": (0, 0.5), "b": (-5, 0)})
+    swapped = df.ldp.privatize({("b", "a"): hdg}, rng=0)  # either order: columns matched by name
+    np.testing.assert_array_equal(swapped["b,a"].to_numpy(), out["a,b"].to_numpy())
+    with pytest.raises(ValueError, match="HDG's columns"):
+        df.ldp.privatize({("a", "other"): hdg}, rng=0)
+    with pytest.raises(ValueError, match="HDG's columns"):
+        df.ldp.privatize({("a", "b", "other"): hdg}, rng=0)
+
+
+# -- queries and results ----------------------------------------------------------------------------------------
+
+def test_many_queries_are_fast_and_results_are_usable():
+    X = correlated(100_000, 7)
+    hdg = ldp.HDG(2.0, AB, n=len(X))
+    est = hdg.estimate_ranges(hdg.privatize(X, rng=1))
+    rng = np.random.default_rng(0)
+    lo = rng.uniform(0, 0.5, (10_000, 2)) * [1, 10] + [0, -5]
+    hi = lo + [0.5, 5]
+    est.range({"a": (lo[:, 0], hi[:, 0]), "b": (lo[:, 1], hi[:, 1])})
+    t = time.perf_counter()
+    ans = est.range({"a": (lo[:, 0], hi[:, 0]), "b": (lo[:, 1], hi[:, 1])})
+    assert time.perf_counter() - t < 0.25 and ans.shape == (10_000,)
+    table = est.joint("a", "b")
+    assert table.shape == (hdg.granularities[0],) * 2 and table.to_numpy().sum() == pytest.approx(1)
+    np.testing.assert_allclose(est.joint("b", "a").to_numpy(), table.to_numpy().T)
+    T, ea, eb = est.joint("a", "b", as_frame=False)
+    assert ea[0] == 0 and eb[-1] == 5
+    m = est.marginal("b")
+    assert isinstance(m, ldp.DistributionEstimate) and m.name == "b"
+
+
+def test_plot_heat_map():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    hdg = ldp.HDG(2.0, AB, granularities=(16, 4))
+    est = hdg.estimate_ranges(hdg.privatize(correlated(5000), rng=1))
+    ax = est.plot("a", "b")
+    assert ax.get_xlabel() == "a" and ax.get_ylabel() == "b"
+    import matplotlib.pyplot as plt
+    plt.close("all")
+
+
+# -- bad input: one clear error, nothing drawn ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs,err,match", [
+    (dict(bounds=None), ValueError, "bounds is required"),
+    (dict(bounds=[(0, 1), (0, 1)]), TypeError, "mapping"),
+    (dict(bounds={"a": (0, 1)}), ValueError, "HierarchicalHistogram"),
+    (dict(bounds={f"c{i}": (0, 1) for i in range(11)}), ValueError, "2 to 10"),
+    (dict(bounds={1: (0, 1), "b": (0, 1)}), TypeError, "str"),
+    (dict(bounds={"a": (1, 0), "b": (0, 1)}), ValueError, "bounds"),
+    (dict(granularities=(16, 3)), ValueError, "multiple"),
+    (dict(granularities=(1, 1)), ValueError, "g1"),
+    (dict(granularities=16), TypeError, "pair"),
+    (dict(granularities=(8192, 8)), ValueError, "g1"),
+    (dict(n=0), ValueError, "n"),
+    (dict(epsilon=0.0), ValueError, "epsilon"),
+])
+def test_bad_parameters(kwargs, err, match):
+    args = dict(epsilon=1.0, bounds=AB)
+    args.update(kwargs)
+    eps = args.pop("epsilon")
+    with pytest.raises(err, match=match):
+        ldp.HDG(eps, **args)
+
+
+@pytest.mark.parametrize("X,err,match", [
+    (np.zeros(10), ValueError, "two-dimensional"),
+    (np.zeros((10, 3)), ValueError, "2 columns"),
+    (np.array([[0.5, 0.0], [np.nan, 0.0]]), ValueError, "missing"),
+    (np.array([["x", "y"]]), TypeError, "dtype"),
+    (np.array([[0.5, 0.0], [2.0, 0.0]]), ValueError, "outside"),
+])
+def test_bad_values_draw_nothing(X, err, match):
+    hdg = ldp.HDG(1.0, AB, granularities=(16, 4))
+    gen = np.random.default_rng(0)
+    state = gen.bit_generator.state
+    with pytest.raises(err, match=match):
+        hdg.privatize(X, rng=gen, out_of_range="raise")
+    assert gen.bit_generator.state == state
+
+
+def test_bad_queries():
+    hdg = ldp.HDG(1.0, AB, granularities=(16, 4))
+    est = hdg.estimate_ranges(hdg.privatize(correlated(5000), rng=1))
+    with pytest.raises(ValueError, match="unknown column 'c'"):
+        est.range({"c": (0, 1)})
+    with pytest.raises(ValueError, match="one or two columns"):
+        est.range({})
+    with pytest.raises(ValueError, match="leave its bounds"):
+        est.range({"a": (0, 1), "b": (-6, 0)})
+    with pytest.raises(ValueError, match="lo > hi"):
+        est.range({"a": ([0.1, 0.6], [0.5, 0.5])})
+    with pytest.raises(ValueError, match="non-finite"):
+        est.range({"a": (np.nan, 0.5)})
+    with pytest.raises(TypeError, match="pair"):
+        est.range({"a": 0.5})
+    with pytest.raises(TypeError, match="dict"):
+        est.range((0, 1))
+    with pytest.raises(ValueError, match="two different"):
+        est.joint("a", "a")
+    with pytest.raises(ValueError, match="consistency"):
+        hdg.estimate_ranges(hdg.privatize(correlated(100), rng=1), consistency="bogus")
+    with pytest.raises(ValueError, match="no reports"):
+        hdg.estimate_ranges(hdg.empty_aggregate())
+    with pytest.raises(ValueError, match="received no reports"):
+        hdg.estimate_ranges(hdg.privatize(correlated(1), rng=1))
+    with pytest.raises(ValueError, match="not distributions"):
+        hdg.estimate_ranges(hdg.privatize(correlated(3000), rng=1), consistency="none").marginal("a")
+
+
+def test_accessor_range_describe_and_quantile_on_a_multi_column():
+    X = correlated(20_000, 8)
+    df = pd.DataFrame({"a": X[:, 0], "b": X[:, 1]})
+    hdg = ldp.HDG(2.0, AB, granularities=(16, 4))
+    out = df.ldp.privatize({("a", "b"): hdg}, rng=0)
+    est = out["a,b"].ldp.estimate_ranges()
+    q = {"a": (0, 0.5), "b": (-5, 0)}
+    assert out["a,b"].ldp.range(q) == est.range(q)
+    with pytest.raises(TypeError, match="mapping"):
+        out["a,b"].ldp.range(0.5)
+    with pytest.raises(TypeError, match="marginal"):
+        out["a,b"].ldp.quantile(0.5)
+    table = out.ldp.describe()
+    assert list(table.index) == ["a", "b"]
+    assert table.loc["b", "50%"] == pytest.approx(est.marginal("b").quantile(0.5))
+    assert table.loc["a", "dist_mean"] == pytest.approx(est.marginal("a").mean)
+    s = pd.Series(np.random.default_rng(0).uniform(0, 1, 1000))
+    r = s.ldp.privatize(ldp.SquareWave(1.0, (0, 1)), rng=0)
+    assert r.ldp.range(0.2, 0.6) == r.ldp.estimate_distribution().range(0.2, 0.6)
+
+
+def test_the_guide_runs_as_written():
+    """docs/multi.md: its Python example runs, assertions included."""
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "multi.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "docs/multi.md", "exec"), {})
+
+
+def test_aggregate_bytes_and_parquet_round_trips(tmp_path):
+    hdg = ldp.HDG(1.0, AB, granularities=(16, 4))
+    X = correlated(2000, 9)
+    agg = hdg.aggregate(hdg.privatize(X, rng=0))
+    back = Aggregate.from_bytes(agg.to_bytes())
+    assert back.spec == agg.spec and np.array_equal(back.counts, agg.counts) and back.n_reports == 2000
+    out = pd.DataFrame({"a": X[:, 0], "b": X[:, 1]}).ldp.privatize({("a", "b"): hdg}, rng=0)
+    out.to_parquet(tmp_path / "r.parquet")
+    read = pd.read_parquet(tmp_path / "r.parquet")
+    q = {"a": (0, 0.5), "b": (-1, 3)}
+    assert read["a,b"].ldp.estimate_ranges().range(q) == out["a,b"].ldp.estimate_ranges().range(q)
