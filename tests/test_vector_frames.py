@@ -134,3 +134,18 @@ def test_dask_partitions_merge_exactly(frame):
     assert est == m.estimate_mean(agg, names=["q1", "q2", "q3"])
     assert len(whole) == N and whole["q1,q2,q3"].ldp.estimate_mean() == est
     assert r["q1,q2,q3"].ldp.estimate_mean() == est
+
+
+def test_dask_partitions_merge_exactly_for_hdg():
+    dd = pytest.importorskip("dask.dataframe")
+    import ldpnum.dask  # noqa: F401  (registers the accessor)
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"a": rng.uniform(0, 1, 40_000), "b": rng.uniform(0, 10, 40_000)})
+    hdg = ldp.HDG(2.0, bounds={"a": (0, 1), "b": (0, 10)}, n=40_000)
+    r = dd.from_pandas(df, npartitions=3).ldp.privatize({("a", "b"): hdg}, rng=7)
+    agg = r.ldp.aggregate("a,b").compute()
+    parts = [part.compute()["a,b"].ldp.aggregate() for part in r.to_delayed()]
+    assert agg == sum(parts[1:], parts[0]) and agg.n_reports == 40_000
+    whole = r.compute()
+    q = {"a": (0.2, 0.6), "b": (0.0, 5.0)}
+    assert whole["a,b"].ldp.range(q) == hdg.estimate_ranges(agg).range(q)
