@@ -1644,8 +1644,9 @@ def _parser():
                    help="the range of --what range: estimated fraction of values in [LO, HI]")
     e.add_argument("--n-bins", type=_positive_int, default=None, metavar="N",
                    help="buckets of the estimated distribution (window mechanisms; default: from n)")
-    e.add_argument("--method", choices=("ems", "em", "norm-sub"), default="ems",
-                   help="distribution estimator of window mechanisms (default ems)")
+    e.add_argument("--method", choices=("ems-cv", "ems", "em", "norm-sub"), default="ems-cv",
+                   help="distribution estimator of window mechanisms (default ems-cv, the library's: EMS with its "
+                        "smoothing chosen by held-out likelihood; ems: Li et al.'s EMS)")
     e.add_argument("--postprocess", choices=("none", "norm-sub", "simplex", "clip"), default="none",
                    help="frequencies: keep the unbiased estimate (default) or make it a distribution")
     e.add_argument("--level", type=_level, default=0.95, help="confidence level of the CIs (default 0.95)")
