@@ -85,8 +85,10 @@ def markdown(records):
              "covering the population value (target 93–98%; with this many collections a true 95% reads 91–99% "
              "about 95% of the time), and the mean interval width (units of the data for quantiles, probability "
              "for ranges). Time: one collection with its replicates.", "",
-             "| data | ε | " + " | ".join(f"cover {t}" for t in r0["targets"]) + " | width q50 | s/collection |",
-             "|---|---:|" + "---:|" * (len(r0["targets"]) + 2)]
+             "Ranges: " + "; ".join(dict.fromkeys(f"{r['data']}: range 1 = {r['targets'][3]}, range 2 = "
+                                                  f"{r['targets'][4]}" for r in records)) + ".", "",
+             "| data | ε | cover q25 | cover q50 | cover q75 | cover range 1 | cover range 2 | width q50 | "
+             "s/collection |", "|---|---:|" + "---:|" * (len(r0["targets"]) + 2)]
     for r in records:
         lines.append(f"| {r['data']} | {r['epsilon']:g} | " + " | ".join(f"{c:.2f}" for c in r["coverage"])
                      + f" | {r['width'][1]:.4g} | {r['seconds_per_collection']:.2f} |")
