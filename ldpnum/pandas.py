@@ -671,7 +671,7 @@ def _need(mech, method):
     return getattr(mech, method)
 
 
-def describe_aggregates(aggregates, *, level=0.95, sources=None):
+def describe_aggregates(aggregates, *, level=0.95, sources=None, bootstrap=None, rng=None):
     """Per column: the mean with its confidence interval and the quartiles, from aggregates.
 
     Parameters
@@ -682,6 +682,10 @@ def describe_aggregates(aggregates, *, level=0.95, sources=None):
         coordinate (means only).
     sources : mapping, optional
         Vector report column label -> the names of its coordinates (the value columns), for the row labels.
+    bootstrap : int, optional
+        Bootstrap the distribution estimates with this many replicates (e.g. 200; mechanisms whose
+        ``estimate_distribution`` takes ``bootstrap=``) and add ``level`` intervals of the quartiles:
+        columns ``25% low``, ``25% high``, ... (NaN for the others). ``rng`` seeds the resampling.
     level : float, optional
         Confidence level of the interval (default 0.95).
 
@@ -723,7 +727,8 @@ def describe_aggregates(aggregates, *, level=0.95, sources=None):
             continue
         est = None
         if hasattr(mech, "estimate_ranges") or hasattr(mech, "estimate_distribution"):
-            est = _queryable(mech, agg, {})
+            boot = bootstrap is not None and _takes(getattr(mech, "estimate_distribution", None), "bootstrap")
+            est = _queryable(mech, agg, {"bootstrap": bootstrap, "rng": rng} if boot else {})
         if hasattr(est, "marginal") and hasattr(est, "columns"):  # several columns in one report: one row each
             for col in est.columns:
                 dist = est.marginal(col)
@@ -744,11 +749,24 @@ def describe_aggregates(aggregates, *, level=0.95, sources=None):
             row["dist_mean"] = np.nan
         quartiles = est.quantile(np.array([0.25, 0.5, 0.75])) if est is not None else [np.nan] * 3
         row.update(zip(("25%", "50%", "75%"), (float(v) for v in quartiles)))
+        if bootstrap is not None and getattr(est, "replicates", None) is not None:
+            iv = est.quantile(np.array([0.25, 0.5, 0.75]), ci=level)
+            for p, lo_q, hi_q in zip(("25%", "50%", "75%"), iv.low, iv.high):
+                row[f"{p} low"], row[f"{p} high"] = float(lo_q), float(hi_q)
         rows.append(row)
         index.append(name)
     columns = ["mechanism", "epsilon", "n_reports", "mean", "std_error", "ci_low", "ci_high", "dist_mean", "25%",
                "50%", "75%"]
+    if bootstrap is not None:
+        columns += [f"{p} {side}" for p in ("25%", "50%", "75%") for side in ("low", "high")]
     return pd.DataFrame(rows, index=pd.Index(index, name="column"), columns=columns)
+
+
+def _takes(method, name):
+    """Whether ``method`` accepts the keyword ``name``."""
+    import inspect
+
+    return method is not None and name in inspect.signature(method).parameters
 
 
 def _budget_text(info):
@@ -1111,9 +1129,10 @@ class DataFrameAccessor:
         return keys.to_numpy()
 
     def describe(self, *, level: float = 0.95, specs: Mapping[Any, Spec] | None = None,
-                 by: Any = None) -> pd.DataFrame:
+                 by: Any = None, bootstrap: int | None = None, rng: Any = None) -> pd.DataFrame:
         """Per report column: mean with a ``level`` confidence interval and quartiles; with ``by`` (a public
-        group key, see :meth:`aggregate`), per group and column (a two-level row index).
+        group key, see :meth:`aggregate`), per group and column (a two-level row index); with ``bootstrap=B``
+        (e.g. 200), ``level`` intervals of the quartiles too (``25% low``, ``25% high``, ...).
 
         See :func:`describe_aggregates` for the columns of the result.
 
@@ -1128,13 +1147,14 @@ class DataFrameAccessor:
         """
         sources = {c: column_sources(self._obj, c) for c in self.specs if column_sources(self._obj, c) is not None}
         if by is None:
-            return describe_aggregates(self.aggregate(specs), level=level, sources=sources)
+            return describe_aggregates(self.aggregate(specs), level=level, sources=sources, bootstrap=bootstrap,
+                                       rng=rng)
         parts = {}
         for g, aggregates in self.aggregate(specs, by=by).items():
             for c, agg in aggregates.items():
                 if agg.n_reports == 0:
                     raise ValueError(f"group {g!r} has no reports in column {c!r}: nothing can be estimated for it "
                                      "(merge it with another group, or collect more)")
-            parts[g] = describe_aggregates(aggregates, level=level, sources=sources)
+            parts[g] = describe_aggregates(aggregates, level=level, sources=sources, bootstrap=bootstrap, rng=rng)
         label = by if isinstance(by, str) else "group"
         return pd.concat(parts, names=[label])

@@ -101,3 +101,15 @@ def test_coverage_of_quantile_intervals_fast():
         ci = est.quantile(qs, ci=0.95)
         hits += (ci.low <= truth) & (truth <= ci.high)
     assert hits.sum() / 120 >= 0.87, hits / 40
+
+
+def test_describe_shows_quartile_intervals():
+    import pandas as pd
+    df = pd.DataFrame({"t": np.random.default_rng(3).beta(5, 2, 20_000) * 60, "d": np.linspace(0, 1, 20_000)})
+    r = df.ldp.privatize({"t": ldp.SquareWave(2.0, (0, 60)), "d": ldp.Duchi(1.0, (0, 1))}, rng=1,
+                         strategy="all-columns")
+    d = r.ldp.describe(bootstrap=30, rng=0)
+    assert {"25% low", "50% high", "75% high"} <= set(d.columns)
+    assert d.loc["t", "50% low"] <= d.loc["t", "50%"] <= d.loc["t", "50% high"]
+    assert np.isnan(d.loc["d", "50% low"])  # a mean oracle has no distribution to bootstrap
+    assert "25% low" not in r.ldp.describe().columns
