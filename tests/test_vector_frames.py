@@ -149,3 +149,22 @@ def test_dask_partitions_merge_exactly_for_hdg():
     whole = r.compute()
     q = {"a": (0.2, 0.6), "b": (0.0, 5.0)}
     assert whole["a,b"].ldp.range(q) == hdg.estimate_ranges(agg).range(q)
+
+
+@pytest.mark.parametrize("make", [lambda: ldp.PrivUnitG(4.0, 3), lambda: ldp.PrivHS(2.0, 3),
+                                  lambda: ldp.DuchiMultivariate(1.0, BOUNDS)])
+def test_dask_partitions_merge_exactly_for_every_vector_mechanism(make):
+    dd = pytest.importorskip("dask.dataframe")
+    import ldpnum.dask  # noqa: F401  (registers the accessor)
+    m = make()
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((6_000, 3))
+    x *= 0.4 / np.linalg.norm(x, axis=1, keepdims=True)  # norms 0.4: inside the unit ball, and shifted, the box
+    df = pd.DataFrame(x + (0.0 if m.name != "duchi_multivariate" else np.array([0.5, 5.0, 0.0])),
+                      columns=["q1", "q2", "q3"])
+    r = dd.from_pandas(df, npartitions=3).ldp.privatize({("q1", "q2", "q3"): m}, rng=4)
+    agg = r.ldp.aggregate("q1,q2,q3").compute()
+    parts = [part.compute()["q1,q2,q3"].ldp.aggregate() for part in r.to_delayed()]
+    assert agg == sum(parts[1:], parts[0]) and agg.n_reports == 6_000
+    est = r.ldp.estimate_mean("q1,q2,q3")
+    assert est.names == ("q1", "q2", "q3") and est == m.estimate_mean(agg, names=["q1", "q2", "q3"])
