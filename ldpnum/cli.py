@@ -937,6 +937,38 @@ def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, pr
     return total, n_missing
 
 
+def _parse_range(tokens):
+    """``--range`` as ``(lo, hi)`` (two numbers) or ``{column: (lo, hi)}`` (``COL:LO:HI`` tokens)."""
+    def number(text):
+        try:
+            v = float(text)
+        except ValueError:
+            raise CLIError(f"--range: {text!r} is not a number") from None
+        if not math.isfinite(v):
+            raise CLIError(f"--range needs finite bounds; got {text!r}")
+        return v
+
+    if all(":" not in t for t in tokens):
+        if len(tokens) != 2:
+            raise CLIError(f"--range takes LO HI (two numbers) or COL:LO:HI per column; got {' '.join(tokens)!r}")
+        lo, hi = number(tokens[0]), number(tokens[1])
+        if lo > hi:
+            raise CLIError(f"--range needs LO <= HI; got {lo:g} {hi:g}")
+        return lo, hi
+    query = {}
+    for t in tokens:
+        parts = t.rsplit(":", 2)
+        if len(parts) != 3 or not parts[0]:
+            raise CLIError(f"--range: {t!r} is not COL:LO:HI")
+        col, lo, hi = parts[0], number(parts[1]), number(parts[2])
+        if col in query:
+            raise CLIError(f"--range names column {col!r} twice")
+        if lo > hi:
+            raise CLIError(f"--range {t!r}: LO must not exceed HI")
+        query[col] = (lo, hi)
+    return query
+
+
 def _check_request(mech, whats, args):
     """What to estimate (``whats``, or the mechanism's default when None), checked against the mechanism and
     the plot destination before a report is read: a wrong request fails at once, not after streaming a
@@ -945,17 +977,27 @@ def _check_request(mech, whats, args):
     has_mean = hasattr(mech, "estimate_mean")
     has_dist = hasattr(mech, "estimate_distribution")
     is_freq = hasattr(mech, "estimate_frequencies")
-    numerical = has_mean or has_dist
+    numerical = has_mean or has_dist or hasattr(mech, "estimate_ranges")
+    ranges_only = hasattr(mech, "estimate_ranges") and not (has_mean or has_dist)
     if whats is None:
+        if ranges_only:
+            raise CLIError(f"{name} reports answer range queries over their columns: pass --range COL:LO:HI ...")
         whats = ["mean"] if has_mean else ["distribution"] if has_dist else \
             ["frequencies"] if is_freq else ["mean"]
+    if ranges_only and any(w != "range" for w in whats):
+        raise CLIError(f"{name} reports answer range queries only (--what range with --range COL:LO:HI ...)")
     for what in whats:
         if what == "frequencies" and not is_freq:
             raise CLIError(f"{name} reports are numerical; --what frequencies needs a frequency oracle's reports "
                            "(grr, oue, olh, ...)")
         if what != "frequencies" and not numerical:
             raise CLIError(f"{name} reports are categorical: use --what frequencies")
-        if (what in ("distribution", "quantiles", "range") or args.plot) and not has_dist:
+        multi = isinstance(args.range, dict)
+        if what == "range" and multi != (hasattr(mech, "estimate_ranges") and not has_dist
+                                         and not hasattr(mech, "estimate_mean")):
+            raise CLIError(f"{name} reports answer --range {'LO HI' if multi else 'COL:LO:HI ...'}, not "
+                           f"{'COL:LO:HI' if multi else 'LO HI'}")
+        if (what in ("distribution", "quantiles") or args.plot or (what == "range" and not multi)) and not has_dist:
             raise CLIError(f"{name} reports estimate {'frequencies' if is_freq else 'means'} only; distributions, "
                            "quantiles, ranges and plots need square_wave, general_wave, piecewise, hybrid or "
                            "hierarchical_histogram")
@@ -997,6 +1039,10 @@ def _estimates(mech, agg, whats, args):
         elif what == "quantiles":
             d = distribution()
             out["quantiles"] = {"q": list(args.quantiles), "value": [float(v) for v in d.quantile(args.quantiles)]}
+        elif what == "range" and isinstance(args.range, dict):  # several value columns (HDG)
+            mass = float(mech.estimate_ranges(agg).range(args.range))
+            out["range"] = {"query": {c: list(v) for c, v in args.range.items()}, "mass": mass,
+                            "count": mass * agg.n_reports, "n_reports": agg.n_reports}
         elif what == "range":
             lo, hi = args.range
             if is_tree:
@@ -1048,8 +1094,9 @@ def _print_estimates(out, head, file):
             print(f"{p:>10g}  {_g(v):>12}", file=file)
     if "range" in out:
         r = out["range"]
-        print(f"P({_g(r['low'])} <= X <= {_g(r['high'])}) = {r['mass']:.4f} (about {r['count']:,.0f} of "
-              f"{r['n_reports']:,} values)", file=file)
+        where = (" and ".join(f"{_g(lo)} <= {c} <= {_g(hi)}" for c, (lo, hi) in r["query"].items()) if "query" in r
+                 else f"{_g(r['low'])} <= X <= {_g(r['high'])}")
+        print(f"P({where}) = {r['mass']:.4f} (about {r['count']:,.0f} of {r['n_reports']:,} values)", file=file)
     if "frequencies" in out:
         f = out["frequencies"]
         k = len(f["frequency"])
@@ -1640,8 +1687,10 @@ def _parser():
                         "hierarchical_histogram, or frequencies for a categorical frequency oracle)")
     e.add_argument("--quantiles", "-q", nargs="+", type=_probability, default=[0.25, 0.5, 0.75], metavar="Q",
                    help="quantile levels for --what quantiles (default 0.25 0.5 0.75)")
-    e.add_argument("--range", nargs=2, type=float, default=None, metavar=("LO", "HI"),
-                   help="the range of --what range: estimated fraction of values in [LO, HI]")
+    e.add_argument("--range", nargs="+", default=None, metavar="LO HI | COL:LO:HI",
+                   help="the range of --what range: estimated fraction of values in [LO, HI]; for a report "
+                        "column of several value columns (HDG), one COL:LO:HI per column of a 1-D or 2-D query, "
+                        "e.g. --range dep_time:360:540 distance:0:1000")
     e.add_argument("--n-bins", type=_positive_int, default=None, metavar="N",
                    help="buckets of the estimated distribution (window mechanisms; default: from n)")
     e.add_argument("--method", choices=("ems-cv", "ems", "em", "norm-sub"), default="ems-cv",
@@ -1777,9 +1826,7 @@ def _cmd_estimate(args):
     _require_pyarrow()
     whats = list(dict.fromkeys(args.what)) if args.what else None
     if args.range is not None:
-        lo, hi = args.range
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
-            raise CLIError(f"--range needs finite LO <= HI; got {lo:g} {hi:g}")
+        args.range = _parse_range(args.range)
         if whats is None:
             whats = ["range"]
     if whats and "range" in whats and args.range is None:

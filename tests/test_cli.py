@@ -534,3 +534,43 @@ def test_privatize_records_the_collection_in_a_ledger(tmp_path):
     assert main(["privatize", str(src), str(tmp_path / "o3.parquet"), "-c", "x", "-m", "duchi", "-e", "1",
                  "-b", "0", "1", "--people-column", "user"]) == 2
     assert main(base[:-2]) == 2  # --ledger without --people-column
+
+
+def test_estimate_a_two_column_range_of_hdg_reports(tmp_path, capsys):
+    import json
+    import pandas as pd
+    import ldpnum as ldp
+    from ldpnum.cli import main
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"dep_time": rng.uniform(0, 1440, 50_000), "distance": rng.uniform(0, 5000, 50_000)})
+    hdg = ldp.HDG(2.0, bounds={"dep_time": (0, 1440), "distance": (0, 5000)}, n=50_000)
+    r = df.ldp.privatize({("dep_time", "distance"): hdg}, rng=1)
+    path = tmp_path / "r.parquet"
+    r.to_parquet(path)
+    query = {"dep_time": (360.0, 540.0), "distance": (0.0, 1000.0)}
+    want = float(r["dep_time,distance"].ldp.range(query))
+    assert main(["estimate", str(path), "-c", "dep_time,distance", "--range", "dep_time:360:540",
+                 "distance:0:1000", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["range"]["mass"] == want and doc["range"]["query"]["distance"] == [0.0, 1000.0]
+    assert main(["estimate", str(path), "-c", "dep_time,distance", "--range", "dep_time:360:540"]) == 0
+    assert "360 <= dep_time <= 540" in capsys.readouterr().out
+    # a one-column range on HDG reports, a COL:LO:HI range on one-column reports, malformed tokens
+    assert main(["estimate", str(path), "-c", "dep_time,distance", "--range", "0", "1"]) == 2
+    assert main(["estimate", str(path), "-c", "dep_time,distance", "--range", "dep_time:5"]) == 2
+    assert main(["estimate", str(path), "-c", "dep_time,distance", "--range", "nope:0:1"]) == 2
+    assert main(["estimate", str(path), "-c", "dep_time,distance", "--range", "dep_time:9:1"]) == 2
+
+
+def test_hdg_reports_without_a_range_get_one_clear_error(tmp_path, capsys):
+    import pandas as pd
+    import ldpnum as ldp
+    from ldpnum.cli import main
+
+    df = pd.DataFrame({"a": np.linspace(0, 1, 2000), "b": np.linspace(0, 1, 2000)})
+    r = df.ldp.privatize({("a", "b"): ldp.HDG(1.0, bounds={"a": (0, 1), "b": (0, 1)}, n=2000)}, rng=0)
+    r.to_parquet(tmp_path / "r.parquet")
+    assert main(["estimate", str(tmp_path / "r.parquet"), "-c", "a,b"]) == 2
+    assert "pass --range COL:LO:HI" in capsys.readouterr().err
+    assert main(["estimate", str(tmp_path / "r.parquet"), "-c", "a,b", "-w", "mean", "--range", "a:0:1"]) == 2
