@@ -19,6 +19,20 @@ def code_dtype(n_cells: int) -> "np.dtype[np.unsignedinteger]":
     raise ValueError(f"output alphabet too large: {n_cells} cells")
 
 
+def check_integer_codes(codes: ArrayLike, what: str = "codes") -> np.ndarray:
+    """``codes`` as a 1-D NumPy array of non-negative integers (not copied), else one clear error: the shared
+    first step of every structured-code check (hashing, hierarchical, PI-RAPPOR, HDG, vector column codes)."""
+    codes = np.asarray(codes)
+    if codes.ndim != 1:
+        raise ValueError(f"{what} must be one-dimensional; got shape {codes.shape}")
+    if codes.dtype.kind not in "iu":
+        raise TypeError(f"{what} must be integers; got dtype {codes.dtype}")
+    if codes.dtype.kind == "i" and codes.size and codes.min() < 0:
+        bad = np.flatnonzero(codes < 0)
+        raise ValueError(f"{what} has {bad.size} negative value(s), first at index {bad[0]} ({codes[bad[0]]})")
+    return codes
+
+
 class Reports:
     """Randomized reports: integer codes of a finite output alphabet, plus the :class:`Spec` to decode them.
 

@@ -61,7 +61,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..spec import check_spec
-from ..reports import Reports, register_code_check
+from ..reports import Reports, check_integer_codes, register_code_check
 from ..aggregate import Aggregate
 from ..aggregate import support_counts as support_count_check
 from .._counting import count_in_slices, n_threads
@@ -196,14 +196,7 @@ def check_local_hash_codes(codes, spec):
     g = spec.get("g")
     if spec.get("hash") != HASH_FAMILY or not isinstance(g, int):
         raise ValueError(f"{spec} is not a local-hashing spec")
-    codes = np.asarray(codes)
-    if codes.ndim != 1:
-        raise ValueError(f"codes must be one-dimensional; got shape {codes.shape}")
-    if codes.dtype.kind not in "iu":
-        raise TypeError(f"codes must be integers; got dtype {codes.dtype}")
-    if codes.dtype.kind == "i" and codes.size and codes.min() < 0:
-        bad = np.flatnonzero(codes < 0)
-        raise ValueError(f"codes has {bad.size} negative value(s), first at index {bad[0]}")
+    codes = check_integer_codes(codes)
     if codes.dtype != np.uint64 or codes.flags.writeable or not codes.flags.c_contiguous:
         codes = np.array(codes, dtype=np.uint64, copy=True)  # the caller keeps their array
     bad = (codes & Y_MASK) >= np.uint64(g)

@@ -65,7 +65,7 @@ from ..estimation.postprocess import norm_sub
 from ..frequency import recommend
 from ..frequency.hashing import HASH_FAMILY, OLH, olh_g
 from ..ranges.hierarchical import GRRLevel, OLHLevel
-from ..reports import Reports, register_code_check
+from ..reports import Reports, check_integer_codes, register_code_check
 from ..spec import check_spec
 from ..vectors._base import VectorMechanism, check_int, check_vector_bounds
 from ._result import MultiRangeEstimate
@@ -645,14 +645,7 @@ def check_hdg_codes(codes, spec):
     """Validate HDG report codes against their spec (every :class:`~ldpnum.Reports` path): one ``uint64``
     per report whose grid index is below ``m``; on an OLH grid ``y < g``; on a GRR grid ``y = 0`` and the
     cell below the grid's cell count. Raises TypeError / ValueError naming the count and first index."""
-    codes = np.asarray(codes)
-    if codes.ndim != 1:
-        raise ValueError(f"codes must be one-dimensional; got shape {codes.shape}")
-    if codes.dtype.kind not in "iu":
-        raise TypeError(f"codes must be integers; got dtype {codes.dtype}")
-    if codes.dtype.kind == "i" and codes.size and codes.min() < 0:
-        bad = np.flatnonzero(codes < 0)
-        raise ValueError(f"codes has {bad.size} negative value(s), first at index {bad[0]} ({codes[bad[0]]})")
+    codes = check_integer_codes(codes)
     if spec.get("layout") != LAYOUT or spec.get("hash") != HASH_FAMILY:
         raise ValueError(f"{spec} has an unknown report layout")
     d = len(spec.get("columns"))

@@ -31,7 +31,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..spec import check_spec
-from ..reports import Reports, code_dtype, register_code_check
+from ..reports import Reports, check_integer_codes, code_dtype, register_code_check
 from ..aggregate import Aggregate, count_codes
 from .._kernels import client_hashing
 from .._kernels import client_hierarchy as kernels
@@ -860,14 +860,7 @@ def check_hierarchy_codes(codes, spec):
     on an OLH level ``y < g``; on a GRR level ``y = 0`` and GRR's code below the level's node count.
     Raises TypeError / ValueError naming the count and first index of bad reports.
     """
-    codes = np.asarray(codes)
-    if codes.ndim != 1:
-        raise ValueError(f"codes must be one-dimensional; got shape {codes.shape}")
-    if codes.dtype.kind not in "iu":
-        raise TypeError(f"codes must be integers; got dtype {codes.dtype}")
-    if codes.dtype.kind == "i" and codes.size and codes.min() < 0:
-        bad = np.flatnonzero(codes < 0)
-        raise ValueError(f"codes has {bad.size} negative value(s), first at index {bad[0]} ({codes[bad[0]]})")
+    codes = check_integer_codes(codes)
     layout = spec.get("layout")
     if layout is None:
         dt = code_dtype(spec.n_cells)

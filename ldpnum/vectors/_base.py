@@ -9,7 +9,7 @@ import numpy as np
 from ..exceptions import ClippingWarning, InvalidValuesError
 from ..mechanisms._base import Mechanism
 from .._typing import ArrayLike, FloatArray, SeedLike
-from ..reports import Reports
+from ..reports import Reports, check_integer_codes
 from .._validation import _is_real_scalar, check_bounds, check_choice, check_epsilon, dtype_hint, prepared
 
 __all__ = ["VectorMechanism", "check_vector_bounds", "check_vectors", "MAX_DIM", "column_words"]
@@ -126,15 +126,7 @@ def check_vectors(x: ArrayLike, lows: FloatArray, highs: FloatArray, *, name: st
 
 def column_words(codes: ArrayLike, what: str) -> np.ndarray:
     """The codes of a table column as a 1-D uint64 array, after checking they are non-negative integers."""
-    arr = np.asarray(codes)
-    if arr.ndim != 1:
-        raise ValueError(f"{what}: column codes must be one-dimensional; got shape {arr.shape}")
-    if arr.dtype.kind not in "iu":
-        raise TypeError(f"{what}: column codes must be integers; got dtype {arr.dtype}")
-    if arr.dtype.kind == "i" and arr.size and arr.min() < 0:
-        bad = np.flatnonzero(arr < 0)
-        raise ValueError(f"{what}: {bad.size} column code(s) are negative, first at index {bad[0]} ({arr[bad[0]]})")
-    return arr.astype(np.uint64)
+    return check_integer_codes(codes, f"{what} column codes").astype(np.uint64)
 
 
 class VectorMechanism(Mechanism):
