@@ -19,7 +19,7 @@ from .reports import code_dtype
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Aggregate", "count_codes", "register_count_check", "single_code_counts", "support_counts",
+__all__ = ["Aggregate", "check_block_counts", "count_codes", "register_count_check", "single_code_counts", "support_counts",
            "FRAME_ATTRS_KEY", "N_REPORTS_KEY"]
 
 
@@ -38,6 +38,30 @@ N_REPORTS_KEY = -1
 
 _I64_MAX = int(np.iinfo(np.int64).max)
 _COUNT_CHECKS: dict[str, Callable[..., int | None]] = {}
+
+
+def check_block_counts(counts, blocks, offsets, n_reports, spec, *, block="level", cell="cell", first=0):
+    """Count check of an aggregate made of blocks of single-code or support counts, one block per oracle
+    (hierarchical levels, HDG grids): ``blocks[j].level_reports(block)`` gives block ``j``'s reports; a hashed
+    block's support counts are at most its reports; the blocks' reports add up to ``n_reports`` (required
+    whenever there are counts). Messages number blocks from ``first``. Returns ``n_reports``."""
+    if n_reports is None:
+        if int(np.sum(counts)):
+            raise ValueError(f"aggregate of {spec}: n_reports is required (hashed {block}s store support counts, "
+                             "whose sum is not the number of reports)")
+        n_reports = 0
+    total = 0
+    for j, oracle in enumerate(blocks):
+        part = counts[offsets[j]:offsets[j + 1]]
+        n_j = oracle.level_reports(part)
+        if oracle.hashed and part.size > 1 and part[:-1].max() > n_j:
+            c = int(np.argmax(part[:-1]))
+            raise ValueError(f"aggregate of {spec}: {block} {j + first}'s support count {part[c]} of {cell} {c} "
+                             f"exceeds the {block}'s {n_j} reports")
+        total += n_j
+    if total != n_reports:
+        raise ValueError(f"aggregate of {spec}: n_reports={n_reports} but its {block}s hold {total} reports")
+    return n_reports
 
 
 def register_count_check(mechanism, check):

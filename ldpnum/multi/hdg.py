@@ -60,7 +60,7 @@ from .._kernels import client_multi as kernels
 from .._kernels._jit import launch
 from .._typing import ArrayLike, FloatArray
 from .._validation import check_choice
-from ..aggregate import Aggregate, count_codes
+from ..aggregate import Aggregate, check_block_counts, count_codes
 from ..estimation.postprocess import norm_sub
 from ..frequency import recommend
 from ..frequency.hashing import HASH_FAMILY, OLH, olh_g
@@ -538,22 +538,7 @@ class HDG(VectorMechanism):
         from ..mechanisms._base import mechanism_for
 
         plan = mechanism_for(spec)._plan
-        if n_reports is None:
-            if total:
-                raise ValueError(f"aggregate of {spec}: n_reports is required (OLH grids store support counts)")
-            n_reports = 0
-        grids_total = 0
-        for j, o in enumerate(plan.oracles):
-            block = counts[plan.offsets[j]:plan.offsets[j + 1]]
-            n_j = o.level_reports(block)
-            if o.hashed and block.size > 1 and block[:-1].max() > n_j:
-                cell = int(np.argmax(block[:-1]))
-                raise ValueError(f"aggregate of {spec}: grid {j}'s support count {block[cell]} of cell {cell} exceeds "
-                                 f"the grid's {n_j} reports")
-            grids_total += n_j
-        if grids_total != n_reports:
-            raise ValueError(f"aggregate of {spec}: n_reports={n_reports} but its grids hold {grids_total} reports")
-        return n_reports
+        return check_block_counts(counts, plan.oracles, plan.offsets, n_reports, spec, block="grid")
 
     def aggregate(self, reports: Reports) -> Aggregate:
         """Every grid's counts (GRR: its cells' histogram; OLH: its cells' support counts and its number of

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..spec import check_spec
 from ..reports import Reports, check_integer_codes, code_dtype, register_code_check
-from ..aggregate import Aggregate, count_codes
+from ..aggregate import Aggregate, check_block_counts, count_codes
 from .._kernels import client_hashing
 from .._kernels import client_hierarchy as kernels
 from .._kernels._jit import launch
@@ -641,24 +641,8 @@ class HierarchicalHistogram(Mechanism):
         plan = mechanism_for(spec)._plan
         if not plan.packed:
             return super()._check_counts(counts, total, n_reports, spec)
-        if n_reports is None:
-            if total:
-                raise ValueError(f"aggregate of {spec}: n_reports is required (hashing levels store support "
-                                 "counts, whose sum is not the number of reports)")
-            n_reports = 0
-        levels_total = 0
-        for l, lvl in enumerate(plan.levels):
-            block = counts[plan.offsets[l]:plan.offsets[l + 1]]
-            n_l = lvl.level_reports(block)
-            if lvl.hashed and block.size > 1 and block[:-1].max() > n_l:
-                cell = int(np.argmax(block[:-1]))
-                raise ValueError(f"aggregate of {spec}: level {l + 1}'s support count {block[cell]} of node "
-                                 f"{cell} exceeds the level's {n_l} reports")
-            levels_total += n_l
-        if levels_total != n_reports:
-            raise ValueError(f"aggregate of {spec}: n_reports={n_reports} but its levels hold {levels_total} "
-                             "reports")
-        return n_reports
+        return check_block_counts(counts, plan.levels, plan.offsets, n_reports, spec, block="level", cell="node",
+                                  first=1)
 
     def __init__(self, epsilon: float, bounds: Bounds, *, n_leaves: int = 1024, branching: int | None = None,
                  oracle: str | tuple[str, ...] = "auto") -> None:
