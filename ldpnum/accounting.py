@@ -372,11 +372,16 @@ class PrivacyLedger:
             warnings.warn(BudgetWarning(msg + "; recorded anyway (on_exceed='warn')"), stacklevel=4)
 
     def record(self, *, epsilon: float, people: Any, specs: Any = None, strategy: str | None = None,
-               label: str | None = None, delta: float = 0.0) -> dict:
+               label: str | None = None, delta: float = 0.0, shuffled: bool = False,
+               shuffle_delta: float = 1e-6) -> dict:
         """Record one collection: ``epsilon`` spent by each of ``people`` (ids: the rows' index, user ids).
 
         ``specs`` (mechanism specs or a mapping column -> spec) and ``strategy`` are kept for the record;
-        ``label`` names the collection. Checks the cap first (see :meth:`check`). Returns the entry.
+        ``label`` names the collection. Checks the cap first (see :meth:`check`). With ``shuffled=True`` (the
+        reports reached the analyst anonymized and shuffled together) the entry also shows the central
+        ``(ε, shuffle_delta)`` of the batch (:func:`shuffle_epsilon` over its people) next to the local ε; the
+        totals stay local ε (what a person gave up towards whoever sees reports before the shuffle).
+        Returns the entry.
         """
         eps = _check_epsilon_spent(epsilon)
         ids = _person_ids(people)
@@ -392,7 +397,10 @@ class PrivacyLedger:
             spec_list = [str(s) for s in specs]
         else:
             spec_list = [str(specs)]
+        central = shuffle_epsilon(eps, len(ids), shuffle_delta) if shuffled and len(ids) else None
         entry = {"label": None if label is None else str(label), "epsilon": eps, "delta": float(delta),
+                 "shuffled_epsilon": None if central is None else central.epsilon,
+                 "shuffled_delta": None if central is None else float(shuffle_delta),
                  "strategy": strategy, "mechanisms": spec_list, "n_people": len(ids),
                  "time": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                  "people": ids.tolist()}
@@ -413,8 +421,9 @@ class PrivacyLedger:
         """One row per recorded collection: label, epsilon per person, delta, strategy, mechanisms, people, time."""
         import pandas as pd
 
-        cols = ["label", "epsilon", "delta", "strategy", "mechanisms", "n_people", "time"]
-        return pd.DataFrame([{k: e[k] for k in cols} for e in self._entries], columns=cols)
+        cols = ["label", "epsilon", "delta", "shuffled_epsilon", "shuffled_delta", "strategy", "mechanisms",
+                "n_people", "time"]
+        return pd.DataFrame([{k: e.get(k) for k in cols} for e in self._entries], columns=cols)
 
     def to_json(self) -> str:
         """The ledger as JSON (collections with their people ids; the cap and policy)."""
@@ -436,7 +445,8 @@ class PrivacyLedger:
         for e in data["entries"]:
             ledger.record(epsilon=e["epsilon"], people=e["people"], specs=e.get("mechanisms"),
                           strategy=e.get("strategy"), label=e.get("label"), delta=e.get("delta", 0.0))
-            ledger._entries[-1]["time"] = e.get("time")
+            for key in ("time", "shuffled_epsilon", "shuffled_delta"):
+                ledger._entries[-1][key] = e.get(key)
             ledger._entries[-1]["mechanisms"] = list(e.get("mechanisms") or [])
         ledger.cap = policy
         return ledger

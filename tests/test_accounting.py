@@ -217,3 +217,15 @@ def test_ledger_constructor_and_accessor_arguments():
         s.ldp.privatize(ldp.Duchi(1.0, (0, 1)), ledger={})
     with pytest.raises(ValueError, match="ids for"):
         s.ldp.privatize(ldp.Duchi(1.0, (0, 1)), ledger=ldp.PrivacyLedger(), people=[1])
+
+
+def test_a_shuffled_collection_shows_its_central_epsilon():
+    ledger = ldp.PrivacyLedger()
+    ledger.record(epsilon=4.0, people=range(100_000), shuffled=True, shuffle_delta=1e-6, label="shuffled")
+    ledger.record(epsilon=1.0, people=range(10), label="plain")
+    frame = ledger.to_frame()
+    assert frame.loc[0, "shuffled_epsilon"] == pytest.approx(0.1698, abs=5e-4)
+    assert frame.loc[0, "shuffled_delta"] == 1e-6 and pd.isna(frame.loc[1, "shuffled_epsilon"])
+    assert ledger.total(5) == 5.0  # totals stay local: what a person gave up before the shuffle
+    back = ldp.PrivacyLedger.from_json(ledger.to_json())
+    assert back.to_frame()["shuffled_epsilon"].tolist()[0] == frame.loc[0, "shuffled_epsilon"]
