@@ -106,6 +106,26 @@ def named(result: _Result, name: object) -> _Result:
     return replace(result, name=None if name is None else str(name))  # type: ignore[type-var]
 
 
+def percentile_interval(reps: Any, level: float) -> tuple:
+    """Percentile bootstrap interval ``[θ*_{(1−L)/2}, θ*_{(1+L)/2}]`` of replicates along axis 0.
+
+    Chosen over the basic (reverse-percentile) interval by measured coverage: on Beta(5, 2), n = 2e4,
+    ε = 1, EMS, 60 collections, nominal 95% intervals of the quartiles covered the truth 93–97% of the time
+    (percentile) against 83–88% (basic): the replicates' smoothing shift has the sign of the estimate's own
+    bias, so reflecting it (basic) doubles the bias instead of removing it.
+    """
+    level = check_level(level)
+    lo_q, hi_q = np.quantile(np.asarray(reps, dtype=np.float64), [(1 - level) / 2, (1 + level) / 2], axis=0)
+    return lo_q, hi_q
+
+
+def monotone_band(x: Any, low: Any, high: Any) -> "ConfidenceBand":
+    """A CDF band clipped to [0, 1] and made non-decreasing."""
+    low = np.maximum.accumulate(np.clip(low, 0.0, 1.0))
+    high = np.minimum.accumulate(np.clip(high, 0.0, 1.0)[::-1])[::-1]
+    return ConfidenceBand(np.asarray(x, dtype=np.float64).copy(), low, high)
+
+
 class EstimateInterval(NamedTuple):
     """An estimate with a confidence interval: floats, or arrays of one per query."""
 
@@ -494,16 +514,7 @@ class DistributionEstimate:
         return cums / cums[:, -1:]
 
     def _interval(self, reps, level):
-        """Percentile bootstrap interval ``[θ*_{(1−L)/2}, θ*_{(1+L)/2}]`` of the replicates.
-
-        Chosen over the basic (reverse-percentile) interval by measured coverage: on Beta(5, 2), n = 2e4,
-        ε = 1, EMS, 60 collections, nominal 95% intervals of the quartiles covered the truth 93–97% of the time
-        (percentile) against 83–88% (basic): the replicates' smoothing shift has the sign of the estimate's own
-        bias, so reflecting it (basic) doubles the bias instead of removing it.
-        """
-        level = check_level(level)
-        lo_q, hi_q = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2], axis=0)
-        return lo_q, hi_q
+        return percentile_interval(reps, level)
 
     def confidence_band(self, level: float = 0.95, *, kind: str = "pointwise") -> "ConfidenceBand":
         r"""A confidence band for the CDF at the bin edges, from the bootstrap replicates.
@@ -531,9 +542,7 @@ class DistributionEstimate:
         else:
             c = float(np.quantile(np.max(np.abs(cums - self._cum), axis=1), check_level(level)))
             low, high = self._cum - c, self._cum + c
-        low = np.maximum.accumulate(np.clip(low, 0.0, 1.0))
-        high = np.minimum.accumulate(np.clip(high, 0.0, 1.0)[::-1])[::-1]
-        return ConfidenceBand(self.bin_edges.copy(), low, high)
+        return monotone_band(self.bin_edges, low, high)
 
     def quantile(self, q: ArrayLike, *, ci: float | None = None) -> Any:
         r"""Quantile function: the inverse of the piecewise-linear CDF.

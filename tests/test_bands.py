@@ -113,3 +113,22 @@ def test_describe_shows_quartile_intervals():
     assert d.loc["t", "50% low"] <= d.loc["t", "50%"] <= d.loc["t", "50% high"]
     assert np.isnan(d.loc["d", "50% low"])  # a mean oracle has no distribution to bootstrap
     assert "25% low" not in r.ldp.describe().columns
+
+
+def test_range_trees_carry_bootstrap_intervals():
+    hh = ldp.HierarchicalHistogram(2.0, (0, 1), n_leaves=256)
+    x = np.random.default_rng(4).beta(5, 2, 20_000)
+    agg = hh.aggregate(hh.privatize(x, rng=5))
+    est = hh.estimate_ranges(agg, bootstrap=40, rng=6)
+    assert len(est.replicates) == 40 and est == hh.estimate_ranges(agg)
+    r = est.range([0.2, 0.6], [0.5, 0.8], ci=0.9)
+    assert r.low.shape == (2,) and np.all(r.low <= r.high)
+    q = est.quantile(0.5, ci=0.9)
+    assert q.low <= q.high and isinstance(q.low, float)
+    band = est.confidence_band(0.95, kind="simultaneous")
+    assert np.all(band.low <= band.high) and band.x.shape == (257,)
+    with pytest.raises(ValueError, match="no bootstrap replicates"):
+        hh.estimate_ranges(agg).range(0.1, 0.2, ci=0.9)
+    # the simulation reproduces for a seed
+    again = hh.estimate_ranges(agg, bootstrap=40, rng=6)
+    assert again.range(0.6, 0.8, ci=0.9) == est.range(0.6, 0.8, ci=0.9)

@@ -23,9 +23,9 @@ from .em import (EMResult, WindowTransition, ems_heldout, expectation_maximizati
 from .frequency import estimate_frequencies, support_variance, unbiased_frequencies
 from .mean import estimate_mean
 from .postprocess import POSTPROCESS, norm_sub, postprocess_frequencies, project_simplex
-from .bootstrap import bootstrap_distribution
+from .bootstrap import bootstrap_distribution, bootstrap_ranges
 
 __all__ = ["consistency", "default_n_bins", "estimate_window_distribution", "EMResult", "WindowTransition",
            "ems_heldout", "expectation_maximization", "window_transition", "window_transition_from_plan",
            "estimate_frequencies", "support_variance", "unbiased_frequencies", "estimate_mean", "POSTPROCESS",
-           "norm_sub", "postprocess_frequencies", "project_simplex", "bootstrap_distribution"]
+           "norm_sub", "postprocess_frequencies", "project_simplex", "bootstrap_distribution", "bootstrap_ranges"]

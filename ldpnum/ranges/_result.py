@@ -9,7 +9,8 @@ from .._checks import (check_finite, check_probabilities, check_provenance, chec
                        real_array)
 from ..spec import Spec
 from .._plotting import check_kind, check_true, draw_true, new_axes
-from .._results import DistributionEstimate, _g, _html_table, _mechanism_rows, _source, _title
+from .._results import (DistributionEstimate, EstimateInterval, _g, _html_table, _mechanism_rows, _source, _title,
+                        check_level, monotone_band, percentile_interval)
 from .._validation import check_bounds
 from .._typing import ArrayLike, FloatArray
 from ..estimation.consistency import TreeShape, check_tree, is_consistent, range_sums, snap
@@ -95,6 +96,9 @@ class RangeEstimate:
     converged: bool = True
     solver: str = ""
     name: str | None = None
+    #: Bootstrap replicates (RangeEstimates of simulated collections from this estimate; see
+    #: :func:`ldpnum.estimation.bootstrap_ranges`), for ``confidence_band`` and the ``ci=`` intervals.
+    replicates: tuple | None = field(default=None, compare=False)
     _cum: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -139,6 +143,36 @@ class RangeEstimate:
         set_(self, "converged", bool(self.converged))
         if self.name is not None and not isinstance(self.name, str):
             raise TypeError(f"name must be a str or None; got {type(self.name).__name__}")
+        if self.replicates is not None:
+            reps = tuple(self.replicates)
+            if len(reps) < 2 or not all(isinstance(r, RangeEstimate) and r.n_leaves == self.n_leaves
+                                        and r.bounds == self.bounds for r in reps):
+                raise ValueError("replicates must be at least 2 RangeEstimates of the same tree")
+            set_(self, "replicates", reps)
+
+    # -- uncertainty (bootstrap replicates) -----------------------------------------------------------------
+    def _reps(self):
+        if self.replicates is None:
+            raise ValueError("this estimate carries no bootstrap replicates: estimate it with "
+                             "estimate_ranges(..., bootstrap=200) (or ldpnum.estimation.bootstrap_ranges)")
+        return self.replicates
+
+    def confidence_band(self, level: float = 0.95, *, kind: str = "pointwise") -> Any:
+        """A band for the CDF at the leaf edges from the bootstrap replicates: percentile intervals
+        (``"pointwise"``) or the estimate ± the ``level`` quantile of the replicates' largest deviation
+        (``"simultaneous"``); clipped to [0, 1] and non-decreasing. See
+        :meth:`ldpnum.DistributionEstimate.confidence_band` for the method and its limits."""
+        if kind not in ("pointwise", "simultaneous"):
+            raise ValueError(f"kind must be 'pointwise' or 'simultaneous'; got {kind!r}")
+        edges = self.leaf_edges
+        cums = np.stack([r.cdf(edges) for r in self._reps()])
+        point = self.cdf(edges)
+        if kind == "pointwise":
+            low, high = percentile_interval(cums, level)
+        else:
+            c = float(np.quantile(np.max(np.abs(cums - point), axis=1), check_level(level)))
+            low, high = point - c, point + c
+        return monotone_band(edges, low, high)
 
     # -- the tree -------------------------------------------------------------------------------------------
     @property
@@ -187,11 +221,13 @@ class RangeEstimate:
         inside = (tb - ta) * leaves[np.minimum(ib, n - 1)]
         return np.where(same, inside, whole + left + right)
 
-    def range(self, lo: ArrayLike, hi: ArrayLike) -> Any:
+    def range(self, lo: ArrayLike, hi: ArrayLike, *, ci: float | None = None) -> Any:
         """Estimated probability mass in ``[lo, hi]`` (data units; vectorised: arrays broadcast).
 
         Returns a float for scalar arguments, else an array of the broadcast shape. See the class notes for
-        partial leaves and for ``consistency="none"``. Raises ValueError for NaN ends or ``lo > hi``.
+        partial leaves and for ``consistency="none"``. Raises ValueError for NaN ends or ``lo > hi``. With
+        ``ci=level`` (a bootstrapped estimate): an ``EstimateInterval(estimate, low, high)``, percentile
+        bootstrap intervals.
 
         Examples
         --------
@@ -202,7 +238,11 @@ class RangeEstimate:
         """
         a, b = check_ranges(lo, hi)
         out = self._mass(self._positions(np.atleast_1d(a)), self._positions(np.atleast_1d(b)))
-        return float(out[0]) if a.ndim == 0 else out.reshape(a.shape)
+        point = float(out[0]) if a.ndim == 0 else out.reshape(a.shape)
+        if ci is None:
+            return point
+        low, high = percentile_interval(np.stack([np.asarray(r.range(a, b)) for r in self._reps()]), ci)
+        return EstimateInterval(point, float(low) if a.ndim == 0 else low, float(high) if a.ndim == 0 else high)
 
     def cdf(self, x: ArrayLike) -> Any:
         """Estimated ``P(X <= x) = range(low, x)`` (0 below the bounds, 1 above; NaN stays NaN)."""
@@ -221,8 +261,9 @@ class RangeEstimate:
         n = self.n_leaves
         return range_sums(self.shape, self.node_estimates, np.zeros(n + 1, dtype=np.int64), np.arange(n + 1))
 
-    def quantile(self, q: ArrayLike) -> Any:
-        r"""Estimated quantiles: the inverse of the monotone CDF closest to the tree's.
+    def quantile(self, q: ArrayLike, *, ci: float | None = None) -> Any:
+        r"""Estimated quantiles: the inverse of the monotone CDF closest to the tree's (with ``ci=level`` on a
+        bootstrapped estimate: an ``EstimateInterval`` with percentile bootstrap intervals).
 
         :math:`Q(q) = \min\{x : \tilde F(x) \ge q\}` for the piecewise-linear interpolation between leaf
         edges of :math:`\tilde F`, the isotonic (least-squares non-decreasing) fit of the CDF at the leaf
@@ -235,6 +276,12 @@ class RangeEstimate:
         low bound; ``q`` above the fit's maximum gives the high bound.
         """
         qa = check_probabilities(q)
+        if ci is not None:
+            point = self.quantile(qa)
+            low, high = percentile_interval(np.stack([np.asarray(r.quantile(qa)) for r in self._reps()]), ci)
+            if qa.ndim == 0:
+                return EstimateInterval(point, float(low), float(high))
+            return EstimateInterval(point, low, high)
         from scipy.optimize import isotonic_regression
 
         F = self._edge_cdf()

@@ -26,7 +26,7 @@ differential privacy", PVLDB 12(10), 2019 (the branching factor). M. Hay, V. Ras
 import math
 import numbers
 from fractions import Fraction
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -767,8 +767,8 @@ class HierarchicalHistogram(Mechanism):
         o = self._plan.offsets
         return tuple(agg.counts[o[l]:o[l + 1]] for l in range(self.n_levels))
 
-    def estimate_ranges(self, data: Reports | Aggregate, *,
-                        consistency: str = "least-squares") -> RangeEstimate:
+    def estimate_ranges(self, data: Reports | Aggregate, *, consistency: str = "least-squares",
+                        bootstrap: int | None = None, rng: Any = None) -> RangeEstimate:
         """Estimate every node's frequency and answer range queries from the tree.
 
         Parameters
@@ -784,6 +784,9 @@ class HierarchicalHistogram(Mechanism):
             ``n_l``, so still unbiased, with smaller variance; leaves can be negative). ``"nonnegative"``: the
             same objective with every node ≥ 0 (Li et al.'s HH-ADMM, weighted; biased near zero, usually the
             most accurate). See :mod:`ldpnum.estimation.consistency`.
+        bootstrap : int, optional
+            Attach this many bootstrap replicates (:func:`ldpnum.estimation.bootstrap_ranges`, e.g. 200) for
+            ``confidence_band``, ``range(lo, hi, ci=)`` and ``quantile(q, ci=)``; ``rng`` seeds the simulation.
 
         Returns
         -------
@@ -819,9 +822,14 @@ class HierarchicalHistogram(Mechanism):
             res = nonnegative(self._shape, raw, (0.0,) + variances)
             nodes, n_iter, converged = res.levels, res.n_iter + res.n_active_set, res.converged
             solver = res.method
-        return RangeEstimate(nodes, self._bounds, self.branching, consistency=consistency, spec=agg.spec,
-                             n_reports=n, level_reports=n_per_level, level_variances=variances, n_iter=n_iter,
-                             converged=converged, solver=solver)
+        est = RangeEstimate(nodes, self._bounds, self.branching, consistency=consistency, spec=agg.spec,
+                            n_reports=n, level_reports=n_per_level, level_variances=variances, n_iter=n_iter,
+                            converged=converged, solver=solver)
+        if bootstrap is None:
+            return est
+        from ..estimation.bootstrap import bootstrap_ranges
+
+        return bootstrap_ranges(self, agg, n_boot=bootstrap, rng=rng, estimate=est, consistency=consistency)
 
     def estimate_distribution(self, data: Reports | Aggregate, *,
                               consistency: str = "nonnegative") -> DistributionEstimate:
