@@ -71,7 +71,7 @@ from .accounting import PrivacyLedger
 from . import vectors
 from .vectors import DuchiMultivariate, PrivHS, PrivUnit, PrivUnitG, SampledDimensions, VectorMeanEstimate
 from . import multi
-from .multi import HDG, MultiRangeEstimate
+from .multi import HDG, Marginals, MarginalsEstimate, MultiRangeEstimate
 from . import pandas  # registers the ``.ldp`` accessors on pandas Series and DataFrame
 from . import plot  # light: matplotlib is imported only when something is drawn
 
@@ -89,7 +89,7 @@ __all__ = [
     "SVIM", "SVSM", "PaddingSampling", "PaddingSamplingOLH", "ItemsetsEstimate",
     "accounting",
     "vectors", "VectorMeanEstimate", "SampledDimensions", "DuchiMultivariate", "PrivHS", "PrivUnit", "PrivUnitG",
-    "multi", "HDG", "MultiRangeEstimate",
+    "multi", "HDG", "MultiRangeEstimate", "Marginals", "MarginalsEstimate",
     "pandas", "plot",
     "__version__",
 ]

@@ -283,13 +283,23 @@ def make_consistent(raw, grids, d, g1, g2, *, tol=1e-12, max_iter=1000):
 
     Returns ``(grids, n_iter, converged)``: new arrays (1-D grids of length ``g1``, 2-D of ``(g2, g2)``).
     """
+    return alternate_consistency(raw, lambda ests: consistency_step(ests, grids, d, g1, g2), tol=tol,
+                                 max_iter=max_iter)
+
+
+def alternate_consistency(raw, step, *, tol=1e-12, max_iter=1000):
+    """Norm-Sub on every table, then ``step(tables)`` (a consistency pass, in place), repeated until no
+    cell is below ``-tol`` after a pass; then Norm-Sub last. Shared by HDG and :class:`ldpnum.Marginals`.
+
+    Returns ``(tables, n_iter, converged)``: new float64 arrays of the shapes of ``raw``.
+    """
     ests = [np.array(r, dtype=np.float64, copy=True) for r in raw]
     converged = False
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
         for i, e in enumerate(ests):
             ests[i] = norm_sub(e.ravel()).reshape(e.shape)
-        consistency_step(ests, grids, d, g1, g2)
+        step(ests)
         if min(float(e.min()) for e in ests) >= -tol:
             converged = True
             break
@@ -356,6 +366,24 @@ def _check_granularities(granularities):
         raise ValueError(f"granularities: g1 = {g1} must be a multiple of g2 = {g2} (each 2-D cell's side is a union "
                          "of 1-D cells, which consistency needs)")
     return g1, g2
+
+
+def select_columns(x, columns, name, owner, where):
+    """``x`` itself, or, for a DataFrame, its ``columns`` in that order: the frame must hold exactly those
+    columns (any order; matched by name), else one ValueError naming the missing and extra ones."""
+    have_columns = getattr(x, "columns", None)
+    if have_columns is None or not hasattr(x, "to_numpy") or isinstance(x, np.ndarray):
+        return x
+    have = list(have_columns)
+    missing = [c for c in columns if c not in have]
+    extra = [c for c in have if c not in columns]
+    if missing or extra or len(have) != len(columns):
+        subject = "x" if name is None else str(name)
+        raise ValueError(f"{subject}: {owner}'s columns are {list(columns)}; the DataFrame's are {have}"
+                         + (f" (missing {missing})" if missing else "")
+                         + (f" (not in {where}: {extra})" if extra else "")
+                         + f"; pass exactly the columns named in {where}, in any order")
+    return x[list(columns)]
 
 
 class HDG(VectorMechanism):
@@ -469,19 +497,7 @@ class HDG(VectorMechanism):
                        fill_value: Any = None, out_of_range: str = "clip") -> FloatArray:
         """Validate an ``(n, d)`` array (columns in the order of ``bounds``) or a DataFrame holding exactly
         the columns of ``bounds`` (any order: matched by name), without drawing anything."""
-        columns = getattr(x, "columns", None)
-        if columns is not None and hasattr(x, "to_numpy") and not isinstance(x, np.ndarray):
-            have = list(columns)
-            missing = [c for c in self._columns if c not in have]
-            extra = [c for c in have if c not in self._columns]
-            if missing or extra or len(have) != len(self._columns):
-                subject = "x" if name is None else str(name)
-                raise ValueError(f"{subject}: HDG's columns are {list(self._columns)}; the DataFrame's are {have}"
-                                 + (f" (missing {missing})" if missing else "")
-                                 + (f" (not in bounds: {extra})" if extra else "")
-                                 + "; pass exactly the columns named in bounds, in any order")
-            frame: Any = x
-            x = frame[list(self._columns)]
+        x = select_columns(x, self._columns, name, "HDG", "bounds")
         return super().prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value,
                                       out_of_range=out_of_range)
 
@@ -635,8 +651,15 @@ def check_hdg_codes(codes, spec):
         raise ValueError(f"{spec} has an unknown report layout")
     d = len(spec.get("columns"))
     g1, g2 = spec.get("granularities")
+    return check_packed_codes(codes, spec, [g1] * d + [g2 * g2] * (d * (d - 1) // 2))
+
+
+def check_packed_codes(codes, spec, ks):
+    """Check packed one-word reports (HDG's layout, :mod:`ldpnum._kernels.client_multi`) of the tables of
+    ``ks`` cells each, whose OLH hash ranges are the spec's ``g`` (0 for a GRR table): the table index below
+    ``len(ks)``; on an OLH table ``y < g``; on a GRR table ``y = 0`` and the cell below ``k``. ``codes``
+    are already known to be 1-D non-negative integers. Returns them as uint64."""
     gs = spec.get("g")
-    ks = [g1] * d + [g2 * g2] * (d * (d - 1) // 2)
     if len(gs) != len(ks):
         raise ValueError(f"{spec}: {len(gs)} grids in 'g' for {len(ks)} grids")
     if codes.dtype != np.uint64 or codes.flags.writeable or not codes.flags.c_contiguous:
