@@ -24,6 +24,7 @@ What can be estimated
   reports; :mod:`ldpnum.vectors`) → :class:`VectorMeanEstimate`;
 * **1-D and 2-D range queries over several columns at once**: :class:`HDG` (hybrid-dimensional grids,
   :mod:`ldpnum.multi`) → :class:`MultiRangeEstimate`;
+* **k-way marginals of categorical columns** (CALM-style, consistent): :class:`Marginals` → :class:`MarginalsEstimate`;
 * distances between estimates and raw samples in :mod:`ldpnum.metrics`, plots in :mod:`ldpnum.plot`.
 
 Where it runs

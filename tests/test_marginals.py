@@ -416,3 +416,31 @@ def test_bad_values_draw_nothing(X, err, match):
         m.estimate_marginals(m.empty_aggregate())
     with pytest.raises(ValueError, match="consistency"):
         m.estimate_marginals(m.privatize(np.zeros((100, 3)), rng=0), consistency="ipf")
+
+
+def test_kernel_matches_a_naive_reference():
+    """Report by report in Python ints: the set from word 3i, the row-major cell, GRR from word 3i+2 over the
+    cells (GRR sets) or over the hash range of the cell's hashed value under seed word 3i+1 (OLH sets)."""
+    import naive
+
+    cats = {"a": 2, "b": 2, "c": 9}
+    m = ldp.Marginals(1.5, cats)
+    assert m.oracle_names == ("grr", "olh", "olh")
+    X = draw_rows(np.full((2, 2, 9), 1 / 36), 400, 13)
+    words = np.random.default_rng(14).bit_generator.random_raw(3 * len(X))
+    out = np.empty(len(X), dtype=np.uint64)
+    m._run_kernel(m.prepare_values(X), words, out)
+    plan = m._plan
+    for i, row in enumerate(X.astype(int)):
+        j = ((int(words[3 * i]) >> 16) * plan.m) >> 48
+        cell = 0
+        for a in plan.grids[j]:
+            cell = cell * plan.categories[a] + int(row[a])
+        o = plan.oracles[j]
+        _, size, keep, shift = o.kernel_row()
+        if o.hashed:
+            y = naive.grr_one(o.hashed_value(cell, int(words[3 * i + 1])), words[3 * i + 2], size, keep, shift)
+            want = plan.report(j, y, int(words[3 * i + 1]))
+        else:
+            want = plan.report(j, naive.grr_one(cell, words[3 * i + 2], size, keep, shift))
+        assert int(out[i]) == want, i
