@@ -207,18 +207,35 @@ def test_raw_marginals_are_unbiased(eps, cats, k):
     π(1-π)/(n_j (p*-q*)^2) (rows drawn i.i.d., so each set's reporters are i.i.d. from the population);
     Bonferroni over the cells of 3 collections at α = 1e-6; and the z's mean square near 1."""
     m = ldp.Marginals(eps, cats, k=k)
-    p = planted(tuple(cats.values()), 0)
-    truth = [project(p, s) for s in m._plan.grids]
-    zs = []
-    for seed in range(3):
-        X = draw_rows(p, 120_000, seed)
-        raw, n_per = m.raw_marginals(m.privatize(X, rng=100 + seed))
-        var = m.cell_variances(truth, n_per)
-        zs.append(np.concatenate([((r - t) / np.sqrt(v)).ravel() for r, t, v in zip(raw, truth, var)]))
-    z = np.concatenate(zs)
+    z = z_scores(m, planted(tuple(cats.values()), 0), m.raw_marginals)
     assert np.abs(z).max() < stats.norm.isf(1e-6 / (2 * z.size))
     # cells of one table are negatively correlated, so sum z^2 is not exactly chi-square; its mean is still 1
     assert abs(np.mean(z ** 2) - 1) < 6 * math.sqrt(2 / z.size) + 0.05
+
+
+def z_scores(m, p, estimator, n=120_000):
+    truth = [project(p, s) for s in m._plan.grids]
+    zs = []
+    for seed in range(3):
+        X = draw_rows(p, n, seed)
+        raw, n_per = estimator(m.privatize(X, rng=100 + seed))
+        var = m.cell_variances(truth, n_per)
+        zs.append(np.concatenate([((r - t) / np.sqrt(v)).ravel() for r, t, v in zip(raw, truth, var)]))
+    return np.concatenate(zs)
+
+
+def test_unbiasedness_check_rejects_a_mutant():
+    """Negative control: debiasing with the support probabilities of a 1.25ε plan fails the z-test."""
+    cats = {"a": 3, "b": 3, "c": 2}
+    m, wrong = ldp.Marginals(2.0, cats), ldp.Marginals(2.5, cats)
+
+    def mutant(reports):
+        _, n_per = m.raw_marginals(reports)
+        blocks = m.grid_counts(m.aggregate(reports))
+        return tuple(o.estimate(b).reshape(s) for o, b, s in zip(wrong._plan.oracles, blocks, m._plan.shapes)), n_per
+
+    z = z_scores(m, planted(tuple(cats.values()), 0), mutant)
+    assert np.abs(z).max() > stats.norm.isf(1e-6 / (2 * z.size))
 
 
 @pytest.mark.parametrize("cats,k,eps", [({"a": 3, "b": 4, "c": 2, "d": 3}, 2, 1.0),

@@ -70,7 +70,7 @@ from ..spec import check_spec
 from ..vectors._base import VectorMechanism, check_int, check_vector_bounds
 from ._result import MultiRangeEstimate
 
-__all__ = ["HDG", "HDGPlan", "guideline_granularities", "make_consistent", "response_matrix", "check_hdg_codes",
+__all__ = ["HDG", "HDGPlan", "PackedTables", "select_columns", "alternate_consistency", "check_packed_codes", "guideline_granularities", "make_consistent", "response_matrix", "check_hdg_codes",
            "ALPHA1", "ALPHA2", "MAX_COLUMNS", "G1_MAX", "G2_MAX", "GRID_G_MAX", "HDG_CONSISTENCY", "LAYOUT"]
 
 #: The paper's constants of the granularity guideline.
@@ -386,7 +386,63 @@ def select_columns(x, columns, name, owner, where):
     return x[list(columns)]
 
 
-class HDG(VectorMechanism):
+class PackedTables(VectorMechanism):
+    """What HDG and :class:`ldpnum.Marginals` share: one packed ``uint64`` report per person naming a table
+    (a grid, an attribute set) and the oracle's output over its cells (:mod:`ldpnum._kernels.client_multi`),
+    and an aggregate of every table's block (a GRR table's counts; an OLH table's support counts, then its
+    number of reports). Subclasses set ``_plan`` (an :class:`HDGPlan` or a plan with its interface)."""
+
+    def _report_dtype(self):
+        return np.dtype(np.uint64)
+
+    def report_grids(self, reports: Reports) -> np.ndarray:
+        """The grid (index into :attr:`grids`) of each report."""
+        if not isinstance(reports, Reports):
+            raise TypeError(f"report_grids expects Reports; got {type(reports).__name__}")
+        check_spec(self.spec, reports.spec, "reports")
+        return self._plan.report_grids(reports.codes)
+
+    # -- reports in a table column: already one uint64 each -----------------------------------------------------
+    def check_column_codes(self, where: str = "a column") -> None:
+        """An HDG report is one uint64 code: it always fits a column."""
+
+    def column_codes(self, reports: Reports) -> np.ndarray:
+        """The reports' uint64 codes (one per person: grid index and cell or hash fields)."""
+        check_spec(self.spec, reports.spec, "reports")
+        return reports.codes
+
+    def reports_from_column(self, codes: ArrayLike) -> Reports:
+        """The Reports behind column codes; codes that are not reports of this spec raise ValueError."""
+        return Reports(codes, self.spec)
+
+    @classmethod
+    def _check_counts(cls, counts, total, n_reports, spec):
+        """Per table: a GRR block sums to the table's reports, an OLH block's support counts are at most its
+        recorded number of reports; the tables' reports add up to ``n_reports``."""
+        from ..mechanisms._base import mechanism_for
+
+        plan = mechanism_for(spec)._plan
+        return check_block_counts(counts, plan.oracles, plan.offsets, n_reports, spec, block="grid")
+
+    def aggregate(self, reports: Reports) -> Aggregate:
+        """Every grid's counts (GRR: its cells' histogram; OLH: its cells' support counts and its number of
+        reports), concatenated: a mergeable :class:`~ldpnum.Aggregate` of :attr:`n_cells` counts."""
+        if not isinstance(reports, Reports):
+            raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
+        check_spec(self.spec, reports.spec, "reports")
+        return Aggregate(self._plan.aggregate(reports.codes), self.spec, n_reports=len(reports))
+
+    def empty_aggregate(self) -> Aggregate:
+        return Aggregate.empty(self.spec, per_report_counts=True)
+
+    def grid_counts(self, data: Reports | Aggregate) -> tuple[np.ndarray, ...]:
+        """Every grid's block of an aggregate (or of reports)."""
+        agg = self._as_aggregate(data)
+        o = self._plan.offsets
+        return tuple(agg.counts[o[j]:o[j + 1]] for j in range(self._plan.m))
+
+
+class HDG(PackedTables):
     r"""Hybrid-dimensional grids: 1-D and 2-D range queries over several numerical columns, one report each.
 
     Parameters
@@ -504,9 +560,6 @@ class HDG(VectorMechanism):
     def _run_kernel(self, values, words, out):
         launch(kernels.hdg_kernel, values, self._lows, self._inv_ranges, self._plan.table, words, out)
 
-    def _report_dtype(self):
-        return np.dtype(np.uint64)
-
     def cells(self, x: ArrayLike, grid: int, **options: Any) -> np.ndarray:
         """The cell of grid ``grid`` (an index into :attr:`grids`) holding each row, exactly as ``privatize``
         maps it (validated the same way; for simulations and tests)."""
@@ -526,53 +579,7 @@ class HDG(VectorMechanism):
             out.append(f if len(attrs) == 1 else f.reshape(self._plan.g2, self._plan.g2))
         return tuple(out)
 
-    def report_grids(self, reports: Reports) -> np.ndarray:
-        """The grid (index into :attr:`grids`) of each report."""
-        if not isinstance(reports, Reports):
-            raise TypeError(f"report_grids expects Reports; got {type(reports).__name__}")
-        check_spec(self.spec, reports.spec, "reports")
-        return self._plan.report_grids(reports.codes)
-
-    # -- reports in a table column: already one uint64 each -----------------------------------------------------
-    def check_column_codes(self, where: str = "a column") -> None:
-        """An HDG report is one uint64 code: it always fits a column."""
-
-    def column_codes(self, reports: Reports) -> np.ndarray:
-        """The reports' uint64 codes (one per person: grid index and cell or hash fields)."""
-        check_spec(self.spec, reports.spec, "reports")
-        return reports.codes
-
-    def reports_from_column(self, codes: ArrayLike) -> Reports:
-        """The Reports behind column codes; codes that are not reports of this spec raise ValueError."""
-        return Reports(codes, self.spec)
-
     # -- server side ----------------------------------------------------------------------------------------
-    @classmethod
-    def _check_counts(cls, counts, total, n_reports, spec):
-        """Per grid: a GRR block sums to the grid's reports, an OLH block's support counts are at most its
-        recorded number of reports; the grids' reports add up to ``n_reports``."""
-        from ..mechanisms._base import mechanism_for
-
-        plan = mechanism_for(spec)._plan
-        return check_block_counts(counts, plan.oracles, plan.offsets, n_reports, spec, block="grid")
-
-    def aggregate(self, reports: Reports) -> Aggregate:
-        """Every grid's counts (GRR: its cells' histogram; OLH: its cells' support counts and its number of
-        reports), concatenated: a mergeable :class:`~ldpnum.Aggregate` of :attr:`n_cells` counts."""
-        if not isinstance(reports, Reports):
-            raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
-        check_spec(self.spec, reports.spec, "reports")
-        return Aggregate(self._plan.aggregate(reports.codes), self.spec, n_reports=len(reports))
-
-    def empty_aggregate(self) -> Aggregate:
-        return Aggregate.empty(self.spec, per_report_counts=True)
-
-    def grid_counts(self, data: Reports | Aggregate) -> tuple[np.ndarray, ...]:
-        """Every grid's block of an aggregate (or of reports)."""
-        agg = self._as_aggregate(data)
-        o = self._plan.offsets
-        return tuple(agg.counts[o[j]:o[j + 1]] for j in range(self._plan.m))
-
     def raw_grids(self, data: Reports | Aggregate) -> tuple[tuple[np.ndarray, ...], tuple[int, ...]]:
         """Unbiased estimates of every grid's cell frequencies (among all people: each grid's reporters are
         a uniformly random subset) and every grid's number of reports.

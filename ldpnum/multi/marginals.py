@@ -56,10 +56,11 @@ from ..aggregate import Aggregate
 from ..estimation.postprocess import norm_sub
 from ..exceptions import InvalidValuesError
 from ..frequency.hashing import HASH_FAMILY
-from ..reports import Reports, register_code_check
-from ..spec import Spec, check_spec
-from ..vectors._base import VectorMechanism, check_int
-from .hdg import HDG, HDGPlan, _grid_oracle, alternate_consistency, check_packed_codes, select_columns
+from ..reports import Reports, check_integer_codes, register_code_check
+from ..spec import Spec
+from ..vectors._base import check_int
+from .hdg import (HDGPlan, PackedTables, _grid_oracle, alternate_consistency, check_packed_codes,
+                  select_columns)
 
 __all__ = ["Marginals", "MarginalsEstimate", "MarginalsPlan", "consistency_step", "make_consistent",
            "check_marginals_codes", "MAX_K", "MAX_SETS", "MAX_CELLS", "MARGINALS_CONSISTENCY", "LAYOUT"]
@@ -104,8 +105,6 @@ class MarginalsPlan(HDGPlan):
 
     def __eq__(self, other):
         return isinstance(other, MarginalsPlan) and np.array_equal(self.table, other.table)
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self):
         names = ",".join(o.name for o in self.oracles)
@@ -343,7 +342,7 @@ def _check_categories(categories, k):
     return names, counts, k
 
 
-class Marginals(VectorMechanism):
+class Marginals(PackedTables):
     r"""CALM-style k-way marginals of categorical columns: one report per person, consistent estimates.
 
     Parameters
@@ -459,9 +458,6 @@ class Marginals(VectorMechanism):
     def _run_kernel(self, values, words, out):
         launch(kernels.marginals_kernel, values, self._plan.table, words, out)
 
-    def _report_dtype(self):
-        return np.dtype(np.uint64)
-
     def cells(self, x: ArrayLike) -> np.ndarray:
         """``(n, m)``: the cell of every released set holding each row (validated like ``privatize``)."""
         return self._plan.cells(self.prepare_values(x))
@@ -473,17 +469,7 @@ class Marginals(VectorMechanism):
         return tuple(np.bincount(cells[:, j], minlength=math.prod(shape)).reshape(shape) / n
                      for j, shape in enumerate(self._plan.shapes))
 
-    report_grids = HDG.report_grids
-    check_column_codes = HDG.check_column_codes
-    column_codes = HDG.column_codes
-    reports_from_column = HDG.reports_from_column
-
     # -- server side ----------------------------------------------------------------------------------------
-    _check_counts = HDG.__dict__["_check_counts"]
-    aggregate = HDG.aggregate
-    empty_aggregate = HDG.empty_aggregate
-    grid_counts = HDG.grid_counts
-
     def raw_marginals(self, data: Reports | Aggregate) -> tuple[tuple[np.ndarray, ...], tuple[int, ...]]:
         """Unbiased estimates of every set's joint frequencies (shape ``(c_a, c_b, …)``) and every set's
         number of reports. Raises ValueError when a set received no report."""
@@ -550,14 +536,7 @@ class Marginals(VectorMechanism):
 def check_marginals_codes(codes, spec):
     """Validate Marginals report codes against their spec (every :class:`~ldpnum.Reports` path): HDG's
     packed layout over the spec's attribute sets (:func:`ldpnum.multi.hdg.check_packed_codes`)."""
-    codes = np.asarray(codes)
-    if codes.ndim != 1:
-        raise ValueError(f"codes must be one-dimensional; got shape {codes.shape}")
-    if codes.dtype.kind not in "iu":
-        raise TypeError(f"codes must be integers; got dtype {codes.dtype}")
-    if codes.dtype.kind == "i" and codes.size and codes.min() < 0:
-        bad = np.flatnonzero(codes < 0)
-        raise ValueError(f"codes has {bad.size} negative value(s), first at index {bad[0]} ({codes[bad[0]]})")
+    codes = check_integer_codes(codes)
     if spec.get("layout") != LAYOUT or spec.get("hash") != HASH_FAMILY:
         raise ValueError(f"{spec} has an unknown report layout")
     cats = spec.get("categories")
