@@ -461,3 +461,11 @@ def test_kernel_matches_a_naive_reference():
         else:
             want = plan.report(j, naive.grr_one(cell, words[3 * i + 2], size, keep, shift))
         assert int(out[i]) == want, i
+
+
+def test_describe_skips_a_marginals_column():
+    """Categories are not numbers: describe() leaves a marginals report column out, as it does frequencies."""
+    df = pd.DataFrame({"a": np.arange(300) % 3, "b": np.arange(300) % 2, "x": np.linspace(0, 1, 300)})
+    r = df.ldp.privatize({("a", "b"): ldp.Marginals(2.0, {"a": 3, "b": 2}), "x": ldp.SquareWave(1.0, (0, 1))},
+                         rng=0, strategy="all-columns")
+    assert list(r.ldp.describe().index) == ["x"]
