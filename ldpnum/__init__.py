@@ -24,6 +24,7 @@ What can be estimated
   reports; :mod:`ldpnum.vectors`) → :class:`VectorMeanEstimate`;
 * **1-D and 2-D range queries over several columns at once**: :class:`HDG` (hybrid-dimensional grids,
   :mod:`ldpnum.multi`) → :class:`MultiRangeEstimate`;
+* **k-way marginals of categorical columns** (CALM-style, consistent): :class:`Marginals` → :class:`MarginalsEstimate`;
 * distances between estimates and raw samples in :mod:`ldpnum.metrics`, plots in :mod:`ldpnum.plot`.
 
 Where it runs
@@ -71,7 +72,7 @@ from .accounting import PrivacyLedger
 from . import vectors
 from .vectors import DuchiMultivariate, PrivHS, PrivUnit, PrivUnitG, SampledDimensions, VectorMeanEstimate
 from . import multi
-from .multi import HDG, MultiRangeEstimate
+from .multi import HDG, Marginals, MarginalsEstimate, MultiRangeEstimate
 from . import pandas  # registers the ``.ldp`` accessors on pandas Series and DataFrame
 from . import plot  # light: matplotlib is imported only when something is drawn
 
@@ -89,7 +90,7 @@ __all__ = [
     "SVIM", "SVSM", "PaddingSampling", "PaddingSamplingOLH", "ItemsetsEstimate",
     "accounting",
     "vectors", "VectorMeanEstimate", "SampledDimensions", "DuchiMultivariate", "PrivHS", "PrivUnit", "PrivUnitG",
-    "multi", "HDG", "MultiRangeEstimate",
+    "multi", "HDG", "MultiRangeEstimate", "Marginals", "MarginalsEstimate",
     "pandas", "plot",
     "__version__",
 ]

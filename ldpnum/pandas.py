@@ -712,7 +712,7 @@ def describe_aggregates(aggregates, *, level=0.95, sources=None, bootstrap=None,
     sources = sources or {}
     for name, agg in aggregates.items():
         mech = _mechanism(agg.spec)
-        if hasattr(mech, "estimate_frequencies") or hasattr(mech, "estimate_heavy_hitters"):
+        if any(hasattr(mech, m) for m in ("estimate_frequencies", "estimate_heavy_hitters", "estimate_marginals")):
             continue  # categories and items, not numbers
         row = {"mechanism": agg.spec.mechanism, "epsilon": agg.spec.epsilon, "n_reports": agg.n_reports}
         mean = mech.estimate_mean(agg) if hasattr(mech, "estimate_mean") else None

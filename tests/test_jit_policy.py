@@ -156,6 +156,9 @@ def _workload():
     for m in (ldp.HDG(3.0, hb, granularities=(16, 8)), ldp.HDG(0.5, hb, granularities=(8, 2)),
               ldp.HDG(6.0, hb, granularities=(16, 4))):
         cases.append((m, X[:, :3], {}))
+    C = np.column_stack([np.arange(1500) % 3, (np.arange(1500) // 3) % 4, np.arange(1500) % 2])
+    for m in (ldp.Marginals(3.0, {"u": 3, "v": 4, "w": 2}), ldp.Marginals(0.5, {"u": 3, "v": 4, "w": 2}, k=3)):
+        cases.append((m, C, {}))  # Marginals: GRR and OLH attribute sets, 2- and 3-way cells
     return cases
 
 
@@ -410,7 +413,8 @@ def test_first_small_call_of_every_mechanism_needs_no_numba(tmp_path):
 NAIVE_TESTS = ["tests/test_kernels_naive.py", "tests/test_frequency.py", "tests/test_hashing.py",
                "tests/test_unary.py", "tests/test_subset.py", "tests/test_laplace.py", "tests/test_pirappor.py",
                "tests/test_hierarchical.py", "tests/test_wave.py", "tests/test_heavy.py", "tests/test_vectors.py",
-               "tests/test_setvalued.py", "tests/test_unit_vectors.py", "tests/test_hdg.py"]
+               "tests/test_setvalued.py", "tests/test_unit_vectors.py", "tests/test_hdg.py",
+               "tests/test_marginals.py"]
 
 
 @pytest.mark.slow

@@ -29,7 +29,7 @@ from .client_hashing import SEED_MASK, local_hash_inline
 from .client_grr import grr_inline
 from .client_hierarchy import KIND_GRR, KIND_OLH, leaf_inline
 
-__all__ = ["hdg_kernel", "hdg_cells_kernel", "KIND_GRR", "KIND_OLH", "GRID_SHIFT", "Y_BITS", "GRID_BITS"]
+__all__ = ["hdg_kernel", "hdg_cells_kernel", "marginals_kernel", "KIND_GRR", "KIND_OLH", "GRID_SHIFT", "Y_BITS", "GRID_BITS"]
 
 #: The grid index sits in bits 15..10 of a report, the OLH report y in bits 9..0.
 GRID_SHIFT = 10
@@ -85,3 +85,30 @@ def hdg_cells_kernel(values, lows, inv_ranges, table, j, out):
     """The cell of grid ``j`` holding each row, exactly as :func:`hdg_kernel` maps it (for the truth)."""
     for i in prange(values.shape[0]):
         out[i] = cell_inline(values, i, lows, inv_ranges, table, j)
+
+
+@jit(parallel=True, plan_arrays=("table",))
+def marginals_kernel(values, table, words, out):
+    """Marginals report of each row of ``values`` (category codes as float64, already validated integers
+    in ``[0, c)``; 3 words per record, as :func:`hdg_kernel`). Table row of attribute set ``j``: ``[kind,
+    m, keep, lie_shift, a_0, a_1, a_2, c_0, c_1, c_2]`` (unused attributes ``-1``); the set's cell is the
+    mixed-radix index ``(v_{a_0} c_1 + v_{a_1}) c_2 + v_{a_2}`` (row-major over the set's categories)."""
+    n_sets = table.shape[0]
+    for i in prange(values.shape[0]):
+        w_grid = words[3 * i]
+        w_seed = words[3 * i + 1]
+        w_keep = words[3 * i + 2]
+        j = grid_inline(w_grid, n_sets)
+        cell = np.int64(0)
+        for t in range(3):
+            a = table[j, 4 + t]
+            if a >= 0:
+                cell = cell * table[j, 7 + t] + np.int64(values[i, a])
+        tag = np.uint64(j) << U_GRID
+        if table[j, 0] == KIND_OLH:
+            h = local_hash_inline(w_seed, cell, table[j, 1])
+            y = grr_inline(h, w_keep, table[j, 1], table[j, 2], table[j, 3])
+            out[i] = (w_seed & SEED_MASK) | tag | np.uint64(y)
+        else:
+            code = grr_inline(cell, w_keep, table[j, 1], table[j, 2], table[j, 3])
+            out[i] = (np.uint64(code) << U16) | tag

@@ -1,4 +1,5 @@
-"""Several numerical attributes at once: hybrid-dimensional grids (HDG) for 1-D and 2-D range queries.
+"""Several attributes at once: hybrid-dimensional grids (HDG) for 1-D and 2-D range queries over numerical
+columns, and CALM-style k-way marginals of categorical columns (Marginals).
 
 Examples
 --------
@@ -14,5 +15,6 @@ True
 
 from ._result import MultiRangeEstimate
 from .hdg import HDG, guideline_granularities
+from .marginals import Marginals, MarginalsEstimate
 
-__all__ = ["HDG", "MultiRangeEstimate", "guideline_granularities"]
+__all__ = ["HDG", "MultiRangeEstimate", "guideline_granularities", "Marginals", "MarginalsEstimate"]

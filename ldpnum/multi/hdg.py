@@ -70,7 +70,7 @@ from ..spec import check_spec
 from ..vectors._base import VectorMechanism, check_int, check_vector_bounds
 from ._result import MultiRangeEstimate
 
-__all__ = ["HDG", "HDGPlan", "guideline_granularities", "make_consistent", "response_matrix", "check_hdg_codes",
+__all__ = ["HDG", "HDGPlan", "PackedTables", "select_columns", "alternate_consistency", "check_packed_codes", "guideline_granularities", "make_consistent", "response_matrix", "check_hdg_codes",
            "ALPHA1", "ALPHA2", "MAX_COLUMNS", "G1_MAX", "G2_MAX", "GRID_G_MAX", "HDG_CONSISTENCY", "LAYOUT"]
 
 #: The paper's constants of the granularity guideline.
@@ -283,13 +283,23 @@ def make_consistent(raw, grids, d, g1, g2, *, tol=1e-12, max_iter=1000):
 
     Returns ``(grids, n_iter, converged)``: new arrays (1-D grids of length ``g1``, 2-D of ``(g2, g2)``).
     """
+    return alternate_consistency(raw, lambda ests: consistency_step(ests, grids, d, g1, g2), tol=tol,
+                                 max_iter=max_iter)
+
+
+def alternate_consistency(raw, step, *, tol=1e-12, max_iter=1000):
+    """Norm-Sub on every table, then ``step(tables)`` (a consistency pass, in place), repeated until no
+    cell is below ``-tol`` after a pass; then Norm-Sub last. Shared by HDG and :class:`ldpnum.Marginals`.
+
+    Returns ``(tables, n_iter, converged)``: new float64 arrays of the shapes of ``raw``.
+    """
     ests = [np.array(r, dtype=np.float64, copy=True) for r in raw]
     converged = False
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
         for i, e in enumerate(ests):
             ests[i] = norm_sub(e.ravel()).reshape(e.shape)
-        consistency_step(ests, grids, d, g1, g2)
+        step(ests)
         if min(float(e.min()) for e in ests) >= -tol:
             converged = True
             break
@@ -358,7 +368,81 @@ def _check_granularities(granularities):
     return g1, g2
 
 
-class HDG(VectorMechanism):
+def select_columns(x, columns, name, owner, where):
+    """``x`` itself, or, for a DataFrame, its ``columns`` in that order: the frame must hold exactly those
+    columns (any order; matched by name), else one ValueError naming the missing and extra ones."""
+    have_columns = getattr(x, "columns", None)
+    if have_columns is None or not hasattr(x, "to_numpy") or isinstance(x, np.ndarray):
+        return x
+    have = list(have_columns)
+    missing = [c for c in columns if c not in have]
+    extra = [c for c in have if c not in columns]
+    if missing or extra or len(have) != len(columns):
+        subject = "x" if name is None else str(name)
+        raise ValueError(f"{subject}: {owner}'s columns are {list(columns)}; the DataFrame's are {have}"
+                         + (f" (missing {missing})" if missing else "")
+                         + (f" (not in {where}: {extra})" if extra else "")
+                         + f"; pass exactly the columns named in {where}, in any order")
+    return x[list(columns)]
+
+
+class PackedTables(VectorMechanism):
+    """What HDG and :class:`ldpnum.Marginals` share: one packed ``uint64`` report per person naming a table
+    (a grid, an attribute set) and the oracle's output over its cells (:mod:`ldpnum._kernels.client_multi`),
+    and an aggregate of every table's block (a GRR table's counts; an OLH table's support counts, then its
+    number of reports). Subclasses set ``_plan`` (an :class:`HDGPlan` or a plan with its interface)."""
+
+    def _report_dtype(self):
+        return np.dtype(np.uint64)
+
+    def report_grids(self, reports: Reports) -> np.ndarray:
+        """The grid (index into :attr:`grids`) of each report."""
+        if not isinstance(reports, Reports):
+            raise TypeError(f"report_grids expects Reports; got {type(reports).__name__}")
+        check_spec(self.spec, reports.spec, "reports")
+        return self._plan.report_grids(reports.codes)
+
+    # -- reports in a table column: already one uint64 each -----------------------------------------------------
+    def check_column_codes(self, where: str = "a column") -> None:
+        """An HDG report is one uint64 code: it always fits a column."""
+
+    def column_codes(self, reports: Reports) -> np.ndarray:
+        """The reports' uint64 codes (one per person: grid index and cell or hash fields)."""
+        check_spec(self.spec, reports.spec, "reports")
+        return reports.codes
+
+    def reports_from_column(self, codes: ArrayLike) -> Reports:
+        """The Reports behind column codes; codes that are not reports of this spec raise ValueError."""
+        return Reports(codes, self.spec)
+
+    @classmethod
+    def _check_counts(cls, counts, total, n_reports, spec):
+        """Per table: a GRR block sums to the table's reports, an OLH block's support counts are at most its
+        recorded number of reports; the tables' reports add up to ``n_reports``."""
+        from ..mechanisms._base import mechanism_for
+
+        plan = mechanism_for(spec)._plan
+        return check_block_counts(counts, plan.oracles, plan.offsets, n_reports, spec, block="grid")
+
+    def aggregate(self, reports: Reports) -> Aggregate:
+        """Every grid's counts (GRR: its cells' histogram; OLH: its cells' support counts and its number of
+        reports), concatenated: a mergeable :class:`~ldpnum.Aggregate` of :attr:`n_cells` counts."""
+        if not isinstance(reports, Reports):
+            raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
+        check_spec(self.spec, reports.spec, "reports")
+        return Aggregate(self._plan.aggregate(reports.codes), self.spec, n_reports=len(reports))
+
+    def empty_aggregate(self) -> Aggregate:
+        return Aggregate.empty(self.spec, per_report_counts=True)
+
+    def grid_counts(self, data: Reports | Aggregate) -> tuple[np.ndarray, ...]:
+        """Every grid's block of an aggregate (or of reports)."""
+        agg = self._as_aggregate(data)
+        o = self._plan.offsets
+        return tuple(agg.counts[o[j]:o[j + 1]] for j in range(self._plan.m))
+
+
+class HDG(PackedTables):
     r"""Hybrid-dimensional grids: 1-D and 2-D range queries over several numerical columns, one report each.
 
     Parameters
@@ -469,27 +553,12 @@ class HDG(VectorMechanism):
                        fill_value: Any = None, out_of_range: str = "clip") -> FloatArray:
         """Validate an ``(n, d)`` array (columns in the order of ``bounds``) or a DataFrame holding exactly
         the columns of ``bounds`` (any order: matched by name), without drawing anything."""
-        columns = getattr(x, "columns", None)
-        if columns is not None and hasattr(x, "to_numpy") and not isinstance(x, np.ndarray):
-            have = list(columns)
-            missing = [c for c in self._columns if c not in have]
-            extra = [c for c in have if c not in self._columns]
-            if missing or extra or len(have) != len(self._columns):
-                subject = "x" if name is None else str(name)
-                raise ValueError(f"{subject}: HDG's columns are {list(self._columns)}; the DataFrame's are {have}"
-                                 + (f" (missing {missing})" if missing else "")
-                                 + (f" (not in bounds: {extra})" if extra else "")
-                                 + "; pass exactly the columns named in bounds, in any order")
-            frame: Any = x
-            x = frame[list(self._columns)]
+        x = select_columns(x, self._columns, name, "HDG", "bounds")
         return super().prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value,
                                       out_of_range=out_of_range)
 
     def _run_kernel(self, values, words, out):
         launch(kernels.hdg_kernel, values, self._lows, self._inv_ranges, self._plan.table, words, out)
-
-    def _report_dtype(self):
-        return np.dtype(np.uint64)
 
     def cells(self, x: ArrayLike, grid: int, **options: Any) -> np.ndarray:
         """The cell of grid ``grid`` (an index into :attr:`grids`) holding each row, exactly as ``privatize``
@@ -510,53 +579,7 @@ class HDG(VectorMechanism):
             out.append(f if len(attrs) == 1 else f.reshape(self._plan.g2, self._plan.g2))
         return tuple(out)
 
-    def report_grids(self, reports: Reports) -> np.ndarray:
-        """The grid (index into :attr:`grids`) of each report."""
-        if not isinstance(reports, Reports):
-            raise TypeError(f"report_grids expects Reports; got {type(reports).__name__}")
-        check_spec(self.spec, reports.spec, "reports")
-        return self._plan.report_grids(reports.codes)
-
-    # -- reports in a table column: already one uint64 each -----------------------------------------------------
-    def check_column_codes(self, where: str = "a column") -> None:
-        """An HDG report is one uint64 code: it always fits a column."""
-
-    def column_codes(self, reports: Reports) -> np.ndarray:
-        """The reports' uint64 codes (one per person: grid index and cell or hash fields)."""
-        check_spec(self.spec, reports.spec, "reports")
-        return reports.codes
-
-    def reports_from_column(self, codes: ArrayLike) -> Reports:
-        """The Reports behind column codes; codes that are not reports of this spec raise ValueError."""
-        return Reports(codes, self.spec)
-
     # -- server side ----------------------------------------------------------------------------------------
-    @classmethod
-    def _check_counts(cls, counts, total, n_reports, spec):
-        """Per grid: a GRR block sums to the grid's reports, an OLH block's support counts are at most its
-        recorded number of reports; the grids' reports add up to ``n_reports``."""
-        from ..mechanisms._base import mechanism_for
-
-        plan = mechanism_for(spec)._plan
-        return check_block_counts(counts, plan.oracles, plan.offsets, n_reports, spec, block="grid")
-
-    def aggregate(self, reports: Reports) -> Aggregate:
-        """Every grid's counts (GRR: its cells' histogram; OLH: its cells' support counts and its number of
-        reports), concatenated: a mergeable :class:`~ldpnum.Aggregate` of :attr:`n_cells` counts."""
-        if not isinstance(reports, Reports):
-            raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
-        check_spec(self.spec, reports.spec, "reports")
-        return Aggregate(self._plan.aggregate(reports.codes), self.spec, n_reports=len(reports))
-
-    def empty_aggregate(self) -> Aggregate:
-        return Aggregate.empty(self.spec, per_report_counts=True)
-
-    def grid_counts(self, data: Reports | Aggregate) -> tuple[np.ndarray, ...]:
-        """Every grid's block of an aggregate (or of reports)."""
-        agg = self._as_aggregate(data)
-        o = self._plan.offsets
-        return tuple(agg.counts[o[j]:o[j + 1]] for j in range(self._plan.m))
-
     def raw_grids(self, data: Reports | Aggregate) -> tuple[tuple[np.ndarray, ...], tuple[int, ...]]:
         """Unbiased estimates of every grid's cell frequencies (among all people: each grid's reporters are
         a uniformly random subset) and every grid's number of reports.
@@ -635,8 +658,15 @@ def check_hdg_codes(codes, spec):
         raise ValueError(f"{spec} has an unknown report layout")
     d = len(spec.get("columns"))
     g1, g2 = spec.get("granularities")
+    return check_packed_codes(codes, spec, [g1] * d + [g2 * g2] * (d * (d - 1) // 2))
+
+
+def check_packed_codes(codes, spec, ks):
+    """Check packed one-word reports (HDG's layout, :mod:`ldpnum._kernels.client_multi`) of the tables of
+    ``ks`` cells each, whose OLH hash ranges are the spec's ``g`` (0 for a GRR table): the table index below
+    ``len(ks)``; on an OLH table ``y < g``; on a GRR table ``y = 0`` and the cell below ``k``. ``codes``
+    are already known to be 1-D non-negative integers. Returns them as uint64."""
     gs = spec.get("g")
-    ks = [g1] * d + [g2 * g2] * (d * (d - 1) // 2)
     if len(gs) != len(ks):
         raise ValueError(f"{spec}: {len(gs)} grids in 'g' for {len(ks)} grids")
     if codes.dtype != np.uint64 or codes.flags.writeable or not codes.flags.c_contiguous:
