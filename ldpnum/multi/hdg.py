@@ -392,6 +392,16 @@ class PackedTables(VectorMechanism):
     and an aggregate of every table's block (a GRR table's counts; an OLH table's support counts, then its
     number of reports). Subclasses set ``_plan`` (an :class:`HDGPlan` or a plan with its interface)."""
 
+    @property
+    def oracle_names(self) -> tuple[str, ...]:
+        """The frequency oracle of each table (grid or column set), in order."""
+        return tuple(o.name for o in self._plan.oracles)
+
+    @property
+    def n_cells(self) -> int:
+        """Length of the aggregate: every table's block."""
+        return self._plan.n_cells
+
     def _report_dtype(self):
         return np.dtype(np.uint64)
 
@@ -524,15 +534,6 @@ class HDG(PackedTables):
     def grids(self) -> tuple[tuple[str, ...], ...]:
         """The grids' attributes by name: the ``d`` 1-D grids, then the pairs."""
         return tuple(tuple(self._columns[a] for a in attrs) for attrs in self._plan.grids)
-
-    @property
-    def oracle_names(self) -> tuple[str, ...]:
-        return tuple(o.name for o in self._plan.oracles)
-
-    @property
-    def n_cells(self) -> int:
-        """Length of the aggregate: every grid's block."""
-        return self._plan.n_cells
 
     def _spec_params(self):
         return {"columns": self._columns, "bounds": self._vector_bounds, "granularities": self.granularities,

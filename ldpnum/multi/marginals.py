@@ -414,15 +414,6 @@ class Marginals(PackedTables):
         """The released attribute sets by name."""
         return tuple(tuple(self._columns[a] for a in s) for s in self._plan.grids)
 
-    @property
-    def oracle_names(self) -> tuple[str, ...]:
-        return tuple(o.name for o in self._plan.oracles)
-
-    @property
-    def n_cells(self) -> int:
-        """Length of the aggregate: every set's block."""
-        return self._plan.n_cells
-
     def _spec_params(self):
         return {"columns": self._columns, "categories": self._plan.categories, "k": self._plan.k,
                 "oracle": self.oracle_names, "layout": LAYOUT, "hash": HASH_FAMILY,
