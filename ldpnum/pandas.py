@@ -664,7 +664,7 @@ def _need(mech, method):
     if not hasattr(mech, method):
         kinds = {"estimate_mean": "means", "estimate_distribution": "distributions",
                  "estimate_ranges": "range trees", "estimate_frequencies": "category frequencies",
-                 "estimate_heavy_hitters": "heavy hitters"}
+                 "estimate_heavy_hitters": "heavy hitters", "estimate_marginals": "marginals"}
         have = [kinds[k] for k in kinds if hasattr(mech, k)]
         raise TypeError(f"{type(mech).__name__} reports do not estimate {kinds[method]} (they estimate "
                         f"{' and '.join(have)})")
@@ -904,6 +904,22 @@ class SeriesAccessor:
         """
         mech, agg = self._mech_agg(spec)
         return named(_need(mech, "estimate_heavy_hitters")(agg, **kwargs), self._obj.name)
+
+    def estimate_marginals(self, spec: Spec | None = None, **kwargs: Any) -> Any:
+        """:class:`~ldpnum.MarginalsEstimate` of a report column of several categorical columns
+        (:class:`~ldpnum.Marginals`); ``kwargs`` go to ``estimate_marginals`` (e.g. ``consistency``).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, ldpnum as ldp
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"a": rng.integers(0, 2, 20_000), "b": rng.integers(0, 3, 20_000)})
+        >>> r = df.ldp.privatize({("a", "b"): ldp.Marginals(4.0, categories={"a": 2, "b": 3})}, rng=1)
+        >>> r["a,b"].ldp.estimate_marginals().marginal("a").round(1).tolist()
+        [0.5, 0.5]
+        """
+        mech, agg = self._mech_agg(spec)
+        return _need(mech, "estimate_marginals")(agg, **kwargs)
 
     def frequent_items(self, protocol: Any, *, rng: SeedLike = None, truncate: bool = True) -> "HeavyHittersEstimate":
         """The most frequent items of a column of sets (each cell a set, list or tuple of str, bytes or

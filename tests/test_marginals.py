@@ -469,3 +469,17 @@ def test_describe_skips_a_marginals_column():
     r = df.ldp.privatize({("a", "b"): ldp.Marginals(2.0, {"a": 3, "b": 2}), "x": ldp.SquareWave(1.0, (0, 1))},
                          rng=0, strategy="all-columns")
     assert list(r.ldp.describe().index) == ["x"]
+
+
+def test_accessor_estimate_marginals_delegates():
+    import pandas as pd
+    rng = np.random.default_rng(9)
+    df = pd.DataFrame({"a": rng.integers(0, 2, 5_000), "b": rng.integers(0, 3, 5_000)})
+    m = ldp.Marginals(2.0, categories={"a": 2, "b": 3})
+    r = df.ldp.privatize({("a", "b"): m}, rng=2)
+    est = r["a,b"].ldp.estimate_marginals(consistency="norm-sub")
+    want = m.estimate_marginals(r["a,b"].ldp.aggregate(), consistency="norm-sub")
+    assert np.array_equal(est.marginal(("a", "b")), want.marginal(("a", "b")))
+    other = df.ldp.privatize({"a": ldp.Duchi(1.0, (0, 1))}, rng=3)
+    with pytest.raises(TypeError, match="do not estimate marginals"):
+        other["a"].ldp.estimate_marginals()
