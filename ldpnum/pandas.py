@@ -415,21 +415,9 @@ def _ledger_check(ledger, epsilon, obj, people):
 
 
 def _vector_sources(key, mech):
-    """The value columns of a vector mechanism's tuple key (None for a mechanism of one column)."""
-    vector = getattr(mech, "input_kind", "values") == "vector"
-    if isinstance(key, tuple):
-        if not vector:
-            raise TypeError(f"key {key!r} is a tuple, which names the value columns of a vector mechanism "
-                            f"(SampledDimensions, DuchiMultivariate), but {type(mech).__name__} privatizes one column "
-                            "of values, and its report column needs a str or int label, not a tuple (labels travel "
-                            "as JSON)")
-        if len(set(key)) != len(key):
-            raise ValueError(f"key {key!r} names a column twice")
-        return list(key)
-    if vector:
-        raise TypeError(f"{type(mech).__name__} privatizes one vector per row: name its value columns with a tuple "
-                        f"key, e.g. {{('q1', 'q2'): mechanism}}; got the single key {key!r}")
-    return None
+    """The value columns behind ``key`` (None for a mechanism of one column): the mechanism decides
+    (:meth:`~ldpnum.Mechanism.source_columns`); a non-mechanism is refused later, by its own check."""
+    return mech.source_columns(key) if isinstance(mech, Mechanism) else None
 
 
 def _report_label(key):

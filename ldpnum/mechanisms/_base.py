@@ -371,6 +371,24 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
         return code_dtype(self.n_cells)
 
     # -- reports in a table column ------------------------------------------------------------------
+    def source_columns(self, key: Any) -> list | None:
+        """The value columns a table key names for this mechanism: None for a mechanism of one column (the
+        key is that column); for one that reads a vector per row (``input_kind == "vector"``), the columns of
+        its tuple key, one per coordinate."""
+        if self.input_kind == "vector":
+            if not isinstance(key, tuple):
+                raise TypeError(f"{type(self).__name__} privatizes one vector per row: name its value columns with "
+                                f"a tuple key, e.g. {{('q1', 'q2'): mechanism}}; got the single key {key!r}")
+            if len(set(key)) != len(key):
+                raise ValueError(f"key {key!r} names a column twice")
+            return list(key)
+        if isinstance(key, tuple):
+            raise TypeError(f"key {key!r} is a tuple, which names the value columns of a vector mechanism "
+                            f"(SampledDimensions, DuchiMultivariate), but {type(self).__name__} privatizes one column "
+                            "of values, and its report column needs a str or int label, not a tuple (labels travel "
+                            "as JSON)")
+        return None
+
     def check_column_codes(self, where: str = "a column") -> None:
         """Raise TypeError unless each report fits one integer code of a table column (the pandas accessor,
         the command line and Dask hold reports that way; :meth:`column_codes` packs them).
