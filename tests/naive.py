@@ -945,3 +945,20 @@ def rejection(X, words, m, n_trials, sphere, gamma, t_c):
                     out[i, t], used[i, t] = word >> 32, k + 1
                     break
     return out, used
+
+
+def admissible_prefix(prefix, length, item_type):
+    """Whether one ``length``-bit prefix can begin a real str/bytes item's encoding, byte by byte: no zero byte
+    before a non-zero one (counting the first bits of a begun next byte), and for str valid UTF-8 up to an
+    incomplete character at the end."""
+    n_bytes, n_partial = divmod(length, 8)
+    raw = (int(prefix) >> n_partial).to_bytes(n_bytes, "big")
+    stripped = raw.rstrip(b"\x00")
+    if b"\x00" in stripped or ((int(prefix) & ((1 << n_partial) - 1)) and b"\x00" in raw):
+        return False
+    if item_type == "str":
+        try:
+            stripped.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return exc.reason == "unexpected end of data" and exc.end == len(stripped)
+    return True

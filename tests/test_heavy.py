@@ -368,3 +368,22 @@ def test_prefix_support_kernel_matches_the_numpy_hash_table():
         assert got.dtype == np.float64 and np.array_equal(got, want)
     with pytest.raises(ValueError, match="not g"):
         server.prefix_supports(counts, prefixes, a, b, g + 1)
+
+
+@pytest.mark.parametrize("item_type", ["bytes", "str"])
+@pytest.mark.parametrize("length", [8, 13, 24, 37, 56, 63, 64])
+def test_admissible_prefixes_agree_with_the_byte_by_byte_rule(item_type, length):
+    # random prefixes with many zero bytes, ASCII and high bytes (UTF-8 leads, continuations, invalid ones)
+    from ldpnum.heavy.items import admissible_prefixes
+    rng = np.random.default_rng(length)
+    n_bytes = -(-length // 8)
+    pool = np.array([0, 0, 0, 0x61, 0x7A, 0x80, 0xA9, 0xC3, 0xE2, 0xF0, 0xFF], dtype=np.uint64)
+    raw = pool[rng.integers(0, len(pool), (3000, n_bytes))]
+    words = np.zeros(3000, dtype=np.uint64)
+    for j in range(n_bytes):
+        words = (words << np.uint64(8)) | raw[:, j]
+    prefixes = words >> np.uint64(8 * n_bytes - length)
+    got = admissible_prefixes(prefixes, length, item_type, 64).tolist()
+    want = [naive.admissible_prefix(p, length, item_type) for p in prefixes.tolist()]
+    assert got == want
+    assert 0 < sum(want) and (sum(want) < len(want) or (length, item_type) == (8, "bytes"))  # any byte is one

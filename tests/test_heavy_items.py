@@ -298,3 +298,68 @@ def test_docstring_examples_run():
     for t in tests:
         runner.run(t)
     assert runner.summarize(verbose=False).failed == 0
+
+
+# -- the compiled pass over object arrays agrees with the checked NumPy route --------------------------------
+
+def _numpy_route(values, bits):
+    """Words by the NumPy route (the list of bytes through a fixed-width ``S`` array), with the truncation count."""
+    encoded = [v.encode("utf-8") if isinstance(v, str) else v for v in values]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TruncationWarning)
+        words, cut = items_module._bytes_words(encoded, bits, "items", "bytes", True)
+    return words.tolist(), cut
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=12), min_size=1, max_size=30), st.sampled_from([8, 16, 40, 64]))
+def test_compiled_bytes_pass_matches_the_numpy_route_and_the_definition(blobs, bits):
+    arr = np.empty(len(blobs), dtype=object)
+    arr[:] = blobs
+    words, kind, cut, first = items_module._object_words(arr, bits)
+    assert kind == "bytes"
+    assert (words.tolist(), cut) == _numpy_route(blobs, bits)
+    assert words.tolist() == [_naive_bytes_word(b, bits) for b in blobs]
+    long = [i for i, b in enumerate(blobs) if len(b) > bits // 8 and b[bits // 8] != 0]
+    assert first == (long[0] if long else -1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(no_nul_text | st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)),
+                                      min_size=9, max_size=14), min_size=1, max_size=30),
+       st.sampled_from([8, 24, 64]))
+def test_compiled_str_pass_matches_the_numpy_route_for_unicode(strings, bits):
+    arr = np.empty(len(strings), dtype=object)
+    arr[:] = strings
+    words, kind, cut, _ = items_module._object_words(arr, bits)
+    assert kind == "str"
+    assert (words.tolist(), cut) == _numpy_route(strings, bits)
+
+
+def test_compiled_pass_reads_strided_and_read_only_arrays():
+    base = np.empty(6, dtype=object)
+    base[:] = [b"a", b"bb", b"ccc", b"dddd", b"e", b"ffffffffff"]
+    base.flags.writeable = False
+    for view in (base, base[::2], base[::-1], base[1::3]):
+        words = items_module._object_words(view, 64)[0]
+        assert words.tolist() == [_naive_bytes_word(b, 64) for b in view]
+
+
+@pytest.mark.parametrize("values", [
+    [b"a", "b"],                       # mixed bytes and str
+    ["a", "b\x00c"],                   # NUL in a str
+    [b"a", bytearray(b"b")],           # not exact bytes
+    [b"a", None],                      # missing
+    ["a", 3],                          # other type
+    [1, 2],                            # ints take their own route
+])
+def test_compiled_pass_leaves_everything_else_to_the_checked_route(values):
+    arr = np.empty(len(values), dtype=object)
+    arr[:] = values
+    assert items_module._object_words(arr, 64) is None
+
+
+def test_compiled_pass_needs_whole_bytes():
+    arr = np.empty(1, dtype=object)
+    arr[:] = [b"a"]
+    assert items_module._object_words(arr, 12) is None
