@@ -154,6 +154,20 @@ def test_indicator_arrays_and_sets_pack_alike():
     assert int(masks[0, 0]) == 1 and int(masks[0, 1]) == 1 << 5 and int(masks[2, 1]) == 1
 
 
+def test_catalogue_membership_as_pairs_packs_like_the_dense_indicator():
+    # the domain phase packs (person, item) pairs straight into bitmask rows; the dense n x k route is the reference
+    rng = np.random.default_rng(7)
+    domain = np.unique(rng.integers(1, 2**40, 300, dtype=np.uint64))
+    sets = [list(rng.choice(domain, size=int(rng.integers(0, 9)), replace=False)) +
+            list(rng.integers(2**41, 2**42, size=int(rng.integers(0, 3)), dtype=np.uint64)) for _ in range(400)]
+    enc = encode_sets([[int(w) for w in s] for s in sets], 64, item_type="uint")
+    persons, columns = enc.membership_pairs(domain)
+    dense = enc.membership(domain)
+    assert dense.sum() == persons.size == sum(sum(int(w) in set(domain.tolist()) for w in s) for s in sets)
+    m = ldp.PaddingSamplingOLH(1.0, domain.size, 4)
+    np.testing.assert_array_equal(m._masks_from_pairs(enc.n, persons, columns), m.prepare_values(dense))
+
+
 def test_estimate_is_unbiased_for_the_sampling_probabilities():
     """π̂ against the exact mean sampling probability of a fixed population, within 4 of GRR's standard errors."""
     m = ldp.PaddingSampling(1.0, 6, 3)

@@ -345,14 +345,25 @@ class PaddingSampling(Mechanism):
             if count:
                 raise ValueError(f"{label}: a set holds each item once; {count} list(s) repeat an item, first at "
                                  f"index {first}")
-            ind = np.zeros((n, k), dtype=bool)
-            ind[rows, codes] = True
+            return self._masks_from_pairs(n, rows, codes)
         packed = np.packbits(ind, axis=1, bitorder="little")
         width = 8 * n_words
         if packed.shape[1] != width:
             packed = np.concatenate([packed, np.zeros((packed.shape[0], width - packed.shape[1]), np.uint8)], axis=1)
         masks = np.ascontiguousarray(packed).view("<u8").astype(np.uint64, copy=False)
         masks = np.ascontiguousarray(masks.reshape(ind.shape[0], n_words))
+        masks.flags.writeable = False
+        return masks
+
+    def _masks_from_pairs(self, n: int, rows: NDArray[np.int64], codes: NDArray[np.int64]) -> NDArray[np.uint64]:
+        """Bitmask rows (as :meth:`prepare_values` returns them) of ``n`` sets given as ``(person, code)`` pairs,
+        already checked (codes in ``[0, k)``, no pair twice): O(n·⌈k/64⌉ + pairs), no ``n × k`` array."""
+        n_words = -(-self._k // 64)
+        masks = np.zeros(n * n_words, dtype=np.uint64)
+        if codes.size:
+            # distinct codes of one person set distinct bits of a word, so adding the bits is or-ing them
+            np.add.at(masks, rows * n_words + codes // 64, np.left_shift(np.uint64(1), (codes % 64).astype(np.uint64)))
+        masks = masks.reshape(n, n_words)
         masks.flags.writeable = False
         return masks
 

@@ -151,17 +151,22 @@ class EncodedSets:
         words = self.words[starts + np.arange(offsets[-1], dtype=np.int64)]
         return EncodedSets(offsets, words, self.item_type)
 
-    def membership(self, candidates: NDArray[np.uint64]) -> NDArray[np.bool_]:
-        """``(n, len(candidates))`` booleans: person ``i`` holds candidate ``c``."""
+    def membership_pairs(self, candidates: NDArray[np.uint64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """``(persons, columns)``: person ``persons[t]`` holds candidate ``columns[t]`` (each pair once, when the
+        candidates are distinct), without an ``n × candidates`` array."""
         cands = np.asarray(candidates, dtype=np.uint64)
-        out = np.zeros((self.n, cands.size), dtype=bool)
         if cands.size == 0 or self.words.size == 0:
-            return out
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
         order = np.argsort(cands, kind="stable")
         sorted_c = cands[order]
         pos = np.minimum(np.searchsorted(sorted_c, self.words), sorted_c.size - 1)
         hit = sorted_c[pos] == self.words
-        out[self.rows[hit], order[pos[hit]]] = True
+        return self.rows[hit], order[pos[hit]].astype(np.int64)
+
+    def membership(self, candidates: NDArray[np.uint64]) -> NDArray[np.bool_]:
+        """``(n, len(candidates))`` booleans: person ``i`` holds candidate ``c``."""
+        out = np.zeros((self.n, np.asarray(candidates).size), dtype=bool)
+        out[self.membership_pairs(candidates)] = True
         return out
 
 
@@ -586,7 +591,9 @@ class _SetValued:
         if payload.phase == "candidates" and self._domain is None:
             return mech._randomize(self._sample_items(enc, gen), gen)
         if payload.phase == "candidates":
-            return mech.privatize(enc.membership(np.array(self._domain, dtype=np.uint64)), rng=gen)
+            # a catalogue of thousands of items: the sets as (person, item) pairs, never an n × k array
+            persons, columns = enc.membership_pairs(np.array(self._domain, dtype=np.uint64))
+            return mech._randomize(mech._masks_from_pairs(enc.n, persons, columns), gen)
         local = self._local_sets(payload, enc)
         if payload.phase.endswith("size"):
             return mech.privatize(local.sum(axis=1).astype(np.int64), rng=gen)
