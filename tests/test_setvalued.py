@@ -593,3 +593,33 @@ def test_results_pickle_and_secure_runs_work():
     with pytest.raises(ValueError, match="epsilon"):
         ldp.ItemsetsEstimate(itemsets.itemsets, itemsets.frequencies, itemsets.standard_errors, 10, 1.0,
                              itemsets.spec)
+
+
+def test_compiled_set_flattening_and_per_person_sort_match_the_python_route():
+    from ldpnum._kernels.objects import flatten_collections, sort_segments
+    rng = np.random.default_rng(11)
+    pool = [f"w{i}" for i in range(50)]
+    sets = []
+    for i in range(300):
+        items = list(rng.choice(pool, size=int(rng.integers(0, 12)), replace=False))
+        sets.append([set, frozenset, list, tuple][i % 4](items))
+    lengths, flat = flatten_collections(sets)
+    assert lengths.tolist() == [len(s) for s in sets]
+    assert flat.tolist() == [v for s in sets for v in s]
+    enc = encode_sets(sets, 64)
+    for i, s in enumerate(sets):  # every person's words, ascending, distinct
+        want = sorted(int.from_bytes(v.encode().ljust(8, b"\0"), "big") for v in s)
+        assert enc.words[enc.offsets[i]:enc.offsets[i + 1]].tolist() == want
+    # anything but a list/tuple of exact sets, lists or tuples goes to the checked route
+    assert flatten_collections(np.array([[1], [2]], dtype=object)) is None
+    assert flatten_collections([[1], None]) is None
+    assert flatten_collections([[1], np.array([2])]) is None
+    assert flatten_collections([[1], type("L", (list,), {})([2])]) is None
+    # duplicates: counted per person, first person named
+    offsets = np.array([0, 3, 3, 6, 8], dtype=np.int64)
+    words = np.array([5, 1, 3, 2, 9, 2, 7, 7], dtype=np.uint64)
+    out, count, first = sort_segments(offsets, words)
+    assert out.tolist() == [1, 3, 5, 2, 2, 9, 7, 7] and (count, first) == (2, 2)
+    assert words.tolist() == [5, 1, 3, 2, 9, 2, 7, 7]  # the input is not changed
+    with pytest.raises(ValueError, match="offsets"):
+        sort_segments(np.array([0, 9], dtype=np.int64), words)

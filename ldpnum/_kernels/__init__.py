@@ -14,5 +14,6 @@
     (EM/EMS), ``server_tree`` (hierarchical consistency); each with a ``.pyi`` stub for type checkers.
 ``objects.pyx``
     Cython conversion of Python objects that Numba cannot read: ``object_words`` (``bytes``/``str`` items to
-    the heavy hitters' fixed-width words, either side).
+    the heavy hitters' fixed-width words, either side), ``flatten_collections`` (lists of sets) and
+    ``sort_segments`` (each person's set of words, sorted).
 """

@@ -50,6 +50,7 @@ import pandas as pd
 
 from .._kernels import client_setvalued as kernels
 from .._kernels._jit import launch
+from .._kernels.objects import flatten_collections
 from .._results import FrequencyEstimate
 from .._typing import ArrayLike, NDArray
 from .._validation import check_epsilon
@@ -180,13 +181,17 @@ def _check_int(value, name, low, high):
     return value
 
 
-def flatten_sets(sets: object, name: str = "sets") -> tuple[NDArray[np.int64], list]:
-    """``(lengths, flat)``: each person's number of elements and all elements in person order.
+def flatten_sets(sets: object, name: str = "sets") -> tuple[NDArray[np.int64], Any]:
+    """``(lengths, flat)``: each person's number of elements and all elements in person order (a list, or an
+    object array when a list or tuple of exact sets, lists or tuples took the compiled pass).
 
     ``sets`` is a list, tuple, 1-D object array or pandas Series of sets, frozensets, lists, tuples or 1-D
     arrays (one per person). Missing persons (None, NaN) and strings/bytes in place of a set are refused
     with the count and first index. Elements are not checked here.
     """
+    fast = flatten_collections(sets)
+    if fast is not None:  # a list or tuple of exact sets, lists or tuples: one compiled pass
+        return fast
     if isinstance(sets, (pd.Series, pd.Index)):
         seq = sets.tolist()
     elif isinstance(sets, np.ndarray):
@@ -328,7 +333,7 @@ class PaddingSampling(Mechanism):
             lengths, flat = flatten_sets(x, label)
             n = lengths.size
             rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
-            codes = np.asarray(flat)
+            codes = np.asarray(flat.tolist() if isinstance(flat, np.ndarray) else flat)
             if codes.size and (codes.dtype.kind not in "iu" or codes.ndim != 1):
                 first = next(i for i, v in enumerate(flat)
                              if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral))

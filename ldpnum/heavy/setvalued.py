@@ -81,7 +81,8 @@ from ..reports import Reports
 from ..spec import Spec
 from ._result import HeavyHittersEstimate, _freeze, _plain, _thaw
 from .items import ITEM_TYPES, check_item_bits, decode_items, encode_items
-from .padding import first_duplicate, flatten_sets, padding_sampling
+from .._kernels.objects import sort_segments
+from .padding import flatten_sets, padding_sampling
 from .prefix import PEM
 
 __all__ = [
@@ -183,25 +184,23 @@ def encode_sets(sets: object, item_bits: int = 64, *, item_type: str | None = No
     lengths, flat = flatten_sets(sets, name)
     if lengths.size == 0:
         raise ValueError(f"{name} is empty: no people to collect from")
-    rows = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
     try:
         words, kind, _ = encode_items(flat, item_bits, name=f"items of {name}", truncate=truncate)
     except (TypeError, ValueError) as exc:  # name the person, not the position in the flattened list
+        rows = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
         raise type(exc)(_person_message(str(exc), rows)) from exc
-    if not flat:
+    if len(flat) == 0:
         kind = item_type or kind
     if item_type is not None and kind != item_type:
         raise TypeError(f"{name} holds {kind} items but the protocol was built for {item_type} items; pass "
                         f"item_type={kind!r} to the constructor")
-    order = np.lexsort((words, rows))
-    words, rows_sorted = words[order], rows[order]
-    count, first = first_duplicate(rows_sorted, words)
+    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    # each person's words ascending (small sets: an insertion sort per person, not a global sort)
+    words, count, first = sort_segments(offsets, np.ascontiguousarray(words, dtype=np.uint64))
     if count:
         raise ValueError(f"{name}: a set holds each item once; {count} list(s) repeat an item (after encoding to "
                          f"{item_bits} bits), first at index {first}")
-    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    words = np.ascontiguousarray(words, dtype=np.uint64)
     words.flags.writeable = False
     return EncodedSets(offsets, words, kind)
 
