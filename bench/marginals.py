@@ -137,14 +137,15 @@ def run(repeats=2, n=N):
 
 
 def markdown(records):
-    lines = ["## Several categorical columns: 2-way marginals (Marginals: all pairs, CALM, 1-way product)", "",
-             f"bench/marginals.py: n = {records[0]['n']:,} people per data set, errors averaged over every pair "
+    intro = (f"bench/marginals.py: n = {records[0]['n']:,} people per data set, errors averaged over every pair "
              f"(3-way: every triple) and {records[0]['repeats']} collections. TV: total variation distance of the "
              "estimated table from the n rows' own; MAE: mean absolute error per cell. All pairs: every pair "
              "released; CALM: the adaptive choice (width ℓ, m sets); 1-way product: independence from 1-way "
-             "estimates. 3-way tables: projections where a released set holds them, else maximum entropy.", "",
-             "| data | ε | all pairs TV | CALM TV (ℓ, m) | 1-way product TV | CALM / all | all pairs MAE | CALM MAE | "
-             "3-way TV all / CALM / product |", "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+             "estimates. 3-way tables: projections where a released set holds them, else maximum entropy.")
+    head = ("| data | ε | all pairs TV | CALM TV (ℓ, m) | 1-way product TV | CALM / all | all pairs MAE | CALM MAE | "
+            "3-way TV all / CALM / product |")
+    lines = ["## Several categorical columns: 2-way marginals (Marginals: all pairs, CALM, 1-way product)", "",
+             intro, "", head, "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     by = {(r["data"], r["epsilon"], r["method"]): r for r in records}
     for data in dict.fromkeys(r["data"] for r in records):
         for eps in EPSILONS:

@@ -174,7 +174,7 @@ def test_wide_kernel_matches_plan_and_a_naive_reference():
             exact = m.plan.exact_probabilities(m.cells(X[:1])[0], seed=s)
             codes = list(exact)
             got, cnt = np.unique(_run_with_seed(m, X, s, rng=10 * i + j), return_counts=True)
-            assert set(int(c) for c in got) <= set(codes)
+            assert {int(c) for c in got} <= set(codes)
             counts = dict(zip((int(c) for c in got), cnt))
             check_kernel_matches([counts.get(c, 0) for c in codes], [float(exact[c]) for c in codes])
     X = draw_rows(np.full((2, 3, 2, 2, 2), 1 / 48), 300, 8)

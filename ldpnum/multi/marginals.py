@@ -242,8 +242,9 @@ def calm_choice(categories, k, epsilon, n):
     design has the least :func:`predicted_error` (ties: the smaller ``ℓ``). Why the shortest cover: the
     variance model is flat in ``m`` once coverage is even (``m`` times fewer reporters per set, ``m`` times
     more sets holding each k-set), while fewer, fuller tables lose less to Norm-Sub's bias, which the model
-    leaves out (measured: the first cover's total-variation error is at most the longer designs' on the
-    benchmark's data).
+    leaves out (measured on six correlated binary columns, n = 10^6, ε = 0.5, 1, 4, 3 collections: the
+    first cover's 2-way total variation was below or within 5% of the longer designs', e.g. 0.0067 for 7
+    triples against 0.0076 for all 20 at ε = 1).
 
     Returns ``(sets, error, candidates)``: the chosen sets (sorted), their predicted error and every
     ``(ℓ, m, error)`` considered."""
