@@ -299,3 +299,32 @@ def test_bad_parameters(kwargs, err, match):
 def test_too_many_columns_for_calm():
     with pytest.raises(ValueError, match="at most 16 columns"):
         ldp.Marginals(1.0, {f"c{i}": 2 for i in range(17)}, strategy="calm")
+
+
+def test_vector_scan_matches_numpy_counts():
+    """check_vectors' one-pass scan (non-finite, out of bounds, non-integral) against NumPy masks, and the
+    messages of each case naming the column."""
+    from ldpnum.vectors._base import _scan_vectors
+
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 4, (50_000, 5)).astype(float)
+    lows, highs = np.zeros(5), np.array([3.0, 3.0, 2.0, 3.0, 1.0])
+    x[rng.integers(0, 50_000, 40), rng.integers(0, 5, 40)] = np.nan
+    x[rng.integers(0, 50_000, 30), rng.integers(0, 5, 30)] = 1.5
+    x[rng.integers(0, 50_000, 20), rng.integers(0, 5, 20)] = -np.inf
+    fin = np.isfinite(x)
+    out = fin & ((x < lows) | (x > highs))
+    frac = fin & ~out & (x != np.floor(x))
+    for integral in (True, False):
+        got = _scan_vectors(np.ascontiguousarray(x), lows, highs, integral)
+        assert tuple(int(v) for v in got) == (int((~fin).sum()), int(out.sum()), int(frac.sum()) if integral else 0)
+    m = ldp.Marginals(1.0, {"a": 4, "b": 4, "c": 3, "d": 4, "e": 2})
+    clean = np.where(fin & ~out & ~frac, x, 0.0)
+    np.testing.assert_array_equal(m.prepare_values(clean), clean)
+    bad = clean.copy()
+    bad[7, 2] = 1.5
+    with pytest.raises(ValueError, match=r"1 non-integral category code\(s\), first at index 7 \(row 7, column 'c'"):
+        m.prepare_values(bad)
+    bad[7, 2] = 3.0
+    with pytest.raises(ValueError, match=r"outside .* first at index 7 \(row 7, column 'c'"):
+        m.prepare_values(bad)

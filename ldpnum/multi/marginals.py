@@ -77,14 +77,13 @@ from .._checks import read_only
 from .._kernels import client_multi as kernels
 from .._kernels._jit import launch
 from .._typing import ArrayLike, FloatArray
-from .._validation import check_choice
+from .._validation import check_choice, prepared
 from ..aggregate import Aggregate
 from ..estimation.postprocess import norm_sub
-from ..exceptions import InvalidValuesError
 from ..frequency.hashing import HASH_FAMILY
 from ..reports import Reports, check_integer_codes, register_code_check
 from ..spec import Spec
-from ..vectors._base import check_int
+from ..vectors._base import check_int, check_vectors
 from .hdg import (HDGPlan, PackedTables, _grid_oracle, alternate_consistency, check_packed_codes,
                   select_columns)
 
@@ -730,16 +729,8 @@ class Marginals(PackedTables):
         ``"raise"``, accepted for the common interface): a category is never clipped."""
         check_choice(out_of_range, "out_of_range", ("clip", "raise"))
         x = select_columns(x, self._columns, name, "Marginals", "categories")
-        values = super().prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value,
-                                        out_of_range="raise")
-        frac = values != np.floor(values)
-        if frac.any():
-            i, j = (int(v) for v in np.argwhere(frac)[0])
-            subject = "x" if name is None else str(name)
-            raise InvalidValuesError(f"{subject} has {int(frac.sum())} non-integral category code(s), first at index "
-                                     f"{i} (row {i}, column {self._columns[j]!r}: {float(values[i, j])!r}); codes are "
-                                     "integers 0..c-1", count=int(frac.sum()), first_index=i, reason="out_of_range")
-        return values
+        return prepared(check_vectors, x, self._lows, self._highs, name=name, nan_policy=nan_policy,
+                        fill_value=fill_value, out_of_range="raise", integral=True, columns=self._columns)
 
     def _run_kernel(self, values, words, out):
         launch(kernels.marginals_kernel, values, self._plan.table, words, out)
