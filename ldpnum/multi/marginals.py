@@ -211,24 +211,32 @@ def covering_sequence(categories, k, width, limit=MAX_SETS):
     cats = tuple(categories)
     d = len(cats)
     cands = list(itertools.combinations(range(d), width))
-    ksets = {K: i for i, K in enumerate(itertools.combinations(range(d), k))}
-    inc = np.zeros((len(cands), len(ksets)), dtype=np.int64)
+    ksets = list(itertools.combinations(range(d), k))
+    index = {K: i for i, K in enumerate(ksets)}
+    # holders[K]: the candidates holding k-set K; new / load: per candidate, its k-sets not yet covered and
+    # the sum of their coverage counts, updated for the k-sets of each pick only
+    holders = [[] for _ in ksets]
     for r, V in enumerate(cands):
         for K in itertools.combinations(V, k):
-            inc[r, ksets[K]] = 1
-    cells = np.array([math.prod(cats[a] for a in V) for V in cands], dtype=np.float64)
+            holders[index[K]].append(r)
+    holders = [np.array(h, dtype=np.intp) for h in holders]
+    cells = np.array([math.prod(cats[a] for a in V) for V in cands], dtype=np.int64)
+    new = np.full(len(cands), math.comb(width, k), dtype=np.int64)
+    load = np.zeros(len(cands), dtype=np.int64)
     counts = np.zeros(len(ksets), dtype=np.int64)
     used = np.zeros(len(cands), dtype=bool)
     out = []
     for _ in range(min(limit, len(cands))):
-        new = inc @ (counts == 0)
-        load = inc @ counts
         # np.lexsort's primary key is the last: unused first, then most new, least load, fewest cells, index
-        order = np.lexsort((np.arange(len(cands)), cells, load, -new, used))
-        best = int(order[0])
+        best = int(np.lexsort((np.arange(len(cands)), cells, load, -new, used))[0])
         used[best] = True
-        counts += inc[best]
         out.append(cands[best])
+        for K in itertools.combinations(cands[best], k):
+            i = index[K]
+            if counts[i] == 0:
+                new[holders[i]] -= 1
+            counts[i] += 1
+            load[holders[i]] += 1
     return out
 
 
