@@ -35,9 +35,13 @@ One run measures, on this machine:
    0.5, ε = 0.5, 1, 2, 4, n = 1e6) on the flights' (dep_time, distance), a correlated pair and an independent
    pair, against one 2-D OLH grid and two independent 1-D Square Wave estimates; privatize people/s; 10,000
    queries.
+10. categorical columns (section ``marginals``, ``bench/marginals.py``): 2-way marginal total variation and MAE
+   (ε = 0.5, 1, 2, 4, n = 1e6) of ``Marginals`` releasing all pairs, CALM's adaptive choice and the product of
+   1-way estimates, on five categorical columns derived from the flights and eight synthetic correlated
+   columns; 3-way total variation; privatize people/s, aggregate and estimate time.
 
 Medians of ``--repeats`` runs (default 3). ``--only SECTIONS`` (comma list of rng, compile, mean, accuracy,
-distribution, peers, frequency, accessor, cli, scaling, heavy, setvalued, multi) runs some sections alone. Writes ``bench/results/bench-<timestamp>.json`` and
+distribution, peers, frequency, accessor, cli, scaling, heavy, setvalued, multi, marginals) runs some sections alone. Writes ``bench/results/bench-<timestamp>.json`` and
 ``bench/results/latest.md`` (a partial run: ``latest-<sections>.md``), and prints the markdown.
 """
 
@@ -631,7 +635,8 @@ def markdown(res):
 #: Sections implemented in their own scripts (bench/<module>.py, each runnable alone): a ``run()`` returning
 #: ``(records, markdown)``.
 EXTERNAL_SECTIONS = {"accessor": "accessor", "cli": "cli_stream", "scaling": "scaling", "heavy": "heavy",
-                     "setvalued": "setvalued", "vectors": "vectors", "bands": "bands", "multi": "multi"}
+                     "setvalued": "setvalued", "vectors": "vectors", "bands": "bands", "multi": "multi",
+                     "marginals": "marginals"}
 
 
 def external_section(name, repeats, with_peers=True):
@@ -653,7 +658,7 @@ def external_section(name, repeats, with_peers=True):
 
 
 SECTIONS = ("rng", "compile", "mean", "accuracy", "distribution", "peers", "frequency", "accessor", "cli", "scaling",
-            "heavy", "setvalued", "vectors", "bands", "multi")
+            "heavy", "setvalued", "vectors", "bands", "multi", "marginals")
 SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times", "mean": "mean-oracle throughput",
                 "accuracy": "mean-estimate MSE", "distribution": "Square Wave EM/EMS/ems-cv, and estimators side by side "
                 "(bench/dist_candidates.py)",
@@ -665,7 +670,9 @@ SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times",
                 "setvalued": "SVIM/SVSM frequent items and itemsets vs the truth (bench/setvalued.py)",
                 "vectors": "PrivHS/PrivUnit/PrivUnitG mean of unit vectors, error and speed (bench/vectors.py)",
                 "bands": "coverage of bootstrap intervals of distributions, quantiles, ranges (bench/bands.py)",
-                "multi": "HDG 2-D range queries vs one 2-D OLH grid and independent 1-D SW (bench/multi.py)"}
+                "multi": "HDG 2-D range queries vs one 2-D OLH grid and independent 1-D SW (bench/multi.py)",
+                "marginals": "2-way marginals of categorical columns: all pairs, CALM, 1-way product "
+                "(bench/marginals.py)"}
 
 
 def block_fill_rate(rng, total=10_000_000):

@@ -75,7 +75,7 @@ __all__ = ["main", "main_exit", "privatize_file", "aggregate_file", "heavy_hitte
 DEFAULT_BATCH_SIZE = 1 << 20
 
 #: What ``ldpnum estimate`` can estimate.
-WHATS = ("mean", "distribution", "quantiles", "range", "frequencies")
+WHATS = ("mean", "distribution", "quantiles", "range", "frequencies", "marginals")
 
 #: Categories printed by ``--what frequencies`` (``--json`` gives all).
 MAX_PRINTED_CATEGORIES = 64
@@ -422,7 +422,10 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
     out : str or path
         Output Parquet file (written to a temporary file beside it, renamed when complete).
     mechanisms : dict
-        Column name -> mechanism. Each value of the column becomes one report of its mechanism.
+        Column name -> mechanism. Each value of the column becomes one report of its mechanism. A tuple of
+        column names -> a mechanism of several columns (:class:`~ldpnum.HDG`, :class:`~ldpnum.Marginals`,
+        the vector mechanisms: :meth:`~ldpnum.Mechanism.source_columns` decides): each row's values of those
+        columns become one report, in the report column ``"a,b,..."``, as ``df.ldp.privatize`` writes it.
     rng : None or int, optional
         None (default): secure randomness. An int seed: reproducible simulation; column ``j`` of
         ``mechanisms`` draws from ``child_rng(rng, j)`` and, with "one-column-per-row", the rows' columns
@@ -493,19 +496,32 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
     from ._random import MAX_ASSIGNED, assign_columns, child_rng
     from ._validation import check_choice
 
+    from .pandas import _report_label, _vector_sources
+
     log = sys.stderr if log is None else log
-    columns = list(mechanisms)
+    keys = list(mechanisms)
     keep = list(keep or ())
-    if not columns:
+    if not keys:
         raise CLIError("nothing to privatize: give at least one --column")
-    for c in columns + keep:
+    for c in [v for k in keys for v in (k if isinstance(k, tuple) else (k,))] + keep:
         if not isinstance(c, str):
             raise TypeError(f"column names must be str; got {type(c).__name__} {c!r}")
-    for names in (columns, keep):
+    # a mechanism of several columns reads the columns of its tuple key into one report column (the accessor's
+    # rule: the mechanism decides which value columns a key names)
+    try:
+        sources = {k: _vector_sources(k, mechanisms[k]) for k in keys}
+        labels = {k: _report_label(k) if sources[k] is not None else k for k in keys}
+    except (TypeError, ValueError) as exc:
+        raise CLIError(_one_line(exc)) from None
+    mechanisms = {labels[k]: mechanisms[k] for k in keys}
+    sources = {labels[k]: sources[k] for k in keys}
+    columns = list(mechanisms)
+    value_columns = [v for c in columns for v in (sources[c] or [c])]
+    for names in (keep, columns):  # a value column may feed several report columns (each spends its ε)
         dup = next((c for c in names if names.count(c) > 1), None)
         if dup is not None:
             raise CLIError(f"column {dup!r} is named twice")
-    both = [c for c in keep if c in mechanisms]
+    both = [c for c in keep if c in value_columns or c in mechanisms]
     if both:
         raise CLIError(f"column {both[0]!r} is both privatized and kept: keeping it would copy the raw values "
                        "next to their reports")
@@ -521,7 +537,7 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
         options.update(nan_policy="impute", fill_value=float(nan_fill))
         for c, m in mechanisms.items():
             try:
-                m.prepare_values(np.empty(0), **options)  # the fill value, before any file is read
+                m.prepare_values(_empty_input(sources[c]), **options)  # the fill value, before any file is read
             except (TypeError, ValueError) as exc:
                 raise CLIError(f"--nan-fill {nan_fill:g} cannot be imputed in column {c!r}: {_one_line(exc)}; the "
                                "imputed value must be a public value inside the bounds") from None
@@ -540,14 +556,14 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
     src = _Source(source, batch_size, delimiter)
     if os.path.exists(out) and os.path.samefile(out, src.path):
         raise CLIError(f"the output {out!r} is the input file; write the reports to a new file")
-    src.check_columns(columns + keep)
-    for c in columns:
+    src.check_columns(value_columns + keep)
+    for c in value_columns:
         t = src.schema.field(c).type
         if src.kind == "parquet" and not _is_numeric(t):  # CSV columns are parsed as numbers, row by row
             raise CLIError(f"column {c!r} of {src.path!r} holds {t} values, not numbers; ldpnum privatizes "
                            "numerical columns")
 
-    schema, info = _report_schema(src, mechanisms, keep, strategy)
+    schema, info = _report_schema(src, mechanisms, keep, strategy, sources)
     specs = {c: m.spec for c, m in mechanisms.items()}
     out_dir = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(out_dir):
@@ -569,17 +585,18 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
     bar = _progress(progress, src.num_rows, "privatize")
     clipped = {c: [0, -1] for c in columns}
     rows = 0
-    wanted = [c for c in src.columns if c in mechanisms or c in keep]
+    wanted = [c for c in src.columns if c in value_columns or c in keep]
     try:
         writer = pq.ParquetWriter(tmp, schema)
-        batches = src.batches(wanted, numeric=columns)
+        batches = src.batches(wanted, numeric=value_columns)
         for start, batch in batches:
             n = batch.num_rows
             arrays = {}
             if split:
                 assigned = assign_columns(streams[m], n, m)  # one stream over all batches
             for j, c in enumerate(columns):
-                values = _prepare_batch(mechanisms[c], c, batch, start, batches, options, clipped[c], src.kind)
+                values = _prepare_batch(mechanisms[c], c, batch, start, batches, options, clipped[c], src.kind,
+                                        sources[c])
                 rows_j = np.flatnonzero(assigned == j) if split else None
                 if rows_j is not None:
                     values = values[rows_j]
@@ -634,9 +651,9 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
             bar.close()
     for c, (count, first) in clipped.items():
         if count:
-            low, high = mechanisms[c].bounds
-            print(f"ldpnum: warning: column {c!r}: {count} value(s) outside the bounds ({low:g}, {high:g}) were "
-                  f"clipped to them, first at row {first}", file=log)
+            where = "their bounds" if sources[c] else "the bounds ({:g}, {:g})".format(*mechanisms[c].bounds)
+            print(f"ldpnum: warning: column {c!r}: {count} value(s) outside {where} were clipped to them, first "
+                  f"at row {first}", file=log)
     return {"rows": rows, "columns": columns, "specs": specs, "strategy": strategy,
             "epsilon_per_row": info["epsilon_per_row"], "clipped": {c: v[0] for c, v in clipped.items()},
             "kept": keep}
@@ -664,16 +681,35 @@ def _remove_stale_temporaries(out):
             pass
 
 
-def _prepare_batch(mech, column, batch, start, batches, options, clipped, kind):
+def _empty_input(sources):
+    """No rows of a column (``sources`` None) or of the value columns ``sources``: checks a fill value."""
+    import numpy as np
+    import pandas as pd
+
+    return np.empty(0) if sources is None else pd.DataFrame({c: np.empty(0) for c in sources})
+
+
+def _batch_input(batch, column, sources):
+    """A batch's values for a mechanism: the column's numbers, or a DataFrame of its value columns (the
+    mechanism selects and orders them, as for ``df.ldp.privatize``)."""
+    import pandas as pd
+
+    if sources is None:
+        return _values(batch.column(column))
+    return pd.DataFrame({c: _values(batch.column(c)) for c in sources}, copy=False)
+
+
+def _prepare_batch(mech, column, batch, start, batches, options, clipped, kind, sources=None):
     """One batch of a column, validated by its mechanism, with errors and clipping counted over the file.
 
     ``clipped`` is ``[count, first row]`` of the clipped values so far (updated; one warning is printed at
     the end). Errors name rows of the whole file: ``start`` is the batch's first row, and for missing
-    values the rest of ``batches`` is read to give their total count.
+    values the rest of ``batches`` is read to give their total count. ``sources``: the value columns of a
+    report column of several (None for one).
     """
     from .exceptions import ClippingWarning, InvalidValuesError
 
-    values = _values(batch.column(column))
+    values = _batch_input(batch, column, sources)
     n = len(values)
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -682,11 +718,11 @@ def _prepare_batch(mech, column, batch, start, batches, options, clipped, kind):
     except InvalidValuesError as exc:
         first = start + exc.first_index
         if exc.reason == "missing":
-            count = exc.count + _count_missing(mech, batches, column)
+            count = exc.count + _count_missing(mech, batches, column, sources)
             raise CLIError(f"column {column!r} has {count} missing or non-finite value(s), first at row {first} "
                            f"(0-based{', header excluded' if kind == 'csv' else ''}); pass --nan-fill VALUE to "
                            "impute a public value, or remove them first") from None
-        if exc.reason == "out_of_range":
+        if exc.reason == "out_of_range" and sources is None:
             low, high = mech.bounds
             raise CLIError(f"column {column!r} has {exc.count} value(s) outside the bounds ({low:g}, {high:g}) "
                            f"in rows {start}..{start + n - 1}, first at row {first}; widen --bounds or use "
@@ -704,7 +740,7 @@ def _prepare_batch(mech, column, batch, start, batches, options, clipped, kind):
     return prepared
 
 
-def _count_missing(mech, batches, column):
+def _count_missing(mech, batches, column, sources=None):
     """Missing or non-finite values of ``column`` in the rest of ``batches`` (to report the total)."""
     from .exceptions import InvalidValuesError
 
@@ -713,41 +749,47 @@ def _count_missing(mech, batches, column):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                mech.prepare_values(_values(batch.column(column)))
+                mech.prepare_values(_batch_input(batch, column, sources))
         except InvalidValuesError as exc:
             total += exc.count if exc.reason == "missing" else 0
     return total
 
 
-def _report_schema(src, mechanisms, keep, strategy):
+def _report_schema(src, mechanisms, keep, strategy, sources=None):
     """Arrow schema of the output: report codes + kept columns, with pandas' and ldpnum's metadata.
 
     With "one-column-per-row" the report columns are nullable and recorded as pandas' nullable unsigned
-    dtypes (``UInt16``...), so ``read_parquet`` gives the same columns as ``df.ldp.privatize``.
+    dtypes (``UInt16``...), so ``read_parquet`` gives the same columns as ``df.ldp.privatize``. A report
+    column of several value columns (``sources[name]``) takes the place of the first of them and records
+    them, as the accessor does.
     """
-    import numpy as np
     import pandas as pd
     import pyarrow as pa
 
     from ._frame import FORMAT
 
+    sources = sources or {}
+    anchored = {}  # input column -> the report columns placed there: its own, and those it is the first source of
+    for name in mechanisms:
+        anchored.setdefault(sources[name][0] if sources.get(name) else name, []).append(name)
     fields, empty = [], {}
-    for name in src.columns:  # input order
-        if name in mechanisms:
+    for col in src.columns:  # input order
+        for name in anchored.get(col, ()):
             # The dtype the mechanism's reports come in: the smallest unsigned type for a categorical alphabet,
             # uint64 for structured codes (a hierarchical histogram with hashed levels).
-            dt = mechanisms[name].privatize(np.empty(0), rng=0).codes.dtype
+            dt = mechanisms[name].privatize(_empty_input(sources.get(name)), rng=0).codes.dtype
             split = strategy == "one-column-per-row"
             fields.append(pa.field(name, pa.from_numpy_dtype(dt), nullable=split))
             empty[name] = pd.Series([], dtype=f"UInt{8 * dt.itemsize}" if split else dt)  # pandas' nullable
-        elif name in keep:
-            field = src.schema.field(name)
+        if col in keep:
+            field = src.schema.field(col)
             fields.append(field.with_metadata(None))
-            empty[name] = pa.array([], type=field.type).to_pandas()
+            empty[col] = pa.array([], type=field.type).to_pandas()
     epsilons = [m.epsilon for m in mechanisms.values()]
     eps_row = float(max(epsilons) if strategy == "one-column-per-row" else math.fsum(epsilons))
     info = {"format": FORMAT, "strategy": strategy, "epsilon_per_row": eps_row,
-            "columns": [{"column": c, "spec": m.spec.to_dict()} for c, m in mechanisms.items()]}
+            "columns": [{"column": c, "spec": m.spec.to_dict(),
+                         **({"sources": list(sources[c])} if sources.get(c) else {})} for c, m in mechanisms.items()]}
     pandas_meta = pa.Schema.from_pandas(pd.DataFrame(empty), preserve_index=False).metadata or {}
     return pa.schema(fields, metadata=_with_record(pandas_meta, info)), info
 
@@ -974,6 +1016,24 @@ def _check_request(mech, whats, args):
     the plot destination before a report is read: a wrong request fails at once, not after streaming a
     large file."""
     name = mech.spec.mechanism
+    is_marginals = hasattr(mech, "estimate_marginals")
+    if is_marginals or (whats and "marginals" in whats) or args.marginal is not None:
+        if not is_marginals:
+            raise CLIError(f"{name} reports do not hold marginals of categorical columns; --what marginals and "
+                           "--marginal need a marginals report column")
+        if whats is not None and whats != ["marginals"]:
+            raise CLIError(f"{name} reports estimate marginals only: use --what marginals (optionally --marginal "
+                           "C1,C2)")
+        if args.plot:
+            raise CLIError(f"--plot does not apply to {name} reports")
+        if args.marginal is not None:  # checked before a report is read
+            cols = [c.strip() for c in args.marginal.split(",")]
+            unknown = [c for c in cols if c not in mech.columns]
+            if unknown or len(set(cols)) != len(cols):
+                raise CLIError(f"--marginal {args.marginal!r}: give distinct columns of the report column "
+                               f"({', '.join(mech.columns)}); " + (f"unknown: {', '.join(unknown)}" if unknown
+                                                                   else "a column is named twice"))
+        return ["marginals"]
     has_mean = hasattr(mech, "estimate_mean")
     has_dist = hasattr(mech, "estimate_distribution")
     is_freq = hasattr(mech, "estimate_frequencies")
@@ -1059,6 +1119,17 @@ def _estimates(mech, agg, whats, args):
                                    "quantiles": {"q": list(qs), "value": [float(v) for v in d.quantile(qs)]},
                                    "bin_edges": [float(v) for v in d.bin_edges],
                                    "probabilities": [float(v) for v in d.probabilities]}
+        elif what == "marginals":
+            est = mech.estimate_marginals(agg)
+            wanted = ([tuple(c.strip() for c in args.marginal.split(","))] if args.marginal is not None
+                      else list(est.sets))
+            try:
+                tables = [{"columns": list(cols), "covered": est.covers(cols),
+                           "frequency": est.marginal(cols).tolist()} for cols in wanted]
+            except (TypeError, ValueError) as exc:
+                raise CLIError(f"--marginal {args.marginal!r}: {_one_line(exc)}") from None
+            out["marginals"] = {"sets": [list(v) for v in est.sets], "consistency": est.consistency,
+                                "tables": tables, "n_reports": agg.n_reports}
         elif what == "frequencies":
             est = mech.estimate_frequencies(agg, postprocess=args.postprocess)
             lo, hi = est.confidence_interval(args.level)
@@ -1097,6 +1168,24 @@ def _print_estimates(out, head, file):
         where = (" and ".join(f"{_g(lo)} <= {c} <= {_g(hi)}" for c, (lo, hi) in r["query"].items()) if "query" in r
                  else f"{_g(r['low'])} <= X <= {_g(r['high'])}")
         print(f"P({where}) = {r['mass']:.4f} (about {r['count']:,.0f} of {r['n_reports']:,} values)", file=file)
+    if "marginals" in out:
+        import numpy as np
+
+        mg = out["marginals"]
+        print(f"marginals ({mg['consistency']} post-processing; released sets: "
+              + "; ".join(",".join(v) for v in mg["sets"]) + ")", file=file)
+        for t in mg["tables"]:
+            freq = np.asarray(t["frequency"])
+            how = "" if t["covered"] else " (maximum entropy: no released set holds these columns)"
+            print(f"P({', '.join(t['columns'])}){how}:", file=file)
+            if freq.ndim == 2:
+                print(f"  {t['columns'][0] + ' / ' + t['columns'][1]:>14}  "
+                      + "  ".join(f"{j:>7}" for j in range(freq.shape[1])), file=file)
+                for i, row in enumerate(freq):
+                    print(f"  {i:>14}  " + "  ".join(f"{v:7.4f}" for v in row), file=file)
+            else:
+                for idx in np.ndindex(freq.shape):
+                    print(f"  {', '.join(map(str, idx)):>14}  {freq[idx]:7.4f}", file=file)
     if "frequencies" in out:
         f = out["frequencies"]
         k = len(f["frequency"])
@@ -1273,24 +1362,12 @@ def write_spec_file(path, specs):
 
 
 def _explicit_spec(args):
-    from .spec import Spec
-
     if getattr(args, "expect_spec", None) is not None:
         if args.spec is not None:
             raise CLIError("give the expected spec once: --expect-spec FILE or --spec JSON")
         return _expected_spec_file(args.expect_spec, args.column)
     if args.spec is not None:
-        text = args.spec
-        if text.startswith("@"):
-            try:
-                with open(text[1:], encoding="utf-8") as f:
-                    text = f.read()
-            except OSError as exc:
-                raise CLIError(f"cannot read --spec file {text[1:]!r}: {exc.strerror}") from None
-        try:
-            return Spec.from_json(text)
-        except (ValueError, TypeError) as exc:
-            raise CLIError(f"--spec is not an ldpnum spec (JSON of Spec.to_dict()): {_one_line(exc)}") from None
+        return _spec_argument(args.spec, "--spec")
     given = [args.mechanism is not None, args.epsilon is not None, args.bounds is not None]
     if any(given):
         if not all(given):
@@ -1631,14 +1708,21 @@ def _parser():
                "Other input columns are not copied unless named with --keep.")
     p.add_argument("input", metavar="IN", help="input file: .csv/.tsv (optionally .gz, .bz2, .zst) or .parquet/.pq")
     p.add_argument("output", metavar="OUT", help="output Parquet file (.parquet or .pq)")
-    p.add_argument("--column", "-c", action="append", required=True, metavar="C",
+    p.add_argument("--column", "-c", action="append", default=[], metavar="C",
                    help="a numerical column to privatize (repeat for several)")
-    p.add_argument("--mechanism", "-m", action="append", required=True, metavar="NAME",
+    p.add_argument("--mechanism", "-m", action="append", default=[], metavar="NAME",
                    help="mechanism: once for every column, or once per --column in order")
-    p.add_argument("--epsilon", "-e", action="append", type=float, required=True, metavar="EPS",
+    p.add_argument("--epsilon", "-e", action="append", type=float, default=[], metavar="EPS",
                    help="privacy parameter of each report, in (0, 20]: once, or once per --column")
-    p.add_argument("--bounds", "-b", action="append", nargs=2, type=float, required=True, metavar=("LO", "HI"),
+    p.add_argument("--bounds", "-b", action="append", nargs=2, type=float, default=[], metavar=("LO", "HI"),
                    help="public range of the values (never taken from the data): once, or once per --column")
+    p.add_argument("--columns", action="append", default=[], metavar="C1,C2,...",
+                   help="several value columns privatized together into one report column 'C1,C2,...' by the "
+                        "mechanism of the matching --spec (HDG, Marginals, a vector mechanism); repeat for "
+                        "several, each with its own --spec")
+    p.add_argument("--spec", action="append", default=[], metavar="JSON|@FILE",
+                   help="the mechanism of each --columns, in order: a spec as JSON (Spec.to_dict(), e.g. "
+                        "json.dumps(ldp.Marginals(...).spec.to_dict())) or @FILE holding it")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="further mechanism parameter, e.g. n_cells=2048, shape=triangle, n_leaves=256 "
                         "(applies to every column)")
@@ -1687,6 +1771,9 @@ def _parser():
                         "hierarchical_histogram, or frequencies for a categorical frequency oracle)")
     e.add_argument("--quantiles", "-q", nargs="+", type=_probability, default=[0.25, 0.5, 0.75], metavar="Q",
                    help="quantile levels for --what quantiles (default 0.25 0.5 0.75)")
+    e.add_argument("--marginal", default=None, metavar="C1,C2,...",
+                   help="for --what marginals (a Marginals report column): the joint frequencies of these columns "
+                        "(default: every released table)")
     e.add_argument("--range", nargs="+", default=None, metavar="LO HI | COL:LO:HI",
                    help="the range of --what range: estimated fraction of values in [LO, HI]; for a report "
                         "column of several value columns (HDG), one COL:LO:HI per column of a 1-D or 2-D query, "
@@ -1777,15 +1864,73 @@ def _parser():
 
 # -- commands ----------------------------------------------------------------------------------------------
 
+def _spec_argument(text, option):
+    """A spec given on the command line: its JSON (``Spec.to_dict()``), or ``@FILE`` holding it."""
+    from .spec import Spec
+
+    if text.startswith("@"):
+        try:
+            with open(text[1:], encoding="utf-8") as f:
+                text = f.read()
+        except OSError as exc:
+            raise CLIError(f"cannot read {option} file {text[1:]!r}: {exc.strerror}") from None
+    try:
+        return Spec.from_json(text)
+    except (ValueError, TypeError) as exc:
+        raise CLIError(f"{option} is not an ldpnum spec (JSON of Spec.to_dict()): {_one_line(exc)}") from None
+
+
+def _multi_column_mechanisms(args):
+    """``{(c1, c2, ...): mechanism}`` of ``--columns`` with their ``--spec``s (built by ``from_spec``; the
+    mechanism itself decides whether it reads those columns)."""
+    from .mechanisms import from_spec
+
+    if len(args.spec) != len(args.columns):
+        raise CLIError(f"--columns was given {len(args.columns)} time(s) and --spec {len(args.spec)}: give one --spec "
+                       "per --columns, in the same order")
+    out = {}
+    for cols, text in zip(args.columns, args.spec):
+        key = tuple(c.strip() for c in cols.split(","))
+        if len(key) < 2 or not all(key):
+            raise CLIError(f"--columns takes two or more comma-separated column names; got {cols!r}")
+        if key in out:
+            raise CLIError(f"--columns {cols!r} is given twice")
+        try:
+            mech = from_spec(_spec_argument(text, "--spec"))
+            if mech.source_columns(key) is None:
+                raise CLIError(f"--columns {cols!r}: the --spec's {type(mech).__name__} privatizes one column; use "
+                               "--column with --mechanism for it")
+        except (ValueError, TypeError) as exc:
+            raise CLIError(f"--columns {cols!r}: {_one_line(exc)}") from None
+        try:  # the mechanism's own columns, checked before a file is read
+            mech.prepare_values(_empty_input(list(key)), name=f"--columns {cols!r}")
+        except (ValueError, TypeError) as exc:
+            raise CLIError(_one_line(exc)) from None
+        out[key] = mech
+    return out
+
+
 def _cmd_privatize(args):
     columns = args.column
-    names = _per_column(args.mechanism, len(columns), "--mechanism")
-    epsilons = _per_column(args.epsilon, len(columns), "--epsilon")
+    if not columns and not args.columns:
+        raise CLIError("nothing to privatize: give --column C (with --mechanism, --epsilon, --bounds) or "
+                       "--columns C1,C2 with --spec")
+    missing = [flag for flag, v in (("--mechanism", args.mechanism), ("--epsilon", args.epsilon),
+                                    ("--bounds", args.bounds)) if columns and not v]
+    if missing:
+        raise CLIError(f"--column needs {', '.join(missing)}")
+    stray = [flag for flag, v in (("--mechanism", args.mechanism), ("--epsilon", args.epsilon),
+                                  ("--bounds", args.bounds)) if v and not columns]
+    if stray:
+        raise CLIError(f"{', '.join(stray)} describe(s) the mechanism of --column; a --columns report column's "
+                       "mechanism is its --spec")
+    names = _per_column(args.mechanism, len(columns), "--mechanism") if columns else []
+    epsilons = _per_column(args.epsilon, len(columns), "--epsilon") if columns else []
     if len(args.bounds) == 1 and len(columns) > 1:
         raise CLIError(f"--bounds was given once for {len(columns)} columns: bounds are each column's public range, "
                        "so give --bounds LO HI once per --column, in the same order (repeat the pair if the "
                        "columns share it)")
-    bounds = _per_column([tuple(b) for b in args.bounds], len(columns), "--bounds")
+    bounds = _per_column([tuple(b) for b in args.bounds], len(columns), "--bounds") if columns else []
     params = _parse_params(args.param)
     mechanisms = {}
     for c, name, eps, bnd in zip(columns, names, epsilons, bounds):
@@ -1796,6 +1941,7 @@ def _cmd_privatize(args):
         except (ValueError, TypeError) as exc:
             prefix = f"column {c!r}: " if len(columns) > 1 else ""
             raise CLIError(f"{prefix}{_one_line(exc)}") from None
+    mechanisms.update(_multi_column_mechanisms(args))
     key = _read_key(args.mac_key_file)
     ledger, people = _open_ledger(args, mechanisms)
     info = privatize_file(args.input, args.output, mechanisms, rng=args.rng, strategy=args.strategy,

@@ -91,19 +91,21 @@ def hdg_cells_kernel(values, lows, inv_ranges, table, j, out):
 def marginals_kernel(values, table, words, out):
     """Marginals report of each row of ``values`` (category codes as float64, already validated integers
     in ``[0, c)``; 3 words per record, as :func:`hdg_kernel`). Table row of attribute set ``j``: ``[kind,
-    m, keep, lie_shift, a_0, a_1, a_2, c_0, c_1, c_2]`` (unused attributes ``-1``); the set's cell is the
-    mixed-radix index ``(v_{a_0} c_1 + v_{a_1}) c_2 + v_{a_2}`` (row-major over the set's categories)."""
+    m, keep, lie_shift, a_0, …, a_{W-1}, c_0, …, c_{W-1}]`` with ``W = (columns - 4) / 2`` the widest set
+    (unused attributes ``-1``, their ``c = 1``); the set's cell is the mixed-radix index ``(…(v_{a_0} c_1 +
+    v_{a_1}) c_2 + …) c_{W-1} + v_{a_{W-1}}`` (row-major over the set's categories)."""
     n_sets = table.shape[0]
+    width = (table.shape[1] - 4) // 2
     for i in prange(values.shape[0]):
         w_grid = words[3 * i]
         w_seed = words[3 * i + 1]
         w_keep = words[3 * i + 2]
         j = grid_inline(w_grid, n_sets)
         cell = np.int64(0)
-        for t in range(3):
+        for t in range(width):
             a = table[j, 4 + t]
             if a >= 0:
-                cell = cell * table[j, 7 + t] + np.int64(values[i, a])
+                cell = cell * table[j, 4 + width + t] + np.int64(values[i, a])
         tag = np.uint64(j) << U_GRID
         if table[j, 0] == KIND_OLH:
             h = local_hash_inline(w_seed, cell, table[j, 1])

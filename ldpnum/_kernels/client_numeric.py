@@ -128,6 +128,26 @@ def scan_categories(x, k):
 
 
 @jit(parallel=True)
+def scan_vectors(x, lows, highs, integral):
+    """Count, over the rows of an ``(n, d)`` array, non-finite values, finite values outside their column's
+    ``[lows[j], highs[j]]`` and (with ``integral``) values inside that are not whole numbers, in one pass."""
+    n_bad = 0
+    n_out = 0
+    n_frac = 0
+    d = x.shape[1]
+    for i in prange(x.shape[0]):
+        for j in range(d):
+            v = x[i, j]
+            if not np.isfinite(v):
+                n_bad += 1
+            elif v < lows[j] or v > highs[j]:
+                n_out += 1
+            elif integral and v != np.floor(v):
+                n_frac += 1
+    return n_bad, n_out, n_frac
+
+
+@jit(parallel=True)
 def scan_binary(x):
     """Count non-finite values and finite values other than 0 and 1 in one pass."""
     n_bad = 0
