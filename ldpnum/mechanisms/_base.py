@@ -163,7 +163,7 @@ def _shows_shuffle(estimate):
             result = dataclasses.replace(result, shuffle=shuffle)
         return result
 
-    method._shows_shuffle = True  # type: ignore[attr-defined]
+    method._shows_shuffle = True
     return method
 
 
