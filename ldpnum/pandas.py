@@ -713,8 +713,9 @@ def describe_aggregates(aggregates, *, level=0.95, sources=None, bootstrap=None,
     Returns
     -------
     pandas.DataFrame
-        One row per column: ``mechanism``, ``epsilon``, ``n_reports``; ``mean``, ``std_error``, ``ci_low``,
-        ``ci_high``: the **unbiased** mean estimate with its standard error and interval (NaN for mechanisms
+        One row per column: ``mechanism``, ``epsilon`` (each report's local ε), ``central_epsilon`` (only when
+        some aggregate is declared shuffled: the central ε of its batch, NaN for the others), ``n_reports``;
+        ``mean``, ``std_error``, ``ci_low``, ``ci_high``: the **unbiased** mean estimate with its standard error and interval (NaN for mechanisms
         without one, e.g. hierarchical histograms); ``dist_mean``: the mean of the **estimated
         distribution**; and the quartiles ``25%``, ``50%``, ``75%`` of that distribution (NaN for
         mechanisms that estimate means only). Default estimator settings.
@@ -735,7 +736,8 @@ def describe_aggregates(aggregates, *, level=0.95, sources=None, bootstrap=None,
         mech = _mechanism(agg.spec)
         if any(hasattr(mech, m) for m in ("estimate_frequencies", "estimate_heavy_hitters", "estimate_marginals")):
             continue  # categories and items, not numbers
-        row = {"mechanism": agg.spec.mechanism, "epsilon": agg.spec.epsilon, "n_reports": agg.n_reports}
+        row = {"mechanism": agg.spec.mechanism, "epsilon": agg.spec.epsilon, "n_reports": agg.n_reports,
+               "central_epsilon": np.nan if agg.shuffle is None else agg.shuffle.epsilon}
         mean = mech.estimate_mean(agg) if hasattr(mech, "estimate_mean") else None
         if hasattr(mean, "coordinates"):  # a vector report column: one row per coordinate, means only
             names = sources.get(name)
@@ -778,6 +780,8 @@ def describe_aggregates(aggregates, *, level=0.95, sources=None, bootstrap=None,
         index.append(name)
     columns = ["mechanism", "epsilon", "n_reports", "mean", "std_error", "ci_low", "ci_high", "dist_mean", "25%",
                "50%", "75%"]
+    if any(a.shuffle is not None for a in aggregates.values()):
+        columns.insert(2, "central_epsilon")
     if bootstrap is not None:
         columns += [f"{p} {side}" for p in ("25%", "50%", "75%") for side in ("low", "high")]
     return pd.DataFrame(rows, index=pd.Index(index, name="column"), columns=columns)
@@ -794,7 +798,8 @@ def _budget_text(info):
     if info is None or info.get("epsilon_per_row") is None:
         return ""
     strategy = info.get("strategy")
-    return f"epsilon per row {info['epsilon_per_row']:g}" + (f" ({strategy})" if strategy else "")
+    shuffled = "" if info.get("shuffle_delta") is None else f"; shuffled (central delta {info['shuffle_delta']:g})"
+    return f"epsilon per row {info['epsilon_per_row']:g}" + (f" ({strategy})" if strategy else "") + shuffled
 
 
 # -- the accessors ---------------------------------------------------------------------------------------

@@ -215,3 +215,13 @@ def test_cli_privatize_shuffled_then_estimate(tmp_path, capsys):
         assert main(["privatize", str(src), str(target), "-c", "x", "-m", "sw", "-e", "2", "-b", "0", "1",
                      *argv]) != 0
         assert msg in capsys.readouterr().err and not target.exists()
+
+
+def test_describe_and_accessor_show_the_shuffle():
+    df = pd.DataFrame({"t": np.random.default_rng(0).uniform(0, 1440, 5_000)})
+    m = ldp.SquareWave(1.0, (0, 1440))
+    r = df.ldp.privatize({"t": m}, rng=0, shuffled=True)
+    table = r.ldp.describe()
+    assert table.loc["t", "central_epsilon"] == shuffle_epsilon(1.0, 5_000, 1e-6).epsilon
+    assert "central_epsilon" not in df.ldp.privatize({"t": m}, rng=0).ldp.describe().columns
+    assert "shuffled (central delta 1e-06)" in repr(r["t"].ldp)
