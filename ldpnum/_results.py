@@ -95,7 +95,7 @@ class PrivacyProvenance:
     @property
     def privacy(self) -> str:
         """``"local ε = 4"``, or for a shuffled collection
-        ``"local ε = 4, central ε (shuffled, n = 100,000, δ = 1e-06) = 0.17"``."""
+        ``"local ε = 4, central ε (shuffled, n = 100,000, δ = 1e-06) = 0.1698"``."""
         if self.shuffle is not None:
             return self.shuffle.describe()
         return "local ε = -" if self.epsilon is None else f"local ε = {self.epsilon:g}"
