@@ -12,7 +12,7 @@ from ldpnum import Aggregate
 from ldpnum.accounting import shuffle_epsilon
 from ldpnum.mechanisms import registered
 
-from test_common import CASES, build, no_draws  # noqa: F401  (a fixture)
+from test_common import CASES, build
 
 
 def sw_aggregate(n=20_000, epsilon=2.0, seed=0):
@@ -175,7 +175,12 @@ def test_pandas_series_and_frame():
     assert both.ldp.aggregate().shuffle is None
 
 
-def test_pandas_bad_shuffle_arguments_draw_nothing(no_draws):
+def test_pandas_bad_shuffle_arguments_draw_and_record_nothing(monkeypatch):
+    from ldpnum import _random
+
+    def forbidden(self, n):
+        raise AssertionError("random words were drawn for a bad input")
+    monkeypatch.setattr(_random.WordSource, "draw", forbidden)
     df = pd.DataFrame({"t": np.linspace(0, 1, 50)})
     ledger = ldp.PrivacyLedger()
     m = ldp.SquareWave(1.0, (0, 1))
