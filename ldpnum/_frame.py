@@ -6,7 +6,8 @@ A report column holds integer codes; the :class:`~ldpnum.Spec` that decodes them
     {"format": 1,
      "columns": [{"column": <name>, "spec": <Spec.to_dict()>}, ...],
      "strategy": "all-columns" | "one-column-per-row" | None,
-     "epsilon_per_row": <float or None>}
+     "epsilon_per_row": <float or None>,
+     "shuffle_delta": <float>}   # only when the reports were declared shuffled (one batch), with this δ
 
 pandas copies ``attrs`` through selection, ``copy`` and ``concat`` of objects with equal attrs, and writes
 them to a Parquet file's schema metadata under ``b"PANDAS_ATTRS"`` (read back by ``read_parquet``), so the
@@ -167,7 +168,7 @@ def add_digests(*digests):
     return f"{n}:{s1:016x}{s2:016x}"
 
 
-def attach_specs(obj, specs, *, strategy=None, epsilon_per_row=None, digests=None, sources=None):
+def attach_specs(obj, specs, *, strategy=None, epsilon_per_row=None, digests=None, sources=None, shuffle_delta=None):
     """Record ``specs`` (a mapping column name -> :class:`Spec`) in ``obj.attrs``; returns ``obj``.
 
     Replaces any ldpnum metadata already there. ``strategy`` and ``epsilon_per_row`` record how a
@@ -175,6 +176,8 @@ def attach_specs(obj, specs, *, strategy=None, epsilon_per_row=None, digests=Non
     ``digests`` (column name -> :func:`codes_digest` of the codes the column holds) ties each spec to
     the exact codes, so a column changed afterwards is refused (:func:`column_digest`). ``sources`` (column
     name -> list of the value columns it was privatized from) names the coordinates of a vector report column.
+    ``shuffle_delta`` declares the reports one shuffled batch with that central δ (each column's aggregate is
+    then declared shuffled: :meth:`ldpnum.Aggregate.shuffled`).
     """
     digests = digests or {}
     sources = sources or {}
@@ -192,7 +195,15 @@ def attach_specs(obj, specs, *, strategy=None, epsilon_per_row=None, digests=Non
         columns.append(entry)
     obj.attrs[ATTRS_KEY] = {"format": FORMAT, "columns": columns, "strategy": strategy,
                             "epsilon_per_row": None if epsilon_per_row is None else float(epsilon_per_row)}
+    if shuffle_delta is not None:
+        obj.attrs[ATTRS_KEY]["shuffle_delta"] = float(shuffle_delta)
     return obj
+
+
+def shuffle_delta_of(obj):
+    """The central δ of a report object declared one shuffled batch (:func:`attach_specs`), else None."""
+    info = frame_info(obj)
+    return None if info is None else info.get("shuffle_delta")
 
 
 def frame_info(obj):

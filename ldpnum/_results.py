@@ -13,6 +13,7 @@ from .spec import Spec
 from ._checks import check_level, normal_quantile
 from ._plotting import check_kind, check_true, draw_true, new_axes
 from ._typing import ArrayLike, Bounds, FloatArray, SeedLike
+from .accounting import ShuffleAmplification
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -71,15 +72,37 @@ def _title(kind, result):
     return kind if result.name is None else f"{kind} of {result.name}"
 
 
-def _mechanism_rows(spec, epsilon, n_reports):
+def _mechanism_rows(spec, epsilon, n_reports, shuffle=None):
     rows = []
     if spec is not None:
         rows.append(("mechanism", spec.mechanism))
     if epsilon is not None:
-        rows.append(("ε", _g(epsilon)))
+        rows.append(("ε" if shuffle is None else "local ε", _g(epsilon)))
+    if shuffle is not None:
+        rows.append((f"central ε (shuffled, n = {shuffle.n:,}, δ = {shuffle.delta:g})", f"{shuffle.epsilon:.4g}"))
     if n_reports is not None:
         rows.append(("reports", f"{n_reports:,}"))
     return rows
+
+
+class PrivacyProvenance:
+    """What every result shows of its privacy: the local ε of each report and, for a collection declared
+    shuffled (:meth:`ldpnum.Aggregate.shuffled`), the central ε of the batch next to it."""
+
+    epsilon: Any
+    shuffle: Any
+
+    @property
+    def privacy(self) -> str:
+        """``"local ε = 4"``, or for a shuffled collection
+        ``"local ε = 4, central ε (shuffled, n = 100,000, δ = 1e-06) = 0.1698"``."""
+        if self.shuffle is not None:
+            return self.shuffle.describe()
+        return "local ε = -" if self.epsilon is None else f"local ε = {self.epsilon:g}"
+
+    def _shuffle_note(self) -> str:
+        """``", local ε = …, central ε (shuffled, …) = …"`` for reprs of shuffled collections, else ``""``."""
+        return "" if self.shuffle is None else f", {self.privacy}"
 
 
 def named(result: _Result, name: object) -> _Result:
@@ -150,7 +173,7 @@ class ConfidenceInterval(NamedTuple):
 
 
 @dataclass(frozen=True, repr=False)
-class MeanEstimate:
+class MeanEstimate(PrivacyProvenance):
     """An unbiased estimate of the mean of the values behind a set of reports.
 
     Attributes
@@ -190,6 +213,9 @@ class MeanEstimate:
     epsilon: float
     spec: Spec
     name: str | None = field(default=None, compare=False)
+    #: The central ε of a shuffled collection (:meth:`ldpnum.Aggregate.shuffled`), None when the reports were
+    #: not declared shuffled; shown next to the local ε (:attr:`privacy`). Provenance only.
+    shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
 
     def __post_init__(self):
         if not (math.isfinite(self.value) and math.isfinite(self.standard_error)):
@@ -212,18 +238,18 @@ class MeanEstimate:
 
     def __str__(self) -> str:
         return (f"{self.value:.6g} ± {self.standard_error:.3g} (SE; n={self.n_reports}, "
-                f"epsilon={self.epsilon:g}, {self.spec.mechanism})")
+                f"epsilon={self.epsilon:g}, {self.spec.mechanism}{self._shuffle_note()})")
 
     def __repr__(self) -> str:
         return (f"MeanEstimate(value={_g(self.value)}, standard_error={_g(self.standard_error, 4)}, "
                 f"n_reports={self.n_reports}, mechanism={self.spec.mechanism!r}, epsilon={_g(self.epsilon)}"
-                f"{_source(self)})")
+                f"{_source(self)}{self._shuffle_note()})")
 
     def _repr_html_(self) -> str:
         lo, hi = self.confidence_interval(0.95)
         rows = [("mean (unbiased estimate)", _g(self.value)), ("standard error", _g(self.standard_error, 4)),
                 ("95% confidence interval", f"[{_g(lo)}, {_g(hi)}]"),
-                *_mechanism_rows(self.spec, self.epsilon, self.n_reports)]
+                *_mechanism_rows(self.spec, self.epsilon, self.n_reports, self.shuffle)]
         return _html_table(_title("MeanEstimate", self), rows)
 
 
@@ -236,7 +262,7 @@ def _scalar_or_array(result, like):
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class DistributionEstimate:
+class DistributionEstimate(PrivacyProvenance):
     r"""An estimated distribution of numerical values: a histogram read as a piecewise-uniform density.
 
     The estimate puts probability :math:`p_i` on bin :math:`B_i = [e_i, e_{i+1})`, :math:`i = 0..d-1`, of a
@@ -340,6 +366,9 @@ class DistributionEstimate:
     #: (:func:`ldpnum.estimation.bootstrap_distribution`): they give :meth:`confidence_band` and the ``ci=``
     #: intervals of :meth:`quantile` and :meth:`range`.
     replicates: np.ndarray | None = field(default=None, compare=False)
+    #: The central ε of a shuffled collection (:meth:`ldpnum.Aggregate.shuffled`), None when the reports were
+    #: not declared shuffled; shown next to the local ε (:attr:`privacy`). Provenance only.
+    shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
     # Derived, read-only: the CDF at the edges (exactly 0 and 1 at the ends) and the density per bin.
     _cum: np.ndarray = field(init=False, repr=False, compare=False)
     _pdf: np.ndarray = field(init=False, repr=False, compare=False)
@@ -792,7 +821,7 @@ class DistributionEstimate:
             parts.append(f"n_reports={self.n_reports}")
         if self.spec is not None:
             parts.append(f"mechanism={self.spec.mechanism!r}")
-        return ", ".join(parts)
+        return ", ".join(parts) + self._shuffle_note()
 
     def __repr__(self) -> str:
         lo, hi = self.bounds
@@ -806,7 +835,7 @@ class DistributionEstimate:
                 ("25%", _g(q1)), ("median", _g(med)), ("75%", _g(q3)), ("bounds", f"[{lo:g}, {hi:g}]"),
                 ("bins", self.n_bins),
                 ("method", self.method + ("" if self.converged else " (not converged)")),
-                *_mechanism_rows(self.spec, self.epsilon, self.n_reports)]
+                *_mechanism_rows(self.spec, self.epsilon, self.n_reports, self.shuffle)]
         return _html_table(_title("DistributionEstimate", self), rows)
 
     def __str__(self) -> str:
@@ -832,11 +861,11 @@ class DistributionEstimate:
         # Rebuild through __init__, so an unpickled estimate is validated and read-only again.
         return (type(self), (self.bin_edges, self.probabilities, self.spec, self.epsilon, self.n_reports,
                              self.method, self.n_iter, self.converged, self.log_likelihood, self.name,
-                             self.replicates))
+                             self.replicates, self.shuffle))
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class FrequencyEstimate:
+class FrequencyEstimate(PrivacyProvenance):
     """Estimated frequency of each category ``0..k-1`` from frequency-oracle reports.
 
     Attributes
@@ -873,6 +902,9 @@ class FrequencyEstimate:
     spec: Spec
     postprocess: str = "none"
     name: str | None = None
+    #: The central ε of a shuffled collection (:meth:`ldpnum.Aggregate.shuffled`), None when the reports were
+    #: not declared shuffled; shown next to the local ε (:attr:`privacy`). Provenance only.
+    shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
 
     def __post_init__(self):
         for name in ("counts", "frequencies", "standard_errors"):
@@ -901,7 +933,7 @@ class FrequencyEstimate:
     def __repr__(self) -> str:
         return (f"FrequencyEstimate(k={self.k}, n_reports={self.n_reports}, "
                 f"mechanism={self.spec.mechanism!r}, epsilon={self.epsilon:g}, "
-                f"postprocess={self.postprocess!r}{_source(self)},\n"
+                f"postprocess={self.postprocess!r}{_source(self)}{self._shuffle_note()},\n"
                 f"                  frequencies={_preview(self.frequencies)})")
 
     def _repr_html_(self) -> str:
@@ -909,7 +941,8 @@ class FrequencyEstimate:
         shown = range(k) if k <= HTML_MAX_ROWS else [*range(half), None, *range(k - half, k)]
         rows = [None if i is None else (i, _g(self.frequencies[i], 4), _g(self.standard_errors[i], 3))
                 for i in shown]
-        about = ", ".join(f"{a} {b}" for a, b in _mechanism_rows(self.spec, self.epsilon, self.n_reports))
+        about = ", ".join(f"{a} {b}" for a, b in _mechanism_rows(self.spec, self.epsilon, self.n_reports,
+                                                                  self.shuffle))
         title = (f"{_title('FrequencyEstimate', self)} ({k} categories; {about}; postprocess "
                  f"{self.postprocess})")
         return _html_table(title, rows, header=("category", "frequency", "standard error"))

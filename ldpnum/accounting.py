@@ -10,6 +10,11 @@ by the analysis of Feldman, McMillan and Talwar, "Hiding Among the Clones: A Sim
 of Privacy Amplification by Shuffling" (FOCS 2021), both numerically (tight for their reduction) and in closed
 form.
 
+Results show it: an aggregate declared shuffled (:meth:`ldpnum.Aggregate.shuffled`, or
+``df.ldp.privatize(..., shuffled=True)``, or ``ldpnum privatize --shuffled``) gives estimates whose ``shuffle`` is
+this bound over its reports, shown next to the local ε ("local ε = 4, central ε (shuffled, n = 100,000,
+δ = 1e-06) = 0.1698").
+
 **The reduction.** Each of the other ``n - 1`` people is, with probability ``p = e^{-ε0}``, a "clone" whose
 report is distributed as a fair mixture of the two differing people's report distributions. With ``C`` the
 number of clones and ``A | C ~ Bin(C, 1/2)`` the clones that look like the first, the shuffled output is
@@ -68,7 +73,8 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["ShuffleAmplification", "shuffle_epsilon", "closed_form_shuffle_epsilon", "PrivacyLedger"]
+__all__ = ["ShuffleAmplification", "shuffle_epsilon", "closed_form_shuffle_epsilon", "PrivacyLedger",
+           "check_shuffle_delta"]
 
 #: Relative width of the bisection's final bracket on ε.
 _RTOL = 1e-7
@@ -113,11 +119,26 @@ class ShuffleAmplification:
     def __float__(self) -> float:
         return self.epsilon
 
+    def describe(self) -> str:
+        """``"local ε = 4, central ε (shuffled, n = 100,000, δ = 1e-06) = 0.1698"``: how results show it."""
+        return (f"local ε = {self.epsilon0:g}, central ε (shuffled, n = {self.n:,}, δ = {self.delta:g}) = "
+                f"{self.epsilon:.4g}")
+
     def __str__(self) -> str:
         cf = "n/a (ε0 above its range)" if self.closed_form is None else f"{self.closed_form:.4g}"
         what = "amplified" if self.amplified else "no amplification"
         return (f"{self.n:,} shuffled {self.epsilon0:g}-LDP reports: ({self.epsilon:.4g}, {self.delta:g})-DP "
                 f"({what}); closed form {cf}")
+
+
+def check_shuffle_delta(delta: float) -> float:
+    """``delta`` as a float in (0, 1), the central δ of a shuffled collection, else ValueError (TypeError for a
+    non-number). Integrations call it before drawing anything."""
+    if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, numbers.Real):
+        raise TypeError(f"shuffle_delta must be a number in (0, 1); got {type(delta).__name__} {delta!r}")
+    if not 0 < delta < 1:
+        raise ValueError(f"shuffle_delta must lie in (0, 1); got {delta!r}")
+    return float(delta)
 
 
 def _check(epsilon0, n, delta):

@@ -28,6 +28,7 @@ _AGG_FORMAT = 1
 _FLAG_N_REPORTS = 1
 _FLAG_SPARSE = 2
 _FLAG_MAC = 4
+_FLAG_SHUFFLED = 8
 _MAC_SIZE = 32
 _U32_MAX = 2**32 - 1
 #: attrs key of the spec in :meth:`Aggregate.to_frame`'s long form.
@@ -134,9 +135,13 @@ class Aggregate:
     ``a + b`` merges two aggregates of the same spec (a :class:`SpecMismatchError` otherwise), the
     empty aggregate (:meth:`empty`) is the identity, and ``sum(aggregates)`` works. Counts are exact
     int64, so merging in any order or grouping gives the same result.
+
+    An aggregate may be declared *shuffled* (:meth:`shuffled`): its reports reached the collector anonymized
+    and uniformly shuffled, so estimates made from it also show the central ε of the batch
+    (:attr:`shuffle`). Merging keeps that declaration only where it stays true; see :meth:`shuffled`.
     """
 
-    __slots__ = ("counts", "spec", "_n_reports")
+    __slots__ = ("counts", "spec", "_n_reports", "_shuffle", "_shuffle_amplification")
     counts: NDArray[np.int64]
     spec: Spec
 
@@ -169,9 +174,11 @@ class Aggregate:
         self.spec = spec
         # Reports that set several cells each (unary encodings: one count per bit) carry n separately.
         self._n_reports = n_reports
+        self._shuffle = None
+        self._shuffle_amplification = None
 
     @classmethod
-    def _merged(cls, counts, spec, n_reports):
+    def _merged(cls, counts, spec, n_reports, shuffle=None):
         """An aggregate built from the sum of two checked aggregates of one spec: every layout's rule
         (single codes sum to n; no count above n; per-block totals) is preserved by addition, so only
         the overflow check (done by the caller) is needed."""
@@ -180,7 +187,97 @@ class Aggregate:
         self.counts = counts
         self.spec = spec
         self._n_reports = n_reports
+        self._shuffle = shuffle
+        self._shuffle_amplification = None
         return self
+
+    # -- shuffled collections -------------------------------------------------------------------------
+    def shuffled(self, delta: float = 1e-6) -> "Aggregate":
+        r"""This aggregate declared as **one shuffled batch**: its reports, one per distinct person, reached the
+        collector anonymized and uniformly permuted (a trusted shuffler or a mixnet).
+
+        Nothing about the counts changes; estimates made from the returned aggregate carry
+        :attr:`shuffle`, the central :math:`(ε, δ)` of the batch by amplification by shuffling
+        (:func:`ldpnum.accounting.shuffle_epsilon` with the local ε of the spec and ``n = n_reports``), and
+        show it next to the local ε.
+
+        Parameters
+        ----------
+        delta : float, default 1e-6
+            The central δ, in (0, 1).
+
+        Returns
+        -------
+        Aggregate
+            A copy declared shuffled (a new declaration replaces an earlier one).
+
+        Notes
+        -----
+        *Merging.* ``a + b`` of two shuffled aggregates is a collection of two batches shuffled apart. Each
+        person is in one batch (an aggregate holds one report per person), so by parallel composition the
+        merged collection is :math:`(\max_i ε_i, δ)`-DP, the :math:`ε` of its *smallest* batch: the merge
+        keeps the declaration with the smallest batch size and the number of batches (they must share one
+        δ, else ValueError). Merging a shuffled aggregate with a non-empty one that is not shuffled drops
+        the declaration (people whose reports were not shuffled have only the local ε). Merging with an
+        empty aggregate keeps it. To declare chunks of **one** shuffled batch, merge them
+        first and declare the total: declaring each chunk gives the (valid, but larger) ε of the smallest
+        chunk.
+
+        The guarantee needs what :func:`~ldpnum.accounting.shuffle_epsilon` needs: a shuffler trusted to
+        hide who sent what, one report per person in the batch. It is a statement about the release of this
+        batch; each person's total across collections is the job of :class:`~ldpnum.PrivacyLedger`.
+
+        Examples
+        --------
+        >>> import numpy as np, ldpnum as ldp
+        >>> m = ldp.SquareWave(epsilon=4.0, bounds=(0, 1))
+        >>> agg = m.aggregate(m.privatize(np.random.default_rng(0).random(100_000), rng=1)).shuffled(1e-6)
+        >>> round(agg.shuffle.epsilon, 3), agg.shuffle.n
+        (0.17, 100000)
+        >>> print(m.estimate_mean(agg).privacy)
+        local ε = 4, central ε (shuffled, n = 100,000, δ = 1e-06) = 0.1698
+        """
+        from .accounting import check_shuffle_delta
+
+        delta = check_shuffle_delta(delta)
+        n = self.n_reports
+        if n < 1:
+            raise ValueError(f"an aggregate of no reports cannot be declared shuffled (aggregate of {self.spec})")
+        return Aggregate._merged(self.counts, self.spec, self._n_reports, (delta, n, 1))
+
+    @property
+    def shuffle(self):
+        """The central ε of the shuffled batch(es), a :class:`~ldpnum.accounting.ShuffleAmplification`
+        (computed once), or None when the aggregate is not declared shuffled (:meth:`shuffled`)."""
+        if self._shuffle is None:
+            return None
+        if self._shuffle_amplification is None:
+            from .accounting import shuffle_epsilon
+
+            delta, smallest, _ = self._shuffle
+            self._shuffle_amplification = shuffle_epsilon(self.spec.epsilon, smallest, delta)
+        return self._shuffle_amplification
+
+    @property
+    def shuffle_batches(self) -> int:
+        """Number of separately shuffled batches merged into this aggregate (0 when it is not shuffled)."""
+        return 0 if self._shuffle is None else self._shuffle[2]
+
+    def _merged_shuffle(self, other):
+        """The shuffle declaration of ``self + other`` (see :meth:`shuffled`, Notes)."""
+        a, b = self._shuffle, other._shuffle
+        if a is None and b is None:
+            return None
+        if a is not None and b is not None:
+            if a[0] != b[0]:
+                raise ValueError(f"cannot merge aggregates shuffled with delta {a[0]:g} and {b[0]:g}: no single "
+                                 "delta describes the result; declare both with one delta")
+            return (a[0], min(a[1], b[1]), a[2] + b[2])
+        if other.n_reports == 0:
+            return a
+        if self.n_reports == 0:
+            return b
+        return None  # the reports that were not shuffled have only the local epsilon
 
     @classmethod
     def empty(cls, spec: Spec, *, per_report_counts: bool = False) -> "Aggregate":
@@ -205,12 +302,13 @@ class Aggregate:
             n = self.n_reports + other.n_reports
             if n > _I64_MAX:
                 raise OverflowError(f"merged aggregate of {self.spec} would hold {n} reports, more than int64")
+        shuffle = self._merged_shuffle(other)
         a, b = self.counts, other.counts
         if a.size and np.any(a > _I64_MAX - b):
             cell = int(np.flatnonzero(a > _I64_MAX - b)[0])
             raise OverflowError(f"merging aggregates of {self.spec} overflows int64 at cell {cell} "
                                 f"({a[cell]} + {b[cell]})")
-        return Aggregate._merged(a + b, self.spec, n)
+        return Aggregate._merged(a + b, self.spec, n, shuffle)
 
     __radd__ = __add__
 
@@ -227,16 +325,21 @@ class Aggregate:
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Aggregate) and self.spec == other.spec and self.n_reports == other.n_reports
-                and np.array_equal(self.counts, other.counts))
+                and self._shuffle == other._shuffle and np.array_equal(self.counts, other.counts))
 
     __hash__ = None  # type: ignore[assignment]
 
     def __reduce__(self):
-        return (Aggregate, (self.counts, self.spec, self._n_reports))
+        return (_rebuild, (self.counts, self.spec, self._n_reports, self._shuffle))
 
     def __repr__(self) -> str:
+        shuffled = ""
+        if self._shuffle is not None:
+            delta, smallest, batches = self._shuffle
+            shuffled = (f", shuffled=(delta={delta:g}" + (f", batches={batches}, smallest={smallest}" if batches > 1
+                                                          else "") + ")")
         return (f"Aggregate(n_reports={self.n_reports}, mechanism={self.spec.mechanism!r}, "
-                f"epsilon={self.spec.epsilon:g}, n_cells={self.spec.n_cells})")
+                f"epsilon={self.spec.epsilon:g}, n_cells={self.spec.n_cells}{shuffled})")
 
     # -- travelling: bytes and long-form frames --------------------------------------------------------
     def to_bytes(self, *, key: "bytes | str | None" = None) -> bytes:
@@ -257,12 +360,15 @@ class Aggregate:
             offset  size  field
             0       4     magic b"LDPA"
             4       1     format version, 1
-            5       1     flags: bit 0 = n_reports stored; bit 1 = sparse counts; other bits 0
+            5       1     flags: bit 0 = n_reports stored; bit 1 = sparse counts; bit 2 = MAC;
+                          bit 3 = declared shuffled; other bits 0
             6       2     reserved, 0
             8       4     L, length of the spec JSON (uint32)
             12      L     spec JSON, UTF-8 (Spec.to_json)
             ...     8     n_reports (int64), present only when flag bit 0 is set (aggregates whose reports
                           each set several cells, e.g. unary encodings)
+            ...     24    shuffle declaration, present only when flag bit 3 is set (:meth:`shuffled`):
+                          δ (float64), smallest batch (int64), number of batches (int64)
             ...           counts, dense (flag bit 1 clear): n_cells × int64
                           or sparse (flag bit 1 set): nnz (uint32), then nnz strictly increasing cell
                           indices (uint32), then their nnz positive counts (int64)
@@ -292,10 +398,12 @@ class Aggregate:
         nz = np.flatnonzero(self.counts)
         sparse = self.spec.n_cells <= _U32_MAX and 4 + 12 * nz.size < 8 * self.spec.n_cells
         flags = ((_FLAG_N_REPORTS if self._n_reports is not None else 0) | (_FLAG_SPARSE if sparse else 0)
-                 | (_FLAG_MAC if key is not None else 0))
+                 | (_FLAG_MAC if key is not None else 0) | (_FLAG_SHUFFLED if self._shuffle is not None else 0))
         parts = [_AGG_MAGIC, struct.pack("<BBHI", _AGG_FORMAT, flags, 0, len(spec_json)), spec_json]
         if self._n_reports is not None:
             parts.append(struct.pack("<q", self._n_reports))
+        if self._shuffle is not None:
+            parts.append(struct.pack("<dqq", *self._shuffle))
         if sparse:
             parts += [struct.pack("<I", nz.size), nz.astype("<u4").tobytes(), self.counts[nz].astype("<i8").tobytes()]
         else:
@@ -350,7 +458,7 @@ class Aggregate:
         version, flags, reserved, n_json = struct.unpack_from("<BBHI", body, 4)
         if version != _AGG_FORMAT:
             raise ValueError(f"serialized Aggregate has format version {version}; this ldpnum reads {_AGG_FORMAT}")
-        if flags & ~(_FLAG_N_REPORTS | _FLAG_SPARSE | _FLAG_MAC) or reserved:
+        if flags & ~(_FLAG_N_REPORTS | _FLAG_SPARSE | _FLAG_MAC | _FLAG_SHUFFLED) or reserved:
             raise ValueError(f"serialized Aggregate has unknown flags {flags:#x} / reserved {reserved}")
         if flags & _FLAG_MAC:
             if len(body) < 12 + _MAC_SIZE:
@@ -381,6 +489,12 @@ class Aggregate:
             pos += 8
             if n_reports < 0:
                 raise ValueError(f"serialized Aggregate has a negative n_reports ({n_reports})")
+        shuffle = None
+        if flags & _FLAG_SHUFFLED:
+            if pos + 24 > len(body):
+                raise ValueError("serialized Aggregate is truncated: shuffle declaration missing")
+            shuffle = struct.unpack_from("<dqq", body, pos)
+            pos += 24
         n = spec.n_cells
         if flags & _FLAG_SPARSE:
             if n > _U32_MAX:
@@ -403,7 +517,7 @@ class Aggregate:
             if len(body) - pos != 8 * n:
                 raise ValueError(f"serialized Aggregate: {n} counts need {8 * n} bytes; got {len(body) - pos}")
             counts = np.frombuffer(body, dtype="<i8", count=n, offset=pos)
-        return cls(counts, spec, n_reports)  # the constructor refuses negative counts
+        return _rebuild(counts, spec, n_reports, shuffle, cls)  # the constructor refuses negative counts
 
     def to_frame(self) -> "pd.DataFrame":
         """The aggregate in long form: a pandas DataFrame with int64 columns ``key`` and ``count``.
@@ -441,6 +555,8 @@ class Aggregate:
             counts = np.concatenate([np.array([self._n_reports], dtype=np.int64), counts])
         df = pd.DataFrame({"key": keys, "count": np.asarray(counts, dtype=np.int64)})
         df.attrs[FRAME_ATTRS_KEY] = {"format": 1, "spec": self.spec.to_dict()}
+        if self._shuffle is not None:
+            df.attrs[FRAME_ATTRS_KEY]["shuffle"] = list(self._shuffle)
         return df
 
     @classmethod
@@ -483,10 +599,12 @@ class Aggregate:
         if spec is not None and not isinstance(spec, Spec):
             raise TypeError(f"spec must be a Spec; got {type(spec).__name__}")
         info = df.attrs.get(FRAME_ATTRS_KEY)
+        shuffle = None
         if info is not None:
             if not isinstance(info, dict) or info.get("format") != 1 or "spec" not in info:
                 raise ValueError(f"df.attrs[{FRAME_ATTRS_KEY!r}] is not ldpnum aggregate metadata: {info!r}")
             recorded = Spec.from_dict(info["spec"])
+            shuffle = info.get("shuffle")
             if spec is not None:
                 check_spec(spec, recorded, "aggregate counts")
             spec = recorded
@@ -520,7 +638,28 @@ class Aggregate:
         total = np.zeros(spec.n_cells, dtype=np.int64)
         np.add.at(total, keys[~is_n], counts[~is_n])
         n_reports = int(counts[is_n].sum()) if is_n.any() else None
-        return cls(total, spec, n_reports)
+        return _rebuild(total, spec, n_reports, shuffle, cls)
+
+
+def _rebuild(counts, spec, n_reports, shuffle, cls=Aggregate):
+    """An aggregate from its fields, every one checked: the constructor's count checks, then the shuffle
+    declaration ``(delta, smallest batch, batches)`` (None when not shuffled), which must be possible for
+    its number of reports (used by unpickling, :meth:`Aggregate.from_bytes` and :meth:`Aggregate.from_frame`)."""
+    agg = cls(counts, spec, n_reports)
+    if shuffle is None:
+        return agg
+    from .accounting import check_shuffle_delta
+
+    if not isinstance(shuffle, (tuple, list)) or len(shuffle) != 3:
+        raise ValueError(f"aggregate of {spec}: shuffle declaration must be (delta, smallest batch, batches); "
+                         f"got {shuffle!r}")
+    delta, smallest, batches = shuffle
+    delta = check_shuffle_delta(delta)
+    if any(isinstance(v, bool) or not isinstance(v, numbers.Integral) for v in (smallest, batches)) \
+            or not 1 <= batches or not 1 <= smallest or smallest * batches > agg.n_reports:
+        raise ValueError(f"aggregate of {spec}: shuffle declaration of {batches!r} batch(es) of at least "
+                         f"{smallest!r} reports is impossible with {agg.n_reports} reports")
+    return Aggregate._merged(agg.counts, spec, agg._n_reports, (delta, int(smallest), int(batches)))
 
 
 _PARALLEL_MIN = 1 << 20

@@ -412,7 +412,7 @@ def _progress(enabled, total, desc):
 
 def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns", nan_fill=None,
                    out_of_range="clip", keep=(), batch_size=DEFAULT_BATCH_SIZE, delimiter=None, progress=False,
-                   log=None, key=None):
+                   log=None, key=None, shuffle_delta=None):
     """Privatize columns of a CSV or Parquet file in batches and write the reports to Parquet.
 
     Parameters
@@ -458,6 +458,10 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
     key : bytes or str, optional
         A collector's secret: the file's ldpnum record (specs, digests of the codes, budget) is signed with
         HMAC-SHA256 under it, so an edit of the metadata is detected by ``estimate`` with the same key.
+    shuffle_delta : float, optional
+        Declare the file's reports one shuffled batch with this central δ (recorded in its metadata):
+        :func:`aggregate_file` then declares each column's aggregate shuffled
+        (:meth:`ldpnum.Aggregate.shuffled`), so estimates show the central ε next to the local ε.
 
     Returns
     -------
@@ -563,7 +567,14 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
             raise CLIError(f"column {c!r} of {src.path!r} holds {t} values, not numbers; ldpnum privatizes "
                            "numerical columns")
 
-    schema, info = _report_schema(src, mechanisms, keep, strategy, sources)
+    if shuffle_delta is not None:
+        from .accounting import check_shuffle_delta
+
+        try:
+            shuffle_delta = check_shuffle_delta(shuffle_delta)
+        except (TypeError, ValueError) as exc:
+            raise CLIError(f"--shuffle-delta: {_one_line(exc)}") from None
+    schema, info = _report_schema(src, mechanisms, keep, strategy, sources, shuffle_delta)
     specs = {c: m.spec for c, m in mechanisms.items()}
     out_dir = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(out_dir):
@@ -755,7 +766,7 @@ def _count_missing(mech, batches, column, sources=None):
     return total
 
 
-def _report_schema(src, mechanisms, keep, strategy, sources=None):
+def _report_schema(src, mechanisms, keep, strategy, sources=None, shuffle_delta=None):
     """Arrow schema of the output: report codes + kept columns, with pandas' and ldpnum's metadata.
 
     With "one-column-per-row" the report columns are nullable and recorded as pandas' nullable unsigned
@@ -790,6 +801,8 @@ def _report_schema(src, mechanisms, keep, strategy, sources=None):
     info = {"format": FORMAT, "strategy": strategy, "epsilon_per_row": eps_row,
             "columns": [{"column": c, "spec": m.spec.to_dict(),
                          **({"sources": list(sources[c])} if sources.get(c) else {})} for c, m in mechanisms.items()]}
+    if shuffle_delta is not None:
+        info["shuffle_delta"] = shuffle_delta
     pandas_meta = pa.Schema.from_pandas(pd.DataFrame(empty), preserve_index=False).metadata or {}
     return pa.schema(fields, metadata=_with_record(pandas_meta, info)), info
 
@@ -976,6 +989,12 @@ def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, pr
         raise CLIError(f"column {column!r} of {path!r} does not hold the codes it was privatized as (digest "
                        f"{digest}, recorded {recorded}): the file was changed after privatizing; no estimate "
                        "is made from it")
+    delta = (info or {}).get("shuffle_delta")
+    if delta is not None and total.n_reports:
+        try:
+            total = total.shuffled(delta)
+        except (TypeError, ValueError) as exc:
+            raise CLIError(f"{path!r} carries a malformed shuffle declaration: {_one_line(exc)}") from None
     return total, n_missing
 
 
@@ -1759,6 +1778,12 @@ def _parser():
     p.add_argument("--ledger-cap", type=float, default=None, metavar="EPS",
                    help="cap on each person's total epsilon, for a new --ledger file")
     p.add_argument("--label", default=None, metavar="TEXT", help="the collection's name in the --ledger")
+    p.add_argument("--shuffled", action="store_true",
+                   help="declare that the reports reach the analyst anonymized and shuffled together (one batch): "
+                        "the file records it, `estimate` shows the central epsilon next to the local one, and the "
+                        "--ledger entry shows it too")
+    p.add_argument("--shuffle-delta", type=float, default=None, metavar="DELTA",
+                   help="the central delta of a --shuffled collection (default 1e-6)")
 
     e = sub.add_parser(
         "estimate", help="estimate the mean, distribution, quantiles or a range mass from a Parquet report file",
@@ -1943,12 +1968,22 @@ def _cmd_privatize(args):
             raise CLIError(f"{prefix}{_one_line(exc)}") from None
     mechanisms.update(_multi_column_mechanisms(args))
     key = _read_key(args.mac_key_file)
+    if args.shuffle_delta is not None and not args.shuffled:
+        raise CLIError("--shuffle-delta goes with --shuffled")
+    shuffle_delta = (1e-6 if args.shuffle_delta is None else args.shuffle_delta) if args.shuffled else None
+    if shuffle_delta is not None:
+        from .accounting import check_shuffle_delta
+
+        try:
+            check_shuffle_delta(shuffle_delta)  # before the ledger is read or anything is drawn
+        except ValueError as exc:
+            raise CLIError(f"--shuffle-delta: {_one_line(exc)}") from None
     ledger, people = _open_ledger(args, mechanisms)
     info = privatize_file(args.input, args.output, mechanisms, rng=args.rng, strategy=args.strategy,
                           nan_fill=args.nan_fill,
                           out_of_range=args.out_of_range, keep=args.keep, batch_size=args.batch_size,
                           delimiter=None if args.delimiter is None else args.delimiter.replace("\\t", "\t"),
-                          progress=args.progress, key=key)
+                          progress=args.progress, key=key, shuffle_delta=shuffle_delta)
     if args.write_spec:
         try:
             write_spec_file(args.write_spec, info["specs"])
@@ -1956,15 +1991,17 @@ def _cmd_privatize(args):
             raise CLIError(f"cannot write --write-spec file {args.write_spec!r}: {exc.strerror}") from None
     if ledger is not None:
         ledger.record(epsilon=info["epsilon_per_row"], people=people, specs=info["specs"], strategy=info["strategy"],
-                      label=args.label)
+                      label=args.label, shuffled=args.shuffled,
+                      shuffle_delta=1e-6 if shuffle_delta is None else shuffle_delta)
         _write_atomic(args.ledger, ledger.to_json())
     for c, spec in info["specs"].items():
         print(f"{c}: {spec}")
     kept = f"; kept unchanged: {', '.join(info['kept'])}" if info["kept"] else ""
     mode = f"a seeded simulation, rng={args.rng}" if args.rng is not None else "secure randomness"
     how = "one column per row" if info["strategy"] == "one-column-per-row" else "every column on every row"
+    shuffled = "" if shuffle_delta is None else f"; declared shuffled (central delta {shuffle_delta:g})"
     print(f"wrote {info['rows']:,} rows of reports to {args.output} ({mode}; {how}); epsilon per row: "
-          f"{info['epsilon_per_row']:g}{kept}")
+          f"{info['epsilon_per_row']:g}{shuffled}{kept}")
     return 0
 
 
@@ -1997,12 +2034,16 @@ def _cmd_estimate(args):
     if args.json:
         doc = {"column": args.column, "spec": spec.to_dict(), "n_reports": agg.n_reports, "n_missing": n_missing,
                **out}
+        if agg.shuffle is not None:
+            doc["shuffle"] = {"epsilon": agg.shuffle.epsilon, "delta": agg.shuffle.delta, "n": agg.shuffle.n}
         if args.plot:
             doc["plot"] = args.plot
         print(json.dumps(doc))
     else:
         missing = f" ({n_missing:,} missing cells skipped)" if n_missing else ""
         head = f"{args.column}: {agg.n_reports:,} reports{missing}; {spec}"
+        if agg.shuffle is not None:
+            head += f"\n{agg.shuffle.describe()}"
         _print_estimates(out, head, sys.stdout)
         if args.plot:
             print(f"plot written to {args.plot}")

@@ -75,7 +75,7 @@ from .reports import Reports
 from .aggregate import Aggregate
 from ._frame import (ATTRS_KEY, add_digests, attach_specs, check_codes, codes_digest, column_digest, column_sources,
                      column_specs,
-                     frame_info, histogram_digest, spec_for)
+                     frame_info, histogram_digest, shuffle_delta_of, spec_for)
 from ._random import MAX_ASSIGNED, assign_columns, child_rng, resolve_rng
 from ._results import DistributionEstimate, FrequencyEstimate, MeanEstimate, named
 from .heavy import HeavyHittersEstimate
@@ -155,7 +155,7 @@ def _copy_other_attrs(src, dst):
 # -- privatizing -----------------------------------------------------------------------------------------
 
 def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=None, ledger=None, people=None,
-                     label=None, _digest=True):
+                     label=None, shuffled=False, shuffle_delta=1e-6, _digest=True):
     """Privatize one column: a new Series of report codes, same index and name, spec in its ``attrs``.
 
     Parameters
@@ -181,6 +181,13 @@ def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=N
         The ids of the rows' people for the ledger (default: the index).
     label : str, optional
         The collection's name in the ledger.
+    shuffled : bool, default False
+        Declare that the reports reach the analyst anonymized and shuffled together, as one batch. The
+        column then records ``shuffle_delta``; its aggregate is declared shuffled
+        (:meth:`ldpnum.Aggregate.shuffled`) and estimates from it show the central ε next to the local ε;
+        the ledger entry shows it too.
+    shuffle_delta : float, default 1e-6
+        The central δ of a shuffled collection, in (0, 1).
 
     Returns
     -------
@@ -223,14 +230,28 @@ def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=N
     _check_name(s.name, allow_none=True)
     _check_rng(rng)
     values = mechanism.prepare_values(s, name=_subject(s.name), nan_policy=nan_policy, fill_value=fill_value)
+    delta = _shuffle_check(shuffled, shuffle_delta)
     ids = _ledger_check(ledger, mechanism.epsilon, s, people)
     reports = mechanism._randomize(values, child_rng(rng, 0))
     if ledger is not None:
-        ledger.record(epsilon=mechanism.epsilon, people=ids, specs={s.name: reports.spec}, label=label)
+        ledger.record(epsilon=mechanism.epsilon, people=ids, specs={s.name: reports.spec}, label=label,
+                      shuffled=shuffled, shuffle_delta=shuffle_delta)
     out = pd.Series(_owned(reports.codes), index=s.index, name=s.name, copy=False)
     _copy_other_attrs(s, out)
     digests = {s.name: codes_digest(reports.codes)} if _digest else None
-    return attach_specs(out, {s.name: reports.spec}, epsilon_per_row=mechanism.epsilon, digests=digests)
+    return attach_specs(out, {s.name: reports.spec}, epsilon_per_row=mechanism.epsilon, digests=digests,
+                        shuffle_delta=delta)
+
+
+def _shuffle_check(shuffled, shuffle_delta):
+    """The central δ to record for a collection declared shuffled (None when it is not), checked before
+    anything is drawn."""
+    if not isinstance(shuffled, (bool, np.bool_)):
+        raise TypeError(f"shuffled must be True or False; got {type(shuffled).__name__} {shuffled!r}")
+    from .accounting import check_shuffle_delta
+
+    delta = check_shuffle_delta(shuffle_delta)
+    return delta if shuffled else None
 
 
 def _fill_values(fill_value, columns):
@@ -260,7 +281,7 @@ def resolve_strategy(strategy, mechanisms, *, stacklevel=3):
 
 
 def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="raise", fill_value=None,
-                    ledger=None, people=None, label=None, _digest=True):
+                    ledger=None, people=None, label=None, shuffled=False, shuffle_delta=1e-6, _digest=True):
     r"""Privatize some columns of a DataFrame: a new DataFrame of report columns, budget recorded.
 
     Parameters
@@ -285,6 +306,10 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
         mapping column -> value.
     ledger, people, label : optional
         As for :func:`privatize_series`; each person spends ``epsilon_per_row``.
+    shuffled, shuffle_delta : optional
+        As for :func:`privatize_series`: the rows' reports reach the analyst shuffled together as one batch.
+        Each column's estimates show the central ε of that column's reports; the ledger entry shows that of
+        ``epsilon_per_row`` over the rows.
 
     Returns
     -------
@@ -358,6 +383,7 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
                 for c in columns]
     planned = (math.fsum(mechanisms[c].epsilon for c in columns) if strategy == "all-columns"
                else max(mechanisms[c].epsilon for c in columns))
+    delta = _shuffle_check(shuffled, shuffle_delta)
     ids = _ledger_check(ledger, planned, df, people)
     # Everything is valid: from here on, words are drawn.
     m, n = len(columns), len(df)
@@ -390,13 +416,15 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
             epsilons.append(mech.epsilon)
         epsilon_per_row = max(epsilons)
     if ledger is not None:
-        ledger.record(epsilon=epsilon_per_row, people=ids, specs=specs, strategy=strategy, label=label)
+        ledger.record(epsilon=epsilon_per_row, people=ids, specs=specs, strategy=strategy, label=label,
+                      shuffled=shuffled, shuffle_delta=shuffle_delta)
     out = pd.DataFrame(data, index=df.index, copy=False)
     out.columns.name = df.columns.name
     _copy_other_attrs(df, out)
     return attach_specs(out, specs, strategy=strategy, epsilon_per_row=epsilon_per_row,
                         digests=digests if _digest else None,
-                        sources={labels[c]: sources[c] for c in columns if sources[c] is not None})
+                        sources={labels[c]: sources[c] for c in columns if sources[c] is not None},
+                        shuffle_delta=delta)
 
 
 def _ledger_check(ledger, epsilon, obj, people):
@@ -519,6 +547,10 @@ def concat(objs, **kwargs):
     object, that the parts share specs, strategy and ``epsilon_per_row``, and records the combined specs and
     digests on the concatenation.
 
+    Parts declared shuffled (``privatize(..., shuffled=True)``) were shuffled apart, not as one batch, so the
+    concatenation is not declared shuffled: aggregate each part and merge the aggregates instead (``a + b``
+    keeps the central ε of the smallest batch; see :meth:`ldpnum.Aggregate.shuffled`).
+
     Parameters
     ----------
     objs : iterable of pandas.Series or pandas.DataFrame
@@ -608,7 +640,8 @@ def aggregate_series(s, spec=None):
         one_code = agg._n_reports is None and reports.codes.ndim == 1 and agg.spec.n_cells <= 1 << 16
         check_codes(s, s.name, None if one_code else mech.column_codes(reports),
                     digest=histogram_digest(agg.counts) if one_code else None)
-    return agg
+    delta = shuffle_delta_of(s)
+    return agg if delta is None or not agg.n_reports else agg.shuffled(delta)
 
 
 def estimate_mean_named(mech, agg, record, name):
@@ -680,8 +713,9 @@ def describe_aggregates(aggregates, *, level=0.95, sources=None, bootstrap=None,
     Returns
     -------
     pandas.DataFrame
-        One row per column: ``mechanism``, ``epsilon``, ``n_reports``; ``mean``, ``std_error``, ``ci_low``,
-        ``ci_high``: the **unbiased** mean estimate with its standard error and interval (NaN for mechanisms
+        One row per column: ``mechanism``, ``epsilon`` (each report's local ε), ``central_epsilon`` (only when
+        some aggregate is declared shuffled: the central ε of its batch, NaN for the others), ``n_reports``;
+        ``mean``, ``std_error``, ``ci_low``, ``ci_high``: the **unbiased** mean estimate with its standard error and interval (NaN for mechanisms
         without one, e.g. hierarchical histograms); ``dist_mean``: the mean of the **estimated
         distribution**; and the quartiles ``25%``, ``50%``, ``75%`` of that distribution (NaN for
         mechanisms that estimate means only). Default estimator settings.
@@ -702,7 +736,8 @@ def describe_aggregates(aggregates, *, level=0.95, sources=None, bootstrap=None,
         mech = _mechanism(agg.spec)
         if any(hasattr(mech, m) for m in ("estimate_frequencies", "estimate_heavy_hitters", "estimate_marginals")):
             continue  # categories and items, not numbers
-        row = {"mechanism": agg.spec.mechanism, "epsilon": agg.spec.epsilon, "n_reports": agg.n_reports}
+        row = {"mechanism": agg.spec.mechanism, "epsilon": agg.spec.epsilon, "n_reports": agg.n_reports,
+               "central_epsilon": np.nan if agg.shuffle is None else agg.shuffle.epsilon}
         mean = mech.estimate_mean(agg) if hasattr(mech, "estimate_mean") else None
         if hasattr(mean, "coordinates"):  # a vector report column: one row per coordinate, means only
             names = sources.get(name)
@@ -745,6 +780,8 @@ def describe_aggregates(aggregates, *, level=0.95, sources=None, bootstrap=None,
         index.append(name)
     columns = ["mechanism", "epsilon", "n_reports", "mean", "std_error", "ci_low", "ci_high", "dist_mean", "25%",
                "50%", "75%"]
+    if any(a.shuffle is not None for a in aggregates.values()):
+        columns.insert(2, "central_epsilon")
     if bootstrap is not None:
         columns += [f"{p} {side}" for p in ("25%", "50%", "75%") for side in ("low", "high")]
     return pd.DataFrame(rows, index=pd.Index(index, name="column"), columns=columns)
@@ -761,7 +798,8 @@ def _budget_text(info):
     if info is None or info.get("epsilon_per_row") is None:
         return ""
     strategy = info.get("strategy")
-    return f"epsilon per row {info['epsilon_per_row']:g}" + (f" ({strategy})" if strategy else "")
+    shuffled = "" if info.get("shuffle_delta") is None else f"; shuffled (central delta {info['shuffle_delta']:g})"
+    return f"epsilon per row {info['epsilon_per_row']:g}" + (f" ({strategy})" if strategy else "") + shuffled
 
 
 # -- the accessors ---------------------------------------------------------------------------------------
@@ -799,7 +837,7 @@ class SeriesAccessor:
     def privatize(self, mechanism: Any, *, rng: SeedLike = None, nan_policy: str = "raise",
                   fill_value: float | None = None, ledger: Any = None, people: Any = None,
                   label: str | None = None, epsilon: float | None = None, bounds: Any = None,
-                  task: str = "distribution") -> pd.Series:
+                  task: str = "distribution", shuffled: bool = False, shuffle_delta: float = 1e-6) -> pd.Series:
         """Privatize the values: see :func:`privatize_series`.
 
         ``mechanism="auto"`` (with ``epsilon`` and ``bounds``) uses the mechanism :func:`ldpnum.recommend`
@@ -821,7 +859,8 @@ class SeriesAccessor:
         elif epsilon is not None or bounds is not None:
             raise ValueError("epsilon= and bounds= go with mechanism='auto'; a mechanism carries its own")
         return privatize_series(self._obj, mechanism, rng=rng, nan_policy=nan_policy, fill_value=fill_value,
-                                ledger=ledger, people=people, label=label)
+                                ledger=ledger, people=people, label=label, shuffled=shuffled,
+                                shuffle_delta=shuffle_delta)
 
     # -- what the column is
     @property
@@ -1000,10 +1039,11 @@ class DataFrameAccessor:
     def privatize(self, mechanisms: Mapping[Any, Mechanism], *, rng: SeedLike = None,
                   strategy: "str | None" = None, nan_policy: str = "raise",
                   fill_value: Any = None, ledger: Any = None, people: Any = None,
-                  label: str | None = None) -> pd.DataFrame:
+                  label: str | None = None, shuffled: bool = False, shuffle_delta: float = 1e-6) -> pd.DataFrame:
         """Privatize columns: see :func:`privatize_frame`."""
         return privatize_frame(self._obj, mechanisms, rng=rng, strategy=strategy, nan_policy=nan_policy,
-                               fill_value=fill_value, ledger=ledger, people=people, label=label)
+                               fill_value=fill_value, ledger=ledger, people=people, label=label, shuffled=shuffled,
+                               shuffle_delta=shuffle_delta)
 
     @property
     def specs(self):

@@ -172,7 +172,7 @@ def test_forged_payloads_are_refused():
     with pytest.raises(ValueError, match="format version 2"):
         Aggregate.from_bytes(_forge(head(0, version=2) + sj + dense))
     with pytest.raises(ValueError, match="unknown flags"):
-        Aggregate.from_bytes(_forge(head(8) + sj + dense))
+        Aggregate.from_bytes(_forge(head(16) + sj + dense))  # bit 3 (8) is the shuffle declaration
     with pytest.raises(ValueError, match="invalid spec"):
         Aggregate.from_bytes(_forge(head(0, n=5) + b"nope!" + dense))
     with pytest.raises(ValueError, match="truncated"):

@@ -35,6 +35,24 @@ def test_replicates_are_the_estimator_on_resampled_counts(boot):
     assert np.allclose(naive.probabilities, est.replicates[7])
 
 
+def test_held_out_ems_replicates_are_ems_at_the_level_chosen_once(boot):
+    # the default estimator chooses its smoothing on the observed counts; each replicate is EMS at that level
+    # (the estimate's own final fit), computed here by the naive route: resample, then fit
+    sw, agg, _, _ = boot
+    est = sw.estimate_distribution(agg, bootstrap=30, rng=5)
+    assert est.method == "ems-cv" and est == sw.estimate_distribution(agg)
+    from ldpnum.estimation.em import ems_heldout, expectation_maximization, window_transition_from_plan
+    t = window_transition_from_plan(sw.plan, est.n_bins)
+    level = ems_heldout(agg.counts, t).smoothing
+    assert level >= 1  # smooth data: a smoothing level, not plain EM
+    q = t.dense() @ est.probabilities
+    counts = np.random.default_rng(5).multinomial(agg.n_reports, q / q.sum(), size=30)
+    for b in (0, 29):
+        x = expectation_maximization(counts[b], t, method="ems", smoothing=level).x
+        assert np.allclose(est.replicates[b], x / x.sum(), rtol=0, atol=1e-15)
+    assert np.array_equal(bootstrap_distribution(sw, agg, n_boot=30, rng=5).replicates, est.replicates)
+
+
 def test_bands_and_intervals_are_ordered_and_proper(boot):
     _, _, x, est = boot
     for kind in ("pointwise", "simultaneous"):

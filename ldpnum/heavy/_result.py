@@ -12,7 +12,8 @@ import numpy as np
 
 from .._checks import check_provenance, is_int, normal_quantile, read_only, real_array, where
 from .._plotting import new_axes
-from .._results import (HTML_MAX_ROWS, REPR_EDGE_ITEMS, ConfidenceInterval, _g, _html_table, _mechanism_rows,
+from ..accounting import ShuffleAmplification
+from .._results import (HTML_MAX_ROWS, REPR_EDGE_ITEMS, ConfidenceInterval, PrivacyProvenance, _g, _html_table, _mechanism_rows,
                         _source, _title)
 from ..spec import Spec
 
@@ -85,7 +86,7 @@ def _label(item):
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class HeavyHittersEstimate:
+class HeavyHittersEstimate(PrivacyProvenance):
     r"""The most frequent items found by a heavy-hitter protocol, with their estimated shares.
 
     A heavy-hitter protocol (PEM, TreeHist) finds items from a huge domain (strings, bytes, 64-bit ids)
@@ -162,6 +163,9 @@ class HeavyHittersEstimate:
     spec: Spec
     provenance: Mapping[str, Any] = field(default_factory=dict)
     name: str | None = None
+    #: The central ε of a shuffled collection (:meth:`ldpnum.Aggregate.shuffled`), None when the reports were
+    #: not declared shuffled; shown next to the local ε (:attr:`privacy`). Provenance only.
+    shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -310,7 +314,7 @@ class HeavyHittersEstimate:
         shown = ", ".join(f"({v!r}, {_g(f, 4)})" for v, f in zip(self.items[:REPR_EDGE_ITEMS], self.frequencies))
         more = ", ..." if self.k > REPR_EDGE_ITEMS else ""
         return (f"HeavyHittersEstimate(k={self.k}, n_reports={self.n_reports}, mechanism={self.spec.mechanism!r}, "
-                f"epsilon={_g(self.epsilon)}{_source(self)}, top=[{shown}{more}])")
+                f"epsilon={_g(self.epsilon)}{_source(self)}{self._shuffle_note()}, top=[{shown}{more}])")
 
     def _repr_html_(self) -> str:
         k, half = self.k, HTML_MAX_ROWS // 2
@@ -318,7 +322,8 @@ class HeavyHittersEstimate:
         rows = [None if i is None else (i + 1, _label(self.items[i]), _g(self.frequencies[i], 4),
                                         _g(self.standard_errors[i], 3))
                 for i in shown]
-        about = ", ".join(f"{a} {b}" for a, b in _mechanism_rows(self.spec, self.epsilon, self.n_reports))
+        about = ", ".join(f"{a} {b}" for a, b in _mechanism_rows(self.spec, self.epsilon, self.n_reports,
+                                                                  self.shuffle))
         title = f"{_title('HeavyHittersEstimate', self)} ({k} items; {about})"
         if not rows:
             rows = [("-", "no items", "-", "-")]
@@ -327,5 +332,5 @@ class HeavyHittersEstimate:
     def __reduce__(self):
         # Rebuild through __init__ (the frozen provenance is not picklable as such; it is thawed first).
         return (type(self), (self.items, self.frequencies, self.standard_errors, self.n_reports, self.epsilon,
-                             self.spec, _thaw(self.provenance), self.name))
+                             self.spec, _thaw(self.provenance), self.name, self.shuffle))
 

@@ -1,5 +1,6 @@
 """The shared shape of every randomizer: validate → convert → draw → allocate → kernel → wrap (DESIGN.md R6)."""
 
+import dataclasses
 import functools
 from typing import Any, ClassVar
 
@@ -148,6 +149,24 @@ def mechanism_for(spec):
         return from_spec(spec)
 
 
+def _shows_shuffle(estimate):
+    """``estimate`` (a mechanism's ``estimate_*`` method, whose first argument is Reports or an Aggregate) such that
+    an estimate made from an aggregate declared shuffled (:meth:`~ldpnum.Aggregate.shuffled`) carries that
+    aggregate's central ε (``result.shuffle``), whatever the result type: the one place where shuffled
+    collections reach results, applied to every mechanism by :meth:`Mechanism.__init_subclass__`."""
+    @functools.wraps(estimate)
+    def method(self, *args, **kwargs):
+        result = estimate(self, *args, **kwargs)
+        data = args[0] if args else kwargs.get("data")
+        shuffle = data.shuffle if isinstance(data, Aggregate) else None
+        if shuffle is not None and getattr(result, "shuffle", False) is None:
+            result = dataclasses.replace(result, shuffle=shuffle)
+        return result
+
+    method._shows_shuffle = True
+    return method
+
+
 class Mechanism:
     """Base class of ldpnum's randomizers. Subclasses set ``name`` and implement the plan and kernel call.
 
@@ -169,6 +188,9 @@ class Mechanism:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        for attr, value in list(cls.__dict__.items()):
+            if attr.startswith("estimate_") and callable(value) and not hasattr(value, "_shows_shuffle"):
+                setattr(cls, attr, _shows_shuffle(value))
         if cls.__dict__.get("name") is not None:
             _register(cls)
             register_count_check(cls.name, cls._check_counts)

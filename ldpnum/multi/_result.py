@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._checks import check_provenance, read_only
-from .._results import DistributionEstimate
+from ..accounting import ShuffleAmplification
+from .._results import DistributionEstimate, PrivacyProvenance
 from ..spec import Spec
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ def _bilinear(S, tx, ty):
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class MultiRangeEstimate:
+class MultiRangeEstimate(PrivacyProvenance):
     r"""Estimated 1-D and 2-D distributions of several columns (HDG), and the range queries they answer.
 
     Queries. :meth:`range` takes ``{column: (lo, hi)}`` for one or two columns (``lo``/``hi`` scalars or
@@ -106,6 +107,9 @@ class MultiRangeEstimate:
     n_iter: int = 0
     converged: bool = True
     name: str | None = None
+    #: The central ε of a shuffled collection (:meth:`ldpnum.Aggregate.shuffled`), None when the reports were
+    #: not declared shuffled; shown next to the local ε (:attr:`privacy`). Provenance only.
+    shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
     _cum: tuple = field(default=(), init=False, repr=False)
     _prefix: tuple = field(default=(), init=False, repr=False)
 
@@ -280,4 +284,4 @@ class MultiRangeEstimate:
         eps = "" if self.epsilon is None else f", epsilon={self.epsilon:g}"
         n = "" if self.n_reports is None else f", n_reports={self.n_reports}"
         return (f"MultiRangeEstimate(columns={list(self.columns)}, granularities={self.granularities}, "
-                f"consistency={self.consistency!r}{eps}{n})")
+                f"consistency={self.consistency!r}{eps}{n}{self._shuffle_note()})")

@@ -67,13 +67,15 @@ import functools
 import itertools
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from .._checks import read_only
+from .._results import PrivacyProvenance
+from ..accounting import ShuffleAmplification
 from .._kernels import client_multi as kernels
 from .._kernels._jit import launch
 from .._typing import ArrayLike, FloatArray
@@ -357,7 +359,7 @@ def max_inconsistency(tables, sets):
 # -- the result --------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, eq=False, repr=False)
-class MarginalsEstimate:
+class MarginalsEstimate(PrivacyProvenance):
     r"""Estimated k-way marginals of categorical columns (:class:`ldpnum.Marginals`), and every lower-way
     marginal inside them.
 
@@ -412,6 +414,9 @@ class MarginalsEstimate:
     n_iter: int = 0
     converged: bool = True
     name: str | None = None
+    #: The central ε of a shuffled collection (:meth:`ldpnum.Aggregate.shuffled`), None when the reports were
+    #: not declared shuffled; shown next to the local ε (:attr:`privacy`). Provenance only.
+    shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -435,7 +440,7 @@ class MarginalsEstimate:
 
     def __repr__(self):
         return (f"MarginalsEstimate(columns={self.columns}, sets={len(self.sets)}, consistency={self.consistency!r}, "
-                f"epsilon={self.epsilon}, n_reports={self.n_reports})")
+                f"epsilon={self.epsilon}, n_reports={self.n_reports}{self._shuffle_note()})")
 
     def _names(self, cols):
         if isinstance(cols, str):

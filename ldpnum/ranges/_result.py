@@ -9,7 +9,8 @@ from .._checks import (check_finite, check_probabilities, check_provenance, chec
                        real_array)
 from ..spec import Spec
 from .._plotting import check_kind, check_true, draw_true, new_axes
-from .._results import (DistributionEstimate, EstimateInterval, _g, _html_table, _mechanism_rows, _source, _title,
+from ..accounting import ShuffleAmplification
+from .._results import (DistributionEstimate, EstimateInterval, PrivacyProvenance, _g, _html_table, _mechanism_rows, _source, _title,
                         check_level, monotone_band, percentile_interval)
 from .._validation import check_bounds
 from .._typing import ArrayLike, FloatArray
@@ -25,7 +26,7 @@ CONSISTENCY = ("least-squares", "nonnegative", "none")
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class RangeEstimate:
+class RangeEstimate(PrivacyProvenance):
     r"""Estimated frequencies of the nodes of a hierarchical histogram, and the range queries they answer.
 
     The tree has levels ``0..L``: level 0 is the root (frequency 1), level ``L`` the ``n_leaves`` equal leaves
@@ -99,6 +100,9 @@ class RangeEstimate:
     #: Bootstrap replicates (RangeEstimates of simulated collections from this estimate; see
     #: :func:`ldpnum.estimation.bootstrap_ranges`), for ``confidence_band`` and the ``ci=`` intervals.
     replicates: tuple | None = field(default=None, compare=False)
+    #: The central ε of a shuffled collection (:meth:`ldpnum.Aggregate.shuffled`), None when the reports were
+    #: not declared shuffled; shown next to the local ε (:attr:`privacy`). Provenance only.
+    shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
     _cum: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -385,7 +389,7 @@ class RangeEstimate:
             parts.append(f"n_reports={self.n_reports}")
         if self.consistency == "nonnegative":
             parts.append(f"n_iter={self.n_iter}, converged={self.converged}, solver={self.solver!r}")
-        return ", ".join(parts)
+        return ", ".join(parts) + self._shuffle_note()
 
     def __repr__(self) -> str:
         lo, hi = self.bounds
@@ -398,7 +402,7 @@ class RangeEstimate:
         rows = [("25%", _g(q1)), ("median", _g(med)), ("75%", _g(q3)), ("bounds", f"[{lo:g}, {hi:g}]"),
                 ("tree", f"{self.n_leaves} leaves, branching {self.branching}, {self.n_levels} levels"),
                 ("consistency", self.consistency),
-                *_mechanism_rows(self.spec, self.epsilon, self.n_reports)]
+                *_mechanism_rows(self.spec, self.epsilon, self.n_reports, self.shuffle)]
         return _html_table(_title("RangeEstimate", self), rows)
 
     def __eq__(self, other: object) -> bool:
@@ -415,4 +419,4 @@ class RangeEstimate:
     def __reduce__(self):
         return (type(self), (self.node_estimates, self.bounds, self.branching, self.consistency, self.spec,
                              self.epsilon, self.n_reports, self.level_reports, self.level_variances,
-                             self.n_iter, self.converged, self.solver, self.name))
+                             self.n_iter, self.converged, self.solver, self.name, self.replicates, self.shuffle))

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._checks import normal_quantile
-from .._results import ConfidenceInterval, _g, _html_table, _mechanism_rows, _preview
+from ..accounting import ShuffleAmplification
+from .._results import ConfidenceInterval, PrivacyProvenance, _g, _html_table, _mechanism_rows, _preview
 from .._typing import FloatArray
 from ..spec import Spec
 
@@ -26,7 +27,7 @@ def _frozen(values: Any, name: str, dim: int) -> FloatArray:
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class VectorMeanEstimate:
+class VectorMeanEstimate(PrivacyProvenance):
     """Unbiased estimate of the mean vector of the ``(n, dim)`` values behind a set of vector reports.
 
     Attributes
@@ -78,6 +79,9 @@ class VectorMeanEstimate:
     k: int | None = None
     n_per_coordinate: np.ndarray | None = None
     names: tuple[str, ...] | None = field(default=None, compare=False)
+    #: The central ε of a shuffled collection (:meth:`ldpnum.Aggregate.shuffled`), None when the reports were
+    #: not declared shuffled; shown next to the local ε (:attr:`privacy`). Provenance only.
+    shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
 
     def __post_init__(self):
         dim = int(self.dim)
@@ -174,13 +178,13 @@ class VectorMeanEstimate:
 
     def __str__(self) -> str:
         return (f"mean {_preview(self.mean)} (SE {_preview(self.standard_errors, 3)}; n={self.n_reports}, "
-                f"dim={self.dim}, epsilon={self.epsilon:g}, {self.spec.mechanism})")
+                f"dim={self.dim}, epsilon={self.epsilon:g}, {self.spec.mechanism}{self._shuffle_note()})")
 
     def __repr__(self) -> str:
         k = "" if self.k is None else f", k={self.k}"
         return (f"VectorMeanEstimate(mean={_preview(self.mean)}, standard_errors={_preview(self.standard_errors, 3)}, "
                 f"n_reports={self.n_reports}, dim={self.dim}{k}, mechanism={self.spec.mechanism!r}, "
-                f"epsilon={_g(self.epsilon)})")
+                f"epsilon={_g(self.epsilon)}{self._shuffle_note()})")
 
     def _repr_html_(self) -> str:
         lo, hi = (np.asarray(v) for v in self.confidence_interval(0.95))
@@ -188,7 +192,7 @@ class VectorMeanEstimate:
         rows: list = [("dimension", str(self.dim)), ("expected squared error", _g(self.expected_squared_error, 4))]
         if self.k is not None:
             rows.append(("coordinates per report (k)", str(self.k)))
-        rows += _mechanism_rows(self.spec, self.epsilon, self.n_reports)
+        rows += _mechanism_rows(self.spec, self.epsilon, self.n_reports, self.shuffle)
         shown = list(range(min(self.dim, 20)))
         rows += [(f"{labels[j]}", f"{_g(self.mean[j])} ± {_g(self.standard_errors[j], 3)} "
                   f"[{_g(lo[j])}, {_g(hi[j])}]") for j in shown]

@@ -1,0 +1,232 @@
+"""Shuffled collections on results: Aggregate.shuffled, the merge rule, round trips, every estimate, and the
+pandas / command-line wiring."""
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ldpnum as ldp
+from ldpnum import Aggregate
+from ldpnum.accounting import shuffle_epsilon
+from ldpnum.mechanisms import registered
+
+from test_common import CASES, build
+
+
+def sw_aggregate(n=20_000, epsilon=2.0, seed=0):
+    m = ldp.SquareWave(epsilon=epsilon, bounds=(0, 1))
+    return m, m.aggregate(m.privatize(np.random.default_rng(seed).random(n), rng=seed + 1))
+
+
+def test_declared_aggregate_carries_the_central_epsilon_of_its_reports():
+    m, agg = sw_aggregate()
+    assert agg.shuffle is None and agg.shuffle_batches == 0
+    s = agg.shuffled(1e-6)
+    assert s.shuffle == shuffle_epsilon(2.0, 20_000, 1e-6)
+    assert s.shuffle_batches == 1 and s.shuffle.amplified
+    assert np.array_equal(s.counts, agg.counts) and s.spec == agg.spec and agg.shuffle is None  # a copy
+    assert s != agg  # the declaration is part of what the aggregate says
+    assert "shuffled=(delta=1e-06)" in repr(s)
+    assert s.shuffled(1e-3).shuffle.delta == 1e-3  # a new declaration replaces the old one
+
+
+def test_published_value_on_an_aggregate():
+    # Feldman, McMillan and Talwar: n = 1e5, eps0 = 4, delta = 1e-6 gives about 0.17
+    m = ldp.GRR(epsilon=4.0, k=2)
+    agg = m.aggregate(m.privatize(np.zeros(100_000, dtype=np.int64), rng=0)).shuffled(1e-6)
+    assert round(agg.shuffle.epsilon, 3) == 0.17
+    assert m.estimate_frequencies(agg).privacy == ("local ε = 4, central ε (shuffled, n = 100,000, δ = 1e-06) = "
+                                                    f"{agg.shuffle.epsilon:.4g}")
+
+
+def test_merge_rule():
+    m, a = sw_aggregate(n=20_000, seed=0)
+    _, b = sw_aggregate(n=5_000, seed=3)
+    sa, sb = a.shuffled(1e-6), b.shuffled(1e-6)
+    both = sa + sb
+    # two batches shuffled apart, each person in one: the epsilon of the smallest batch (parallel composition)
+    assert both.shuffle_batches == 2 and both.shuffle == shuffle_epsilon(2.0, 5_000, 1e-6)
+    assert both.n_reports == 25_000 and np.array_equal(both.counts, a.counts + b.counts)
+    assert (sb + sa) == both and sum([sa, sb]) == both and Aggregate.merge([sa, sb]) == both
+    # not as one batch of 25,000: that would understate epsilon
+    assert both.shuffle.epsilon > shuffle_epsilon(2.0, 25_000, 1e-6).epsilon
+    # reports that were not shuffled have only the local epsilon: the declaration is dropped
+    assert (sa + b).shuffle is None and (a + sb).shuffle is None
+    # the empty aggregate is the identity
+    assert (sa + m.empty_aggregate()) == sa and (m.empty_aggregate() + sa) == sa
+    with pytest.raises(ValueError, match="delta 1e-06 and 0.001"):
+        sa + b.shuffled(1e-3)
+    # chunks of one batch: merge first, then declare the whole batch
+    assert (a + b).shuffled(1e-6).shuffle == shuffle_epsilon(2.0, 25_000, 1e-6)
+
+
+def test_bad_declarations():
+    m, agg = sw_aggregate(n=100)
+    for bad in (0, 1, -1e-6, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="shuffle_delta must lie in"):
+            agg.shuffled(bad)
+    for bad in (True, "1e-6", None):
+        with pytest.raises(TypeError, match="shuffle_delta must be a number"):
+            agg.shuffled(bad)
+    with pytest.raises(ValueError, match="no reports cannot be declared shuffled"):
+        m.empty_aggregate().shuffled(1e-6)
+
+
+def test_round_trips_keep_the_declaration():
+    _, a = sw_aggregate(n=3_000)
+    _, b = sw_aggregate(n=1_000, seed=5)
+    s = a.shuffled(1e-5) + b.shuffled(1e-5)
+    assert Aggregate.from_bytes(s.to_bytes()) == s
+    assert Aggregate.from_bytes(s.to_bytes(key=b"k" * 16), key=b"k" * 16) == s
+    assert Aggregate.from_frame(s.to_frame()) == s
+    back = pickle.loads(pickle.dumps(s))
+    assert back == s and back.shuffle == s.shuffle and back.shuffle_batches == 2
+    assert Aggregate.from_bytes(a.to_bytes()) == a  # no declaration, no flag
+    # an impossible declaration (two batches of at least 3,000 among 4,000 reports) is refused
+    frame = s.to_frame()
+    frame.attrs["ldpnum_aggregate"]["shuffle"] = [1e-5, 3_000, 2]
+    with pytest.raises(ValueError, match="impossible with 4000 reports"):
+        Aggregate.from_frame(frame)
+    frame.attrs["ldpnum_aggregate"]["shuffle"] = [2.0, 1_000, 2]
+    with pytest.raises(ValueError, match="shuffle_delta must lie in"):
+        Aggregate.from_frame(frame)
+
+
+def _values(name, m, n=4_000):
+    """n valid inputs of a registered mechanism, cycling through its test case's inputs."""
+    inputs = list(CASES[name].inputs(m))
+    return np.asarray([inputs[i % len(inputs)] for i in range(n)])
+
+
+#: Estimators that fail on any aggregate today, shuffled or not (a separate bug, reported): Hybrid's
+#: estimate_distribution hands the n_cells + 2 counts of its aggregate to the window EM, which expects n_cells.
+KNOWN_BROKEN = {("hybrid", "estimate_distribution")}
+
+
+@pytest.mark.parametrize("name", list(registered()))
+def test_every_estimate_of_a_shuffled_aggregate_shows_the_central_epsilon(name):
+    case = CASES[name]
+    m = build(name, **case.settings[0])
+    agg = m.aggregate(m.privatize(_values(name, m), rng=0))
+    s = agg.shuffled(1e-6)
+    methods = [a for a in dir(m) if a.startswith("estimate_")]
+    assert methods, name
+    shown = 0
+    for attr in methods:
+        if (name, attr) in KNOWN_BROKEN:
+            continue
+        try:
+            plain = getattr(m, attr)(agg)
+        except TypeError:  # an estimator that needs more than the aggregate (e.g. a coordinate)
+            continue
+        est = getattr(m, attr)(s)
+        assert plain.shuffle is None and "central" not in repr(plain), (name, attr)
+        assert est.shuffle == s.shuffle, (name, attr)
+        assert est.privacy == s.shuffle.describe()
+        assert s.shuffle.describe() in repr(est), (name, attr)
+        if hasattr(est, "_repr_html_"):
+            assert "central ε (shuffled, n = 4,000, δ = 1e-06)" in est._repr_html_(), (name, attr)
+        shown += 1
+    assert shown, name
+
+
+def test_reports_are_never_declared_and_vector_mechanisms_show_it_too():
+    m = ldp.DuchiMultivariate(epsilon=2.0, bounds=[(0, 1)] * 3)
+    reports = m.privatize(np.random.default_rng(0).random((5_000, 3)), rng=1)
+    assert m.estimate_mean(reports).shuffle is None
+    s = m.aggregate(reports).shuffled(1e-6)
+    est = m.estimate_mean(s)
+    assert est.shuffle == shuffle_epsilon(2.0, 5_000, 1e-6) and "central ε" in repr(est) and "central ε" in str(est)
+
+
+def test_bootstrapped_estimates_keep_it():
+    m, agg = sw_aggregate(n=5_000)
+    est = m.estimate_distribution(agg.shuffled(1e-6), bootstrap=20, rng=0, method="ems")
+    assert est.shuffle is not None and est.replicates.shape[0] == 20
+    assert pickle.loads(pickle.dumps(est)).shuffle == est.shuffle
+
+
+# -- pandas ---------------------------------------------------------------------------------------------------
+
+def test_pandas_series_and_frame():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"t": rng.uniform(0, 1440, 8_000), "c": rng.integers(0, 4, 8_000)})
+    ledger = ldp.PrivacyLedger()
+    r = df.ldp.privatize({"t": ldp.SquareWave(1.0, (0, 1440)), "c": ldp.GRR(0.5, k=4)}, rng=0,
+                         strategy="all-columns", shuffled=True, shuffle_delta=1e-6, ledger=ledger, label="day 1")
+    assert r.attrs["ldpnum"]["shuffle_delta"] == 1e-6
+    d = r["t"].ldp.estimate_distribution()
+    assert d.shuffle == shuffle_epsilon(1.0, 8_000, 1e-6) and d.name == "t"
+    assert r["c"].ldp.estimate_frequencies().shuffle == shuffle_epsilon(0.5, 8_000, 1e-6)
+    assert all(a.shuffle is not None for a in r.ldp.aggregate().values())
+    # the ledger shows the central epsilon of what each row spent (the sum over its columns)
+    entry = ledger.to_frame().iloc[0]
+    assert entry["shuffled_epsilon"] == shuffle_epsilon(1.5, 8_000, 1e-6).epsilon
+    # a series, and the default (not shuffled)
+    s = df["t"].ldp.privatize(ldp.SquareWave(1.0, (0, 1440)), rng=1, shuffled=True, shuffle_delta=1e-4)
+    assert s.ldp.estimate_mean().shuffle == shuffle_epsilon(1.0, 8_000, 1e-4)
+    plain = df["t"].ldp.privatize(ldp.SquareWave(1.0, (0, 1440)), rng=1)
+    assert "shuffle_delta" not in plain.attrs["ldpnum"] and plain.ldp.estimate_mean().shuffle is None
+    # parts shuffled apart are not one batch: their concatenation is not declared shuffled
+    other = df["t"].ldp.privatize(ldp.SquareWave(1.0, (0, 1440)), rng=2, shuffled=True, shuffle_delta=1e-4)
+    both = ldp.pandas.concat([s, other])
+    assert both.ldp.aggregate().shuffle is None
+
+
+def test_pandas_bad_shuffle_arguments_draw_and_record_nothing(monkeypatch):
+    from ldpnum import _random
+
+    def forbidden(self, n):
+        raise AssertionError("random words were drawn for a bad input")
+    monkeypatch.setattr(_random.WordSource, "draw", forbidden)
+    df = pd.DataFrame({"t": np.linspace(0, 1, 50)})
+    ledger = ldp.PrivacyLedger()
+    m = ldp.SquareWave(1.0, (0, 1))
+    with pytest.raises(ValueError, match="shuffle_delta must lie in"):
+        df.ldp.privatize({"t": m}, rng=0, shuffled=True, shuffle_delta=0.0, ledger=ledger)
+    with pytest.raises(TypeError, match="shuffled must be True or False"):
+        df["t"].ldp.privatize(m, rng=0, shuffled="yes")
+    with pytest.raises(TypeError, match="shuffle_delta must be a number"):
+        df["t"].ldp.privatize(m, rng=0, shuffled=True, shuffle_delta="1e-6")
+    assert len(ledger) == 0
+
+
+# -- command line ---------------------------------------------------------------------------------------------
+
+def test_cli_privatize_shuffled_then_estimate(tmp_path, capsys):
+    from ldpnum.cli import main
+
+    pytest.importorskip("pyarrow")
+    src, out, ledger = tmp_path / "in.csv", tmp_path / "r.parquet", tmp_path / "ledger.json"
+    pd.DataFrame({"id": np.arange(6_000), "x": np.random.default_rng(0).random(6_000)}).to_csv(src, index=False)
+    assert main(["privatize", str(src), str(out), "-c", "x", "-m", "sw", "-e", "2", "-b", "0", "1", "--rng", "0",
+                 "--shuffled", "--shuffle-delta", "1e-5", "--ledger", str(ledger), "--people-column", "id"]) == 0
+    assert "declared shuffled (central delta 1e-05)" in capsys.readouterr().out
+    central = shuffle_epsilon(2.0, 6_000, 1e-5)
+    assert main(["estimate", str(out), "-c", "x", "-w", "mean"]) == 0
+    assert central.describe() in capsys.readouterr().out
+    assert main(["estimate", str(out), "-c", "x", "-w", "mean", "--json"]) == 0
+    import json
+
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["shuffle"] == {"epsilon": central.epsilon, "delta": 1e-5, "n": 6_000}
+    assert ldp.PrivacyLedger.from_json(ledger.read_text()).to_frame()["shuffled_epsilon"][0] == central.epsilon
+    # --shuffle-delta alone, or out of range: refused before anything is written
+    for argv, msg in ((["--shuffle-delta", "0.1"], "goes with --shuffled"),
+                      (["--shuffled", "--shuffle-delta", "2"], "must lie in")):
+        target = tmp_path / "bad.parquet"
+        assert main(["privatize", str(src), str(target), "-c", "x", "-m", "sw", "-e", "2", "-b", "0", "1",
+                     *argv]) != 0
+        assert msg in capsys.readouterr().err and not target.exists()
+
+
+def test_describe_and_accessor_show_the_shuffle():
+    df = pd.DataFrame({"t": np.random.default_rng(0).uniform(0, 1440, 5_000)})
+    m = ldp.SquareWave(1.0, (0, 1440))
+    r = df.ldp.privatize({"t": m}, rng=0, shuffled=True)
+    table = r.ldp.describe()
+    assert table.loc["t", "central_epsilon"] == shuffle_epsilon(1.0, 5_000, 1e-6).epsilon
+    assert "central_epsilon" not in df.ldp.privatize({"t": m}, rng=0).ldp.describe().columns
+    assert "shuffled (central delta 1e-06)" in repr(r["t"].ldp)
