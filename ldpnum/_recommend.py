@@ -14,14 +14,23 @@ The rules, per task:
   Wasserstein-1 distance (as a fraction of the domain width) for ``"distribution"``, the mean absolute error of the 0.1, 0.5
   and 0.9 quantiles for ``"quantiles"``. For ``n > 10^6`` it is scaled by ``sqrt(10^6 / n)`` (the variance part;
   the estimator's smoothing bias does not shrink that way, so the figure is optimistic there).
-* ``"ranges"``: Square Wave + its default estimator or the hierarchical histogram, whichever has the smaller
-  simulated range-query MAE (200 random ranges of a tenth of the domain) on the same reference collections.
-  Measured on real and synthetic data (``make bench``, range-query section) Square Wave is usually better;
-  the hierarchical histogram wins at large ε on multi-modal data.
+* ``"ranges"``: Square Wave + its default estimator (``ems-cv``) or the hierarchical histogram with the adaptive
+  (AHEAD-style) estimator, ``estimate_ranges(consistency="adaptive")``, whichever has the smaller simulated
+  range-query MAE (200 random ranges of a tenth of the domain) on the same reference collections. Which one
+  wins depends on the shape of the data, measured by ``bench/ranges.py`` (n = 10^6, domain 1024, 1000 ranges of
+  volume 0.1 and 0.5, ε ∈ {0.8, 2}; range MSE of the adaptive tree relative to Square Wave + ems-cv):
+  0.42-0.85 on a spiky distribution (point masses holding 30% on a Beta background) at both ε; 0.47-0.52 on a
+  log-normal tail at ε = 2 but 1.6-3.0 at ε = 0.8; 3-7 on a Gaussian and a two-Gaussian mixture. So on the
+  smooth default reference Square Wave is chosen; give ``reference=`` (a public sample of values like the ones
+  to be collected) to have the rule decide for your data's shape.
 * ``"frequencies"``: :func:`ldpnum.frequency.recommend` (Wang et al.'s rule), given ``k``; the predicted error
   is the standard error of one frequency at frequency 0.
 
-A simulation takes 0.1–0.5 s (it runs the real mechanisms); the result says which reference it used.
+The simulations draw from a reference distribution: by default a Beta(2, 2) rescaled to the bounds; with
+``reference=`` values, a resample (with replacement) of those values. The reference must be **public**
+knowledge (an earlier published release, a synthetic guess): choosing the mechanism from the private values
+themselves would make the choice depend on them, which LDP does not cover. A simulation takes 0.1–3 s (it runs
+the real mechanisms); the result says which reference it used.
 """
 
 import math
@@ -65,9 +74,32 @@ def _check_n(n):
     return int(n)
 
 
-def _reference(n, bounds, seed):
+def _reference(n, bounds, seed, reference=None):
+    """``n`` simulated values: a Beta(2, 2) on the bounds, or a resample of the public ``reference`` values."""
+    rng = np.random.default_rng(seed)
+    if reference is not None:
+        return reference[rng.integers(0, reference.size, n)]
     lo, hi = bounds
-    return lo + (hi - lo) * np.random.default_rng(seed).beta(2.0, 2.0, n)
+    return lo + (hi - lo) * rng.beta(2.0, 2.0, n)
+
+
+def _check_reference(reference, bounds):
+    """``reference`` as a 1-D float64 array of at least 2 finite values inside ``bounds`` (or None)."""
+    if reference is None:
+        return None
+    from ._checks import check_finite, real_array, where
+
+    arr = real_array(reference, "reference")
+    if arr.ndim != 1 or arr.size < 2:
+        raise ValueError(f"reference must be a 1-D sample of at least 2 values; got shape {arr.shape}")
+    check_finite(arr, "reference", " value(s)")
+    lo, hi = bounds
+    outside = (arr < lo) | (arr > hi)
+    if outside.any():
+        count, first = where(outside)
+        raise ValueError(f"reference must lie inside bounds ({lo:g}, {hi:g}); {count} value(s) do not, first at "
+                         f"index {first} ({arr[first]!r})")
+    return np.ascontiguousarray(arr)
 
 
 def _queries(bounds, seed, count=200, width=0.1):
@@ -77,7 +109,7 @@ def _queries(bounds, seed, count=200, width=0.1):
     return a, a + width * (hi - lo)
 
 
-def _simulate(task, epsilon, bounds, n):
+def _simulate(task, epsilon, bounds, n, reference=None):
     """Mean simulated error of Square Wave (and, for ranges, the hierarchical histogram)."""
     from . import metrics
     from .mechanisms import SquareWave
@@ -88,7 +120,7 @@ def _simulate(task, epsilon, bounds, n):
     sw = SquareWave(epsilon, bounds)
     errors: dict[str, list[float]] = {"square_wave": [], "hierarchical_histogram": []}
     for run in range(SIM_RUNS):
-        x = _reference(m, bounds, 1000 + run)
+        x = _reference(m, bounds, 1000 + run, reference)
         dist = sw.estimate_distribution(sw.aggregate(sw.privatize(x, rng=2000 + run)))
         if task == "distribution":
             errors["square_wave"].append(metrics.wasserstein(dist, x) * scale)
@@ -101,13 +133,13 @@ def _simulate(task, epsilon, bounds, n):
             truth = (np.searchsorted(xs, hi_q, side="right") - np.searchsorted(xs, lo_q, side="left")) / m
             errors["square_wave"].append(float(np.mean(np.abs(dist.range(lo_q, hi_q) - truth))) * scale)
             hh = HierarchicalHistogram(epsilon, bounds)
-            ranges = hh.estimate_ranges(hh.aggregate(hh.privatize(x, rng=3000 + run)))
+            ranges = hh.estimate_ranges(hh.aggregate(hh.privatize(x, rng=3000 + run)), consistency="adaptive")
             errors["hierarchical_histogram"].append(float(np.mean(np.abs(ranges.range(lo_q, hi_q) - truth))) * scale)
     return {k: float(np.mean(v)) for k, v in errors.items() if v}
 
 
-def recommend(task: str, *, n: int, epsilon: float, bounds: Any = None, k: int | None = None
-              ) -> NumericalRecommendation:
+def recommend(task: str, *, n: int, epsilon: float, bounds: Any = None, k: int | None = None,
+              reference: Any = None) -> NumericalRecommendation:
     """The mechanism and estimator ldpnum uses for ``task`` at ``n`` people and ``epsilon``, and its predicted
     error (see :mod:`ldpnum._recommend` for the rules and how errors are predicted).
 
@@ -121,6 +153,10 @@ def recommend(task: str, *, n: int, epsilon: float, bounds: Any = None, k: int |
         The public range of the values (numerical tasks).
     k : int
         Number of categories (``task="frequencies"``).
+    reference : array_like of float, optional
+        ``"distribution"``, ``"quantiles"`` and ``"ranges"``: a **public** sample of values like the ones to
+        be collected (inside ``bounds``), simulated from instead of the default Beta(2, 2). Never the private
+        values themselves (the choice would then depend on them).
 
     Returns
     -------
@@ -138,12 +174,24 @@ def recommend(task: str, *, n: int, epsilon: float, bounds: Any = None, k: int |
     'duchi'
     >>> ldp.recommend("frequencies", n=10_000, epsilon=1.0, k=4).estimator
     'GRR frequencies (norm-sub)'
+
+    With a public reference sample that has point masses, the adaptive hierarchical histogram wins ranges:
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> spiky = np.where(rng.random(20_000) < 0.3, rng.choice([0.1, 0.3, 0.45, 0.7, 0.9], 20_000),
+    ...                  rng.beta(2, 5, 20_000))
+    >>> r = ldp.recommend("ranges", n=100_000, epsilon=2.0, bounds=(0, 1), reference=spiky)
+    >>> r.mechanism.name, r.estimator
+    ('hierarchical_histogram', "estimate_ranges(consistency='adaptive')")
     """
     if task not in TASKS:
         raise ValueError(f"task must be one of {', '.join(map(repr, TASKS))}; got {task!r}")
     n = _check_n(n)
     eps = check_epsilon(epsilon)
     if task == "frequencies":
+        if reference is not None:
+            raise ValueError("task='frequencies' takes k, not reference")
         if bounds is not None:
             raise ValueError("task='frequencies' takes k (the number of categories), not bounds")
         if k is None:
@@ -159,6 +207,8 @@ def recommend(task: str, *, n: int, epsilon: float, bounds: Any = None, k: int |
         raise ValueError(f"task={task!r} takes bounds, not k")
     bounds = check_bounds(bounds)
     if task == "mean":
+        if reference is not None:
+            raise ValueError("task='mean' is chosen from closed forms (worst case); it takes no reference")
         from .mechanisms import Duchi, Hybrid, Laplace, Piecewise, SquareWave
 
         se = {}
@@ -175,14 +225,17 @@ def recommend(task: str, *, n: int, epsilon: float, bounds: Any = None, k: int |
     from .mechanisms import SquareWave
     from .ranges import HierarchicalHistogram
 
-    errs = _simulate(task, eps, bounds, n)
-    how = (f"simulated: {SIM_RUNS} collections of {min(n, SIM_N):,} people from a Beta(2, 2) on the bounds"
+    ref = _check_reference(reference, bounds)
+    errs = _simulate(task, eps, bounds, n, ref)
+    source = "a Beta(2, 2) on the bounds" if ref is None else f"a resample of the {ref.size:,} reference values"
+    how = (f"simulated: {SIM_RUNS} collections of {min(n, SIM_N):,} people from {source}"
            + (f", scaled by sqrt({SIM_N:,}/n)" if n > SIM_N else ""))
     metric = {"distribution": "Wasserstein-1 distance (fraction of the domain width)",
               "quantiles": "mean absolute error of the 0.1/0.5/0.9 quantiles (units of the data)",
               "ranges": "range-query MAE (fraction of people, ranges of 0.1 of the domain)"}[task]
     if task == "ranges" and errs["hierarchical_histogram"] < errs["square_wave"]:
-        return NumericalRecommendation(task, HierarchicalHistogram(eps, bounds), "estimate_ranges",
+        return NumericalRecommendation(task, HierarchicalHistogram(eps, bounds),
+                                       "estimate_ranges(consistency='adaptive')",
                                        errs["hierarchical_histogram"], metric, how,
                                        {"square_wave": errs["square_wave"]})
     estimator = "estimate_distribution" if task != "ranges" else "estimate_distribution (its range)"
