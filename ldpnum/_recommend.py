@@ -74,17 +74,41 @@ def _check_n(n):
     return int(n)
 
 
+class _Reference(NamedTuple):
+    """A checked public reference sample: its values, which of them are point masses (values that occur more
+    than once: resampled exactly), and the kernel bandwidth of the others (0 when there are fewer than 2)."""
+
+    values: np.ndarray
+    atom: np.ndarray
+    bandwidth: float
+
+
 def _reference(n, bounds, seed, reference=None):
-    """``n`` simulated values: a Beta(2, 2) on the bounds, or a resample of the public ``reference`` values."""
+    """``n`` simulated values: a Beta(2, 2) on the bounds, or a smoothed bootstrap of the public ``reference``.
+
+    The smoothed bootstrap (Silverman & Young) resamples the reference with replacement and moves each value that
+    occurs only once in it by a normal kernel of Silverman's bandwidth ``0.9 min(sd, IQR/1.34) m^(-1/5)`` (of
+    those ``m`` values), reflected at the bounds; values that occur more than once are point masses of the
+    reference and are kept exactly. Why not simpler: a plain resample of a few thousand values turns a smooth
+    shape into that many point masses, and the linearly interpolated ECDF is as rough as the sample's spacings;
+    both favour the hierarchical histogram on smooth data (measured with a reference of 20,000 values, n = 10^6:
+    both picked it on a log-normal at ε = 0.8, where it has 2.0x Square Wave's range MSE over 10 collections).
+    """
     rng = np.random.default_rng(seed)
-    if reference is not None:
-        return reference[rng.integers(0, reference.size, n)]
     lo, hi = bounds
-    return lo + (hi - lo) * rng.beta(2.0, 2.0, n)
+    if reference is None:
+        return lo + (hi - lo) * rng.beta(2.0, 2.0, n)
+    idx = rng.integers(0, reference.values.size, n)
+    x = reference.values[idx]
+    if reference.bandwidth > 0:
+        x = x + np.where(reference.atom[idx], 0.0, reference.bandwidth * rng.standard_normal(n))
+        x = np.where(x < lo, 2 * lo - x, x)
+        x = np.clip(np.where(x > hi, 2 * hi - x, x), lo, hi)
+    return x
 
 
 def _check_reference(reference, bounds):
-    """``reference`` as a 1-D float64 array of at least 2 finite values inside ``bounds`` (or None)."""
+    """``reference`` as a :class:`_Reference` of at least 2 finite values inside ``bounds`` (or None)."""
     if reference is None:
         return None
     from ._checks import check_finite, real_array, where
@@ -99,10 +123,25 @@ def _check_reference(reference, bounds):
         count, first = where(outside)
         raise ValueError(f"reference must lie inside bounds ({lo:g}, {hi:g}); {count} value(s) do not, first at "
                          f"index {first} ({arr[first]!r})")
-    return np.ascontiguousarray(arr)
+    arr = np.ascontiguousarray(arr)
+    _, inverse, counts = np.unique(arr, return_inverse=True, return_counts=True)
+    atom = counts[inverse] > 1
+    smooth = arr[~atom]
+    bandwidth = 0.0
+    if smooth.size >= 2:
+        sd = float(np.std(smooth, ddof=1))
+        q75, q25 = np.percentile(smooth, [75, 25])
+        spread = min(sd, float(q75 - q25) / 1.34) if q75 > q25 else sd
+        bandwidth = 0.9 * spread * smooth.size ** -0.2
+    return _Reference(arr, atom, bandwidth)
 
 
-def _queries(bounds, seed, count=200, width=0.1):
+#: Range volumes (fractions of the domain) scored for ``task="ranges"``, ``SIM_RANGES`` ranges each.
+SIM_VOLUMES = (0.1, 0.5)
+SIM_RANGES = 200
+
+
+def _queries(bounds, seed, count=SIM_RANGES, width=0.1):
     """``count`` random ranges ``[a, a + width·(hi - lo)]`` inside the bounds."""
     lo, hi = bounds
     a = lo + np.random.default_rng(seed).uniform(0, 1 - width, count) * (hi - lo)
@@ -117,6 +156,8 @@ def _simulate(task, epsilon, bounds, n, reference=None):
 
     m = min(n, SIM_N)
     scale = math.sqrt(m / n)
+    if task == "ranges":
+        scale = m / n  # a mean squared error: the variance part shrinks as 1/n
     sw = SquareWave(epsilon, bounds)
     errors: dict[str, list[float]] = {"square_wave": [], "hierarchical_histogram": []}
     for run in range(SIM_RUNS):
@@ -128,13 +169,14 @@ def _simulate(task, epsilon, bounds, n, reference=None):
             got = np.asarray(dist.quantile(np.array(SIM_QUANTILES)))
             errors["square_wave"].append(float(np.mean(np.abs(got - np.quantile(x, SIM_QUANTILES)))) * scale)
         else:
-            lo_q, hi_q = _queries(bounds, run)
+            qs = [_queries(bounds, 10 * run + i, width=v) for i, v in enumerate(SIM_VOLUMES)]
+            lo_q, hi_q = np.concatenate([q[0] for q in qs]), np.concatenate([q[1] for q in qs])
             xs = np.sort(x)
             truth = (np.searchsorted(xs, hi_q, side="right") - np.searchsorted(xs, lo_q, side="left")) / m
-            errors["square_wave"].append(float(np.mean(np.abs(dist.range(lo_q, hi_q) - truth))) * scale)
+            errors["square_wave"].append(float(np.mean((dist.range(lo_q, hi_q) - truth) ** 2)) * scale)
             hh = HierarchicalHistogram(epsilon, bounds)
             ranges = hh.estimate_ranges(hh.aggregate(hh.privatize(x, rng=3000 + run)), consistency="adaptive")
-            errors["hierarchical_histogram"].append(float(np.mean(np.abs(ranges.range(lo_q, hi_q) - truth))) * scale)
+            errors["hierarchical_histogram"].append(float(np.mean((ranges.range(lo_q, hi_q) - truth) ** 2)) * scale)
     return {k: float(np.mean(v)) for k, v in errors.items() if v}
 
 
@@ -227,12 +269,14 @@ def recommend(task: str, *, n: int, epsilon: float, bounds: Any = None, k: int |
 
     ref = _check_reference(reference, bounds)
     errs = _simulate(task, eps, bounds, n, ref)
-    source = "a Beta(2, 2) on the bounds" if ref is None else f"a resample of the {ref.size:,} reference values"
+    source = ("a Beta(2, 2) on the bounds" if ref is None
+              else f"a smoothed bootstrap of the {ref.values.size:,} reference values")
     how = (f"simulated: {SIM_RUNS} collections of {min(n, SIM_N):,} people from {source}"
-           + (f", scaled by sqrt({SIM_N:,}/n)" if n > SIM_N else ""))
+           + ((f", scaled by {SIM_N:,}/n" if task == "ranges" else f", scaled by sqrt({SIM_N:,}/n)")
+              if n > SIM_N else ""))
     metric = {"distribution": "Wasserstein-1 distance (fraction of the domain width)",
               "quantiles": "mean absolute error of the 0.1/0.5/0.9 quantiles (units of the data)",
-              "ranges": "range-query MAE (fraction of people, ranges of 0.1 of the domain)"}[task]
+              "ranges": "range-query MSE (squared fraction of people; ranges of 0.1 and 0.5 of the domain)"}[task]
     if task == "ranges" and errs["hierarchical_histogram"] < errs["square_wave"]:
         return NumericalRecommendation(task, HierarchicalHistogram(eps, bounds),
                                        "estimate_ranges(consistency='adaptive')",
