@@ -130,8 +130,8 @@ def estimates(x, bounds, eps, seed):
     from ldpnum.ranges.adaptive import ahead_threshold
 
     for label, c in (("AHEAD", ahead_threshold(hh.branching)), ("8", 8.0)):
-        out[f"HH adaptive c={label}"] = _timed(lambda: hh.estimate_ranges(hagg, consistency="adaptive",
-                                                                          threshold=c))
+        out[f"HH adaptive c={label}"] = _timed(lambda c=c: hh.estimate_ranges(hagg, consistency="adaptive",
+                                                                              threshold=c))
     return out, hh
 
 
@@ -152,7 +152,7 @@ def run(seeds=SEEDS, n=N):
                 for method, (est, build) in ests.items():
                     builds.setdefault(method, []).append(build)
                     est.range(*big)  # warm
-                    answer_times.setdefault(method, []).append(_timed(lambda: est.range(*big))[1])
+                    answer_times.setdefault(method, []).append(_timed(lambda est=est, big=big: est.range(*big))[1])
                     for v in VOLUMES:
                         d = np.asarray(est.range(*qs[v])) - tr[v]
                         errs.setdefault((method, v), []).append((float(np.mean(d ** 2)), float(np.mean(np.abs(d)))))

@@ -5,6 +5,7 @@ bad input."""
 import math
 import pickle
 
+import naive
 import numpy as np
 import pytest
 
@@ -12,8 +13,6 @@ import ldpnum as ldp
 from ldpnum.estimation.consistency import nonnegative, tree_from_leaves, tree_shape
 from ldpnum.ranges import HierarchicalHistogram, RangeEstimate, predicted_range_variance
 from ldpnum.ranges.adaptive import DEFAULT_THRESHOLD, adaptive_tree, ahead_threshold
-
-import naive
 
 SHAPES = [(8, 2), (16, 4), (27, 3), (10, 3), (20, 4), (9, 2), (5, 5), (64, 4)]
 
@@ -119,8 +118,8 @@ def test_accuracy_against_the_fixed_trees():
     for seed in range(4):
         x = spiky(200_000, seed)
         agg = hh.aggregate(hh.privatize(x, rng=seed + 10))
-        for c in mse:
-            mse[c].append(range_mse(hh.estimate_ranges(agg, consistency=c), x, lo, hi))
+        for c, values in mse.items():
+            values.append(range_mse(hh.estimate_ranges(agg, consistency=c), x, lo, hi))
         assert mse["adaptive"][-1] < min(mse["nonnegative"][-1], 0.2 * bound)
     m = {c: np.mean(v) for c, v in mse.items()}
     assert m["adaptive"] < 0.95 * m["nonnegative"] < 0.95 * m["least-squares"]

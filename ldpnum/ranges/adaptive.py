@@ -47,7 +47,7 @@ import numpy as np
 
 from ..estimation.consistency import TreeShape, tree_from_leaves
 
-__all__ = ["adaptive_tree", "AdaptiveTree", "DEFAULT_THRESHOLD", "ahead_threshold", "check_threshold"]
+__all__ = ["DEFAULT_THRESHOLD", "AdaptiveTree", "adaptive_tree", "ahead_threshold", "check_threshold"]
 
 #: Default multiplier ``c`` of the threshold ``c·σ_l`` (see the module notes for the measurements).
 DEFAULT_THRESHOLD = 4.0
