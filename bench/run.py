@@ -39,9 +39,13 @@ One run measures, on this machine:
    (ε = 0.5, 1, 2, 4, n = 1e6) of ``Marginals`` releasing all pairs, CALM's adaptive choice and the product of
    1-way estimates, on five categorical columns derived from the flights and eight synthetic correlated
    columns; 3-way total variation; privatize people/s, aggregate and estimate time.
+11. 1-D range queries (section ``ranges``, ``bench/ranges.py``): MSE and MAE of 1000 random ranges of volume 0.1
+   and 0.5 on a Gaussian, a two-Gaussian mixture, a spiky and a heavy-tailed data set (n = 1e6, ε = 0.8, 2,
+   domain 1024, 10 collections) for Square Wave + EMS / ems-cv and hierarchical histograms (least-squares,
+   non-negative, adaptive); build time and 10,000 answers.
 
 Medians of ``--repeats`` runs (default 3). ``--only SECTIONS`` (comma list of rng, compile, mean, accuracy,
-distribution, peers, frequency, accessor, cli, scaling, heavy, setvalued, multi, marginals) runs some sections alone. Writes ``bench/results/bench-<timestamp>.json`` and
+distribution, peers, frequency, accessor, cli, scaling, heavy, setvalued, multi, marginals, ranges) runs some sections alone. Writes ``bench/results/bench-<timestamp>.json`` and
 ``bench/results/latest.md`` (a partial run: ``latest-<sections>.md``), and prints the markdown.
 """
 
@@ -636,7 +640,7 @@ def markdown(res):
 #: ``(records, markdown)``.
 EXTERNAL_SECTIONS = {"accessor": "accessor", "cli": "cli_stream", "scaling": "scaling", "heavy": "heavy",
                      "setvalued": "setvalued", "vectors": "vectors", "bands": "bands", "multi": "multi",
-                     "marginals": "marginals"}
+                     "marginals": "marginals", "ranges": "ranges"}
 
 
 def external_section(name, repeats, with_peers=True):
@@ -658,7 +662,7 @@ def external_section(name, repeats, with_peers=True):
 
 
 SECTIONS = ("rng", "compile", "mean", "accuracy", "distribution", "peers", "frequency", "accessor", "cli", "scaling",
-            "heavy", "setvalued", "vectors", "bands", "multi", "marginals")
+            "heavy", "setvalued", "vectors", "bands", "multi", "marginals", "ranges")
 SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times", "mean": "mean-oracle throughput",
                 "accuracy": "mean-estimate MSE", "distribution": "Square Wave EM/EMS/ems-cv, and estimators side by side "
                 "(bench/dist_candidates.py)",
@@ -672,7 +676,9 @@ SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times",
                 "bands": "coverage of bootstrap intervals of distributions, quantiles, ranges (bench/bands.py)",
                 "multi": "HDG 2-D range queries vs one 2-D OLH grid and independent 1-D SW (bench/multi.py)",
                 "marginals": "2-way marginals of categorical columns: all pairs, CALM, 1-way product "
-                "(bench/marginals.py)"}
+                "(bench/marginals.py)",
+                "ranges": "1-D range queries: SW + EMS/ems-cv vs fixed and adaptive hierarchical histograms "
+                "(bench/ranges.py)"}
 
 
 def block_fill_rate(rng, total=10_000_000):

@@ -16,6 +16,7 @@ compute the fast way. Sections, one per family:
 """
 
 import itertools
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -755,6 +756,28 @@ def slsqp_nonnegative(shape, estimates, variances, root=1.0):
                    constraints=[{"type": "eq", "fun": lambda t: t.sum() - root, "jac": lambda t: np.ones(n)}],
                    options={"ftol": 1e-15, "maxiter": 2000})
     return _levels(shape, np.maximum(res.x, 0.0)), res
+
+
+def adaptive_leaves(shape, raw, variances, tree, c):
+    """AHEAD's threshold rule, node by node: descend from the root through nodes whose raw estimate is at least
+    ``c`` standard deviations of their level; a node below it gets its tree value spread evenly over its leaves."""
+    leaves = [float(v) for v in tree[-1]]
+    L = shape.n_levels
+
+    def visit(l, j):
+        size = shape.node_sizes[l]
+        first, stop = j * size, min((j + 1) * size, shape.n_leaves)
+        if raw[l][j] < c * math.sqrt(variances[l - 1]):
+            for i in range(first, stop):
+                leaves[i] = tree[l][j] / (stop - first)
+            return
+        if l < L:
+            for child in range(j * shape.branching, min((j + 1) * shape.branching, shape.counts[l + 1])):
+                visit(l + 1, child)
+
+    for j in range(shape.counts[1]):
+        visit(1, j)
+    return np.array(leaves)
 
 
 # -- exact variance of an unbiased range answer ------------------------------------------------------------

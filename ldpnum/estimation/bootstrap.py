@@ -141,7 +141,9 @@ def bootstrap_ranges(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=None, es
     est = mechanism.estimate_ranges(agg, **options) if estimate is None else estimate
     # the population to simulate from: a proper distribution, so the non-negative consistent tree (a
     # least-squares tree's negative leaves, clipped, would shift mass: 0.32 instead of 0.42 measured on a range)
-    dist = mechanism.estimate_ranges(agg, **{**options, "consistency": "nonnegative"}).to_distribution()
+    # (an adaptive tree's threshold belongs to the replicates' estimator, not to this population)
+    population = {k: v for k, v in options.items() if k != "threshold"}
+    dist = mechanism.estimate_ranges(agg, **{**population, "consistency": "nonnegative"}).to_distribution()
     seeds = np.random.SeedSequence(np.random.default_rng(rng).integers(0, 2**63, 2)).spawn(int(n_boot))
     reps = [None] * int(n_boot)
 

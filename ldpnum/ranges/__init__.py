@@ -3,7 +3,8 @@
 :class:`HierarchicalHistogram` is the mechanism (each person reports one level of a ``B``-ary tree over
 buckets of the domain, with the full ε); :class:`RangeEstimate` answers range queries, CDFs and quantiles
 from the estimated tree; :mod:`ldpnum.estimation.consistency` holds the tree shapes and the least-squares
-and non-negative consistency algorithms.
+and non-negative consistency algorithms, and :mod:`ldpnum.ranges.adaptive` the adaptive (AHEAD-style) tree,
+``estimate_ranges(consistency="adaptive")``.
 """
 
 from ._result import CONSISTENCY, RangeEstimate

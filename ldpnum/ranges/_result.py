@@ -20,9 +20,11 @@ from ..estimation.postprocess import norm_sub
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-__all__ = ["RangeEstimate", "CONSISTENCY"]
+__all__ = ["RangeEstimate", "CONSISTENCY", "NONNEGATIVE"]
 
-CONSISTENCY = ("least-squares", "nonnegative", "none")
+CONSISTENCY = ("least-squares", "nonnegative", "adaptive", "none")
+#: Consistencies whose trees are non-negative (checked), so their leaves are a distribution as they are.
+NONNEGATIVE = ("nonnegative", "adaptive")
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -51,8 +53,10 @@ class RangeEstimate(PrivacyProvenance):
         Node frequencies per level ``0..L`` (level 0 holds the root).
     bounds : (float, float)
     branching : int
-    consistency : {"least-squares", "nonnegative", "none"}
-        How the tree was made consistent (the consistent ones are checked to be consistent within 1e-9).
+    consistency : {"least-squares", "nonnegative", "adaptive", "none"}
+        How the tree was made consistent (the consistent ones are checked to be consistent within 1e-9;
+        ``"nonnegative"`` and ``"adaptive"`` trees also to be non-negative; ``"adaptive"`` is the
+        non-negative tree with AHEAD's threshold rule applied, :mod:`ldpnum.ranges.adaptive`).
     spec : Spec, optional
     epsilon : float, optional (taken from ``spec`` when omitted)
     n_reports : int, optional
@@ -131,8 +135,8 @@ class RangeEstimate(PrivacyProvenance):
             if not is_consistent(shape, levels, atol=1e-9) or abs(levels[0][0] - 1.0) > 1e-9:
                 raise ValueError(f"node_estimates are not a consistent tree with root 1, as consistency="
                                  f"{self.consistency!r} requires")
-            if self.consistency == "nonnegative" and min(a.min() for a in levels) < 0:
-                raise ValueError("node_estimates must be non-negative for consistency='nonnegative'")
+            if self.consistency in NONNEGATIVE and min(a.min() for a in levels) < 0:
+                raise ValueError(f"node_estimates must be non-negative for consistency={self.consistency!r}")
         set_(self, "node_estimates", levels)
         set_(self, "branching", int(self.branching))
         cum = np.concatenate(([0.0], np.cumsum(levels[-1])))
@@ -309,7 +313,7 @@ class RangeEstimate(PrivacyProvenance):
     def to_distribution(self) -> DistributionEstimate:
         """The leaves as a :class:`~ldpnum.DistributionEstimate` (piecewise uniform on the leaves).
 
-        Valid only after consistency: ``"nonnegative"`` leaves are used as they are; ``"least-squares"``
+        Valid only after consistency: ``"nonnegative"`` and ``"adaptive"`` leaves are used as they are; ``"least-squares"``
         leaves can be negative and are made a distribution with Norm-Sub (:func:`ldpnum.estimation.norm_sub`:
         negatives zeroed, the rest shifted to sum to 1). Norm-Sub acts on the leaves alone and ignores the
         upper levels, so with noisy leaves it can change range answers a lot: measured 1.0–24× the range-query
@@ -324,7 +328,7 @@ class RangeEstimate(PrivacyProvenance):
             probs, method = norm_sub(leaves), "hh-least-squares+norm-sub"
         else:
             probs = np.maximum(leaves, 0.0)
-            probs, method = probs / probs.sum(), "hh-nonnegative"
+            probs, method = probs / probs.sum(), f"hh-{self.consistency}"
         kw = {"spec": self.spec} if self.spec is not None else {"epsilon": self.epsilon}
         return DistributionEstimate(self.leaf_edges, probs, n_reports=self.n_reports, method=method,
                                     n_iter=self.n_iter, converged=self.converged, name=self.name, **kw)
@@ -387,7 +391,7 @@ class RangeEstimate(PrivacyProvenance):
             parts.append(f"epsilon={self.epsilon:g}")
         if self.n_reports is not None:
             parts.append(f"n_reports={self.n_reports}")
-        if self.consistency == "nonnegative":
+        if self.consistency in NONNEGATIVE:
             parts.append(f"n_iter={self.n_iter}, converged={self.converged}, solver={self.solver!r}")
         return ", ".join(parts) + self._shuffle_note()
 

@@ -46,6 +46,7 @@ from ..frequency.hadamard import HadamardResponse, hadamard_support_counts
 from ..frequency.hashing import HASH_FAMILY, OLH, local_hash_support_counts, olh_g
 from ..mechanisms._base import Mechanism
 from ._result import CONSISTENCY, RangeEstimate
+from .adaptive import adaptive_tree, check_threshold
 
 __all__ = ["HierarchicalHistogram", "LevelOracle", "GRRLevel", "OLHLevel", "HadamardLevel", "LEVEL_ORACLES", "choose_branching",
            "predicted_range_variance", "BRANCHING_CANDIDATES", "check_hierarchy_codes", "level_g",
@@ -768,7 +769,8 @@ class HierarchicalHistogram(Mechanism):
         return tuple(agg.counts[o[l]:o[l + 1]] for l in range(self.n_levels))
 
     def estimate_ranges(self, data: Reports | Aggregate, *, consistency: str = "least-squares",
-                        bootstrap: int | None = None, rng: Any = None) -> RangeEstimate:
+                        threshold: float | None = None, bootstrap: int | None = None,
+                        rng: Any = None) -> RangeEstimate:
         """Estimate every node's frequency and answer range queries from the tree.
 
         Parameters
@@ -783,7 +785,14 @@ class HierarchicalHistogram(Mechanism):
             variances at frequency 0, ``oracle.variance(0)/n_l``; linear with weights that depend only on the
             ``n_l``, so still unbiased, with smaller variance; leaves can be negative). ``"nonnegative"``: the
             same objective with every node ≥ 0 (Li et al.'s HH-ADMM, weighted; biased near zero, usually the
-            most accurate). See :mod:`ldpnum.estimation.consistency`.
+            most accurate). ``"adaptive"``: the non-negative tree with Du et al.'s AHEAD threshold rule applied
+            (:func:`ldpnum.ranges.adaptive.adaptive_tree`: below a node whose raw estimate is under
+            ``threshold`` standard deviations of its level, the mass is spread evenly over its leaves; biased
+            like ``"nonnegative"``, with less noise where there is little mass). See
+            :mod:`ldpnum.estimation.consistency`.
+        threshold : float, optional
+            ``consistency="adaptive"`` only: the multiplier ``c`` of the threshold ``c·σ_l`` (default 4,
+            :data:`ldpnum.ranges.adaptive.DEFAULT_THRESHOLD`; AHEAD's own is ``sqrt(branching + 1)``).
         bootstrap : int, optional
             Attach this many bootstrap replicates (:func:`ldpnum.estimation.bootstrap_ranges`, e.g. 200) for
             ``confidence_band``, ``range(lo, hi, ci=)`` and ``quantile(q, ci=)``; ``rng`` seeds the simulation.
@@ -799,6 +808,10 @@ class HierarchicalHistogram(Mechanism):
             ``n`` reports a level is empty with probability about ``L (1 - 1/L)**n``).
         """
         check_choice(consistency, "consistency", CONSISTENCY)
+        if threshold is not None:
+            if consistency != "adaptive":
+                raise ValueError(f"threshold applies to consistency='adaptive' only; got consistency={consistency!r}")
+            check_threshold(threshold)
         agg = self._as_aggregate(data)
         n = agg.n_reports
         if n == 0:
@@ -822,6 +835,9 @@ class HierarchicalHistogram(Mechanism):
             res = nonnegative(self._shape, raw, (0.0,) + variances)
             nodes, n_iter, converged = res.levels, res.n_iter + res.n_active_set, res.converged
             solver = res.method
+            if consistency == "adaptive":
+                nodes = adaptive_tree(self._shape, raw, variances, nodes, threshold=threshold).levels
+                solver += "+ahead"
         est = RangeEstimate(nodes, self._bounds, self.branching, consistency=consistency, spec=agg.spec,
                             n_reports=n, level_reports=n_per_level, level_variances=variances, n_iter=n_iter,
                             converged=converged, solver=solver)
@@ -829,7 +845,9 @@ class HierarchicalHistogram(Mechanism):
             return est
         from ..estimation.bootstrap import bootstrap_ranges
 
-        return bootstrap_ranges(self, agg, n_boot=bootstrap, rng=rng, estimate=est, consistency=consistency)
+        options = {"consistency": consistency} if threshold is None else {"consistency": consistency,
+                                                                          "threshold": threshold}
+        return bootstrap_ranges(self, agg, n_boot=bootstrap, rng=rng, estimate=est, **options)
 
     def estimate_distribution(self, data: Reports | Aggregate, *,
                               consistency: str = "nonnegative") -> DistributionEstimate:
