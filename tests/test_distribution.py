@@ -124,3 +124,24 @@ def test_refuses_empty_and_mismatched():
         sw.estimate_distribution(sw.empty_aggregate())
     with pytest.raises(ldp.SpecMismatchError):
         sw.estimate_distribution(ldp.SquareWave(2.0, (0, 1)).privatize([0.5], rng=0))
+
+
+def test_hybrid_estimates_the_distribution_from_its_piecewise_reports():
+    # Hybrid's codes are Piecewise's cells then Duchi's two; the mixing coin ignores the value, so the window
+    # reports alone are a Piecewise collection of a random subsample: the estimate is EM on those counts.
+    x = np.random.default_rng(3).beta(5, 2, 40_000)
+    hy = ldp.Hybrid(2.0, (0.0, 1.0))
+    agg = hy.aggregate(hy.privatize(x, rng=4))
+    est = hy.estimate_distribution(agg, n_bins=64, method="ems")
+    cells = hy.plan.n_cells
+    assert agg.counts.size == cells + 2 and est.n_reports == int(agg.counts[:cells].sum()) < agg.n_reports
+    pw = ldp.Piecewise(2.0, (0.0, 1.0), n_cells=cells)
+    assert pw.plan.n_cells == cells
+    window_only = pw.estimate_distribution(ldp.Aggregate(agg.counts[:cells], pw.spec), n_bins=64, method="ems")
+    np.testing.assert_allclose(est.probabilities, window_only.probabilities, rtol=0, atol=1e-12)
+    assert metrics.wasserstein(est, x) < 0.02
+    boot = hy.estimate_distribution(agg, n_bins=64, bootstrap=20, rng=5)
+    assert boot.replicates.shape == (20, 64)
+    with pytest.raises(ValueError, match="window"):  # at eps <= 0.61 Hybrid is Duchi's mechanism
+        small = ldp.Hybrid(0.5, (0.0, 1.0))
+        small.estimate_distribution(small.aggregate(small.privatize(x[:1000], rng=6)))

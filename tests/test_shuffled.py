@@ -100,11 +100,6 @@ def _values(name, m, n=4_000):
     return np.asarray([inputs[i % len(inputs)] for i in range(n)])
 
 
-#: Estimators that fail on any aggregate today, shuffled or not (a separate bug, reported): Hybrid's
-#: estimate_distribution hands the n_cells + 2 counts of its aggregate to the window EM, which expects n_cells.
-KNOWN_BROKEN = {("hybrid", "estimate_distribution")}
-
-
 @pytest.mark.parametrize("name", list(registered()))
 def test_every_estimate_of_a_shuffled_aggregate_shows_the_central_epsilon(name):
     case = CASES[name]
@@ -115,8 +110,6 @@ def test_every_estimate_of_a_shuffled_aggregate_shows_the_central_epsilon(name):
     assert methods, name
     shown = 0
     for attr in methods:
-        if (name, attr) in KNOWN_BROKEN:
-            continue
         try:
             plain = getattr(m, attr)(agg)
         except TypeError:  # an estimator that needs more than the aggregate (e.g. a coordinate)

@@ -67,7 +67,7 @@ def bootstrap_distribution(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=No
     """
     from ..aggregate import Aggregate
     from .em import DEFAULT_MAX_ITER, ems_heldout, expectation_maximization, window_transition_from_plan
-    from .distribution import DEFAULT_METHOD
+    from .distribution import DEFAULT_METHOD, window_counts
 
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 20:
         raise ValueError(f"n_boot must be an integer >= 20; got {n_boot!r}")
@@ -82,13 +82,16 @@ def bootstrap_distribution(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=No
     q /= q.sum()
     gen = np.random.default_rng(rng)
     options = {**options, "n_bins": d}
-    counts = gen.multinomial(agg.n_reports, q, size=int(n_boot))  # all draws first: reproducible for any threads
+    observed = window_counts(mechanism.plan, agg)  # Hybrid: its window branch's reports (see window_counts)
+    # all draws first: reproducible for any threads
+    counts = gen.multinomial(int(observed.sum()), q, size=int(n_boot))
     reps = np.empty((int(n_boot), d))
+    d_cells = counts.shape[1]
 
     if options.get("method", DEFAULT_METHOD) == "ems-cv":
         # the smoothing strength of the estimate's final fit, chosen once on the observed counts (see above)
         tol, max_iter = options.get("tol"), options.get("max_iter") or DEFAULT_MAX_ITER
-        level = ems_heldout(agg.counts, transition, max_iter=max_iter, tol=tol).smoothing
+        level = ems_heldout(observed, transition, max_iter=max_iter, tol=tol).smoothing
         fixed = dict(method="ems", smoothing=level) if level else dict(method="em")
 
         def one(b):
@@ -97,7 +100,9 @@ def bootstrap_distribution(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=No
             reps[b] = x / x.sum()
     else:
         def one(b):
-            reps[b] = mechanism.estimate_distribution(Aggregate(counts[b], agg.spec), **options).probabilities
+            full = np.zeros(agg.counts.size, dtype=np.int64)  # cells beyond the window's (Hybrid's Duchi) stay 0
+            full[:d_cells] = counts[b]
+            reps[b] = mechanism.estimate_distribution(Aggregate(full, agg.spec), **options).probabilities
 
     from .._counting import n_threads
 

@@ -53,6 +53,17 @@ def _check_bins(n_bins, n_reports, n_positions):
     return int(n_bins)
 
 
+def window_counts(plan, agg):
+    """The counts of the output cells the window plan describes: the first ``plan.n_cells`` codes.
+
+    For Square Wave, General Wave and Piecewise these are all the counts. Hybrid's reports are Piecewise's
+    cells followed by Duchi's two (−C, +C); its mixing coin does not depend on the value, so the Piecewise
+    reports are a random subsample of the people and their counts alone are an exact window collection.
+    Duchi's reports carry only the mean, so the distribution is estimated from the window reports.
+    """
+    return np.asarray(agg.counts)[:plan.n_cells]
+
+
 def estimate_window_distribution(mechanism, agg, *, n_bins=None, method=DEFAULT_METHOD, max_iter=None,
                                  tol=None):
     """Reconstruct the distribution of the values behind an aggregate of window-randomizer reports.
@@ -66,25 +77,30 @@ def estimate_window_distribution(mechanism, agg, *, n_bins=None, method=DEFAULT_
     accurate than EMS).
     """
     check_choice(method, "method", METHODS)
-    n = agg.n_reports
-    if n == 0:
+    if agg.n_reports == 0:
         raise ValueError("estimate_distribution: no reports")
     plan = mechanism.plan
+    counts = window_counts(plan, agg)
+    n = int(counts.sum())
+    if n == 0:
+        raise ValueError(f"estimate_distribution: none of the {agg.n_reports:,} reports came from the window "
+                         "branch (Hybrid's Duchi reports, ±C, carry the mean but not the distribution; at "
+                         "ε ≤ 0.61 Hybrid sends only those): use estimate_mean, or Piecewise/Square Wave")
     d = _check_bins(n_bins, n, plan.n_cells - plan.m)
     transition = window_transition_from_plan(plan, d)
     low, high = mechanism.bounds
     edges = np.linspace(low, high, d + 1)
     common = dict(spec=agg.spec, n_reports=n)
     if method == "norm-sub":
-        freq = agg.counts / n
+        freq = counts / n
         x, *_ = np.linalg.lstsq(transition.dense(), freq, rcond=None)
         return DistributionEstimate(edges, norm_sub(x), method=method, n_iter=1, converged=True, **common)
     if max_iter is None:
         max_iter = DEFAULT_MAX_ITER
     if method == "ems-cv":
-        res = ems_heldout(agg.counts, transition, max_iter=max_iter, tol=tol)
+        res = ems_heldout(counts, transition, max_iter=max_iter, tol=tol)
     else:
-        res = expectation_maximization(agg.counts, transition, method=method, max_iter=max_iter, tol=tol)
+        res = expectation_maximization(counts, transition, method=method, max_iter=max_iter, tol=tol)
     x = np.maximum(res.x, 0.0)
     return DistributionEstimate(edges, x / x.sum(), method=method, n_iter=res.n_iter, converged=res.converged,
                                 log_likelihood=tuple(float(v) for v in res.loglik), **common)
