@@ -391,28 +391,28 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
     data, specs, epsilons, digests = {}, {}, [], {}
     if strategy == "all-columns":
         for j, c in enumerate(columns):
-            mech, label = mechanisms[c], labels[c]
+            mech, out_label = mechanisms[c], labels[c]
             codes = mech.column_codes(mech._randomize(prepared[j], streams[j]))
             if _digest:
-                digests[label] = codes_digest(codes)
-            data[label], specs[label] = _owned(codes), mech.spec
+                digests[out_label] = codes_digest(codes)
+            data[out_label], specs[out_label] = _owned(codes), mech.spec
             epsilons.append(mech.epsilon)
         epsilon_per_row = math.fsum(epsilons)
     else:
         assigned = assign_columns(streams[m], n, m)
         for j, c in enumerate(columns):
-            mech, label = mechanisms[c], labels[c]
+            mech, out_label = mechanisms[c], labels[c]
             rows = np.flatnonzero(assigned == j)
             sub = prepared[j][rows]
             sub.flags.writeable = False
             own = mech.column_codes(mech._randomize(sub, streams[j]))
             if _digest:
-                digests[label] = codes_digest(own)
+                digests[out_label] = codes_digest(own)
             codes = np.zeros(n, dtype=own.dtype)
             codes[rows] = own
             mask = np.ones(n, dtype=bool)
             mask[rows] = False
-            data[label], specs[label] = pd.arrays.IntegerArray(codes, mask), mech.spec
+            data[out_label], specs[out_label] = pd.arrays.IntegerArray(codes, mask), mech.spec
             epsilons.append(mech.epsilon)
         epsilon_per_row = max(epsilons)
     if ledger is not None:

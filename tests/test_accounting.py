@@ -156,6 +156,9 @@ def test_the_accessor_records_epsilon_per_row_and_checks_before_drawing(monkeypa
     assert ledger.total("p0") == 5.0 and ledger.to_frame()["strategy"].tolist() == ["all-columns",
                                                                                    "one-column-per-row"]
     assert "a: duchi" in ledger.to_frame()["mechanisms"][0][0]
+    # the collection keeps the label it was given (a column's label once replaced it), or none
+    labels = ledger.to_frame()["label"]
+    assert labels[0] == "both" and pd.isna(labels[1])
     # a third collection would exceed the cap: refused before any word is drawn, nothing recorded
     from ldpnum import _random
     monkeypatch.setattr(_random.WordSource, "draw", lambda self, n: (_ for _ in ()).throw(AssertionError("drew")))
