@@ -985,3 +985,23 @@ def admissible_prefix(prefix, length, item_type):
         except UnicodeDecodeError as exc:
             return exc.reason == "unexpected end of data" and exc.end == len(stripped)
     return True
+
+
+def marginals_reports(plan, X, words):
+    """Marginals' reports, record by record in Python ints: the column set from word 3i (multiply-shift), the
+    row-major cell of the record's values in it, GRR from word 3i+2 over the cells (GRR sets) or over the hash
+    range of the cell's hashed value under seed word 3i+1 (OLH sets)."""
+    out = []
+    for i, row in enumerate(np.asarray(X).astype(int)):
+        j = ((int(words[3 * i]) >> 16) * plan.m) >> 48
+        cell = 0
+        for a in plan.grids[j]:
+            cell = cell * plan.categories[a] + int(row[a])
+        o = plan.oracles[j]
+        _, size, keep, shift = o.kernel_row()
+        if o.hashed:
+            y = grr_one(o.hashed_value(cell, int(words[3 * i + 1])), words[3 * i + 2], size, keep, shift)
+            out.append(plan.report(j, y, int(words[3 * i + 1])))
+        else:
+            out.append(plan.report(j, grr_one(cell, words[3 * i + 2], size, keep, shift)))
+    return out
