@@ -58,26 +58,26 @@ def hard_rows(d, seed=0):
 
 # -- the frame and Kashin's representation ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("d", [1, 3, 16, 100])
-def test_the_frame_is_tight_and_public(d):
-    L, pos, sign = frame(d)
+@pytest.mark.parametrize("d,rho", [(1, 4), (3, 4), (16, 2), (100, 4), (100, 8)])
+def test_the_frame_is_tight_and_public(d, rho):
+    L, pos, sign = frame(d, rho)
     D = 1 << L
-    assert D >= 2 * d and D < 4 * d or d == 1 and D == 2
+    assert rho * d <= D < 2 * rho * d
     assert np.all(np.diff(pos) > 0) and pos.min() >= 0 and pos.max() < D and set(np.abs(sign)) == {1.0}
     U = naive.hadamard_frame(d, D, pos, sign)
     np.testing.assert_allclose(U @ U.T, np.eye(d), atol=1e-12)
-    L2, pos2, sign2 = frame(d)
+    L2, pos2, sign2 = frame(d, rho)
     assert L2 == L and np.array_equal(pos2, pos) and np.array_equal(sign2, sign)
 
 
-@pytest.mark.parametrize("d", [3, 16, 128])
-def test_kashin_matches_the_reference_and_represents_x(d):
+@pytest.mark.parametrize("d,rho", [(3, 4), (16, 4), (128, 4), (16, 2), (128, 2), (16, 8), (128, 8)])
+def test_kashin_matches_the_reference_and_represents_x(d, rho):
     X = hard_rows(d)
-    a, clipped = kashin_coefficients(X, d)
-    L, pos, sign = frame(d)
+    a, clipped = kashin_coefficients(X, d, rho)
+    L, pos, sign = frame(d, rho)
     D = 1 << L
     U = naive.hadamard_frame(d, D, pos, sign)
-    level = sqkr.LEVEL / math.sqrt(D)
+    level = sqkr.LEVELS[rho] / math.sqrt(D)
     assert not clipped.any()
     assert np.abs(a).max() <= level
     np.testing.assert_allclose(a @ U.T, X, atol=1e-12)  # U a = x
@@ -87,10 +87,11 @@ def test_kashin_matches_the_reference_and_represents_x(d):
         assert not flag
 
 
-def test_kashin_at_the_benchmark_dimension_needs_no_clipping():
-    X = hard_rows(1000, seed=3)
-    a, clipped = kashin_coefficients(X, 1000)
-    assert not clipped.any() and np.abs(a).max() <= sqkr.LEVEL / math.sqrt(2048)
+@pytest.mark.parametrize("d", [1000, 1024])
+def test_kashin_at_the_benchmark_dimensions_needs_no_clipping(d):
+    X = hard_rows(d, seed=3)
+    a, clipped = kashin_coefficients(X, d)
+    assert not clipped.any() and np.abs(a).max() <= sqkr.LEVELS[4] / math.sqrt(4096)
 
 
 def test_a_coefficient_above_the_level_is_clipped_flagged_and_warned(monkeypatch):
@@ -98,7 +99,7 @@ def test_a_coefficient_above_the_level_is_clipped_flagged_and_warned(monkeypatch
     L, pos, sign = frame(d)
     D = 1 << L
     X = hard_rows(d)
-    level = 1.0 / math.sqrt(D)  # K = 1: below what Kashin's representation of most rows needs
+    level = 1.0 / math.sqrt(D)  # K = 1: below what Kashin's representation of many rows needs
     out = np.empty((len(X), D))
     flags = np.empty(len(X), np.uint8)
     r = np.linalg.norm(X, axis=1)
@@ -111,7 +112,9 @@ def test_a_coefficient_above_the_level_is_clipped_flagged_and_warned(monkeypatch
         assert flag
     ok = flags == 0
     np.testing.assert_allclose(out[ok] @ U.T, X[ok], atol=1e-12)
-    monkeypatch.setattr(sqkr, "LEVEL", 1.0)
+    a, again = kashin_coefficients(X, d, level=1.0)
+    assert np.array_equal(again, flags.astype(bool)) and np.array_equal(a, out)
+    monkeypatch.setitem(sqkr.LEVELS, 4, 1.0)
     m = ldp.SQKR(2.0, d)
     first = int(np.flatnonzero(flags)[0])
     with pytest.warns(ldp.ClippingWarning, match=f"{int(flags.sum())} row.*first at index {first}.*biased"):
@@ -121,14 +124,14 @@ def test_a_coefficient_above_the_level_is_clipped_flagged_and_warned(monkeypatch
 
 # -- kernels against the references ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("eps,d,k", [(1.0, 3, None), (3.0, 5, 2), (6.0, 4, None)])
-def test_kernel_matches_the_naive_reference(eps, d, k):
-    m = ldp.SQKR(eps, d, k=k)
+@pytest.mark.parametrize("eps,d,k,rho", [(1.0, 3, None, 4), (3.0, 5, 2, 2), (6.0, 4, None, 8)])
+def test_kernel_matches_the_naive_reference(eps, d, k, rho):
+    m = ldp.SQKR(eps, d, k=k, redundancy=rho)
     X = np.vstack([sphere_rows(30, d, 4, 0.6), np.zeros((2, d)), sphere_rows(5, d, 5)])
     w = words(len(X) * m.words_per_record, 6)
     out = np.empty(len(X), np.uint64)
     m._run_kernel(X, w, out)
-    L, pos, sign = frame(d)
+    L, pos, sign = frame(d, rho)
     U = naive.hadamard_frame(d, 1 << L, pos, sign)
     p = m.plan
     want = naive.sqkr(X, w, U, m.level, sqkr.TRUNCATION, sqkr.ITERATIONS, p.k, p.frame_bits, p.grr.a_keep, p.grr.shift)
@@ -250,7 +253,7 @@ def decoded_reports(m, codes):
     a = np.zeros((len(codes), D))
     np.add.at(a, (np.repeat(np.arange(len(codes)), k), j.ravel()), y.ravel())
     a *= (D / k) * m.level / m.decoding_scale
-    _, pos, sign = frame(m.dim)
+    _, pos, sign = frame(m.dim, m.redundancy)
     return a @ naive.hadamard_frame(m.dim, D, pos, sign).T
 
 
@@ -277,9 +280,15 @@ def test_closed_form_constants():
     p, beta = m.plan.debias()
     e = math.exp(4.0)
     assert math.isclose(p, e / (e + 15), rel_tol=1e-9) and math.isclose(beta, (e - 1) / (e + 15), rel_tol=1e-9)
-    K2 = sqkr.LEVEL**2
+    K2 = 1.8**2
     assert math.isclose(m.squared_norm, 100 * K2 / (4 * beta**2) + 3 / (4 * beta), rel_tol=1e-12)
-    assert m.frame_size == 256 and m.k == 4 and m.report_bits == 64 and m.words_per_record == 6
+    assert m.frame_size == 512 and m.k == 4 and m.report_bits == 64 and m.words_per_record == 6
+    assert m.kashin_level == 1.8 and m.redundancy == 4 and m.level == 1.8 / math.sqrt(512)
+    # more redundancy, a lower level: the error scales with K²
+    for rho, size in ((2, 256), (8, 1024)):
+        other = ldp.SQKR(4.0, 100, redundancy=rho)
+        assert other.frame_size == size and math.isclose(
+            (other.squared_norm - 3 / (4 * beta)) / (m.squared_norm - 3 / (4 * beta)), (sqkr.LEVELS[rho] / 1.8) ** 2)
 
 
 # -- bad inputs, parameters, reproducibility, specs, aggregates -----------------------------------------------------
@@ -316,8 +325,11 @@ def test_bad_parameters():
             ldp.SQKR(1.0, dim)
     for k, err in ((0, ValueError), (17, ValueError), (3, ValueError), (2.0, TypeError), (True, TypeError)):
         with pytest.raises(err, match="k"):
-            ldp.SQKR(1.0, 1, k=k)  # dim 1: D = 2 coefficients, so k <= 2
-    assert ldp.SQKR(8.0, 1).k == 2 and ldp.SQKR(8.0, 3, k=1).k == 1
+            ldp.SQKR(1.0, 1, k=k, redundancy=2)  # dim 1: D = 2 coefficients, so k <= 2
+    assert ldp.SQKR(8.0, 1, redundancy=2).k == 2 and ldp.SQKR(8.0, 3, k=1).k == 1
+    for rho, err in ((3, ValueError), (4.0, TypeError), (True, TypeError), (None, TypeError)):
+        with pytest.raises(err, match="redundancy"):
+            ldp.SQKR(1.0, 3, redundancy=rho)
 
 
 def test_clip_scales_rows_to_norm_one():
@@ -354,6 +366,7 @@ def test_reproducible_in_chunks_and_blocks(monkeypatch):
 def test_registry_specs_and_integrity():
     assert lookup("SQKR") is ldp.SQKR and lookup("sqkr") is ldp.SQKR and "sqkr" not in registered()
     a, b = ldp.SQKR(2.0, 5), ldp.SQKR(2.0, 5, k=1)
+    assert ldp.from_spec(ldp.SQKR(2.0, 5, redundancy=8).spec) == ldp.SQKR(2.0, 5, redundancy=8) != a
     r = a.privatize(sphere_rows(100, 5, 1), rng=1)
     with pytest.raises(ldp.exceptions.SpecMismatchError):
         b.aggregate(r)

@@ -4,19 +4,23 @@ Each person holds ``x`` in the unit ℓ2 ball of ``R^d`` and sends one 64-bit re
 reports into ``2D`` integer counts and estimates the mean vector without bias.
 
 **1. Kashin's representation.** The public frame is a randomized Hadamard frame with ``D = 2**L``
-coefficients, the smallest power of two with ``D >= 2d`` (so the redundancy ``λ = D/d`` is in ``[2, 4)``):
-``U^T x = H z/√D`` with ``z`` holding ``sign[m]·x[m]`` at row ``pos[m]`` (``pos`` a public random choice of
-``d`` of the ``D`` rows, ``sign`` public random signs, both from SplitMix64 of fixed salts, see
-:func:`frame`), ``U U^T = I``. Lyubarskii and Vershynin's truncation iterations (:data:`ITERATIONS` ``= 20``
-rounds, truncation at ``T‖x_t‖/√D`` with ``T =`` :data:`TRUNCATION` ``= 0.7``, never letting a running
-coefficient leave the level) followed by the residual's untruncated coefficients give ``a`` with ``U a = x``
-and, for every input we tried (random directions, the basis, sparse and flat vectors, and the hardest we
-know, the frame's own columns ``U e_j`` normalized, whose plain frame coefficient is ``√(d/D) ≈ 0.7``),
-``‖a‖_∞ <= c`` for the level ``c = K/√D``, ``K =`` :data:`LEVEL` ``= 2.5``. (Measured at d = 1000: with
-``T = 1`` and 12 rounds the frame's columns still needed ``K = 3``; ``K = 2.5`` costs ``(3/2.5)² = 1.44``
-times less variance than ``K = 3``.) Every record runs all rounds, whatever its value. When a coefficient still ends above the level it is
-clipped to ``±c``: that person's representation is then biased (``U a ≠ x``), and ``privatize`` says so
-with a :class:`~ldpnum.ClippingWarning` counting those rows (none in the tests' inputs or the benchmark's).
+coefficients, the smallest power of two with ``D >= ρd`` for the ``redundancy`` ``ρ`` (2, 4 or 8; default 4,
+so ``λ = D/d`` is in ``[ρ, 2ρ)``): ``U^T x = H z/√D`` with ``z`` holding ``sign[m]·x[m]`` at row ``pos[m]``
+(``pos`` a public pseudo-random choice of ``d`` of the ``D`` rows, ``sign`` public random signs, both from SplitMix64
+of fixed salts, see :func:`frame`), ``U U^T = I``. Lyubarskii and Vershynin's truncation iterations
+(:data:`ITERATIONS` ``= 20`` rounds, truncation at ``T‖x_t‖/√D`` with ``T =`` :data:`TRUNCATION` ``= 0.7``,
+never letting a running coefficient leave the level) followed by the residual's untruncated coefficients
+give ``a`` with ``U a = x`` and ``‖a‖_∞ <= c``, the level ``c = K/√D``, for every input we tried: random
+directions, the basis, sparse and flat vectors, and the hardest we know, the frame's own columns ``U e_j``
+normalized (their plain frame coefficient ``j`` is ``√(d/D)``, far above ``c``). ``K`` is the smallest of
+1.4, 1.6, ..., 2.5 with which none of those inputs needed clipping at d = 128 and d = 1000
+(:data:`LEVELS`): 2.5 at ``ρ = 2``, 1.8 at ``ρ = 4``, 1.6 at ``ρ = 8``. The variance is proportional to
+``K²`` and does not depend on ``D`` otherwise, while the client's work is ``2·ITERATIONS`` transforms of size
+``D``: ``ρ = 4`` has 0.52 times the error of ``ρ = 2`` for twice the work (measured 1.1 and 2.2 ms per
+vector of d = 1000 on one core), ``ρ = 8`` 0.41 times for four times. Every record runs all rounds, whatever
+its value. When a coefficient still ends above the level it is clipped to ``±c``: that person's
+representation is then biased (``U a ≠ x``), and ``privatize`` says so with a
+:class:`~ldpnum.ClippingWarning` counting those rows.
 
 **2. Sampling and quantization.** The report carries a public seed (the top ``64 - k`` bits of a word,
 independent of ``x``) that names ``k`` coordinates ``j_1..j_k`` of ``[D]``, uniform and independent (with
@@ -46,9 +50,10 @@ With ``j`` uniform and independent, and ``|U_{mj}| = 1/√D``, one person's esti
 
 whatever the Kashin coefficients are (the quantized values all have magnitude ``c``). The seed family has
 ``2**(64-k)`` members, so the coordinates' frequencies over it differ from ``1/D`` by its sampling error,
-about ``√(D/2**(64-k))`` relatively (``4e-6`` at ``k = 16``, ``D = 2**17``; ``1e-14`` at ``k = 8``,
-``D = 2048``): the decoder's only bias besides the quantization threshold's ``2**-52`` and GRR's
-``2**-60``.
+about ``√(D/(k·2**(64-k)))`` relatively (``1e-5`` at ``k = 16``, ``D = 2**19``; ``1e-7`` at ``k = 8``,
+``D = 4096``), like the sampling error of any fixed public family: with the quantization threshold's
+``2**-52`` and GRR's ``2**-60`` (lie blocks differing by one word), the decoder's only departure from
+unbiasedness.
 
 References
 ----------
@@ -81,13 +86,15 @@ from ._base import MAX_DIM, check_int, check_names
 from ._result import VectorMeanEstimate
 from .unit import UnitVectorMechanism, _row_norms
 
-__all__ = ["SQKR", "SQKRPlan", "frame", "kashin_coefficients", "FRAME", "LEVEL", "ITERATIONS", "TRUNCATION",
-           "MAX_K"]
+__all__ = ["SQKR", "SQKRPlan", "frame", "kashin_coefficients", "FRAME", "LEVELS", "ITERATIONS", "TRUNCATION",
+           "MAX_K", "DEFAULT_REDUNDANCY"]
 
 #: Name and version of the public frame and coordinate sampler (in every spec).
 FRAME = "hadamard-splitmix64/v1"
-#: ``K``: the quantization level is ``c = K/√D``.
-LEVEL = 2.5
+#: ``K`` for each redundancy ``ρ`` (``D >= ρ d``): the quantization level is ``c = K/√D``.
+LEVELS = {2: 2.5, 4: 1.8, 8: 1.6}
+#: Default redundancy ``ρ``.
+DEFAULT_REDUNDANCY = 4
 #: Truncation rounds of Lyubarskii and Vershynin's iteration.
 ITERATIONS = 20
 #: ``T``: each round truncates the frame coefficients at ``T‖x_t‖/√D``.
@@ -110,8 +117,9 @@ def _splitmix(x: np.ndarray) -> np.ndarray:
     return z ^ (z >> np.uint64(31))
 
 
-def frame(dim: int) -> tuple[int, np.ndarray, np.ndarray]:
-    """The public frame of ``dim`` coordinates: ``(L, pos, sign)``, ``D = 2**L >= 2·dim``.
+def frame(dim: int, redundancy: int = DEFAULT_REDUNDANCY) -> tuple[int, np.ndarray, np.ndarray]:
+    """The public frame of ``dim`` coordinates: ``(L, pos, sign)``, ``D = 2**L``, the smallest power of two
+    with ``D >= redundancy·dim``.
 
     ``pos`` are the ``dim`` rows ``j`` of ``[D]`` with the smallest ``splitmix64(salt_pos + j)``, in increasing
     order, and ``sign[m] = -1`` when the top bit of ``splitmix64(salt_sign + m)`` is set, else ``+1``.
@@ -120,10 +128,11 @@ def frame(dim: int) -> tuple[int, np.ndarray, np.ndarray]:
     --------
     >>> L, pos, sign = frame(3)
     >>> L, pos.shape, sorted(set(sign.tolist())) <= [-1.0, 1.0]
-    (3, (3,), True)
+    (4, (3,), True)
     """
     dim = check_int(dim, "dim", 1, MAX_DIM)
-    L = max(1, (2 * dim - 1).bit_length())
+    redundancy = _check_redundancy(redundancy)
+    L = max(1, (redundancy * dim - 1).bit_length())
     D = 1 << L
     keys = _splitmix(np.uint64(_POS_SALT) + np.arange(D, dtype=np.uint64))
     pos = np.sort(np.argsort(keys, kind="stable")[:dim]).astype(np.int64)
@@ -132,6 +141,14 @@ def frame(dim: int) -> tuple[int, np.ndarray, np.ndarray]:
     for arr in (pos, sign):
         arr.flags.writeable = False
     return L, pos, sign
+
+
+def _check_redundancy(redundancy):
+    if isinstance(redundancy, (bool, np.bool_)) or not isinstance(redundancy, (int, np.integer)):
+        raise TypeError(f"redundancy must be an int (2, 4 or 8); got {type(redundancy).__name__} {redundancy!r}")
+    if int(redundancy) not in LEVELS:
+        raise ValueError(f"redundancy must be 2, 4 or 8; got {redundancy!r}")
+    return int(redundancy)
 
 
 def fwht(a: np.ndarray) -> np.ndarray:
@@ -214,23 +231,26 @@ def _check_sqkr_codes(codes: np.ndarray, spec: Spec) -> np.ndarray:
     return np.array(codes, dtype=np.uint64, order="C", copy=True)
 
 
-def kashin_coefficients(x: ArrayLike, dim: int) -> tuple[np.ndarray, np.ndarray]:
+def kashin_coefficients(x: ArrayLike, dim: int, redundancy: int = DEFAULT_REDUNDANCY,
+                        level: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Kashin's representation (the kernel's) of each row of ``x`` (norm at most 1): ``(a, clipped)``, ``a``
-    of shape ``(n, D)`` with ``|a| <= LEVEL/√D`` and ``U a = x`` unless ``clipped``.
+    of shape ``(n, D)`` with ``|a| <= K/√D`` (``K = level``, default ``LEVELS[redundancy]``) and ``U a = x``
+    unless ``clipped``.
 
     Examples
     --------
     >>> a, clipped = kashin_coefficients(np.array([[0.6, 0.0, -0.8]]), 3)
-    >>> a.shape, bool(clipped[0]), bool(np.abs(a).max() <= LEVEL / np.sqrt(8))
-    ((1, 8), False, True)
+    >>> a.shape, bool(clipped[0]), bool(np.abs(a).max() <= LEVELS[4] / np.sqrt(16))
+    ((1, 16), False, True)
     """
-    L, pos, sign = frame(dim)
+    L, pos, sign = frame(dim, redundancy)
+    K = LEVELS[redundancy] if level is None else float(level)
     values = np.ascontiguousarray(x, dtype=np.float64)
     r = _row_norms(values)
     scale = np.where(r > 1.0, 1.0 / np.where(r > 0, r, 1.0), 1.0)
     out = np.empty((values.shape[0], 1 << L))
     clipped = np.empty(values.shape[0], dtype=np.uint8)
-    launch(client_kashin.kashin_probe, values, scale, pos, sign, LEVEL / math.sqrt(1 << L), TRUNCATION, ITERATIONS,
+    launch(client_kashin.kashin_probe, values, scale, pos, sign, K / math.sqrt(1 << L), TRUNCATION, ITERATIONS,
            L, out, clipped)
     return out, clipped.astype(bool)
 
@@ -247,12 +267,15 @@ class SQKR(UnitVectorMechanism):
         Dimension of the vectors (1 to 65536).
     k : int, optional
         Coefficients per report (1 to ``min(D, 16)``); default ``min(⌈ε⌉, D, 16)``.
+    redundancy : {2, 4, 8}, optional
+        ``D`` is the smallest power of two ``>= redundancy·dim`` (default 4). More redundancy lowers the level
+        ``K`` (2.5, 1.8, 1.6), hence the error (about 1, 0.52, 0.41), for proportionally more client work.
 
     Notes
     -----
     Each call of ``privatize`` on one person's vector is ε-LDP; estimators are post-processing. A report is
     ``seed << k | y`` (uint64): ``64 - k`` bits of public seed naming ``k`` coefficients of the ``D = 2**L``
-    of the frame (``D >= 2d``), and the randomized response ``y`` of their ``k`` quantized signs. The
+    of the frame (``D >= ρd``), and the randomized response ``y`` of their ``k`` quantized signs. The
     decoder is unbiased and one person's estimate has ``E‖x̂ - x‖² = dK²/(kβ²) + ((k-1)/(kβ) - 1)‖x‖²``
     (:attr:`squared_norm` is ``E‖x̂‖²`` at ``‖x‖ = 1``); see :mod:`ldpnum.vectors.sqkr`.
 
@@ -268,7 +291,7 @@ class SQKR(UnitVectorMechanism):
     >>> X = np.tile([0.6, 0.0, -0.8], (20_000, 1))
     >>> m = ldp.SQKR(epsilon=4.0, dim=3)
     >>> m.k, m.frame_size, m.report_bits
-    (4, 8, 64)
+    (4, 16, 64)
     >>> r = m.privatize(X, rng=1)
     >>> r.codes.shape, r.codes.dtype
     ((20000,), dtype('uint64'))
@@ -280,21 +303,24 @@ class SQKR(UnitVectorMechanism):
     name = "sqkr"
     _kind = 3
 
-    def __init__(self, epsilon: float, dim: int, *, k: int | None = None) -> None:
+    def __init__(self, epsilon: float, dim: int, *, k: int | None = None,
+                 redundancy: int = DEFAULT_REDUNDANCY) -> None:
         self._init_common(epsilon, dim)
-        L, pos, sign = frame(self._dim)
+        self._redundancy = _check_redundancy(redundancy)
+        self._K = LEVELS[self._redundancy]
+        L, pos, sign = frame(self._dim, self._redundancy)
         D = 1 << L
         kmax = min(D, MAX_K)
         k = min(math.ceil(self._epsilon), kmax) if k is None else check_int(k, "k", 1, kmax)
         self._repetitions = 1
         self._pos, self._sign = pos, sign
-        self._level = LEVEL / math.sqrt(D)
+        self._level = self._K / math.sqrt(D)
         self._plan = SQKRPlan(dim=self._dim, frame_bits=L, k=k, grr=_GRRPlan(1 << k, *grr_keep_cells(self._epsilon,
                                                                                                       1 << k)))
         _, beta = self._plan.debias()
         self._beta = beta
         self._scale_m = beta
-        self._var0 = LEVEL**2 / (k * beta * beta)  # per coordinate, x = 0
+        self._var0 = self._K**2 / (k * beta * beta)  # per coordinate, x = 0
         self._coef = (k - 1) / (k * beta) - 1.0  # per coordinate, times x_m²
         self._squared_norm = self._dim * self._var0 + self._coef + 1.0
         self._t2 = float("nan")
@@ -309,6 +335,16 @@ class SQKR(UnitVectorMechanism):
     def frame_size(self) -> int:
         """``D``: coefficients of Kashin's representation (a power of two, at least ``2·dim``)."""
         return 1 << self._plan.frame_bits
+
+    @property
+    def redundancy(self) -> int:
+        """``ρ``: the frame has ``D >= ρ·dim`` coefficients."""
+        return self._redundancy
+
+    @property
+    def kashin_level(self) -> float:
+        """``K``: coefficients are kept within ``K/√D``."""
+        return self._K
 
     @property
     def level(self) -> float:
@@ -331,18 +367,21 @@ class SQKR(UnitVectorMechanism):
         return 2 * self.frame_size
 
     def _spec_params(self):
-        return {"dim": self._dim, "k": self.k, "frame": FRAME, "frame_size": self.frame_size, "level": LEVEL,
+        return {"dim": self._dim, "k": self.k, "frame": FRAME, "redundancy": self._redundancy,
+                "frame_size": self.frame_size, "level": self._K,
                 "iterations": ITERATIONS, "truncation": TRUNCATION, "seed_bits": self._plan.seed_bits}
 
     @classmethod
     def _from_spec(cls, spec):
-        for key, want in (("frame", FRAME), ("level", LEVEL), ("iterations", ITERATIONS), ("truncation", TRUNCATION)):
-            if spec.get(key) != want:
-                raise ValueError(f"{spec}: {key} {spec.get(key)!r} is not this version's {want!r}")
-        return cls(epsilon=spec.epsilon, dim=spec.get("dim"), k=spec.get("k"))
+        m = cls(epsilon=spec.epsilon, dim=spec.get("dim"), k=spec.get("k"), redundancy=spec.get("redundancy"))
+        for key in ("frame", "frame_size", "level", "iterations", "truncation", "seed_bits"):
+            if spec.get(key) != m.spec.get(key):
+                raise ValueError(f"{spec}: {key} {spec.get(key)!r} is not this version's {m.spec.get(key)!r}")
+        return m
 
     def __repr__(self) -> str:
-        return f"SQKR(epsilon={self._epsilon!r}, dim={self._dim}, k={self.k})"
+        extra = "" if self._redundancy == DEFAULT_REDUNDANCY else f", redundancy={self._redundancy}"
+        return f"SQKR(epsilon={self._epsilon!r}, dim={self._dim}, k={self.k}{extra})"
 
     # -- client side
     def privatize(self, x: ArrayLike, *, rng: SeedLike = None, nan_policy: str = "raise",  # type: ignore[override]
@@ -453,7 +492,7 @@ class SQKR(UnitVectorMechanism):
         """``x̂``: the unbiased mean from the counts of ``n`` reports."""
         D = self.frame_size
         diff = counts[:D].astype(np.float64) - counts[D:].astype(np.float64)
-        return self._sign * fwht(diff)[self._pos] * (LEVEL / (self.k * self._beta * n))
+        return self._sign * fwht(diff)[self._pos] * (self._K / (self.k * self._beta * n))
 
     def variance(self, x: ArrayLike) -> FloatArray:
         """Variance of each coordinate of one person's estimate, for each row of ``x`` (``(n, dim)``):
