@@ -513,10 +513,12 @@ class SQKR(UnitVectorMechanism):
     def estimate_mean(self, data: Reports | Aggregate, *, names: Any = None) -> VectorMeanEstimate:
         """Unbiased estimate of the mean vector behind the reports.
 
-        Standard errors come from the closed form, conservatively: ``sqrt((K²/(kβ²) + max(0, (k-1)/(kβ) - 1))/n)``
-        for every coordinate (the data's ``x_m²`` is at most 1 and enters with that coefficient).
-        ``expected_squared_error`` is ``squared_norm/n``, ``E‖x̂ - x̄‖²`` for unit inputs plus ``1/n``, as for
-        the other unit-vector mechanisms (the exact error less ``mean ‖x_i‖²/n`` times ``1 + coef``).
+        The estimate is ``sign[m]·(H (plus - minus))[pos[m]]·K/(kβn)`` (see the module notes). Standard errors
+        come from the closed form, conservatively: ``sqrt((K²/(kβ²) + max(0, (k-1)/(kβ) - 1))/n)`` for every
+        coordinate (the data's ``x_m²``, at most 1, enters with the coefficient ``(k-1)/(kβ) - 1``, which is
+        usually slightly negative). ``expected_squared_error`` is ``squared_norm/n``: the exact error
+        ``(dK²/(kβ²) + ((k-1)/(kβ) - 1)·mean‖x_i‖²)/n`` at unit inputs, plus ``1/n`` (the same convention as
+        the other unit-vector mechanisms, ``E‖decoded report‖²/n``).
 
         Parameters
         ----------
