@@ -86,8 +86,18 @@ from ._base import MAX_DIM, check_int, check_names
 from ._result import VectorMeanEstimate
 from .unit import UnitVectorMechanism, _row_norms
 
-__all__ = ["SQKR", "SQKRPlan", "frame", "kashin_coefficients", "FRAME", "LEVELS", "ITERATIONS", "TRUNCATION",
-           "MAX_K", "DEFAULT_REDUNDANCY"]
+__all__ = [
+    "DEFAULT_REDUNDANCY",
+    "FRAME",
+    "ITERATIONS",
+    "LEVELS",
+    "MAX_K",
+    "SQKR",
+    "TRUNCATION",
+    "SQKRPlan",
+    "frame",
+    "kashin_coefficients",
+]
 
 #: Name and version of the public frame and coordinate sampler (in every spec).
 FRAME = "hadamard-splitmix64/v1"
