@@ -100,7 +100,7 @@ def markdown(records, repeats):
              "collections with secure randomness at ε = 1, 4, 8), default repetitions (the reports per person ldpnum "
              "picks) and, at ε = 8, one report per person. Reports are 32-bit seed indices (PrivHS: 32 bits + a sign), "
              "so bits per report = 32·m or 33·m; SQKR sends one 64-bit report (seed and 2^k-ary randomized "
-             "response, k = ⌈ε⌉; frame redundancy 4, level K = 1.8). Client vectors/s, compile excluded, 2 shared cores. Reference: the "
+             "response, k = ⌈ε⌉; frame redundancy 4, level K = 2). Client vectors/s, compile excluded, 2 shared cores. Reference: the "
              "figures quoted for apple/ml-projunit's PrivUnitG (not on the package index; ~2,000 vectors/s).", "",
              "| d | ε | mechanism | m | closed form | measured | reference | expected trials | bits | vectors/s |",
              "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"]

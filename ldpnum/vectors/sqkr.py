@@ -4,23 +4,24 @@ Each person holds ``x`` in the unit ℓ2 ball of ``R^d`` and sends one 64-bit re
 reports into ``2D`` integer counts and estimates the mean vector without bias.
 
 **1. Kashin's representation.** The public frame is a randomized Hadamard frame with ``D = 2**L``
-coefficients, the smallest power of two with ``D >= ρd`` for the ``redundancy`` ``ρ`` (2, 4 or 8; default 4,
+coefficients, the smallest power of two with ``D >= ρd`` for the ``redundancy`` ``ρ`` (2 or 4; default 4,
 so ``λ = D/d`` is in ``[ρ, 2ρ)``): ``U^T x = H z/√D`` with ``z`` holding ``sign[m]·x[m]`` at row ``pos[m]``
-(``pos`` a public pseudo-random choice of ``d`` of the ``D`` rows, ``sign`` public random signs, both from SplitMix64
-of fixed salts, see :func:`frame`), ``U U^T = I``. Lyubarskii and Vershynin's truncation iterations
-(:data:`ITERATIONS` ``= 20`` rounds, truncation at ``T‖x_t‖/√D`` with ``T =`` :data:`TRUNCATION` ``= 0.7``,
-never letting a running coefficient leave the level) followed by the residual's untruncated coefficients
-give ``a`` with ``U a = x`` and ``‖a‖_∞ <= c``, the level ``c = K/√D``, for every input we tried: random
-directions, the basis, sparse and flat vectors, and the hardest we know, the frame's own columns ``U e_j``
-normalized (their plain frame coefficient ``j`` is ``√(d/D)``, far above ``c``). ``K`` is the smallest of
-1.4, 1.6, ..., 2.5 with which none of those inputs needed clipping at d = 128 and d = 1000
-(:data:`LEVELS`): 2.5 at ``ρ = 2``, 1.8 at ``ρ = 4``, 1.6 at ``ρ = 8``. The variance is proportional to
-``K²`` and does not depend on ``D`` otherwise, while the client's work is ``2·ITERATIONS`` transforms of size
-``D``: ``ρ = 4`` has 0.52 times the error of ``ρ = 2`` for twice the work (measured 1.1 and 2.2 ms per
-vector of d = 1000 on one core), ``ρ = 8`` 0.41 times for four times. Every record runs all rounds, whatever
-its value. When a coefficient still ends above the level it is clipped to ``±c``: that person's
-representation is then biased (``U a ≠ x``), and ``privatize`` says so with a
-:class:`~ldpnum.ClippingWarning` counting those rows.
+(``pos`` a public pseudo-random choice of ``d`` of the ``D`` rows, ``sign`` public pseudo-random signs, both
+from SplitMix64 of fixed salts, see :func:`frame`), ``U U^T = I``. Lyubarskii and Vershynin's truncation
+iterations (:data:`ITERATIONS` ``= 16`` rounds, truncation at ``T‖x_t‖/√D`` with ``T =`` :data:`TRUNCATION`
+``= 0.7``, never letting a running coefficient leave the level) followed by the residual's untruncated
+coefficients give ``a`` with ``U a = x`` and ``‖a‖_∞ <= c``, the level ``c = K/√D``, for every input we
+tried: random directions, the basis, sparse and flat vectors, and the hardest we know, the frame's own
+columns ``U e_j`` normalized (their plain frame coefficient ``j`` is ``√(d/D)``, far above ``c``), at 26
+dimensions from 1 to 1024. ``K`` (:data:`LEVELS`) is the smallest of 1.6, 1.8, 2.0, 2.2, 2.5 with which none
+of those inputs needed clipping: 2.5 at ``ρ = 2`` (2.2 sufficed for d <= 300; 16 rounds are needed at
+d >= 512), 2.0 at ``ρ = 4`` (12 rounds suffice; 1.8 failed at d = 7 and 8, 1.6 at d = 50 and above). (At
+``ρ = 8`` a level of 2.0 was also the smallest safe one, so ``ρ = 8`` would only cost work.) The variance is
+proportional to ``K²`` and does not depend on ``D`` otherwise, while the client's work is ``2·ITERATIONS``
+transforms of size ``D``: ``ρ = 4`` has ``(2/2.5)² = 0.64`` times the error of ``ρ = 2`` for twice the work.
+Every record runs all rounds, whatever its value. When a coefficient still ends above the level it is
+clipped to ``±c``: that person's representation is then biased (``U a ≠ x``), and ``privatize`` says so
+with a :class:`~ldpnum.ClippingWarning` counting those rows.
 
 **2. Sampling and quantization.** The report carries a public seed (the top ``64 - k`` bits of a word,
 independent of ``x``) that names ``k`` coordinates ``j_1..j_k`` of ``[D]``, uniform and independent (with
@@ -102,11 +103,11 @@ __all__ = [
 #: Name and version of the public frame and coordinate sampler (in every spec).
 FRAME = "hadamard-splitmix64/v1"
 #: ``K`` for each redundancy ``ρ`` (``D >= ρ d``): the quantization level is ``c = K/√D``.
-LEVELS = {2: 2.5, 4: 1.8, 8: 1.6}
+LEVELS = {2: 2.5, 4: 2.0}
 #: Default redundancy ``ρ``.
 DEFAULT_REDUNDANCY = 4
 #: Truncation rounds of Lyubarskii and Vershynin's iteration.
-ITERATIONS = 20
+ITERATIONS = 16
 #: ``T``: each round truncates the frame coefficients at ``T‖x_t‖/√D``.
 TRUNCATION = 0.7
 #: Largest ``k`` (GRR over at most ``2**16`` bit strings).
@@ -155,9 +156,9 @@ def frame(dim: int, redundancy: int = DEFAULT_REDUNDANCY) -> tuple[int, np.ndarr
 
 def _check_redundancy(redundancy):
     if isinstance(redundancy, (bool, np.bool_)) or not isinstance(redundancy, (int, np.integer)):
-        raise TypeError(f"redundancy must be an int (2, 4 or 8); got {type(redundancy).__name__} {redundancy!r}")
+        raise TypeError(f"redundancy must be an int (2 or 4); got {type(redundancy).__name__} {redundancy!r}")
     if int(redundancy) not in LEVELS:
-        raise ValueError(f"redundancy must be 2, 4 or 8; got {redundancy!r}")
+        raise ValueError(f"redundancy must be 2 or 4; got {redundancy!r}")
     return int(redundancy)
 
 
@@ -277,9 +278,9 @@ class SQKR(UnitVectorMechanism):
         Dimension of the vectors (1 to 65536).
     k : int, optional
         Coefficients per report (1 to ``min(D, 16)``); default ``min(⌈ε⌉, D, 16)``.
-    redundancy : {2, 4, 8}, optional
+    redundancy : {2, 4}, optional
         ``D`` is the smallest power of two ``>= redundancy·dim`` (default 4). More redundancy lowers the level
-        ``K`` (2.5, 1.8, 1.6), hence the error (about 1, 0.52, 0.41), for proportionally more client work.
+        ``K`` (2.5, 2.0), hence the error (1, 0.64), for twice the client work.
 
     Notes
     -----
