@@ -1004,6 +1004,8 @@ def marginals_reports(plan, X, words):
             out.append(plan.report(j, y, int(words[3 * i + 1])))
         else:
             out.append(plan.report(j, grr_one(cell, words[3 * i + 2], size, keep, shift)))
+    return out
+
 
 def hadamard_frame(d, D, pos, sign):
     """SQKR's frame as a dense ``d × D`` matrix ``U``: ``U[m] = sign[m] · H[pos[m]] / √D`` (``H`` Sylvester)."""
