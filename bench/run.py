@@ -672,7 +672,7 @@ SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times",
                 "scaling": "Dask scaling, 1 and 2 workers (bench/scaling.py)",
                 "heavy": "heavy hitters on English words vs pure-ldp (bench/heavy.py)",
                 "setvalued": "SVIM/SVSM frequent items and itemsets vs the truth (bench/setvalued.py)",
-                "vectors": "PrivHS/PrivUnit/PrivUnitG mean of unit vectors, error and speed (bench/vectors.py)",
+                "vectors": "PrivHS/PrivUnit/PrivUnitG/SQKR mean of unit vectors, error and speed (bench/vectors.py)",
                 "bands": "coverage of bootstrap intervals of distributions, quantiles, ranges (bench/bands.py)",
                 "multi": "HDG 2-D range queries vs one 2-D OLH grid and independent 1-D SW (bench/multi.py)",
                 "marginals": "2-way marginals of categorical columns: all pairs, CALM, 1-way product "

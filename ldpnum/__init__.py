@@ -21,7 +21,7 @@ What can be estimated
 * **central ε of shuffled reports** (amplification by shuffling): :func:`ldpnum.accounting.shuffle_epsilon`;
 * **mean vectors** of bounded vectors: :class:`SampledDimensions`, :class:`DuchiMultivariate`, and of vectors
   in the unit ℓ2 ball: :class:`PrivHS`, :class:`PrivUnit`, :class:`PrivUnitG` (compressed seed-index
-  reports; :mod:`ldpnum.vectors`) → :class:`VectorMeanEstimate`;
+  reports) and :class:`SQKR` (Kashin's representation, one 64-bit report; :mod:`ldpnum.vectors`) → :class:`VectorMeanEstimate`;
 * **1-D and 2-D range queries over several columns at once**: :class:`HDG` (hybrid-dimensional grids,
   :mod:`ldpnum.multi`) → :class:`MultiRangeEstimate`;
 * **k-way marginals of categorical columns** (CALM-style, consistent): :class:`Marginals` → :class:`MarginalsEstimate`;
@@ -70,7 +70,7 @@ from . import accounting
 from ._recommend import recommend
 from .accounting import PrivacyLedger
 from . import vectors
-from .vectors import DuchiMultivariate, PrivHS, PrivUnit, PrivUnitG, SampledDimensions, VectorMeanEstimate
+from .vectors import SQKR, DuchiMultivariate, PrivHS, PrivUnit, PrivUnitG, SampledDimensions, VectorMeanEstimate
 from . import multi
 from .multi import HDG, Marginals, MarginalsEstimate, MultiRangeEstimate
 from . import pandas  # registers the ``.ldp`` accessors on pandas Series and DataFrame
@@ -90,7 +90,7 @@ __all__ = [
     "SVIM", "SVSM", "PaddingSampling", "PaddingSamplingOLH", "ItemsetsEstimate",
     "accounting",
     "vectors", "VectorMeanEstimate", "SampledDimensions", "DuchiMultivariate", "PrivHS", "PrivUnit", "PrivUnitG",
-    "multi", "HDG", "MultiRangeEstimate", "Marginals", "MarginalsEstimate",
+    "SQKR", "multi", "HDG", "MultiRangeEstimate", "Marginals", "MarginalsEstimate",
     "pandas", "plot",
     "__version__",
 ]

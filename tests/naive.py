@@ -1005,3 +1005,44 @@ def marginals_reports(plan, X, words):
         else:
             out.append(plan.report(j, grr_one(cell, words[3 * i + 2], size, keep, shift)))
     return out
+
+
+def hadamard_frame(d, D, pos, sign):
+    """SQKR's frame as a dense ``d × D`` matrix ``U``: ``U[m] = sign[m] · H[pos[m]] / √D`` (``H`` Sylvester)."""
+    from scipy.linalg import hadamard
+
+    return sign[:, None] * hadamard(D)[pos].astype(float) / np.sqrt(D)
+
+
+def kashin(x, U, level, truncation, iterations):
+    """Lyubarskii–Vershynin truncation with a running-level cap, then the exact residual, for one row (dense U):
+    ``(a, clipped)``, as SQKR's module describes it."""
+    a = np.zeros(U.shape[1])
+    xt = np.array(x, dtype=float)
+    D = U.shape[1]
+    for _ in range(iterations):
+        r = np.linalg.norm(xt)
+        cut = truncation * r / np.sqrt(D)
+        b = np.clip(U.T @ xt, np.maximum(-cut, -level - a), np.minimum(cut, level - a))
+        a += b
+        xt = xt - U @ b
+    a = a + U.T @ xt
+    clipped = bool(np.any(np.abs(a) > level * (1 + 1e-9)))
+    return np.clip(a, -level, level), clipped
+
+
+def sqkr(X, words, U, level, truncation, iterations, k, frame_bits, a_keep, shift):
+    """SQKR reports, one record at a time in Python ints: seed, k coordinates from SplitMix64, quantized bits, GRR."""
+    out = np.empty(len(X), dtype=np.uint64)
+    for i, x in enumerate(X):
+        a, _ = kashin(x, U, level, truncation, iterations)
+        base = (k + 2) * i
+        seed = int(words[base]) >> k
+        bits = 0
+        for t in range(k):
+            j = splitmix64((seed + t * 0x9E3779B97F4A7C15) & M64) >> (64 - frame_bits)
+            thr = int(np.floor((1.0 + a[j] / level) * 0.5 * 2.0**53))
+            if (int(words[base + 1 + t]) >> 11) < thr:
+                bits |= 1 << t
+        out[i] = (seed << k) | grr_one(bits, words[base + 1 + k], 1 << k, a_keep, shift)
+    return out

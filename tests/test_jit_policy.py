@@ -150,7 +150,7 @@ def _workload():
     rows = X[:300, 1:4] / np.linalg.norm(X[:300, 1:4], axis=1, keepdims=True) * np.linspace(0, 1, 300)[:, None]
     U = np.vstack([rows, np.zeros((2, 3)), np.eye(3)])  # norms in [0, 1], zero rows, unit rows
     for m in (ldp.PrivHS(2.0, 3, repetitions=2), ldp.PrivUnit(3.0, 3), ldp.PrivUnitG(1.0, 3, trials=2),
-              ldp.PrivUnitG(2.0, 1)):
+              ldp.PrivUnitG(2.0, 1), ldp.SQKR(3.0, 3), ldp.SQKR(1.0, 1)):
         cases.append((m, U if m.dim == 3 else U[:, :1], {}))
     hb = {"p": bounds, "q": (0.0, 1.0), "r": (-1.0, 1.0)}  # HDG: GRR and OLH grids, 1-D and 2-D cells
     for m in (ldp.HDG(3.0, hb, granularities=(16, 8)), ldp.HDG(0.5, hb, granularities=(8, 2)),
@@ -199,6 +199,8 @@ def test_interpreted_and_compiled_kernels_agree_bit_for_bit(monkeypatch):
                 m.aggregate(m.privatize(x, rng=4))
         from ldpnum.vectors.unit import generate_directions
         generate_directions(np.arange(50), 7)
+        from ldpnum.vectors.sqkr import kashin_coefficients  # SQKR's representation, as its tests probe it
+        kashin_coefficients(next(x for m, x, _ in cases if m.name == "sqkr" and m.dim == 3), 3)
         for m, x, _ in cases:  # the probes that tests use to read a kernel's own integers
             for probe in ("thresholds", "window_starts", "rounding", "leaf_index", "sign_thresholds"):
                 if hasattr(m, probe):
@@ -414,7 +416,7 @@ NAIVE_TESTS = ["tests/test_kernels_naive.py", "tests/test_frequency.py", "tests/
                "tests/test_unary.py", "tests/test_subset.py", "tests/test_laplace.py", "tests/test_pirappor.py",
                "tests/test_hierarchical.py", "tests/test_wave.py", "tests/test_heavy.py", "tests/test_vectors.py",
                "tests/test_setvalued.py", "tests/test_unit_vectors.py", "tests/test_hdg.py",
-               "tests/test_marginals.py"]
+               "tests/test_marginals.py", "tests/test_sqkr.py"]
 
 
 @pytest.mark.slow

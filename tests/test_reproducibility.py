@@ -139,7 +139,7 @@ SCRIPT = textwrap.dedent("""
     for m in (ldp.SampledDimensions("piecewise", 8.0, [(0, 1)] * 6), ldp.DuchiMultivariate(1.0, [(0, 1)] * 6)):
         h.update(m.privatize(X, rng=2024).codes.tobytes())
     U = X[:5000] / np.sqrt(6)  # rows of norm < 1
-    for m in (ldp.PrivHS(4.0, 6), ldp.PrivUnit(2.0, 6), ldp.PrivUnitG(2.0, 6)):
+    for m in (ldp.PrivHS(4.0, 6), ldp.PrivUnit(2.0, 6), ldp.PrivUnitG(2.0, 6), ldp.SQKR(4.0, 6)):
         r = m.privatize(U, rng=2024)
         h.update(r.codes.tobytes())
         h.update(m.aggregate(r).counts.tobytes())

@@ -7,7 +7,9 @@
     Hadamard response), ``client_pirappor``, ``client_hierarchy``, ``client_prefix``, ``client_vector`` (sampled dimensions'
     coordinates, Duchi et al.'s multidimensional signs), ``client_unit`` (the unit-vector mechanisms' public
     direction family, PrivHS, the rejection sampler of PrivUnit/PrivUnitG, and the collector's decoder of
-    their reports, which must regenerate the same directions: one source for both sides).
+    their reports, which must regenerate the same directions: one source for both sides), ``client_kashin``
+    (SQKR: Kashin's representation over a randomized Hadamard frame, sampled quantized coefficients, 2**k-ary
+    randomized response; the collector decodes its reports with NumPy).
 ``server_<family>.pyx``
     Cython kernels of the collector (built by ``setup.py``, no JIT warm-up): ``server_counts`` (code
     histograms), ``server_unary``, ``server_hashing``, ``server_pirappor`` (support counts), ``server_em``

@@ -355,16 +355,21 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
         values = self.prepare_values(x, nan_policy=nan_policy, fill_value=fill_value, out_of_range=out_of_range)
         return self._randomize(values, rng)
 
-    def _randomize(self, values, rng):
-        """Draw words (after validation) and run the kernel block by block; wrap the codes as Reports."""
+    def _randomize(self, values, rng, run=None):
+        """Draw words (after validation) and run the kernel block by block; wrap the codes as Reports.
+
+        ``run(values, words, out)`` replaces :meth:`_run_kernel` (a mechanism that also collects per-record
+        flags from its kernel passes a closure); blocks are run in record order."""
         source = resolve_rng(rng)
+        if run is None:
+            run = self._run_kernel
         n = values.shape[0]
         out = self._allocate_reports(n)
         c = self.words_per_record
         sizes = block_sizes(n, c)
         if len(sizes) <= 1:
             if n:
-                self._run_kernel(values, source.draw(n * c), out)
+                run(values, source.draw(n * c), out)
         else:
             # Pipeline: a helper thread draws the next block's words (the generator releases the GIL)
             # while the kernel randomizes this block. Words are still drawn in record order from one
@@ -377,7 +382,7 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
                 for j, size in enumerate(sizes):
                     words = pending.result()
                     pending = pool.submit(source.draw, sizes[j + 1] * c) if j + 1 < len(sizes) else None
-                    self._run_kernel(values[start:start + size], words, out[start:start + size])
+                    run(values[start:start + size], words, out[start:start + size])
                     start += size
             finally:
                 if pending is not None:  # a kernel raised: let the pending draw finish before unwinding

@@ -24,7 +24,8 @@ from ._base import MAX_DIM, VectorMechanism
 from ._result import VectorMeanEstimate
 from .duchi import DuchiMultivariate
 from .sampled import SampledDimensions, default_k
+from .sqkr import SQKR
 from .unit import PrivHS, PrivUnit, PrivUnitG
 
 __all__ = ["VectorMechanism", "VectorMeanEstimate", "SampledDimensions", "DuchiMultivariate", "PrivHS", "PrivUnit",
-           "PrivUnitG", "default_k", "MAX_DIM"]
+           "PrivUnitG", "SQKR", "default_k", "MAX_DIM"]
