@@ -24,6 +24,17 @@ def test_counts_and_first_bad_index_do_not_depend_on_slicing(n_slices):
     assert (n_bad, first) == (3, 6000)
 
 
+@pytest.mark.parametrize("n_cells", [50, 2_500, 40_000])  # the private copies, the boundary, counted in place
+def test_count_codes_over_small_and_large_alphabets_against_bincount(n_cells):
+    codes = np.random.default_rng(n_cells).integers(0, n_cells, 10_000).astype(np.uint32)
+    out = np.zeros(n_cells, dtype=np.int64)
+    assert code_kernel(codes, out) == (0, -1)
+    np.testing.assert_array_equal(out, np.bincount(codes, minlength=n_cells))
+    bad = codes.copy()
+    bad[[17, 18, 9_000]] = n_cells + 3
+    assert code_kernel(bad, np.zeros(n_cells, dtype=np.int64)) == (3, 17)
+
+
 def test_kernels_without_checks_and_with_extra_arguments():
     rows = np.random.default_rng(1).integers(0, 256, (1000, 3), dtype=np.uint8)
     rows[:, 2] &= 0x0F

@@ -28,7 +28,9 @@ def count_codes(const code_t[::1] codes, int64_t[::1] counts):
 
     Counting goes into four private histograms used in turn (consecutive equal codes would otherwise wait
     on each other's increment) that live in memory of their own (no false sharing between threads
-    counting neighbouring slices), then into ``counts``.
+    counting neighbouring slices), then into ``counts`` — unless there are more cells than a quarter of the
+    codes: then straight into ``counts`` (equal neighbours are rare, and clearing and adding four large
+    private copies would cost more than they save).
     """
     cdef Py_ssize_t n = codes.shape[0]
     cdef Py_ssize_t n_cells = counts.shape[0]
@@ -38,6 +40,20 @@ def count_codes(const code_t[::1] codes, int64_t[::1] counts):
     cdef int64_t first_bad = -1
     cdef int64_t total
     cdef int64_t n_good = 0
+    if 4 * n_cells > n:
+        # More cells than a quarter of the codes: equal neighbours are rare and four private copies of a
+        # large histogram would cost more to clear and add (PEM at eps = 8: 2.9 M cells for 1 M codes, 70 ms
+        # against 10 ms counted in place) than they save.
+        with nogil:
+            for i in range(n):
+                c = <Py_ssize_t> codes[i]
+                if c < n_cells:
+                    counts[c] += 1
+                else:
+                    if n_bad == 0:
+                        first_bad = i
+                    n_bad += 1
+        return int(n_bad), int(first_bad)
     cdef int64_t* local = <int64_t*> calloc(4 * n_cells + 1, sizeof(int64_t))
     if local == NULL:
         raise MemoryError()
