@@ -97,24 +97,43 @@ def _in_partition(exc, part, number):
     return type(exc)(text)
 
 
-def _privatize_frame_partition(df, mechanisms, seed, strategy, nan_policy, fill_value, nonce, partition_info=None):
+def _declared(out, shuffle_delta):
+    """A partition's reports with the collection's shuffle declaration (δ) recorded in its attrs."""
+    if shuffle_delta is not None:
+        from ._frame import ATTRS_KEY
+
+        out.attrs[ATTRS_KEY]["shuffle_delta"] = float(shuffle_delta)
+    return out
+
+
+def _privatize_frame_partition(df, mechanisms, seed, strategy, nan_policy, fill_value, nonce, shuffle_delta=None,
+                               partition_info=None):
     """One partition of :func:`privatize_frame`; ``nonce`` only makes a secure run's task keys unique."""
     number = _partition_number(partition_info)
     try:
-        return partition_privatize(df, mechanisms, seed=seed, partition_index=number, strategy=strategy,
-                                   nan_policy=nan_policy, fill_value=fill_value)
+        return _declared(partition_privatize(df, mechanisms, seed=seed, partition_index=number, strategy=strategy,
+                                             nan_policy=nan_policy, fill_value=fill_value), shuffle_delta)
     except (TypeError, ValueError) as exc:
         raise _in_partition(exc, df, number) from None
 
 
-def _privatize_series_partition(s, mechanism, seed, nan_policy, fill_value, nonce, partition_info=None):
+def _privatize_series_partition(s, mechanism, seed, nan_policy, fill_value, nonce, shuffle_delta=None,
+                                partition_info=None):
     """One partition of :func:`privatize_series`."""
     number = _partition_number(partition_info)
     try:
-        return partition_privatize(s, mechanism, seed=seed, partition_index=number, nan_policy=nan_policy,
-                                   fill_value=fill_value)
+        return _declared(partition_privatize(s, mechanism, seed=seed, partition_index=number, nan_policy=nan_policy,
+                                             fill_value=fill_value), shuffle_delta)
     except (TypeError, ValueError) as exc:
         raise _in_partition(exc, s, number) from None
+
+
+def _as_one_batch(agg, shuffle_delta):
+    """The merged aggregate of a collection declared shuffled, declared as the one batch it is (each partition's
+    aggregate carries the declaration of its own part; merged, they would read as batches shuffled apart)."""
+    if isinstance(agg, dict):
+        return {c: _as_one_batch(a, shuffle_delta) for c, a in agg.items()}
+    return agg.shuffled(shuffle_delta) if agg.n_reports else agg
 
 
 def _aggregate_partition(part, column, spec):
@@ -146,7 +165,8 @@ def _nonce(seed):
     return os.urandom(16).hex() if seed is None else None
 
 
-def privatize_frame(ddf, mechanisms, *, rng=None, strategy=None, nan_policy="raise", fill_value=None):
+def privatize_frame(ddf, mechanisms, *, rng=None, strategy=None, nan_policy="raise", fill_value=None,
+                    shuffled=False, shuffle_delta=1e-6):
     """Privatize the columns of a Dask DataFrame, partition by partition (lazy).
 
     Parameters
@@ -154,6 +174,10 @@ def privatize_frame(ddf, mechanisms, *, rng=None, strategy=None, nan_policy="rai
     ddf : dask.dataframe.DataFrame
     mechanisms, strategy, nan_policy, fill_value
         As for :func:`ldpnum.pandas.privatize_frame`.
+    shuffled, shuffle_delta : optional
+        As for :func:`ldpnum.pandas.privatize_frame`: ``shuffled=True`` declares **all** the reports, every
+        partition's, one shuffled batch; :func:`aggregate` then declares the merged aggregate so (its
+        estimates show the central ε of the whole batch).
     rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
         ``None`` (default): secure randomness. Otherwise partition ``i`` draws from ``child_rng(rng, i)``.
 
@@ -183,16 +207,18 @@ def privatize_frame(ddf, mechanisms, *, rng=None, strategy=None, nan_policy="rai
     100
     """
     seed = _run_seed(rng)
-    from .pandas import resolve_strategy
+    from .pandas import _shuffle_check, resolve_strategy
 
+    delta = _shuffle_check(shuffled, shuffle_delta)
     strategy = resolve_strategy(strategy, mechanisms, stacklevel=4)  # the pandas default, warned once here
-    meta = partition_privatize(make_meta(ddf), mechanisms, seed=0, partition_index=0, strategy=strategy,
-                               nan_policy=nan_policy, fill_value=fill_value)
+    meta = _declared(partition_privatize(make_meta(ddf), mechanisms, seed=0, partition_index=0, strategy=strategy,
+                                         nan_policy=nan_policy, fill_value=fill_value), delta)
     return ddf.map_partitions(_privatize_frame_partition, mechanisms, seed, strategy, nan_policy, fill_value,
-                              _nonce(seed), meta=meta)
+                              _nonce(seed), delta, meta=meta)
 
 
-def privatize_series(dds, mechanism, *, rng=None, nan_policy="raise", fill_value=None):
+def privatize_series(dds, mechanism, *, rng=None, nan_policy="raise", fill_value=None, shuffled=False,
+                     shuffle_delta=1e-6):
     """Privatize a Dask Series partition by partition (lazy); see :func:`privatize_frame`.
 
     Examples
@@ -205,10 +231,13 @@ def privatize_series(dds, mechanism, *, rng=None, nan_policy="raise", fill_value
     100
     """
     seed = _run_seed(rng)
-    meta = partition_privatize(make_meta(dds), mechanism, seed=0, partition_index=0, nan_policy=nan_policy,
-                               fill_value=fill_value)
+    from .pandas import _shuffle_check
+
+    delta = _shuffle_check(shuffled, shuffle_delta)
+    meta = _declared(partition_privatize(make_meta(dds), mechanism, seed=0, partition_index=0, nan_policy=nan_policy,
+                                         fill_value=fill_value), delta)
     return dds.map_partitions(_privatize_series_partition, mechanism, seed, nan_policy, fill_value,
-                              _nonce(seed), meta=meta)
+                              _nonce(seed), delta, meta=meta)
 
 
 def tree_sum(parts, merge=_merge_pair):
@@ -292,7 +321,7 @@ def aggregate(obj, column=None, *, spec=None):
             task = dask.delayed(_aggregate_columns, pure=True)
             columns = list(specs)
             parts = [task(part, columns, list(specs.values())) for part in obj[columns].to_delayed()]
-            return tree_sum(parts, merge=_merge_dicts)
+            return _one_batch(obj, tree_sum(parts, merge=_merge_dicts))
         if column not in obj.columns:
             raise ValueError(f"column {column!r} is not in the frame (columns: {list(obj.columns)})")
         obj = obj[[column]]  # only the report column is read from each partition
@@ -303,7 +332,13 @@ def aggregate(obj, column=None, *, spec=None):
         raise TypeError(f"expected a Dask DataFrame or Series; got {type(obj).__name__}")
     spec = _column_spec(obj, column, spec)
     task = dask.delayed(_aggregate_partition, pure=True)
-    return tree_sum([task(part, column, spec) for part in obj.to_delayed()])
+    return _one_batch(obj, tree_sum([task(part, column, spec) for part in obj.to_delayed()]))
+
+
+def _one_batch(obj, total):
+    """``total`` (a Delayed aggregate or dict of them) declared one shuffled batch when the collection says so."""
+    delta = _info(obj).get("shuffle_delta")
+    return total if delta is None else dask.delayed(_as_one_batch, pure=True)(total, delta)
 
 
 def _mech_agg(obj, column, spec):
@@ -373,10 +408,11 @@ class DaskFrameAccessor:
     def __init__(self, ddf):
         self._obj = ddf
 
-    def privatize(self, mechanisms, *, rng=None, strategy=None, nan_policy="raise", fill_value=None):
+    def privatize(self, mechanisms, *, rng=None, strategy=None, nan_policy="raise", fill_value=None,
+                  shuffled=False, shuffle_delta=1e-6):
         """Lazy privatized report frame; see :func:`ldpnum.dask.privatize_frame`."""
         return privatize_frame(self._obj, mechanisms, rng=rng, strategy=strategy, nan_policy=nan_policy,
-                               fill_value=fill_value)
+                               fill_value=fill_value, shuffled=shuffled, shuffle_delta=shuffle_delta)
 
     @property
     def specs(self):
@@ -460,9 +496,11 @@ class DaskSeriesAccessor:
     def __init__(self, dds):
         self._obj = dds
 
-    def privatize(self, mechanism, *, rng=None, nan_policy="raise", fill_value=None):
+    def privatize(self, mechanism, *, rng=None, nan_policy="raise", fill_value=None, shuffled=False,
+                  shuffle_delta=1e-6):
         """Lazy privatized report Series; see :func:`ldpnum.dask.privatize_series`."""
-        return privatize_series(self._obj, mechanism, rng=rng, nan_policy=nan_policy, fill_value=fill_value)
+        return privatize_series(self._obj, mechanism, rng=rng, nan_policy=nan_policy, fill_value=fill_value,
+                                shuffled=shuffled, shuffle_delta=shuffle_delta)
 
     @property
     def spec(self):

@@ -380,3 +380,30 @@ def _kernel_cache_stats():
                     hits += sum(obj.stats.cache_hits.values())
                     misses += sum(obj.stats.cache_misses.values())
     return hits, misses
+
+
+def test_a_shuffled_collection_is_one_batch_across_partitions():
+    # every partition's reports are one shuffled batch: the merged aggregate is declared with n = all reports
+    # (merging the partitions' own declarations alone would give the epsilon of the smallest partition)
+    x = np.random.default_rng(3).random(40_000)
+    ddf = dd.from_pandas(pd.DataFrame({"x": x, "y": x / 2}), npartitions=5)
+    m = ldp.SquareWave(4.0, (0, 1))
+    r = ddf.ldp.privatize({"x": m, "y": m}, rng=1, strategy="all-columns", shuffled=True, shuffle_delta=1e-6)
+    agg = r.ldp.aggregate("x").compute()
+    want = ldp.accounting.shuffle_epsilon(4.0, 40_000, 1e-6)
+    assert agg.shuffle.n == 40_000 and agg.shuffle_batches == 1 and agg.shuffle.epsilon == want.epsilon
+    both = r.ldp.aggregate().compute()
+    assert all(a.shuffle.n == 40_000 for a in both.values())
+    assert "central ε" in str(r.ldp.estimate_mean("x").privacy)
+    # a Series, and the same counts as without the declaration
+    s = dd.from_pandas(pd.Series(x, name="x"), npartitions=3)
+    plain = s.ldp.privatize(m, rng=2).ldp.aggregate().compute()
+    declared = s.ldp.privatize(m, rng=2, shuffled=True).ldp.aggregate().compute()
+    assert plain.shuffle is None and declared.shuffle.n == 40_000
+    np.testing.assert_array_equal(plain.counts, declared.counts)
+    # the computed pandas frame keeps the one-batch declaration (the partitions' attrs agree)
+    assert r.compute()["x"].ldp.aggregate().shuffle.n == 40_000
+    with pytest.raises(TypeError, match="shuffled"):
+        s.ldp.privatize(m, shuffled="yes")
+    with pytest.raises(ValueError):
+        s.ldp.privatize(m, shuffled=True, shuffle_delta=2.0)
