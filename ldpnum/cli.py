@@ -1035,7 +1035,7 @@ def _check_request(mech, whats, args):
     the plot destination before a report is read: a wrong request fails at once, not after streaming a
     large file."""
     name = mech.spec.mechanism
-    is_marginals = hasattr(mech, "estimate_marginals")
+    is_marginals = mech.offers("estimate_marginals")
     if is_marginals or (whats and "marginals" in whats) or args.marginal is not None:
         if not is_marginals:
             raise CLIError(f"{name} reports do not hold marginals of categorical columns; --what marginals and "
@@ -1053,11 +1053,12 @@ def _check_request(mech, whats, args):
                                f"({', '.join(mech.columns)}); " + (f"unknown: {', '.join(unknown)}" if unknown
                                                                    else "a column is named twice"))
         return ["marginals"]
-    has_mean = hasattr(mech, "estimate_mean")
-    has_dist = hasattr(mech, "estimate_distribution")
-    is_freq = hasattr(mech, "estimate_frequencies")
-    numerical = has_mean or has_dist or hasattr(mech, "estimate_ranges")
-    ranges_only = hasattr(mech, "estimate_ranges") and not (has_mean or has_dist)
+    has_mean = mech.offers("estimate_mean")
+    has_dist = mech.offers("estimate_distribution")
+    is_freq = mech.offers("estimate_frequencies")
+    has_tree = mech.offers("estimate_ranges")
+    numerical = has_mean or has_dist or has_tree
+    ranges_only = has_tree and not (has_mean or has_dist)
     if whats is None:
         if ranges_only:
             raise CLIError(f"{name} reports answer range queries over their columns: pass --range COL:LO:HI ...")
@@ -1072,15 +1073,14 @@ def _check_request(mech, whats, args):
         if what != "frequencies" and not numerical:
             raise CLIError(f"{name} reports are categorical: use --what frequencies")
         multi = isinstance(args.range, dict)
-        if what == "range" and multi != (hasattr(mech, "estimate_ranges") and not has_dist
-                                         and not hasattr(mech, "estimate_mean")):
+        if what == "range" and multi != ranges_only:
             raise CLIError(f"{name} reports answer --range {'LO HI' if multi else 'COL:LO:HI ...'}, not "
                            f"{'COL:LO:HI' if multi else 'LO HI'}")
         if (what in ("distribution", "quantiles") or args.plot or (what == "range" and not multi)) and not has_dist:
             raise CLIError(f"{name} reports estimate {'frequencies' if is_freq else 'means'} only; distributions, "
                            "quantiles, ranges and plots need square_wave, general_wave, piecewise, hybrid or "
                            "hierarchical_histogram")
-    if hasattr(mech, "estimate_ranges") and args.n_bins is not None:
+    if has_tree and args.n_bins is not None:
         raise CLIError(f"--n-bins does not apply to {name}: its bins are its leaves ({mech.n_leaves})")
     if args.plot:
         _check_plot_path(args.plot)
@@ -1090,7 +1090,7 @@ def _check_request(mech, whats, args):
 def _estimates(mech, agg, whats, args):
     """Compute what was asked (checked by :func:`_check_request`); returns a dict of results (JSON-friendly)
     and the distribution (or None)."""
-    is_tree = hasattr(mech, "estimate_ranges")  # range trees: the distribution is the tree's leaves
+    is_tree = mech.offers("estimate_ranges")  # range trees: the distribution is the tree's leaves
     dist = None
     out = {}
 
@@ -1107,7 +1107,7 @@ def _estimates(mech, agg, whats, args):
         raise CLIError("the column holds no reports")
     for what in whats:
         if what == "mean":
-            if hasattr(mech, "estimate_mean"):
+            if mech.offers("estimate_mean"):
                 est = mech.estimate_mean(agg)
                 lo, hi = est.confidence_interval(args.level)
                 out["mean"] = {"value": est.value, "standard_error": est.standard_error, "level": args.level,

@@ -83,6 +83,7 @@ from ._typing import ArrayLike, SeedLike
 from ._validation import check_choice, dtype_hint
 from .exceptions import BudgetWarning
 from .mechanisms import Mechanism, from_spec
+from .mechanisms._base import ESTIMATORS
 
 __all__ = ["STRATEGIES", "privatize_series", "privatize_frame", "reports_of", "aggregate_series", "concat",
            "describe_aggregates", "SeriesAccessor", "DataFrameAccessor"]
@@ -665,30 +666,14 @@ def _run_sets(protocol, finds, s, rng, truncate):
 
 
 def _queryable(mech, agg, kw):
-    """The estimate that answers quantiles and ranges: a RangeEstimate for hierarchical histograms,
-    a DistributionEstimate for the distribution mechanisms."""
-    if hasattr(mech, "estimate_ranges"):
-        return mech.estimate_ranges(agg, **kw)
-    if hasattr(mech, "estimate_distribution"):
-        return mech.estimate_distribution(agg, **kw)
-    raise TypeError(f"{type(mech).__name__} reports estimate {_what(mech)} only; quantiles and ranges need a "
-                    "distribution mechanism (SquareWave, GeneralWave, Piecewise, Hybrid, HierarchicalHistogram)")
-
-
-def _what(mech):
-    if hasattr(mech, "estimate_heavy_hitters"):
-        return "heavy hitters"
-    return "frequencies" if hasattr(mech, "estimate_frequencies") else "means"
+    """The estimate that answers quantiles and ranges (the mechanism's :meth:`~ldpnum.mechanisms.Mechanism.queryable_estimate`)."""
+    return mech.queryable_estimate(agg, **kw)
 
 
 def _need(mech, method):
-    if not hasattr(mech, method):
-        kinds = {"estimate_mean": "means", "estimate_distribution": "distributions",
-                 "estimate_ranges": "range trees", "estimate_frequencies": "category frequencies",
-                 "estimate_heavy_hitters": "heavy hitters", "estimate_marginals": "marginals"}
-        have = [kinds[k] for k in kinds if hasattr(mech, k)]
-        raise TypeError(f"{type(mech).__name__} reports do not estimate {kinds[method]} (they estimate "
-                        f"{' and '.join(have)})")
+    if not mech.offers(method):
+        raise TypeError(f"{type(mech).__name__} reports do not estimate {ESTIMATORS[method]} (they estimate "
+                        f"{mech.answers})")
     return getattr(mech, method)
 
 
@@ -734,11 +719,11 @@ def describe_aggregates(aggregates, *, level=0.95, sources=None, bootstrap=None,
     sources = sources or {}
     for name, agg in aggregates.items():
         mech = _mechanism(agg.spec)
-        if any(hasattr(mech, m) for m in ("estimate_frequencies", "estimate_heavy_hitters", "estimate_marginals")):
+        if mech.categorical:
             continue  # categories and items, not numbers
         row = {"mechanism": agg.spec.mechanism, "epsilon": agg.spec.epsilon, "n_reports": agg.n_reports,
                "central_epsilon": np.nan if agg.shuffle is None else agg.shuffle.epsilon}
-        mean = mech.estimate_mean(agg) if hasattr(mech, "estimate_mean") else None
+        mean = mech.estimate_mean(agg) if mech.offers("estimate_mean") else None
         if hasattr(mean, "coordinates"):  # a vector report column: one row per coordinate, means only
             names = sources.get(name)
             for j, coord in enumerate(mean.coordinates().values()):
@@ -749,7 +734,7 @@ def describe_aggregates(aggregates, *, level=0.95, sources=None, bootstrap=None,
                 index.append(names[j] if names is not None else f"{name}[{j}]")
             continue
         est = None
-        if hasattr(mech, "estimate_ranges") or hasattr(mech, "estimate_distribution"):
+        if mech.offers("estimate_ranges") or mech.offers("estimate_distribution"):
             boot = bootstrap is not None and _takes(getattr(mech, "estimate_distribution", None), "bootstrap")
             est = _queryable(mech, agg, {"bootstrap": bootstrap, "rng": rng} if boot else {})
         if hasattr(est, "marginal") and hasattr(est, "columns"):  # several columns in one report: one row each

@@ -167,6 +167,12 @@ def _shows_shuffle(estimate):
     return method
 
 
+#: The estimators a mechanism may offer (:meth:`Mechanism.offers`), with what each estimates, in words.
+ESTIMATORS = {"estimate_mean": "means", "estimate_distribution": "distributions", "estimate_ranges": "range trees",
+              "estimate_frequencies": "category frequencies", "estimate_heavy_hitters": "heavy hitters",
+              "estimate_marginals": "marginals"}
+
+
 class Mechanism:
     """Base class of ldpnum's randomizers. Subclasses set ``name`` and implement the plan and kernel call.
 
@@ -453,6 +459,44 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
     def empty_aggregate(self) -> Aggregate:
         """The aggregate of no reports, the identity of ``+``."""
         return Aggregate.empty(self.spec)
+
+    # -- what the reports answer (for the integrations) ---------------------------------------------
+    def offers(self, estimator: str) -> bool:
+        """Whether this mechanism's reports answer ``estimator`` (one of :data:`ESTIMATORS`).
+
+        The pandas accessor, the command line and the Dask accessor ask this instead of inspecting mechanism
+        types: what a report column can answer is the mechanism's own description.
+
+        >>> import ldpnum as ldp
+        >>> m = ldp.SquareWave(1.0, (0, 1))
+        >>> m.offers("estimate_distribution"), m.offers("estimate_frequencies")
+        (True, False)
+        """
+        if estimator not in ESTIMATORS:
+            raise ValueError(f"unknown estimator {estimator!r}; one of {', '.join(ESTIMATORS)}")
+        return callable(getattr(self, estimator, None))
+
+    def queryable_estimate(self, data: Reports | Aggregate, **kwargs: Any) -> Any:
+        """The estimate that answers quantiles and ranges of the values: the range tree's (``estimate_ranges``)
+        where the mechanism has one (hierarchical histograms, HDG's grids), else its reconstructed
+        distribution (``estimate_distribution``); TypeError for mechanisms that estimate means, frequencies
+        or items only. ``kwargs`` go to that estimator."""
+        if self.offers("estimate_ranges"):
+            return self.estimate_ranges(data, **kwargs)  # type: ignore[attr-defined]
+        if self.offers("estimate_distribution"):
+            return self.estimate_distribution(data, **kwargs)  # type: ignore[attr-defined]
+        raise TypeError(f"{type(self).__name__} reports estimate {self.answers} only; quantiles and ranges need a "
+                        "distribution mechanism (SquareWave, GeneralWave, Piecewise, Hybrid, HierarchicalHistogram)")
+
+    @property
+    def answers(self) -> str:
+        """What the reports estimate, in words ("means", "frequencies", "heavy hitters", ...)."""
+        return " and ".join(words for est, words in ESTIMATORS.items() if self.offers(est))
+
+    @property
+    def categorical(self) -> bool:
+        """True when the reports describe categories, items or their marginals rather than numbers."""
+        return any(self.offers(e) for e in ("estimate_frequencies", "estimate_heavy_hitters", "estimate_marginals"))
 
     def _as_aggregate(self, data):
         if isinstance(data, Reports):
