@@ -60,6 +60,20 @@ def cell_inline(values, i, lows, inv_ranges, table, j):
     return ca * gran + cb
 
 
+@jit(inline=True)
+def grid_report_inline(table, j, cell, w_seed, w_keep):
+    """The report of ``cell`` of grid (or column set) ``j``: OLH (the seed word's bits, the grid tag, GRR over
+    the hash range) or GRR over the cells (the code above 16 bits, the grid tag), by row ``j`` of ``table``
+    (``[kind, size, keep, lie_shift, ...]``)."""
+    tag = np.uint64(j) << U_GRID
+    if table[j, 0] == KIND_OLH:
+        h = local_hash_inline(w_seed, cell, table[j, 1])
+        y = grr_inline(h, w_keep, table[j, 1], table[j, 2], table[j, 3])
+        return (w_seed & SEED_MASK) | tag | np.uint64(y)
+    code = grr_inline(cell, w_keep, table[j, 1], table[j, 2], table[j, 3])
+    return (np.uint64(code) << U16) | tag
+
+
 @jit(parallel=True, plan_arrays=("lows", "inv_ranges", "table"))
 def hdg_kernel(values, lows, inv_ranges, table, words, out):
     """HDG report of each row of ``values`` (3 words per record; see the module docstring)."""
@@ -70,14 +84,7 @@ def hdg_kernel(values, lows, inv_ranges, table, words, out):
         w_keep = words[3 * i + 2]
         j = grid_inline(w_grid, n_grids)
         cell = cell_inline(values, i, lows, inv_ranges, table, j)
-        tag = np.uint64(j) << U_GRID
-        if table[j, 0] == KIND_OLH:
-            h = local_hash_inline(w_seed, cell, table[j, 1])
-            y = grr_inline(h, w_keep, table[j, 1], table[j, 2], table[j, 3])
-            out[i] = (w_seed & SEED_MASK) | tag | np.uint64(y)
-        else:
-            code = grr_inline(cell, w_keep, table[j, 1], table[j, 2], table[j, 3])
-            out[i] = (np.uint64(code) << U16) | tag
+        out[i] = grid_report_inline(table, j, cell, w_seed, w_keep)
 
 
 @jit(parallel=True, plan_arrays=("lows", "inv_ranges", "table"))
@@ -106,11 +113,4 @@ def marginals_kernel(values, table, words, out):
             a = table[j, 4 + t]
             if a >= 0:
                 cell = cell * table[j, 4 + width + t] + np.int64(values[i, a])
-        tag = np.uint64(j) << U_GRID
-        if table[j, 0] == KIND_OLH:
-            h = local_hash_inline(w_seed, cell, table[j, 1])
-            y = grr_inline(h, w_keep, table[j, 1], table[j, 2], table[j, 3])
-            out[i] = (w_seed & SEED_MASK) | tag | np.uint64(y)
-        else:
-            code = grr_inline(cell, w_keep, table[j, 1], table[j, 2], table[j, 3])
-            out[i] = (np.uint64(code) << U16) | tag
+        out[i] = grid_report_inline(table, j, cell, w_seed, w_keep)
