@@ -88,7 +88,7 @@ __all__ = [
     "ranges", "HierarchicalHistogram", "RangeEstimate",
     "heavy", "HeavyHittersEstimate", "TruncationWarning", "PEM", "TreeHist",
     "SVIM", "SVSM", "PaddingSampling", "PaddingSamplingOLH", "ItemsetsEstimate",
-    "accounting",
+    "accounting", "PrivacyLedger", "recommend",
     "vectors", "VectorMeanEstimate", "SampledDimensions", "DuchiMultivariate", "PrivHS", "PrivUnit", "PrivUnitG",
     "SQKR", "multi", "HDG", "MultiRangeEstimate", "Marginals", "MarginalsEstimate",
     "pandas", "plot",

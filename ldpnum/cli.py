@@ -69,7 +69,7 @@ import sys
 import warnings
 
 __all__ = ["main", "main_exit", "privatize_file", "aggregate_file", "heavy_hitters_file", "make_mechanism",
-           "MECHANISM_ALIASES"]
+           "MECHANISM_ALIASES"]  # noqa: F822 (provided by the module __getattr__ below)
 
 #: Rows read, randomized and written per step (about 2 MB of uint16 codes per column).
 DEFAULT_BATCH_SIZE = 1 << 20

@@ -77,7 +77,7 @@ from ._frame import (ATTRS_KEY, add_digests, attach_specs, check_codes, codes_di
                      column_specs,
                      frame_info, histogram_digest, shuffle_delta_of, spec_for)
 from ._random import MAX_ASSIGNED, assign_columns, child_rng, resolve_rng
-from ._results import DistributionEstimate, FrequencyEstimate, MeanEstimate, named
+from ._results import DistributionEstimate, FrequencyEstimate, named
 from .heavy import HeavyHittersEstimate
 from ._typing import ArrayLike, SeedLike
 from ._validation import check_choice, dtype_hint
