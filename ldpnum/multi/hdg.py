@@ -46,9 +46,8 @@ queries of ``bench/multi.py``, n = 10^6, 3 collections, 200 queries per volume, 
 granularities from (16, 4) to (128, 16), both query settings): 2-D MAE ×0.77 (geometric mean; down to
 ×0.49) on the correlated pair at volume 0.1, ×0.89 at 0.5; ×0.98 to ×1.01 on the flights and an
 independent pair; noise-free, the fitted table's L1 distance to a correlated normal density is ×0.47 at
-(32, 8) and ×0.79 at (16, 4). A 2-D
-range query sums the response matrix, and a 1-D query the 1-D grid, cells cut by the query counting in
-proportion to the part inside (uniform within a cell).
+(32, 8) and ×0.79 at (16, 4). A 2-D range query sums the response matrix, and a 1-D query the 1-D grid,
+cells cut by the query counting in proportion to the part inside (uniform within a cell).
 
 With ``consistency="none"`` nothing of this is done: 1-D queries read the raw 1-D grid and 2-D queries the
 raw 2-D grid (unbiased for queries aligned with the grids' cells; answers need not be in [0, 1]).
