@@ -18,18 +18,38 @@ MSE of the answered fractions against the exact fractions of the n rows.
 
 Methods, each spending ε per person:
 
-* **HDG** (``ldp.HDG``, the paper's guideline granularities for n = 10^6 and post-processing);
+* **HDG** (``ldp.HDG`` at its default granularities for n = 10^6 — the paper's guideline with the 1-D constant
+  α1 = 0.3 — and its post-processing);
 * **2-D OLH**: one ``g × g`` grid, everyone reports their cell through OLH, Norm-Sub, cells read uniformly;
   ``g`` by the paper's 2-D guideline with one grid (TDG's formula, ``m = 1``);
 * **1-D SW × 2 (independence)**: people split in halves by ``assign_columns``; each half reports one column by
   Square Wave (ε), EMS distributions (256 bins); a rectangle's answer is the product of the two 1-D ranges.
+
+**privmdr's setting** (a second table, like for like with the reference figures). Yang et al.'s research code
+(privmdr) measures HDG on integer data of domain 64 per attribute, with its own query generator: for a query
+volume ``v`` each attribute's interval is ``L = floor(16 sqrt(v))`` of 16 coarse units (``v = 0.1``: 5/16 of the
+domain, area 0.0977; ``v = 0.5``: 11/16, area 0.4727), its left end uniform over the ``17 - L`` coarse positions,
+so that every interval is a union of whole coarse units of 4 domain values ``[4l, 4(l + L) - 1]``; MAE of the
+answered fractions. The same three data sets, each coordinate discretized to ``floor(64 (x - low) / (high -
+low))`` (clipped to 63), are given to ``ldp.HDG`` on bounds (0, 64); a query ``[4l, 4(l + L) - 1]`` is asked as
+the range (4l, 4(l + L)) (the integer value ``t`` lies in ``[t, t + 1)``), so the queries are aligned with every
+grid of 16 or fewer cells. Other differences from the continuous table: privmdr caps both granularities at the
+domain size (64), answers from a 64 × 64 response matrix (the same fit: a table fitted from the uniform one by
+proportional fitting to constraints that are unions of ``g1 × g1`` blocks stays constant within each block),
+assigns people to grids by position rather than at random, uses OUE in every grid (OLH's variance) and runs a
+fixed 100 consistency rounds; none of these changes the expected error. What the reference's data sets were
+exactly (its Laplace scale, its correlated pair) is not known here: the figures compare settings, not data.
 
 Also: HDG privatize throughput (people/s, seeded and secure randomness, after a warm-up), aggregate and
 estimate time, and the time of 10,000 2-D queries answered at once. For scale, the figures the issue quotes
 for the paper's reference code (domain 64 per attribute, n = 10^6) are shown next to the correlated and Laplace
 pairs; they are not a run of that code (it is research code not on the package index).
 
-Runs alone: ``python bench/multi.py [--n 1e6]``.
+**Granularity sweep** (``--sweep``): HDG's MAE for every candidate ``(g1, g2)`` (powers of two, ``g1 >= g2``,
+``g1 / g2 <= 16``) in both settings, written to ``bench/results/multi-sweep.{md,json}``: the measurements behind
+:func:`ldpnum.multi.guideline_granularities`.
+
+Runs alone: ``python bench/multi.py [--n 1e6] [--sweep]``.
 """
 
 import argparse
@@ -48,6 +68,9 @@ EPSILONS = (0.5, 1.0, 2.0, 4.0)
 VOLUMES = (0.1, 0.5)
 N_QUERIES = 200
 SEED = 0
+#: privmdr's setting: the domain of each attribute, and the coarse units its queries are made of.
+DOMAIN = 64
+COARSE = 16
 #: The issue's MAE figures of the reference code (domain 64, n = 1e6) at ε = 0.5, 1, 2: {(data, volume): ...}.
 REFERENCE = {("correlated", 0.1): (0.0273, 0.0116, 0.0087), ("correlated", 0.5): (0.0186, 0.0132, 0.0060),
              ("laplace", 0.1): (0.0055, 0.0042, 0.0027), ("laplace", 0.5): (0.0094, 0.0078, 0.0038)}
@@ -88,6 +111,33 @@ def truth(X, lo, hi):
         y = ys[a:b]
         out[i] = np.count_nonzero((y >= lo[i, 1]) & (y <= hi[i, 1]))
     return out / len(X)
+
+
+def discretize(X, bounds, size=DOMAIN):
+    """Each coordinate as an integer in [0, size): ``floor(size (x - low) / (high - low))``, clipped."""
+    out = np.empty(X.shape, dtype=np.int64)
+    for j, (lo, hi) in enumerate(bounds):
+        out[:, j] = np.clip(np.floor((X[:, j] - lo) / (hi - lo) * size).astype(np.int64), 0, size - 1)
+    return out
+
+
+def grid_queries(volume, n_queries, seed, size=DOMAIN, coarse=COARSE):
+    """privmdr's 2-D queries (re-implemented from its description): per attribute ``L = floor(coarse
+    sqrt(volume))`` coarse units starting at a uniform coarse position in ``[0, coarse - L]``. Returns ``(lo,
+    hi)`` integer arrays of shape (n_queries, 2): the query holds the integers ``lo <= t < hi`` of each
+    attribute, i.e. the continuous range ``(lo, hi)`` on bounds ``(0, size)``."""
+    rng = np.random.default_rng(seed)
+    unit = size // coarse
+    length = int(coarse * math.sqrt(volume))
+    left = rng.integers(0, coarse - length + 1, (n_queries, 2))
+    return unit * left, unit * (left + length)
+
+
+def grid_truth(Z, lo, hi, size=DOMAIN):
+    """Exact fractions of integer rows ``Z`` with ``lo <= z < hi`` in both columns (2-D prefix sums)."""
+    S = np.zeros((size + 1, size + 1))
+    S[1:, 1:] = np.bincount(Z[:, 0] * size + Z[:, 1], minlength=size * size).reshape(size, size).cumsum(0).cumsum(1)
+    return (S[hi[:, 0], hi[:, 1]] - S[lo[:, 0], hi[:, 1]] - S[hi[:, 0], lo[:, 1]] + S[lo[:, 0], lo[:, 1]]) / len(Z)
 
 
 def tdg_granularity(n, epsilon):
@@ -171,7 +221,8 @@ def run(repeats=3, n=N):
                         errs.setdefault((v, method), []).append(errors(ans, truths[v]))
             for (v, method), e in errs.items():
                 mae, mse = np.mean(e, axis=0)
-                records.append({"data": name, "epsilon": eps, "volume": v, "method": method, "mae": float(mae),
+                records.append({"data": name, "setting": "continuous", "epsilon": eps, "volume": v, "method": method,
+                                "mae": float(mae),
                                 "mse": float(mse), "mae_runs": [x[0] for x in e], "n": n, "repeats": repeats,
                                 "granularities": list(hdg.granularities) if method == "HDG"
                                 else ([g, g] if method == "2-D OLH" else [256]),
@@ -181,8 +232,114 @@ def run(repeats=3, n=N):
             print(f"multi {name} eps={eps:g}: HDG {hdg.granularities} "
                   + ", ".join(f"{r['method']} {r['mae']:.4f}" for r in records[-7:-1] if r.get("volume") == 0.1),
                   flush=True)
+        records += run_grid_setting(name, X, bounds, repeats, n)
     records.append(speed(data["correlated"][0], n, repeats))
     return records, markdown(records)
+
+
+def run_grid_setting(name, X, bounds, repeats, n):
+    """HDG in privmdr's setting (module docstring): the data discretized to 64 values per attribute on bounds
+    (0, 64), privmdr's queries; the default granularities; the same seeds as the continuous table."""
+    import ldpnum as ldp
+
+    Z = discretize(X, bounds)
+    qs = {v: grid_queries(v, N_QUERIES, SEED + int(v * 100)) for v in VOLUMES}
+    truths = {v: grid_truth(Z, *qs[v]) for v in VOLUMES}
+    Zf = Z.astype(np.float64)
+    out = []
+    for eps in EPSILONS:
+        hdg = ldp.HDG(eps, {"x": (0, DOMAIN), "y": (0, DOMAIN)}, n=n)
+        errs = {v: [] for v in VOLUMES}
+        for rep in range(repeats):
+            est = hdg.estimate_ranges(hdg.aggregate(hdg.privatize(Zf, rng=1 + 10 * rep)))
+            for v in VOLUMES:
+                lo, hi = qs[v]
+                errs[v].append(errors(est.range({"x": (lo[:, 0], hi[:, 0]), "y": (lo[:, 1], hi[:, 1])}), truths[v]))
+        for v in VOLUMES:
+            mae, mse = np.mean(errs[v], axis=0)
+            side = int(COARSE * math.sqrt(v)) / COARSE
+            out.append({"data": name, "setting": "domain64", "epsilon": eps, "volume": v, "area": side * side,
+                        "method": "HDG", "mae": float(mae), "mse": float(mse), "mae_runs": [x[0] for x in errs[v]],
+                        "n": n, "repeats": repeats, "granularities": list(hdg.granularities)})
+        print(f"multi {name} domain 64 eps={eps:g}: HDG {hdg.granularities} "
+              + ", ".join(f"vol {r['volume']:g} {r['mae']:.4f}" for r in out[-2:]), flush=True)
+    return out
+
+
+#: The granularity sweep's candidates: g1 and g2 powers of two, g1 >= g2, g1 / g2 <= 16.
+SWEEP = tuple((g1, g2) for g2 in (2, 4, 8, 16, 32) for g1 in (8, 16, 32, 64, 128) if g2 <= g1 <= 16 * g2)
+
+
+def sweep(repeats=3, n=N, candidates=SWEEP):
+    """HDG's MAE for every candidate ``(g1, g2)`` (``--sweep``): the three data sets, both settings (continuous
+    queries; privmdr's domain 64), both volumes, ε = 0.5, 1, 2, 4, ``repeats`` collections. Returns ``(records,
+    markdown)``: per ε, each candidate's geometric-mean and worst ratio to the best candidate over the 12 cases."""
+    import ldpnum as ldp
+
+    records = []
+    for name, (X, bounds) in datasets(n).items():
+        Z = discretize(X, bounds)
+        settings = {"continuous": (X, bounds, {v: queries(bounds, v, N_QUERIES, SEED + int(v * 100)) for v in VOLUMES}),
+                    "domain64": (Z.astype(np.float64), ((0.0, DOMAIN), (0.0, DOMAIN)),
+                                 {v: grid_queries(v, N_QUERIES, SEED + int(v * 100)) for v in VOLUMES})}
+        for setting, (XX, bb, qs) in settings.items():
+            truths = {v: (truth(X, *qs[v]) if setting == "continuous" else grid_truth(Z, *qs[v])) for v in VOLUMES}
+            for eps in EPSILONS:
+                for g in candidates:
+                    hdg = ldp.HDG(eps, {"x": bb[0], "y": bb[1]}, granularities=g)
+                    errs = {v: [] for v in VOLUMES}
+                    for rep in range(repeats):
+                        est = hdg.estimate_ranges(hdg.aggregate(hdg.privatize(XX, rng=1 + 10 * rep)))
+                        for v in VOLUMES:
+                            lo, hi = qs[v]
+                            ans = est.range({"x": (lo[:, 0], hi[:, 0]), "y": (lo[:, 1], hi[:, 1])})
+                            errs[v].append(errors(ans, truths[v])[0])
+                    for v in VOLUMES:
+                        records.append({"data": name, "setting": setting, "epsilon": eps, "volume": v,
+                                        "granularities": list(g), "mae": float(np.mean(errs[v])), "n": n,
+                                        "repeats": repeats})
+            print(f"sweep {name} {setting}: done", flush=True)
+    return records, sweep_markdown(records, n)
+
+
+def sweep_markdown(records, n):
+    from ldpnum.multi.hdg import PAPER_ALPHA1, guideline_granularities
+
+    cases = {}
+    for r in records:
+        cases.setdefault((r["epsilon"], r["data"], r["setting"], r["volume"]), {})[tuple(r["granularities"])] = r["mae"]
+    lines = ["## HDG granularity sweep", "",
+             f"bench/multi.py --sweep: n = {n:,}, 2 attributes, {records[0]['repeats']} collections per candidate, "
+             f"{N_QUERIES} queries per volume; per ε and setting 6 cases (flights, correlated, laplace × volume 0.1, "
+             "0.5). Ratio: the candidate's MAE over the best candidate's in each case; geometric mean (worst) over the "
+             "cases. The continuous setting (queries anywhere) is the basis of the default; in the domain-64 setting "
+             "every query is aligned with a 16-cell grid, which favours g1 = 16 and g2 = 16 (no cell is cut). "
+             "Default: the granularities ldp.HDG picks for n; paper: Yang et al.'s guideline (α1 = 0.7).", "",
+             "| ε | candidate (g1, g2) | continuous: geo-mean ratio (worst) | domain 64: geo-mean ratio (worst) | "
+             "default | paper |", "|---:|---|---:|---:|:---:|:---:|"]
+    for eps in EPSILONS:
+        cands = set.intersection(*(set(v) for k, v in cases.items() if k[0] == eps))
+        rows = []
+        for g in cands:
+            stats = []
+            for setting in ("continuous", "domain64"):
+                ratios = np.array([v[g] / min(v.values()) for k, v in cases.items() if k[0] == eps and k[2] == setting])
+                stats.append((float(np.exp(np.mean(np.log(ratios)))), float(ratios.max())))
+            rows.append((stats, g))
+        default = guideline_granularities(n, eps, 2)
+        paper = guideline_granularities(n, eps, 2, alpha1=PAPER_ALPHA1)
+        for (c, d), g in sorted(rows):
+            lines.append(f"| {eps:g} | {g} | {c[0]:.2f} ({c[1]:.2f}) | {d[0]:.2f} ({d[1]:.2f}) | "
+                         f"{'yes' if g == default else ''} | {'yes' if g == paper else ''} |")
+    lines += ["", "MAE per case (rows: candidate; columns: data, setting, volume):", ""]
+    for eps in EPSILONS:
+        keys = sorted(k for k in cases if k[0] == eps)
+        lines += [f"ε = {eps:g}:", "", "| (g1, g2) | " + " | ".join(f"{k[1][:4]} {k[2][:4]} {k[3]:g}" for k in keys) + " |",
+                  "|---|" + "---:|" * len(keys)]
+        for g in sorted(set.intersection(*(set(cases[k]) for k in keys))):
+            lines.append(f"| {g} | " + " | ".join(f"{cases[k][g]:.4f}" for k in keys) + " |")
+        lines.append("")
+    return "\n".join(lines) + "\n"
 
 
 def speed(X, n, repeats):
@@ -211,14 +368,16 @@ def speed(X, n, repeats):
 
 
 def markdown(records):
-    rows = [r for r in records if "method" in r]
+    rows = [r for r in records if r.get("setting") == "continuous"]
+    grid_rows = [r for r in records if r.get("setting") == "domain64"]
     sp = next(r for r in records if r.get("speed"))
     timing = {(r["data"], r["epsilon"]): r for r in records if r.get("timing")}
     lines = ["## Several columns: 2-D range queries (HDG)", "",
              f"bench/multi.py: n = {rows[0]['n']:,} people per data set, errors averaged over {rows[0]['repeats']} "
              f"collections, {N_QUERIES} random square queries per "
              "volume (sides sqrt(volume) of each range), MAE and MSE of the answered fractions against the exact "
-             "fractions. HDG at the paper's guideline granularities (g1, g2) with its post-processing; 2-D OLH: "
+             "fractions. HDG at ldpnum's default granularities (g1, g2) (the paper's guideline, α1 = 0.3) with its "
+             "post-processing; 2-D OLH: "
              "one g × g grid (the paper's 2-D guideline with one grid); 1-D SW × 2: half the people per column, "
              "Square Wave + EMS, answers multiplied (independence). Reference: the issue's MAE figures for the "
              "paper's research code (domain 64 per attribute), for scale only.", ""]
@@ -233,6 +392,25 @@ def markdown(records):
                 refv = f"{ref[EPSILONS.index(eps)]:.4f}" if ref and eps in (0.5, 1.0, 2.0) else "–"
                 lines.append(f"| {data} | {v:g} | {eps:g} | {tuple(h['granularities'])} | {h['mae']:.4f} | "
                              f"{h['mse']:.2e} | {o['mae']:.4f} | {s['mae']:.4f} | {h['mae'] / s['mae']:.2f} | {refv} |")
+    if grid_rows:
+        lines += ["", "### privmdr's setting: domain 64 per attribute, its query generator", "",
+                  "The same data discretized to 64 integer values per attribute (bounds (0, 64)); queries of "
+                  f"{N_QUERIES} rectangles per volume whose sides are floor(16 sqrt(volume)) of 16 coarse units "
+                  "(area 0.0977 and 0.4727) at uniform coarse positions, as privmdr draws them; HDG at the default "
+                  "granularities, the same collections. Reference: the issue's MAE figures of privmdr run "
+                  "unmodified in this setting (mean of 3 seeds; its own data sets of the same description).", "",
+                  "| data | volume (area) | ε | HDG (g1, g2) | HDG MAE | HDG MSE | reference MAE | HDG ≤ reference |",
+                  "|---|---:|---:|---|---:|---:|---:|:---:|"]
+        gby = {(r["data"], r["volume"], r["epsilon"]): r for r in grid_rows}
+        for data in dict.fromkeys(r["data"] for r in grid_rows):
+            for v in VOLUMES:
+                for eps in EPSILONS:
+                    h = gby[(data, v, eps)]
+                    ref = REFERENCE.get((data, v))
+                    ref = ref[EPSILONS.index(eps)] if ref and eps in (0.5, 1.0, 2.0) else None
+                    lines.append(f"| {data} | {v:g} ({h['area']:.4f}) | {eps:g} | {tuple(h['granularities'])} | "
+                                 f"{h['mae']:.4f} | {h['mse']:.2e} | {'–' if ref is None else f'{ref:.4f}'} | "
+                                 f"{'–' if ref is None else ('yes' if h['mae'] <= ref else 'no')} |")
     t = timing.get(("correlated", 1.0))
     lines += ["", f"HDG privatize (correlated pair, ε = 1, n = {sp['n']:,}): {sp['privatize_seeded_per_s'] / 1e6:.1f} M "
               f"people/s seeded, {sp['privatize_secure_per_s'] / 1e6:.1f} M people/s secure (median of runs, after "
@@ -246,7 +424,17 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", default=str(N))
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--sweep", action="store_true",
+                    help="measure every candidate (g1, g2) instead; writes bench/results/multi-sweep.{md,json}")
     args = ap.parse_args(argv)
+    if args.sweep:
+        import json
+
+        records, md = sweep(repeats=args.repeats, n=int(float(args.n)))
+        (HERE / "results" / "multi-sweep.md").write_text(md)
+        (HERE / "results" / "multi-sweep.json").write_text(json.dumps(records, indent=1))
+        print(md)
+        return 0
     _, md = run(repeats=args.repeats, n=int(float(args.n)))
     print(md)
     return 0
