@@ -849,7 +849,8 @@ class DistributionEstimate(PrivacyProvenance):
         rows = [("mean of the distribution", _g(self.mean)), ("standard deviation", _g(self.std)),
                 ("25%", _g(q1)), ("median", _g(med)), ("75%", _g(q3)), ("bounds", f"[{lo:g}, {hi:g}]"),
                 ("bins", self.n_bins),
-                ("method", self.method + ("" if self.smoothing is None else f", {self.smoothing} smoothing passes")
+                ("method", self.method
+                 + ("" if self.smoothing is None else f", {self.smoothing} smoothing passes")
                  + ("" if self.converged else " (not converged)")),
                 *_mechanism_rows(self.spec, self.epsilon, self.n_reports, self.shuffle)]
         return _html_table(_title("DistributionEstimate", self), rows)
