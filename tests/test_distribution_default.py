@@ -166,9 +166,10 @@ def test_one_report_still_estimates():
 # Accuracy regression on Beta(5, 2), n = 1e5, 1024 buckets, 5 fixed seeds (data seed 1000 + s, reports seed
 # 2000 + s, exactly the runs of bench/dist_candidates.py). The estimators are deterministic functions of the
 # aggregate, so these ratios are the bench's figures: mean W1 of ems-cv / mean W1 of EMS = 0.99, 0.97, 0.82,
-# 0.89 and mean KS ratio = 0.91, 0.91, 0.77, 0.76 at ε = 0.5, 1, 2, 4. The bounds allow 0.01-0.03 (rounding,
-# and platform differences in the last bits of the EM iterations), and never more than 1: the test fails if
-# the default becomes worse than EMS.
+# 0.90 and mean KS ratio = 0.91, 0.91, 0.77, 0.76 at ε = 0.5, 1, 2, 4 (since the strong levels are fitted on
+# coarser grids; 0.89 W1 at ε = 4 before). The bounds allow 0.01-0.03 (rounding, and platform differences in
+# the last bits of the EM iterations), and never more than 1: the test fails if the default becomes worse
+# than EMS.
 RATIO_BOUND = {0.5: (1.00, 0.93), 1.0: (0.99, 0.93), 2.0: (0.85, 0.80), 4.0: (0.92, 0.79)}
 
 
