@@ -64,7 +64,7 @@ def test_provenance_and_queries():
     r = sw.privatize(x, rng=2)
     est = sw.estimate_distribution(r)
     assert est.spec == sw.spec and est.epsilon == 1.0 and est.n_reports == 60_000
-    assert est.n_bins == default_n_bins(60_000) == 1024
+    assert est.n_bins == default_n_bins(60_000) == 512
     assert est.bin_edges[0] == 0 and est.bin_edges[-1] == 1440
     assert est.quantile(0.5) == pytest.approx(720, abs=25)
     assert est.range(600, 840) == pytest.approx(np.mean((x >= 600) & (x <= 840)), abs=0.03)
@@ -101,9 +101,10 @@ def test_norm_sub_is_the_simplex_projection_for_unit_sum_input():
 
 
 def test_default_n_bins():
-    assert default_n_bins(1_000) == 128
+    assert default_n_bins(1_000) == 64
     assert default_n_bins(10_000) == 256
     assert default_n_bins(30_000) == 512
+    assert default_n_bins(20_000) == 256
     assert default_n_bins(100_000) == 1024
     assert default_n_bins(10**7) == 1024  # capped at 1024, not by the window-start grid (512 starts here)
     assert default_n_bins(3) == 32
