@@ -20,9 +20,10 @@ Methods, each spending ε per person (ε ∈ {0.8, 2}):
 * **SW + EMS**: ``ldp.SquareWave`` (default bandwidth and grid), ``estimate_distribution(n_bins=1024,
   method="ems")`` (Li et al.'s EMS), ranges read from the distribution;
 * **SW + ems-cv**: the same reports, ``estimate_distribution(agg)`` with its defaults (EMS with held-out
-  smoothing, ``default_n_bins`` buckets: 512 at ε = 0.8 and 1024 at ε = 2 for this grid) — today's default
-  range answers (``ldp.recommend(task="ranges")`` picks Square Wave on its smooth reference); **SW + ems-cv
-  1024**: the same with 1024 buckets (the domain);
+  smoothing, ``default_n_bins`` buckets: 1024 at n = 1e6; until the bucket default stopped being capped by
+  the window-start grid it was 512 at every ε here, and the mixture's MSE at ε = 0.8 was 3x that at 1024) —
+  today's default range answers (``ldp.recommend(task="ranges")`` picks Square Wave on its smooth
+  reference); **SW + ems-cv 1024**: the same with 1024 buckets named (the domain; now the same estimate);
 * **HH least-squares / nonnegative**: ``ldp.HierarchicalHistogram`` (1024 leaves, default branching and
   oracles), ``estimate_ranges(consistency=...)``;
 * **HH adaptive**: ``consistency="adaptive"`` (``ldpnum.ranges.adaptive``: AHEAD's threshold rule applied to
@@ -196,7 +197,8 @@ def markdown(records):
     lines = ["## 1-D range queries: Square Wave + EMS vs hierarchical histograms, fixed and adaptive", "",
              f"bench/ranges.py: n = {r0['n']:,} people per collection, {r0['seeds']} collections per cell (mean ± "
              f"standard error of the MSE over them), {N_QUERIES} random ranges per volume, domain {DOMAIN} "
-             "(Square Wave: 1024 buckets but its default buckets for SW + ems-cv; hierarchical histogram: 1024 leaves, branching "
+             "(Square Wave: 1024 buckets, also the default buckets of SW + ems-cv at this n; hierarchical "
+             "histogram: 1024 leaves, branching "
              f"{r0['branching']} and oracles by its default rules). Data: N(0.5, 0.1²) on (0, 1); "
              "0.5·N(0.3, 0.05²) + 0.5·N(0.7, 0.08²) on (0, 1); spiky = 70% Beta(2, 5) + point masses "
              "0.10/0.08/0.05/0.04/0.03 at 0.1/0.3/0.45/0.7/0.9; heavy = log-normal(0, 1) on (0, 100). "

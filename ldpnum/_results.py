@@ -306,6 +306,10 @@ class DistributionEstimate(PrivacyProvenance):
     name : str, optional
         The name of the column the reports came from (set by the pandas accessor and the command line);
         labels the x axis of :meth:`plot`. Provenance only: it does not take part in equality.
+    smoothing : int, optional
+        Smoothing passes per iteration of the EM fit behind the estimate: 0 for plain EM (``"em"``), 1 for
+        Li et al.'s EMS (``"ems"``), the level chosen from the data for ``"ems-cv"``; None (default) when the
+        estimate is not an EM fit. Shown in the repr. Provenance only: it does not take part in equality.
 
     Attributes
     ----------
@@ -369,6 +373,9 @@ class DistributionEstimate(PrivacyProvenance):
     #: The central ε of a shuffled collection (:meth:`ldpnum.Aggregate.shuffled`), None when the reports were
     #: not declared shuffled; shown next to the local ε (:attr:`privacy`). Provenance only.
     shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
+    #: Smoothing passes per iteration of the EM fit behind the estimate (0 for plain EM, 1 for EMS, the level
+    #: ``"ems-cv"`` chose from the data); None when the estimate is not an EM fit. Provenance only.
+    smoothing: int | None = field(default=None, compare=False)
     # Derived, read-only: the CDF at the edges (exactly 0 and 1 at the ends) and the density per bin.
     _cum: np.ndarray = field(init=False, repr=False, compare=False)
     _pdf: np.ndarray = field(init=False, repr=False, compare=False)
@@ -451,6 +458,12 @@ class DistributionEstimate(PrivacyProvenance):
         set_(self, "log_likelihood", tuple(float(v) for v in trace))
         if self.name is not None and not isinstance(self.name, str):
             raise TypeError(f"name must be a str or None; got {type(self.name).__name__}")
+        if self.smoothing is not None:
+            if not is_int(self.smoothing):
+                raise TypeError(f"smoothing must be an int or None; got {type(self.smoothing).__name__}")
+            if self.smoothing < 0:
+                raise ValueError(f"smoothing must be non-negative; got {self.smoothing}")
+            set_(self, "smoothing", int(self.smoothing))
 
     # -- the model ---------------------------------------------------------------------------------------
 
@@ -815,6 +828,8 @@ class DistributionEstimate(PrivacyProvenance):
 
     def _provenance(self):
         parts = [f"method={self.method!r}", f"n_iter={self.n_iter}", f"converged={self.converged}"]
+        if self.smoothing is not None:
+            parts.insert(1, f"smoothing={self.smoothing}")
         if self.epsilon is not None:
             parts.append(f"epsilon={self.epsilon:g}")
         if self.n_reports is not None:
@@ -834,7 +849,9 @@ class DistributionEstimate(PrivacyProvenance):
         rows = [("mean of the distribution", _g(self.mean)), ("standard deviation", _g(self.std)),
                 ("25%", _g(q1)), ("median", _g(med)), ("75%", _g(q3)), ("bounds", f"[{lo:g}, {hi:g}]"),
                 ("bins", self.n_bins),
-                ("method", self.method + ("" if self.converged else " (not converged)")),
+                ("method", self.method
+                 + ("" if self.smoothing is None else f", {self.smoothing} smoothing passes")
+                 + ("" if self.converged else " (not converged)")),
                 *_mechanism_rows(self.spec, self.epsilon, self.n_reports, self.shuffle)]
         return _html_table(_title("DistributionEstimate", self), rows)
 
@@ -861,7 +878,7 @@ class DistributionEstimate(PrivacyProvenance):
         # Rebuild through __init__, so an unpickled estimate is validated and read-only again.
         return (type(self), (self.bin_edges, self.probabilities, self.spec, self.epsilon, self.n_reports,
                              self.method, self.n_iter, self.converged, self.log_likelihood, self.name,
-                             self.replicates, self.shuffle))
+                             self.replicates, self.shuffle, self.smoothing))
 
 
 @dataclass(frozen=True, eq=False, repr=False)

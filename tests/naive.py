@@ -196,25 +196,39 @@ def em_dense(counts, matrix, method="ems", max_iter=10_000, tol=1e-7, atol=0.0, 
     return x, it, converged, np.array(trace)
 
 
-def ems_heldout_dense(counts, matrix, levels, seed, max_iter=10_000, atol=1e-3):
+def ems_heldout_dense(counts, matrix_for, levels, seed, n_bins, max_iter=10_000, atol=1e-3, min_bins=64):
     """EMS with held-out smoothing, spelled out: thin the counts (Binomial(n_j, 1/2) from
     ``default_rng(seed)``, fractional parts halved), fit each level strongest first on one half (warm starts),
     score ``sum_j b_j log (M x)_j`` on the other, keep the last level before the score drops, and refit all
-    counts from the uniform start with ``k // 2`` passes (``k`` itself for 0 and 1). Returns ``(x, smoothing)``."""
+    counts from the uniform start with ``k // 2`` passes (``k`` itself for 0 and 1). A level ``k`` is fitted
+    with ``k / 4**j`` passes on ``n_bins / 2**j`` buckets for the largest ``j`` with ``4**j`` dividing ``k``,
+    ``2**j`` dividing ``n_bins`` and at least ``min_bins`` buckets left; a warm start moves between grids by
+    summing neighbouring buckets or splitting one evenly. ``matrix_for(d)`` is the dense transition at ``d``
+    buckets. Returns ``(x, smoothing, iterations of the half fits and the final fit)``."""
     n = np.asarray(counts, dtype=float)
-    mat = np.asarray(matrix, dtype=float)
     whole = np.floor(n)
     a = np.random.default_rng(seed).binomial(whole.astype(np.int64), 0.5) + (n - whole) / 2
     b = n - a
-    best, kept, x = -np.inf, levels[0], None
+    best, kept, x, total = -np.inf, levels[0], None, 0
     for k in levels:
-        x = em_dense(a, mat, "ems", max_iter, 0.0, atol, smoothing=k, start=x)[0]
+        d, passes = n_bins, k
+        while passes > 0 and passes % 4 == 0 and d % 2 == 0 and d // 2 >= min_bins:
+            d, passes = d // 2, passes // 4
+        mat = np.asarray(matrix_for(d), dtype=float)
+        if x is not None and x.size < d:
+            x = np.repeat(x / (d // x.size), d // x.size)
+        elif x is not None and x.size > d:
+            x = np.array([x[i * (x.size // d):(i + 1) * (x.size // d)].sum() for i in range(d)])
+        x, it = em_dense(a, mat, "ems", max_iter, 0.0, atol, smoothing=passes, start=x)[:2]
+        total += it
         score = float(np.sum(b[b > 0] * np.log(mat[b > 0] @ x)))
         if score <= best:
             break
         best, kept = score, k
     final = kept // 2 if kept > 1 else kept
-    return em_dense(n, mat, "ems", max_iter, 0.0, atol, smoothing=final)[0], final
+    x, it = em_dense(n, np.asarray(matrix_for(n_bins), dtype=float), "ems", max_iter, 0.0, atol,
+                     smoothing=final)[:2]
+    return x, final, total + it
 
 
 def grr(values, k, a_keep, shift, words):

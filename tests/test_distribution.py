@@ -64,7 +64,7 @@ def test_provenance_and_queries():
     r = sw.privatize(x, rng=2)
     est = sw.estimate_distribution(r)
     assert est.spec == sw.spec and est.epsilon == 1.0 and est.n_reports == 60_000
-    assert est.n_bins == default_n_bins(60_000, sw.plan.n_positions) == 512
+    assert est.n_bins == default_n_bins(60_000) == 512
     assert est.bin_edges[0] == 0 and est.bin_edges[-1] == 1440
     assert est.quantile(0.5) == pytest.approx(720, abs=25)
     assert est.range(600, 840) == pytest.approx(np.mean((x >= 600) & (x <= 840)), abs=0.03)
@@ -101,12 +101,16 @@ def test_norm_sub_is_the_simplex_projection_for_unit_sum_input():
 
 
 def test_default_n_bins():
-    assert default_n_bins(1_000, 677) == 64
-    assert default_n_bins(10_000, 677) == 128
-    assert default_n_bins(100_000, 677) == 512
-    assert default_n_bins(10**7, 677) == 512  # capped by the window-start grid
-    assert default_n_bins(10**7, 65535) == 1024
-    assert default_n_bins(3, 677) == 32
+    assert default_n_bins(1_000) == 64
+    assert default_n_bins(10_000) == 256
+    assert default_n_bins(30_000) == 512
+    assert default_n_bins(20_000) == 256
+    assert default_n_bins(100_000) == 1024
+    assert default_n_bins(10**7) == 1024  # capped at 1024, not by the window-start grid (512 starts here)
+    assert default_n_bins(3) == 32
+    sw = ldp.SquareWave(0.8, (0, 1))  # 647 window starts: the old grid cap gave 512 buckets
+    x = np.random.default_rng(3).beta(5, 2, 200_000)
+    assert sw.estimate_distribution(sw.privatize(x, rng=4)).n_bins == 1024
 
 
 @pytest.mark.parametrize("kwargs,exc", [(dict(n_bins=1), ValueError), (dict(n_bins=2.0), TypeError),

@@ -152,6 +152,15 @@ class WindowTransition:
         return (self.n_cells, self.m, self.indptr, self.s_index, self.weight, self.p_lo, self.p_hi,
                 _EMPTY if self.delta is None else self.delta)
 
+    def with_bins(self, n_bins):
+        """The same randomizer's transition for ``n_bins`` equal buckets (the band is rebuilt exactly)."""
+        n_bins = _check_int(n_bins, "n_bins", 1)
+        if n_bins == self.n_bins:
+            return self
+        indptr, s_index, weight = _band(self.n_cells - self.m, n_bins)
+        return WindowTransition(n_cells=self.n_cells, m=self.m, p_hi=self.p_hi, p_lo=self.p_lo, n_bins=n_bins,
+                                indptr=indptr, s_index=s_index, weight=weight, delta=self.delta)
+
     def window_start_matrix(self):
         """Dense ``(n_positions, n_bins)`` matrix ``S[k, i] = P(s = k | bucket i)``."""
         s = np.zeros((self.n_positions, self.n_bins))
@@ -474,6 +483,33 @@ SMOOTHING_LEVELS = (32, 16, 8, 4, 2, 1, 0)
 HELDOUT_SEED = 0x1D9
 #: Stopping step (nats) of the fits on half of the counts that only rank the smoothing levels.
 HELDOUT_LOGLIK_STEP = 1e-3
+#: The held-out search fits a level on a coarser grid only while it keeps at least this many buckets.
+HELDOUT_MIN_BINS = 64
+
+
+def _level_grid(k, d):
+    """``(buckets, passes)`` on which the held-out search fits ``k`` smoothing passes at ``d`` buckets.
+
+    ``k`` passes of the ½, ¼, ¼ filter at ``d`` buckets smooth with variance ``k/2`` buckets², which is
+    ``k/8`` buckets² of a grid half as fine: the same smoothing as ``k/4`` passes at ``d/2`` buckets. So a
+    level ``k`` divisible by ``4^j`` is fitted at ``d/2^j`` buckets with ``k/4^j`` passes (``j`` as large as
+    the divisibility, ``d`` and :data:`HELDOUT_MIN_BINS` allow): one pass costs a quarter of the arithmetic,
+    on a grid of half the size.
+    """
+    j = 0
+    while k > 0 and k % 4 ** (j + 1) == 0 and d % 2 ** (j + 1) == 0 and d >> (j + 1) >= HELDOUT_MIN_BINS:
+        j += 1
+    return d >> j, k // 4 ** j
+
+
+def _regrid(x, d):
+    """A positive bucket distribution carried to ``d`` buckets (sum pairs, or split a bucket evenly)."""
+    if x is None or x.size == d:
+        return x
+    if x.size < d:
+        f = d // x.size
+        return np.repeat(x / f, f)
+    return x.reshape(d, -1).sum(axis=1)
 
 
 def _thin(n, seed):
@@ -500,7 +536,9 @@ def ems_heldout(counts, transition, *, levels=None, max_iter=DEFAULT_MAX_ITER, t
        so the estimate depends on the counts alone);
     2. for ``k`` in ``levels`` (strongest first, each fit warm-started from the previous one) fit EMS with
        ``k`` smoothing passes per iteration to ``a`` and score it by the held-out log-likelihood
-       ``Σ_j b_j log (M x_k)_j``; stop at the first level that scores lower than the one before;
+       ``Σ_j b_j log (M x_k)_j``; stop at the first level that scores lower than the one before. A level
+       divisible by 4 is fitted on a coarser grid with the same smoothing variance (``k`` passes at ``d``
+       buckets as ``k/4`` passes at ``d/2``; see ``_level_grid``);
     3. fit the full counts from the uniform start with ``k*/2`` passes (``k*`` itself when it is 0 or 1:
        half the data needs more smoothing than all of it, and halving was measured to track the best
        level of the full data). So the result is exactly EMS (``"ems"``) whenever ``k*`` is 1 or 2, and
@@ -529,7 +567,13 @@ def ems_heldout(counts, transition, *, levels=None, max_iter=DEFAULT_MAX_ITER, t
     one-standard-error margin was measured and dropped: it over-smoothed the flights' departure times,
     W1 +7-10% at ε = 1-2). Cost: the half fits plus one full fit, about 2x the iterations of EMS on
     smooth data; when plain EM wins (level 0), EM's own slow convergence dominates (as slow as
-    ``"em"``, 2-3x with the half fits).
+    ``"em"``, 2-3x with the half fits). Fitting the levels divisible by 4 on the coarser grid of the same
+    smoothing variance (step 2) cut the CPU time at 1024 buckets by 30% at ε = 0.5 (Beta(5, 2), n = 1e5:
+    41 to 28 ms) and 10-30% elsewhere, and picked the same level as the fine grid in 47 of 48 cases
+    (Beta(5, 2) at n = 1e5 and 1e6, log-normal, 3 seeds, flight departure times and distances, ε ∈ {0.5, 1,
+    2, 4}; the other picked 16 passes instead of 32, W1 +1%). Warm-starting the full fit from the half fit
+    was measured again and dropped (log-normal KS +10-116%); stopping the half fits at 3e-3 or 1e-2 nats
+    changed the chosen level in 8 and 19 of 44 cases.
 
     References
     ----------
@@ -566,10 +610,13 @@ def ems_heldout(counts, transition, *, levels=None, max_iter=DEFAULT_MAX_ITER, t
     best_k, best_log, x, total_iter = levels[0], None, None, 0
     if a.sum() > 0 and scored.any():
         held = b[scored]
+        grids = {}
         for k in levels:
-            x, it, _, _ = _run(a, t, k, max_iter, 0.0, HELDOUT_LOGLIK_STEP, x)
+            d_k, passes = _level_grid(k, t.n_bins)
+            t_k = grids.setdefault(d_k, t.with_bins(d_k))
+            x, it, _, _ = _run(a, t_k, passes, max_iter, 0.0, HELDOUT_LOGLIK_STEP, _regrid(x, d_k))
             total_iter += it
-            log_y = np.log(np.maximum(t.forward(x)[scored], np.finfo(float).tiny))
+            log_y = np.log(np.maximum(t_k.forward(x)[scored], np.finfo(float).tiny))
             if best_log is not None and not float(np.dot(held, log_y - best_log)) > 0.0:
                 break
             best_k, best_log = k, log_y

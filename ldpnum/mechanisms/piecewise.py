@@ -173,7 +173,7 @@ class _WindowOracle(MeanOracle):
         data : Reports or Aggregate
             Reports of this mechanism or their (merged) aggregate.
         n_bins : int, optional
-            Number of equal buckets over the bounds (default: the power of two nearest ``1.5·sqrt(n)``,
+            Number of equal buckets over the bounds (default: the power of two nearest ``2.4·sqrt(n)``,
             between 32 and 1024; see :func:`ldpnum.estimation.default_n_bins` for the measurements behind it).
         method : {"ems-cv", "ems", "em", "norm-sub"}, optional
             ``"ems-cv"`` (default): EMS with its smoothing strength (0 to 16 passes per iteration) chosen
