@@ -19,13 +19,13 @@ The rules, per task:
   range-query MSE (200 random ranges each of volume 0.1 and 0.5 of the domain) on the same reference
   collections. Which one wins depends on the shape of the data. Measured by ``bench/ranges.py`` (n = 10^6, domain
   1024, 1000 ranges per volume, 10 collections; MSE of the adaptive tree / MSE of Square Wave + ems-cv with its
-  default buckets, volume 0.1 and 0.5): Gaussian 2.5 / 4.3 (ε = 0.8) and 4.3 / 4.8 (ε = 2); two-Gaussian mixture
-  0.54 / 0.69 and 1.2 / 2.3; spiky (30% in five point masses on a Beta(2, 5)) 0.42 / 0.62 and 0.74 / 0.55;
-  log-normal on a wide bound 0.95 / 2.0 and 0.49 / 0.71. On the smooth default reference Square Wave is chosen.
+  default buckets, volume 0.1 and 0.5): Gaussian 2.2 / 5.0 (ε = 0.8) and 4.3 / 4.8 (ε = 2); two-Gaussian mixture
+  1.6 / 1.9 and 1.9 / 3.3; spiky (30% in five point masses on a Beta(2, 5)) 0.38 / 0.55 and 0.83 / 0.60;
+  log-normal on a wide bound 0.98 / 2.0 and 0.48 / 0.67. On the smooth default reference Square Wave is chosen.
   Given ``reference=`` (a public sample of 20,000 values of each of those shapes) the rule picked Square Wave on
   the Gaussian, the mixture and the log-normal and the adaptive tree on the spiky data, at both ε: right wherever
   one method is ahead by 2x or more on both volumes, and Square Wave where the adaptive tree's edge is smaller
-  (the mixture at ε = 0.8, the log-normal at ε = 2). Three simulated collections cannot rank methods within a
+  (the log-normal at ε = 2). Three simulated collections cannot rank methods within a
   factor of ~1.5: one collection's range MSE varies by ±50% (its error is smooth across ranges), and on the
   log-normal it is dominated by the few ranges with an end in the peak (the first 3% of the domain).
 * ``"frequencies"``: :func:`ldpnum.frequency.recommend` (Wang et al.'s rule), given ``k``; the predicted error
