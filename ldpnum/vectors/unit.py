@@ -12,9 +12,11 @@ by more than :data:`NORM_TOLERANCE` raise, or with ``clip=True`` are scaled to n
 ``ClippingWarning`` counts them); rows within the tolerance count as norm 1.
 
 **The public family.** Seed ``s`` names ``g_s``, ``dim`` standard normals from a counter-based generator
-(SplitMix64 of ``(s, k)`` and Box–Muller; :mod:`ldpnum._kernels.client_unit` gives the formulas). Its name
-and version, :data:`FAMILY`, are in every spec: a change of generator changes the name, and estimators refuse
-reports of another.
+(coordinate ``j`` from SplitMix64 of ``(s, j, r)``, ``r = 0, 1, ...``, through Marsaglia and Tsang's ziggurat;
+:mod:`ldpnum._kernels.client_unit` gives the formulas, the counter layout and the bound ``|g_j| < 12.23``).
+Its name and version, :data:`FAMILY`, are in every spec: a change of generator changes the name, and
+estimators refuse reports of another (specs of the earlier ``splitmix64-boxmuller/v1`` family raise a
+ValueError naming both).
 
 **PrivHS** (Duchi, Jordan and Wainwright's randomizer in the one-bit form of Erlingsson et al., as Feldman
 and Talwar describe it): the report is ``(s, b)``, ``s`` a uniform 31-bit seed and ``b = [⟨g_s, w⟩ >= 0]``,
@@ -92,8 +94,9 @@ Explicit ``repetitions`` choose the split without the trial constraint.
 **Aggregate.** The collector regenerates each report's direction (the decoder kernel) and adds, per
 coordinate, ``round(v · 2**24)`` of the unscaled direction ``v`` (``±g/‖g‖`` or ``g``) into a positive and a
 negative sum, and ``round(v² · 2**24)`` into a sum of squares: ``3·dim`` int64 counts, merged with ``+``
-exactly. A report adds less than ``2**24`` (sphere) or ``2**31`` (Gaussian, ``|g_j| < 8.58``) to any count, so
-no count can overflow before ``2**39`` or ``2**32`` reports (people × repetitions) per aggregate; merging
+exactly. A report adds less than ``2**24`` (sphere) or ``2**32`` (Gaussian: ``|g_j| < 12.23``, so
+``g_j² · 2**24 < 150 · 2**24``) to any count, so no count can overflow before ``2**39`` or ``2**31`` reports
+(people × repetitions) per aggregate; merging
 further raises ``OverflowError``. The rounding moves each coordinate of the mean by at most ``2**-25/M``.
 
 References
@@ -132,7 +135,9 @@ __all__ = ["PrivHS", "PrivUnit", "PrivUnitG", "PrivHSPlan", "RejectionPlan", "Un
            "NORM_TOLERANCE", "TRIAL_TARGET", "FIXED_POINT_BITS", "generate_directions", "privhs_constant"]
 
 #: Name and version of the public direction family (in every spec).
-FAMILY = "splitmix64-boxmuller/v1"
+FAMILY = client_unit.FAMILY
+#: Earlier families whose specs are refused with a message naming them.
+RETIRED_FAMILIES = ("splitmix64-boxmuller/v1",)
 #: Rows whose norm is at most ``1 + NORM_TOLERANCE`` count as in the unit ball (rows normalized in float64
 #: land within a few 1e-16 of 1).
 NORM_TOLERANCE = 1e-9
@@ -154,8 +159,11 @@ SPLIT_GRID = tuple(k / 100 for k in range(101))
 DECODE_ROWS = 1 << 14
 TWO32 = 2**32
 _SCALE = float(2**FIXED_POINT_BITS)
-#: Largest magnitude of a coordinate of the family (Box–Muller with 53-bit uniforms: sqrt(2·53 ln 2)).
-GAUSS_MAX = 8.58
+#: Largest magnitude of a coordinate of the family (the ziggurat's tail from 53-bit uniforms:
+#: ``R + sqrt(2·53 ln 2)`` with ``R = 3.654...``, below 12.23).
+GAUSS_MAX = client_unit.GAUSS_MAX
+#: Reports (people × repetitions) one aggregate holds exactly: sphere directions, Gaussian ones.
+MAX_REPORTS = (2**39, 2**31)
 
 
 def privhs_constant(dim: int) -> float:
@@ -169,7 +177,7 @@ def generate_directions(seeds: ArrayLike, dim: int) -> FloatArray:
     Examples
     --------
     >>> g = generate_directions([0, 1, 2**32 - 1], 5)
-    >>> g.shape, bool(np.all(np.abs(g) < 8.58))
+    >>> g.shape, bool(np.all(np.abs(g) < 12.23))
     ((3, 5), True)
     """
     s = np.asarray(seeds)
@@ -415,6 +423,16 @@ def check_unit_vectors(x: ArrayLike, dim: int, *, name: str = "x", clip: bool = 
     return arr
 
 
+def _check_family(spec):
+    """Refuse a spec of another direction family (its seeds name other vectors), naming both."""
+    family = spec.get("family")
+    if family != FAMILY:
+        known = " (an earlier ldpnum's family)" if family in RETIRED_FAMILIES else ""
+        raise ValueError(f"spec of {spec.mechanism!r} names the direction family {family!r}{known}; this ldpnum "
+                         f"generates {FAMILY!r}, so its seeds would decode to other vectors; estimate those reports "
+                         "with the ldpnum that produced them")
+
+
 def _sphere_inputs(values):
     """Per-row ``1/‖x‖`` (0 for ``x = 0``) and the sphere rounding's threshold over 2**53."""
     r = _row_norms(values)
@@ -647,7 +665,7 @@ class UnitVectorMechanism(Mechanism):
         check_spec(self.spec, reports.spec, "reports")
         codes = reports.codes
         n = codes.shape[0]
-        limit = 2**39 if self._kind != 2 else 2**32
+        limit = MAX_REPORTS[self._kind == 2]
         if n * self._repetitions > limit:
             raise OverflowError(f"{n} people x {self._repetitions} reports exceed the {limit} reports one aggregate "
                                 "holds exactly; aggregate in parts and merge them with +")
@@ -812,6 +830,7 @@ class PrivHS(UnitVectorMechanism):
 
     @classmethod
     def _from_spec(cls, spec):
+        _check_family(spec)
         return cls(epsilon=spec.epsilon, dim=spec.get("dim"), repetitions=spec.get("repetitions"))
 
     def _run_kernel(self, values, words, out):
@@ -992,6 +1011,7 @@ class PrivUnit(_RejectionMechanism):
 
     @classmethod
     def _from_spec(cls, spec):
+        _check_family(spec)
         return cls(epsilon=spec.epsilon, dim=spec.get("dim"), optimized=bool(spec.get("optimized")),
                    repetitions=spec.get("repetitions"), failure_probability=spec.get("failure_probability"),
                    trials=spec.get("trials"))
@@ -1050,5 +1070,6 @@ class PrivUnitG(_RejectionMechanism):
 
     @classmethod
     def _from_spec(cls, spec):
+        _check_family(spec)
         return cls(epsilon=spec.epsilon, dim=spec.get("dim"), repetitions=spec.get("repetitions"),
                    failure_probability=spec.get("failure_probability"), trials=spec.get("trials"))
