@@ -182,22 +182,31 @@ def gauss_inline(base, j):
 @jit(inline=True)
 def draft_inline(base, j0, buf, cnt):
     """First attempts of coordinates ``j0 .. j0 + cnt - 1`` into ``buf[:cnt]``: the value where the word's
-    rectangle test accepts (98.9%), NaN where the coordinate needs :func:`gauss_slow`. No branch on the
-    words, so the compiler vectorizes it (SplitMix64, the table lookups and the test, several lanes at once)."""
+    rectangle test accepts (98.5%), NaN where the coordinate needs :func:`gauss_slow`; returns the number of
+    NaNs. No branch on the words, so the compiler vectorizes it (SplitMix64, the table lookups and the test,
+    several lanes at once)."""
+    misses = 0
     for k in range(cnt):
         h = splitmix_inline(base | (np.uint64(j0 + k) << U16))
         i = np.int64(h & M8)
         x = np.float64(np.int64(h >> U11)) * ZIG_W[i]
-        buf[k] = x * SIGN[np.int64((h >> U8) & U1)] if x < ZIG_X[i + 1] else np.nan
+        hit = x < ZIG_X[i + 1]
+        buf[k] = x * SIGN[np.int64((h >> U8) & U1)] if hit else np.nan
+        misses += 0 if hit else 1
+    return misses
 
 
 @jit(inline=True)
-def settle_inline(base, j0, buf, cnt):
-    """Replace the NaNs :func:`draft_inline` left in ``buf[:cnt]`` by their coordinates (the slow path)."""
-    for k in range(cnt):
+def settle_inline(base, j0, buf, cnt, misses):
+    """Replace the ``misses`` NaNs :func:`draft_inline` left in ``buf[:cnt]`` by their coordinates (the slow
+    path)."""
+    k = 0
+    while misses > 0:
         if buf[k] != buf[k]:
             key = base | (np.uint64(j0 + k) << U16)
             buf[k] = gauss_slow(key, splitmix_inline(key))
+            misses -= 1
+        k += 1
 
 
 @jit(inline=True)
@@ -206,8 +215,7 @@ def direction_inline(seed, g):
     in :func:`projection_inline`)."""
     base = np.uint64(seed) << U32
     d = g.shape[0]
-    draft_inline(base, 0, g, d)
-    settle_inline(base, 0, g, d)
+    settle_inline(base, 0, g, d, draft_inline(base, 0, g, d))
     s0 = 0.0
     s1 = 0.0
     s2 = 0.0
@@ -253,8 +261,7 @@ def projection_inline(x, i, inv_norm, keep, word, seed, norm, buf):
         p3 = 0.0
         for j0 in range(0, d, nb):
             cnt = min(nb, d - j0)
-            draft_inline(base, j0, buf, cnt)
-            settle_inline(base, j0, buf, cnt)
+            settle_inline(base, j0, buf, cnt, draft_inline(base, j0, buf, cnt))
             k = 0
             while k + 4 <= cnt:
                 v0 = buf[k]

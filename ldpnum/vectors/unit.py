@@ -352,21 +352,27 @@ class RejectionPlan:
 
 
 # -- validation -----------------------------------------------------------------------------------------
-def _row_norms(x):
-    """Euclidean norm of each row, without overflow or underflow for finite values."""
-    r2 = np.einsum("ij,ij->i", x, x)
+def _row_norms(x, r2=None):
+    """Euclidean norm of each row, without overflow or underflow for finite values (``r2``: the rows' sums of
+    squares, if already computed). Rows whose sum of squares is not finite or below 1e-290 (and not 0) are
+    rescaled by their largest magnitude first; the others cost one pass."""
+    if r2 is None:
+        r2 = np.einsum("ij,ij->i", x, x)
     r = np.sqrt(r2)
-    bad = ~np.isfinite(r2) | ((r2 < 1e-290) & np.any(x != 0, axis=1))
-    if np.any(bad):
-        rows = x[bad]
+    suspect = np.flatnonzero(~np.isfinite(r2) | (r2 < 1e-290))
+    if suspect.size:
+        rows = x[suspect]
         amax = np.abs(rows).max(axis=1)
-        r[bad] = amax * np.sqrt(np.einsum("ij,ij->i", rows / amax[:, None], rows / amax[:, None]))
+        nz = amax > 0
+        scaled = rows[nz] / amax[nz, None]
+        r[suspect[nz]] = amax[nz] * np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
     return r
 
 
 def check_unit_vectors(x: ArrayLike, dim: int, *, name: str = "x", clip: bool = False, nan_policy: str = "raise",
-                       fill_value: Any = None) -> FloatArray:
-    """Validate an ``(n, dim)`` array of vectors of norm at most 1; return it as C-contiguous float64.
+                       fill_value: Any = None, return_norms: bool = False) -> Any:
+    """Validate an ``(n, dim)`` array of vectors of norm at most 1; return it as C-contiguous float64 (and,
+    with ``return_norms``, the rows' Euclidean norms computed for the check: ``(array, norms)``).
 
     Raises TypeError for non-real dtypes, ValueError (InvalidValuesError for bad rows) for a wrong shape,
     non-finite values (unless ``nan_policy="impute"``: each is replaced by the public ``fill_value``, one
@@ -397,18 +403,20 @@ def check_unit_vectors(x: ArrayLike, dim: int, *, name: str = "x", clip: bool = 
                          f"{arr.shape} (for one person pass x.reshape(1, -1))")
     arr = np.ascontiguousarray(arr, dtype=np.float64)
     if arr.size == 0:
-        return arr
-    bad = ~np.isfinite(arr)
-    if bad.any() and fill is not None:
+        return (arr, np.zeros(arr.shape[0])) if return_norms else arr
+    r2 = np.einsum("ij,ij->i", arr, arr)  # finite unless some value is not (or a row's squares overflow)
+    bad = ~np.isfinite(arr) if not np.isfinite(r2).all() else None
+    if bad is not None and bad.any() and fill is not None:
         arr = np.where(bad, fill, arr)
-    elif bad.any():
+        r2 = None
+    elif bad is not None and bad.any():
         i, j = (int(v) for v in np.argwhere(bad)[0])
         n_bad = int(bad.any(axis=1).sum())
         raise InvalidValuesError(f"{name} has {n_bad} row(s) with missing or non-finite values (NaN, inf or NA), "
                                  f"first at index {i} (coordinate {j}: {float(arr[i, j])!r}); pass nan_policy='impute' "
                                  "with a public fill_value, or remove them before privatizing", count=n_bad,
                                  first_index=i, reason="missing")
-    r = _row_norms(arr)
+    r = _row_norms(arr, r2)
     over = r > 1.0 + NORM_TOLERANCE
     n_over = int(over.sum())
     if n_over:
@@ -420,7 +428,7 @@ def check_unit_vectors(x: ArrayLike, dim: int, *, name: str = "x", clip: bool = 
                                      "rows to norm 1", count=n_over, first_index=i, reason="out_of_range")
         warnings.warn(ClippingWarning(msg + "; they were scaled to norm 1", count=n_over, first_index=i),
                       stacklevel=4)
-    return arr
+    return (arr, r) if return_norms else arr
 
 
 def _check_family(spec):
@@ -433,9 +441,11 @@ def _check_family(spec):
                          "with the ldpnum that produced them")
 
 
-def _sphere_inputs(values):
-    """Per-row ``1/‖x‖`` (0 for ``x = 0``) and the sphere rounding's threshold over 2**53."""
-    r = _row_norms(values)
+def _sphere_inputs(values, r=None):
+    """Per-row ``1/‖x‖`` (0 for ``x = 0``) and the sphere rounding's threshold over 2**53 (``r``: the rows'
+    norms, if already computed)."""
+    if r is None:
+        r = _row_norms(values)
     inv = np.zeros_like(r)
     pos = r > 0
     inv[pos] = 1.0 / r[pos]
@@ -556,6 +566,14 @@ class UnitVectorMechanism(Mechanism):
         values.flags.writeable = False
         return values
 
+    def _checked_with_norms(self, x, nan_policy, fill_value, clip):
+        """:meth:`prepare_values` for :meth:`privatize` (the same depth of calls for the warning), with the norms."""
+        values, r = check_unit_vectors(x, self._dim, name="x", clip=clip, nan_policy=nan_policy,
+                                       fill_value=fill_value, return_norms=True)
+        values = values.view()
+        values.flags.writeable = False
+        return values, r
+
     def privatize(self, x: ArrayLike, *, rng: SeedLike = None, nan_policy: str = "raise",  # type: ignore[override]
                   fill_value: Any = None, clip: bool = False) -> Reports:
         """Randomize each person's vector; return their :class:`~ldpnum.Reports`, ``repetitions`` seed
@@ -579,8 +597,16 @@ class UnitVectorMechanism(Mechanism):
         Each call on one person's vector is ε-LDP (``repetitions`` reports at ``ε/repetitions`` each);
         estimators are post-processing. The whole batch is validated before the first word is drawn.
         """
-        values = self.prepare_values(x, nan_policy=nan_policy, fill_value=fill_value, clip=clip)
-        return self._randomize(values, rng)
+        values, r = self._checked_with_norms(x, nan_policy, fill_value, clip)
+        inv, keep = _sphere_inputs(values, r)  # the norms of the validation, not a second pass over x
+        start = [0]
+
+        def run(v, words, out):  # blocks come in record order
+            a = start[0]
+            start[0] = a + v.shape[0]
+            self._run_kernel(v, words, out, sphere=(inv[a:start[0]], keep[a:start[0]]))
+
+        return self._randomize(values, rng, run=run)
 
     def _allocate_reports(self, n):
         return np.empty((n, self._repetitions), dtype=np.uint32)
@@ -833,8 +859,8 @@ class PrivHS(UnitVectorMechanism):
         _check_family(spec)
         return cls(epsilon=spec.epsilon, dim=spec.get("dim"), repetitions=spec.get("repetitions"))
 
-    def _run_kernel(self, values, words, out):
-        inv, keep = _sphere_inputs(values)
+    def _run_kernel(self, values, words, out, sphere=None):
+        inv, keep = _sphere_inputs(values) if sphere is None else sphere
         launch(client_unit.privhs_kernel, values, inv, keep, self._repetitions, self._plan.t_hi, words, out)
 
 
@@ -915,8 +941,8 @@ class _RejectionMechanism(UnitVectorMechanism):
         return {**self._common_params(), "trials": self._plan.trials, "failure_probability": self._failure,
                 "split": self._design_.split}
 
-    def _run_kernel(self, values, words, out, trials=None):
-        inv, keep = _sphere_inputs(values)
+    def _run_kernel(self, values, words, out, trials=None, sphere=None):
+        inv, keep = _sphere_inputs(values) if sphere is None else sphere
         if trials is None:
             trials = np.empty(out.shape, dtype=np.int64)
         p = self._plan
