@@ -405,11 +405,9 @@ def decode_sums(codes, kind, scale, sums):
                     f = 1.0 / math.sqrt(ss)
                     if kind == 0 and (code & U1) == np.uint64(0):
                         f = -f
-                for j in range(d):
+                for j in range(d):  # no branch on the sign (a coin flip): both sums take max(±q, 0)
                     v = g[j] * f
                     q = np.int64(math.floor(v * scale + 0.5))
-                    if q > 0:
-                        acc[0, j] += q
-                    else:
-                        acc[1, j] -= q
+                    acc[0, j] += max(q, 0)
+                    acc[1, j] += max(-q, 0)
                     acc[2, j] += np.int64(math.floor(v * v * scale + 0.5))
