@@ -521,6 +521,20 @@ def hadamard_matrix(K):
     return h
 
 
+def fwht_stages(z):
+    """The Walsh-Hadamard transform stage by stage (radix 2, spans 1, 2, 4, ...), on a copy."""
+    z = np.array(z, dtype=np.float64)
+    h = 1
+    while h < len(z):
+        for s in range(0, len(z), 2 * h):
+            u = z[s:s + h].copy()
+            v = z[s + h:s + 2 * h].copy()
+            z[s:s + h] = u + v
+            z[s + h:s + 2 * h] = u - v
+        h *= 2
+    return z
+
+
 def hadamard_support(codes, k):
     """``I_v = #{reports y with popcount((v + 1) & y) even}``, report by report."""
     codes = np.asarray(codes, dtype=np.int64)
