@@ -13,9 +13,9 @@ so not run here): ‖m̂ − m‖² = 0.668 / 0.0432 / 0.0136 at d = 1024 and 0.
 ε = 1 / 4 / 8 (n = 10,000), at about 2,000 vectors/s.
 
 Also (the client's cost, issue 15): client vectors/s at d = 128 and 1024, ε = 1, 4, 8 (median of ``TIMINGS``
-calls of ``privatize`` on the n vectors, secure randomness, both cores), next to the secure word source's fill
-rate measured just before (``RNG words/s``; the machine is shared, so the ratio of the two is the steadier
-figure); the collector's decoder (``aggregate``) on n = 100,000 reports; and the compile time of the kernels
+calls of ``privatize`` on the n vectors, secure randomness, both cores) and per CPU-second of the process (the
+machine is shared: CPU time counts only while the threads run), next to the secure word source's fill rate
+measured just before (``RNG words/s``) and their ratio; the collector's decoder (``aggregate``) on n = 100,000 reports; and the compile time of the kernels
 (a fresh process with an empty Numba cache: the first ``privatize`` and ``aggregate``), reported apart.
 
 Runs alone: ``python bench/vectors.py``.
@@ -69,7 +69,7 @@ def mechanisms(eps, dim, repetitions=None):
     return out
 
 
-def rng_fill_rate(words=1 << 21, repeats=3):
+def rng_fill_rate(words=1 << 23, repeats=5):
     """Words/s of ldpnum's secure source, drawn in privatize's blocks (the machine's load, for the ratio)."""
     from ldpnum._random import BLOCK_WORDS, resolve_rng
 
@@ -155,13 +155,16 @@ def run(repeats=RUNS):
                             est = m.estimate_mean(m.aggregate(reports))
                             errs.append(float(np.sum((est.mean - x.mean(axis=0)) ** 2)))
                         fill = rng_fill_rate()
+                        cpu = []
                         for r in range(TIMINGS):
-                            t0 = time.perf_counter()
+                            t0, c0 = time.perf_counter(), time.process_time()
                             m.privatize(x)
                             times.append(time.perf_counter() - t0)
+                            cpu.append(time.process_time() - c0)
                         vps = N / float(np.median(times))
                         rec.update(measured=float(np.mean(errs)), measured_se=float(np.std(errs, ddof=1) / np.sqrt(
                             len(errs))) if len(errs) > 1 else None, vectors_per_second=vps,
+                            vectors_per_cpu_second=N / float(np.median(cpu)),
                             rng_words_per_second=fill, vectors_per_million_rng_words=vps / (fill / 1e6))
                         if eps == 1 and not reps and name != "SQKR":
                             rec["decode_seconds"] = decode_seconds(m, x)
@@ -198,15 +201,17 @@ def markdown(records, repeats):
                      f"{'' if ref is None else ref} | {_trials(r['expected_trials'])} | {r['bits']} | {vps} |")
     timed = [r for r in records if "vectors_per_second" in r]
     lines += ["", f"Client throughput (median of {TIMINGS} calls on {N:,} vectors, secure randomness, compile excluded) "
-              "and the secure word source's fill rate measured just before (the machine is shared: the ratio is the "
-              f"steadier figure); decoder: seconds of aggregate on {DECODE_N:,} reports at ε = 1.", "",
-              "| d | ε | mechanism | m | expected trials | vectors/s | RNG words/s | vectors per 10^6 RNG words | "
-              "decode s |", "|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
+              "and per CPU-second of the process (all threads; what a core does when it runs, whatever else shares "
+              "the machine), and the secure word source's fill rate measured just before with their ratio; decoder: "
+              f"seconds of aggregate on {DECODE_N:,} reports at ε = 1.", "",
+              "| d | ε | mechanism | m | expected trials | vectors/s | vectors per CPU-s | RNG words/s | "
+              "vectors per 10^6 RNG words | decode s |", "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in timed:
         name = r["mechanism"] + (" (m = 1)" if r["forced_one"] else "")
         dec = f"{r['decode_seconds']:.3f}" if "decode_seconds" in r else ""
         lines.append(f"| {r['dim']} | {r['epsilon']} | {name} | {r['repetitions']} | {_trials(r['expected_trials'])} | "
-                     f"{r['vectors_per_second']:,.0f} | {r['rng_words_per_second']:.3g} | "
+                     f"{r['vectors_per_second']:,.0f} | {r['vectors_per_cpu_second']:,.0f} | "
+                     f"{r['rng_words_per_second']:.3g} | "
                      f"{r['vectors_per_million_rng_words']:.1f} | {dec} |")
     if compile_info:
         lines += ["", "Compile (fresh process, empty Numba cache, d = 64, 2,000 vectors; seconds): " + ", ".join(

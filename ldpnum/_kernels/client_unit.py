@@ -31,10 +31,12 @@ the base ``[0, x_0] × [0, f(R)]`` (the strip under ``f(R)`` and the tail beyond
 otherwise a new attempt from the next word. *Budget*: the ziggurat reads only words ``r < 2**16 - 2``; a
 coordinate that would need more falls back to Box–Muller on its last two words (``u_1 = (h >> 11 + 1)
 ·2**-53``, ``u_2 = (h' >> 11)·2**-53``, ``sqrt(-2 ln u_1) cos(2π u_2)``), an exact normal drawn from words
-the ziggurat never read. Every attempt or tail round reads at most two words and ends the coordinate with
-probability at least 0.9 (the rectangle alone accepts 0.985 of attempts, a tail round 0.937), so the budget
-is exhausted with probability below ``0.1**32766``: the family's law is the ziggurat's, exactly normal up to
-floating point.
+the ziggurat never read. Count the work in steps: an attempt (its first word and, for a wedge, a second)
+or a tail round (two words). Each step reads at most two fresh words and ends the coordinate with probability
+at least 0.9 whatever came before (an attempt's rectangle alone accepts 0.985 of attempts over the uniform
+layer, a tail round 0.937), so the budget (32767 steps at least) is exhausted with probability below
+``0.1**32766``. The law of a coordinate is therefore within ``10**-32766`` in total variation of the
+ziggurat's, which is the standard normal law up to floating point (53-bit uniforms, float64 tables).
 
 *Coordinate bound.* Every value is below ``R + sqrt(2·53 ln 2) = 12.2258`` in magnitude: the rectangles
 return ``x < x_1 = R``, the wedges ``x < x_i <= x_1``, the tail ``R + a`` with ``a² < 2b <= 2·53 ln 2``
