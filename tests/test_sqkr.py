@@ -42,7 +42,7 @@ def words(n, seed=0):
     return np.random.default_rng(seed).bit_generator.random_raw(n)
 
 
-def test_fwht_is_the_stage_by_stage_transform_to_the_bit():
+def test_fwht_matches_the_naive_stage_by_stage_transform_to_the_bit():
     """The radix-8/4 transform (interpreted and compiled) gives the radix-2 stage-by-stage results exactly,
     and H z (the dense Sylvester matrix) up to rounding, at every length 1 .. 2**12."""
     import numba

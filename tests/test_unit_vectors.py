@@ -78,7 +78,7 @@ def test_family_matches_the_naive_reference():
     assert np.array_equal(client_unit.ZIG_F, naive.ziggurat_tables()[2])
 
 
-def test_family_budget_fallback(monkeypatch):
+def test_family_budget_fallback_matches_the_naive_reference(monkeypatch):
     """The Box-Muller fallback when the ziggurat's word budget runs out (forced with a budget of 1 to 4 words:
     the default, 2**16 - 2, is never reached in practice), against the naive reference."""
     kind = first_attempts(np.arange(200_000), 0)
