@@ -521,6 +521,20 @@ def hadamard_matrix(K):
     return h
 
 
+def fwht_stages(z):
+    """The Walsh-Hadamard transform stage by stage (radix 2, spans 1, 2, 4, ...), on a copy."""
+    z = np.array(z, dtype=np.float64)
+    h = 1
+    while h < len(z):
+        for s in range(0, len(z), 2 * h):
+            u = z[s:s + h].copy()
+            v = z[s + h:s + 2 * h].copy()
+            z[s:s + h] = u + v
+            z[s + h:s + 2 * h] = u - v
+        h *= 2
+    return z
+
+
 def hadamard_support(codes, k):
     """``I_v = #{reports y with popcount((v + 1) & y) even}``, report by report."""
     codes = np.asarray(codes, dtype=np.int64)
@@ -925,19 +939,51 @@ def splitmix64(x):
     return z ^ (z >> 31)
 
 
+def ziggurat_tables():
+    """The family's ziggurat (256 layers, R = 3.6541528853610088): layer area V, edges x_0..x_256 and heights
+    exp(-x_i²/2) (F_256 = 1), from their definition in float64."""
+    r = 3.6541528853610088
+    f = lambda t: math.exp(-0.5 * t * t)
+    v = r * f(r) + math.sqrt(math.pi / 2) * math.erfc(r / math.sqrt(2))
+    x = [v / f(r), r]
+    while len(x) < 256:
+        x.append(math.sqrt(-2 * math.log(v / x[-1] + f(x[-1]))))
+    x.append(0.0)
+    return v, x, [f(t) for t in x[:256]] + [1.0]
+
+
+def unit_gauss(seed, j, budget=2**16 - 2):
+    """Coordinate j of g_seed in the family splitmix64-ziggurat/v2, read off its definition: the stream
+    splitmix64(seed·2**32 + j·2**16 + r), r = 0, 1, ..., through Marsaglia and Tsang's ziggurat (Python
+    integers and floats). The ziggurat reads at most ``budget`` words, then Box-Muller takes the next two."""
+    _, x, F = ziggurat_tables()
+    R = x[1]
+    words = (splitmix64((seed << 32) + (j << 16) + r) for r in range(budget))
+    try:
+        while True:
+            h = next(words)
+            i, neg, k = h & 255, (h >> 8) & 1, h >> 11
+            v = k * (x[i] / 2.0**53)
+            if v < x[i + 1]:
+                return -v if neg else v
+            if i == 0:
+                while True:
+                    a = -math.log(((next(words) >> 11) + 1) / 2.0**53) / R
+                    b = -math.log(((next(words) >> 11) + 1) / 2.0**53)
+                    if a * a < 2 * b:
+                        return -(R + a) if neg else R + a
+            u = (next(words) >> 11) / 2.0**53
+            if F[i] + u * (F[i + 1] - F[i]) < math.exp(-v * v / 2):
+                return -v if neg else v
+    except StopIteration:  # the budget is spent: Box-Muller on the next two words
+        u1 = ((splitmix64((seed << 32) + (j << 16) + budget) >> 11) + 1) / 2.0**53
+        u2 = (splitmix64((seed << 32) + (j << 16) + budget + 1) >> 11) / 2.0**53
+        return math.sqrt(-2 * math.log(u1)) * math.cos(2 * math.pi * u2)
+
+
 def unit_direction(seed, d):
-    """g_seed of the family splitmix64-boxmuller/v1, from its definition (Python integers, NumPy floats)."""
-    g = np.empty(d)
-    for j in range((d + 1) // 2):
-        h1 = splitmix64((seed << 32) | (2 * j))
-        h2 = splitmix64((seed << 32) | (2 * j + 1))
-        u1 = ((h1 >> 11) + 1) * 2.0**-53
-        u2 = (h2 >> 11) * 2.0**-53
-        r = np.sqrt(-2.0 * np.log(u1))
-        g[2 * j] = r * np.cos(2 * np.pi * u2)
-        if 2 * j + 1 < d:
-            g[2 * j + 1] = r * np.sin(2 * np.pi * u2)
-    return g
+    """g_seed of the family splitmix64-ziggurat/v2 (d coordinates), from its definition."""
+    return np.array([unit_gauss(seed, j) for j in range(d)])
 
 
 def sphere_point(x, word):

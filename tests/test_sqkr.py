@@ -42,6 +42,31 @@ def words(n, seed=0):
     return np.random.default_rng(seed).bit_generator.random_raw(n)
 
 
+def test_fwht_matches_the_naive_stage_by_stage_transform_to_the_bit():
+    """The radix-8/4 transform (interpreted and compiled) gives the radix-2 stage-by-stage results exactly,
+    and H z (the dense Sylvester matrix) up to rounding, at every length 1 .. 2**12."""
+    import numba
+
+    fwht = client_kashin.fwht_inline.dispatcher
+
+    @numba.njit
+    def compiled(z):
+        fwht(z)
+
+    rng = np.random.default_rng(11)
+    for L in range(13):
+        z = rng.standard_normal(1 << L)
+        want = naive.fwht_stages(z)
+        got = z.copy()
+        client_kashin.fwht_inline(got)
+        assert np.array_equal(got, want)
+        got = z.copy()
+        compiled(got)
+        assert np.array_equal(got, want)
+        if L <= 10:
+            np.testing.assert_allclose(want, naive.hadamard_matrix(1 << L) @ z, rtol=0, atol=1e-12 * (1 << L))
+
+
 def hard_rows(d, seed=0):
     """Random directions, the basis, sparse vectors, the frame's own rows (restricted and normalized), flat
     vectors, zero and small rows."""

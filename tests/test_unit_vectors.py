@@ -47,20 +47,103 @@ def words(n, seed=0):
 
 # -- the family and the kernels against the naive references ----------------------------------------------------
 
+def first_attempts(seeds, j):
+    """NumPy: the first word of coordinate ``j``'s stream for each seed, its layer and whether its rectangle
+    test fails (0: accepted, 1: wedge, 2: tail)."""
+    with np.errstate(over="ignore"):
+        z = (np.asarray(seeds, np.uint64) << np.uint64(32)) + np.uint64(j << 16) + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        h = z ^ (z >> np.uint64(31))
+    layer = (h & np.uint64(255)).astype(np.int64)
+    x = (h >> np.uint64(11)).astype(np.float64) * (client_unit.ZIG_X[layer] / 2.0**53)
+    miss = x >= client_unit.ZIG_X[layer + 1]
+    return np.where(miss, np.where(layer == 0, 2, 1), 0)
+
+
 def test_family_matches_the_naive_reference():
+    """Bit for bit, on ordinary seeds and on coordinates whose first word goes to a wedge or to the tail."""
     seeds = np.array([0, 1, 7, 2**31, 2**32 - 1, 123456789])
-    for d in (1, 2, 5, 8):
+    for d in (1, 2, 5, 8, 300):
         got = generate_directions(seeds, d)
         want = np.array([naive.unit_direction(int(s), d) for s in seeds])
-        np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-15)
+        assert np.array_equal(got, want)
+    kind = first_attempts(np.arange(200_000), 3)
+    special = [int(np.flatnonzero(kind == k)[t]) for k in (1, 2) for t in range(4)]
+    got = generate_directions(special, 4)[:, 3]
+    assert np.array_equal(got, [naive.unit_gauss(s, 3) for s in special])
+    assert np.abs(got[4:]).min() >= client_unit.ZIG_R  # the tail
     assert np.array_equal(generate_directions(seeds, 5)[:, :4], generate_directions(seeds, 4))  # a prefix
+    assert np.array_equal(client_unit.ZIG_X, naive.ziggurat_tables()[1])
+    assert np.array_equal(client_unit.ZIG_F, naive.ziggurat_tables()[2])
+
+
+def test_family_budget_fallback_matches_the_naive_reference(monkeypatch):
+    """The Box-Muller fallback when the ziggurat's word budget runs out (forced with a budget of 1 to 4 words:
+    the default, 2**16 - 2, is never reached in practice), against the naive reference."""
+    kind = first_attempts(np.arange(200_000), 0)
+    special = [int(np.flatnonzero(kind == k)[t]) for k in (1, 2) for t in range(6)]
+    monkeypatch.setattr(client_unit, "ZIG_BUDGET", client_unit.ZIG_BUDGET)
+    for budget in (1, 2, 3, 4):
+        monkeypatch.setattr(client_unit, "ZIG_BUDGET", budget)
+        for s in special:
+            key = np.uint64(s) << np.uint64(32)
+            got = client_unit.gauss_slow.interpret(key, client_unit.splitmix_inline(key))
+            assert got == naive.unit_gauss(s, 0, budget)
+    # with one word (the failed first one) every coordinate here falls back to Box-Muller on words 1 and 2
+    u1 = ((naive.splitmix64((special[0] << 32) + 1) >> 11) + 1) / 2.0**53
+    u2 = (naive.splitmix64((special[0] << 32) + 2) >> 11) / 2.0**53
+    assert naive.unit_gauss(special[0], 0, 1) == math.sqrt(-2 * math.log(u1)) * math.cos(2 * math.pi * u2)
+
+
+def test_family_tables_and_bound():
+    """Every layer has the area V (the top one to the float64 rounding of R); the bound GAUSS_MAX is the tail's
+    maximum from 53-bit uniforms; the acceptance rates behind the budget argument."""
+    x, F, V, R = client_unit.ZIG_X, client_unit.ZIG_F, client_unit.ZIG_V, client_unit.ZIG_R
+    assert x[1] == R and x[256] == 0 and F[256] == 1 and np.all(np.diff(x) < 0)
+    assert x[0] * F[1] == pytest.approx(V, rel=1e-15)
+    assert np.allclose(x[1:256] * (F[2:] - F[1:256]), V, rtol=2e-13, atol=0)
+    assert V == pytest.approx(R * math.exp(-R * R / 2) + math.sqrt(math.pi / 2) * math.erfc(R / math.sqrt(2)))
+    top = R + math.sqrt(2 * 53 * math.log(2))  # a² < 2b <= 2·53 ln 2
+    assert top < unit.GAUSS_MAX == client_unit.GAUSS_MAX < top + 0.01
+    assert (x[1:] / x[:-1]).mean() > 0.98  # an attempt's first word accepts
+    tail = R * math.sqrt(2 * math.pi) * math.exp(R * R / 2) * 0.5 * math.erfc(R / math.sqrt(2))
+    assert tail > 0.9  # a tail round accepts: P[a² < 2b] = E[exp(-a²/2)], a ~ Exp(R)
+    # the decoder's counts: one Gaussian report adds less than 2**32 to a sum of squares, 2**28 to a sum
+    assert unit.GAUSS_MAX**2 * 2**unit.FIXED_POINT_BITS < 2**32 and unit.GAUSS_MAX * 2**24 < 2**28
+    assert unit.MAX_REPORTS[1] * 2**32 <= 2**63
 
 
 def test_family_is_standard_normal():
-    g = generate_directions(np.arange(20_000), 10).ravel()
-    assert stats.kstest(g, "norm").pvalue > 1e-6
-    assert abs(g.mean()) < 5 / math.sqrt(g.size) and abs(g.var() - 1) < 5 * math.sqrt(2 / g.size)
+    """10**6 draws (fixed seeds): KS, chi-square on 100 equiprobable bins, the tails beyond 3 and 4 sd against
+    the exact normal tail (binomial tolerance), mean and variance, the bound."""
+    g = generate_directions(np.arange(100_000), 10).ravel()
+    n = g.size
+    assert stats.kstest(g, "norm").pvalue > 1e-4
+    edges = stats.norm.ppf(np.linspace(0, 1, 101))
+    counts = np.histogram(g, edges)[0]
+    assert stats.chisquare(counts).pvalue > 1e-4
+    for t in (3.0, 4.0):
+        p = 2 * stats.norm.sf(t)
+        assert abs(np.mean(np.abs(g) > t) - p) < 5 * math.sqrt(p * (1 - p) / n)
+    assert abs(g.mean()) < 5 / math.sqrt(n) and abs(g.var() - 1) < 5 * math.sqrt(2 / n)
     assert np.abs(g).max() < unit.GAUSS_MAX
+    # coordinates of one seed and one coordinate across seeds are uncorrelated
+    G = g.reshape(-1, 10)
+    C = np.corrcoef(G, rowvar=False)
+    assert np.abs(C - np.eye(10)).max() < 5 / math.sqrt(G.shape[0])
+
+
+def test_old_family_is_refused():
+    m = ldp.PrivUnitG(2.0, 5)
+    for name in ("splitmix64-boxmuller/v1", "other/v0"):
+        spec = ldp.Spec(m.spec.mechanism, m.spec.epsilon, m.spec.n_cells,
+                        tuple({**dict(m.spec.params), "family": name}.items()))
+        with pytest.raises(ValueError, match=r"splitmix64-ziggurat/v2") as err:
+            ldp.from_spec(spec)
+        assert name in str(err.value)
+        with pytest.raises(ldp.exceptions.SpecMismatchError):
+            m.aggregate(ldp.Reports(np.zeros((3, 1), np.uint32), spec))
 
 
 def test_privhs_kernel_matches_the_naive_reference():

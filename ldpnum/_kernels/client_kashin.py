@@ -40,17 +40,96 @@ CHUNK = 16
 
 @jit(inline=True)
 def fwht_inline(z):
-    """In-place unnormalized Walsh–Hadamard transform of ``z`` (length a power of two): ``z <- H z``."""
+    """In-place unnormalized Walsh–Hadamard transform of ``z`` (length a power of two): ``z <- H z``.
+
+    The radix-2 butterflies ``(u, v) -> (u + v, u - v)`` at spans ``h = 1, 2, 4, ...``, in order: the first
+    three spans on groups of 8 contiguous values in registers (radix 8, when ``n >= 8``), then two spans per
+    pass (radix 4: the four values ``z[j + t·h]`` of a group go through the span-``h`` and then the span-``2h``
+    butterflies in registers), plus one radix-2 pass when the number of spans left is odd. Every output is the
+    same sequence of floating-point operations as the stage-by-stage transform, so the results are the same
+    to the bit, with half the passes over memory. For ``h >= 8`` a group's four quarters are views indexed
+    from 0 (no negative-index wraparound to rule out, distinct pointers), which the compiler vectorizes.
+    """
     n = z.shape[0]
     h = 1
-    while h < n:
-        for s in range(0, n, 2 * h):
-            for j in range(s, s + h):
-                u = z[j]
-                v = z[j + h]
-                z[j] = u + v
-                z[j + h] = u - v
-        h *= 2
+    if n >= 8:  # the spans 1, 2 and 4 on each group of 8 contiguous values, in registers (radix 8)
+        for s in range(0, n, 8):
+            x0 = z[s]
+            x1 = z[s + 1]
+            x2 = z[s + 2]
+            x3 = z[s + 3]
+            x4 = z[s + 4]
+            x5 = z[s + 5]
+            x6 = z[s + 6]
+            x7 = z[s + 7]
+            y0 = x0 + x1
+            y1 = x0 - x1
+            y2 = x2 + x3
+            y3 = x2 - x3
+            y4 = x4 + x5
+            y5 = x4 - x5
+            y6 = x6 + x7
+            y7 = x6 - x7
+            x0 = y0 + y2
+            x2 = y0 - y2
+            x1 = y1 + y3
+            x3 = y1 - y3
+            x4 = y4 + y6
+            x6 = y4 - y6
+            x5 = y5 + y7
+            x7 = y5 - y7
+            z[s] = x0 + x4
+            z[s + 4] = x0 - x4
+            z[s + 1] = x1 + x5
+            z[s + 5] = x1 - x5
+            z[s + 2] = x2 + x6
+            z[s + 6] = x2 - x6
+            z[s + 3] = x3 + x7
+            z[s + 7] = x3 - x7
+        h = 8
+    while 4 * h <= n:
+        for s in range(0, n, 4 * h):
+            if h >= 8:
+                za = z[s:s + h]
+                zb = z[s + h:s + 2 * h]
+                zc = z[s + 2 * h:s + 3 * h]
+                ze = z[s + 3 * h:s + 4 * h]
+                for t in range(h):
+                    a = za[t]
+                    b = zb[t]
+                    c = zc[t]
+                    e = ze[t]
+                    a1 = a + b
+                    b1 = a - b
+                    c1 = c + e
+                    e1 = c - e
+                    za[t] = a1 + c1
+                    zc[t] = a1 - c1
+                    zb[t] = b1 + e1
+                    ze[t] = b1 - e1
+            else:
+                for j in range(s, s + h):
+                    a = z[j]
+                    b = z[j + h]
+                    c = z[j + 2 * h]
+                    e = z[j + 3 * h]
+                    a1 = a + b
+                    b1 = a - b
+                    c1 = c + e
+                    e1 = c - e
+                    z[j] = a1 + c1
+                    z[j + 2 * h] = a1 - c1
+                    z[j + h] = b1 + e1
+                    z[j + 3 * h] = b1 - e1
+        h *= 4
+    if 2 * h <= n:
+        za = z[:h]
+        zb = z[h:2 * h]
+        for t in range(h):
+            u = za[t]
+            v = zb[t]
+            za[t] = u + v
+            zb[t] = u - v
 
 
 @jit(inline=True)

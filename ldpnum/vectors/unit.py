@@ -12,9 +12,11 @@ by more than :data:`NORM_TOLERANCE` raise, or with ``clip=True`` are scaled to n
 ``ClippingWarning`` counts them); rows within the tolerance count as norm 1.
 
 **The public family.** Seed ``s`` names ``g_s``, ``dim`` standard normals from a counter-based generator
-(SplitMix64 of ``(s, k)`` and Box–Muller; :mod:`ldpnum._kernels.client_unit` gives the formulas). Its name
-and version, :data:`FAMILY`, are in every spec: a change of generator changes the name, and estimators refuse
-reports of another.
+(coordinate ``j`` from SplitMix64 of ``(s, j, r)``, ``r = 0, 1, ...``, through Marsaglia and Tsang's ziggurat;
+:mod:`ldpnum._kernels.client_unit` gives the formulas, the counter layout and the bound ``|g_j| < 12.23``).
+Its name and version, :data:`FAMILY`, are in every spec: a change of generator changes the name, and
+estimators refuse reports of another (specs of the earlier ``splitmix64-boxmuller/v1`` family raise a
+ValueError naming both).
 
 **PrivHS** (Duchi, Jordan and Wainwright's randomizer in the one-bit form of Erlingsson et al., as Feldman
 and Talwar describe it): the report is ``(s, b)``, ``s`` a uniform 31-bit seed and ``b = [⟨g_s, w⟩ >= 0]``,
@@ -92,8 +94,9 @@ Explicit ``repetitions`` choose the split without the trial constraint.
 **Aggregate.** The collector regenerates each report's direction (the decoder kernel) and adds, per
 coordinate, ``round(v · 2**24)`` of the unscaled direction ``v`` (``±g/‖g‖`` or ``g``) into a positive and a
 negative sum, and ``round(v² · 2**24)`` into a sum of squares: ``3·dim`` int64 counts, merged with ``+``
-exactly. A report adds less than ``2**24`` (sphere) or ``2**31`` (Gaussian, ``|g_j| < 8.58``) to any count, so
-no count can overflow before ``2**39`` or ``2**32`` reports (people × repetitions) per aggregate; merging
+exactly. A report adds less than ``2**24`` (sphere) or ``2**32`` (Gaussian: ``|g_j| < 12.23``, so
+``g_j² · 2**24 < 150 · 2**24``) to any count, so no count can overflow before ``2**39`` or ``2**31`` reports
+(people × repetitions) per aggregate; merging
 further raises ``OverflowError``. The rounding moves each coordinate of the mean by at most ``2**-25/M``.
 
 References
@@ -132,7 +135,9 @@ __all__ = ["PrivHS", "PrivUnit", "PrivUnitG", "PrivHSPlan", "RejectionPlan", "Un
            "NORM_TOLERANCE", "TRIAL_TARGET", "FIXED_POINT_BITS", "generate_directions", "privhs_constant"]
 
 #: Name and version of the public direction family (in every spec).
-FAMILY = "splitmix64-boxmuller/v1"
+FAMILY = client_unit.FAMILY
+#: Earlier families whose specs are refused with a message naming them.
+RETIRED_FAMILIES = ("splitmix64-boxmuller/v1",)
 #: Rows whose norm is at most ``1 + NORM_TOLERANCE`` count as in the unit ball (rows normalized in float64
 #: land within a few 1e-16 of 1).
 NORM_TOLERANCE = 1e-9
@@ -154,8 +159,11 @@ SPLIT_GRID = tuple(k / 100 for k in range(101))
 DECODE_ROWS = 1 << 14
 TWO32 = 2**32
 _SCALE = float(2**FIXED_POINT_BITS)
-#: Largest magnitude of a coordinate of the family (Box–Muller with 53-bit uniforms: sqrt(2·53 ln 2)).
-GAUSS_MAX = 8.58
+#: Largest magnitude of a coordinate of the family (the ziggurat's tail from 53-bit uniforms:
+#: ``R + sqrt(2·53 ln 2)`` with ``R = 3.654...``, below 12.23).
+GAUSS_MAX = client_unit.GAUSS_MAX
+#: Reports (people × repetitions) one aggregate holds exactly: sphere directions, Gaussian ones.
+MAX_REPORTS = (2**39, 2**31)
 
 
 def privhs_constant(dim: int) -> float:
@@ -169,7 +177,7 @@ def generate_directions(seeds: ArrayLike, dim: int) -> FloatArray:
     Examples
     --------
     >>> g = generate_directions([0, 1, 2**32 - 1], 5)
-    >>> g.shape, bool(np.all(np.abs(g) < 8.58))
+    >>> g.shape, bool(np.all(np.abs(g) < 12.23))
     ((3, 5), True)
     """
     s = np.asarray(seeds)
@@ -344,21 +352,27 @@ class RejectionPlan:
 
 
 # -- validation -----------------------------------------------------------------------------------------
-def _row_norms(x):
-    """Euclidean norm of each row, without overflow or underflow for finite values."""
-    r2 = np.einsum("ij,ij->i", x, x)
+def _row_norms(x, r2=None):
+    """Euclidean norm of each row, without overflow or underflow for finite values (``r2``: the rows' sums of
+    squares, if already computed). Rows whose sum of squares is not finite or below 1e-290 (and not 0) are
+    rescaled by their largest magnitude first; the others cost one pass."""
+    if r2 is None:
+        r2 = np.einsum("ij,ij->i", x, x)
     r = np.sqrt(r2)
-    bad = ~np.isfinite(r2) | ((r2 < 1e-290) & np.any(x != 0, axis=1))
-    if np.any(bad):
-        rows = x[bad]
+    suspect = np.flatnonzero(~np.isfinite(r2) | (r2 < 1e-290))
+    if suspect.size:
+        rows = x[suspect]
         amax = np.abs(rows).max(axis=1)
-        r[bad] = amax * np.sqrt(np.einsum("ij,ij->i", rows / amax[:, None], rows / amax[:, None]))
+        nz = amax > 0
+        scaled = rows[nz] / amax[nz, None]
+        r[suspect[nz]] = amax[nz] * np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
     return r
 
 
 def check_unit_vectors(x: ArrayLike, dim: int, *, name: str = "x", clip: bool = False, nan_policy: str = "raise",
-                       fill_value: Any = None) -> FloatArray:
-    """Validate an ``(n, dim)`` array of vectors of norm at most 1; return it as C-contiguous float64.
+                       fill_value: Any = None, return_norms: bool = False) -> Any:
+    """Validate an ``(n, dim)`` array of vectors of norm at most 1; return it as C-contiguous float64 (and,
+    with ``return_norms``, the rows' Euclidean norms computed for the check: ``(array, norms)``).
 
     Raises TypeError for non-real dtypes, ValueError (InvalidValuesError for bad rows) for a wrong shape,
     non-finite values (unless ``nan_policy="impute"``: each is replaced by the public ``fill_value``, one
@@ -389,18 +403,20 @@ def check_unit_vectors(x: ArrayLike, dim: int, *, name: str = "x", clip: bool = 
                          f"{arr.shape} (for one person pass x.reshape(1, -1))")
     arr = np.ascontiguousarray(arr, dtype=np.float64)
     if arr.size == 0:
-        return arr
-    bad = ~np.isfinite(arr)
-    if bad.any() and fill is not None:
+        return (arr, np.zeros(arr.shape[0])) if return_norms else arr
+    r2 = np.einsum("ij,ij->i", arr, arr)  # finite unless some value is not (or a row's squares overflow)
+    bad = ~np.isfinite(arr) if not np.isfinite(r2).all() else None
+    if bad is not None and bad.any() and fill is not None:
         arr = np.where(bad, fill, arr)
-    elif bad.any():
+        r2 = None
+    elif bad is not None and bad.any():
         i, j = (int(v) for v in np.argwhere(bad)[0])
         n_bad = int(bad.any(axis=1).sum())
         raise InvalidValuesError(f"{name} has {n_bad} row(s) with missing or non-finite values (NaN, inf or NA), "
                                  f"first at index {i} (coordinate {j}: {float(arr[i, j])!r}); pass nan_policy='impute' "
                                  "with a public fill_value, or remove them before privatizing", count=n_bad,
                                  first_index=i, reason="missing")
-    r = _row_norms(arr)
+    r = _row_norms(arr, r2)
     over = r > 1.0 + NORM_TOLERANCE
     n_over = int(over.sum())
     if n_over:
@@ -412,12 +428,24 @@ def check_unit_vectors(x: ArrayLike, dim: int, *, name: str = "x", clip: bool = 
                                      "rows to norm 1", count=n_over, first_index=i, reason="out_of_range")
         warnings.warn(ClippingWarning(msg + "; they were scaled to norm 1", count=n_over, first_index=i),
                       stacklevel=4)
-    return arr
+    return (arr, r) if return_norms else arr
 
 
-def _sphere_inputs(values):
-    """Per-row ``1/‖x‖`` (0 for ``x = 0``) and the sphere rounding's threshold over 2**53."""
-    r = _row_norms(values)
+def _check_family(spec):
+    """Refuse a spec of another direction family (its seeds name other vectors), naming both."""
+    family = spec.get("family")
+    if family != FAMILY:
+        known = " (an earlier ldpnum's family)" if family in RETIRED_FAMILIES else ""
+        raise ValueError(f"spec of {spec.mechanism!r} names the direction family {family!r}{known}; this ldpnum "
+                         f"generates {FAMILY!r}, so its seeds would decode to other vectors; estimate those reports "
+                         "with the ldpnum that produced them")
+
+
+def _sphere_inputs(values, r=None):
+    """Per-row ``1/‖x‖`` (0 for ``x = 0``) and the sphere rounding's threshold over 2**53 (``r``: the rows'
+    norms, if already computed)."""
+    if r is None:
+        r = _row_norms(values)
     inv = np.zeros_like(r)
     pos = r > 0
     inv[pos] = 1.0 / r[pos]
@@ -538,6 +566,14 @@ class UnitVectorMechanism(Mechanism):
         values.flags.writeable = False
         return values
 
+    def _checked_with_norms(self, x, nan_policy, fill_value, clip):
+        """:meth:`prepare_values` for :meth:`privatize` (the same depth of calls for the warning), with the norms."""
+        values, r = check_unit_vectors(x, self._dim, name="x", clip=clip, nan_policy=nan_policy,
+                                       fill_value=fill_value, return_norms=True)
+        values = values.view()
+        values.flags.writeable = False
+        return values, r
+
     def privatize(self, x: ArrayLike, *, rng: SeedLike = None, nan_policy: str = "raise",  # type: ignore[override]
                   fill_value: Any = None, clip: bool = False) -> Reports:
         """Randomize each person's vector; return their :class:`~ldpnum.Reports`, ``repetitions`` seed
@@ -561,8 +597,16 @@ class UnitVectorMechanism(Mechanism):
         Each call on one person's vector is ε-LDP (``repetitions`` reports at ``ε/repetitions`` each);
         estimators are post-processing. The whole batch is validated before the first word is drawn.
         """
-        values = self.prepare_values(x, nan_policy=nan_policy, fill_value=fill_value, clip=clip)
-        return self._randomize(values, rng)
+        values, r = self._checked_with_norms(x, nan_policy, fill_value, clip)
+        inv, keep = _sphere_inputs(values, r)  # the norms of the validation, not a second pass over x
+        start = [0]
+
+        def run(v, words, out):  # blocks come in record order
+            a = start[0]
+            start[0] = a + v.shape[0]
+            self._run_kernel(v, words, out, sphere=(inv[a:start[0]], keep[a:start[0]]))
+
+        return self._randomize(values, rng, run=run)
 
     def _allocate_reports(self, n):
         return np.empty((n, self._repetitions), dtype=np.uint32)
@@ -647,7 +691,7 @@ class UnitVectorMechanism(Mechanism):
         check_spec(self.spec, reports.spec, "reports")
         codes = reports.codes
         n = codes.shape[0]
-        limit = 2**39 if self._kind != 2 else 2**32
+        limit = MAX_REPORTS[self._kind == 2]
         if n * self._repetitions > limit:
             raise OverflowError(f"{n} people x {self._repetitions} reports exceed the {limit} reports one aggregate "
                                 "holds exactly; aggregate in parts and merge them with +")
@@ -812,10 +856,11 @@ class PrivHS(UnitVectorMechanism):
 
     @classmethod
     def _from_spec(cls, spec):
+        _check_family(spec)
         return cls(epsilon=spec.epsilon, dim=spec.get("dim"), repetitions=spec.get("repetitions"))
 
-    def _run_kernel(self, values, words, out):
-        inv, keep = _sphere_inputs(values)
+    def _run_kernel(self, values, words, out, sphere=None):
+        inv, keep = _sphere_inputs(values) if sphere is None else sphere
         launch(client_unit.privhs_kernel, values, inv, keep, self._repetitions, self._plan.t_hi, words, out)
 
 
@@ -896,8 +941,8 @@ class _RejectionMechanism(UnitVectorMechanism):
         return {**self._common_params(), "trials": self._plan.trials, "failure_probability": self._failure,
                 "split": self._design_.split}
 
-    def _run_kernel(self, values, words, out, trials=None):
-        inv, keep = _sphere_inputs(values)
+    def _run_kernel(self, values, words, out, trials=None, sphere=None):
+        inv, keep = _sphere_inputs(values) if sphere is None else sphere
         if trials is None:
             trials = np.empty(out.shape, dtype=np.int64)
         p = self._plan
@@ -992,6 +1037,7 @@ class PrivUnit(_RejectionMechanism):
 
     @classmethod
     def _from_spec(cls, spec):
+        _check_family(spec)
         return cls(epsilon=spec.epsilon, dim=spec.get("dim"), optimized=bool(spec.get("optimized")),
                    repetitions=spec.get("repetitions"), failure_probability=spec.get("failure_probability"),
                    trials=spec.get("trials"))
@@ -1050,5 +1096,6 @@ class PrivUnitG(_RejectionMechanism):
 
     @classmethod
     def _from_spec(cls, spec):
+        _check_family(spec)
         return cls(epsilon=spec.epsilon, dim=spec.get("dim"), repetitions=spec.get("repetitions"),
                    failure_probability=spec.get("failure_probability"), trials=spec.get("trials"))
