@@ -46,7 +46,9 @@ independent Laplace pair: volume 0.1 (×1.00 to ×1.03) and ε = 0.5, volume 0.5
 collections of that pair the losses at volume 0.1 are ×0.995 to ×1.008 (within 1 standard error) except
 ε = 0.5 in the domain-64 setting, ×1.024 (2 standard errors). 1-D queries (intervals of 0.1 and 0.5 of a
 column, continuous setting): ×0.94 (×0.76 to ×1.01). The weighting alone: ×0.98 (×0.73 to ×1.00).
-``consistency="paper"`` gives the paper's procedure. Last, for each pair ``(a, b)`` the **response matrix**: a ``g1 × g1`` table of the pair's joint
+``consistency="paper"`` gives the paper's procedure.
+
+Last, for each pair ``(a, b)`` the **response matrix**: a ``g1 × g1`` table of the pair's joint
 frequencies at the 1-D grids' resolution, fitted by iterative proportional fitting (IPF) to the 1-D grid
 of ``a`` (rows), of ``b`` (columns) and to the 2-D grid (blocks of ``g1/g2 × g1/g2`` cells), until it
 moves by less than ``1e-9`` (L1). The paper starts the fit from the uniform table; IPF keeps the start's
@@ -791,8 +793,9 @@ class HDG(PackedTables):
         consistency : {"hdg", "paper", "norm-sub", "none"}, default "hdg"
             ``"hdg"``: the post-processing of the module docstring (noise-weighted Norm-Sub and
             variance-weighted consistency between grids, response matrices). ``"paper"``: the paper's
-            (Norm-Sub, consistency weighted by cell counts only, response matrices). ``"norm-sub"``: Norm-Sub on each grid, then the response matrices (grids need not
-            agree). ``"none"``: the raw unbiased grids (2-D queries from the 2-D grid, no response matrix).
+            (Norm-Sub, consistency weighted by cell counts only, response matrices). ``"norm-sub"``:
+            Norm-Sub on each grid, then the response matrices (grids need not agree). ``"none"``: the raw
+            unbiased grids (2-D queries from the 2-D grid, no response matrix).
 
         Returns
         -------
