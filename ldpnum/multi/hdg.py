@@ -102,8 +102,10 @@ from ..spec import check_spec
 from ..vectors._base import VectorMechanism, check_int, check_vector_bounds
 from ._result import MultiRangeEstimate
 
-__all__ = ["HDG", "HDGPlan", "PackedTables", "select_columns", "alternate_consistency", "check_packed_codes", "guideline_granularities", "make_consistent", "response_matrix", "check_hdg_codes",
-           "ALPHA1", "ALPHA2", "PAPER_ALPHA1", "interpolation_matrix", "noise_weighted_norm_sub", "NOISE_FLOOR", "MAX_COLUMNS", "G1_MAX", "G2_MAX", "GRID_G_MAX", "HDG_CONSISTENCY", "LAYOUT"]
+__all__ = ["HDG", "HDGPlan", "PackedTables", "select_columns", "alternate_consistency", "check_packed_codes",
+           "guideline_granularities", "make_consistent", "response_matrix", "check_hdg_codes", "ALPHA1", "ALPHA2",
+           "PAPER_ALPHA1", "interpolation_matrix", "noise_weighted_norm_sub", "NOISE_FLOOR", "MAX_COLUMNS", "G1_MAX",
+           "G2_MAX", "GRID_G_MAX", "HDG_CONSISTENCY", "LAYOUT"]
 
 #: The constants of the granularity guideline: α1 measured for HDG's 2-D queries (see
 #: :func:`guideline_granularities`), α2 the paper's. The paper's α1 is PAPER_ALPHA1.
