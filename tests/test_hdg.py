@@ -17,8 +17,10 @@ from ldpnum._kernels import client_hashing
 from ldpnum._kernels._jit import launch
 from ldpnum._random import assign_columns
 from ldpnum.multi import MultiRangeEstimate
-from ldpnum.multi.hdg import (ALPHA1, ALPHA2, PAPER_ALPHA1, HDGPlan, check_hdg_codes, guideline_granularities,
-                              interpolation_matrix, max_inconsistency, response_matrix)
+from ldpnum.estimation import norm_sub
+from ldpnum.multi.hdg import (ALPHA1, ALPHA2, PAPER_ALPHA1, HDGPlan, check_hdg_codes, consistency_step,
+                              guideline_granularities, interpolation_matrix, make_consistent, max_inconsistency,
+                              noise_weighted_norm_sub, response_matrix)
 
 from privacy_checks import PrivacyViolation, check_exact_epsilon, check_kernel_matches
 
@@ -491,11 +493,12 @@ def _square_queries(volume, n_queries, seed):
 
 
 #: Fixed-seed regression thresholds (MAE of 200 square queries, mean of 3 collections; n = 10^5, the bench's
-#: correlated pair): the measured values at the default granularities and interpolated start, rounded up by
-#: about 1%. Measured: ε = 0.5 (8, 2): 0.0405 / 0.0350; ε = 1 (8, 4): 0.0318 / 0.0229; ε = 2 (16, 4): 0.0273 /
-#: 0.0099 (volume 0.1 / 0.5). The paper's settings (α1 = 0.7, uniform start) measured 0.0422 / 0.0553,
-#: 0.0311 / 0.0222 (level at ε = 1 for this n) and 0.0319 / 0.0130.
-REGRESSION = {0.5: (0.0410, 0.0355), 1.0: (0.0322, 0.0232), 2.0: (0.0276, 0.0101)}
+#: correlated pair): the measured values at the default granularities, interpolated start and noise-weighted
+#: post-processing, rounded up by about 1%. Measured: ε = 0.5 (8, 2): 0.0401 / 0.0327; ε = 1 (8, 4): 0.0309 /
+#: 0.0217; ε = 2 (16, 4): 0.0268 / 0.0095 (volume 0.1 / 0.5). The paper's post-processing (consistency="paper")
+#: measured 0.0405 / 0.0350, 0.0318 / 0.0229 and 0.0273 / 0.0099; the paper's settings (α1 = 0.7, uniform start,
+#: Norm-Sub) 0.0422 / 0.0553, 0.0311 / 0.0222 (level at ε = 1 for this n) and 0.0319 / 0.0130.
+REGRESSION = {0.5: (0.0406, 0.0331), 1.0: (0.0312, 0.0220), 2.0: (0.0271, 0.0097)}
 
 
 @pytest.mark.parametrize("eps", [0.5, 1.0, 2.0])
@@ -509,10 +512,10 @@ def test_fixed_seed_accuracy_regression(eps, monkeypatch):
     truth = {v: np.array([np.mean(np.all((X >= lo[i]) & (X <= hi[i]), axis=1)) for i in range(len(lo))])
              for v, (lo, hi) in queries.items()}
 
-    def mae(hdg):
+    def mae(hdg, consistency="hdg"):
         out = {v: [] for v in queries}
         for s in range(3):
-            est = hdg.estimate_ranges(hdg.privatize(X, rng=30 + s))
+            est = hdg.estimate_ranges(hdg.privatize(X, rng=30 + s), consistency=consistency)
             for v, (lo, hi) in queries.items():
                 ans = est.range({"x": (lo[:, 0], hi[:, 0]), "y": (lo[:, 1], hi[:, 1])})
                 out[v].append(np.mean(np.abs(ans - truth[v])))
@@ -521,10 +524,14 @@ def test_fixed_seed_accuracy_regression(eps, monkeypatch):
     bounds = {"x": (0, 1), "y": (0, 1)}
     new = mae(ldp.HDG(eps, bounds, n=n))
     assert new[0] <= REGRESSION[eps][0] and new[1] <= REGRESSION[eps][1], new
+    # the noise-weighted post-processing beats the paper's on these collections (volume 0.5 by 4% to 7%)
+    norm_subbed = mae(ldp.HDG(eps, bounds, n=n), consistency="paper")
+    assert new[0] < norm_subbed[0] and new[1] < 0.97 * norm_subbed[1], (new, norm_subbed)
     if eps != 1.0:  # the paper's granularities and uniform start do measurably worse here
         uniform = hdg_module.response_matrix
         monkeypatch.setattr(hdg_module, "response_matrix", lambda a, b, c, **k: uniform(a, b, c, start="uniform", **k))
-        paper = mae(ldp.HDG(eps, bounds, granularities=guideline_granularities(n, eps, 2, alpha1=PAPER_ALPHA1)))
+        paper = mae(ldp.HDG(eps, bounds, granularities=guideline_granularities(n, eps, 2, alpha1=PAPER_ALPHA1)),
+                    consistency="paper")
         assert new[0] < paper[0] and new[1] < 0.8 * paper[1], (new, paper)
 
 
@@ -762,3 +769,135 @@ def test_aggregate_bytes_and_parquet_round_trips(tmp_path):
     read = pd.read_parquet(tmp_path / "r.parquet")
     q = {"a": (0, 0.5), "b": (-1, 3)}
     assert read["a,b"].ldp.estimate_ranges().range(q) == out["a,b"].ldp.estimate_ranges().range(q)
+
+
+# -- noise-weighted Norm-Sub and the variance-weighted consistency ------------------------------------------------
+
+def naive_noise_weighted_norm_sub(x, sigma, floor):
+    """The defining equation solved by bisection on δ, cell by cell with plain loops."""
+    y = [max(v, 0.0) for v in x]
+    if sum(y) <= 1:
+        return None
+    w = [floor + (1 - floor) * math.exp(-0.5 * (v / sigma) ** 2) for v in y]
+
+    def total(delta):
+        return sum(max(v - delta * u, 0.0) for v, u in zip(y, w))
+
+    lo, hi = 0.0, max(v / u for v, u in zip(y, w))
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if total(mid) > 1 else (lo, mid)
+    return np.array([max(v - hi * u, 0.0) for v, u in zip(y, w)])
+
+
+@pytest.mark.parametrize("k", [2, 5, 16, 64])
+@pytest.mark.parametrize("floor", [0.1, 0.5, 1.0])
+def test_noise_weighted_norm_sub_matches_a_naive_reference(k, floor):
+    rng = np.random.default_rng(k)
+    for trial in range(20):
+        sigma = float(rng.uniform(0.005, 0.2))
+        x = rng.dirichlet(np.ones(k) * 0.5) + rng.normal(0, sigma, k)
+        got = noise_weighted_norm_sub(x, sigma, floor=floor)
+        assert got.min() >= 0 and got.sum() == pytest.approx(1, abs=1e-12)
+        want = naive_noise_weighted_norm_sub(x, sigma, floor)
+        if want is None:  # mass must be added: Norm-Sub's
+            np.testing.assert_allclose(got, norm_sub(x), atol=1e-12)
+        else:
+            np.testing.assert_allclose(got, want, atol=1e-9)
+            if floor == 1.0:  # Norm-Sub (the simplex projection) is the case floor = 1
+                np.testing.assert_allclose(got, norm_sub(x), atol=1e-12)
+        np.testing.assert_allclose(noise_weighted_norm_sub(got, sigma, floor=floor), got, atol=1e-12)  # idempotent
+
+
+def test_noise_weighted_norm_sub_takes_the_excess_from_noise_cells():
+    # two populated cells and eight empty ones with noise: Norm-Sub takes the excess from all ten alike
+    rng = np.random.default_rng(3)
+    sigma = 0.01
+    bias_ns, bias_nw = [], []
+    for _ in range(200):
+        x = np.concatenate(([0.5, 0.5], np.zeros(8))) + rng.normal(0, sigma, 10)
+        bias_ns.append(norm_sub(x)[:2].sum() - 1)
+        bias_nw.append(noise_weighted_norm_sub(x, sigma)[:2].sum() - 1)
+    # Norm-Sub's populated cells lose 2 δ (δ = the excess over the positive cells); the weighted step less:
+    # the paired difference is positive by more than 4 standard errors (measured: -0.0131 against -0.0083)
+    diff = np.array(bias_nw) - np.array(bias_ns)
+    assert np.mean(bias_ns) < -0.01
+    assert diff.mean() > 4 * diff.std(ddof=1) / math.sqrt(diff.size)
+
+
+def test_noise_weighted_norm_sub_bad_input():
+    for bad in (0, -0.1, math.inf, math.nan, "0.1", True, None):
+        with pytest.raises(ValueError, match="sigma"):
+            noise_weighted_norm_sub(np.array([0.5, 0.6]), bad)
+    for bad in (0, -0.1, 1.5, math.nan, True):
+        with pytest.raises(ValueError, match="floor"):
+            noise_weighted_norm_sub(np.array([0.5, 0.6]), 0.1, floor=bad)
+    for bad in ([[0.5, 0.6]], [0.5, math.nan]):
+        with pytest.raises(ValueError, match="x must be"):
+            noise_weighted_norm_sub(np.array(bad), 0.1)
+
+
+def naive_weighted_consistency_step(ests, grids, d, g1, g2, variances):
+    """Per attribute and coarse interval, plain loops: each grid's interval mass and its variance (cells x
+    cell variance); the inverse-variance mean; each cell of the interval shifted by its share of the gap."""
+    ests = [np.array(e, dtype=float) for e in ests]
+    r = g1 // g2
+    for t in range(d):
+        holders = [i for i, attrs in enumerate(grids) if t in attrs]
+        for v in range(g2):
+            cells = {}
+            for i in holders:
+                if len(grids[i]) == 1:
+                    cells[i] = [(c,) for c in range(v * r, v * r + r)]
+                elif grids[i][0] == t:
+                    cells[i] = [(v, c) for c in range(g2)]
+                else:
+                    cells[i] = [(c, v) for c in range(g2)]
+            mass = {i: sum(ests[i][c] for c in cells[i]) for i in holders}
+            weight = {i: 1.0 / (len(cells[i]) * variances[i]) for i in holders}
+            target = sum(weight[i] * mass[i] for i in holders) / sum(weight.values())
+            for i in holders:
+                for c in cells[i]:
+                    ests[i][c] += (target - mass[i]) / len(cells[i])
+    return ests
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_weighted_consistency_step_matches_a_naive_reference(d):
+    rng = np.random.default_rng(d)
+    g1, g2 = 8, 4
+    grids = HDGPlan(d, g1, g2, 1.0).grids
+    ests = [rng.dirichlet(np.ones(g1)) if len(a) == 1 else rng.dirichlet(np.ones(g2 * g2)).reshape(g2, g2)
+            for a in grids]
+    variances = rng.uniform(1e-5, 1e-4, len(grids))
+    got = [e.copy() for e in ests]
+    consistency_step(got, grids, d, g1, g2, variances)
+    for a, b in zip(got, naive_weighted_consistency_step(ests, grids, d, g1, g2, variances)):
+        np.testing.assert_allclose(a, b, atol=1e-12)
+    # equal variances: the paper's weights 1 / C_i
+    got, paper = [e.copy() for e in ests], [e.copy() for e in ests]
+    consistency_step(got, grids, d, g1, g2, [3e-5] * len(grids))
+    consistency_step(paper, grids, d, g1, g2)
+    for a, b in zip(got, paper):
+        np.testing.assert_allclose(a, b, atol=1e-12)
+
+
+def test_consistency_choices_hdg_and_paper():
+    X = correlated(60_000, 8)
+    hdg = ldp.HDG(4.0, AB, granularities=(64, 16))
+    assert hdg.oracle_names == ("grr", "grr", "olh")  # the grids' variances differ
+    agg = hdg.aggregate(hdg.privatize(X, rng=9))
+    raw, n_per = hdg.raw_grids(agg)
+    g1, g2 = hdg.granularities
+    for consistency, variances in (("hdg", hdg.grid_variances(n_per)), ("paper", None)):
+        est = hdg.estimate_ranges(agg, consistency=consistency)
+        want, _, _ = make_consistent(raw, hdg.plan.grids, 2, g1, g2, variances=variances)
+        for a, b in zip(est.grids, want):
+            np.testing.assert_array_equal(a, b)
+        assert est.converged and est.consistency == consistency
+        assert est.marginal("a").method == f"hdg-{consistency}"
+        assert max_inconsistency([np.array(g) for g in est.grids], hdg.plan.grids, 2, g1, g2) < 1e-9
+        for g in est.grids:
+            assert g.min() >= 0 and g.sum() == pytest.approx(1, abs=1e-12)
+    a, b = (hdg.estimate_ranges(agg, consistency=c).grids for c in ("hdg", "paper"))
+    assert max(float(np.abs(x - y).max()) for x, y in zip(a, b)) > 1e-4

@@ -61,7 +61,7 @@ class MultiRangeEstimate(PrivacyProvenance):
     grids : tuple of arrays
         Every grid after post-processing (1-D grids, then 2-D grids of shape ``(g2, g2)``).
     granularities : (int, int)
-    consistency : {"hdg", "norm-sub", "none"}
+    consistency : {"hdg", "paper", "norm-sub", "none"}
     spec, epsilon, n_reports
         Provenance.
     grid_reports : tuple of int
@@ -257,7 +257,7 @@ class MultiRangeEstimate(PrivacyProvenance):
         c = self._index(column)
         if self.consistency == "none":
             raise ValueError("marginal: the raw grids (consistency='none') are not distributions; estimate with "
-                             "consistency='hdg' or 'norm-sub'")
+                             "consistency='hdg', 'paper' or 'norm-sub'")
         kw = {"spec": self.spec} if self.spec is not None else {"epsilon": self.epsilon}
         return DistributionEstimate(self.edges(column), self.marginals[c], n_reports=self.n_reports,
                                     method=f"hdg-{self.consistency}", n_iter=self.n_iter, converged=self.converged,
