@@ -2,6 +2,7 @@
 
 import html
 import math
+import warnings
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -14,6 +15,7 @@ from ._checks import check_level, normal_quantile
 from ._plotting import check_kind, check_true, draw_true, new_axes
 from ._typing import ArrayLike, Bounds, FloatArray, SeedLike
 from .accounting import ShuffleAmplification
+from .exceptions import SmoothingBiasWarning
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -149,10 +151,6 @@ def warn_if_outside(point: Any, low: Any, high: Any, what: str) -> None:
     bootstrap interval: the smoothing bias there is larger than the noise."""
     out = np.ravel((point < low) | (point > high))
     if out.any():
-        import warnings
-
-        from .exceptions import SmoothingBiasWarning
-
         count, first = int(out.sum()), int(np.argmax(out))
         warnings.warn(SmoothingBiasWarning(
             f"{what}: the smoothed estimate lies outside its own bootstrap interval for {count} of {out.size} "
