@@ -10,28 +10,38 @@ percentile bootstrap intervals.
 **The smoothing bias.** EMS (and the default held-out EMS, ``method="ems-cv"``) smooths: at a sharp feature
 (the step of flight departures at 6 am) the estimate :math:`\hat p` is biased, by more than its noise. Drawing
 the replicates from :math:`\hat p` itself (``scheme="estimate"``) shows the noise but not that bias: the
-smoothed fit is its own fixed point. Its 95% intervals covered the flights' 6-9 am share in 4-37% of repeated
-collections at ε ≤ 1. So by default (``scheme="undersmoothed"``) the replicates describe an **undersmoothed**
-estimator: with :math:`L` the smoothing passes of the estimate (``ems-cv``: the level chosen once on the
-observed counts; ``ems``: 1; ``em``: 0), the pilot :math:`\tilde p` is EMS with :math:`\lfloor L/4 \rfloor`
-passes (plain EM when :math:`L < 4`) fitted to the observed counts, replicates are drawn from
-:math:`T \tilde p` and refitted with that same undersmoothed estimator. The intervals are its percentile
-intervals: undersmoothing makes the bias small against the (larger) noise, the standard route to honest
-intervals for smoothed curve estimates (Hall 1992). The point estimate stays the smoothed one; where the
-smoothing bias is larger than the noise it can lie outside its own interval, which is then the honest
-statement.
+smoothed fit is its own fixed point. By default (``scheme="undersmoothed"``) the replicates describe an
+**undersmoothed** estimator instead: with :math:`L` the smoothing passes of the estimate (``ems-cv``: the level
+chosen once on the observed counts; ``ems``: 1; ``em``: 0), the pilot :math:`\tilde p` is EMS with
+:math:`\lfloor L/4 \rfloor` passes (plain EM when :math:`L < 4`) fitted to the observed counts, replicates are
+drawn from :math:`T \tilde p` and refitted with that same undersmoothed estimator, and the intervals are its
+percentile intervals. Undersmoothing makes the bias small against the (larger) noise: the standard route to
+honest intervals for smoothed curve estimates (Hall 1992). The point estimate stays the smoothed one; where
+its bias is larger than even the undersmoothed fit's noise it lies outside its own interval, and
+:class:`~ldpnum.SmoothingBiasWarning` says so.
 
-Measured (``make bench``, section ``bands``): the explicit bias correction — replicates from the EM pilot
-refitted at level :math:`L`, basic interval :math:`\hat\theta - [\theta^*_{hi} - \theta(\tilde p),
-\theta^*_{lo} - \theta(\tilde p)]` — covered only 60-85% on flight departures at ε = 1 (20 collections): the
-correction adds the pilot's noise, which the replicate spread does not show (Calonico, Cattaneo and Farrell
-2018); undersmoothing both pilot and refits covered 97-100% there.
+Measured (``make bench``, section ``bands``: 60 collections of 20,000 people, 100 replicates, ems-cv; share of
+nominal 95% intervals covering the truth, undersmoothed against ``"estimate"``): the flights' 6-9 am share
+0.88 / 0.85 at ε = 0.5 / 1 against 0.40 / 0.08, their first quartile 0.88 / 0.93 against 0.80 / 0.62, and
+0.92-1.00 for the median, the third quartile and 5-8 pm; at ε = 4 all five 0.97-0.98 against 0.77-0.93;
+Beta(5, 2) at ε = 0.5 and 1, 0.92-1.00 for both schemes. The price is width: 1.3-2.1x where the pilot is
+plain EM (ε ≤ 1, and the flights at ε = 4), about 1x on Beta(5, 2) at ε = 4. Also measured and dropped
+(flights, ε = 1, 20 collections): an explicit bias correction — replicates from the EM pilot refitted at level
+:math:`L`, basic interval :math:`\hat\theta - [\theta^*_{hi} - \theta(\tilde p), \theta^*_{lo} - \theta(\tilde
+p)]` or the bias-shifted percentile interval — covered 60-85%: the correction adds the pilot's noise, which the
+replicate spread does not show (Calonico, Cattaneo and Farrell 2018); refitting at level :math:`L` from a pilot
+at ``L // 4`` covered the step's range 20%.
 
 Limits: the intervals are for the distribution the people were drawn from as the estimator sees it at the
-estimate's resolution (its buckets); at ε = 0.5 and 20,000 people the flights' sharp 6 am step is still
-under-covered (see the bench table), and where :math:`L < 4` the intervals are plain EM's, up to twice as wide
-as the smoothed fit's spread. Cost: a plain-EM refit runs to convergence (thousands of iterations): 200
-replicates at n = 1e5, 1024 buckets take ~4x the time of refits at a smoothing level.
+estimate's resolution (its buckets). At a sharp step the undersmoothed fit is still somewhat biased: the
+flights' 6-9 am share covers 0.85-0.88 at ε ≤ 1 (target 0.93-0.98), a density stepping from 0 to 5/3 covers
+0.82-0.87 next to the step (2,000-5,000 people, ε = 1-2). On smooth Beta(5, 2) at ε = 4 the chosen level is
+high (8-16 passes) and a quarter of it still biases the very narrow quartile intervals: 0.87-0.92, no better
+than the estimate's replicates (plain-EM replicates reached 0.90-0.93 there at 1.8x the width and 2.5x the time).
+Cost: refits at a quarter of the level, or plain EM run to convergence (thousands of iterations): 200
+replicates at n = 1e5, 1024 buckets (Beta(5, 2), ε = 1, level 8 → 2) took 1.3x the time of
+``scheme="estimate"`` on the same loaded machine (6.9 s against 5.1 s; 2.9 s quiet for the latter), and about
+2-6x where the pilot is plain EM (bands bench, 20,000 people, 100 replicates).
 
 With ``method="ems-cv"`` the smoothing strength is chosen **once**, on the observed counts, and not again on
 each replicate (that would answer how much smoothing data from the pilot needs, and cost twice the time). The
@@ -84,8 +94,8 @@ def bootstrap_distribution(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=No
     scheme : {"undersmoothed", "estimate"}, default "undersmoothed"
         ``"undersmoothed"``: replicates drawn from an undersmoothed pilot (EMS at a quarter of the estimate's
         smoothing passes, plain EM below 4) and refitted with it, so the intervals include the smoothing bias
-        at sharp features (see :mod:`ldpnum.estimation.bootstrap`; measured 0.83-1.00 coverage where the
-        other scheme gave 0.07-0.37). ``"estimate"``: replicates drawn from the estimate and refitted with its
+        at sharp features (see :mod:`ldpnum.estimation.bootstrap`; the flights' 6-9 am share at ε ≤ 1 measured
+        0.85-0.88 coverage where the other scheme gave 0.08-0.40). ``"estimate"``: replicates drawn from the estimate and refitted with its
         own estimator (narrower and cheaper; it shows the noise only and under-covers where the estimate is
         biased). For ``method="norm-sub"`` (no smoothing) both are the same.
     **options
