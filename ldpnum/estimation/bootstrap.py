@@ -38,10 +38,11 @@ flights' 6-9 am share covers 0.85-0.88 at ε ≤ 1 (target 0.93-0.98), a density
 0.82-0.87 next to the step (2,000-5,000 people, ε = 1-2). On smooth Beta(5, 2) at ε = 4 the chosen level is
 high (8-16 passes) and a quarter of it still biases the very narrow quartile intervals: 0.87-0.92, no better
 than the estimate's replicates (plain-EM replicates reached 0.90-0.93 there at 1.8x the width and 2.5x the time).
-Cost: refits at a quarter of the level, or plain EM run to convergence (thousands of iterations): 200
-replicates at n = 1e5, 1024 buckets (Beta(5, 2), ε = 1, level 8 → 2) took 1.3x the time of
-``scheme="estimate"`` on the same loaded machine (6.9 s against 5.1 s; 2.9 s quiet for the latter), and about
-2-6x where the pilot is plain EM (bands bench, 20,000 people, 100 replicates).
+Cost: refits at a quarter of the level, or plain EM run to convergence (thousands of iterations). 200
+replicates at n = 1e5, 1024 buckets, ε = 1 (median of 3 on two quiet cores): Beta(5, 2) (level 8, pilot
+level 2) 2.5 s against 1.9 s for ``scheme="estimate"``; flight departures (level 8) 2.8 s against 2.5 s.
+Where the pilot is plain EM the refits take 2-6x the time of the estimate's (bands bench, 20,000 people,
+100 replicates, loaded machine).
 
 With ``method="ems-cv"`` the smoothing strength is chosen **once**, on the observed counts, and not again on
 each replicate (that would answer how much smoothing data from the pilot needs, and cost twice the time). The
