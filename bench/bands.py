@@ -1,16 +1,17 @@
 """Coverage of the bootstrap intervals of reconstructed distributions (``make bench``, section ``bands``).
 
-For each data set and ε: ``R`` collections of ``N`` people drawn afresh from the population (Beta(5, 2) on
-[0, 1], or the embedded flights' departure times — the 328,521 departed flights as the population, people drawn
-with replacement), each privatized with Square Wave (fixed seeds), reconstructed with the default estimator (held-out EMS,
-``method="ems-cv"``) and bootstrapped twice with ``B`` parametric replicates: the default undersmoothed scheme
+For each data set and ε: ``R_DISTRIBUTION`` collections of ``N`` people drawn afresh from the population
+(Beta(5, 2) on [0, 1], or the embedded flights' departure times — the 328,521 departed flights as the
+population, people drawn with replacement), each privatized with Square Wave (fixed seeds), reconstructed with
+the default estimator (held-out EMS, ``method="ems-cv"``) and bootstrapped twice with ``B`` parametric replicates: the default undersmoothed scheme
 (``estimate_distribution(..., bootstrap=B)``) and the replicates of the estimate itself (``scheme="estimate"``,
 the default until the undersmoothed scheme measured better); the share of nominal 95% intervals that cover the
 population's median, quartiles and two ranges, and the mean interval width. 93–98% is the target.
-The same for range trees: a hierarchical histogram (``HierarchicalHistogram``, default tree, least-squares
+The same for range trees (``R`` collections): a hierarchical histogram (``HierarchicalHistogram``, default tree, least-squares
 consistency) with ``B`` simulation bootstrap replicates (``estimate_ranges(..., bootstrap=B)``).
 
-Runs alone: ``python bench/bands.py [--collections 100]``.
+Runs alone: ``PYTHONPATH=. python bench/bands.py [--collections 100]`` (from the repository root, so that this
+checkout's ``ldpnum`` is measured).
 """
 
 import argparse
