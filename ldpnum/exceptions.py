@@ -1,6 +1,6 @@
 """Warnings and errors raised by ldpnum."""
 
-__all__ = ["ClippingWarning", "TruncationWarning", "BudgetWarning", "BudgetExceededError", "InvalidValuesError",
+__all__ = ["ClippingWarning", "TruncationWarning", "BudgetWarning", "SmoothingBiasWarning", "BudgetExceededError", "InvalidValuesError",
            "SpecMismatchError"]
 
 
@@ -34,6 +34,33 @@ class TruncationWarning(UserWarning):
         How many items were truncated.
     first_index : int
         Position of the first truncated item in the input.
+    """
+
+    def __init__(self, message, *, count=0, first_index=-1):
+        super().__init__(message)
+        self.count = int(count)
+        self.first_index = int(first_index)
+
+
+class SmoothingBiasWarning(UserWarning):
+    """A smoothed distribution estimate lies outside its own bootstrap interval: at that quantile or range the
+    estimator's smoothing bias is larger than its noise (a sharp feature, such as a step in the density).
+
+    The interval (from the undersmoothed bootstrap, :func:`ldpnum.estimation.bootstrap_distribution`) is then
+    the better statement of the two, but an undersmoothed fit is still somewhat biased at a step: measured on a
+    density stepping from 0 to 5/3 (Square Wave, 5,000 people, ε = 1-2), its nominal 95% intervals of the mass
+    next to the step covered 82-87%. Treat the interval as indicative there. The warning is one-sided: it fires
+    only where the bias is larger than even the undersmoothed fit's noise (in that measurement, 1 collection in
+    30; in the ``bands`` bench at most 2% of the collections, also where the flights' 6-9 am share covered
+    0.85), so its absence does not vouch for an interval next to a step. Raised once per call by
+    :meth:`~ldpnum.DistributionEstimate.quantile` and :meth:`~ldpnum.DistributionEstimate.range` with ``ci=``.
+
+    Attributes
+    ----------
+    count : int
+        How many of the queries have the estimate outside the interval.
+    first_index : int
+        Position (flat) of the first such query.
     """
 
     def __init__(self, message, *, count=0, first_index=-1):

@@ -2,6 +2,7 @@
 and their coverage by simulation (fixed seeds)."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -20,36 +21,63 @@ def boot():
     return sw, agg, x, sw.estimate_distribution(agg, method="ems", bootstrap=60, rng=2)
 
 
-def test_replicates_are_the_estimator_on_resampled_counts(boot):
+def _em_fit(counts, t, level):
+    from ldpnum.estimation.em import expectation_maximization
+    x = (expectation_maximization(counts, t, method="ems", smoothing=level) if level
+         else expectation_maximization(counts, t, method="em")).x
+    x = np.maximum(x, 0.0)
+    return x / x.sum()
+
+
+def test_replicates_are_the_undersmoothed_estimator_on_resampled_counts(boot):
+    # default scheme: EMS (one pass) undersmoothed to a quarter is plain EM: the pilot is EM on the observed
+    # counts, and each replicate is EM on counts drawn from the pilot's output distribution (naive route here)
     sw, agg, _, est = boot
     assert est.replicates.shape == (60, est.n_bins) and np.allclose(est.replicates.sum(axis=1), 1.0)
     assert est == sw.estimate_distribution(agg, method="ems")  # the point estimate is unchanged
-    # reproducible for a seed, whatever the threads; and the naive loop gives the same replicates
-    again = bootstrap_distribution(sw, agg, n_boot=60, rng=2, method="ems")
+    again = bootstrap_distribution(sw, agg, n_boot=60, rng=2, method="ems")  # reproducible, whatever the threads
     assert np.array_equal(again.replicates, est.replicates)
+    from ldpnum.estimation.em import window_transition_from_plan
+    t = window_transition_from_plan(sw.plan, est.n_bins)
+    pilot = _em_fit(agg.counts, t, 0)
+    q = t.dense() @ pilot
+    counts = np.random.default_rng(2).multinomial(agg.n_reports, q / q.sum(), size=60)
+    for b in (0, 7):
+        assert np.allclose(_em_fit(counts[b], t, 0), est.replicates[b], rtol=0, atol=1e-15)
+
+
+def test_estimate_scheme_replicates_are_the_estimator_on_resampled_counts(boot):
+    sw, agg, _, est = boot
+    old = bootstrap_distribution(sw, agg, n_boot=60, rng=2, method="ems", scheme="estimate")
+    assert old == est and not np.array_equal(old.replicates, est.replicates)
     from ldpnum.aggregate import Aggregate
     from ldpnum.estimation.em import window_transition_from_plan
     q = window_transition_from_plan(sw.plan, est.n_bins).dense() @ est.probabilities
     counts = np.random.default_rng(2).multinomial(agg.n_reports, q / q.sum(), size=60)
     naive = sw.estimate_distribution(Aggregate(counts[7], agg.spec), method="ems", n_bins=est.n_bins)
-    assert np.allclose(naive.probabilities, est.replicates[7])
+    assert np.allclose(naive.probabilities, old.replicates[7])
+    with pytest.raises(ValueError, match="scheme must be one of"):
+        bootstrap_distribution(sw, agg, n_boot=60, scheme="basic")
 
 
-def test_held_out_ems_replicates_are_ems_at_the_level_chosen_once(boot):
-    # the default estimator chooses its smoothing on the observed counts; each replicate is EMS at that level
-    # (the estimate's own final fit), computed here by the naive route: resample, then fit
-    sw, agg, _, _ = boot
+def test_held_out_ems_replicates_are_ems_at_a_quarter_of_the_level_chosen_once():
+    # the default estimator chooses its smoothing L on the observed counts, once; the default scheme's pilot and
+    # replicates are EMS at L // 4 passes, the "estimate" scheme's replicates EMS at L from the estimate
+    sw = ldp.SquareWave(4.0, (0, 1))
+    agg = sw.aggregate(sw.privatize(np.random.default_rng(0).beta(5, 2, 20_000), rng=1))
     est = sw.estimate_distribution(agg, bootstrap=30, rng=5)
     assert est.method == "ems-cv" and est == sw.estimate_distribution(agg)
-    from ldpnum.estimation.em import ems_heldout, expectation_maximization, window_transition_from_plan
+    from ldpnum.estimation.em import ems_heldout, window_transition_from_plan
     t = window_transition_from_plan(sw.plan, est.n_bins)
     level = ems_heldout(agg.counts, t).smoothing
-    assert level >= 1  # smooth data: a smoothing level, not plain EM
-    q = t.dense() @ est.probabilities
-    counts = np.random.default_rng(5).multinomial(agg.n_reports, q / q.sum(), size=30)
-    for b in (0, 29):
-        x = expectation_maximization(counts[b], t, method="ems", smoothing=level).x
-        assert np.allclose(est.replicates[b], x / x.sum(), rtol=0, atol=1e-15)
+    assert level >= 4  # smooth data, many people per bucket: undersmoothing leaves a smoothing level
+    for scheme, lv, population in (("undersmoothed", level // 4, _em_fit(agg.counts, t, level // 4)),
+                                   ("estimate", level, est.probabilities)):
+        q = t.dense() @ population
+        counts = np.random.default_rng(5).multinomial(agg.n_reports, q / q.sum(), size=30)
+        boot = bootstrap_distribution(sw, agg, n_boot=30, rng=5, scheme=scheme)
+        for b in (0, 29):
+            assert np.allclose(boot.replicates[b], _em_fit(counts[b], t, lv), rtol=0, atol=1e-15)
     assert np.array_equal(bootstrap_distribution(sw, agg, n_boot=30, rng=5).replicates, est.replicates)
 
 
@@ -63,7 +91,7 @@ def test_bands_and_intervals_are_ordered_and_proper(boot):
     pw, sim = est.confidence_band(0.95), est.confidence_band(0.95, kind="simultaneous")
     assert np.mean(sim.high - sim.low) > np.mean(pw.high - pw.low)  # one curve at once: wider
     narrow, wide = est.quantile(0.5, ci=0.5), est.quantile(0.5, ci=0.99)
-    assert wide.low <= narrow.low <= narrow.estimate <= narrow.high <= wide.high
+    assert wide.low <= narrow.low <= narrow.high <= wide.high
     q = est.quantile([0.25, 0.5, 0.75], ci=0.95)
     assert q.estimate.shape == q.low.shape == (3,) and np.all(q.low <= q.high)
     r = est.range(0.6, 0.8, ci=0.95)
@@ -102,23 +130,60 @@ def test_plot_draws_the_band(boot):
 
 
 def test_coverage_of_quantile_intervals_fast():
-    # 40 collections of 20,000 people from Beta(5, 2), eps = 1, EMS, 60 replicates each: nominal 95% intervals
-    # of the quartiles cover the population quartiles. Measured over 60 collections: 93-97% (the percentile
-    # interval; the basic interval gave 83-88%). With 40 collections a coverage of 95% falls below 85% with
-    # probability < 2%; the assertion is at 85% for the pooled three quartiles (120 intervals: below 0.87 with
-    # probability < 0.3% at a true 95%).
-    sw = ldp.SquareWave(1.0, (0, 1))
+    # 30 collections of 2,000 people from Beta(5, 2), eps = 2, the default estimator with 40 (undersmoothed)
+    # replicates each: nominal 95% intervals of the quartiles cover the population quartiles (measured pooled:
+    # 0.99 over 40 collections). At a true 95%, the pooled 90 intervals (SD of the share sqrt(.95 * .05 / 90)
+    # = 0.023) fall below 0.95 - 3 SD = 0.88 with probability < 0.3%.
+    sw = ldp.SquareWave(2.0, (0, 1))
     qs = np.array([0.25, 0.5, 0.75])
     truth = beta(5, 2).ppf(qs)
     rng = np.random.default_rng(0)
     hits = np.zeros(3)
-    for r in range(40):
-        x = rng.beta(5, 2, 20_000)
-        est = sw.estimate_distribution(sw.aggregate(sw.privatize(x, rng=1000 + r)), method="ems", bootstrap=60,
-                                       rng=r)
+    for r in range(30):
+        x = rng.beta(5, 2, 2_000)
+        est = sw.estimate_distribution(sw.aggregate(sw.privatize(x, rng=1000 + r)), bootstrap=40, rng=r)
         ci = est.quantile(qs, ci=0.95)
         hits += (ci.low <= truth) & (truth <= ci.high)
-    assert hits.sum() / 120 >= 0.87, hits / 40
+    assert hits.sum() / 90 >= 0.88, hits / 30
+
+
+def test_undersmoothed_intervals_cover_a_sharp_step_where_the_estimate_scheme_does_not():
+    # negative control: people uniform on [0.4, 1] (the density steps from 0 to 5/3 at 0.4), 2,000 per
+    # collection, eps = 2; the mass of [0.4, 0.5] (1/6) next to the step. The smoothed estimate leaks mass below
+    # 0.4 and is its own fixed point: replicates drawn from it ("estimate") cover 0.27 (measured, 30
+    # collections); the undersmoothed replicates cover 0.87. With 30 collections (binomial SD <= 0.09): a true
+    # 0.85 reads below 0.62 with probability < 1%, a true 0.30 above 0.55 with probability < 1%.
+    from ldpnum.exceptions import SmoothingBiasWarning
+    sw = ldp.SquareWave(2.0, (0, 1))
+    rng = np.random.default_rng(0)
+    hits = {"undersmoothed": 0, "estimate": 0}
+    for r in range(30):
+        agg = sw.aggregate(sw.privatize(rng.uniform(0.4, 1.0, 2_000), rng=100 + r))
+        est = sw.estimate_distribution(agg)
+        for scheme in hits:
+            boot = bootstrap_distribution(sw, agg, n_boot=40, rng=r, estimate=est, scheme=scheme)
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always", SmoothingBiasWarning)
+                iv = boot.range(0.4, 0.5, ci=0.95)
+            hits[scheme] += iv.low <= 1 / 6 <= iv.high
+            outside = not iv.low <= iv.estimate <= iv.high
+            # the warning says exactly when the smoothed estimate lies outside its own interval
+            assert [w.category for w in seen] == ([SmoothingBiasWarning] if outside else [])
+    assert hits["undersmoothed"] / 30 >= 0.62 and hits["estimate"] / 30 <= 0.55, hits
+
+
+def test_smoothing_bias_warning_attributes():
+    from ldpnum.exceptions import SmoothingBiasWarning
+    d = DistributionEstimate([0, 1, 2], [0.5, 0.5], replicates=np.tile([0.9, 0.1], (20, 1)))
+    with pytest.warns(SmoothingBiasWarning, match="1 of 2") as rec:
+        d.range([1.5, 0.0], [2.0, 2.0], ci=0.9)
+    assert rec[0].message.count == 1 and rec[0].message.first_index == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        d.range(0.0, 2.0, ci=0.9)  # inside (1.0 in [1, 1]): no warning
+    with pytest.warns(SmoothingBiasWarning, match="quantile"):
+        d.quantile(0.5, ci=0.9)
+    assert ldp.SmoothingBiasWarning is SmoothingBiasWarning
 
 
 def test_describe_shows_quartile_intervals():
