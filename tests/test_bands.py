@@ -70,6 +70,7 @@ def test_held_out_ems_replicates_are_ems_at_a_quarter_of_the_level_chosen_once()
     from ldpnum.estimation.em import ems_heldout, window_transition_from_plan
     t = window_transition_from_plan(sw.plan, est.n_bins)
     level = ems_heldout(agg.counts, t).smoothing
+    assert est.smoothing == level  # the bootstrap reads the level from the estimate instead of searching again
     assert level >= 4  # smooth data, many people per bucket: undersmoothing leaves a smoothing level
     for scheme, lv, population in (("undersmoothed", level // 4, _em_fit(agg.counts, t, level // 4)),
                                    ("estimate", level, est.probabilities)):
@@ -116,6 +117,13 @@ def test_no_replicates_no_intervals_and_bad_levels(boot):
         bootstrap_distribution(sw, agg, n_boot=5)
     with pytest.raises(TypeError, match="window plan"):
         bootstrap_distribution(ldp.Duchi(1.0, (0, 1)), agg)
+    # an option the estimator does not know is refused, also when the estimate is given (it used to be ignored)
+    with pytest.raises(TypeError, match="unknown estimator option.*'smoothness'"):
+        bootstrap_distribution(sw, agg, n_boot=20, estimate=est, smoothness=3)
+    from ldpnum.estimation import bootstrap_ranges
+    hh = ldp.HierarchicalHistogram(1.0, (0, 1))
+    with pytest.raises(TypeError, match="unknown estimator option.*'method'"):
+        bootstrap_ranges(hh, hh.aggregate(hh.privatize(np.full(100, 0.5), rng=0)), n_boot=20, method="ems")
     with pytest.raises(ValueError, match="replicates must have shape"):
         DistributionEstimate([0, 1, 2], [0.5, 0.5], replicates=np.ones((3, 5)))
 

@@ -68,6 +68,17 @@ SCHEMES = ("undersmoothed", "estimate")
 #: The undersmoothed pilot smooths ``L // UNDERSMOOTHING`` passes where the estimate smooths ``L``.
 UNDERSMOOTHING = 4
 
+#: Estimator settings the replicates accept (anything else is refused, not ignored).
+DISTRIBUTION_OPTIONS = ("n_bins", "method", "max_iter", "tol")
+RANGE_OPTIONS = ("consistency", "threshold")
+
+
+def _check_options(options, allowed, where):
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise TypeError(f"{where} got unknown estimator option(s) {', '.join(map(repr, unknown))}; "
+                        f"it accepts {', '.join(allowed)}")
+
 
 def _smoothing_level(observed, transition, method, tol, max_iter):
     """Smoothing passes of the estimate's final fit: None for Norm-Sub (no EM)."""
@@ -126,6 +137,7 @@ def bootstrap_distribution(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=No
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 20:
         raise ValueError(f"n_boot must be an integer >= 20; got {n_boot!r}")
     check_choice(scheme, "scheme", SCHEMES)
+    _check_options(options, DISTRIBUTION_OPTIONS, "bootstrap_distribution")
     if getattr(mechanism, "plan", None) is None or not hasattr(mechanism, "estimate_distribution"):
         raise TypeError(f"{type(mechanism).__name__} has no window plan to bootstrap; bootstrap_distribution works "
                         "with SquareWave, GeneralWave, Piecewise and Hybrid")
@@ -136,7 +148,10 @@ def bootstrap_distribution(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=No
     options = {**options, "n_bins": d}
     observed = window_counts(mechanism.plan, agg)  # Hybrid: its window branch's reports (see window_counts)
     tol, max_iter = options.get("tol"), options.get("max_iter") or DEFAULT_MAX_ITER
-    level = _smoothing_level(observed, transition, options.get("method", DEFAULT_METHOD), tol, max_iter)
+    method = options.get("method", DEFAULT_METHOD)
+    # the level the estimate's held-out search chose is on the estimate: no second search
+    level = est.smoothing if method == "ems-cv" and est.smoothing is not None else \
+        _smoothing_level(observed, transition, method, tol, max_iter)
     if level is not None and scheme == "undersmoothed":
         level //= UNDERSMOOTHING
 
@@ -201,6 +216,7 @@ def bootstrap_ranges(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=None, es
         raise ValueError(f"n_boot must be an integer >= 20; got {n_boot!r}")
     if not hasattr(mechanism, "estimate_ranges"):
         raise TypeError(f"{type(mechanism).__name__} does not estimate range trees")
+    _check_options(options, RANGE_OPTIONS, "bootstrap_ranges")
     agg = mechanism._as_aggregate(data)
     est = mechanism.estimate_ranges(agg, **options) if estimate is None else estimate
     # the population to simulate from: a proper distribution, so the non-negative consistent tree (a
