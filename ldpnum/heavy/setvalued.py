@@ -50,12 +50,23 @@ falls when an item is added, so every subset of a kept itemset ranks above it). 
 ``|{candidate itemsets ⊆ v}|`` and a padding-and-sampling phase over the candidate itemsets estimate
 itemset frequencies as above; the result is the ``top_k`` best of the singletons and the itemsets.
 
+**Shuffled collections.** Each phase's reports may reach the collector anonymized and shuffled, one batch
+per phase: the phase's aggregate is declared shuffled (:meth:`ldpnum.Aggregate.shuffled`; ``run(...,
+shuffled=True)`` declares every phase) and the state records ``(δ, n_j)`` for it. Phase ``j``'s batch is then
+``(ε_j, δ)``-DP centrally with ``ε_j = shuffle_epsilon(ε, n_j, δ)`` (:func:`ldpnum.accounting.shuffle_epsilon`).
+Each person reports in exactly one phase, so by parallel composition the collection is ``(max_j ε_j, δ)``-DP:
+the result's ``shuffle`` is the phase with the **largest** central ε (the fewest reports). A phase not
+shuffled leaves its people with the local ε only, so the result carries no declaration; phases declared with
+different δ are refused.
+
 References
 ----------
 T. Wang, N. Li, S. Jha, "Locally Differentially Private Frequent Itemset Mining", IEEE S&P 2018.
 T. Wang, N. Li, S. Jha, "Locally Differentially Private Heavy Hitter Identification", IEEE TDSC 2021 (PEM).
 T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for Frequency Estimation",
 USENIX Security 2017 (GRR, OLH and the choice between them).
+V. Feldman, A. McMillan, K. Talwar, "Hiding Among the Clones: A Simple and Nearly Optimal Analysis of Privacy
+Amplification by Shuffling", FOCS 2021 (shuffled collections).
 """
 
 import json
@@ -880,7 +891,9 @@ class SVIM(_SetValued):
     ``|v ∩ S|`` by GRR or OLH, and ``v ∩ S`` by padding-and-sampling (see :mod:`ldpnum.heavy.setvalued`
     for the estimator and its assumption). :meth:`run` simulates the whole collection; :meth:`start`,
     :meth:`payload`, :meth:`privatize` and :meth:`collect` are the protocol of a real one, and
-    :meth:`result` gives the estimate.
+    :meth:`result` gives the estimate. A collection whose phases were each shuffled (``run(...,
+    shuffled=True)``, or every phase's aggregate declared shuffled) shows its central ε, the largest over the
+    phases (:meth:`shuffle`).
 
     References
     ----------
@@ -927,7 +940,8 @@ class SVSM(_SetValued):
     Five phases (1/4, 1/20, 1/5 of the people run SVIM's three for the items; 1/10 and 2/5 the itemsets'
     size and padding-and-sampling phases); each person reports once with the full ε. Candidate itemsets of
     size ≥ 2 are the ``2·top_k`` best by the paper's guessed frequency from SVIM's ``top_k`` items (see
-    :mod:`ldpnum.heavy.setvalued`).
+    :mod:`ldpnum.heavy.setvalued`). Shuffled phases: as for :class:`SVIM` (central ε the largest over the five
+    phases, :meth:`shuffle`).
 
     References
     ----------
@@ -941,6 +955,9 @@ class SVSM(_SetValued):
     >>> est = ldp.SVSM(epsilon=4.0, top_k=3, item_bits=16, item_type="uint").run(sets, rng=1)
     >>> sorted(sorted(s) for s in est.itemsets)
     [[1], [1, 2], [2]]
+    >>> shuffled = ldp.SVSM(epsilon=4.0, top_k=3, item_bits=16, item_type="uint").run(sets, rng=1, shuffled=True)
+    >>> shuffled.shuffle.n == min(shuffled.provenance["n_per_phase"])  # the smallest phase sets the central ε
+    True
     """
 
     protocol = "svsm"
