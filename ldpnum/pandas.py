@@ -654,14 +654,15 @@ def estimate_mean_named(mech, agg, record, name):
     return named(_need(mech, "estimate_mean")(agg), name)
 
 
-def _run_sets(protocol, finds, s, rng, truncate):
-    """``protocol.run`` on a column of sets, for a protocol that finds ``finds`` ("items" or "itemsets")."""
+def _run_sets(protocol, finds, s, rng, truncate, shuffled, shuffle_delta):
+    """``protocol.run`` on a column of sets, for a protocol that finds ``finds`` ("items" or "itemsets");
+    ``shuffled``/``shuffle_delta`` go to it unchanged (each phase one shuffled batch)."""
     if getattr(protocol, "finds", None) != finds:
         want = "ldp.SVIM(...)" if finds == "items" else "ldp.SVSM(...)"
         raise TypeError(f"frequent_{finds} needs a set-valued protocol that finds {finds}, e.g. {want}; got "
                         f"{type(protocol).__name__}")
     _check_rng(rng)
-    result = protocol.run(s, rng=rng, truncate=truncate)
+    result = protocol.run(s, rng=rng, truncate=truncate, shuffled=shuffled, shuffle_delta=shuffle_delta)
     return named(result, s.name) if hasattr(result, "name") else result
 
 
@@ -933,11 +934,13 @@ class SeriesAccessor:
         mech, agg = self._mech_agg(spec)
         return _need(mech, "estimate_marginals")(agg, **kwargs)
 
-    def frequent_items(self, protocol: Any, *, rng: SeedLike = None, truncate: bool = True) -> "HeavyHittersEstimate":
+    def frequent_items(self, protocol: Any, *, rng: SeedLike = None, truncate: bool = True, shuffled: bool = False,
+                       shuffle_delta: float = 1e-6) -> "HeavyHittersEstimate":
         """The most frequent items of a column of sets (each cell a set, list or tuple of str, bytes or
         int items): a simulation of ``protocol``'s whole multi-phase collection on the column
         (``protocol.run``, e.g. :class:`~ldpnum.SVIM`); for a real collection use the protocol's phases
-        (see its documentation).
+        (see its documentation). ``shuffled=True`` declares each phase's reports one shuffled batch (central
+        δ ``shuffle_delta``): the result shows the collection's central ε, the largest over the phases.
 
         Examples
         --------
@@ -947,13 +950,14 @@ class SeriesAccessor:
         >>> s.ldp.frequent_items(ldp.SVIM(epsilon=4.0, top_k=2), rng=1).items
         ('milk', 'bread')
         """
-        return _run_sets(protocol, "items", self._obj, rng, truncate)
+        return _run_sets(protocol, "items", self._obj, rng, truncate, shuffled, shuffle_delta)
 
-    def frequent_itemsets(self, protocol: Any, *, rng: SeedLike = None, truncate: bool = True) -> Any:
+    def frequent_itemsets(self, protocol: Any, *, rng: SeedLike = None, truncate: bool = True, shuffled: bool = False,
+                          shuffle_delta: float = 1e-6) -> Any:
         """The most frequent itemsets (frozensets, single items included) of a column of sets: a simulation of
         ``protocol``'s collection (e.g. :class:`~ldpnum.SVSM`) on the column; an
-        :class:`~ldpnum.ItemsetsEstimate`."""
-        return _run_sets(protocol, "itemsets", self._obj, rng, truncate)
+        :class:`~ldpnum.ItemsetsEstimate`. ``shuffled``, ``shuffle_delta``: as for :meth:`frequent_items`."""
+        return _run_sets(protocol, "itemsets", self._obj, rng, truncate, shuffled, shuffle_delta)
 
     def quantile(self, q: ArrayLike = 0.5, *, spec: Spec | None = None, **kwargs: Any) -> Any:
         """Estimated quantile(s), like :meth:`pandas.Series.quantile`.

@@ -50,12 +50,23 @@ falls when an item is added, so every subset of a kept itemset ranks above it). 
 ``|{candidate itemsets ⊆ v}|`` and a padding-and-sampling phase over the candidate itemsets estimate
 itemset frequencies as above; the result is the ``top_k`` best of the singletons and the itemsets.
 
+**Shuffled collections.** Each phase's reports may reach the collector anonymized and shuffled, one batch
+per phase: the phase's aggregate is declared shuffled (:meth:`ldpnum.Aggregate.shuffled`; ``run(...,
+shuffled=True)`` declares every phase) and the state records ``(δ, n_j)`` for it. Phase ``j``'s batch is then
+``(ε_j, δ)``-DP centrally with ``ε_j = shuffle_epsilon(ε, n_j, δ)`` (:func:`ldpnum.accounting.shuffle_epsilon`).
+Each person reports in exactly one phase, so by parallel composition the collection is ``(max_j ε_j, δ)``-DP:
+the result's ``shuffle`` is the phase with the **largest** central ε (the fewest reports). A phase not
+shuffled leaves its people with the local ε only, so the result carries no declaration; phases declared with
+different δ are refused.
+
 References
 ----------
 T. Wang, N. Li, S. Jha, "Locally Differentially Private Frequent Itemset Mining", IEEE S&P 2018.
 T. Wang, N. Li, S. Jha, "Locally Differentially Private Heavy Hitter Identification", IEEE TDSC 2021 (PEM).
 T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for Frequency Estimation",
 USENIX Security 2017 (GRR, OLH and the choice between them).
+V. Feldman, A. McMillan, K. Talwar, "Hiding Among the Clones: A Simple and Nearly Optimal Analysis of Privacy
+Amplification by Shuffling", FOCS 2021 (shuffled collections).
 """
 
 import json
@@ -68,9 +79,10 @@ import numpy as np
 
 from .._checks import check_provenance, normal_quantile, read_only
 from .._random import assign_columns, child_rng, resolve_rng
-from .._results import ConfidenceInterval
+from .._results import ConfidenceInterval, PrivacyProvenance
 from .._typing import NDArray, SeedLike
 from .._validation import check_epsilon
+from ..accounting import ShuffleAmplification, check_shuffle_delta, shuffle_epsilon
 from ..aggregate import Aggregate
 from ..estimation.heavy import support_estimates
 from ..frequency.grr import GRR
@@ -254,12 +266,14 @@ def candidate_itemsets(frequencies: NDArray[np.float64], count: int) -> list[tup
 # -- result ------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, eq=False, repr=False)
-class ItemsetsEstimate:
+class ItemsetsEstimate(PrivacyProvenance):
     r"""The most frequent itemsets found by SVSM (single items included), with their estimated shares.
 
     ``itemsets`` are frozensets of items in rank order; ``frequencies`` estimate the share of people whose
     set contains each; the confidence interval is :math:`\hat f \pm z \hat\sigma`. ``provenance`` records
-    how they were found (people per phase, ℓ of each padding phase, candidates, oracles).
+    how they were found (people per phase, ℓ of each padding phase, candidates, oracles). ``shuffle`` is the
+    central ε of a collection whose every phase was declared shuffled (see :meth:`SVSM.result`), None
+    otherwise; :attr:`privacy` and the repr show it next to the local ε.
 
     Examples
     --------
@@ -278,9 +292,14 @@ class ItemsetsEstimate:
     epsilon: float
     spec: Spec
     provenance: Any = field(default_factory=dict)
+    #: The central ε of a shuffled collection (every phase's batch shuffled; :meth:`SVSM.result`), None when
+    #: it was not; shown next to the local ε (:attr:`privacy`). Provenance only.
+    shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
 
     def __post_init__(self):
         set_ = object.__setattr__
+        if self.shuffle is not None and not isinstance(self.shuffle, ShuffleAmplification):
+            raise TypeError(f"shuffle must be a ShuffleAmplification or None; got {type(self.shuffle).__name__}")
         itemsets = tuple(frozenset(s) for s in self.itemsets)
         if len(set(itemsets)) != len(itemsets):
             raise ValueError("itemsets must be distinct")
@@ -334,12 +353,12 @@ class ItemsetsEstimate:
     def __reduce__(self):
         # Rebuild through __init__ (the frozen provenance is not picklable as such; it is thawed first).
         return (type(self), (self.itemsets, self.frequencies, self.standard_errors, self.n_reports, self.epsilon,
-                             self.spec, _thaw(self.provenance)))
+                             self.spec, _thaw(self.provenance), self.shuffle))
 
     def __repr__(self):
         shown = ", ".join(f"({sorted(s)!r}, {f:.4g})" for s, f in zip(self.itemsets[:5], self.frequencies))
-        return (f"ItemsetsEstimate(k={self.k}, n_reports={self.n_reports}, epsilon={self.epsilon:g}, "
-                f"top=[{shown}{', ...' if self.k > 5 else ''}])")
+        return (f"ItemsetsEstimate(k={self.k}, n_reports={self.n_reports}, epsilon={self.epsilon:g}"
+                f"{self._shuffle_note()}, top=[{shown}{', ...' if self.k > 5 else ''}])")
 
 
 # -- collector state and client payload ----------------------------------------------------------------------
@@ -388,6 +407,11 @@ class SetValuedState:
     item words; after a size phase the size distribution and ℓ; after an estimate phase the estimated
     frequencies and standard errors of the candidates (and, in SVSM, the candidate itemsets). Everything in
     it is computed from reports (post-processing) or public parameters.
+
+    ``shuffles`` holds one entry per collected phase: ``None`` when the phase's reports were not declared
+    shuffled, else ``(delta, n)``, the central δ of its declaration and the reports in its smallest shuffled
+    batch (:attr:`ldpnum.Aggregate.shuffle`). A state written before this field existed loads with none,
+    and its phases count as not shuffled.
     """
 
     protocol: str
@@ -406,6 +430,7 @@ class SetValuedState:
     n_per_phase: tuple = ()
     oracles: tuple = ()
     scales: tuple = ()
+    shuffles: tuple = ()
 
     def to_json(self) -> str:
         """The state as JSON text."""
@@ -424,6 +449,31 @@ class SetValuedState:
 
         kwargs: dict[str, Any] = {k: (dict(v) if k == "params" else tup(v)) for k, v in d.items()}
         return cls(**kwargs)
+
+
+def _padded_shuffles(state):
+    """One shuffle entry per collected phase (a state from before ``shuffles`` existed: none shuffled)."""
+    entries = tuple(state.shuffles)
+    return entries + (None,) * (len(state.n_per_phase) - len(entries))
+
+
+def _check_one_delta(entries, phases):
+    """ValueError when shuffled phases were declared with different δ (as ``Aggregate.__add__``)."""
+    declared = [(phases[i] if i < len(phases) else str(i), e[0]) for i, e in enumerate(entries) if e is not None]
+    deltas = sorted({d for _, d in declared})
+    if len(deltas) > 1:
+        shown = ", ".join(f"{p!r} with delta {d:g}" for p, d in declared)
+        raise ValueError(f"phases shuffled with different delta ({shown}): no single delta describes the "
+                         "collection; declare every phase with one delta")
+
+
+def _check_shuffle_entry(entry, n_phase, phase):
+    """The batch size of a recorded shuffle declaration ``(delta, n)``, checked against the phase's reports."""
+    if not isinstance(entry, tuple) or len(entry) != 2:
+        raise ValueError(f"shuffle declaration of phase {phase!r} must be (delta, n); got {entry!r}")
+    check_shuffle_delta(entry[0])
+    n = _check_int(entry[1], f"shuffled batch size of phase {phase!r}", 1, n_phase)
+    return n
 
 
 # -- the protocols -----------------------------------------------------------------------------------------------
@@ -614,16 +664,27 @@ class _SetValued:
         return out
 
     def collect(self, state: SetValuedState, data: Reports | Aggregate) -> SetValuedState:
-        """The collector's next state from the reports (or their aggregate) of the current phase."""
+        """The collector's next state from the reports (or their aggregate) of the current phase.
+
+        A phase whose reports reached the collector anonymized and shuffled is collected from its aggregate
+        declared shuffled (:meth:`ldpnum.Aggregate.shuffled`); the state records the declaration
+        (:attr:`SetValuedState.shuffles`) and :meth:`result` combines the phases. A declaration whose δ
+        differs from an earlier phase's is refused (ValueError), as :meth:`ldpnum.Aggregate.__add__` refuses
+        it: declare every phase with one δ.
+        """
         payload = self.payload(state)
         mech = self.mechanism(payload)
         agg = mech._as_aggregate(data)
         if agg.n_reports == 0:
             raise ValueError(f"no reports in phase {payload.phase!r}")
         phase = payload.phase
+        shuffled = None if agg.shuffle is None else (agg.shuffle.delta, agg.shuffle.n)
+        if shuffled is not None:
+            _check_one_delta(_padded_shuffles(state) + (shuffled,), self.PHASES)
         n_per_phase = state.n_per_phase + (agg.n_reports,)
         oracles = state.oracles + (mech.name,)
-        base = replace(state, stage=state.stage + 1, n_per_phase=n_per_phase, oracles=oracles)
+        base = replace(state, stage=state.stage + 1, n_per_phase=n_per_phase, oracles=oracles,
+                       shuffles=_padded_shuffles(state) + (shuffled,))
         if phase == "candidates" and self._domain is not None:
             p_star, q_star = mech.support_probabilities
             pi_hat, _ = support_estimates(agg.counts.astype(np.float64), float(agg.n_reports), p_star, q_star)
@@ -673,6 +734,46 @@ class _SetValued:
         cands = np.array(state.candidates, dtype=np.uint64)
         return np.lexsort((cands, -freq))[:self._top_k]
 
+    def shuffle(self, state: SetValuedState) -> ShuffleAmplification | None:
+        r"""The central ε of the collection, when every phase's reports were declared shuffled, else None.
+
+        Each person reports in exactly one phase, so by parallel composition the collection is as private as
+        its least private phase: the central ε is the **largest** of the phases' central ε,
+        ``max_j shuffle_epsilon(ε, n_j, δ)`` with ``n_j`` the reports of phase ``j`` (of its smallest shuffled
+        batch when the phase's aggregate merges several; :func:`ldpnum.accounting.shuffle_epsilon`). It is
+        the phase with the fewest reports when all phases use the same ε. A phase that was not shuffled has
+        only the local ε, so the declaration is dropped (None). Phases declared with different δ are refused
+        (ValueError): no single δ describes the collection.
+
+        References
+        ----------
+        V. Feldman, A. McMillan, K. Talwar, "Hiding Among the Clones: A Simple and Nearly Optimal Analysis of
+        Privacy Amplification by Shuffling", FOCS 2021.
+
+        Examples
+        --------
+        >>> import numpy as np, ldpnum as ldp
+        >>> rng = np.random.default_rng(0)
+        >>> sets = [{"milk", "bread"} if rng.random() < 0.6 else {"tea"} for _ in range(40_000)]
+        >>> sv = ldp.SVIM(epsilon=4.0, top_k=2)
+        >>> est = sv.run(sets, rng=1, shuffled=True)
+        >>> est.shuffle.n == min(est.provenance["n_per_phase"])
+        True
+        >>> est.privacy  # doctest: +ELLIPSIS
+        'local ε = 4, central ε (shuffled, n = ..., δ = 1e-06) = ...'
+        >>> sv.run(sets, rng=1).shuffle is None  # not declared shuffled: the local ε only
+        True
+        """
+        self._check_state(state)
+        entries = _padded_shuffles(state)
+        sizes = [None if e is None else _check_shuffle_entry(e, n, phase)
+                 for e, n, phase in zip(entries, state.n_per_phase, self.PHASES)]
+        _check_one_delta(entries, self.PHASES)
+        if len(entries) < len(self.PHASES) or None in sizes:
+            return None
+        return max((shuffle_epsilon(self._epsilon, n, e[0]) for e, n in zip(entries, sizes) if n is not None),
+                   key=lambda a: a.epsilon)
+
     def _provenance(self, state, **extra):
         fractions_ = [float(p) for p in self.phase_probabilities()]
         return {"method": self.protocol, "phases": list(self.PHASES), "n_per_phase": list(state.n_per_phase),
@@ -680,7 +781,8 @@ class _SetValued:
                 "epsilon_amplified": padding_sampling(self._epsilon, len(state.candidates), state.ell).amplified_epsilon,
                 "candidates": [int(c) for c in state.candidates],
                 "candidate_items": self._json_items(state.candidates), "size_distribution": list(state.sizes),
-                "scales": list(state.scales), "item_bits": self._item_bits, "item_type": self._item_type, **extra}
+                "scales": list(state.scales), "item_bits": self._item_bits, "item_type": self._item_type,
+                "shuffled_phases": [None if e is None else list(e) for e in _padded_shuffles(state)], **extra}
 
     def _json_items(self, words):
         """Decoded items as JSON can hold them (bytes as hex text)."""
@@ -695,20 +797,29 @@ class _SetValued:
             raise ValueError(f"phase {self.PHASES[state.stage]!r} has not been collected yet "
                              f"({state.stage} of {len(self.PHASES)} phases done)")
 
-    def run(self, sets: object, *, rng: SeedLike = None, truncate: bool = True):
+    def run(self, sets: object, *, rng: SeedLike = None, truncate: bool = True, shuffled: bool = False,
+            shuffle_delta: float = 1e-6):
         """Simulate the whole protocol on one set per person: assign phases, run each phase's clients on
         their people, collect, and return the result.
 
         Everything is validated before the first random word is drawn. ``rng=None`` (default) is secure;
-        an int, SeedSequence or Generator makes the run reproducible.
+        an int, SeedSequence or Generator makes the run reproducible. ``shuffled=True`` declares that each
+        phase's reports reach the collector anonymized and shuffled, one batch per phase
+        (:meth:`ldpnum.Aggregate.shuffled` with ``shuffle_delta``); the result then carries the central ε of
+        the collection, the largest over the phases (:meth:`shuffle`).
         """
+        if not isinstance(shuffled, (bool, np.bool_)):
+            raise TypeError(f"shuffled must be True or False; got {type(shuffled).__name__} {shuffled!r}")
+        delta = check_shuffle_delta(shuffle_delta)
         enc = self.encode(sets, truncate=truncate)
         phase_of = self.assign_phases(enc.n, child_rng(rng, 0))
         state = self.start()
         for stage in range(len(self.PHASES)):
             group = enc.take(np.flatnonzero(phase_of == stage))
-            reports = self.privatize(self.payload(state), group, rng=child_rng(rng, 1, stage))
-            state = self.collect(state, reports)
+            payload = self.payload(state)
+            reports = self.privatize(payload, group, rng=child_rng(rng, 1, stage))
+            agg = self.mechanism(payload).aggregate(reports)
+            state = self.collect(state, agg.shuffled(delta) if shuffled and agg.n_reports else agg)
         return self.result(state)
 
 
@@ -780,7 +891,9 @@ class SVIM(_SetValued):
     ``|v ∩ S|`` by GRR or OLH, and ``v ∩ S`` by padding-and-sampling (see :mod:`ldpnum.heavy.setvalued`
     for the estimator and its assumption). :meth:`run` simulates the whole collection; :meth:`start`,
     :meth:`payload`, :meth:`privatize` and :meth:`collect` are the protocol of a real one, and
-    :meth:`result` gives the estimate.
+    :meth:`result` gives the estimate. A collection whose phases were each shuffled (``run(...,
+    shuffled=True)``, or every phase's aggregate declared shuffled) shows its central ε, the largest over the
+    phases (:meth:`shuffle`).
 
     References
     ----------
@@ -811,7 +924,7 @@ class SVIM(_SetValued):
         spec = padding_sampling(self._epsilon, len(state.candidates), state.ell).spec
         return HeavyHittersEstimate(tuple(self._decode(words)), np.array(state.item_frequencies)[top],
                                     np.array(state.item_standard_errors)[top], sum(state.n_per_phase),
-                                    self._epsilon, spec, self._provenance(state))
+                                    self._epsilon, spec, self._provenance(state), shuffle=self.shuffle(state))
 
 
 class SVSM(_SetValued):
@@ -827,7 +940,8 @@ class SVSM(_SetValued):
     Five phases (1/4, 1/20, 1/5 of the people run SVIM's three for the items; 1/10 and 2/5 the itemsets'
     size and padding-and-sampling phases); each person reports once with the full ε. Candidate itemsets of
     size ≥ 2 are the ``2·top_k`` best by the paper's guessed frequency from SVIM's ``top_k`` items (see
-    :mod:`ldpnum.heavy.setvalued`).
+    :mod:`ldpnum.heavy.setvalued`). Shuffled phases: as for :class:`SVIM` (central ε the largest over the five
+    phases, :meth:`shuffle`).
 
     References
     ----------
@@ -841,6 +955,9 @@ class SVSM(_SetValued):
     >>> est = ldp.SVSM(epsilon=4.0, top_k=3, item_bits=16, item_type="uint").run(sets, rng=1)
     >>> sorted(sorted(s) for s in est.itemsets)
     [[1], [1, 2], [2]]
+    >>> shuffled = ldp.SVSM(epsilon=4.0, top_k=3, item_bits=16, item_type="uint").run(sets, rng=1, shuffled=True)
+    >>> shuffled.shuffle.n == min(shuffled.provenance["n_per_phase"])  # the smallest phase sets the central ε
+    True
     """
 
     protocol = "svsm"
@@ -868,4 +985,4 @@ class SVSM(_SetValued):
                                 itemset_ell=state.itemset_ell,
                                 itemset_size_distribution=list(state.itemset_sizes))
         return ItemsetsEstimate(tuple(sets_[i] for i in order), np.array(freq)[order], np.array(se)[order],
-                                sum(state.n_per_phase), self._epsilon, spec, prov)
+                                sum(state.n_per_phase), self._epsilon, spec, prov, self.shuffle(state))
