@@ -211,13 +211,24 @@ def settle_inline(base, j0, buf, cnt, misses):
         k += 1
 
 
-@jit(inline=True)
-def direction_inline(seed, g):
+@jit()
+def normals(base, j0, buf, cnt):
+    """Coordinates ``j0 .. j0 + cnt - 1`` of the seed whose stream base is ``base = s << 32`` into ``buf[:cnt]``:
+    :func:`draft_inline`, then :func:`settle_inline` for its misses.
+
+    Not inlined: :func:`direction` and :func:`projection` call it once per ``len(buf)`` coordinates, so the
+    ziggurat is compiled once per process (and cached on its own) instead of into every kernel; one call
+    per block of coordinates costs nothing next to drawing them."""
+    settle_inline(base, j0, buf, cnt, draft_inline(base, j0, buf, cnt))
+
+
+@jit()
+def direction(seed, g):
     """Write ``g_seed`` (the family's ``len(g)`` normals for ``seed``) into ``g``; return ``‖g‖²`` (summed as
-    in :func:`projection_inline`)."""
+    in :func:`projection`). Not inlined into its callers (a call per vector: nothing next to ``d`` normals)."""
     base = np.uint64(seed) << U32
     d = g.shape[0]
-    settle_inline(base, 0, g, d, draft_inline(base, 0, g, d))
+    normals(base, 0, g, d)
     s0 = 0.0
     s1 = 0.0
     s2 = 0.0
@@ -238,8 +249,8 @@ def direction_inline(seed, g):
     return (s0 + s1) + (s2 + s3)
 
 
-@jit(inline=True)
-def projection_inline(x, i, inv_norm, keep, word, seed, norm, buf):
+@jit()
+def projection(x, i, inv_norm, keep, word, seed, norm, buf):
     """``(⟨g_s, w⟩, ‖g_s‖²)`` for the record's rounded sphere point ``w = ±x_i/‖x_i‖`` (``±e_1`` when
     ``x_i = 0``), the sign kept when ``(word >> 11) < keep``, generating ``g_s`` on the fly, ``len(buf)``
     coordinates at a time (a multiple of 4; the whole vector is never stored). ``‖g_s‖²`` only when ``norm``
@@ -248,6 +259,9 @@ def projection_inline(x, i, inv_norm, keep, word, seed, norm, buf):
     Summation order (fixed, so reports are reproducible): coordinate ``j`` goes to partial sum ``j mod 4``,
     each partial sum in coordinate order, and the result is ``(s_0 + s_1) + (s_2 + s_3)`` (four independent
     additions in flight instead of one chain); the dot product is then multiplied by ``inv_norm``.
+
+    Not inlined into the kernels: one call per candidate seed costs nothing next to its ``d`` normals, and
+    the kernels compile and load without a copy of it (and of the ziggurat) each.
     """
     base = np.uint64(seed) << U32
     d = x.shape[1]
@@ -263,7 +277,7 @@ def projection_inline(x, i, inv_norm, keep, word, seed, norm, buf):
         p3 = 0.0
         for j0 in range(0, d, nb):
             cnt = min(nb, d - j0)
-            settle_inline(base, j0, buf, cnt, draft_inline(base, j0, buf, cnt))
+            normals(base, j0, buf, cnt)
             k = 0
             while k + 4 <= cnt:
                 v0 = buf[k]
@@ -313,7 +327,7 @@ def projection_inline(x, i, inv_norm, keep, word, seed, norm, buf):
 def generate_directions(seeds, out):
     """Probe: ``out[k] = g_{seeds[k]}`` (the family's vectors, ``out.shape[1]`` coordinates each)."""
     for k in prange(seeds.shape[0]):
-        direction_inline(seeds[k], out[k])
+        direction(seeds[k], out[k])
 
 
 @jit(parallel=True)
@@ -328,7 +342,7 @@ def privhs_kernel(x, inv_norm, keep, m, t_hi, words, out):
             for t in range(m):
                 base = 3 * (i * m + t)
                 s = words[base + 1] >> U33
-                dot, _ = projection_inline(x, i, inv_norm[i], keep[i], words[base], s, False, buf)
+                dot, _ = projection(x, i, inv_norm[i], keep[i], words[base], s, False, buf)
                 b = dot >= 0.0
                 if np.int64(words[base + 2] >> U11) >= t_hi:
                     b = not b
@@ -359,7 +373,7 @@ def rejection_kernel(x, inv_norm, keep, m, n_trials, sphere, gamma, t_c, words, 
                 for k in range(n_trials):
                     wd = words[base + 1 + k]
                     s = wd >> U32
-                    dot, ss = projection_inline(x, i, inv_norm[i], keep[i], words[base], s, sphere, buf)
+                    dot, ss = projection(x, i, inv_norm[i], keep[i], words[base], s, sphere, buf)
                     thr = gamma * math.sqrt(ss) if sphere else gamma
                     if dot >= thr or (wd & M32) < t_c64:
                         chosen = s
@@ -401,7 +415,7 @@ def decode_sums(codes, kind, scale, sums):
                     s = code >> U1
                 else:
                     s = code
-                ss = direction_inline(s, g)
+                ss = direction(s, g)
                 f = 1.0
                 if kind != 2:
                     f = 1.0 / math.sqrt(ss)
