@@ -577,3 +577,30 @@ def test_privhs_bits_match_the_plan():
     assert stats.binomtest(kept, n, p).pvalue > 1e-6
     top = np.bincount(codes >> 28, minlength=8)  # the seed's top 3 bits
     assert stats.chisquare(top).pvalue > 1e-6
+
+
+def test_small_calls_stay_interpreted_with_their_helpers(tmp_path):
+    """Small calls (default policy, fresh process, empty Numba cache) run interpreted, helpers included:
+    the non-inlined helper ``direction`` (called per report by the decoder) counts no work of its own (the
+    calling kernel counted the reports), so repeated small calls never compile it, nor import Numba."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    script = (
+        "import sys\n"
+        "import numpy as np\n"
+        "import ldpnum as ldp\n"
+        "x = np.random.default_rng(0).standard_normal((100, 16))\n"
+        "x /= np.linalg.norm(x, axis=1, keepdims=True)\n"
+        "for m in (ldp.PrivHS(1.0, 16), ldp.PrivUnit(1.0, 16), ldp.PrivUnitG(1.0, 16)):\n"
+        "    for seed in range(3):\n"
+        "        m.aggregate(m.privatize(x, rng=seed))\n"
+        "print('numba' in sys.modules)\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), LDPNUM_JIT="auto", PYTHONPATH=str(root))
+    env.pop("NUMBA_DISABLE_JIT", None)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True,
+                         cwd=str(root))
+    assert out.stdout.split() == ["False"]
