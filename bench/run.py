@@ -69,6 +69,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import ldpnum as ldp  # noqa: E402
+
+if Path(ldp.__file__).resolve().parents[1] != HERE.parent:  # an installed ldpnum, not this checkout's code
+    print(f"warning: measuring the ldpnum at {Path(ldp.__file__).resolve().parent}, not this checkout's "
+          f"({HERE.parent / 'ldpnum'}); run with PYTHONPATH={HERE.parent} to measure the checkout",
+          file=sys.stderr, flush=True)
 from ldpnum._random import BLOCK_WORDS, resolve_rng  # noqa: E402
 from rng_fill import measure_fill_rates  # noqa: E402
 
@@ -112,7 +117,8 @@ def machine():
     ldp.Duchi(1.0, (0, 1)).privatize(data, rng=0)
     return {"cpu": cpu, "cores": os.cpu_count(), "numba_threads": numba.get_num_threads(),
             "threading_layer": numba.threading_layer(), "python": platform.python_version(),
-            "numpy": np.__version__, "numba": numba.__version__, "ldpnum": ldp.__version__}
+            "numpy": np.__version__, "numba": numba.__version__, "ldpnum": ldp.__version__,
+            "ldpnum_path": str(Path(ldp.__file__).resolve().parent)}
 
 
 COMPILE_SCRIPT = textwrap.dedent("""
@@ -564,7 +570,7 @@ def fmt(v, digits=3):
 
 def markdown(res):
     lines = [f"# ldpnum benchmark ({res['when']})", "",
-             "Machine: " + ", ".join(f"{k} {v}" for k, v in res["machine"].items()), "",
+             "Machine: " + ", ".join(f"{k} {v}" for k, v in res["machine"].items() if k != "ldpnum_path"), "",
              f"ε = {EPSILON}; medians of {res['repeats']} runs; values/s; compile time excluded (see below).",
              f"Sections: {', '.join(res['sections'])}."]
     if "rng" in res:
