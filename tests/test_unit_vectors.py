@@ -14,7 +14,6 @@
 
 import math
 import pickle
-import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -24,7 +23,6 @@ from scipy import stats
 import ldpnum as ldp
 from ldpnum import _random
 from ldpnum._kernels import client_unit
-from ldpnum._kernels._jit import launch
 from ldpnum.mechanisms import lookup, registered
 from ldpnum.mechanisms._plan import TWO53, binary_plan, exp_lower
 from ldpnum.vectors import unit
