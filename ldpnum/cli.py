@@ -1407,7 +1407,7 @@ def _heavy_classes():
 
     out = {}
     for cls in registered().values():
-        if hasattr(cls, "estimate_heavy_hitters"):
+        if cls.offers("estimate_heavy_hitters"):
             for name in (cls.name, *cls.aliases):
                 out[name] = cls
     return out

@@ -725,7 +725,8 @@ def describe_aggregates(aggregates, *, level=0.95, sources=None, bootstrap=None,
         row = {"mechanism": agg.spec.mechanism, "epsilon": agg.spec.epsilon, "n_reports": agg.n_reports,
                "central_epsilon": np.nan if agg.shuffle is None else agg.shuffle.epsilon}
         mean = mech.estimate_mean(agg) if mech.offers("estimate_mean") else None
-        if hasattr(mean, "coordinates"):  # a vector report column: one row per coordinate, means only
+        several = mech.input_kind == "vector"  # the mechanism reads several value columns per report
+        if several and mean is not None:  # a vector mean: one row per coordinate, means only
             names = sources.get(name)
             for j, coord in enumerate(mean.coordinates().values()):
                 lo, hi = coord.confidence_interval(level)
@@ -738,7 +739,7 @@ def describe_aggregates(aggregates, *, level=0.95, sources=None, bootstrap=None,
         if mech.offers("estimate_ranges") or mech.offers("estimate_distribution"):
             boot = bootstrap is not None and _takes(getattr(mech, "estimate_distribution", None), "bootstrap")
             est = _queryable(mech, agg, {"bootstrap": bootstrap, "rng": rng} if boot else {})
-        if hasattr(est, "marginal") and hasattr(est, "columns"):  # several columns in one report: one row each
+        if several and est is not None:  # a joint estimate of several columns (HDG): one row per column
             for col in est.columns:
                 dist = est.marginal(col)
                 q = dist.quantile(np.array([0.25, 0.5, 0.75]))
@@ -752,7 +753,7 @@ def describe_aggregates(aggregates, *, level=0.95, sources=None, bootstrap=None,
         else:
             row.update(mean=np.nan, std_error=np.nan, ci_low=np.nan, ci_high=np.nan)
         if est is not None:
-            dist = est.to_distribution() if hasattr(est, "to_distribution") else est
+            dist = est.to_distribution() if mech.offers("estimate_ranges") else est  # a range tree's own distribution
             row["dist_mean"] = dist.mean
         else:
             row["dist_mean"] = np.nan
@@ -976,7 +977,7 @@ class SeriesAccessor:
         """
         mech, agg = self._mech_agg(spec)
         est = _queryable(mech, agg, kwargs)
-        if not hasattr(est, "quantile"):
+        if mech.input_kind == "vector":
             raise TypeError(f"{type(est).__name__} answers ranges of several columns, not quantiles of one; use "
                             "its marginal(column).quantile(q)")
         if np.ndim(q) == 0:
@@ -1088,8 +1089,10 @@ class DataFrameAccessor:
         label = _report_label(column) if isinstance(column, tuple) else column
         if label not in self._obj.columns:
             raise ValueError(f"report column {label!r} is not in the DataFrame; its columns: {list(self._obj.columns)}")
-        est = self._obj[label].ldp.estimate_mean()
-        if hasattr(est, "to_series"):
+        column_reports = self._obj[label]
+        mech, agg = column_reports.ldp._mech_agg(None)
+        est = estimate_mean_named(mech, agg, column_reports, label)
+        if mech.input_kind == "vector":
             return est.to_series()
         return pd.Series([est.value], index=pd.Index([label], name="coordinate"), name="mean")
 

@@ -461,8 +461,10 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
         return Aggregate.empty(self.spec)
 
     # -- what the reports answer (for the integrations) ---------------------------------------------
-    def offers(self, estimator: str) -> bool:
-        """Whether this mechanism's reports answer ``estimator`` (one of :data:`ESTIMATORS`).
+    @classmethod
+    def offers(cls, estimator: str) -> bool:
+        """Whether this mechanism's reports answer ``estimator`` (one of :data:`ESTIMATORS`); asked of a class
+        or an instance (what a mechanism estimates is a property of its type).
 
         The pandas accessor, the command line and the Dask accessor ask this instead of inspecting mechanism
         types: what a report column can answer is the mechanism's own description.
@@ -474,7 +476,7 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
         """
         if estimator not in ESTIMATORS:
             raise ValueError(f"unknown estimator {estimator!r}; one of {', '.join(ESTIMATORS)}")
-        return callable(getattr(self, estimator, None))
+        return callable(getattr(cls, estimator, None))
 
     def queryable_estimate(self, data: Reports | Aggregate, **kwargs: Any) -> Any:
         """The estimate that answers quantiles and ranges of the values: the range tree's (``estimate_ranges``)
