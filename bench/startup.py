@@ -51,6 +51,15 @@ FACTORIES = {
     "tree_hist": "ldp.TreeHist(EPS, item_type='uint')",
     "padding_sampling": "ldp.PaddingSampling(EPS, 40, 4)",
     "padding_sampling_olh": "ldp.PaddingSamplingOLH(EPS, 40, 4)",
+    # mechanisms that read several columns per person (``input_kind = "vector"``): d = 1024 for unit vectors
+    "sampled_dimensions": "ldp.SampledDimensions('piecewise', EPS, [(0.0, 1.0)] * 16)",
+    "duchi_multivariate": "ldp.DuchiMultivariate(EPS, [(0.0, 1.0)] * 16)",
+    "priv_hs": "ldp.PrivHS(EPS, 1024)",
+    "priv_unit": "ldp.PrivUnit(EPS, 1024)",
+    "priv_unit_g": "ldp.PrivUnitG(EPS, 1024)",
+    "sqkr": "ldp.SQKR(EPS, 1024)",
+    "hdg": "ldp.HDG(EPS, {'a': (0.0, 1.0), 'b': (0.0, 1.0)}, n=1000)",
+    "marginals": "ldp.Marginals(EPS, {'a': 3, 'b': 4, 'c': 5}, n=1000)",
 }
 
 #: Modules that ``import ldpnum`` should not load (reported, not asserted, here; tests/test_startup.py asserts).
@@ -65,7 +74,14 @@ FIRST_CALL = textwrap.dedent("""
     EPS = float(sys.argv[2])
     m = eval(sys.argv[1])
     n = int(sys.argv[3])
-    if m.name == "randomized_response":
+    if m.name in ("priv_hs", "priv_unit", "priv_unit_g", "sqkr"):  # unit vectors
+        x = np.random.default_rng(0).standard_normal((n, m.dim))
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
+    elif m.name == "marginals":  # category codes, one column per attribute
+        x = np.arange(n)[:, None] % np.array([3, 4, 5])
+    elif m.input_kind == "vector":  # several numerical columns on [0, 1]
+        x = np.random.default_rng(0).random((n, 2 if m.name == "hdg" else 16))
+    elif m.name == "randomized_response":
         x = (np.arange(n) % 2).astype(np.float64)
     elif m.name.startswith("padding_sampling"):  # local sets as an (n, k) indicator array
         x = np.arange(n)[:, None] % 3 == np.arange(m.k)[None, :] % 3
@@ -133,12 +149,15 @@ def import_overhead(repeats):
 
 
 def registered():
+    """Every mechanism ldpnum registers, those reading one value per person and those reading several columns
+    (vectors, HDG, marginals) alike."""
     import ldpnum  # noqa: F401  (registers every mechanism)
-    from ldpnum.mechanisms._base import _REGISTRY
-    missing = sorted(set(_REGISTRY) - set(FACTORIES))
+    from ldpnum.mechanisms._base import _REGISTRY, _VECTOR_REGISTRY
+    names = [*_REGISTRY, *_VECTOR_REGISTRY]
+    missing = sorted(set(names) - set(FACTORIES))
     if missing:
         raise SystemExit(f"bench/startup.py has no constructor for registered mechanisms {missing}")
-    return list(_REGISTRY)
+    return names
 
 
 def main(argv=None):
