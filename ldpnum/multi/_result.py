@@ -72,6 +72,9 @@ class MultiRangeEstimate(PrivacyProvenance):
         Norm-Sub/consistency rounds.
     converged : bool
         Whether consistency left no negative cell (else the last Norm-Sub leaves a small inconsistency).
+    shrinkage : tuple of float
+        Each pair's James–Stein weight toward the product of the 1-D grids (1: the 2-D grid kept; 0: the
+        product), empty when the grids were not shrunk (``HDG.estimate_ranges(shrink=...)``).
     name : str, optional
         The report column's name (set by the pandas accessor).
 
@@ -107,6 +110,9 @@ class MultiRangeEstimate(PrivacyProvenance):
     n_iter: int = 0
     converged: bool = True
     name: str | None = None
+    #: The James–Stein weight of each pair's 2-D grid (:func:`ldpnum.multi.hdg.shrink_to_independence`; 1:
+    #: kept, 0: the 1-D grids' product); empty when the grids were not shrunk.
+    shrinkage: tuple = ()
     #: The central ε of a shuffled collection (:meth:`ldpnum.Aggregate.shuffled`), None when the reports were
     #: not declared shuffled; shown next to the local ε (:attr:`privacy`). Provenance only.
     shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
