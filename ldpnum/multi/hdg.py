@@ -521,9 +521,9 @@ def shrink_to_independence(f_ab, var_ab, *, z=SHRINK_Z):
 
     Examples
     --------
-    >>> var = np.full((2, 2), 1e-4)
+    >>> var = np.full((2, 2), 4e-4)                   # cells' noise: standard deviation 0.02
     >>> grid, w = shrink_to_independence(np.array([[0.26, 0.24], [0.24, 0.26]]), var)  # within the noise
-    >>> w, np.round(grid, 3).tolist()
+    >>> round(w, 6), np.round(grid, 3).tolist()
     (0.0, [[0.25, 0.25], [0.25, 0.25]])
     >>> grid, w = shrink_to_independence(np.array([[0.45, 0.05], [0.05, 0.45]]), var)  # dependent: kept
     >>> w, grid.tolist()
