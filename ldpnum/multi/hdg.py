@@ -48,6 +48,26 @@ collections of that pair the losses at volume 0.1 are ×0.995 to ×1.008 (within
 column, continuous setting): ×0.94 (×0.76 to ×1.01). The weighting alone: ×0.98 (×0.73 to ×1.00).
 ``consistency="paper"`` gives the paper's procedure.
 
+**Shrinkage toward independence** (ldpnum's, with ``consistency="hdg"``; ``estimate_ranges(shrink=False)``
+turns it off). A 2-D grid of ``g2²`` cells is shared by ``1/m`` of the people: on an independent pair its
+noise is most of a small query's error, while the product of its margins is known far better. Before the
+post-processing each raw 2-D grid ``F`` is split into the product of its margins ``P = r cᵀ/s`` and an
+interaction ``D = F - P`` (zero row and column sums), and becomes ``P + wD``: ``w = 1`` (kept) when a test
+of independence on ``‖D‖²`` against its noise rejects, else the weight minimizing the squared error summed
+over the grid's rectangles (a James–Stein / empirical-Bayes step, :func:`shrink_to_independence`). The
+margins, and so the consistency, are untouched; after the post-processing the grid's interaction is scaled
+by ``w`` once more (:func:`toward_independence`: the non-negativity step adds interaction back; the grid
+stays non-negative and consistent). Measured (``bench/multi.py``'s pairs and queries, n = 10^6, the default
+granularities, ε = 0.5 to 4, both query settings, 12 collections; 2-D MAE against ``shrink=False``):
+×0.968 (geometric mean over the 96 cases; ×0.74 to ×1.03); the correlated pair unchanged (always kept),
+the flights ×0.986 (×0.88 to ×1.00; shrunk mostly at ε = 0.5), the independent Laplace pair ×0.92 (×0.74
+to ×1.03): volume 0.1 ×0.85 (×0.74 to ×1.01), volume 0.5 ×0.995 (×0.93 to ×1.03, within 1 standard error). In the domain-64
+setting the Laplace pair's MAE at ε = 0.5, 1, 2 is then 0.0051, 0.0038, 0.0017 (volume 0.1) and 0.0093,
+0.0070, 0.0031 (volume 0.5), under the reference code's figures (0.0055, 0.0042, 0.0027; 0.0094, 0.0078,
+0.0038). At n = 3·10^5 (6 collections) ×0.972 (×0.79 to ×1.04). Where the 2-D grid is finer than the
+guideline for ``n`` the large queries can lose: n = 10^5 with (16, 8) (the guideline: (8, 4)), volume 0.5
+×1.10 at ε = 1 (volume 0.1 ×0.90).
+
 Last, for each pair ``(a, b)`` the **response matrix**: a ``g1 × g1`` table of the pair's joint
 frequencies at the 1-D grids' resolution, fitted by iterative proportional fitting (IPF) to the 1-D grid
 of ``a`` (rows), of ``b`` (columns) and to the 2-D grid (blocks of ``g1/g2 × g1/g2`` cells), until it
@@ -74,7 +94,9 @@ References
 ----------
 J. Yang, T. Wang, N. Li, X. Cheng, S. Su, "Answering Multi-Dimensional Range Queries under Local
 Differential Privacy", PVLDB 14(3), 2020 (HDG, the granularity guideline, consistency and the response
-matrix). T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for Frequency
+matrix). W. James, C. Stein, "Estimation with Quadratic Loss", Berkeley Symposium 1961, and B. Efron,
+C. Morris, "Stein's Estimation Rule and its Competitors — an Empirical Bayes Approach", JASA 1973 (the
+shrinkage). T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for Frequency
 Estimation", USENIX Security 2017 (GRR, OLH and the choice rule). T. Wang, M. Lopuhaä-Zwakenberg, Z. Li,
 B. Škorić, N. Li, "Locally Differentially Private Frequency Estimation with Consistency", NDSS 2020
 (Norm-Sub).
