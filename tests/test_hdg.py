@@ -1108,3 +1108,12 @@ def test_fixed_seed_accuracy_regression_independent_pair(eps):
     new = [float(np.mean(out[True, v])) for v in (0.1, 0.5)]
     assert new[0] <= INDEPENDENT_REGRESSION[eps][0] and new[1] <= INDEPENDENT_REGRESSION[eps][1], new
     assert new[0] < np.mean(out[False, 0.1])  # the small queries gain
+
+
+def test_result_checks_the_shrinkage_weights():
+    base = dict(columns=("a", "b"), bounds=((0, 1), (0, 1)), marginals=(np.ones(2) / 2, np.ones(2) / 2),
+                joints=(np.full((2, 2), 0.25),), granularities=(2, 2))
+    assert MultiRangeEstimate(**base, shrinkage=[np.float64(0.5)]).shrinkage == (0.5,)
+    for bad in ((0.5, 0.5), (1.5,), (-0.1,)):
+        with pytest.raises(ValueError, match="shrinkage"):
+            MultiRangeEstimate(**base, shrinkage=bad)

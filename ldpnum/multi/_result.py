@@ -136,6 +136,9 @@ class MultiRangeEstimate(PrivacyProvenance):
         set_(self, "marginals", marg)
         set_(self, "joints", joints)
         set_(self, "grids", tuple(read_only(g) for g in self.grids))
+        set_(self, "shrinkage", tuple(float(w) for w in self.shrinkage))
+        if len(self.shrinkage) not in (0, d * (d - 1) // 2) or not all(0 <= w <= 1 for w in self.shrinkage):
+            raise ValueError(f"shrinkage must be empty or one weight in [0, 1] per pair; got {self.shrinkage!r}")
         eps, n = check_provenance(self.spec, self.epsilon, self.n_reports)
         set_(self, "epsilon", eps)
         set_(self, "n_reports", n)
