@@ -974,8 +974,9 @@ def test_shrink_weights_independent_and_dependent_grids():
     truth = np.outer(rng.dirichlet(3 * np.ones(g)), rng.dirichlet(3 * np.ones(g)))
     V = np.full((g, g), 1e-5)
     ws = [shrink_to_independence(truth + rng.normal(0, np.sqrt(V)), V)[1] for _ in range(200)]
-    # independent, equal cell variances: the rectangles' weight is mostly 0 (1 - w estimates Σ Cov / Σ Var δD(Q),
-    # above 1 here); the pre-test keeps a grid (w = 1) at a few % of the draws
+    # independent, equal cell variances: 1 - w estimates Σ_Q Cov(δF(Q), δD(Q)) / Σ_Q Var δD(Q), 0.990 for this
+    # truth (computed by enumerating the rectangles): the ideal weight is 0.01, the estimates mostly 0; the
+    # pre-test keeps a grid (w = 1) at a few % of the draws
     assert np.median(ws) < 0.1 and np.mean(np.array(ws) == 1.0) < 0.08
     assert np.mean([w for w in ws if w < 1]) < 0.15
     dependent = truth + 0.5 * np.diag(truth.sum(axis=1)) - 0.5 * np.outer(truth.sum(axis=1), truth.sum(axis=0))
