@@ -19,8 +19,9 @@ MSE of the answered fractions against the exact fractions of the n rows.
 Methods, each spending ε per person:
 
 * **HDG** (``ldp.HDG`` at its default granularities for n = 10^6 — the paper's guideline with the 1-D constant
-  α1 = 0.3 — and its post-processing), and the same reports estimated with ``consistency="paper"`` (the
-  paper's Norm-Sub and unweighted consistency) for comparison;
+  α1 = 0.3 — and its post-processing, including the shrinkage of 2-D grids toward independence), and the
+  same reports estimated with ``shrink=False`` and with ``consistency="paper"`` (the paper's Norm-Sub and
+  unweighted consistency) for comparison;
 * **2-D OLH**: one ``g × g`` grid, everyone reports their cell through OLH, Norm-Sub, cells read uniformly;
   ``g`` by the paper's 2-D guideline with one grid (TDG's formula, ``m = 1``);
 * **1-D SW × 2 (independence)**: people split in halves by ``assign_columns``; each half reports one column by
@@ -201,6 +202,7 @@ def run(repeats=3, n=N):
             hdg = ldp.HDG(eps, cols, n=n)
             hdg.privatize(X[:1000], rng=0)  # compile
             errs = {}
+            shrink_w = []
             for rep in range(repeats):
                 t0 = time.perf_counter()
                 reports = hdg.privatize(X, rng=1 + 10 * rep)
@@ -211,13 +213,16 @@ def run(repeats=3, n=N):
                 t0 = time.perf_counter()
                 est = hdg.estimate_ranges(agg)
                 t_est = time.perf_counter() - t0
+                shrink_w.append(est.shrinkage[0])
                 est_paper = hdg.estimate_ranges(agg, consistency="paper")
+                est_plain = hdg.estimate_ranges(agg, shrink=False)
                 grid, g = one_grid_olh(X, bounds, eps, 2 + 10 * rep)
                 sw = independent_sw(X, bounds, eps, 3 + 10 * rep)
                 for v in VOLUMES:
                     lo, hi = qs[v]
                     q = {"x": (lo[:, 0], hi[:, 0]), "y": (lo[:, 1], hi[:, 1])}
-                    answers = {"HDG": est.range(q), "HDG paper": est_paper.range(q), "2-D OLH": grid.range(q),
+                    answers = {"HDG": est.range(q), "HDG paper": est_paper.range(q),
+                               "HDG no shrink": est_plain.range(q), "2-D OLH": grid.range(q),
                                "1-D SW × 2": sw[0].range(lo[:, 0], hi[:, 0]) * sw[1].range(lo[:, 1], hi[:, 1])}
                     for method, ans in answers.items():
                         errs.setdefault((v, method), []).append(errors(ans, truths[v]))
@@ -228,11 +233,12 @@ def run(repeats=3, n=N):
                                 "mse": float(mse), "mae_runs": [x[0] for x in e], "n": n, "repeats": repeats,
                                 "granularities": list(hdg.granularities) if method.startswith("HDG")
                                 else ([g, g] if method == "2-D OLH" else [256]),
-                                "oracles": list(hdg.oracle_names) if method.startswith("HDG") else None})
+                                "oracles": list(hdg.oracle_names) if method.startswith("HDG") else None,
+                                **({"shrinkage": shrink_w} if method == "HDG" else {})})
             records.append({"data": name, "epsilon": eps, "timing": True, "privatize_seeded_s": t_priv,
                             "aggregate_s": t_agg, "estimate_s": t_est})
             print(f"multi {name} eps={eps:g}: HDG {hdg.granularities} "
-                  + ", ".join(f"{r['method']} {r['mae']:.4f}" for r in records[-9:-1] if r.get("volume") == 0.1),
+                  + ", ".join(f"{r['method']} {r['mae']:.4f}" for r in records[-11:-1] if r.get("volume") == 0.1),
                   flush=True)
         records += run_grid_setting(name, X, bounds, repeats, n)
     records.append(speed(data["correlated"][0], n, repeats))
@@ -253,10 +259,14 @@ def run_grid_setting(name, X, bounds, repeats, n):
         hdg = ldp.HDG(eps, {"x": (0, DOMAIN), "y": (0, DOMAIN)}, n=n)
         errs = {v: [] for v in VOLUMES}
         paper = {v: [] for v in VOLUMES}
+        plain = {v: [] for v in VOLUMES}
+        shrink_w = []
         for rep in range(repeats):
             agg = hdg.aggregate(hdg.privatize(Zf, rng=1 + 10 * rep))
-            for consistency, out_errs in (("hdg", errs), ("paper", paper)):
-                est = hdg.estimate_ranges(agg, consistency=consistency)
+            for options, out_errs in (({}, errs), ({"consistency": "paper"}, paper), ({"shrink": False}, plain)):
+                est = hdg.estimate_ranges(agg, **options)
+                if not options:
+                    shrink_w.append(est.shrinkage[0])
                 for v in VOLUMES:
                     lo, hi = qs[v]
                     q = {"x": (lo[:, 0], hi[:, 0]), "y": (lo[:, 1], hi[:, 1])}
@@ -267,6 +277,8 @@ def run_grid_setting(name, X, bounds, repeats, n):
             out.append({"data": name, "setting": "domain64", "epsilon": eps, "volume": v, "area": side * side,
                         "method": "HDG", "mae": float(mae), "mse": float(mse), "mae_runs": [x[0] for x in errs[v]],
                         "paper_mae": float(np.mean([x[0] for x in paper[v]])),
+                        "no_shrink_mae": float(np.mean([x[0] for x in plain[v]])),
+                        "no_shrink_mae_runs": [x[0] for x in plain[v]], "shrinkage": shrink_w,
                         "n": n, "repeats": repeats, "granularities": list(hdg.granularities)})
         print(f"multi {name} domain 64 eps={eps:g}: HDG {hdg.granularities} "
               + ", ".join(f"vol {r['volume']:g} {r['mae']:.4f}" for r in out[-2:]), flush=True)
@@ -384,22 +396,27 @@ def markdown(records):
              f"collections, {N_QUERIES} random square queries per "
              "volume (sides sqrt(volume) of each range), MAE and MSE of the answered fractions against the exact "
              "fractions. HDG at ldpnum's default granularities (g1, g2) (the paper's guideline, α1 = 0.3) with its "
-             "post-processing (noise-weighted Norm-Sub, variance-weighted consistency); the paper's post-processing: "
+             "post-processing (shrinkage of the 2-D grid toward independence, noise-weighted Norm-Sub, "
+             "variance-weighted consistency; w: the shrinkage weight, mean over the collections, 1 = kept); without "
+             "shrinkage: the same reports with shrink=False; the paper's post-processing: "
              "the same reports with consistency=\"paper\" (Norm-Sub, weights 1/C); 2-D OLH: "
              "one g × g grid (the paper's 2-D guideline with one grid); 1-D SW × 2: half the people per column, "
              "Square Wave + EMS, answers multiplied (independence). Reference: the issue's MAE figures for the "
              "paper's research code (domain 64 per attribute), for scale only.", ""]
-    lines += ["| data | volume | ε | HDG (g1, g2) | HDG MAE | HDG MSE | HDG, paper's post-proc. MAE | 2-D OLH MAE | "
-              "1-D SW × 2 MAE | HDG / indep. | reference MAE |", "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += ["| data | volume | ε | HDG (g1, g2) | HDG MAE | HDG MSE | w | HDG without shrinkage MAE | "
+              "HDG, paper's post-proc. MAE | 2-D OLH MAE | 1-D SW × 2 MAE | HDG / indep. | reference MAE |",
+              "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     by = {(r["data"], r["volume"], r["epsilon"], r["method"]): r for r in rows}
     for data in dict.fromkeys(r["data"] for r in rows):
         for v in VOLUMES:
             for eps in EPSILONS:
-                h, p, o, s = (by[(data, v, eps, m)] for m in ("HDG", "HDG paper", "2-D OLH", "1-D SW × 2"))
+                h, p, o, s, ns = (by[(data, v, eps, m)] for m in ("HDG", "HDG paper", "2-D OLH", "1-D SW × 2",
+                                                                   "HDG no shrink"))
                 ref = REFERENCE.get((data, v))
                 refv = f"{ref[EPSILONS.index(eps)]:.4f}" if ref and eps in (0.5, 1.0, 2.0) else "–"
                 lines.append(f"| {data} | {v:g} | {eps:g} | {tuple(h['granularities'])} | {h['mae']:.4f} | "
-                             f"{h['mse']:.2e} | {p['mae']:.4f} | {o['mae']:.4f} | {s['mae']:.4f} | "
+                             f"{h['mse']:.2e} | {np.mean(h['shrinkage']):.2f} | {ns['mae']:.4f} | {p['mae']:.4f} | "
+                             f"{o['mae']:.4f} | {s['mae']:.4f} | "
                              f"{h['mae'] / s['mae']:.2f} | {refv} |")
     if grid_rows:
         lines += ["", "### privmdr's setting: domain 64 per attribute, its query generator", "",
@@ -408,8 +425,9 @@ def markdown(records):
                   "(area 0.0977 and 0.4727) at uniform coarse positions, as privmdr draws them; HDG at the default "
                   "granularities, the same collections. Reference: the issue's MAE figures of privmdr run "
                   "unmodified in this setting (mean of 3 seeds; its own data sets of the same description).", "",
-                  "| data | volume (area) | ε | HDG (g1, g2) | HDG MAE | HDG MSE | HDG, paper's post-proc. MAE | "
-                  "reference MAE | HDG ≤ reference |", "|---|---:|---:|---|---:|---:|---:|---:|:---:|"]
+                  "| data | volume (area) | ε | HDG (g1, g2) | HDG MAE (SE) | HDG MSE | w | HDG without shrinkage MAE | "
+                  "HDG, paper's post-proc. MAE | reference MAE | HDG ≤ reference |",
+                  "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|:---:|"]
         gby = {(r["data"], r["volume"], r["epsilon"]): r for r in grid_rows}
         for data in dict.fromkeys(r["data"] for r in grid_rows):
             for v in VOLUMES:
@@ -417,8 +435,10 @@ def markdown(records):
                     h = gby[(data, v, eps)]
                     ref = REFERENCE.get((data, v))
                     ref = ref[EPSILONS.index(eps)] if ref and eps in (0.5, 1.0, 2.0) else None
+                    se = np.std(h["mae_runs"], ddof=1) / math.sqrt(len(h["mae_runs"])) if len(h["mae_runs"]) > 1 else 0
                     lines.append(f"| {data} | {v:g} ({h['area']:.4f}) | {eps:g} | {tuple(h['granularities'])} | "
-                                 f"{h['mae']:.4f} | {h['mse']:.2e} | {h['paper_mae']:.4f} | "
+                                 f"{h['mae']:.4f} ({se:.4f}) | {h['mse']:.2e} | {np.mean(h['shrinkage']):.2f} | "
+                                 f"{h['no_shrink_mae']:.4f} | {h['paper_mae']:.4f} | "
                                  f"{'–' if ref is None else f'{ref:.4f}'} | "
                                  f"{'–' if ref is None else ('yes' if h['mae'] <= ref else 'no')} |")
     t = timing.get(("correlated", 1.0))

@@ -72,6 +72,9 @@ class MultiRangeEstimate(PrivacyProvenance):
         Norm-Sub/consistency rounds.
     converged : bool
         Whether consistency left no negative cell (else the last Norm-Sub leaves a small inconsistency).
+    shrinkage : tuple of float
+        Each pair's James–Stein weight toward the product of the 1-D grids (1: the 2-D grid kept; 0: the
+        product), empty when the grids were not shrunk (``HDG.estimate_ranges(shrink=...)``).
     name : str, optional
         The report column's name (set by the pandas accessor).
 
@@ -107,6 +110,9 @@ class MultiRangeEstimate(PrivacyProvenance):
     n_iter: int = 0
     converged: bool = True
     name: str | None = None
+    #: The James–Stein weight of each pair's 2-D grid (:func:`ldpnum.multi.hdg.shrink_to_independence`; 1:
+    #: kept, 0: the 1-D grids' product); empty when the grids were not shrunk.
+    shrinkage: tuple = ()
     #: The central ε of a shuffled collection (:meth:`ldpnum.Aggregate.shuffled`), None when the reports were
     #: not declared shuffled; shown next to the local ε (:attr:`privacy`). Provenance only.
     shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
@@ -130,6 +136,9 @@ class MultiRangeEstimate(PrivacyProvenance):
         set_(self, "marginals", marg)
         set_(self, "joints", joints)
         set_(self, "grids", tuple(read_only(g) for g in self.grids))
+        set_(self, "shrinkage", tuple(float(w) for w in self.shrinkage))
+        if len(self.shrinkage) not in (0, d * (d - 1) // 2) or not all(0 <= w <= 1 for w in self.shrinkage):
+            raise ValueError(f"shrinkage must be empty or one weight in [0, 1] per pair; got {self.shrinkage!r}")
         eps, n = check_provenance(self.spec, self.epsilon, self.n_reports)
         set_(self, "epsilon", eps)
         set_(self, "n_reports", n)
