@@ -102,6 +102,163 @@ def haar_threshold(x, n, c):
     return a / a.sum()
 
 
+# --- bias-reducing smoothing and penalized likelihood (issue 16, point 1; NumPy prototypes) -----------------
+
+def binomial_smooth(x, k):
+    """``k`` passes of the ½, ¼, ¼ filter with reflecting edges (x_{-1} = x_0), as one convolution with the
+    binomial kernel of ``2k + 1`` taps on the half-sample symmetric extension (equal to the passes while
+    ``k <= len(x)``)."""
+    if k == 0:
+        return x
+    ext = np.pad(x, k, mode="symmetric")
+    return np.convolve(ext, _binomial_taps(k), mode="valid")
+
+
+_TAPS = {}
+
+
+def _binomial_taps(k):
+    if k not in _TAPS:
+        from scipy.special import comb
+        _TAPS[k] = comb(2 * k, np.arange(2 * k + 1)) / 4.0 ** k
+    return _TAPS[k]
+
+
+def twice_smooth(x, k):
+    """Tukey's twicing of the k-pass smoother S = B^k: ``2 S x − S² x`` (frequency response
+    ``1 − (1 − Ŝ)²``: a fourth-order kernel, zero second moment, so locally quadratic shapes pass with no
+    O(h²) bias), negative parts clipped, renormalised."""
+    if k == 0:
+        return x
+    y = binomial_smooth(x, k)
+    out = np.maximum(2.0 * y - binomial_smooth(y, k), 0.0)
+    return out / out.sum()
+
+
+def ems_np(counts, t, smoother, start=None, atol=1e-3, max_iter=10_000):
+    """EMS in NumPy with any smoother ``x -> smoother(x)`` after each M-step (uniform start unless ``start``;
+    stop after the first iteration gaining less than ``atol`` nats, as the kernel)."""
+    n = np.asarray(counts, dtype=float)
+    keep = n > 0
+    x = np.full(t.n_bins, 1.0 / t.n_bins) if start is None else start / start.sum()
+    y = t.forward(x)
+    prev = float(np.dot(n[keep], np.log(y[keep])))
+    it = 0
+    for it in range(1, max_iter + 1):
+        x = x * t.backward(np.where(keep, n / np.where(keep, y, 1.0), 0.0))
+        x = smoother(x / x.sum())
+        y = t.forward(x)
+        cur = float(np.dot(n[keep], np.log(np.maximum(y[keep], 1e-300))))
+        if abs(cur - prev) < atol:
+            break
+        prev = cur
+    return x, it
+
+
+def heldout_choose(counts, t, levels, fit, final_level, scan_all=False):
+    """The held-out rule of ``ems_heldout`` for any family: thin the counts (same seed), fit each level in
+    ``levels`` (strongest first, warm-started) on one half, score by the other half's log-likelihood, stop at
+    the first drop (``scan_all``: fit every level and take the best score); refit all counts at
+    ``final_level(best)``. Returns ``(x, best, final)``."""
+    from ldpnum.estimation.em import HELDOUT_SEED, _thin
+
+    n = np.asarray(counts, dtype=float)
+    a, b = _thin(n, HELDOUT_SEED)
+    scored = b > 0
+    best, best_log, x = levels[0], None, None
+    for lev in levels:
+        x = fit(a, lev, x)
+        log_y = np.log(np.maximum(t.forward(x)[scored], 1e-300))
+        if best_log is not None and not float(np.dot(b[scored], log_y - best_log)) > 0.0:
+            if scan_all:
+                continue
+            break
+        best, best_log = lev, log_y
+    fin = final_level(best)
+    return fit(n, fin, None), best, fin
+
+
+TWICE_LEVELS = (128, 64, 32, 16, 8, 4, 2, 1, 0)
+
+
+def twice_cv(counts, t, halve=True, levels=TWICE_LEVELS):
+    """EMS with twiced smoothing (``twice_smooth``), its pass count chosen by the held-out rule."""
+    def fit(c, k, start):
+        return ems_np(c, t, (lambda x: twice_smooth(x, k)) if k else (lambda x: x), start)[0]
+    return heldout_choose(counts, t, levels, fit,
+                          (lambda k: k // 2 if k > 1 else k) if halve else (lambda k: k))
+
+
+def _diff_matrix_gram(d, order):
+    """``DᵀD`` for the ``order``-th difference operator on ``d`` points (sparse CSR)."""
+    from scipy import sparse
+
+    dm = sparse.eye(d, format="csr")
+    for _ in range(order):
+        dm = dm[1:] - dm[:-1]
+    return (dm.T @ dm).tocsr()
+
+
+def penalized_ml(counts, t, lam, order=2, on="log", start=None, ftol=1e-13, maxiter=3000):
+    """Maximize ``Σ_j c_j log (T p)_j − λ N ‖D^order g‖²`` over ``p = softmax(θ)`` with L-BFGS, where
+    ``g = θ`` (log-density, Silverman's log-spline penalty: zero on polynomials of degree < order in log p)
+    or ``g = d·p`` (the density). ``N = Σ c``; λ is per observation.
+
+    Plain L-BFGS on θ stalls (the penalty's condition number is ~λN·4^order); it is solved in the
+    orthonormal DCT-II basis, ``θ = IDCT(s ⊙ γ)``, with ``s_i = 1/sqrt(N/d + 2λN μ_i)`` and
+    ``μ_i = (2 sin(πi/2d))^(2·order)`` the DCT's approximation of the eigenvalues of ``DᵀD`` (exact for
+    order 1): a diagonal preconditioner (the penalty's curvature plus a uniform likelihood curvature). The
+    penalty itself is computed exactly with the sparse difference operator. Returns ``p``."""
+    from scipy.fft import dct, idct
+
+    n = np.asarray(counts, dtype=float)
+    keep = n > 0
+    tot = n.sum()
+    d = t.n_bins
+    gram = _diff_matrix_gram(d, order)
+    mu = (2 * np.sin(np.pi * np.arange(d) / (2 * d))) ** (2 * order)
+    dens_fac = float(d) ** 2 if on == "p" else 1.0
+    scale = 1.0 / np.sqrt(tot / d + 2 * lam * tot * mu * (1.0 if on == "log" else dens_fac / d))
+    theta0 = np.zeros(d) if start is None else np.log(np.maximum(start, 1e-300))
+    gam0 = dct(theta0, norm="ortho") / scale
+
+    def f(gam):
+        theta = idct(gam * scale, norm="ortho")
+        p = np.exp(theta - theta.max())
+        p /= p.sum()
+        y = t.forward(p)
+        ll = float(np.dot(n[keep], np.log(np.maximum(y[keep], 1e-300))))
+        gp = -t.backward(np.where(keep, n / np.where(keep, y, 1.0), 0.0))
+        if on == "log":
+            gq = gram @ theta
+            pen = float(theta @ gq)
+            g_theta = p * (gp - np.dot(p, gp)) + 2 * lam * tot * gq
+        else:
+            dens = d * p
+            gq = gram @ dens
+            pen = float(dens @ gq)
+            gtot = gp + 2 * lam * tot * d * gq
+            g_theta = p * (gtot - np.dot(p, gtot))
+        return -ll + lam * tot * pen, dct(g_theta, norm="ortho") * scale
+
+    res = optimize.minimize(f, gam0, jac=True, method="L-BFGS-B",
+                            options={"ftol": ftol, "gtol": 1e-9, "maxiter": maxiter, "maxcor": 20})
+    penalized_ml.last = res
+    theta = idct(res.x * scale, norm="ortho")
+    p = np.exp(theta - theta.max())
+    return p / p.sum()
+
+
+def pml_cv(counts, t, order=2, on="log", lams=None, shrink=0.57, scan_all=False):
+    """``penalized_ml`` with λ chosen by the held-out rule (strongest first, warm starts); the full fit uses
+    ``shrink·λ*`` (λ per observation: the optimal λ falls with n, ~ n^(-2k/(2k+1)) for a k-th order penalty)."""
+    if lams is None:
+        lams = tuple(10.0 ** (e / 2) for e in range(14, -5, -1))   # 1e7 .. 1e-2, half decades
+    def fit(c, lam, start):
+        return penalized_ml(c, t, lam, order, on, start)
+    return heldout_choose(counts, t, lams, fit, lambda lam: lam * shrink, scan_all)
+
+
 def _tilt(p, centres, mu):
     """The distribution ``∝ p_i exp(θ c_i)`` whose mean is ``mu`` (clipped to 0.1% inside the bucket centres)."""
     span = centres[-1] - centres[0]
@@ -121,14 +278,27 @@ def _tilt(p, centres, mu):
     return w / w.sum()
 
 
-def estimate(sw, agg, method, n_bins=N_BINS):
-    """Bucket probabilities of ``method`` on ``agg`` (unit scale) and the wall time in seconds."""
+def estimate(sw, agg, method, n_bins=N_BINS, with_info=False):
+    """Bucket probabilities of ``method`` on ``agg`` (unit scale) and the wall time in seconds (and, with
+    ``with_info``, the level a held-out rule chose: ``"chosen>final"``)."""
     t0 = time.perf_counter()
+    info = ""
     if method in ("ems-cv", "ems", "em"):
-        p = sw.estimate_distribution(agg, n_bins=n_bins, method=method).probabilities
+        est = sw.estimate_distribution(agg, n_bins=n_bins, method=method)
+        p, info = est.probabilities, str(est.smoothing)
     else:
         t = window_transition_from_plan(sw.plan, n_bins)
-        if method.startswith("ems-k"):
+        counts = np.asarray(agg.counts, dtype=float)
+        if method.startswith("twice-cv"):        # twice-cv, twice-cv-nohalf
+            p, best, fin = twice_cv(counts, t, halve=not method.endswith("nohalf"))
+            info = f"{best}>{fin}"
+        elif method.startswith("pml"):          # pml{order}{-p}-cv[-all]: log-spline (or density) penalty
+            spec = method[3:].removesuffix("-all").removesuffix("-cv")
+            on = "p" if spec.endswith("-p") else "log"
+            p, best, fin = pml_cv(counts, t, order=int(spec.removesuffix("-p")), on=on,
+                                  scan_all=method.endswith("-all"))
+            info = f"{best:.0e}"
+        elif method.startswith("ems-k"):
             p = expectation_maximization(agg.counts, t, smoothing=int(method[5:])).x
         elif method == "ems-zero":
             p = ems_edges(agg.counts, t, "zero")
@@ -144,7 +314,8 @@ def estimate(sw, agg, method, n_bins=N_BINS):
             p = _tilt(x, (np.arange(n_bins) + 0.5) / n_bins, mu)
         else:
             raise ValueError(method)
-    return np.asarray(p), time.perf_counter() - t0
+    sec = time.perf_counter() - t0
+    return (np.asarray(p), sec, info) if with_info else (np.asarray(p), sec)
 
 
 def scores(p, bounds, x):
