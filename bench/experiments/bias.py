@@ -6,7 +6,6 @@ aggregates (mean over seeds of each metric, then the ratio), and the level each 
 """
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +26,7 @@ args = ap.parse_args()
 methods = ["ems"] + args.methods.split(",")
 sample = {"beta": beta_sample, "lognormal": lognormal_sample}[args.data]
 bounds = (0.0, 1.0) if args.data == "beta" else (0.0, 5000.0)
-print(f"| n | ε | method | W1 | KS | W1/ems | KS/ems | ms | levels |\n|---:|---:|---|---:|---:|---:|---:|---:|---|")
+print("| n | ε | method | W1 | KS | W1/ems | KS/ems | ms | levels |\n|---:|---:|---|---:|---:|---:|---:|---:|---|")
 for n in (int(float(v)) for v in args.n.split(",")):
     for eps in (float(v) for v in args.eps.split(",")):
         sw = ldp.SquareWave(eps, bounds)
