@@ -456,7 +456,16 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--sweep", action="store_true",
                     help="measure every candidate (g1, g2) instead; writes bench/results/multi-sweep.{md,json}")
+    ap.add_argument("--speed", action="store_true",
+                    help="only the privatize throughput and the 10,000-query time (seconds; for a quiet machine)")
     args = ap.parse_args(argv)
+    if args.speed:
+        sp = speed(datasets(int(float(args.n)))["correlated"][0], int(float(args.n)), max(args.repeats, 7))
+        print(f"HDG privatize (correlated pair, ε = 1, n = {sp['n']:,}, median of {max(args.repeats, 7)}): "
+              f"{sp['privatize_seeded_per_s'] / 1e6:.1f} M people/s seeded, "
+              f"{sp['privatize_secure_per_s'] / 1e6:.1f} M people/s secure; 10,000 2-D queries "
+              f"{1e3 * sp['queries_10000_s']:.1f} ms")
+        return 0
     if args.sweep:
         import json
 
