@@ -139,8 +139,8 @@ def bootstrap_distribution(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=No
         smoothing passes, plain EM below 4) and refitted with it, so the intervals include the smoothing bias
         at sharp features (see :mod:`ldpnum.estimation.bootstrap`; the flights' 6-9 am share at ε ≤ 1 measured
         0.90-0.92 coverage where the other scheme gave 0.13-0.42). ``"estimate"``: replicates drawn from the
-        estimate and refitted with its own estimator (narrower and cheaper; it shows the noise only and under-covers where the estimate is
-        biased). For ``method="norm-sub"`` (no smoothing) both are the same.
+        estimate and refitted with its own estimator (narrower and cheaper; it shows the noise only and
+        under-covers where the estimate is biased). For ``method="norm-sub"`` (no smoothing) both are the same.
     **options
         Estimator settings (``n_bins``, ``method``, ...), used for the estimate and every replicate.
 
