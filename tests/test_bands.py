@@ -244,3 +244,26 @@ def test_bootstrap_quantiles_are_read_at_order_statistics_b_plus_1_times_p():
             k = int(np.floor(h))
             ref = x[k - 1] + (h - k) * (x[min(k, b - 1)] - x[k - 1])
             assert np.allclose(bootstrap_quantile(values, p), ref, rtol=0, atol=1e-12)
+
+
+def test_intervals_of_distribution_estimates_read_the_order_statistics(boot):
+    # every interval of a bootstrapped estimate is the (B + 1)p-th order statistic of the replicates' values
+    # (a naive reference: sort and interpolate), for quantiles and ranges (numpy's default reading differs at B = 60)
+    *_, est = boot
+    b = est.replicates.shape[0]
+
+    def naive(values, p):
+        x = np.sort(np.asarray(values), axis=0)
+        h = min(max((b + 1) * p, 1.0), float(b))
+        k = int(np.floor(h))
+        return x[k - 1] + (h - k) * (x[min(k, b - 1)] - x[k - 1])
+
+    reps = [DistributionEstimate(est.bin_edges, r) for r in est.replicates]
+    iv = est.quantile([0.25, 0.75], ci=0.9)
+    values = np.stack([r.quantile([0.25, 0.75]) for r in reps])
+    assert np.allclose(iv.low, naive(values, 0.05), rtol=0, atol=1e-12)
+    assert np.allclose(iv.high, naive(values, 0.95), rtol=0, atol=1e-12)
+    r = est.range(0.6, 0.8, ci=0.95)
+    values = np.array([d.range(0.6, 0.8) for d in reps])
+    assert np.isclose(r.low, naive(values, 0.025), rtol=0, atol=1e-12)
+    assert np.isclose(r.high, naive(values, 0.975), rtol=0, atol=1e-12)
