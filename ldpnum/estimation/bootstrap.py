@@ -20,24 +20,52 @@ honest intervals for smoothed curve estimates (Hall 1992). The point estimate st
 its bias is larger than even the undersmoothed fit's noise it lies outside its own interval, and
 :class:`~ldpnum.SmoothingBiasWarning` says so.
 
+The interval ends are read at the :math:`(B+1)p`-th order statistic of the replicates (Davison and Hinkley
+1997), not by numpy's default rule, which sits about one order statistic inside at each end (a 95% interval
+about 8% too narrow at 100 replicates, 4% at 200).
+
 Measured (``make bench``, section ``bands``: 60 collections of 20,000 people, 100 replicates, ems-cv; share of
 nominal 95% intervals covering the truth, undersmoothed against ``"estimate"``): the flights' 6-9 am share
-0.88 / 0.85 at ε = 0.5 / 1 against 0.40 / 0.08, their first quartile 0.88 / 0.93 against 0.80 / 0.62, and
-0.92-1.00 for the median, the third quartile and 5-8 pm; at ε = 4 all five 0.97-0.98 against 0.77-0.93;
-Beta(5, 2) at ε = 0.5 and 1, 0.92-1.00 for both schemes. The price is width: 1.3-2.1x where the pilot is
-plain EM (ε ≤ 1, and the flights at ε = 4), about 1x on Beta(5, 2) at ε = 4. Also measured and dropped
-(flights, ε = 1, 20 collections): an explicit bias correction — replicates from the EM pilot refitted at level
-:math:`L`, basic interval :math:`\hat\theta - [\theta^*_{hi} - \theta(\tilde p), \theta^*_{lo} - \theta(\tilde
-p)]` or the bias-shifted percentile interval — covered 60-85%: the correction adds the pilot's noise, which the
-replicate spread does not show (Calonico, Cattaneo and Farrell 2018); refitting at level :math:`L` from a pilot
-at ``L // 4`` covered the step's range 20%.
+0.90 / 0.92 at ε = 0.5 / 1 against 0.42 / 0.13, their first quartile 0.95 / 0.97 against 0.87 / 0.65, and
+0.95-1.00 for the median, the third quartile and 5-8 pm; at ε = 4 all five 0.97-1.00 against 0.78-0.97;
+Beta(5, 2) at ε = 0.5 and 1, 0.93-1.00 (estimate 0.92-1.00); at ε = 4 0.92 / 0.97 / 0.90 for the quartiles
+and 0.97 / 0.93 for the ranges (estimate 0.90-0.95). The price is width: 1.3-2.1x where the pilot is plain
+EM (ε ≤ 1, and the flights at ε = 4), about 1.05x on Beta(5, 2) at ε = 4. (Reading the ends by numpy's rule,
+the same bench gave the 6-9 am share 0.88 / 0.85 and Beta(5, 2) at ε = 4 0.88 / 0.92 / 0.87 / 0.95 / 0.92 at
+widths 6-9% narrower.)
+Also measured and dropped (flights, ε = 1, 20 collections): an explicit bias correction — replicates from the
+EM pilot refitted at level :math:`L`, basic interval :math:`\hat\theta - [\theta^*_{hi} - \theta(\tilde p),
+\theta^*_{lo} - \theta(\tilde p)]` or the bias-shifted percentile interval — covered 60-85%: the correction adds
+the pilot's noise, which the replicate spread does not show (Calonico, Cattaneo and Farrell 2018); refitting at
+level :math:`L` from a pilot at ``L // 4`` covered the step's range 20%. On the undersmoothed replicates
+themselves (40-300 collections): the basic interval around the pilot covered the flights' quartiles at ε = 1
+68-75% (skewed replicate distributions), Efron's bias-corrected percentile interval Beta(5, 2)'s quartiles at
+ε = 4 0.89-0.93 (against 0.89-0.95), a population corrected by the replicates' mean shift
+(:math:`2\tilde p - \bar p^*`) moved the first quartile 0.875 to 0.905 and the median 0.93 to 0.90 (200
+collections); plain EM run to a 1e-4-nat step on the flights at ε = 1 kept the same centre at the 6 am step
+(6-9 am share −0.032) for +7% width and 3x the time.
+
+**Why Beta(5, 2) at ε = 4 was short** (diagnosed on 300-800 collections, where the bench's 60 give each share
+±0.028 and each SD ±9%): not under-dispersion. The pilot's first quartile (EMS at ``L // 4`` passes) varies
+with SD 0.00278 across collections; its replicates spread 0.00271; EMS at 2 or 4 fixed passes on fresh
+collections 0.00278 / 0.00275 against 0.00273 / 0.00268 on multinomial counts from the true output
+distribution; EM stopped at a relative 1e-12 instead of 1e-3 nats changes none of this (0.00270 / 0.00282).
+What is there is a noise bias of EM (mass that noise puts into the long left tail, which positivity keeps):
+the pilot's first quartile sits −0.00069 (0.25 SD) from the truth, and the replicates, being the same
+estimator on the pilot, shift by another −0.00065, so the percentile interval is centred about 0.45 SD off;
+with numpy's narrower reading of the ends this covered 0.89 (300 collections), with the order statistics
+0.92; the median and third quartile 0.95-0.97, the ranges 0.95.
 
 Limits: the intervals are for the distribution the people were drawn from as the estimator sees it at the
-estimate's resolution (its buckets). At a sharp step the undersmoothed fit is still somewhat biased: the
-flights' 6-9 am share covers 0.85-0.88 at ε ≤ 1 (target 0.93-0.98), a density stepping from 0 to 5/3 covers
-0.82-0.87 next to the step (2,000-5,000 people, ε = 1-2). On smooth Beta(5, 2) at ε = 4 the chosen level is
-high (8-16 passes) and a quarter of it still biases the very narrow quartile intervals: 0.87-0.92, no better
-than the estimate's replicates (plain-EM replicates reached 0.90-0.93 there at 1.8x the width and 2.5x the time).
+estimate's resolution (its buckets). At a sharp step the undersmoothed fit is still somewhat biased: at ε ≤ 1
+the flights' chosen level is 0-1, so the pilot is already plain EM (no weaker smoothing to fall back to), and
+plain EM's own fit at the 6 am step is biased: the 6-9 am share's interval is centred 0.032 (ε = 1) and 0.056
+(ε = 0.5) below the truth, 0.9-1.0 of its spread (40 collections, 60 replicates); the bench's coverage there
+is 0.90-0.92 (60 collections: not distinguishable from 0.93 at ±0.028, but the centring says it is short). A
+density stepping from 0 to 5/3 covers 0.73-0.83 next to the step (2,000 people, ε = 2, 40 replicates). On
+Beta(5, 2) at ε = 4 the first quartile's interval is centred 0.45 SD off (above): 0.92 over 300 collections;
+in the bench's 60, whose quartiles happen to vary 10% more than over 800 collections, 0.90-0.92 for the first
+and third.
 Cost: refits at a quarter of the level, or plain EM run to convergence (thousands of iterations). 200
 replicates at n = 1e5, 1024 buckets, ε = 1 (median of 3 on two quiet cores): Beta(5, 2) (level 8, pilot
 level 2) 2.5 s against 1.9 s for ``scheme="estimate"``; flight departures (level 8) 2.8 s against 2.5 s.
@@ -54,7 +82,10 @@ P. Hall, "Effect of Bias Estimation on Coverage Accuracy of Bootstrap Confidence
 Density", The Annals of Statistics 20(2), 1992 (undersmoothing against explicit bias correction). W. Härdle,
 J. S. Marron, "Bootstrap Simultaneous Error Bars for Nonparametric Regression", The Annals of Statistics 19(2),
 1991 (resampling from a pilot of a different bandwidth). S. Calonico, M. D. Cattaneo, M. H. Farrell, "On the
-Effect of Bias Estimation on Coverage Accuracy in Nonparametric Inference", JASA 113, 2018.
+Effect of Bias Estimation on Coverage Accuracy in Nonparametric Inference", JASA 113, 2018. A. C. Davison,
+D. V. Hinkley, "Bootstrap Methods and their Application", Cambridge University Press, 1997 (section 5.2: the
+percentile interval's ends at the (B+1)α-th order statistics). B. Efron, "Better Bootstrap Confidence
+Intervals", JASA 82, 1987 (the bias-corrected percentile interval).
 """
 
 import numpy as np
@@ -107,9 +138,9 @@ def bootstrap_distribution(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=No
         ``"undersmoothed"``: replicates drawn from an undersmoothed pilot (EMS at a quarter of the estimate's
         smoothing passes, plain EM below 4) and refitted with it, so the intervals include the smoothing bias
         at sharp features (see :mod:`ldpnum.estimation.bootstrap`; the flights' 6-9 am share at ε ≤ 1 measured
-        0.85-0.88 coverage where the other scheme gave 0.08-0.40). ``"estimate"``: replicates drawn from the estimate and refitted with its
-        own estimator (narrower and cheaper; it shows the noise only and under-covers where the estimate is
-        biased). For ``method="norm-sub"`` (no smoothing) both are the same.
+        0.90-0.92 coverage where the other scheme gave 0.13-0.42). ``"estimate"``: replicates drawn from the
+        estimate and refitted with its own estimator (narrower and cheaper; it shows the noise only and
+        under-covers where the estimate is biased). For ``method="norm-sub"`` (no smoothing) both are the same.
     **options
         Estimator settings (``n_bins``, ``method``, ...), used for the estimate and every replicate.
 

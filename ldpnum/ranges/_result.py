@@ -11,7 +11,7 @@ from ..spec import Spec
 from .._plotting import check_kind, check_true, draw_true, new_axes
 from ..accounting import ShuffleAmplification
 from .._results import (DistributionEstimate, EstimateInterval, PrivacyProvenance, _g, _html_table, _mechanism_rows, _source, _title,
-                        check_level, monotone_band, percentile_interval)
+                        bootstrap_quantile, check_level, monotone_band, percentile_interval)
 from .._validation import check_bounds
 from .._typing import ArrayLike, FloatArray
 from ..estimation.consistency import TreeShape, check_tree, is_consistent, range_sums, snap
@@ -178,7 +178,7 @@ class RangeEstimate(PrivacyProvenance):
         if kind == "pointwise":
             low, high = percentile_interval(cums, level)
         else:
-            c = float(np.quantile(np.max(np.abs(cums - point), axis=1), check_level(level)))
+            c = float(bootstrap_quantile(np.max(np.abs(cums - point), axis=1), check_level(level)))
             low, high = point - c, point + c
         return monotone_band(edges, low, high)
 
