@@ -224,9 +224,11 @@ def markdown(records):
                 lines.append(f"| {data} | {eps:g} | {v:g} | " + " | ".join(cells)
                              + f" | {best['mse'] / base:.2f} ({short[best['method']]}) | {short[row[0]['rule_pick']]}"
                              f" | {rule / base:.2f} | {rule / by[(data, eps, v, 'SW + EMS')]['mse']:.2f} |")
+    from ldpnum._recommend import SIM_RUNS
+
     defaults = sorted({r["default_pick"] for r in records})
     lines += ["", "Rule: `ldp.recommend(task=\"ranges\", reference=...)` given an independent public sample of "
-              f"{REFERENCE_N:,} values of the same distribution (seed 900); it simulates both candidates (3 collections "
+              f"{REFERENCE_N:,} values of the same distribution (seed 900); it simulates both candidates ({SIM_RUNS} collections "
               "of min(n, 10^6) people from a smoothed bootstrap of the reference) and picks the smaller range MSE "
               "(200 ranges each of volume 0.1 and 0.5). Without a reference (the Beta(2, 2) default) it picked "
               f"{' / '.join(defaults)} in every cell, i.e. today's SW + ems-cv."]

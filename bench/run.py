@@ -646,7 +646,7 @@ def markdown(res):
 #: ``(records, markdown)``.
 EXTERNAL_SECTIONS = {"accessor": "accessor", "cli": "cli_stream", "scaling": "scaling", "heavy": "heavy",
                      "setvalued": "setvalued", "vectors": "vectors", "bands": "bands", "multi": "multi",
-                     "marginals": "marginals", "ranges": "ranges"}
+                     "marginals": "marginals", "ranges": "ranges", "recommend": "recommend"}
 
 
 def external_section(name, repeats, with_peers=True):
@@ -668,7 +668,7 @@ def external_section(name, repeats, with_peers=True):
 
 
 SECTIONS = ("rng", "compile", "mean", "accuracy", "distribution", "peers", "frequency", "accessor", "cli", "scaling",
-            "heavy", "setvalued", "vectors", "bands", "multi", "marginals", "ranges")
+            "heavy", "setvalued", "vectors", "bands", "multi", "marginals", "ranges", "recommend")
 SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times", "mean": "mean-oracle throughput",
                 "accuracy": "mean-estimate MSE", "distribution": "Square Wave EM/EMS/ems-cv, and estimators side by side "
                 "(bench/dist_candidates.py)",
@@ -684,7 +684,9 @@ SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times",
                 "marginals": "2-way marginals of categorical columns: all pairs, CALM, 1-way product "
                 "(bench/marginals.py)",
                 "ranges": "1-D range queries: SW + EMS/ems-cv vs fixed and adaptive hierarchical histograms "
-                "(bench/ranges.py)"}
+                "(bench/ranges.py)",
+                "recommend": "ldp.recommend's predicted errors next to the measured ones on the flights "
+                "(bench/recommend.py)"}
 
 
 def block_fill_rate(rng, total=10_000_000):
