@@ -724,47 +724,10 @@ def describe_aggregates(aggregates, *, level=0.95, sources=None, bootstrap=None,
             continue  # categories and items, not numbers
         row = {"mechanism": agg.spec.mechanism, "epsilon": agg.spec.epsilon, "n_reports": agg.n_reports,
                "central_epsilon": np.nan if agg.shuffle is None else agg.shuffle.epsilon}
-        mean = mech.estimate_mean(agg) if mech.offers("estimate_mean") else None
-        several = mech.input_kind == "vector"  # the mechanism reads several value columns per report
-        if several and mean is not None:  # a vector mean: one row per coordinate, means only
-            names = sources.get(name)
-            for j, coord in enumerate(mean.coordinates().values()):
-                lo, hi = coord.confidence_interval(level)
-                rows.append({**row, "n_reports": coord.n_reports, "mean": coord.value,
-                             "std_error": coord.standard_error, "ci_low": lo, "ci_high": hi, "dist_mean": np.nan,
-                             "25%": np.nan, "50%": np.nan, "75%": np.nan})
-                index.append(names[j] if names is not None else f"{name}[{j}]")
-            continue
-        est = None
-        if mech.offers("estimate_ranges") or mech.offers("estimate_distribution"):
-            boot = bootstrap is not None and _takes(getattr(mech, "estimate_distribution", None), "bootstrap")
-            est = _queryable(mech, agg, {"bootstrap": bootstrap, "rng": rng} if boot else {})
-        if several and est is not None:  # a joint estimate of several columns (HDG): one row per column
-            for col in est.columns:
-                dist = est.marginal(col)
-                q = dist.quantile(np.array([0.25, 0.5, 0.75]))
-                rows.append({**row, "mean": np.nan, "std_error": np.nan, "ci_low": np.nan, "ci_high": np.nan,
-                             "dist_mean": dist.mean, **dict(zip(("25%", "50%", "75%"), (float(v) for v in q)))})
-                index.append(col)
-            continue
-        if mean is not None:
-            lo, hi = mean.confidence_interval(level)
-            row.update(mean=mean.value, std_error=mean.standard_error, ci_low=lo, ci_high=hi)
-        else:
-            row.update(mean=np.nan, std_error=np.nan, ci_low=np.nan, ci_high=np.nan)
-        if est is not None:
-            dist = est.to_distribution() if mech.offers("estimate_ranges") else est  # a range tree's own distribution
-            row["dist_mean"] = dist.mean
-        else:
-            row["dist_mean"] = np.nan
-        quartiles = est.quantile(np.array([0.25, 0.5, 0.75])) if est is not None else [np.nan] * 3
-        row.update(zip(("25%", "50%", "75%"), (float(v) for v in quartiles)))
-        if bootstrap is not None and getattr(est, "replicates", None) is not None:
-            iv = est.quantile(np.array([0.25, 0.5, 0.75]), ci=level)
-            for p, lo_q, hi_q in zip(("25%", "50%", "75%"), iv.low, iv.high):
-                row[f"{p} low"], row[f"{p} high"] = float(lo_q), float(hi_q)
-        rows.append(row)
-        index.append(name)
+        for label, stats in mech.describe_rows(agg, column=name, names=sources.get(name), level=level,
+                                               bootstrap=bootstrap, rng=rng):
+            rows.append({**row, **stats})
+            index.append(label)
     columns = ["mechanism", "epsilon", "n_reports", "mean", "std_error", "ci_low", "ci_high", "dist_mean", "25%",
                "50%", "75%"]
     if any(a.shuffle is not None for a in aggregates.values()):
@@ -772,13 +735,6 @@ def describe_aggregates(aggregates, *, level=0.95, sources=None, bootstrap=None,
     if bootstrap is not None:
         columns += [f"{p} {side}" for p in ("25%", "50%", "75%") for side in ("low", "high")]
     return pd.DataFrame(rows, index=pd.Index(index, name="column"), columns=columns)
-
-
-def _takes(method, name):
-    """Whether ``method`` accepts the keyword ``name``."""
-    import inspect
-
-    return method is not None and name in inspect.signature(method).parameters
 
 
 def _budget_text(info):
@@ -977,9 +933,6 @@ class SeriesAccessor:
         """
         mech, agg = self._mech_agg(spec)
         est = _queryable(mech, agg, kwargs)
-        if mech.input_kind == "vector":
-            raise TypeError(f"{type(est).__name__} answers ranges of several columns, not quantiles of one; use "
-                            "its marginal(column).quantile(q)")
         if np.ndim(q) == 0:
             return float(est.quantile(q))
         qs = np.asarray(q, dtype=np.float64)

@@ -17,6 +17,10 @@ from ..estimation.mean import estimate_mean
 
 __all__ = ["Mechanism", "MeanOracle", "from_spec", "registered", "lookup"]
 
+#: The quartiles a summary row shows (:meth:`Mechanism.describe_rows`), and their column labels.
+QUARTILES = np.array([0.25, 0.5, 0.75])
+QUARTILE_LABELS = ("25%", "50%", "75%")
+
 #: Spec name -> mechanism class, filled by :meth:`Mechanism.__init_subclass__`: the mechanisms that take one
 #: value (a number, a category, an item) per person, which :func:`registered` lists.
 _REGISTRY: dict[str, type["Mechanism"]] = {}
@@ -489,6 +493,47 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
             return self.estimate_distribution(data, **kwargs)  # type: ignore[attr-defined]
         raise TypeError(f"{type(self).__name__} reports estimate {self.answers} only; quantiles and ranges need a "
                         "distribution mechanism (SquareWave, GeneralWave, Piecewise, Hybrid, HierarchicalHistogram)")
+
+    def describe_rows(self, agg: Aggregate, *, column: Any, names: Any = None, level: float = 0.95,
+                      bootstrap: int | None = None, rng: SeedLike = None) -> list[tuple[Any, dict]]:
+        """The rows this mechanism's report column adds to a summary table (the pandas accessor's
+        ``describe``): ``[(label, statistics), ...]``.
+
+        One row labelled ``column``: the mean with its ``level`` confidence interval (mechanisms that
+        estimate means), and the mean and quartiles of the estimate that answers quantiles
+        (:meth:`queryable_estimate`), with the quartiles' bootstrap intervals (``"25% low"``, ...) when
+        ``bootstrap`` replicates are asked for and the distribution estimator takes them. Statistics a
+        mechanism cannot give are NaN. Mechanisms of several value columns override it (one row per column;
+        ``names`` are the value columns behind the report column).
+        """
+        nan = float("nan")
+        stats = {"mean": nan, "std_error": nan, "ci_low": nan, "ci_high": nan, "dist_mean": nan,
+                 "25%": nan, "50%": nan, "75%": nan}
+        if self.offers("estimate_mean"):
+            mean = self.estimate_mean(agg)  # type: ignore[attr-defined]
+            lo, hi = mean.confidence_interval(level)
+            stats.update(mean=mean.value, std_error=mean.standard_error, ci_low=lo, ci_high=hi)
+        est = self._describe_estimate(agg, bootstrap, rng)
+        if est is not None:
+            dist = est.to_distribution() if self.offers("estimate_ranges") else est  # a range tree's own distribution
+            stats["dist_mean"] = dist.mean
+            stats.update(zip(QUARTILE_LABELS, (float(v) for v in est.quantile(QUARTILES))))
+            if bootstrap is not None and getattr(est, "replicates", None) is not None:
+                iv = est.quantile(QUARTILES, ci=level)
+                for p, lo_q, hi_q in zip(QUARTILE_LABELS, iv.low, iv.high):
+                    stats[f"{p} low"], stats[f"{p} high"] = float(lo_q), float(hi_q)
+        return [(column, stats)]
+
+    def _describe_estimate(self, agg: Aggregate, bootstrap: int | None, rng: SeedLike) -> Any:
+        """The :meth:`queryable_estimate` of ``agg`` for :meth:`describe_rows` (None when the mechanism has
+        none), with ``bootstrap`` replicates when its distribution estimator takes them."""
+        if not (self.offers("estimate_ranges") or self.offers("estimate_distribution")):
+            return None
+        import inspect
+
+        boot = (bootstrap is not None and self.offers("estimate_distribution")
+                and "bootstrap" in inspect.signature(self.estimate_distribution).parameters)  # type: ignore[attr-defined]
+        return self.queryable_estimate(agg, **({"bootstrap": bootstrap, "rng": rng} if boot else {}))
 
     @property
     def answers(self) -> str:

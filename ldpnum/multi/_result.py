@@ -259,6 +259,12 @@ class MultiRangeEstimate(PrivacyProvenance):
         return pd.DataFrame(T, index=pd.IntervalIndex.from_breaks(ea, closed="left", name=str(a)),
                             columns=pd.IntervalIndex.from_breaks(eb, closed="left", name=str(b)))
 
+    def quantile(self, q: Any, *args: Any, **kwargs: Any) -> Any:
+        """Refused with a TypeError: a joint estimate of several columns has no quantiles of its own; ask a
+        column's :meth:`marginal` (``est.marginal(column).quantile(q)``)."""
+        raise TypeError(f"{type(self).__name__} answers ranges of several columns, not quantiles of one; use "
+                        "its marginal(column).quantile(q)")
+
     def marginal(self, column: str) -> DistributionEstimate:
         """Column ``column``'s distribution (its 1-D grid) as a :class:`~ldpnum.DistributionEstimate`.
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import ClippingWarning, InvalidValuesError
-from ..mechanisms._base import Mechanism
+from ..mechanisms._base import QUARTILE_LABELS, QUARTILES, Mechanism
 from .._typing import ArrayLike, FloatArray, SeedLike
 from ..reports import Reports, check_integer_codes
 from .._validation import _is_real_scalar, check_bounds, check_choice, check_epsilon, dtype_hint, prepared
@@ -175,6 +175,32 @@ class VectorMechanism(Mechanism):
         self._lows, self._highs, self._widths = lows, highs, widths
         self._inv_ranges = 1.0 / widths
         self._inv_ranges.flags.writeable = False
+
+    def describe_rows(self, agg: Any, *, column: Any, names: Any = None, level: float = 0.95,
+                      bootstrap: int | None = None, rng: SeedLike = None) -> list[tuple[Any, dict]]:
+        """Summary rows (:meth:`ldpnum.mechanisms.Mechanism.describe_rows`), one per value column: the mean of
+        each coordinate with its confidence interval (mechanisms that estimate vector means), or the mean and
+        quartiles of each column's marginal (joint estimates such as HDG's). Rows are labelled by ``names``
+        (the value columns), else ``column[j]`` / the estimate's column names."""
+        nan = float("nan")
+        rows = []
+        if self.offers("estimate_mean"):
+            mean = self.estimate_mean(agg)  # type: ignore[attr-defined]
+            for j, coord in enumerate(mean.coordinates().values()):
+                lo, hi = coord.confidence_interval(level)
+                rows.append((names[j] if names is not None else f"{column}[{j}]",
+                             {"n_reports": coord.n_reports, "mean": coord.value, "std_error": coord.standard_error,
+                              "ci_low": lo, "ci_high": hi, "dist_mean": nan, "25%": nan, "50%": nan, "75%": nan}))
+            return rows
+        est = self._describe_estimate(agg, bootstrap, rng)
+        if est is None:
+            return Mechanism.describe_rows(self, agg, column=column, names=names, level=level)
+        for col in est.columns:
+            dist = est.marginal(col)
+            q = dist.quantile(QUARTILES)
+            rows.append((col, {"mean": nan, "std_error": nan, "ci_low": nan, "ci_high": nan, "dist_mean": dist.mean,
+                               **dict(zip(QUARTILE_LABELS, (float(v) for v in q)))}))
+        return rows
 
     @property
     def bounds(self) -> Any:

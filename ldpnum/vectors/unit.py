@@ -128,7 +128,7 @@ from ..mechanisms._base import Mechanism
 from ..mechanisms._plan import TWO53, binary_plan, exp_lower
 from ..reports import Reports, register_code_check
 from ..spec import check_spec
-from ._base import MAX_DIM, check_int, check_names, column_words
+from ._base import MAX_DIM, VectorMechanism, check_int, check_names, column_words
 from ._result import VectorMeanEstimate
 
 __all__ = ["PrivHS", "PrivUnit", "PrivUnitG", "PrivHSPlan", "RejectionPlan", "UnitVectorMechanism", "FAMILY",
@@ -482,6 +482,8 @@ class UnitVectorMechanism(Mechanism):
     """
 
     input_kind = "vector"
+    #: Summary rows: one per coordinate, as every vector mechanism's.
+    describe_rows = VectorMechanism.describe_rows
     #: Decoder kind of the kernel (0 PrivHS, 1 PrivUnit, 2 PrivUnitG).
     _kind: ClassVar[int] = -1
     _repetitions: int
