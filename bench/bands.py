@@ -58,7 +58,7 @@ KINDS = ("distribution", "ranges")
 SCHEMES = ("undersmoothed", "estimate")
 
 
-def _estimates(kind, eps, bounds, x, r, replicates):
+def _estimates(kind, eps, bounds, x, r, replicates, schemes=SCHEMES):
     """``{label: (bootstrapped estimate, seconds)}`` for one collection: each scheme of the distribution
     bootstrap on the same estimate (seconds: the estimate's and that scheme's), or the range tree's."""
     import ldpnum as ldp
@@ -70,7 +70,7 @@ def _estimates(kind, eps, bounds, x, r, replicates):
         t0 = time.perf_counter()
         est = sw.estimate_distribution(agg)
         base, out = time.perf_counter() - t0, {}
-        for scheme in SCHEMES:
+        for scheme in schemes:
             t0 = time.perf_counter()
             boot = bootstrap_distribution(sw, agg, n_boot=replicates, rng=r, estimate=est, scheme=scheme)
             out[scheme] = boot, base + time.perf_counter() - t0
@@ -97,8 +97,9 @@ def run(collections=None, n=N, replicates=B, kinds=KINDS):
     return records, "\n".join(tables)
 
 
-def _run_kind(collections, n, replicates, kind, only=None):
-    """One table: every (data, ε), or only the (data, ε) pairs in ``only``."""
+def _run_kind(collections, n, replicates, kind, only=None, schemes=SCHEMES):
+    """One table: every (data, ε), or only the (data, ε) pairs in ``only`` (distribution: the bootstrap
+    ``schemes`` side by side)."""
     records = []
     for name, pop in populations().items():
         truth_r = [pop["mass"](lo, hi) for lo, hi in pop["ranges"]]
@@ -109,7 +110,8 @@ def _run_kind(collections, n, replicates, kind, only=None):
             hits, widths, seconds, flagged, missed = {}, {}, {}, {}, {}
             for r in range(collections):
                 x = pop["draw"](rng, n)
-                for label, (est, sec) in _estimates(kind, eps, pop["bounds"], x, r, replicates).items():
+                for label, (est, sec) in _estimates(kind, eps, pop["bounds"], x, r, replicates,
+                                                            schemes).items():
                     q = est.quantile(np.array(QS), ci=0.95)
                     cover = [(lo <= t <= hi) for lo, hi, t in zip(q.low, q.high, pop["quantiles"])]
                     width = list(q.high - q.low)
@@ -185,7 +187,24 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--collections", type=int, default=None)
     ap.add_argument("--kind", choices=KINDS + ("both",), default="both")
+    ap.add_argument("--precise", action="append", metavar="DATA@EPS", default=None,
+                    help="only these distribution cells, e.g. 'flights dep_time@0.5' (repeatable), with "
+                         f"--collections collections (default {R_PRECISE}); the table's first collections "
+                         "coincide with the main table's (same seeds)")
+    ap.add_argument("--scheme", choices=SCHEMES, action="append", default=None,
+                    help="with --precise: only these bootstrap schemes (default both)")
     args = ap.parse_args(argv)
+    if args.precise:
+        only = []
+        for cell in args.precise:
+            name, _, eps = cell.rpartition("@")
+            if name not in populations() or not eps:
+                ap.error(f"--precise {cell!r}: expected DATA@EPS with DATA one of {list(populations())}")
+            only.append((name, float(eps)))
+        _, md = _run_kind(args.collections or R_PRECISE, N, B, "distribution", only=tuple(only),
+                          schemes=tuple(args.scheme or SCHEMES))
+        print(md)
+        return 0
     _, md = run(collections=args.collections, kinds=KINDS if args.kind == "both" else (args.kind,))
     print(md)
     return 0
