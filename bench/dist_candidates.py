@@ -63,13 +63,15 @@ METHODS = ("ems", "ems-cv", "em", "ems-k4", "ems-k16", "ems+tilt", "ems-zero", "
 def smooth_edges(x, mode):
     """One ½, ¼, ¼ smoothing pass with the edge rule ``mode``, renormalised: ``"reflect"`` (the kernel's,
     x_{-1} = x_0), ``"zero"`` (zero padding: an edge bucket leaks a quarter of its mass), ``"renorm"`` (the
-    truncated kernel renormalised per bucket, (2 x_0 + x_1)/3)."""
+    truncated kernel renormalised per bucket, (2 x_0 + x_1)/3), ``"linear"`` (linear extrapolation past the
+    bounds, clipped at 0: x_{-1} = max(2 x_0 - x_1, 0))."""
     out = np.empty_like(x)
     out[1:-1] = 0.5 * x[1:-1] + 0.25 * (x[:-2] + x[2:])
     if mode == "renorm":
         out[0], out[-1] = (2 * x[0] + x[1]) / 3, (2 * x[-1] + x[-2]) / 3
     else:
-        pad = (x[0], x[-1]) if mode == "reflect" else (0.0, 0.0)
+        pad = {"reflect": (x[0], x[-1]), "zero": (0.0, 0.0),
+               "linear": (max(2 * x[0] - x[1], 0.0), max(2 * x[-1] - x[-2], 0.0))}[mode]
         out[0] = 0.5 * x[0] + 0.25 * (pad[0] + x[1])
         out[-1] = 0.5 * x[-1] + 0.25 * (x[-2] + pad[1])
     return out / out.sum()

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import ldpnum as ldp
 from ldpnum.estimation.em import expectation_maximization, window_transition_from_plan
-from dist_candidates import beta_sample
+from dist_candidates import beta_sample, smooth_edges
 
 D = 1024
 SEEDS = 8
@@ -48,13 +48,7 @@ def errors(p):
 
 
 def smooth_linear(x):
-    """One ½, ¼, ¼ pass with linear extrapolation past both bounds (clipped at 0), renormalised."""
-    lo, hi = max(2 * x[0] - x[1], 0.0), max(2 * x[-1] - x[-2], 0.0)
-    out = np.empty_like(x)
-    out[1:-1] = 0.5 * x[1:-1] + 0.25 * (x[:-2] + x[2:])
-    out[0] = 0.5 * x[0] + 0.25 * (lo + x[1])
-    out[-1] = 0.5 * x[-1] + 0.25 * (x[-2] + hi)
-    return out / out.sum()
+    return smooth_edges(x, "linear")
 
 
 def ems_np(parts, smoother, atol=1e-3, max_iter=10_000):
@@ -122,19 +116,11 @@ def mixed_bandwidths(n=1_000_000, seeds=3):
                 group = np.random.default_rng(5000 + s).integers(0, len(mechs), size=n)
                 parts = [(m.aggregate(m.privatize(x[group == g], rng=2000 + 17 * s + g)).counts,
                           window_transition_from_plan(m.plan, D)) for g, m in enumerate(mechs)]
-                errs.append(errors(ems_np(parts, lambda v: _reflect(v))))
+                errs.append(errors(ems_np(parts, lambda v: smooth_edges(v, "reflect"))))
             w, k = np.mean(errs, axis=0)
             base = base or (w, k)
             print(f"| {eps:g} | {', '.join(f'{f:g}' for f in factors)} | {w:.5f} | {k:.5f} | {w / base[0]:.2f} | "
                   f"{k / base[1]:.2f} |", flush=True)
-
-
-def _reflect(x):
-    out = np.empty_like(x)
-    out[1:-1] = 0.5 * x[1:-1] + 0.25 * (x[:-2] + x[2:])
-    out[0] = 0.75 * x[0] + 0.25 * x[1]
-    out[-1] = 0.75 * x[-1] + 0.25 * x[-2]
-    return out / out.sum()
 
 
 if __name__ == "__main__":
