@@ -22,7 +22,10 @@ weights inversely proportional to their variances, :math:`T = \sum_V w_V T_V / \
 moves by :math:`(T - T_V)/C_V`. Processing smaller ``A`` first keeps them consistent while larger ones are
 fixed. Norm-Sub and consistency alternate until no cell is negative after a consistency pass (then the
 marginals agree exactly), ending with Norm-Sub (Wang et al.'s procedure, shared with HDG:
-:func:`ldpnum.multi.hdg.alternate_consistency`).
+:func:`ldpnum.multi.hdg.alternate_consistency`). HDG's noise-weighted Norm-Sub
+(:func:`ldpnum.multi.hdg.noise_weighted_norm_sub`) was measured here in its place and not adopted: 2-way total
+variation ×0.97–0.99 on five flights columns and ×1.00–1.01 on eight synthetic ones (n = 10^6, ε 0.5–4, 4
+collections): these tables are small and few of their cells sit within the noise of 0.
 
 **CALM's adaptive choice** (``strategy="calm"``). Releasing all ``C(d, k)`` sets splits the people
 ``C(d, k)`` ways; CALM instead releases ``m`` sets of ``ℓ >= k`` attributes that together cover every
