@@ -156,11 +156,13 @@ def markdown(records, precise=False):
         how = (f"Square Wave + the default estimator (held-out EMS, `method=\"ems-cv\"`, default buckets; until "
                f"2026-11-25 this table used `method=\"ems\"`), {r0['replicates']} parametric bootstrap replicates "
                "each, percentile intervals (read at the (B+1)p-th order statistic since 2026-11-25; before, numpy's "
-               "linear rule, about 8% narrower at 100 replicates), by both schemes of `bootstrap_distribution`: "
-               "*undersmoothed* (the "
+               "linear rule, about 8% narrower at 100 replicates), by "
+               + ("both schemes" if len({r.get("scheme") for r in records}) > 1 else "this scheme")
+               + " of `bootstrap_distribution`: *undersmoothed* (the "
                "default of `estimate_distribution(..., bootstrap=B)`: replicates drawn from and refitted with EMS at a "
-               "quarter of the estimate's smoothing passes, plain EM below 4) and *estimate* (`scheme=\"estimate\"`: "
-               "replicates drawn from the estimate and refitted at its own level)")
+               "quarter of the estimate's smoothing passes, plain EM below 4)"
+               + (" and *estimate* (`scheme=\"estimate\"`: replicates drawn from the estimate and refitted at its own "
+                  "level)" if any(r.get("scheme") == "estimate" for r in records) else ""))
     else:
         title = "## Coverage of bootstrap intervals (range trees: quantiles, ranges)"
         how = (f"HierarchicalHistogram (default tree, least-squares consistency), {r0['replicates']} simulation "
