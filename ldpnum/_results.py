@@ -272,6 +272,23 @@ class MeanEstimate(PrivacyProvenance):
         z = normal_quantile(level)
         return ConfidenceInterval(self.value - z * self.standard_error, self.value + z * self.standard_error)
 
+    def to_series(self) -> "pd.Series":
+        """The mean as a pandas Series of one entry, indexed by coordinate (the column's name), like
+        :meth:`ldpnum.VectorMeanEstimate.to_series` for a vector column.
+
+        Examples
+        --------
+        >>> import numpy as np, ldpnum as ldp
+        >>> m = ldp.Duchi(2.0, (0, 10))
+        >>> est = m.estimate_mean(m.aggregate(m.privatize(np.full(50_000, 4.0), rng=0)))
+        >>> s = est.to_series()
+        >>> s.name, s.index.name, len(s), bool(abs(s.iloc[0] - 4.0) < 0.2)
+        ('mean', 'coordinate', 1, True)
+        """
+        import pandas as pd
+
+        return pd.Series([self.value], index=pd.Index([self.name], name="coordinate"), name="mean")
+
     def __str__(self) -> str:
         return (f"{self.value:.6g} ± {self.standard_error:.3g} (SE; n={self.n_reports}, "
                 f"epsilon={self.epsilon:g}, {self.spec.mechanism}{self._shuffle_note()})")

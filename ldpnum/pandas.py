@@ -1044,10 +1044,7 @@ class DataFrameAccessor:
             raise ValueError(f"report column {label!r} is not in the DataFrame; its columns: {list(self._obj.columns)}")
         column_reports = self._obj[label]
         mech, agg = column_reports.ldp._mech_agg(None)
-        est = estimate_mean_named(mech, agg, column_reports, label)
-        if mech.input_kind == "vector":
-            return est.to_series()
-        return pd.Series([est.value], index=pd.Index([label], name="coordinate"), name="mean")
+        return estimate_mean_named(mech, agg, column_reports, label).to_series()
 
     def aggregate(self, specs: Mapping[Any, Spec] | None = None, *, by: Any = None) -> dict[Any, Any]:
         """Column -> :class:`~ldpnum.Aggregate` of every report column (``specs`` adds or checks columns).
