@@ -125,6 +125,33 @@ def _has_na(x):
     return isna is not None and bool(np.asarray(isna()).any())
 
 
+def plain_array(x, name):
+    """``np.asarray(x)``, refusing what NumPy would silently misread, with one message naming ``name``.
+
+    * A masked array with masked entries: NumPy's conversion keeps the values *under* the mask, so they
+      would be randomized as if valid (and dropping them would reveal who is missing). ValueError with the
+      count and first index of the masked rows; a masked array with nothing masked is its data.
+    * A ragged nested sequence (rows of different lengths): ValueError naming ``name`` instead of NumPy's
+      "inhomogeneous shape" message.
+    """
+    if isinstance(x, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(x)
+        if mask.any():
+            rows = mask.reshape(mask.shape[0], -1).any(axis=1) if mask.ndim > 1 else mask
+            first = int(np.flatnonzero(rows)[0])
+            raise ValueError(f"{name} is a masked array with {int(rows.sum())} masked row(s), first at index {first}: "
+                             "masked entries are neither randomized nor dropped (dropping them reveals who is "
+                             f"missing); fill them with a public value first, e.g. {name}.filled(value)")
+        return np.asarray(np.ma.getdata(x))
+    try:
+        return np.asarray(x)
+    except ValueError as exc:
+        if "inhomogeneous" not in str(exc) and "sequence" not in str(exc):
+            raise
+        raise ValueError(f"{name} is a ragged nested sequence (its rows have different lengths); pass one value "
+                         "(or, for vector mechanisms, one row of the same length) per person") from None
+
+
 def as_1d_array(x, name):
     """Convert array-likes (including pandas objects with nullable dtypes) to a 1-D NumPy array."""
     to_numpy = getattr(x, "to_numpy", None)
@@ -141,7 +168,7 @@ def as_1d_array(x, name):
         else:
             arr = to_numpy()
     else:
-        arr = np.asarray(x)
+        arr = plain_array(x, name)
     if arr.ndim == 0:
         arr = arr.reshape(1)
     if arr.ndim != 1:

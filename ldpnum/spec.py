@@ -52,8 +52,18 @@ class Spec:
             raise ValueError(f"spec of {d['mechanism']!r} has version {version!r}; this ldpnum reads spec version "
                              f"{SPEC_VERSION} only (the reports were produced by another release of ldpnum: "
                              "estimate them with that release)")
-        return cls(mechanism=str(d["mechanism"]), epsilon=float(d["epsilon"]), n_cells=int(d["n_cells"]),
-                   params=tuple(dict(d.get("params", {})).items()), version=int(version))
+        mechanism, epsilon, n_cells, params = d["mechanism"], d["epsilon"], d["n_cells"], d.get("params", {})
+        if not isinstance(mechanism, str) or not mechanism:
+            raise TypeError(f"not an ldpnum spec: its mechanism must be a name; got {mechanism!r}")
+        if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 < epsilon < float("inf"):
+            raise ValueError(f"spec of {mechanism!r}: epsilon must be a positive finite number; got {epsilon!r}")
+        if isinstance(n_cells, bool) or not isinstance(n_cells, int) or n_cells < 1:
+            raise ValueError(f"spec of {mechanism!r}: n_cells must be a positive integer; got {n_cells!r}")
+        if not isinstance(params, dict):
+            raise TypeError(f"spec of {mechanism!r}: params must be a mapping of names to values; got "
+                            f"{type(params).__name__}")
+        return cls(mechanism=mechanism, epsilon=float(epsilon), n_cells=n_cells, params=tuple(params.items()),
+                   version=int(version))
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)

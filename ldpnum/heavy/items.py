@@ -39,6 +39,7 @@ import numpy as np
 from .._checks import is_int, where
 from .._kernels.objects import object_words
 from ..exceptions import TruncationWarning
+from .._validation import plain_array
 
 __all__ = ["admissible_prefixes", "ITEM_TYPES", "encode_items", "decode_items", "check_item_bits"]
 
@@ -159,7 +160,7 @@ def _to_array(items, name):
         raise TypeError(f"{name} must be a sequence of items; got a single {type(items).__name__} "
                         "(wrap it in a list)")
     if isinstance(items, np.ndarray):
-        arr = items
+        arr = plain_array(items, name)
     elif isinstance(items, (list, tuple)):
         arr = np.empty(len(items), dtype=object)
         arr[:] = items if items else []

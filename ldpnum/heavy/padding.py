@@ -53,7 +53,7 @@ from .._kernels._jit import launch
 from .._kernels.objects import flatten_collections
 from .._results import FrequencyEstimate
 from .._typing import ArrayLike, NDArray
-from .._validation import check_epsilon
+from .._validation import check_epsilon, plain_array
 from ..aggregate import Aggregate
 from ..aggregate import support_counts as support_count_check
 from ..estimation.frequency import estimate_frequencies, support_variance
@@ -314,6 +314,8 @@ class PaddingSampling(Mechanism):
             raise ValueError(f"{label}: missing sets cannot be imputed (nan_policy={nan_policy!r}); an empty set "
                              "is a valid local set")
         k, n_words = self._k, -(-self._k // 64)
+        if isinstance(x, np.ndarray):
+            x = plain_array(x, label)
         if isinstance(x, np.ndarray) and x.ndim == 2:
             if x.dtype.kind not in "biu":
                 raise TypeError(f"{label}: a 2-D indicator array must be boolean or 0/1 integers; got dtype {x.dtype}")
@@ -333,7 +335,13 @@ class PaddingSampling(Mechanism):
             lengths, flat = flatten_sets(x, label)
             n = lengths.size
             rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
-            codes = np.asarray(flat.tolist() if isinstance(flat, np.ndarray) else flat)
+            raw = flat.tolist() if isinstance(flat, np.ndarray) else flat
+            try:
+                codes = np.asarray(raw)
+            except ValueError:  # a nested sequence among the codes: the type check below names its person
+                codes = np.empty(len(raw), dtype=object)
+                for i, v in enumerate(raw):
+                    codes[i] = v
             if codes.size and (codes.dtype.kind not in "iu" or codes.ndim != 1):
                 first = next(i for i, v in enumerate(flat)
                              if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral))

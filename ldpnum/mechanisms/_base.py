@@ -128,7 +128,22 @@ def from_spec(spec: Spec) -> "Mechanism":
         cls = _all_registered().get(spec.mechanism)
     if cls is None:
         raise ValueError(f"unknown mechanism {spec.mechanism!r} in spec")
-    mech = cls._from_spec(spec)
+    try:
+        mech = cls._from_spec(spec)
+    except (AttributeError, KeyError, IndexError, OverflowError, ZeroDivisionError) as exc:
+        # A spec is data from a file or a column's metadata: a parameter of the wrong kind must read as a bad
+        # spec, not as an internal error of the class it names.
+        raise ValueError(f"spec of {spec.mechanism!r} does not describe a valid {cls.__name__}: "
+                         f"{type(exc).__name__}: {exc}") from exc
+    except TypeError as exc:
+        if "positional argument" not in str(exc) and "keyword argument" not in str(exc):
+            raise
+        import inspect
+
+        takes = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+        raise ValueError(f"spec of {spec.mechanism!r} lacks a parameter of {cls.__name__} or names one it does not "
+                         f"take: its parameters are {sorted(dict(spec.params))}; {cls.__name__} takes "
+                         f"{', '.join(takes)}") from None
     unknown = sorted(set(dict(spec.params)) - set(dict(mech.spec.params)))
     if unknown:
         raise ValueError(f"spec of {spec.mechanism!r} names unknown parameter(s) {', '.join(map(repr, unknown))}; "

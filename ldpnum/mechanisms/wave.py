@@ -184,6 +184,8 @@ class GeneralWave(_WindowOracle):
     @classmethod
     def _from_spec(cls, spec):
         shape = spec.get("shape", "square")
+        if not isinstance(shape, str):
+            raise ValueError(f"spec of {spec.mechanism!r}: shape must be the name of a wave shape; got {shape!r}")
         if shape.startswith("callable:"):
             raise ValueError("a General Wave with a user-defined shape cannot be rebuilt from its spec; "
                              "construct it again with the same shape")

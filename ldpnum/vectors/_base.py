@@ -10,7 +10,7 @@ from ..exceptions import ClippingWarning, InvalidValuesError
 from ..mechanisms._base import QUARTILE_LABELS, QUARTILES, Mechanism
 from .._typing import ArrayLike, FloatArray, SeedLike
 from ..reports import Reports, check_integer_codes
-from .._validation import _is_real_scalar, check_bounds, check_choice, check_epsilon, dtype_hint, prepared
+from .._validation import _is_real_scalar, check_bounds, check_choice, check_epsilon, dtype_hint, plain_array, prepared
 
 __all__ = ["VectorMechanism", "check_vector_bounds", "check_vectors", "MAX_DIM", "column_words"]
 
@@ -56,7 +56,7 @@ def _as_2d_array(x, name, dim):
         else:
             arr = np.asarray(to_numpy())
     else:
-        arr = np.asarray(x)
+        arr = plain_array(x, name)
     if arr.dtype.kind not in "iuf":
         raise TypeError(f"{name} has dtype {arr.dtype}: it must hold real numbers (integer or float dtypes); "
                         f"{dtype_hint(arr.dtype)}")
