@@ -208,13 +208,33 @@ def encode_sets(sets: object, item_bits: int = 64, *, item_type: str | None = No
                         f"item_type={kind!r} to the constructor")
     offsets = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    # each person's words ascending (small sets: an insertion sort per person, not a global sort)
-    words, count, first = sort_segments(offsets, np.ascontiguousarray(words, dtype=np.uint64))
+    words, count, first = _sort_sets(offsets, np.ascontiguousarray(words, dtype=np.uint64))
     if count:
         raise ValueError(f"{name}: a set holds each item once; {count} list(s) repeat an item (after encoding to "
                          f"{item_bits} bits), first at index {first}")
     words.flags.writeable = False
     return EncodedSets(offsets, words, kind)
+
+
+#: Sets longer than this are sorted with NumPy's O(m log m) sort before the per-person insertion sort.
+LONG_SET = 64
+
+
+def _sort_sets(offsets, words):
+    """``(words, n_repeating, first_repeating)``: each person's words ascending, and which persons repeat one.
+
+    Small sets (the common case) take one compiled insertion sort per person (:func:`sort_segments`, no global
+    sort of all the items); a set of ``m > LONG_SET`` items is first sorted on its own by NumPy in
+    ``O(m log m)``, so the insertion sort meets it sorted and passes over it in ``O(m)``. Without that, one
+    set of 240,000 str items took 11 s to encode (quadratic); it now takes well under a second.
+    """
+    lengths = np.diff(offsets)
+    long_sets = np.flatnonzero(lengths > LONG_SET)
+    if long_sets.size:
+        words = words.copy()
+        for i in long_sets.tolist():
+            words[offsets[i]:offsets[i + 1]].sort()
+    return sort_segments(offsets, words)
 
 
 def _person_message(message, rows):
