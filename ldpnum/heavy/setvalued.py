@@ -387,6 +387,87 @@ def _json_default(params):
     return _plain(_thaw(params), "state")
 
 
+def _json_object(text, what):
+    """The JSON object (dict) in ``text``; TypeError for text of the wrong kind, ValueError for bad JSON."""
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise TypeError(f"{what} JSON must be str or bytes; got {type(text).__name__}")
+    try:
+        d = json.loads(text)
+    except ValueError as exc:  # json.JSONDecodeError and undecodable bytes
+        raise ValueError(f"{what} is not valid JSON: {exc}") from None
+    if not isinstance(d, dict):
+        raise ValueError(f"{what} JSON must be an object {{...}}; got a JSON {type(d).__name__}")
+    return d
+
+
+def _check_json_fields(d, cls, required, what):
+    """ValueError naming the missing and the unknown fields of a JSON object for dataclass ``cls``."""
+    known = [f.name for f in fields(cls)]
+    missing = [name for name in required if name not in d]
+    if missing:
+        raise ValueError(f"{what} JSON lacks the required field(s) {missing} (it needs {list(required)}; see "
+                         f"{cls.__name__}.to_json)")
+    unknown = sorted(set(d) - set(known))
+    if unknown:
+        raise ValueError(f"{what} JSON has unknown field(s) {unknown}; a {cls.__name__} has {known}")
+
+
+def _field_int(value, name, low=0):
+    """An int field (not bool, not str) ``>= low``: TypeError for another kind, ValueError below ``low``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r:.60}")
+    value = int(value)
+    if value < low:
+        raise ValueError(f"{name} must be an int >= {low}; got {value}")
+    return value
+
+
+def _field_str(value, name):
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str; got {type(value).__name__} {value!r:.60}")
+    return value
+
+
+def _field_words(values, name):
+    """A tuple of item words: ints in ``[0, 2**64)`` (TypeError/ValueError with the count and first index)."""
+    if isinstance(values, np.ndarray) and values.ndim == 1:
+        values = values.tolist()
+    if not isinstance(values, (list, tuple)):
+        raise TypeError(f"{name} must be a list or tuple of item words (ints); got {type(values).__name__} "
+                        f"{values!r:.60}")
+    bad = [i for i, v in enumerate(values)
+           if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral)]
+    if bad:
+        v = values[bad[0]]
+        raise TypeError(f"{name} must be item words (ints in [0, 2**64)); {len(bad)} are not, first at index "
+                        f"{bad[0]} ({type(v).__name__} {v!r:.60})")
+    ints = tuple(int(v) for v in values)
+    bad = [i for i, v in enumerate(ints) if not 0 <= v < 1 << 64]
+    if bad:
+        raise ValueError(f"{name} must be item words in [0, 2**64); {len(bad)} are not, first at index {bad[0]} "
+                         f"({ints[bad[0]]})")
+    return ints
+
+
+def _field_itemsets(values, name):
+    """A tuple of itemsets, each a tuple of item words (see :func:`_field_words`)."""
+    if isinstance(values, np.ndarray):
+        values = values.tolist()
+    if not isinstance(values, (list, tuple)):
+        raise TypeError(f"{name} must be a list or tuple of itemsets (lists of item words); got "
+                        f"{type(values).__name__} {values!r:.60}")
+    return tuple(_field_words(v, f"{name}[{j}]") for j, v in enumerate(values))
+
+
+def _field_params(value, name):
+    from collections.abc import Mapping
+
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a dict of the protocol's parameters; got {type(value).__name__} "
+                        f"{value!r:.60}")
+    return dict(value)
+
+
 @dataclass(frozen=True)
 class Payload:
     """What the clients of one phase receive: public, small, JSON-able.
@@ -405,6 +486,18 @@ class Payload:
     itemsets: tuple = ()
     ell: int = 0
 
+    def __post_init__(self):
+        # Kinds and ranges of the fields (TypeError/ValueError naming the field); whether the payload fits a
+        # protocol (its phase, stage, candidates and ℓ) is checked by the protocol that uses it.
+        set_ = object.__setattr__
+        _field_str(self.protocol, "payload protocol")
+        _field_str(self.phase, "payload phase")
+        set_(self, "stage", _field_int(self.stage, "payload stage"))
+        set_(self, "params", _field_params(self.params, "payload params"))
+        set_(self, "candidates", _field_words(self.candidates, "payload candidates"))
+        set_(self, "itemsets", _field_itemsets(self.itemsets, "payload itemsets"))
+        set_(self, "ell", _field_int(self.ell, "payload ell"))
+
     def to_json(self) -> str:
         """The payload as JSON text (item words as integers)."""
         return json.dumps({"protocol": self.protocol, "stage": self.stage, "phase": self.phase,
@@ -413,10 +506,14 @@ class Payload:
 
     @classmethod
     def from_json(cls, text: str) -> "Payload":
-        d = json.loads(text)
-        return cls(d["protocol"], int(d["stage"]), d["phase"], dict(d["params"]),
-                   tuple(int(c) for c in d["candidates"]), tuple(tuple(int(w) for w in s) for s in d["itemsets"]),
-                   int(d["ell"]))
+        """The payload written by :meth:`to_json`. ``protocol``, ``stage``, ``phase`` and ``params`` are
+        required, ``candidates``, ``itemsets`` and ``ell`` default as in the constructor; a missing or unknown
+        field, or a field of the wrong kind (a stage given as ``"1"``, a candidate outside ``[0, 2**64)``),
+        raises ValueError or TypeError naming it."""
+        d = _json_object(text, "payload")
+        _check_json_fields(d, cls, ("protocol", "stage", "phase", "params"), "payload")
+        return cls(d["protocol"], d["stage"], d["phase"], d["params"], d.get("candidates", ()),
+                   d.get("itemsets", ()), d.get("ell", 0))
 
 
 @dataclass(frozen=True)
@@ -452,6 +549,22 @@ class SetValuedState:
     scales: tuple = ()
     shuffles: tuple = ()
 
+    def __post_init__(self):
+        # Kinds of the fields the protocol's state machine reads (TypeError/ValueError naming the field);
+        # whether the state fits a protocol (stage, candidates, ℓ) is checked by the protocol that uses it.
+        set_ = object.__setattr__
+        _field_str(self.protocol, "state protocol")
+        set_(self, "params", _field_params(self.params, "state params"))
+        for name in ("stage", "ell", "itemset_ell"):
+            set_(self, name, _field_int(getattr(self, name), f"state {name}"))
+        set_(self, "candidates", _field_words(self.candidates, "state candidates"))
+        set_(self, "itemsets", _field_itemsets(self.itemsets, "state itemsets"))
+        if not isinstance(self.n_per_phase, (list, tuple)):
+            raise TypeError(f"state n_per_phase must be a tuple of report counts; got "
+                            f"{type(self.n_per_phase).__name__}")
+        set_(self, "n_per_phase", tuple(_field_int(n, f"state n_per_phase[{j}]", 1)
+                                        for j, n in enumerate(self.n_per_phase)))
+
     def to_json(self) -> str:
         """The state as JSON text."""
         d = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -459,15 +572,15 @@ class SetValuedState:
 
     @classmethod
     def from_json(cls, text: str) -> "SetValuedState":
-        d = json.loads(text)
-        unknown = set(d) - {f.name for f in fields(cls)}
-        if unknown:
-            raise ValueError(f"unknown state field(s): {sorted(unknown)}")
+        """The state written by :meth:`to_json` (``protocol`` and ``params`` required; a missing or unknown
+        field, or one of the wrong kind, raises ValueError or TypeError naming it)."""
+        d = _json_object(text, "state")
+        _check_json_fields(d, cls, ("protocol", "params"), "state")
 
         def tup(v):
             return tuple(tup(x) for x in v) if isinstance(v, list) else v
 
-        kwargs: dict[str, Any] = {k: (dict(v) if k == "params" else tup(v)) for k, v in d.items()}
+        kwargs: dict[str, Any] = {k: (v if k == "params" else tup(v)) for k, v in d.items()}
         return cls(**kwargs)
 
 
@@ -514,6 +627,7 @@ class _SetValued:
         self._item_type = item_type
         self._item_bits = check_item_bits(item_bits, item_type)
         self._domain = None if domain is None else self._check_domain(domain)
+        self._domain_words = frozenset(self._domain or ())
 
     def _check_domain(self, domain):
         """The public domain's item words (validated: items of ``item_type``, distinct, 1..65535 of them)."""
@@ -585,10 +699,145 @@ class _SetValued:
         return SetValuedState(self.protocol, self.params)
 
     def _check_state(self, state):
+        """TypeError/ValueError unless ``state`` is one this protocol's state machine can have produced: its
+        protocol and parameters, a stage in ``[0, number of phases]`` with one report count per collected
+        phase, and, once collected, distinct candidates (of ``item_bits`` bits, from the domain if there is
+        one), ℓ in ``[1, candidates]``, and itemsets over the candidates (SVSM)."""
         if not isinstance(state, SetValuedState):
             raise TypeError(f"expected a SetValuedState; got {type(state).__name__}")
         if state.protocol != self.protocol or dict(state.params) != self.params:
             raise ValueError(f"state of {state.protocol} {dict(state.params)} does not belong to {self!r}")
+        n_phases = len(self.PHASES)
+        if state.stage > n_phases:
+            raise ValueError(f"state stage must be in [0, {n_phases}] ({self.protocol} has {n_phases} phases); "
+                             f"got {state.stage}")
+        if len(state.n_per_phase) != state.stage:
+            raise ValueError(f"state stage {state.stage} says {state.stage} phase(s) were collected but "
+                             f"n_per_phase lists {len(state.n_per_phase)}: the state was edited or built by hand; "
+                             "use the state collect() returned")
+        if len(state.shuffles) > state.stage:
+            raise ValueError(f"state lists {len(state.shuffles)} shuffle declaration(s) for {state.stage} collected "
+                             "phase(s)")
+        done = self.PHASES[:state.stage]
+        self._check_stage_fields("state", "candidates" in done, state.candidates, "size" in done, state.ell)
+        if "itemset_size" in self.PHASES:
+            self._check_itemset_fields("state", "estimate" in done, state.itemsets, state.candidates,
+                                       "itemset_size" in done, state.itemset_ell)
+        elif state.itemsets or state.itemset_ell:
+            raise ValueError(f"state of {self.protocol} has no itemset phases; got itemsets {state.itemsets!r:.60} "
+                             f"and itemset_ell {state.itemset_ell}")
+
+    def _check_stage_fields(self, where, has_candidates, candidates, has_ell, ell):
+        """Candidates (present, distinct, of item_bits bits, from the domain) and ℓ (in [1, candidates]) exactly
+        when the phase that sets them was collected."""
+        if not has_candidates:
+            if candidates:
+                raise ValueError(f"{where} carries candidates before the candidates phase was collected; got "
+                                 f"{len(candidates)}")
+        else:
+            self._check_candidates(candidates, f"{where} candidates")
+        if not has_ell:
+            if ell:
+                raise ValueError(f"{where} ell must be 0 until the size phase sets it; got {ell}")
+        elif not 1 <= ell <= len(candidates):
+            raise ValueError(f"{where} ell must be in [1, {len(candidates)}] (the padding length is at most the "
+                             f"number of candidates); got {ell}")
+
+    def _check_itemset_fields(self, where, has_itemsets, itemsets, candidates, has_ell, ell):
+        """Itemsets (present, distinct, each of >= 2 distinct candidates) and their ℓ, exactly when the phases
+        that set them were collected."""
+        if not has_itemsets:
+            if itemsets:
+                raise ValueError(f"{where} carries itemsets before the items' estimate phase was collected; got "
+                                 f"{len(itemsets)}")
+        else:
+            self._check_itemsets(itemsets, candidates, f"{where} itemsets")
+        if not has_ell:
+            if ell:
+                raise ValueError(f"{where} itemset ell must be 0 until the itemset size phase sets it; got {ell}")
+        elif not 1 <= ell <= len(itemsets):
+            raise ValueError(f"{where} itemset ell must be in [1, {len(itemsets)}] (at most the number of candidate "
+                             f"itemsets); got {ell}")
+
+    def _check_candidates(self, candidates, name):
+        """ValueError unless the candidate words are 1..65535 distinct words of ``item_bits`` bits (domain items,
+        when there is a domain)."""
+        if not candidates:
+            raise ValueError(f"{name} is empty: the phases after the candidates phase need at least one candidate")
+        if len(candidates) > MAX_DOMAIN:
+            raise ValueError(f"{name}: {len(candidates)} candidates; at most {MAX_DOMAIN} (the padding-and-sampling "
+                             "oracle's limit of 65536 values)")
+        wide = [j for j, w in enumerate(candidates) if w >> self._item_bits]
+        if wide:
+            raise ValueError(f"{name} must be words below 2**item_bits = 2**{self._item_bits}; {len(wide)} are "
+                             f"not, first at index {wide[0]} ({candidates[wide[0]]})")
+        first_at: dict = {}
+        repeats = [j for j, w in enumerate(candidates) if first_at.setdefault(w, j) != j]
+        if repeats:
+            # A repeated candidate would count its holders twice in the size phase and give the item two slots
+            # in padding-and-sampling (twice the sampling probability): refused, never deduplicated silently.
+            raise ValueError(f"{name} must be distinct; {len(repeats)} repeat an earlier one, first at index "
+                             f"{repeats[0]} ({candidates[repeats[0]]}, first listed at index "
+                             f"{first_at[candidates[repeats[0]]]})")
+        if self._domain is not None:
+            outside = [j for j, w in enumerate(candidates) if w not in self._domain_words]
+            if outside:
+                raise ValueError(f"{name} must be items of the public domain; {len(outside)} are not, first at "
+                                 f"index {outside[0]} ({candidates[outside[0]]})")
+
+    def _check_itemsets(self, itemsets, candidates, name):
+        """ValueError unless the itemsets are 1..65535 distinct sets of >= 2 distinct candidates."""
+        if not itemsets:
+            raise ValueError(f"{name} is empty: the itemset phases need at least one candidate itemset")
+        if len(itemsets) > MAX_DOMAIN:
+            raise ValueError(f"{name}: {len(itemsets)} itemsets; at most {MAX_DOMAIN}")
+        known = set(candidates)
+        seen: dict = {}
+        for j, itemset in enumerate(itemsets):
+            if len(itemset) < 2 or len(set(itemset)) != len(itemset):
+                raise ValueError(f"{name}[{j}] must hold at least two distinct items; got {itemset!r:.80}")
+            strangers = [w for w in itemset if w not in known]
+            if strangers:
+                raise ValueError(f"{name}[{j}] names item word {strangers[0]}, which is not a candidate: an "
+                                 "itemset is made of candidates only")
+            key = frozenset(itemset)
+            if key in seen:
+                raise ValueError(f"{name} must be distinct; itemset {j} repeats itemset {seen[key]}")
+            seen[key] = j
+
+    def _check_payload(self, payload):
+        """TypeError/ValueError unless ``payload`` is one :meth:`payload` can have returned for this protocol: its
+        protocol and parameters, a known phase at its own stage, and that phase's candidates, itemsets and ℓ.
+
+        Questionable cases, decided: a payload whose ``stage`` disagrees with its ``phase`` is refused (they are
+        redundant; a mismatch means the payload was edited or is from another collection, and either field
+        could be the wrong one); so are duplicate candidates (see :meth:`_check_candidates`) and duplicate
+        itemsets, never repaired silently.
+        """
+        if not isinstance(payload, Payload):
+            raise TypeError(f"payload must be a Payload; got {type(payload).__name__}")
+        if payload.protocol != self.protocol or dict(payload.params) != self.params:
+            raise ValueError(f"payload of {payload.protocol} {dict(payload.params)} does not belong to {self!r}")
+        if payload.phase not in self.PHASES:
+            raise ValueError(f"payload phase must be one of {self.protocol}'s phases {self.PHASES}; got "
+                             f"{payload.phase!r:.60}")
+        stage = self.PHASES.index(payload.phase)
+        if payload.stage != stage:
+            raise ValueError(f"payload stage {payload.stage} does not match its phase {payload.phase!r}, which is "
+                             f"stage {stage} of {self.protocol}: the payload was edited or built by hand; send the "
+                             "payload that payload(state) returned")
+        where = f"payload of phase {payload.phase!r}:"
+        itemset_phase = payload.phase.startswith("itemset")
+        estimate = payload.phase.endswith("estimate")
+        self._check_stage_fields(where, stage >= 1, payload.candidates, estimate and not itemset_phase,
+                                 payload.ell if not itemset_phase else 0)
+        if "itemset_size" in self.PHASES:
+            self._check_itemset_fields(where, itemset_phase, payload.itemsets, payload.candidates,
+                                       estimate and itemset_phase, payload.ell if itemset_phase else 0)
+        elif payload.itemsets:
+            raise ValueError(f"{where} {self.protocol} has no itemset phases; got {len(payload.itemsets)} itemsets")
+        if itemset_phase and not estimate and payload.ell:
+            raise ValueError(f"{where} ell must be 0 until the itemset size phase sets it; got {payload.ell}")
 
     def payload(self, state: SetValuedState) -> Payload:
         """What the clients of the next phase need (public; see :class:`Payload`)."""
@@ -601,16 +850,23 @@ class _SetValued:
 
     def mechanism(self, payload: Payload):
         """The ordinary mechanism of a phase (PEM, GRR/OLH, or :class:`ldpnum.PaddingSampling`)."""
+        self._check_payload(payload)
         phase = payload.phase
         if phase == "candidates":
-            if self._domain is not None:  # the paper's first step: one sampled item, an oracle over the domain
-                return padding_sampling(self._epsilon, len(self._domain), 1)
-            return PEM(self._epsilon, item_bits=self._item_bits, top_k=2 * self._top_k, item_type=self._item_type)
+            return self._candidates_mechanism()
         n_cands = len(payload.itemsets) if phase.startswith("itemset") else len(payload.candidates)
         if phase.endswith("size"):
-            rec = recommend(n_cands + 1, self._epsilon, communication="low")
-            return GRR(self._epsilon, n_cands + 1) if rec.name == "GRR" else OLH(self._epsilon, n_cands + 1)
+            return self._size_mechanism(n_cands)
         return padding_sampling(self._epsilon, n_cands, payload.ell)
+
+    def _candidates_mechanism(self):
+        if self._domain is not None:  # the paper's first step: one sampled item, an oracle over the domain
+            return padding_sampling(self._epsilon, len(self._domain), 1)
+        return PEM(self._epsilon, item_bits=self._item_bits, top_k=2 * self._top_k, item_type=self._item_type)
+
+    def _size_mechanism(self, n_cands):
+        rec = recommend(n_cands + 1, self._epsilon, communication="low")
+        return GRR(self._epsilon, n_cands + 1) if rec.name == "GRR" else OLH(self._epsilon, n_cands + 1)
 
     def _local_sets(self, payload, sets):
         """Person × candidate membership for the payload's candidates (items or itemsets)."""
@@ -646,10 +902,7 @@ class _SetValued:
         Each person's report is ε-LDP (see the module notes); everything is validated before the first
         random word is drawn.
         """
-        if not isinstance(payload, Payload):
-            raise TypeError(f"payload must be a Payload; got {type(payload).__name__}")
-        if payload.protocol != self.protocol or dict(payload.params) != self.params:
-            raise ValueError(f"payload of {payload.protocol} {dict(payload.params)} does not belong to {self!r}")
+        self._check_payload(payload)
         enc = sets if isinstance(sets, EncodedSets) else self.encode(sets, truncate=truncate)
         if isinstance(rng, np.random.Generator) or rng is None:
             gen = rng
