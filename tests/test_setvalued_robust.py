@@ -199,3 +199,114 @@ def test_inconsistent_state_refused_before_the_next_phase(fields, exc, msg, no_d
     state = SetValuedState("svim", SVIM4.params, **fields)
     with pytest.raises(exc, match=msg):
         SVIM4.payload(state)
+
+
+# -- small and extreme cases: refused before the first phase draws, or working -----------------------------------
+
+@pytest.mark.parametrize("cls", [ldp.SVIM, ldp.SVSM])
+def test_too_few_people_refused_before_any_draw(cls, no_draws):
+    """Regression: SVIM.run and SVSM.run on 10 people failed after the candidates phase was drawn ("10 group(s)
+    of reports are empty"). Now refused first, the Generator untouched."""
+    sv = cls(4.0, top_k=2)
+    gen = np.random.default_rng(1)
+    before = gen.bit_generator.state
+    with pytest.raises(ValueError, match=rf"{cls.__name__}.run needs at least {sv.min_people} people .*got 10 sets"):
+        sv.run([{"a", "b"}] * 10, rng=gen)
+    assert unchanged(gen, before)
+
+
+def test_min_people_bounds_the_chance_of_an_empty_phase_or_group():
+    """min_people is the smallest n whose union bound on an empty phase or PEM group is <= 1e-9 (recomputed here
+    from the phase probabilities and PEM's groups); the defaults give 692 (SVIM) and 1395 (SVSM)."""
+    import math
+
+    for sv in (ldp.SVIM(4.0), ldp.SVSM(4.0), ldp.SVIM(4.0, domain=["a", "b"])):
+        probs = [float(p) for p in sv.phase_probabilities()]
+        if sv.params["domain"] is None:
+            groups = sv.mechanism(sv.payload(sv.start())).groups
+            cells = probs[1:] + [probs[0] / groups] * groups
+        else:
+            cells = probs
+
+        def bound(n):
+            return sum((1 - p) ** n for p in cells)
+
+        n = sv.min_people
+        assert bound(n) <= 1e-9 * (1 + 1e-6) and bound(n - 1) > 1e-9 * (1 - 1e-6), (sv, n)
+    assert (ldp.SVIM(4.0).min_people, ldp.SVSM(4.0).min_people) == (692, 1395)
+    assert math.isclose(ldp.SVIM(4.0, domain=["a", "b"]).min_people, 197, abs_tol=0)
+
+
+@pytest.mark.parametrize("cls", [ldp.SVIM, ldp.SVSM])
+def test_runs_at_min_people_finish(cls):
+    """At exactly min_people people, every seed tried finishes (measured: 144 runs per protocol over ε 0.5/4/20,
+    PEM or a domain, one shared item, empty sets, mixed and all-distinct items; none failed)."""
+    sv = cls(4.0, top_k=2)
+    sets = [{"a", "b"} if i % 2 else {"c"} for i in range(sv.min_people)]
+    for seed in range(3):
+        est = sv.run(sets, rng=seed)
+        assert sum(est.provenance["n_per_phase"]) == sv.min_people
+
+
+def test_svsm_needs_two_items_refused_when_built():
+    """Regression: SVSM(top_k=1).run failed after the three item phases were drawn ("fewer than two frequent
+    items: no candidate itemsets"); a one-item domain likewise."""
+    with pytest.raises(ValueError, match=r"SVSM needs top_k >= 2 .*got top_k=1.*use SVIM\(top_k=1\)"):
+        ldp.SVSM(4.0, top_k=1)
+    with pytest.raises(ValueError, match="SVSM needs a domain of at least 2 items .*got 1"):
+        ldp.SVSM(4.0, top_k=3, domain=["a"])
+    assert ldp.SVIM(4.0, top_k=1, domain=["a"]).top_k == 1  # SVIM has no itemsets: fine
+
+
+@pytest.mark.parametrize("epsilon,msg", [
+    (1e-15, r"epsilon=1e-15 is too small for SVIM: the oracle of its candidates phase \(pem\) supports .* same "
+            r"probability"),
+    (1e-17, r"SVIM\(epsilon=1e-17, top_k=2\) cannot plan the oracle of its candidates phase: epsilon=1e-17 is too "
+            "small"),
+    (5e-324, "cannot plan the oracle of its candidates phase"),
+])
+def test_tiny_epsilon_refused_when_built(epsilon, msg):
+    """Regression: at ε = 1e-15 SVIM.run failed after the candidates phase was drawn ("frequencies must be finite"),
+    at 1e-17 when it was planned (after the phases were assigned). Now the constructor builds every phase's oracle."""
+    with pytest.raises(ValueError, match=msg):
+        ldp.SVIM(epsilon, top_k=2)
+    with pytest.raises(ValueError, match="too small"):
+        ldp.SVIM(epsilon, top_k=2, domain=["a", "b"])
+
+
+def test_smallest_accepted_epsilon_runs():
+    """ε = 2e-15, the smallest accepted: both protocols finish (estimates are noise, with huge standard errors)."""
+    for cls in (ldp.SVIM, ldp.SVSM):
+        sv = cls(2e-15, top_k=2)
+        est = sv.run([{"a", "b"}] * sv.min_people, rng=0)
+        assert np.all(np.isfinite(est.frequencies)) and np.all(est.standard_errors > 1e6)
+
+
+def test_padding_sampling_choice_has_no_division_by_zero():
+    """Regression: padding_sampling(ε, k, ℓ) divided by (ℓ(e^ε - 1) + 1 - 1)², zero at ℓ = 0 and at tiny ε: a
+    ZeroDivisionError instead of a ValueError naming ℓ or ε."""
+    from ldpnum.heavy.padding import padding_sampling, padding_sampling_variances
+
+    with pytest.raises(ValueError, match=r"ell must lie in \[1, "):
+        padding_sampling(4.0, 3, 0)
+    with pytest.raises(ValueError, match=r"ell must lie in \[1, "):
+        padding_sampling_variances(4.0, 3, 0)
+    with pytest.raises(ValueError, match="epsilon=1e-17 is too small for padding-and-sampling over 4 values"):
+        padding_sampling(1e-17, 3, 1)
+    grr, olh = padding_sampling_variances(1e-17, 3, 1)
+    assert grr == pytest.approx(3 / 1e-34) and olh == pytest.approx(4 / 1e-34)
+    assert padding_sampling_variances(1e-200, 3, 1) == (np.inf, np.inf)
+
+
+@pytest.mark.parametrize("domain,kwargs,msg", [
+    (["international"], {}, r"domain: 1 item\(s\) do not fit in item_bits=64 bits \(8 bytes of UTF-8\), first at "
+                             r"index 0 \('international', 13 bytes\).*short code.*item_type='uint'.*domain=None"),
+    (["ab", "abcdefgh"], {"item_bits": 16}, r"first at index 1 \('abcdefgh', 8 bytes\).*raise item_bits to 64"),
+    ([b"0123456789"], {"item_type": "bytes"}, r"\(8 bytes\), first at index 0"),
+])
+def test_domain_items_too_long_say_what_is_possible(domain, kwargs, msg, no_draws):
+    """Regression: the refusal advised "raise item_bits or pass truncate=True", neither possible (item_bits is at
+    most 64; the constructor has no truncate)."""
+    with pytest.raises(ValueError, match=msg) as info:
+        ldp.SVIM(4.0, domain=domain, **kwargs)
+    assert "truncate=True" not in str(info.value)

@@ -628,10 +628,45 @@ class _SetValued:
         self._item_bits = check_item_bits(item_bits, item_type)
         self._domain = None if domain is None else self._check_domain(domain)
         self._domain_words = frozenset(self._domain or ())
+        self._check_small_cases()
+        self._check_plannable()
+
+    def _check_small_cases(self):
+        """Parameters that could only fail once phases were drawn (SVSM refines it)."""
+
+    def _check_plannable(self):
+        """Build every phase's oracle now, at the extremes of its size (1 and ``2·top_k`` candidates or
+        itemsets, ℓ of 1 and of every candidate), so that an ε too small to plan or to estimate anything is
+        refused here, before anything is drawn, rather than after the first phases ran.
+
+        An oracle whose probabilities of supporting a held and a not held value are equal in floating point
+        (PEM at ε = 1e-15) estimates nothing (a division by zero); its plan is otherwise exact. Measured: every
+        ε from 2e-15 up runs; 1e-15 and below are refused.
+        """
+        n_max = 2 * self._top_k if self._domain is None else min(2 * self._top_k, len(self._domain))
+        probes = [("candidates", self._candidates_mechanism)]
+        for n in sorted({1, n_max}):
+            probes.append(("size", lambda n=n: self._size_mechanism(n)))
+            for ell in sorted({1, n}):
+                probes.append(("estimate", lambda n=n, ell=ell: padding_sampling(self._epsilon, n, ell)))
+        name = type(self).__name__
+        for phase, build in probes:
+            try:
+                mech = build()
+            except ValueError as exc:
+                raise ValueError(f"{name}(epsilon={self._epsilon!r}, top_k={self._top_k}) cannot plan the oracle of "
+                                 f"its {phase} phase: {exc}") from None
+            plan = getattr(mech, "plan", None)
+            p, q = plan.support_probabilities() if mech.name == "pem" else mech.support_probabilities
+            if not p > q:
+                raise ValueError(f"epsilon={self._epsilon!r} is too small for {name}: the oracle of its {phase} phase "
+                                 f"({mech.name}) supports a held and a not held value with the same probability in "
+                                 f"floating point ({p!r}), so nothing could be estimated; use epsilon >= 2e-15")
 
     def _check_domain(self, domain):
-        """The public domain's item words (validated: items of ``item_type``, distinct, 1..65535 of them)."""
-        words, kind, _ = encode_items(domain, self._item_bits, name="domain", truncate=False)
+        """The public domain's item words (validated: items of ``item_type``, distinct, 1..65535 of them, each
+        fitting in ``item_bits`` bits whole)."""
+        words, kind = self._encode_domain(domain)
         if words.size == 0:
             raise ValueError("domain is empty: give the public list of possible items, or None")
         if kind != self._item_type:
@@ -645,6 +680,38 @@ class _SetValued:
             raise ValueError(f"domain items must be distinct (after encoding to item_bits bits); {repeated.size} "
                              "repeat an earlier one")
         return tuple(int(w) for w in words)
+
+    def _encode_domain(self, domain):
+        """``(words, item_type)`` of the domain; a str/bytes item longer than ``item_bits`` allows is refused
+        with what can be done (cutting it is not offered: two domain items sharing their first bytes would
+        become one)."""
+        import warnings
+
+        from ..exceptions import TruncationWarning
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", TruncationWarning)
+            words, kind, _ = encode_items(domain, self._item_bits, name="domain", truncate=True)
+        cut = [w.message for w in caught if isinstance(w.message, TruncationWarning)]
+        for w in caught:
+            if not isinstance(w.message, TruncationWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if cut:
+            count, first = cut[0].count, cut[0].first_index
+            items = list(domain)
+            sizes = [len(v.encode("utf-8", "surrogatepass") if isinstance(v, str) else v) for v in items]
+            item, size, longest = items[first], sizes[first], max(sizes)
+            bits, what = self._item_bits, "bytes of UTF-8" if kind == "str" else "bytes"
+            longer = (f"raise item_bits to {8 * longest} (the longest item has {longest} bytes; item_bits is at "
+                      "most 64), or " if 8 * longest <= 64 else "")
+            raise ValueError(
+                f"domain: {count} item(s) do not fit in item_bits={bits} bits ({bits // 8} {what}), first at index "
+                f"{first} ({item!r:.60}, {size} bytes). A public domain's items are compared whole with the "
+                f"people's, so they are not cut: {longer}list each item by a short code (for instance its position "
+                "in the domain, with item_type='uint', mapping the people's items the same way), or leave "
+                f"domain=None (the candidates phase then finds items with PEM, cutting long items to their first "
+                f"{bits // 8} bytes with a warning)")
+        return words, kind
 
     @property
     def epsilon(self) -> float:
@@ -685,6 +752,47 @@ class _SetValued:
                            Fraction(0)))
             start += c
         return tuple(out)
+
+    @property
+    def min_people(self) -> int:
+        r"""The fewest people :meth:`run` accepts (checked before anything is drawn).
+
+        Phases, and the groups of PEM's prefix lengths inside the candidates phase (without a ``domain``), are
+        assigned from random words, independently of the sets; a phase or group that gets nobody cannot be
+        estimated, and that would only show after the earlier phases were drawn. ``min_people`` is the
+        smallest ``n`` with :math:`\sum_c (1 - p_c)^n \le 10^{-9}` over those cells ``c`` (``p_c`` from
+        :meth:`phase_probabilities` and PEM's groups), a bound on the probability that one is empty.
+        About 700 for SVIM and 1400 for SVSM with the defaults; estimates from so few people are mostly noise.
+
+        Examples
+        --------
+        >>> import ldpnum as ldp
+        >>> ldp.SVIM(4.0).min_people < ldp.SVSM(4.0).min_people
+        True
+        """
+        import math
+
+        if getattr(self, "_min_people", None) is not None:
+            return self._min_people
+        probs = [float(p) for p in self.phase_probabilities()]
+        cells = probs[1:]
+        if self._domain is None:
+            groups = self._candidates_mechanism().groups
+            cells += [probs[0] * uniform_count(g, groups) / TWO48 for g in range(groups)]
+        else:
+            cells.append(probs[0])
+
+        def empty_bound(n):
+            return sum(math.exp(n * math.log1p(-p)) for p in cells)
+
+        lo, hi = 1, 1
+        while empty_bound(hi) > 1e-9:
+            lo, hi = hi, 2 * hi
+        while lo < hi:  # the smallest n in (lo, hi] with a bound <= 1e-9
+            mid = (lo + hi) // 2
+            lo, hi = (mid + 1, hi) if empty_bound(mid) > 1e-9 else (lo, mid)
+        self._min_people = hi
+        return hi
 
     def assign_phases(self, n: int, rng: SeedLike = None) -> NDArray[np.int64]:
         """The phase of each of ``n`` people, from one word each and nothing else (independent of their
@@ -1084,7 +1192,13 @@ class _SetValued:
         if not isinstance(shuffled, (bool, np.bool_)):
             raise TypeError(f"shuffled must be True or False; got {type(shuffled).__name__} {shuffled!r}")
         delta = check_shuffle_delta(shuffle_delta)
+        if rng is not None:
+            resolve_rng(rng)  # its TypeError/ValueError first; a Generator is not advanced
         enc = self.encode(sets, truncate=truncate)
+        if enc.n < self.min_people:
+            raise ValueError(f"{type(self).__name__}.run needs at least {self.min_people} people (min_people) for every "
+                             f"phase{'' if self._domain is not None else ' and every PEM group'} to get someone "
+                             f"with probability 1 - 1e-9; got {enc.n} sets")
         phase_of = self.assign_phases(enc.n, child_rng(rng, 0))
         state = self.start()
         for stage in range(len(self.PHASES)):
@@ -1239,6 +1353,17 @@ class SVSM(_SetValued):
 
     #: What :meth:`run` finds (the pandas accessor's ``frequent_itemsets`` takes such protocols).
     finds = "itemsets"
+
+    def _check_small_cases(self):
+        """Itemsets (size >= 2) are built from the ``top_k`` items: ``top_k = 1`` or a domain of one item leaves
+        none, which showed only after the three item phases were drawn. Refused here instead."""
+        if self._top_k < 2:
+            raise ValueError(f"SVSM needs top_k >= 2 (its itemsets are built from its top_k items; one item makes "
+                             f"no itemset); got top_k={self._top_k}. The most frequent itemset is always a single "
+                             "item (no itemset is more frequent than its items): for it use SVIM(top_k=1)")
+        if self._domain is not None and len(self._domain) < 2:
+            raise ValueError(f"SVSM needs a domain of at least 2 items to form itemsets; got {len(self._domain)}: "
+                             "with one possible item use SVIM")
 
     def result(self, state: SetValuedState) -> ItemsetsEstimate:
         """The ``top_k`` best of the top items and the candidate itemsets, with estimates and provenance."""
