@@ -310,3 +310,18 @@ def test_domain_items_too_long_say_what_is_possible(domain, kwargs, msg, no_draw
     with pytest.raises(ValueError, match=msg) as info:
         ldp.SVIM(4.0, domain=domain, **kwargs)
     assert "truncate=True" not in str(info.value)
+
+
+def test_sets_encoded_for_another_width_or_type_are_refused():
+    """Words of 64 bits given to a 16-bit protocol never match a candidate: their holders would silently count as
+    holding nothing. Refused, naming the first person, nothing drawn."""
+    gen = np.random.default_rng(3)
+    before = gen.bit_generator.state
+    wide = encode_sets([[1], [2, 70_000]], 64, item_type="uint")
+    with pytest.raises(ValueError, match=r"more than item_bits=16 bits: 1 word\(s\) are wider, first in the set at "
+                                         "index 1"):
+        SVIM4.privatize(svim_payload(1), wide, rng=gen)
+    with pytest.raises(TypeError, match="encoded as str items but the protocol was built for uint items"):
+        SVIM4.privatize(svim_payload(1), encode_sets([["a"]], 16), rng=gen)
+    assert unchanged(gen, before)
+    assert len(SVIM4.privatize(svim_payload(1), encode_sets([[7], [9, 11]], 16, item_type="uint"), rng=0)) == 2

@@ -1011,7 +1011,7 @@ class _SetValued:
         random word is drawn.
         """
         self._check_payload(payload)
-        enc = sets if isinstance(sets, EncodedSets) else self.encode(sets, truncate=truncate)
+        enc = self._check_encoded(sets) if isinstance(sets, EncodedSets) else self.encode(sets, truncate=truncate)
         if isinstance(rng, np.random.Generator) or rng is None:
             gen = rng
         else:
@@ -1028,6 +1028,21 @@ class _SetValued:
         if payload.phase.endswith("size"):
             return mech.privatize(local.sum(axis=1).astype(np.int64), rng=gen)
         return mech.privatize(local, rng=gen)
+
+    def _check_encoded(self, enc):
+        """Sets encoded elsewhere must be of this protocol's item type and width (words of more bits would
+        never match a candidate: their holders would silently count as holding nothing)."""
+        if enc.item_type != self._item_type:
+            raise TypeError(f"sets were encoded as {enc.item_type} items but the protocol was built for "
+                            f"{self._item_type} items")
+        if self._item_bits < 64 and enc.words.size:
+            wide = np.flatnonzero(enc.words >> np.uint64(self._item_bits))
+            if wide.size:
+                person = int(np.searchsorted(enc.offsets, wide[0], side="right") - 1)
+                raise ValueError(f"sets were encoded with more than item_bits={self._item_bits} bits: "
+                                 f"{wide.size} word(s) are wider, first in the set at index {person}; encode them "
+                                 f"with this protocol's encode()")
+        return enc
 
     def _sample_items(self, enc, rng):
         """One item of each set, uniformly (one word per person: the top 48 bits pick the ``j``-th smallest
