@@ -325,3 +325,17 @@ def test_sets_encoded_for_another_width_or_type_are_refused():
         SVIM4.privatize(svim_payload(1), encode_sets([["a"]], 16), rng=gen)
     assert unchanged(gen, before)
     assert len(SVIM4.privatize(svim_payload(1), encode_sets([[7], [9, 11]], 16, item_type="uint"), rng=0)) == 2
+
+
+def test_a_lone_surrogate_names_the_set(no_draws):
+    """Regression: a str item with a lone surrogate (no UTF-8 encoding) made encode_sets re-raise the codec's
+    UnicodeEncodeError with one argument: "TypeError: function takes exactly 5 arguments (1 given)"."""
+    sets = [{"a"}, {"b", "x\ud800"}, {"\udfff"}] * 300
+    with pytest.raises(ValueError, match=r"must be valid Unicode text \(UTF-8 encodable\); 600 item\(s\) are not, "
+                                         r"first in the set at index 1 \('x\\ud800': surrogates not allowed\)"):
+        ldp.SVIM(4.0, top_k=2).run(sets, rng=0)
+
+
+def test_item_kind_errors_name_the_set_not_the_flattened_position(no_draws):
+    with pytest.raises(TypeError, match="the item of the set at index 2 is list"):
+        encode_sets([["a"], [], [["b"]]], 64)
