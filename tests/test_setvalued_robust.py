@@ -56,14 +56,14 @@ SVSM4 = ldp.SVSM(4.0, top_k=2, item_bits=16, item_type="uint")
 
 def svim_payload(at, **fields):
     """A payload of SVIM4 as payload(state) returns it at stage ``at``, with ``fields`` replaced."""
-    base = {0: dict(candidates=(), ell=0), 1: dict(candidates=(7, 9, 11), ell=0),
-            2: dict(candidates=(7, 9, 11), ell=2)}[at]
+    base = {0: {"candidates": (), "ell": 0}, 1: {"candidates": (7, 9, 11), "ell": 0},
+            2: {"candidates": (7, 9, 11), "ell": 2}}[at]
     kw = {**base, **fields}
     return Payload("svim", kw.pop("stage", at), kw.pop("phase", SVIM4.phases[at]), SVIM4.params, **kw)
 
 
 def svsm_payload(stage, **fields):
-    base = dict(candidates=(7, 9, 11), itemsets=((7, 9), (9, 11)), ell=0 if stage == 3 else 2)
+    base = {"candidates": (7, 9, 11), "itemsets": ((7, 9), (9, 11)), "ell": 0 if stage == 3 else 2}
     kw = {**base, **fields}
     return Payload("svsm", stage, SVSM4.phases[stage], SVSM4.params, **kw)
 
@@ -76,8 +76,8 @@ def svsm_payload(stage, **fields):
     ('{"protocol": "svim", "stage": "1", "phase": "size", "params": {}}', TypeError,
      "payload stage must be an int; got str '1'"),
     ('{"protocol": "svim", "stage": 1, "phase": "size", "params": {}, "candidates": [1180591620717411303424]}',
-     ValueError, r"payload candidates must be item words in \[0, 2\*\*64\); 1 are not, first at index 0 "
-                 r"\(1180591620717411303424\)"),
+     ValueError, (r"payload candidates must be item words in \[0, 2\*\*64\); 1 are not, first at index 0 "
+                  r"\(1180591620717411303424\)")),
     ('{"protocol": "svim", "stage": 1, "phase": "size", "params": {}, "candidates": [3, -1]}', ValueError,
      r"payload candidates .* first at index 1 \(-1\)"),
     ('{"protocol": "svim", "stage": 1, "phase": "size", "params": {}, "candidates": [3, "a"]}', TypeError,
@@ -186,13 +186,15 @@ def test_good_hand_built_payloads_are_accepted():
 
 
 @pytest.mark.parametrize("fields,exc,msg", [
-    (dict(stage=4, n_per_phase=(1, 1, 1, 1)), ValueError, r"state stage must be in \[0, 3\] .*got 4"),
-    (dict(stage=2, candidates=(7, 9), ell=1), ValueError, "state stage 2 says 2 phase.* n_per_phase lists 0"),
-    (dict(stage=1, n_per_phase=(4,)), ValueError, "state candidates is empty"),
-    (dict(stage=2, n_per_phase=(4, 4), candidates=(7, 9, 9), ell=1), ValueError, "candidates must be distinct"),
-    (dict(stage=2, n_per_phase=(4, 4), candidates=(7, 9), ell=0), ValueError, r"state ell must be in \[1, 2\]"),
-    (dict(stage=0, ell=3), ValueError, "state ell must be 0 until the size phase"),
-    (dict(stage=1, n_per_phase=(4,), candidates=(7,), shuffles=(None, None)), ValueError,
+    ({"stage": 4, "n_per_phase": (1, 1, 1, 1)}, ValueError, r"state stage must be in \[0, 3\] .*got 4"),
+    ({"stage": 2, "candidates": (7, 9), "ell": 1}, ValueError, "state stage 2 says 2 phase.* n_per_phase lists 0"),
+    ({"stage": 1, "n_per_phase": (4,)}, ValueError, "state candidates is empty"),
+    ({"stage": 2, "n_per_phase": (4, 4), "candidates": (7, 9, 9), "ell": 1}, ValueError,
+     "candidates must be distinct"),
+    ({"stage": 2, "n_per_phase": (4, 4), "candidates": (7, 9), "ell": 0}, ValueError,
+     r"state ell must be in \[1, 2\]"),
+    ({"stage": 0, "ell": 3}, ValueError, "state ell must be 0 until the size phase"),
+    ({"stage": 1, "n_per_phase": (4,), "candidates": (7,), "shuffles": (None, None)}, ValueError,
      r"2 shuffle declaration\(s\) for 1 collected"),
 ])
 def test_inconsistent_state_refused_before_the_next_phase(fields, exc, msg, no_draws):
@@ -228,7 +230,7 @@ def test_min_people_bounds_the_chance_of_an_empty_phase_or_group():
         else:
             cells = probs
 
-        def bound(n):
+        def bound(n, cells=cells):
             return sum((1 - p) ** n for p in cells)
 
         n = sv.min_people
@@ -259,10 +261,10 @@ def test_svsm_needs_two_items_refused_when_built():
 
 
 @pytest.mark.parametrize("epsilon,msg", [
-    (1e-15, r"epsilon=1e-15 is too small for SVIM: the oracle of its candidates phase \(pem\) supports .* same "
-            r"probability"),
-    (1e-17, r"SVIM\(epsilon=1e-17, top_k=2\) cannot plan the oracle of its candidates phase: epsilon=1e-17 is too "
-            "small"),
+    (1e-15, (r"epsilon=1e-15 is too small for SVIM: the oracle of its candidates phase \(pem\) supports .* "
+             "same probability")),
+    (1e-17, (r"SVIM\(epsilon=1e-17, top_k=2\) cannot plan the oracle of its candidates phase: epsilon=1e-17 is "
+             "too small")),
     (5e-324, "cannot plan the oracle of its candidates phase"),
 ])
 def test_tiny_epsilon_refused_when_built(epsilon, msg):
@@ -299,8 +301,8 @@ def test_padding_sampling_choice_has_no_division_by_zero():
 
 
 @pytest.mark.parametrize("domain,kwargs,msg", [
-    (["international"], {}, r"domain: 1 item\(s\) do not fit in item_bits=64 bits \(8 bytes of UTF-8\), first at "
-                             r"index 0 \('international', 13 bytes\).*short code.*item_type='uint'.*domain=None"),
+    (["international"], {}, (r"domain: 1 item\(s\) do not fit in item_bits=64 bits \(8 bytes of UTF-8\), first "
+                              r"at index 0 \('international', 13 bytes\).*short code.*item_type='uint'.*domain=None")),
     (["ab", "abcdefgh"], {"item_bits": 16}, r"first at index 1 \('abcdefgh', 8 bytes\).*raise item_bits to 64"),
     ([b"0123456789"], {"item_type": "bytes"}, r"\(8 bytes\), first at index 0"),
 ])

@@ -418,8 +418,8 @@ def _json_object(text, what):
         d = json.loads(text)
     except ValueError as exc:  # json.JSONDecodeError and undecodable bytes
         raise ValueError(f"{what} is not valid JSON: {exc}") from None
-    if not isinstance(d, dict):
-        raise ValueError(f"{what} JSON must be an object {{...}}; got a JSON {type(d).__name__}")
+    if not isinstance(d, dict):  # the text is of the right kind; its content is not: a wrong value
+        raise ValueError(f"{what} JSON must be an object {{...}}; got a JSON {type(d).__name__}")  # noqa: TRY004
     return d
 
 
@@ -499,6 +499,30 @@ class Payload:
     ``"itemset_estimate"``); ``params`` the protocol's parameters; ``candidates`` the candidate item words
     (size/estimate phases); ``itemsets`` the candidate itemsets as tuples of item words (itemset phases);
     ``ell`` the padding length (estimate phases).
+
+    A payload checks the kind of each field when built (or read by :meth:`from_json`): TypeError or
+    ValueError naming the field and the value, e.g. for a stage given as ``"1"`` or a candidate outside
+    ``[0, 2**64)``. The protocol that receives it (:meth:`SVIM.privatize`, :meth:`SVIM.mechanism`) then checks,
+    before anything is drawn, that it is one its :meth:`~SVIM.payload` can have returned: its parameters, a
+    known phase, candidates present exactly after the candidates phase (distinct words of ``item_bits`` bits,
+    from the domain if there is one), itemsets of at least two distinct candidates (itemset phases of SVSM),
+    and ``ell`` in ``[1, candidates]`` in an estimate phase, 0 otherwise.
+
+    Questionable cases, decided: **duplicate candidates** (or itemsets) are refused, not deduplicated: a
+    payload repeating a candidate was not made by :meth:`~SVIM.payload`, and using it would count its holders
+    twice in the size phase and give the item two slots in padding-and-sampling. A **stage that disagrees
+    with the phase** (stage 7, or stage 1 for ``"estimate"``) is refused: the two are redundant, and either
+    could be the edited one.
+
+    Examples
+    --------
+    >>> import ldpnum as ldp
+    >>> sv = ldp.SVIM(4.0, top_k=2, item_bits=16, item_type="uint")
+    >>> p = Payload("svim", 2, "estimate", sv.params, candidates=(7, 9, 7), ell=1)
+    >>> sv.mechanism(p)
+    Traceback (most recent call last):
+    ...
+    ValueError: payload of phase 'estimate': candidates must be distinct; 1 repeat an earlier one, first at index 2 (7, first listed at index 0)
     """
 
     protocol: str
@@ -552,6 +576,11 @@ class SetValuedState:
     shuffled, else ``(delta, n)``, the central δ of its declaration and the reports in its smallest shuffled
     batch (:attr:`ldpnum.Aggregate.shuffle`). A state written before this field existed loads with none,
     and its phases count as not shuffled.
+
+    The fields the state machine reads are checked when a state is built or read (:meth:`from_json`: a
+    missing ``protocol`` or ``params``, an unknown field, a stage given as ``"1"``: one TypeError or
+    ValueError naming it); the protocol checks that the state fits it (stage in ``[0, phases]`` with one
+    report count per collected phase, candidates, ℓ and itemsets as in :class:`Payload`) before it is used.
     """
 
     protocol: str
@@ -1221,7 +1250,9 @@ class _SetValued:
         """Simulate the whole protocol on one set per person: assign phases, run each phase's clients on
         their people, collect, and return the result.
 
-        Everything is validated before the first random word is drawn. ``rng=None`` (default) is secure;
+        Everything is validated before the first random word is drawn, including the number of people:
+        at least :attr:`min_people`, so that no phase (and no PEM group) is left empty but with probability
+        under 1e-9. ``rng=None`` (default) is secure;
         an int, SeedSequence or Generator makes the run reproducible. ``shuffled=True`` declares that each
         phase's reports reach the collector anonymized and shuffled, one batch per phase
         (:meth:`ldpnum.Aggregate.shuffled` with ``shuffle_delta``); the result then carries the central ε of
