@@ -669,6 +669,7 @@ class _SetValued:
     protocol = ""
     PHASES: tuple = ()
     CELLS: tuple = ()
+    _min_people: int | None = None  # computed once by min_people
 
     def __init__(self, epsilon: float, *, top_k: int = 20, item_bits: int = 64, item_type: str = "str",
                  domain: object = None) -> None:
@@ -824,7 +825,7 @@ class _SetValued:
         """
         import math
 
-        if getattr(self, "_min_people", None) is not None:
+        if self._min_people is not None:
             return self._min_people
         probs = [float(p) for p in self.phase_probabilities()]
         cells = probs[1:]
