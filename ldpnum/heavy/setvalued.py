@@ -709,8 +709,8 @@ class _SetValued:
             except ValueError as exc:
                 raise ValueError(f"{name}(epsilon={self._epsilon!r}, top_k={self._top_k}) cannot plan the oracle of "
                                  f"its {phase} phase: {exc}") from None
-            plan = getattr(mech, "plan", None)
-            p, q = plan.support_probabilities() if mech.name == "pem" else mech.support_probabilities
+            # PEM's plan gives (p*, q*) as a method; the frequency oracles as a property
+            p, q = mech.plan.support_probabilities() if mech.name == "pem" else mech.support_probabilities
             if not p > q:
                 raise ValueError(f"epsilon={self._epsilon!r} is too small for {name}: the oracle of its {phase} phase "
                                  f"({mech.name}) supports a held and a not held value with the same probability in "
