@@ -233,7 +233,7 @@ def test_adaptive_choice_follows_the_variances():
         assert (grr_var <= olh_var) == (k < ell * np.exp(eps) * (4 * ell - 1) + 1)  # the paper's rule
         assert ldp.PaddingSampling(eps, k, ell).variance(0.0) == pytest.approx(grr_var, rel=1e-6)
     sv = ldp.SVIM(0.5, top_k=20)
-    state = SetValuedState("svim", sv.params, stage=2, candidates=tuple(range(40)), ell=1)
+    state = SetValuedState("svim", sv.params, stage=2, candidates=tuple(range(40)), ell=1, n_per_phase=(1, 1))
     assert sv.mechanism(sv.payload(state)).name == "padding_sampling_olh"
 
 
@@ -311,7 +311,7 @@ def test_size_phase_is_an_ordinary_oracle_at_the_full_epsilon():
     assert payload.phase == "size" and fo.name == "grr" and fo.k == 7 and fo.epsilon == 1.0
     check_exact_epsilon([fo.plan.exact_probabilities(v) for v in range(7)], 1.0)
     sv4 = ldp.SVIM(0.5, top_k=20)
-    state4 = SetValuedState("svim", sv4.params, stage=1, candidates=tuple(range(40)))
+    state4 = SetValuedState("svim", sv4.params, stage=1, candidates=tuple(range(40)), n_per_phase=(10,))
     assert sv4.mechanism(sv4.payload(state4)).name == "olh"  # k = 41 ≥ 3 e^0.5 + 2
 
 

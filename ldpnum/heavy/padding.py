@@ -109,8 +109,10 @@ def padding_sampling_keep_cells(epsilon: float, K: int, ell: int) -> tuple[int, 
     e = exp_lower(epsilon)
     b = lie_shift(amplified_epsilon(epsilon, ell), K)
     lo = 1 << b
-    if _ratio_bound(lo, K, b, ell) > e:  # pragma: no cover - a keep run of one lie block has ratio ~1
-        raise ValueError(f"epsilon={epsilon!r} is too small for padding-and-sampling over {K} values")
+    if _ratio_bound(lo, K, b, ell) > e:  # tiny ε: E is 1 or less, below even one lie block's ratio
+        raise ValueError(f"epsilon={epsilon!r} is too small for padding-and-sampling over {K} values: the integer "
+                         "plan keeps every ratio below a lower bound of e^epsilon that is 2**-50 under it, which leaves "
+                         "no room below epsilon of about 1e-15")
     hi = math.floor((ell * (e - 1) + 1) * (1 << b)) + 2
     while _ratio_bound(hi, K, b, ell) <= e:  # pragma: no cover - the bound exceeds E past ε' by construction
         hi *= 2
@@ -478,16 +480,33 @@ def padding_sampling_variances(epsilon: float, k: int, ell: int) -> tuple[float,
     """Per-report variance at frequency 0 of a sampled value's estimate: ``(GRR at ε', OLH at ε)``,
     ``(k + ℓ - 2 + e^{ε'})/(e^{ε'} - 1)²`` and ``4 e^ε/(e^ε - 1)²``. GRR is smaller exactly when
     ``k < ℓ e^ε (4ℓ - 1) + 1`` (the paper's rule)."""
-    ea = ell * math.expm1(epsilon) + 1
-    e = math.exp(epsilon)
-    return (k + ell - 2 + ea) / (ea - 1) ** 2, 4 * e / math.expm1(epsilon) ** 2
+    epsilon = check_epsilon(epsilon)
+    k = _check_int(k, "k", 1, MAX_VALUES - 1)
+    ell = _check_int(ell, "ell", 1, MAX_VALUES - k)
+    em1 = math.expm1(epsilon)
+    d = ell * em1  # e^{ε'} - 1, without the cancellation of (ℓ(e^ε - 1) + 1) - 1 at tiny ε
+    return _over_square(k + ell - 1 + d, d), _over_square(4 * math.exp(epsilon), em1)
+
+
+def _over_square(a, b):
+    """``a / b²``, or ``inf`` when ``b²`` underflows (ε below about 1e-154): the estimate is pure noise there."""
+    return a / (b * b) if b * b > 0 else math.inf
 
 
 def padding_sampling(epsilon: float, k: int, ell: int) -> "PaddingSampling":
     """The padding-and-sampling oracle with the smaller variance (:func:`padding_sampling_variances`):
-    :class:`PaddingSampling` (GRR at the amplified ε') or :class:`PaddingSamplingOLH` (OLH at ε)."""
-    grr_var, olh_var = padding_sampling_variances(check_epsilon(epsilon), k, ell)
-    return PaddingSampling(epsilon, k, ell) if grr_var <= olh_var else PaddingSamplingOLH(epsilon, k, ell)
+    :class:`PaddingSampling` (GRR at the amplified ε') or :class:`PaddingSamplingOLH` (OLH at ε).
+
+    The two variances' ratio is ``(k + ℓ - 1 + ℓ(e^ε - 1)) / (4 e^ε ℓ²)``, so GRR is taken when
+    ``k + ℓ - 1 + ℓ(e^ε - 1) ≤ 4 e^ε ℓ²`` (the paper's rule ``k ≤ ℓ e^ε (4ℓ - 1) + 1``), compared without
+    dividing by ``(e^ε - 1)²``, which is 0 in floating point at tiny ε. ``k`` and ``ℓ`` are checked first
+    (``ℓ = 0`` is a ValueError, not a division by zero).
+    """
+    epsilon = check_epsilon(epsilon)
+    k = _check_int(k, "k", 1, MAX_VALUES - 1)
+    ell = _check_int(ell, "ell", 1, MAX_VALUES - k)
+    grr_smaller = k + ell - 1 + ell * math.expm1(epsilon) <= 4 * math.exp(epsilon) * ell * ell
+    return PaddingSampling(epsilon, k, ell) if grr_smaller else PaddingSamplingOLH(epsilon, k, ell)
 
 
 class PaddingSamplingOLH(PaddingSampling):

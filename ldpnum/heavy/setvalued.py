@@ -200,7 +200,9 @@ def encode_sets(sets: object, item_bits: int = 64, *, item_type: str | None = No
         words, kind, _ = encode_items(flat, item_bits, name=f"items of {name}", truncate=truncate)
     except (TypeError, ValueError) as exc:  # name the person, not the position in the flattened list
         rows = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
-        raise type(exc)(_person_message(str(exc), rows)) from exc
+        if isinstance(exc, UnicodeError):
+            raise _unicode_error(flat, rows, name, exc) from exc
+        raise (TypeError if isinstance(exc, TypeError) else ValueError)(_person_message(str(exc), rows)) from exc
     if len(flat) == 0:
         kind = item_type or kind
     if item_type is not None and kind != item_type:
@@ -208,8 +210,7 @@ def encode_sets(sets: object, item_bits: int = 64, *, item_type: str | None = No
                         f"item_type={kind!r} to the constructor")
     offsets = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    # each person's words ascending (small sets: an insertion sort per person, not a global sort)
-    words, count, first = sort_segments(offsets, np.ascontiguousarray(words, dtype=np.uint64))
+    words, count, first = _sort_sets(offsets, np.ascontiguousarray(words, dtype=np.uint64))
     if count:
         raise ValueError(f"{name}: a set holds each item once; {count} list(s) repeat an item (after encoding to "
                          f"{item_bits} bits), first at index {first}")
@@ -217,15 +218,57 @@ def encode_sets(sets: object, item_bits: int = 64, *, item_type: str | None = No
     return EncodedSets(offsets, words, kind)
 
 
+#: Sets longer than this are sorted with NumPy's O(m log m) sort before the per-person insertion sort.
+LONG_SET = 64
+
+
+def _sort_sets(offsets, words):
+    """``(words, n_repeating, first_repeating)``: each person's words ascending, and which persons repeat one.
+
+    Small sets (the common case) take one compiled insertion sort per person (:func:`sort_segments`, no global
+    sort of all the items); a set of ``m > LONG_SET`` items is first sorted on its own by NumPy in
+    ``O(m log m)``, so the insertion sort meets it sorted and passes over it in ``O(m)``. Without that, one
+    set of 240,000 str items took 11 s to encode (quadratic); it now takes well under a second.
+    """
+    lengths = np.diff(offsets)
+    long_sets = np.flatnonzero(lengths > LONG_SET)
+    if long_sets.size:
+        words = words.copy()
+        for i in long_sets.tolist():
+            words[offsets[i]:offsets[i + 1]].sort()
+    return sort_segments(offsets, words)
+
+
 def _person_message(message, rows):
-    """Rewrite 'first at index j' of the flattened items as the person holding item j."""
+    """Rewrite 'first at index j' (and 'item j is') of the flattened items as the person holding item j."""
     import re
 
     def sub(match):
         j = int(match.group(1))
         return f"first in the set at index {int(rows[j])}" if j < rows.size else match.group(0)
 
-    return re.sub(r"first at index (\d+)", sub, message)
+    def sub_item(match):
+        j = int(match.group(1))
+        return f"the item of the set at index {int(rows[j])} is" if j < rows.size else match.group(0)
+
+    return re.sub(r"\bitem (\d+) is\b", sub_item, re.sub(r"first at index (\d+)", sub, message))
+
+
+def _unicode_error(flat, rows, name, exc):
+    """ValueError naming the count and the first person of str items that are not valid Unicode text (a lone
+    surrogate such as '\\ud800' has no UTF-8 encoding), instead of the codec's message."""
+    bad = []
+    for j, v in enumerate(flat):
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeError:
+                bad.append(j)
+    if not bad:  # pragma: no cover - the codec failed on an item, so one is found
+        return ValueError(f"items of {name}: {exc}")
+    j = bad[0]
+    return ValueError(f"items of {name} must be valid Unicode text (UTF-8 encodable); {len(bad)} item(s) are not, "
+                      f"first in the set at index {int(rows[j])} ({flat[j]!r:.40}: {getattr(exc, 'reason', exc)})")
 
 
 # -- itemset candidates --------------------------------------------------------------------------------------
@@ -367,6 +410,87 @@ def _json_default(params):
     return _plain(_thaw(params), "state")
 
 
+def _json_object(text, what):
+    """The JSON object (dict) in ``text``; TypeError for text of the wrong kind, ValueError for bad JSON."""
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise TypeError(f"{what} JSON must be str or bytes; got {type(text).__name__}")
+    try:
+        d = json.loads(text)
+    except ValueError as exc:  # json.JSONDecodeError and undecodable bytes
+        raise ValueError(f"{what} is not valid JSON: {exc}") from None
+    if not isinstance(d, dict):  # the text is of the right kind; its content is not: a wrong value
+        raise ValueError(f"{what} JSON must be an object {{...}}; got a JSON {type(d).__name__}")  # noqa: TRY004
+    return d
+
+
+def _check_json_fields(d, cls, required, what):
+    """ValueError naming the missing and the unknown fields of a JSON object for dataclass ``cls``."""
+    known = [f.name for f in fields(cls)]
+    missing = [name for name in required if name not in d]
+    if missing:
+        raise ValueError(f"{what} JSON lacks the required field(s) {missing} (it needs {list(required)}; see "
+                         f"{cls.__name__}.to_json)")
+    unknown = sorted(set(d) - set(known))
+    if unknown:
+        raise ValueError(f"{what} JSON has unknown field(s) {unknown}; a {cls.__name__} has {known}")
+
+
+def _field_int(value, name, low=0):
+    """An int field (not bool, not str) ``>= low``: TypeError for another kind, ValueError below ``low``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r:.60}")
+    value = int(value)
+    if value < low:
+        raise ValueError(f"{name} must be an int >= {low}; got {value}")
+    return value
+
+
+def _field_str(value, name):
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str; got {type(value).__name__} {value!r:.60}")
+    return value
+
+
+def _field_words(values, name):
+    """A tuple of item words: ints in ``[0, 2**64)`` (TypeError/ValueError with the count and first index)."""
+    if isinstance(values, np.ndarray) and values.ndim == 1:
+        values = values.tolist()
+    if not isinstance(values, (list, tuple)):
+        raise TypeError(f"{name} must be a list or tuple of item words (ints); got {type(values).__name__} "
+                        f"{values!r:.60}")
+    bad = [i for i, v in enumerate(values)
+           if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral)]
+    if bad:
+        v = values[bad[0]]
+        raise TypeError(f"{name} must be item words (ints in [0, 2**64)); {len(bad)} are not, first at index "
+                        f"{bad[0]} ({type(v).__name__} {v!r:.60})")
+    ints = tuple(int(v) for v in values)
+    bad = [i for i, v in enumerate(ints) if not 0 <= v < 1 << 64]
+    if bad:
+        raise ValueError(f"{name} must be item words in [0, 2**64); {len(bad)} are not, first at index {bad[0]} "
+                         f"({ints[bad[0]]})")
+    return ints
+
+
+def _field_itemsets(values, name):
+    """A tuple of itemsets, each a tuple of item words (see :func:`_field_words`)."""
+    if isinstance(values, np.ndarray):
+        values = values.tolist()
+    if not isinstance(values, (list, tuple)):
+        raise TypeError(f"{name} must be a list or tuple of itemsets (lists of item words); got "
+                        f"{type(values).__name__} {values!r:.60}")
+    return tuple(_field_words(v, f"{name}[{j}]") for j, v in enumerate(values))
+
+
+def _field_params(value, name):
+    from collections.abc import Mapping
+
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a dict of the protocol's parameters; got {type(value).__name__} "
+                        f"{value!r:.60}")
+    return dict(value)
+
+
 @dataclass(frozen=True)
 class Payload:
     """What the clients of one phase receive: public, small, JSON-able.
@@ -375,6 +499,30 @@ class Payload:
     ``"itemset_estimate"``); ``params`` the protocol's parameters; ``candidates`` the candidate item words
     (size/estimate phases); ``itemsets`` the candidate itemsets as tuples of item words (itemset phases);
     ``ell`` the padding length (estimate phases).
+
+    A payload checks the kind of each field when built (or read by :meth:`from_json`): TypeError or
+    ValueError naming the field and the value, e.g. for a stage given as ``"1"`` or a candidate outside
+    ``[0, 2**64)``. The protocol that receives it (:meth:`SVIM.privatize`, :meth:`SVIM.mechanism`) then checks,
+    before anything is drawn, that it is one its :meth:`~SVIM.payload` can have returned: its parameters, a
+    known phase, candidates present exactly after the candidates phase (distinct words of ``item_bits`` bits,
+    from the domain if there is one), itemsets of at least two distinct candidates (itemset phases of SVSM),
+    and ``ell`` in ``[1, candidates]`` in an estimate phase, 0 otherwise.
+
+    Questionable cases, decided: **duplicate candidates** (or itemsets) are refused, not deduplicated: a
+    payload repeating a candidate was not made by :meth:`~SVIM.payload`, and using it would count its holders
+    twice in the size phase and give the item two slots in padding-and-sampling. A **stage that disagrees
+    with the phase** (stage 7, or stage 1 for ``"estimate"``) is refused: the two are redundant, and either
+    could be the edited one.
+
+    Examples
+    --------
+    >>> import ldpnum as ldp
+    >>> sv = ldp.SVIM(4.0, top_k=2, item_bits=16, item_type="uint")
+    >>> p = Payload("svim", 2, "estimate", sv.params, candidates=(7, 9, 7), ell=1)
+    >>> sv.mechanism(p)
+    Traceback (most recent call last):
+    ...
+    ValueError: payload of phase 'estimate': candidates must be distinct; 1 repeat an earlier one, first at index 2 (7, first listed at index 0)
     """
 
     protocol: str
@@ -385,6 +533,18 @@ class Payload:
     itemsets: tuple = ()
     ell: int = 0
 
+    def __post_init__(self):
+        # Kinds and ranges of the fields (TypeError/ValueError naming the field); whether the payload fits a
+        # protocol (its phase, stage, candidates and ℓ) is checked by the protocol that uses it.
+        set_ = object.__setattr__
+        _field_str(self.protocol, "payload protocol")
+        _field_str(self.phase, "payload phase")
+        set_(self, "stage", _field_int(self.stage, "payload stage"))
+        set_(self, "params", _field_params(self.params, "payload params"))
+        set_(self, "candidates", _field_words(self.candidates, "payload candidates"))
+        set_(self, "itemsets", _field_itemsets(self.itemsets, "payload itemsets"))
+        set_(self, "ell", _field_int(self.ell, "payload ell"))
+
     def to_json(self) -> str:
         """The payload as JSON text (item words as integers)."""
         return json.dumps({"protocol": self.protocol, "stage": self.stage, "phase": self.phase,
@@ -393,10 +553,14 @@ class Payload:
 
     @classmethod
     def from_json(cls, text: str) -> "Payload":
-        d = json.loads(text)
-        return cls(d["protocol"], int(d["stage"]), d["phase"], dict(d["params"]),
-                   tuple(int(c) for c in d["candidates"]), tuple(tuple(int(w) for w in s) for s in d["itemsets"]),
-                   int(d["ell"]))
+        """The payload written by :meth:`to_json`. ``protocol``, ``stage``, ``phase`` and ``params`` are
+        required, ``candidates``, ``itemsets`` and ``ell`` default as in the constructor; a missing or unknown
+        field, or a field of the wrong kind (a stage given as ``"1"``, a candidate outside ``[0, 2**64)``),
+        raises ValueError or TypeError naming it."""
+        d = _json_object(text, "payload")
+        _check_json_fields(d, cls, ("protocol", "stage", "phase", "params"), "payload")
+        return cls(d["protocol"], d["stage"], d["phase"], d["params"], d.get("candidates", ()),
+                   d.get("itemsets", ()), d.get("ell", 0))
 
 
 @dataclass(frozen=True)
@@ -412,6 +576,11 @@ class SetValuedState:
     shuffled, else ``(delta, n)``, the central δ of its declaration and the reports in its smallest shuffled
     batch (:attr:`ldpnum.Aggregate.shuffle`). A state written before this field existed loads with none,
     and its phases count as not shuffled.
+
+    The fields the state machine reads are checked when a state is built or read (:meth:`from_json`: a
+    missing ``protocol`` or ``params``, an unknown field, a stage given as ``"1"``: one TypeError or
+    ValueError naming it); the protocol checks that the state fits it (stage in ``[0, phases]`` with one
+    report count per collected phase, candidates, ℓ and itemsets as in :class:`Payload`) before it is used.
     """
 
     protocol: str
@@ -432,6 +601,22 @@ class SetValuedState:
     scales: tuple = ()
     shuffles: tuple = ()
 
+    def __post_init__(self):
+        # Kinds of the fields the protocol's state machine reads (TypeError/ValueError naming the field);
+        # whether the state fits a protocol (stage, candidates, ℓ) is checked by the protocol that uses it.
+        set_ = object.__setattr__
+        _field_str(self.protocol, "state protocol")
+        set_(self, "params", _field_params(self.params, "state params"))
+        for name in ("stage", "ell", "itemset_ell"):
+            set_(self, name, _field_int(getattr(self, name), f"state {name}"))
+        set_(self, "candidates", _field_words(self.candidates, "state candidates"))
+        set_(self, "itemsets", _field_itemsets(self.itemsets, "state itemsets"))
+        if not isinstance(self.n_per_phase, (list, tuple)):
+            raise TypeError(f"state n_per_phase must be a tuple of report counts; got "
+                            f"{type(self.n_per_phase).__name__}")
+        set_(self, "n_per_phase", tuple(_field_int(n, f"state n_per_phase[{j}]", 1)
+                                        for j, n in enumerate(self.n_per_phase)))
+
     def to_json(self) -> str:
         """The state as JSON text."""
         d = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -439,15 +624,15 @@ class SetValuedState:
 
     @classmethod
     def from_json(cls, text: str) -> "SetValuedState":
-        d = json.loads(text)
-        unknown = set(d) - {f.name for f in fields(cls)}
-        if unknown:
-            raise ValueError(f"unknown state field(s): {sorted(unknown)}")
+        """The state written by :meth:`to_json` (``protocol`` and ``params`` required; a missing or unknown
+        field, or one of the wrong kind, raises ValueError or TypeError naming it)."""
+        d = _json_object(text, "state")
+        _check_json_fields(d, cls, ("protocol", "params"), "state")
 
         def tup(v):
             return tuple(tup(x) for x in v) if isinstance(v, list) else v
 
-        kwargs: dict[str, Any] = {k: (dict(v) if k == "params" else tup(v)) for k, v in d.items()}
+        kwargs: dict[str, Any] = {k: (v if k == "params" else tup(v)) for k, v in d.items()}
         return cls(**kwargs)
 
 
@@ -484,6 +669,7 @@ class _SetValued:
     protocol = ""
     PHASES: tuple = ()
     CELLS: tuple = ()
+    _min_people: int | None = None  # computed once by min_people
 
     def __init__(self, epsilon: float, *, top_k: int = 20, item_bits: int = 64, item_type: str = "str",
                  domain: object = None) -> None:
@@ -494,10 +680,46 @@ class _SetValued:
         self._item_type = item_type
         self._item_bits = check_item_bits(item_bits, item_type)
         self._domain = None if domain is None else self._check_domain(domain)
+        self._domain_words = frozenset(self._domain or ())
+        self._check_small_cases()
+        self._check_plannable()
+
+    def _check_small_cases(self):
+        """Parameters that could only fail once phases were drawn (SVSM refines it)."""
+
+    def _check_plannable(self):
+        """Build every phase's oracle now, at the extremes of its size (1 and ``2·top_k`` candidates or
+        itemsets, ℓ of 1 and of every candidate), so that an ε too small to plan or to estimate anything is
+        refused here, before anything is drawn, rather than after the first phases ran.
+
+        An oracle whose probabilities of supporting a held and a not held value are equal in floating point
+        (PEM at ε = 1e-15) estimates nothing (a division by zero); its plan is otherwise exact. Measured: every
+        ε from 2e-15 up runs; 1e-15 and below are refused.
+        """
+        n_max = 2 * self._top_k if self._domain is None else min(2 * self._top_k, len(self._domain))
+        probes = [("candidates", self._candidates_mechanism)]
+        for n in sorted({1, n_max}):
+            probes.append(("size", lambda n=n: self._size_mechanism(n)))
+            for ell in sorted({1, n}):
+                probes.append(("estimate", lambda n=n, ell=ell: padding_sampling(self._epsilon, n, ell)))
+        name = type(self).__name__
+        for phase, build in probes:
+            try:
+                mech = build()
+            except ValueError as exc:
+                raise ValueError(f"{name}(epsilon={self._epsilon!r}, top_k={self._top_k}) cannot plan the oracle of "
+                                 f"its {phase} phase: {exc}") from None
+            # PEM's plan gives (p*, q*) as a method; the frequency oracles as a property
+            p, q = mech.plan.support_probabilities() if mech.name == "pem" else mech.support_probabilities
+            if not p > q:
+                raise ValueError(f"epsilon={self._epsilon!r} is too small for {name}: the oracle of its {phase} phase "
+                                 f"({mech.name}) supports a held and a not held value with the same probability in "
+                                 f"floating point ({p!r}), so nothing could be estimated; use epsilon >= 2e-15")
 
     def _check_domain(self, domain):
-        """The public domain's item words (validated: items of ``item_type``, distinct, 1..65535 of them)."""
-        words, kind, _ = encode_items(domain, self._item_bits, name="domain", truncate=False)
+        """The public domain's item words (validated: items of ``item_type``, distinct, 1..65535 of them, each
+        fitting in ``item_bits`` bits whole)."""
+        words, kind = self._encode_domain(domain)
         if words.size == 0:
             raise ValueError("domain is empty: give the public list of possible items, or None")
         if kind != self._item_type:
@@ -511,6 +733,38 @@ class _SetValued:
             raise ValueError(f"domain items must be distinct (after encoding to item_bits bits); {repeated.size} "
                              "repeat an earlier one")
         return tuple(int(w) for w in words)
+
+    def _encode_domain(self, domain):
+        """``(words, item_type)`` of the domain; a str/bytes item longer than ``item_bits`` allows is refused
+        with what can be done (cutting it is not offered: two domain items sharing their first bytes would
+        become one)."""
+        import warnings
+
+        from ..exceptions import TruncationWarning
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", TruncationWarning)
+            words, kind, _ = encode_items(domain, self._item_bits, name="domain", truncate=True)
+        cut = [w.message for w in caught if isinstance(w.message, TruncationWarning)]
+        for w in caught:
+            if not isinstance(w.message, TruncationWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if cut:
+            count, first = cut[0].count, cut[0].first_index
+            items = list(domain)
+            sizes = [len(v.encode("utf-8", "surrogatepass") if isinstance(v, str) else v) for v in items]
+            item, size, longest = items[first], sizes[first], max(sizes)
+            bits, what = self._item_bits, "bytes of UTF-8" if kind == "str" else "bytes"
+            longer = (f"raise item_bits to {8 * longest} (the longest item has {longest} bytes; item_bits is at "
+                      "most 64), or " if 8 * longest <= 64 else "")
+            raise ValueError(
+                f"domain: {count} item(s) do not fit in item_bits={bits} bits ({bits // 8} {what}), first at index "
+                f"{first} ({item!r:.60}, {size} bytes). A public domain's items are compared whole with the "
+                f"people's, so they are not cut: {longer}list each item by a short code (for instance its position "
+                "in the domain, with item_type='uint', mapping the people's items the same way), or leave "
+                f"domain=None (the candidates phase then finds items with PEM, cutting long items to their first "
+                f"{bits // 8} bytes with a warning)")
+        return words, kind
 
     @property
     def epsilon(self) -> float:
@@ -552,6 +806,47 @@ class _SetValued:
             start += c
         return tuple(out)
 
+    @property
+    def min_people(self) -> int:
+        r"""The fewest people :meth:`run` accepts (checked before anything is drawn).
+
+        Phases, and the groups of PEM's prefix lengths inside the candidates phase (without a ``domain``), are
+        assigned from random words, independently of the sets; a phase or group that gets nobody cannot be
+        estimated, and that would only show after the earlier phases were drawn. ``min_people`` is the
+        smallest ``n`` with :math:`\sum_c (1 - p_c)^n \le 10^{-9}` over those cells ``c`` (``p_c`` from
+        :meth:`phase_probabilities` and PEM's groups), a bound on the probability that one is empty.
+        About 700 for SVIM and 1400 for SVSM with the defaults; estimates from so few people are mostly noise.
+
+        Examples
+        --------
+        >>> import ldpnum as ldp
+        >>> ldp.SVIM(4.0).min_people < ldp.SVSM(4.0).min_people
+        True
+        """
+        import math
+
+        if self._min_people is not None:
+            return self._min_people
+        probs = [float(p) for p in self.phase_probabilities()]
+        cells = probs[1:]
+        if self._domain is None:
+            groups = self._candidates_mechanism().groups
+            cells += [probs[0] * uniform_count(g, groups) / TWO48 for g in range(groups)]
+        else:
+            cells.append(probs[0])
+
+        def empty_bound(n):
+            return sum(math.exp(n * math.log1p(-p)) for p in cells)
+
+        lo, hi = 1, 1
+        while empty_bound(hi) > 1e-9:
+            lo, hi = hi, 2 * hi
+        while lo < hi:  # the smallest n in (lo, hi] with a bound <= 1e-9
+            mid = (lo + hi) // 2
+            lo, hi = (mid + 1, hi) if empty_bound(mid) > 1e-9 else (lo, mid)
+        self._min_people = hi
+        return hi
+
     def assign_phases(self, n: int, rng: SeedLike = None) -> NDArray[np.int64]:
         """The phase of each of ``n`` people, from one word each and nothing else (independent of their
         sets): a uniform cell among 20 (:func:`ldpnum._random.assign_columns`), cells split by the phase
@@ -565,10 +860,145 @@ class _SetValued:
         return SetValuedState(self.protocol, self.params)
 
     def _check_state(self, state):
+        """TypeError/ValueError unless ``state`` is one this protocol's state machine can have produced: its
+        protocol and parameters, a stage in ``[0, number of phases]`` with one report count per collected
+        phase, and, once collected, distinct candidates (of ``item_bits`` bits, from the domain if there is
+        one), ℓ in ``[1, candidates]``, and itemsets over the candidates (SVSM)."""
         if not isinstance(state, SetValuedState):
             raise TypeError(f"expected a SetValuedState; got {type(state).__name__}")
         if state.protocol != self.protocol or dict(state.params) != self.params:
             raise ValueError(f"state of {state.protocol} {dict(state.params)} does not belong to {self!r}")
+        n_phases = len(self.PHASES)
+        if state.stage > n_phases:
+            raise ValueError(f"state stage must be in [0, {n_phases}] ({self.protocol} has {n_phases} phases); "
+                             f"got {state.stage}")
+        if len(state.n_per_phase) != state.stage:
+            raise ValueError(f"state stage {state.stage} says {state.stage} phase(s) were collected but "
+                             f"n_per_phase lists {len(state.n_per_phase)}: the state was edited or built by hand; "
+                             "use the state collect() returned")
+        if len(state.shuffles) > state.stage:
+            raise ValueError(f"state lists {len(state.shuffles)} shuffle declaration(s) for {state.stage} collected "
+                             "phase(s)")
+        done = self.PHASES[:state.stage]
+        self._check_stage_fields("state", "candidates" in done, state.candidates, "size" in done, state.ell)
+        if "itemset_size" in self.PHASES:
+            self._check_itemset_fields("state", "estimate" in done, state.itemsets, state.candidates,
+                                       "itemset_size" in done, state.itemset_ell)
+        elif state.itemsets or state.itemset_ell:
+            raise ValueError(f"state of {self.protocol} has no itemset phases; got itemsets {state.itemsets!r:.60} "
+                             f"and itemset_ell {state.itemset_ell}")
+
+    def _check_stage_fields(self, where, has_candidates, candidates, has_ell, ell):
+        """Candidates (present, distinct, of item_bits bits, from the domain) and ℓ (in [1, candidates]) exactly
+        when the phase that sets them was collected."""
+        if not has_candidates:
+            if candidates:
+                raise ValueError(f"{where} carries candidates before the candidates phase was collected; got "
+                                 f"{len(candidates)}")
+        else:
+            self._check_candidates(candidates, f"{where} candidates")
+        if not has_ell:
+            if ell:
+                raise ValueError(f"{where} ell must be 0 until the size phase sets it; got {ell}")
+        elif not 1 <= ell <= len(candidates):
+            raise ValueError(f"{where} ell must be in [1, {len(candidates)}] (the padding length is at most the "
+                             f"number of candidates); got {ell}")
+
+    def _check_itemset_fields(self, where, has_itemsets, itemsets, candidates, has_ell, ell):
+        """Itemsets (present, distinct, each of >= 2 distinct candidates) and their ℓ, exactly when the phases
+        that set them were collected."""
+        if not has_itemsets:
+            if itemsets:
+                raise ValueError(f"{where} carries itemsets before the items' estimate phase was collected; got "
+                                 f"{len(itemsets)}")
+        else:
+            self._check_itemsets(itemsets, candidates, f"{where} itemsets")
+        if not has_ell:
+            if ell:
+                raise ValueError(f"{where} itemset ell must be 0 until the itemset size phase sets it; got {ell}")
+        elif not 1 <= ell <= len(itemsets):
+            raise ValueError(f"{where} itemset ell must be in [1, {len(itemsets)}] (at most the number of candidate "
+                             f"itemsets); got {ell}")
+
+    def _check_candidates(self, candidates, name):
+        """ValueError unless the candidate words are 1..65535 distinct words of ``item_bits`` bits (domain items,
+        when there is a domain)."""
+        if not candidates:
+            raise ValueError(f"{name} is empty: the phases after the candidates phase need at least one candidate")
+        if len(candidates) > MAX_DOMAIN:
+            raise ValueError(f"{name}: {len(candidates)} candidates; at most {MAX_DOMAIN} (the padding-and-sampling "
+                             "oracle's limit of 65536 values)")
+        wide = [j for j, w in enumerate(candidates) if w >> self._item_bits]
+        if wide:
+            raise ValueError(f"{name} must be words below 2**item_bits = 2**{self._item_bits}; {len(wide)} are "
+                             f"not, first at index {wide[0]} ({candidates[wide[0]]})")
+        first_at: dict = {}
+        repeats = [j for j, w in enumerate(candidates) if first_at.setdefault(w, j) != j]
+        if repeats:
+            # A repeated candidate would count its holders twice in the size phase and give the item two slots
+            # in padding-and-sampling (twice the sampling probability): refused, never deduplicated silently.
+            raise ValueError(f"{name} must be distinct; {len(repeats)} repeat an earlier one, first at index "
+                             f"{repeats[0]} ({candidates[repeats[0]]}, first listed at index "
+                             f"{first_at[candidates[repeats[0]]]})")
+        if self._domain is not None:
+            outside = [j for j, w in enumerate(candidates) if w not in self._domain_words]
+            if outside:
+                raise ValueError(f"{name} must be items of the public domain; {len(outside)} are not, first at "
+                                 f"index {outside[0]} ({candidates[outside[0]]})")
+
+    def _check_itemsets(self, itemsets, candidates, name):
+        """ValueError unless the itemsets are 1..65535 distinct sets of >= 2 distinct candidates."""
+        if not itemsets:
+            raise ValueError(f"{name} is empty: the itemset phases need at least one candidate itemset")
+        if len(itemsets) > MAX_DOMAIN:
+            raise ValueError(f"{name}: {len(itemsets)} itemsets; at most {MAX_DOMAIN}")
+        known = set(candidates)
+        seen: dict = {}
+        for j, itemset in enumerate(itemsets):
+            if len(itemset) < 2 or len(set(itemset)) != len(itemset):
+                raise ValueError(f"{name}[{j}] must hold at least two distinct items; got {itemset!r:.80}")
+            strangers = [w for w in itemset if w not in known]
+            if strangers:
+                raise ValueError(f"{name}[{j}] names item word {strangers[0]}, which is not a candidate: an "
+                                 "itemset is made of candidates only")
+            key = frozenset(itemset)
+            if key in seen:
+                raise ValueError(f"{name} must be distinct; itemset {j} repeats itemset {seen[key]}")
+            seen[key] = j
+
+    def _check_payload(self, payload):
+        """TypeError/ValueError unless ``payload`` is one :meth:`payload` can have returned for this protocol: its
+        protocol and parameters, a known phase at its own stage, and that phase's candidates, itemsets and ℓ.
+
+        Questionable cases, decided: a payload whose ``stage`` disagrees with its ``phase`` is refused (they are
+        redundant; a mismatch means the payload was edited or is from another collection, and either field
+        could be the wrong one); so are duplicate candidates (see :meth:`_check_candidates`) and duplicate
+        itemsets, never repaired silently.
+        """
+        if not isinstance(payload, Payload):
+            raise TypeError(f"payload must be a Payload; got {type(payload).__name__}")
+        if payload.protocol != self.protocol or dict(payload.params) != self.params:
+            raise ValueError(f"payload of {payload.protocol} {dict(payload.params)} does not belong to {self!r}")
+        if payload.phase not in self.PHASES:
+            raise ValueError(f"payload phase must be one of {self.protocol}'s phases {self.PHASES}; got "
+                             f"{payload.phase!r:.60}")
+        stage = self.PHASES.index(payload.phase)
+        if payload.stage != stage:
+            raise ValueError(f"payload stage {payload.stage} does not match its phase {payload.phase!r}, which is "
+                             f"stage {stage} of {self.protocol}: the payload was edited or built by hand; send the "
+                             "payload that payload(state) returned")
+        where = f"payload of phase {payload.phase!r}:"
+        itemset_phase = payload.phase.startswith("itemset")
+        estimate = payload.phase.endswith("estimate")
+        self._check_stage_fields(where, stage >= 1, payload.candidates, estimate and not itemset_phase,
+                                 payload.ell if not itemset_phase else 0)
+        if "itemset_size" in self.PHASES:
+            self._check_itemset_fields(where, itemset_phase, payload.itemsets, payload.candidates,
+                                       estimate and itemset_phase, payload.ell if itemset_phase else 0)
+        elif payload.itemsets:
+            raise ValueError(f"{where} {self.protocol} has no itemset phases; got {len(payload.itemsets)} itemsets")
+        if itemset_phase and not estimate and payload.ell:
+            raise ValueError(f"{where} ell must be 0 until the itemset size phase sets it; got {payload.ell}")
 
     def payload(self, state: SetValuedState) -> Payload:
         """What the clients of the next phase need (public; see :class:`Payload`)."""
@@ -581,16 +1011,23 @@ class _SetValued:
 
     def mechanism(self, payload: Payload):
         """The ordinary mechanism of a phase (PEM, GRR/OLH, or :class:`ldpnum.PaddingSampling`)."""
+        self._check_payload(payload)
         phase = payload.phase
         if phase == "candidates":
-            if self._domain is not None:  # the paper's first step: one sampled item, an oracle over the domain
-                return padding_sampling(self._epsilon, len(self._domain), 1)
-            return PEM(self._epsilon, item_bits=self._item_bits, top_k=2 * self._top_k, item_type=self._item_type)
+            return self._candidates_mechanism()
         n_cands = len(payload.itemsets) if phase.startswith("itemset") else len(payload.candidates)
         if phase.endswith("size"):
-            rec = recommend(n_cands + 1, self._epsilon, communication="low")
-            return GRR(self._epsilon, n_cands + 1) if rec.name == "GRR" else OLH(self._epsilon, n_cands + 1)
+            return self._size_mechanism(n_cands)
         return padding_sampling(self._epsilon, n_cands, payload.ell)
+
+    def _candidates_mechanism(self):
+        if self._domain is not None:  # the paper's first step: one sampled item, an oracle over the domain
+            return padding_sampling(self._epsilon, len(self._domain), 1)
+        return PEM(self._epsilon, item_bits=self._item_bits, top_k=2 * self._top_k, item_type=self._item_type)
+
+    def _size_mechanism(self, n_cands):
+        rec = recommend(n_cands + 1, self._epsilon, communication="low")
+        return GRR(self._epsilon, n_cands + 1) if rec.name == "GRR" else OLH(self._epsilon, n_cands + 1)
 
     def _local_sets(self, payload, sets):
         """Person × candidate membership for the payload's candidates (items or itemsets)."""
@@ -626,11 +1063,8 @@ class _SetValued:
         Each person's report is ε-LDP (see the module notes); everything is validated before the first
         random word is drawn.
         """
-        if not isinstance(payload, Payload):
-            raise TypeError(f"payload must be a Payload; got {type(payload).__name__}")
-        if payload.protocol != self.protocol or dict(payload.params) != self.params:
-            raise ValueError(f"payload of {payload.protocol} {dict(payload.params)} does not belong to {self!r}")
-        enc = sets if isinstance(sets, EncodedSets) else self.encode(sets, truncate=truncate)
+        self._check_payload(payload)
+        enc = self._check_encoded(sets) if isinstance(sets, EncodedSets) else self.encode(sets, truncate=truncate)
         if isinstance(rng, np.random.Generator) or rng is None:
             gen = rng
         else:
@@ -647,6 +1081,21 @@ class _SetValued:
         if payload.phase.endswith("size"):
             return mech.privatize(local.sum(axis=1).astype(np.int64), rng=gen)
         return mech.privatize(local, rng=gen)
+
+    def _check_encoded(self, enc):
+        """Sets encoded elsewhere must be of this protocol's item type and width (words of more bits would
+        never match a candidate: their holders would silently count as holding nothing)."""
+        if enc.item_type != self._item_type:
+            raise TypeError(f"sets were encoded as {enc.item_type} items but the protocol was built for "
+                            f"{self._item_type} items")
+        if self._item_bits < 64 and enc.words.size:
+            wide = np.flatnonzero(enc.words >> np.uint64(self._item_bits))
+            if wide.size:
+                person = int(np.searchsorted(enc.offsets, wide[0], side="right") - 1)
+                raise ValueError(f"sets were encoded with more than item_bits={self._item_bits} bits: "
+                                 f"{wide.size} word(s) are wider, first in the set at index {person}; encode them "
+                                 f"with this protocol's encode()")
+        return enc
 
     def _sample_items(self, enc, rng):
         """One item of each set, uniformly (one word per person: the top 48 bits pick the ``j``-th smallest
@@ -802,7 +1251,9 @@ class _SetValued:
         """Simulate the whole protocol on one set per person: assign phases, run each phase's clients on
         their people, collect, and return the result.
 
-        Everything is validated before the first random word is drawn. ``rng=None`` (default) is secure;
+        Everything is validated before the first random word is drawn, including the number of people:
+        at least :attr:`min_people`, so that no phase (and no PEM group) is left empty but with probability
+        under 1e-9. ``rng=None`` (default) is secure;
         an int, SeedSequence or Generator makes the run reproducible. ``shuffled=True`` declares that each
         phase's reports reach the collector anonymized and shuffled, one batch per phase
         (:meth:`ldpnum.Aggregate.shuffled` with ``shuffle_delta``); the result then carries the central ε of
@@ -811,7 +1262,13 @@ class _SetValued:
         if not isinstance(shuffled, (bool, np.bool_)):
             raise TypeError(f"shuffled must be True or False; got {type(shuffled).__name__} {shuffled!r}")
         delta = check_shuffle_delta(shuffle_delta)
+        if rng is not None:
+            resolve_rng(rng)  # its TypeError/ValueError first; a Generator is not advanced
         enc = self.encode(sets, truncate=truncate)
+        if enc.n < self.min_people:
+            raise ValueError(f"{type(self).__name__}.run needs at least {self.min_people} people (min_people) for every "
+                             f"phase{'' if self._domain is not None else ' and every PEM group'} to get someone "
+                             f"with probability 1 - 1e-9; got {enc.n} sets")
         phase_of = self.assign_phases(enc.n, child_rng(rng, 0))
         state = self.start()
         for stage in range(len(self.PHASES)):
@@ -966,6 +1423,17 @@ class SVSM(_SetValued):
 
     #: What :meth:`run` finds (the pandas accessor's ``frequent_itemsets`` takes such protocols).
     finds = "itemsets"
+
+    def _check_small_cases(self):
+        """Itemsets (size >= 2) are built from the ``top_k`` items: ``top_k = 1`` or a domain of one item leaves
+        none, which showed only after the three item phases were drawn. Refused here instead."""
+        if self._top_k < 2:
+            raise ValueError(f"SVSM needs top_k >= 2 (its itemsets are built from its top_k items; one item makes "
+                             f"no itemset); got top_k={self._top_k}. The most frequent itemset is always a single "
+                             "item (no itemset is more frequent than its items): for it use SVIM(top_k=1)")
+        if self._domain is not None and len(self._domain) < 2:
+            raise ValueError(f"SVSM needs a domain of at least 2 items to form itemsets; got {len(self._domain)}: "
+                             "with one possible item use SVIM")
 
     def result(self, state: SetValuedState) -> ItemsetsEstimate:
         """The ``top_k`` best of the top items and the candidate itemsets, with estimates and provenance."""
