@@ -326,15 +326,18 @@ def test_admissible_prefixes_see_a_non_zero_byte_begun_after_a_zero_one():
     (the,), _, _ = encode_items([b"the"], 64)[0], None, None
     at63 = int(the) >> 1
     cands = np.array([at63, at63 | 1, at63 | 0b1000000], dtype=np.uint64)
-    for item_type in ("bytes", "str"):
-        assert admissible_prefixes(cands, 63, item_type, 64).tolist() == [True, False, False]
+    assert admissible_prefixes(cands, 63, "str", 64).tolist() == [True, False, False]
+    # bytes items may hold zero bytes anywhere (b"the\x00\x00\x00\x00\x01" is an item), so every prefix is one
+    assert admissible_prefixes(cands, 63, "bytes", 64).tolist() == [True, True, True]
     # a prefix that stops right after a non-zero byte may begin any next byte
     (ab,), _, _ = encode_items([b"abcdefgh"], 64)[0], None, None
-    assert admissible_prefixes(np.array([int(ab) >> 3], np.uint64), 61, "bytes", 64).tolist() == [True]
-    # the naive rule on every 12-bit prefix of two bytes: 0x00 then any non-zero bit is impossible
+    assert admissible_prefixes(np.array([int(ab) >> 3], np.uint64), 61, "str", 64).tolist() == [True]
+    # every 12-bit prefix of two bytes: for str, 0x00 then any non-zero bit is impossible; for bytes nothing is
     cands = np.arange(1 << 12, dtype=np.uint64)
-    want = [not ((c >> 4) == 0 and (c & 0xF)) for c in range(1 << 12)]
-    assert admissible_prefixes(cands, 12, "bytes", 64).tolist() == want
+    str_ok = admissible_prefixes(cands, 12, "str", 64)
+    assert not str_ok[[c for c in range(1 << 12) if (c >> 4) == 0 and (c & 0xF)]].any()
+    assert str_ok[[c for c in range(0x200, 0x800)]].all()  # ASCII 0x20..0x7F then any first bits
+    assert admissible_prefixes(cands, 12, "bytes", 64).all()
 
 
 def test_a_larger_top_k_at_estimation_searches_wider():
@@ -386,4 +389,32 @@ def test_admissible_prefixes_agree_with_the_byte_by_byte_rule(item_type, length)
     got = admissible_prefixes(prefixes, length, item_type, 64).tolist()
     want = [naive.admissible_prefix(p, length, item_type) for p in prefixes.tolist()]
     assert got == want
-    assert 0 < sum(want) and (sum(want) < len(want) or (length, item_type) == (8, "bytes"))  # any byte is one
+    assert 0 < sum(want) and (sum(want) < len(want)) == (item_type == "str")  # any prefix begins a bytes item
+
+
+# -- bytes items: zero bytes inside are ordinary bytes; zero bytes at the end are padding --------------------
+
+@pytest.mark.parametrize("cls", [ldp.PEM, ldp.TreeHist])
+def test_bytes_items_with_inner_zero_bytes_are_found(cls):
+    # An IPv4 address with zero bytes inside (10.0.0.1). The str rule "no zero byte before a non-zero one" was
+    # applied to bytes items too, so every prefix of 10.0.0.1 past its first byte was dropped as impossible:
+    # PEM returned (8.8.8.8, b"X*\x8f\x8f"), TreeHist (8.8.8.8, b"\x08\x08\x08").
+    m = cls(4.0, item_bits=32, top_k=2, item_type="bytes")
+    x = [bytes([10, 0, 0, 1])] * 60_000 + [bytes([8, 8, 8, 8])] * 40_000
+    est = m.estimate_heavy_hitters(m.privatize(x, rng=1))
+    assert est.items == (bytes([10, 0, 0, 1]), bytes([8, 8, 8, 8]))
+    assert np.all(np.abs(est.frequencies - [0.6, 0.4]) <= 4 * est.standard_errors)
+
+
+def test_bytes_items_ending_in_zero_bytes_are_counted_with_the_shorter_item():
+    # Questionable case, decided: under the fixed-width encoding b"\x0a\x00\x00\x00" and b"\x0a" are the same
+    # word (trailing zero bytes are the padding), so both are counted as one item, returned without the zero
+    # bytes (documented in encode_items and PEM).
+    m = ldp.PEM(4.0, item_bits=32, top_k=2, item_type="bytes")
+    x = [bytes([10, 0, 0, 0])] * 30_000 + [b"\x0a"] * 20_000 + [bytes([7, 0, 7])] * 30_000 + [b"\x01"] * 20_000
+    est = m.estimate_heavy_hitters(m.privatize(x, rng=2))
+    assert est.items == (b"\x0a", bytes([7, 0, 7]))
+    assert np.all(np.abs(est.frequencies - [0.5, 0.3]) <= 4 * est.standard_errors)
+    from ldpnum.heavy import decode_items, encode_items
+    words, kind, _ = encode_items([bytes([10, 0, 0, 0]), b"\x0a", bytes([0, 0, 0, 1])], 32)
+    assert words[0] == words[1] and decode_items(words, kind, 32) == [b"\x0a", b"\x0a", bytes([0, 0, 0, 1])]

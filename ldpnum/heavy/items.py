@@ -23,8 +23,13 @@ so the prefix of length :math:`l` of the item is ``w >> (L - l)``. Words are sto
   right to :math:`L / 8` bytes. A lexicographic prefix of ``j`` bytes is therefore the bit prefix of length
   :math:`8j`: ``w >> (L - 8*j)`` is the encoding of the first ``j`` bytes. Items longer than :math:`L / 8`
   bytes are truncated to their first :math:`L / 8` bytes, with one :class:`~ldpnum.exceptions.TruncationWarning`
-  per call (or a ValueError with ``truncate=False``). Byte items need :math:`L` a multiple of 8. Trailing zero
-  bytes cannot be told from the padding: ``b"ab\x00"`` encodes (and decodes) as ``b"ab"``.
+  per call (or a ValueError with ``truncate=False``). Byte items need :math:`L` a multiple of 8. Zero bytes
+  inside an item are ordinary bytes (``b"\x0a\x00\x00\x01"``, an IPv4 address, is found like any other
+  item), but trailing zero bytes cannot be told from the padding: ``b"ab\x00"`` encodes as ``b"ab"``, so the
+  two are counted as one item and results return it as ``b"ab"``. This is a property of any fixed-width
+  encoding of variable-length items, not an estimation error; for fixed-length binary ids (addresses,
+  hashes) restore the width with ``item.ljust(L // 8, b"\x00")``, or encode them as integers
+  (``int.from_bytes(b, "big")``, ``item_type="uint"``), which keeps every id distinct.
 * **str**: the UTF-8 bytes of the string, then as **bytes**. Truncation may cut a multi-byte character; the
   cut character is dropped when decoding. Strings containing the NUL character ``"\x00"`` are refused (its
   UTF-8 byte is the padding byte, so they would be ambiguous).
@@ -482,12 +487,14 @@ def decode_items(words: object, item_type: str, item_bits: int) -> list:
 def admissible_prefixes(prefixes: object, length: int, item_type: str, item_bits: int) -> np.ndarray:
     """Which ``length``-bit prefixes can begin the encoding of a real item of ``item_type``.
 
-    For ``"uint"`` every prefix can. For ``"bytes"`` and ``"str"`` an encoding is the item's bytes followed by
-    zero padding, so a zero byte followed by a non-zero byte never occurs, not even one begun by the
-    prefix's last bits (bytes items ending in zero bytes
-    are not told apart from the padding; strings with NUL are refused); for ``"str"`` the complete bytes must
-    also be valid UTF-8, except for an incomplete character at the end (a truncated string, or a prefix that
-    stops inside a character). Used by the heavy-hitter estimators to drop impossible candidates.
+    For ``"uint"`` and ``"bytes"`` every prefix can: every word is the encoding of some integer, and of some
+    byte string (zero bytes may stand anywhere in a bytes item, e.g. the IPv4 address ``b"\\x0a\\x00\\x00\\x01"``;
+    a word ending in zero bytes is the encoding of the item without them, since trailing zero bytes cannot be
+    told from the padding). For ``"str"`` an encoding is the string's UTF-8 bytes followed by zero padding and
+    strings holding NUL are refused, so a zero byte followed by a non-zero byte never occurs, not even one begun
+    by the prefix's last bits; the complete bytes must also be valid UTF-8, except for an incomplete character
+    at the end (a truncated string, or a prefix that stops inside a character). Used by the heavy-hitter
+    estimators to drop impossible candidates.
 
     Examples
     --------
@@ -496,9 +503,11 @@ def admissible_prefixes(prefixes: object, length: int, item_type: str, item_bits
     >>> bad = np.array([0x0061], dtype=np.uint64)  # "\\x00a": a zero byte before a non-zero one
     >>> admissible_prefixes(np.concatenate([w, bad]), 16, "str", 16).tolist()
     [True, True, False]
+    >>> admissible_prefixes(bad, 16, "bytes", 16).tolist()  # the bytes item b"\\x00a"
+    [True]
     """
     prefixes = np.asarray(prefixes, dtype=np.uint64)
-    if item_type == "uint":
+    if item_type != "str":
         return np.ones(prefixes.shape, dtype=bool)
     n_bytes = length // 8
     if n_bytes == 0:

@@ -396,7 +396,10 @@ class PEM(_PrefixProtocol):
     item_type : {"str", "bytes", "uint"}, optional
         What the items are (default ``"str"``, UTF-8 text: words, URLs, queries; ``"uint"`` for integer
         ids). Encoded by :func:`ldpnum.heavy.encode_items`; results decode back to it. str and bytes need
-        ``item_bits`` a multiple of 8; longer items are truncated with a counted warning.
+        ``item_bits`` a multiple of 8; longer items are truncated with a counted warning. Bytes items may hold
+        zero bytes anywhere, but an item ending in zero bytes is counted with (and returned as) the item without
+        them: trailing zero bytes cannot be told from the fixed-width encoding's padding (see
+        :mod:`ldpnum.heavy.items`).
 
     Notes
     -----
