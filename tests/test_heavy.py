@@ -504,3 +504,17 @@ def test_one_hash_function_cannot_split_and_says_so():
     with pytest.warns(UserWarning, match="n_hashes=1 cannot split.*biased upward"):
         est = m.estimate_heavy_hitters(r)
     assert est.provenance["holdout"] is None and set(est.items) == {3, 200}
+
+
+def test_default_hash_family_can_always_split():
+    # TreeHist over 64-bit items at ε >= 11 had n_hashes = 1 by default (58 groups × 65536 hash values), so its
+    # estimates could not be split and came with the selection-bias warning; the default is now at least 2
+    import warnings
+    m = ldp.TreeHist(12.0, top_k=2, item_type="uint")
+    assert m.n_hashes == 2 and ldp.PEM(20.0).n_hashes == 4
+    x = np.repeat(np.array([2**63 + 5, 77], np.uint64), [12_000, 8_000])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = m.estimate_heavy_hitters(m.privatize(x, rng=4))
+    assert est.items == (2**63 + 5, 77) and est.provenance["holdout"]["estimate_hashes"] == (1, 2)
+    assert np.all(np.abs(est.frequencies - [0.6, 0.4]) <= 4 * est.standard_errors)

@@ -65,7 +65,7 @@ HASH_SEED = 0x5EED_4E11_0F00_0001
 #: Largest number of hash functions (the hash index is 16 bits of a word).
 MAX_HASHES = 1 << 16
 #: Default ceiling on the aggregate's counts ``G·H·g``: the default ``H`` is the largest power of two
-#: ``<= 1024`` that keeps under it (32 MB of int64 counts).
+#: ``<= 1024`` that keeps under it (32 MB of int64 counts), but at least 2 (the split of the last group).
 DEFAULT_MAX_CELLS = 1 << 22
 #: Hard ceiling on ``G·H·g``: 2**25 int64 counts are 256 MB per aggregate.
 MAX_CELLS = 1 << 25
@@ -191,7 +191,7 @@ class _PrefixProtocol(Mechanism):
         self._g = olh_g(self._epsilon) if g is None else _check_int(g, "g", 2, G_MAX)
         if n_hashes is None:
             n_hashes = 1024
-            while n_hashes > 1 and n_groups * n_hashes * self._g > DEFAULT_MAX_CELLS:
+            while n_hashes > 2 and n_groups * n_hashes * self._g > DEFAULT_MAX_CELLS:
                 n_hashes //= 2
         n_hashes = _check_int(n_hashes, "n_hashes", 1, MAX_HASHES)
         if n_hashes & (n_hashes - 1):
@@ -415,7 +415,8 @@ class PEM(_PrefixProtocol):
         ε = 4 rose from 0.87 to 0.95, at ε = 2 from 0.40 to 0.43, for 0.03 s more).
     n_hashes : int, optional
         Size ``H`` of the public hash family, a power of two ≤ 65536 (default: 1024, halved until the
-        aggregate has at most 2**22 counts).
+        aggregate has at most 2**22 counts, but at least 2: the last group's reports are split by hash index
+        between selecting the top items and estimating them, see :meth:`estimate_heavy_hitters`).
     g : int, optional
         Hash range (default ``round(e^ε) + 1``, OLH's).
     groups : int, optional
