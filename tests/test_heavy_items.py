@@ -363,3 +363,58 @@ def test_compiled_pass_needs_whole_bytes():
     arr = np.empty(1, dtype=object)
     arr[:] = [b"a"]
     assert items_module._object_words(arr, 12) is None
+
+
+# -- clear messages --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("container", [list, lambda v: np.array(v, dtype=object), np.array,
+                                       lambda v: pd.Series(v, dtype=object)])
+def test_lone_surrogates_are_named_by_index_not_a_codec_error(container):
+    # A str with a lone surrogate (from errors="surrogateescape", or a JSON "\ud800") has no UTF-8 form; it
+    # used to surface as "'utf-8' codec can't encode character '\ud800' ...: surrogates not allowed"
+    items = container(["ok", "fine", "a\ud800", "\udcffb", "also ok"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing warned (no truncation count) before the error
+        with pytest.raises(ValueError, match=r"^x must be valid Unicode text: 2 str item\(s\) have no UTF-8 form, "
+                                             r"first at index 2 \('a\\ud800': a lone surrogate '\\ud800' at "
+                                             r"position 1.*item_type='bytes'") as exc:
+            encode_items(items, 16, name="x")
+    assert "codec" not in str(exc.value)
+
+
+def test_a_prefix_protocol_names_the_surrogate_before_any_draw(monkeypatch):
+    from ldpnum import _random
+
+    monkeypatch.setattr(_random.WordSource, "draw", lambda self, n: pytest.fail("words drawn for a bad input"))
+    with pytest.raises(ValueError, match=r"x must be valid Unicode text: 1 str item\(s\).*first at index 1"):
+        ldpnum.PEM(2.0).privatize(["a", "\ud83d", "b"], rng=0)
+
+
+@pytest.mark.parametrize("words,exc,match", [
+    ([2**70], ValueError, r"words must be below 2\*\*item_bits = 2\*\*64; 1 are not, first at index 0 \(1180591620717411303424\)"),
+    ([5, -1, 2**64 - 1], ValueError, r"words must be non-negative; 1 are negative, first at index 1 \(-1\)"),
+    ([1, 2.5], TypeError, r"words must be unsigned integers; 1 are not, first at index 1 \(float 2.5\)"),
+    ([1, True], TypeError, r"first at index 1 \(bool True\)"),
+    (["a"], TypeError, r"first at index 0 \(str 'a'\)"),
+])
+def test_decode_names_a_bad_word_instead_of_a_c_conversion_error(words, exc, match):
+    # lists were converted by NumPy: -1 next to 2**64 - 1 became floats ("got dtype float64"), 2**70 an object
+    with pytest.raises(exc, match=match):
+        decode_items(words, "uint", 64)
+
+
+@pytest.mark.parametrize("prefixes,match", [
+    ([2**70], r"prefixes must be below 2\*\*length = 2\*\*16; 1 are not, first at index 0"),
+    ([3, -1], r"prefixes must be non-negative; 1 are negative, first at index 1 \(-1\)"),
+    (np.array([1, 70000], np.uint64), r"prefixes must be below 2\*\*length = 2\*\*16; 1 are not, first at index 1"),
+])
+def test_admissible_prefixes_name_bad_candidates(prefixes, match):
+    # were "Python int too large to convert to C long" / "Python integer -1 out of bounds for uint64", and a
+    # too-wide candidate was silently judged on its low bits
+    from ldpnum.heavy.items import admissible_prefixes
+    with pytest.raises(ValueError, match=match):
+        admissible_prefixes(prefixes, 16, "str", 64)
+    with pytest.raises(ValueError, match=r"length must be an int in \[1, item_bits = 64\]; got 65"):
+        admissible_prefixes([1], 65, "str", 64)
+    with pytest.raises(ValueError, match="item_type"):
+        admissible_prefixes([1], 8, "text", 64)

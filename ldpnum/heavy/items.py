@@ -279,6 +279,27 @@ def _strings(values, bits, name, truncate):
     return _bytes_words(encoded, bits, name, "str", truncate, stacklevel=4)
 
 
+def _unencodable(values, name):
+    """The ValueError for str items with no UTF-8 form (lone surrogates, e.g. from ``errors="surrogateescape"``
+    decoding or a JSON ``"\\ud800"``): their count, the first one's index and the offending character."""
+    bad, first_exc = [], None
+    for i, v in enumerate(values):
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                bad.append(i)
+                first_exc = first_exc or exc
+    if not bad:  # pragma: no cover - only called after an encoding error
+        return None
+    v = values[bad[0]]
+    char = first_exc.object[first_exc.start]
+    return ValueError(f"{name} must be valid Unicode text: {len(bad)} str item(s) have no UTF-8 form, first at "
+                      f"index {bad[0]} ({_short(v)}: a lone surrogate {char!r} at position {first_exc.start}, as "
+                      "left by decoding bytes with errors='surrogateescape' or a JSON \\ud800 escape); repair "
+                      "or remove them, or pass the raw bytes with item_type='bytes'")
+
+
 def _empty_type(arr, bits):
     kind = arr.dtype.kind
     if kind in "iu":
@@ -372,6 +393,22 @@ def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
         raise TypeError(f"truncate must be a bool; got {type(truncate).__name__} {truncate!r}")
     bits = check_item_bits(item_bits)
     arr = _to_array(items, name)
+    try:
+        words, item_type, n_truncated = _encode(arr, bits, name, truncate)
+    except UnicodeEncodeError:
+        error = _unencodable(arr.tolist(), name)
+        if error is None:  # pragma: no cover
+            raise
+        raise error from None
+    words = np.ascontiguousarray(words, dtype=np.uint64)
+    if np.shares_memory(words, arr):
+        words = words.copy()
+    words.flags.writeable = False
+    return words, item_type, n_truncated
+
+
+def _encode(arr, bits, name, truncate):
+    """:func:`encode_items` on a checked 1-D array: ``(words, item_type, n_truncated)``."""
     n_truncated = 0
     if arr.size == 0:
         item_type = _empty_type(arr, bits)
@@ -413,26 +450,48 @@ def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
                         "convert whole-number floats to ints first (e.g. numpy.asarray(x).astype('uint64'))")
     else:
         raise TypeError(f"{name} must be str, bytes or non-negative int items; got an array of dtype {arr.dtype}")
-    words = np.ascontiguousarray(words, dtype=np.uint64)
-    if np.shares_memory(words, arr):
-        words = words.copy()
-    words.flags.writeable = False
     return words, item_type, n_truncated
 
 
-def _words(words, bits):
-    arr = np.asarray(words)
+def _words(words, bits, name="words", width="item_bits"):
+    """``words`` as uint64, each checked to be an integer in ``[0, 2**bits)`` (TypeError/ValueError naming
+    the count, first index and value of the bad ones). Lists and tuples are read as Python ints one by one,
+    so that ``-1`` or ``2**70`` are named, not converted to floats or refused by a C conversion."""
+    if isinstance(words, (list, tuple)):
+        arr = np.empty(len(words), dtype=object)
+        arr[:] = words if len(words) else []
+    else:
+        arr = np.asarray(words)
     if arr.ndim != 1:
-        raise ValueError(f"words must be one-dimensional; got shape {arr.shape}")
-    if arr.dtype.kind not in "iu" and not (arr.size == 0 and arr.dtype.kind in "fO"):
-        raise TypeError(f"words must be an array of unsigned integers; got dtype {arr.dtype}")
+        raise ValueError(f"{name} must be one-dimensional; got shape {arr.shape}")
+    if arr.dtype.kind == "O":
+        values = arr.tolist()
+        bad = [i for i, v in enumerate(values)
+               if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral)]
+        if bad:
+            v = values[bad[0]]
+            raise TypeError(f"{name} must be unsigned integers; {len(bad)} are not, first at index {bad[0]} "
+                            f"({type(v).__name__} {_short(v)})")
+        ints = [int(v) for v in values]
+        bad = [i for i, v in enumerate(ints) if v < 0]
+        if bad:
+            raise ValueError(f"{name} must be non-negative; {len(bad)} are negative, first at index {bad[0]} "
+                             f"({ints[bad[0]]})")
+        bad = [i for i, v in enumerate(ints) if v >> bits]
+        if bad:
+            raise ValueError(f"{name} must be below 2**{width} = 2**{bits}; {len(bad)} are not, first at index "
+                             f"{bad[0]} ({ints[bad[0]]})")
+        return np.array(ints, dtype=np.uint64)
+    if arr.dtype.kind not in "iu" and not (arr.size == 0 and arr.dtype.kind == "f"):
+        raise TypeError(f"{name} must be an array of unsigned integers; got dtype {arr.dtype}")
     if arr.dtype.kind == "i" and (arr < 0).any():
         count, first = where(arr < 0)
-        raise ValueError(f"words must be non-negative; {count} are negative, first at index {first}")
+        raise ValueError(f"{name} must be non-negative; {count} are negative, first at index {first} "
+                         f"({int(arr[first])})")
     arr = arr.astype(np.uint64)
     if bits < 64 and (arr >> np.uint64(bits)).any():
         count, first = where((arr >> np.uint64(bits)) != 0)
-        raise ValueError(f"words must be below 2**item_bits = 2**{bits}; {count} are not, first at index {first} "
+        raise ValueError(f"{name} must be below 2**{width} = 2**{bits}; {count} are not, first at index {first} "
                          f"({int(arr[first])})")
     return arr
 
@@ -506,7 +565,13 @@ def admissible_prefixes(prefixes: object, length: int, item_type: str, item_bits
     >>> admissible_prefixes(bad, 16, "bytes", 16).tolist()  # the bytes item b"\\x00a"
     [True]
     """
-    prefixes = np.asarray(prefixes, dtype=np.uint64)
+    if item_type not in ITEM_TYPES:
+        raise ValueError(f"item_type must be one of {ITEM_TYPES}; got {item_type!r}")
+    bits = check_item_bits(item_bits, item_type)
+    if not is_int(length) or not 1 <= int(length) <= bits:  # type: ignore[call-overload]
+        raise ValueError(f"length must be an int in [1, item_bits = {bits}]; got {length!r}")
+    length = int(length)  # type: ignore[call-overload]
+    prefixes = _words(prefixes, length, name="prefixes", width="length")
     if item_type != "str":
         return np.ones(prefixes.shape, dtype=bool)
     n_bytes = length // 8
