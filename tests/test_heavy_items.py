@@ -138,15 +138,38 @@ def test_pandas_pyarrow_strings_with_truncation_and_unicode():
 
 # -- truncation ---------------------------------------------------------------------------------------------
 
-def test_truncation_is_counted_and_warned_once_with_count_and_first_index():
+def test_truncation_is_counted_and_warned_once_with_the_count_but_no_position():
+    # A client's warning is a side channel: it keeps the count but must not point at an individual input (it
+    # used to say "first at index 2" and carry first_index=2). A collector-side caller may ask for the position.
     items = ["short", "exactly8", "longer than eight", "x", "also too long"]
     with pytest.warns(TruncationWarning) as record:
         words, kind, cut = encode_items(items, 64)
     assert len(record) == 1
     w = record[0].message
-    assert isinstance(w, UserWarning) and w.count == 2 and w.first_index == 2 and cut == 2
-    assert "2 item(s)" in str(w) and "first at index 2" in str(w)
+    assert isinstance(w, UserWarning) and w.count == 2 and w.first_index == -1 and cut == 2
+    assert "2 item(s)" in str(w) and "index" not in str(w) and "longer than eight" not in str(w)
     assert decode_items(words, kind, 64) == ["short", "exactly8", "longer t", "x", "also too"]
+    for form in (items, np.array(items), np.array(items, dtype=object), [s.encode() for s in items],
+                 np.array([s.encode() for s in items])):  # every route: compiled, str list, U, S
+        with pytest.warns(TruncationWarning) as record:
+            encode_items(form, 64)
+        assert record[0].message.first_index == -1 and "index" not in str(record[0].message)
+        with pytest.warns(TruncationWarning, match="2 item.*first at index 2") as record:
+            encode_items(form, 64, locate=True)
+        assert record[0].message.first_index == 2
+    with pytest.raises(TypeError, match="locate must be a bool"):
+        encode_items(items, 64, locate="yes")
+
+
+def test_a_prefix_protocols_truncation_warning_names_no_item():
+    for m in (pem := ldpnum.PEM(2.0, item_bits=16), ldpnum.TreeHist(2.0, item_bits=16, item_type="bytes")):
+        x = ["ab", "abc", "z"] if m.item_type == "str" else [b"ab", b"abc", b"z"]
+        with pytest.warns(TruncationWarning) as record:
+            m.privatize(x, rng=0)
+        assert record[0].message.count == 1 and record[0].message.first_index == -1
+        assert "index" not in str(record[0].message)
+    with pytest.warns(TruncationWarning, match="first at index 1"):
+        pem.prepare_values(["ab", "abc"], locate=True)
 
 
 def test_no_warning_when_nothing_is_truncated():
@@ -307,7 +330,7 @@ def _numpy_route(values, bits):
     encoded = [v.encode("utf-8") if isinstance(v, str) else v for v in values]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TruncationWarning)
-        words, cut = items_module._bytes_words(encoded, bits, "items", "bytes", True)
+        words, cut, _ = items_module._bytes_words(encoded, bits, "items", "bytes", True)
     return words.tolist(), cut
 
 

@@ -232,21 +232,27 @@ def _utf8(v):
     return v.encode("utf-8") if isinstance(v, str) else v
 
 
-def _truncated(count, first, size, bits, name, item_type, truncate, stacklevel):
-    """Refuse (``truncate=False``) or warn once about ``count`` items longer than ``bits`` allows."""
+def _refuse_truncation(count, first, size, bits, name, item_type):
+    """The ValueError of ``truncate=False`` for ``count`` items longer than ``bits`` allows (an error is the
+    caller's, so it names the first one)."""
+    what = "bytes" if item_type == "bytes" else "bytes of UTF-8"
+    return ValueError(f"{name}: {count} item(s) are longer than item_bits={bits} allows "
+                      f"({bits // 8} {what}), first at index {first} ({size} bytes); "
+                      "raise item_bits or pass truncate=True to cut them")
+
+
+def _truncation_warning(count, first, bits, name, item_type, locate):
+    """The one :class:`TruncationWarning` of a call: the count only, unless ``locate`` (collector side)."""
     nbytes = bits // 8
     what = "bytes" if item_type == "bytes" else "bytes of UTF-8"
-    if not truncate:
-        raise ValueError(f"{name}: {count} item(s) are longer than item_bits={bits} allows "
-                         f"({nbytes} {what}), first at index {first} ({size} bytes); "
-                         "raise item_bits or pass truncate=True to cut them")
-    warnings.warn(TruncationWarning(
+    where_ = f", first at index {first}" if locate else ""
+    return TruncationWarning(
         f"{name}: {count} item(s) longer than {nbytes} {what} (item_bits={bits}) were truncated "
-        f"to their first {nbytes} bytes, first at index {first}; they are counted with every item sharing "
-        "that prefix", count=count, first_index=first), stacklevel=stacklevel + 1)
+        f"to their first {nbytes} bytes{where_}; they are counted with every item sharing that prefix",
+        count=count, first_index=first if locate else -1)
 
 
-def _bytes_words(values, bits, name, item_type, truncate, stacklevel=3):
+def _bytes_words(values, bits, name, item_type, truncate):
     """Words of byte strings (a list of bytes or an ``S`` array).
 
     One NumPy conversion to fixed-width ``S(nbytes + 1)``: the extra byte shows which items are longer than
@@ -257,15 +263,15 @@ def _bytes_words(values, bits, name, item_type, truncate, stacklevel=3):
         values.astype(f"S{nbytes + 1}")
     long = np.strings.str_len(fixed) > nbytes
     n_truncated = int(np.count_nonzero(long))
-    if n_truncated:
-        first = int(np.argmax(long))
-        _truncated(n_truncated, first, len(values[first]), bits, name, item_type, truncate, stacklevel)
+    first = int(np.argmax(long)) if n_truncated else -1
+    if n_truncated and not truncate:
+        raise _refuse_truncation(n_truncated, first, len(values[first]), bits, name, item_type)
     raw = np.zeros((fixed.size, 8), dtype=np.uint8)  # zero bytes on the right, big-endian
     raw[:, :nbytes] = fixed.view(np.uint8).reshape(fixed.size, nbytes + 1)[:, :nbytes]
     words = raw.view(">u8")[:, 0].astype(np.uint64)
     if bits < 64:
         words >>= np.uint64(64 - bits)
-    return words, n_truncated
+    return words, n_truncated, first
 
 
 def _strings(values, bits, name, truncate):
@@ -276,7 +282,7 @@ def _strings(values, bits, name, truncate):
                          f"strings would be ambiguous): {len(bad)} item(s) do, first at index {bad[0]} "
                          f"({_short(values[bad[0]])})")
     encoded = [v.encode("utf-8") for v in values]
-    return _bytes_words(encoded, bits, name, "str", truncate, stacklevel=4)
+    return _bytes_words(encoded, bits, name, "str", truncate)
 
 
 def _unencodable(values, name):
@@ -312,7 +318,7 @@ def _empty_type(arr, bits):
 
 
 def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
-                 truncate: bool = True) -> tuple[np.ndarray, str, int]:
+                 truncate: bool = True, locate: bool = False) -> tuple[np.ndarray, str, int]:
     r"""Encode str, bytes or unsigned-integer items as fixed-width words (the heavy hitters' input).
 
     Parameters
@@ -331,6 +337,11 @@ def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
         What to do with str/bytes items longer than :math:`L/8` bytes: cut them to their first :math:`L/8`
         bytes with one :class:`~ldpnum.exceptions.TruncationWarning` (True), or raise ValueError (False).
         Integers are never truncated.
+    locate : bool, default False
+        Whether the TruncationWarning names the position of the first truncated item. Off by default: on a
+        client, a warning is a side channel (it may be logged, or shown and sent on), so it must not point at
+        individual inputs; a collector-side caller that holds the whole column (a simulation, a file) may
+        ask for it. Errors (``truncate=False``) always name the first bad item: they go to the caller.
 
     Returns
     -------
@@ -359,7 +370,11 @@ def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
     Warns
     -----
     TruncationWarning
-        Once per call, when str/bytes items were truncated, with their ``count`` and ``first_index``.
+        Once per call, when str/bytes items were truncated, with their ``count``; ``first_index`` is -1
+        (and the message names no position) unless ``locate=True``. What it reveals: how many of the call's
+        raw items were longer than :math:`L/8` bytes, a fact about the raw items that no randomization
+        protects (for one person's call, whether their item was long). Keep it on the device that holds the
+        items; it is never part of the reports.
 
     Notes
     -----
@@ -393,8 +408,10 @@ def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
         raise TypeError(f"truncate must be a bool; got {type(truncate).__name__} {truncate!r}")
     bits = check_item_bits(item_bits)
     arr = _to_array(items, name)
+    if not isinstance(locate, (bool, np.bool_)):
+        raise TypeError(f"locate must be a bool; got {type(locate).__name__} {locate!r}")
     try:
-        words, item_type, n_truncated = _encode(arr, bits, name, truncate)
+        words, item_type, n_truncated, first = _encode(arr, bits, name, truncate)
     except UnicodeEncodeError:
         error = _unencodable(arr.tolist(), name)
         if error is None:  # pragma: no cover
@@ -404,12 +421,15 @@ def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
     if np.shares_memory(words, arr):
         words = words.copy()
     words.flags.writeable = False
+    if n_truncated:
+        warnings.warn(_truncation_warning(n_truncated, first, bits, name, item_type, bool(locate)), stacklevel=2)
     return words, item_type, n_truncated
 
 
 def _encode(arr, bits, name, truncate):
-    """:func:`encode_items` on a checked 1-D array: ``(words, item_type, n_truncated)``."""
-    n_truncated = 0
+    """:func:`encode_items` on a checked 1-D array: ``(words, item_type, n_truncated, first_truncated)``;
+    refuses truncation with ``truncate=False``, warns about nothing."""
+    n_truncated, first = 0, -1
     if arr.size == 0:
         item_type = _empty_type(arr, bits)
         check_item_bits(bits, item_type)
@@ -419,15 +439,15 @@ def _encode(arr, bits, name, truncate):
     elif arr.dtype.kind == "U":
         item_type = "str"
         check_item_bits(bits, item_type)
-        words, n_truncated = _strings(arr.tolist(), bits, name, truncate)
+        words, n_truncated, first = _strings(arr.tolist(), bits, name, truncate)
     elif arr.dtype.kind == "S":
         item_type = "bytes"
         check_item_bits(bits, item_type)
-        words, n_truncated = _bytes_words(arr, bits, name, item_type, truncate)
+        words, n_truncated, first = _bytes_words(arr, bits, name, item_type, truncate)
     elif arr.dtype.kind == "O" and (fast := _object_words(arr, bits)) is not None:
         words, item_type, n_truncated, first = fast
-        if n_truncated:
-            _truncated(n_truncated, first, len(_utf8(arr[first])), bits, name, item_type, truncate, stacklevel=2)
+        if n_truncated and not truncate:
+            raise _refuse_truncation(n_truncated, first, len(_utf8(arr[first])), bits, name, item_type)
     elif arr.dtype.kind == "O":
         values = arr.tolist()
         types = set(map(type, values))
@@ -436,13 +456,13 @@ def _encode(arr, bits, name, truncate):
         if item_type == "uint":
             words = _ints(arr, bits, name)
         elif item_type == "str":
-            words, n_truncated = _strings(values if types == {str} else [str(v) for v in values], bits, name,
-                                          truncate)
+            words, n_truncated, first = _strings(values if types == {str} else [str(v) for v in values], bits,
+                                                 name, truncate)
         else:
             # exact bytes convert from the object array (faster than from the list); bytearray, memoryview
             # and bytes subclasses are copied to bytes first
-            words, n_truncated = _bytes_words(arr if types == {bytes} else [bytes(b) for b in values], bits,
-                                              name, item_type, truncate)
+            words, n_truncated, first = _bytes_words(arr if types == {bytes} else [bytes(b) for b in values],
+                                                     bits, name, item_type, truncate)
     elif arr.dtype.kind == "b":
         raise TypeError(f"{name} must be str, bytes or non-negative int items; got booleans (dtype {arr.dtype})")
     elif arr.dtype.kind in "fc":
@@ -450,7 +470,7 @@ def _encode(arr, bits, name, truncate):
                         "convert whole-number floats to ints first (e.g. numpy.asarray(x).astype('uint64'))")
     else:
         raise TypeError(f"{name} must be str, bytes or non-negative int items; got an array of dtype {arr.dtype}")
-    return words, item_type, n_truncated
+    return words, item_type, n_truncated, first
 
 
 def _words(words, bits, name="words", width="item_bits"):

@@ -260,12 +260,14 @@ class _PrefixProtocol(Mechanism):
     # -- client side -----------------------------------------------------------------------------------
     def prepare_values(self, x: ArrayLike, *, name: str | None = None,  # type: ignore[override]
                        nan_policy: str = "raise", fill_value: Any = None,
-                       truncate: bool = True) -> NDArray[np.uint64]:
+                       truncate: bool = True, locate: bool = False) -> NDArray[np.uint64]:
         """Validate and encode one column of items, without drawing anything.
 
         Items are encoded to ``item_bits``-bit words by :func:`ldpnum.heavy.encode_items` (the one place
         items are validated; str and bytes longer than ``item_bits / 8`` bytes are cut, with a
         :class:`~ldpnum.exceptions.TruncationWarning` that counts them, or raise with ``truncate=False``).
+        The warning names no position unless ``locate=True`` (for a collector-side caller holding the whole
+        column; see :func:`~ldpnum.heavy.encode_items` for what the warning reveals).
         Items of another type than the mechanism's ``item_type`` raise a TypeError. Returns read-only
         C-contiguous uint64 words.
         """
@@ -280,7 +282,7 @@ class _PrefixProtocol(Mechanism):
                              f"{self._item_type} items; pass item_type={item_type!r} to the constructor")
 
         try:
-            words, item_type, _ = encode_items(x, self._item_bits, name=label, truncate=truncate)
+            words, item_type, _ = encode_items(x, self._item_bits, name=label, truncate=truncate, locate=locate)
         except ValueError as exc:  # str/bytes items at a width that is not whole bytes: a uint mechanism
             for t in ("str", "bytes"):
                 if str(exc).startswith(f"{t} items need item_bits a multiple of 8"):
@@ -305,7 +307,9 @@ class _PrefixProtocol(Mechanism):
             ``None`` (default): secure randomness. Anything else: reproducible simulation.
         truncate : bool, optional
             Cut str/bytes items longer than ``item_bits / 8`` bytes, with a counted warning (default), or
-            raise.
+            raise. The :class:`~ldpnum.exceptions.TruncationWarning` gives the count only, never which
+            items were cut (a client's warnings must not describe individual inputs); it still tells how many
+            raw items were long, so keep it on the device (it is not part of the reports).
 
         Notes
         -----
