@@ -188,8 +188,9 @@ def estimate_prefix_levels(counts, lengths, hash_a, hash_b, g, p_star, q_star, n
 
     **Selection and estimation use different reports** (``holdout=True``, the default). The ``top_k`` items
     are the largest of many noisy estimates, so their estimates from the same reports are biased upward
-    (the winner's curse: 100 items at 1%, top 20 by PEM at ε = 4, n = 10^5: estimates averaged 0.0115 and
-    nominal 95% intervals covered 89%). The last group's reports are therefore split by their hash index,
+    (the winner's curse: 100 items at 1%, top 5 by PEM at ε = 4 from 10^5 people, 240 collections: 1.39
+    standard errors too high on average, nominal 95% intervals covering 87.4%; with the split, 0.10 standard
+    errors low and 94.5%). The last group's reports are therefore split by their hash index,
     which each person draws from a word independent of the item (:mod:`ldpnum.heavy.prefix`): reports with
     ``h < H/2`` select the ``top_k`` items among the candidates, reports with ``h >= H/2`` estimate them,
 
@@ -204,8 +205,8 @@ def estimate_prefix_levels(counts, lengths, hash_a, hash_b, g, p_star, q_star, n
     function of the hash index alone, which the aggregate keeps, so merged aggregates split alike. The items
     are returned in the selection half's rank order (a caller that trims them further must trim in this
     order, never by :math:`\hat f`, or the estimation half would select again). With ``H = 1`` no split is
-    possible and the search falls back to selecting and estimating on all the last group's reports (``holdout=False``, the
-    original protocol); callers should say so.
+    possible and the search falls back to selecting and estimating on all the last group's reports (as with
+    ``holdout=False``, the original protocol); callers should say so.
 
     Raises
     ------
