@@ -401,6 +401,15 @@ def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
     ['ab', 'b']
     >>> encode_items([5, 2**20 - 1], item_bits=20)[0]
     array([      5, 1048575], dtype=uint64)
+
+    The truncation warning counts the cut items but says which only when asked (``locate=True``):
+
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = encode_items(["ok", "far too long"], item_bits=32)
+    >>> w = caught[0].message
+    >>> w.count, w.first_index, "index" in str(w)
+    (1, -1, False)
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a str; got {type(name).__name__}")

@@ -461,6 +461,10 @@ class PEM(_PrefixProtocol):
     >>> est = pem.estimate_heavy_hitters(pem.privatize(x, rng=0))
     >>> est.items
     ('the', 'of', 'and')
+    >>> h = est.provenance["holdout"]  # the last group: one half selected the items, the other estimated them
+    >>> h["select_hashes"], h["estimate_hashes"], h["select_reports"] + h["estimate_reports"] == \
+    ...     est.provenance["n_per_group"][-1]
+    ((0, 512), (512, 1024), True)
     """
 
     name = "pem"
