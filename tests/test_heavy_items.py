@@ -441,3 +441,16 @@ def test_admissible_prefixes_name_bad_candidates(prefixes, match):
         admissible_prefixes([1], 65, "str", 64)
     with pytest.raises(ValueError, match="item_type"):
         admissible_prefixes([1], 8, "text", 64)
+
+
+def test_check_words_is_the_one_check_of_encoded_items_read_back():
+    from ldpnum.heavy.items import check_words
+    assert check_words((1, 2**64 - 1), 64).tolist() == [1, 2**64 - 1]
+    assert check_words(np.array([7], np.int64), 3).dtype == np.uint64
+    with pytest.raises(ValueError, match=r"candidates must be below 2\*\*item_bits = 2\*\*8; 1 are not, first at "
+                                         r"index 2 \(256\)"):
+        check_words([0, 1, 256], 8, name="candidates")
+    with pytest.raises(TypeError, match=r"candidates must be unsigned integers; 1 are not, first at index 0"):
+        check_words([None], 8, name="candidates")
+    with pytest.raises(ValueError, match="item_bits"):
+        check_words([1], 65)

@@ -45,7 +45,7 @@ from .._checks import is_int, where
 from .._kernels.objects import object_words
 from ..exceptions import TruncationWarning
 
-__all__ = ["admissible_prefixes", "ITEM_TYPES", "encode_items", "decode_items", "check_item_bits"]
+__all__ = ["admissible_prefixes", "ITEM_TYPES", "encode_items", "decode_items", "check_item_bits", "check_words"]
 
 #: The kinds of items heavy-hitter mechanisms accept, as :func:`encode_items` names them.
 ITEM_TYPES = ("str", "bytes", "uint")
@@ -523,6 +523,35 @@ def _words(words, bits, name="words", width="item_bits"):
         raise ValueError(f"{name} must be below 2**{width} = 2**{bits}; {count} are not, first at index {first} "
                          f"({int(arr[first])})")
     return arr
+
+
+def check_words(words: object, item_bits: int, *, name: str = "words") -> np.ndarray:
+    """Words (encoded items, e.g. candidates read from a payload or a file) checked and returned as uint64.
+
+    Lists and tuples are read as Python ints one by one, so a bad entry is named by its index and value
+    instead of failing in a C conversion (``Python int too large to convert to C long``, ``Python integer -1
+    out of bounds for uint64``) or turning the list into floats.
+
+    Raises
+    ------
+    TypeError
+        An entry is not an integer (bools, floats and strings included), or an array is not of integers.
+    ValueError
+        An entry is negative or not below ``2**item_bits``; ``words`` is not one-dimensional. Messages give
+        ``name``, the count and the first index and value of the bad entries.
+
+    Examples
+    --------
+    >>> check_words([3, 255], 8).tolist()
+    [3, 255]
+    >>> check_words([3, -1], 8, name="candidates")
+    Traceback (most recent call last):
+    ...
+    ValueError: candidates must be non-negative; 1 are negative, first at index 1 (-1)
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str; got {type(name).__name__}")
+    return _words(words, check_item_bits(item_bits), name=name)
 
 
 def decode_items(words: object, item_type: str, item_bits: int) -> list:
