@@ -354,8 +354,10 @@ class _PrefixProtocol(Mechanism):
         chosen items from the reports that chose them would report the largest of many noisy estimates (the
         winner's curse): 100 items at 1%, top 5 by PEM at ε = 4 from 10^5 people, 240 collections: those
         estimates were 1.39 standard errors too high on average and their nominal 95% intervals covered 87.4%;
-        from the other half they are 0.10 standard errors low on average (the people of the last group
-        are shared between the halves) and cover 94.5%. Earlier levels only choose candidates from other
+        from the other half they are 0.10 standard errors low on average and cover 94.5% (TreeHist, 120
+        collections: 0.04 low, 96.7%; the old way 1.35 high, 88.7%). The small remaining bias is downward: the
+        population is finite, so an item whose holders happened to fall into the selecting half has a few
+        fewer left in the estimating one, and the standard error grows with the estimate. Earlier levels only choose candidates from other
         groups' reports, so they cannot bias these estimates. The price is half the last group's reports for
         each task (see :mod:`ldpnum.estimation.heavy` for measurements). With ``n_hashes=1`` no split is
         possible: the old estimate is returned with a warning.
