@@ -626,18 +626,18 @@ def admissible_prefixes(prefixes: object, length: int, item_type: str, item_bits
     if item_type not in ITEM_TYPES:
         raise ValueError(f"item_type must be one of {ITEM_TYPES}; got {item_type!r}")
     bits = check_item_bits(item_bits, item_type)
-    if not is_int(length) or not 1 <= int(length) <= bits:  # type: ignore[call-overload]
+    if not is_int(length) or not 1 <= int(length) <= bits:
         raise ValueError(f"length must be an int in [1, item_bits = {bits}]; got {length!r}")
-    length = int(length)  # type: ignore[call-overload]
-    prefixes = _words(prefixes, length, name="prefixes", width="length")
+    n_bits = int(length)
+    arr = _words(prefixes, n_bits, name="prefixes", width="length")
     if item_type != "str":
-        return np.ones(prefixes.shape, dtype=bool)
-    n_bytes = length // 8
+        return np.ones(arr.shape, dtype=bool)
+    n_bytes = n_bits // 8
     if n_bytes == 0:
-        return np.ones(prefixes.shape, dtype=bool)
-    n_partial = length - 8 * n_bytes
-    whole = prefixes >> np.uint64(n_partial)  # the complete bytes of each prefix, as an integer of n_bytes bytes
-    partial = (prefixes & np.uint64((1 << n_partial) - 1)) != 0  # non-zero first bits of the next byte
+        return np.ones(arr.shape, dtype=bool)
+    n_partial = n_bits - 8 * n_bytes
+    whole = arr >> np.uint64(n_partial)  # the complete bytes of each prefix, as an integer of n_bytes bytes
+    partial = (arr & np.uint64((1 << n_partial) - 1)) != 0  # non-zero first bits of the next byte
     raw = whole.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - n_bytes:]  # (n, n_bytes), first byte first
     nonzero = raw != 0
     # the last non-zero byte's position (-1 for none); a zero byte before it, or any zero byte when the next
