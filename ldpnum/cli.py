@@ -1573,7 +1573,7 @@ def heavy_hitters_file(path, column, mechanism, *, rng=None, batch_size=DEFAULT_
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always", TruncationWarning)
                     values = mechanism.prepare_values(_item_array(array, mechanism.item_type),
-                                                      name=f"column {column!r}")
+                                                      name=f"column {column!r}", locate=True)
             except (TypeError, ValueError) as exc:
                 raise CLIError(f"column {column!r}, rows {start}..{start + n - 1} (indices count from row "
                                f"{start}): {_one_line(exc)}") from None

@@ -33,7 +33,9 @@ class TruncationWarning(UserWarning):
     count : int
         How many items were truncated.
     first_index : int
-        Position of the first truncated item in the input.
+        -1: a client's warning names no position (it is a side channel; see :func:`ldpnum.heavy.encode_items`
+        for what the count reveals). The position of the first truncated item only when a collector-side
+        caller asks for it (``locate=True``).
     """
 
     def __init__(self, message, *, count=0, first_index=-1):

@@ -1031,9 +1031,11 @@ def rejection(X, words, m, n_trials, sphere, gamma, t_c):
 
 
 def admissible_prefix(prefix, length, item_type):
-    """Whether one ``length``-bit prefix can begin a real str/bytes item's encoding, byte by byte: no zero byte
-    before a non-zero one (counting the first bits of a begun next byte), and for str valid UTF-8 up to an
-    incomplete character at the end."""
+    """Whether one ``length``-bit prefix can begin a real str/bytes item's encoding, byte by byte: any prefix
+    for bytes (zero bytes may stand anywhere in a bytes item); for str no zero byte before a non-zero one
+    (counting the first bits of a begun next byte) and valid UTF-8 up to an incomplete character at the end."""
+    if item_type == "bytes":
+        return True
     n_bytes, n_partial = divmod(length, 8)
     raw = (int(prefix) >> n_partial).to_bytes(n_bytes, "big")
     stripped = raw.rstrip(b"\x00")

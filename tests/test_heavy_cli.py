@@ -230,3 +230,16 @@ def test_heavy_hitters_file_from_python(files, sample):
                                        batch_size=5000)
     assert info == {"rows": N, "truncated": 0, "first_truncated": None}
     assert est.n_reports == N and est.items[0] == "word000"
+
+
+@pytest.mark.parametrize("method", ["pem", "treehist"])
+def test_bytes_items_with_inner_zero_bytes_are_found(tmp_path, capsys, method):
+    # IPv4 addresses as 4-byte binary values: 10.0.0.1 has zero bytes inside, which the library's candidate
+    # rule used to treat as impossible for bytes (the CLI missed the 60% item)
+    ips = [bytes([10, 0, 0, 1])] * 60_000 + [bytes([8, 8, 8, 8])] * 40_000
+    pd.DataFrame({"ip": ips}).to_parquet(tmp_path / "ips.parquet")
+    status, out, err = heavy(tmp_path / "ips.parquet", capsys, "--item-type", "bytes", "--item-bits", 32,
+                             "--method", method, "--rng", 1, "--json", column="ip", epsilon=4, top_k=2)
+    assert status == 0, err
+    doc = json.loads(out)
+    assert doc["items"] == ["0a000001", "08080808"]

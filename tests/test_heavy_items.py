@@ -138,15 +138,38 @@ def test_pandas_pyarrow_strings_with_truncation_and_unicode():
 
 # -- truncation ---------------------------------------------------------------------------------------------
 
-def test_truncation_is_counted_and_warned_once_with_count_and_first_index():
+def test_truncation_is_counted_and_warned_once_with_the_count_but_no_position():
+    # A client's warning is a side channel: it keeps the count but must not point at an individual input (it
+    # used to say "first at index 2" and carry first_index=2). A collector-side caller may ask for the position.
     items = ["short", "exactly8", "longer than eight", "x", "also too long"]
     with pytest.warns(TruncationWarning) as record:
         words, kind, cut = encode_items(items, 64)
     assert len(record) == 1
     w = record[0].message
-    assert isinstance(w, UserWarning) and w.count == 2 and w.first_index == 2 and cut == 2
-    assert "2 item(s)" in str(w) and "first at index 2" in str(w)
+    assert isinstance(w, UserWarning) and w.count == 2 and w.first_index == -1 and cut == 2
+    assert "2 item(s)" in str(w) and "index" not in str(w) and "longer than eight" not in str(w)
     assert decode_items(words, kind, 64) == ["short", "exactly8", "longer t", "x", "also too"]
+    for form in (items, np.array(items), np.array(items, dtype=object), [s.encode() for s in items],
+                 np.array([s.encode() for s in items])):  # every route: compiled, str list, U, S
+        with pytest.warns(TruncationWarning) as record:
+            encode_items(form, 64)
+        assert record[0].message.first_index == -1 and "index" not in str(record[0].message)
+        with pytest.warns(TruncationWarning, match="2 item.*first at index 2") as record:
+            encode_items(form, 64, locate=True)
+        assert record[0].message.first_index == 2
+    with pytest.raises(TypeError, match="locate must be a bool"):
+        encode_items(items, 64, locate="yes")
+
+
+def test_a_prefix_protocols_truncation_warning_names_no_item():
+    for m in (pem := ldpnum.PEM(2.0, item_bits=16), ldpnum.TreeHist(2.0, item_bits=16, item_type="bytes")):
+        x = ["ab", "abc", "z"] if m.item_type == "str" else [b"ab", b"abc", b"z"]
+        with pytest.warns(TruncationWarning) as record:
+            m.privatize(x, rng=0)
+        assert record[0].message.count == 1 and record[0].message.first_index == -1
+        assert "index" not in str(record[0].message)
+    with pytest.warns(TruncationWarning, match="first at index 1"):
+        pem.prepare_values(["ab", "abc"], locate=True)
 
 
 def test_no_warning_when_nothing_is_truncated():
@@ -307,7 +330,7 @@ def _numpy_route(values, bits):
     encoded = [v.encode("utf-8") if isinstance(v, str) else v for v in values]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TruncationWarning)
-        words, cut = items_module._bytes_words(encoded, bits, "items", "bytes", True)
+        words, cut, _ = items_module._bytes_words(encoded, bits, "items", "bytes", True)
     return words.tolist(), cut
 
 
@@ -363,3 +386,71 @@ def test_compiled_pass_needs_whole_bytes():
     arr = np.empty(1, dtype=object)
     arr[:] = [b"a"]
     assert items_module._object_words(arr, 12) is None
+
+
+# -- clear messages --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("container", [list, lambda v: np.array(v, dtype=object), np.array,
+                                       lambda v: pd.Series(v, dtype=object)])
+def test_lone_surrogates_are_named_by_index_not_a_codec_error(container):
+    # A str with a lone surrogate (from errors="surrogateescape", or a JSON "\ud800") has no UTF-8 form; it
+    # used to surface as "'utf-8' codec can't encode character '\ud800' ...: surrogates not allowed"
+    items = container(["ok", "fine", "a\ud800", "\udcffb", "also ok"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing warned (no truncation count) before the error
+        with pytest.raises(ValueError, match=r"^x must be valid Unicode text: 2 str item\(s\) have no UTF-8 form, "
+                                             r"first at index 2 \('a\\ud800': a lone surrogate '\\ud800' at "
+                                             r"position 1.*item_type='bytes'") as exc:
+            encode_items(items, 16, name="x")
+    assert "codec" not in str(exc.value)
+
+
+def test_a_prefix_protocol_names_the_surrogate_before_any_draw(monkeypatch):
+    from ldpnum import _random
+
+    monkeypatch.setattr(_random.WordSource, "draw", lambda self, n: pytest.fail("words drawn for a bad input"))
+    with pytest.raises(ValueError, match=r"x must be valid Unicode text: 1 str item\(s\).*first at index 1"):
+        ldpnum.PEM(2.0).privatize(["a", "\ud83d", "b"], rng=0)
+
+
+@pytest.mark.parametrize("words,exc,match", [
+    ([2**70], ValueError, r"words must be below 2\*\*item_bits = 2\*\*64; 1 are not, first at index 0 \(1180591620717411303424\)"),
+    ([5, -1, 2**64 - 1], ValueError, r"words must be non-negative; 1 are negative, first at index 1 \(-1\)"),
+    ([1, 2.5], TypeError, r"words must be unsigned integers; 1 are not, first at index 1 \(float 2.5\)"),
+    ([1, True], TypeError, r"first at index 1 \(bool True\)"),
+    (["a"], TypeError, r"first at index 0 \(str 'a'\)"),
+])
+def test_decode_names_a_bad_word_instead_of_a_c_conversion_error(words, exc, match):
+    # lists were converted by NumPy: -1 next to 2**64 - 1 became floats ("got dtype float64"), 2**70 an object
+    with pytest.raises(exc, match=match):
+        decode_items(words, "uint", 64)
+
+
+@pytest.mark.parametrize("prefixes,match", [
+    ([2**70], r"prefixes must be below 2\*\*length = 2\*\*16; 1 are not, first at index 0"),
+    ([3, -1], r"prefixes must be non-negative; 1 are negative, first at index 1 \(-1\)"),
+    (np.array([1, 70000], np.uint64), r"prefixes must be below 2\*\*length = 2\*\*16; 1 are not, first at index 1"),
+])
+def test_admissible_prefixes_name_bad_candidates(prefixes, match):
+    # were "Python int too large to convert to C long" / "Python integer -1 out of bounds for uint64", and a
+    # too-wide candidate was silently judged on its low bits
+    from ldpnum.heavy.items import admissible_prefixes
+    with pytest.raises(ValueError, match=match):
+        admissible_prefixes(prefixes, 16, "str", 64)
+    with pytest.raises(ValueError, match=r"length must be an int in \[1, item_bits = 64\]; got 65"):
+        admissible_prefixes([1], 65, "str", 64)
+    with pytest.raises(ValueError, match="item_type"):
+        admissible_prefixes([1], 8, "text", 64)
+
+
+def test_check_words_is_the_one_check_of_encoded_items_read_back():
+    from ldpnum.heavy.items import check_words
+    assert check_words((1, 2**64 - 1), 64).tolist() == [1, 2**64 - 1]
+    assert check_words(np.array([7], np.int64), 3).dtype == np.uint64
+    with pytest.raises(ValueError, match=r"candidates must be below 2\*\*item_bits = 2\*\*8; 1 are not, first at "
+                                         r"index 2 \(256\)"):
+        check_words([0, 1, 256], 8, name="candidates")
+    with pytest.raises(TypeError, match=r"candidates must be unsigned integers; 1 are not, first at index 0"):
+        check_words([None], 8, name="candidates")
+    with pytest.raises(ValueError, match="item_bits"):
+        check_words([1], 65)

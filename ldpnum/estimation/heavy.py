@@ -30,6 +30,18 @@ group ``j`` are a random sample of the population, each supporting ``p`` with pr
 ``P = q* + f (p* - q*)``: ``Var[f̂] = P(1 - P) / (n_j (p* - q*)²)`` (OLH's variance plus the sampling
 variance ``f(1 - f)/n_j`` of the group), evaluated at ``f = clip(f̂, 0, 1)``.
 
+**Selection and estimation.** The items returned are the ``top_k`` largest of many noisy estimates, so
+their estimates from the reports that chose them are biased upward. The last group's reports are split by
+hash index: the first half of the functions select, the second half estimate (see
+:func:`estimate_prefix_levels`). Measured cost (6 collections each of 3·10^5 people holding 10^4 random 64-bit
+ids drawn from Zipf(1.1), top 20; recall of the true top 20, and mean and mean square error of the 20
+reported frequencies, a noise item's truth being 0), selecting and estimating on all reports → split:
+PEM ε = 4: recall 0.708 → 0.683, mean error +1.3e-3 → +1.9e-4, MSE 1.18e-5 → 1.49e-5; PEM ε = 2: recall
+0.258 → 0.242, mean error +8.5e-3 → +5.1e-4, MSE 1.10e-4 → 6.7e-5; TreeHist ε = 4: recall 0.550 → 0.517, mean
+error +2.8e-3 → +1.6e-4, MSE 3.4e-5 → 5.3e-5. The variance doubles (half the reports estimate), the
+selection bias goes: where the noise is large next to the frequencies (ε = 2) the MSE falls, elsewhere it
+rises by a quarter to a half, and recall falls by 2-3 points.
+
 References
 ----------
 T. Wang, N. Li, S. Jha, "Locally Differentially Private Heavy Hitter Identification", IEEE TDSC 2021.
@@ -43,7 +55,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["prefix_hash", "prefix_supports", "extend_candidates", "top_indices", "PrefixLevels",
-           "estimate_prefix_levels", "support_estimates"]
+           "estimate_prefix_levels", "support_estimates", "holdout_split"]
 
 _M32 = np.uint64(0xFFFF_FFFF)
 #: (candidate, function) pairs below which a thread is not worth starting (~1 ms of work).
@@ -138,6 +150,8 @@ class PrefixLevels:
     n_per_group: tuple
     candidates_per_level: tuple
     kept_per_level: tuple = field(default=())
+    #: How the last group's reports were split between selecting and estimating the items (None: not split).
+    holdout: dict | None = None
 
 
 def support_estimates(support, n_j, p_star, q_star):
@@ -152,9 +166,18 @@ def support_estimates(support, n_j, p_star, q_star):
     return freq, se
 
 
+def holdout_split(n_hashes):
+    """``(select, estimate)``: the hash indices whose reports select the final items (``h < H/2``) and those
+    whose reports estimate their frequencies (``h >= H/2``); None when ``H = 1`` (no split is possible)."""
+    if n_hashes < 2:
+        return None
+    half = n_hashes // 2
+    return slice(0, half), slice(half, n_hashes)
+
+
 def estimate_prefix_levels(counts, lengths, hash_a, hash_b, g, p_star, q_star, n_candidates, top_k,
-                           admissible=None):
-    """The prefix-extending search over ``counts[j, h, y]`` (see the module docstring).
+                           admissible=None, holdout=True):
+    r"""The prefix-extending search over ``counts[j, h, y]`` (see the module docstring).
 
     Group 0 estimates all ``2**lengths[0]`` prefixes; each later group estimates the extensions of the
     ``n_candidates`` best prefixes of the group before by its ``lengths[j] - lengths[j-1]`` extra bits; the
@@ -163,10 +186,32 @@ def estimate_prefix_levels(counts, lengths, hash_a, hash_b, g, p_star, q_star, n
     invalid UTF-8): the others are never kept (post-processing of public candidates; no privacy cost), so
     noise cannot fill the result with impossible items.
 
+    **Selection and estimation use different reports** (``holdout=True``, the default). The ``top_k`` items
+    are the largest of many noisy estimates, so their estimates from the same reports are biased upward
+    (the winner's curse: 100 items at 1%, top 5 by PEM at ε = 4 from 10^5 people, 240 collections: 1.39
+    standard errors too high on average, nominal 95% intervals covering 87.4%; with the split, 0.10 standard
+    errors low and 94.5%). The last group's reports are therefore split by their hash index,
+    which each person draws from a word independent of the item (:mod:`ldpnum.heavy.prefix`): reports with
+    ``h < H/2`` select the ``top_k`` items among the candidates, reports with ``h >= H/2`` estimate them,
+
+    .. math:: \hat f(v) = \frac{I^{E}(v)/n^{E} - q^*}{p^* - q^*}, \qquad
+              I^{E}(v) = \sum_{h \ge H/2} \mathrm{counts}[G-1, h, \mathrm{hash}_h(v)],
+
+    with ``n^E`` the reports of the estimation half and the standard error of :func:`support_estimates` at
+    ``n^E``. The halves are disjoint sets of people chosen independently of their items, so given which items
+    were selected, :math:`\hat f(v)` is the ordinary unbiased estimate of a fixed item (up to the finite hash
+    family's collision term, which grows by :math:`\sqrt 2` on half the functions). Earlier levels only
+    choose candidates from other groups' reports and cannot bias the last group's estimates. The split is a
+    function of the hash index alone, which the aggregate keeps, so merged aggregates split alike. The items
+    are returned in the selection half's rank order (a caller that trims them further must trim in this
+    order, never by :math:`\hat f`, or the estimation half would select again). With ``H = 1`` no split is
+    possible and the search falls back to selecting and estimating on all the last group's reports (as with
+    ``holdout=False``, the original protocol); callers should say so.
+
     Raises
     ------
     ValueError
-        If there are no reports, or a group has none.
+        If there are no reports, a group has none, or a half of the last group has none.
     """
     counts = np.asarray(counts)
     n_per_group = counts.sum(axis=(1, 2))
@@ -176,22 +221,40 @@ def estimate_prefix_levels(counts, lengths, hash_a, hash_b, g, p_star, q_star, n
     if empty.size:
         raise ValueError(f"{empty.size} group(s) of reports are empty (first: group {int(empty[0])} of "
                          f"{counts.shape[0]}); collect more reports, or use fewer groups")
+    last = len(lengths) - 1
+    split = holdout_split(counts.shape[1]) if holdout else None
+    if split is not None:
+        halves = [int(counts[last, part].sum()) for part in split]
+        if min(halves) == 0:
+            raise ValueError(f"the last group's {n_per_group[last]} report(s) all fall in one half of the hash "
+                             f"functions (selection half: {halves[0]}, estimation half: {halves[1]}); the "
+                             "selected items' frequencies are estimated from the other half: collect more reports")
     cands = np.arange(1 << int(lengths[0]), dtype=np.uint64)
     seen, kept_sizes = [], []
-    last = len(lengths) - 1
     for j in range(len(lengths)):
         if j:
             cands = extend_candidates(cands, int(lengths[j]) - int(lengths[j - 1]))
         seen.append(int(cands.size))
-        support = prefix_supports(counts[j], cands, hash_a, hash_b, g)
-        freq, se = support_estimates(support, float(n_per_group[j]), p_star, q_star)
+        if j == last and split is not None:
+            sel = split[0]
+            support = prefix_supports(counts[j, sel], cands, hash_a[sel], hash_b[sel], g)
+            freq, se = support_estimates(support, float(halves[0]), p_star, q_star)
+        else:
+            support = prefix_supports(counts[j], cands, hash_a, hash_b, g)
+            freq, se = support_estimates(support, float(n_per_group[j]), p_star, q_star)
         if admissible is not None:
             ok = np.asarray(admissible(cands, int(lengths[j])), dtype=bool)
             freq, se, cands = freq[ok], se[ok], cands[ok]
         idx = top_indices(freq, top_k if j == last else n_candidates, cands)
         kept_sizes.append(int(idx.size))
-        cands = cands[idx]
-        if j == last:
-            return PrefixLevels(cands, freq[idx], se[idx], tuple(int(v) for v in n_per_group), tuple(seen),
-                                tuple(kept_sizes))
-    raise AssertionError("unreachable")  # pragma: no cover
+        cands, freq, se = cands[idx], freq[idx], se[idx]
+    split_info = None
+    if split is not None:
+        est = split[1]
+        support = prefix_supports(counts[last, est], cands, hash_a[est], hash_b[est], g)
+        freq, se = support_estimates(support, float(halves[1]), p_star, q_star)
+        split_info = {"select_reports": halves[0], "estimate_reports": halves[1],
+                      "select_hashes": [split[0].start, split[0].stop],
+                      "estimate_hashes": [split[1].start, split[1].stop]}
+    return PrefixLevels(cands, freq, se, tuple(int(v) for v in n_per_group), tuple(seen), tuple(kept_sizes),
+                        split_info)

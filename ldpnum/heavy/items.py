@@ -23,8 +23,13 @@ so the prefix of length :math:`l` of the item is ``w >> (L - l)``. Words are sto
   right to :math:`L / 8` bytes. A lexicographic prefix of ``j`` bytes is therefore the bit prefix of length
   :math:`8j`: ``w >> (L - 8*j)`` is the encoding of the first ``j`` bytes. Items longer than :math:`L / 8`
   bytes are truncated to their first :math:`L / 8` bytes, with one :class:`~ldpnum.exceptions.TruncationWarning`
-  per call (or a ValueError with ``truncate=False``). Byte items need :math:`L` a multiple of 8. Trailing zero
-  bytes cannot be told from the padding: ``b"ab\x00"`` encodes (and decodes) as ``b"ab"``.
+  per call (or a ValueError with ``truncate=False``). Byte items need :math:`L` a multiple of 8. Zero bytes
+  inside an item are ordinary bytes (``b"\x0a\x00\x00\x01"``, an IPv4 address, is found like any other
+  item), but trailing zero bytes cannot be told from the padding: ``b"ab\x00"`` encodes as ``b"ab"``, so the
+  two are counted as one item and results return it as ``b"ab"``. This is a property of any fixed-width
+  encoding of variable-length items, not an estimation error; for fixed-length binary ids (addresses,
+  hashes) restore the width with ``item.ljust(L // 8, b"\x00")``, or encode them as integers
+  (``int.from_bytes(b, "big")``, ``item_type="uint"``), which keeps every id distinct.
 * **str**: the UTF-8 bytes of the string, then as **bytes**. Truncation may cut a multi-byte character; the
   cut character is dropped when decoding. Strings containing the NUL character ``"\x00"`` are refused (its
   UTF-8 byte is the padding byte, so they would be ambiguous).
@@ -41,7 +46,7 @@ from .._kernels.objects import object_words
 from ..exceptions import TruncationWarning
 from .._validation import plain_array
 
-__all__ = ["admissible_prefixes", "ITEM_TYPES", "encode_items", "decode_items", "check_item_bits"]
+__all__ = ["admissible_prefixes", "ITEM_TYPES", "encode_items", "decode_items", "check_item_bits", "check_words"]
 
 #: The kinds of items heavy-hitter mechanisms accept, as :func:`encode_items` names them.
 ITEM_TYPES = ("str", "bytes", "uint")
@@ -228,21 +233,27 @@ def _utf8(v):
     return v.encode("utf-8") if isinstance(v, str) else v
 
 
-def _truncated(count, first, size, bits, name, item_type, truncate, stacklevel):
-    """Refuse (``truncate=False``) or warn once about ``count`` items longer than ``bits`` allows."""
+def _refuse_truncation(count, first, size, bits, name, item_type):
+    """The ValueError of ``truncate=False`` for ``count`` items longer than ``bits`` allows (an error is the
+    caller's, so it names the first one)."""
+    what = "bytes" if item_type == "bytes" else "bytes of UTF-8"
+    return ValueError(f"{name}: {count} item(s) are longer than item_bits={bits} allows "
+                      f"({bits // 8} {what}), first at index {first} ({size} bytes); "
+                      "raise item_bits or pass truncate=True to cut them")
+
+
+def _truncation_warning(count, first, bits, name, item_type, locate):
+    """The one :class:`TruncationWarning` of a call: the count only, unless ``locate`` (collector side)."""
     nbytes = bits // 8
     what = "bytes" if item_type == "bytes" else "bytes of UTF-8"
-    if not truncate:
-        raise ValueError(f"{name}: {count} item(s) are longer than item_bits={bits} allows "
-                         f"({nbytes} {what}), first at index {first} ({size} bytes); "
-                         "raise item_bits or pass truncate=True to cut them")
-    warnings.warn(TruncationWarning(
+    where_ = f", first at index {first}" if locate else ""
+    return TruncationWarning(
         f"{name}: {count} item(s) longer than {nbytes} {what} (item_bits={bits}) were truncated "
-        f"to their first {nbytes} bytes, first at index {first}; they are counted with every item sharing "
-        "that prefix", count=count, first_index=first), stacklevel=stacklevel + 1)
+        f"to their first {nbytes} bytes{where_}; they are counted with every item sharing that prefix",
+        count=count, first_index=first if locate else -1)
 
 
-def _bytes_words(values, bits, name, item_type, truncate, stacklevel=3):
+def _bytes_words(values, bits, name, item_type, truncate):
     """Words of byte strings (a list of bytes or an ``S`` array).
 
     One NumPy conversion to fixed-width ``S(nbytes + 1)``: the extra byte shows which items are longer than
@@ -253,15 +264,15 @@ def _bytes_words(values, bits, name, item_type, truncate, stacklevel=3):
         values.astype(f"S{nbytes + 1}")
     long = np.strings.str_len(fixed) > nbytes
     n_truncated = int(np.count_nonzero(long))
-    if n_truncated:
-        first = int(np.argmax(long))
-        _truncated(n_truncated, first, len(values[first]), bits, name, item_type, truncate, stacklevel)
+    first = int(np.argmax(long)) if n_truncated else -1
+    if n_truncated and not truncate:
+        raise _refuse_truncation(n_truncated, first, len(values[first]), bits, name, item_type)
     raw = np.zeros((fixed.size, 8), dtype=np.uint8)  # zero bytes on the right, big-endian
     raw[:, :nbytes] = fixed.view(np.uint8).reshape(fixed.size, nbytes + 1)[:, :nbytes]
     words = raw.view(">u8")[:, 0].astype(np.uint64)
     if bits < 64:
         words >>= np.uint64(64 - bits)
-    return words, n_truncated
+    return words, n_truncated, first
 
 
 def _strings(values, bits, name, truncate):
@@ -272,7 +283,28 @@ def _strings(values, bits, name, truncate):
                          f"strings would be ambiguous): {len(bad)} item(s) do, first at index {bad[0]} "
                          f"({_short(values[bad[0]])})")
     encoded = [v.encode("utf-8") for v in values]
-    return _bytes_words(encoded, bits, name, "str", truncate, stacklevel=4)
+    return _bytes_words(encoded, bits, name, "str", truncate)
+
+
+def _unencodable(values, name):
+    """The ValueError for str items with no UTF-8 form (lone surrogates, e.g. from ``errors="surrogateescape"``
+    decoding or a JSON ``"\\ud800"``): their count, the first one's index and the offending character."""
+    bad, first_exc = [], None
+    for i, v in enumerate(values):
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                bad.append(i)
+                first_exc = first_exc or exc
+    if not bad:  # pragma: no cover - only called after an encoding error
+        return None
+    v = values[bad[0]]
+    char = first_exc.object[first_exc.start]
+    return ValueError(f"{name} must be valid Unicode text: {len(bad)} str item(s) have no UTF-8 form, first at "
+                      f"index {bad[0]} ({_short(v)}: a lone surrogate {char!r} at position {first_exc.start}, as "
+                      "left by decoding bytes with errors='surrogateescape' or a JSON \\ud800 escape); repair "
+                      "or remove them, or pass the raw bytes with item_type='bytes'")
 
 
 def _empty_type(arr, bits):
@@ -287,7 +319,7 @@ def _empty_type(arr, bits):
 
 
 def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
-                 truncate: bool = True) -> tuple[np.ndarray, str, int]:
+                 truncate: bool = True, locate: bool = False) -> tuple[np.ndarray, str, int]:
     r"""Encode str, bytes or unsigned-integer items as fixed-width words (the heavy hitters' input).
 
     Parameters
@@ -306,6 +338,11 @@ def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
         What to do with str/bytes items longer than :math:`L/8` bytes: cut them to their first :math:`L/8`
         bytes with one :class:`~ldpnum.exceptions.TruncationWarning` (True), or raise ValueError (False).
         Integers are never truncated.
+    locate : bool, default False
+        Whether the TruncationWarning names the position of the first truncated item. Off by default: on a
+        client, a warning is a side channel (it may be logged, or shown and sent on), so it must not point at
+        individual inputs; a collector-side caller that holds the whole column (a simulation, a file) may
+        ask for it. Errors (``truncate=False``) always name the first bad item: they go to the caller.
 
     Returns
     -------
@@ -334,7 +371,11 @@ def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
     Warns
     -----
     TruncationWarning
-        Once per call, when str/bytes items were truncated, with their ``count`` and ``first_index``.
+        Once per call, when str/bytes items were truncated, with their ``count``; ``first_index`` is -1
+        (and the message names no position) unless ``locate=True``. What it reveals: how many of the call's
+        raw items were longer than :math:`L/8` bytes, a fact about the raw items that no randomization
+        protects (for one person's call, whether their item was long). Keep it on the device that holds the
+        items; it is never part of the reports.
 
     Notes
     -----
@@ -361,6 +402,15 @@ def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
     ['ab', 'b']
     >>> encode_items([5, 2**20 - 1], item_bits=20)[0]
     array([      5, 1048575], dtype=uint64)
+
+    The truncation warning counts the cut items but says which only when asked (``locate=True``):
+
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = encode_items(["ok", "far too long"], item_bits=32)
+    >>> w = caught[0].message
+    >>> w.count, w.first_index, "index" in str(w)
+    (1, -1, False)
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a str; got {type(name).__name__}")
@@ -368,7 +418,28 @@ def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
         raise TypeError(f"truncate must be a bool; got {type(truncate).__name__} {truncate!r}")
     bits = check_item_bits(item_bits)
     arr = _to_array(items, name)
-    n_truncated = 0
+    if not isinstance(locate, (bool, np.bool_)):
+        raise TypeError(f"locate must be a bool; got {type(locate).__name__} {locate!r}")
+    try:
+        words, item_type, n_truncated, first = _encode(arr, bits, name, truncate)
+    except UnicodeEncodeError:
+        error = _unencodable(arr.tolist(), name)
+        if error is None:  # pragma: no cover
+            raise
+        raise error from None
+    words = np.ascontiguousarray(words, dtype=np.uint64)
+    if np.shares_memory(words, arr):
+        words = words.copy()
+    words.flags.writeable = False
+    if n_truncated:
+        warnings.warn(_truncation_warning(n_truncated, first, bits, name, item_type, bool(locate)), stacklevel=2)
+    return words, item_type, n_truncated
+
+
+def _encode(arr, bits, name, truncate):
+    """:func:`encode_items` on a checked 1-D array: ``(words, item_type, n_truncated, first_truncated)``;
+    refuses truncation with ``truncate=False``, warns about nothing."""
+    n_truncated, first = 0, -1
     if arr.size == 0:
         item_type = _empty_type(arr, bits)
         check_item_bits(bits, item_type)
@@ -378,15 +449,15 @@ def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
     elif arr.dtype.kind == "U":
         item_type = "str"
         check_item_bits(bits, item_type)
-        words, n_truncated = _strings(arr.tolist(), bits, name, truncate)
+        words, n_truncated, first = _strings(arr.tolist(), bits, name, truncate)
     elif arr.dtype.kind == "S":
         item_type = "bytes"
         check_item_bits(bits, item_type)
-        words, n_truncated = _bytes_words(arr, bits, name, item_type, truncate)
+        words, n_truncated, first = _bytes_words(arr, bits, name, item_type, truncate)
     elif arr.dtype.kind == "O" and (fast := _object_words(arr, bits)) is not None:
         words, item_type, n_truncated, first = fast
-        if n_truncated:
-            _truncated(n_truncated, first, len(_utf8(arr[first])), bits, name, item_type, truncate, stacklevel=2)
+        if n_truncated and not truncate:
+            raise _refuse_truncation(n_truncated, first, len(_utf8(arr[first])), bits, name, item_type)
     elif arr.dtype.kind == "O":
         values = arr.tolist()
         types = set(map(type, values))
@@ -395,13 +466,13 @@ def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
         if item_type == "uint":
             words = _ints(arr, bits, name)
         elif item_type == "str":
-            words, n_truncated = _strings(values if types == {str} else [str(v) for v in values], bits, name,
-                                          truncate)
+            words, n_truncated, first = _strings(values if types == {str} else [str(v) for v in values], bits,
+                                                 name, truncate)
         else:
             # exact bytes convert from the object array (faster than from the list); bytearray, memoryview
             # and bytes subclasses are copied to bytes first
-            words, n_truncated = _bytes_words(arr if types == {bytes} else [bytes(b) for b in values], bits,
-                                              name, item_type, truncate)
+            words, n_truncated, first = _bytes_words(arr if types == {bytes} else [bytes(b) for b in values],
+                                                     bits, name, item_type, truncate)
     elif arr.dtype.kind == "b":
         raise TypeError(f"{name} must be str, bytes or non-negative int items; got booleans (dtype {arr.dtype})")
     elif arr.dtype.kind in "fc":
@@ -409,28 +480,79 @@ def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
                         "convert whole-number floats to ints first (e.g. numpy.asarray(x).astype('uint64'))")
     else:
         raise TypeError(f"{name} must be str, bytes or non-negative int items; got an array of dtype {arr.dtype}")
-    words = np.ascontiguousarray(words, dtype=np.uint64)
-    if np.shares_memory(words, arr):
-        words = words.copy()
-    words.flags.writeable = False
-    return words, item_type, n_truncated
+    return words, item_type, n_truncated, first
 
 
-def _words(words, bits):
-    arr = np.asarray(words)
+def _words(words, bits, name="words", width="item_bits"):
+    """``words`` as uint64, each checked to be an integer in ``[0, 2**bits)`` (TypeError/ValueError naming
+    the count, first index and value of the bad ones). Lists and tuples are read as Python ints one by one,
+    so that ``-1`` or ``2**70`` are named, not converted to floats or refused by a C conversion."""
+    if isinstance(words, (list, tuple)):
+        arr = np.empty(len(words), dtype=object)
+        arr[:] = words if len(words) else []
+    else:
+        arr = np.asarray(words)
     if arr.ndim != 1:
-        raise ValueError(f"words must be one-dimensional; got shape {arr.shape}")
-    if arr.dtype.kind not in "iu" and not (arr.size == 0 and arr.dtype.kind in "fO"):
-        raise TypeError(f"words must be an array of unsigned integers; got dtype {arr.dtype}")
+        raise ValueError(f"{name} must be one-dimensional; got shape {arr.shape}")
+    if arr.dtype.kind == "O":
+        values = arr.tolist()
+        bad = [i for i, v in enumerate(values)
+               if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral)]
+        if bad:
+            v = values[bad[0]]
+            raise TypeError(f"{name} must be unsigned integers; {len(bad)} are not, first at index {bad[0]} "
+                            f"({type(v).__name__} {_short(v)})")
+        ints = [int(v) for v in values]
+        bad = [i for i, v in enumerate(ints) if v < 0]
+        if bad:
+            raise ValueError(f"{name} must be non-negative; {len(bad)} are negative, first at index {bad[0]} "
+                             f"({ints[bad[0]]})")
+        bad = [i for i, v in enumerate(ints) if v >> bits]
+        if bad:
+            raise ValueError(f"{name} must be below 2**{width} = 2**{bits}; {len(bad)} are not, first at index "
+                             f"{bad[0]} ({ints[bad[0]]})")
+        return np.array(ints, dtype=np.uint64)
+    if arr.dtype.kind not in "iu" and not (arr.size == 0 and arr.dtype.kind == "f"):
+        raise TypeError(f"{name} must be an array of unsigned integers; got dtype {arr.dtype}")
     if arr.dtype.kind == "i" and (arr < 0).any():
         count, first = where(arr < 0)
-        raise ValueError(f"words must be non-negative; {count} are negative, first at index {first}")
+        raise ValueError(f"{name} must be non-negative; {count} are negative, first at index {first} "
+                         f"({int(arr[first])})")
     arr = arr.astype(np.uint64)
     if bits < 64 and (arr >> np.uint64(bits)).any():
         count, first = where((arr >> np.uint64(bits)) != 0)
-        raise ValueError(f"words must be below 2**item_bits = 2**{bits}; {count} are not, first at index {first} "
+        raise ValueError(f"{name} must be below 2**{width} = 2**{bits}; {count} are not, first at index {first} "
                          f"({int(arr[first])})")
     return arr
+
+
+def check_words(words: object, item_bits: int, *, name: str = "words") -> np.ndarray:
+    """Words (encoded items, e.g. candidates read from a payload or a file) checked and returned as uint64.
+
+    Lists and tuples are read as Python ints one by one, so a bad entry is named by its index and value
+    instead of failing in a C conversion (``Python int too large to convert to C long``, ``Python integer -1
+    out of bounds for uint64``) or turning the list into floats.
+
+    Raises
+    ------
+    TypeError
+        An entry is not an integer (bools, floats and strings included), or an array is not of integers.
+    ValueError
+        An entry is negative or not below ``2**item_bits``; ``words`` is not one-dimensional. Messages give
+        ``name``, the count and the first index and value of the bad entries.
+
+    Examples
+    --------
+    >>> check_words([3, 255], 8).tolist()
+    [3, 255]
+    >>> check_words([3, -1], 8, name="candidates")
+    Traceback (most recent call last):
+    ...
+    ValueError: candidates must be non-negative; 1 are negative, first at index 1 (-1)
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str; got {type(name).__name__}")
+    return _words(words, check_item_bits(item_bits), name=name)
 
 
 def decode_items(words: object, item_type: str, item_bits: int) -> list:
@@ -483,12 +605,14 @@ def decode_items(words: object, item_type: str, item_bits: int) -> list:
 def admissible_prefixes(prefixes: object, length: int, item_type: str, item_bits: int) -> np.ndarray:
     """Which ``length``-bit prefixes can begin the encoding of a real item of ``item_type``.
 
-    For ``"uint"`` every prefix can. For ``"bytes"`` and ``"str"`` an encoding is the item's bytes followed by
-    zero padding, so a zero byte followed by a non-zero byte never occurs, not even one begun by the
-    prefix's last bits (bytes items ending in zero bytes
-    are not told apart from the padding; strings with NUL are refused); for ``"str"`` the complete bytes must
-    also be valid UTF-8, except for an incomplete character at the end (a truncated string, or a prefix that
-    stops inside a character). Used by the heavy-hitter estimators to drop impossible candidates.
+    For ``"uint"`` and ``"bytes"`` every prefix can: every word is the encoding of some integer, and of some
+    byte string (zero bytes may stand anywhere in a bytes item, e.g. the IPv4 address ``b"\\x0a\\x00\\x00\\x01"``;
+    a word ending in zero bytes is the encoding of the item without them, since trailing zero bytes cannot be
+    told from the padding). For ``"str"`` an encoding is the string's UTF-8 bytes followed by zero padding and
+    strings holding NUL are refused, so a zero byte followed by a non-zero byte never occurs, not even one begun
+    by the prefix's last bits; the complete bytes must also be valid UTF-8, except for an incomplete character
+    at the end (a truncated string, or a prefix that stops inside a character). Used by the heavy-hitter
+    estimators to drop impossible candidates.
 
     Examples
     --------
@@ -497,16 +621,24 @@ def admissible_prefixes(prefixes: object, length: int, item_type: str, item_bits
     >>> bad = np.array([0x0061], dtype=np.uint64)  # "\\x00a": a zero byte before a non-zero one
     >>> admissible_prefixes(np.concatenate([w, bad]), 16, "str", 16).tolist()
     [True, True, False]
+    >>> admissible_prefixes(bad, 16, "bytes", 16).tolist()  # the bytes item b"\\x00a"
+    [True]
     """
-    prefixes = np.asarray(prefixes, dtype=np.uint64)
-    if item_type == "uint":
-        return np.ones(prefixes.shape, dtype=bool)
-    n_bytes = length // 8
+    if item_type not in ITEM_TYPES:
+        raise ValueError(f"item_type must be one of {ITEM_TYPES}; got {item_type!r}")
+    bits = check_item_bits(item_bits, item_type)
+    if not is_int(length) or not 1 <= int(length) <= bits:
+        raise ValueError(f"length must be an int in [1, item_bits = {bits}]; got {length!r}")
+    n_bits = int(length)
+    arr = _words(prefixes, n_bits, name="prefixes", width="length")
+    if item_type != "str":
+        return np.ones(arr.shape, dtype=bool)
+    n_bytes = n_bits // 8
     if n_bytes == 0:
-        return np.ones(prefixes.shape, dtype=bool)
-    n_partial = length - 8 * n_bytes
-    whole = prefixes >> np.uint64(n_partial)  # the complete bytes of each prefix, as an integer of n_bytes bytes
-    partial = (prefixes & np.uint64((1 << n_partial) - 1)) != 0  # non-zero first bits of the next byte
+        return np.ones(arr.shape, dtype=bool)
+    n_partial = n_bits - 8 * n_bytes
+    whole = arr >> np.uint64(n_partial)  # the complete bytes of each prefix, as an integer of n_bytes bytes
+    partial = (arr & np.uint64((1 << n_partial) - 1)) != 0  # non-zero first bits of the next byte
     raw = whole.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - n_bytes:]  # (n, n_bytes), first byte first
     nonzero = raw != 0
     # the last non-zero byte's position (-1 for none); a zero byte before it, or any zero byte when the next
