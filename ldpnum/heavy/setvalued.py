@@ -200,8 +200,6 @@ def encode_sets(sets: object, item_bits: int = 64, *, item_type: str | None = No
         words, kind, _ = encode_items(flat, item_bits, name=f"items of {name}", truncate=truncate)
     except (TypeError, ValueError) as exc:  # name the person, not the position in the flattened list
         rows = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
-        if isinstance(exc, UnicodeError):
-            raise _unicode_error(flat, rows, name, exc) from exc
         raise (TypeError if isinstance(exc, TypeError) else ValueError)(_person_message(str(exc), rows)) from exc
     if len(flat) == 0:
         kind = item_type or kind
@@ -252,23 +250,6 @@ def _person_message(message, rows):
         return f"the item of the set at index {int(rows[j])} is" if j < rows.size else match.group(0)
 
     return re.sub(r"\bitem (\d+) is\b", sub_item, re.sub(r"first at index (\d+)", sub, message))
-
-
-def _unicode_error(flat, rows, name, exc):
-    """ValueError naming the count and the first person of str items that are not valid Unicode text (a lone
-    surrogate such as '\\ud800' has no UTF-8 encoding), instead of the codec's message."""
-    bad = []
-    for j, v in enumerate(flat):
-        if isinstance(v, str):
-            try:
-                v.encode("utf-8")
-            except UnicodeError:
-                bad.append(j)
-    if not bad:  # pragma: no cover - the codec failed on an item, so one is found
-        return ValueError(f"items of {name}: {exc}")
-    j = bad[0]
-    return ValueError(f"items of {name} must be valid Unicode text (UTF-8 encodable); {len(bad)} item(s) are not, "
-                      f"first in the set at index {int(rows[j])} ({flat[j]!r:.40}: {getattr(exc, 'reason', exc)})")
 
 
 # -- itemset candidates --------------------------------------------------------------------------------------
@@ -744,7 +725,8 @@ class _SetValued:
 
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", TruncationWarning)
-            words, kind, _ = encode_items(domain, self._item_bits, name="domain", truncate=True)
+            words, kind, _ = encode_items(domain, self._item_bits, name="domain", truncate=True,
+                                          locate=True)  # a public domain: naming its items reveals nothing
         cut = [w.message for w in caught if isinstance(w.message, TruncationWarning)]
         for w in caught:
             if not isinstance(w.message, TruncationWarning):
