@@ -304,6 +304,10 @@ _CATEGORY_HINTS = {
     "b": "convert flags with .astype(int)",
     "category": "privatize the category codes s.cat.codes",
 }
+_TEXT_CATEGORIES = ("map each category to its position in a public, fixed list of the k categories, e.g. "
+                    "pd.Categorical(s, categories=[...]).codes (not codes learned from the data: they would depend "
+                    "on who answered)")
+_CATEGORY_HINTS.update({kind: _TEXT_CATEGORIES for kind in "USOT"})
 
 
 def check_categories(x, k, *, name="x", nan_policy="raise", fill_value=None, unknown="raise"):

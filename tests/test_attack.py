@@ -372,3 +372,16 @@ def test_attack_size():
     specs = sum(sum(1 for _ in spec_edits(make(n).spec)) for n in ALL_NAMES)
     total = hostile + vector_bad + aggregates + specs
     assert len(ALL_NAMES) == 29 and total > 2000, (hostile, vector_bad, aggregates, specs)
+
+
+CATEGORICAL = [n for n in registered() if CASES[n].kind == "categorical"]
+
+
+@pytest.mark.parametrize("name", CATEGORICAL)
+def test_text_categories_get_category_advice(name, draws):
+    """Text given to a categorical oracle is refused with advice about category codes from a public list, not
+    the numeric columns' "convert numbers stored as text with pd.to_numeric" (which would fail on 'red')."""
+    m = make(name)
+    for x in (np.array(["red", "blue"]), pd.Series(["red", "blue"]), pd.Series(["red", "blue"], dtype="string")):
+        err = refused(lambda: m.privatize(x, rng=0), draws)
+        assert isinstance(err, TypeError) and "public, fixed list" in str(err) and "to_numeric" not in str(err), err
