@@ -49,8 +49,10 @@ size phase, which only sets ℓ, the least):
    and 8% five other items: ``π̂ s`` gives ``x`` 1.21 and each other item 0.021, where the truth is 0.92
    and 0.08). So the result (:class:`SetItemsEstimate`, :class:`ItemsetsEstimate`) reports ``π̂ s``
    clipped to ``[low(π̂), high(π̂)]`` and to [0, 1], with a :class:`SizeCorrectionWarning` when it lay
-   above even ``high(π̂ + 1.96σ̂_π)`` (impossible, not noise; flags in ``provenance["impossible"]`` and
-   ``["clipped"]``, the unclipped value in ``["size_corrected"]``), and intervals
+   above even ``high(π̂ + 1.96σ̂_π)`` or above 1 by more than 1.96 of its standard errors (impossible,
+   not noise; an estimate above 1 within its noise, such as 1.02 ± 0.012 for an item everyone holds, is
+   clipped to 1 silently; flags in ``provenance["impossible"]`` and ``["clipped"]``, the unclipped value
+   in ``["size_corrected"]``: no frequency outside [0, 1] is ever returned), and intervals
    ``[low(π̂ - zσ̂_π), high(π̂ + zσ̂_π)]`` that cover whatever the holders' sizes. The bounds use the
    sizes raised by 1.96 of their standard errors (the size phase's noise). Measured on airport-name word
    sets (vega_datasets' 3,376 names × 100 people, ε = 4, 20 collections): the old ``π̂ s ± 1.96 s σ̂``
@@ -400,7 +402,8 @@ class SetItemsEstimate(HeavyHittersEstimate):
     frequencies ``low(π)``, ``high(π)`` the sizes allow. The point estimate is the paper's correction
     ``π̂ s`` (:func:`size_scale`, exact when an item's holders have sizes like a random held item's) clipped
     to ``[low(π̂), high(π̂)]`` and to [0, 1] (:class:`SizeCorrectionWarning` when it lay above even
-    ``high(π̂ + z_{0.95} σ̂)``); ``standard_errors`` are its sampling errors ``s σ̂_π``. The interval at
+    ``high(π̂ + z_{0.95} σ̂)``, or above 1 beyond its noise); ``standard_errors`` are its sampling errors
+    ``s σ̂_π``. The interval at
     ``level`` is
 
     .. math:: \bigl[\mathrm{low}(\hat\pi - z\hat\sigma_\pi),\ \mathrm{high}(\hat\pi + z\hat\sigma_\pi)\bigr],
@@ -1134,25 +1137,33 @@ def _interval_from_provenance(prov, level, frequencies, standard_errors):
 
 
 def _impossible(labels, assumed, pi, pi_se, theta, ell):
-    """Warn (:class:`SizeCorrectionWarning`) about returned entries whose size-corrected estimate lies above
-    every frequency the sizes allow at the 95% upper end of their sampling rate (or above 1); the flags."""
+    """Warn (:class:`SizeCorrectionWarning`) about returned entries whose size-corrected estimate is
+    impossible beyond sampling noise: above every frequency the sizes allow at the 95% upper end of the
+    sampling rate, or above 1 by more than 1.96 of its standard errors. Returns the flags. (An estimate
+    above 1 within its noise, e.g. 1.02 ± 0.012 for an item everyone holds, is clipped to 1 without a
+    warning; ``provenance["clipped"]`` shows it.)"""
     z = normal_quantile(0.95)
-    allowed = frequency_bounds(np.asarray(pi) + z * np.asarray(pi_se), theta, ell)[1]
-    bad = (np.asarray(assumed) > allowed + 1e-12) | (np.asarray(assumed) > 1.0)
+    assumed, pi, pi_se = (np.asarray(v, dtype=np.float64) for v in (assumed, pi, pi_se))
+    allowed = frequency_bounds(pi + z * pi_se, theta, ell)[1]
+    scale = np.divide(assumed, pi, out=np.zeros_like(assumed), where=pi != 0)
+    over_sizes = assumed > allowed + 1e-12
+    over_one = assumed - z * pi_se * scale > 1.0
+    bad = over_sizes | over_one
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         t = np.clip(np.asarray(theta, dtype=np.float64), 0.0, None)
         above = float(t[ell + 1:].sum()) if t.size > ell + 1 else 0.0
-        cap = frequency_bounds(pi[i], theta, ell)[1]
+        cap = min(float(frequency_bounds(pi[i], theta, ell)[1]), 1.0)
+        sizes = (f"with a sampling rate of {pi[i]:.4g} ± {pi_se[i]:.2g} and the sizes collected (ℓ = {ell}; "
+                 f"{above:.1%} of the people hold more than ℓ candidates) at most {cap:.4g} of the people can "
+                 "hold it")
         warnings.warn(SizeCorrectionWarning(
-            f"{int(bad.sum())} size-corrected frequencies are impossible under the collected set sizes, first "
-            f"{labels[i]!r} at rank {i + 1}: the correction gives {float(assumed[i]):.4g}, but with a sampling "
-            f"rate of {float(pi[i]):.4g} ± {float(pi_se[i]):.2g} and the sizes collected (ℓ = {ell}; "
-            f"{above:.1%} of the people hold more than ℓ candidates) at most {float(cap):.4g} of the people can "
-            "hold it. The correction assumes an item's holders have set sizes like a random held item's; here "
-            "they do not (the item is held mostly in small sets, or the sizes' tail is the size phase's "
-            "noise). Reported the largest value the sizes allow; its interval spans every frequency they "
-            "allow (frequency_bounds)",
+            f"{int(bad.sum())} size-corrected frequencies are impossible beyond their sampling error, first "
+            f"{labels[i]!r} at rank {i + 1}: the correction gives {assumed[i]:.4g} "
+            f"(± {pi_se[i] * scale[i]:.2g}), but {sizes}. The correction assumes an item's holders have set "
+            "sizes like a random held item's; here they do not (the item is held mostly in small sets, or "
+            "the sizes' tail is the size phase's noise). Reported the largest value the sizes allow (at most "
+            "1); its interval spans every frequency they allow (frequency_bounds)",
             count=int(bad.sum()), first_index=i), stacklevel=3)
     return bad
 
