@@ -170,3 +170,42 @@ def test_svsm_itemsets_of_cut_str_items():
     assert pair in found  # was never found: the cut item's re-encoded word is held by nobody
     assert abs(found[pair] - 0.6) < 4.5 * se[pair]
     assert abs(found[frozenset({"日本"})] - 0.6) < 4.5 * se[frozenset({"日本"})]
+
+
+def test_bounding_sizes_put_the_unexplained_mass_at_the_largest_size():
+    bounding = ldp.heavy.setvalued.bounding_sizes
+    # kept cells 0..ℓ (and significant ones above) raised by z·se; the rest (1 - kept + z·sqrt(Σ se²))
+    # at the largest size
+    out = bounding([0.1, 0.6, 0.2, 0.0, 0.0], [0.01] * 5, 1, z=2.0)
+    np.testing.assert_allclose(out, [0.0, 0.62, 0.22, 0.0, 0.1 + 2.0 * np.sqrt(3) * 0.01])
+    # no size above ℓ is possible (as many candidates as ℓ): nothing is added
+    np.testing.assert_allclose(bounding([0.2, 0.8], [0.01, 0.01], 1), [0.0, 0.8 + 1.96 * 0.01])
+
+
+def test_intervals_cover_when_the_size_tail_is_below_significance():
+    # 85% hold one of c1..c19; 15% hold c0 and 2-19 others. At 20,000 people every size cell above 1 is
+    # under the size phase's significance threshold (about 0.0083 each, 2.3 standard errors), so the sizes
+    # read "everyone holds one candidate": ℓ = 1, s = 1. Measured over 20 collections: π̂ s ± 1.96 s σ̂
+    # covered 20 of 200 returned items; intervals from the significant sizes alone 97 of 200; with
+    # bounding_sizes all 200. One collection here.
+    rng = np.random.default_rng(77)
+    n = 20_000
+    big = rng.random(n) < 0.15
+    sizes = rng.integers(2, 20, n)
+    sets = []
+    for b, size, single in zip(big, sizes, rng.integers(1, 20, n)):
+        if b:
+            sets.append({"c0"} | {f"c{i}" for i in rng.choice(np.arange(1, 20), size, replace=False)})
+        else:
+            sets.append({f"c{single}"})
+    truth = {}
+    for s in sets:
+        for x in s:
+            truth[x] = truth.get(x, 0) + 1 / n
+    est = ldp.SVIM(4.0, top_k=10, domain=[f"c{i}" for i in range(20)]).run(sets, rng=0)
+    assert est.provenance["ell"] == 1
+    lo, hi = est.confidence_interval(0.95)
+    new = sum(lo[j] <= truth[v] <= hi[j] for j, v in enumerate(est.items))
+    assumed = np.array(est.provenance["size_corrected"])
+    old = sum(abs(assumed[j] - truth[v]) <= 1.96 * est.standard_errors[j] for j, v in enumerate(est.items))
+    assert est.k == 10 and new == 10 and old <= 3, (new, old)
