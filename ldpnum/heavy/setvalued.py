@@ -1276,7 +1276,10 @@ class SVIM(_SetValued):
     finds = "items"
 
     def result(self, state: SetValuedState) -> HeavyHittersEstimate:
-        """The ``top_k`` items with their frequency estimates, standard errors and provenance."""
+        """At most ``top_k`` items with their frequency estimates, standard errors and provenance: a
+        :class:`SetItemsEstimate`, whose intervals include the size correction's bias. Candidates that
+        cannot be told from noise are left out, so there may be fewer (module notes); a
+        :class:`SizeCorrectionWarning` says when a size-corrected estimate was impossible and was clipped."""
         self._check_done(state)
         rows, dropped = self._ranked(self._items_table(state), self._top_k)
         spec = padding_sampling(self._epsilon, len(state.candidates), state.ell).spec
@@ -1327,7 +1330,9 @@ class SVSM(_SetValued):
     finds = "itemsets"
 
     def result(self, state: SetValuedState) -> ItemsetsEstimate:
-        """The ``top_k`` best of the top items and the candidate itemsets, with estimates and provenance."""
+        """The ``top_k`` best of the candidate items and itemsets, with estimates and provenance; as
+        :meth:`SVIM.result` (intervals with the size correction's bias, noise left out, impossible estimates
+        clipped and warned), each with the size phase of its own kind."""
         self._check_done(state)
         items = self._items_table(state)
         for r in items:
