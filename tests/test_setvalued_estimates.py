@@ -91,7 +91,7 @@ def test_intervals_cover_when_holders_sizes_differ():
     # b = c = .25). ℓ = 1 and s = 1.05, so the size correction biases a up by 0.0275 and b, c down by 0.014:
     # 4.4 and 2.2 standard errors at n = 20,000. Measured over these 100 seeds: the new interval covers
     # a, b, c in 98, 100, 100 (it spans the range the sizes allow, allowing for the size phase's noise, so it
-    # is conservative: at least the nominal 95% at the range's ends; a's is 0.068 wide on average); the old
+    # is conservative: at least the nominal 95% at the range's ends; a's is 0.059 wide on average); the old
     # f̂ ± 1.96 σ̂ (the planted defect) 3, 30, 35.
     kinds = [{"a"}, {"b", "c"}, {"b"}, {"c"}]
     truth = {"a": 0.55, "b": 0.25, "c": 0.25}
@@ -182,6 +182,9 @@ def test_bounding_sizes_put_the_unexplained_mass_at_the_largest_size():
     # at the largest size
     out = bounding([0.1, 0.6, 0.2, 0.0, 0.0], [0.01] * 5, 1, z=2.0)
     np.testing.assert_allclose(out, [0.0, 0.62, 0.22, 0.0, 0.1 + 2.0 * np.sqrt(3) * 0.01])
+    # the standard error of the unexplained mass given (SVIM/SVSM: exact for GRR's one-cell reports)
+    out = bounding([0.1, 0.6, 0.2, 0.0, 0.0], [0.01] * 5, 1, z=2.0, rest_se=0.004)
+    assert out[-1] == pytest.approx(0.1 + 2.0 * 0.004)
     # no size above ℓ is possible (as many candidates as ℓ): nothing is added
     np.testing.assert_allclose(bounding([0.2, 0.8], [0.01, 0.01], 1), [0.0, 0.8 + 1.96 * 0.01])
 
