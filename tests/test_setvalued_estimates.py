@@ -62,6 +62,7 @@ def test_impossible_size_correction_is_clipped_and_warned():
     with pytest.warns(ldp.heavy.setvalued.SizeCorrectionWarning, match="impossible") as caught:
         est = sv.run(_one_item_mostly_alone(40_000), rng=3)
     assert caught[0].message.count >= 1
+    assert caught[0].filename == __file__  # the caller's line, not the library's
     f = dict(zip(est.items, est.frequencies))
     # the size correction alone gives about 1.21 (0.92 × 1.32): above 1
     assert est.provenance["size_corrected"][0] > 1.0

@@ -1224,8 +1224,21 @@ def _impossible(labels, assumed, pi, pi_se, theta, ell):
             "sizes like a random held item's; here they do not (the item is held mostly in small sets, or "
             "the sizes' tail is the size phase's noise). Reported the largest value the sizes allow (at most "
             "1); its interval spans every frequency they allow (frequency_bounds)",
-            count=int(bad.sum()), first_index=i), stacklevel=3)
+            count=int(bad.sum()), first_index=i), stacklevel=_caller_stacklevel())
     return bad
+
+
+def _caller_stacklevel():
+    """The ``stacklevel`` that attributes a warning raised by the caller of this function to the first frame
+    outside the ldpnum package (the user's line, whether they called ``result`` or ``run``)."""
+    import os
+    import sys
+
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def padding_length(theta: NDArray[np.float64], percentile: float = PERCENTILE) -> int:
