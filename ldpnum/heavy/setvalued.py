@@ -305,7 +305,10 @@ class ItemsetsEstimate(PrivacyProvenance):
     r"""The most frequent itemsets found by SVSM (single items included), with their estimated shares.
 
     ``itemsets`` are frozensets of items in rank order; ``frequencies`` estimate the share of people whose
-    set contains each; the confidence interval is :math:`\hat f \pm z \hat\sigma`. ``provenance`` records
+    set contains each. For SVSM's results the confidence interval spans every frequency the collected
+    sizes allow for a sampling rate within its interval (as :class:`SetItemsEstimate`'s; each entry with
+    its own size phase), and ``standard_errors`` are the sampling errors only; an estimate built by hand
+    without sampling rates in its provenance has :math:`\hat f \pm z \hat\sigma`. ``provenance`` records
     how they were found (people per phase, ℓ of each padding phase, candidates, oracles). ``shuffle`` is the
     central ε of a collection whose every phase was declared shuffled (see :meth:`SVSM.result`), None
     otherwise; :attr:`privacy` and the repr show it next to the local ε.
