@@ -73,9 +73,10 @@ size phase, which only sets ℓ, the least):
 
 **SVSM** (five phases; 1/4, 1/20, 1/5 run SVIM for the items, then 1/10 and 2/5 for itemsets: half of the
 people find items, half estimate itemsets, each half split like SVIM's last two phases): from SVIM's top
-``top_k`` items (those told apart from noise, as below; all ``top_k`` when fewer than two are), candidate itemsets of size ≥ 2 are ranked by the paper's guessed frequency
-``Π_{i ∈ x} 0.9 f̂_i / max_j f̂_j`` and the best ``2·top_k`` kept (built level by level: the guess only
-falls when an item is added, so every subset of a kept itemset ranks above it). Then a *size* phase over
+``top_k`` items (those told apart from noise, as below; all ``top_k`` when fewer than two are), candidate
+itemsets of size ≥ 2 are ranked by the paper's guessed frequency ``Π_{i ∈ x} 0.9 f̂_i / max_j f̂_j`` and
+the best ``2·top_k`` kept (built level by level: the guess only falls when an item is added, so every subset
+of a kept itemset ranks above it). Then a *size* phase over
 ``|{candidate itemsets ⊆ v}|`` and a padding-and-sampling phase over the candidate itemsets estimate
 itemset frequencies as above (the same clipping, intervals and noise rule, each with its own size
 phase); the result is the ``top_k`` best of the singletons and the itemsets.
