@@ -837,12 +837,12 @@ class _SetValued:
         if phase == "items":
             words = [(w,) for w in state.candidates]
             freq, se = state.item_frequencies, state.item_standard_errors
-            theta, ell, scale = state.sizes, state.ell, state.scales[0]
+            ell, scale = state.ell, state.scales[0]
         else:
             words = [tuple(s) for s in state.itemsets]
             freq, se = state.itemset_frequencies, state.itemset_standard_errors
-            theta, ell, scale = state.itemset_sizes, state.itemset_ell, state.scales[-1]
-        theta = self._sizes_upper(state, phase)
+            ell, scale = state.itemset_ell, state.scales[-1]
+        theta = self._sizes_upper(state, phase)  # the sizes that bound frequencies (the size phase's noise)
         pi, pi_se, estimate = _corrected(freq, se, scale, theta, ell)
         z = _noise_threshold(len(words))
         rows = []
