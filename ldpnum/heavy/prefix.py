@@ -392,7 +392,10 @@ class _PrefixProtocol(Mechanism):
         provenance = {"method": self.name, "groups": p.n_groups, "n_per_group": levels.n_per_group,
                       "prefix_lengths": self.prefix_lengths, "candidates_per_level": levels.candidates_per_level,
                       "kept_per_level": levels.kept_per_level, "n_hashes": p.n_hashes, "g": p.g,
-                      "hash": HASH_FAMILY, "holdout": levels.holdout}
+                      "hash": HASH_FAMILY, "holdout": levels.holdout,
+                      # the words the clients encoded, every last-level candidate in rank order (before merging
+                      # encodings that decode alike): a later phase (SVIM) must use these, not re-encoded text
+                      "candidate_words": [int(w) for w in levels.items]}
         items = tuple(decoded[i] for i in idx)
         return HeavyHittersEstimate(items, levels.frequencies[idx], levels.standard_errors[idx], agg.n_reports,
                                     self._epsilon, agg.spec, provenance)
