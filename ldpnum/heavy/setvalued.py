@@ -1291,8 +1291,9 @@ class _SetValued:
         error ``sqrt(P(1-P)/n)/(p* - q*)`` from the size phase's oracle (``P = q* + θ_m (p* - q*)``)."""
         stage = self.PHASES.index("size" if phase == "items" else "itemset_size")
         theta = np.array(state.sizes if phase == "items" else state.itemset_sizes, dtype=np.float64)
+        # the payload that phase's clients received: itemsets exist only from the itemsets' size phase on
         payload = Payload(self.protocol, stage, self.PHASES[stage], self.params, state.candidates,
-                          state.itemsets, 0)
+                          state.itemsets if phase == "itemsets" else (), 0)
         mech = self.mechanism(payload)
         p_star, q_star = mech.support_probabilities
         d, n = p_star - q_star, state.n_per_phase[stage]
