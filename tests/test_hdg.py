@@ -1118,3 +1118,19 @@ def test_result_checks_the_shrinkage_weights():
     for bad in ((0.5, 0.5), (1.5,), (-0.1,)):
         with pytest.raises(ValueError, match="shrinkage"):
             MultiRangeEstimate(**base, shrinkage=bad)
+
+
+# -- issue 25: tiny ε, queries outside the bounds, marginal("a", "b"), answers from a few reports -------------------
+
+@pytest.mark.parametrize("epsilon", [1e-10, 1e-15, 1e-300])
+def test_tiny_epsilon_is_refused_in_the_constructor(epsilon):
+    # before: 1e-15 built and then failed when estimating (an infinite noise scale: p* = q* in float64),
+    # 1e-300 raised ZeroDivisionError from the oracle choice; now one ValueError naming epsilon and the floor
+    with pytest.raises(ValueError, match=r"HDG: epsilon=.* is too small.*epsilon >= 1e-09"):
+        ldp.HDG(epsilon, AB)
+
+
+def test_smallest_accepted_epsilon_estimates_finite_answers():
+    hdg = ldp.HDG(1e-9, AB, granularities=(4, 2))
+    est = hdg.estimate_ranges(hdg.privatize(correlated(2000), rng=1))
+    assert np.isfinite(est.range({"a": (0.0, 0.5), "b": (-5, 0)}))

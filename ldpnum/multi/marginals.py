@@ -89,7 +89,7 @@ from ..frequency.hashing import HASH_FAMILY
 from ..reports import Reports, check_integer_codes, register_code_check
 from ..spec import Spec
 from ..vectors._base import check_int, check_vectors
-from .hdg import (HDGPlan, PackedTables, _grid_oracle, alternate_consistency, check_packed_codes,
+from .hdg import (HDGPlan, PackedTables, _grid_oracle, alternate_consistency, check_packed_codes, check_table_epsilon,
                   select_columns)
 
 __all__ = ["Marginals", "MarginalsEstimate", "MarginalsPlan", "consistency_step", "make_consistent",
@@ -594,7 +594,8 @@ class Marginals(PackedTables):
     Parameters
     ----------
     epsilon : float
-        Privacy parameter in (0, 20] of each person's one report.
+        Privacy parameter in [1e-9, 20] of each person's one report (below 1e-9: a ValueError, see
+        :func:`~ldpnum.multi.hdg.check_table_epsilon`).
     categories : dict
         ``{column: c}`` for 2 or more columns (str names): column values are category codes ``0..c-1``
         (``c >= 2``). Their order is the order of the columns of an array given to :meth:`privatize`.
@@ -660,6 +661,7 @@ class Marginals(PackedTables):
         n = check_int(n, "n", 1, 1 << 62)
         chosen = _check_sets(sets, names, counts, k) if sets is not None else None
         super().__init__(epsilon, [(0.0, float(c - 1)) for c in counts])
+        check_table_epsilon(self._epsilon, "Marginals")
         self._columns = names
         self._strategy, self._n = ("sets" if sets is not None else strategy), n
         if strategy == "calm":
