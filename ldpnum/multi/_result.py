@@ -47,7 +47,10 @@ class MultiRangeEstimate(PrivacyProvenance):
     grid, ``g1`` cells), a 2-D query from the pair's joint table (the response matrix, ``g1 × g1`` cells;
     with ``consistency="none"`` the raw 2-D grid, ``g2 × g2``), cells cut by the query counting in proportion
     to the part inside (the density is taken uniform within each cell): 2-D answers are four bilinear
-    lookups in the table's prefix sums. Ranges are closed and must lie inside the bounds.
+    lookups in the table's prefix sums. Ranges are closed; **ends outside a column's bounds are clipped to
+    them** (±inf too), as :class:`ldpnum.HierarchicalHistogram`'s ranges are: the clients clip their values
+    to the public bounds, so all the mass lies inside and ``{"a": (-inf, x)}`` is the marginal CDF at ``x``
+    (a range wholly outside the bounds is answered 0). NaN ends and ``lo > hi`` raise ValueError.
 
     Parameters
     ----------
@@ -89,10 +92,8 @@ class MultiRangeEstimate(PrivacyProvenance):
     (0.5, 0.75)
     >>> est.range({"a": (0, [0.5, 1.0]), "b": (0, 1)}).tolist()     # many queries at once (broadcast)
     [0.5, 1.0]
-    >>> est.range({"a": (0, 2)})
-    Traceback (most recent call last):
-    ...
-    ValueError: range: 1 range(s) of column 'a' leave its bounds (0.0, 1.0), first at query 0 ([0.0, 2.0])
+    >>> est.range({"a": (0, 2)}), est.range({"a": (-np.inf, 0.5)})   # ends outside the bounds are clipped
+    (1.0, 0.5)
     """
 
     columns: tuple
@@ -177,23 +178,18 @@ class MultiRangeEstimate(PrivacyProvenance):
         except (TypeError, ValueError):
             raise TypeError(f"range: lo and hi of column {column!r} must be real numbers or arrays of them") from None
         lo_b, hi_b = np.broadcast_arrays(lo_a, hi_a)
-        bad = ~(np.isfinite(lo_b) & np.isfinite(hi_b))
+        bad = np.isnan(lo_b) | np.isnan(hi_b)
         if bad.any():
-            raise ValueError(f"range: column {column!r} has {int(bad.sum())} non-finite bound(s), first at query "
+            raise ValueError(f"range: column {column!r} has {int(bad.sum())} NaN bound(s), first at query "
                              f"{int(np.flatnonzero(bad.ravel())[0])}")
-        bad = (lo_b < low) | (hi_b > high)
-        if bad.any():
-            first = int(np.flatnonzero(bad.ravel())[0])
-            raise ValueError(f"range: {int(bad.sum())} range(s) of column {column!r} leave its bounds "
-                             f"({low!r}, {high!r}), first at query {first} ([{float(lo_b.ravel()[first])!r}, "
-                             f"{float(hi_b.ravel()[first])!r}])")
         bad = lo_b > hi_b
         if bad.any():
             first = int(np.flatnonzero(bad.ravel())[0])
             raise ValueError(f"range: {int(bad.sum())} range(s) of column {column!r} have lo > hi, first at query "
                              f"{first} ([{float(lo_b.ravel()[first])!r}, {float(hi_b.ravel()[first])!r}])")
-        scale = cells / (high - low)
-        return (np.clip((lo_b - low) * scale, 0, cells), np.clip((hi_b - low) * scale, 0, cells))
+        scale = cells / (high - low)  # ends outside the bounds (±inf too) are clipped to them
+        return (np.clip((np.clip(lo_b, low, high) - low) * scale, 0, cells),
+                np.clip((np.clip(hi_b, low, high) - low) * scale, 0, cells))
 
     # -- queries --------------------------------------------------------------------------------------------
     def range(self, query: Mapping) -> Any:
