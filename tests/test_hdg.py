@@ -1145,3 +1145,12 @@ def test_query_ends_outside_the_bounds_are_clipped_like_the_hierarchical_histogr
     hh = ldp.HierarchicalHistogram(1.0, (0, 1))
     h_est = hh.estimate_ranges(hh.privatize(correlated(5000)[:, 0], rng=1))
     assert h_est.range(-1, 2) == pytest.approx(1.0) and h_est.range(2, 3) == 0.0  # the same semantics
+
+
+def test_marginal_of_two_columns_points_to_the_joint():
+    # before: "marginal() takes 2 positional arguments but 3 were given"
+    hdg = ldp.HDG(1.0, AB, granularities=(16, 4))
+    est = hdg.estimate_ranges(hdg.privatize(correlated(5000), rng=1))
+    with pytest.raises(TypeError, match=r"one column.*est\.joint\('a', 'b'\)"):
+        est.marginal("a", "b")
+    assert est.marginal("a").probabilities.size == 16

@@ -261,10 +261,18 @@ class MultiRangeEstimate(PrivacyProvenance):
         raise TypeError(f"{type(self).__name__} answers ranges of several columns, not quantiles of one; use "
                         "its marginal(column).quantile(q)")
 
-    def marginal(self, column: str) -> DistributionEstimate:
+    def marginal(self, column: str, *more: str) -> DistributionEstimate:
         """Column ``column``'s distribution (its 1-D grid) as a :class:`~ldpnum.DistributionEstimate`.
 
-        Raises ValueError for ``consistency="none"`` (raw frequencies may be negative)."""
+        Raises ValueError for ``consistency="none"`` (raw frequencies may be negative). Two or more columns
+        (``marginal("a", "b")``) raise a TypeError pointing to :meth:`joint`, the pair's table (a
+        DistributionEstimate is one column's)."""
+        if more:
+            cols = (column,) + more
+            hint = (f"est.joint({cols[0]!r}, {cols[1]!r}) for the pair's joint table, or "
+                    if len(cols) == 2 else "")
+            raise TypeError(f"marginal takes one column and returns its distribution; got {len(cols)} columns "
+                            f"{list(cols)}: use {hint}est.marginal(column) for one column")
         c = self._index(column)
         if self.consistency == "none":
             raise ValueError("marginal: the raw grids (consistency='none') are not distributions; estimate with "
