@@ -44,9 +44,10 @@ class MultiRangeEstimate(PrivacyProvenance):
 
     Queries. :meth:`range` takes ``{column: (lo, hi)}`` for one or two columns (``lo``/``hi`` scalars or
     arrays, broadcast: many queries at once). A 1-D query is answered from the column's marginal (its 1-D
-    grid, ``g1`` cells), a 2-D query from the pair's joint table (the response matrix, ``g1 × g1`` cells;
+    grid, ``g1`` cells), a 2-D query from the pair's joint table (the response matrix, ``R g1 × R g1`` cells
+    with the default copula start, ``g1 × g1`` with the others, see :func:`ldpnum.multi.hdg.response_matrix`;
     with ``consistency="none"`` the raw 2-D grid, ``g2 × g2``), cells cut by the query counting in proportion
-    to the part inside (the density is taken uniform within each cell): 2-D answers are four bilinear
+    to the part inside (the density is taken uniform within each table cell): 2-D answers are four bilinear
     lookups in the table's prefix sums. Ranges are closed; **ends outside a column's bounds are clipped to
     them** (±inf too), as :class:`ldpnum.HierarchicalHistogram`'s ranges are: the clients clip their values
     to the public bounds, so all the mass lies inside and ``{"a": (-inf, x)}`` is the marginal CDF at ``x``
@@ -114,6 +115,12 @@ class MultiRangeEstimate(PrivacyProvenance):
     #: The James–Stein weight of each pair's 2-D grid (:func:`ldpnum.multi.hdg.shrink_to_independence`; 1:
     #: kept, 0: the 1-D grids' product); empty when the grids were not shrunk.
     shrinkage: tuple = ()
+    #: How the joint tables place mass inside the 2-D grid's cells (``HDG.estimate_ranges(within_cell=)``):
+    #: "copula", "interpolated" or "uniform" (the raw grids of ``consistency="none"``).
+    within_cell: str = "uniform"
+    #: Each pair's Gaussian copula correlation (:func:`ldpnum.multi.hdg.fit_copula_correlation`) with
+    #: ``within_cell="copula"``; else empty.
+    copula_correlations: tuple = ()
     #: The central ε of a shuffled collection (:meth:`ldpnum.Aggregate.shuffled`), None when the reports were
     #: not declared shuffled; shown next to the local ε (:attr:`privacy`). Provenance only.
     shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
