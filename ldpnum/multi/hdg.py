@@ -1113,6 +1113,16 @@ class HDG(PackedTables):
         Returns
         -------
         MultiRangeEstimate
+            With every raw cell's variance, so that each answer has a standard error
+            (:meth:`~MultiRangeEstimate.standard_error`) and a conservative interval
+            (``range(query, ci=0.95)``).
+
+        Warns
+        -----
+        NoisyRangesWarning
+            When a grid has so few reports for its cells that a range over half of them has a standard error
+            above 0.2 (e.g. 5 reports: about 1.8): its answers are noise, whatever their value (an answer of
+            0.5 from 5 reports is not a measurement). The estimate is still returned, with its standard errors.
         """
         check_choice(consistency, "consistency", HDG_CONSISTENCY)
         check_choice(within_cell, "within_cell", WITHIN_CELL)
@@ -1125,6 +1135,8 @@ class HDG(PackedTables):
         elif not isinstance(shrink, (bool, np.bool_)):
             raise TypeError(f"estimate_ranges: shrink must be True, False or None; got {shrink!r}")
         variances = self.grid_variances(n_per)
+        cell_var = self.cell_variances(raw, n_per)
+        _warn_noisy_grids(self.grids, plan, variances)
         shrinkage: tuple[float, ...] = ()
         if shrink:
             raw, shrinkage = self._shrink(raw, n_per)
@@ -1159,7 +1171,7 @@ class HDG(PackedTables):
                                   grid_reports=n_per, grid_variances=self.grid_variances(n_per), n_iter=n_iter,
                                   converged=converged, shrinkage=shrinkage,
                                   within_cell=within_cell if consistency != "none" else "uniform",
-                                  copula_correlations=tuple(rhos))
+                                  copula_correlations=tuple(rhos), cell_variances=cell_var)
 
     def _shrink(self, raw, n_per):
         """Every 2-D grid of ``raw`` shrunk by :func:`shrink_to_independence`; returns the grids and the
@@ -1171,6 +1183,25 @@ class HDG(PackedTables):
             out[j], w = shrink_to_independence(raw[j], cell_var[j])
             weights.append(w)
         return tuple(out), tuple(weights)
+
+def _warn_noisy_grids(names, plan, variances):
+    """:class:`~ldpnum.multi.NoisyRangesWarning` when a range over half of some grid's cells has a standard
+    error (the oracle's noise at frequency 0) above :data:`~ldpnum.multi._result.NOISE_WARNING_SE`."""
+    import warnings
+
+    from ._result import NOISE_WARNING_SE, NoisyRangesWarning
+
+    se = [math.sqrt(o.k / 2 * v) for o, v in zip(plan.oracles, variances)]
+    bad = [j for j, v in enumerate(se) if v > NOISE_WARNING_SE]
+    if bad:
+        worst = max(bad, key=lambda j: se[j])
+        warnings.warn(NoisyRangesWarning(
+            f"estimate_ranges: {len(bad)} of {plan.m} grids have too few reports for their cells: a range over half "
+            f"of grid {names[worst]}'s {plan.oracles[worst].k} cells has a standard error of {se[worst]:.3g} "
+            f"(above {NOISE_WARNING_SE}), so its answers are mostly noise; collect more reports, use fewer cells "
+            f"(granularities=) or a larger epsilon, and read est.standard_error(query) / est.range(query, ci=0.95)",
+            grids=[names[j] for j in bad], standard_errors=[se[j] for j in bad]), stacklevel=4)
+
 
 def check_hdg_codes(codes, spec):
     """Validate HDG report codes against their spec (every :class:`~ldpnum.Reports` path): one ``uint64``
