@@ -6,8 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-import warnings
-
 from .._checks import check_provenance, normal_quantile, read_only
 from ..accounting import ShuffleAmplification
 from .._results import DistributionEstimate, EstimateInterval, PrivacyProvenance
