@@ -1301,3 +1301,9 @@ def test_range_intervals_cover():
     assert 0.92 <= raw[0] <= 0.98 and narrow[0] < 0.92, (raw, narrow)
     post, unspanned = _coverage(200, "hdg", [aligned2, aligned1, cut], X, hdg, widen=1.0)
     assert (post >= 0.93).all() and unspanned[2] < 0.92, (post, unspanned)
+
+
+def test_copula_response_matrix_refuses_a_huge_refinement():
+    with pytest.raises(ValueError, match="refine"):
+        response_matrix(np.full(1024, 1 / 1024), np.full(1024, 1 / 1024), np.full((4, 4), 1 / 16), start="copula",
+                        refine=8)  # 8192 cells a side: more than G1_MAX

@@ -764,7 +764,8 @@ def response_matrix(f_a, f_b, f_ab, *, start="interpolated", rho=None, refine=No
     g1, g2 = f_a.size, f_ab.shape[0]
     R = 1
     if start == "copula":
-        R = min(4, max(1, REFINE_CELLS // g1)) if refine is None else check_int(refine, "refine", 1, 64)
+        R = min(4, max(1, REFINE_CELLS // g1)) if refine is None else check_int(refine, "refine", 1,
+                                                                                 max(1, G1_MAX // g1))
         if rho is None:
             rho = fit_copula_correlation(f_a, f_b, f_ab)
         pa, pb = np.repeat(f_a / R, R), np.repeat(f_b / R, R)
