@@ -471,3 +471,29 @@ def test_accessor_estimate_marginals_delegates():
     other = df.ldp.privatize({"a": ldp.Duchi(1.0, (0, 1))}, rng=3)
     with pytest.raises(TypeError, match="do not estimate marginals"):
         other["a"].ldp.estimate_marginals()
+
+
+@pytest.mark.parametrize("epsilon", [1e-10, 1e-15, 1e-300])
+@pytest.mark.parametrize("strategy", ["all", "calm"])
+def test_tiny_epsilon_is_refused_in_the_constructor(epsilon, strategy):
+    # before: 1e-300 raised ZeroDivisionError from the oracle choice, 1e-15 estimated NaN tables
+    with pytest.raises(ValueError, match=r"Marginals: epsilon=.* is too small.*epsilon >= 1e-09"):
+        ldp.Marginals(epsilon, CATS, strategy=strategy)
+
+
+def test_smallest_accepted_epsilon_estimates_finite_tables():
+    m = ldp.Marginals(1e-9, {"a": 2, "b": 3})
+    est = m.estimate_marginals(m.aggregate(m.privatize(np.zeros((500, 2), dtype=int), rng=0)))
+    assert np.isfinite(est.marginal(("a", "b"))).all()
+
+
+def test_marginal_takes_the_columns_as_separate_arguments():
+    # before: "marginal() takes 2 positional arguments but 3 were given"
+    est = MarginalsEstimate(columns=("a", "b", "c"), categories=(2, 3, 2), sets=(("a", "b"), ("b", "c")),
+                            tables=(np.full((2, 3), 1 / 6), np.full((3, 2), 1 / 6)))
+    np.testing.assert_array_equal(est.marginal("b", "a"), est.marginal(("b", "a")))
+    np.testing.assert_array_equal(est.marginal("a", "b", "c"), est.marginal(("a", "b", "c")))
+    with pytest.raises(TypeError, match="as names"):
+        est.marginal(("a", "b"), "c")
+    with pytest.raises(ValueError, match="unknown column"):
+        est.marginal("a", "z")

@@ -13,8 +13,8 @@ Examples
 True
 """
 
-from ._result import MultiRangeEstimate
+from ._result import MultiRangeEstimate, NoisyRangesWarning
 from .hdg import HDG, guideline_granularities
 from .marginals import Marginals, MarginalsEstimate
 
-__all__ = ["HDG", "MultiRangeEstimate", "guideline_granularities", "Marginals", "MarginalsEstimate"]
+__all__ = ["HDG", "MultiRangeEstimate", "NoisyRangesWarning", "guideline_granularities", "Marginals", "MarginalsEstimate"]

@@ -68,24 +68,34 @@ setting the Laplace pair's MAE at ε = 0.5, 1, 2 is then 0.0051, 0.0038, 0.0017 
 guideline for ``n`` the large queries can lose: n = 10^5 with (16, 8) (the guideline: (8, 4)), volume 0.5
 ×1.10 at ε = 1 (volume 0.1 ×0.90).
 
-Last, for each pair ``(a, b)`` the **response matrix**: a ``g1 × g1`` table of the pair's joint
-frequencies at the 1-D grids' resolution, fitted by iterative proportional fitting (IPF) to the 1-D grid
-of ``a`` (rows), of ``b`` (columns) and to the 2-D grid (blocks of ``g1/g2 × g1/g2`` cells), until it
-moves by less than ``1e-9`` (L1). The paper starts the fit from the uniform table; IPF keeps the start's
-odds ratios wherever the constraints leave freedom, so inside each 2-D cell that fit is a product of the
-1-D marginals: the pair's correlation within a cell is lost, and a query corner cutting a cell of a
-positively correlated pair is answered low. ldpnum starts instead from the 2-D grid's **interpolated
-density**: the 2-D cell masses placed at the cells' centres and interpolated linearly along each axis to
-the ``g1`` fine cells' centres (constant beyond the outer centres), :math:`M_0 = A F A^\top` with ``A``
-the ``g1 × g2`` interpolation matrix (:func:`interpolation_matrix`). The constraints are the paper's (the
-fitted table still has exactly the grids' row, column and block sums when they are consistent); only the
-within-cell shape comes from the neighbouring cells. Measured against the uniform start (the pairs and
-queries of ``bench/multi.py``, n = 10^6, 3 collections, 200 queries per volume, ε = 0.5 to 4, nine
-granularities from (16, 4) to (128, 16), both query settings): 2-D MAE ×0.77 (geometric mean; down to
-×0.49) on the correlated pair at volume 0.1, ×0.89 at 0.5; ×0.98 to ×1.01 on the flights and an
-independent pair; noise-free, the fitted table's L1 distance to a correlated normal density is ×0.47 at
-(32, 8) and ×0.79 at (16, 4). A 2-D range query sums the response matrix, and a 1-D query the 1-D grid,
-cells cut by the query counting in proportion to the part inside (uniform within a cell).
+Last, for each pair ``(a, b)`` the **response matrix**: a table of the pair's joint frequencies fitted by
+iterative proportional fitting (IPF) to the 1-D grid of ``a`` (rows), of ``b`` (columns) and to the 2-D
+grid (blocks), until it moves by less than ``1e-9`` (L1). The constraints are the paper's: the fitted table
+has exactly the grids' row, column and block sums when they are consistent. What they leave free is how
+mass lies *inside* a 2-D cell, and IPF keeps the start's odds ratios there. The paper starts from the
+uniform table, so that inside each 2-D cell the fit is the product of the 1-D marginals: the pair is
+independent within a cell. ldpnum first started from the 2-D grid's interpolated density
+(:func:`interpolation_matrix`), which only borrows shape from neighbouring cells. Both answer a strongly
+dependent pair **as if nearly independent** wherever a query corner cuts a populated cell: a pair like two
+cities' hourly temperatures (r = 0.89, skewed, under wide public bounds, so that 90% of the people share one
+2-D cell at ``g2 = 4``) had ``P(10 ≤ a ≤ 15, 13 ≤ b ≤ 17) = 0.214`` answered 0.155 (n = 2·10^5, ε = 2; 0.11 at
+ε = 1, (16, 4)), **noise-free** as much as noisy: the within-cell model, not the noise and not the shrinkage
+(the independence test keeps such a pair, ``w = 1``). ldpnum now starts from a **Gaussian copula**
+(``estimate_ranges(within_cell="copula")``, the default): :func:`gaussian_copula_table` of the 1-D grids,
+with the correlation ``ρ`` fitted by least squares to the raw (unbiased) 2-D grid
+(:func:`fit_copula_correlation`; the result's :attr:`~MultiRangeEstimate.copula_correlations`), on a table of
+``R g1`` cells a side (``R = min(4, max(1, 256 // g1))``, each 1-D cell split evenly into ``R``), so that the
+dependence is kept inside the 2-D cells and inside the 1-D cells. The block sums still come from the 2-D
+grid, so a dependence the copula does not describe is kept at the 2-D grid's resolution, as before.
+Measured against the interpolated start (``bench/multi.py``'s pairs and square queries of volume 0.1 and
+0.5, n = 10^6, ε = 0.5, 1, 2, 4, the default granularities, 2 collections; 2-D MAE): the correlated normal
+pair ×0.21 to ×0.86 (volume 0.1) and ×0.79 to ×0.90 (0.5); the temperature-like pair ×0.28 to ×0.38 and
+×0.93 to ×0.95; the flights ×1.00 to ×1.02 (fitted ρ within ±0.06); the independent Laplace pair ×0.94 to
+×1.01. The remaining error on the temperature-like pair (0.214 answered 0.202 at n = 2·10^5, ε = 2) is the
+fitted ρ's (0.875 against 0.90) and the 1-D cells' own uniformity. ``within_cell="interpolated"`` and
+``"uniform"`` give the earlier and the paper's fits. A 2-D range query sums the response matrix, and a 1-D
+query the 1-D grid, cells cut by the query counting in proportion to the part inside (uniform within a
+cell; a response matrix cell is ``1/R`` of a 1-D cell a side).
 
 With ``consistency="none"`` nothing of this is done: 1-D queries read the raw 1-D grid and 2-D queries the
 raw 2-D grid (unbiased for queries aligned with the grids' cells; answers need not be in [0, 1]).
@@ -128,7 +138,8 @@ __all__ = ["HDG", "HDGPlan", "PackedTables", "select_columns", "alternate_consis
            "guideline_granularities", "make_consistent", "response_matrix", "check_hdg_codes", "ALPHA1", "ALPHA2",
            "PAPER_ALPHA1", "interpolation_matrix", "noise_weighted_norm_sub", "NOISE_FLOOR", "MAX_COLUMNS", "G1_MAX",
            "G2_MAX", "GRID_G_MAX", "HDG_CONSISTENCY", "LAYOUT", "shrink_to_independence",
-           "toward_independence", "SHRINK_Z"]
+           "toward_independence", "SHRINK_Z", "MIN_EPSILON", "check_table_epsilon", "gaussian_copula_table",
+           "fit_copula_correlation", "WITHIN_CELL", "REFINE_CELLS", "RHO_MAX"]
 
 #: The constants of the granularity guideline: α1 measured for HDG's 2-D queries (see
 #: :func:`guideline_granularities`), α2 the paper's. The paper's α1 is PAPER_ALPHA1.
@@ -140,6 +151,8 @@ NOISE_FLOOR = 0.1
 #: The pre-test of :func:`shrink_to_independence`: a grid is kept when its interaction is this many standard
 #: deviations above the noise's; measured.
 SHRINK_Z = 2.0
+#: The smallest ε of HDG and :class:`ldpnum.Marginals` (see :func:`check_table_epsilon`).
+MIN_EPSILON = 1e-9
 #: At most 10 columns: 55 grids, whose index fits the report's 6 grid bits.
 MAX_COLUMNS = 10
 #: Largest granularities: 4096 cells of a 1-D grid, 256 × 256 cells of a 2-D grid.
@@ -150,6 +163,12 @@ GRID_G_MAX = 1 << kernels.Y_BITS
 #: Names the report layout in the spec.
 LAYOUT = "hdg-packed-u64/v1"
 HDG_CONSISTENCY = ("hdg", "paper", "norm-sub", "none")
+#: How a response matrix places mass inside the 2-D grid's cells (:func:`response_matrix`'s ``start``).
+WITHIN_CELL = ("copula", "interpolated", "uniform")
+#: The copula response matrix has ``R g1`` cells a side, ``R = min(4, max(1, REFINE_CELLS // g1))``.
+REFINE_CELLS = 256
+#: The fitted copula correlation is kept within ``[-RHO_MAX, RHO_MAX]``.
+RHO_MAX = 0.99
 
 _GRID_MASK = np.uint64(((1 << kernels.GRID_BITS) - 1) << kernels.GRID_SHIFT)
 _Y_MASK = np.uint64(GRID_G_MAX - 1)
@@ -233,6 +252,26 @@ def guideline_granularities(n: int, epsilon: float, d: int, *, alpha1: float = A
 
 
 # -- the grids' frequency oracles --------------------------------------------------------------------------
+
+def check_table_epsilon(epsilon, owner):
+    r"""Refuse an ``epsilon`` below :data:`MIN_EPSILON` = 1e-9 for HDG or Marginals (``owner`` names it) with
+    one ValueError, in the constructor (before anything is planned or drawn).
+
+    Why 1e-9. The tables' oracles (GRR, OLH) estimate through :math:`(I/n - q^*)/(p^* - q^*)` with
+    :math:`p^* - q^* \approx ε/k`, computed in float64 from the exact integer plan. Measured relative error
+    of that float difference against the exact rational one (k = 2 to 65536 cells, GRR and OLH): at most
+    1.1e-7 at ε = 1e-9, 1.1e-6 at 1e-10, 1.1e-4 at 1e-12, 2.4e-2 at 1e-14; at 1e-15 OLH's :math:`p^* = q^*` in
+    float64 (the estimate divides by 0: a ``ZeroDivisionError`` or an infinite noise scale before this
+    check), and below about 1.1e-16 :math:`e^ε - 1 = 0`. Above 1e-9 the float arithmetic is exact to 1e-7,
+    so the estimates are the plan's. Nothing usable is lost: a cell's standard deviation is about
+    :math:`\sqrt{k}/(ε\sqrt{n_j})`, so at ε = 1e-9 even 10^18 people per table leave every answer noise.
+    """
+    if epsilon < MIN_EPSILON:
+        raise ValueError(f"{owner}: epsilon={epsilon!r} is too small: below {MIN_EPSILON:g} a table's frequency "
+                         f"oracle cannot separate a person's cell from the others in float64 (p* - q* ~ epsilon/cells "
+                         f"loses its precision; equal at 1e-15), and every answer would be noise anyway (a cell's "
+                         f"standard deviation ~ sqrt(cells)/(epsilon*sqrt(n))); use epsilon >= {MIN_EPSILON:g}")
+
 
 class GridOLH(OLHLevel):
     """OLH over a grid's cells with the hash range ``round(e^ε) + 1`` capped at 1024 (the report's 10 bits
@@ -613,6 +652,76 @@ def toward_independence(grid, w):
         return F
     return P + w * (F - P)
 
+def _mid_normal_scores(p):
+    """``Φ⁻¹`` of the mid-cell CDF of a distribution of cells (clipped to ``[1e-12, 1 - 1e-12]``)."""
+    from scipy.special import ndtri
+
+    p = np.maximum(np.asarray(p, dtype=np.float64), 0.0)
+    t = float(p.sum())
+    p = p / t if t > 0 else np.full(p.size, 1.0 / p.size)
+    return ndtri(np.clip(np.cumsum(p) - p / 2, 1e-12, 1 - 1e-12))
+
+
+def gaussian_copula_table(p_a, p_b, rho):
+    r"""A joint table of cells with margins ``p_a`` (rows) and ``p_b`` (columns) and a Gaussian copula of
+    correlation ``rho``: cell ``(i, j)`` gets :math:`p_{a,i} p_{b,j}\, c(z_i, z_j; ρ)`, normalized to sum 1,
+    where ``z`` is the normal score of the cell's mid-CDF and
+
+    .. math::
+
+        c(x, y; ρ) = \frac{1}{\sqrt{1 - ρ^2}} \exp\Big(-\frac{ρ^2 (x^2 + y^2) - 2ρxy}{2(1 - ρ^2)}\Big)
+
+    the copula density (the density at the cell's centre in probability scale: the margins hold
+    exactly for ``ρ = 0`` and approximately otherwise; :func:`response_matrix` fits them exactly).
+    ``ρ = 0`` is the product of the margins."""
+    pa = np.maximum(np.asarray(p_a, dtype=np.float64), 0.0)
+    pb = np.maximum(np.asarray(p_b, dtype=np.float64), 0.0)
+    T = np.outer(pa, pb)
+    if rho != 0.0:
+        x, y = _mid_normal_scores(pa), _mid_normal_scores(pb)
+        r2 = rho * rho
+        T = T * np.exp(-(r2 * (x[:, None] ** 2 + y[None, :] ** 2) - 2.0 * rho * np.outer(x, y)) / (2.0 * (1.0 - r2)))
+    t = float(T.sum())
+    return T / t if t > 0 else T
+
+
+def _fit_resolution(g1, g2, limit=512):
+    """The largest ``g2·d <= max(limit, g2)`` with ``d`` dividing ``g1/g2``: cells a side of the fit."""
+    r = g1 // g2
+    return g2 * max(d for d in range(1, r + 1) if r % d == 0 and (g2 * d <= limit or d == 1))
+
+
+def fit_copula_correlation(f_a, f_b, f_ab):
+    r"""The Gaussian copula correlation ``ρ`` whose table best matches a 2-D grid: least squares,
+
+    .. math::
+
+        \hat ρ = \arg\min_{|ρ| \le 0.99} \sum_{u, v} \big(F_{uv} - B_{uv}(ρ)\big)^2,
+
+    ``F`` the ``g2 × g2`` grid (HDG passes the raw, unbiased one: its noise has mean 0, so the fit is
+    consistent, whereas the non-negativity step of the post-processing spreads positive noise over the empty
+    cells and pulls ``ρ`` toward 0: on the synthetic temperature pair of the tests, n = 10^6, ε = 1, 0.63
+    from the post-processed grid against 0.91 from the raw one, the truth 0.90), ``B(ρ)`` the block sums of
+    :func:`gaussian_copula_table` of the 1-D grids ``f_a`` and ``f_b`` (aggregated to at most 512 cells a
+    side, a multiple of ``g2``). Cells have about equal noise variance (the oracle's at frequency 0), so
+    unweighted least squares. Bounded scalar minimization (``xatol`` 1e-3)."""
+    from scipy.optimize import minimize_scalar
+
+    f_a, f_b, F = (np.asarray(v, dtype=np.float64) for v in (f_a, f_b, f_ab))
+    g1, g2 = f_a.size, F.shape[0]
+    s = _fit_resolution(g1, g2)
+    pa, pb = f_a.reshape(s, g1 // s).sum(axis=1), f_b.reshape(s, g1 // s).sum(axis=1)
+    r = s // g2
+
+    def loss(rho):
+        B = gaussian_copula_table(pa, pb, rho).reshape(g2, r, g2, r).sum(axis=(1, 3))
+        return float(np.sum((F - B) ** 2))
+
+    res = minimize_scalar(loss, bounds=(-RHO_MAX, RHO_MAX), method="bounded", options={"xatol": 1e-3})
+    rho = float(res.x)
+    return rho if loss(rho) < loss(0.0) else 0.0
+
+
 def interpolation_matrix(g1, g2):
     """The ``(g1, g2)`` matrix ``A`` interpolating values at the centres of ``g2`` equal cells of [0, 1]
     linearly to the centres of ``g1`` equal cells (constant beyond the outer centres): row ``k`` has
@@ -629,35 +738,57 @@ def interpolation_matrix(g1, g2):
     return A
 
 
-def response_matrix(f_a, f_b, f_ab, *, start="interpolated", tol=1e-9, max_iter=1000):
-    """The response matrix of a pair: a ``g1 × g1`` table fitted by iterative proportional fitting to the
-    1-D grid of ``a`` (row sums ``f_a``), of ``b`` (column sums ``f_b``) and to the 2-D grid ``f_ab``
-    (``g2 × g2`` block sums), until an iteration moves it by less than ``tol`` (L1).
+def response_matrix(f_a, f_b, f_ab, *, start="interpolated", rho=None, refine=None, tol=1e-9, max_iter=1000):
+    """The response matrix of a pair: a table fitted by iterative proportional fitting to the 1-D grid of
+    ``a`` (row sums ``f_a``), of ``b`` (column sums ``f_b``) and to the 2-D grid ``f_ab`` (``g2 × g2``
+    block sums), until an iteration moves it by less than ``tol`` (L1).
 
-    ``start``: ``"interpolated"`` (default) starts from ``A f_ab Aᵀ`` normalized, the 2-D grid's density
-    interpolated linearly between its cells' centres (:func:`interpolation_matrix`; see the module
-    docstring); ``"uniform"`` from the uniform table (the paper's). Rows, columns or blocks whose current
-    sum is 0 are left as they are. Returns ``(matrix, n_iter, converged)``.
+    IPF keeps the start's odds ratios wherever the constraints leave freedom, so the start decides how mass
+    is placed inside a 2-D cell. ``start``:
+
+    - ``"copula"`` (what :meth:`HDG.estimate_ranges` uses): :func:`gaussian_copula_table` of the 1-D grids
+      with correlation ``rho`` (default: :func:`fit_copula_correlation` of ``f_ab``), on a finer table of
+      ``R g1`` cells a side (``refine=R``; default ``min(4, max(1, 256 // g1))``), each 1-D cell's mass
+      spread evenly over its ``R`` sub-cells: the pair's dependence is kept *inside* the 2-D cells and the 1-D
+      cells, where the other starts make it (nearly) independent. A query corner cutting a populated cell of
+      a strongly dependent pair is then answered right (see the module docstring for the figures).
+    - ``"interpolated"``: ``A f_ab Aᵀ`` normalized, the 2-D grid's density interpolated linearly between
+      its cells' centres (:func:`interpolation_matrix`); ``"uniform"``: the uniform table (the paper's).
+      Both ``g1 × g1``.
+
+    Rows, columns or blocks whose current sum is 0 are left as they are. Returns ``(matrix, n_iter,
+    converged)``.
     """
-    check_choice(start, "start", ("interpolated", "uniform"))
+    check_choice(start, "start", WITHIN_CELL)
     f_a, f_b, f_ab = (np.asarray(v, dtype=np.float64) for v in (f_a, f_b, f_ab))
     g1, g2 = f_a.size, f_ab.shape[0]
-    r = g1 // g2
-    M = np.full((g1, g1), 1.0 / (g1 * g1))
-    if start == "interpolated":
-        A = interpolation_matrix(g1, g2)
-        M0 = A @ np.maximum(f_ab, 0.0) @ A.T
-        total = float(M0.sum())
-        if total > 0:
-            M = M0 / total
+    R = 1
+    if start == "copula":
+        R = min(4, max(1, REFINE_CELLS // g1)) if refine is None else check_int(refine, "refine", 1,
+                                                                                 max(1, G1_MAX // g1))
+        if rho is None:
+            rho = fit_copula_correlation(f_a, f_b, f_ab)
+        pa, pb = np.repeat(f_a / R, R), np.repeat(f_b / R, R)
+        M = gaussian_copula_table(pa, pb, float(rho))
+        M = (1.0 - 1e-9) * M + 1e-9 * gaussian_copula_table(pa, pb, 0.0)  # no cell starts at 0
+    else:
+        M = np.full((g1, g1), 1.0 / (g1 * g1))
+        if start == "interpolated":
+            A = interpolation_matrix(g1, g2)
+            M0 = A @ np.maximum(f_ab, 0.0) @ A.T
+            total = float(M0.sum())
+            if total > 0:
+                M = M0 / total
+    G = g1 * R
+    r = G // g2
+    rows, cols, blocks = M.reshape(g1, R, G), M.reshape(G, g1, R), M.reshape(g2, r, g2, r)
     n_iter, converged = 0, False
     for n_iter in range(1, max_iter + 1):
         before = M.copy()
-        s = M.sum(axis=1)
-        M *= np.divide(f_a, s, out=np.ones_like(s), where=s > 0)[:, None]
-        s = M.sum(axis=0)
-        M *= np.divide(f_b, s, out=np.ones_like(s), where=s > 0)[None, :]
-        blocks = M.reshape(g2, r, g2, r)
+        s = rows.sum(axis=(1, 2))
+        rows *= np.divide(f_a, s, out=np.ones_like(s), where=s > 0)[:, None, None]
+        s = cols.sum(axis=(0, 2))
+        cols *= np.divide(f_b, s, out=np.ones_like(s), where=s > 0)[None, :, None]
         s = blocks.sum(axis=(1, 3))
         blocks *= np.divide(f_ab, s, out=np.ones_like(s), where=s > 0)[:, None, :, None]
         if float(np.abs(M - before).sum()) < tol:
@@ -788,7 +919,8 @@ class HDG(PackedTables):
     Parameters
     ----------
     epsilon : float
-        Privacy parameter in (0, 20] of each person's one report.
+        Privacy parameter in [1e-9, 20] of each person's one report (below 1e-9: a ValueError, see
+        :func:`~ldpnum.multi.hdg.check_table_epsilon`).
     bounds : dict
         ``{column: (low, high)}`` for 2 to 10 columns (str names): public ranges. Their order is the order
         of the columns of an array given to :meth:`privatize`.
@@ -837,6 +969,7 @@ class HDG(PackedTables):
     def __init__(self, epsilon: float, bounds: Any, *, granularities: Any = None, n: int = 1_000_000) -> None:
         names, pairs = _check_columns_bounds(bounds)
         super().__init__(epsilon, pairs)
+        check_table_epsilon(self._epsilon, "HDG")
         n = check_int(n, "n", 1, 1 << 62)
         if granularities is None:
             g1, g2 = guideline_granularities(n, self._epsilon, len(names))
@@ -951,7 +1084,7 @@ class HDG(PackedTables):
         return tuple(out)
 
     def estimate_ranges(self, data: Reports | Aggregate, *, consistency: str = "hdg",
-                        shrink: bool | None = None) -> MultiRangeEstimate:
+                        shrink: bool | None = None, within_cell: str = "copula") -> MultiRangeEstimate:
         """Estimate every grid and answer 1-D and 2-D range queries.
 
         Parameters
@@ -969,12 +1102,31 @@ class HDG(PackedTables):
             (independent pairs: toward the product; dependent pairs: nearly unchanged). Default: on with
             ``consistency="hdg"``, off otherwise (the paper's procedure and the raw grids as they were).
             The weights are the result's :attr:`~MultiRangeEstimate.shrinkage`.
+        within_cell : {"copula", "interpolated", "uniform"}, default "copula"
+            How each pair's response matrix places mass inside the 2-D grid's cells (:func:`response_matrix`'s
+            ``start``): ``"copula"``, a Gaussian copula whose correlation is fitted to the raw 2-D grid
+            (:func:`fit_copula_correlation`; the result's :attr:`~MultiRangeEstimate.copula_correlations`),
+            on a table 4 times finer than the 1-D grids (up to 256 cells a side); ``"interpolated"`` (the
+            earlier default) and ``"uniform"`` (the paper's) are nearly independent inside a cell, so that a
+            strongly dependent pair's rectangles cutting populated cells come out far too low. Not used with
+            ``consistency="none"``.
 
         Returns
         -------
         MultiRangeEstimate
+            With every raw cell's variance, so that each answer has a standard error
+            (:meth:`~MultiRangeEstimate.standard_error`) and a conservative interval
+            (``range(query, ci=0.95)``).
+
+        Warns
+        -----
+        NoisyRangesWarning
+            When a grid has so few reports for its cells that a range over half of them has a standard error
+            above 0.2 (e.g. 5 reports: about 1.8): its answers are noise, whatever their value (an answer of
+            0.5 from 5 reports is not a measurement). The estimate is still returned, with its standard errors.
         """
         check_choice(consistency, "consistency", HDG_CONSISTENCY)
+        check_choice(within_cell, "within_cell", WITHIN_CELL)
         agg = self._as_aggregate(data)
         raw, n_per = self.raw_grids(agg)
         plan = self._plan
@@ -984,6 +1136,8 @@ class HDG(PackedTables):
         elif not isinstance(shrink, (bool, np.bool_)):
             raise TypeError(f"estimate_ranges: shrink must be True, False or None; got {shrink!r}")
         variances = self.grid_variances(n_per)
+        cell_var = self.cell_variances(raw, n_per)
+        _warn_noisy_grids(self.grids, plan, variances)
         shrinkage: tuple[float, ...] = ()
         if shrink:
             raw, shrinkage = self._shrink(raw, n_per)
@@ -999,19 +1153,26 @@ class HDG(PackedTables):
             for j, w in zip(range(d, plan.m), shrinkage):
                 ests[j] = toward_independence(ests[j], w)
         marginals = tuple(ests[:d])
-        joints = []
+        joints, rhos = [], []
         if consistency == "none":
             joints = list(ests[d:])
         else:
             for j in range(d, plan.m):
                 a, b = plan.grids[j]
-                M, _, _ = response_matrix(ests[a], ests[b], ests[j])
+                rho = None
+                if within_cell == "copula":  # fitted to the raw (unbiased) grid, see the function; after
+                    # the shrinkage, so that a pair shrunk toward independence gets a correlation near 0
+                    rho = fit_copula_correlation(ests[a], ests[b], raw[j])
+                    rhos.append(rho)
+                M, _, _ = response_matrix(ests[a], ests[b], ests[j], start=within_cell, rho=rho)
                 joints.append(M)
         return MultiRangeEstimate(columns=self._columns, bounds=self._vector_bounds, marginals=marginals,
                                   joints=tuple(joints), grids=tuple(ests), granularities=(g1, g2),
                                   consistency=consistency, spec=agg.spec, n_reports=agg.n_reports,
                                   grid_reports=n_per, grid_variances=self.grid_variances(n_per), n_iter=n_iter,
-                                  converged=converged, shrinkage=shrinkage)
+                                  converged=converged, shrinkage=shrinkage,
+                                  within_cell=within_cell if consistency != "none" else "uniform",
+                                  copula_correlations=tuple(rhos), cell_variances=cell_var)
 
     def _shrink(self, raw, n_per):
         """Every 2-D grid of ``raw`` shrunk by :func:`shrink_to_independence`; returns the grids and the
@@ -1023,6 +1184,25 @@ class HDG(PackedTables):
             out[j], w = shrink_to_independence(raw[j], cell_var[j])
             weights.append(w)
         return tuple(out), tuple(weights)
+
+def _warn_noisy_grids(names, plan, variances):
+    """:class:`~ldpnum.multi.NoisyRangesWarning` when a range over half of some grid's cells has a standard
+    error (the oracle's noise at frequency 0) above :data:`~ldpnum.multi._result.NOISE_WARNING_SE`."""
+    import warnings
+
+    from ._result import NOISE_WARNING_SE, NoisyRangesWarning
+
+    se = [math.sqrt(o.k / 2 * v) for o, v in zip(plan.oracles, variances)]
+    bad = [j for j, v in enumerate(se) if v > NOISE_WARNING_SE]
+    if bad:
+        worst = max(bad, key=lambda j: se[j])
+        warnings.warn(NoisyRangesWarning(
+            f"estimate_ranges: {len(bad)} of {plan.m} grids have too few reports for their cells: a range over half "
+            f"of grid {names[worst]}'s {plan.oracles[worst].k} cells has a standard error of {se[worst]:.3g} "
+            f"(above {NOISE_WARNING_SE}), so its answers are mostly noise; collect more reports, use fewer cells "
+            f"(granularities=) or a larger epsilon, and read est.standard_error(query) / est.range(query, ci=0.95)",
+            grids=[names[j] for j in bad], standard_errors=[se[j] for j in bad]), stacklevel=4)
+
 
 def check_hdg_codes(codes, spec):
     """Validate HDG report codes against their spec (every :class:`~ldpnum.Reports` path): one ``uint64``

@@ -89,7 +89,7 @@ from ..frequency.hashing import HASH_FAMILY
 from ..reports import Reports, check_integer_codes, register_code_check
 from ..spec import Spec
 from ..vectors._base import check_int, check_vectors
-from .hdg import (HDGPlan, PackedTables, _grid_oracle, alternate_consistency, check_packed_codes,
+from .hdg import (HDGPlan, PackedTables, _grid_oracle, alternate_consistency, check_packed_codes, check_table_epsilon,
                   select_columns)
 
 __all__ = ["Marginals", "MarginalsEstimate", "MarginalsPlan", "consistency_step", "make_consistent",
@@ -397,8 +397,8 @@ class MarginalsEstimate(PrivacyProvenance):
     >>> from ldpnum.multi import MarginalsEstimate
     >>> est = MarginalsEstimate(columns=("a", "b"), categories=(2, 3), sets=(("a", "b"),),
     ...                         tables=(np.array([[0.1, 0.2, 0.2], [0.3, 0.1, 0.1]]),))
-    >>> est.marginal("a").round(3).tolist(), est.marginal(("b", "a")).shape
-    ([0.5, 0.5], (3, 2))
+    >>> est.marginal("a").round(3).tolist(), est.marginal(("b", "a")).shape, est.marginal("b", "a").shape
+    ([0.5, 0.5], (3, 2), (3, 2))
     >>> est.marginal(("a", "b"), as_frame=True).loc[1, 2]
     np.float64(0.1)
     """
@@ -469,9 +469,9 @@ class MarginalsEstimate(PrivacyProvenance):
         w = np.array([self.weights[i] for i in holders])
         return sum(wi * _project(self.tables[i], self.sets[i], srt) for wi, i in zip(w, holders)) / w.sum()
 
-    def marginal(self, cols: Any, *, as_frame: bool = False) -> Any:
-        r"""Joint frequencies of ``cols`` (a name or a tuple of names), an array of shape ``(c_a, c_b, …)`` in
-        the order given. When a released set holds them: the projections of every released table holding
+    def marginal(self, cols: Any, *more: str, as_frame: bool = False) -> Any:
+        r"""Joint frequencies of ``cols`` (a name or a tuple of names; ``marginal("a", "b")`` is
+        ``marginal(("a", "b"))``), an array of shape ``(c_a, c_b, …)`` in the order given. When a released set holds them: the projections of every released table holding
         them, averaged with :attr:`weights`. Otherwise (e.g. three columns from 2-way tables) the
         **maximum-entropy** table matching every released table's projection onto its columns among
         ``cols`` (the largest such intersections; :func:`max_entropy`, iterative proportional fitting): the
@@ -479,6 +479,11 @@ class MarginalsEstimate(PrivacyProvenance):
         richer than the released sets (e.g. no 3-way interaction given all pairs). ``as_frame=True``: a
         Series (one column), a DataFrame (rows: the first column's categories, columns: the second's) or a
         MultiIndex Series (three or more)."""
+        if more:
+            if not isinstance(cols, str) or not all(isinstance(c, str) for c in more):
+                raise TypeError(f"marginal: give the columns as names, marginal('a', 'b'), or as one tuple, "
+                                f"marginal(('a', 'b')); got {(cols,) + more!r}")
+            cols = (cols,) + more
         cols = self._names(cols)
         srt = tuple(sorted(cols, key=self.columns.index))
         if any(set(srt) <= set(s) for s in self.sets):
@@ -594,7 +599,8 @@ class Marginals(PackedTables):
     Parameters
     ----------
     epsilon : float
-        Privacy parameter in (0, 20] of each person's one report.
+        Privacy parameter in [1e-9, 20] of each person's one report (below 1e-9: a ValueError, see
+        :func:`~ldpnum.multi.hdg.check_table_epsilon`).
     categories : dict
         ``{column: c}`` for 2 or more columns (str names): column values are category codes ``0..c-1``
         (``c >= 2``). Their order is the order of the columns of an array given to :meth:`privatize`.
@@ -660,6 +666,7 @@ class Marginals(PackedTables):
         n = check_int(n, "n", 1, 1 << 62)
         chosen = _check_sets(sets, names, counts, k) if sets is not None else None
         super().__init__(epsilon, [(0.0, float(c - 1)) for c in counts])
+        check_table_epsilon(self._epsilon, "Marginals")
         self._columns = names
         self._strategy, self._n = ("sets" if sets is not None else strategy), n
         if strategy == "calm":
