@@ -38,7 +38,7 @@ from .._kernels import client_hierarchy as kernels
 from .._kernels._jit import launch
 from .._results import DistributionEstimate
 from .._typing import Bounds
-from .._validation import check_choice, check_epsilon
+from .._validation import check_choice, check_discrete, check_epsilon, check_integral
 from ..estimation.consistency import MAX_LEAVES, check_tree, least_squares, nonnegative, tree_shape
 from ..estimation.frequency import unbiased_frequencies
 from ..frequency import GRR, recommend
@@ -645,10 +645,17 @@ class HierarchicalHistogram(Mechanism):
         return check_block_counts(counts, plan.levels, plan.offsets, n_reports, spec, block="level", cell="node",
                                   first=1)
 
-    def __init__(self, epsilon: float, bounds: Bounds, *, n_leaves: int = 1024, branching: int | None = None,
-                 oracle: str | tuple[str, ...] = "auto") -> None:
+    def __init__(self, epsilon: float, bounds: Bounds, *, n_leaves: int | None = None, branching: int | None = None,
+                 oracle: str | tuple[str, ...] = "auto", discrete: bool = False) -> None:
         super().__init__(epsilon, bounds)
-        n_leaves = _check_n_leaves(n_leaves)
+        n_points = check_discrete(discrete, self._bounds, MAX_LEAVES)
+        self._discrete = n_points is not None
+        if self._discrete:
+            if n_leaves is not None and _check_n_leaves(n_leaves) != n_points:
+                raise ValueError(f"n_leaves: discrete=True has one leaf per integer of bounds {self._bounds!r}, "
+                                 f"{n_points} leaves; got n_leaves={n_leaves} (omit it)")
+            n_leaves = n_points
+        n_leaves = _check_n_leaves(1024 if n_leaves is None else n_leaves)
         oracle = _check_oracle(oracle)
         if branching is None:
             if not isinstance(oracle, str):
@@ -660,12 +667,19 @@ class HierarchicalHistogram(Mechanism):
         self._shape = shape
         self._plan = HierarchyPlan(shape, levels)
         low, high = self._bounds
-        self._inv_range = 1.0 / (high - low)
+        # the leaves span [low - 1/2, high + 1/2] in discrete mode: integer k is the centre of leaf k - low
+        self._leaf_low = low - 0.5 if self._discrete else low
+        self._inv_range = 1.0 / (n_leaves if self._discrete else high - low)
 
     # -- parameters -----------------------------------------------------------------------------------------
     @property
     def n_leaves(self):
         return self._shape.n_leaves
+
+    @property
+    def discrete(self):
+        """Whether the values are integers, one leaf per integer of the bounds (see the class Notes)."""
+        return self._discrete
 
     @property
     def branching(self):
@@ -698,7 +712,10 @@ class HierarchicalHistogram(Mechanism):
 
     @property
     def leaf_edges(self):
+        """Edges of the leaves (in discrete mode ``k ± 1/2`` around each integer ``k`` of the bounds)."""
         low, high = self._bounds
+        if self._discrete:
+            return np.arange(self.n_leaves + 1) + (low - 0.5)
         return np.linspace(low, high, self.n_leaves + 1)
 
     def _spec_params(self):
@@ -707,24 +724,35 @@ class HierarchicalHistogram(Mechanism):
         if self._plan.packed:
             params.update(layout=PACKED_LAYOUT, hash=HASH_FAMILY,
                           g=tuple(lvl.g if lvl.hashed else 0 for lvl in self._plan.levels))
+        if self._discrete:  # recorded only when set: specs of continuous trees are unchanged
+            params["discrete"] = True
         return params
 
     @classmethod
     def _from_spec(cls, spec):
         return cls(spec.epsilon, spec.get("bounds"), n_leaves=spec.get("n_leaves"),
-                   branching=spec.get("branching"), oracle=tuple(spec.get("oracle")))
+                   branching=spec.get("branching"), oracle=tuple(spec.get("oracle")),
+                   discrete=bool(spec.get("discrete", False)))
 
     def __repr__(self):
+        extra = ", discrete=True" if self._discrete else ""
         return (f"HierarchicalHistogram(epsilon={self._epsilon!r}, bounds={self._bounds!r}, "
-                f"n_leaves={self.n_leaves}, branching={self.branching}, oracle={self.oracle_names!r})")
+                f"n_leaves={self.n_leaves}, branching={self.branching}, oracle={self.oracle_names!r}{extra})")
 
     # -- client side ----------------------------------------------------------------------------------------
     def _run_kernel(self, values, words, out):
         kernel = kernels.hierarchy_packed_kernel if self._plan.packed else kernels.hierarchy_kernel
-        launch(kernel, values, self._bounds[0], self._inv_range, self.n_leaves, self._plan.table, words, out)
+        launch(kernel, values, self._leaf_low, self._inv_range, self.n_leaves, self._plan.table, words, out)
 
     def _report_dtype(self):
         return np.dtype(np.uint64) if self._plan.packed else super()._report_dtype()
+
+    def prepare_values(self, x, *, name=None, nan_policy="raise", fill_value=None, out_of_range="clip"):
+        """Validate values as :meth:`ldpnum.Mechanism.prepare_values` does; with ``discrete=True`` also refuse
+        non-integer values (InvalidValuesError with their count and first index; nothing is drawn)."""
+        values = super().prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value,
+                                        out_of_range=out_of_range)
+        return check_integral(values, "x" if name is None else str(name)) if self._discrete else values
 
     def leaf_index(self, x, *, nan_policy="raise", fill_value=None, out_of_range="clip"):
         """The leaf of each value, exactly as ``privatize`` bucketizes it (validated the same way).
@@ -734,7 +762,7 @@ class HierarchicalHistogram(Mechanism):
         values = self.prepare_values(x, nan_policy=nan_policy, fill_value=fill_value, out_of_range=out_of_range)
         out = np.empty(values.shape[0], dtype=np.int64)
         if values.shape[0]:
-            launch(kernels.leaf_kernel, values, self._bounds[0], self._inv_range, self.n_leaves, out)
+            launch(kernels.leaf_kernel, values, self._leaf_low, self._inv_range, self.n_leaves, out)
         return out
 
     def report_levels(self, reports):
@@ -840,7 +868,7 @@ class HierarchicalHistogram(Mechanism):
                 solver += "+ahead"
         est = RangeEstimate(nodes, self._bounds, self.branching, consistency=consistency, spec=agg.spec,
                             n_reports=n, level_reports=n_per_level, level_variances=variances, n_iter=n_iter,
-                            converged=converged, solver=solver)
+                            converged=converged, solver=solver, discrete=self._discrete)
         if bootstrap is None:
             return est
         from ..estimation.bootstrap import bootstrap_ranges
