@@ -163,8 +163,8 @@ def bootstrap_distribution(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=No
     """
     from ..aggregate import Aggregate
     from .._validation import check_choice
-    from .em import DEFAULT_MAX_ITER, expectation_maximization, window_transition_from_plan
-    from .distribution import DEFAULT_METHOD, window_counts
+    from .em import DEFAULT_MAX_ITER, expectation_maximization
+    from .distribution import DEFAULT_METHOD, input_grid, window_counts
 
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 20:
         raise ValueError(f"n_boot must be an integer >= 20; got {n_boot!r}")
@@ -176,7 +176,7 @@ def bootstrap_distribution(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=No
     agg = mechanism._as_aggregate(data)
     est = mechanism.estimate_distribution(agg, **options) if estimate is None else estimate
     d = est.n_bins
-    transition = window_transition_from_plan(mechanism.plan, d)
+    transition = input_grid(mechanism, d, agg.n_reports)[0]  # equal buckets, or a discrete mechanism's integers
     options = {**options, "n_bins": d}
     observed = window_counts(mechanism.plan, agg)  # Hybrid: its window branch's reports (see window_counts)
     tol, max_iter = options.get("tol"), options.get("max_iter") or DEFAULT_MAX_ITER

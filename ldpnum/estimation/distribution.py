@@ -15,10 +15,11 @@ import numpy as np
 
 from .._results import DistributionEstimate
 from .._validation import check_choice
-from .em import DEFAULT_MAX_ITER, ems_heldout, expectation_maximization, window_transition_from_plan
+from .em import (DEFAULT_MAX_ITER, ems_heldout, expectation_maximization, point_transition_from_plan,
+                 window_transition_from_plan)
 from .postprocess import norm_sub
 
-__all__ = ["DEFAULT_METHOD", "default_n_bins", "estimate_window_distribution", "METHODS"]
+__all__ = ["DEFAULT_METHOD", "default_n_bins", "estimate_window_distribution", "METHODS", "input_grid"]
 
 METHODS = ("ems-cv", "ems", "em", "norm-sub")
 #: The method used when none is named.
@@ -83,11 +84,30 @@ def window_counts(plan, agg):
     return np.asarray(agg.counts)[:plan.n_cells]
 
 
+def input_grid(mechanism, n_bins, n_reports):
+    """``(transition, bin_edges, discrete)``: the EM inputs of a window mechanism.
+
+    Equal buckets of the bounds (``n_bins``, default :func:`default_n_bins`), or, for a ``discrete=True``
+    mechanism, one point per integer of the bounds (:func:`~ldpnum.estimation.em.point_transition_from_plan`;
+    bins ``[k - 1/2, k + 1/2)``; ``n_bins`` must then be omitted or equal the number of integers).
+    """
+    n_points = getattr(mechanism, "n_points", None)
+    low, high = mechanism.bounds
+    if n_points is None:
+        d = _check_bins(n_bins, n_reports)
+        return window_transition_from_plan(mechanism.plan, d), np.linspace(low, high, d + 1), False
+    if n_bins is not None and _check_bins(n_bins, n_reports) != n_points:
+        raise ValueError(f"n_bins: a discrete=True mechanism estimates one point mass per integer of its bounds "
+                         f"({n_points}); got n_bins={n_bins} (omit it)")
+    return point_transition_from_plan(mechanism.plan, n_points), np.arange(n_points + 1) + (low - 0.5), True
+
+
 def estimate_window_distribution(mechanism, agg, *, n_bins=None, method=DEFAULT_METHOD, max_iter=None,
                                  tol=None):
     """Reconstruct the distribution of the values behind an aggregate of window-randomizer reports.
 
-    The transition between ``n_bins`` equal input buckets and the output cells is computed exactly from the
+    The transition between ``n_bins`` equal input buckets (for a ``discrete=True`` mechanism: the integers of
+    its bounds, as point masses; see :func:`input_grid`) and the output cells is computed exactly from the
     mechanism's plan. ``"ems-cv"`` (default) is EMS with its smoothing strength chosen by held-out
     likelihood on a binomial thinning of the counts (:func:`~ldpnum.estimation.em.ems_heldout`);
     ``"ems"`` (Li et al.'s EMS, one smoothing pass per iteration) and ``"em"`` run the Cython EM kernel
@@ -105,11 +125,8 @@ def estimate_window_distribution(mechanism, agg, *, n_bins=None, method=DEFAULT_
         raise ValueError(f"estimate_distribution: none of the {agg.n_reports:,} reports came from the window "
                          "branch (Hybrid's Duchi reports, ±C, carry the mean but not the distribution; at "
                          "ε ≤ 0.61 Hybrid sends only those): use estimate_mean, or Piecewise/Square Wave")
-    d = _check_bins(n_bins, n)
-    transition = window_transition_from_plan(plan, d)
-    low, high = mechanism.bounds
-    edges = np.linspace(low, high, d + 1)
-    common = dict(spec=agg.spec, n_reports=n)
+    transition, edges, discrete = input_grid(mechanism, n_bins, n)
+    common = dict(spec=agg.spec, n_reports=n, discrete=discrete)
     if method == "norm-sub":
         freq = counts / n
         x, *_ = np.linalg.lstsq(transition.dense(), freq, rcond=None)
