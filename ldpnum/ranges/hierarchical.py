@@ -834,7 +834,36 @@ class HierarchicalHistogram(Mechanism):
         ValueError
             With no reports, or when some level received no report (every level needs at least one; with
             ``n`` reports a level is empty with probability about ``L (1 - 1/L)**n``).
+
+        Warns
+        -----
+        ldpnum.PointMassWarning
+            Continuous mode only: some leaves' raw estimates exceed their neighbours' mean by more than half
+            their value and by more than the Bonferroni 1% normal quantile of the excess's standard error
+            (from the level's exact variance at frequency 0; :func:`ldpnum.estimation.distribution.point_mass_cells`):
+            point masses, which the uniform-within-leaf queries misplace. Measured on Poisson(3) values with
+            bounds (0, 80), 1024 leaves, ε = 4: at n = 200,000 the integers 0..8 are flagged (``range(1, 3)``
+            reads 0.345 where the truth is 0.598); on smooth data (Beta(5, 2), n = 10^4..10^6) no flag.
+            Build the mechanism with ``discrete=True`` for integer values.
         """
+        est, raw_leaves = self._fit_ranges(data, consistency=consistency, threshold=threshold)
+        if not self._discrete:
+            from ..estimation.distribution import point_mass_cells, warn_point_masses
+
+            sd = math.sqrt(est.level_variances[-1])
+            warn_point_masses(point_mass_cells(raw_leaves, sd), raw_leaves, self.leaf_edges,
+                              "HierarchicalHistogram.estimate_ranges", stacklevel=4)
+        if bootstrap is None:
+            return est
+        from ..estimation.bootstrap import bootstrap_ranges
+
+        options = {"consistency": consistency} if threshold is None else {"consistency": consistency,
+                                                                          "threshold": threshold}
+        return bootstrap_ranges(self, self._as_aggregate(data), n_boot=bootstrap, rng=rng, estimate=est, **options)
+
+    def _fit_ranges(self, data, *, consistency="least-squares", threshold=None):
+        """The :class:`RangeEstimate` of ``data`` and the raw leaf estimates (no diagnostics, no bootstrap:
+        the bootstrap's replicates are fitted here)."""
         check_choice(consistency, "consistency", CONSISTENCY)
         if threshold is not None:
             if consistency != "adaptive":
@@ -869,13 +898,7 @@ class HierarchicalHistogram(Mechanism):
         est = RangeEstimate(nodes, self._bounds, self.branching, consistency=consistency, spec=agg.spec,
                             n_reports=n, level_reports=n_per_level, level_variances=variances, n_iter=n_iter,
                             converged=converged, solver=solver, discrete=self._discrete)
-        if bootstrap is None:
-            return est
-        from ..estimation.bootstrap import bootstrap_ranges
-
-        options = {"consistency": consistency} if threshold is None else {"consistency": consistency,
-                                                                          "threshold": threshold}
-        return bootstrap_ranges(self, agg, n_boot=bootstrap, rng=rng, estimate=est, **options)
+        return est, raw[-1]
 
     def estimate_distribution(self, data: Reports | Aggregate, *,
                               consistency: str = "nonnegative") -> DistributionEstimate:
@@ -884,7 +907,7 @@ class HierarchicalHistogram(Mechanism):
         ``estimate_ranges(data, consistency=...).to_distribution()``; the default, the non-negative tree, is
         the more accurate (Norm-Sub on least-squares leaves ignores the upper levels).
         """
-        return self.estimate_ranges(data, consistency=consistency).to_distribution()
+        return self.estimate_ranges(data, consistency=consistency).to_distribution()  # warns on point masses
 
 
 # -- report validation -------------------------------------------------------------------------------------
