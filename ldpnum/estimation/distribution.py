@@ -232,7 +232,7 @@ def estimate_window_distribution(mechanism, agg, *, n_bins=None, method=DEFAULT_
     x /= x.sum()
     if not discrete and transition.is_box:
         warn_point_masses(point_mass_cells(x, _fisher_sd(counts, transition, x)), x, edges,
-                          f"{type(mechanism).__name__}.estimate_distribution", stacklevel=4)
+                          f"{type(mechanism).__name__}.estimate_distribution", stacklevel=5)
     return DistributionEstimate(edges, x, method=method, n_iter=res.n_iter, converged=res.converged,
                                 log_likelihood=tuple(float(v) for v in res.loglik), smoothing=res.smoothing,
                                 **common)
