@@ -850,7 +850,12 @@ class HierarchicalHistogram(Mechanism):
         if not self._discrete:
             from ..estimation.distribution import point_mass_cells, warn_point_masses
 
-            sd = math.sqrt(est.level_variances[-1])
+            # the leaf level's variance at each leaf's own frequency f (Wang et al.'s support estimator):
+            # [q(1-q) + f (p-q)(1-p-q)] / (n_l (p-q)^2), the frequency-0 term being the exact level variance
+            p, q = self._plan.levels[-1].oracle.support_probabilities
+            f = np.clip(raw_leaves, 0.0, 1.0)
+            var = est.level_variances[-1] + f * (1 - p - q) / (est.level_reports[-1] * (p - q))
+            sd = np.sqrt(np.maximum(var, est.level_variances[-1]))
             warn_point_masses(point_mass_cells(raw_leaves, sd), raw_leaves, self.leaf_edges,
                               "HierarchicalHistogram.estimate_ranges", stacklevel=4)
         if bootstrap is None:
