@@ -279,6 +279,14 @@ class SquareWave(GeneralWave):
     >>> est = sw.estimate_mean(sw.privatize(x, rng=1))
     >>> bool(abs(est.value - x.mean()) < 4 * est.standard_error)
     True
+
+    Integer values: one point mass per integer, ranges with both ends included, integer quantiles.
+
+    >>> sw = ldp.SquareWave(epsilon=4.0, bounds=(0, 80), discrete=True)
+    >>> x = np.random.default_rng(0).poisson(3, 200_000)
+    >>> d = sw.estimate_distribution(sw.privatize(x, rng=1))
+    >>> bool(abs(d.range(1, 3) - np.mean((x >= 1) & (x <= 3))) < 0.017), d.quantile(0.5)
+    (True, 3)
     """
 
     name = "square_wave"

@@ -264,8 +264,12 @@ class RangeEstimate(PrivacyProvenance):
         return np.where(same, inside, whole + left + right)
 
     def range(self, lo: ArrayLike, hi: ArrayLike, *, ci: float | None = None) -> Any:
-        """Estimated probability mass in ``[lo, hi]`` (data units; vectorised: arrays broadcast).
+        r"""Estimated probability mass in ``[lo, hi]`` (data units; vectorised: arrays broadcast).
 
+        Continuous mode: :math:`P(lo \le X \le hi)` of the model uniform within each leaf (equal to
+        :math:`P(lo \le X < hi)`: the model has no point masses), partial leaves counted by their fraction.
+        Discrete mode: :math:`\sum_{lo \le k \le hi} P(X = k)` over the integers ``k``, **both ends included**
+        (``range(1, 3)`` on counts is P(1 ≤ X ≤ 3)); no fractions of leaves.
         Returns a float for scalar arguments, else an array of the broadcast shape. See the class notes for
         partial leaves and for ``consistency="none"``. Raises ValueError for NaN ends or ``lo > hi``. With
         ``ci=level`` (a bootstrapped estimate): an ``EstimateInterval(estimate, low, high)``, percentile
@@ -290,7 +294,8 @@ class RangeEstimate(PrivacyProvenance):
         return EstimateInterval(point, float(low) if a.ndim == 0 else low, float(high) if a.ndim == 0 else high)
 
     def cdf(self, x: ArrayLike) -> Any:
-        """Estimated ``P(X <= x) = range(low, x)`` (0 below the bounds, 1 above; NaN stays NaN)."""
+        r"""Estimated ``P(X <= x) = range(low, x)`` (0 below the bounds, 1 above; NaN stays NaN); in discrete mode
+        the step function :math:`\sum_{k \le x} P(X = k)`."""
         xa = real_array(x, "x")
         flat = np.atleast_1d(xa).ravel()
         nan = np.isnan(flat)

@@ -556,8 +556,9 @@ class HierarchicalHistogram(Mechanism):
         Privacy parameter in (0, 20]: each person's single report is ε-LDP.
     bounds : (float, float)
         Public range ``(low, high)`` of the values (never derived from data).
-    n_leaves : int, default 1024
-        Number of equal leaves (buckets) of ``[low, high]``, 2 ≤ n_leaves ≤ 2**16. Leaf ``i`` is
+    n_leaves : int, optional
+        Number of equal leaves (buckets) of ``[low, high]``, 2 ≤ n_leaves ≤ 2**16; default 1024, and with
+        ``discrete=True`` one leaf per integer, ``high - low + 1`` (the only value accepted then). Leaf ``i`` is
         ``[low + i w, low + (i+1) w)`` with ``w = (high - low)/n_leaves``; the high bound belongs to the last
         leaf (as :func:`numpy.histogram`). The leaf is ``floor(u · n_leaves)`` with
         ``u = (x - low)/(high - low)`` in floating point, so a value within a rounding error of an interior
@@ -577,6 +578,17 @@ class HierarchicalHistogram(Mechanism):
         names are part of the spec, so reports of different configurations never mix. ``"hadamard"``
         (Hadamard response; never chosen by ``"auto"``) has a variance independent of ``k_l`` like OLH's
         but 1.27× higher at ε = 1, and keeps the offset layout with an O(n) server.
+    discrete : bool, default False
+        The values are integers (counts, ages, ratings). ``bounds = (low, high)`` must then be integers (the
+        smallest and largest values, both included) and leaf ``i`` is the integer ``low + i`` alone (edges
+        ``low + i ± 1/2``), so no leaf mixes two values and no query splits one: ``range(lo, hi)`` is
+        :math:`P(lo \le X \le hi)`, both ends included, and quantiles are integers (see
+        :class:`~ldpnum.ranges.RangeEstimate`). Non-integer values are refused (InvalidValuesError naming their
+        count and first index, before anything is drawn: rounding them silently would change the question).
+        Same per-level oracles and ε guarantee; the flag is recorded in the spec, so estimators, the pandas
+        accessor and the command line read it back. At most 2**16 integers. In the default (continuous) mode
+        integer data are answered with uniform-within-leaf interpolation, which misplaces their point masses at
+        range ends and quantiles: :meth:`estimate_ranges` then warns (:class:`~ldpnum.PointMassWarning`).
 
     Notes
     -----
@@ -627,6 +639,14 @@ class HierarchicalHistogram(Mechanism):
     True
     >>> HierarchicalHistogram(epsilon=1.0, bounds=(0, 1)).oracle_names
     ('grr', 'olh', 'olh', 'olh', 'olh')
+
+    Integer values (a count with many zeros): one leaf per integer, ranges with both ends included.
+
+    >>> hh = HierarchicalHistogram(epsilon=4.0, bounds=(0, 80), discrete=True)
+    >>> x = np.random.default_rng(0).poisson(3, 200_000)
+    >>> est = hh.estimate_ranges(hh.aggregate(hh.privatize(x, rng=1)))
+    >>> bool(abs(est.range(1, 3) - np.mean((x >= 1) & (x <= 3))) < 0.015), est.quantile(0.5)
+    (True, 3)
     """
 
     name = "hierarchical_histogram"
