@@ -1,7 +1,7 @@
 """Warnings and errors raised by ldpnum."""
 
-__all__ = ["ClippingWarning", "TruncationWarning", "BudgetWarning", "SmoothingBiasWarning", "PointMassWarning", "BudgetExceededError", "InvalidValuesError",
-           "SpecMismatchError"]
+__all__ = ["ClippingWarning", "TruncationWarning", "BudgetWarning", "SmoothingBiasWarning", "BudgetExceededError", "InvalidValuesError",
+           "SpecMismatchError", "PointMassWarning"]
 
 
 class ClippingWarning(UserWarning):

@@ -51,9 +51,9 @@ def test_square_wave_discrete_answers_integer_ranges():
 def test_continuous_mode_warns_on_the_reproducer():
     """The old behaviour, kept for continuous data, now says that it cannot be trusted here."""
     hh = ldp.HierarchicalHistogram(4.0, (0, 80))
-    with pytest.warns(ldp.PointMassWarning, match=r"9 cell\(s\) hold far more mass.*discrete=True") as rec:
+    with pytest.warns(ldp.PointMassWarning, match=r"8 cell\(s\) hold far more mass.*discrete=True") as rec:
         est = hh.estimate_ranges(hh.aggregate(hh.privatize(POISSON, rng=1)))
-    assert rec[0].message.count == 9 and rec[0].message.first_index == 0
+    assert rec[0].message.count == 8 and rec[0].message.first_index == 0  # the integers 0..7 (P(8) = 0.008)
     assert rec[0].filename == __file__  # attributed to the caller's line
     assert abs(est.range(1, 3) - 0.345) < 0.01  # the misplaced mass the warning is about
     assert issubclass(ldp.PointMassWarning, ldp.SmoothingBiasWarning)
@@ -78,7 +78,7 @@ def test_square_wave_continuous_warns_on_point_masses():
     x = visits(20_000, np.random.default_rng(1))
     with pytest.warns(ldp.PointMassWarning, match=r"cell\(s\) hold far more mass.*first: cell 0") as rec:
         sw.estimate_distribution(sw.aggregate(sw.privatize(x, rng=1)))
-    assert rec[0].message.count >= 3 and rec[0].filename == __file__
+    assert rec[0].message.count >= 1 and rec[0].filename == __file__
 
 
 @pytest.mark.parametrize("make", [lambda: ldp.SquareWave(2.0, (0, 1)), lambda: ldp.HierarchicalHistogram(2.0, (0, 1))])
