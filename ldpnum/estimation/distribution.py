@@ -93,8 +93,8 @@ POINT_MASS_ALPHA = 0.01
 def point_mass_cells(masses, sd, *, alpha=POINT_MASS_ALPHA):
     r"""Cells whose estimated mass is a point mass: far above what their neighbours' interpolation allows.
 
-    For cell ``i`` with estimate :math:`m_i` and neighbours' mean :math:`ar m_i` (one neighbour at the
-    ends), the excess :math:`e_i = m_i - ar m_i` is flagged when both
+    For cell ``i`` with estimate :math:`m_i` and neighbours' mean :math:`\bar m_i` (one neighbour at the
+    ends), the excess :math:`e_i = m_i - \bar m_i` is flagged when both
 
     * :math:`e_i > m_i / 2` (the cell holds more than twice its neighbours' mean: a lone spike, not a slope
       or a step, where one neighbour is as high as the cell), and
