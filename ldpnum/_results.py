@@ -545,7 +545,8 @@ class DistributionEstimate(PrivacyProvenance):
 
     @property
     def bounds(self) -> Bounds:
-        """The domain ``(low, high)``: the first and last bin edges."""
+        """The domain ``(low, high)``: the first and last bin edges (in discrete mode ``(k_0 - 1/2, k_last + 1/2)``
+        around the first and last integers: the edges, kept as they are so that every bin is ``[e_i, e_{i+1})``)."""
         return float(self.bin_edges[0]), float(self.bin_edges[-1])
 
     @property
@@ -981,7 +982,9 @@ class DistributionEstimate(PrivacyProvenance):
     def __str__(self) -> str:
         lo, hi = self.bounds
         q1, med, q3 = self._ppf(np.array([0.25, 0.5, 0.75]))
-        return (f"DistributionEstimate: {self.n_bins} bins on [{lo:g}, {hi:g}]\n"
+        where = (f"{self.n_bins} integers {lo + 0.5:g}..{hi - 0.5:g}" if self.discrete
+                 else f"{self.n_bins} bins on [{lo:g}, {hi:g}]")
+        return (f"DistributionEstimate: {where}\n"
                 f"  mean {self.mean:.6g}, sd {self.std:.6g}, quartiles {q1:.6g} / {med:.6g} / {q3:.6g}\n"
                 f"  {self._provenance()}")
 
