@@ -669,7 +669,10 @@ def test_client_kernels_have_one_input_signature():
         for name in NUMERIC:
             for kwargs in CASES[name].settings:
                 m = build(name, **kwargs)
-                for x in ([1, 2], np.array([0.5], np.float32), np.array([0.5], ">f8"), [0.1]):
+                xs = ([1, 2], np.array([0.5], np.float32), np.array([0.5], ">f8"), [0.1])
+                if getattr(m, "discrete", False):  # integer values only (non-integers are refused)
+                    xs = ([1, 2], np.array([1.0], np.float32), np.array([2.0], ">f8"), [3.0])
+                for x in xs:
                     m.privatize(x, rng=0)
     for k in (client_numeric.binary_kernel, client_numeric.window_kernel, client_numeric.hybrid_kernel, client_numeric.laplace_kernel,
               client_wave.shaped_window_kernel, client_numeric.scan_values):
