@@ -259,3 +259,29 @@ def test_discrete_mode_through_the_pandas_accessor():
         assert est.discrete
         assert ldp.from_spec(est.spec) == m  # the spec read back from the column names the discrete mode
         assert est.quantile(0.25) == 0  # 31% zeros
+
+
+def test_point_transition_is_the_exact_output_distribution_of_each_integer():
+    """Each column of the discrete EM transition equals the plan's output probabilities of its integer (the
+    integer's two window starts, by the hat weights): measured to 2e-15."""
+    from ldpnum.estimation.em import point_transition_from_plan
+
+    for sw in (ldp.SquareWave(4.0, (0, 80), discrete=True), ldp.SquareWave(1.0, (-3, 4), n_cells=64, discrete=True)):
+        low, high = sw.bounds
+        t = point_transition_from_plan(sw.plan, sw.n_points)
+        dense = t.dense()
+        for j, k in enumerate(range(int(low), int(high) + 1)):
+            np.testing.assert_allclose(dense[:, j], sw.output_probabilities(float(k)), rtol=0, atol=1e-13)
+        with pytest.raises(ValueError, match="cannot be regridded"):
+            t.with_bins(2 * sw.n_points)
+
+
+def test_held_out_smoothing_search_fits_every_level_on_the_integers():
+    """128 integers (even, at least 64) would be regridded to coarser buckets by the held-out search: the point
+    transition refuses that, and the search fits every level on the integers themselves."""
+    sw = ldp.SquareWave(2.0, (0, 127), discrete=True)
+    x = np.random.default_rng(2).binomial(127, 0.3, 20_000)
+    est = sw.estimate_distribution(sw.privatize(x, rng=3))
+    assert est.discrete and est.n_bins == 128 and est.method == "ems-cv"
+    # measured: median 38 (the sample's 38), bootstrap 95% interval [37, 38] (40 replicates): 2 is beyond it
+    assert abs(est.quantile(0.5) - np.median(x)) <= 2
