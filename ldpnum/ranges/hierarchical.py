@@ -201,7 +201,7 @@ class OLHLevel(LevelOracle):
     support counts are computed at aggregation by the Cython kernel of :mod:`ldpnum.frequency.hashing`:
     O(n_l · k) hash evaluations, inherent to local hashing (a report cannot be histogrammed). Estimator:
     :math:`(I_v/n_l - q^*)/(p^* - q^*)` with the plan's exact ``p*, q*``; variance at frequency 0
-    :math:`q^*(1-q^*)/(p^*-q^*)^2 / n_l pprox 4e^arepsilon/(e^arepsilon-1)^2/n_l`, independent of ``k``.
+    :math:`q^*(1-q^*)/(p^*-q^*)^2 / n_l \approx 4e^\varepsilon/(e^\varepsilon-1)^2/n_l`, independent of ``k``.
     """
 
     name = "olh"
