@@ -333,6 +333,20 @@ class DistributionEstimate(PrivacyProvenance):
     Estimators (Square Wave with EM/EMS, ...) return this object; it can also be built directly from any
     histogram. It is immutable: both arrays are read-only copies.
 
+    So :meth:`range` ``(lo, hi)`` is :math:`F(hi) - F(lo) = P(lo \le X < hi)` of that model (the same as
+    :math:`P(lo \le X \le hi)`: the model has no point masses). Data with point masses (integers, rounded
+    values) break the model at the ends of a query: a value sitting on ``lo`` or ``hi`` counts only by the
+    fraction of its bin on the inside. For integer-valued data use the discrete mode.
+
+    **Discrete mode** (``discrete=True``; ``SquareWave(..., discrete=True)`` and
+    ``HierarchicalHistogram(..., discrete=True)`` return it): the bins are ``[k - 1/2, k + 1/2)`` around
+    consecutive integers ``k`` and bin ``k`` is the point mass :math:`p_k = P(X = k)`. Then
+    :math:`F(x) = \sum_{k \le x} p_k` (a step function), ``range(lo, hi)`` is
+    :math:`P(lo \le X \le hi) = \sum_{lo \le k \le hi} p_k` (**both ends included**, for any real ends),
+    ``quantile(q)`` is the integer :math:`\min\{k : F(k) \ge q\}` (an ``int``, or an int64 array; the ends of
+    its bootstrap interval are integers, rounded outwards), ``var`` has no within-bin term, and
+    :meth:`sample` draws the integers. ``pdf`` is then the probability of each integer (bins of width 1).
+
     Parameters
     ----------
     bin_edges : array_like of float, shape (d + 1,)
@@ -429,6 +443,8 @@ class DistributionEstimate(PrivacyProvenance):
     #: Smoothing passes per iteration of the EM fit behind the estimate (0 for plain EM, 1 for EMS, the level
     #: ``"ems-cv"`` chose from the data); None when the estimate is not an EM fit. Provenance only.
     smoothing: int | None = field(default=None, compare=False)
+    #: Discrete mode: bin ``[k - 1/2, k + 1/2)`` is the point mass of the integer ``k`` (see above).
+    discrete: bool = False
     # Derived, read-only: the CDF at the edges (exactly 0 and 1 at the ends) and the density per bin.
     _cum: np.ndarray = field(init=False, repr=False, compare=False)
     _pdf: np.ndarray = field(init=False, repr=False, compare=False)
@@ -469,6 +485,13 @@ class DistributionEstimate(PrivacyProvenance):
         for arr in (edges, probs, cum, pdf):
             arr.flags.writeable = False
         set_ = object.__setattr__
+        if not isinstance(self.discrete, (bool, np.bool_)):
+            raise TypeError(f"discrete must be a bool; got {type(self.discrete).__name__}")
+        set_(self, "discrete", bool(self.discrete))
+        if self.discrete and not (float(edges[0] + 0.5).is_integer()
+                                  and np.array_equal(edges, edges[0] + np.arange(edges.size))):
+            raise ValueError("discrete=True needs the bins [k - 1/2, k + 1/2) of consecutive integers k: "
+                             f"bin_edges from {edges[0]!r} in steps of 1")
         set_(self, "bin_edges", edges)
         set_(self, "probabilities", probs)
         set_(self, "_cum", cum)
@@ -522,7 +545,8 @@ class DistributionEstimate(PrivacyProvenance):
 
     @property
     def bounds(self) -> Bounds:
-        """The domain ``(low, high)``: the first and last bin edges."""
+        """The domain ``(low, high)``: the first and last bin edges (in discrete mode ``(k_0 - 1/2, k_last + 1/2)``
+        around the first and last integers: the edges, kept as they are so that every bin is ``[e_i, e_{i+1})``)."""
         return float(self.bin_edges[0]), float(self.bin_edges[-1])
 
     @property
@@ -588,7 +612,20 @@ class DistributionEstimate(PrivacyProvenance):
         array([0.   , 0.125, 0.25 , 0.625, 1.   , 1.   ])
         """
         xa = real_array(x, "x")
+        if self.discrete:  # P(X <= x) = sum of the integers up to floor(x)
+            out = self._cum[self._after(np.where(np.isnan(xa), self.bin_edges[0], xa))]
+            return _scalar_or_array(np.where(np.isnan(xa), np.nan, out), xa)
         return _scalar_or_array(np.interp(xa, self.bin_edges, self._cum), xa)
+
+    def _after(self, x):
+        """Discrete mode: the number of bins (integers) ``<= x``, an index into the cumulative sums."""
+        return np.clip(np.floor(x) - (self.bin_edges[0] - 0.5), 0, self.n_bins).astype(np.intp)
+
+    def _discrete_masses(self, cum, a, b):
+        """Discrete mode: ``P(a <= X <= b)`` from cumulative sums ``cum`` (any leading axes)."""
+        ia = np.clip(np.ceil(a) - (self.bin_edges[0] + 0.5), 0, self.n_bins).astype(np.intp)
+        ib = np.maximum(self._after(b), ia)
+        return cum[..., ib] - cum[..., ia]
 
     # -- uncertainty (bootstrap replicates) ------------------------------------------------------------
     def _with_replicates(self, replicates):
@@ -681,16 +718,25 @@ class DistributionEstimate(PrivacyProvenance):
         qa = check_probabilities(q)
         point = self._ppf(qa)
         if ci is None:
+            if self.discrete:
+                return int(point) if qa.ndim == 0 else point
             return _scalar_or_array(point, qa)
         cums = self._replicate_cums()
         reps = np.stack([self._ppf_of(c, qa) for c in cums])
         low, high = self._interval(reps, ci)
         lo_b, hi_b = self.bounds
         low, high = np.clip(low, lo_b, hi_b), np.clip(high, lo_b, hi_b)
+        if self.discrete:  # integer ends, rounded outwards
+            low, high = np.floor(low).astype(np.int64), np.ceil(high).astype(np.int64)
+            warn_if_outside(point, low, high, "quantile")
+            as_int = (lambda v: int(v)) if qa.ndim == 0 else (lambda v: v)
+            return EstimateInterval(as_int(point), as_int(low), as_int(high))
         warn_if_outside(point, low, high, "quantile")
         return EstimateInterval(_scalar_or_array(point, qa), _scalar_or_array(low, qa), _scalar_or_array(high, qa))
 
     def _ppf_of(self, cum, q):
+        if self.discrete:
+            return self._discrete_ppf(cum, q)
         edges = self.bin_edges
         i = np.searchsorted(cum, q, side="left")
         j = np.clip(i - 1, 0, self.n_bins - 1)
@@ -702,6 +748,8 @@ class DistributionEstimate(PrivacyProvenance):
 
     def _ppf(self, q):
         """Quantile of validated probabilities ``q`` (any shape)."""
+        if self.discrete:
+            return self._discrete_ppf(self._cum, q)
         cum, edges = self._cum, self.bin_edges
         i = np.searchsorted(cum, q, side="left")  # first edge where F >= q: cum[i-1] < q <= cum[i]
         j = np.clip(i - 1, 0, self.n_bins - 1)  # the bin holding the quantile
@@ -710,6 +758,11 @@ class DistributionEstimate(PrivacyProvenance):
         frac = np.clip((q - lo_c) / mass, 0.0, 1.0)
         x = np.where(frac >= 1.0, edges[j + 1], edges[j] + frac * (edges[j + 1] - edges[j]))
         return np.where(i > 0, x, edges[0])
+
+    def _discrete_ppf(self, cum, q):
+        """Discrete mode: the integer ``min{k : F(k) >= q}`` (int64, the shape of ``q``)."""
+        i = np.minimum(np.searchsorted(cum[1:], q, side="left"), self.n_bins - 1)
+        return (i + int(self.bin_edges[0] + 0.5)).astype(np.int64)
 
     @property
     def mean(self) -> float:
@@ -734,6 +787,8 @@ class DistributionEstimate(PrivacyProvenance):
         """
         e, p = self.bin_edges, self.probabilities
         centres, widths = 0.5 * (e[:-1] + e[1:]), np.diff(e)
+        if self.discrete:  # point masses: no spread within a bin
+            return float(np.dot(p, (centres - self.mean) ** 2))
         return float(np.dot(p, (centres - self.mean) ** 2 + widths**2 / 12.0))
 
     @property
@@ -773,10 +828,16 @@ class DistributionEstimate(PrivacyProvenance):
         """
         a, b = check_ranges(lo, hi)
         edges, cum = self.bin_edges, self._cum
-        mass = np.maximum(np.interp(b, edges, cum) - np.interp(a, edges, cum), 0.0)
+        if self.discrete:  # P(lo <= X <= hi) over the integers
+            mass = np.maximum(self._discrete_masses(cum, a, b), 0.0)
+        else:
+            mass = np.maximum(np.interp(b, edges, cum) - np.interp(a, edges, cum), 0.0)
         if ci is None:
             return _scalar_or_array(mass, a)
-        reps = np.stack([np.interp(b, edges, c) - np.interp(a, edges, c) for c in self._replicate_cums()])
+        if self.discrete:
+            reps = np.stack([self._discrete_masses(c, a, b) for c in self._replicate_cums()])
+        else:
+            reps = np.stack([np.interp(b, edges, c) - np.interp(a, edges, c) for c in self._replicate_cums()])
         low, high = self._interval(reps, ci)
         low, high = np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
         warn_if_outside(mass, low, high, "range")
@@ -811,7 +872,11 @@ class DistributionEstimate(PrivacyProvenance):
                             "got a bool")
         gen = np.random.default_rng(rng)
         u = gen.random(size)
-        out = self._ppf(np.asarray(u))
+        if self.discrete:  # the integers (as floats): bin i where cum[i] <= u < cum[i+1], never an empty one
+            i = np.clip(np.searchsorted(self._cum, np.asarray(u), side="right") - 1, 0, self.n_bins - 1)
+            out = (self.bin_edges[0] + 0.5) + i
+        else:
+            out = self._ppf(np.asarray(u))
         return float(out) if size is None else out
 
     # -- conversions and display -----------------------------------------------------------------------
@@ -885,6 +950,8 @@ class DistributionEstimate(PrivacyProvenance):
 
     def _provenance(self):
         parts = [f"method={self.method!r}", f"n_iter={self.n_iter}", f"converged={self.converged}"]
+        if self.discrete:
+            parts.insert(0, "discrete=True")
         if self.smoothing is not None:
             parts.insert(1, f"smoothing={self.smoothing}")
         if self.epsilon is not None:
@@ -915,7 +982,9 @@ class DistributionEstimate(PrivacyProvenance):
     def __str__(self) -> str:
         lo, hi = self.bounds
         q1, med, q3 = self._ppf(np.array([0.25, 0.5, 0.75]))
-        return (f"DistributionEstimate: {self.n_bins} bins on [{lo:g}, {hi:g}]\n"
+        where = (f"{self.n_bins} integers {lo + 0.5:g}..{hi - 0.5:g}" if self.discrete
+                 else f"{self.n_bins} bins on [{lo:g}, {hi:g}]")
+        return (f"DistributionEstimate: {where}\n"
                 f"  mean {self.mean:.6g}, sd {self.std:.6g}, quartiles {q1:.6g} / {med:.6g} / {q3:.6g}\n"
                 f"  {self._provenance()}")
 
@@ -923,6 +992,7 @@ class DistributionEstimate(PrivacyProvenance):
         if not isinstance(other, DistributionEstimate):
             return NotImplemented
         return (np.array_equal(self.bin_edges, other.bin_edges)
+                and self.discrete == other.discrete
                 and np.array_equal(self.probabilities, other.probabilities)
                 and (self.spec, self.epsilon, self.n_reports, self.method, self.n_iter, self.converged,
                      self.log_likelihood)
@@ -935,7 +1005,7 @@ class DistributionEstimate(PrivacyProvenance):
         # Rebuild through __init__, so an unpickled estimate is validated and read-only again.
         return (type(self), (self.bin_edges, self.probabilities, self.spec, self.epsilon, self.n_reports,
                              self.method, self.n_iter, self.converged, self.log_likelihood, self.name,
-                             self.replicates, self.shuffle, self.smoothing))
+                             self.replicates, self.shuffle, self.smoothing, self.discrete))
 
 
 @dataclass(frozen=True, eq=False, repr=False)

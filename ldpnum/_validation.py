@@ -397,3 +397,39 @@ def check_binary(x, *, name="x", nan_policy="raise", fill_value=None):
         raise InvalidValuesError(f"{name} must be 0/1 for randomized response; {int(bad.sum())} value(s) are not, "
                                  f"first at index {i} ({float(arr[i])!r})", count=int(bad.sum()), first_index=i)
     return np.ascontiguousarray(arr)
+
+
+def check_discrete(discrete, bounds, max_points, *, name="discrete"):
+    """Validate a mechanism's ``discrete`` flag against its bounds; return the number of integers in them.
+
+    ``discrete=True`` declares that the values are integers: the bounds must then be integers themselves
+    (the first and last possible values, both included), and the domain may hold at most ``max_points``
+    integers. Returns ``hi - lo + 1`` (or None when ``discrete`` is False).
+    """
+    if not isinstance(discrete, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool; got {type(discrete).__name__} {discrete!r}")
+    if not discrete:
+        return None
+    low, high = bounds
+    if not (float(low).is_integer() and float(high).is_integer()):
+        raise ValueError(f"discrete=True needs integer bounds (the smallest and largest possible values, both "
+                         f"included); got ({low!r}, {high!r})")
+    count = int(high) - int(low) + 1
+    if count > max_points:
+        raise ValueError(f"discrete=True gives one cell per integer: bounds ({low!r}, {high!r}) hold {count} "
+                         f"integers, more than the {max_points} cells available; use discrete=False (equal "
+                         "buckets) or coarser units")
+    return count
+
+
+def check_integral(values, name="x"):
+    """Refuse non-integer values (for ``discrete=True`` mechanisms): one InvalidValuesError naming the count
+    and first index, raised before anything is drawn. ``values`` is the validated float64 array."""
+    bad = values != np.floor(values)
+    if bad.any():
+        i = _first(bad)
+        raise InvalidValuesError(
+            f"{name} has {int(bad.sum())} non-integer value(s), first at index {i} ({float(values[i])!r}); this "
+            "mechanism was built with discrete=True, whose cells are the integers: round the values (a public, "
+            "data-independent rule) or use discrete=False", count=int(bad.sum()), first_index=i, reason="invalid")
+    return values

@@ -1,7 +1,7 @@
 """Warnings and errors raised by ldpnum."""
 
 __all__ = ["ClippingWarning", "TruncationWarning", "BudgetWarning", "SmoothingBiasWarning", "BudgetExceededError", "InvalidValuesError",
-           "SpecMismatchError"]
+           "SpecMismatchError", "PointMassWarning"]
 
 
 class ClippingWarning(UserWarning):
@@ -69,6 +69,27 @@ class SmoothingBiasWarning(UserWarning):
         super().__init__(message)
         self.count = int(count)
         self.first_index = int(first_index)
+
+
+class PointMassWarning(SmoothingBiasWarning):
+    """A continuous-mode distribution or range estimate has cells holding far more mass than their neighbours'
+    interpolation allows (point masses: integer or rounded values), so queries that spread a cell's mass
+    uniformly within it — a range end or a quantile inside such a cell — can be far off, with intervals that do
+    not cover. Raised at estimation (``HierarchicalHistogram.estimate_ranges``, ``estimate_distribution`` of
+    Square Wave and General Wave); for integer data build the mechanism with ``discrete=True``.
+
+    A subclass of :class:`SmoothingBiasWarning` (a filter on that one also catches this). The test, per cell:
+    its estimate exceeds the mean of its neighbours' by more than half its own value and by more than
+    ``z`` standard errors of that excess, ``z`` the Bonferroni normal quantile at a 1% family-wise level over
+    the cells (:func:`ldpnum.estimation.distribution.point_mass_cells`).
+
+    Attributes
+    ----------
+    count : int
+        How many cells hold point masses.
+    first_index : int
+        The first such cell (leaf or bin index).
+    """
 
 
 class BudgetWarning(UserWarning):

@@ -183,14 +183,15 @@ def float_table(probs):
 
 
 def leaf_value(m, t):
-    low, high = m.bounds
-    return low + (t + 0.5) * (high - low) / m.n_leaves
+    """The centre of leaf ``t`` (in discrete mode, the leaf's integer)."""
+    edges = m.leaf_edges
+    return float((edges[t] + edges[t + 1]) / 2)
 
 
 def hierarchy_distribution(m, x, seed=None):
     """The report distribution of a value in a leaf (given the seed word when a level hashes)."""
-    low, high = m.bounds
-    leaf = int((x - low) / (high - low) * m.n_leaves)
+    edges = m.leaf_edges
+    leaf = min(int(np.searchsorted(edges, x, side="right")) - 1, m.n_leaves - 1)
     if m.plan.packed:
         return m.plan.exact_probabilities(leaf, seed=seed)
     return float_table(m.plan.probabilities(leaf))
@@ -281,7 +282,8 @@ CASES = {
                     dict(epsilon=2.0, bounds=(0, 1), shape="trapezoid")],
         window_rows, numeric_inputs, numeric_distribution),
     "square_wave": Case(
-        "numeric", [dict(epsilon=1.0, bounds=(0, 1440)), dict(epsilon=2.0, bounds=(0, 1), n_cells=64)],
+        "numeric", [dict(epsilon=1.0, bounds=(0, 1440)), dict(epsilon=2.0, bounds=(0, 1), n_cells=64),
+                    dict(epsilon=2.0, bounds=(0, 10), n_cells=64, discrete=True)],
         window_rows, numeric_inputs, numeric_distribution),
     "grr": Case(
         "categorical", [dict(epsilon=1.0, k=5), dict(epsilon=0.1, k=2), dict(epsilon=4.0, k=64)],
@@ -327,7 +329,9 @@ CASES = {
     "hierarchical_histogram": Case(
         "numeric", [dict(epsilon=1.0, bounds=(0, 10), n_leaves=16, branching=4, oracle="grr"),
                     dict(epsilon=2.0, bounds=(0, 1), n_leaves=10, branching=3, oracle="hadamard"),
-                    dict(epsilon=1.0, bounds=(0, 10), n_leaves=16, branching=2, oracle="olh")],
+                    dict(epsilon=1.0, bounds=(0, 10), n_leaves=16, branching=2, oracle="olh"),
+                    dict(epsilon=2.0, bounds=(-3, 9), branching=3, oracle="grr", discrete=True),
+                    dict(epsilon=1.0, bounds=(0, 20), branching=4, oracle="olh", discrete=True)],
         hierarchy_rows, lambda m: [leaf_value(m, t) for t in (0, m.n_leaves // 2 + 1, m.n_leaves - 1)],
         hierarchy_distribution,
         seeded=None),  # seeded exactly when a level hashes (see `is_seeded`)
@@ -665,7 +669,10 @@ def test_client_kernels_have_one_input_signature():
         for name in NUMERIC:
             for kwargs in CASES[name].settings:
                 m = build(name, **kwargs)
-                for x in ([1, 2], np.array([0.5], np.float32), np.array([0.5], ">f8"), [0.1]):
+                xs = ([1, 2], np.array([0.5], np.float32), np.array([0.5], ">f8"), [0.1])
+                if getattr(m, "discrete", False):  # integer values only (non-integers are refused)
+                    xs = ([1, 2], np.array([1.0], np.float32), np.array([2.0], ">f8"), [3.0])
+                for x in xs:
                     m.privatize(x, rng=0)
     for k in (client_numeric.binary_kernel, client_numeric.window_kernel, client_numeric.hybrid_kernel, client_numeric.laplace_kernel,
               client_wave.shaped_window_kernel, client_numeric.scan_values):
@@ -687,6 +694,8 @@ def valid_input(m, n, seed=0):
     if kind == "binary":
         return (rng.random(n) < 0.4).astype(np.float64)
     low, high = m.bounds
+    if getattr(m, "discrete", False):  # integer values (non-integers are refused)
+        return rng.integers(int(low), int(high) + 1, n).astype(np.float64)
     return rng.uniform(low, high, n)
 
 

@@ -163,8 +163,8 @@ def bootstrap_distribution(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=No
     """
     from ..aggregate import Aggregate
     from .._validation import check_choice
-    from .em import DEFAULT_MAX_ITER, expectation_maximization, window_transition_from_plan
-    from .distribution import DEFAULT_METHOD, window_counts
+    from .em import DEFAULT_MAX_ITER, expectation_maximization
+    from .distribution import DEFAULT_METHOD, input_grid, window_counts
 
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 20:
         raise ValueError(f"n_boot must be an integer >= 20; got {n_boot!r}")
@@ -176,7 +176,7 @@ def bootstrap_distribution(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=No
     agg = mechanism._as_aggregate(data)
     est = mechanism.estimate_distribution(agg, **options) if estimate is None else estimate
     d = est.n_bins
-    transition = window_transition_from_plan(mechanism.plan, d)
+    transition = input_grid(mechanism, d, agg.n_reports)[0]  # equal buckets, or a discrete mechanism's integers
     options = {**options, "n_bins": d}
     observed = window_counts(mechanism.plan, agg)  # Hybrid: its window branch's reports (see window_counts)
     tol, max_iter = options.get("tol"), options.get("max_iter") or DEFAULT_MAX_ITER
@@ -251,18 +251,23 @@ def bootstrap_ranges(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=None, es
     _check_options(options, RANGE_OPTIONS, "bootstrap_ranges")
     agg = mechanism._as_aggregate(data)
     est = mechanism.estimate_ranges(agg, **options) if estimate is None else estimate
+    # the replicates and the population are fitted without the estimate's diagnostics (point-mass warnings)
+    raw_fit = getattr(mechanism, "_fit_ranges", None)
+
+    def fit(a, **o):
+        return mechanism.estimate_ranges(a, **o) if raw_fit is None else raw_fit(a, **o)[0]
     # the population to simulate from: a proper distribution, so the non-negative consistent tree (a
     # least-squares tree's negative leaves, clipped, would shift mass: 0.32 instead of 0.42 measured on a range)
     # (an adaptive tree's threshold belongs to the replicates' estimator, not to this population)
     population = {k: v for k, v in options.items() if k != "threshold"}
-    dist = mechanism.estimate_ranges(agg, **{**population, "consistency": "nonnegative"}).to_distribution()
+    dist = fit(agg, **{**population, "consistency": "nonnegative"}).to_distribution()
     seeds = np.random.SeedSequence(np.random.default_rng(rng).integers(0, 2**63, 2)).spawn(int(n_boot))
     reps = [None] * int(n_boot)
 
     def one(b):
         g = np.random.default_rng(seeds[b])
         x = dist.sample(agg.n_reports, rng=g)
-        reps[b] = mechanism.estimate_ranges(mechanism.aggregate(mechanism.privatize(x, rng=g)), **options)
+        reps[b] = fit(mechanism.aggregate(mechanism.privatize(x, rng=g)), **options)
 
     from .._counting import n_threads
 

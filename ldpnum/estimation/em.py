@@ -70,6 +70,7 @@ __all__ = [
     "expectation_maximization",
     "window_transition",
     "window_transition_from_plan",
+    "point_transition_from_plan",
 ]
 
 #: With ``tol=None`` (the default), iterations stop once one of them changes the log-likelihood by less than
@@ -120,6 +121,9 @@ class WindowTransition:
     s_index: np.ndarray = field(repr=False)
     weight: np.ndarray = field(repr=False)
     delta: np.ndarray | None = field(default=None, repr=False)
+    #: The inputs are points (one integer each, :func:`point_transition_from_plan`), not equal buckets: the
+    #: band cannot be rebuilt for another number of inputs.
+    points: bool = False
 
     def __post_init__(self):
         _check_int(self.n_cells, "n_cells", 2)
@@ -157,6 +161,8 @@ class WindowTransition:
         n_bins = _check_int(n_bins, "n_bins", 1)
         if n_bins == self.n_bins:
             return self
+        if self.points:
+            raise ValueError(f"a transition of {self.n_bins} input points cannot be regridded to {n_bins} buckets")
         indptr, s_index, weight = _band(self.n_cells - self.m, n_bins)
         return WindowTransition(n_cells=self.n_cells, m=self.m, p_hi=self.p_hi, p_lo=self.p_lo, n_bins=n_bins,
                                 indptr=indptr, s_index=s_index, weight=weight, delta=self.delta)
@@ -279,6 +285,37 @@ def _transition(n_cells, m, n_bins, p_hi, p_lo, delta):
     indptr, s_index, weight = _band(n_cells - m, n_bins)
     return WindowTransition(n_cells=n_cells, m=m, p_hi=p_hi, p_lo=p_lo, n_bins=n_bins, indptr=indptr,
                             s_index=s_index, weight=weight, delta=delta)
+
+
+def point_transition_from_plan(plan, n_points):
+    r""":class:`WindowTransition` of a window plan whose inputs are ``n_points`` equally spaced **points**
+    ``u_k = k / (n_points - 1)`` of [0, 1] (the integers ``low..high`` of a ``discrete=True`` mechanism),
+    instead of equal buckets.
+
+    A point ``u_k`` has ``pos = u_k P`` (``P = n_cells - m``), randomly rounded to the window starts
+    ``floor(pos)`` and ``floor(pos) + 1`` with the hat weights ``1 - r`` and ``r``, ``r = pos - floor(pos)``;
+    in integers ``pos = kP / (n_points - 1)``, so ``floor`` and ``r`` are exact ratios (``r = 0``: one start).
+    Each column of the transition is then the exact output distribution of the integer (up to the 48-bit
+    uniform choices, as for buckets). The band cannot be regridded (:meth:`WindowTransition.with_bins`
+    refuses); :func:`ems_heldout` fits every level on it.
+    """
+    n_points = _check_int(n_points, "n_points", 2)
+    base = window_transition_from_plan(plan, 1)
+    p = base.n_cells - base.m
+    k = np.arange(n_points, dtype=np.int64)
+    s_lo, rem = np.divmod(k * p, n_points - 1)
+    two = rem > 0
+    cnt = 1 + two.astype(np.int64)
+    indptr = np.zeros(n_points + 1, dtype=np.int64)
+    np.cumsum(cnt, out=indptr[1:])
+    s_index = np.empty(int(indptr[-1]), dtype=np.int64)
+    weight = np.empty(int(indptr[-1]))
+    s_index[indptr[:-1]] = s_lo
+    weight[indptr[:-1]] = (n_points - 1 - rem) / (n_points - 1)
+    s_index[indptr[:-1][two] + 1] = s_lo[two] + 1
+    weight[indptr[:-1][two] + 1] = rem[two] / (n_points - 1)
+    return WindowTransition(n_cells=base.n_cells, m=base.m, p_hi=base.p_hi, p_lo=base.p_lo, n_bins=n_points,
+                            indptr=indptr, s_index=s_index, weight=weight, delta=base.delta, points=True)
 
 
 def window_transition_from_plan(plan, n_bins):
@@ -612,7 +649,7 @@ def ems_heldout(counts, transition, *, levels=None, max_iter=DEFAULT_MAX_ITER, t
         held = b[scored]
         grids = {}
         for k in levels:
-            d_k, passes = _level_grid(k, t.n_bins)
+            d_k, passes = (t.n_bins, k) if t.points else _level_grid(k, t.n_bins)
             t_k = grids.setdefault(d_k, t.with_bins(d_k))
             x, it, _, _ = _run(a, t_k, passes, max_iter, 0.0, HELDOUT_LOGLIK_STEP, _regrid(x, d_k))
             total_iter += it

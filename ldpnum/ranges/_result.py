@@ -45,7 +45,20 @@ class RangeEstimate(PrivacyProvenance):
     the covered leaves plus the fractions of the partial ones (exactly unbiased for ranges aligned with leaf
     edges) — but answers need not add up or lie in [0, 1]. For a consistent tree every cover gives the same
     answer, the sum of the leaves; ``cdf(x) = range(low, x)`` is then piecewise linear and
-    ``range(a, b) = cdf(b) - cdf(a)``.
+    ``range(a, b) = cdf(b) - cdf(a)``. So in this (continuous) mode ``range(lo, hi)`` estimates
+    :math:`P(lo \le X < hi) = P(lo \le X \le hi)` *under the model of a density uniform within each leaf*:
+    a value sitting exactly on ``lo`` or ``hi`` (a point mass: integer data, rounded values) is counted only
+    by the fraction of its leaf on the inside, however much mass it holds. For integer-valued data use the
+    discrete mode.
+
+    **Discrete mode** (``discrete=True``, from ``HierarchicalHistogram(..., discrete=True)``): the values are
+    the integers of ``bounds = (low, high)``, both included, and leaf ``i`` holds the integer ``low + i``
+    alone (its edges are ``low + i ± 1/2``). Queries are sums of whole leaves, never fractions:
+    ``range(lo, hi)`` is :math:`P(lo \le X \le hi) = \sum_{k \in \mathbb{Z},\ lo \le k \le hi} p_k`
+    (**both ends included**, for any real ``lo`` and ``hi``: ``range(1, 3) = p_1 + p_2 + p_3``, and
+    ``range(1.5, 2.5) = p_2``); ``cdf(x)`` is the step function :math:`P(X \le x)`; ``quantile(q)`` is the
+    integer :math:`\min\{k : F(k) \ge q\}` (``int``, or an int64 array), and its bootstrap interval's
+    ends are integers too (the percentile ends rounded outwards).
 
     Parameters
     ----------
@@ -107,6 +120,8 @@ class RangeEstimate(PrivacyProvenance):
     #: The central ε of a shuffled collection (:meth:`ldpnum.Aggregate.shuffled`), None when the reports were
     #: not declared shuffled; shown next to the local ε (:attr:`privacy`). Provenance only.
     shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
+    #: Discrete mode: the leaves are the integers ``low..high`` (see the class notes).
+    discrete: bool = False
     _cum: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -121,6 +136,12 @@ class RangeEstimate(PrivacyProvenance):
         if not levels or levels[-1].ndim != 1:
             raise ValueError("node_estimates must hold one 1-D array per level, the leaves last")
         shape = check_tree(levels[-1].size, int(self.branching))
+        if not isinstance(self.discrete, (bool, np.bool_)):
+            raise TypeError(f"discrete must be a bool; got {type(self.discrete).__name__}")
+        set_(self, "discrete", bool(self.discrete))
+        if self.discrete and not (lo.is_integer() and hi.is_integer() and hi - lo + 1 == shape.n_leaves):
+            raise ValueError(f"discrete=True needs integer bounds with one leaf per integer: bounds ({lo!r}, "
+                             f"{hi!r}) and {shape.n_leaves} leaves")
         if [a.shape for a in levels] != [(c,) for c in shape.counts]:
             raise ValueError(f"node_estimates must have {shape.counts} nodes on levels 0..{shape.n_levels} "
                              f"for {shape.n_leaves} leaves and branching {shape.branching}; got "
@@ -154,7 +175,8 @@ class RangeEstimate(PrivacyProvenance):
         if self.replicates is not None:
             reps = tuple(self.replicates)
             if len(reps) < 2 or not all(isinstance(r, RangeEstimate) and r.n_leaves == self.n_leaves
-                                        and r.bounds == self.bounds for r in reps):
+                                        and r.bounds == self.bounds and r.discrete == self.discrete
+                                        for r in reps):
                 raise ValueError("replicates must be at least 2 RangeEstimates of the same tree")
             set_(self, "replicates", reps)
 
@@ -203,13 +225,25 @@ class RangeEstimate(PrivacyProvenance):
 
     @property
     def leaf_edges(self) -> FloatArray:
+        """Edges of the leaves (discrete mode: ``k ± 1/2`` around each integer ``k`` of the bounds)."""
         lo, hi = self.bounds
+        if self.discrete:
+            return np.arange(self.n_leaves + 1) + (lo - 0.5)
         return np.linspace(lo, hi, self.n_leaves + 1)
 
     # -- queries --------------------------------------------------------------------------------------------
     def _positions(self, x):
         lo, hi = self.bounds
         return snap((x - lo) * (1.0 / (hi - lo)) * self.n_leaves, self.n_leaves)
+
+    def _after(self, x):
+        """Discrete mode: the number of leaves (integers of the bounds) ``<= x``, as float positions."""
+        return np.clip(np.floor(x) - self.bounds[0] + 1, 0, self.n_leaves)
+
+    def _discrete_range(self, a, b):
+        """Discrete mode: leaf positions of the integers in ``[a, b]`` (both included)."""
+        ta = np.clip(np.ceil(a) - self.bounds[0], 0, self.n_leaves)
+        return ta, np.maximum(self._after(b), ta)
 
     def _mass(self, ta, tb):
         """Estimated mass between leaf positions ``ta <= tb`` (validated, snapped arrays)."""
@@ -230,8 +264,12 @@ class RangeEstimate(PrivacyProvenance):
         return np.where(same, inside, whole + left + right)
 
     def range(self, lo: ArrayLike, hi: ArrayLike, *, ci: float | None = None) -> Any:
-        """Estimated probability mass in ``[lo, hi]`` (data units; vectorised: arrays broadcast).
+        r"""Estimated probability mass in ``[lo, hi]`` (data units; vectorised: arrays broadcast).
 
+        Continuous mode: :math:`P(lo \le X \le hi)` of the model uniform within each leaf (equal to
+        :math:`P(lo \le X < hi)`: the model has no point masses), partial leaves counted by their fraction.
+        Discrete mode: :math:`\sum_{lo \le k \le hi} P(X = k)` over the integers ``k``, **both ends included**
+        (``range(1, 3)`` on counts is P(1 ≤ X ≤ 3)); no fractions of leaves.
         Returns a float for scalar arguments, else an array of the broadcast shape. See the class notes for
         partial leaves and for ``consistency="none"``. Raises ValueError for NaN ends or ``lo > hi``. With
         ``ci=level`` (a bootstrapped estimate): an ``EstimateInterval(estimate, low, high)``, percentile
@@ -245,7 +283,10 @@ class RangeEstimate(PrivacyProvenance):
         array([0.4, 1. , 0.3])
         """
         a, b = check_ranges(lo, hi)
-        out = self._mass(self._positions(np.atleast_1d(a)), self._positions(np.atleast_1d(b)))
+        if self.discrete:  # P(lo <= X <= hi) over the integers: whole leaves only
+            out = self._mass(*self._discrete_range(np.atleast_1d(a), np.atleast_1d(b)))
+        else:
+            out = self._mass(self._positions(np.atleast_1d(a)), self._positions(np.atleast_1d(b)))
         point = float(out[0]) if a.ndim == 0 else out.reshape(a.shape)
         if ci is None:
             return point
@@ -253,11 +294,13 @@ class RangeEstimate(PrivacyProvenance):
         return EstimateInterval(point, float(low) if a.ndim == 0 else low, float(high) if a.ndim == 0 else high)
 
     def cdf(self, x: ArrayLike) -> Any:
-        """Estimated ``P(X <= x) = range(low, x)`` (0 below the bounds, 1 above; NaN stays NaN)."""
+        r"""Estimated ``P(X <= x) = range(low, x)`` (0 below the bounds, 1 above; NaN stays NaN); in discrete mode
+        the step function :math:`\sum_{k \le x} P(X = k)`."""
         xa = real_array(x, "x")
         flat = np.atleast_1d(xa).ravel()
         nan = np.isnan(flat)
-        t = self._positions(np.where(nan, self.bounds[0], flat))
+        safe = np.where(nan, self.bounds[0], flat)
+        t = self._after(safe) if self.discrete else self._positions(safe)
         out = self._mass(np.zeros_like(t), t)
         out = np.where(nan, np.nan, out)
         return float(out[0]) if xa.ndim == 0 else out.reshape(xa.shape)
@@ -287,6 +330,11 @@ class RangeEstimate(PrivacyProvenance):
         if ci is not None:
             point = self.quantile(qa)
             low, high = percentile_interval(np.stack([np.asarray(r.quantile(qa)) for r in self._reps()]), ci)
+            if self.discrete:  # integer ends, rounded outwards
+                low, high = np.floor(low).astype(np.int64), np.ceil(high).astype(np.int64)
+                if qa.ndim == 0:
+                    return EstimateInterval(point, int(low), int(high))
+                return EstimateInterval(point, low, high)
             if qa.ndim == 0:
                 return EstimateInterval(point, float(low), float(high))
             return EstimateInterval(point, low, high)
@@ -299,6 +347,9 @@ class RangeEstimate(PrivacyProvenance):
         M = F
         edges = self.leaf_edges
         flat = np.atleast_1d(qa).ravel()
+        if self.discrete:  # min{k : F(k) >= q}; F(k) is the CDF at the leaf's right edge
+            k = np.minimum(np.searchsorted(F[1:], flat, side="left"), self.n_leaves - 1) + int(self.bounds[0])
+            return int(k[0]) if qa.ndim == 0 else k.astype(np.int64).reshape(qa.shape)
         i = np.searchsorted(M, flat, side="left")
         j = np.clip(i - 1, 0, self.n_leaves - 1)
         i_c = np.minimum(i, self.n_leaves)
@@ -331,7 +382,8 @@ class RangeEstimate(PrivacyProvenance):
             probs, method = probs / probs.sum(), f"hh-{self.consistency}"
         kw = {"spec": self.spec} if self.spec is not None else {"epsilon": self.epsilon}
         return DistributionEstimate(self.leaf_edges, probs, n_reports=self.n_reports, method=method,
-                                    n_iter=self.n_iter, converged=self.converged, name=self.name, **kw)
+                                    n_iter=self.n_iter, converged=self.converged, name=self.name,
+                                    discrete=self.discrete, **kw)
 
     def plot(self, ax: "Axes | None" = None, *, true: ArrayLike | None = None, kind: str = "pdf",
              label: str | None = None) -> "Axes":
@@ -387,6 +439,8 @@ class RangeEstimate(PrivacyProvenance):
     def _provenance(self):
         parts = [f"consistency={self.consistency!r}", f"branching={self.branching}",
                  f"n_leaves={self.n_leaves}"]
+        if self.discrete:
+            parts.append("discrete=True")
         if self.epsilon is not None:
             parts.append(f"epsilon={self.epsilon:g}")
         if self.n_reports is not None:
@@ -413,6 +467,7 @@ class RangeEstimate(PrivacyProvenance):
         if not isinstance(other, RangeEstimate):
             return NotImplemented
         return (self.bounds == other.bounds and self.branching == other.branching
+                and self.discrete == other.discrete
                 and self.consistency == other.consistency and self.spec == other.spec
                 and self.n_reports == other.n_reports
                 and len(self.node_estimates) == len(other.node_estimates)
@@ -423,4 +478,5 @@ class RangeEstimate(PrivacyProvenance):
     def __reduce__(self):
         return (type(self), (self.node_estimates, self.bounds, self.branching, self.consistency, self.spec,
                              self.epsilon, self.n_reports, self.level_reports, self.level_variances,
-                             self.n_iter, self.converged, self.solver, self.name, self.replicates, self.shuffle))
+                             self.n_iter, self.converged, self.solver, self.name, self.replicates, self.shuffle,
+                             self.discrete))

@@ -38,7 +38,7 @@ from .._kernels import client_hierarchy as kernels
 from .._kernels._jit import launch
 from .._results import DistributionEstimate
 from .._typing import Bounds
-from .._validation import check_choice, check_epsilon
+from .._validation import check_choice, check_discrete, check_epsilon, check_integral
 from ..estimation.consistency import MAX_LEAVES, check_tree, least_squares, nonnegative, tree_shape
 from ..estimation.frequency import unbiased_frequencies
 from ..frequency import GRR, recommend
@@ -201,7 +201,7 @@ class OLHLevel(LevelOracle):
     support counts are computed at aggregation by the Cython kernel of :mod:`ldpnum.frequency.hashing`:
     O(n_l · k) hash evaluations, inherent to local hashing (a report cannot be histogrammed). Estimator:
     :math:`(I_v/n_l - q^*)/(p^* - q^*)` with the plan's exact ``p*, q*``; variance at frequency 0
-    :math:`q^*(1-q^*)/(p^*-q^*)^2 / n_l pprox 4e^arepsilon/(e^arepsilon-1)^2/n_l`, independent of ``k``.
+    :math:`q^*(1-q^*)/(p^*-q^*)^2 / n_l \approx 4e^\varepsilon/(e^\varepsilon-1)^2/n_l`, independent of ``k``.
     """
 
     name = "olh"
@@ -556,8 +556,9 @@ class HierarchicalHistogram(Mechanism):
         Privacy parameter in (0, 20]: each person's single report is ε-LDP.
     bounds : (float, float)
         Public range ``(low, high)`` of the values (never derived from data).
-    n_leaves : int, default 1024
-        Number of equal leaves (buckets) of ``[low, high]``, 2 ≤ n_leaves ≤ 2**16. Leaf ``i`` is
+    n_leaves : int, optional
+        Number of equal leaves (buckets) of ``[low, high]``, 2 ≤ n_leaves ≤ 2**16; default 1024, and with
+        ``discrete=True`` one leaf per integer, ``high - low + 1`` (the only value accepted then). Leaf ``i`` is
         ``[low + i w, low + (i+1) w)`` with ``w = (high - low)/n_leaves``; the high bound belongs to the last
         leaf (as :func:`numpy.histogram`). The leaf is ``floor(u · n_leaves)`` with
         ``u = (x - low)/(high - low)`` in floating point, so a value within a rounding error of an interior
@@ -577,6 +578,17 @@ class HierarchicalHistogram(Mechanism):
         names are part of the spec, so reports of different configurations never mix. ``"hadamard"``
         (Hadamard response; never chosen by ``"auto"``) has a variance independent of ``k_l`` like OLH's
         but 1.27× higher at ε = 1, and keeps the offset layout with an O(n) server.
+    discrete : bool, default False
+        The values are integers (counts, ages, ratings). ``bounds = (low, high)`` must then be integers (the
+        smallest and largest values, both included) and leaf ``i`` is the integer ``low + i`` alone (edges
+        ``low + i ± 1/2``), so no leaf mixes two values and no query splits one: ``range(lo, hi)`` is
+        :math:`P(lo \le X \le hi)`, both ends included, and quantiles are integers (see
+        :class:`~ldpnum.ranges.RangeEstimate`). Non-integer values are refused (InvalidValuesError naming their
+        count and first index, before anything is drawn: rounding them silently would change the question).
+        Same per-level oracles and ε guarantee; the flag is recorded in the spec, so estimators, the pandas
+        accessor and the command line read it back. At most 2**16 integers. In the default (continuous) mode
+        integer data are answered with uniform-within-leaf interpolation, which misplaces their point masses at
+        range ends and quantiles: :meth:`estimate_ranges` then warns (:class:`~ldpnum.PointMassWarning`).
 
     Notes
     -----
@@ -627,6 +639,14 @@ class HierarchicalHistogram(Mechanism):
     True
     >>> HierarchicalHistogram(epsilon=1.0, bounds=(0, 1)).oracle_names
     ('grr', 'olh', 'olh', 'olh', 'olh')
+
+    Integer values (a count with many zeros): one leaf per integer, ranges with both ends included.
+
+    >>> hh = HierarchicalHistogram(epsilon=4.0, bounds=(0, 80), discrete=True)
+    >>> x = np.random.default_rng(0).poisson(3, 200_000)
+    >>> est = hh.estimate_ranges(hh.aggregate(hh.privatize(x, rng=1)))
+    >>> bool(abs(est.range(1, 3) - np.mean((x >= 1) & (x <= 3))) < 0.015), est.quantile(0.5)
+    (True, 3)
     """
 
     name = "hierarchical_histogram"
@@ -645,10 +665,17 @@ class HierarchicalHistogram(Mechanism):
         return check_block_counts(counts, plan.levels, plan.offsets, n_reports, spec, block="level", cell="node",
                                   first=1)
 
-    def __init__(self, epsilon: float, bounds: Bounds, *, n_leaves: int = 1024, branching: int | None = None,
-                 oracle: str | tuple[str, ...] = "auto") -> None:
+    def __init__(self, epsilon: float, bounds: Bounds, *, n_leaves: int | None = None, branching: int | None = None,
+                 oracle: str | tuple[str, ...] = "auto", discrete: bool = False) -> None:
         super().__init__(epsilon, bounds)
-        n_leaves = _check_n_leaves(n_leaves)
+        n_points = check_discrete(discrete, self._bounds, MAX_LEAVES)
+        self._discrete = n_points is not None
+        if self._discrete:
+            if n_leaves is not None and _check_n_leaves(n_leaves) != n_points:
+                raise ValueError(f"n_leaves: discrete=True has one leaf per integer of bounds {self._bounds!r}, "
+                                 f"{n_points} leaves; got n_leaves={n_leaves} (omit it)")
+            n_leaves = n_points
+        n_leaves = _check_n_leaves(1024 if n_leaves is None else n_leaves)
         oracle = _check_oracle(oracle)
         if branching is None:
             if not isinstance(oracle, str):
@@ -660,12 +687,19 @@ class HierarchicalHistogram(Mechanism):
         self._shape = shape
         self._plan = HierarchyPlan(shape, levels)
         low, high = self._bounds
-        self._inv_range = 1.0 / (high - low)
+        # the leaves span [low - 1/2, high + 1/2] in discrete mode: integer k is the centre of leaf k - low
+        self._leaf_low = low - 0.5 if self._discrete else low
+        self._inv_range = 1.0 / (n_leaves if self._discrete else high - low)
 
     # -- parameters -----------------------------------------------------------------------------------------
     @property
     def n_leaves(self):
         return self._shape.n_leaves
+
+    @property
+    def discrete(self):
+        """Whether the values are integers, one leaf per integer of the bounds (see the class Notes)."""
+        return self._discrete
 
     @property
     def branching(self):
@@ -698,7 +732,10 @@ class HierarchicalHistogram(Mechanism):
 
     @property
     def leaf_edges(self):
+        """Edges of the leaves (in discrete mode ``k ± 1/2`` around each integer ``k`` of the bounds)."""
         low, high = self._bounds
+        if self._discrete:
+            return np.arange(self.n_leaves + 1) + (low - 0.5)
         return np.linspace(low, high, self.n_leaves + 1)
 
     def _spec_params(self):
@@ -707,24 +744,35 @@ class HierarchicalHistogram(Mechanism):
         if self._plan.packed:
             params.update(layout=PACKED_LAYOUT, hash=HASH_FAMILY,
                           g=tuple(lvl.g if lvl.hashed else 0 for lvl in self._plan.levels))
+        if self._discrete:  # recorded only when set: specs of continuous trees are unchanged
+            params["discrete"] = True
         return params
 
     @classmethod
     def _from_spec(cls, spec):
         return cls(spec.epsilon, spec.get("bounds"), n_leaves=spec.get("n_leaves"),
-                   branching=spec.get("branching"), oracle=tuple(spec.get("oracle")))
+                   branching=spec.get("branching"), oracle=tuple(spec.get("oracle")),
+                   discrete=bool(spec.get("discrete", False)))
 
     def __repr__(self):
+        extra = ", discrete=True" if self._discrete else ""
         return (f"HierarchicalHistogram(epsilon={self._epsilon!r}, bounds={self._bounds!r}, "
-                f"n_leaves={self.n_leaves}, branching={self.branching}, oracle={self.oracle_names!r})")
+                f"n_leaves={self.n_leaves}, branching={self.branching}, oracle={self.oracle_names!r}{extra})")
 
     # -- client side ----------------------------------------------------------------------------------------
     def _run_kernel(self, values, words, out):
         kernel = kernels.hierarchy_packed_kernel if self._plan.packed else kernels.hierarchy_kernel
-        launch(kernel, values, self._bounds[0], self._inv_range, self.n_leaves, self._plan.table, words, out)
+        launch(kernel, values, self._leaf_low, self._inv_range, self.n_leaves, self._plan.table, words, out)
 
     def _report_dtype(self):
         return np.dtype(np.uint64) if self._plan.packed else super()._report_dtype()
+
+    def prepare_values(self, x, *, name=None, nan_policy="raise", fill_value=None, out_of_range="clip"):
+        """Validate values as :meth:`ldpnum.Mechanism.prepare_values` does; with ``discrete=True`` also refuse
+        non-integer values (InvalidValuesError with their count and first index; nothing is drawn)."""
+        values = super().prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value,
+                                        out_of_range=out_of_range)
+        return check_integral(values, "x" if name is None else str(name)) if self._discrete else values
 
     def leaf_index(self, x, *, nan_policy="raise", fill_value=None, out_of_range="clip"):
         """The leaf of each value, exactly as ``privatize`` bucketizes it (validated the same way).
@@ -734,7 +782,7 @@ class HierarchicalHistogram(Mechanism):
         values = self.prepare_values(x, nan_policy=nan_policy, fill_value=fill_value, out_of_range=out_of_range)
         out = np.empty(values.shape[0], dtype=np.int64)
         if values.shape[0]:
-            launch(kernels.leaf_kernel, values, self._bounds[0], self._inv_range, self.n_leaves, out)
+            launch(kernels.leaf_kernel, values, self._leaf_low, self._inv_range, self.n_leaves, out)
         return out
 
     def report_levels(self, reports):
@@ -806,7 +854,42 @@ class HierarchicalHistogram(Mechanism):
         ValueError
             With no reports, or when some level received no report (every level needs at least one; with
             ``n`` reports a level is empty with probability about ``L (1 - 1/L)**n``).
+
+        Warns
+        -----
+        ldpnum.PointMassWarning
+            Continuous mode only: some leaves' raw estimates exceed their neighbours' mean by more than half
+            their value and by more than the Bonferroni 1% normal quantile of the excess's standard error
+            (from the leaf level's variance at the leaf's own frequency;
+            :func:`ldpnum.estimation.distribution.point_mass_cells`): point masses, which uniform-within-leaf
+            queries misplace. Measured on Poisson(3) values, bounds (0, 80), 1024 leaves, ε = 4, n = 200,000:
+            the leaves of the integers 0..7 flagged (``range(1, 3)`` reads 0.345, truth 0.598); Beta(5, 2),
+            16 leaves, ε = 1, n = 3,000: 2 (GRR) and 1 (OLH) of 300 collections flagged (nominal 1%); 1024
+            leaves, n = 10^4: none of 50. Build the mechanism with ``discrete=True`` for integer values.
         """
+        est, raw_leaves = self._fit_ranges(data, consistency=consistency, threshold=threshold)
+        if not self._discrete:
+            from ..estimation.distribution import point_mass_cells, warn_point_masses
+
+            # the leaf level's variance at each leaf's own frequency f (Wang et al.'s support estimator):
+            # [q(1-q) + f (p-q)(1-p-q)] / (n_l (p-q)^2), the frequency-0 term being the exact level variance
+            p, q = self._plan.levels[-1].oracle.support_probabilities
+            f = np.clip(raw_leaves, 0.0, 1.0)
+            var = est.level_variances[-1] + f * (1 - p - q) / (est.level_reports[-1] * (p - q))
+            sd = np.sqrt(np.maximum(var, est.level_variances[-1]))
+            warn_point_masses(point_mass_cells(raw_leaves, sd), raw_leaves, self.leaf_edges,
+                              "HierarchicalHistogram.estimate_ranges", stacklevel=4)
+        if bootstrap is None:
+            return est
+        from ..estimation.bootstrap import bootstrap_ranges
+
+        options = {"consistency": consistency} if threshold is None else {"consistency": consistency,
+                                                                          "threshold": threshold}
+        return bootstrap_ranges(self, self._as_aggregate(data), n_boot=bootstrap, rng=rng, estimate=est, **options)
+
+    def _fit_ranges(self, data, *, consistency="least-squares", threshold=None):
+        """The :class:`RangeEstimate` of ``data`` and the raw leaf estimates (no diagnostics, no bootstrap:
+        the bootstrap's replicates are fitted here)."""
         check_choice(consistency, "consistency", CONSISTENCY)
         if threshold is not None:
             if consistency != "adaptive":
@@ -840,14 +923,8 @@ class HierarchicalHistogram(Mechanism):
                 solver += "+ahead"
         est = RangeEstimate(nodes, self._bounds, self.branching, consistency=consistency, spec=agg.spec,
                             n_reports=n, level_reports=n_per_level, level_variances=variances, n_iter=n_iter,
-                            converged=converged, solver=solver)
-        if bootstrap is None:
-            return est
-        from ..estimation.bootstrap import bootstrap_ranges
-
-        options = {"consistency": consistency} if threshold is None else {"consistency": consistency,
-                                                                          "threshold": threshold}
-        return bootstrap_ranges(self, agg, n_boot=bootstrap, rng=rng, estimate=est, **options)
+                            converged=converged, solver=solver, discrete=self._discrete)
+        return est, raw[-1]
 
     def estimate_distribution(self, data: Reports | Aggregate, *,
                               consistency: str = "nonnegative") -> DistributionEstimate:
@@ -856,7 +933,7 @@ class HierarchicalHistogram(Mechanism):
         ``estimate_ranges(data, consistency=...).to_distribution()``; the default, the non-negative tree, is
         the more accurate (Norm-Sub on least-squares leaves ignores the upper levels).
         """
-        return self.estimate_ranges(data, consistency=consistency).to_distribution()
+        return self.estimate_ranges(data, consistency=consistency).to_distribution()  # warns on point masses
 
 
 # -- report validation -------------------------------------------------------------------------------------
