@@ -12,10 +12,15 @@ from .._typing import ArrayLike, FloatArray, SeedLike
 from ..reports import Reports, check_integer_codes
 from .._validation import _is_real_scalar, check_bounds, check_choice, check_epsilon, dtype_hint, prepared
 
-__all__ = ["VectorMechanism", "check_vector_bounds", "check_vectors", "MAX_DIM", "column_words"]
+__all__ = ["VectorMechanism", "check_vector_bounds", "check_vectors", "MAX_DIM", "IMPLAUSIBLE", "column_words"]
 
 #: Largest dimension of a vector mechanism (a uniform choice among the coordinates uses 48-bit draws).
 MAX_DIM = 1 << 16
+#: Vector aggregates whose counts have no exact relation to their number of reports (DuchiMultivariate's
+#: sign counts, PrivUnitG's sums of squares) are checked statistically: an aggregate is refused when counts as
+#: far out as its own have probability below this under the mechanism, whatever the inputs (a legitimate
+#: aggregate is refused at most once in 10^12).
+IMPLAUSIBLE = 1e-12
 
 
 def check_vector_bounds(bounds: Any, name: str = "bounds") -> tuple[tuple[float, float], ...]:

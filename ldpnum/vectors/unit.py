@@ -113,6 +113,7 @@ JASA 2018.
 import math
 import warnings
 from dataclasses import dataclass
+from functools import lru_cache
 from fractions import Fraction
 from typing import Any, ClassVar
 
@@ -128,7 +129,7 @@ from ..mechanisms._base import Mechanism
 from ..mechanisms._plan import TWO53, binary_plan, exp_lower
 from ..reports import Reports, register_code_check
 from ..spec import check_spec
-from ._base import MAX_DIM, VectorMechanism, check_int, check_names, column_words
+from ._base import IMPLAUSIBLE, MAX_DIM, VectorMechanism, check_int, check_names, column_words
 from ._result import VectorMeanEstimate
 
 __all__ = ["PrivHS", "PrivUnit", "PrivUnitG", "PrivHSPlan", "RejectionPlan", "UnitVectorMechanism", "FAMILY",
@@ -473,6 +474,67 @@ def _check_codes(codes, spec):
     return arr
 
 
+@lru_cache(maxsize=64)
+def _gaussian_design(dim, epsilon_per_report, split, trials, failure):
+    """The :class:`_Design` behind a PrivUnitG spec (the constructor's computation, without the search)."""
+    return _design(False, dim, epsilon_per_report, split, _accept_threshold(epsilon_per_report), trials, failure)
+
+
+def _gaussian_log_mgf(des, dim, w):
+    """``log E[exp(λ ‖g‖²)]`` of one PrivUnitG report's direction ``g``, with ``1 - 2λ = e^w``.
+
+    ``‖g‖² = T² + R`` with ``R ~ χ²(d - 1)`` independent of ``T = ⟨g, w⟩`` (the acceptance depends on ``T``
+    only), and ``T`` has density ``φ(t)[a(t)(1 - f)/A + f]`` (``a = 1`` in the cap ``t >= γ``, ``c`` outside;
+    ``f = (1 - A)^J`` the fallback), so with ``s = e^{w/2}`` and ``Q`` the normal upper tail,
+    ``E[e^{λ T²}] = [(1 - f)(c + (1 - c) Q(γ s))/A + f] / s``."""
+    from scipy import special
+
+    fail = math.exp(des.trials * math.log1p(-des.acceptance)) if des.acceptance < 1.0 else 0.0
+    tail = float(special.ndtr(-des.gamma * math.exp(0.5 * w)))
+    return -0.5 * dim * w + math.log((1.0 - fail) * (des.c + (1.0 - des.c) * tail) / des.acceptance + fail)
+
+
+def _check_gaussian_squares(squares, copies, scale, spec):
+    """Refuse a PrivUnitG aggregate whose total sum of squares cannot come from ``copies`` reports.
+
+    Unlike the sphere's directions (norm 1 exactly), a Gaussian direction's squared norm is random, but its
+    distribution is the same for every input (see :func:`_gaussian_log_mgf`), so the total ``S`` of ``N``
+    reports has a known law. Chernoff's bound ``P[S >= s] <= exp(N K(λ) - λ s)`` (``λ > 0``; ``<=`` with
+    ``λ < 0``), minimized over ``λ``, bounds the probability of a total as far out as the observed one
+    (widened by the fixed-point rounding, at most ``1/2`` unit per coordinate and report); below
+    :data:`IMPLAUSIBLE` the aggregate is refused. This catches an edited ``n_reports`` (half of it doubles
+    the mean) and edited counts (doubled sums) once a few dozen reports are involved; for very few reports
+    the law is too wide to tell, and nothing is refused.
+    """
+    from scipy import optimize
+
+    d = int(spec.get("dim"))
+    m = int(spec.get("repetitions"))
+    des = _gaussian_design(d, float(spec.epsilon) / m, float(spec.get("split")), int(spec.get("trials")),
+                           float(spec.get("failure_probability")))
+    total = sum(int(v) for v in squares) / scale
+    slack = copies * d * 0.5 / scale
+    if copies == 0:
+        raise ValueError(f"aggregate of {spec}: n_reports=0 but the sums of squares add to {total:.6g}")
+    limit = math.log(IMPLAUSIBLE / 2)
+
+    def log_bound(w, s):
+        lam = -0.5 * math.expm1(w)  # 1 - 2λ = e^w
+        return copies * _gaussian_log_mgf(des, d, w) - lam * s
+
+    mean = copies * (d - 1 + des.t2)
+    for lo, hi, s, side in ((-60.0, 0.0, total - slack, "above"), (0.0, 60.0, total + slack, "below")):
+        if (s > mean) != (side == "above"):
+            continue
+        res = optimize.minimize_scalar(log_bound, bounds=(lo, hi), args=(s,), method="bounded",
+                                       options={"xatol": 1e-9})
+        if res.fun < limit:
+            raise ValueError(
+                f"aggregate of {spec}: the sums of squares add to {total:.6g} (in units of the directions), "
+                f"{'more' if side == 'above' else 'less'} than {copies} report(s) give except with probability below "
+                f"10**{res.fun / math.log(10):.0f} (expected {mean:.6g}); n_reports or the counts were changed")
+
+
 # -- the mechanisms -------------------------------------------------------------------------------------
 class UnitVectorMechanism(Mechanism):
     """Base of the mechanisms for vectors in the unit ℓ2 ball (:class:`PrivHS`, :class:`PrivUnit`,
@@ -679,6 +741,8 @@ class UnitVectorMechanism(Mechanism):
             if abs(s2 - copies * scale) > copies * (d + 1):
                 raise ValueError(f"aggregate of {spec}: the sums of squares add to {s2}, not {copies} report(s) of "
                                  f"norm 1 ({copies * scale} ± {copies * (d + 1)})")
+        elif copies or int(c[2].sum()):
+            _check_gaussian_squares(c[2], copies, scale, spec)
         return n_reports
 
     def aggregate(self, reports: Reports) -> Aggregate:
