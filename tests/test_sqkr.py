@@ -427,3 +427,18 @@ def test_docstring_examples_run():
     for t in tests:
         runner.run(t)
     assert runner.summarize(verbose=False).failed == 0 and len(tests) >= 3
+
+
+# -- tiny ε: exact debiasing, then a clear refusal -------------------------------------------------------------
+
+def test_debias_is_exact_at_tiny_epsilon_and_tinier_epsilon_is_refused():
+    from fractions import Fraction
+
+    for eps in (1e-13, 1e-15):   # 1e-15 divided by zero (β = p - q computed in floats was 0); 1e-13: off by 4e-6
+        m = ldp.SQKR(eps, 3)
+        p = Fraction(m._plan.grr.keep_count(), 2**64)
+        beta = p - (1 - p) / ((1 << m.k) - 1)
+        assert m._plan.debias()[1] == float(beta) > 0
+    for eps in (9e-16, 1e-300):   # GRR's own refusal, in SQKR's terms
+        with pytest.raises(ValueError, match=r"too small for SQKR's randomized response"):
+            ldp.SQKR(eps, 3)

@@ -624,3 +624,28 @@ def test_small_calls_stay_interpreted_with_their_helpers(tmp_path):
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True,
                          cwd=str(root))
     assert out.stdout.split() == ["False"]
+
+
+# -- tiny ε: refused at construction with the smallest ε/m that works ------------------------------------------
+
+@pytest.mark.parametrize("cls", [ldp.PrivUnit, ldp.PrivUnitG])
+@pytest.mark.parametrize("eps", [1e-10, 1e-15, 3e-16, 1e-300])
+def test_rejection_mechanisms_refuse_an_epsilon_too_small_for_the_acceptance_grid(cls, eps):
+    # 1e-10 and 1e-15 divided by zero (the acceptance threshold rounded to 2**32: M = 0); 3e-16 and below
+    # built a mechanism with a NEGATIVE decoding scale M (threshold 2**32 + 1), whose means had the wrong sign
+    with pytest.raises(ValueError, match=r"too small for the acceptance threshold on a 2\*\*32 grid"):
+        cls(eps, 3)
+    with pytest.raises(ValueError, match="epsilon/repetitions"):
+        cls(1e-7, 3, repetitions=1000)   # ε/m = 1e-10
+
+
+def test_smallest_epsilon_per_report_works():
+    from ldpnum.vectors.unit import min_epsilon_per_report
+
+    e = min_epsilon_per_report()
+    assert 2.3e-10 < e < 2.4e-10   # about 2**-32
+    for cls in (ldp.PrivUnit, ldp.PrivUnitG):
+        m = cls(e, 3)
+        assert m.decoding_scale > 0 and math.isfinite(m.squared_norm)
+        with pytest.raises(ValueError, match=repr(e)):
+            cls(math.nextafter(e, 0), 3)

@@ -685,3 +685,27 @@ def test_statistical_count_checks_accept_every_legitimate_aggregate():
                 e1[:, 0] = 1.0
                 g.aggregate(g.privatize(e1 if seed else _unit_rows(n, d, seed), rng=seed))
                 b.aggregate(b.privatize(np.full((n, d), float(seed == 1)), rng=seed))
+
+
+# -- tiny ε and huge bounds: refused at construction, naming the real cause, never after drawing ---------------
+
+@pytest.mark.parametrize("inner", ["piecewise", "square_wave", "general_wave"])
+def test_sampled_dimensions_at_tiny_epsilon_blames_epsilon_not_the_bounds(inner):
+    # these inner mechanisms build at ε = 1e-15, but their variance is NaN in float64: the estimate used to be
+    # refused after drawing, saying "the bounds are too wide" for bounds (0, 1)
+    with pytest.raises(ValueError, match=r"epsilon=1e-15 is too small.*not about the bounds"):
+        ldp.SampledDimensions(inner, epsilon=1e-15, bounds=[(0, 1)] * 3)
+
+
+@pytest.mark.parametrize("make", [lambda b: ldp.SampledDimensions("duchi", 1.0, [(0, 1), b]),
+                                  lambda b: ldp.SampledDimensions("stochastic_rounding", 1.0, [(0, 1), b]),
+                                  lambda b: ldp.SampledDimensions("hybrid", 1.0, [(0, 1), b]),
+                                  lambda b: ldp.DuchiMultivariate(1.0, [(0, 1), b])],
+                         ids=["sd-duchi", "sd-sr", "sd-hybrid", "duchi-md"])
+@pytest.mark.parametrize("bounds", [(0, 1e300), (-1e300, 1e300), (0, 1e308)])
+def test_huge_bounds_are_refused_at_construction(make, bounds):
+    # used to be accepted, then refused when estimating (OverflowError (34, 'Numerical result out of range') for
+    # inner Duchi / StochasticRounding, "not finite" for the others)
+    with pytest.raises(ValueError, match=r"bounds\[1\] = .* too wide for float64"):
+        make(bounds)
+    make((0, 1e100))   # wide but representable: estimates stay finite

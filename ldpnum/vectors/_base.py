@@ -1,5 +1,6 @@
 """What every vector mechanism shares: public per-coordinate bounds and the validation of ``(n, d)`` inputs."""
 
+import math
 import numbers
 import warnings
 from typing import Any
@@ -12,7 +13,8 @@ from .._typing import ArrayLike, FloatArray, SeedLike
 from ..reports import Reports, check_integer_codes
 from .._validation import _is_real_scalar, check_bounds, check_choice, check_epsilon, dtype_hint, prepared
 
-__all__ = ["VectorMechanism", "check_vector_bounds", "check_vectors", "MAX_DIM", "IMPLAUSIBLE", "column_words"]
+__all__ = ["VectorMechanism", "check_vector_bounds", "check_vectors", "MAX_DIM", "IMPLAUSIBLE", "column_words",
+           "check_report_variance"]
 
 #: Largest dimension of a vector mechanism (a uniform choice among the coordinates uses 48-bit draws).
 MAX_DIM = 1 << 16
@@ -44,6 +46,29 @@ def check_vector_bounds(bounds: Any, name: str = "bounds") -> tuple[tuple[float,
     if len(items) > MAX_DIM:
         raise ValueError(f"{name} gives {len(items)} coordinates; at most {MAX_DIM} are supported")
     return tuple(check_bounds(b, name=f"{name}[{j}]") for j, b in enumerate(items))
+
+
+def check_report_variance(owner: str, epsilon: float, unit_variance: float, widths: Any, bounds: Any,
+                          what: str = "one report's estimate") -> None:
+    """Refuse, at construction, a mechanism whose estimates cannot be represented in float64.
+
+    ``unit_variance`` is the largest variance of ``what`` on the unit scale of a coordinate (from the plan); a
+    coordinate of width ``w`` has variance ``w² · unit_variance``. If the unit variance itself is not a
+    finite number, ``epsilon`` is too small (the bounds are not to blame); if ``w² · unit_variance``
+    overflows, coordinate ``j``'s bounds are too wide. Either way every estimate would come out infinite or
+    NaN, so the error is raised before any report is drawn rather than when estimating.
+    """
+    if not (math.isfinite(unit_variance) and unit_variance > 0):
+        raise ValueError(f"{owner}: epsilon={epsilon!r} is too small: the variance of {what} on a unit range is "
+                         f"{unit_variance!r} in float64, so estimates would be infinite or NaN (this is not about the "
+                         "bounds); use a larger epsilon")
+    for j, w in enumerate(widths):
+        var = float(w) ** 2 * unit_variance if float(w) < 1e154 else math.inf
+        if not math.isfinite(var):
+            raise ValueError(f"{owner}: bounds[{j}] = {tuple(bounds[j])!r} are too wide for float64: the variance of "
+                             f"{what}, (high - low)² × {unit_variance:.3g}, overflows, so every estimate of coordinate "
+                             f"{j} would be infinite or NaN; rescale the values (e.g. to thousands or millions of "
+                             "units) and the bounds with them")
 
 
 def _as_2d_array(x, name, dim):

@@ -59,7 +59,7 @@ from ..frequency.unary import count_bits
 from ..mechanisms._plan import TWO53, binary_plan
 from ..reports import Reports
 from ..spec import check_spec
-from ._base import IMPLAUSIBLE, VectorMechanism, ceil_div, check_names, column_words
+from ._base import IMPLAUSIBLE, VectorMechanism, ceil_div, check_names, check_report_variance, column_words
 from ._result import VectorMeanEstimate
 
 __all__ = ["DuchiMultivariate", "DuchiMultivariatePlan", "duchi_constant"]
@@ -170,6 +170,9 @@ class DuchiMultivariate(VectorMechanism):
         b = binary_plan(self._epsilon)
         self._plan = DuchiMultivariatePlan(dim=self.dim, t_lo=b.t_lo, t_hi=b.t_hi)
         self._scale = float(duchi_constant(self.dim) * Fraction(TWO53, b.t_hi - b.t_lo))
+        # a coordinate's per-report variance is ((high - low)/2)² (B² - t²) <= (high - low)² B²/4
+        check_report_variance("DuchiMultivariate", self._epsilon, self._scale**2 / 4, self._widths,
+                              self._vector_bounds)
 
     @classmethod
     def _check_counts(cls, counts, total, n_reports, spec):

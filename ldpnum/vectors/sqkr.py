@@ -229,9 +229,9 @@ class SQKRPlan:
 
     def debias(self) -> tuple[float, float]:
         """``(p, β)``: the probability of reporting the bit string unchanged, and ``β = p - q``."""
-        p = self.grr.keep_count() / TWO64
-        q = (1.0 - p) / ((1 << self.k) - 1)
-        return p, p - q
+        p = Fraction(self.grr.keep_count(), TWO64)  # exact: at small ε, p - q in floats loses its digits
+        q = (1 - p) / ((1 << self.k) - 1)
+        return float(p), float(p - q)
 
 
 def _check_sqkr_codes(codes: np.ndarray, spec: Spec) -> np.ndarray:
@@ -326,9 +326,18 @@ class SQKR(UnitVectorMechanism):
         self._repetitions = 1
         self._pos, self._sign = pos, sign
         self._level = self._K / math.sqrt(D)
-        self._plan = SQKRPlan(dim=self._dim, frame_bits=L, k=k, grr=_GRRPlan(1 << k, *grr_keep_cells(self._epsilon,
-                                                                                                      1 << k)))
+        try:
+            cells = grr_keep_cells(self._epsilon, 1 << k)
+        except ValueError as exc:  # the randomized response's own refusal, in SQKR's terms
+            raise ValueError(f"epsilon={self._epsilon!r} is too small for SQKR's randomized response on the 2**{k} "
+                             f"strings of {k} sign bit(s): its integer thresholds cannot tell the true string from "
+                             f"the others ({exc}); use a larger epsilon") from None
+        self._plan = SQKRPlan(dim=self._dim, frame_bits=L, k=k, grr=_GRRPlan(1 << k, *cells))
         _, beta = self._plan.debias()
+        if not beta > 0:  # p = q: the integer plan cannot favour the true bits at this ε
+            raise ValueError(f"epsilon={self._epsilon!r} is too small for SQKR's randomized response on 2**{k} bit "
+                             "strings: on the 2**64 grid of its thresholds the true bits are kept no more often than "
+                             "any other string, so reports would carry no information; use a larger epsilon")
         self._beta = beta
         self._scale_m = beta
         self._var0 = self._K**2 / (k * beta * beta)  # per coordinate, x = 0

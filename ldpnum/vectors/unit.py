@@ -248,6 +248,24 @@ def _accept_threshold(eps):
     return math.ceil(Fraction(TWO32) / exp_lower(eps))
 
 
+@lru_cache(maxsize=1)
+def min_epsilon_per_report() -> float:
+    """Smallest ``ε/m`` of one PrivUnit/PrivUnitG report (about ``2**-32``): below it the acceptance threshold
+    ``ceil(2**32/E)`` (``E <= e^ε``) reaches ``2**32``, every seed is accepted and the decoding scale ``M``
+    is 0 (the constructors refuse such ``ε/m``; they used to divide by zero, and below about 3e-16 build a
+    mechanism with a negative ``M``)."""
+    lo, hi = 0.0, 1e-9  # _accept_threshold(hi) < 2**32; bisect on floats
+    while math.nextafter(lo, hi) < hi:
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        if _accept_threshold(mid) < TWO32:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def _best_split(sphere, dim, eps, t_c, refine, max_expected_trials=None):
     """The split minimizing the ideal (``J = ∞``) proxy on the 101-point grid (refined if asked), among the
     splits whose expected trials ``1/A`` are at most ``max_expected_trials`` (None: all); None if none is."""
@@ -949,6 +967,11 @@ class _RejectionMechanism(UnitVectorMechanism):
         def design(mm, max_expected_trials):
             eps = self._epsilon / mm
             t_c = _accept_threshold(eps)
+            if t_c >= TWO32:
+                raise ValueError(
+                    f"{type(self).__name__}: epsilon/repetitions = {eps!r} is too small for the acceptance threshold "
+                    f"on a 2**32 grid: e^-ε rounds to 1, so every seed would be accepted and the reports would carry "
+                    f"no information; each report needs epsilon/repetitions >= {min_epsilon_per_report()!r}")
             split = choose_split(eps, t_c, max_expected_trials)
             if split is None:
                 return None, t_c
