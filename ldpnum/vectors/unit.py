@@ -450,6 +450,22 @@ def check_unit_vectors(x: ArrayLike, dim: int, *, name: str = "x", clip: bool = 
     return (arr, r) if return_norms else arr
 
 
+def resolve_clip(clip: Any, out_of_range: Any) -> bool:
+    """The unit-ball mechanisms' ``clip`` from the keywords every mechanism's ``privatize`` takes.
+
+    ``out_of_range`` is the name the one-column and box mechanisms use (``"clip"``/``"raise"``; the command
+    line and the table accessors pass it to every mechanism): for the unit ball, "out of range" is a norm
+    above 1, so ``"clip"`` means ``clip=True`` and ``"raise"`` ``clip=False``. None (the default) leaves
+    ``clip`` as given; contradicting ``clip=True`` with ``out_of_range="raise"`` raises.
+    """
+    if out_of_range is None:
+        return clip
+    check_choice(out_of_range, "out_of_range", ("clip", "raise"))
+    if clip and out_of_range == "raise":
+        raise ValueError("clip=True contradicts out_of_range='raise'; pass one of them")
+    return out_of_range == "clip"
+
+
 def _check_family(spec):
     """Refuse a spec of another direction family (its seeds name other vectors), naming both."""
     family = spec.get("family")
@@ -637,11 +653,13 @@ class UnitVectorMechanism(Mechanism):
 
     # -- client side
     def prepare_values(self, x: ArrayLike, *, name: str | None = None, nan_policy: str = "raise",  # type: ignore[override]
-                       fill_value: Any = None, clip: bool = False) -> FloatArray:
+                       fill_value: Any = None, clip: bool = False, out_of_range: str | None = None) -> FloatArray:
         """Validate an ``(n, dim)`` array (or DataFrame) of vectors of norm at most 1 without drawing anything.
 
-        See :func:`check_unit_vectors`. Returns a read-only C-contiguous float64 array.
+        See :func:`check_unit_vectors`; ``out_of_range`` ("clip" or "raise") is another way to say ``clip``
+        (:func:`resolve_clip`). Returns a read-only C-contiguous float64 array.
         """
+        clip = resolve_clip(clip, out_of_range)
         values = check_unit_vectors(x, self._dim, name="x" if name is None else str(name), clip=clip,
                                     nan_policy=nan_policy, fill_value=fill_value)
         values = values.view()
@@ -657,7 +675,7 @@ class UnitVectorMechanism(Mechanism):
         return values, r
 
     def privatize(self, x: ArrayLike, *, rng: SeedLike = None, nan_policy: str = "raise",  # type: ignore[override]
-                  fill_value: Any = None, clip: bool = False) -> Reports:
+                  fill_value: Any = None, clip: bool = False, out_of_range: str | None = None) -> Reports:
         """Randomize each person's vector; return their :class:`~ldpnum.Reports`, ``repetitions`` seed
         indices (uint32) per person.
 
@@ -673,13 +691,16 @@ class UnitVectorMechanism(Mechanism):
             Public replacement (one per coordinate, or one for all) with ``nan_policy="impute"``.
         clip : bool, optional
             Scale rows of norm above 1 to norm 1 (with a ``ClippingWarning``) instead of raising.
+        out_of_range : {None, "clip", "raise"}, optional
+            The keyword every mechanism's ``privatize`` takes (the command line and the table accessors pass
+            it): ``"clip"`` is ``clip=True``, ``"raise"`` is ``clip=False``; None (default) keeps ``clip``.
 
         Notes
         -----
         Each call on one person's vector is ε-LDP (``repetitions`` reports at ``ε/repetitions`` each);
         estimators are post-processing. The whole batch is validated before the first word is drawn.
         """
-        values, r = self._checked_with_norms(x, nan_policy, fill_value, clip)
+        values, r = self._checked_with_norms(x, nan_policy, fill_value, resolve_clip(clip, out_of_range))
         inv, keep = _sphere_inputs(values, r)  # the norms of the validation, not a second pass over x
         start = [0]
 
