@@ -923,8 +923,6 @@ def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, pr
     import pyarrow.compute as pc
     import pyarrow.types as pat
 
-    from .reports import Reports
-
     path = str(path)
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")

@@ -14,7 +14,7 @@ from ..reports import Reports, check_integer_codes
 from .._validation import _is_real_scalar, check_bounds, check_choice, check_epsilon, dtype_hint, prepared
 
 __all__ = ["VectorMechanism", "check_vector_bounds", "check_vectors", "MAX_DIM", "IMPLAUSIBLE", "column_words",
-           "check_report_variance"]
+           "check_report_variance", "check_frame_columns", "refuse_non_numeric"]
 
 #: Largest dimension of a vector mechanism (a uniform choice among the coordinates uses 48-bit draws).
 MAX_DIM = 1 << 16
@@ -71,25 +71,45 @@ def check_report_variance(owner: str, epsilon: float, unit_variance: float, widt
                              "units) and the bounds with them")
 
 
+def check_frame_columns(x: Any, name: str) -> bool:
+    """For a DataFrame of vectors: TypeError naming the first column whose dtype does not hold real numbers
+    (text, categories, dates), before any conversion (which would fail with NumPy's "could not convert
+    string to float"). Returns whether ``x`` is a DataFrame."""
+    dtypes = getattr(x, "dtypes", None)
+    if isinstance(x, np.ndarray) or dtypes is None or not hasattr(dtypes, "items"):
+        return False
+    for col, dt in dtypes.items():
+        kind = getattr(dt, "kind", "O")
+        if kind not in "iuf" or getattr(dt, "name", None) == "category":
+            raise TypeError(f"{name}: column {col!r} has dtype {dt}: it must hold real numbers; {dtype_hint(dt)}")
+    return True
+
+
+def refuse_non_numeric(arr: np.ndarray, name: str) -> None:
+    """TypeError for an array whose dtype does not hold real numbers, naming (for an object array) the first
+    entry that is not a real number by row and coordinate."""
+    where = ""
+    if arr.dtype.kind == "O" and arr.ndim == 2:
+        for (i, j), v in np.ndenumerate(arr):
+            if not _is_real_scalar(v):
+                where = f" (first at row {i}, coordinate {j}: {type(v).__name__} {v!r})"
+                break
+    raise TypeError(f"{name} has dtype {arr.dtype}: it must hold real numbers (integer or float dtypes){where}; "
+                    f"{dtype_hint(arr.dtype)}")
+
+
 def _as_2d_array(x, name, dim):
     """``x`` as a 2-D NumPy array of shape ``(n, dim)`` whose dtype holds real numbers, else one clear error."""
     to_numpy = getattr(x, "to_numpy", None)
     if to_numpy is not None and not isinstance(x, np.ndarray):
-        dtypes = getattr(x, "dtypes", None)
-        if dtypes is not None and hasattr(dtypes, "items"):  # a DataFrame: every column must hold numbers
-            for col, dt in dtypes.items():
-                kind = getattr(dt, "kind", "O")
-                if kind not in "iuf" or getattr(dt, "name", None) == "category":
-                    raise TypeError(f"{name}: column {col!r} has dtype {dt}: it must hold real numbers; "
-                                    f"{dtype_hint(dt)}")
+        if check_frame_columns(x, name):  # a DataFrame: every column must hold numbers
             arr = to_numpy(dtype=np.float64, na_value=np.nan)
         else:
             arr = np.asarray(to_numpy())
     else:
         arr = np.asarray(x)
     if arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} has dtype {arr.dtype}: it must hold real numbers (integer or float dtypes); "
-                        f"{dtype_hint(arr.dtype)}")
+        refuse_non_numeric(arr, name)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be two-dimensional, one row of {dim} values per person; got shape {arr.shape} "
                          "(for one person pass x.reshape(1, -1))")
@@ -182,7 +202,24 @@ def column_words(codes: ArrayLike, what: str) -> np.ndarray:
     return check_integer_codes(codes, f"{what} column codes").astype(np.uint64)
 
 
-class VectorMechanism(Mechanism):
+class _OffersEstimators:
+    """An ``estimate_*`` method a vector mechanism does not have raises an AttributeError that says what its
+    reports do answer (:meth:`ldpnum.Mechanism.offers`), instead of Python's bare "no attribute"."""
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("estimate_") and not attr.startswith("__"):
+            from ..mechanisms._base import ESTIMATORS
+
+            cls = type(self)
+            offered = [f"{e} ({what})" for e, what in ESTIMATORS.items() if cls.offers(e)]
+            wanted = ESTIMATORS.get(attr)
+            raise AttributeError(f"{cls.__name__} has no {attr}: its reports "
+                                 f"{'do not estimate ' + wanted if wanted else 'offer no such estimate'}; it offers "
+                                 f"{', '.join(offered) or 'no estimator'} (ask Mechanism.offers(name))")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+
+
+class VectorMechanism(_OffersEstimators, Mechanism):
     """Base of the mechanisms whose input is one vector of ``dim`` bounded coordinates per person.
 
     ``privatize`` takes an ``(n, dim)`` array (or a DataFrame of ``dim`` numeric columns); every coordinate

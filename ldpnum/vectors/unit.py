@@ -113,8 +113,8 @@ JASA 2018.
 import math
 import warnings
 from dataclasses import dataclass
-from functools import lru_cache
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -122,14 +122,24 @@ import numpy as np
 from .._kernels import client_unit
 from .._kernels._jit import launch
 from .._typing import ArrayLike, FloatArray, SeedLike
-from .._validation import check_choice, check_epsilon, dtype_hint
+from .._validation import check_choice, check_epsilon
 from ..aggregate import Aggregate
 from ..exceptions import ClippingWarning, InvalidValuesError
 from ..mechanisms._base import Mechanism
 from ..mechanisms._plan import TWO53, binary_plan, exp_lower
 from ..reports import Reports, register_code_check
 from ..spec import check_spec
-from ._base import IMPLAUSIBLE, MAX_DIM, VectorMechanism, check_int, check_names, column_words
+from ._base import (
+    IMPLAUSIBLE,
+    MAX_DIM,
+    VectorMechanism,
+    _OffersEstimators,
+    check_frame_columns,
+    check_int,
+    check_names,
+    column_words,
+    refuse_non_numeric,
+)
 from ._result import VectorMeanEstimate
 
 __all__ = ["PrivHS", "PrivUnit", "PrivUnitG", "PrivHSPlan", "RejectionPlan", "UnitVectorMechanism", "FAMILY",
@@ -413,10 +423,10 @@ def check_unit_vectors(x: ArrayLike, dim: int, *, name: str = "x", clip: bool = 
     elif fill_value is not None:
         raise ValueError("fill_value is only used with nan_policy='impute'")
     to_numpy = getattr(x, "to_numpy", None)
-    arr = np.asarray(to_numpy(dtype=np.float64, na_value=np.nan) if to_numpy is not None
-                     and hasattr(x, "dtypes") else x)
+    is_frame = to_numpy is not None and check_frame_columns(x, name)  # text columns: TypeError naming them
+    arr = np.asarray(to_numpy(dtype=np.float64, na_value=np.nan) if is_frame else x)
     if arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} has dtype {arr.dtype}: it must hold real numbers; {dtype_hint(arr.dtype)}")
+        refuse_non_numeric(arr, name)
     if arr.ndim != 2 or arr.shape[1] != dim:
         raise ValueError(f"{name} must have shape (n, {dim}), one vector of dim={dim} per person; got shape "
                          f"{arr.shape} (for one person pass x.reshape(1, -1))")
@@ -570,7 +580,7 @@ def _check_gaussian_squares(squares, copies, scale, spec):
 
 
 # -- the mechanisms -------------------------------------------------------------------------------------
-class UnitVectorMechanism(Mechanism):
+class UnitVectorMechanism(_OffersEstimators, Mechanism):
     """Base of the mechanisms for vectors in the unit ℓ2 ball (:class:`PrivHS`, :class:`PrivUnit`,
     :class:`PrivUnitG`): validation, sphere rounding, repetition, fixed-point aggregation, the estimate.
 
