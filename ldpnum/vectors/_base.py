@@ -49,26 +49,30 @@ def check_vector_bounds(bounds: Any, name: str = "bounds") -> tuple[tuple[float,
 
 
 def check_report_variance(owner: str, epsilon: float, unit_variance: float, widths: Any, bounds: Any,
-                          what: str = "one report's estimate") -> None:
+                          what: str = "one report's estimate", unit_extent: float = 1.0) -> None:
     """Refuse, at construction, a mechanism whose estimates cannot be represented in float64.
 
     ``unit_variance`` is the largest variance of ``what`` on the unit scale of a coordinate (from the plan); a
-    coordinate of width ``w`` has variance ``w² · unit_variance``. If the unit variance itself is not a
-    finite number, ``epsilon`` is too small (the bounds are not to blame); if ``w² · unit_variance``
-    overflows, coordinate ``j``'s bounds are too wide. Either way every estimate would come out infinite or
-    NaN, so the error is raised before any report is drawn rather than when estimating.
+    coordinate of width ``w`` has variance ``w² · unit_variance``. ``unit_extent`` bounds the magnitude of one
+    report's estimate on that scale (offset from the low bound), so the estimators' sums of squared per-report
+    estimates stay below ``(max|bound| + w · unit_extent)²`` per report; that is required to stay finite with
+    a margin of ``2**64`` (for the number of reports). If the unit variance itself is not a finite positive
+    number, ``epsilon`` is too small (the bounds are not to blame); otherwise a failing coordinate's bounds
+    are too wide. Either way every estimate would come out infinite or NaN, so the error is raised before any
+    report is drawn rather than when estimating.
     """
     if not (math.isfinite(unit_variance) and unit_variance > 0):
         raise ValueError(f"{owner}: epsilon={epsilon!r} is too small: the variance of {what} on a unit range is "
                          f"{unit_variance!r} in float64, so estimates would be infinite or NaN (this is not about the "
                          "bounds); use a larger epsilon")
     for j, w in enumerate(widths):
-        var = float(w) ** 2 * unit_variance if float(w) < 1e154 else math.inf
-        if not math.isfinite(var):
-            raise ValueError(f"{owner}: bounds[{j}] = {tuple(bounds[j])!r} are too wide for float64: the variance of "
-                             f"{what}, (high - low)² × {unit_variance:.3g}, overflows, so every estimate of coordinate "
-                             f"{j} would be infinite or NaN; rescale the values (e.g. to thousands or millions of "
-                             "units) and the bounds with them")
+        lo, hi = bounds[j]
+        extent = max(abs(float(lo)), abs(float(hi))) + float(w) * max(unit_extent, math.sqrt(unit_variance))
+        if not extent < 2.0**480:  # extent² · 2**64 < 2**1024 (float64's range), as in check_bounds' width rule
+            raise ValueError(f"{owner}: bounds[{j}] = {tuple(bounds[j])!r} are too wide for float64: one report's "
+                             f"estimate reaches about {extent:.3g} (variance (high - low)² × {unit_variance:.3g}), so "
+                             f"the sums of squares behind the standard errors of coordinate {j} would overflow; rescale "
+                             "the values (e.g. to thousands or millions of units) and the bounds with them")
 
 
 def check_frame_columns(x: Any, name: str) -> bool:

@@ -172,7 +172,7 @@ class DuchiMultivariate(VectorMechanism):
         self._scale = float(duchi_constant(self.dim) * Fraction(TWO53, b.t_hi - b.t_lo))
         # a coordinate's per-report variance is ((high - low)/2)² (B² - t²) <= (high - low)² B²/4
         check_report_variance("DuchiMultivariate", self._epsilon, self._scale**2 / 4, self._widths,
-                              self._vector_bounds)
+                              self._vector_bounds, unit_extent=(1 + self._scale) / 2)
 
     @classmethod
     def _check_counts(cls, counts, total, n_reports, spec):
