@@ -247,8 +247,8 @@ class SampledDimensions(VectorMechanism):
         # with huge bounds the variance in data units does (blame those bounds); refused here, before any draw.
         with np.errstate(all="ignore"):
             unit_var = float(np.max(self._inner.variance(np.array([0.0, 0.5, 1.0]))))
-        codes = np.asarray(self._inner.code_estimates, dtype=np.float64)
         with np.errstate(all="ignore"):
+            codes = np.asarray(self._inner.code_estimates, dtype=np.float64)
             extent = float(np.max(np.abs(codes))) if codes.size else 1.0
         check_report_variance(f"SampledDimensions({cls.__name__}, k={k})", self._epsilon, unit_var, self._widths,
                               self._vector_bounds, what=f"one {cls.__name__} report at epsilon/k = {self._inner.epsilon:g}",
