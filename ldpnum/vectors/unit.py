@@ -98,6 +98,12 @@ exactly. A report adds less than ``2**24`` (sphere) or ``2**32`` (Gaussian: ``|g
 ``g_j² · 2**24 < 150 · 2**24``) to any count, so no count can overflow before ``2**39`` or ``2**31`` reports
 (people × repetitions) per aggregate; merging
 further raises ``OverflowError``. The rounding moves each coordinate of the mean by at most ``2**-25/M``.
+Every aggregate is checked against its ``n_reports`` when it is built: sphere directions have norm 1, so
+their squares add to ``n·m`` exactly (up to rounding); Gaussian directions (PrivUnitG) have a random
+squared norm whose law does not depend on the inputs, and an aggregate whose total is beyond what its
+``n_reports`` give except with probability ``1e-12`` (a Chernoff bound) is refused, so an edited
+``n_reports`` or doubled counts are refused once a few dozen reports are involved (below that the law is
+too wide to tell; nothing is refused).
 
 References
 ----------
