@@ -612,13 +612,15 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
                 if rows_j is not None:
                     values = values[rows_j]
                     values.flags.writeable = False
-                reports = mechanisms[c]._randomize(values, streams[j])
-                digests[c] = add_digests(digests[c], codes_digest(reports.codes))
+                # each report as its column code (a vector mechanism packs a row of codes into one), as the
+                # pandas accessor writes it
+                own = mechanisms[c].column_codes(mechanisms[c]._randomize(values, streams[j]))
+                digests[c] = add_digests(digests[c], codes_digest(own))
                 if rows_j is None:
-                    arrays[c] = pa.array(reports.codes, type=schema.field(c).type)
+                    arrays[c] = pa.array(own, type=schema.field(c).type)
                 else:
-                    codes = np.zeros(n, dtype=reports.codes.dtype)
-                    codes[rows_j] = reports.codes
+                    codes = np.zeros(n, dtype=own.dtype)
+                    codes[rows_j] = own
                     missing = np.ones(n, dtype=bool)
                     missing[rows_j] = False
                     arrays[c] = pa.array(codes, type=schema.field(c).type, mask=missing)
@@ -921,8 +923,6 @@ def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, pr
     import pyarrow.compute as pc
     import pyarrow.types as pat
 
-    from .reports import Reports
-
     path = str(path)
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
@@ -975,9 +975,9 @@ def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, pr
             codes = arr.to_numpy(zero_copy_only=False)
             if recorded is not None:
                 digest = add_digests(digest, codes_digest(np.asarray(codes)))
-            try:
-                total = total + mech.aggregate(Reports(np.asarray(codes), spec))
-            except ValueError as exc:
+            try:  # column codes back to the mechanism's reports (a vector's row of codes is packed in one)
+                total = total + mech.aggregate(mech.reports_from_column(np.asarray(codes)))
+            except (TypeError, ValueError) as exc:
                 raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: {_one_line(exc)}") from None
             start += n
             if bar is not None:
@@ -1109,9 +1109,13 @@ def _estimates(mech, agg, whats, args):
         if what == "mean":
             if mech.offers("estimate_mean"):
                 est = mech.estimate_mean(agg)
-                lo, hi = est.confidence_interval(args.level)
-                out["mean"] = {"value": est.value, "standard_error": est.standard_error, "level": args.level,
-                               "ci": [lo, hi], "unbiased": True}
+                coordinates = getattr(est, "coordinates", None)  # a vector's mean: one estimate per coordinate
+                if coordinates is not None:
+                    out["mean"] = {"coordinates": [_mean_entry(label, e, args.level)
+                                                   for label, e in coordinates().items()],
+                                   "level": args.level, "unbiased": True}
+                else:
+                    out["mean"] = {**_mean_entry(None, est, args.level), "level": args.level, "unbiased": True}
             else:
                 out["mean"] = {"value": distribution().mean, "standard_error": None, "level": None, "ci": None,
                                "unbiased": False}
@@ -1166,9 +1170,23 @@ def _g(v):
     return f"{v:.6g}"
 
 
+def _mean_entry(label, est, level):
+    """One mean estimate (of a column, or of one coordinate of a vector) as JSON: value, standard error, CI."""
+    lo, hi = est.confidence_interval(level)
+    return {**({} if label is None else {"coordinate": label}), "value": est.value,
+            "standard_error": est.standard_error, "ci": [lo, hi]}
+
+
 def _print_estimates(out, head, file):
     print(head, file=file)
-    if "mean" in out:
+    if "mean" in out and "coordinates" in out["mean"]:
+        m = out["mean"]
+        print(f"mean (unbiased), per coordinate ({100 * m['level']:g}% CI, one coordinate at a time):", file=file)
+        for e in m["coordinates"]:
+            lo, hi = e["ci"]
+            print(f"  [{e['coordinate']}] {_g(e['value'])} ± {(hi - lo) / 2:.3g} (CI [{_g(lo)}, {_g(hi)}]; standard "
+                  f"error {e['standard_error']:.3g})", file=file)
+    elif "mean" in out:
         m = out["mean"]
         if m["unbiased"]:
             lo, hi = m["ci"]

@@ -143,8 +143,19 @@ def test_a_coefficient_above_the_level_is_clipped_flagged_and_warned(monkeypatch
     assert np.array_equal(again, flags.astype(bool)) and np.array_equal(a, out)
     monkeypatch.setitem(sqkr.LEVELS, 4, 1.0)
     m = ldp.SQKR(2.0, d)
-    first = int(np.flatnonzero(flags)[0])
-    with pytest.warns(ldp.ClippingWarning, match=f"{int(flags.sum())} row.*first at index {first}.*biased"):
+    with pytest.warns(ldp.ClippingWarning, match=f"SQKR: {int(flags.sum())} row.*biased") as caught:
+        m.privatize(X, rng=1)
+    # counts only: no row position (the warning describes the people's values)
+    w = [c.message for c in caught if isinstance(c.message, ldp.ClippingWarning)]
+    assert len(w) == 1 and w[0].count == flags.sum() and w[0].first_index == -1 and "index" not in str(w[0])
+    assert m.kashin_clipped(X) == int(flags.sum())
+    # the check runs before any word is drawn: with drawing forbidden, the warning is already out
+    from ldpnum import _random
+
+    def forbidden(self, n):
+        raise AssertionError("drawn")
+    monkeypatch.setattr(_random.WordSource, "draw", forbidden)
+    with pytest.warns(ldp.ClippingWarning, match="SQKR"), pytest.raises(AssertionError, match="drawn"):
         m.privatize(X, rng=1)
     assert r.max() <= 1 + 1e-12
 
@@ -427,3 +438,18 @@ def test_docstring_examples_run():
     for t in tests:
         runner.run(t)
     assert runner.summarize(verbose=False).failed == 0 and len(tests) >= 3
+
+
+# -- tiny ε: exact debiasing, then a clear refusal -------------------------------------------------------------
+
+def test_debias_is_exact_at_tiny_epsilon_and_tinier_epsilon_is_refused():
+    from fractions import Fraction
+
+    for eps in (1e-13, 1e-15):   # 1e-15 divided by zero (β = p - q computed in floats was 0); 1e-13: off by 4e-6
+        m = ldp.SQKR(eps, 3)
+        p = Fraction(m._plan.grr.keep_count(), 2**64)
+        beta = p - (1 - p) / ((1 << m.k) - 1)
+        assert m._plan.debias()[1] == float(beta) > 0
+    for eps in (9e-16, 1e-300):   # GRR's own refusal, in SQKR's terms
+        with pytest.raises(ValueError, match=r"too small for SQKR's randomized response"):
+            ldp.SQKR(eps, 3)

@@ -17,6 +17,7 @@ import pickle
 from fractions import Fraction
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -624,3 +625,68 @@ def test_small_calls_stay_interpreted_with_their_helpers(tmp_path):
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True,
                          cwd=str(root))
     assert out.stdout.split() == ["False"]
+
+
+# -- tiny ε: refused at construction with the smallest ε/m that works ------------------------------------------
+
+@pytest.mark.parametrize("cls", [ldp.PrivUnit, ldp.PrivUnitG])
+@pytest.mark.parametrize("eps", [1e-10, 1e-15, 3e-16, 1e-300])
+def test_rejection_mechanisms_refuse_an_epsilon_too_small_for_the_acceptance_grid(cls, eps):
+    # 1e-10 and 1e-15 divided by zero (the acceptance threshold rounded to 2**32: M = 0); 3e-16 and below
+    # built a mechanism with a NEGATIVE decoding scale M (threshold 2**32 + 1), whose means had the wrong sign
+    with pytest.raises(ValueError, match=r"too small for the acceptance threshold on a 2\*\*32 grid"):
+        cls(eps, 3)
+    with pytest.raises(ValueError, match="epsilon/repetitions"):
+        cls(1e-7, 3, repetitions=1000)   # ε/m = 1e-10
+
+
+def test_smallest_epsilon_per_report_works():
+    from ldpnum.vectors.unit import min_epsilon_per_report
+
+    e = min_epsilon_per_report()
+    assert 2.3e-10 < e < 2.4e-10   # about 2**-32
+    for cls in (ldp.PrivUnit, ldp.PrivUnitG):
+        m = cls(e, 3)
+        assert m.decoding_scale > 0 and math.isfinite(m.squared_norm)
+        with pytest.raises(ValueError, match=repr(e)):
+            cls(math.nextafter(e, 0), 3)
+
+
+# -- the keywords every mechanism takes, and clear messages -------------------------------------------------------
+
+@pytest.mark.parametrize("m", [ldp.PrivHS(2.0, 2), ldp.PrivUnit(2.0, 2), ldp.PrivUnitG(2.0, 2), ldp.SQKR(2.0, 2)],
+                         ids=lambda m: m.name)
+def test_out_of_range_is_another_spelling_of_clip(m):
+    # the CLI and the table accessors pass out_of_range to every mechanism: these raised "unexpected keyword"
+    X = np.array([[0.6, 0.8], [3.0, 4.0]])
+    with pytest.warns(ldp.ClippingWarning, match="1 row"):
+        r = m.privatize(X, rng=1, out_of_range="clip")
+    with pytest.warns(ldp.ClippingWarning):
+        assert m.privatize(X, rng=1, clip=True) == r
+    with pytest.raises(ValueError, match="norm above 1"):
+        m.privatize(X, rng=1, out_of_range="raise")
+    with pytest.raises(ValueError, match="contradicts"):
+        m.privatize(X, rng=1, clip=True, out_of_range="raise")
+    with pytest.raises(ValueError, match="out_of_range"):
+        m.prepare_values(X, out_of_range="wrap")
+    assert m.prepare_values(X[:1], out_of_range="raise").shape == (1, 2)
+
+
+@pytest.mark.parametrize("m", [ldp.PrivHS(2.0, 2), ldp.PrivUnit(2.0, 2), ldp.PrivUnitG(2.0, 2), ldp.SQKR(2.0, 2),
+                               ldp.DuchiMultivariate(2.0, [(0, 1)] * 2)], ids=lambda m: m.name)
+def test_text_columns_are_named_and_missing_estimators_say_what_is_offered(m):
+    # a text column gave NumPy's "could not convert string to float: 'x'" (ValueError) for the unit-ball ones
+    df = pd.DataFrame({"a": [0.1, 0.2], "t": ["x", "y"]})
+    with pytest.raises(TypeError, match="column 't' has dtype"):
+        m.privatize(df, rng=0)
+    with pytest.raises(TypeError, match=r"first at row 0, coordinate 1: str 'x'"):
+        m.privatize(df.to_numpy(), rng=0)
+    with pytest.raises(TypeError, match="column 't'"):
+        df.ldp.privatize({("a", "t"): m}, rng=0)
+    # 'DuchiMultivariate' object has no attribute 'estimate_distribution', before
+    with pytest.raises(AttributeError, match=r"has no estimate_distribution: its reports do not estimate "
+                                             r"distributions; it offers estimate_mean \(means\)"):
+        m.estimate_distribution
+    assert not hasattr(m, "estimate_frequencies") and not m.offers("estimate_distribution")
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        m.nope

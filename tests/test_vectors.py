@@ -631,3 +631,81 @@ def test_docstring_examples_run(module):
         runner.run(t)
     assert runner.summarize(verbose=False).failed == 0
     assert tests or module.endswith("_base")
+
+
+# -- integrity: every vector family's aggregate checks n_reports against its counts (TESTING.md "Integrity") ----
+
+def _unit_rows(n, d, seed):
+    x = np.random.default_rng(seed).normal(size=(n, d))
+    return x / (2 * np.linalg.norm(x, axis=1, keepdims=True))
+
+
+EDITED_FAMILIES = [
+    (lambda: ldp.PrivHS(2.0, 3), "unit"),
+    (lambda: ldp.PrivUnit(2.0, 3), "unit"),
+    (lambda: ldp.PrivUnitG(2.0, 3), "unit"),
+    (lambda: ldp.PrivUnitG(0.5, 1), "unit"),
+    (lambda: ldp.SQKR(2.0, 3), "unit"),
+    (lambda: ldp.SampledDimensions("hybrid", epsilon=2.0, bounds=[(0, 1)] * 3), "box"),
+    (lambda: ldp.DuchiMultivariate(2.0, [(0, 1)] * 3), "box"),
+    (lambda: ldp.DuchiMultivariate(0.5, [(0, 1)] * 8), "box"),
+]
+
+
+@pytest.mark.parametrize("make,kind", EDITED_FAMILIES,
+                         ids=["privhs", "privunit", "privunitg", "privunitg-d1", "sqkr", "sampled", "duchi-d3", "duchi-d8"])
+def test_every_vector_family_refuses_an_edited_aggregate(make, kind):
+    # Half n_reports doubles every mean; twice it halves them (PrivUnitG and DuchiMultivariate accepted all
+    # three edits of a 20,000-report aggregate, whose counts have no exact relation to n_reports: their checks
+    # are statistical, refusing below probability 1e-12 under the mechanism; 20,000 reports are far beyond the
+    # few dozen (PrivUnitG) to few thousand (DuchiMultivariate, twice n_reports at t = 0) that they need).
+    m = make()
+    n = 20_000
+    x = _unit_rows(n, m.dim, 3) if kind == "unit" else np.full((n, m.dim), 0.5)
+    agg = m.aggregate(m.privatize(x, rng=4))
+    for edit, counts, n_reports in [("half n_reports", agg.counts, n // 2), ("double n_reports", agg.counts, 2 * n),
+                                    ("double counts", agg.counts * 2, n)]:
+        with pytest.raises(ValueError, match="aggregate of"):
+            ldp.Aggregate(counts, agg.spec, n_reports)
+            pytest.fail(f"{m.name}: {edit} accepted")
+    assert ldp.Aggregate(agg.counts, agg.spec, n) == agg   # the untouched aggregate is accepted
+
+
+def test_statistical_count_checks_accept_every_legitimate_aggregate():
+    # No false refusal of genuine aggregates of few reports (where the law of the counts is widest), at the
+    # extreme inputs (a corner of the box, a unit vector) and small/large ε; the checks' level is 1e-12, so
+    # a refusal here would mean the bounds are wrong, not bad luck. A measured sweep (ε 0.05..20, d 1..64,
+    # n 1..5000, 1608 aggregates) refused none.
+    for eps, d in [(0.05, 1), (2.0, 7), (20.0, 2)]:
+        g = ldp.PrivUnitG(eps, d)
+        b = ldp.DuchiMultivariate(eps, [(0, 1)] * d)
+        for n in (1, 2, 5, 30, 300):
+            for seed in range(3):
+                e1 = np.zeros((n, d))
+                e1[:, 0] = 1.0
+                g.aggregate(g.privatize(e1 if seed else _unit_rows(n, d, seed), rng=seed))
+                b.aggregate(b.privatize(np.full((n, d), float(seed == 1)), rng=seed))
+
+
+# -- tiny ε and huge bounds: refused at construction, naming the real cause, never after drawing ---------------
+
+@pytest.mark.parametrize("inner", ["piecewise", "square_wave", "general_wave"])
+def test_sampled_dimensions_at_tiny_epsilon_blames_epsilon_not_the_bounds(inner):
+    # these inner mechanisms build at ε = 1e-15, but their variance is NaN in float64: the estimate used to be
+    # refused after drawing, saying "the bounds are too wide" for bounds (0, 1)
+    with pytest.raises(ValueError, match=r"epsilon=1e-15 is too small.*not about the bounds"):
+        ldp.SampledDimensions(inner, epsilon=1e-15, bounds=[(0, 1)] * 3)
+
+
+@pytest.mark.parametrize("make", [lambda b: ldp.SampledDimensions("duchi", 1.0, [(0, 1), b]),
+                                  lambda b: ldp.SampledDimensions("stochastic_rounding", 1.0, [(0, 1), b]),
+                                  lambda b: ldp.SampledDimensions("hybrid", 1.0, [(0, 1), b]),
+                                  lambda b: ldp.DuchiMultivariate(1.0, [(0, 1), b])],
+                         ids=["sd-duchi", "sd-sr", "sd-hybrid", "duchi-md"])
+@pytest.mark.parametrize("bounds", [(0, 1e300), (-1e300, 1e300), (0, 1e308)])
+def test_huge_bounds_are_refused_at_construction(make, bounds):
+    # used to be accepted, then refused when estimating (OverflowError (34, 'Numerical result out of range') for
+    # inner Duchi / StochasticRounding, "not finite" for the others)
+    with pytest.raises(ValueError, match=r"bounds\[1\] = .* too wide for float64"):
+        make(bounds)
+    make((0, 1e100))   # wide but representable: estimates stay finite

@@ -229,3 +229,18 @@ def kashin_probe(x, scale, pos, sign, level, truncation, iterations, frame_bits,
         xt = np.empty(d)
         z = np.empty(D)
         clipped[i] = kashin_inline(x, i, scale[i], pos, sign, level, truncation, iterations, xt, z, out[i])
+
+
+@jit(parallel=True)
+def kashin_clip_flags(x, scale, pos, sign, level, truncation, iterations, frame_bits, clipped):
+    """``clipped[i] = 1`` when Kashin's representation of row ``i`` needs a coefficient clipped to the level (the
+    flag :func:`sqkr_kernel` computes), without drawing anything: the client's check before randomizing.
+    Scratch of ``O(D)`` per task, whatever the number of rows."""
+    n, d = x.shape
+    D = 1 << frame_bits
+    for chunk in prange((n + CHUNK - 1) // CHUNK):
+        xt = np.empty(d)
+        z = np.empty(D)
+        a = np.empty(D)
+        for i in range(chunk * CHUNK, min(n, (chunk + 1) * CHUNK)):
+            clipped[i] = kashin_inline(x, i, scale[i], pos, sign, level, truncation, iterations, xt, z, a)

@@ -8,7 +8,7 @@ from .grr import GRR
 from .hashing import OLH
 from .unary import OUE
 
-_BY_NAME = {"OLH": OLH, "OUE": OUE}
+_BY_NAME = {"GRR": GRR, "OLH": OLH, "OUE": OUE}
 
 __all__ = ["recommend", "Recommendation"]
 
@@ -27,6 +27,12 @@ def recommend(k: int, epsilon: float, *, communication: str | None = None) -> Re
     Direct encoding (GRR) when ``k < 3 e^ε + 2``; otherwise OUE, or OLH when communication matters
     (``communication="low"``: one small integer and a hash seed per report instead of ``k`` bits). OUE and
     OLH have the same variance ``4 e^ε / (e^ε - 1)²``.
+
+    The recommended oracle is one that can be built with ``(k, epsilon)``: when the rule's choice cannot
+    (GRR beyond its largest ``k``, 65536, which the rule picks at large ε; OUE's integer thresholds at
+    ε below about 1e-15), the next one in the order GRR, OUE, OLH that can is recommended (the variance is
+    its own); when none can, ValueError says why. Variances use ``expm1``, exact down to the smallest ε the
+    oracles take.
 
     Parameters
     ----------
@@ -51,13 +57,28 @@ def recommend(k: int, epsilon: float, *, communication: str | None = None) -> Re
     'GRR'
     >>> recommend(1024, 1.0, communication="low").name
     'OLH'
+    >>> recommend(100_000, 12.0).name          # the rule says GRR, which stops at k = 65536
+    'OUE'
     """
     k = check_k(k)
     eps = check_epsilon(epsilon)
     if communication not in (None, "low"):
         raise ValueError(f"communication must be None or 'low'; got {communication!r}")
-    ee = math.exp(eps)
-    if k < 3 * ee + 2:
-        return Recommendation(GRR, "GRR", (k - 2 + ee) / (ee - 1) ** 2)
-    name = "OLH" if communication == "low" else "OUE"
-    return Recommendation(_BY_NAME[name], name, 4 * ee / (ee - 1) ** 2)
+    em1 = math.expm1(eps)
+    ee = em1 + 1.0
+    ue = "OLH" if communication == "low" else "OUE"
+    order = ["GRR", ue, "OUE" if ue == "OLH" else "OLH"] if k < 3 * ee + 2 else [ue, "OUE" if ue == "OLH" else "OLH"]
+    reasons = []
+    for name in order:
+        mech = _BY_NAME[name]
+        try:
+            mech(k=k, epsilon=eps)  # a few integer thresholds: microseconds, no table of k cells
+        except ValueError as exc:
+            reasons.append(f"{name}: {exc}")
+            continue
+        variance = (k - 2 + ee) / em1**2 if name == "GRR" else 4 * ee / em1**2
+        if not math.isfinite(variance):  # pragma: no cover - the oracles refuse such ε first
+            reasons.append(f"{name}: its variance at epsilon={eps!r} overflows")
+            continue
+        return Recommendation(mech, name, variance)
+    raise ValueError(f"no frequency oracle can be built for k={k} at epsilon={eps!r}: " + "; ".join(reasons))

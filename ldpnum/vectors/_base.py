@@ -1,5 +1,6 @@
 """What every vector mechanism shares: public per-coordinate bounds and the validation of ``(n, d)`` inputs."""
 
+import math
 import numbers
 import warnings
 from typing import Any
@@ -12,10 +13,16 @@ from .._typing import ArrayLike, FloatArray, SeedLike
 from ..reports import Reports, check_integer_codes
 from .._validation import _is_real_scalar, check_bounds, check_choice, check_epsilon, dtype_hint, plain_array, prepared
 
-__all__ = ["VectorMechanism", "check_vector_bounds", "check_vectors", "MAX_DIM", "column_words"]
+__all__ = ["VectorMechanism", "check_vector_bounds", "check_vectors", "MAX_DIM", "IMPLAUSIBLE", "column_words",
+           "check_report_variance", "check_frame_columns", "refuse_non_numeric"]
 
 #: Largest dimension of a vector mechanism (a uniform choice among the coordinates uses 48-bit draws).
 MAX_DIM = 1 << 16
+#: Vector aggregates whose counts have no exact relation to their number of reports (DuchiMultivariate's
+#: sign counts, PrivUnitG's sums of squares) are checked statistically: an aggregate is refused when counts as
+#: far out as its own have probability below this under the mechanism, whatever the inputs (a legitimate
+#: aggregate is refused at most once in 10^12).
+IMPLAUSIBLE = 1e-12
 
 
 def check_vector_bounds(bounds: Any, name: str = "bounds") -> tuple[tuple[float, float], ...]:
@@ -41,25 +48,72 @@ def check_vector_bounds(bounds: Any, name: str = "bounds") -> tuple[tuple[float,
     return tuple(check_bounds(b, name=f"{name}[{j}]") for j, b in enumerate(items))
 
 
+def check_report_variance(owner: str, epsilon: float, unit_variance: float, widths: Any, bounds: Any,
+                          what: str = "one report's estimate", unit_extent: float = 1.0) -> None:
+    """Refuse, at construction, a mechanism whose estimates cannot be represented in float64.
+
+    ``unit_variance`` is the largest variance of ``what`` on the unit scale of a coordinate (from the plan); a
+    coordinate of width ``w`` has variance ``w² · unit_variance``. ``unit_extent`` bounds the magnitude of one
+    report's estimate on that scale (offset from the low bound), so the estimators' sums of squared per-report
+    estimates stay below ``(max|bound| + w · unit_extent)²`` per report; that is required to stay finite with
+    a margin of ``2**64`` (for the number of reports). If the unit variance itself is not a finite positive
+    number, ``epsilon`` is too small (the bounds are not to blame); otherwise a failing coordinate's bounds
+    are too wide. Either way every estimate would come out infinite or NaN, so the error is raised before any
+    report is drawn rather than when estimating.
+    """
+    if not (math.isfinite(unit_variance) and unit_variance > 0):
+        raise ValueError(f"{owner}: epsilon={epsilon!r} is too small: the variance of {what} on a unit range is "
+                         f"{unit_variance!r} in float64, so estimates would be infinite or NaN (this is not about the "
+                         "bounds); use a larger epsilon")
+    for j, w in enumerate(widths):
+        lo, hi = bounds[j]
+        extent = max(abs(float(lo)), abs(float(hi))) + float(w) * max(unit_extent, math.sqrt(unit_variance))
+        if not extent < 2.0**480:  # extent² · 2**64 < 2**1024 (float64's range), as in check_bounds' width rule
+            raise ValueError(f"{owner}: bounds[{j}] = {tuple(bounds[j])!r} are too wide for float64: one report's "
+                             f"estimate reaches about {extent:.3g} (variance (high - low)² × {unit_variance:.3g}), so "
+                             f"the sums of squares behind the standard errors of coordinate {j} would overflow; rescale "
+                             "the values (e.g. to thousands or millions of units) and the bounds with them")
+
+
+def check_frame_columns(x: Any, name: str) -> bool:
+    """For a DataFrame of vectors: TypeError naming the first column whose dtype does not hold real numbers
+    (text, categories, dates), before any conversion (which would fail with NumPy's "could not convert
+    string to float"). Returns whether ``x`` is a DataFrame."""
+    dtypes = getattr(x, "dtypes", None)
+    if isinstance(x, np.ndarray) or dtypes is None or not hasattr(dtypes, "items"):
+        return False
+    for col, dt in dtypes.items():
+        kind = getattr(dt, "kind", "O")
+        if kind not in "iuf" or getattr(dt, "name", None) == "category":
+            raise TypeError(f"{name}: column {col!r} has dtype {dt}: it must hold real numbers; {dtype_hint(dt)}")
+    return True
+
+
+def refuse_non_numeric(arr: np.ndarray, name: str) -> None:
+    """TypeError for an array whose dtype does not hold real numbers, naming (for an object array) the first
+    entry that is not a real number by row and coordinate."""
+    where = ""
+    if arr.dtype.kind == "O" and arr.ndim == 2:
+        for (i, j), v in np.ndenumerate(arr):
+            if not _is_real_scalar(v):
+                where = f" (first at row {i}, coordinate {j}: {type(v).__name__} {v!r})"
+                break
+    raise TypeError(f"{name} has dtype {arr.dtype}: it must hold real numbers (integer or float dtypes){where}; "
+                    f"{dtype_hint(arr.dtype)}")
+
+
 def _as_2d_array(x, name, dim):
     """``x`` as a 2-D NumPy array of shape ``(n, dim)`` whose dtype holds real numbers, else one clear error."""
     to_numpy = getattr(x, "to_numpy", None)
     if to_numpy is not None and not isinstance(x, np.ndarray):
-        dtypes = getattr(x, "dtypes", None)
-        if dtypes is not None and hasattr(dtypes, "items"):  # a DataFrame: every column must hold numbers
-            for col, dt in dtypes.items():
-                kind = getattr(dt, "kind", "O")
-                if kind not in "iuf" or getattr(dt, "name", None) == "category":
-                    raise TypeError(f"{name}: column {col!r} has dtype {dt}: it must hold real numbers; "
-                                    f"{dtype_hint(dt)}")
+        if check_frame_columns(x, name):  # a DataFrame: every column must hold numbers
             arr = to_numpy(dtype=np.float64, na_value=np.nan)
         else:
             arr = np.asarray(to_numpy())
     else:
         arr = plain_array(x, name)
     if arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} has dtype {arr.dtype}: it must hold real numbers (integer or float dtypes); "
-                        f"{dtype_hint(arr.dtype)}")
+        refuse_non_numeric(arr, name)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be two-dimensional, one row of {dim} values per person; got shape {arr.shape} "
                          "(for one person pass x.reshape(1, -1))")
@@ -152,7 +206,24 @@ def column_words(codes: ArrayLike, what: str) -> np.ndarray:
     return check_integer_codes(codes, f"{what} column codes").astype(np.uint64)
 
 
-class VectorMechanism(Mechanism):
+class _OffersEstimators:
+    """An ``estimate_*`` method a vector mechanism does not have raises an AttributeError that says what its
+    reports do answer (:meth:`ldpnum.Mechanism.offers`), instead of Python's bare "no attribute"."""
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("estimate_") and not attr.startswith("__"):
+            from ..mechanisms._base import ESTIMATORS
+
+            cls = type(self)
+            offered = [f"{e} ({what})" for e, what in ESTIMATORS.items() if cls.offers(e)]
+            wanted = ESTIMATORS.get(attr)
+            raise AttributeError(f"{cls.__name__} has no {attr}: its reports "
+                                 f"{'do not estimate ' + wanted if wanted else 'offer no such estimate'}; it offers "
+                                 f"{', '.join(offered) or 'no estimator'} (ask Mechanism.offers(name))")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+
+
+class VectorMechanism(_OffersEstimators, Mechanism):
     """Base of the mechanisms whose input is one vector of ``dim`` bounded coordinates per person.
 
     ``privatize`` takes an ``(n, dim)`` array (or a DataFrame of ``dim`` numeric columns); every coordinate

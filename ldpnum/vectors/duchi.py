@@ -59,7 +59,7 @@ from ..frequency.unary import count_bits
 from ..mechanisms._plan import TWO53, binary_plan
 from ..reports import Reports
 from ..spec import check_spec
-from ._base import VectorMechanism, ceil_div, check_names, column_words
+from ._base import IMPLAUSIBLE, VectorMechanism, ceil_div, check_names, check_report_variance, column_words
 from ._result import VectorMeanEstimate
 
 __all__ = ["DuchiMultivariate", "DuchiMultivariatePlan", "duchi_constant"]
@@ -170,10 +170,37 @@ class DuchiMultivariate(VectorMechanism):
         b = binary_plan(self._epsilon)
         self._plan = DuchiMultivariatePlan(dim=self.dim, t_lo=b.t_lo, t_hi=b.t_hi)
         self._scale = float(duchi_constant(self.dim) * Fraction(TWO53, b.t_hi - b.t_lo))
+        # a coordinate's per-report variance is ((high - low)/2)² (B² - t²) <= (high - low)² B²/4
+        check_report_variance("DuchiMultivariate", self._epsilon, self._scale**2 / 4, self._widths,
+                              self._vector_bounds, unit_extent=(1 + self._scale) / 2)
 
     @classmethod
     def _check_counts(cls, counts, total, n_reports, spec):
-        return support_counts(counts, total, n_reports, spec)  # a report sets up to d bits
+        """A report sets up to ``d`` bits (no count above ``n_reports``), and bit ``j`` is set with probability
+        ``(1 + t_j/B)/2``, ``t_j`` in ``[-1, 1]``: so ``c_j/n`` lies in ``[(1 - 1/B)/2, (1 + 1/B)/2]`` up to
+        sampling noise. By Hoeffding's inequality a count beyond that interval by more than
+        ``sqrt(n ln(2d/α)/2)`` has probability below ``α`` (:data:`IMPLAUSIBLE`, over all coordinates); such an
+        aggregate is refused: its ``n_reports`` or counts were changed (twice ``n_reports`` halves every
+        coordinate's estimate toward the low bound; half of it, or doubled counts, push it beyond the bounds).
+        """
+        n_reports = support_counts(counts, total, n_reports, spec)
+        if not n_reports or not counts.size:
+            return n_reports
+        d = counts.size
+        b = binary_plan(float(spec.epsilon))
+        inv_b = float(Fraction(b.t_hi - b.t_lo, TWO53) / duchi_constant(d))  # 1/B
+        n = n_reports
+        # 1e-9 n: the rounding of the signs' thresholds (2**-53 each) and of 1/B, far below the noise term
+        tol = math.sqrt(n * math.log(2 * d / IMPLAUSIBLE) / 2) + 1e-9 * n + 1
+        lo, hi = n * (1 - inv_b) / 2 - tol, n * (1 + inv_b) / 2 + tol
+        bad = np.flatnonzero((counts < lo) | (counts > hi))
+        if bad.size:
+            j = int(bad[0])
+            raise ValueError(f"aggregate of {spec}: coordinate {j} has {int(counts[j])} positive signs of n_reports="
+                             f"{n}, outside what {n} report(s) give except with probability below {IMPLAUSIBLE:g} "
+                             f"([{max(lo, 0):.0f}, {hi:.0f}]; {bad.size} coordinate(s) are outside); n_reports or "
+                             "the counts were changed")
+        return n_reports
 
     @property
     def n_cells(self) -> int:

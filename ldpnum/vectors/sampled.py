@@ -66,7 +66,7 @@ from ..mechanisms._base import MeanOracle, lookup
 from ..mechanisms._plan import exp_lower
 from ..reports import Reports, code_dtype, register_code_check
 from ..spec import Spec, check_spec
-from ._base import VectorMechanism, check_int, check_names, column_words
+from ._base import VectorMechanism, check_int, check_names, check_report_variance, column_words
 from ._result import VectorMeanEstimate
 
 __all__ = ["SampledDimensions", "default_k", "split_epsilon", "subset_probabilities", "MAX_COUNTS"]
@@ -231,17 +231,28 @@ class SampledDimensions(VectorMechanism):
         if "epsilon" in params or "bounds" in params:
             raise ValueError("params must not hold epsilon or bounds: they are SampledDimensions' own")
         dim = self.dim
-        k = default_k(cls, self._epsilon, dim, params) if k is None else check_int(k, "k", 1, dim)
+        with np.errstate(all="ignore"):  # a degenerate plan (tiny ε) is refused below, naming ε
+            k = default_k(cls, self._epsilon, dim, params) if k is None else check_int(k, "k", 1, dim)
+            self._inner = cls(epsilon=split_epsilon(self._epsilon, k), bounds=(0.0, 1.0), **params)
         self._k = k
         self._cls = cls
         self._params = tuple(sorted(params.items()))
-        self._inner = cls(epsilon=split_epsilon(self._epsilon, k), bounds=(0.0, 1.0), **params)
         inner_spec = self._inner.spec
         if inner_spec.get("packed_bits") is not None or self._inner.plan is None:
             raise ValueError(f"{cls.__name__} reports are not single codes; it cannot be the inner mechanism")
         if dim * self._inner.n_cells > MAX_COUNTS:
             raise ValueError(f"dim × n_cells = {dim} × {self._inner.n_cells} counts exceeds {MAX_COUNTS}: use fewer "
                              "coordinates or a coarser grid (params={'n_cells': ...})")
+        # Estimates must be representable: at tiny ε the inner variance overflows whatever the bounds (blame ε),
+        # with huge bounds the variance in data units does (blame those bounds); refused here, before any draw.
+        with np.errstate(all="ignore"):
+            unit_var = float(np.max(self._inner.variance(np.array([0.0, 0.5, 1.0]))))
+        with np.errstate(all="ignore"):
+            codes = np.asarray(self._inner.code_estimates, dtype=np.float64)
+            extent = float(np.max(np.abs(codes))) if codes.size else 1.0
+        check_report_variance(f"SampledDimensions({cls.__name__}, k={k})", self._epsilon, unit_var, self._widths,
+                              self._vector_bounds, what=f"one {cls.__name__} report at epsilon/k = {self._inner.epsilon:g}",
+                              unit_extent=extent if math.isfinite(extent) else math.inf)
         self._coordinate_mechanisms: dict[int, MeanOracle] = {}
         self.coordinate_mechanism(0)  # the inner plan must not depend on the bounds (checked once here)
 

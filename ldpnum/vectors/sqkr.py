@@ -21,7 +21,8 @@ proportional to ``K²`` and does not depend on ``D`` otherwise, while the client
 transforms of size ``D``: ``ρ = 4`` has ``(2/2.5)² = 0.64`` times the error of ``ρ = 2`` for twice the work.
 Every record runs all rounds, whatever its value. When a coefficient still ends above the level it is
 clipped to ``±c``: that person's representation is then biased (``U a ≠ x``), and ``privatize`` says so
-with a :class:`~ldpnum.ClippingWarning` counting those rows.
+with a :class:`~ldpnum.ClippingWarning` counting those rows, checked before anything is drawn and giving
+no row position (which rows are hard to represent depends on their values: the warning stays at the client).
 
 **2. Sampling and quantization.** The report carries a public seed (the top ``64 - k`` bits of a word,
 independent of ``x``) that names ``k`` coordinates ``j_1..j_k`` of ``[D]``, uniform and independent (with
@@ -229,9 +230,9 @@ class SQKRPlan:
 
     def debias(self) -> tuple[float, float]:
         """``(p, β)``: the probability of reporting the bit string unchanged, and ``β = p - q``."""
-        p = self.grr.keep_count() / TWO64
-        q = (1.0 - p) / ((1 << self.k) - 1)
-        return p, p - q
+        p = Fraction(self.grr.keep_count(), TWO64)  # exact: at small ε, p - q in floats loses its digits
+        q = (1 - p) / ((1 << self.k) - 1)
+        return float(p), float(p - q)
 
 
 def _check_sqkr_codes(codes: np.ndarray, spec: Spec) -> np.ndarray:
@@ -326,9 +327,18 @@ class SQKR(UnitVectorMechanism):
         self._repetitions = 1
         self._pos, self._sign = pos, sign
         self._level = self._K / math.sqrt(D)
-        self._plan = SQKRPlan(dim=self._dim, frame_bits=L, k=k, grr=_GRRPlan(1 << k, *grr_keep_cells(self._epsilon,
-                                                                                                      1 << k)))
+        try:
+            cells = grr_keep_cells(self._epsilon, 1 << k)
+        except ValueError as exc:  # the randomized response's own refusal, in SQKR's terms
+            raise ValueError(f"epsilon={self._epsilon!r} is too small for SQKR's randomized response on the 2**{k} "
+                             f"strings of {k} sign bit(s): its integer thresholds cannot tell the true string from "
+                             f"the others ({exc}); use a larger epsilon") from None
+        self._plan = SQKRPlan(dim=self._dim, frame_bits=L, k=k, grr=_GRRPlan(1 << k, *cells))
         _, beta = self._plan.debias()
+        if not beta > 0:  # p = q: the integer plan cannot favour the true bits at this ε
+            raise ValueError(f"epsilon={self._epsilon!r} is too small for SQKR's randomized response on 2**{k} bit "
+                             "strings: on the 2**64 grid of its thresholds the true bits are kept no more often than "
+                             "any other string, so reports would carry no information; use a larger epsilon")
         self._beta = beta
         self._scale_m = beta
         self._var0 = self._K**2 / (k * beta * beta)  # per coordinate, x = 0
@@ -396,7 +406,7 @@ class SQKR(UnitVectorMechanism):
 
     # -- client side
     def privatize(self, x: ArrayLike, *, rng: SeedLike = None, nan_policy: str = "raise",  # type: ignore[override]
-                  fill_value: Any = None, clip: bool = False) -> Reports:
+                  fill_value: Any = None, clip: bool = False, out_of_range: str | None = None) -> Reports:
         """Randomize each person's vector; return their :class:`~ldpnum.Reports`, one uint64 per person.
 
         Parameters
@@ -411,38 +421,45 @@ class SQKR(UnitVectorMechanism):
             Public replacement (one per coordinate, or one for all) with ``nan_policy="impute"``.
         clip : bool, optional
             Scale rows of norm above 1 to norm 1 (with a ``ClippingWarning``) instead of raising.
+        out_of_range : {None, "clip", "raise"}, optional
+            As for :meth:`ldpnum.PrivUnit.privatize`: ``"clip"`` is ``clip=True``, ``"raise"`` ``clip=False``.
 
         Warns
         -----
         ldpnum.ClippingWarning
-            When some row's Kashin coefficient had to be clipped to the level (its estimate is then biased),
-            with the count and the first such row.
+            When some row's Kashin coefficient has to be clipped to the level (its estimate is then biased),
+            with the number of such rows. The check runs on the values before any random word is drawn, and
+            the warning gives the count only, no row position: it is a function of the people's values (which
+            rows have a hard representation), so like any client-side message it must stay with whoever holds
+            the values and never travel with the reports (``count`` is set, ``first_index`` is -1).
 
         Notes
         -----
         Each call on one person's vector is ε-LDP; estimators are post-processing. The whole batch is
         validated before the first word is drawn.
         """
-        values = self.prepare_values(x, nan_policy=nan_policy, fill_value=fill_value, clip=clip)
-        state = {"start": 0, "count": 0, "first": -1}
-
-        def run(v, words, out):
-            flags = np.zeros(v.shape[0], dtype=np.uint8)
-            self._run_kernel(v, words, out, flags)
-            hit = np.flatnonzero(flags)
-            if hit.size:
-                if state["first"] < 0:
-                    state["first"] = state["start"] + int(hit[0])
-                state["count"] += int(hit.size)
-            state["start"] += v.shape[0]
-
-        reports = self._randomize(values, rng, run=run)
-        if state["count"]:
+        values = self.prepare_values(x, nan_policy=nan_policy, fill_value=fill_value, clip=clip,
+                                     out_of_range=out_of_range)
+        count = self.kashin_clipped(values)  # before drawing: nothing is randomized when it raises
+        if count:
             warnings.warn(ClippingWarning(
-                f"SQKR: {state['count']} row(s) kept a Kashin coefficient above the level K/sqrt(D) after "
-                f"{ITERATIONS} iterations, first at index {state['first']}; it was clipped to the level, so those "
-                "rows' estimates are biased", count=state["count"], first_index=state["first"]), stacklevel=2)
-        return reports
+                f"SQKR: {count} row(s) keep a Kashin coefficient above the level K/sqrt(D) after {ITERATIONS} "
+                "iterations; it is clipped to the level, so those rows' estimates are biased", count=count),
+                stacklevel=2)
+        return self._randomize(values, rng)
+
+    def kashin_clipped(self, values: ArrayLike) -> int:
+        """Number of rows of validated ``values`` (:meth:`prepare_values`) whose Kashin representation needs a
+        coefficient clipped to the level (the kernel's own flag; nothing is drawn)."""
+        v = np.ascontiguousarray(values, dtype=np.float64)
+        if not v.shape[0]:
+            return 0
+        r = _row_norms(v)
+        scale = np.where(r > 1.0, 1.0 / np.where(r > 0, r, 1.0), 1.0)
+        flags = np.zeros(v.shape[0], dtype=np.uint8)
+        launch(client_kashin.kashin_clip_flags, v, scale, self._pos, self._sign, self._level, TRUNCATION, ITERATIONS,
+               self._plan.frame_bits, flags)
+        return int(flags.sum())
 
     def _run_kernel(self, values, words, out, clipped=None):
         if clipped is None:

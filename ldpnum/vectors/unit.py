@@ -98,6 +98,12 @@ exactly. A report adds less than ``2**24`` (sphere) or ``2**32`` (Gaussian: ``|g
 ``g_j² · 2**24 < 150 · 2**24``) to any count, so no count can overflow before ``2**39`` or ``2**31`` reports
 (people × repetitions) per aggregate; merging
 further raises ``OverflowError``. The rounding moves each coordinate of the mean by at most ``2**-25/M``.
+Every aggregate is checked against its ``n_reports`` when it is built: sphere directions have norm 1, so
+their squares add to ``n·m`` exactly (up to rounding); Gaussian directions (PrivUnitG) have a random
+squared norm whose law does not depend on the inputs, and an aggregate whose total is beyond what its
+``n_reports`` give except with probability ``1e-12`` (a Chernoff bound) is refused, so an edited
+``n_reports`` or doubled counts are refused once a few dozen reports are involved (below that the law is
+too wide to tell; nothing is refused).
 
 References
 ----------
@@ -114,6 +120,7 @@ import math
 import warnings
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -121,14 +128,24 @@ import numpy as np
 from .._kernels import client_unit
 from .._kernels._jit import launch
 from .._typing import ArrayLike, FloatArray, SeedLike
-from .._validation import check_choice, check_epsilon, dtype_hint
+from .._validation import check_choice, check_epsilon
 from ..aggregate import Aggregate
 from ..exceptions import ClippingWarning, InvalidValuesError
 from ..mechanisms._base import Mechanism
 from ..mechanisms._plan import TWO53, binary_plan, exp_lower
 from ..reports import Reports, register_code_check
 from ..spec import check_spec
-from ._base import MAX_DIM, VectorMechanism, check_int, check_names, column_words
+from ._base import (
+    IMPLAUSIBLE,
+    MAX_DIM,
+    VectorMechanism,
+    _OffersEstimators,
+    check_frame_columns,
+    check_int,
+    check_names,
+    column_words,
+    refuse_non_numeric,
+)
 from ._result import VectorMeanEstimate
 
 __all__ = ["PrivHS", "PrivUnit", "PrivUnitG", "PrivHSPlan", "RejectionPlan", "UnitVectorMechanism", "FAMILY",
@@ -245,6 +262,24 @@ def _design(sphere, dim, eps, split, t_c, trials=None, failure=DEFAULT_FAILURE):
 def _accept_threshold(eps):
     """``t_c = ceil(2**32 / E)``, ``E <= e^ε`` (so the realized ``c = t_c/2**32 >= e^-ε``)."""
     return math.ceil(Fraction(TWO32) / exp_lower(eps))
+
+
+@lru_cache(maxsize=1)
+def min_epsilon_per_report() -> float:
+    """Smallest ``ε/m`` of one PrivUnit/PrivUnitG report (about ``2**-32``): below it the acceptance threshold
+    ``ceil(2**32/E)`` (``E <= e^ε``) reaches ``2**32``, every seed is accepted and the decoding scale ``M``
+    is 0 (the constructors refuse such ``ε/m``; they used to divide by zero, and below about 3e-16 build a
+    mechanism with a negative ``M``)."""
+    lo, hi = 0.0, 1e-9  # _accept_threshold(hi) < 2**32; bisect on floats
+    while math.nextafter(lo, hi) < hi:
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        if _accept_threshold(mid) < TWO32:
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def _best_split(sphere, dim, eps, t_c, refine, max_expected_trials=None):
@@ -394,10 +429,10 @@ def check_unit_vectors(x: ArrayLike, dim: int, *, name: str = "x", clip: bool = 
     elif fill_value is not None:
         raise ValueError("fill_value is only used with nan_policy='impute'")
     to_numpy = getattr(x, "to_numpy", None)
-    arr = np.asarray(to_numpy(dtype=np.float64, na_value=np.nan) if to_numpy is not None
-                     and hasattr(x, "dtypes") else x)
+    is_frame = to_numpy is not None and check_frame_columns(x, name)  # text columns: TypeError naming them
+    arr = np.asarray(to_numpy(dtype=np.float64, na_value=np.nan) if is_frame else x)
     if arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} has dtype {arr.dtype}: it must hold real numbers; {dtype_hint(arr.dtype)}")
+        refuse_non_numeric(arr, name)
     if arr.ndim != 2 or arr.shape[1] != dim:
         raise ValueError(f"{name} must have shape (n, {dim}), one vector of dim={dim} per person; got shape "
                          f"{arr.shape} (for one person pass x.reshape(1, -1))")
@@ -429,6 +464,22 @@ def check_unit_vectors(x: ArrayLike, dim: int, *, name: str = "x", clip: bool = 
         warnings.warn(ClippingWarning(msg + "; they were scaled to norm 1", count=n_over, first_index=i),
                       stacklevel=4)
     return (arr, r) if return_norms else arr
+
+
+def resolve_clip(clip: Any, out_of_range: Any) -> bool:
+    """The unit-ball mechanisms' ``clip`` from the keywords every mechanism's ``privatize`` takes.
+
+    ``out_of_range`` is the name the one-column and box mechanisms use (``"clip"``/``"raise"``; the command
+    line and the table accessors pass it to every mechanism): for the unit ball, "out of range" is a norm
+    above 1, so ``"clip"`` means ``clip=True`` and ``"raise"`` ``clip=False``. None (the default) leaves
+    ``clip`` as given; contradicting ``clip=True`` with ``out_of_range="raise"`` raises.
+    """
+    if out_of_range is None:
+        return clip
+    check_choice(out_of_range, "out_of_range", ("clip", "raise"))
+    if clip and out_of_range == "raise":
+        raise ValueError("clip=True contradicts out_of_range='raise'; pass one of them")
+    return out_of_range == "clip"
 
 
 def _check_family(spec):
@@ -473,8 +524,69 @@ def _check_codes(codes, spec):
     return arr
 
 
+@lru_cache(maxsize=64)
+def _gaussian_design(dim, epsilon_per_report, split, trials, failure):
+    """The :class:`_Design` behind a PrivUnitG spec (the constructor's computation, without the search)."""
+    return _design(False, dim, epsilon_per_report, split, _accept_threshold(epsilon_per_report), trials, failure)
+
+
+def _gaussian_log_mgf(des, dim, w):
+    """``log E[exp(λ ‖g‖²)]`` of one PrivUnitG report's direction ``g``, with ``1 - 2λ = e^w``.
+
+    ``‖g‖² = T² + R`` with ``R ~ χ²(d - 1)`` independent of ``T = ⟨g, w⟩`` (the acceptance depends on ``T``
+    only), and ``T`` has density ``φ(t)[a(t)(1 - f)/A + f]`` (``a = 1`` in the cap ``t >= γ``, ``c`` outside;
+    ``f = (1 - A)^J`` the fallback), so with ``s = e^{w/2}`` and ``Q`` the normal upper tail,
+    ``E[e^{λ T²}] = [(1 - f)(c + (1 - c) Q(γ s))/A + f] / s``."""
+    from scipy import special
+
+    fail = math.exp(des.trials * math.log1p(-des.acceptance)) if des.acceptance < 1.0 else 0.0
+    tail = float(special.ndtr(-des.gamma * math.exp(0.5 * w)))
+    return -0.5 * dim * w + math.log((1.0 - fail) * (des.c + (1.0 - des.c) * tail) / des.acceptance + fail)
+
+
+def _check_gaussian_squares(squares, copies, scale, spec):
+    """Refuse a PrivUnitG aggregate whose total sum of squares cannot come from ``copies`` reports.
+
+    Unlike the sphere's directions (norm 1 exactly), a Gaussian direction's squared norm is random, but its
+    distribution is the same for every input (see :func:`_gaussian_log_mgf`), so the total ``S`` of ``N``
+    reports has a known law. Chernoff's bound ``P[S >= s] <= exp(N K(λ) - λ s)`` (``λ > 0``; ``<=`` with
+    ``λ < 0``), minimized over ``λ``, bounds the probability of a total as far out as the observed one
+    (widened by the fixed-point rounding, at most ``1/2`` unit per coordinate and report); below
+    :data:`IMPLAUSIBLE` the aggregate is refused. This catches an edited ``n_reports`` (half of it doubles
+    the mean) and edited counts (doubled sums) once a few dozen reports are involved; for very few reports
+    the law is too wide to tell, and nothing is refused.
+    """
+    from scipy import optimize
+
+    d = int(spec.get("dim"))
+    m = int(spec.get("repetitions"))
+    des = _gaussian_design(d, float(spec.epsilon) / m, float(spec.get("split")), int(spec.get("trials")),
+                           float(spec.get("failure_probability")))
+    total = sum(int(v) for v in squares) / scale
+    slack = copies * d * 0.5 / scale
+    if copies == 0:
+        raise ValueError(f"aggregate of {spec}: n_reports=0 but the sums of squares add to {total:.6g}")
+    limit = math.log(IMPLAUSIBLE / 2)
+
+    def log_bound(w, s):
+        lam = -0.5 * math.expm1(w)  # 1 - 2λ = e^w
+        return copies * _gaussian_log_mgf(des, d, w) - lam * s
+
+    mean = copies * (d - 1 + des.t2)
+    for lo, hi, s, side in ((-60.0, 0.0, total - slack, "above"), (0.0, 60.0, total + slack, "below")):
+        if (s > mean) != (side == "above"):
+            continue
+        res = optimize.minimize_scalar(log_bound, bounds=(lo, hi), args=(s,), method="bounded",
+                                       options={"xatol": 1e-9})
+        if res.fun < limit:
+            raise ValueError(
+                f"aggregate of {spec}: the sums of squares add to {total:.6g} (in units of the directions), "
+                f"{'more' if side == 'above' else 'less'} than {copies} report(s) give except with probability below "
+                f"10**{res.fun / math.log(10):.0f} (expected {mean:.6g}); n_reports or the counts were changed")
+
+
 # -- the mechanisms -------------------------------------------------------------------------------------
-class UnitVectorMechanism(Mechanism):
+class UnitVectorMechanism(_OffersEstimators, Mechanism):
     """Base of the mechanisms for vectors in the unit ℓ2 ball (:class:`PrivHS`, :class:`PrivUnit`,
     :class:`PrivUnitG`): validation, sphere rounding, repetition, fixed-point aggregation, the estimate.
 
@@ -557,11 +669,13 @@ class UnitVectorMechanism(Mechanism):
 
     # -- client side
     def prepare_values(self, x: ArrayLike, *, name: str | None = None, nan_policy: str = "raise",  # type: ignore[override]
-                       fill_value: Any = None, clip: bool = False) -> FloatArray:
+                       fill_value: Any = None, clip: bool = False, out_of_range: str | None = None) -> FloatArray:
         """Validate an ``(n, dim)`` array (or DataFrame) of vectors of norm at most 1 without drawing anything.
 
-        See :func:`check_unit_vectors`. Returns a read-only C-contiguous float64 array.
+        See :func:`check_unit_vectors`; ``out_of_range`` ("clip" or "raise") is another way to say ``clip``
+        (:func:`resolve_clip`). Returns a read-only C-contiguous float64 array.
         """
+        clip = resolve_clip(clip, out_of_range)
         values = check_unit_vectors(x, self._dim, name="x" if name is None else str(name), clip=clip,
                                     nan_policy=nan_policy, fill_value=fill_value)
         values = values.view()
@@ -577,7 +691,7 @@ class UnitVectorMechanism(Mechanism):
         return values, r
 
     def privatize(self, x: ArrayLike, *, rng: SeedLike = None, nan_policy: str = "raise",  # type: ignore[override]
-                  fill_value: Any = None, clip: bool = False) -> Reports:
+                  fill_value: Any = None, clip: bool = False, out_of_range: str | None = None) -> Reports:
         """Randomize each person's vector; return their :class:`~ldpnum.Reports`, ``repetitions`` seed
         indices (uint32) per person.
 
@@ -593,13 +707,16 @@ class UnitVectorMechanism(Mechanism):
             Public replacement (one per coordinate, or one for all) with ``nan_policy="impute"``.
         clip : bool, optional
             Scale rows of norm above 1 to norm 1 (with a ``ClippingWarning``) instead of raising.
+        out_of_range : {None, "clip", "raise"}, optional
+            The keyword every mechanism's ``privatize`` takes (the command line and the table accessors pass
+            it): ``"clip"`` is ``clip=True``, ``"raise"`` is ``clip=False``; None (default) keeps ``clip``.
 
         Notes
         -----
         Each call on one person's vector is ε-LDP (``repetitions`` reports at ``ε/repetitions`` each);
         estimators are post-processing. The whole batch is validated before the first word is drawn.
         """
-        values, r = self._checked_with_norms(x, nan_policy, fill_value, clip)
+        values, r = self._checked_with_norms(x, nan_policy, fill_value, resolve_clip(clip, out_of_range))
         inv, keep = _sphere_inputs(values, r)  # the norms of the validation, not a second pass over x
         start = [0]
 
@@ -679,6 +796,8 @@ class UnitVectorMechanism(Mechanism):
             if abs(s2 - copies * scale) > copies * (d + 1):
                 raise ValueError(f"aggregate of {spec}: the sums of squares add to {s2}, not {copies} report(s) of "
                                  f"norm 1 ({copies * scale} ± {copies * (d + 1)})")
+        elif copies or int(c[2].sum()):
+            _check_gaussian_squares(c[2], copies, scale, spec)
         return n_reports
 
     def aggregate(self, reports: Reports) -> Aggregate:
@@ -885,6 +1004,11 @@ class _RejectionMechanism(UnitVectorMechanism):
         def design(mm, max_expected_trials):
             eps = self._epsilon / mm
             t_c = _accept_threshold(eps)
+            if t_c >= TWO32:
+                raise ValueError(
+                    f"{type(self).__name__}: epsilon/repetitions = {eps!r} is too small for the acceptance threshold "
+                    f"on a 2**32 grid: e^-ε rounds to 1, so every seed would be accepted and the reports would carry "
+                    f"no information; each report needs epsilon/repetitions >= {min_epsilon_per_report()!r}")
             split = choose_split(eps, t_c, max_expected_trials)
             if split is None:
                 return None, t_c
