@@ -128,7 +128,7 @@ import numpy as np
 from .._kernels import client_unit
 from .._kernels._jit import launch
 from .._typing import ArrayLike, FloatArray, SeedLike
-from .._validation import check_choice, check_epsilon
+from .._validation import check_choice, check_epsilon, plain_array
 from ..aggregate import Aggregate
 from ..exceptions import ClippingWarning, InvalidValuesError
 from ..mechanisms._base import Mechanism
@@ -430,7 +430,7 @@ def check_unit_vectors(x: ArrayLike, dim: int, *, name: str = "x", clip: bool = 
         raise ValueError("fill_value is only used with nan_policy='impute'")
     to_numpy = getattr(x, "to_numpy", None)
     is_frame = to_numpy is not None and check_frame_columns(x, name)  # text columns: TypeError naming them
-    arr = np.asarray(to_numpy(dtype=np.float64, na_value=np.nan) if is_frame else x)
+    arr = np.asarray(to_numpy(dtype=np.float64, na_value=np.nan)) if is_frame else plain_array(x, name)
     if arr.dtype.kind not in "iuf":
         refuse_non_numeric(arr, name)
     if arr.ndim != 2 or arr.shape[1] != dim:
