@@ -1,7 +1,8 @@
 """Warnings and errors raised by ldpnum."""
 
 __all__ = ["ClippingWarning", "TruncationWarning", "BudgetWarning", "SmoothingBiasWarning", "BudgetExceededError", "InvalidValuesError",
-           "SpecMismatchError", "PointMassWarning"]
+           "SpecMismatchError", "PointMassWarning",
+           "SizeCorrectionWarning", "NoisyRangesWarning"]
 
 
 class ClippingWarning(UserWarning):
@@ -142,3 +143,42 @@ class InvalidValuesError(ValueError):
         self.count = int(count)
         self.first_index = int(first_index)
         self.reason = reason
+
+
+class SizeCorrectionWarning(UserWarning):
+    """A size-corrected SVIM/SVSM frequency was impossible under the collected set sizes, and was clipped.
+
+    The size correction (:func:`ldpnum.heavy.setvalued.size_scale`) assumes that the holders of an item have local sets of sizes
+    distributed like those of a random held item (``∝ m θ_m``). When an item is held mostly by people with
+    small sets and others hold long ones, the corrected estimate can exceed what the sizes allow, even 1
+    (measured: 92% of people hold ``{x}`` alone, 8% hold five other items: ``x`` at 1.21 without the clip).
+    The estimate is then clipped to the largest frequency the sizes allow (:func:`ldpnum.heavy.setvalued.frequency_bounds`); its
+    interval spans every frequency the sizes allow, so it still covers, but the point estimate is a guess
+    within that range. Attributes ``count`` (how many returned items were clipped so) and ``first_index``
+    (rank position, from 0, of the first).
+    """
+
+    def __init__(self, message, *, count=0, first_index=-1):
+        super().__init__(message)
+        self.count = int(count)
+        self.first_index = int(first_index)
+
+
+class NoisyRangesWarning(UserWarning):
+    """Some grid of an HDG estimate has so few reports for its cells that its range answers are noise: a range
+    over half of its cells has a standard error above ``ldpnum.multi.NOISE_WARNING_SE`` = 0.2 (a 95% interval about
+    ±0.4 wide, most of [0, 1]). Raised by :meth:`ldpnum.HDG.estimate_ranges`; the answers' standard errors
+    are :meth:`ldpnum.MultiRangeEstimate.standard_error` (and ``range(query, ci=level)``).
+
+    Attributes
+    ----------
+    grids : tuple
+        The grids (their columns) concerned.
+    standard_errors : tuple of float
+        Each one's standard error of a range over half its cells, at frequency 0.
+    """
+
+    def __init__(self, message, *, grids=(), standard_errors=()):
+        super().__init__(message)
+        self.grids = tuple(grids)
+        self.standard_errors = tuple(float(v) for v in standard_errors)

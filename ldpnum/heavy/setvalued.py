@@ -112,6 +112,7 @@ import numpy as np
 from .._checks import check_provenance, normal_quantile, read_only
 from .._random import assign_columns, child_rng, resolve_rng
 from .._results import ConfidenceInterval, PrivacyProvenance
+from ..exceptions import SizeCorrectionWarning
 from .._typing import NDArray, SeedLike
 from .._validation import check_epsilon
 from ..accounting import ShuffleAmplification, check_shuffle_delta, shuffle_epsilon
@@ -1493,25 +1494,6 @@ def significant_sizes(estimate) -> NDArray[np.float64]:
     return np.where(f > z * np.asarray(estimate.standard_errors), f, 0.0)
 
 
-class SizeCorrectionWarning(UserWarning):
-    """A size-corrected SVIM/SVSM frequency was impossible under the collected set sizes, and was clipped.
-
-    The size correction (:func:`size_scale`) assumes that the holders of an item have local sets of sizes
-    distributed like those of a random held item (``∝ m θ_m``). When an item is held mostly by people with
-    small sets and others hold long ones, the corrected estimate can exceed what the sizes allow, even 1
-    (measured: 92% of people hold ``{x}`` alone, 8% hold five other items: ``x`` at 1.21 without the clip).
-    The estimate is then clipped to the largest frequency the sizes allow (:func:`frequency_bounds`); its
-    interval spans every frequency the sizes allow, so it still covers, but the point estimate is a guess
-    within that range. Attributes ``count`` (how many returned items were clipped so) and ``first_index``
-    (rank position, from 0, of the first).
-    """
-
-    def __init__(self, message, *, count=0, first_index=-1):
-        super().__init__(message)
-        self.count = int(count)
-        self.first_index = int(first_index)
-
-
 def frequency_bounds(pi: object, theta: object, ell: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     r"""The least and the largest share of people holding an item sampled with mean probability ``π``.
 
@@ -1773,7 +1755,8 @@ class SVIM(_SetValued):
         spec = padding_sampling(self._epsilon, len(state.candidates), state.ell).spec
         labels = [r["label"] for r in rows]
         prov = self._provenance(state, **self._estimate_provenance(state, rows, dropped))
-        return SetItemsEstimate(tuple(labels), [r["estimate"] for r in rows], [r["se"] for r in rows],
+        return SetItemsEstimate(tuple(labels), np.array([r["estimate"] for r in rows], dtype=np.float64),
+                                np.array([r["se"] for r in rows], dtype=np.float64),
                                 sum(state.n_per_phase), self._epsilon, spec, prov, shuffle=self.shuffle(state))
 
 
@@ -1843,6 +1826,7 @@ class SVSM(_SetValued):
                                 itemset_ell=state.itemset_ell,
                                 itemset_size_distribution=list(state.itemset_sizes))
         prov.update(self._estimate_provenance(state, rows, dropped))
-        return ItemsetsEstimate(tuple(r["label"] for r in rows), [r["estimate"] for r in rows],
-                                [r["se"] for r in rows], sum(state.n_per_phase), self._epsilon, spec, prov,
+        return ItemsetsEstimate(tuple(r["label"] for r in rows), np.array([r["estimate"] for r in rows], dtype=np.float64),
+                                np.array([r["se"] for r in rows], dtype=np.float64), sum(state.n_per_phase),
+                                self._epsilon, spec, prov,
                                 self.shuffle(state))

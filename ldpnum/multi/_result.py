@@ -9,6 +9,7 @@ import numpy as np
 from .._checks import check_provenance, normal_quantile, read_only
 from ..accounting import ShuffleAmplification
 from .._results import DistributionEstimate, EstimateInterval, PrivacyProvenance
+from ..exceptions import NoisyRangesWarning
 from ..spec import Spec
 
 if TYPE_CHECKING:
@@ -18,26 +19,6 @@ __all__ = ["MultiRangeEstimate", "NoisyRangesWarning", "NOISE_WARNING_SE"]
 
 #: :class:`NoisyRangesWarning` is raised when a range over half of a grid's cells has a standard error above this.
 NOISE_WARNING_SE = 0.2
-
-
-class NoisyRangesWarning(UserWarning):
-    """Some grid of an HDG estimate has so few reports for its cells that its range answers are noise: a range
-    over half of its cells has a standard error above :data:`NOISE_WARNING_SE` = 0.2 (a 95% interval about
-    ±0.4 wide, most of [0, 1]). Raised by :meth:`ldpnum.HDG.estimate_ranges`; the answers' standard errors
-    are :meth:`MultiRangeEstimate.standard_error` (and ``range(query, ci=level)``).
-
-    Attributes
-    ----------
-    grids : tuple
-        The grids (their columns) concerned.
-    standard_errors : tuple of float
-        Each one's standard error of a range over half its cells, at frequency 0.
-    """
-
-    def __init__(self, message, *, grids=(), standard_errors=()):
-        super().__init__(message)
-        self.grids = tuple(grids)
-        self.standard_errors = tuple(float(v) for v in standard_errors)
 
 
 def _cell_weights(tl, th, cells):

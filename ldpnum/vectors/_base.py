@@ -3,7 +3,7 @@
 import math
 import numbers
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -210,17 +210,19 @@ class _OffersEstimators:
     """An ``estimate_*`` method a vector mechanism does not have raises an AttributeError that says what its
     reports do answer (:meth:`ldpnum.Mechanism.offers`), instead of Python's bare "no attribute"."""
 
-    def __getattr__(self, attr: str) -> Any:
-        if attr.startswith("estimate_") and not attr.startswith("__"):
-            from ..mechanisms._base import ESTIMATORS
+    if not TYPE_CHECKING:  # hidden from type checkers, which would read every attribute as present
 
-            cls = type(self)
-            offered = [f"{e} ({what})" for e, what in ESTIMATORS.items() if cls.offers(e)]
-            wanted = ESTIMATORS.get(attr)
-            raise AttributeError(f"{cls.__name__} has no {attr}: its reports "
-                                 f"{'do not estimate ' + wanted if wanted else 'offer no such estimate'}; it offers "
-                                 f"{', '.join(offered) or 'no estimator'} (ask Mechanism.offers(name))")
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+        def __getattr__(self, attr: str) -> Any:
+            if attr.startswith("estimate_") and not attr.startswith("__"):
+                from ..mechanisms._base import ESTIMATORS
+
+                cls = type(self)
+                offered = [f"{e} ({what})" for e, what in ESTIMATORS.items() if cls.offers(e)]
+                wanted = ESTIMATORS.get(attr)
+                raise AttributeError(f"{cls.__name__} has no {attr}: its reports "
+                                     f"{'do not estimate ' + wanted if wanted else 'offer no such estimate'}; it offers "
+                                     f"{', '.join(offered) or 'no estimator'} (ask Mechanism.offers(name))")
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
 
 
 class VectorMechanism(_OffersEstimators, Mechanism):

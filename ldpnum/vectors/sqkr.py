@@ -405,7 +405,7 @@ class SQKR(UnitVectorMechanism):
         return f"SQKR(epsilon={self._epsilon!r}, dim={self._dim}, k={self.k}{extra})"
 
     # -- client side
-    def privatize(self, x: ArrayLike, *, rng: SeedLike = None, nan_policy: str = "raise",  # type: ignore[override]
+    def privatize(self, x: ArrayLike, *, rng: SeedLike = None, nan_policy: str = "raise",
                   fill_value: Any = None, clip: bool = False, out_of_range: str | None = None) -> Reports:
         """Randomize each person's vector; return their :class:`~ldpnum.Reports`, one uint64 per person.
 

@@ -430,7 +430,8 @@ def check_unit_vectors(x: ArrayLike, dim: int, *, name: str = "x", clip: bool = 
         raise ValueError("fill_value is only used with nan_policy='impute'")
     to_numpy = getattr(x, "to_numpy", None)
     is_frame = to_numpy is not None and check_frame_columns(x, name)  # text columns: TypeError naming them
-    arr = np.asarray(to_numpy(dtype=np.float64, na_value=np.nan)) if is_frame else plain_array(x, name)
+    arr = (np.asarray(to_numpy(dtype=np.float64, na_value=np.nan)) if is_frame and to_numpy is not None
+           else plain_array(x, name))
     if arr.dtype.kind not in "iuf":
         refuse_non_numeric(arr, name)
     if arr.ndim != 2 or arr.shape[1] != dim:
@@ -668,7 +669,7 @@ class UnitVectorMechanism(_OffersEstimators, Mechanism):
         return {}
 
     # -- client side
-    def prepare_values(self, x: ArrayLike, *, name: str | None = None, nan_policy: str = "raise",  # type: ignore[override]
+    def prepare_values(self, x: ArrayLike, *, name: str | None = None, nan_policy: str = "raise",
                        fill_value: Any = None, clip: bool = False, out_of_range: str | None = None) -> FloatArray:
         """Validate an ``(n, dim)`` array (or DataFrame) of vectors of norm at most 1 without drawing anything.
 
@@ -690,7 +691,7 @@ class UnitVectorMechanism(_OffersEstimators, Mechanism):
         values.flags.writeable = False
         return values, r
 
-    def privatize(self, x: ArrayLike, *, rng: SeedLike = None, nan_policy: str = "raise",  # type: ignore[override]
+    def privatize(self, x: ArrayLike, *, rng: SeedLike = None, nan_policy: str = "raise",
                   fill_value: Any = None, clip: bool = False, out_of_range: str | None = None) -> Reports:
         """Randomize each person's vector; return their :class:`~ldpnum.Reports`, ``repetitions`` seed
         indices (uint32) per person.
