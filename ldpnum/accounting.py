@@ -292,24 +292,62 @@ def shuffle_epsilon(epsilon0: float, n: int, delta: float) -> ShuffleAmplificati
 LEDGER_FORMAT = 1
 
 
-def _person_ids(people, what="people"):
-    """People ids as a unique pandas Index of ints or strs (JSON-able)."""
+def _id_kind(v):
+    """``"int"`` or ``"str"``: the kind of one person id (NumPy scalars count as their Python kind), else None."""
+    if isinstance(v, (bool, np.bool_)):
+        return None
+    if isinstance(v, numbers.Integral):
+        return "int"
+    if isinstance(v, str):
+        return "str"
+    return None
+
+
+def _person_ids(people, what="people", kind=None):
+    """People ids as a unique pandas Index, all ints or all strs (JSON-able), of ``kind`` when given.
+
+    Every id is checked (not only the first): a float, bytes or bool id is a TypeError, and so is a mix of ints
+    and strs, or ids of the other kind than ``kind`` (the ledger's), naming the count and first position."""
     import pandas as pd
 
-    index = people if isinstance(people, pd.Index) else pd.Index(np.asarray(people) if not isinstance(
-        people, (list, tuple)) else people)
+    listed = isinstance(people, (list, tuple))
+    # a list keeps each id's own type while it is checked ([1, 2.5] must not pass as floats 1.0, 2.5)
+    index = people if isinstance(people, pd.Index) else pd.Index(people, dtype=object) if listed else \
+        pd.Index(np.asarray(people))
     if index.ndim != 1:
         raise ValueError(f"{what} must be one-dimensional ids")
     if index.hasnans:
         raise ValueError(f"{what} holds {int(index.isna().sum())} missing id(s): every person needs an id")
+    inferred = index.inferred_type  # pandas' one C pass: "integer", "string", "mixed-integer", ...
+    if index.dtype.kind in "iu" or inferred == "integer":
+        kinds = np.full(len(index), "int", dtype=object)
+    elif inferred == "string":
+        kinds = np.full(len(index), "str", dtype=object)
+    else:
+        kinds = np.array([_id_kind(v) for v in index], dtype=object)
+    bad = np.flatnonzero(kinds == None)  # noqa: E711 (an object array compared elementwise)
+    if bad.size:
+        v = index[bad[0]]
+        v = v.item() if isinstance(v, np.generic) else v
+        raise TypeError(f"{what} ids must be ints or strs (they are written to JSON); got {bad.size} id(s) of "
+                        f"another type, the first at position {bad[0]}: {type(v).__name__} {v!r}")
+    if len(index):
+        want = kind if kind is not None else kinds[0]
+        other = np.flatnonzero(kinds != want)
+        if other.size:
+            v = index[other[0]]
+            v = v.item() if hasattr(v, "item") else v
+            whose = "this ledger holds" if kind is not None else f"{what} starts with"
+            raise TypeError(
+                f"{what} mixes id types: {whose} {want} ids, but {other.size} id(s) are "
+                f"{'strs' if want == 'int' else 'ints'}, the first at position {other[0]}: {v!r}. A ledger keeps "
+                "one id type so that 7 and '7' cannot pass as two people (which would bypass the cap); convert "
+                f"the ids to {want} (e.g. {'int(x)' if want == 'int' else 'str(x)'}) before recording")
     if not index.is_unique:
         dup = index[index.duplicated()][0]
         raise ValueError(f"{what} names person {dup!r} more than once in one collection (a person reports once per "
                          "collection; record several reports as a larger epsilon)")
-    for v in index[:1]:
-        if not isinstance(v, (str, numbers.Integral)) or isinstance(v, bool):
-            raise TypeError(f"{what} ids must be ints or strs (they are written to JSON); got {type(v).__name__}")
-    return index
+    return pd.Index(list(people)) if listed else index  # ints as int64
 
 
 class PrivacyLedger:
@@ -322,6 +360,20 @@ class PrivacyLedger:
     were in, so recording each part with its own people gives the parallel bound automatically. Within one
     collection, the ε recorded per person is what one person's row spent (``epsilon_per_row`` of a report frame:
     the sum of the columns' ε with ``"all-columns"``, their largest with ``"one-column-per-row"``).
+
+    **Person ids** are ints or strs (they are written to JSON), and one ledger holds one kind: the first
+    collection recorded fixes it, and a later collection with ids of the other kind (or a mix) is refused with
+    a TypeError before anything is recorded. Were ``7`` and ``"7"`` kept apart, the same person arriving once
+    with a numeric id and once with a text id (two files, two systems) would have two totals and pass the cap
+    twice; were they merged silently, ``"007"`` and ``7`` would raise the question of which spellings are the
+    same person, which only the data's owner can answer. So convert ids to one kind before recording (the
+    command line reads ``--people-column`` as text, or as ints for a ledger that already holds ints).
+    :meth:`total` and :meth:`check` refuse an id of the other kind too, rather than answering 0.
+
+    **δ.** A collection's ``delta`` (for approximate-DP mechanisms; 0 for pure ε-LDP, the default) must lie in
+    [0, 1): δ ≥ 1 promises nothing, and a negative δ is meaningless, so both are refused. The ledger records δ
+    per collection (see :meth:`to_frame`) but composes only ε: its totals are the basic composition of pure ε;
+    add the recorded δs for a person's total δ.
 
     Parameters
     ----------
@@ -358,6 +410,7 @@ class PrivacyLedger:
         self.on_exceed = on_exceed
         self._entries: list[dict] = []
         self._totals = pd.Series(dtype=np.float64)
+        self._kind: str | None = None  # "int" or "str": the one id kind of this ledger, once anyone is recorded
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -371,7 +424,7 @@ class PrivacyLedger:
         collection of ``epsilon`` per person over ``people`` would take someone above the cap; records nothing.
         Integrations call it before drawing any randomness."""
         eps = _check_epsilon_spent(epsilon)
-        ids = _person_ids(people)
+        ids = _person_ids(people, kind=self._kind)
         self._over_cap(ids, eps)
 
     def _over_cap(self, ids, eps):
@@ -405,7 +458,10 @@ class PrivacyLedger:
         Returns the entry.
         """
         eps = _check_epsilon_spent(epsilon)
-        ids = _person_ids(people)
+        delta = _check_delta_spent(delta)
+        if shuffled:
+            shuffle_delta = check_shuffle_delta(shuffle_delta)
+        ids = _person_ids(people, kind=self._kind)
         self._over_cap(ids, eps)
         import datetime
         import pandas as pd
@@ -428,6 +484,8 @@ class PrivacyLedger:
         add = pd.Series(eps, index=ids, dtype=np.float64)
         self._totals = self._totals.add(add, fill_value=0.0)
         self._entries.append(entry)
+        if len(ids) and self._kind is None:
+            self._kind = _id_kind(ids[0])
         return {k: v for k, v in entry.items() if k != "people"}
 
     def totals(self) -> "pd.Series":
@@ -435,8 +493,20 @@ class PrivacyLedger:
         return self._totals.rename("epsilon").rename_axis("person").copy()
 
     def total(self, person: Any) -> float:
-        """One person's total ε (0 for someone never recorded)."""
+        """One person's total ε (0 for someone never recorded); TypeError for an id of the other kind than the
+        ledger's (``"7"`` in a ledger of int ids), which could never be found."""
+        kind = _id_kind(person)
+        if kind is None:
+            raise TypeError(f"person must be an int or str id; got {type(person).__name__} {person!r}")
+        if self._kind is not None and kind != self._kind:
+            raise TypeError(f"person {person!r} is a {kind} id but this ledger holds {self._kind} ids; convert it "
+                            f"(e.g. {'int(x)' if self._kind == 'int' else 'str(x)'})")
         return float(self._totals.get(person, 0.0))
+
+    @property
+    def id_kind(self) -> str | None:
+        """``"int"`` or ``"str"``: the kind of person ids this ledger holds (None while it records nobody)."""
+        return self._kind
 
     def to_frame(self) -> "pd.DataFrame":
         """One row per recorded collection: label, epsilon per person, delta, strategy, mechanisms, people, time."""
@@ -458,19 +528,48 @@ class PrivacyLedger:
         """A ledger written by :meth:`to_json`; totals are recomputed from the collections."""
         import json
 
-        data = json.loads(text)
+        try:
+            data = json.loads(text)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"not an ldpnum privacy ledger: not JSON ({exc})") from None
         if not isinstance(data, dict) or data.get("format") != LEDGER_FORMAT:
             raise ValueError(f"not an ldpnum privacy ledger (format {LEDGER_FORMAT})")
+        entries = data.get("entries")
+        if not isinstance(entries, list):
+            raise ValueError("privacy ledger JSON: 'entries' must be a list of collections; "
+                             f"got {'nothing' if entries is None else type(entries).__name__}")
         ledger = cls(data.get("cap"), on_exceed=data.get("on_exceed", "raise"))
         policy, ledger.cap = ledger.cap, None  # replay without re-checking: the history is what it was
-        for e in data["entries"]:
-            ledger.record(epsilon=e["epsilon"], people=e["people"], specs=e.get("mechanisms"),
-                          strategy=e.get("strategy"), label=e.get("label"), delta=e.get("delta", 0.0))
+        for i, e in enumerate(entries):
+            missing = [k for k in ("epsilon", "people") if not isinstance(e, dict) or k not in e]
+            if missing:
+                raise ValueError(f"privacy ledger JSON: entry {i} (of {len(entries)}) lacks "
+                                 f"{' and '.join(repr(k) for k in missing)}; a collection records its epsilon "
+                                 "and its people's ids")
+            if not isinstance(e["people"], list):
+                raise ValueError(f"privacy ledger JSON: entry {i}: 'people' must be a list of ids; got "
+                                 f"{type(e['people']).__name__}")
+            try:
+                ledger.record(epsilon=e["epsilon"], people=e["people"], specs=e.get("mechanisms"),
+                              strategy=e.get("strategy"), label=e.get("label"),
+                              delta=0.0 if e.get("delta") is None else e["delta"])
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"privacy ledger JSON: entry {i} (of {len(entries)}): {exc}") from None
             for key in ("time", "shuffled_epsilon", "shuffled_delta"):
                 ledger._entries[-1][key] = e.get(key)
             ledger._entries[-1]["mechanisms"] = list(e.get("mechanisms") or [])
         ledger.cap = policy
         return ledger
+
+
+def _check_delta_spent(delta):
+    """A collection's δ as a float in [0, 1) (see :class:`PrivacyLedger`)."""
+    if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, numbers.Real):
+        raise TypeError(f"delta must be a number in [0, 1); got {type(delta).__name__} {delta!r}")
+    if not 0 <= delta < 1:
+        raise ValueError(f"delta must lie in [0, 1) (0 for pure epsilon-LDP; delta >= 1 promises nothing); "
+                         f"got {delta!r}")
+    return float(delta)
 
 
 def _check_epsilon_spent(epsilon):

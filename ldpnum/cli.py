@@ -277,21 +277,24 @@ class _Source:
             self.schema = self._csv_reader(None).schema
             self.num_rows = None
 
-    def _convert_options(self, columns, numeric):
-        """How CSV columns are parsed: the privatized ones as float64, the others type-inferred."""
+    def _convert_options(self, columns, numeric, text=()):
+        """How CSV columns are parsed: the privatized ones as float64, ``text`` ones as strings (an empty field
+        missing), the others type-inferred."""
         import pyarrow as pa
         import pyarrow.csv as pcsv
 
+        types = {c: pa.float64() for c in numeric}
+        types.update({c: pa.string() for c in text})
         return pcsv.ConvertOptions(include_columns=list(columns) if columns is not None else None,
-                                   column_types={c: pa.float64() for c in numeric})
+                                   column_types=types, strings_can_be_null=bool(text))
 
-    def _csv_reader(self, columns, numeric=()):
+    def _csv_reader(self, columns, numeric=(), text=()):
         import pyarrow.csv as pcsv
 
         name = self.path.lower()
         delimiter = self.delimiter or ("\t" if any(name.endswith(".tsv" + c) for c in ("",) + _COMPRESSED) else ",")
         self._numeric = tuple(numeric)
-        convert = self._convert_options(columns, numeric)
+        convert = self._convert_options(columns, numeric, text)
         try:
             # Small blocks, gathered into batches below: the reader's read-ahead stays a few MB (32 MB blocks
             # let it hold over 100 MB of a 184 MB file at once).
@@ -333,12 +336,12 @@ class _Source:
             raise CLIError(f"{self.path!r} has no column {missing[0]!r} (its columns: "
                            f"{', '.join(map(repr, self.schema.names))}){hint}")
 
-    def _read(self, columns, numeric):
+    def _read(self, columns, numeric, text=()):
         """The reader's own batches (Parquet: ``batch_size`` rows; CSV: one per block)."""
         if self.kind == "parquet":
             it = self._pf.iter_batches(batch_size=self.batch_size, columns=list(columns))
         else:
-            it = self._csv_reader(columns, numeric)
+            it = self._csv_reader(columns, numeric, text)
         rows = 0
         while True:
             try:
@@ -351,15 +354,15 @@ class _Source:
             rows += batch.num_rows
             yield batch
 
-    def batches(self, columns, numeric=()):
+    def batches(self, columns, numeric=(), text=()):
         """Yield ``(first_row, RecordBatch)`` over ``columns``, ``batch_size`` rows each (the last fewer).
 
-        ``numeric`` columns of a CSV file are parsed as float64.
+        ``numeric`` columns of a CSV file are parsed as float64, ``text`` ones as strings (never inferred).
         """
         import pyarrow as pa
 
         start, pending, n_pending = 0, [], 0
-        for batch in self._read(columns, numeric):
+        for batch in self._read(columns, numeric, text):
             if not pending and batch.num_rows == self.batch_size:  # as read (Parquet): no copy
                 yield start, batch
                 start += self.batch_size
@@ -1298,7 +1301,7 @@ def _open_ledger(args, mechanisms):
         raise CLIError(f"cannot read --ledger {args.ledger!r}: {exc.strerror}") from None
     except (ValueError, KeyError, TypeError) as exc:
         raise CLIError(f"--ledger {args.ledger!r}: {_one_line(exc)}") from None
-    people = _read_people(args.input, args.people_column, args.delimiter)
+    people = _read_people(args.input, args.people_column, args.delimiter, ledger.id_kind)
     eps = [m.epsilon for m in mechanisms.values()]
     planned = max(eps) if args.strategy == "one-column-per-row" else math.fsum(eps)
     try:
@@ -1310,18 +1313,35 @@ def _open_ledger(args, mechanisms):
     return ledger, people
 
 
-def _read_people(path, column, delimiter):
-    """The person ids of an input file's column (one pass over that column only), as ints or strs."""
+def _read_people(path, column, delimiter, kind=None):
+    """The person ids of an input file's column (one pass over that column only), as text: a CSV column is read
+    as strings whatever it looks like, a Parquet column's ints (or whole floats) are written in decimal. So the
+    same person has the same id in every file, whether or not the rest of a file's column looks numeric (type
+    inference would make ``7`` an int in one file and ``"7"`` a str in another, and ``"007"`` an int 7).
+
+    ``kind="int"`` (a ledger already holding int ids, written by the library) converts the ids to ints instead,
+    refusing any that are not written as a plain decimal integer."""
+    import numpy as np
     import pandas as pd
 
     src = _Source(path, DEFAULT_BATCH_SIZE, None if delimiter is None else delimiter.replace("\\t", "\t"))
     src.check_columns([column])
-    parts = [batch.column(0).to_pandas() for _, batch in src.batches([column])]
+    parts = [batch.column(0).to_pandas() for _, batch in src.batches([column], text=[column])]
     ids = pd.concat(parts, ignore_index=True) if parts else pd.Series([], dtype=object)
     if ids.dtype.kind == "f" and ids.notna().all() and (ids == ids.round()).all():
         ids = ids.astype("int64")
-    elif ids.dtype.kind not in "iu":
-        ids = ids.astype(object).where(ids.isna(), ids.astype(str))
+    if ids.dtype.kind in "iu" and kind == "int":
+        return pd.Index(ids)
+    ids = ids.astype(object).where(ids.isna(), ids.astype(str))
+    if kind == "int" and ids.notna().all():
+        canonical = ids.str.fullmatch(r"-?(0|[1-9][0-9]*)")
+        if not canonical.all():
+            bad = np.flatnonzero(~canonical.to_numpy())
+            raise CLIError(f"--people-column {column!r}: the ledger holds int person ids, but {bad.size} id(s) of "
+                           f"{path!r} are not plain decimal integers (first: row {bad[0]}, {ids.iloc[bad[0]]!r}); "
+                           "a ledger keeps one id type so that the same person cannot pass its cap twice")
+        values = [int(v) for v in ids]
+        ids = pd.Series(values, dtype=np.int64 if all(-2**63 <= v < 2**63 for v in values) else object)
     return pd.Index(ids)
 
 

@@ -574,3 +574,49 @@ def test_hdg_reports_without_a_range_get_one_clear_error(tmp_path, capsys):
     assert main(["estimate", str(tmp_path / "r.parquet"), "-c", "a,b"]) == 2
     assert "pass --range COL:LO:HI" in capsys.readouterr().err
     assert main(["estimate", str(tmp_path / "r.parquet"), "-c", "a,b", "-w", "mean", "--range", "a:0:1"]) == 2
+
+
+def test_the_ledger_sees_the_same_person_in_files_whose_id_columns_parse_differently(tmp_path, capsys):
+    # In one file the ids all look numeric, in the other a text id makes the column text: ids were typed per
+    # file (7 vs "7"), so the same people passed the cap twice (issue 25). Ids are read as text in every file.
+    import json
+    from ldpnum.cli import main
+
+    ids = [str(i) for i in range(200)]
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    pd.DataFrame({"pid": ids, "x": np.linspace(0, 1, 200)}).to_csv(a, index=False)
+    pd.DataFrame({"pid": ids + ["guest"], "x": np.linspace(0, 1, 201)}).to_csv(b, index=False)
+    ledger = tmp_path / "ledger.json"
+    args = ["-c", "x", "-m", "duchi", "-e", "1", "-b", "0", "1", "--rng", "1", "--ledger", str(ledger),
+            "--people-column", "pid"]
+    assert main(["privatize", str(a), str(tmp_path / "a.parquet"), "--ledger-cap", "1.5"] + args) == 0
+    assert json.loads(ledger.read_text())["entries"][0]["people"][:2] == ["0", "1"]
+    capsys.readouterr()
+    assert main(["privatize", str(b), str(tmp_path / "b.parquet")] + args) == 2
+    err = capsys.readouterr().err
+    assert "200 person(s) would reach a total epsilon above the cap 1.5 (first: '0' at 2)" in err
+    assert not (tmp_path / "b.parquet").exists()
+    # "007" stays "007" (type inference read it as the int 7)
+    pd.DataFrame({"pid": ["007"], "x": [0.5]}).to_csv(tmp_path / "c.csv", index=False)
+    assert main(["privatize", str(tmp_path / "c.csv"), str(tmp_path / "c.parquet")] + args) == 0
+    assert json.loads(ledger.read_text())["entries"][1]["people"] == ["007"]
+
+
+def test_a_ledger_of_int_ids_written_by_the_library_reads_the_column_as_ints(tmp_path, capsys):
+    from ldpnum.cli import main
+
+    book = ldp.PrivacyLedger(cap=1.5)
+    book.record(epsilon=1.0, people=[0, 1, 2])
+    ledger = tmp_path / "ledger.json"
+    ledger.write_text(book.to_json())
+    args = ["-c", "x", "-m", "duchi", "-e", "1", "-b", "0", "1", "--rng", "1", "--ledger", str(ledger),
+            "--people-column", "pid"]
+    pd.DataFrame({"pid": ["2", "3"], "x": [0.1, 0.2]}).to_csv(tmp_path / "a.csv", index=False)
+    assert main(["privatize", str(tmp_path / "a.csv"), str(tmp_path / "a.parquet")] + args) == 2
+    assert "first: 2 at 2" in capsys.readouterr().err  # person 2 is found as the int 2
+    pd.DataFrame({"pid": ["3", "x7"], "x": [0.1, 0.2]}).to_csv(tmp_path / "b.csv", index=False)
+    assert main(["privatize", str(tmp_path / "b.csv"), str(tmp_path / "b.parquet")] + args) == 2
+    assert "the ledger holds int person ids, but 1 id(s)" in capsys.readouterr().err
+    pd.DataFrame({"pid": ["3", "4"], "x": [0.1, 0.2]}).to_csv(tmp_path / "c.csv", index=False)
+    assert main(["privatize", str(tmp_path / "c.csv"), str(tmp_path / "c.parquet")] + args) == 0
+    assert ldp.PrivacyLedger.from_json(ledger.read_text()).total(4) == 1.0
