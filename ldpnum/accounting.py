@@ -80,8 +80,17 @@ __all__ = ["ShuffleAmplification", "shuffle_epsilon", "closed_form_shuffle_epsil
 _RTOL = 1e-7
 #: Most blocks of clone counts evaluated per δ(ε) (every count when the relevant range is shorter).
 _MAX_BLOCKS = 2048
+#: Fewest blocks, and the widest block relative to its clone count (see :func:`_clone_blocks`).
+_MIN_BLOCKS = 64
+_BLOCK_RTOL = 1e-5
 #: Share of δ the truncated tails of Bin(n - 1, e^{-ε0}) may cost (added to δ(ε) in full).
 _TAIL_SHARE = 1e-6
+#: Largest n evaluated as such (2**53: every count an exact double); larger n are bounded by it.
+_N_EXACT = 2**53
+#: Above this ε0 no amplification is computed: ε = ε0, always a valid bound; with at most 2**53 people the
+#: expected number of clones n·e^{-ε0} is below 1e-27, so there is nothing to gain (and Bin(n, e^{-ε0})'s
+#: distribution function overflows in SciPy well before e^{-ε0} underflows).
+_EPS0_MAX = 100.0
 
 
 @dataclass(frozen=True)
@@ -175,21 +184,30 @@ def closed_form_shuffle_epsilon(epsilon0: float, n: int, delta: float) -> float 
 def _delta_of(eps, eps0, c, weight, tail):
     """Upper bound on ``δ(ε)`` of the module docstring: ``Σ weight_i · D(c_i)`` plus the truncated mass
     ``tail``, where ``weight_i`` is the probability of the block of clone counts starting at ``c_i`` (``D``
-    decreases in ``c``, so a block's first count bounds the whole block)."""
+    decreases in ``c``, so a block's first count bounds the whole block).
+
+    ``F_c(K)`` is the regularized incomplete beta function ``I_{1/2}(c - K, K + 1)`` (``scipy.special.betainc``,
+    accurate in the tails for any ``c``). ``scipy.special.bdtr`` is not used: it loses digits for ``c`` beyond
+    about 10⁶ (at ``c = 10⁸`` it gives 0.39 for a probability of 0.4998) and returns NaN beyond ``2³¹``; nor
+    is ``F_c(K - 1)`` taken as ``F_c(K)`` minus a point probability from log-gamma, which cancels
+    catastrophically at large ``c``. ``τ`` is formed from ``e^{ε - ε0}`` and ``e^{-ε0}`` (no overflow for any
+    ``ε0``)."""
     import numpy as np
-    from scipy.special import bdtr, gammaln
+    from scipy.special import betainc
 
     if eps >= eps0:
         return tail
     alpha = 1.0 / (1.0 + math.exp(-eps0))
-    tau = (math.exp(eps0) - math.exp(eps)) / math.expm1(eps + eps0)
+    # τ = (e^{ε0} - e^ε) / (e^{ε + ε0} - 1), numerator and denominator multiplied by e^{-ε0} (and the
+    # denominator e^ε - e^{-ε0} as expm1(ε) - expm1(-ε0), exact where both are tiny: τ = 1 at ε = 0)
+    tau = -math.expm1(eps - eps0) / (math.expm1(eps) - math.expm1(-eps0))
     beta = tau / (1.0 + tau)
     k = np.ceil(beta * (c + 1.0)) - 1.0  # the largest integer below beta (c + 1)
-    f_k = bdtr(k, c.astype(np.int64), 0.5)
-    # F_c(K - 1) = F_c(K) - B_c(K), the point probability from log-gamma (cheaper than a second bdtr)
-    log_pmf = gammaln(c + 1) - gammaln(k + 1) - gammaln(c - k + 1) - c * math.log(2.0)
-    f_k1 = np.where(k >= 1, np.maximum(f_k - np.exp(log_pmf), 0.0), 0.0)
-    inner = (alpha - math.exp(eps) * (1 - alpha)) * f_k + ((1 - alpha) - math.exp(eps) * alpha) * f_k1
+    f_k = np.where(k >= c, 1.0, betainc(np.maximum(c - k, 1.0), k + 1.0, 0.5))
+    f_k = np.where(k < 0, 0.0, f_k)
+    f_k1 = np.where(k >= 1, betainc(c - k + 1.0, np.maximum(k, 1.0), 0.5), 0.0)  # F_c(K - 1)
+    e = math.exp(eps)
+    inner = (alpha - e * (1 - alpha)) * f_k + ((1 - alpha) - e * alpha) * f_k1
     return float(np.dot(weight, np.clip(inner, 0.0, 1.0))) + tail
 
 
@@ -204,10 +222,14 @@ def _clone_blocks(n, p, tail_target):
 
     m = n - 1
     mu, sd = m * p, math.sqrt(m * p * (1 - p))
-    z = 1.5 * math.sqrt(2 * math.log(1 / tail_target)) + 3
+    z = 1.5 * math.sqrt(-2 * math.log(tail_target)) + 3  # (1 / 5e-324 overflows; -log does not)
     lo = max(0, math.floor(mu - z * sd))
     hi = min(m, math.ceil(mu + z * sd))
-    width = max(1, -(-(hi - lo + 1) // _MAX_BLOCKS))
+    # a block's first count bounds it, D(c) changing by about (width / c) / 2 relative across it; at huge n the
+    # interval is a tiny fraction of c (10⁻⁶ at n = 10¹⁵), so blocks up to c·_BLOCK_RTOL wide cost nothing
+    # measurable and keep the number of (slow, near-central) incomplete-beta evaluations small
+    blocks = min(_MAX_BLOCKS, max(_MIN_BLOCKS, math.ceil((hi - lo + 1) / max(1.0, lo * _BLOCK_RTOL))))
+    width = max(1, -(-(hi - lo + 1) // blocks))
     starts = np.arange(lo, hi + 1, width, dtype=np.float64)
     ends = np.minimum(starts + width - 1, hi)
     cdf_hi = binom.cdf(ends, m, p)
@@ -246,7 +268,15 @@ def shuffle_epsilon(epsilon0: float, n: int, delta: float) -> ShuffleAmplificati
     understates ε by up to ~1.5%). It holds for any ε0-LDP randomizer run once per person, when the shuffler
     is trusted to hide who sent what and to permute uniformly; the shuffled reports must come from distinct
     people. It does not account for the collector's other releases (compose them). One call takes
-    milliseconds to a few tenths of a second (up to n = 10⁹).
+    milliseconds to about a second, for any n (measured: n = 10¹⁵, ε0 = 1 in 1 s on a loaded machine).
+
+    At the extremes: for very large ``n`` the two neighbouring views can be closer in total variation than
+    ``delta`` (at ε0 = 1, δ = 10⁻⁶ from about n = 10¹² on), and the result is then ε = 0, a true
+    (0, δ)-DP statement. ``n`` above 2**53 is evaluated as 2**53 people (more people only amplify more, so
+    that is still an upper bound). ``epsilon0`` above 100 gets ε = ε0, no amplification: valid for any
+    randomizer (shuffling is post-processing), and with at most 2**53 people the expected number of clones
+    ``n e^{-ε0}`` is below 10⁻²⁷, so there is nothing to amplify with. A ``delta`` as small as the smallest double works
+    (the bound is then ε0 or close to it).
 
     Raises
     ------
@@ -264,9 +294,13 @@ def shuffle_epsilon(epsilon0: float, n: int, delta: float) -> ShuffleAmplificati
     """
     eps0, n, delta = _check(epsilon0, n, delta)
     closed = closed_form_shuffle_epsilon(eps0, n, delta)
-    if n == 1:
+    if n == 1 or eps0 > _EPS0_MAX:
         return ShuffleAmplification(eps0, closed, eps0, n, delta)
-    c, weight, tail = _clone_blocks(n, math.exp(-eps0), delta * _TAIL_SHARE)
+    # more people only amplify more (the clone count grows stochastically, δ(ε) decreases in it), so beyond
+    # 2**53 (where counts stop being exact doubles) the bound for 2**53 people is an upper bound for n
+    n_eval = min(n, _N_EXACT)
+    # (a subnormal δ times the share is 0: the smallest positive double then)
+    c, weight, tail = _clone_blocks(n_eval, math.exp(-eps0), max(delta * _TAIL_SHARE, 5e-324))
     if _delta_of(0.0, eps0, c, weight, tail) <= delta:
         return ShuffleAmplification(0.0, closed, eps0, n, delta)
     from scipy.optimize import brentq
@@ -278,7 +312,8 @@ def shuffle_epsilon(epsilon0: float, n: int, delta: float) -> ShuffleAmplificati
         hi = closed  # the closed form is valid: it brackets the root
     if _delta_of(hi, eps0, c, weight, tail) > delta:  # only at hi = eps0 with a tail above delta
         return ShuffleAmplification(eps0, closed, eps0, n, delta)
-    f = lambda e: math.log(max(_delta_of(e, eps0, c, weight, tail), 1e-300)) - math.log(delta)  # noqa: E731
+    floor = max(delta * 1e-3, 5e-324)  # below δ, so the root is where δ(ε) = δ, even for δ = 1e-300
+    f = lambda e: math.log(max(_delta_of(e, eps0, c, weight, tail), floor)) - math.log(delta)  # noqa: E731
     xtol = _RTOL * hi
     right = min(brentq(f, 0.0, hi, xtol=xtol, rtol=1e-12) + xtol, hi)
     while right < hi and _delta_of(right, eps0, c, weight, tail) > delta:

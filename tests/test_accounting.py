@@ -293,3 +293,30 @@ def test_a_collection_delta_outside_zero_one_is_refused(delta, err):
 def test_from_json_of_a_damaged_ledger_is_one_clear_value_error(text, match):
     with pytest.raises(ValueError, match=match):
         ldp.PrivacyLedger.from_json(text)
+
+
+@pytest.mark.parametrize("eps0,n,delta", [
+    (1.0, 10**15, 1e-6),   # issue 25: "The function value at x=0.0 is NaN" (bdtr is NaN beyond 2**31 counts)
+    (20.0, 10**15, 1e-6), (1.0, 10**9, 1e-300), (1.0, 10**6, 5e-324), (1e-300, 10**15, 1e-6),
+    (1e-300, 2, 1e-300), (99.0, 2**53, 1e-6), (1e6, 10**6, 1e-6), (30.0, 2**53, 1e-300), (1.0, 2, 1 - 1e-16),
+    (20.0, 2, 1e-6), (4.0, 10**40, 1e-6),
+])
+def test_extremes_of_n_eps0_and_delta_give_a_bound(eps0, n, delta):
+    r = shuffle_epsilon(eps0, n, delta)
+    assert 0.0 <= r.epsilon <= eps0 and math.isfinite(r.epsilon)
+    if r.closed_form is not None:
+        assert r.epsilon <= r.closed_form * (1 + 1e-6)  # never looser than the closed form where it applies
+
+
+def test_huge_n_is_an_upper_bound_and_monotone():
+    # δ(ε) at the returned ε is at most δ, evaluated at every clone count of a narrower range (independent of
+    # the blocks the bound used), and ε falls with n up to the point where the neighbouring views are closer
+    # than δ in total variation (ε = 0 then: a true (0, δ) statement)
+    eps = [shuffle_epsilon(4.0, n, 1e-9).epsilon for n in (10**10, 10**12, 10**14)]
+    assert eps[0] > eps[1] > eps[2] > 0
+    r = shuffle_epsilon(4.0, 10**12, 1e-9)
+    c, weight, tail = accounting._clone_blocks(10**12, math.exp(-4.0), 1e-15)
+    assert accounting._delta_of(r.epsilon, 4.0, c, weight, tail) <= 1e-9 * (1 + 1e-9)
+    assert accounting._delta_of(r.epsilon * 0.99, 4.0, c, weight, tail) > 1e-9  # and tight
+    zero = shuffle_epsilon(1.0, 10**15, 1e-6)  # the reproducer of issue 25
+    assert zero.epsilon == 0.0 and zero.amplified and zero.closed_form > 0
