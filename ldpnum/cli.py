@@ -1391,13 +1391,61 @@ def _expected_spec_file(path, column):
         raise CLIError(f"--expect-spec file {path!r} is not an ldpnum spec: {_one_line(exc)}") from None
 
 
-def write_spec_file(path, specs):
-    """Write the specs a collection was deployed with (``{"columns": {column: Spec.to_dict()}}``), for
-    ``estimate --expect-spec``: the collector keeps this file apart from the reports."""
-    doc = {"format": 1, "columns": {c: sp.to_dict() for c, sp in specs.items()}}
+def write_spec_file(path, specs, shuffle_delta=None):
+    """Write the specs a collection was deployed with (``{"columns": {column: Spec.to_dict()}, "shuffle_delta":
+    δ or null}``), for ``estimate --expect-spec``: the collector keeps this file apart from the reports.
+
+    ``shuffle_delta`` records the collection's shuffle declaration (``privatize --shuffled``; null for reports
+    that were not shuffled), so that ``estimate --expect-spec`` refuses a file whose declaration was added,
+    removed or changed afterwards: a declaration is a claim about how the reports travelled, which the reports
+    themselves cannot show, and it lowers the ε an estimate prints."""
+    doc = {"format": 1, "columns": {c: sp.to_dict() for c, sp in specs.items()},
+           "shuffle_delta": None if shuffle_delta is None else float(shuffle_delta)}
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=2, sort_keys=True)
         f.write("\n")
+
+
+def _expected_shuffle(args):
+    """``(stated, delta)``: whether the ``--expect-spec`` file states the collection's shuffle declaration (files
+    written by ``privatize --write-spec`` do; a lone spec's JSON, ``--spec`` and ``--mechanism`` do not), and
+    its central δ (None: not shuffled)."""
+    path = getattr(args, "expect_spec", None)
+    if path is None:
+        return False, None
+    with open(path, encoding="utf-8") as f:  # read once already by _expected_spec_file: no error here
+        doc = json.load(f)
+    if not (isinstance(doc, dict) and "shuffle_delta" in doc):
+        return False, None
+    delta = doc["shuffle_delta"]
+    if delta is not None:
+        from .accounting import check_shuffle_delta
+
+        try:
+            delta = check_shuffle_delta(delta)
+        except (TypeError, ValueError) as exc:
+            raise CLIError(f"--expect-spec file {path!r}: {_one_line(exc)}") from None
+    return True, delta
+
+
+def _check_shuffle_declaration(args, agg):
+    """Compare the reports' shuffle declaration with the deployed one (``--expect-spec``); refuse a mismatch,
+    or say that it was not checked."""
+    stated, expected = _expected_shuffle(args)
+    found = None if agg.shuffle is None else agg.shuffle.delta
+    if stated:
+        if found != expected:
+            what = "declares no shuffle" if found is None else \
+                f"declares its reports shuffled (central delta {found:g})"
+            deployed = "not shuffled" if expected is None else f"shuffled with central delta {expected:g}"
+            raise CLIError(f"{args.reports!r} {what}, but the collection was deployed {deployed} (--expect-spec "
+                           f"{args.expect_spec}): the file's record was changed after privatizing; no estimate "
+                           "is made from it")
+    elif found is not None:
+        print(f"ldpnum: note: the shuffle declaration (central delta {found:g}) was read from the file and not "
+              "checked: the central epsilon shown holds only if the reports were shuffled as declared; state the "
+              "deployment with --expect-spec FILE (written by privatize --write-spec, which records it)",
+              file=sys.stderr)
 
 
 def _explicit_spec(args):
@@ -1444,7 +1492,7 @@ class _ItemSource(_Source):
         self._item_type = item_type
         super().__init__(path, batch_size, delimiter)
 
-    def _convert_options(self, columns, numeric):
+    def _convert_options(self, columns, numeric, text=()):
         import pyarrow as pa
         import pyarrow.csv as pcsv
 
@@ -2006,7 +2054,7 @@ def _cmd_privatize(args):
                           progress=args.progress, key=key, shuffle_delta=shuffle_delta)
     if args.write_spec:
         try:
-            write_spec_file(args.write_spec, info["specs"])
+            write_spec_file(args.write_spec, info["specs"], shuffle_delta)
         except OSError as exc:
             raise CLIError(f"cannot write --write-spec file {args.write_spec!r}: {exc.strerror}") from None
     if ledger is not None:
@@ -2044,6 +2092,8 @@ def _cmd_estimate(args):
         print(f"ldpnum: note: the spec of {args.column!r} was read from the file and not checked against the "
               "one you deployed; state it with --expect-spec FILE (written by privatize --write-spec)",
               file=sys.stderr)
+    if key is None or getattr(args, "expect_spec", None) is not None:
+        _check_shuffle_declaration(args, agg)  # (a record signed with --mac-key-file cannot have been edited)
     out, dist = _estimates(mech, agg, whats, args)
     spec = agg.spec
     if args.plot:

@@ -620,3 +620,56 @@ def test_a_ledger_of_int_ids_written_by_the_library_reads_the_column_as_ints(tmp
     pd.DataFrame({"pid": ["3", "4"], "x": [0.1, 0.2]}).to_csv(tmp_path / "c.csv", index=False)
     assert main(["privatize", str(tmp_path / "c.csv"), str(tmp_path / "c.parquet")] + args) == 0
     assert ldp.PrivacyLedger.from_json(ledger.read_text()).total(4) == 1.0
+
+
+def _edit_record(path, change):
+    """Rewrite a report file with its ldpnum record changed by ``change(info)`` (what a hand edit with pyarrow
+    does), keeping the data."""
+    from ldpnum.cli import _with_record
+
+    t = pq.read_table(path)
+    info = specs_from_parquet_metadata(t.schema.metadata)
+    change(info)
+    pq.write_table(t.replace_schema_metadata(_with_record(t.schema.metadata, info)), path)
+
+
+def test_expect_spec_checks_the_shuffle_declaration(tmp_path, capsys):
+    # issue 25: a shuffle declaration added to (or changed in) a file by hand was believed under --expect-spec:
+    # a central epsilon printed for reports that were never shuffled, and no "not checked" note
+    from ldpnum.cli import main
+
+    pd.DataFrame({"x": np.random.default_rng(0).uniform(0, 100, 20_000)}).to_csv(tmp_path / "in.csv", index=False)
+    base = ["-c", "x", "-m", "duchi", "-e", "2", "-b", "0", "100", "--rng", "1"]
+    plain, shuffled = tmp_path / "plain.parquet", tmp_path / "shuffled.parquet"
+    assert main(["privatize", str(tmp_path / "in.csv"), str(plain), *base, "--write-spec",
+                 str(tmp_path / "plain.json")]) == 0
+    assert main(["privatize", str(tmp_path / "in.csv"), str(shuffled), *base, "--shuffled", "--write-spec",
+                 str(tmp_path / "shuffled.json")]) == 0
+    assert json.loads((tmp_path / "plain.json").read_text())["shuffle_delta"] is None
+    assert json.loads((tmp_path / "shuffled.json").read_text())["shuffle_delta"] == 1e-6
+    capsys.readouterr()
+    # untouched files estimate, the shuffled one with its central epsilon and no note
+    assert main(["estimate", str(shuffled), "-c", "x", "--expect-spec", str(tmp_path / "shuffled.json")]) == 0
+    out = capsys.readouterr()
+    assert "central ε (shuffled, n = 20,000, δ = 1e-06)" in out.out and "note" not in out.err
+    assert main(["estimate", str(plain), "-c", "x", "--expect-spec", str(tmp_path / "plain.json")]) == 0
+    assert "central" not in capsys.readouterr().out
+    # a declaration added to the unshuffled file, one changed in the shuffled file, one removed: refused
+    _edit_record(plain, lambda info: info.update(shuffle_delta=1e-6))
+    assert main(["estimate", str(plain), "-c", "x", "--expect-spec", str(tmp_path / "plain.json")]) == 2
+    out = capsys.readouterr()
+    assert "central" not in out.out
+    assert "declares its reports shuffled (central delta 1e-06), but the collection was deployed not shuffled" \
+        in out.err
+    _edit_record(shuffled, lambda info: info.update(shuffle_delta=0.5))
+    assert main(["estimate", str(shuffled), "-c", "x", "--expect-spec", str(tmp_path / "shuffled.json")]) == 2
+    assert "deployed shuffled with central delta 1e-06" in capsys.readouterr().err
+    _edit_record(shuffled, lambda info: info.pop("shuffle_delta"))
+    assert main(["estimate", str(shuffled), "-c", "x", "--expect-spec", str(tmp_path / "shuffled.json")]) == 2
+    assert "declares no shuffle" in capsys.readouterr().err
+    # an expected spec that states no declaration (one spec's JSON): the file's declaration is noted unchecked
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(json.loads((tmp_path / "plain.json").read_text())["columns"]["x"]))
+    assert main(["estimate", str(plain), "-c", "x", "--expect-spec", str(one)]) == 0
+    out = capsys.readouterr()
+    assert "shuffle declaration (central delta 1e-06) was read from the file and not checked" in out.err
