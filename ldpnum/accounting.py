@@ -360,7 +360,7 @@ def _person_ids(people, what="people", kind=None):
         kinds = np.full(len(index), "str", dtype=object)
     else:
         kinds = np.array([_id_kind(v) for v in index], dtype=object)
-    bad = np.flatnonzero(kinds == None)  # noqa: E711 (an object array compared elementwise)
+    bad = np.flatnonzero(np.equal(kinds, None))
     if bad.size:
         v = index[bad[0]]
         v = v.item() if isinstance(v, np.generic) else v

@@ -919,22 +919,34 @@ def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, pr
     (1000, 0)
     """
     _require_pyarrow()
+    path = str(path)
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
+    if os.path.isdir(path):  # a dataset of part files (Dask's to_parquet): each part checked on its own
+        from ._frame import check_parts
+
+        files = parquet_parts(path)
+        parts = [_aggregate_part(f, column, spec, batch_size, progress, key) for f in files]
+        try:  # one collection's parts, none twice
+            check_parts([(os.path.basename(f), cid, digest) for f, (_, _, cid, digest) in zip(files, parts)],
+                        f"the part files of {path!r}")
+        except ValueError as exc:
+            raise CLIError(_one_line(exc)) from None
+        from .aggregate import Aggregate
+
+        return Aggregate.merge(a for a, *_ in parts), sum(m for _, m, *_ in parts)
+    return _aggregate_part(path, column, spec, batch_size, progress, key)[:2]
+
+
+def _aggregate_part(path, column, spec, batch_size, progress, key):
+    """:func:`aggregate_file` of one file: ``(aggregate, n_missing, collection id or None, digest of the
+    column's codes)``."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.types as pat
 
     from .reports import Reports
-
-    path = str(path)
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
-    if os.path.isdir(path):  # a dataset of part files (Dask's to_parquet): each part checked on its own
-        parts = [aggregate_file(f, column, spec=spec, batch_size=batch_size, progress=progress, key=key)
-                 for f in parquet_parts(path)]
-        from .aggregate import Aggregate
-
-        return Aggregate.merge(a for a, _ in parts), sum(m for _, m in parts)
     from ._frame import add_digests, codes_digest, specs_from_parquet_metadata, verify_info
 
     pf, mech = _report_column(path, column, spec)
@@ -976,8 +988,7 @@ def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, pr
                 arr = pc.drop_null(arr)
             n_missing += n - len(arr)
             codes = arr.to_numpy(zero_copy_only=False)
-            if recorded is not None:
-                digest = add_digests(digest, codes_digest(np.asarray(codes)))
+            digest = add_digests(digest, codes_digest(np.asarray(codes)))
             try:
                 total = total + mech.aggregate(Reports(np.asarray(codes), spec))
             except ValueError as exc:
@@ -998,7 +1009,7 @@ def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, pr
             total = total.shuffled(delta)
         except (TypeError, ValueError) as exc:
             raise CLIError(f"{path!r} carries a malformed shuffle declaration: {_one_line(exc)}") from None
-    return total, n_missing
+    return total, n_missing, (info or {}).get("collection"), digest
 
 
 def _parse_range(tokens):
