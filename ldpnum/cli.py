@@ -89,6 +89,8 @@ STRATEGIES = ("all-columns", "one-column-per-row")
 #: Bytes of CSV parsed per block (blocks are gathered into ``--batch-size`` rows), and whether blocks are
 #: parsed on threads.
 CSV_BLOCK = 1 << 20
+#: Largest CSV block tried for a file with very long rows (a row must fit in one block).
+CSV_MAX_BLOCK = 1 << 30
 CSV_THREADS = True
 
 #: Bytes of a Parquet column chunk read at a time.
@@ -138,8 +140,12 @@ def _mechanism_class(name):
         raise CLIError(f"unknown mechanism {name!r}; choose one of {known} (or a mechanism's full name, e.g. "
                        "square_wave or SquareWave)") from None
     if cls.name not in cli_mechanisms():
-        raise CLIError(f"{cls.__name__} is not a mechanism for numerical columns with bounds; choose one of "
-                       f"{known}")
+        hint = ""
+        if cls.offers("estimate_heavy_hitters"):
+            hint = (f"; {cls.__name__} finds frequent items (text, bytes or ids): run `ldpnum heavy-hitters FILE "
+                    f"--column C --method {cls.name}`")
+        raise CLIError(f"{cls.__name__} is not a mechanism for numerical columns with bounds (`ldpnum privatize "
+                       f"--column` privatizes numbers in public bounds); choose one of {known}{hint}")
     return cls
 
 
@@ -211,7 +217,8 @@ def _require_pyarrow():
     import importlib.util
 
     if importlib.util.find_spec("pyarrow") is None:
-        raise CLIError("reading and writing files needs pyarrow: pip install 'ldpnum[parquet]'") from None
+        raise CLIError('reading and writing files needs pyarrow, which is not installed: pip install '
+                       '"ldpnum[parquet]" (see the README\'s "Command line" section)') from None
 
 
 def _file_kind(path):
@@ -288,7 +295,9 @@ class _Source:
         return pcsv.ConvertOptions(include_columns=list(columns) if columns is not None else None,
                                    column_types=types, strings_can_be_null=bool(text))
 
-    def _csv_reader(self, columns, numeric=(), text=()):
+    def _csv_reader(self, columns, numeric=(), text=(), block_size=None):
+        """An Arrow CSV reader with ``block_size`` (default :data:`CSV_BLOCK`): a row longer than a block is
+        read by reopening with blocks 8 times larger, up to :data:`CSV_MAX_BLOCK` (see :meth:`_read`)."""
         import pyarrow.csv as pcsv
 
         name = self.path.lower()
@@ -298,13 +307,16 @@ class _Source:
         try:
             # Small blocks, gathered into batches below: the reader's read-ahead stays a few MB (32 MB blocks
             # let it hold over 100 MB of a 184 MB file at once).
-            return pcsv.open_csv(self.path, read_options=pcsv.ReadOptions(block_size=CSV_BLOCK,
+            return pcsv.open_csv(self.path, read_options=pcsv.ReadOptions(block_size=block_size or CSV_BLOCK,
                                                                           use_threads=CSV_THREADS),
                                  # a blank line is a row of missing values (an error, or imputed with
                                  # --nan-fill), never silently dropped
                                  parse_options=pcsv.ParseOptions(delimiter=delimiter, ignore_empty_lines=False),
                                  convert_options=convert)
         except Exception as exc:
+            size = block_size or CSV_BLOCK
+            if _straddles(exc) and size < CSV_MAX_BLOCK:
+                return self._csv_reader(columns, numeric, text, min(size * 8, CSV_MAX_BLOCK))
             raise CLIError(f"cannot read {self.path!r} as CSV: {self._explain(exc)}") from None
 
     def _explain(self, exc):
@@ -342,15 +354,32 @@ class _Source:
             it = self._pf.iter_batches(batch_size=self.batch_size, columns=list(columns))
         else:
             it = self._csv_reader(columns, numeric, text)
-        rows = 0
+        rows, skip, block = 0, 0, CSV_BLOCK
         while True:
             try:
                 batch = next(it)
             except StopIteration:
                 return
             except Exception as exc:
+                if self.kind == "csv" and _straddles(exc):
+                    if block < CSV_MAX_BLOCK:
+                        # a row longer than a block: read the file again with larger blocks, skipping the rows
+                        # already given (the same rows in the same order, so the same reports)
+                        block = min(block * 8, CSV_MAX_BLOCK)
+                        it, skip = self._csv_reader(columns, numeric, text, block), rows
+                        continue
+                    raise CLIError(f"cannot read {self.path!r} as CSV: a row after row {rows:,} (counting from 0, "
+                                   f"without the header) is longer than {CSV_MAX_BLOCK >> 20:,} MB, the largest "
+                                   "block the CSV reader takes; a field that long is most likely an unclosed quote "
+                                   "(check the quoting around that row) or data that does not belong in a CSV "
+                                   "cell: fix or drop that row, or convert the file to Parquet") from None
                 what, why = ("Parquet", _one_line(exc)) if self.kind == "parquet" else ("CSV", self._explain(exc))
                 raise CLIError(f"cannot read {self.path!r} as {what} (after row {rows}): {why}") from None
+            if skip:
+                drop = min(skip, batch.num_rows)
+                batch, skip = batch.slice(drop), skip - drop
+                if not batch.num_rows:
+                    continue
             rows += batch.num_rows
             yield batch
 
@@ -378,6 +407,11 @@ class _Source:
         if n_pending:
             table = pa.Table.from_batches(pending).combine_chunks()
             yield start, table.to_batches()[0]
+
+
+def _straddles(exc):
+    """Whether Arrow's CSV reader failed on a row longer than its block."""
+    return "straddl" in str(exc)
 
 
 def _is_numeric(arrow_type):
@@ -2019,6 +2053,8 @@ def _cmd_privatize(args):
     if not columns and not args.columns:
         raise CLIError("nothing to privatize: give --column C (with --mechanism, --epsilon, --bounds) or "
                        "--columns C1,C2 with --spec")
+    for name in (args.mechanism or []) if columns else []:
+        _mechanism_class(name)  # a mechanism that takes no bounds is named as such, not asked for --bounds
     missing = [flag for flag, v in (("--mechanism", args.mechanism), ("--epsilon", args.epsilon),
                                     ("--bounds", args.bounds)) if columns and not v]
     if missing:

@@ -673,3 +673,65 @@ def test_expect_spec_checks_the_shuffle_declaration(tmp_path, capsys):
     assert main(["estimate", str(plain), "-c", "x", "--expect-spec", str(one)]) == 0
     out = capsys.readouterr()
     assert "shuffle declaration (central delta 1e-06) was read from the file and not checked" in out.err
+
+
+def test_a_csv_row_longer_than_a_block_is_read(tmp_path, capsys, monkeypatch):
+    # issue 25: a 20 MB line gave Arrow's "straddling object straddles two block boundaries"; the reader now
+    # reopens the file with larger blocks and skips the rows already read, so the reports are those of the
+    # same file with a short field (same rows, same order, same words)
+    from ldpnum.cli import main
+
+    x = np.linspace(0, 1, 30)
+    note = ["ok"] * 30
+    pd.DataFrame({"x": x, "note": note}).to_csv(tmp_path / "short.csv", index=False)
+    note[12] = "a" * (3 << 20)  # 3 MB: three times the reader's first block
+    pd.DataFrame({"x": x, "note": note}).to_csv(tmp_path / "long.csv", index=False)
+    args = ["-c", "x", "-m", "duchi", "-e", "1", "-b", "0", "1", "--rng", "1", "--batch-size", "7"]
+    for name in ("short", "long"):
+        assert main(["privatize", str(tmp_path / f"{name}.csv"), str(tmp_path / f"{name}.parquet"), *args,
+                     "--keep", "note"]) == 0
+    short, long = pd.read_parquet(tmp_path / "short.parquet"), pd.read_parquet(tmp_path / "long.parquet")
+    assert long["x"].tolist() == short["x"].tolist() and long["note"].str.len()[12] == 3 << 20
+    # beyond the largest block: one message naming where and what to do
+    monkeypatch.setattr(cli, "CSV_MAX_BLOCK", 1 << 20)  # no larger block than the first
+    capsys.readouterr()
+    assert main(["privatize", str(tmp_path / "long.csv"), str(tmp_path / "l2.parquet"), *args, "--keep",
+                 "note"]) == 2
+    err = capsys.readouterr().err
+    assert "a row after row" in err and "longer than 1 MB" in err and "unclosed quote" in err
+    assert "straddl" not in err
+
+
+def test_messages_name_what_works(tmp_path, capsys):
+    from ldpnum.cli import main
+
+    pd.DataFrame({"w": ["a", "b"] * 50, "x": np.arange(100.0)}).to_csv(tmp_path / "w.csv", index=False)
+    # a mechanism without bounds is named as such (it was asked for --bounds)
+    assert main(["privatize", str(tmp_path / "w.csv"), str(tmp_path / "o.parquet"), "-c", "w", "-m", "pem",
+                 "-e", "4"]) == 2
+    err = capsys.readouterr().err
+    assert "--bounds" not in err and "PEM is not a mechanism for numerical columns" in err
+    assert "ldpnum heavy-hitters FILE --column C --method pem" in err
+    # a tiny epsilon: the range that works, not the plan's internals
+    assert main(["heavy-hitters", str(tmp_path / "w.csv"), "-c", "w", "--epsilon=1e-300"]) == 2
+    err = capsys.readouterr().err
+    assert "lie blocks" not in err and "the smallest epsilon it takes is about 1e-15" in err
+    with pytest.raises(ValueError, match=r"any epsilon in \[1e-15, 20\] works"):
+        ldp.GRR(1e-16, k=5)
+    ldp.GRR(1e-15, k=5)  # the stated bound is admissible
+
+
+def test_the_missing_pyarrow_message_names_the_extra_the_readme_documents(monkeypatch):
+    import importlib.util
+    import re
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(cli.CLIError) as info:
+        cli._require_pyarrow()
+    command = re.search(r'pip install "ldpnum\[(\w+)\]"', str(info.value))
+    assert command, str(info.value)
+    assert command.group(0) in (root / "README.md").read_text()
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(d.startswith("pyarrow") for d in extras[command.group(1)])
