@@ -1040,7 +1040,9 @@ def _aggregate_part(path, column, spec, batch_size, progress, key):
     delta = (info or {}).get("shuffle_delta")
     if delta is not None and total.n_reports:
         try:
-            total = total.shuffled(delta)
+            eps_row = (info or {}).get("epsilon_per_row")  # the rows' messages, as in the ledger's entry
+            total = total.shuffled(delta, epsilon0=eps_row if eps_row is not None and eps_row > total.spec.epsilon
+                                   else None)
         except (TypeError, ValueError) as exc:
             raise CLIError(f"{path!r} carries a malformed shuffle declaration: {_one_line(exc)}") from None
     return total, n_missing, (info or {}).get("collection"), digest

@@ -133,12 +133,16 @@ def _privatize_series_partition(s, mechanism, seed, nan_policy, fill_value, nonc
         raise _in_partition(exc, s, number) from None
 
 
-def _as_one_batch(agg, shuffle_delta):
+def _as_one_batch(agg, shuffle_delta, epsilon_per_row=None):
     """The merged aggregate of a collection declared shuffled, declared as the one batch it is (each partition's
-    aggregate carries the declaration of its own part; merged, they would read as batches shuffled apart)."""
+    aggregate carries the declaration of its own part; merged, they would read as batches shuffled apart), of
+    messages of ``epsilon_per_row`` (each person's row) as in the pandas accessor."""
     if isinstance(agg, dict):
-        return {c: _as_one_batch(a, shuffle_delta) for c, a in agg.items()}
-    return agg.shuffled(shuffle_delta) if agg.n_reports else agg
+        return {c: _as_one_batch(a, shuffle_delta, epsilon_per_row) for c, a in agg.items()}
+    if not agg.n_reports:
+        return agg
+    eps = epsilon_per_row if epsilon_per_row is not None and epsilon_per_row > agg.spec.epsilon else None
+    return agg.shuffled(shuffle_delta, epsilon0=eps)
 
 
 def _part_record(part, columns, number):
@@ -380,8 +384,10 @@ def _checked(tagged):
 
 def _one_batch(obj, total):
     """``total`` (a Delayed aggregate or dict of them) declared one shuffled batch when the collection says so."""
-    delta = _info(obj).get("shuffle_delta")
-    return total if delta is None else dask.delayed(_as_one_batch, pure=True)(total, delta)
+    info = _info(obj)
+    delta = info.get("shuffle_delta")
+    return total if delta is None else dask.delayed(_as_one_batch, pure=True)(total, delta,
+                                                                             info.get("epsilon_per_row"))
 
 
 def _mech_agg(obj, column, spec):

@@ -468,6 +468,14 @@ def _ledger_check(ledger, epsilon, obj, people):
     return ids
 
 
+def _row_epsilon(obj, agg):
+    """The local ε of each person's row in a shuffled batch (``epsilon_per_row`` of the record, at least the
+    column's own ε): every column of the batch, and the ledger's entry, show the central ε of that."""
+    info = frame_info(obj) or {}
+    eps = info.get("epsilon_per_row")
+    return None if eps is None or eps <= agg.spec.epsilon else float(eps)
+
+
 def _takes_unknown(mech):
     import inspect
 
@@ -683,7 +691,7 @@ def aggregate_series(s, spec=None):
         check_codes(s, s.name, None if one_code else mech.column_codes(reports),
                     digest=histogram_digest(agg.counts) if one_code else None)
     delta = shuffle_delta_of(s)
-    return agg if delta is None or not agg.n_reports else agg.shuffled(delta)
+    return agg if delta is None or not agg.n_reports else agg.shuffled(delta, epsilon0=_row_epsilon(s, agg))
 
 
 def estimate_mean_named(mech, agg, record, name):

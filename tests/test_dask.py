@@ -391,7 +391,7 @@ def test_a_shuffled_collection_is_one_batch_across_partitions():
     m = ldp.SquareWave(4.0, (0, 1))
     r = ddf.ldp.privatize({"x": m, "y": m}, rng=1, strategy="all-columns", shuffled=True, shuffle_delta=1e-6)
     agg = r.ldp.aggregate("x").compute()
-    want = ldp.accounting.shuffle_epsilon(4.0, 40_000, 1e-6)
+    want = ldp.accounting.shuffle_epsilon(8.0, 40_000, 1e-6)  # each row sent both columns: 4 + 4 (issue 25)
     assert agg.shuffle.n == 40_000 and agg.shuffle_batches == 1 and agg.shuffle.epsilon == want.epsilon
     both = r.ldp.aggregate().compute()
     assert all(a.shuffle.n == 40_000 for a in both.values())
