@@ -611,6 +611,9 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
             shuffle_delta = check_shuffle_delta(shuffle_delta)
         except (TypeError, ValueError) as exc:
             raise CLIError(f"--shuffle-delta: {_one_line(exc)}") from None
+        if keep:
+            raise CLIError(f"a shuffled collection keeps no input column beside its reports (keep={list(keep)!r}): "
+                           "a kept column can link each report to its sender")
     schema, info = _report_schema(src, mechanisms, keep, strategy, sources, shuffle_delta)
     specs = {c: m.spec for c, m in mechanisms.items()}
     out_dir = os.path.dirname(os.path.abspath(out))
@@ -2087,6 +2090,11 @@ def _cmd_privatize(args):
     key = _read_key(args.mac_key_file)
     if args.shuffle_delta is not None and not args.shuffled:
         raise CLIError("--shuffle-delta goes with --shuffled")
+    if args.shuffled and args.keep:
+        raise CLIError(f"--shuffled declares that the reports reach the analyst with nothing linking them to their "
+                       f"senders, but --keep {args.keep[0]} copies an input column beside them, which can identify "
+                       "each row: write the reports without --keep (record the people with --ledger "
+                       "--people-column, which never writes ids into the reports)")
     shuffle_delta = (1e-6 if args.shuffle_delta is None else args.shuffle_delta) if args.shuffled else None
     if shuffle_delta is not None:
         from .accounting import check_shuffle_delta

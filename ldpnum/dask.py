@@ -248,7 +248,7 @@ def privatize_frame(ddf, mechanisms, *, rng=None, strategy=None, nan_policy="rai
     seed = _run_seed(rng)
     from .pandas import _shuffle_check, resolve_strategy
 
-    delta = _shuffle_check(shuffled, shuffle_delta)
+    delta = _shuffle_check(shuffled, shuffle_delta, make_meta(ddf))
     strategy = resolve_strategy(strategy, mechanisms, stacklevel=4)  # the pandas default, warned once here
     collection = new_collection_id(seed)
     meta = _declared(partition_privatize(make_meta(ddf), mechanisms, seed=0, partition_index=0, strategy=strategy,
@@ -273,7 +273,7 @@ def privatize_series(dds, mechanism, *, rng=None, nan_policy="raise", fill_value
     seed = _run_seed(rng)
     from .pandas import _shuffle_check
 
-    delta = _shuffle_check(shuffled, shuffle_delta)
+    delta = _shuffle_check(shuffled, shuffle_delta, make_meta(dds))
     collection = new_collection_id(seed)
     meta = _declared(partition_privatize(make_meta(dds), mechanism, seed=0, partition_index=0, nan_policy=nan_policy,
                                          fill_value=fill_value), delta, collection)

@@ -237,7 +237,7 @@ def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=N
     _check_name(s.name, allow_none=True)
     _check_rng(rng)
     values = _prepare(mechanism, s, _subject(s.name), nan_policy, fill_value, unknown)
-    delta = _shuffle_check(shuffled, shuffle_delta)
+    delta = _shuffle_check(shuffled, shuffle_delta, s)
     ids = _ledger_check(ledger, mechanism.epsilon, s, people)
     reports = mechanism._randomize(values, child_rng(rng, 0))
     if ledger is not None:
@@ -250,14 +250,25 @@ def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=N
                         shuffle_delta=delta)
 
 
-def _shuffle_check(shuffled, shuffle_delta):
+def _shuffle_check(shuffled, shuffle_delta, obj=None):
     """The central δ to record for a collection declared shuffled (None when it is not), checked before
-    anything is drawn."""
+    anything is drawn.
+
+    A declaration is refused for reports that keep an identifying index (``obj``'s index other than a
+    RangeIndex of positions): the reports keep their input's index, and a shuffled batch must reach the
+    analyst with nothing that links a report to its sender (the command line likewise refuses ``--shuffled``
+    with ``--keep``)."""
     if not isinstance(shuffled, (bool, np.bool_)):
         raise TypeError(f"shuffled must be True or False; got {type(shuffled).__name__} {shuffled!r}")
     from .accounting import check_shuffle_delta
 
     delta = check_shuffle_delta(shuffle_delta)
+    if shuffled and obj is not None and not isinstance(obj.index, pd.RangeIndex):
+        first = obj.index[0] if len(obj.index) else None
+        raise ValueError(f"shuffled=True declares that the reports reach the analyst with nothing linking them to "
+                         f"their senders, but they keep the input's index ({type(obj.index).__name__}"
+                         f"{'' if first is None else f', first label {first!r}'}), which identifies each row: "
+                         "privatize obj.reset_index(drop=True) (a ledger still names the people with people=)")
     return delta if shuffled else None
 
 
@@ -396,7 +407,7 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
                 for c in columns]
     planned = (math.fsum(mechanisms[c].epsilon for c in columns) if strategy == "all-columns"
                else max(mechanisms[c].epsilon for c in columns))
-    delta = _shuffle_check(shuffled, shuffle_delta)
+    delta = _shuffle_check(shuffled, shuffle_delta, df)
     ids = _ledger_check(ledger, planned, df, people)
     # Everything is valid: from here on, words are drawn.
     m, n = len(columns), len(df)

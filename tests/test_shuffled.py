@@ -258,3 +258,30 @@ def test_a_multi_column_shuffled_batch_agrees_everywhere(tmp_path, capsys):
     assert agg.shuffled(1e-6, epsilon0=1.0) == agg.shuffled(1e-6)
     with pytest.raises(ValueError, match="at least the report's own epsilon 1"):
         agg.shuffled(1e-6, epsilon0=0.5)
+
+
+def test_a_shuffle_declaration_next_to_an_identifier_is_refused(tmp_path, capsys, monkeypatch):
+    # issue 25: `--shuffled --keep id` wrote reports declared anonymous beside the column naming their senders
+    from ldpnum import _random
+    from ldpnum.cli import main, privatize_file, CLIError
+
+    pytest.importorskip("pyarrow")
+    src = tmp_path / "in.csv"
+    pd.DataFrame({"id": np.arange(100), "x": np.linspace(0, 1, 100)}).to_csv(src, index=False)
+    out = tmp_path / "r.parquet"
+    assert main(["privatize", str(src), str(out), "-c", "x", "-m", "sw", "-e", "2", "-b", "0", "1", "--shuffled",
+                 "--keep", "id"]) == 2
+    assert "--keep id copies an input column" in capsys.readouterr().err and not out.exists()
+    with pytest.raises(CLIError, match="keeps no input column"):
+        privatize_file(src, out, {"x": ldp.SquareWave(2.0, (0, 1))}, keep=["id"], shuffle_delta=1e-6)
+    # the accessor's equivalent: reports keep the input's index; an identifying index is refused before drawing
+    monkeypatch.setattr(_random.WordSource, "draw", lambda self, n: (_ for _ in ()).throw(AssertionError("drew")))
+    people = pd.DataFrame({"x": [0.1, 0.5]}, index=pd.Index(["ann", "bob"], name="user"))
+    m = ldp.SquareWave(1.0, (0, 1))
+    with pytest.raises(ValueError, match="keep the input's index .*first label 'ann'.*reset_index"):
+        people.ldp.privatize({"x": m}, shuffled=True)
+    with pytest.raises(ValueError, match="identifies each row"):
+        people["x"].ldp.privatize(m, shuffled=True)
+    monkeypatch.undo()
+    assert people.reset_index(drop=True).ldp.privatize({"x": m}, rng=0, shuffled=True).ldp.aggregate()["x"].shuffle
+    assert people.ldp.privatize({"x": m}, rng=0).index.tolist() == ["ann", "bob"]  # not shuffled: kept
