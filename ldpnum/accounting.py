@@ -482,7 +482,7 @@ class PrivacyLedger:
 
     def record(self, *, epsilon: float, people: Any, specs: Any = None, strategy: str | None = None,
                label: str | None = None, delta: float = 0.0, shuffled: bool = False,
-               shuffle_delta: float = 1e-6) -> dict:
+               shuffle_delta: float = 1e-6, shuffle_n: int | None = None) -> dict:
         """Record one collection: ``epsilon`` spent by each of ``people`` (ids: the rows' index, user ids).
 
         ``specs`` (mechanism specs or a mapping column -> spec) and ``strategy`` are kept for the record;
@@ -490,7 +490,10 @@ class PrivacyLedger:
         reports reached the analyst anonymized and shuffled together) the entry also shows the central
         ``(ε, shuffle_delta)`` of the batch (:func:`shuffle_epsilon` over its people) next to the local ε; the
         totals stay local ε (what a person gave up towards whoever sees reports before the shuffle).
-        Returns the entry.
+        ``shuffle_n`` (at most the number of people) computes that central ε over fewer reports: the
+        integrations pass the smallest report column's count under "one-column-per-row", where each column's
+        estimates show the central ε of its own reports, so the entry states the largest of them (a valid
+        bound for the batch) and agrees with the columns. Returns the entry.
         """
         eps = _check_epsilon_spent(epsilon)
         delta = _check_delta_spent(delta)
@@ -509,7 +512,12 @@ class PrivacyLedger:
             spec_list = [str(s) for s in specs]
         else:
             spec_list = [str(specs)]
-        central = shuffle_epsilon(eps, len(ids), shuffle_delta) if shuffled and len(ids) else None
+        if shuffle_n is not None and (isinstance(shuffle_n, bool) or not isinstance(shuffle_n, numbers.Integral)
+                                      or not 1 <= shuffle_n <= len(ids)):
+            raise ValueError(f"shuffle_n must be an integer in [1, {len(ids)}] (the people recorded); got "
+                             f"{shuffle_n!r}")
+        central = shuffle_epsilon(eps, len(ids) if shuffle_n is None else int(shuffle_n), shuffle_delta) \
+            if shuffled and len(ids) else None
         entry = {"label": None if label is None else str(label), "epsilon": eps, "delta": float(delta),
                  "shuffled_epsilon": None if central is None else central.epsilon,
                  "shuffled_delta": None if central is None else float(shuffle_delta),

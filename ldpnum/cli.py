@@ -707,7 +707,7 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
                   f"at row {first}", file=log)
     return {"rows": rows, "columns": columns, "specs": specs, "strategy": strategy,
             "epsilon_per_row": info["epsilon_per_row"], "clipped": {c: v[0] for c, v in clipped.items()},
-            "kept": keep}
+            "kept": keep, "reports": {c: int(d.split(":")[0]) for c, d in digests.items()}}
 
 
 def _remove_stale_temporaries(out):
@@ -2115,9 +2115,11 @@ def _cmd_privatize(args):
         except OSError as exc:
             raise CLIError(f"cannot write --write-spec file {args.write_spec!r}: {exc.strerror}") from None
     if ledger is not None:
+        counts = [n for n in info["reports"].values() if n]
         ledger.record(epsilon=info["epsilon_per_row"], people=people, specs=info["specs"], strategy=info["strategy"],
                       label=args.label, shuffled=args.shuffled,
-                      shuffle_delta=1e-6 if shuffle_delta is None else shuffle_delta)
+                      shuffle_delta=1e-6 if shuffle_delta is None else shuffle_delta,
+                      shuffle_n=min(counts) if args.shuffled and counts else None)
         _write_atomic(args.ledger, ledger.to_json())
     for c, spec in info["specs"].items():
         print(f"{c}: {spec}")

@@ -440,8 +440,12 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
             epsilons.append(mech.epsilon)
         epsilon_per_row = max(epsilons)
     if ledger is not None:
+        # under one-column-per-row each column's estimates show the central epsilon of its own reports: the
+        # entry states the largest of them (the smallest column's), so the two agree
+        counts = [int(len(v) - v.isna().sum()) for v in data.values()] if strategy == "one-column-per-row" else []
         ledger.record(epsilon=epsilon_per_row, people=ids, specs=specs, strategy=strategy, label=label,
-                      shuffled=shuffled, shuffle_delta=shuffle_delta)
+                      shuffled=shuffled, shuffle_delta=shuffle_delta,
+                      shuffle_n=min((c for c in counts if c), default=None) if shuffled else None)
     out = pd.DataFrame(data, index=df.index, copy=False)
     out.columns.name = df.columns.name
     _copy_other_attrs(df, out)

@@ -285,3 +285,33 @@ def test_a_shuffle_declaration_next_to_an_identifier_is_refused(tmp_path, capsys
     monkeypatch.undo()
     assert people.reset_index(drop=True).ldp.privatize({"x": m}, rng=0, shuffled=True).ldp.aggregate()["x"].shuffle
     assert people.ldp.privatize({"x": m}, rng=0).index.tolist() == ["ann", "bob"]  # not shuffled: kept
+
+
+def test_one_column_per_row_columns_and_ledger_agree(tmp_path, capsys):
+    # each row sends one column's report; each column's estimates show the central epsilon of its own reports
+    # (with the rows' epsilon), and the ledger's entry the largest of them: the smallest column's
+    g = np.random.default_rng(1)
+    df = pd.DataFrame({"a": g.random(6_000), "b": g.random(6_000)})
+    ledger = ldp.PrivacyLedger()
+    r = df.ldp.privatize({"a": ldp.Duchi(1.0, (0, 1)), "b": ldp.Duchi(2.0, (0, 1))}, rng=0, ledger=ledger,
+                         strategy="one-column-per-row", shuffled=True)
+    shown = {c: r[c].ldp.estimate_mean().shuffle for c in "ab"}
+    assert all(s.epsilon0 == 2.0 for s in shown.values())
+    assert ledger.to_frame()["shuffled_epsilon"][0] == max(s.epsilon for s in shown.values())
+    # the command line's entry too
+    from ldpnum.cli import main
+
+    pytest.importorskip("pyarrow")
+    df.assign(pid=np.arange(6_000)).to_csv(tmp_path / "in.csv", index=False)
+    book = tmp_path / "ledger.json"
+    assert main(["privatize", str(tmp_path / "in.csv"), str(tmp_path / "r.parquet"), "-c", "a", "-c", "b",
+                 "-m", "duchi", "-e", "1", "-e", "2", "-b", "0", "1", "-b", "0", "1", "--rng", "0", "--shuffled",
+                 "--strategy", "one-column-per-row", "--ledger", str(book), "--people-column", "pid"]) == 0
+    capsys.readouterr()
+    import json
+
+    epsilons = []
+    for c in "ab":
+        assert main(["estimate", str(tmp_path / "r.parquet"), "-c", c, "-w", "mean", "--json"]) == 0
+        epsilons.append(json.loads(capsys.readouterr().out)["shuffle"]["epsilon"])
+    assert ldp.PrivacyLedger.from_json(book.read_text()).to_frame()["shuffled_epsilon"][0] == max(epsilons)
