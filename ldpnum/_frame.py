@@ -7,7 +7,14 @@ A report column holds integer codes; the :class:`~ldpnum.Spec` that decodes them
      "columns": [{"column": <name>, "spec": <Spec.to_dict()>}, ...],
      "strategy": "all-columns" | "one-column-per-row" | None,
      "epsilon_per_row": <float or None>,
-     "shuffle_delta": <float>}   # only when the reports were declared shuffled (one batch), with this δ
+     "shuffle_delta": <float>,   # only when the reports were declared shuffled (one batch), with this δ
+     "collection": <hex id>}     # Dask collections: see new_collection_id
+
+**Collections and parts.** A Dask collection (``ddf.ldp.privatize``) records a collection id, the same in every
+partition (so ``compute()`` keeps it). A reader that merges parts (``ldpnum estimate DIR``,
+the Dask aggregate) checks them with :func:`check_parts`: every part must carry the same id, and no two
+non-empty parts the same codes (digest), so a part file of another collection (even of the same spec) or a
+copied part is refused instead of being merged into the estimate.
 
 pandas copies ``attrs`` through selection, ``copy`` and ``concat`` of objects with equal attrs, and writes
 them to a Parquet file's schema metadata under ``b"PANDAS_ATTRS"`` (read back by ``read_parquet``), so the
@@ -155,6 +162,52 @@ def codes_digest(codes):
         return histogram_digest(count_codes(codes, 1 << (8 * codes.dtype.itemsize)))
     s1, s2 = _digest_sums(codes)
     return f"{codes.shape[0]}:{s1:016x}{s2:016x}"
+
+
+def new_collection_id(seed=None):
+    """A collection's id (32 hex digits): 128 random bits from the operating system for a real collection
+    (``seed=None``), else derived from the seed (an int or a SeedSequence), so a seeded simulation writes the
+    same record every time."""
+    import os
+
+    if seed is None:
+        return os.urandom(16).hex()
+    if isinstance(seed, np.random.SeedSequence):
+        seed = (seed.entropy, tuple(seed.spawn_key))
+    return hashlib.sha256(f"ldpnum collection {seed!r}".encode()).hexdigest()[:32]
+
+
+def check_parts(parts, what="the parts"):
+    """Refuse merging parts that are not one collection's: ``parts`` is a list of ``(name, collection id or
+    None, digest of the part's codes)``.
+
+    Raises ValueError when some parts carry a collection id and others none, when two ids differ (a part of
+    another collection, even with the same spec), or when two non-empty parts hold the same codes (a copied
+    part: the digest of :func:`codes_digest` includes the number of codes and differs between distinct parts
+    except with probability about 2^-128, or for parts so small that their codes coincide by chance, e.g. two
+    parts of one report each, which are then refused too). Parts without any id (files written by pandas or by
+    ``ldpnum privatize``, each a whole collection with the digest of its codes, or by older versions) are
+    checked for copies only: which collection they belong to is not recorded."""
+    ids = {}
+    for name, cid, _ in parts:
+        ids.setdefault(cid, []).append(name)
+    if None in ids and len(ids) > 1:
+        raise ValueError(f"{what} mix parts with and without a collection id ({len(ids[None])} without, the first "
+                         f"{ids[None][0]!r}): they were not written by one collection; no estimate is made")
+    if len(ids) > 1:
+        (a, first), (b, other) = list(ids.items())[:2]
+        raise ValueError(f"{what} hold parts of {len(ids)} different collections: {other[0]!r} belongs to "
+                         f"collection {b}, {first[0]!r} to {a}; a part of another collection (even of the same "
+                         "spec) would be counted as if its people were this collection's. Estimate each "
+                         "collection on its own (merge their aggregates only if their people differ)")
+    seen = {}
+    for name, _, digest in parts:
+        if digest is None or digest.startswith("0:"):
+            continue
+        if digest in seen:
+            raise ValueError(f"{what}: {name!r} holds exactly the codes of {seen[digest]!r} (digest {digest}): a "
+                             "duplicated part would count its people twice; remove the copy")
+        seen[digest] = name
 
 
 def add_digests(*digests):

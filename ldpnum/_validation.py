@@ -266,7 +266,21 @@ def _report_out_of_range(name, mask, count, low, high, out_of_range):
     if out_of_range == "raise":
         raise InvalidValuesError(msg, count=count, first_index=i, reason="out_of_range")
     warnings.warn(ClippingWarning(msg + "; they were clipped to the bounds", count=count, first_index=i),
-                  stacklevel=4)
+                  stacklevel=_caller_stacklevel())
+
+
+def _caller_stacklevel():
+    """The ``stacklevel`` that attributes a warning raised by the function calling this one to the first frame
+    outside the ldpnum package: the user's line, however many of ldpnum's frames (a mechanism's
+    ``privatize``, the pandas accessor, the command line) lie between."""
+    import os
+    import sys
+
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _scan_categories(arr, k):

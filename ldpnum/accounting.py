@@ -80,8 +80,17 @@ __all__ = ["ShuffleAmplification", "shuffle_epsilon", "closed_form_shuffle_epsil
 _RTOL = 1e-7
 #: Most blocks of clone counts evaluated per δ(ε) (every count when the relevant range is shorter).
 _MAX_BLOCKS = 2048
+#: Fewest blocks, and the widest block relative to its clone count (see :func:`_clone_blocks`).
+_MIN_BLOCKS = 64
+_BLOCK_RTOL = 1e-5
 #: Share of δ the truncated tails of Bin(n - 1, e^{-ε0}) may cost (added to δ(ε) in full).
 _TAIL_SHARE = 1e-6
+#: Largest n evaluated as such (2**53: every count an exact double); larger n are bounded by it.
+_N_EXACT = 2**53
+#: Above this ε0 no amplification is computed: ε = ε0, always a valid bound; with at most 2**53 people the
+#: expected number of clones n·e^{-ε0} is below 1e-27, so there is nothing to gain (and Bin(n, e^{-ε0})'s
+#: distribution function overflows in SciPy well before e^{-ε0} underflows).
+_EPS0_MAX = 100.0
 
 
 @dataclass(frozen=True)
@@ -175,21 +184,30 @@ def closed_form_shuffle_epsilon(epsilon0: float, n: int, delta: float) -> float 
 def _delta_of(eps, eps0, c, weight, tail):
     """Upper bound on ``δ(ε)`` of the module docstring: ``Σ weight_i · D(c_i)`` plus the truncated mass
     ``tail``, where ``weight_i`` is the probability of the block of clone counts starting at ``c_i`` (``D``
-    decreases in ``c``, so a block's first count bounds the whole block)."""
+    decreases in ``c``, so a block's first count bounds the whole block).
+
+    ``F_c(K)`` is the regularized incomplete beta function ``I_{1/2}(c - K, K + 1)`` (``scipy.special.betainc``,
+    accurate in the tails for any ``c``). ``scipy.special.bdtr`` is not used: it loses digits for ``c`` beyond
+    about 10⁶ (at ``c = 10⁸`` it gives 0.39 for a probability of 0.4998) and returns NaN beyond ``2³¹``; nor
+    is ``F_c(K - 1)`` taken as ``F_c(K)`` minus a point probability from log-gamma, which cancels
+    catastrophically at large ``c``. ``τ`` is formed from ``e^{ε - ε0}`` and ``e^{-ε0}`` (no overflow for any
+    ``ε0``)."""
     import numpy as np
-    from scipy.special import bdtr, gammaln
+    from scipy.special import betainc
 
     if eps >= eps0:
         return tail
     alpha = 1.0 / (1.0 + math.exp(-eps0))
-    tau = (math.exp(eps0) - math.exp(eps)) / math.expm1(eps + eps0)
+    # τ = (e^{ε0} - e^ε) / (e^{ε + ε0} - 1), numerator and denominator multiplied by e^{-ε0} (and the
+    # denominator e^ε - e^{-ε0} as expm1(ε) - expm1(-ε0), exact where both are tiny: τ = 1 at ε = 0)
+    tau = -math.expm1(eps - eps0) / (math.expm1(eps) - math.expm1(-eps0))
     beta = tau / (1.0 + tau)
     k = np.ceil(beta * (c + 1.0)) - 1.0  # the largest integer below beta (c + 1)
-    f_k = bdtr(k, c.astype(np.int64), 0.5)
-    # F_c(K - 1) = F_c(K) - B_c(K), the point probability from log-gamma (cheaper than a second bdtr)
-    log_pmf = gammaln(c + 1) - gammaln(k + 1) - gammaln(c - k + 1) - c * math.log(2.0)
-    f_k1 = np.where(k >= 1, np.maximum(f_k - np.exp(log_pmf), 0.0), 0.0)
-    inner = (alpha - math.exp(eps) * (1 - alpha)) * f_k + ((1 - alpha) - math.exp(eps) * alpha) * f_k1
+    f_k = np.where(k >= c, 1.0, betainc(np.maximum(c - k, 1.0), k + 1.0, 0.5))
+    f_k = np.where(k < 0, 0.0, f_k)
+    f_k1 = np.where(k >= 1, betainc(c - k + 1.0, np.maximum(k, 1.0), 0.5), 0.0)  # F_c(K - 1)
+    e = math.exp(eps)
+    inner = (alpha - e * (1 - alpha)) * f_k + ((1 - alpha) - e * alpha) * f_k1
     return float(np.dot(weight, np.clip(inner, 0.0, 1.0))) + tail
 
 
@@ -204,10 +222,14 @@ def _clone_blocks(n, p, tail_target):
 
     m = n - 1
     mu, sd = m * p, math.sqrt(m * p * (1 - p))
-    z = 1.5 * math.sqrt(2 * math.log(1 / tail_target)) + 3
+    z = 1.5 * math.sqrt(-2 * math.log(tail_target)) + 3  # (1 / 5e-324 overflows; -log does not)
     lo = max(0, math.floor(mu - z * sd))
     hi = min(m, math.ceil(mu + z * sd))
-    width = max(1, -(-(hi - lo + 1) // _MAX_BLOCKS))
+    # a block's first count bounds it, D(c) changing by about (width / c) / 2 relative across it; at huge n the
+    # interval is a tiny fraction of c (10⁻⁶ at n = 10¹⁵), so blocks up to c·_BLOCK_RTOL wide cost nothing
+    # measurable and keep the number of (slow, near-central) incomplete-beta evaluations small
+    blocks = min(_MAX_BLOCKS, max(_MIN_BLOCKS, math.ceil((hi - lo + 1) / max(1.0, lo * _BLOCK_RTOL))))
+    width = max(1, -(-(hi - lo + 1) // blocks))
     starts = np.arange(lo, hi + 1, width, dtype=np.float64)
     ends = np.minimum(starts + width - 1, hi)
     cdf_hi = binom.cdf(ends, m, p)
@@ -246,7 +268,15 @@ def shuffle_epsilon(epsilon0: float, n: int, delta: float) -> ShuffleAmplificati
     understates ε by up to ~1.5%). It holds for any ε0-LDP randomizer run once per person, when the shuffler
     is trusted to hide who sent what and to permute uniformly; the shuffled reports must come from distinct
     people. It does not account for the collector's other releases (compose them). One call takes
-    milliseconds to a few tenths of a second (up to n = 10⁹).
+    milliseconds to about a second, for any n (measured: n = 10¹⁵, ε0 = 1 in 1 s on a loaded machine).
+
+    At the extremes: for very large ``n`` the two neighbouring views can be closer in total variation than
+    ``delta`` (at ε0 = 1, δ = 10⁻⁶ from about n = 10¹² on), and the result is then ε = 0, a true
+    (0, δ)-DP statement. ``n`` above 2**53 is evaluated as 2**53 people (more people only amplify more, so
+    that is still an upper bound). ``epsilon0`` above 100 gets ε = ε0, no amplification: valid for any
+    randomizer (shuffling is post-processing), and with at most 2**53 people the expected number of clones
+    ``n e^{-ε0}`` is below 10⁻²⁷, so there is nothing to amplify with. A ``delta`` as small as the smallest double works
+    (the bound is then ε0 or close to it).
 
     Raises
     ------
@@ -264,9 +294,13 @@ def shuffle_epsilon(epsilon0: float, n: int, delta: float) -> ShuffleAmplificati
     """
     eps0, n, delta = _check(epsilon0, n, delta)
     closed = closed_form_shuffle_epsilon(eps0, n, delta)
-    if n == 1:
+    if n == 1 or eps0 > _EPS0_MAX:
         return ShuffleAmplification(eps0, closed, eps0, n, delta)
-    c, weight, tail = _clone_blocks(n, math.exp(-eps0), delta * _TAIL_SHARE)
+    # more people only amplify more (the clone count grows stochastically, δ(ε) decreases in it), so beyond
+    # 2**53 (where counts stop being exact doubles) the bound for 2**53 people is an upper bound for n
+    n_eval = min(n, _N_EXACT)
+    # (a subnormal δ times the share is 0: the smallest positive double then)
+    c, weight, tail = _clone_blocks(n_eval, math.exp(-eps0), max(delta * _TAIL_SHARE, 5e-324))
     if _delta_of(0.0, eps0, c, weight, tail) <= delta:
         return ShuffleAmplification(0.0, closed, eps0, n, delta)
     from scipy.optimize import brentq
@@ -278,7 +312,8 @@ def shuffle_epsilon(epsilon0: float, n: int, delta: float) -> ShuffleAmplificati
         hi = closed  # the closed form is valid: it brackets the root
     if _delta_of(hi, eps0, c, weight, tail) > delta:  # only at hi = eps0 with a tail above delta
         return ShuffleAmplification(eps0, closed, eps0, n, delta)
-    f = lambda e: math.log(max(_delta_of(e, eps0, c, weight, tail), 1e-300)) - math.log(delta)  # noqa: E731
+    floor = max(delta * 1e-3, 5e-324)  # below δ, so the root is where δ(ε) = δ, even for δ = 1e-300
+    f = lambda e: math.log(max(_delta_of(e, eps0, c, weight, tail), floor)) - math.log(delta)  # noqa: E731
     xtol = _RTOL * hi
     right = min(brentq(f, 0.0, hi, xtol=xtol, rtol=1e-12) + xtol, hi)
     while right < hi and _delta_of(right, eps0, c, weight, tail) > delta:
@@ -292,24 +327,62 @@ def shuffle_epsilon(epsilon0: float, n: int, delta: float) -> ShuffleAmplificati
 LEDGER_FORMAT = 1
 
 
-def _person_ids(people, what="people"):
-    """People ids as a unique pandas Index of ints or strs (JSON-able)."""
+def _id_kind(v):
+    """``"int"`` or ``"str"``: the kind of one person id (NumPy scalars count as their Python kind), else None."""
+    if isinstance(v, (bool, np.bool_)):
+        return None
+    if isinstance(v, numbers.Integral):
+        return "int"
+    if isinstance(v, str):
+        return "str"
+    return None
+
+
+def _person_ids(people, what="people", kind=None):
+    """People ids as a unique pandas Index, all ints or all strs (JSON-able), of ``kind`` when given.
+
+    Every id is checked (not only the first): a float, bytes or bool id is a TypeError, and so is a mix of ints
+    and strs, or ids of the other kind than ``kind`` (the ledger's), naming the count and first position."""
     import pandas as pd
 
-    index = people if isinstance(people, pd.Index) else pd.Index(np.asarray(people) if not isinstance(
-        people, (list, tuple)) else people)
+    listed = isinstance(people, (list, tuple))
+    # a list keeps each id's own type while it is checked ([1, 2.5] must not pass as floats 1.0, 2.5)
+    index = people if isinstance(people, pd.Index) else pd.Index(people, dtype=object) if listed else \
+        pd.Index(np.asarray(people))
     if index.ndim != 1:
         raise ValueError(f"{what} must be one-dimensional ids")
     if index.hasnans:
         raise ValueError(f"{what} holds {int(index.isna().sum())} missing id(s): every person needs an id")
+    inferred = index.inferred_type  # pandas' one C pass: "integer", "string", "mixed-integer", ...
+    if index.dtype.kind in "iu" or inferred == "integer":
+        kinds = np.full(len(index), "int", dtype=object)
+    elif inferred == "string":
+        kinds = np.full(len(index), "str", dtype=object)
+    else:
+        kinds = np.array([_id_kind(v) for v in index], dtype=object)
+    bad = np.flatnonzero(np.equal(kinds, None))
+    if bad.size:
+        v = index[bad[0]]
+        v = v.item() if isinstance(v, np.generic) else v
+        raise TypeError(f"{what} ids must be ints or strs (they are written to JSON); got {bad.size} id(s) of "
+                        f"another type, the first at position {bad[0]}: {type(v).__name__} {v!r}")
+    if len(index):
+        want = kind if kind is not None else kinds[0]
+        other = np.flatnonzero(kinds != want)
+        if other.size:
+            v = index[other[0]]
+            v = v.item() if hasattr(v, "item") else v
+            whose = "this ledger holds" if kind is not None else f"{what} starts with"
+            raise TypeError(
+                f"{what} mixes id types: {whose} {want} ids, but {other.size} id(s) are "
+                f"{'strs' if want == 'int' else 'ints'}, the first at position {other[0]}: {v!r}. A ledger keeps "
+                "one id type so that 7 and '7' cannot pass as two people (which would bypass the cap); convert "
+                f"the ids to {want} (e.g. {'int(x)' if want == 'int' else 'str(x)'}) before recording")
     if not index.is_unique:
         dup = index[index.duplicated()][0]
         raise ValueError(f"{what} names person {dup!r} more than once in one collection (a person reports once per "
                          "collection; record several reports as a larger epsilon)")
-    for v in index[:1]:
-        if not isinstance(v, (str, numbers.Integral)) or isinstance(v, bool):
-            raise TypeError(f"{what} ids must be ints or strs (they are written to JSON); got {type(v).__name__}")
-    return index
+    return pd.Index(list(people)) if listed else index  # ints as int64
 
 
 class PrivacyLedger:
@@ -322,6 +395,20 @@ class PrivacyLedger:
     were in, so recording each part with its own people gives the parallel bound automatically. Within one
     collection, the ε recorded per person is what one person's row spent (``epsilon_per_row`` of a report frame:
     the sum of the columns' ε with ``"all-columns"``, their largest with ``"one-column-per-row"``).
+
+    **Person ids** are ints or strs (they are written to JSON), and one ledger holds one kind: the first
+    collection recorded fixes it, and a later collection with ids of the other kind (or a mix) is refused with
+    a TypeError before anything is recorded. Were ``7`` and ``"7"`` kept apart, the same person arriving once
+    with a numeric id and once with a text id (two files, two systems) would have two totals and pass the cap
+    twice; were they merged silently, ``"007"`` and ``7`` would raise the question of which spellings are the
+    same person, which only the data's owner can answer. So convert ids to one kind before recording (the
+    command line reads ``--people-column`` as text, or as ints for a ledger that already holds ints).
+    :meth:`total` and :meth:`check` refuse an id of the other kind too, rather than answering 0.
+
+    **δ.** A collection's ``delta`` (for approximate-DP mechanisms; 0 for pure ε-LDP, the default) must lie in
+    [0, 1): δ ≥ 1 promises nothing, and a negative δ is meaningless, so both are refused. The ledger records δ
+    per collection (see :meth:`to_frame`) but composes only ε: its totals are the basic composition of pure ε;
+    add the recorded δs for a person's total δ.
 
     Parameters
     ----------
@@ -358,6 +445,7 @@ class PrivacyLedger:
         self.on_exceed = on_exceed
         self._entries: list[dict] = []
         self._totals = pd.Series(dtype=np.float64)
+        self._kind: str | None = None  # "int" or "str": the one id kind of this ledger, once anyone is recorded
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -371,7 +459,7 @@ class PrivacyLedger:
         collection of ``epsilon`` per person over ``people`` would take someone above the cap; records nothing.
         Integrations call it before drawing any randomness."""
         eps = _check_epsilon_spent(epsilon)
-        ids = _person_ids(people)
+        ids = _person_ids(people, kind=self._kind)
         self._over_cap(ids, eps)
 
     def _over_cap(self, ids, eps):
@@ -394,7 +482,7 @@ class PrivacyLedger:
 
     def record(self, *, epsilon: float, people: Any, specs: Any = None, strategy: str | None = None,
                label: str | None = None, delta: float = 0.0, shuffled: bool = False,
-               shuffle_delta: float = 1e-6) -> dict:
+               shuffle_delta: float = 1e-6, shuffle_n: int | None = None) -> dict:
         """Record one collection: ``epsilon`` spent by each of ``people`` (ids: the rows' index, user ids).
 
         ``specs`` (mechanism specs or a mapping column -> spec) and ``strategy`` are kept for the record;
@@ -402,10 +490,16 @@ class PrivacyLedger:
         reports reached the analyst anonymized and shuffled together) the entry also shows the central
         ``(ε, shuffle_delta)`` of the batch (:func:`shuffle_epsilon` over its people) next to the local ε; the
         totals stay local ε (what a person gave up towards whoever sees reports before the shuffle).
-        Returns the entry.
+        ``shuffle_n`` (at most the number of people) computes that central ε over fewer reports: the
+        integrations pass the smallest report column's count under "one-column-per-row", where each column's
+        estimates show the central ε of its own reports, so the entry states the largest of them (a valid
+        bound for the batch) and agrees with the columns. Returns the entry.
         """
         eps = _check_epsilon_spent(epsilon)
-        ids = _person_ids(people)
+        delta = _check_delta_spent(delta)
+        if shuffled:
+            shuffle_delta = check_shuffle_delta(shuffle_delta)
+        ids = _person_ids(people, kind=self._kind)
         self._over_cap(ids, eps)
         import datetime
         import pandas as pd
@@ -418,7 +512,12 @@ class PrivacyLedger:
             spec_list = [str(s) for s in specs]
         else:
             spec_list = [str(specs)]
-        central = shuffle_epsilon(eps, len(ids), shuffle_delta) if shuffled and len(ids) else None
+        if shuffle_n is not None and (isinstance(shuffle_n, bool) or not isinstance(shuffle_n, numbers.Integral)
+                                      or not 1 <= shuffle_n <= len(ids)):
+            raise ValueError(f"shuffle_n must be an integer in [1, {len(ids)}] (the people recorded); got "
+                             f"{shuffle_n!r}")
+        central = shuffle_epsilon(eps, len(ids) if shuffle_n is None else int(shuffle_n), shuffle_delta) \
+            if shuffled and len(ids) else None
         entry = {"label": None if label is None else str(label), "epsilon": eps, "delta": float(delta),
                  "shuffled_epsilon": None if central is None else central.epsilon,
                  "shuffled_delta": None if central is None else float(shuffle_delta),
@@ -428,6 +527,8 @@ class PrivacyLedger:
         add = pd.Series(eps, index=ids, dtype=np.float64)
         self._totals = self._totals.add(add, fill_value=0.0)
         self._entries.append(entry)
+        if len(ids) and self._kind is None:
+            self._kind = _id_kind(ids[0])
         return {k: v for k, v in entry.items() if k != "people"}
 
     def totals(self) -> "pd.Series":
@@ -435,8 +536,20 @@ class PrivacyLedger:
         return self._totals.rename("epsilon").rename_axis("person").copy()
 
     def total(self, person: Any) -> float:
-        """One person's total ε (0 for someone never recorded)."""
+        """One person's total ε (0 for someone never recorded); TypeError for an id of the other kind than the
+        ledger's (``"7"`` in a ledger of int ids), which could never be found."""
+        kind = _id_kind(person)
+        if kind is None:
+            raise TypeError(f"person must be an int or str id; got {type(person).__name__} {person!r}")
+        if self._kind is not None and kind != self._kind:
+            raise TypeError(f"person {person!r} is a {kind} id but this ledger holds {self._kind} ids; convert it "
+                            f"(e.g. {'int(x)' if self._kind == 'int' else 'str(x)'})")
         return float(self._totals.get(person, 0.0))
+
+    @property
+    def id_kind(self) -> str | None:
+        """``"int"`` or ``"str"``: the kind of person ids this ledger holds (None while it records nobody)."""
+        return self._kind
 
     def to_frame(self) -> "pd.DataFrame":
         """One row per recorded collection: label, epsilon per person, delta, strategy, mechanisms, people, time."""
@@ -458,19 +571,48 @@ class PrivacyLedger:
         """A ledger written by :meth:`to_json`; totals are recomputed from the collections."""
         import json
 
-        data = json.loads(text)
+        try:
+            data = json.loads(text)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"not an ldpnum privacy ledger: not JSON ({exc})") from None
         if not isinstance(data, dict) or data.get("format") != LEDGER_FORMAT:
             raise ValueError(f"not an ldpnum privacy ledger (format {LEDGER_FORMAT})")
+        entries = data.get("entries")
+        if not isinstance(entries, list):
+            raise ValueError("privacy ledger JSON: 'entries' must be a list of collections; "
+                             f"got {'nothing' if entries is None else type(entries).__name__}")
         ledger = cls(data.get("cap"), on_exceed=data.get("on_exceed", "raise"))
         policy, ledger.cap = ledger.cap, None  # replay without re-checking: the history is what it was
-        for e in data["entries"]:
-            ledger.record(epsilon=e["epsilon"], people=e["people"], specs=e.get("mechanisms"),
-                          strategy=e.get("strategy"), label=e.get("label"), delta=e.get("delta", 0.0))
+        for i, e in enumerate(entries):
+            missing = [k for k in ("epsilon", "people") if not isinstance(e, dict) or k not in e]
+            if missing:
+                raise ValueError(f"privacy ledger JSON: entry {i} (of {len(entries)}) lacks "
+                                 f"{' and '.join(repr(k) for k in missing)}; a collection records its epsilon "
+                                 "and its people's ids")
+            if not isinstance(e["people"], list):
+                raise ValueError(f"privacy ledger JSON: entry {i}: 'people' must be a list of ids; got "
+                                 f"{type(e['people']).__name__}")
+            try:
+                ledger.record(epsilon=e["epsilon"], people=e["people"], specs=e.get("mechanisms"),
+                              strategy=e.get("strategy"), label=e.get("label"),
+                              delta=0.0 if e.get("delta") is None else e["delta"])
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"privacy ledger JSON: entry {i} (of {len(entries)}): {exc}") from None
             for key in ("time", "shuffled_epsilon", "shuffled_delta"):
                 ledger._entries[-1][key] = e.get(key)
             ledger._entries[-1]["mechanisms"] = list(e.get("mechanisms") or [])
         ledger.cap = policy
         return ledger
+
+
+def _check_delta_spent(delta):
+    """A collection's δ as a float in [0, 1) (see :class:`PrivacyLedger`)."""
+    if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, numbers.Real):
+        raise TypeError(f"delta must be a number in [0, 1); got {type(delta).__name__} {delta!r}")
+    if not 0 <= delta < 1:
+        raise ValueError(f"delta must lie in [0, 1) (0 for pure epsilon-LDP; delta >= 1 promises nothing); "
+                         f"got {delta!r}")
+    return float(delta)
 
 
 def _check_epsilon_spent(epsilon):

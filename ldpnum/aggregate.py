@@ -3,6 +3,7 @@
 import hashlib
 import hmac
 import json
+import math
 import numbers
 import struct
 import zlib
@@ -29,6 +30,7 @@ _FLAG_N_REPORTS = 1
 _FLAG_SPARSE = 2
 _FLAG_MAC = 4
 _FLAG_SHUFFLED = 8
+_FLAG_SHUFFLE_EPSILON0 = 16  # the shuffle declaration names the local ε of each person's row (one more "<d")
 _MAC_SIZE = 32
 _U32_MAX = 2**32 - 1
 #: attrs key of the spec in :meth:`Aggregate.to_frame`'s long form.
@@ -192,7 +194,7 @@ class Aggregate:
         return self
 
     # -- shuffled collections -------------------------------------------------------------------------
-    def shuffled(self, delta: float = 1e-6) -> "Aggregate":
+    def shuffled(self, delta: float = 1e-6, *, epsilon0: float | None = None) -> "Aggregate":
         r"""This aggregate declared as **one shuffled batch**: its reports, one per distinct person, reached the
         collector anonymized and uniformly permuted (a trusted shuffler or a mixnet).
 
@@ -205,6 +207,12 @@ class Aggregate:
         ----------
         delta : float, default 1e-6
             The central δ, in (0, 1).
+        epsilon0 : float, optional
+            The local ε of what each person sent in the batch, when that is more than this column's report:
+            a row of several report columns shuffled together (``epsilon_per_row``, e.g. the sum of the
+            columns' ε). Default: the spec's ε. The central ε is then that of ``epsilon0``-LDP messages, the
+            same for every column of the batch and for the ledger's entry (a column's own ε would understate
+            what the shuffled rows reveal together). At least the spec's ε.
 
         Returns
         -------
@@ -243,7 +251,8 @@ class Aggregate:
         n = self.n_reports
         if n < 1:
             raise ValueError(f"an aggregate of no reports cannot be declared shuffled (aggregate of {self.spec})")
-        return Aggregate._merged(self.counts, self.spec, self._n_reports, (delta, n, 1))
+        return Aggregate._merged(self.counts, self.spec, self._n_reports,
+                                 _declaration(delta, n, 1, _check_epsilon0(epsilon0, self.spec), self.spec))
 
     @property
     def shuffle(self):
@@ -254,9 +263,17 @@ class Aggregate:
         if self._shuffle_amplification is None:
             from .accounting import shuffle_epsilon
 
-            delta, smallest, _ = self._shuffle
-            self._shuffle_amplification = shuffle_epsilon(self.spec.epsilon, smallest, delta)
+            delta, smallest = self._shuffle[:2]
+            self._shuffle_amplification = shuffle_epsilon(self.shuffle_epsilon0, smallest, delta)
         return self._shuffle_amplification
+
+    @property
+    def shuffle_epsilon0(self) -> float | None:
+        """The local ε of each person's message in the shuffled batch: the spec's ε, or the larger ``epsilon0``
+        it was declared with (:meth:`shuffled`); None when not shuffled."""
+        if self._shuffle is None:
+            return None
+        return self._shuffle[3] if len(self._shuffle) > 3 else self.spec.epsilon
 
     @property
     def shuffle_batches(self) -> int:
@@ -272,7 +289,9 @@ class Aggregate:
             if a[0] != b[0]:
                 raise ValueError(f"cannot merge aggregates shuffled with delta {a[0]:g} and {b[0]:g}: no single "
                                  "delta describes the result; declare both with one delta")
-            return (a[0], min(a[1], b[1]), a[2] + b[2])
+            # the largest local ε over the smallest batch bounds every batch's central ε
+            return _declaration(a[0], min(a[1], b[1]), a[2] + b[2],
+                                max(self.shuffle_epsilon0, other.shuffle_epsilon0), self.spec)
         if other.n_reports == 0:
             return a
         if self.n_reports == 0:
@@ -335,9 +354,10 @@ class Aggregate:
     def __repr__(self) -> str:
         shuffled = ""
         if self._shuffle is not None:
-            delta, smallest, batches = self._shuffle
+            delta, smallest, batches = self._shuffle[:3]
             shuffled = (f", shuffled=(delta={delta:g}" + (f", batches={batches}, smallest={smallest}" if batches > 1
-                                                          else "") + ")")
+                                                          else "")
+                        + (f", epsilon0={self._shuffle[3]:g}" if len(self._shuffle) > 3 else "") + ")")
         return (f"Aggregate(n_reports={self.n_reports}, mechanism={self.spec.mechanism!r}, "
                 f"epsilon={self.spec.epsilon:g}, n_cells={self.spec.n_cells}{shuffled})")
 
@@ -398,12 +418,15 @@ class Aggregate:
         nz = np.flatnonzero(self.counts)
         sparse = self.spec.n_cells <= _U32_MAX and 4 + 12 * nz.size < 8 * self.spec.n_cells
         flags = ((_FLAG_N_REPORTS if self._n_reports is not None else 0) | (_FLAG_SPARSE if sparse else 0)
-                 | (_FLAG_MAC if key is not None else 0) | (_FLAG_SHUFFLED if self._shuffle is not None else 0))
+                 | (_FLAG_MAC if key is not None else 0) | (_FLAG_SHUFFLED if self._shuffle is not None else 0)
+                 | (_FLAG_SHUFFLE_EPSILON0 if self._shuffle is not None and len(self._shuffle) > 3 else 0))
         parts = [_AGG_MAGIC, struct.pack("<BBHI", _AGG_FORMAT, flags, 0, len(spec_json)), spec_json]
         if self._n_reports is not None:
             parts.append(struct.pack("<q", self._n_reports))
         if self._shuffle is not None:
-            parts.append(struct.pack("<dqq", *self._shuffle))
+            parts.append(struct.pack("<dqq", *self._shuffle[:3]))
+            if len(self._shuffle) > 3:
+                parts.append(struct.pack("<d", self._shuffle[3]))
         if sparse:
             parts += [struct.pack("<I", nz.size), nz.astype("<u4").tobytes(), self.counts[nz].astype("<i8").tobytes()]
         else:
@@ -458,7 +481,8 @@ class Aggregate:
         version, flags, reserved, n_json = struct.unpack_from("<BBHI", body, 4)
         if version != _AGG_FORMAT:
             raise ValueError(f"serialized Aggregate has format version {version}; this ldpnum reads {_AGG_FORMAT}")
-        if flags & ~(_FLAG_N_REPORTS | _FLAG_SPARSE | _FLAG_MAC | _FLAG_SHUFFLED) or reserved:
+        if flags & ~(_FLAG_N_REPORTS | _FLAG_SPARSE | _FLAG_MAC | _FLAG_SHUFFLED | _FLAG_SHUFFLE_EPSILON0) \
+                or reserved or (flags & _FLAG_SHUFFLE_EPSILON0 and not flags & _FLAG_SHUFFLED):
             raise ValueError(f"serialized Aggregate has unknown flags {flags:#x} / reserved {reserved}")
         if flags & _FLAG_MAC:
             if len(body) < 12 + _MAC_SIZE:
@@ -495,6 +519,11 @@ class Aggregate:
                 raise ValueError("serialized Aggregate is truncated: shuffle declaration missing")
             shuffle = struct.unpack_from("<dqq", body, pos)
             pos += 24
+            if flags & _FLAG_SHUFFLE_EPSILON0:
+                if pos + 8 > len(body):
+                    raise ValueError("serialized Aggregate is truncated: shuffle declaration's epsilon0 missing")
+                shuffle += struct.unpack_from("<d", body, pos)
+                pos += 8
         n = spec.n_cells
         if flags & _FLAG_SPARSE:
             if n > _U32_MAX:
@@ -650,16 +679,40 @@ def _rebuild(counts, spec, n_reports, shuffle, cls=Aggregate):
         return agg
     from .accounting import check_shuffle_delta
 
-    if not isinstance(shuffle, (tuple, list)) or len(shuffle) != 3:
-        raise ValueError(f"aggregate of {spec}: shuffle declaration must be (delta, smallest batch, batches); "
-                         f"got {shuffle!r}")
-    delta, smallest, batches = shuffle
+    if not isinstance(shuffle, (tuple, list)) or len(shuffle) not in (3, 4):
+        raise ValueError(f"aggregate of {spec}: shuffle declaration must be (delta, smallest batch, batches[, "
+                         f"epsilon0]); got {shuffle!r}")
+    delta, smallest, batches = shuffle[:3]
     delta = check_shuffle_delta(delta)
+    try:
+        epsilon0 = _check_epsilon0(shuffle[3] if len(shuffle) > 3 else None, spec)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"aggregate of {spec}: shuffle declaration: {exc}") from None
     if any(isinstance(v, bool) or not isinstance(v, numbers.Integral) for v in (smallest, batches)) \
             or not 1 <= batches or not 1 <= smallest or smallest * batches > agg.n_reports:
         raise ValueError(f"aggregate of {spec}: shuffle declaration of {batches!r} batch(es) of at least "
                          f"{smallest!r} reports is impossible with {agg.n_reports} reports")
-    return Aggregate._merged(agg.counts, spec, agg._n_reports, (delta, int(smallest), int(batches)))
+    return Aggregate._merged(agg.counts, spec, agg._n_reports,
+                             _declaration(delta, int(smallest), int(batches), epsilon0, spec))
+
+
+def _check_epsilon0(epsilon0, spec):
+    """``epsilon0`` of a shuffle declaration as a float (None: the spec's ε)."""
+    if epsilon0 is None:
+        return None
+    if isinstance(epsilon0, (bool, np.bool_)) or not isinstance(epsilon0, numbers.Real):
+        raise TypeError(f"epsilon0 must be a number; got {type(epsilon0).__name__} {epsilon0!r}")
+    if not math.isfinite(epsilon0) or epsilon0 < spec.epsilon:
+        raise ValueError(f"epsilon0 (the local epsilon of each person's shuffled message) must be finite and at "
+                         f"least the report's own epsilon {spec.epsilon:g}; got {epsilon0!r}")
+    return float(epsilon0)
+
+
+def _declaration(delta, smallest, batches, epsilon0, spec=None):
+    """The stored shuffle declaration: 3 fields, or 4 when ``epsilon0`` exceeds the spec's ε."""
+    if epsilon0 is None or (spec is not None and epsilon0 == spec.epsilon):
+        return (delta, smallest, batches)
+    return (delta, smallest, batches, float(epsilon0))
 
 
 _PARALLEL_MIN = 1 << 20

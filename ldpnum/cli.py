@@ -89,6 +89,8 @@ STRATEGIES = ("all-columns", "one-column-per-row")
 #: Bytes of CSV parsed per block (blocks are gathered into ``--batch-size`` rows), and whether blocks are
 #: parsed on threads.
 CSV_BLOCK = 1 << 20
+#: Largest CSV block tried for a file with very long rows (a row must fit in one block).
+CSV_MAX_BLOCK = 1 << 30
 CSV_THREADS = True
 
 #: Bytes of a Parquet column chunk read at a time.
@@ -138,8 +140,12 @@ def _mechanism_class(name):
         raise CLIError(f"unknown mechanism {name!r}; choose one of {known} (or a mechanism's full name, e.g. "
                        "square_wave or SquareWave)") from None
     if cls.name not in cli_mechanisms():
-        raise CLIError(f"{cls.__name__} is not a mechanism for numerical columns with bounds; choose one of "
-                       f"{known}")
+        hint = ""
+        if cls.offers("estimate_heavy_hitters"):
+            hint = (f"; {cls.__name__} finds frequent items (text, bytes or ids): run `ldpnum heavy-hitters FILE "
+                    f"--column C --method {cls.name}`")
+        raise CLIError(f"{cls.__name__} is not a mechanism for numerical columns with bounds (`ldpnum privatize "
+                       f"--column` privatizes numbers in public bounds); choose one of {known}{hint}")
     return cls
 
 
@@ -211,7 +217,8 @@ def _require_pyarrow():
     import importlib.util
 
     if importlib.util.find_spec("pyarrow") is None:
-        raise CLIError("reading and writing files needs pyarrow: pip install 'ldpnum[parquet]'") from None
+        raise CLIError('reading and writing files needs pyarrow, which is not installed: pip install '
+                       '"ldpnum[parquet]" (see the README\'s "Command line" section)') from None
 
 
 def _file_kind(path):
@@ -277,31 +284,39 @@ class _Source:
             self.schema = self._csv_reader(None).schema
             self.num_rows = None
 
-    def _convert_options(self, columns, numeric):
-        """How CSV columns are parsed: the privatized ones as float64, the others type-inferred."""
+    def _convert_options(self, columns, numeric, text=()):
+        """How CSV columns are parsed: the privatized ones as float64, ``text`` ones as strings (an empty field
+        missing), the others type-inferred."""
         import pyarrow as pa
         import pyarrow.csv as pcsv
 
+        types = {c: pa.float64() for c in numeric}
+        types.update({c: pa.string() for c in text})
         return pcsv.ConvertOptions(include_columns=list(columns) if columns is not None else None,
-                                   column_types={c: pa.float64() for c in numeric})
+                                   column_types=types, strings_can_be_null=bool(text))
 
-    def _csv_reader(self, columns, numeric=()):
+    def _csv_reader(self, columns, numeric=(), text=(), block_size=None):
+        """An Arrow CSV reader with ``block_size`` (default :data:`CSV_BLOCK`): a row longer than a block is
+        read by reopening with blocks 8 times larger, up to :data:`CSV_MAX_BLOCK` (see :meth:`_read`)."""
         import pyarrow.csv as pcsv
 
         name = self.path.lower()
         delimiter = self.delimiter or ("\t" if any(name.endswith(".tsv" + c) for c in ("",) + _COMPRESSED) else ",")
         self._numeric = tuple(numeric)
-        convert = self._convert_options(columns, numeric)
+        convert = self._convert_options(columns, numeric, text)
         try:
             # Small blocks, gathered into batches below: the reader's read-ahead stays a few MB (32 MB blocks
             # let it hold over 100 MB of a 184 MB file at once).
-            return pcsv.open_csv(self.path, read_options=pcsv.ReadOptions(block_size=CSV_BLOCK,
+            return pcsv.open_csv(self.path, read_options=pcsv.ReadOptions(block_size=block_size or CSV_BLOCK,
                                                                           use_threads=CSV_THREADS),
                                  # a blank line is a row of missing values (an error, or imputed with
                                  # --nan-fill), never silently dropped
                                  parse_options=pcsv.ParseOptions(delimiter=delimiter, ignore_empty_lines=False),
                                  convert_options=convert)
         except Exception as exc:
+            size = block_size or CSV_BLOCK
+            if _straddles(exc) and size < CSV_MAX_BLOCK:
+                return self._csv_reader(columns, numeric, text, min(size * 8, CSV_MAX_BLOCK))
             raise CLIError(f"cannot read {self.path!r} as CSV: {self._explain(exc)}") from None
 
     def _explain(self, exc):
@@ -333,33 +348,50 @@ class _Source:
             raise CLIError(f"{self.path!r} has no column {missing[0]!r} (its columns: "
                            f"{', '.join(map(repr, self.schema.names))}){hint}")
 
-    def _read(self, columns, numeric):
+    def _read(self, columns, numeric, text=()):
         """The reader's own batches (Parquet: ``batch_size`` rows; CSV: one per block)."""
         if self.kind == "parquet":
             it = self._pf.iter_batches(batch_size=self.batch_size, columns=list(columns))
         else:
-            it = self._csv_reader(columns, numeric)
-        rows = 0
+            it = self._csv_reader(columns, numeric, text)
+        rows, skip, block = 0, 0, CSV_BLOCK
         while True:
             try:
                 batch = next(it)
             except StopIteration:
                 return
             except Exception as exc:
+                if self.kind == "csv" and _straddles(exc):
+                    if block < CSV_MAX_BLOCK:
+                        # a row longer than a block: read the file again with larger blocks, skipping the rows
+                        # already given (the same rows in the same order, so the same reports)
+                        block = min(block * 8, CSV_MAX_BLOCK)
+                        it, skip = self._csv_reader(columns, numeric, text, block), rows
+                        continue
+                    raise CLIError(f"cannot read {self.path!r} as CSV: a row after row {rows:,} (counting from 0, "
+                                   f"without the header) is longer than {CSV_MAX_BLOCK >> 20:,} MB, the largest "
+                                   "block the CSV reader takes; a field that long is most likely an unclosed quote "
+                                   "(check the quoting around that row) or data that does not belong in a CSV "
+                                   "cell: fix or drop that row, or convert the file to Parquet") from None
                 what, why = ("Parquet", _one_line(exc)) if self.kind == "parquet" else ("CSV", self._explain(exc))
                 raise CLIError(f"cannot read {self.path!r} as {what} (after row {rows}): {why}") from None
+            if skip:
+                drop = min(skip, batch.num_rows)
+                batch, skip = batch.slice(drop), skip - drop
+                if not batch.num_rows:
+                    continue
             rows += batch.num_rows
             yield batch
 
-    def batches(self, columns, numeric=()):
+    def batches(self, columns, numeric=(), text=()):
         """Yield ``(first_row, RecordBatch)`` over ``columns``, ``batch_size`` rows each (the last fewer).
 
-        ``numeric`` columns of a CSV file are parsed as float64.
+        ``numeric`` columns of a CSV file are parsed as float64, ``text`` ones as strings (never inferred).
         """
         import pyarrow as pa
 
         start, pending, n_pending = 0, [], 0
-        for batch in self._read(columns, numeric):
+        for batch in self._read(columns, numeric, text):
             if not pending and batch.num_rows == self.batch_size:  # as read (Parquet): no copy
                 yield start, batch
                 start += self.batch_size
@@ -375,6 +407,11 @@ class _Source:
         if n_pending:
             table = pa.Table.from_batches(pending).combine_chunks()
             yield start, table.to_batches()[0]
+
+
+def _straddles(exc):
+    """Whether Arrow's CSV reader failed on a row longer than its block."""
+    return "straddl" in str(exc)
 
 
 def _is_numeric(arrow_type):
@@ -574,6 +611,9 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
             shuffle_delta = check_shuffle_delta(shuffle_delta)
         except (TypeError, ValueError) as exc:
             raise CLIError(f"--shuffle-delta: {_one_line(exc)}") from None
+        if keep:
+            raise CLIError(f"a shuffled collection keeps no input column beside its reports (keep={list(keep)!r}): "
+                           "a kept column can link each report to its sender")
     schema, info = _report_schema(src, mechanisms, keep, strategy, sources, shuffle_delta)
     specs = {c: m.spec for c, m in mechanisms.items()}
     out_dir = os.path.dirname(os.path.abspath(out))
@@ -669,7 +709,7 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
                   f"at row {first}", file=log)
     return {"rows": rows, "columns": columns, "specs": specs, "strategy": strategy,
             "epsilon_per_row": info["epsilon_per_row"], "clipped": {c: v[0] for c, v in clipped.items()},
-            "kept": keep}
+            "kept": keep, "reports": {c: int(d.split(":")[0]) for c, d in digests.items()}}
 
 
 def _remove_stale_temporaries(out):
@@ -918,20 +958,33 @@ def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, pr
     (1000, 0)
     """
     _require_pyarrow()
+    path = str(path)
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
+    if os.path.isdir(path):  # a dataset of part files (Dask's to_parquet): each part checked on its own
+        from ._frame import check_parts
+
+        files = parquet_parts(path)
+        parts = [_aggregate_part(f, column, spec, batch_size, progress, key) for f in files]
+        try:  # one collection's parts, none twice
+            check_parts([(os.path.basename(f), cid, digest) for f, (_, _, cid, digest) in zip(files, parts)],
+                        f"the part files of {path!r}")
+        except ValueError as exc:
+            raise CLIError(_one_line(exc)) from None
+        from .aggregate import Aggregate
+
+        return Aggregate.merge(a for a, *_ in parts), sum(m for _, m, *_ in parts)
+    return _aggregate_part(path, column, spec, batch_size, progress, key)[:2]
+
+
+def _aggregate_part(path, column, spec, batch_size, progress, key):
+    """:func:`aggregate_file` of one file: ``(aggregate, n_missing, collection id or None, digest of the
+    column's codes)``."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.types as pat
 
-    path = str(path)
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
-    if os.path.isdir(path):  # a dataset of part files (Dask's to_parquet): each part checked on its own
-        parts = [aggregate_file(f, column, spec=spec, batch_size=batch_size, progress=progress, key=key)
-                 for f in parquet_parts(path)]
-        from .aggregate import Aggregate
-
-        return Aggregate.merge(a for a, _ in parts), sum(m for _, m in parts)
     from ._frame import add_digests, codes_digest, specs_from_parquet_metadata, verify_info
 
     pf, mech = _report_column(path, column, spec)
@@ -973,8 +1026,7 @@ def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, pr
                 arr = pc.drop_null(arr)
             n_missing += n - len(arr)
             codes = arr.to_numpy(zero_copy_only=False)
-            if recorded is not None:
-                digest = add_digests(digest, codes_digest(np.asarray(codes)))
+            digest = add_digests(digest, codes_digest(np.asarray(codes)))
             try:  # column codes back to the mechanism's reports (a vector's row of codes is packed in one)
                 total = total + mech.aggregate(mech.reports_from_column(np.asarray(codes)))
             except (TypeError, ValueError) as exc:
@@ -992,10 +1044,12 @@ def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, pr
     delta = (info or {}).get("shuffle_delta")
     if delta is not None and total.n_reports:
         try:
-            total = total.shuffled(delta)
+            eps_row = (info or {}).get("epsilon_per_row")  # the rows' messages, as in the ledger's entry
+            total = total.shuffled(delta, epsilon0=eps_row if eps_row is not None and eps_row > total.spec.epsilon
+                                   else None)
         except (TypeError, ValueError) as exc:
             raise CLIError(f"{path!r} carries a malformed shuffle declaration: {_one_line(exc)}") from None
-    return total, n_missing
+    return total, n_missing, (info or {}).get("collection"), digest
 
 
 def _parse_range(tokens):
@@ -1316,7 +1370,7 @@ def _open_ledger(args, mechanisms):
         raise CLIError(f"cannot read --ledger {args.ledger!r}: {exc.strerror}") from None
     except (ValueError, KeyError, TypeError) as exc:
         raise CLIError(f"--ledger {args.ledger!r}: {_one_line(exc)}") from None
-    people = _read_people(args.input, args.people_column, args.delimiter)
+    people = _read_people(args.input, args.people_column, args.delimiter, ledger.id_kind)
     eps = [m.epsilon for m in mechanisms.values()]
     planned = max(eps) if args.strategy == "one-column-per-row" else math.fsum(eps)
     try:
@@ -1328,18 +1382,35 @@ def _open_ledger(args, mechanisms):
     return ledger, people
 
 
-def _read_people(path, column, delimiter):
-    """The person ids of an input file's column (one pass over that column only), as ints or strs."""
+def _read_people(path, column, delimiter, kind=None):
+    """The person ids of an input file's column (one pass over that column only), as text: a CSV column is read
+    as strings whatever it looks like, a Parquet column's ints (or whole floats) are written in decimal. So the
+    same person has the same id in every file, whether or not the rest of a file's column looks numeric (type
+    inference would make ``7`` an int in one file and ``"7"`` a str in another, and ``"007"`` an int 7).
+
+    ``kind="int"`` (a ledger already holding int ids, written by the library) converts the ids to ints instead,
+    refusing any that are not written as a plain decimal integer."""
+    import numpy as np
     import pandas as pd
 
     src = _Source(path, DEFAULT_BATCH_SIZE, None if delimiter is None else delimiter.replace("\\t", "\t"))
     src.check_columns([column])
-    parts = [batch.column(0).to_pandas() for _, batch in src.batches([column])]
+    parts = [batch.column(0).to_pandas() for _, batch in src.batches([column], text=[column])]
     ids = pd.concat(parts, ignore_index=True) if parts else pd.Series([], dtype=object)
     if ids.dtype.kind == "f" and ids.notna().all() and (ids == ids.round()).all():
         ids = ids.astype("int64")
-    elif ids.dtype.kind not in "iu":
-        ids = ids.astype(object).where(ids.isna(), ids.astype(str))
+    if ids.dtype.kind in "iu" and kind == "int":
+        return pd.Index(ids)
+    ids = ids.astype(object).where(ids.isna(), ids.astype(str))
+    if kind == "int" and ids.notna().all():
+        canonical = ids.str.fullmatch(r"-?(0|[1-9][0-9]*)")
+        if not canonical.all():
+            bad = np.flatnonzero(~canonical.to_numpy())
+            raise CLIError(f"--people-column {column!r}: the ledger holds int person ids, but {bad.size} id(s) of "
+                           f"{path!r} are not plain decimal integers (first: row {bad[0]}, {ids.iloc[bad[0]]!r}); "
+                           "a ledger keeps one id type so that the same person cannot pass its cap twice")
+        values = [int(v) for v in ids]
+        ids = pd.Series(values, dtype=np.int64 if all(-2**63 <= v < 2**63 for v in values) else object)
     return pd.Index(ids)
 
 
@@ -1389,13 +1460,61 @@ def _expected_spec_file(path, column):
         raise CLIError(f"--expect-spec file {path!r} is not an ldpnum spec: {_one_line(exc)}") from None
 
 
-def write_spec_file(path, specs):
-    """Write the specs a collection was deployed with (``{"columns": {column: Spec.to_dict()}}``), for
-    ``estimate --expect-spec``: the collector keeps this file apart from the reports."""
-    doc = {"format": 1, "columns": {c: sp.to_dict() for c, sp in specs.items()}}
+def write_spec_file(path, specs, shuffle_delta=None):
+    """Write the specs a collection was deployed with (``{"columns": {column: Spec.to_dict()}, "shuffle_delta":
+    δ or null}``), for ``estimate --expect-spec``: the collector keeps this file apart from the reports.
+
+    ``shuffle_delta`` records the collection's shuffle declaration (``privatize --shuffled``; null for reports
+    that were not shuffled), so that ``estimate --expect-spec`` refuses a file whose declaration was added,
+    removed or changed afterwards: a declaration is a claim about how the reports travelled, which the reports
+    themselves cannot show, and it lowers the ε an estimate prints."""
+    doc = {"format": 1, "columns": {c: sp.to_dict() for c, sp in specs.items()},
+           "shuffle_delta": None if shuffle_delta is None else float(shuffle_delta)}
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=2, sort_keys=True)
         f.write("\n")
+
+
+def _expected_shuffle(args):
+    """``(stated, delta)``: whether the ``--expect-spec`` file states the collection's shuffle declaration (files
+    written by ``privatize --write-spec`` do; a lone spec's JSON, ``--spec`` and ``--mechanism`` do not), and
+    its central δ (None: not shuffled)."""
+    path = getattr(args, "expect_spec", None)
+    if path is None:
+        return False, None
+    with open(path, encoding="utf-8") as f:  # read once already by _expected_spec_file: no error here
+        doc = json.load(f)
+    if not (isinstance(doc, dict) and "shuffle_delta" in doc):
+        return False, None
+    delta = doc["shuffle_delta"]
+    if delta is not None:
+        from .accounting import check_shuffle_delta
+
+        try:
+            delta = check_shuffle_delta(delta)
+        except (TypeError, ValueError) as exc:
+            raise CLIError(f"--expect-spec file {path!r}: {_one_line(exc)}") from None
+    return True, delta
+
+
+def _check_shuffle_declaration(args, agg):
+    """Compare the reports' shuffle declaration with the deployed one (``--expect-spec``); refuse a mismatch,
+    or say that it was not checked."""
+    stated, expected = _expected_shuffle(args)
+    found = None if agg.shuffle is None else agg.shuffle.delta
+    if stated:
+        if found != expected:
+            what = "declares no shuffle" if found is None else \
+                f"declares its reports shuffled (central delta {found:g})"
+            deployed = "not shuffled" if expected is None else f"shuffled with central delta {expected:g}"
+            raise CLIError(f"{args.reports!r} {what}, but the collection was deployed {deployed} (--expect-spec "
+                           f"{args.expect_spec}): the file's record was changed after privatizing; no estimate "
+                           "is made from it")
+    elif found is not None:
+        print(f"ldpnum: note: the shuffle declaration (central delta {found:g}) was read from the file and not "
+              "checked: the central epsilon shown holds only if the reports were shuffled as declared; state the "
+              "deployment with --expect-spec FILE (written by privatize --write-spec, which records it)",
+              file=sys.stderr)
 
 
 def _explicit_spec(args):
@@ -1442,7 +1561,7 @@ class _ItemSource(_Source):
         self._item_type = item_type
         super().__init__(path, batch_size, delimiter)
 
-    def _convert_options(self, columns, numeric):
+    def _convert_options(self, columns, numeric, text=()):
         import pyarrow as pa
         import pyarrow.csv as pcsv
 
@@ -1958,6 +2077,8 @@ def _cmd_privatize(args):
     if not columns and not args.columns:
         raise CLIError("nothing to privatize: give --column C (with --mechanism, --epsilon, --bounds) or "
                        "--columns C1,C2 with --spec")
+    for name in (args.mechanism or []) if columns else []:
+        _mechanism_class(name)  # a mechanism that takes no bounds is named as such, not asked for --bounds
     missing = [flag for flag, v in (("--mechanism", args.mechanism), ("--epsilon", args.epsilon),
                                     ("--bounds", args.bounds)) if columns and not v]
     if missing:
@@ -1988,6 +2109,11 @@ def _cmd_privatize(args):
     key = _read_key(args.mac_key_file)
     if args.shuffle_delta is not None and not args.shuffled:
         raise CLIError("--shuffle-delta goes with --shuffled")
+    if args.shuffled and args.keep:
+        raise CLIError(f"--shuffled declares that the reports reach the analyst with nothing linking them to their "
+                       f"senders, but --keep {args.keep[0]} copies an input column beside them, which can identify "
+                       "each row: write the reports without --keep (record the people with --ledger "
+                       "--people-column, which never writes ids into the reports)")
     shuffle_delta = (1e-6 if args.shuffle_delta is None else args.shuffle_delta) if args.shuffled else None
     if shuffle_delta is not None:
         from .accounting import check_shuffle_delta
@@ -2004,13 +2130,15 @@ def _cmd_privatize(args):
                           progress=args.progress, key=key, shuffle_delta=shuffle_delta)
     if args.write_spec:
         try:
-            write_spec_file(args.write_spec, info["specs"])
+            write_spec_file(args.write_spec, info["specs"], shuffle_delta)
         except OSError as exc:
             raise CLIError(f"cannot write --write-spec file {args.write_spec!r}: {exc.strerror}") from None
     if ledger is not None:
+        counts = [n for n in info["reports"].values() if n]
         ledger.record(epsilon=info["epsilon_per_row"], people=people, specs=info["specs"], strategy=info["strategy"],
                       label=args.label, shuffled=args.shuffled,
-                      shuffle_delta=1e-6 if shuffle_delta is None else shuffle_delta)
+                      shuffle_delta=1e-6 if shuffle_delta is None else shuffle_delta,
+                      shuffle_n=min(counts) if args.shuffled and counts else None)
         _write_atomic(args.ledger, ledger.to_json())
     for c, spec in info["specs"].items():
         print(f"{c}: {spec}")
@@ -2042,6 +2170,8 @@ def _cmd_estimate(args):
         print(f"ldpnum: note: the spec of {args.column!r} was read from the file and not checked against the "
               "one you deployed; state it with --expect-spec FILE (written by privatize --write-spec)",
               file=sys.stderr)
+    if key is None or getattr(args, "expect_spec", None) is not None:
+        _check_shuffle_declaration(args, agg)  # (a record signed with --mac-key-file cannot have been edited)
     out, dist = _estimates(mech, agg, whats, args)
     spec = agg.spec
     if args.plot:

@@ -47,6 +47,7 @@ from dask.dataframe.utils import make_meta
 import numpy as np
 
 from .spec import Spec
+from ._frame import new_collection_id
 from ._random import child_rng, resolve_rng
 from .engines import aggregate_frame, partition_privatize, tree_merge
 from .exceptions import InvalidValuesError
@@ -97,59 +98,80 @@ def _in_partition(exc, part, number):
     return type(exc)(text)
 
 
-def _declared(out, shuffle_delta):
-    """A partition's reports with the collection's shuffle declaration (δ) recorded in its attrs."""
-    if shuffle_delta is not None:
-        from ._frame import ATTRS_KEY
+def _declared(out, shuffle_delta, collection=None):
+    """A partition's reports with the collection's shuffle declaration (δ) and id recorded in its attrs (the
+    same in every partition, so ``compute()``'s concatenation keeps them)."""
+    from ._frame import ATTRS_KEY
 
+    if shuffle_delta is not None:
         out.attrs[ATTRS_KEY]["shuffle_delta"] = float(shuffle_delta)
+    if collection is not None:
+        out.attrs[ATTRS_KEY]["collection"] = collection
     return out
 
 
 def _privatize_frame_partition(df, mechanisms, seed, strategy, nan_policy, fill_value, nonce, shuffle_delta=None,
-                               partition_info=None):
+                               collection=None, partition_info=None):
     """One partition of :func:`privatize_frame`; ``nonce`` only makes a secure run's task keys unique."""
     number = _partition_number(partition_info)
     try:
         return _declared(partition_privatize(df, mechanisms, seed=seed, partition_index=number, strategy=strategy,
-                                             nan_policy=nan_policy, fill_value=fill_value), shuffle_delta)
+                                             nan_policy=nan_policy, fill_value=fill_value), shuffle_delta,
+                         collection)
     except (TypeError, ValueError) as exc:
         raise _in_partition(exc, df, number) from None
 
 
 def _privatize_series_partition(s, mechanism, seed, nan_policy, fill_value, nonce, shuffle_delta=None,
-                                partition_info=None):
+                                collection=None, partition_info=None):
     """One partition of :func:`privatize_series`."""
     number = _partition_number(partition_info)
     try:
         return _declared(partition_privatize(s, mechanism, seed=seed, partition_index=number, nan_policy=nan_policy,
-                                             fill_value=fill_value), shuffle_delta)
+                                             fill_value=fill_value), shuffle_delta, collection)
     except (TypeError, ValueError) as exc:
         raise _in_partition(exc, s, number) from None
 
 
-def _as_one_batch(agg, shuffle_delta):
+def _as_one_batch(agg, shuffle_delta, epsilon_per_row=None):
     """The merged aggregate of a collection declared shuffled, declared as the one batch it is (each partition's
-    aggregate carries the declaration of its own part; merged, they would read as batches shuffled apart)."""
+    aggregate carries the declaration of its own part; merged, they would read as batches shuffled apart), of
+    messages of ``epsilon_per_row`` (each person's row) as in the pandas accessor."""
     if isinstance(agg, dict):
-        return {c: _as_one_batch(a, shuffle_delta) for c, a in agg.items()}
-    return agg.shuffled(shuffle_delta) if agg.n_reports else agg
+        return {c: _as_one_batch(a, shuffle_delta, epsilon_per_row) for c, a in agg.items()}
+    if not agg.n_reports:
+        return agg
+    eps = epsilon_per_row if epsilon_per_row is not None and epsilon_per_row > agg.spec.epsilon else None
+    return agg.shuffled(shuffle_delta, epsilon0=eps)
 
 
-def _aggregate_partition(part, column, spec):
-    """The Aggregate of one partition (a pandas DataFrame with ``column``, or a report Series)."""
+def _part_record(part, columns, number):
+    """``(name, collection id or None, digest of the codes)`` of one partition, for :func:`_check_parts`."""
+    import pandas as pd
+
+    from ._frame import add_digests, codes_digest, frame_info
+
+    cols = [part] if isinstance(part, pd.Series) else [part[c] for c in columns]
+    digest = add_digests(*(codes_digest(c.dropna().to_numpy()) for c in cols))
+    return f"partition {number}", (frame_info(part) or {}).get("collection"), digest
+
+
+def _aggregate_partition(part, column, spec, number=0):
+    """``(Aggregate, [part record])`` of one partition (a pandas DataFrame with ``column``, or a report
+    Series)."""
     import pandas as pd
 
     if isinstance(part, pd.Series):
         from .pandas import aggregate_series
 
-        return aggregate_series(part, spec)
-    return aggregate_frame(part, column, spec)
+        return aggregate_series(part, spec), [_part_record(part, None, number)]
+    return aggregate_frame(part, column, spec), [_part_record(part, [column], number)]
 
 
-def _aggregate_columns(part, columns, specs):
-    """Column -> Aggregate of several report columns of one partition."""
-    return {c: aggregate_frame(part, c, s) for c, s in zip(columns, specs)}
+def _aggregate_columns(part, columns, specs, number=0):
+    """``(column -> Aggregate, [part record])`` of several report columns of one partition."""
+    return ({c: aggregate_frame(part, c, s) for c, s in zip(columns, specs)},
+            [_part_record(part, columns, number)])
 
 
 def _merge_dicts(a, b):
@@ -158,6 +180,23 @@ def _merge_dicts(a, b):
 
 def _merge_pair(a, b):
     return a + b
+
+
+def _merge_tagged(a, b):
+    """Merge two ``(aggregate or dict of them, part records)``."""
+    merged = _merge_dicts(a[0], b[0]) if isinstance(a[0], dict) else a[0] + b[0]
+    return merged, a[1] + b[1]
+
+
+def _check_parts(tagged):
+    """The merged aggregate, once its partitions are known to be one collection's, each once
+    (:func:`ldpnum._frame.check_parts`: a partition read from a part file of another collection, or a copied
+    part file, is refused)."""
+    from ._frame import check_parts
+
+    total, records = tagged
+    check_parts(records, "the partitions")
+    return total
 
 
 # -- the collection-level functions ----------------------------------------------------------------------------
@@ -209,12 +248,13 @@ def privatize_frame(ddf, mechanisms, *, rng=None, strategy=None, nan_policy="rai
     seed = _run_seed(rng)
     from .pandas import _shuffle_check, resolve_strategy
 
-    delta = _shuffle_check(shuffled, shuffle_delta)
+    delta = _shuffle_check(shuffled, shuffle_delta, make_meta(ddf))
     strategy = resolve_strategy(strategy, mechanisms, stacklevel=4)  # the pandas default, warned once here
+    collection = new_collection_id(seed)
     meta = _declared(partition_privatize(make_meta(ddf), mechanisms, seed=0, partition_index=0, strategy=strategy,
-                                         nan_policy=nan_policy, fill_value=fill_value), delta)
+                                         nan_policy=nan_policy, fill_value=fill_value), delta, collection)
     return ddf.map_partitions(_privatize_frame_partition, mechanisms, seed, strategy, nan_policy, fill_value,
-                              _nonce(seed), delta, meta=meta)
+                              _nonce(seed), delta, collection, meta=meta)
 
 
 def privatize_series(dds, mechanism, *, rng=None, nan_policy="raise", fill_value=None, shuffled=False,
@@ -233,11 +273,12 @@ def privatize_series(dds, mechanism, *, rng=None, nan_policy="raise", fill_value
     seed = _run_seed(rng)
     from .pandas import _shuffle_check
 
-    delta = _shuffle_check(shuffled, shuffle_delta)
+    delta = _shuffle_check(shuffled, shuffle_delta, make_meta(dds))
+    collection = new_collection_id(seed)
     meta = _declared(partition_privatize(make_meta(dds), mechanism, seed=0, partition_index=0, nan_policy=nan_policy,
-                                         fill_value=fill_value), delta)
+                                         fill_value=fill_value), delta, collection)
     return dds.map_partitions(_privatize_series_partition, mechanism, seed, nan_policy, fill_value,
-                              _nonce(seed), delta, meta=meta)
+                              _nonce(seed), delta, collection, meta=meta)
 
 
 def tree_sum(parts, merge=_merge_pair):
@@ -320,8 +361,9 @@ def aggregate(obj, column=None, *, spec=None):
                 raise ValueError("aggregate: the frame records no report columns; name the column and pass spec=")
             task = dask.delayed(_aggregate_columns, pure=True)
             columns = list(specs)
-            parts = [task(part, columns, list(specs.values())) for part in obj[columns].to_delayed()]
-            return _one_batch(obj, tree_sum(parts, merge=_merge_dicts))
+            parts = [task(part, columns, list(specs.values()), i)
+                     for i, part in enumerate(obj[columns].to_delayed())]
+            return _one_batch(obj, _checked(tree_sum(parts, merge=_merge_tagged)))
         if column not in obj.columns:
             raise ValueError(f"column {column!r} is not in the frame (columns: {list(obj.columns)})")
         obj = obj[[column]]  # only the report column is read from each partition
@@ -332,13 +374,20 @@ def aggregate(obj, column=None, *, spec=None):
         raise TypeError(f"expected a Dask DataFrame or Series; got {type(obj).__name__}")
     spec = _column_spec(obj, column, spec)
     task = dask.delayed(_aggregate_partition, pure=True)
-    return _one_batch(obj, tree_sum([task(part, column, spec) for part in obj.to_delayed()]))
+    parts = [task(part, column, spec, i) for i, part in enumerate(obj.to_delayed())]
+    return _one_batch(obj, _checked(tree_sum(parts, merge=_merge_tagged)))
+
+
+def _checked(tagged):
+    return dask.delayed(_check_parts, pure=True)(tagged)
 
 
 def _one_batch(obj, total):
     """``total`` (a Delayed aggregate or dict of them) declared one shuffled batch when the collection says so."""
-    delta = _info(obj).get("shuffle_delta")
-    return total if delta is None else dask.delayed(_as_one_batch, pure=True)(total, delta)
+    info = _info(obj)
+    delta = info.get("shuffle_delta")
+    return total if delta is None else dask.delayed(_as_one_batch, pure=True)(total, delta,
+                                                                             info.get("epsilon_per_row"))
 
 
 def _mech_agg(obj, column, spec):

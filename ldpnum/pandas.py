@@ -156,7 +156,7 @@ def _copy_other_attrs(src, dst):
 # -- privatizing -----------------------------------------------------------------------------------------
 
 def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=None, ledger=None, people=None,
-                     label=None, shuffled=False, shuffle_delta=1e-6, _digest=True):
+                     label=None, shuffled=False, shuffle_delta=1e-6, unknown="raise", _digest=True):
     """Privatize one column: a new Series of report codes, same index and name, spec in its ``attrs``.
 
     Parameters
@@ -179,7 +179,9 @@ def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=N
         Records the collection (each person spends ``mechanism.epsilon``) after checking its cap before
         anything is drawn (see :class:`~ldpnum.accounting.PrivacyLedger`).
     people : array-like, optional
-        The ids of the rows' people for the ledger (default: the index).
+        The ids of the rows' people for the ledger, one per row (default: the index). For a DataFrame it may
+        also be the name of its column of ids (``people="pid"``, as the command line's ``--people-column``).
+        A string given for a Series is refused (it is not read as its characters).
     label : str, optional
         The collection's name in the ledger.
     shuffled : bool, default False
@@ -189,6 +191,10 @@ def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=N
         the ledger entry shows it too.
     shuffle_delta : float, default 1e-6
         The central δ of a shuffled collection, in (0, 1).
+    unknown : {"raise", "uniform"}, optional
+        For categorical mechanisms (frequency oracles): codes outside ``[0, k)`` raise (default) or, with
+        ``"uniform"``, are reported uniformly at random (as the mechanism's own ``privatize(..., unknown=)``).
+        Refused for other mechanisms.
 
     Returns
     -------
@@ -230,8 +236,8 @@ def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=N
     _check_mechanism(mechanism, s.name)
     _check_name(s.name, allow_none=True)
     _check_rng(rng)
-    values = mechanism.prepare_values(s, name=_subject(s.name), nan_policy=nan_policy, fill_value=fill_value)
-    delta = _shuffle_check(shuffled, shuffle_delta)
+    values = _prepare(mechanism, s, _subject(s.name), nan_policy, fill_value, unknown)
+    delta = _shuffle_check(shuffled, shuffle_delta, s)
     ids = _ledger_check(ledger, mechanism.epsilon, s, people)
     reports = mechanism._randomize(values, child_rng(rng, 0))
     if ledger is not None:
@@ -244,14 +250,25 @@ def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=N
                         shuffle_delta=delta)
 
 
-def _shuffle_check(shuffled, shuffle_delta):
+def _shuffle_check(shuffled, shuffle_delta, obj=None):
     """The central δ to record for a collection declared shuffled (None when it is not), checked before
-    anything is drawn."""
+    anything is drawn.
+
+    A declaration is refused for reports that keep an identifying index (``obj``'s index other than a
+    RangeIndex of positions): the reports keep their input's index, and a shuffled batch must reach the
+    analyst with nothing that links a report to its sender (the command line likewise refuses ``--shuffled``
+    with ``--keep``)."""
     if not isinstance(shuffled, (bool, np.bool_)):
         raise TypeError(f"shuffled must be True or False; got {type(shuffled).__name__} {shuffled!r}")
     from .accounting import check_shuffle_delta
 
     delta = check_shuffle_delta(shuffle_delta)
+    if shuffled and obj is not None and not isinstance(obj.index, pd.RangeIndex):
+        first = obj.index[0] if len(obj.index) else None
+        raise ValueError(f"shuffled=True declares that the reports reach the analyst with nothing linking them to "
+                         f"their senders, but they keep the input's index ({type(obj.index).__name__}"
+                         f"{'' if first is None else f', first label {first!r}'}), which identifies each row: "
+                         "privatize obj.reset_index(drop=True) (a ledger still names the people with people=)")
     return delta if shuffled else None
 
 
@@ -282,7 +299,8 @@ def resolve_strategy(strategy, mechanisms, *, stacklevel=3):
 
 
 def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="raise", fill_value=None,
-                    ledger=None, people=None, label=None, shuffled=False, shuffle_delta=1e-6, _digest=True):
+                    ledger=None, people=None, label=None, shuffled=False, shuffle_delta=1e-6, unknown="raise",
+                    _digest=True):
     r"""Privatize some columns of a DataFrame: a new DataFrame of report columns, budget recorded.
 
     Parameters
@@ -311,6 +329,8 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
         As for :func:`privatize_series`: the rows' reports reach the analyst shuffled together as one batch.
         Each column's estimates show the central ε of that column's reports; the ledger entry shows that of
         ``epsilon_per_row`` over the rows.
+    unknown : {"raise", "uniform"}, optional
+        As for :func:`privatize_series`, for every categorical column (refused when there is none).
 
     Returns
     -------
@@ -379,12 +399,15 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
         _check_name(labels[c], allow_none=False)
         _check_mechanism(mechanisms[c], labels[c])
     _check_rng(rng)
-    prepared = [mechanisms[c].prepare_values(df[list(sources[c])] if sources[c] is not None else df[c],
-                                             name=_subject(labels[c]), nan_policy=nan_policy, fill_value=fills[c])
+    if unknown != "raise" and not any(_takes_unknown(mechanisms[c]) for c in columns):
+        _prepare(mechanisms[columns[0]], None, None, nan_policy, None, unknown)  # the refusal
+    prepared = [_prepare(mechanisms[c], df[list(sources[c])] if sources[c] is not None else df[c],
+                         _subject(labels[c]), nan_policy, fills[c], unknown if _takes_unknown(mechanisms[c])
+                         else "raise")
                 for c in columns]
     planned = (math.fsum(mechanisms[c].epsilon for c in columns) if strategy == "all-columns"
                else max(mechanisms[c].epsilon for c in columns))
-    delta = _shuffle_check(shuffled, shuffle_delta)
+    delta = _shuffle_check(shuffled, shuffle_delta, df)
     ids = _ledger_check(ledger, planned, df, people)
     # Everything is valid: from here on, words are drawn.
     m, n = len(columns), len(df)
@@ -417,8 +440,12 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
             epsilons.append(mech.epsilon)
         epsilon_per_row = max(epsilons)
     if ledger is not None:
+        # under one-column-per-row each column's estimates show the central epsilon of its own reports: the
+        # entry states the largest of them (the smallest column's), so the two agree
+        counts = [int(len(v) - v.isna().sum()) for v in data.values()] if strategy == "one-column-per-row" else []
         ledger.record(epsilon=epsilon_per_row, people=ids, specs=specs, strategy=strategy, label=label,
-                      shuffled=shuffled, shuffle_delta=shuffle_delta)
+                      shuffled=shuffled, shuffle_delta=shuffle_delta,
+                      shuffle_n=min((c for c in counts if c), default=None) if shuffled else None)
     out = pd.DataFrame(data, index=df.index, copy=False)
     out.columns.name = df.columns.name
     _copy_other_attrs(df, out)
@@ -436,11 +463,48 @@ def _ledger_check(ledger, epsilon, obj, people):
         return None
     if not (hasattr(ledger, "check") and hasattr(ledger, "record")):
         raise TypeError(f"ledger must be an ldpnum.PrivacyLedger; got {type(ledger).__name__}")
+    if people is not None and (isinstance(people, (str, bytes)) or np.ndim(people) == 0):
+        # one label: a DataFrame's column of person ids (as the command line's --people-column), never the
+        # characters of a string read as ids
+        if not isinstance(obj, pd.DataFrame):
+            raise TypeError(f"people must be the rows' person ids, one per row (array-like); got "
+                            f"{type(people).__name__} {people!r} (a column name works for a DataFrame only)")
+        if people not in obj.columns:
+            raise ValueError(f"people={people!r} names no column of the DataFrame (its columns: "
+                             f"{list(obj.columns)}); pass the column of person ids, or the ids themselves, one per "
+                             "row")
+        people = obj[people]
     ids = obj.index if people is None else people
     if people is not None and len(people) != len(obj):
         raise ValueError(f"people has {len(people)} ids for {len(obj)} rows")
+    if isinstance(ids, pd.Series):
+        ids = pd.Index(ids.to_numpy() if ids.dtype.kind in "iuO" else ids.astype(object).to_numpy())
     ledger.check(epsilon=epsilon, people=ids)
     return ids
+
+
+def _row_epsilon(obj, agg):
+    """The local ε of each person's row in a shuffled batch (``epsilon_per_row`` of the record, at least the
+    column's own ε): every column of the batch, and the ledger's entry, show the central ε of that."""
+    info = frame_info(obj) or {}
+    eps = info.get("epsilon_per_row")
+    return None if eps is None or eps <= agg.spec.epsilon else float(eps)
+
+
+def _takes_unknown(mech):
+    import inspect
+
+    return "unknown" in inspect.signature(mech.prepare_values).parameters
+
+
+def _prepare(mech, x, name, nan_policy, fill_value, unknown):
+    """``mech.prepare_values`` of one column, with ``unknown=`` for the mechanisms that take it."""
+    if unknown == "raise":
+        return mech.prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value)
+    if not _takes_unknown(mech):
+        raise TypeError(f"unknown={unknown!r} applies to categorical mechanisms (frequency oracles such as "
+                        f"ldp.GRR); {type(mech).__name__} takes values in bounds (out-of-range values are clipped)")
+    return mech.prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value, unknown=unknown)
 
 
 def _vector_sources(key, mech):
@@ -642,7 +706,7 @@ def aggregate_series(s, spec=None):
         check_codes(s, s.name, None if one_code else mech.column_codes(reports),
                     digest=histogram_digest(agg.counts) if one_code else None)
     delta = shuffle_delta_of(s)
-    return agg if delta is None or not agg.n_reports else agg.shuffled(delta)
+    return agg if delta is None or not agg.n_reports else agg.shuffled(delta, epsilon0=_row_epsilon(s, agg))
 
 
 def estimate_mean_named(mech, agg, record, name):
@@ -654,15 +718,36 @@ def estimate_mean_named(mech, agg, record, name):
     return named(_need(mech, "estimate_mean")(agg), name)
 
 
-def _run_sets(protocol, finds, s, rng, truncate, shuffled, shuffle_delta):
+def _no_other_arguments(what, kwargs):
+    """A clear TypeError for keywords a privatizing call does not take (rather than Python's bare one)."""
+    if not kwargs:
+        return
+    name = next(iter(kwargs))
+    hint = {"bandwidth": "a mechanism's parameters are given to its constructor (e.g. "
+                         "ldp.GeneralWave(epsilon, bounds, shape=...)), estimator settings to the "
+                         "estimate (e.g. reports.ldp.estimate_distribution(...))",
+            "out_of_range": "out-of-range values are clipped with a ClippingWarning; check them before privatizing "
+                            "to refuse them instead"}.get(name, "see help(" + what + ")")
+    raise TypeError(f"{what} got an unexpected keyword argument {name!r}: {hint}")
+
+
+def _run_sets(protocol, finds, s, rng, truncate, shuffled, shuffle_delta, ledger=None, people=None, label=None):
     """``protocol.run`` on a column of sets, for a protocol that finds ``finds`` ("items" or "itemsets");
-    ``shuffled``/``shuffle_delta`` go to it unchanged (each phase one shuffled batch)."""
+    ``shuffled``/``shuffle_delta`` go to it unchanged (each phase one shuffled batch). With a ledger, the cap is
+    checked before anything is drawn and the collection recorded after it: each person reports in one phase with
+    the protocol's full ε (parallel composition over the phases), so each spends ``protocol.epsilon``."""
     if getattr(protocol, "finds", None) != finds:
         want = "ldp.SVIM(...)" if finds == "items" else "ldp.SVSM(...)"
         raise TypeError(f"frequent_{finds} needs a set-valued protocol that finds {finds}, e.g. {want}; got "
                         f"{type(protocol).__name__}")
     _check_rng(rng)
+    if shuffled:
+        _shuffle_check(shuffled, shuffle_delta)
+    ids = _ledger_check(ledger, protocol.epsilon, s, people)
     result = protocol.run(s, rng=rng, truncate=truncate, shuffled=shuffled, shuffle_delta=shuffle_delta)
+    if ledger is not None:
+        ledger.record(epsilon=protocol.epsilon, people=ids, specs=[repr(protocol)], label=label, shuffled=shuffled,
+                      shuffle_delta=shuffle_delta)
     return named(result, s.name) if hasattr(result, "name") else result
 
 
@@ -706,6 +791,10 @@ def describe_aggregates(aggregates, *, level=0.95, sources=None, bootstrap=None,
         distribution**; and the quartiles ``25%``, ``50%``, ``75%`` of that distribution (NaN for
         mechanisms that estimate means only). Default estimator settings.
 
+    Categorical columns (frequency oracles) and item columns (heavy hitters such as PEM) have no mean or
+    quartiles: they are left out of the table, and a frame with nothing else is refused with a ValueError
+    that names them and the methods that estimate them (an empty table would look like "nothing to report").
+
     Notes
     -----
     *Which mean to use.* ``mean`` averages every report's own unbiased estimate: its expectation is the
@@ -716,12 +805,13 @@ def describe_aggregates(aggregates, *, level=0.95, sources=None, bootstrap=None,
     small ε and small n) and has no standard error. It agrees with ``mean`` within a few standard errors
     when the distribution is well estimated; use it to keep one coherent picture next to the quartiles.
     """
-    rows, index = [], []
+    rows, index, skipped = [], [], []
     sources = sources or {}
     for name, agg in aggregates.items():
         mech = _mechanism(agg.spec)
         if mech.categorical:
-            continue  # categories and items, not numbers
+            skipped.append((name, mech))  # categories and items, not numbers
+            continue
         row = {"mechanism": agg.spec.mechanism, "epsilon": agg.spec.epsilon, "n_reports": agg.n_reports,
                "central_epsilon": np.nan if agg.shuffle is None else agg.shuffle.epsilon}
         for label, stats in mech.describe_rows(agg, column=name, names=sources.get(name), level=level,
@@ -734,6 +824,11 @@ def describe_aggregates(aggregates, *, level=0.95, sources=None, bootstrap=None,
         columns.insert(2, "central_epsilon")
     if bootstrap is not None:
         columns += [f"{p} {side}" for p in ("25%", "50%", "75%") for side in ("low", "high")]
+    if not rows and skipped:
+        what = ", ".join(f"{name!r} ({type(mech).__name__}: {mech.answers})" for name, mech in skipped)
+        raise ValueError(f"describe() summarises numerical report columns (mean, interval, quartiles); this "
+                         f"frame has only categorical or item columns: {what}. Estimate those with their own "
+                         "methods, e.g. df[column].ldp.estimate_frequencies() or df[column].ldp.heavy_hitters()")
     return pd.DataFrame(rows, index=pd.Index(index, name="column"), columns=columns)
 
 
@@ -780,7 +875,8 @@ class SeriesAccessor:
     def privatize(self, mechanism: Any, *, rng: SeedLike = None, nan_policy: str = "raise",
                   fill_value: float | None = None, ledger: Any = None, people: Any = None,
                   label: str | None = None, epsilon: float | None = None, bounds: Any = None,
-                  task: str = "distribution", shuffled: bool = False, shuffle_delta: float = 1e-6) -> pd.Series:
+                  task: str = "distribution", shuffled: bool = False, shuffle_delta: float = 1e-6,
+                  unknown: str = "raise", **kwargs: Any) -> pd.Series:
         """Privatize the values: see :func:`privatize_series`.
 
         ``mechanism="auto"`` (with ``epsilon`` and ``bounds``) uses the mechanism :func:`ldpnum.recommend`
@@ -793,6 +889,7 @@ class SeriesAccessor:
         >>> s.ldp.privatize("auto", epsilon=4.0, bounds=(0, 100), task="mean", rng=1).ldp.spec.mechanism
         'hybrid'
         """
+        _no_other_arguments("Series.ldp.privatize", kwargs)
         if isinstance(mechanism, str) and mechanism == "auto":
             if epsilon is None or bounds is None:
                 raise ValueError("mechanism='auto' needs epsilon= and bounds= (the public range of the values)")
@@ -803,7 +900,7 @@ class SeriesAccessor:
             raise ValueError("epsilon= and bounds= go with mechanism='auto'; a mechanism carries its own")
         return privatize_series(self._obj, mechanism, rng=rng, nan_policy=nan_policy, fill_value=fill_value,
                                 ledger=ledger, people=people, label=label, shuffled=shuffled,
-                                shuffle_delta=shuffle_delta)
+                                shuffle_delta=shuffle_delta, unknown=unknown)
 
     # -- what the column is
     @property
@@ -892,12 +989,15 @@ class SeriesAccessor:
         return _need(mech, "estimate_marginals")(agg, **kwargs)
 
     def frequent_items(self, protocol: Any, *, rng: SeedLike = None, truncate: bool = True, shuffled: bool = False,
-                       shuffle_delta: float = 1e-6) -> "HeavyHittersEstimate":
+                       shuffle_delta: float = 1e-6, ledger: Any = None, people: Any = None,
+                       label: str | None = None) -> "HeavyHittersEstimate":
         """The most frequent items of a column of sets (each cell a set, list or tuple of str, bytes or
         int items): a simulation of ``protocol``'s whole multi-phase collection on the column
         (``protocol.run``, e.g. :class:`~ldpnum.SVIM`); for a real collection use the protocol's phases
         (see its documentation). ``shuffled=True`` declares each phase's reports one shuffled batch (central
         δ ``shuffle_delta``): the result shows the collection's central ε, the largest over the phases.
+        ``ledger``, ``people``, ``label``: as for :meth:`privatize`; each person reports in one phase with
+        the protocol's ε, so each spends ``protocol.epsilon`` (checked against the cap before any draw).
 
         Examples
         --------
@@ -907,14 +1007,17 @@ class SeriesAccessor:
         >>> s.ldp.frequent_items(ldp.SVIM(epsilon=4.0, top_k=2), rng=1).items
         ('milk', 'bread')
         """
-        return _run_sets(protocol, "items", self._obj, rng, truncate, shuffled, shuffle_delta)
+        return _run_sets(protocol, "items", self._obj, rng, truncate, shuffled, shuffle_delta, ledger, people, label)
 
     def frequent_itemsets(self, protocol: Any, *, rng: SeedLike = None, truncate: bool = True, shuffled: bool = False,
-                          shuffle_delta: float = 1e-6) -> Any:
+                          shuffle_delta: float = 1e-6, ledger: Any = None, people: Any = None,
+                          label: str | None = None) -> Any:
         """The most frequent itemsets (frozensets, single items included) of a column of sets: a simulation of
         ``protocol``'s collection (e.g. :class:`~ldpnum.SVSM`) on the column; an
-        :class:`~ldpnum.ItemsetsEstimate`. ``shuffled``, ``shuffle_delta``: as for :meth:`frequent_items`."""
-        return _run_sets(protocol, "itemsets", self._obj, rng, truncate, shuffled, shuffle_delta)
+        :class:`~ldpnum.ItemsetsEstimate`. ``shuffled``, ``shuffle_delta``, ``ledger``, ``people``, ``label``: as
+        for :meth:`frequent_items`."""
+        return _run_sets(protocol, "itemsets", self._obj, rng, truncate, shuffled, shuffle_delta, ledger, people,
+                         label)
 
     def quantile(self, q: ArrayLike = 0.5, *, spec: Spec | None = None, **kwargs: Any) -> Any:
         """Estimated quantile(s), like :meth:`pandas.Series.quantile`.
@@ -982,11 +1085,23 @@ class DataFrameAccessor:
     def privatize(self, mechanisms: Mapping[Any, Mechanism], *, rng: SeedLike = None,
                   strategy: "str | None" = None, nan_policy: str = "raise",
                   fill_value: Any = None, ledger: Any = None, people: Any = None,
-                  label: str | None = None, shuffled: bool = False, shuffle_delta: float = 1e-6) -> pd.DataFrame:
-        """Privatize columns: see :func:`privatize_frame`."""
+                  label: str | None = None, shuffled: bool = False, shuffle_delta: float = 1e-6,
+                  unknown: str = "raise", **kwargs: Any) -> pd.DataFrame:
+        """Privatize columns: see :func:`privatize_frame`.
+
+        ``mechanisms`` maps columns to mechanisms; ``mechanism="auto"`` with ``epsilon=``/``bounds=`` is the
+        Series accessor's (one column, one public range): ``df[c].ldp.privatize("auto", epsilon=...,
+        bounds=...)``, or build each column's mechanism with :func:`ldpnum.recommend`. ``people`` may name
+        the frame's column of person ids."""
+        if "mechanism" in kwargs or "epsilon" in kwargs or "bounds" in kwargs or "task" in kwargs:
+            raise TypeError("DataFrame.ldp.privatize takes a mapping {column: mechanism}; mechanism='auto' with "
+                            "epsilon=, bounds= and task= chooses the mechanism of one column: use "
+                            "df[column].ldp.privatize('auto', epsilon=..., bounds=...), or give each column "
+                            "ldp.recommend(task, n=len(df), epsilon=..., bounds=...).mechanism in the mapping")
+        _no_other_arguments("DataFrame.ldp.privatize", kwargs)
         return privatize_frame(self._obj, mechanisms, rng=rng, strategy=strategy, nan_policy=nan_policy,
                                fill_value=fill_value, ledger=ledger, people=people, label=label, shuffled=shuffled,
-                               shuffle_delta=shuffle_delta)
+                               shuffle_delta=shuffle_delta, unknown=unknown)
 
     @property
     def specs(self):

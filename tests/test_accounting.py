@@ -140,7 +140,9 @@ def test_sequential_and_parallel_composition():
     ledger.record(epsilon=0.5, people=range(50, 100), label="second half")
     totals = ledger.totals()
     assert totals.loc[0] == 3.0 and totals.loc[99] == 1.5 and len(totals) == 100
-    assert ledger.total("someone else") == 0.0
+    assert ledger.total(1000) == 0.0  # someone never recorded
+    with pytest.raises(TypeError, match="holds int ids"):  # an id of the other kind could never be found
+        ledger.total("someone else")
     frame = ledger.to_frame()
     assert frame["label"].tolist() == ["all", "first half", "second half"]
     assert frame["n_people"].tolist() == [100, 50, 50]
@@ -232,3 +234,89 @@ def test_a_shuffled_collection_shows_its_central_epsilon():
     assert ledger.total(5) == 5.0  # totals stay local: what a person gave up before the shuffle
     back = ldp.PrivacyLedger.from_json(ledger.to_json())
     assert back.to_frame()["shuffled_epsilon"].tolist()[0] == frame.loc[0, "shuffled_epsilon"]
+
+
+def test_a_ledger_holds_one_id_kind_so_the_cap_cannot_be_bypassed():
+    # 7 and "7" were two people: the same person arriving once with int and once with text ids passed the cap
+    # twice (issue 25). A ledger keeps the kind of its first collection and refuses the other kind.
+    ledger = ldp.PrivacyLedger(cap=1.5)
+    ledger.record(epsilon=1.0, people=[5, 6, 7])
+    assert ledger.id_kind == "int"
+    with pytest.raises(TypeError, match=r"holds int ids, but 2 id\(s\) are strs, the first at position 0: '7'"):
+        ledger.record(epsilon=1.0, people=["7", "8"])
+    with pytest.raises(TypeError, match="holds int ids"):
+        ledger.check(epsilon=1.0, people=np.array(["7"]))
+    with pytest.raises(TypeError, match="holds int ids"):
+        ledger.total("7")
+    assert len(ledger) == 1 and ledger.total(7) == 1.0
+    with pytest.raises(BudgetExceededError):  # the same person with the same kind of id: the cap holds
+        ledger.record(epsilon=1.0, people=np.array([7], dtype=np.int32))
+    texts = ldp.PrivacyLedger()
+    texts.record(epsilon=1.0, people=pd.Index(["a", "b"]))
+    with pytest.raises(TypeError, match="holds str ids"):
+        texts.record(epsilon=1.0, people=range(3))
+    # one collection mixing kinds, or with a float hidden after the first id (only the first was checked)
+    for people, match in (([1, "1"], r"mixes id types: people starts with int ids, but 1 id\(s\) are strs, the "
+                           r"first at position 1"),
+                          ([1, 2.5], "another type, the first at position 1: float 2.5"),
+                          (["a", b"b"], "another type, the first at position 1: bytes")):
+        fresh = ldp.PrivacyLedger()
+        with pytest.raises(TypeError, match=match):
+            fresh.record(epsilon=1.0, people=people)
+        assert len(fresh) == 0 and fresh.id_kind is None
+
+
+@pytest.mark.parametrize("delta,err", [(-0.1, ValueError), (1.0, ValueError), (float("nan"), ValueError),
+                                       (2, ValueError), ("0", TypeError), (True, TypeError)])
+def test_a_collection_delta_outside_zero_one_is_refused(delta, err):
+    ledger = ldp.PrivacyLedger()
+    with pytest.raises(err, match=r"delta must"):
+        ledger.record(epsilon=1.0, people=[1], delta=delta)
+    assert len(ledger) == 0
+    ledger.record(epsilon=1.0, people=[1], delta=0.0)
+    ledger.record(epsilon=1.0, people=[2], delta=1e-9)
+    assert ledger.to_frame()["delta"].tolist() == [0.0, 1e-9]
+
+
+@pytest.mark.parametrize("text,match", [
+    ('{"format": 1}', "'entries' must be a list"),
+    ('{"format": 1, "entries": {}}', "'entries' must be a list"),
+    ('{"format": 1, "entries": [{"epsilon": 1.0}]}', "entry 0 \\(of 1\\) lacks 'people'"),
+    ('{"format": 1, "entries": [{"people": [1]}]}', "entry 0 \\(of 1\\) lacks 'epsilon'"),
+    ('{"format": 1, "entries": [3]}', "lacks 'epsilon' and 'people'"),
+    ('{"format": 1, "entries": [{"epsilon": 1.0, "people": "abc"}]}', "'people' must be a list"),
+    ('{"format": 1, "entries": [{"epsilon": 1.0, "people": [1]}, {"epsilon": 1.0, "people": ["1"]}]}',
+     "entry 1 \\(of 2\\): .*holds int ids"),
+    ('{"format": 1, "entries": [{"epsilon": -1, "people": [1]}]}', "entry 0 .*epsilon"),
+    ("not json", "not JSON"),
+])
+def test_from_json_of_a_damaged_ledger_is_one_clear_value_error(text, match):
+    with pytest.raises(ValueError, match=match):
+        ldp.PrivacyLedger.from_json(text)
+
+
+@pytest.mark.parametrize("eps0,n,delta", [
+    (1.0, 10**15, 1e-6),   # issue 25: "The function value at x=0.0 is NaN" (bdtr is NaN beyond 2**31 counts)
+    (20.0, 10**15, 1e-6), (1.0, 10**9, 1e-300), (1.0, 10**6, 5e-324), (1e-300, 10**15, 1e-6),
+    (1e-300, 2, 1e-300), (99.0, 2**53, 1e-6), (1e6, 10**6, 1e-6), (30.0, 2**53, 1e-300), (1.0, 2, 1 - 1e-16),
+    (20.0, 2, 1e-6), (4.0, 10**40, 1e-6),
+])
+def test_extremes_of_n_eps0_and_delta_give_a_bound(eps0, n, delta):
+    r = shuffle_epsilon(eps0, n, delta)
+    assert 0.0 <= r.epsilon <= eps0 and math.isfinite(r.epsilon)
+    if r.closed_form is not None:
+        assert r.epsilon <= r.closed_form * (1 + 1e-6)  # never looser than the closed form where it applies
+
+
+def test_huge_n_is_an_upper_bound_and_monotone():
+    # δ(ε) at the returned ε is at most δ, evaluated at every clone count of a narrower range (independent of
+    # the blocks the bound used), and ε falls with n up to the point where the neighbouring views are closer
+    # than δ in total variation (ε = 0 then: a true (0, δ) statement)
+    eps = [shuffle_epsilon(4.0, n, 1e-9).epsilon for n in (10**10, 10**12, 10**14)]
+    assert eps[0] > eps[1] > eps[2] > 0
+    r = shuffle_epsilon(4.0, 10**12, 1e-9)
+    c, weight, tail = accounting._clone_blocks(10**12, math.exp(-4.0), 1e-15)
+    assert accounting._delta_of(r.epsilon, 4.0, c, weight, tail) <= 1e-9 * (1 + 1e-9)
+    assert accounting._delta_of(r.epsilon * 0.99, 4.0, c, weight, tail) > 1e-9  # and tight
+    zero = shuffle_epsilon(1.0, 10**15, 1e-6)  # the reproducer of issue 25
+    assert zero.epsilon == 0.0 and zero.amplified and zero.closed_form > 0

@@ -574,3 +574,164 @@ def test_hdg_reports_without_a_range_get_one_clear_error(tmp_path, capsys):
     assert main(["estimate", str(tmp_path / "r.parquet"), "-c", "a,b"]) == 2
     assert "pass --range COL:LO:HI" in capsys.readouterr().err
     assert main(["estimate", str(tmp_path / "r.parquet"), "-c", "a,b", "-w", "mean", "--range", "a:0:1"]) == 2
+
+
+def test_the_ledger_sees_the_same_person_in_files_whose_id_columns_parse_differently(tmp_path, capsys):
+    # In one file the ids all look numeric, in the other a text id makes the column text: ids were typed per
+    # file (7 vs "7"), so the same people passed the cap twice (issue 25). Ids are read as text in every file.
+    import json
+    from ldpnum.cli import main
+
+    ids = [str(i) for i in range(200)]
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    pd.DataFrame({"pid": ids, "x": np.linspace(0, 1, 200)}).to_csv(a, index=False)
+    pd.DataFrame({"pid": ids + ["guest"], "x": np.linspace(0, 1, 201)}).to_csv(b, index=False)
+    ledger = tmp_path / "ledger.json"
+    args = ["-c", "x", "-m", "duchi", "-e", "1", "-b", "0", "1", "--rng", "1", "--ledger", str(ledger),
+            "--people-column", "pid"]
+    assert main(["privatize", str(a), str(tmp_path / "a.parquet"), "--ledger-cap", "1.5"] + args) == 0
+    assert json.loads(ledger.read_text())["entries"][0]["people"][:2] == ["0", "1"]
+    capsys.readouterr()
+    assert main(["privatize", str(b), str(tmp_path / "b.parquet")] + args) == 2
+    err = capsys.readouterr().err
+    assert "200 person(s) would reach a total epsilon above the cap 1.5 (first: '0' at 2)" in err
+    assert not (tmp_path / "b.parquet").exists()
+    # "007" stays "007" (type inference read it as the int 7)
+    pd.DataFrame({"pid": ["007"], "x": [0.5]}).to_csv(tmp_path / "c.csv", index=False)
+    assert main(["privatize", str(tmp_path / "c.csv"), str(tmp_path / "c.parquet")] + args) == 0
+    assert json.loads(ledger.read_text())["entries"][1]["people"] == ["007"]
+
+
+def test_a_ledger_of_int_ids_written_by_the_library_reads_the_column_as_ints(tmp_path, capsys):
+    from ldpnum.cli import main
+
+    book = ldp.PrivacyLedger(cap=1.5)
+    book.record(epsilon=1.0, people=[0, 1, 2])
+    ledger = tmp_path / "ledger.json"
+    ledger.write_text(book.to_json())
+    args = ["-c", "x", "-m", "duchi", "-e", "1", "-b", "0", "1", "--rng", "1", "--ledger", str(ledger),
+            "--people-column", "pid"]
+    pd.DataFrame({"pid": ["2", "3"], "x": [0.1, 0.2]}).to_csv(tmp_path / "a.csv", index=False)
+    assert main(["privatize", str(tmp_path / "a.csv"), str(tmp_path / "a.parquet")] + args) == 2
+    assert "first: 2 at 2" in capsys.readouterr().err  # person 2 is found as the int 2
+    pd.DataFrame({"pid": ["3", "x7"], "x": [0.1, 0.2]}).to_csv(tmp_path / "b.csv", index=False)
+    assert main(["privatize", str(tmp_path / "b.csv"), str(tmp_path / "b.parquet")] + args) == 2
+    assert "the ledger holds int person ids, but 1 id(s)" in capsys.readouterr().err
+    pd.DataFrame({"pid": ["3", "4"], "x": [0.1, 0.2]}).to_csv(tmp_path / "c.csv", index=False)
+    assert main(["privatize", str(tmp_path / "c.csv"), str(tmp_path / "c.parquet")] + args) == 0
+    assert ldp.PrivacyLedger.from_json(ledger.read_text()).total(4) == 1.0
+
+
+def _edit_record(path, change):
+    """Rewrite a report file with its ldpnum record changed by ``change(info)`` (what a hand edit with pyarrow
+    does), keeping the data."""
+    from ldpnum.cli import _with_record
+
+    t = pq.read_table(path)
+    info = specs_from_parquet_metadata(t.schema.metadata)
+    change(info)
+    pq.write_table(t.replace_schema_metadata(_with_record(t.schema.metadata, info)), path)
+
+
+def test_expect_spec_checks_the_shuffle_declaration(tmp_path, capsys):
+    # issue 25: a shuffle declaration added to (or changed in) a file by hand was believed under --expect-spec:
+    # a central epsilon printed for reports that were never shuffled, and no "not checked" note
+    from ldpnum.cli import main
+
+    pd.DataFrame({"x": np.random.default_rng(0).uniform(0, 100, 20_000)}).to_csv(tmp_path / "in.csv", index=False)
+    base = ["-c", "x", "-m", "duchi", "-e", "2", "-b", "0", "100", "--rng", "1"]
+    plain, shuffled = tmp_path / "plain.parquet", tmp_path / "shuffled.parquet"
+    assert main(["privatize", str(tmp_path / "in.csv"), str(plain), *base, "--write-spec",
+                 str(tmp_path / "plain.json")]) == 0
+    assert main(["privatize", str(tmp_path / "in.csv"), str(shuffled), *base, "--shuffled", "--write-spec",
+                 str(tmp_path / "shuffled.json")]) == 0
+    assert json.loads((tmp_path / "plain.json").read_text())["shuffle_delta"] is None
+    assert json.loads((tmp_path / "shuffled.json").read_text())["shuffle_delta"] == 1e-6
+    capsys.readouterr()
+    # untouched files estimate, the shuffled one with its central epsilon and no note
+    assert main(["estimate", str(shuffled), "-c", "x", "--expect-spec", str(tmp_path / "shuffled.json")]) == 0
+    out = capsys.readouterr()
+    assert "central ε (shuffled, n = 20,000, δ = 1e-06)" in out.out and "note" not in out.err
+    assert main(["estimate", str(plain), "-c", "x", "--expect-spec", str(tmp_path / "plain.json")]) == 0
+    assert "central" not in capsys.readouterr().out
+    # a declaration added to the unshuffled file, one changed in the shuffled file, one removed: refused
+    _edit_record(plain, lambda info: info.update(shuffle_delta=1e-6))
+    assert main(["estimate", str(plain), "-c", "x", "--expect-spec", str(tmp_path / "plain.json")]) == 2
+    out = capsys.readouterr()
+    assert "central" not in out.out
+    assert "declares its reports shuffled (central delta 1e-06), but the collection was deployed not shuffled" \
+        in out.err
+    _edit_record(shuffled, lambda info: info.update(shuffle_delta=0.5))
+    assert main(["estimate", str(shuffled), "-c", "x", "--expect-spec", str(tmp_path / "shuffled.json")]) == 2
+    assert "deployed shuffled with central delta 1e-06" in capsys.readouterr().err
+    _edit_record(shuffled, lambda info: info.pop("shuffle_delta"))
+    assert main(["estimate", str(shuffled), "-c", "x", "--expect-spec", str(tmp_path / "shuffled.json")]) == 2
+    assert "declares no shuffle" in capsys.readouterr().err
+    # an expected spec that states no declaration (one spec's JSON): the file's declaration is noted unchecked
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(json.loads((tmp_path / "plain.json").read_text())["columns"]["x"]))
+    assert main(["estimate", str(plain), "-c", "x", "--expect-spec", str(one)]) == 0
+    out = capsys.readouterr()
+    assert "shuffle declaration (central delta 1e-06) was read from the file and not checked" in out.err
+
+
+def test_a_csv_row_longer_than_a_block_is_read(tmp_path, capsys, monkeypatch):
+    # issue 25: a 20 MB line gave Arrow's "straddling object straddles two block boundaries"; the reader now
+    # reopens the file with larger blocks and skips the rows already read, so the reports are those of the
+    # same file with a short field (same rows, same order, same words)
+    from ldpnum.cli import main
+
+    x = np.linspace(0, 1, 30)
+    note = ["ok"] * 30
+    pd.DataFrame({"x": x, "note": note}).to_csv(tmp_path / "short.csv", index=False)
+    note[12] = "a" * (3 << 20)  # 3 MB: three times the reader's first block
+    pd.DataFrame({"x": x, "note": note}).to_csv(tmp_path / "long.csv", index=False)
+    args = ["-c", "x", "-m", "duchi", "-e", "1", "-b", "0", "1", "--rng", "1", "--batch-size", "7"]
+    for name in ("short", "long"):
+        assert main(["privatize", str(tmp_path / f"{name}.csv"), str(tmp_path / f"{name}.parquet"), *args,
+                     "--keep", "note"]) == 0
+    short, long = pd.read_parquet(tmp_path / "short.parquet"), pd.read_parquet(tmp_path / "long.parquet")
+    assert long["x"].tolist() == short["x"].tolist() and long["note"].str.len()[12] == 3 << 20
+    # beyond the largest block: one message naming where and what to do
+    monkeypatch.setattr(cli, "CSV_MAX_BLOCK", 1 << 20)  # no larger block than the first
+    capsys.readouterr()
+    assert main(["privatize", str(tmp_path / "long.csv"), str(tmp_path / "l2.parquet"), *args, "--keep",
+                 "note"]) == 2
+    err = capsys.readouterr().err
+    assert "a row after row" in err and "longer than 1 MB" in err and "unclosed quote" in err
+    assert "straddl" not in err
+
+
+def test_messages_name_what_works(tmp_path, capsys):
+    from ldpnum.cli import main
+
+    pd.DataFrame({"w": ["a", "b"] * 50, "x": np.arange(100.0)}).to_csv(tmp_path / "w.csv", index=False)
+    # a mechanism without bounds is named as such (it was asked for --bounds)
+    assert main(["privatize", str(tmp_path / "w.csv"), str(tmp_path / "o.parquet"), "-c", "w", "-m", "pem",
+                 "-e", "4"]) == 2
+    err = capsys.readouterr().err
+    assert "--bounds" not in err and "PEM is not a mechanism for numerical columns" in err
+    assert "ldpnum heavy-hitters FILE --column C --method pem" in err
+    # a tiny epsilon: the range that works, not the plan's internals
+    assert main(["heavy-hitters", str(tmp_path / "w.csv"), "-c", "w", "--epsilon=1e-300"]) == 2
+    err = capsys.readouterr().err
+    assert "lie blocks" not in err and "the smallest epsilon it takes is about 1e-15" in err
+    with pytest.raises(ValueError, match=r"any epsilon in \[1e-15, 20\] works"):
+        ldp.GRR(1e-16, k=5)
+    ldp.GRR(1e-15, k=5)  # the stated bound is admissible
+
+
+def test_the_missing_pyarrow_message_names_the_extra_the_readme_documents(monkeypatch):
+    import importlib.util
+    import re
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(cli.CLIError) as info:
+        cli._require_pyarrow()
+    command = re.search(r'pip install "ldpnum\[(\w+)\]"', str(info.value))
+    assert command, str(info.value)
+    assert command.group(0) in (root / "README.md").read_text()
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(d.startswith("pyarrow") for d in extras[command.group(1)])

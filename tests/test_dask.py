@@ -1,6 +1,7 @@
 """ldpnum.dask: the Dask accessor privatizes per partition with its own stream, aggregates by a tree-sum."""
 
 import doctest
+import json
 import warnings
 
 import numpy as np
@@ -64,7 +65,7 @@ def test_merged_partition_aggregates_equal_the_whole(npartitions):
     assert delayed.compute() == whole
     assert ddf["r"].ldp.aggregate().compute() == whole
     assert ldask.aggregate(ddf, "r").compute() == whole
-    merges = [k for k in dict(delayed.__dask_graph__()) if str(k).startswith("_merge_pair")]
+    merges = [k for k in dict(delayed.__dask_graph__()) if str(k).startswith("_merge_tagged")]
     assert len(merges) == ddf.npartitions - 1  # a binary tree: n - 1 additions
 
 
@@ -390,7 +391,7 @@ def test_a_shuffled_collection_is_one_batch_across_partitions():
     m = ldp.SquareWave(4.0, (0, 1))
     r = ddf.ldp.privatize({"x": m, "y": m}, rng=1, strategy="all-columns", shuffled=True, shuffle_delta=1e-6)
     agg = r.ldp.aggregate("x").compute()
-    want = ldp.accounting.shuffle_epsilon(4.0, 40_000, 1e-6)
+    want = ldp.accounting.shuffle_epsilon(8.0, 40_000, 1e-6)  # each row sent both columns: 4 + 4 (issue 25)
     assert agg.shuffle.n == 40_000 and agg.shuffle_batches == 1 and agg.shuffle.epsilon == want.epsilon
     both = r.ldp.aggregate().compute()
     assert all(a.shuffle.n == 40_000 for a in both.values())
@@ -407,3 +408,49 @@ def test_a_shuffled_collection_is_one_batch_across_partitions():
         s.ldp.privatize(m, shuffled="yes")
     with pytest.raises(ValueError):
         s.ldp.privatize(m, shuffled=True, shuffle_delta=2.0)
+
+
+@pytest.mark.filterwarnings("ignore:The inplace keyword")  # Dask's Parquet reader on pandas 3.1
+def test_a_foreign_or_duplicated_part_file_is_refused(tmp_path, capsys):
+    # issue 25: a part file of another collection (same spec) or a copied part was merged silently (mean
+    # 176 -> 537, 150,000 reports instead of 100,000). Every collection records an id; readers refuse parts of
+    # two collections and two parts with the same codes (digest), in the CLI and in the Dask aggregate.
+    pytest.importorskip("pyarrow")
+    import shutil
+
+    from ldpnum.cli import main
+
+    x = pd.DataFrame({"t": np.random.default_rng(0).uniform(0, 300, 4000)})
+    m = ldp.Duchi(1.0, (0, 1000))
+    one = dd.from_pandas(x, npartitions=4).ldp.privatize({"t": m}, rng=1)
+    other = dd.from_pandas(x * 3, npartitions=4).ldp.privatize({"t": m}, rng=2)  # same spec, mean ~3x
+    secure = dd.from_pandas(x, npartitions=2).ldp.privatize({"t": m})  # rng=None: a random id
+    assert one.compute().attrs["ldpnum"]["collection"] != other.compute().attrs["ldpnum"]["collection"]
+    assert len(secure.compute().attrs["ldpnum"]["collection"]) == 32
+    # a seeded run records the same id every time (its output is reproducible)
+    again = dd.from_pandas(x, npartitions=4).ldp.privatize({"t": m}, rng=1)
+    assert again.compute().attrs == one.compute().attrs
+    clean, foreign, dup = tmp_path / "clean", tmp_path / "foreign", tmp_path / "dup"
+    one.to_parquet(clean)
+    other.to_parquet(tmp_path / "other")
+    shutil.copytree(clean, foreign)
+    shutil.copy(tmp_path / "other" / "part.1.parquet", foreign / "part.9.parquet")
+    shutil.copytree(clean, dup)
+    shutil.copy(clean / "part.2.parquet", dup / "part.2 copy.parquet")
+    want = one.ldp.aggregate("t").compute()
+    assert dd.read_parquet(clean).ldp.aggregate("t").compute() == want
+    assert main(["estimate", str(clean), "-c", "t", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["n_reports"] == 4000
+    with pytest.raises(ValueError, match="parts of 2 different collections"):
+        dd.read_parquet(foreign).ldp.aggregate("t").compute()
+    with pytest.raises(ValueError, match="holds exactly the codes of"):
+        dd.read_parquet(dup).ldp.aggregate("t").compute()
+    with pytest.raises(ValueError, match="different collections"):
+        dd.read_parquet(foreign).ldp.aggregate().compute()  # every report column at once
+    with pytest.raises(ValueError, match="different collections"):
+        dd.read_parquet(foreign)["t"].ldp.estimate_mean()
+    assert main(["estimate", str(foreign), "-c", "t"]) == 2
+    err = capsys.readouterr().err
+    assert "hold parts of 2 different collections: 'part.9.parquet' belongs to collection" in err
+    assert main(["estimate", str(dup), "-c", "t"]) == 2
+    assert "'part.2.parquet' holds exactly the codes of 'part.2 copy.parquet'" in capsys.readouterr().err

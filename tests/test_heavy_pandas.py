@@ -105,3 +105,15 @@ def test_frequent_items_refuse_the_wrong_protocol_before_drawing(monkeypatch):
     bad = pd.Series([["a", "a"], ["b"]])
     with pytest.raises(ValueError, match="repeat an item"):
         bad.ldp.frequent_items(ldp.SVIM(4.0, top_k=1), rng=0)
+
+
+def test_frequent_items_records_the_collection_in_a_ledger():
+    # frequent_items(ledger=) was "an unexpected keyword argument"; each person spends the protocol's epsilon
+    baskets = [["milk", "bread"], ["milk"], ["tea"]]
+    s = pd.Series([baskets[i] for i in np.random.default_rng(0).choice(3, 3000, p=[.5, .3, .2])])
+    ledger = ldp.PrivacyLedger(cap=5.0)
+    s.ldp.frequent_items(ldp.SVIM(epsilon=4.0, top_k=2), rng=1, ledger=ledger, label="baskets")
+    assert len(ledger) == 1 and ledger.total(0) == 4.0 and ledger.to_frame()["n_people"][0] == 3000
+    with pytest.raises(ldp.exceptions.BudgetExceededError):  # refused before anything is drawn
+        s.ldp.frequent_itemsets(ldp.SVSM(epsilon=4.0, top_k=2), rng=1, ledger=ledger)
+    assert len(ledger) == 1

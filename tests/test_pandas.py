@@ -418,7 +418,8 @@ def test_mechanism_without_the_estimate(frame):
     assert np.isnan(d.loc["score", "50%"])
     g = frame["cat"].ldp.privatize(ldp.GRR(1.0, k=4), rng=0)
     assert g.ldp.estimate_frequencies().k == 4
-    assert describe_aggregates({"cat": g.ldp.aggregate()}).empty
+    with pytest.raises(ValueError, match="only categorical or item columns"):  # not an empty table (issue 25)
+        describe_aggregates({"cat": g.ldp.aggregate()})
 
 
 def test_repr_of_value_and_report_columns(frame):
@@ -495,3 +496,68 @@ def test_the_accessor_validates_through_the_mechanism():
     with pytest.raises(ValueError, match="column 'b' must hold even numbers"):
         df["b"].ldp.privatize(m, rng=0)
     assert df["a"].ldp.privatize(m, rng=0).notna().all()
+
+
+# -- issue 25: the accessor's arguments -------------------------------------------------------------------------
+
+def test_people_may_name_the_frames_column_of_ids_and_a_string_is_never_read_as_ids():
+    # people="pid" was read as the ids 'p', 'i', 'd' (three people for three rows, or a length error)
+    df = pd.DataFrame({"pid": ["u1", "u2", "u3"], "x": [0.1, 0.5, 0.9]})
+    ledger = ldp.PrivacyLedger(cap=1.5)
+    df.ldp.privatize({"x": ldp.Duchi(1.0, (0, 1))}, rng=0, ledger=ledger, people="pid")
+    assert ledger.totals().to_dict() == {"u1": 1.0, "u2": 1.0, "u3": 1.0}
+    with pytest.raises(ldp.exceptions.BudgetExceededError, match="first: 'u1'"):
+        df.ldp.privatize({"x": ldp.Duchi(1.0, (0, 1))}, ledger=ledger, people="pid")
+    with pytest.raises(ValueError, match="people='who' names no column"):
+        df.ldp.privatize({"x": ldp.Duchi(0.1, (0, 1))}, ledger=ledger, people="who")
+    with pytest.raises(TypeError, match="a column name works for a DataFrame only"):
+        df["x"].ldp.privatize(ldp.Duchi(0.1, (0, 1)), ledger=ledger, people="pid")
+    assert len(ledger) == 1
+
+
+def test_unexpected_keywords_get_a_clear_message():
+    df = pd.DataFrame({"x": [0.1, 0.5, 0.9]})
+    with pytest.raises(TypeError, match=r"df\[column\]\.ldp\.privatize\('auto', epsilon=\.\.\., bounds=\.\.\.\)"):
+        df.ldp.privatize("auto", epsilon=1.0, bounds=(0, 1))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bandwidth': a mechanism's parameters"):
+        df.ldp.privatize({"x": ldp.SquareWave(1.0, (0, 1))}, bandwidth=0.1)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bandwidth'"):
+        df["x"].ldp.privatize(ldp.SquareWave(1.0, (0, 1)), bandwidth=0.1)
+
+
+def test_unknown_categories_follow_the_advice_of_the_refusal():
+    # the refusal advises unknown='uniform': the accessor takes it (it did not)
+    s = pd.Series([0, 1, 2, 7], name="cat")
+    grr = ldp.GRR(1.0, k=4)
+    with pytest.raises(ValueError, match="pass unknown='uniform'"):
+        s.ldp.privatize(grr, rng=0)
+    got = s.ldp.privatize(grr, rng=0, unknown="uniform")
+    assert got.tolist() == grr.privatize(s.to_numpy(), rng=child_rng(0, 0), unknown="uniform").codes.tolist()
+    frame = pd.DataFrame({"cat": s, "x": [0.1, 0.2, 0.3, 0.4]})
+    out = frame.ldp.privatize({"cat": grr, "x": ldp.Duchi(1.0, (0, 1))}, rng=0, unknown="uniform",
+                              strategy="all-columns")
+    assert len(out) == 4
+    with pytest.raises(TypeError, match="unknown='uniform' applies to categorical mechanisms"):
+        frame[["x"]].ldp.privatize({"x": ldp.Duchi(1.0, (0, 1))}, unknown="uniform")
+
+
+def test_describe_of_a_frame_without_numerical_columns_says_so():
+    s = pd.Series(["a", "b", "a"] * 200, name="word")
+    r = s.to_frame().ldp.privatize({"word": ldp.PEM(4.0, top_k=2)}, rng=0)
+    with pytest.raises(ValueError, match=r"only categorical or item columns: 'word' \(PEM: .*heavy_hitters"):
+        r.ldp.describe()
+
+
+def test_clipping_warning_points_at_the_callers_line():
+    # it was attributed to ldpnum/mechanisms/_base.py, for direct and accessor calls alike
+    m = ldp.Duchi(1.0, (0, 1))
+    x = np.array([0.5, 2.0])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m.privatize(x, rng=0)
+        pd.Series(x, name="x").ldp.privatize(m, rng=0)
+        pd.DataFrame({"x": x}).ldp.privatize({"x": m}, rng=0)
+        privatize_frame(pd.DataFrame({"x": x}), {"x": m}, rng=0)
+    clipping = [w for w in caught if issubclass(w.category, ClippingWarning)]
+    assert len(clipping) == 4
+    assert all(w.filename == __file__ for w in clipping), [w.filename for w in clipping]

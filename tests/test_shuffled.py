@@ -150,13 +150,15 @@ def test_pandas_series_and_frame():
     r = df.ldp.privatize({"t": ldp.SquareWave(1.0, (0, 1440)), "c": ldp.GRR(0.5, k=4)}, rng=0,
                          strategy="all-columns", shuffled=True, shuffle_delta=1e-6, ledger=ledger, label="day 1")
     assert r.attrs["ldpnum"]["shuffle_delta"] == 1e-6
+    # every column shows the central epsilon of the rows' messages (each row sent both columns, 1.5 in all),
+    # and so does the ledger: a column's own epsilon understated it (issue 25: 1.0 and 0.5 against 1.5)
     d = r["t"].ldp.estimate_distribution()
-    assert d.shuffle == shuffle_epsilon(1.0, 8_000, 1e-6) and d.name == "t"
-    assert r["c"].ldp.estimate_frequencies().shuffle == shuffle_epsilon(0.5, 8_000, 1e-6)
+    assert d.shuffle == shuffle_epsilon(1.5, 8_000, 1e-6) and d.name == "t"
+    assert r["c"].ldp.estimate_frequencies().shuffle == shuffle_epsilon(1.5, 8_000, 1e-6)
     assert all(a.shuffle is not None for a in r.ldp.aggregate().values())
-    # the ledger shows the central epsilon of what each row spent (the sum over its columns)
     entry = ledger.to_frame().iloc[0]
-    assert entry["shuffled_epsilon"] == shuffle_epsilon(1.5, 8_000, 1e-6).epsilon
+    assert entry["shuffled_epsilon"] == shuffle_epsilon(1.5, 8_000, 1e-6).epsilon == d.shuffle.epsilon
+    assert "local ε = 1.5, central ε" in d.privacy
     # a series, and the default (not shuffled)
     s = df["t"].ldp.privatize(ldp.SquareWave(1.0, (0, 1440)), rng=1, shuffled=True, shuffle_delta=1e-4)
     assert s.ldp.estimate_mean().shuffle == shuffle_epsilon(1.0, 8_000, 1e-4)
@@ -223,3 +225,93 @@ def test_describe_and_accessor_show_the_shuffle():
     assert table.loc["t", "central_epsilon"] == shuffle_epsilon(1.0, 5_000, 1e-6).epsilon
     assert "central_epsilon" not in df.ldp.privatize({"t": m}, rng=0).ldp.describe().columns
     assert "shuffled (central delta 1e-06)" in repr(r["t"].ldp)
+
+
+def test_a_multi_column_shuffled_batch_agrees_everywhere(tmp_path, capsys):
+    # the CLI's file, the Dask collection and the aggregate's serialized forms carry the rows' epsilon
+    import json
+
+    from ldpnum.aggregate import Aggregate
+    from ldpnum.cli import main
+
+    pytest.importorskip("pyarrow")
+    g = np.random.default_rng(0)
+    df = pd.DataFrame({"pid": np.arange(5_000), "a": g.random(5_000), "b": g.random(5_000)})
+    df.to_csv(tmp_path / "in.csv", index=False)
+    ledger = tmp_path / "ledger.json"
+    assert main(["privatize", str(tmp_path / "in.csv"), str(tmp_path / "r.parquet"), "-c", "a", "-c", "b",
+                 "-m", "duchi", "-e", "1", "-e", "2", "-b", "0", "1", "-b", "0", "1", "--rng", "0", "--shuffled",
+                 "--strategy", "all-columns", "--ledger", str(ledger), "--people-column", "pid"]) == 0
+    central = shuffle_epsilon(3.0, 5_000, 1e-6)
+    assert ldp.PrivacyLedger.from_json(ledger.read_text()).to_frame()["shuffled_epsilon"][0] == central.epsilon
+    capsys.readouterr()
+    for column in ("a", "b"):
+        assert main(["estimate", str(tmp_path / "r.parquet"), "-c", column, "-w", "mean", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["shuffle"]["epsilon"] == central.epsilon
+    # the declaration survives bytes, pickles and frames; epsilon0 below the report's own is refused
+    agg = ldp.Duchi(1.0, (0, 1)).aggregate(ldp.Duchi(1.0, (0, 1)).privatize(g.random(100), rng=0))
+    s = agg.shuffled(1e-6, epsilon0=3.0)
+    assert s.shuffle == shuffle_epsilon(3.0, 100, 1e-6) and s.shuffle_epsilon0 == 3.0
+    assert Aggregate.from_bytes(s.to_bytes()) == s and pickle.loads(pickle.dumps(s)) == s
+    assert Aggregate.from_frame(s.to_frame()) == s and "epsilon0=3" in repr(s)
+    assert (s + agg.shuffled(1e-6)).shuffle_epsilon0 == 3.0  # the largest over the batches merged
+    assert agg.shuffled(1e-6, epsilon0=1.0) == agg.shuffled(1e-6)
+    with pytest.raises(ValueError, match="at least the report's own epsilon 1"):
+        agg.shuffled(1e-6, epsilon0=0.5)
+
+
+def test_a_shuffle_declaration_next_to_an_identifier_is_refused(tmp_path, capsys, monkeypatch):
+    # issue 25: `--shuffled --keep id` wrote reports declared anonymous beside the column naming their senders
+    from ldpnum import _random
+    from ldpnum.cli import main, privatize_file, CLIError
+
+    pytest.importorskip("pyarrow")
+    src = tmp_path / "in.csv"
+    pd.DataFrame({"id": np.arange(100), "x": np.linspace(0, 1, 100)}).to_csv(src, index=False)
+    out = tmp_path / "r.parquet"
+    assert main(["privatize", str(src), str(out), "-c", "x", "-m", "sw", "-e", "2", "-b", "0", "1", "--shuffled",
+                 "--keep", "id"]) == 2
+    assert "--keep id copies an input column" in capsys.readouterr().err and not out.exists()
+    with pytest.raises(CLIError, match="keeps no input column"):
+        privatize_file(src, out, {"x": ldp.SquareWave(2.0, (0, 1))}, keep=["id"], shuffle_delta=1e-6)
+    # the accessor's equivalent: reports keep the input's index; an identifying index is refused before drawing
+    monkeypatch.setattr(_random.WordSource, "draw", lambda self, n: (_ for _ in ()).throw(AssertionError("drew")))
+    people = pd.DataFrame({"x": [0.1, 0.5]}, index=pd.Index(["ann", "bob"], name="user"))
+    m = ldp.SquareWave(1.0, (0, 1))
+    with pytest.raises(ValueError, match="keep the input's index .*first label 'ann'.*reset_index"):
+        people.ldp.privatize({"x": m}, shuffled=True)
+    with pytest.raises(ValueError, match="identifies each row"):
+        people["x"].ldp.privatize(m, shuffled=True)
+    monkeypatch.undo()
+    assert people.reset_index(drop=True).ldp.privatize({"x": m}, rng=0, shuffled=True).ldp.aggregate()["x"].shuffle
+    assert people.ldp.privatize({"x": m}, rng=0).index.tolist() == ["ann", "bob"]  # not shuffled: kept
+
+
+def test_one_column_per_row_columns_and_ledger_agree(tmp_path, capsys):
+    # each row sends one column's report; each column's estimates show the central epsilon of its own reports
+    # (with the rows' epsilon), and the ledger's entry the largest of them: the smallest column's
+    g = np.random.default_rng(1)
+    df = pd.DataFrame({"a": g.random(6_000), "b": g.random(6_000)})
+    ledger = ldp.PrivacyLedger()
+    r = df.ldp.privatize({"a": ldp.Duchi(1.0, (0, 1)), "b": ldp.Duchi(2.0, (0, 1))}, rng=0, ledger=ledger,
+                         strategy="one-column-per-row", shuffled=True)
+    shown = {c: r[c].ldp.estimate_mean().shuffle for c in "ab"}
+    assert all(s.epsilon0 == 2.0 for s in shown.values())
+    assert ledger.to_frame()["shuffled_epsilon"][0] == max(s.epsilon for s in shown.values())
+    # the command line's entry too
+    from ldpnum.cli import main
+
+    pytest.importorskip("pyarrow")
+    df.assign(pid=np.arange(6_000)).to_csv(tmp_path / "in.csv", index=False)
+    book = tmp_path / "ledger.json"
+    assert main(["privatize", str(tmp_path / "in.csv"), str(tmp_path / "r.parquet"), "-c", "a", "-c", "b",
+                 "-m", "duchi", "-e", "1", "-e", "2", "-b", "0", "1", "-b", "0", "1", "--rng", "0", "--shuffled",
+                 "--strategy", "one-column-per-row", "--ledger", str(book), "--people-column", "pid"]) == 0
+    capsys.readouterr()
+    import json
+
+    epsilons = []
+    for c in "ab":
+        assert main(["estimate", str(tmp_path / "r.parquet"), "-c", c, "-w", "mean", "--json"]) == 0
+        epsilons.append(json.loads(capsys.readouterr().out)["shuffle"]["epsilon"])
+    assert ldp.PrivacyLedger.from_json(book.read_text()).to_frame()["shuffled_epsilon"][0] == max(epsilons)

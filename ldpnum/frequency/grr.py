@@ -48,6 +48,20 @@ def _keep_cells_ok(a, k, b, e):
     return cell_count(0, a, total) <= e * lie_lo and lie_hi <= e * lie_lo
 
 
+def _admissible(epsilon, k):
+    b = lie_shift(epsilon, k)
+    return _keep_cells_ok(1 << b, k, b, exp_lower(epsilon))
+
+
+def _smallest_epsilon(k):
+    """The smallest ε (to 1%) whose GRR plan exists for ``k`` categories (for the message of a refusal)."""
+    lo, hi = 1e-20, 1e-9  # lo refused, hi admissible, for every k GRR takes
+    while hi / lo > 1.01:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if _admissible(mid, k) else (mid, hi)
+    return hi
+
+
 def grr_keep_cells(epsilon, k):
     """``(a_keep, b)``: the largest ``a_keep`` keeping every likelihood ratio of GRR's one-word plan ≤ E < e^ε,
     with lie blocks of ``2**b`` cells (:func:`lie_shift`).
@@ -60,7 +74,10 @@ def grr_keep_cells(epsilon, k):
     b = lie_shift(epsilon, k)
     lo, hi = 1 << b, math.floor(e * (1 << b))  # invariant: lo admissible, hi + 1 not
     if not _keep_cells_ok(lo, k, b, e):
-        raise ValueError(f"epsilon={epsilon!r} is too small for GRR's lie blocks of 2**{b} cells")
+        least = _smallest_epsilon(k)
+        raise ValueError(f"epsilon={epsilon!r} is too small for GRR with k={k}: its exact plan draws from 64-bit "
+                         f"words, which cannot express a likelihood ratio this close to 1; the smallest epsilon it "
+                         f"takes is about {least:.2g} (any epsilon in [{least:.2g}, 20] works)")
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if _keep_cells_ok(mid, k, b, e):
