@@ -855,7 +855,8 @@ class DistributionEstimate(PrivacyProvenance):
 
         Notes
         -----
-        matplotlib is imported only when needed (install the ``plot`` extra: ``pip install ldpnum[plot]``).
+        matplotlib is imported only when needed (install the ``plot`` extra: ``pip install "ldpnum[plot]"``); without
+        it this raises an ImportError that says so.
         """
         check_kind(kind)
         values = None
