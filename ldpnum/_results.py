@@ -146,9 +146,52 @@ def bootstrap_quantile(values: Any, probs: Any, axis: int = 0) -> Any:
     return np.quantile(np.asarray(values, dtype=np.float64), probs, axis=axis, method="weibull")
 
 
-def percentile_interval(reps: Any, level: float) -> tuple:
+def required_replicates(level: float, sides: int = 2) -> int:
+    r"""The fewest bootstrap replicates ``B`` whose order statistics support a ``level`` interval:
+    :math:`(B + 1)(1 - L)/s \ge 1` for ``s = sides`` tails (2 for a two-sided percentile interval, 1 for the
+    one-sided quantile of a simultaneous band).
+
+    Examples
+    --------
+    >>> required_replicates(0.95), required_replicates(0.9), required_replicates(0.95, sides=1)
+    (39, 19, 19)
+    """
+    tail = (1 - check_level(level)) / sides
+    return max(1, math.ceil(1 / tail - 1 - 1e-9))
+
+
+def check_replicates_support(level: float, n_replicates: int, *, sides: int = 2, name: str = "ci") -> float:
+    r"""``level``, checked to be a level ``n_replicates`` bootstrap replicates can support; ValueError otherwise.
+
+    A percentile interval's ends are the :math:`(B+1)(1-L)/2`-th and :math:`(B+1)(1+L)/2`-th order statistics
+    of the ``B`` replicates (:func:`bootstrap_quantile`). When :math:`(B+1)(1-L)/2 < 1` the end would lie
+    beyond the most extreme replicate: numpy clamps it to the minimum (maximum), so every such level returns
+    the same interval, the replicates' range, whose actual level is only about :math:`1 - 2/(B+1)` (0.905 for
+    ``B = 20``). Such a level is refused, naming the replicates it needs, instead of being overclaimed.
+    ``sides=1`` is the one-sided quantile of a simultaneous band (:math:`(B+1)(1-L) \ge 1`).
+    """
+    level = check_level(level)
+    need = required_replicates(level, sides)
+    if n_replicates < need:
+        from .estimation.bootstrap import MAX_REPLICATES
+
+        most = 1 - sides / (n_replicates + 1)
+        more = (f"re-estimate with bootstrap={need:,} or more replicates, or ask for a level of at most {most:.4g}"
+                if need <= MAX_REPLICATES else
+                f"that is more than the {MAX_REPLICATES:,} replicates ldpnum runs, so no bootstrap here can vouch for "
+                f"it; ask for a level of at most {most:.4g} (or {1 - sides / (MAX_REPLICATES + 1):.6g} with "
+                f"{MAX_REPLICATES:,} replicates)")
+        raise ValueError(f"{name}={level!r} needs at least {need:,} bootstrap replicates; this estimate has "
+                         f"{n_replicates:,}: with B replicates an interval's end is the (B+1)(1-level)/{sides}-th "
+                         f"order statistic, which for {n_replicates:,} lies beyond the most extreme replicate (every "
+                         f"level above {most:.4g} would return the replicates' range); {more}")
+    return level
+
+
+def percentile_interval(reps: Any, level: float, *, name: str = "ci") -> tuple:
     """Percentile bootstrap interval ``[θ*_{(1−L)/2}, θ*_{(1+L)/2}]`` of replicates along axis 0 (quantiles by
-    :func:`bootstrap_quantile`).
+    :func:`bootstrap_quantile`); a level the replicates cannot support is refused
+    (:func:`check_replicates_support`).
 
     Chosen over the basic (reverse-percentile) interval by measured coverage: on Beta(5, 2), n = 2e4,
     ε = 1, EMS, 60 collections, nominal 95% intervals of the quartiles covered the truth 93–97% of the time
@@ -160,22 +203,55 @@ def percentile_interval(reps: Any, level: float) -> tuple:
     collections: their replicate distributions are skewed) and Efron's bias-corrected percentile interval
     covered Beta(5, 2)'s quartiles at ε = 4 0.89-0.93 against 0.89-0.95 (300 collections).
     """
-    level = check_level(level)
+    reps = np.asarray(reps, dtype=np.float64)
+    level = check_replicates_support(level, reps.shape[0], name=name)
     lo_q, hi_q = bootstrap_quantile(reps, [(1 - level) / 2, (1 + level) / 2])
     return lo_q, hi_q
 
 
-def warn_if_outside(point: Any, low: Any, high: Any, what: str) -> None:
-    """Warn (:class:`~ldpnum.exceptions.SmoothingBiasWarning`) when a point estimate lies outside its own
-    bootstrap interval: the smoothing bias there is larger than the noise."""
+def simultaneous_halfwidth(deviations: Any, level: float, *, name: str = "level") -> float:
+    """The ``level`` quantile of the replicates' largest deviations from the estimate: the half-width of a
+    simultaneous band (a one-sided order statistic, so ``B`` must satisfy ``(B+1)(1-level) >= 1``)."""
+    deviations = np.asarray(deviations, dtype=np.float64)
+    level = check_replicates_support(level, deviations.shape[0], sides=1, name=name)
+    return float(bootstrap_quantile(deviations, level))
+
+
+def bootstrap_interval(point: Any, reps: Any, level: float, *, what: str, clip: tuple | None = None,
+                       warning: type = SmoothingBiasWarning, reason: str | None = None) -> tuple:
+    """The percentile interval of ``reps`` at ``level`` (``ci=``), clipped to ``clip``, with a warning when the
+    ``point`` estimate lies outside it (:func:`warn_if_outside`). The one path every ``ci=`` query takes."""
+    low, high = percentile_interval(reps, level)
+    if clip is not None:
+        low, high = np.clip(low, *clip), np.clip(high, *clip)
+    warn_if_outside(point, low, high, what, warning=warning, reason=reason)
+    return low, high
+
+
+#: What an estimate outside its own bootstrap interval means for an EM/EMS distribution estimate.
+SMOOTHING_REASON = ("the smoothing bias there is larger than the noise (a sharp feature); the interval, from an "
+                    "undersmoothed fit, is the better statement but may still under-cover there")
+
+
+def warn_if_outside(point: Any, low: Any, high: Any, what: str, *, warning: type = SmoothingBiasWarning,
+                    reason: str | None = None) -> None:
+    """Warn (``warning``, by default :class:`~ldpnum.exceptions.SmoothingBiasWarning`) when a point estimate
+    lies outside its own bootstrap interval.
+
+    The percentile interval is the spread of the estimator refitted on data simulated from a fit; when the
+    estimate itself falls outside it, the bootstrap distribution is centred away from the estimate there: the
+    estimator is biased at that query by more than its noise (for a smoothed distribution estimate, the
+    smoothing bias at a sharp feature: ``reason`` says which bias). Both the estimate and the interval are
+    returned; the warning says that they disagree and the interval may under-cover there.
+    """
     out = np.ravel((point < low) | (point > high))
     if out.any():
         count, first = int(out.sum()), int(np.argmax(out))
-        warnings.warn(SmoothingBiasWarning(
-            f"{what}: the smoothed estimate lies outside its own bootstrap interval for {count} of {out.size} "
-            f"(first at index {first}): the smoothing bias there is larger than the noise (a sharp feature); the "
-            "interval, from an undersmoothed fit, is the better statement but may still under-cover there",
-            count=count, first_index=first), stacklevel=3)
+        warnings.warn(warning(
+            f"{what}: the estimate lies outside its own bootstrap interval for {count} of {out.size} "
+            f"(first at index {first}): the bootstrap distribution is biased there, "
+            f"{SMOOTHING_REASON if reason is None else reason}",
+            count=count, first_index=first), stacklevel=4)
 
 
 def monotone_band(x: Any, low: Any, high: Any) -> "ConfidenceBand":
@@ -608,9 +684,6 @@ class DistributionEstimate(PrivacyProvenance):
         cums = np.concatenate((np.zeros((self.replicates.shape[0], 1)), np.cumsum(self.replicates, axis=1)), axis=1)
         return cums / cums[:, -1:]
 
-    def _interval(self, reps, level):
-        return percentile_interval(reps, level)
-
     def confidence_band(self, level: float = 0.95, *, kind: str = "pointwise") -> "ConfidenceBand":
         r"""A confidence band for the CDF at the bin edges, from the bootstrap replicates.
 
@@ -632,9 +705,9 @@ class DistributionEstimate(PrivacyProvenance):
             raise ValueError(f"kind must be 'pointwise' or 'simultaneous'; got {kind!r}")
         cums = self._replicate_cums()
         if kind == "pointwise":
-            low, high = self._interval(cums, level)
+            low, high = percentile_interval(cums, level, name="level")
         else:
-            c = float(bootstrap_quantile(np.max(np.abs(cums - self._cum), axis=1), check_level(level)))
+            c = simultaneous_halfwidth(np.max(np.abs(cums - self._cum), axis=1), level)
             low, high = self._cum - c, self._cum + c
         return monotone_band(self.bin_edges, low, high)
 
@@ -684,10 +757,7 @@ class DistributionEstimate(PrivacyProvenance):
             return _scalar_or_array(point, qa)
         cums = self._replicate_cums()
         reps = np.stack([self._ppf_of(c, qa) for c in cums])
-        low, high = self._interval(reps, ci)
-        lo_b, hi_b = self.bounds
-        low, high = np.clip(low, lo_b, hi_b), np.clip(high, lo_b, hi_b)
-        warn_if_outside(point, low, high, "quantile")
+        low, high = bootstrap_interval(point, reps, ci, what="quantile", clip=self.bounds)
         return EstimateInterval(_scalar_or_array(point, qa), _scalar_or_array(low, qa), _scalar_or_array(high, qa))
 
     def _ppf_of(self, cum, q):
@@ -777,9 +847,7 @@ class DistributionEstimate(PrivacyProvenance):
         if ci is None:
             return _scalar_or_array(mass, a)
         reps = np.stack([np.interp(b, edges, c) - np.interp(a, edges, c) for c in self._replicate_cums()])
-        low, high = self._interval(reps, ci)
-        low, high = np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
-        warn_if_outside(mass, low, high, "range")
+        low, high = bootstrap_interval(mass, reps, ci, what="range", clip=(0.0, 1.0))
         return EstimateInterval(_scalar_or_array(mass, a), _scalar_or_array(low, a), _scalar_or_array(high, a))
 
     def sample(self, size: int | tuple[int, ...] | None = None, *, rng: SeedLike = None) -> Any:
