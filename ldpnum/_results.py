@@ -261,6 +261,23 @@ def monotone_band(x: Any, low: Any, high: Any) -> "ConfidenceBand":
     return ConfidenceBand(np.asarray(x, dtype=np.float64).copy(), low, high)
 
 
+def critical_value(level: float, degrees_of_freedom: Any = None) -> Any:
+    """Two-sided critical value of a ``level`` interval: Student's t quantile with ``degrees_of_freedom``
+    (arrays broadcast), or the normal quantile when it is None.
+
+    Examples
+    --------
+    >>> round(critical_value(0.95), 4), round(critical_value(0.95, 1), 3), round(critical_value(0.95, 29), 4)
+    (1.96, 12.706, 2.0452)
+    """
+    if degrees_of_freedom is None:
+        return normal_quantile(level)
+    from scipy.stats import t
+
+    c = t.ppf(0.5 + check_level(level) / 2, degrees_of_freedom)
+    return float(c) if np.ndim(c) == 0 else c
+
+
 class EstimateInterval(NamedTuple):
     """An estimate with a confidence interval: floats, or arrays of one per query."""
 
@@ -297,8 +314,9 @@ class MeanEstimate(PrivacyProvenance):
         estimates divided by ``sqrt(n_reports)``. It covers the mechanism's noise and the spread of the
         values themselves, so it is the standard error for people sampled from a larger population and
         slightly conservative for the mean of exactly these people (whose noise-only variance is
-        ``sum(mechanism.variance(x_i)) / n**2``). With fewer than two reports it is the worst-case
-        standard error of the mechanism instead.
+        ``sum(mechanism.variance(x_i)) / n**2``). Up to 30 reports the variance is at least the mechanism's
+        worst case, a floor that fades as ``30 / n`` beyond (see :mod:`ldpnum.estimation.mean`); with a single
+        report it is the worst-case standard error of the mechanism.
     n_reports : int
         Number of reports behind the estimate.
     epsilon : float
@@ -328,8 +346,15 @@ class MeanEstimate(PrivacyProvenance):
     #: The central ε of a shuffled collection (:meth:`ldpnum.Aggregate.shuffled`), None when the reports were
     #: not declared shuffled; shown next to the local ε (:attr:`privacy`). Provenance only.
     shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
+    #: Degrees of freedom of the variance behind ``standard_error`` when it was estimated from the reports
+    #: (``n_reports - 1`` for a mean oracle's estimate): :meth:`confidence_interval` then uses Student's t
+    #: quantiles; None for a standard error that is not estimated that way (normal quantiles).
+    degrees_of_freedom: int | None = None
 
     def __post_init__(self):
+        dof = self.degrees_of_freedom
+        if dof is not None and (not is_int(dof) or dof < 1):
+            raise ValueError(f"degrees_of_freedom must be None or a positive integer; got {dof!r}")
         if not (math.isfinite(self.value) and math.isfinite(self.standard_error)):
             raise ValueError(f"mean estimate of {self.spec.mechanism} is not finite (value {self.value!r}, "
                              f"standard error {self.standard_error!r}): the bounds are too wide for float64; "
@@ -340,13 +365,26 @@ class MeanEstimate(PrivacyProvenance):
                              "too narrow for float64 (the variance underflows): rescale the values")
 
     def confidence_interval(self, level: float = 0.95) -> "ConfidenceInterval":
-        """Normal-approximation confidence interval ``value ± z·standard_error``.
+        r"""Confidence interval ``value ± c·standard_error`` for the mean of the reporting people's values.
 
-        The estimate is a mean of independent, bounded per-report estimates, so the normal approximation
-        is accurate once there are more than a few hundred reports.
+        :math:`c = t_{n-1}((1 + L)/2)`, Student's t quantile with ``degrees_of_freedom`` (``n_reports - 1``
+        for a mean oracle's estimate), or the normal quantile when ``degrees_of_freedom`` is None. With the
+        mean oracles' small-sample variance floor (:mod:`ldpnum.estimation.mean`: the worst-case per-report
+        variance up to 30 reports) nominal 95% intervals covered at least 94.5% at every n from 2 to 30 in
+        simulation (ε = 1 and 10, values at either bound and in between); at large n this is the usual normal interval
+        (:math:`t_{999} = 1.9623` against :math:`z = 1.9600`).
+
+        Examples
+        --------
+        >>> import numpy as np, ldpnum as ldp
+        >>> m = ldp.Piecewise(1.0, (0, 1))
+        >>> few = m.estimate_mean(m.privatize([0.0, 0.0, 0.0], rng=0))   # 3 reports: wide, honestly
+        >>> lo, hi = few.confidence_interval(0.95)
+        >>> few.degrees_of_freedom, bool(lo < 0.0 < hi), bool(hi - lo > 5)
+        (2, True, True)
         """
-        z = normal_quantile(level)
-        return ConfidenceInterval(self.value - z * self.standard_error, self.value + z * self.standard_error)
+        c = critical_value(level, self.degrees_of_freedom)
+        return ConfidenceInterval(self.value - c * self.standard_error, self.value + c * self.standard_error)
 
     def to_series(self) -> "pd.Series":
         """The mean as a pandas Series of one entry, indexed by coordinate (the column's name), like
