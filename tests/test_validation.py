@@ -190,6 +190,8 @@ def test_bounds_of_unusable_scale_refused_at_construction(name, bounds, message)
 def test_recommend_refuses_bounds_of_unusable_scale():
     with pytest.raises(ValueError, match=r"too large: ldpnum takes bounds within ±1e\+100"):
         ldp.recommend("mean", n=1000, epsilon=1.0, bounds=(0, 1e300))  # was an OverflowError
+    for bounds in ((-1e100, 1e100), (0, 1e-100)):  # the limits themselves: finite predictions
+        assert np.isfinite(ldp.recommend("mean", n=1000, epsilon=1e-3, bounds=bounds).predicted_error)
 
 
 @pytest.mark.parametrize("cls, epsilon", [(ldp.Duchi, 1e-14), (ldp.StochasticRounding, 1e-3), (ldp.Laplace, 1e-3),
