@@ -48,15 +48,13 @@ interval then covers the value whenever the report's noise is within 1.96 worst-
 about 94% for Laplace (whose noise has heavier tails than the normal: exp(-1.96·√2) ≈ 0.063 lies beyond).
 """
 
-import math
-
 import numpy as np
 
 from ..aggregate import Aggregate
 from .._results import MeanEstimate
 from .._typing import ArrayLike
 
-__all__ = ["estimate_mean", "standard_error", "SMALL_SAMPLE"]
+__all__ = ["SMALL_SAMPLE", "estimate_mean", "standard_error"]
 
 #: Up to this many reports the variance is at least the mechanism's worst case (then the floor fades as 1/n).
 SMALL_SAMPLE = 30
