@@ -240,7 +240,9 @@ class RangeEstimate(PrivacyProvenance):
         Returns a float for scalar arguments, else an array of the broadcast shape. See the class notes for
         partial leaves and for ``consistency="none"``. Raises ValueError for NaN ends or ``lo > hi``. With
         ``ci=level`` (a bootstrapped estimate): an ``EstimateInterval(estimate, low, high)``, percentile
-        bootstrap intervals.
+        bootstrap intervals; a level needing more replicates than the estimate has (``2 / (1 - level) - 1``)
+        is refused, and an estimate outside its own interval raises
+        :class:`~ldpnum.exceptions.BootstrapBiasWarning` (see :mod:`ldpnum.estimation.bootstrap`).
 
         Examples
         --------
