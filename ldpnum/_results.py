@@ -209,6 +209,20 @@ def percentile_interval(reps: Any, level: float, *, name: str = "ci") -> tuple:
     return lo_q, hi_q
 
 
+def plot_band_level(n_replicates: int, level: float = 0.95) -> float:
+    """The band level a plot draws: ``level``, or with too few replicates for it the highest whole-percent level
+    they support (``0.9`` for 20 replicates), so that a plot never claims more than its replicates hold.
+
+    Examples
+    --------
+    >>> plot_band_level(200), plot_band_level(20), plot_band_level(30)
+    (0.95, 0.9, 0.93)
+    """
+    if n_replicates >= required_replicates(level):
+        return level
+    return math.floor(100 * (1 - 2 / (n_replicates + 1)) + 1e-9) / 100
+
+
 def simultaneous_halfwidth(deviations: Any, level: float, *, name: str = "level") -> float:
     """The ``level`` quantile of the replicates' largest deviations from the estimate: the half-width of a
     simultaneous band (a one-sided order statistic, so ``B`` must satisfy ``(B+1)(1-level) >= 1``)."""
@@ -950,7 +964,8 @@ class DistributionEstimate(PrivacyProvenance):
             this estimate's bins (``kind="pdf"``) or as their empirical CDF (``kind="cdf"``), after
             clipping to the bounds as the mechanisms do. Another DistributionEstimate is drawn dashed.
         kind : {"pdf", "cdf"}, default "pdf"
-            What to draw. A bootstrapped estimate's CDF is drawn with its pointwise 95% band.
+            What to draw. A bootstrapped estimate's CDF is drawn with its pointwise 95% band (with fewer
+            than the 39 replicates a 95% band needs, the highest whole-percent level they support, labelled).
         label : str, default "estimate"
             Legend label of the estimate.
 
@@ -981,8 +996,9 @@ class DistributionEstimate(PrivacyProvenance):
             if isinstance(true, DistributionEstimate):
                 ax.plot(true.bin_edges, true._cum, linestyle="--", label="true")
             if self.replicates is not None:  # the pointwise 95% band of a bootstrapped estimate
-                band = self.confidence_band(0.95)
-                ax.fill_between(band.x, band.low, band.high, alpha=0.25, linewidth=0, label="95% band")
+                level = plot_band_level(self.replicates.shape[0])
+                band = self.confidence_band(level)
+                ax.fill_between(band.x, band.low, band.high, alpha=0.25, linewidth=0, label=f"{level:.0%} band")
             ax.plot(edges, self._cum, linewidth=1.5, label=label)
             ax.set_ylabel("cumulative probability")
         ax.set_xlabel("value" if self.name is None else self.name)

@@ -154,3 +154,12 @@ def test_plot_without_matplotlib_says_how_to_install_it(data, monkeypatch, what)
     with pytest.raises(ImportError, match=r'plotting needs matplotlib.*pip install "ldpnum\[plot\]"') as info:
         draw()
     assert info.value.name == "matplotlib"
+
+
+def test_a_band_with_few_replicates_is_drawn_at_the_level_they_support():
+    """20 replicates cannot support a 95% band (39 are needed): the plot draws their 90% band and says so,
+    instead of refusing to plot."""
+    d = ldp.DistributionEstimate([0, 1, 2], [0.5, 0.5], replicates=np.column_stack(
+        [np.linspace(0.3, 0.7, 20), 1 - np.linspace(0.3, 0.7, 20)]))
+    ax = d.plot(kind="cdf")
+    assert [c.get_label() for c in ax.collections] == ["90% band"]
