@@ -55,8 +55,9 @@ from .reports import Reports
 from .aggregate import Aggregate
 from . import metrics
 from ._results import ConfidenceInterval, DistributionEstimate, FrequencyEstimate, MeanEstimate
-from .exceptions import (BudgetExceededError, BudgetWarning, ClippingWarning, NoisyRangesWarning, PointMassWarning,
-                         SizeCorrectionWarning, SmoothingBiasWarning, SpecMismatchError, TruncationWarning)
+from .exceptions import (BootstrapBiasWarning, BudgetExceededError, BudgetWarning, ClippingWarning, NoisyRangesWarning,
+                         PointMassWarning, SizeCorrectionWarning, SmoothingBiasWarning, SpecMismatchError,
+                         TruncationWarning)
 from .mechanisms import (Duchi, Hybrid, Laplace, Mechanism, MeanOracle, Piecewise, RandomizedResponse,
                          StochasticRounding, from_spec)
 from .mechanisms import GeneralWave, SquareWave
@@ -82,7 +83,7 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "Aggregate", "Reports", "Spec", "MeanEstimate", "ConfidenceInterval", "DistributionEstimate", "metrics",
     "ClippingWarning", "BudgetWarning", "BudgetExceededError", "SpecMismatchError", "SmoothingBiasWarning",
-    "PointMassWarning", "SizeCorrectionWarning", "NoisyRangesWarning",
+    "PointMassWarning", "SizeCorrectionWarning", "NoisyRangesWarning", "BootstrapBiasWarning",
     "Mechanism", "MeanOracle", "from_spec",
     "RandomizedResponse", "StochasticRounding", "Duchi", "Piecewise", "Hybrid",
     "SquareWave", "GeneralWave", "Laplace",

@@ -9,7 +9,7 @@ import numpy as np
 
 from ._checks import check_finite, real_array
 
-__all__ = ["KINDS", "check_kind", "check_true", "draw_true", "new_axes"]
+__all__ = ["KINDS", "check_kind", "check_true", "draw_true", "new_axes", "require_matplotlib"]
 
 KINDS = ("pdf", "cdf")
 
@@ -57,10 +57,27 @@ def draw_true(ax, values, *, bounds, kind="cdf", bin_edges=None, label=None):
     return ax
 
 
-def new_axes(ax):
-    """``ax``, or the axes of a new figure when None (matplotlib imported here, only when drawing)."""
-    if ax is None:
-        import matplotlib.pyplot as plt
+#: How to get matplotlib, the optional dependency every plot needs (the ``plot`` extra of pyproject.toml).
+INSTALL_HINT = 'pip install "ldpnum[plot]" (or pip install matplotlib)'
 
-        _, ax = plt.subplots()
+
+def require_matplotlib():
+    """Import and return ``matplotlib.pyplot``; an ImportError saying how to install it when it is missing.
+
+    matplotlib is an optional dependency (the ``plot`` extra): ``import ldpnum`` never imports it, and
+    without it only plotting fails, with this message instead of a bare ``ModuleNotFoundError``.
+    """
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise ImportError(f"plotting needs matplotlib, which is not installed ({exc}); install it with "
+                          f"{INSTALL_HINT}", name="matplotlib") from exc
+    return plt
+
+
+def new_axes(ax):
+    """``ax``, or the axes of a new figure when None (matplotlib imported here, only when drawing; an
+    ImportError naming ``pip install "ldpnum[plot]"`` without it)."""
+    if ax is None:
+        _, ax = require_matplotlib().subplots()
     return ax

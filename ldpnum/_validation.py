@@ -14,9 +14,12 @@ import numpy as np
 from .exceptions import ClippingWarning, InvalidValuesError
 
 __all__ = ["check_epsilon", "check_bounds", "check_values", "check_categories", "check_binary", "check_choice",
-           "prepared", "dtype_hint", "EPSILON_MAX"]
+           "prepared", "dtype_hint", "EPSILON_MAX", "BOUND_MAX", "WIDTH_MIN"]
 
 EPSILON_MAX = 20.0
+#: Largest magnitude of a bound, and smallest width of bounds, that mechanisms take (see :func:`check_bounds`).
+BOUND_MAX = 1e100
+WIDTH_MIN = 1e-100
 
 
 def _is_real_scalar(value):
@@ -35,10 +38,27 @@ def check_epsilon(epsilon, name="epsilon"):
 
 
 def check_bounds(bounds, name="bounds"):
-    """Return ``(low, high)`` as floats after checking they are public, finite and ordered.
+    r"""Return ``(low, high)`` as floats after checking they are public, finite, ordered and of a usable scale.
 
     Bounds are parameters of the mechanism, never derived from the data: deriving them from the values
     would leak information about the values outside the privacy guarantee.
+
+    Every estimate's variance is the squared width :math:`(high - low)^2` times a factor of the mechanism that
+    grows like :math:`\varepsilon^{-2}` (up to about :math:`10^{30}` at the smallest ε a plan takes), and
+    second moments square the bounds themselves. So that these stay finite and non-zero in float64 for every
+    mechanism and ε, bounds must lie within :math:`\pm 10^{100}` (``BOUND_MAX``) and be at least
+    :math:`10^{-100}` apart (``WIDTH_MIN``); outside that range the mechanism is refused here, at
+    construction, instead of an ``OverflowError`` or a non-finite or zero-width interval after the reports
+    were drawn. Rescaling the values (other units) always brings them into range.
+
+    Examples
+    --------
+    >>> check_bounds((0, 1440))
+    (0.0, 1440.0)
+    >>> check_bounds((0, 1e300))
+    Traceback (most recent call last):
+    ...
+    ValueError: bounds (0.0, 1e+300) are too large: ldpnum takes bounds within ±1e+100 ...
     """
     if bounds is None:
         raise ValueError(f"{name} is required: pass the public range (low, high) of the values; "
@@ -56,12 +76,15 @@ def check_bounds(bounds, name="bounds"):
         raise ValueError(f"{name} must be finite; got ({low!r}, {high!r})")
     if not low < high:
         raise ValueError(f"{name} must satisfy low < high; got ({low!r}, {high!r})")
-    if not math.isfinite(high - low):
-        raise ValueError(f"{name} ({low!r}, {high!r}) is too wide: its width overflows float64 "
-                         f"(at most {np.finfo(np.float64).max:.3g}); rescale the values (e.g. to other units)")
-    if not math.isfinite(1.0 / (high - low)):
-        raise ValueError(f"{name} ({low!r}, {high!r}) is too narrow: the inverse of its width overflows float64 "
-                         "(the width must be at least 5.6e-309); rescale the values (e.g. to other units)")
+    if max(abs(low), abs(high)) > BOUND_MAX:
+        raise ValueError(f"{name} ({low!r}, {high!r}) are too large: ldpnum takes bounds within ±{BOUND_MAX:g} "
+                         "(an estimate's variance is the squared width times up to ε^-2, which must stay finite in "
+                         "float64); rescale the values (e.g. to other units)")
+    if not high - low >= WIDTH_MIN:
+        raise ValueError(f"{name} ({low!r}, {high!r}) are too narrow: ldpnum takes bounds at least {WIDTH_MIN:g} "
+                         f"apart (got a width of {high - low!r}; an estimate's variance, the squared width times "
+                         "the mechanism's factor, would underflow float64 to a zero-width interval); rescale the "
+                         "values (e.g. to other units)")
     return low, high
 
 

@@ -1,8 +1,8 @@
 """Warnings and errors raised by ldpnum."""
 
-__all__ = ["ClippingWarning", "TruncationWarning", "BudgetWarning", "SmoothingBiasWarning", "BudgetExceededError", "InvalidValuesError",
-           "SpecMismatchError", "PointMassWarning",
-           "SizeCorrectionWarning", "NoisyRangesWarning"]
+__all__ = ["ClippingWarning", "TruncationWarning", "BudgetWarning", "BootstrapBiasWarning", "SmoothingBiasWarning",
+           "BudgetExceededError", "InvalidValuesError", "SpecMismatchError", "PointMassWarning", "SizeCorrectionWarning",
+           "NoisyRangesWarning"]
 
 
 class ClippingWarning(UserWarning):
@@ -45,7 +45,31 @@ class TruncationWarning(UserWarning):
         self.first_index = int(first_index)
 
 
-class SmoothingBiasWarning(UserWarning):
+class BootstrapBiasWarning(UserWarning):
+    """An estimate lies outside its own bootstrap interval: the bootstrap distribution is biased there.
+
+    A percentile interval is the spread of the estimator refitted on data simulated from a fit. When the
+    estimate itself falls outside that spread, the replicates are centred away from the estimate at that query:
+    the estimator's bias there (post-processing such as smoothing, consistency or clipping at zero) is larger
+    than its noise. Both are returned; the interval may under-cover there. Raised once per call by the ``ci=``
+    queries of :class:`~ldpnum.ranges.RangeEstimate`; :class:`SmoothingBiasWarning` is the case of a smoothed
+    distribution estimate.
+
+    Attributes
+    ----------
+    count : int
+        How many of the queries have the estimate outside the interval.
+    first_index : int
+        Position (flat) of the first such query.
+    """
+
+    def __init__(self, message, *, count=0, first_index=-1):
+        super().__init__(message)
+        self.count = int(count)
+        self.first_index = int(first_index)
+
+
+class SmoothingBiasWarning(BootstrapBiasWarning):
     """A smoothed distribution estimate lies outside its own bootstrap interval: at that quantile or range the
     estimator's smoothing bias is larger than its noise (a sharp feature, such as a step in the density).
 

@@ -91,7 +91,7 @@ def test_bands_and_intervals_are_ordered_and_proper(boot):
         assert band.low.min() >= 0 and band.high.max() <= 1
     pw, sim = est.confidence_band(0.95), est.confidence_band(0.95, kind="simultaneous")
     assert np.mean(sim.high - sim.low) > np.mean(pw.high - pw.low)  # one curve at once: wider
-    narrow, wide = est.quantile(0.5, ci=0.5), est.quantile(0.5, ci=0.99)
+    narrow, wide = est.quantile(0.5, ci=0.5), est.quantile(0.5, ci=0.96)  # 60 replicates support up to 0.967
     assert wide.low <= narrow.low <= narrow.high <= wide.high
     q = est.quantile([0.25, 0.5, 0.75], ci=0.95)
     assert q.estimate.shape == q.low.shape == (3,) and np.all(q.low <= q.high)
@@ -200,7 +200,7 @@ def test_describe_shows_quartile_intervals():
     df = pd.DataFrame({"t": np.random.default_rng(3).beta(5, 2, 20_000) * 60, "d": np.linspace(0, 1, 20_000)})
     r = df.ldp.privatize({"t": ldp.SquareWave(2.0, (0, 60)), "d": ldp.Duchi(1.0, (0, 1))}, rng=1,
                          strategy="all-columns")
-    d = r.ldp.describe(bootstrap=30, rng=0)
+    d = r.ldp.describe(bootstrap=40, rng=0)  # 95% intervals need 39 replicates
     assert {"25% low", "50% high", "75% high"} <= set(d.columns)
     assert d.loc["t", "50% low"] <= d.loc["t", "50%"] <= d.loc["t", "50% high"]
     assert np.isnan(d.loc["d", "50% low"])  # a mean oracle has no distribution to bootstrap
@@ -267,3 +267,96 @@ def test_intervals_of_distribution_estimates_read_the_order_statistics(boot):
     values = np.array([d.range(0.6, 0.8) for d in reps])
     assert np.isclose(r.low, naive(values, 0.025), rtol=0, atol=1e-12)
     assert np.isclose(r.high, naive(values, 0.975), rtol=0, atol=1e-12)
+
+
+# -- levels the replicates cannot support, replicate counts that cannot be allocated, estimates outside --------
+def _hand_made(b):
+    """A bootstrapped estimate built by hand: b replicates spread around [0.5, 0.5] (no fit, instant)."""
+    share = np.linspace(0.3, 0.7, b)
+    return DistributionEstimate([0, 1, 2], [0.5, 0.5], replicates=np.column_stack([share, 1 - share]))
+
+
+def test_levels_beyond_the_replicates_are_refused_with_the_count_they_need():
+    """With B replicates a percentile interval's ends are the (B+1)(1-L)/2-th order statistics: 20 replicates
+    gave the replicates' [min, max] for ci=0.999999, the same interval as for ci=0.91 (it used to be returned as
+    if it held 0.999999)."""
+    d = _hand_made(20)
+    assert d.quantile(0.5, ci=0.9).low > 0.5  # (B+1)(1-L)/2 = 1.05 >= 1: supported
+    with pytest.raises(ValueError, match=r"ci=0.999999 needs at least 1,999,999 bootstrap replicates; this estimate "
+                                         r"has 20.*more than the 100,000 replicates ldpnum runs.*at most 0.9048"):
+        d.quantile(0.5, ci=0.999999)
+    with pytest.raises(ValueError, match=r"ci=0.95 needs at least 39 bootstrap replicates; this estimate has 20.*"
+                                         r"bootstrap=39 or more"):
+        d.range(0.5, 1.5, ci=0.95)
+    with pytest.raises(ValueError, match=r"level=0.95 needs at least 39"):
+        d.confidence_band(0.95)
+    with pytest.raises(ValueError, match=r"level=0.96 needs at least 24"):  # one-sided: (B+1)(1-L) >= 1
+        d.confidence_band(0.96, kind="simultaneous")
+    d.confidence_band(0.95, kind="simultaneous")  # 21 * 0.05 >= 1
+    # at exactly the replicates a level needs, its ends are the extreme order statistics
+    d39 = _hand_made(39)
+    iv = d39.range(0.0, 1.0, ci=0.95)
+    assert (iv.low, iv.high) == pytest.approx((0.3, 0.7))
+
+
+def test_range_trees_refuse_levels_beyond_their_replicates():
+    hh = ldp.HierarchicalHistogram(1.0, (0, 1), n_leaves=16)
+    est = hh.estimate_ranges(hh.aggregate(hh.privatize(np.random.default_rng(0).random(2000), rng=1)),
+                             bootstrap=20, rng=2)
+    est.range(0.2, 0.6, ci=0.9)
+    for query in (lambda: est.range(0.2, 0.6, ci=0.999999), lambda: est.quantile(0.5, ci=0.95),
+                  lambda: est.confidence_band(0.95)):
+        with pytest.raises(ValueError, match="needs at least .* bootstrap replicates; this estimate has 20"):
+            query()
+
+
+@pytest.mark.parametrize("n_boot, error, message", [
+    (10**7, ValueError, r"n_boot=10,000,000 is more bootstrap replicates than ldpnum runs \(at most 100,000"),
+    (2.5, TypeError, "n_boot must be an integer"),
+    (True, TypeError, "n_boot must be an integer"),
+    (19, ValueError, "n_boot must be an integer >= 20"),
+])
+def test_replicate_counts_refused_before_anything_is_drawn(n_boot, error, message, monkeypatch):
+    """bootstrap=10**7 asked numpy for 76 GiB of redrawn counts."""
+    sw = ldp.SquareWave(1.0, (0, 1))
+    agg = sw.aggregate(sw.privatize(np.full(500, 0.5), rng=0))
+    hh = ldp.HierarchicalHistogram(1.0, (0, 1), n_leaves=16)
+    tree = hh.aggregate(hh.privatize(np.full(500, 0.5), rng=0))
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the bootstrap's generator was made for a refused count")
+    monkeypatch.setattr(np.random, "default_rng", forbidden)  # both bootstraps draw through one
+    with pytest.raises(error, match=message):
+        bootstrap_distribution(sw, agg, n_boot=n_boot, method="norm-sub")
+    with pytest.raises(error, match=message):
+        hh.estimate_ranges(tree, bootstrap=n_boot)
+
+
+def test_replicates_beyond_the_memory_limit_are_refused_with_the_amount(monkeypatch):
+    from ldpnum.estimation import bootstrap
+    sw = ldp.SquareWave(1.0, (0, 1), n_cells=64)
+    agg = sw.aggregate(sw.privatize(np.full(500, 0.5), rng=0))
+    # 100,000 replicates of 64 cells and 32 bins: 8 * (64 + 32) bytes each, 0.0715 GiB; a 0.0625 GiB limit
+    monkeypatch.setattr(bootstrap, "MEMORY_LIMIT", 2**26)
+    with pytest.raises(ValueError, match=r"n_boot=100,000 bootstrap replicates would take 0.0715 GiB of memory "
+                                         r"\(768 bytes each\), more than the 0.0625 GiB limit; ask for at most 87,381"):
+        bootstrap_distribution(sw, agg, n_boot=100_000, n_bins=32, method="norm-sub")
+
+
+def test_a_tree_estimate_outside_its_own_interval_is_flagged():
+    """The least-squares tree (negative leaves allowed) against replicates simulated from the non-negative tree:
+    where the two disagree by more than the noise the estimate lies outside its own interval; this used to pass
+    without a word (DistributionEstimate already warned)."""
+    from ldpnum.exceptions import BootstrapBiasWarning
+    hh = ldp.HierarchicalHistogram(1.0, (0, 1), n_leaves=64)
+    x = np.random.default_rng(0).beta(5, 2, 5000)
+    est = hh.estimate_ranges(hh.aggregate(hh.privatize(x, rng=1)), bootstrap=40, rng=2)
+    with pytest.warns(BootstrapBiasWarning, match=r"range: the estimate lies outside its own bootstrap interval for 1 "
+                                                  r"of 10 \(first at index 3\): the bootstrap distribution is biased "
+                                                  r"there, the tree's post-processing") as rec:
+        r = est.range(np.linspace(0, 0.9, 10), np.linspace(0.1, 1, 10), ci=0.9)
+    assert rec[0].message.count == 1 and not r.low[3] <= r.estimate[3] <= r.high[3]
+    assert not issubclass(BootstrapBiasWarning, ldp.SmoothingBiasWarning)
+    assert issubclass(ldp.SmoothingBiasWarning, BootstrapBiasWarning)  # one filter catches both
+    with pytest.warns(BootstrapBiasWarning, match="quantile"):
+        est.quantile(np.linspace(0.02, 0.98, 25), ci=0.9)

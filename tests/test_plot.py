@@ -140,3 +140,26 @@ def test_importing_plot_does_not_import_matplotlib():
     code = "import sys, ldpnum.plot; print('matplotlib' in sys.modules)"
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert res.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("what", ["distribution", "ranges", "compare"])
+def test_plot_without_matplotlib_says_how_to_install_it(data, monkeypatch, what):
+    """matplotlib hidden (as on a machine without the ``plot`` extra): an ImportError naming the extra, not a
+    bare ModuleNotFoundError from deep inside the plot."""
+    x, dist, ranges = data
+    for mod in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.setitem(sys.modules, mod, None)  # `import matplotlib...` now raises ImportError
+    draw = {"distribution": lambda: dist.plot(), "ranges": lambda: ranges.plot(),
+            "compare": lambda: ldp.plot.compare(x, dist)}[what]
+    with pytest.raises(ImportError, match=r'plotting needs matplotlib.*pip install "ldpnum\[plot\]"') as info:
+        draw()
+    assert info.value.name == "matplotlib"
+
+
+def test_a_band_with_few_replicates_is_drawn_at_the_level_they_support():
+    """20 replicates cannot support a 95% band (39 are needed): the plot draws their 90% band and says so,
+    instead of refusing to plot."""
+    d = ldp.DistributionEstimate([0, 1, 2], [0.5, 0.5], replicates=np.column_stack(
+        [np.linspace(0.3, 0.7, 20), 1 - np.linspace(0.3, 0.7, 20)]))
+    ax = d.plot(kind="cdf")
+    assert [c.get_label() for c in ax.collections] == ["90% band"]

@@ -28,7 +28,7 @@ def test_binary_plan_exact_and_tight(epsilon):
 
 @pytest.mark.parametrize("cls", [ldp.StochasticRounding, ldp.Duchi])
 @pytest.mark.parametrize("epsilon", [1e-3, 0.5, 1.0, 4.0, 20.0])
-@pytest.mark.parametrize("bounds", [(0.0, 1.0), (-3.5, 1e6), (-1e-300, 1e-300)])
+@pytest.mark.parametrize("bounds", [(0.0, 1.0), (-3.5, 1e6), (-1e-100, 1e-100)])
 def test_two_output_kernel_envelope(cls, epsilon, bounds):
     """The kernel's own thresholds over adversarial and 1e5 random inputs stay within the plan's envelope."""
     m = cls(epsilon, bounds)

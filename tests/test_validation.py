@@ -147,3 +147,61 @@ def test_nullable_arrays_with_na_passed_directly(no_draws):
     values = ldp.RandomizedResponse(1.0).prepare_values(pd.array([True, None], dtype="boolean"),
                                                         nan_policy="impute", fill_value=0)
     np.testing.assert_array_equal(values, [1.0, 0.0])
+
+
+# -- bounds of an unusable scale are refused at construction, for every mechanism that takes bounds ---------------
+def _bounded_mechanisms():
+    from ldpnum.mechanisms._base import _all_registered, _load_builtins
+
+    _load_builtins()
+    return {n: c for n, c in _all_registered().items()
+            if "bounds" in __import__("inspect").signature(c.__init__).parameters}
+
+
+def _build(name, cls, bounds):
+    if name == "hdg":
+        return cls(1.0, bounds={"a": bounds, "b": (0, 1)}, n=1000)
+    if name == "sampled_dimensions":
+        return cls("duchi", 1.0, [bounds, (0, 1)])
+    if name == "duchi_multivariate":
+        return cls(1.0, [bounds, (0, 1)])
+    return cls(1.0, bounds)
+
+
+def test_every_mechanism_taking_bounds_is_covered():
+    assert set(_bounded_mechanisms()) >= {"stochastic_rounding", "duchi", "laplace", "piecewise", "hybrid",
+                                           "general_wave", "square_wave", "hierarchical_histogram",
+                                           "duchi_multivariate", "sampled_dimensions", "hdg"}
+
+
+@pytest.mark.parametrize("name", sorted(_bounded_mechanisms()))
+@pytest.mark.parametrize("bounds, message", [
+    ((0, 1e300), r"too large: ldpnum takes bounds within ±1e\+100"),
+    ((-1e101, 0), r"too large: ldpnum takes bounds within ±1e\+100"),
+    ((-1e-300, 1e-300), r"too narrow: ldpnum takes bounds at least 1e-100 apart"),
+])
+def test_bounds_of_unusable_scale_refused_at_construction(name, bounds, message):
+    """(0, 1e300) used to be accepted and refused only when estimating (OverflowError for Duchi and
+    StochasticRounding, a non-finite estimate for the others), after the reports were drawn."""
+    with pytest.raises(ValueError, match=message):
+        _build(name, _bounded_mechanisms()[name], bounds)
+
+
+def test_recommend_refuses_bounds_of_unusable_scale():
+    with pytest.raises(ValueError, match=r"too large: ldpnum takes bounds within ±1e\+100"):
+        ldp.recommend("mean", n=1000, epsilon=1.0, bounds=(0, 1e300))  # was an OverflowError
+    for bounds in ((-1e100, 1e100), (0, 1e-100)):  # the limits themselves: finite predictions
+        assert np.isfinite(ldp.recommend("mean", n=1000, epsilon=1e-3, bounds=bounds).predicted_error)
+
+
+@pytest.mark.parametrize("cls, epsilon", [(ldp.Duchi, 1e-14), (ldp.StochasticRounding, 1e-3), (ldp.Laplace, 1e-3),
+                                          (ldp.Piecewise, 1e-3), (ldp.Hybrid, 1e-3), (ldp.SquareWave, 1e-3)])
+@pytest.mark.parametrize("bounds", [(-1e100, 1e100), (0, 1e-100)])
+def test_bounds_at_the_limits_estimate_finite_means(cls, epsilon, bounds):
+    """The limits are wide enough that every mean estimate stays finite with a positive standard error, even
+    at a tiny ε (Duchi at 1e-14 multiplies the squared width by ~1e28)."""
+    m = cls(epsilon, bounds)
+    x = np.array([bounds[0], bounds[1], 0.5 * (bounds[0] + bounds[1])] * 10)
+    est = m.estimate_mean(m.privatize(x, rng=0))
+    lo, hi = est.confidence_interval(0.95)
+    assert np.isfinite([est.value, est.standard_error, lo, hi]).all() and est.standard_error > 0

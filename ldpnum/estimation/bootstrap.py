@@ -24,6 +24,27 @@ The interval ends are read at the :math:`(B+1)p`-th order statistic of the repli
 1997), not by numpy's default rule, which sits about one order statistic inside at each end (a 95% interval
 about 8% too narrow at 100 replicates, 4% at 200).
 
+**Levels the replicates can support.** A two-sided level :math:`L` needs :math:`(B+1)(1-L)/2 \ge 1`, i.e.
+:math:`B \ge 2/(1-L) - 1` replicates (19 for 90%, 39 for 95%, 199 for 99%; a simultaneous band, one-sided,
+:math:`B \ge 1/(1-L) - 1`). Below that the end would lie beyond the most extreme replicate, every higher
+level would return the same interval (the replicates' range, about a :math:`1 - 2/(B+1)` interval: 0.905 at
+20 replicates), and ``ci=0.999999`` would be a claim nothing supports; such a level is refused, with the
+count it needs (:func:`ldpnum._results.check_replicates_support`). The replicate count itself must be an
+integer in [20, 100,000] (``MAX_REPLICATES``: levels up to 0.99998; beyond it the refits would take hours
+and the Monte Carlo error of the ends is already negligible), and the replicates (with the distribution
+bootstrap's redrawn counts: 8 bytes per output cell and per bin each) may take at most 2 GiB
+(``MEMORY_LIMIT``): ``bootstrap=10**7`` at 1024 cells would have asked for 76 GiB. Both are refused before
+anything is drawn or allocated.
+
+**An estimate outside its own interval** (decided: warn). The interval is the spread of the estimator
+refitted on data simulated from a fit; when the estimate lies outside it, the bootstrap distribution is
+centred away from the estimate there, i.e. biased at that query by more than its noise. Both are returned and
+a :class:`~ldpnum.exceptions.BootstrapBiasWarning` says so, counting the queries and giving the first:
+:class:`~ldpnum.SmoothingBiasWarning` (a subclass) for a smoothed distribution estimate, whose bias is the
+smoothing at a sharp feature; for a range tree, whose replicates are simulated from the non-negative
+consistent tree and refitted with the estimate's consistency, the bias of that post-processing (a
+least-squares tree's negative leaves, for instance).
+
 Measured (``make bench``, section ``bands``: 60 collections of 20,000 people, 100 replicates, ems-cv; share of
 nominal 95% intervals covering the truth, undersmoothed against ``"estimate"``): the flights' 6-9 am share
 0.90 / 0.92 at ε = 0.5 / 1 (0.93 / 0.94 over 300 collections) against 0.42 / 0.13, their first quartile 0.95 / 0.97 against 0.87 / 0.65, and
@@ -95,6 +116,14 @@ __all__ = ["bootstrap_distribution", "bootstrap_ranges"]
 
 #: Default number of replicates.
 DEFAULT_REPLICATES = 200
+#: Fewest replicates taken (a 90% interval needs 19: see :func:`ldpnum._results.required_replicates`).
+MIN_REPLICATES = 20
+#: Most replicates taken: enough for a two-sided level up to 1 - 2/100,001 (0.99998); beyond it the Monte Carlo
+#: error of the ends is negligible and the refits would take hours (each is a full EM fit or a simulated
+#: collection).
+MAX_REPLICATES = 100_000
+#: Most memory the replicates (and, for the distribution bootstrap, their redrawn counts) may take.
+MEMORY_LIMIT = 2 * 2**30
 #: What the distribution bootstrap resamples and refits (see the module docstring).
 SCHEMES = ("undersmoothed", "estimate")
 #: The undersmoothed pilot smooths ``L // UNDERSMOOTHING`` passes where the estimate smooths ``L``.
@@ -103,6 +132,29 @@ UNDERSMOOTHING = 4
 #: Estimator settings the replicates accept (anything else is refused, not ignored).
 DISTRIBUTION_OPTIONS = ("n_bins", "method", "max_iter", "tol")
 RANGE_OPTIONS = ("consistency", "threshold")
+
+
+def check_replicates(n_boot, bytes_per_replicate, *, name="n_boot"):
+    """``n_boot`` as an int, checked before anything is drawn or allocated.
+
+    TypeError unless an integer; ValueError below :data:`MIN_REPLICATES`, above :data:`MAX_REPLICATES`, or when
+    the replicates would take more than :data:`MEMORY_LIMIT` (2 GiB) of memory (the message gives the amount).
+    """
+    if isinstance(n_boot, (bool, np.bool_)) or not isinstance(n_boot, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer number of bootstrap replicates; got {type(n_boot).__name__} "
+                        f"{n_boot!r}")
+    n_boot = int(n_boot)
+    if n_boot < MIN_REPLICATES:
+        raise ValueError(f"{name} must be an integer >= {MIN_REPLICATES}; got {n_boot!r}")
+    if n_boot > MAX_REPLICATES:
+        raise ValueError(f"{name}={n_boot:,} is more bootstrap replicates than ldpnum runs (at most "
+                         f"{MAX_REPLICATES:,}, enough for intervals up to a level of 0.99998); ask for fewer")
+    need = n_boot * bytes_per_replicate
+    if need > MEMORY_LIMIT:
+        raise ValueError(f"{name}={n_boot:,} bootstrap replicates would take {need / 2**30:.3g} GiB of memory "
+                         f"({bytes_per_replicate:,} bytes each), more than the {MEMORY_LIMIT / 2**30:g} GiB limit; "
+                         f"ask for at most {MEMORY_LIMIT // bytes_per_replicate:,} (or fewer bins)")
+    return n_boot
 
 
 def _check_options(options, allowed, where):
@@ -130,7 +182,8 @@ def bootstrap_distribution(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=No
     mechanism : window mechanism (SquareWave, GeneralWave, Piecewise, Hybrid)
     data : Reports or Aggregate
     n_boot : int, default 200
-        Number of replicates (at least 20).
+        Number of replicates, 20 to 100,000 (and at most 2 GiB of them). A two-sided level ``L`` of the
+        intervals needs at least ``2 / (1 - L) - 1`` (39 for 95%); a higher level is refused when asked.
     rng : None, int or numpy.random.Generator
         Randomness of the resampling (a simulation on the collector's side).
     estimate : DistributionEstimate, optional
@@ -166,8 +219,7 @@ def bootstrap_distribution(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=No
     from .em import DEFAULT_MAX_ITER, expectation_maximization
     from .distribution import DEFAULT_METHOD, input_grid, window_counts
 
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 20:
-        raise ValueError(f"n_boot must be an integer >= 20; got {n_boot!r}")
+    check_replicates(n_boot, 1)  # the kind and range first; the memory once the bins are known
     check_choice(scheme, "scheme", SCHEMES)
     _check_options(options, DISTRIBUTION_OPTIONS, "bootstrap_distribution")
     if getattr(mechanism, "plan", None) is None or not hasattr(mechanism, "estimate_distribution"):
@@ -176,6 +228,8 @@ def bootstrap_distribution(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=No
     agg = mechanism._as_aggregate(data)
     est = mechanism.estimate_distribution(agg, **options) if estimate is None else estimate
     d = est.n_bins
+    # the redrawn counts (int64 per output cell) and the refitted probabilities (float64 per bin)
+    n_boot = check_replicates(n_boot, 8 * (int(agg.counts.size) + d))
     transition = input_grid(mechanism, d, agg.n_reports)[0]  # equal buckets, or a discrete mechanism's integers
     options = {**options, "n_bins": d}
     observed = window_counts(mechanism.plan, agg)  # Hybrid: its window branch's reports (see window_counts)
@@ -231,7 +285,8 @@ def bootstrap_ranges(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=None, es
     distribution of the non-negative consistent tree (a proper distribution), privatizes them with the mechanism
     (the simulation's own randomness, seeded by ``rng``), and re-estimates with the same ``options``. For any
     mechanism this has the same distribution as redrawing output counts from the implied output distribution.
-    Replicates run on threads. Returns the estimate with ``replicates`` attached.
+    Replicates run on threads. Returns the estimate with ``replicates`` attached. ``n_boot`` as for
+    :func:`bootstrap_distribution` (20 to 100,000, at most 2 GiB of trees; 39 or more for 95% intervals).
 
     Examples
     --------
@@ -239,13 +294,12 @@ def bootstrap_ranges(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=None, es
     >>> from ldpnum.estimation import bootstrap_ranges
     >>> hh = ldp.HierarchicalHistogram(epsilon=2.0, bounds=(0, 1), n_leaves=256)
     >>> x = np.random.default_rng(0).beta(5, 2, 20_000)
-    >>> est = bootstrap_ranges(hh, hh.aggregate(hh.privatize(x, rng=1)), n_boot=30, rng=2)
+    >>> est = bootstrap_ranges(hh, hh.aggregate(hh.privatize(x, rng=1)), n_boot=40, rng=2)
     >>> r = est.range(0.6, 0.8, ci=0.95)
     >>> bool(r.low <= r.estimate <= r.high), len(est.replicates)
-    (True, 30)
+    (True, 40)
     """
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 20:
-        raise ValueError(f"n_boot must be an integer >= 20; got {n_boot!r}")
+    check_replicates(n_boot, 1)
     if not hasattr(mechanism, "estimate_ranges"):
         raise TypeError(f"{type(mechanism).__name__} does not estimate range trees")
     _check_options(options, RANGE_OPTIONS, "bootstrap_ranges")
@@ -256,6 +310,9 @@ def bootstrap_ranges(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=None, es
 
     def fit(a, **o):
         return mechanism.estimate_ranges(a, **o) if raw_fit is None else raw_fit(a, **o)[0]
+
+    # each replicate keeps a tree: its node estimates and CDF (float64), plus the object's own ~2 KB
+    n_boot = check_replicates(n_boot, 8 * (sum(v.size for v in est.node_estimates) + est.n_leaves + 1) + 2048)
     # the population to simulate from: a proper distribution, so the non-negative consistent tree (a
     # least-squares tree's negative leaves, clipped, would shift mass: 0.32 instead of 0.42 measured on a range)
     # (an adaptive tree's threshold belongs to the replicates' estimator, not to this population)

@@ -11,7 +11,8 @@ from ..spec import Spec
 from .._plotting import check_kind, check_true, draw_true, new_axes
 from ..accounting import ShuffleAmplification
 from .._results import (DistributionEstimate, EstimateInterval, PrivacyProvenance, _g, _html_table, _mechanism_rows, _source, _title,
-                        bootstrap_quantile, check_level, monotone_band, percentile_interval)
+                        bootstrap_interval, monotone_band, percentile_interval, simultaneous_halfwidth)
+from ..exceptions import BootstrapBiasWarning
 from .._validation import check_bounds
 from .._typing import ArrayLike, FloatArray
 from ..estimation.consistency import TreeShape, check_tree, is_consistent, range_sums, snap
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
 __all__ = ["RangeEstimate", "CONSISTENCY", "NONNEGATIVE"]
 
 CONSISTENCY = ("least-squares", "nonnegative", "adaptive", "none")
+#: What a tree estimate outside its own bootstrap interval means (the replicates are simulated from the
+#: non-negative consistent tree and refitted with the estimate's consistency).
+TREE_BIAS = ("the tree's post-processing (consistency, clipping at zero) shifts it there by more than its noise; "
+             "the interval may under-cover there")
 #: Consistencies whose trees are non-negative (checked), so their leaves are a distribution as they are.
 NONNEGATIVE = ("nonnegative", "adaptive")
 
@@ -198,9 +203,9 @@ class RangeEstimate(PrivacyProvenance):
         cums = np.stack([r.cdf(edges) for r in self._reps()])
         point = self.cdf(edges)
         if kind == "pointwise":
-            low, high = percentile_interval(cums, level)
+            low, high = percentile_interval(cums, level, name="level")
         else:
-            c = float(bootstrap_quantile(np.max(np.abs(cums - point), axis=1), check_level(level)))
+            c = simultaneous_halfwidth(np.max(np.abs(cums - point), axis=1), level)
             low, high = point - c, point + c
         return monotone_band(edges, low, high)
 
@@ -273,7 +278,9 @@ class RangeEstimate(PrivacyProvenance):
         Returns a float for scalar arguments, else an array of the broadcast shape. See the class notes for
         partial leaves and for ``consistency="none"``. Raises ValueError for NaN ends or ``lo > hi``. With
         ``ci=level`` (a bootstrapped estimate): an ``EstimateInterval(estimate, low, high)``, percentile
-        bootstrap intervals.
+        bootstrap intervals; a level needing more replicates than the estimate has (``2 / (1 - level) - 1``)
+        is refused, and an estimate outside its own interval raises
+        :class:`~ldpnum.exceptions.BootstrapBiasWarning` (see :mod:`ldpnum.estimation.bootstrap`).
 
         Examples
         --------
@@ -290,7 +297,8 @@ class RangeEstimate(PrivacyProvenance):
         point = float(out[0]) if a.ndim == 0 else out.reshape(a.shape)
         if ci is None:
             return point
-        low, high = percentile_interval(np.stack([np.asarray(r.range(a, b)) for r in self._reps()]), ci)
+        low, high = bootstrap_interval(point, np.stack([np.asarray(r.range(a, b)) for r in self._reps()]), ci,
+                                       what="range", warning=BootstrapBiasWarning, reason=TREE_BIAS)
         return EstimateInterval(point, float(low) if a.ndim == 0 else low, float(high) if a.ndim == 0 else high)
 
     def cdf(self, x: ArrayLike) -> Any:
@@ -329,9 +337,10 @@ class RangeEstimate(PrivacyProvenance):
         qa = check_probabilities(q)
         if ci is not None:
             point = self.quantile(qa)
-            low, high = percentile_interval(np.stack([np.asarray(r.quantile(qa)) for r in self._reps()]), ci)
+            low, high = bootstrap_interval(point, np.stack([np.asarray(r.quantile(qa)) for r in self._reps()]), ci,
+                                           what="quantile", warning=BootstrapBiasWarning, reason=TREE_BIAS,
+                                           integer=self.discrete)
             if self.discrete:  # integer ends, rounded outwards
-                low, high = np.floor(low).astype(np.int64), np.ceil(high).astype(np.int64)
                 if qa.ndim == 0:
                     return EstimateInterval(point, int(low), int(high))
                 return EstimateInterval(point, low, high)
