@@ -160,6 +160,12 @@ def required_replicates(level: float, sides: int = 2) -> int:
     return max(1, math.ceil(1 / tail - 1 - 1e-9))
 
 
+#: Most bootstrap replicates ldpnum runs: enough for a two-sided level up to 1 - 2/100,001 (0.99998); beyond it
+#: the Monte Carlo error of the ends is negligible and the refits would take hours (each is a full EM fit or a
+#: simulated collection).
+MAX_REPLICATES = 100_000
+
+
 def check_replicates_support(level: float, n_replicates: int, *, sides: int = 2, name: str = "ci") -> float:
     r"""``level``, checked to be a level ``n_replicates`` bootstrap replicates can support; ValueError otherwise.
 
@@ -173,8 +179,6 @@ def check_replicates_support(level: float, n_replicates: int, *, sides: int = 2,
     level = check_level(level)
     need = required_replicates(level, sides)
     if n_replicates < need:
-        from .estimation.bootstrap import MAX_REPLICATES
-
         most = 1 - sides / (n_replicates + 1)
         more = (f"re-estimate with bootstrap={need:,} or more replicates, or ask for a level of at most {most:.4g}"
                 if need <= MAX_REPLICATES else

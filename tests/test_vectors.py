@@ -706,6 +706,8 @@ def test_sampled_dimensions_at_tiny_epsilon_blames_epsilon_not_the_bounds(inner)
 def test_huge_bounds_are_refused_at_construction(make, bounds):
     # used to be accepted, then refused when estimating (OverflowError (34, 'Numerical result out of range') for
     # inner Duchi / StochasticRounding, "not finite" for the others)
-    with pytest.raises(ValueError, match=r"bounds\[1\] = .* too wide for float64"):
+    # refused by the shared bounds check (beyond ±1e100) or by the vector family's own (one report's estimate
+    # must stay representable)
+    with pytest.raises(ValueError, match=r"bounds\[1\].* (too wide for float64|are too large)"):
         make(bounds)
     make((0, 1e100))   # wide but representable: estimates stay finite

@@ -112,16 +112,16 @@ Intervals", JASA 82, 1987 (the bias-corrected percentile interval).
 
 import numpy as np
 
+from .._results import MAX_REPLICATES as _MAX_REPLICATES
+
 __all__ = ["bootstrap_distribution", "bootstrap_ranges"]
 
 #: Default number of replicates.
 DEFAULT_REPLICATES = 200
 #: Fewest replicates taken (a 90% interval needs 19: see :func:`ldpnum._results.required_replicates`).
 MIN_REPLICATES = 20
-#: Most replicates taken: enough for a two-sided level up to 1 - 2/100,001 (0.99998); beyond it the Monte Carlo
-#: error of the ends is negligible and the refits would take hours (each is a full EM fit or a simulated
-#: collection).
-MAX_REPLICATES = 100_000
+#: Most replicates taken (defined with the intervals that read them, :data:`ldpnum._results.MAX_REPLICATES`).
+MAX_REPLICATES = _MAX_REPLICATES
 #: Most memory the replicates (and, for the distribution bootstrap, their redrawn counts) may take.
 MEMORY_LIMIT = 2 * 2**30
 #: What the distribution bootstrap resamples and refits (see the module docstring).
