@@ -1241,6 +1241,11 @@ def test_answers_from_a_handful_of_reports_say_they_are_noise():
     with pytest.warns(ldp.multi.NoisyRangesWarning, match=r"3 of 3 grids.*standard error of 1\.79") as rec:
         est = hdg.estimate_ranges(hdg.privatize(X, rng=0))
     assert rec[0].filename == __file__  # attributed to the caller's line
+    few = np.random.default_rng(1).uniform(0, 1, (30, 2))  # 30 reports: every grid gets some, all starved
+    reports = pd.DataFrame(few, columns=["a", "b"]).ldp.privatize({("a", "b"): hdg}, rng=0)
+    with pytest.warns(ldp.NoisyRangesWarning) as via_accessor:  # through the accessor too (was pandas.py)
+        reports["a,b"].ldp.estimate_ranges()
+    assert via_accessor[0].filename == __file__
     assert rec[0].message.grids == (("a",), ("b",), ("a", "b")) and min(rec[0].message.standard_errors) > 1
     assert est.standard_error({"a": (0, 0.5)}) > 0.5 and est.standard_error({"a": (0, 0.5), "b": (0, 1)}) > 0.5
     assert est.range({"a": (0, 0.5)}, ci=0.95)[1:] == (0.0, 1.0)  # the interval is all of [0, 1]

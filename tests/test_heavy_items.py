@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ldpnum
+import ldpnum as ldp
 from ldpnum.heavy import TruncationWarning, decode_items, encode_items
 from ldpnum.heavy import items as items_module
 
@@ -454,3 +455,13 @@ def test_check_words_is_the_one_check_of_encoded_items_read_back():
         check_words([None], 8, name="candidates")
     with pytest.raises(ValueError, match="item_bits"):
         check_words([1], 65)
+
+
+def test_a_prefix_protocols_truncation_warning_points_at_the_callers_line():
+    """Regression: PEM's TruncationWarning was attributed to ldpnum/heavy/prefix.py, not the caller's line."""
+    m = ldp.PEM(2.0, item_bits=16, top_k=1, item_type="str")
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        m.privatize(["abcdef", "ab"], rng=0)
+    cut = [r for r in rec if issubclass(r.category, ldp.TruncationWarning)]
+    assert len(cut) == 1 and cut[0].filename == __file__, [(r.category, r.filename) for r in rec]

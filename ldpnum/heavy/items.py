@@ -44,7 +44,7 @@ import numpy as np
 from .._checks import is_int, where
 from .._kernels.objects import object_words
 from ..exceptions import TruncationWarning
-from .._validation import plain_array
+from .._validation import _caller_stacklevel, plain_array
 
 __all__ = ["admissible_prefixes", "ITEM_TYPES", "encode_items", "decode_items", "check_item_bits", "check_words"]
 
@@ -432,7 +432,8 @@ def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
         words = words.copy()
     words.flags.writeable = False
     if n_truncated:
-        warnings.warn(_truncation_warning(n_truncated, first, bits, name, item_type, bool(locate)), stacklevel=2)
+        warnings.warn(_truncation_warning(n_truncated, first, bits, name, item_type, bool(locate)),
+                      stacklevel=_caller_stacklevel())
     return words, item_type, n_truncated
 
 

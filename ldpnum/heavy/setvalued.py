@@ -114,7 +114,7 @@ from .._random import assign_columns, child_rng, resolve_rng
 from .._results import ConfidenceInterval, PrivacyProvenance
 from ..exceptions import SizeCorrectionWarning
 from .._typing import NDArray, SeedLike
-from .._validation import check_epsilon
+from .._validation import _caller_stacklevel, check_epsilon
 from ..accounting import ShuffleAmplification, check_shuffle_delta, shuffle_epsilon
 from ..aggregate import Aggregate
 from ..estimation.heavy import support_estimates
@@ -1652,19 +1652,6 @@ def _impossible(labels, assumed, pi, pi_se, theta, ell):
             "1); its interval spans every frequency they allow (frequency_bounds)",
             count=int(bad.sum()), first_index=i), stacklevel=_caller_stacklevel())
     return bad
-
-
-def _caller_stacklevel():
-    """The ``stacklevel`` that attributes a warning raised by the caller of this function to the first frame
-    outside the ldpnum package (the user's line, whether they called ``result`` or ``run``)."""
-    import os
-    import sys
-
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-    frame, level = sys._getframe(1), 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def padding_length(theta: NDArray[np.float64], percentile: float = PERCENTILE) -> int:

@@ -123,7 +123,7 @@ import numpy as np
 from .._kernels import client_multi as kernels
 from .._kernels._jit import launch
 from .._typing import ArrayLike, FloatArray
-from .._validation import check_choice
+from .._validation import _caller_stacklevel, check_choice
 from ..aggregate import Aggregate, check_block_counts, count_codes
 from ..estimation.postprocess import norm_sub
 from ..frequency import recommend
@@ -1201,7 +1201,7 @@ def _warn_noisy_grids(names, plan, variances):
             f"of grid {names[worst]}'s {plan.oracles[worst].k} cells has a standard error of {se[worst]:.3g} "
             f"(above {NOISE_WARNING_SE}), so its answers are mostly noise; collect more reports, use fewer cells "
             f"(granularities=) or a larger epsilon, and read est.standard_error(query) / est.range(query, ci=0.95)",
-            grids=[names[j] for j in bad], standard_errors=[se[j] for j in bad]), stacklevel=4)
+            grids=[names[j] for j in bad], standard_errors=[se[j] for j in bad]), stacklevel=_caller_stacklevel())
 
 
 def check_hdg_codes(codes, spec):
