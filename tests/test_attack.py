@@ -378,7 +378,7 @@ def test_attack_size():
     aggregates = len(ALL_NAMES) * (7 + 4 + 1 + 2 * (5 + 4) + 1)
     specs = sum(sum(1 for _ in spec_edits(make(n).spec)) for n in ALL_NAMES)
     total = hostile + vector_bad + aggregates + specs
-    assert len(ALL_NAMES) == 29 and total > 2000, (hostile, vector_bad, aggregates, specs)
+    assert len(ALL_NAMES) >= 29 and total > 2000, (hostile, vector_bad, aggregates, specs)
 
 
 CATEGORICAL = [n for n in registered() if CASES[n].kind == "categorical"]
