@@ -152,7 +152,7 @@ def registered():
     """Every mechanism ldpnum registers, those reading one value per person and those reading several columns
     (vectors, HDG, marginals) alike."""
     import ldpnum  # noqa: F401  (registers every mechanism)
-    from ldpnum.mechanisms._base import _REGISTRY, _VECTOR_REGISTRY
+    from ldpnum.base import _REGISTRY, _VECTOR_REGISTRY
     names = [*_REGISTRY, *_VECTOR_REGISTRY]
     missing = sorted(set(names) - set(FACTORIES))
     if missing:

@@ -20,7 +20,7 @@ from numba.extending import is_jitted
 import ldpnum as ldp
 from ldpnum._kernels import _jit
 from ldpnum._kernels._jit import prange
-from ldpnum.mechanisms._base import _REGISTRY, _VECTOR_REGISTRY
+from ldpnum.base import _REGISTRY, _VECTOR_REGISTRY
 
 from conftest import adversarial_values
 
@@ -390,7 +390,7 @@ def test_first_small_call_of_every_mechanism_needs_no_numba(tmp_path):
         import ldpnum as ldp
         sys.path.insert(0, {str(ROOT / "bench")!r})
         from startup import FACTORIES
-        from ldpnum.mechanisms._base import _REGISTRY
+        from ldpnum.base import _REGISTRY
         EPS = 1.0
         for name in _REGISTRY:
             m = eval(FACTORIES[name])
