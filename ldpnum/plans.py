@@ -7,14 +7,43 @@ Every probability a kernel realizes is a ratio of integers fixed here, in Python
 
 (``math.exp`` is accurate to a couple of ulps, far inside 2**-50), so the realized privacy loss never exceeds
 the stated ε, while staying within about 2**-50 of it (the guarantee is tight).
+
+This module is the plan arithmetic that several families share, kept outside any one of them so that each
+family imports it from here rather than from a sibling's private names:
+
+- word arithmetic: :func:`exp_lower`, :func:`uniform_count`, :func:`cell_count`, :func:`uniform_extremes`;
+- the two-output randomizer (:func:`binary_plan`): Duchi, stochastic rounding, Hadamard response, the vector
+  mechanisms' bits;
+- the window on a grid (:func:`grid_size`, :func:`window_plan`, :func:`window_estimates`): Piecewise, Hybrid,
+  Square Wave, the General Wave family and any new window mechanism;
+- generalized randomized response from one word (:class:`GRRPlan`, :func:`grr_keep_cells`,
+  :func:`lie_shift`): GRR itself, local hashing, PEM/TreeHist, padding-and-sampling, SQKR;
+- Floyd's sampler with the kernels' 48-bit picks (:func:`floyd_weights`, :func:`floyd_distribution`): subset
+  selection and sampled dimensions.
+
+References
+----------
+S. L. Warner, "Randomized Response: A Survey Technique for Eliminating Evasive Answer Bias", JASA 1965.
+T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for Frequency Estimation",
+USENIX Security 2017 (generalized randomized response).
+N. Wang, X. Xiao, Y. Yang, J. Zhao, S. C. Hui, H. Shin, J. Shin, G. Yu, "Collecting and Analyzing
+Multidimensional Data with Local Differential Privacy", ICDE 2019 (the Piecewise window).
+Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li, B. Škorić, "Estimating Numerical Distributions under Local
+Differential Privacy", SIGMOD 2020 (the Square and General Wave windows).
+J. Bentley, R. Floyd, "A sample of brilliance", Comm. ACM 1987 (Floyd's sampling algorithm).
 """
 
 import math
+import numbers
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
 
 __all__ = ["TWO48", "TWO53", "TWO64", "cell_count", "exp_lower", "binary_plan", "window_plan", "BinaryPlan",
-           "WindowPlan", "uniform_count"]
+           "WindowPlan", "uniform_count", "uniform_extremes", "grid_size", "shape_counts", "window_estimates",
+           "GRRPlan", "grr_keep_cells", "lie_shift", "floyd_weights", "floyd_distribution"]
 
 TWO53 = 2**53
 TWO48 = 2**48
@@ -142,6 +171,32 @@ class WindowPlan:
         return max(values) / min(values)
 
 
+#: Window grids (:func:`grid_size`): the fewest cells a default window holds, the default number of cells,
+#: and the most cells a grid has.
+MIN_WINDOW_CELLS = 16
+DEFAULT_CELLS = 1024
+MAX_CELLS = 2**16
+
+
+def grid_size(window_fraction, n_cells=None):
+    """Number of cells and window width for a window covering ``window_fraction`` of the output grid.
+
+    Default: 1024 cells, doubled until the window holds ``MIN_WINDOW_CELLS`` cells, capped at 2**16.
+    """
+    if n_cells is None:
+        n_cells = DEFAULT_CELLS
+        while round(n_cells * window_fraction) < MIN_WINDOW_CELLS and n_cells < MAX_CELLS:
+            n_cells *= 2
+    else:
+        if not isinstance(n_cells, numbers.Integral) or isinstance(n_cells, bool):
+            raise TypeError(f"n_cells must be an integer; got {type(n_cells).__name__}")
+        if not 4 <= int(n_cells) <= MAX_CELLS:
+            raise ValueError(f"n_cells must be in [4, {MAX_CELLS}]; got {n_cells}")
+        n_cells = int(n_cells)
+    m = min(max(1, round(n_cells * window_fraction)), n_cells - 1)
+    return n_cells, m
+
+
 def shape_counts(weights):
     """Quantize positive window weights to integer counts summing to exactly 2**53 (largest remainders)."""
     w = [Fraction(x) for x in weights]
@@ -185,3 +240,167 @@ def window_plan(epsilon, n_cells, m, weights=None):
         raise ValueError(f"window weights span more than e^epsilon (max/min = {max(weights) / min(weights):.6g}); "
                          "they must lie in [1, e^epsilon)")
     return plan
+
+
+def window_estimates(plan, in_probs=None):
+    """Unbiased estimate, on the unit scale, of the value behind a report in each cell of a window plan, and P_in.
+
+    In centred cell coordinates ``c_j = j + 1/2 - n/2`` the expected output given window start ``s`` is
+    ``κ (s - P/2) + δ`` with ``P = n - m``, ``κ = P_in - P_out m / P`` and
+    ``δ = P_in (μ + 1/2 - m/2)``, ``μ`` the mean window offset (``(m - 1)/2`` for symmetric shapes).
+    Since ``E[s] = u P``, ``û = ((c_j - δ)/κ + P/2) / P`` is unbiased. ``in_probs`` (the plan's
+    :meth:`WindowPlan.in_probabilities` as a float array) may be passed to save recomputing it.
+    """
+    if in_probs is None:
+        in_probs = np.array(plan.in_probabilities(), dtype=np.float64)
+    n, m = plan.n_cells, plan.m
+    positions = n - m
+    p_in = plan.t_in / TWO53
+    kappa = p_in - (1 - p_in) * m / positions
+    mu = float(np.arange(m) @ in_probs)
+    delta = p_in * (mu + 0.5 - m / 2)
+    centred = np.arange(n) + 0.5 - n / 2
+    u_hat = ((centred - delta) / kappa + positions / 2) / positions
+    return u_hat, p_in
+
+
+def lie_shift(epsilon, k):
+    """``b``: each lie block has ``2**b`` cells, as many as keep ``G = a_keep + (k-1)·2**b`` below ``2**63``."""
+    return 63 - (math.ceil(math.exp(epsilon)) + k - 1).bit_length()
+
+
+def _keep_cells_ok(a, k, b, e):
+    total = a + ((k - 1) << b)
+    d = TWO64 << b
+    lie_lo, lie_hi = d // total, -(-d // total)
+    return cell_count(0, a, total) <= e * lie_lo and lie_hi <= e * lie_lo
+
+
+def _admissible(epsilon, k):
+    b = lie_shift(epsilon, k)
+    return _keep_cells_ok(1 << b, k, b, exp_lower(epsilon))
+
+
+def _smallest_epsilon(k):
+    """The smallest ε (to 1%) whose GRR plan exists for ``k`` categories (for the message of a refusal)."""
+    lo, hi = 1e-20, 1e-9  # lo refused, hi admissible, for every k GRR takes
+    while hi / lo > 1.01:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if _admissible(mid, k) else (mid, hi)
+    return hi
+
+
+def grr_keep_cells(epsilon, k):
+    """``(a_keep, b)``: the largest ``a_keep`` keeping every likelihood ratio of GRR's one-word plan ≤ E < e^ε,
+    with lie blocks of ``2**b`` cells (:func:`lie_shift`).
+
+    Every lie block has ``floor(d)`` or ``ceil(d)`` words, ``d = 2**(64+b) / G``; the keep run has
+    ``cell_count(0, a_keep, G)``. The ratio of the keep run to the smallest possible lie block grows with
+    ``a_keep``, so the largest admissible ``a_keep`` below ``E·2**b`` is found by bisection.
+    """
+    e = exp_lower(epsilon)
+    b = lie_shift(epsilon, k)
+    lo, hi = 1 << b, math.floor(e * (1 << b))  # invariant: lo admissible, hi + 1 not
+    if not _keep_cells_ok(lo, k, b, e):
+        least = _smallest_epsilon(k)
+        raise ValueError(f"epsilon={epsilon!r} is too small for GRR with k={k}: its exact plan draws from 64-bit "
+                         f"words, which cannot express a likelihood ratio this close to 1; the smallest epsilon it "
+                         f"takes is about {least:.2g} (any epsilon in [{least:.2g}, 20] works)")
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _keep_cells_ok(mid, k, b, e):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo, b
+
+
+class GRRPlan:
+    """Integer plan of GRR from one word: ``a_keep`` keep cells and ``k - 1`` lie blocks of ``2**shift`` cells.
+
+    The word picks one of ``total = a_keep + (k - 1)·2**shift`` cells (``floor(word · total / 2**64)``); see
+    :mod:`ldpnum.frequency.grr` for the plan and :func:`grr_keep_cells` for ``a_keep`` and ``shift``. Shared by
+    every oracle whose last step is GRR (GRR, BLH/OLH, PEM/TreeHist, padding-and-sampling, SQKR).
+    """
+
+    words_per_record = 1
+
+    def __init__(self, k, a_keep, shift):
+        self.k = k
+        self.a_keep = a_keep
+        self.shift = shift
+        self.total = a_keep + ((k - 1) << shift)
+        if not (0 < a_keep and self.total < TWO64):
+            raise ValueError(f"GRR plan out of range: a_keep={a_keep}, shift={shift}, k={k}")
+        self._lie_counts = None
+
+    def __eq__(self, other):
+        return isinstance(other, GRRPlan) and (self.k, self.a_keep, self.shift) == (
+            other.k, other.a_keep, other.shift)
+
+    def __repr__(self):
+        return f"GRRPlan(k={self.k}, a_keep={self.a_keep}, shift={self.shift})"
+
+    def keep_count(self):
+        """Words (of 2**64) that keep the true category."""
+        return cell_count(0, self.a_keep, self.total)
+
+    def lie_counts(self):
+        """Words (of 2**64) of each lie index ``0..k-2`` (index ``j`` reports the ``j``-th other category)."""
+        if self._lie_counts is None:
+            a, t, b = self.a_keep, self.total, self.shift
+            self._lie_counts = [cell_count(a + (j << b), a + ((j + 1) << b), t) for j in range(self.k - 1)]
+        return self._lie_counts
+
+    def exact_probabilities(self, v):
+        """``{code: Fraction}`` for true category ``v`` (``-1``: an unknown value, reported uniformly)."""
+        k = self.k
+        if v < 0:
+            return {j: Fraction(cell_count(j, j + 1, k), TWO64) for j in range(k)}
+        out = {v: Fraction(self.keep_count(), TWO64)}
+        lies = self.lie_counts()
+        for j in range(k):
+            if j != v:
+                out[j] = Fraction(lies[j if j < v else j - 1], TWO64)
+        return out
+
+    def extreme_ratio(self):
+        """Exact largest ratio over all pairs of true categories and outputs: an output is kept (the keep
+        count) or a lie of index ``j`` or ``j - 1``, so the extremes of the counts give the maximum."""
+        counts = [self.keep_count()] + self.lie_counts()
+        return Fraction(max(counts), min(counts))
+
+
+@lru_cache(maxsize=64)
+def _pick_counts(m):
+    """``uniform_count(t, m)`` for every cell ``t`` of a 48-bit uniform choice among ``m``."""
+    return tuple(uniform_count(t, m) for t in range(m))
+
+
+def floyd_weights(n, r, target=None):
+    """Floyd's algorithm for an ``r``-subset of ``0..n-1`` with the kernel's 48-bit picks, exactly.
+
+    Returns ``{bitmask of indices: weight}``, the probability of each subset being ``weight / 2**(48 r)``:
+    dynamic programming over the partial subsets after each pick, summing ``∏ uniform_count(t_i, m_i)`` over
+    the draw sequences that lead to them. With ``target`` (a bitmask), only partial subsets of ``target`` are
+    kept, which is all that can lead to it (subsets only grow).
+    """
+    states = {0: 1}
+    for j in range(n - r, n):
+        counts = _pick_counts(j + 1)
+        nxt = {}
+        for s, w in states.items():
+            for t, c in enumerate(counts):
+                add = 1 << j if s >> t & 1 else 1 << t
+                key = s | add
+                if target is None or key & ~target == 0:
+                    nxt[key] = nxt.get(key, 0) + w * c
+        states = nxt
+    return states
+
+
+@lru_cache(maxsize=32)
+def floyd_distribution(n, r):
+    """``{bitmask of indices: Fraction}``: the exact output distribution of the kernel's Floyd sampler."""
+    scale = TWO48 ** r
+    return {s: Fraction(w, scale) for s, w in floyd_weights(n, r).items()}

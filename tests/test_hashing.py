@@ -14,7 +14,7 @@ from ldpnum import _random
 from ldpnum._kernels import client_hashing as kernels
 from ldpnum._kernels.server_hashing import local_hash_support
 from ldpnum._kernels._jit import launch
-from ldpnum.frequency.grr import _GRRPlan, grr_keep_cells
+from ldpnum.plans import GRRPlan, grr_keep_cells
 from ldpnum.frequency.hashing import (BLH, G_MAX, OLH, LocalHashPlan, decode_reports, hash_class_sizes,
                                       local_hash_support_counts, olh_g, support_probabilities_exact)
 
@@ -102,7 +102,7 @@ def test_support_probabilities_match_enumeration(bits, g, eps):
     several pairs (the same q* for every pair of distinct values: unbiased for all)."""
     poly = nh.SMALL_FIELD_POLYS[bits]
     n = 1 << bits
-    grr = _GRRPlan(g, *grr_keep_cells(eps, g))
+    grr = GRRPlan(g, *grr_keep_cells(eps, g))
     rows = [grr.exact_probabilities(h) for h in range(g)]
     p_star, q_star = support_probabilities_exact(grr, bits)
     for v, v2 in [(0, 1), (2, 9), (n - 1, 5)]:
@@ -119,7 +119,7 @@ def test_support_probabilities_match_enumeration(bits, g, eps):
 
 def test_q_star_is_one_over_g_when_g_is_a_power_of_two():
     for eps, g in [(1.0, 2), (1.0, 4), (2.0, 8), (20.0, G_MAX)]:
-        assert support_probabilities_exact(_GRRPlan(g, *grr_keep_cells(eps, g)))[1] == Fraction(1, g)
+        assert support_probabilities_exact(GRRPlan(g, *grr_keep_cells(eps, g)))[1] == Fraction(1, g)
 
 
 # --- exact ε -----------------------------------------------------------------------------------------

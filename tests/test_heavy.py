@@ -10,7 +10,7 @@ import ldpnum as ldp
 from ldpnum._kernels import client_prefix as kernels
 from ldpnum._kernels._jit import launch
 from ldpnum.estimation.heavy import estimate_prefix_levels, extend_candidates, prefix_hash
-from ldpnum.frequency.grr import _GRRPlan, grr_keep_cells
+from ldpnum.plans import GRRPlan, grr_keep_cells
 from ldpnum.plans import TWO48
 
 import naive
@@ -43,7 +43,7 @@ def test_every_report_is_exactly_epsilon_ldp_through_grr_plan(cls, epsilon, kwar
     ``[0, g)`` at the hashed prefix, shifted to the block ``(j·H + h)·g``: the same integer plan, so the same
     exact ratio, tight."""
     m = cls(epsilon, item_type="uint", **kwargs)
-    grr = _GRRPlan(m.g, *grr_keep_cells(epsilon, m.g))
+    grr = GRRPlan(m.g, *grr_keep_cells(epsilon, m.g))
     assert m.plan.grr == grr
     items = range(1 << m.item_bits)
     for w in WORDS:

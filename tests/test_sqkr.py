@@ -21,7 +21,7 @@ import ldpnum as ldp
 from ldpnum import _random
 from ldpnum._kernels import client_kashin
 from ldpnum._kernels._jit import launch
-from ldpnum.frequency.grr import _GRRPlan, grr_keep_cells
+from ldpnum.plans import GRRPlan, grr_keep_cells
 from ldpnum.mechanisms import lookup, registered
 from ldpnum.plans import exp_lower
 from ldpnum.vectors import sqkr
@@ -235,7 +235,7 @@ def test_the_exact_check_rejects_planted_bugs():
     eps = 2.0
     good = ldp.SQKR(eps, 8).plan
     # 1.25 ε: the GRR plan of a larger ε
-    bad = SQKRPlan(dim=8, frame_bits=good.frame_bits, k=good.k, grr=_GRRPlan(1 << good.k, *grr_keep_cells(1.25 * eps, 4)))
+    bad = SQKRPlan(dim=8, frame_bits=good.frame_bits, k=good.k, grr=GRRPlan(1 << good.k, *grr_keep_cells(1.25 * eps, 4)))
     with pytest.raises(PrivacyViolation, match="exceeds"):
         check_exact_epsilon([bad.exact_probabilities(b) for b in range(4)], eps)
     # the first quantized bit also sent in the clear (report = (bit, y)): a zero-probability output

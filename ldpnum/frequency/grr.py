@@ -25,66 +25,12 @@ USENIX Security 2017 (generalized random response / direct encoding, variance ta
 Lecture 3, "Intro to Differential Privacy", course lecture notes (Warner's randomized response).
 """
 
-import math
-from fractions import Fraction
-
 from .._kernels import client_grr as kernels
 from .._kernels._jit import launch
-from ..plans import TWO64, cell_count, exp_lower
+from ..plans import TWO64, GRRPlan, cell_count, grr_keep_cells
 from ._base import FrequencyOracle
 
 __all__ = ["GRR", "grr_keep_cells", "cell_count"]
-
-
-def lie_shift(epsilon, k):
-    """``b``: each lie block has ``2**b`` cells, as many as keep ``G = a_keep + (k-1)·2**b`` below ``2**63``."""
-    return 63 - (math.ceil(math.exp(epsilon)) + k - 1).bit_length()
-
-
-def _keep_cells_ok(a, k, b, e):
-    total = a + ((k - 1) << b)
-    d = TWO64 << b
-    lie_lo, lie_hi = d // total, -(-d // total)
-    return cell_count(0, a, total) <= e * lie_lo and lie_hi <= e * lie_lo
-
-
-def _admissible(epsilon, k):
-    b = lie_shift(epsilon, k)
-    return _keep_cells_ok(1 << b, k, b, exp_lower(epsilon))
-
-
-def _smallest_epsilon(k):
-    """The smallest ε (to 1%) whose GRR plan exists for ``k`` categories (for the message of a refusal)."""
-    lo, hi = 1e-20, 1e-9  # lo refused, hi admissible, for every k GRR takes
-    while hi / lo > 1.01:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if _admissible(mid, k) else (mid, hi)
-    return hi
-
-
-def grr_keep_cells(epsilon, k):
-    """``(a_keep, b)``: the largest ``a_keep`` keeping every likelihood ratio of GRR's one-word plan ≤ E < e^ε,
-    with lie blocks of ``2**b`` cells (:func:`lie_shift`).
-
-    Every lie block has ``floor(d)`` or ``ceil(d)`` words, ``d = 2**(64+b) / G``; the keep run has
-    ``cell_count(0, a_keep, G)``. The ratio of the keep run to the smallest possible lie block grows with
-    ``a_keep``, so the largest admissible ``a_keep`` below ``E·2**b`` is found by bisection.
-    """
-    e = exp_lower(epsilon)
-    b = lie_shift(epsilon, k)
-    lo, hi = 1 << b, math.floor(e * (1 << b))  # invariant: lo admissible, hi + 1 not
-    if not _keep_cells_ok(lo, k, b, e):
-        least = _smallest_epsilon(k)
-        raise ValueError(f"epsilon={epsilon!r} is too small for GRR with k={k}: its exact plan draws from 64-bit "
-                         f"words, which cannot express a likelihood ratio this close to 1; the smallest epsilon it "
-                         f"takes is about {least:.2g} (any epsilon in [{least:.2g}, 20] works)")
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if _keep_cells_ok(mid, k, b, e):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo, b
 
 
 class GRR(FrequencyOracle):
@@ -129,7 +75,7 @@ class GRR(FrequencyOracle):
             # oracle anyway.
             raise ValueError(f"GRR supports k <= {self.MAX_K}; got k={self._k}. For large domains use a unary "
                              "or local-hashing oracle (see ldpnum.frequency.recommend)")
-        self._plan = _GRRPlan(self._k, *grr_keep_cells(self._epsilon, self._k))
+        self._plan = GRRPlan(self._k, *grr_keep_cells(self._epsilon, self._k))
 
     @property
     def n_cells(self):
@@ -142,54 +88,3 @@ class GRR(FrequencyOracle):
 
     def _run_kernel(self, values, words, out):
         launch(kernels.grr_kernel, values, self._k, self._plan.a_keep, self._plan.shift, words, out)
-
-
-class _GRRPlan:
-    """Integer plan of GRR from one word: ``a_keep`` keep cells and ``k - 1`` lie blocks of ``2**shift`` cells."""
-
-    words_per_record = 1
-
-    def __init__(self, k, a_keep, shift):
-        self.k = k
-        self.a_keep = a_keep
-        self.shift = shift
-        self.total = a_keep + ((k - 1) << shift)
-        if not (0 < a_keep and self.total < TWO64):
-            raise ValueError(f"GRR plan out of range: a_keep={a_keep}, shift={shift}, k={k}")
-        self._lie_counts = None
-
-    def __eq__(self, other):
-        return isinstance(other, _GRRPlan) and (self.k, self.a_keep, self.shift) == (
-            other.k, other.a_keep, other.shift)
-
-    def __repr__(self):
-        return f"GRRPlan(k={self.k}, a_keep={self.a_keep}, shift={self.shift})"
-
-    def keep_count(self):
-        """Words (of 2**64) that keep the true category."""
-        return cell_count(0, self.a_keep, self.total)
-
-    def lie_counts(self):
-        """Words (of 2**64) of each lie index ``0..k-2`` (index ``j`` reports the ``j``-th other category)."""
-        if self._lie_counts is None:
-            a, t, b = self.a_keep, self.total, self.shift
-            self._lie_counts = [cell_count(a + (j << b), a + ((j + 1) << b), t) for j in range(self.k - 1)]
-        return self._lie_counts
-
-    def exact_probabilities(self, v):
-        """``{code: Fraction}`` for true category ``v`` (``-1``: an unknown value, reported uniformly)."""
-        k = self.k
-        if v < 0:
-            return {j: Fraction(cell_count(j, j + 1, k), TWO64) for j in range(k)}
-        out = {v: Fraction(self.keep_count(), TWO64)}
-        lies = self.lie_counts()
-        for j in range(k):
-            if j != v:
-                out[j] = Fraction(lies[j if j < v else j - 1], TWO64)
-        return out
-
-    def extreme_ratio(self):
-        """Exact largest ratio over all pairs of true categories and outputs: an output is kept (the keep
-        count) or a lie of index ``j`` or ``j - 1``, so the extremes of the counts give the maximum."""
-        counts = [self.keep_count()] + self.lie_counts()
-        return Fraction(max(counts), min(counts))

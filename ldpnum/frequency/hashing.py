@@ -26,7 +26,7 @@ it is off by ``~1e-16`` to ``2e-11`` — 4e-16 at ε = 0.5, 1.2e-14 at ε = 4, 7
 
 **Randomization.** With the seed fixed, the report ``y`` is GRR over ``[0, g)`` on ``h(v)``: keep with
 probability ``keep_count / 2**64``, else a uniform *other* hashed value (the GRR kernel's ``grr_inline``
-on one word, with ``a_keep`` from :func:`ldpnum.frequency.grr.grr_keep_cells`). The seed comes from its own word, never
+on one word, with ``a_keep`` from :func:`ldpnum.plans.grr_keep_cells`). The seed comes from its own word, never
 combined with the value, so its distribution does not depend on the value, and for each seed the ratio
 across values is GRR's ratio: at most E < e^ε, and tight.
 
@@ -67,8 +67,8 @@ from ..aggregate import support_counts as support_count_check
 from .._counting import count_in_slices, n_threads
 from .._kernels import client_hashing as kernels
 from .._kernels._jit import launch
+from ..plans import TWO64, GRRPlan, grr_keep_cells
 from ._base import FrequencyOracle
-from .grr import TWO64, _GRRPlan, grr_keep_cells
 
 __all__ = ["BLH", "OLH", "LocalHashPlan", "check_local_hash_codes", "decode_reports", "olh_g", "hash_class_sizes",
            "support_probabilities_exact", "local_hash_support_counts", "FIELD_BITS", "G_MAX"]
@@ -151,7 +151,7 @@ class LocalHashPlan:
         self.g = g
         self.a_keep = a_keep
         self.shift = shift
-        self._grr = _GRRPlan(g, a_keep, shift)
+        self._grr = GRRPlan(g, a_keep, shift)
         self._support = None
 
     def __eq__(self, other):

@@ -56,12 +56,11 @@ Floyd, "A sample of brilliance", Comm. ACM 30(9), 1987).
 
 import math
 from fractions import Fraction
-from functools import lru_cache
 from itertools import combinations
 
 from .._kernels import client_subset as kernels
 from .._kernels._jit import launch
-from ..plans import TWO48, TWO53, exp_lower, uniform_count
+from ..plans import TWO48, TWO53, exp_lower, floyd_distribution, floyd_weights
 from .unary import _BitVectorOracle
 
 __all__ = ["SubsetSelection", "SubsetPlan", "subset_size"]
@@ -72,41 +71,6 @@ MAX_K = 1 << 16
 def subset_size(epsilon, k):
     """``ω = round(k / (e^ε + 1))`` clipped to ``[1, k - 1]`` (the variance-optimal size; ``ω ≤ k/2``)."""
     return int(min(max(1, round(k / (math.exp(epsilon) + 1))), k - 1))
-
-
-@lru_cache(maxsize=64)
-def _pick_counts(m):
-    """``uniform_count(t, m)`` for every cell ``t`` of a 48-bit uniform choice among ``m``."""
-    return tuple(uniform_count(t, m) for t in range(m))
-
-
-def _floyd_weights(n, r, target=None):
-    """Floyd's algorithm for an ``r``-subset of ``0..n-1`` with the kernel's 48-bit picks, exactly.
-
-    Returns ``{bitmask of indices: weight}``, the probability of each subset being ``weight / 2**(48 r)``:
-    dynamic programming over the partial subsets after each pick, summing ``∏ uniform_count(t_i, m_i)`` over
-    the draw sequences that lead to them. With ``target`` (a bitmask), only partial subsets of ``target`` are
-    kept, which is all that can lead to it (subsets only grow).
-    """
-    states = {0: 1}
-    for j in range(n - r, n):
-        counts = _pick_counts(j + 1)
-        nxt = {}
-        for s, w in states.items():
-            for t, c in enumerate(counts):
-                add = 1 << j if s >> t & 1 else 1 << t
-                key = s | add
-                if target is None or key & ~target == 0:
-                    nxt[key] = nxt.get(key, 0) + w * c
-        states = nxt
-    return states
-
-
-@lru_cache(maxsize=32)
-def _floyd_distribution(n, r):
-    """``{bitmask of indices: Fraction}``: the exact output distribution of the kernel's Floyd sampler."""
-    scale = TWO48 ** r
-    return {s: Fraction(w, scale) for s, w in _floyd_weights(n, r).items()}
 
 
 def _to_categories(index_mask, v, k):
@@ -174,7 +138,7 @@ class SubsetPlan:
             elif skip >= 0 and mask >> skip & 1:
                 continue
             target = _to_indices(rest, skip, self.k)
-            w = _floyd_weights(n, r, target).get(target, 0)
+            w = floyd_weights(n, r, target).get(target, 0)
             total += weight * Fraction(w, TWO48 ** r)
         return total
 
@@ -185,7 +149,7 @@ class SubsetPlan:
         out = {sum(1 << j for j in s): Fraction(0) for s in combinations(range(self.k), self.omega)}
         for weight, n, r, skip in self._rows(v):
             extra = 1 << skip if r < self.omega else 0
-            for s, prob in _floyd_distribution(n, r).items():
+            for s, prob in floyd_distribution(n, r).items():
                 out[_to_categories(s, skip, self.k) | extra] += weight * prob
         return out
 

@@ -13,7 +13,7 @@ of ``L``, slot ``s ≥ m`` the dummy ``k + s - m``. Slot ``j`` of ``M`` has prob
 ``M = max(m, ℓ) ≥ ℓ``. So every value is sampled with probability at most ``c_max/2^48 ≈ 1/ℓ``.
 
 **Privacy amplification.** With GRR's keep probability ``p`` and lie probabilities ``q_j`` (GRR's integer
-plan over ``K``: :class:`ldpnum.frequency.grr._GRRPlan`), the report ``y`` of a local set has probability
+plan over ``K``: :class:`ldpnum.plans.GRRPlan`), the report ``y`` of a local set has probability
 ``Σ_x π(x) G(y|x)``, at most ``(c_max·p + (2^48 - c_max)·q_max)/2^48`` and at least ``q_min``. The ratio
 
 .. math:: \frac{c_{\max} p + (2^{48} - c_{\max}) q_{\max}}{2^{48} q_{\min}} \le E < e^\varepsilon
@@ -58,7 +58,6 @@ from ..aggregate import Aggregate
 from ..aggregate import support_counts as support_count_check
 from ..base import Mechanism
 from ..estimation.frequency import estimate_frequencies, support_variance
-from ..frequency.grr import _GRRPlan, grr_keep_cells, lie_shift
 from ..frequency.hashing import (
     G_MAX,
     check_local_hash_codes,
@@ -67,7 +66,7 @@ from ..frequency.hashing import (
     support_probabilities_exact,
 )
 from ..frequency.hashing import HASH_FAMILY as LOCAL_HASH_FAMILY
-from ..plans import TWO48, TWO64, cell_count, exp_lower, uniform_count
+from ..plans import TWO48, TWO64, GRRPlan, cell_count, exp_lower, grr_keep_cells, lie_shift, uniform_count
 from ..reports import Reports, register_code_check
 from ..spec import check_spec
 
@@ -137,7 +136,7 @@ class PaddingSamplingPlan:
     def __init__(self, k, ell, a_keep, shift):
         self.k = k
         self.ell = ell
-        self.grr = _GRRPlan(k + ell, a_keep, shift)
+        self.grr = GRRPlan(k + ell, a_keep, shift)
 
     def __repr__(self):
         return f"PaddingSamplingPlan(k={self.k}, ell={self.ell}, {self.grr!r})"
@@ -437,7 +436,7 @@ class PaddingSamplingOLHPlan(PaddingSamplingPlan):
         self.k = k
         self.ell = ell
         self.g = g
-        self.grr = _GRRPlan(g, a_keep, shift)
+        self.grr = GRRPlan(g, a_keep, shift)
 
     def __repr__(self):
         return f"PaddingSamplingOLHPlan(k={self.k}, ell={self.ell}, g={self.g}, {self.grr!r})"

@@ -8,7 +8,7 @@ is ``w >> (item_bits - l)``). One round, every person reports once with the full
    hash index ``h`` in ``0..H-1`` (the low 16 bits of the same word, ``H`` a power of two: exactly uniform).
 2. Group ``j`` reports the prefix of length ``l_j`` of its item, hashed into ``[0, g)`` by function ``h`` of
    a fixed public family (see :mod:`ldpnum._kernels.client_prefix`), then randomized by GRR over ``[0, g)``
-   with GRR's integer plan (:func:`ldpnum.frequency.grr.grr_keep_cells`), ``g = round(e^ε) + 1`` as OLH.
+   with GRR's integer plan (:func:`ldpnum.plans.grr_keep_cells`), ``g = round(e^ε) + 1`` as OLH.
 3. The report is one code ``(j·H + h)·g + y``: the aggregate is the ordinary code histogram of
    :meth:`ldpnum.Mechanism.aggregate`, of ``G·H·g`` counts whatever the number of people, and merges with
    ``+``.
@@ -48,10 +48,9 @@ from .._typing import ArrayLike, NDArray, SeedLike
 from .._validation import check_epsilon
 from ..aggregate import Aggregate
 from ..estimation.heavy import estimate_prefix_levels
-from ..frequency.grr import _GRRPlan, grr_keep_cells
 from ..frequency.hashing import G_MAX, olh_g
 from ..base import Mechanism
-from ..plans import TWO48, TWO64, uniform_count
+from ..plans import TWO48, TWO64, GRRPlan, grr_keep_cells, uniform_count
 from ..reports import Reports
 from ._result import HeavyHittersEstimate
 from .items import ITEM_TYPES, admissible_prefixes, check_item_bits, decode_items, encode_items
@@ -109,7 +108,7 @@ class PrefixPlan:
         self.n_groups = len(lengths)
         self.n_hashes = n_hashes
         self.g = g
-        self.grr = _GRRPlan(g, a_keep, shift)
+        self.grr = GRRPlan(g, a_keep, shift)
         self.hash_a, self.hash_b = hash_constants(n_hashes)
 
     def __repr__(self):

@@ -28,8 +28,6 @@ Differential Privacy", SIGMOD 2020 (the output grid, EM and EMS).
 """
 
 import math
-import numbers
-
 from typing import Any
 
 import numpy as np
@@ -42,33 +40,9 @@ from .._typing import Bounds
 from .._kernels._jit import launch
 from ..estimation.distribution import estimate_window_distribution
 from ..base import MeanOracle
-from ..plans import TWO53, binary_plan, window_plan
+from ..plans import TWO53, binary_plan, grid_size, window_estimates, window_plan
 
 __all__ = ["Piecewise", "Hybrid", "grid_size"]
-
-MIN_WINDOW_CELLS = 16
-DEFAULT_CELLS = 1024
-MAX_CELLS = 2**16
-
-
-def grid_size(window_fraction, n_cells=None):
-    """Number of cells and window width for a window covering ``window_fraction`` of the output grid.
-
-    Default: 1024 cells, doubled until the window holds ``MIN_WINDOW_CELLS`` cells, capped at 2**16.
-    """
-    if n_cells is None:
-        n_cells = DEFAULT_CELLS
-        while round(n_cells * window_fraction) < MIN_WINDOW_CELLS and n_cells < MAX_CELLS:
-            n_cells *= 2
-    else:
-        if not isinstance(n_cells, numbers.Integral) or isinstance(n_cells, bool):
-            raise TypeError(f"n_cells must be an integer; got {type(n_cells).__name__}")
-        if not 4 <= int(n_cells) <= MAX_CELLS:
-            raise ValueError(f"n_cells must be in [4, {MAX_CELLS}]; got {n_cells}")
-        n_cells = int(n_cells)
-    m = min(max(1, round(n_cells * window_fraction)), n_cells - 1)
-    return n_cells, m
-
 
 class _WindowOracle(MeanOracle):
     """Shared helpers of mechanisms built on the window randomizer."""
@@ -85,22 +59,8 @@ class _WindowOracle(MeanOracle):
             self._cum.flags.writeable = False
 
     def _window_moments(self):
-        """Per-cell unbiased estimates (data units) and P_in.
-
-        In centred cell coordinates ``c_j = j + 1/2 - n/2`` the expected output given window start ``s`` is
-        ``κ (s - P/2) + δ`` with ``P = n - m``, ``κ = P_in - P_out m / P`` and
-        ``δ = P_in (μ + 1/2 - m/2)``, ``μ`` the mean window offset (``(m - 1)/2`` for symmetric shapes).
-        Since ``E[s] = u P``, ``û = ((c_j - δ)/κ + P/2) / P`` is unbiased.
-        """
-        w = self._window
-        n, m = w.n_cells, w.m
-        positions = n - m
-        p_in = w.t_in / TWO53
-        kappa = p_in - (1 - p_in) * m / positions
-        mu = float(np.arange(m) @ self._in_probs)
-        delta = p_in * (mu + 0.5 - m / 2)
-        centred = np.arange(n) + 0.5 - n / 2
-        u_hat = ((centred - delta) / kappa + positions / 2) / positions
+        """Per-cell unbiased estimates (data units) and P_in (:func:`ldpnum.plans.window_estimates`)."""
+        u_hat, p_in = window_estimates(self._window, self._in_probs)
         low, high = self._bounds
         return low + (high - low) * u_hat, p_in
 

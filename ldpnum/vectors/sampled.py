@@ -61,9 +61,8 @@ from .._kernels._jit import launch
 from .._typing import ArrayLike
 from .._results import DistributionEstimate
 from ..aggregate import Aggregate, count_codes
-from ..frequency.subset import _floyd_distribution
 from ..base import MeanOracle, lookup
-from ..plans import exp_lower
+from ..plans import exp_lower, floyd_distribution
 from ..reports import Reports, code_dtype, register_code_check
 from ..spec import Spec, check_spec
 from ._base import VectorMechanism, check_int, check_names, check_report_variance, column_words
@@ -138,7 +137,7 @@ def subset_probabilities(dim: int, k: int) -> dict[tuple[int, ...], Fraction]:
     The coordinates are chosen by Floyd's algorithm with 48-bit picks, the sampler of subset selection, so
     this is subset selection's exact distribution (:mod:`ldpnum.frequency.subset`) keyed by sorted tuples.
     """
-    return {tuple(j for j in range(dim) if mask >> j & 1): p for mask, p in _floyd_distribution(dim, k).items()}
+    return {tuple(j for j in range(dim) if mask >> j & 1): p for mask, p in floyd_distribution(dim, k).items()}
 
 
 def _same_plan(a: Any, b: Any) -> bool:

@@ -80,8 +80,7 @@ from .._typing import ArrayLike, FloatArray, SeedLike
 from ..aggregate import Aggregate
 from ..base import Mechanism
 from ..exceptions import ClippingWarning
-from ..frequency.grr import _GRRPlan, grr_keep_cells
-from ..plans import TWO64
+from ..plans import TWO64, GRRPlan, grr_keep_cells
 from ..reports import Reports, check_integer_codes, register_code_check
 from ..spec import Spec, check_spec
 from ._base import MAX_DIM, check_int, check_names
@@ -195,7 +194,7 @@ class SQKRPlan:
     dim: int
     frame_bits: int
     k: int
-    grr: _GRRPlan
+    grr: GRRPlan
 
     @property
     def words_per_record(self) -> int:
@@ -333,7 +332,7 @@ class SQKR(UnitVectorMechanism):
             raise ValueError(f"epsilon={self._epsilon!r} is too small for SQKR's randomized response on the 2**{k} "
                              f"strings of {k} sign bit(s): its integer thresholds cannot tell the true string from "
                              f"the others ({exc}); use a larger epsilon") from None
-        self._plan = SQKRPlan(dim=self._dim, frame_bits=L, k=k, grr=_GRRPlan(1 << k, *cells))
+        self._plan = SQKRPlan(dim=self._dim, frame_bits=L, k=k, grr=GRRPlan(1 << k, *cells))
         _, beta = self._plan.debias()
         if not beta > 0:  # p = q: the integer plan cannot favour the true bits at this ε
             raise ValueError(f"epsilon={self._epsilon!r} is too small for SQKR's randomized response on 2**{k} bit "
