@@ -1739,6 +1739,8 @@ def _json_item(item):
 
 
 def _print_heavy(est, args, info, file):
+    from .demo import _heavy_label
+
     spec = est.spec
     mode = (f"a seeded simulation (rng={args.rng}): anyone with the seed can undo the noise"
             if args.rng is not None else "secure randomness")
@@ -1754,16 +1756,6 @@ def _print_heavy(est, args, info, file):
               f"{counts[r]:>12,.0f}", file=file)
     print(f"(share: estimated fraction of the {est.n_reports:,} people; ± half-width of the {100 * args.level:g}% "
           "CI)", file=file)
-
-
-def _heavy_label(item):
-    """An item as printed in the table: a str with unprintable characters (NUL padding or control bytes of a
-    noisy candidate) escaped as its repr, so every row stays on one line."""
-    from .heavy._result import _label
-
-    if isinstance(item, str) and not item.isprintable():
-        item = repr(item)
-    return _label(item)
 
 
 def _cmd_heavy_hitters(args):
