@@ -17,6 +17,7 @@ import pytest
 
 import ldpnum as ldp
 from ldpnum import cli
+from ldpnum import io as ldpnum_io
 from ldpnum._frame import attach_specs, spec_for, specs_from_parquet_metadata
 from ldpnum._random import child_rng
 
@@ -693,7 +694,7 @@ def test_a_csv_row_longer_than_a_block_is_read(tmp_path, capsys, monkeypatch):
     short, long = pd.read_parquet(tmp_path / "short.parquet"), pd.read_parquet(tmp_path / "long.parquet")
     assert long["x"].tolist() == short["x"].tolist() and long["note"].str.len()[12] == 3 << 20
     # beyond the largest block: one message naming where and what to do
-    monkeypatch.setattr(cli, "CSV_MAX_BLOCK", 1 << 20)  # no larger block than the first
+    monkeypatch.setattr(ldpnum_io, "CSV_MAX_BLOCK", 1 << 20)  # no larger block than the first
     capsys.readouterr()
     assert main(["privatize", str(tmp_path / "long.csv"), str(tmp_path / "l2.parquet"), *args, "--keep",
                  "note"]) == 2
@@ -729,7 +730,7 @@ def test_the_missing_pyarrow_message_names_the_extra_the_readme_documents(monkey
     root = Path(__file__).resolve().parents[1]
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(cli.CLIError) as info:
-        cli._require_pyarrow()
+        ldpnum_io._require_pyarrow()
     command = re.search(r'pip install "ldpnum\[(\w+)\]"', str(info.value))
     assert command, str(info.value)
     assert command.group(0) in (root / "README.md").read_text()
