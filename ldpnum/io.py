@@ -9,15 +9,22 @@ functions here read and write files and print nothing). Files larger than memory
 Parquet dataset (a directory of part files, as Dask and Spark write them) is listed by
 :func:`parquet_parts`.
 
+**Records.** A report file carries the ldpnum record (specs, digests of the codes, the budget, and an HMAC under
+the collector's key when one is given) in its Parquet schema metadata, exactly where ``DataFrame.to_parquet``
+puts a frame's ``attrs`` (``_with_record``). :func:`aggregate_file` streams a report column back into one
+mergeable :class:`~ldpnum.Aggregate`, rebuilding the mechanism from the record, checking its MAC, the digest
+of the codes and, for a dataset, that its parts are one collection's.
+
 Errors caused by the user's files (a missing file, an unknown format or column, an unreadable row) raise
 :class:`CLIError` with a one-line message, which the command line prints before exiting with status 2.
 pyarrow, pandas and tqdm are imported by the functions that use them, so ``import ldpnum.io`` stays light.
 """
 
+import json
 import os
 import sys
 
-__all__ = ["DEFAULT_BATCH_SIZE", "CLIError", "parquet_parts"]
+__all__ = ["DEFAULT_BATCH_SIZE", "CLIError", "aggregate_file", "parquet_parts"]
 
 #: Rows read, randomized and written per step (about 2 MB of uint16 codes per column).
 DEFAULT_BATCH_SIZE = 1 << 20
@@ -276,3 +283,205 @@ def _progress(enabled, total, desc):
     except ImportError:
         raise CLIError("--progress needs tqdm: pip install 'ldpnum[progress]'") from None
     return tqdm(total=total, unit="rows", unit_scale=True, desc=desc, file=sys.stderr, dynamic_ncols=True)
+
+
+def _with_record(metadata, info):
+    """Parquet schema metadata carrying the ldpnum record ``info`` exactly where ``DataFrame.to_parquet``
+    puts a frame's ``attrs``: pandas' ``attributes`` (read back by ``pyarrow``'s ``to_pandas``, hence by
+    Dask) and ``PANDAS_ATTRS`` (read by ``pandas.read_parquet``). One layout for every writer."""
+    from ._frame import ATTRS_KEY, parquet_metadata
+
+    metadata = dict(metadata or {})
+    if b"pandas" in metadata:
+        pandas_meta = json.loads(metadata[b"pandas"])
+        pandas_meta["attributes"] = {ATTRS_KEY: info}
+        metadata[b"pandas"] = json.dumps(pandas_meta).encode()
+    metadata.update(parquet_metadata(info))
+    return metadata
+
+
+def _file_spec(pf, path, column, explicit):
+    """The spec of ``column``: from the file's metadata, checked against an explicit one when given."""
+    from .spec import Spec, check_spec
+    from ._frame import specs_from_parquet_metadata
+
+    try:
+        info = specs_from_parquet_metadata(pf.schema_arrow.metadata)
+    except ValueError as exc:
+        raise CLIError(f"{path!r} carries malformed ldpnum metadata: {_one_line(exc)}") from None
+    recorded = None
+    if info is not None:
+        entry = next((c for c in info["columns"] if c.get("column") == column), None)
+        if entry is not None:
+            try:
+                recorded = Spec.from_dict(entry["spec"])
+            except (ValueError, TypeError, KeyError) as exc:
+                raise CLIError(f"{path!r} carries a malformed spec for column {column!r}: {exc}") from None
+    if recorded is None:
+        if explicit is not None:
+            return explicit
+        if info is None:
+            raise CLIError(f"{path!r} carries no ldpnum spec: it was not written by `ldpnum privatize` or from a "
+                           "report DataFrame; pass --spec JSON (or --mechanism, --epsilon and --bounds) to read "
+                           f"column {column!r} as reports")
+        names = ", ".join(repr(c["column"]) for c in info["columns"])
+        raise CLIError(f"column {column!r} of {path!r} is not a report column (report columns: {names}); pass "
+                       "--spec JSON to read it as reports")
+    if explicit is not None:
+        check_spec(explicit, recorded, f"reports in column {column!r} of {path!r}")
+    return recorded
+
+
+def _report_column(path, column, spec=None):
+    """Open Parquet file ``path`` and rebuild the mechanism of its report column ``column`` from the file's
+    metadata (checked against ``spec``; see :func:`aggregate_file`), reading no data: ``(ParquetFile, mech)``."""
+    from .mechanisms import from_spec
+
+    pf = _open_parquet(path)
+    names = pf.schema_arrow.names
+    if column not in names:
+        raise CLIError(f"{path!r} has no column {column!r} (its columns: {', '.join(map(repr, names))})")
+    spec = _file_spec(pf, path, column, spec)
+    try:
+        mech = from_spec(spec)
+    except ValueError as exc:
+        raise CLIError(f"cannot rebuild the mechanism of column {column!r}: {_one_line(exc)}") from None
+    ftype = pf.schema_arrow.field(column).type
+    if not _is_numeric(ftype):
+        raise CLIError(f"column {column!r} of {path!r} holds {ftype} values, not integer report codes")
+    return pf, mech
+
+
+def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, progress=False, key=None):
+    """Stream a Parquet file's report column into one :class:`~ldpnum.Aggregate`, batch by batch.
+
+    Parameters
+    ----------
+    path : str or path
+        A Parquet file of reports (written by ``ldpnum privatize`` or ``DataFrame.to_parquet`` of a report
+        frame).
+    column : str
+        The report column.
+    spec : Spec, optional
+        The expected spec. Required when the file records none for ``column``; otherwise it must equal the
+        recorded one (:class:`~ldpnum.SpecMismatchError`).
+    batch_size : int, optional
+        Rows read per step: memory use is proportional to it, never to the file.
+    progress : bool, optional
+        Show a tqdm progress bar on stderr.
+    key : bytes or str, optional
+        The collector's MAC key: the file's ldpnum record must be signed with it (``privatize_file(...,
+        key=)``).
+
+    Returns
+    -------
+    aggregate : Aggregate
+        The merged counts; exactly those of ``mechanism.aggregate`` on all the reports at once.
+    n_missing : int
+        Missing cells skipped (rows that did not report this column, e.g. under "one-column-per-row").
+
+    Examples
+    --------
+    >>> import os, tempfile, numpy as np, pandas as pd, ldpnum as ldp
+    >>> from ldpnum.cli import privatize_file
+    >>> d = tempfile.mkdtemp()
+    >>> pd.DataFrame({"x": np.linspace(0, 1, 1000)}).to_parquet(os.path.join(d, "in.parquet"))
+    >>> m = ldp.Duchi(epsilon=1.0, bounds=(0, 1))
+    >>> _ = privatize_file(os.path.join(d, "in.parquet"), os.path.join(d, "r.parquet"), {"x": m}, rng=0)
+    >>> agg, n_missing = aggregate_file(os.path.join(d, "r.parquet"), "x", batch_size=100)
+    >>> agg.n_reports, n_missing
+    (1000, 0)
+    """
+    _require_pyarrow()
+    path = str(path)
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
+    if os.path.isdir(path):  # a dataset of part files (Dask's to_parquet): each part checked on its own
+        from ._frame import check_parts
+
+        files = parquet_parts(path)
+        parts = [_aggregate_part(f, column, spec, batch_size, progress, key) for f in files]
+        try:  # one collection's parts, none twice
+            check_parts([(os.path.basename(f), cid, digest) for f, (_, _, cid, digest) in zip(files, parts)],
+                        f"the part files of {path!r}")
+        except ValueError as exc:
+            raise CLIError(_one_line(exc)) from None
+        from .aggregate import Aggregate
+
+        return Aggregate.merge(a for a, *_ in parts), sum(m for _, m, *_ in parts)
+    return _aggregate_part(path, column, spec, batch_size, progress, key)[:2]
+
+
+def _aggregate_part(path, column, spec, batch_size, progress, key):
+    """:func:`aggregate_file` of one file: ``(aggregate, n_missing, collection id or None, digest of the
+    column's codes)``."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.types as pat
+
+    from ._frame import add_digests, codes_digest, specs_from_parquet_metadata, verify_info
+
+    pf, mech = _report_column(path, column, spec)
+    info = specs_from_parquet_metadata(pf.schema_arrow.metadata)
+    if key is not None:
+        if info is None:
+            raise CLIError(f"{path!r} carries no ldpnum record to check the MAC of")
+        try:
+            verify_info(info, key, f"the ldpnum record of {path!r}")
+        except ValueError as exc:
+            raise CLIError(_one_line(exc)) from None
+    entry = next((c for c in (info or {}).get("columns", []) if c.get("column") == column), {})
+    recorded = entry.get("codes")
+    digest = codes_digest(np.empty(0, dtype=np.uint8))
+    spec = mech.spec
+    total = mech.empty_aggregate()
+    n_missing = 0
+    bar = _progress(progress, pf.metadata.num_rows, "estimate")
+    start = 0
+    try:
+        it = pf.iter_batches(batch_size=batch_size, columns=[column])
+        while True:
+            try:
+                batch = next(it)
+            except StopIteration:
+                break
+            except Exception as exc:
+                raise CLIError(f"cannot read {path!r} (after row {start}): {_one_line(exc)}") from None
+            arr = batch.column(0)
+            n = len(arr)
+            if pat.is_floating(arr.type):
+                arr = pc.drop_null(pc.if_else(pc.is_nan(arr), None, arr))
+                try:
+                    arr = pc.cast(arr, pa.int64())  # safe: fractional codes raise
+                except pa.ArrowInvalid as exc:
+                    raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: not integer report codes: "
+                                   f"{_one_line(exc)}") from None
+            elif arr.null_count:
+                arr = pc.drop_null(arr)
+            n_missing += n - len(arr)
+            codes = arr.to_numpy(zero_copy_only=False)
+            digest = add_digests(digest, codes_digest(np.asarray(codes)))
+            try:  # column codes back to the mechanism's reports (a vector's row of codes is packed in one)
+                total = total + mech.aggregate(mech.reports_from_column(np.asarray(codes)))
+            except (TypeError, ValueError) as exc:
+                raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: {_one_line(exc)}") from None
+            start += n
+            if bar is not None:
+                bar.update(n)
+    finally:
+        if bar is not None:
+            bar.close()
+    if recorded is not None and digest != recorded:
+        raise CLIError(f"column {column!r} of {path!r} does not hold the codes it was privatized as (digest "
+                       f"{digest}, recorded {recorded}): the file was changed after privatizing; no estimate "
+                       "is made from it")
+    delta = (info or {}).get("shuffle_delta")
+    if delta is not None and total.n_reports:
+        try:
+            eps_row = (info or {}).get("epsilon_per_row")  # the rows' messages, as in the ledger's entry
+            total = total.shuffled(delta, epsilon0=eps_row if eps_row is not None and eps_row > total.spec.epsilon
+                                   else None)
+        except (TypeError, ValueError) as exc:
+            raise CLIError(f"{path!r} carries a malformed shuffle declaration: {_one_line(exc)}") from None
+    return total, n_missing, (info or {}).get("collection"), digest

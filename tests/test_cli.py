@@ -505,7 +505,7 @@ def test_docstring_examples(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    tests = [t for t in finder.find(cli) if t.examples]
+    tests = [t for module in (cli, ldpnum_io) for t in finder.find(module) if t.examples]
     assert len(tests) >= 4
     for t in tests:
         runner.run(t)
@@ -626,7 +626,7 @@ def test_a_ledger_of_int_ids_written_by_the_library_reads_the_column_as_ints(tmp
 def _edit_record(path, change):
     """Rewrite a report file with its ldpnum record changed by ``change(info)`` (what a hand edit with pyarrow
     does), keeping the data."""
-    from ldpnum.cli import _with_record
+    from ldpnum.io import _with_record
 
     t = pq.read_table(path)
     info = specs_from_parquet_metadata(t.schema.metadata)
