@@ -68,8 +68,10 @@ import os
 import sys
 import warnings
 
-from .io import (DEFAULT_BATCH_SIZE, CLIError, _file_kind, _is_numeric, _one_line, _progress, _report_column,
-                 _require_pyarrow, _Source, _values, _with_record, aggregate_file)
+from .io import (DEFAULT_BATCH_SIZE, CLIError, _expected_shuffle_file, _expected_spec_file, _file_kind,
+                 _is_numeric, _one_line, _progress, _read_key, _read_ledger, _read_people,
+                 _remove_stale_temporaries, _report_column, _require_pyarrow, _Source, _values, _with_record,
+                 _write_atomic, aggregate_file, write_spec_file)
 
 __all__ = ["main", "main_exit", "privatize_file", "aggregate_file", "heavy_hitters_file", "make_mechanism",
            "MECHANISM_ALIASES"]  # noqa: F822 (provided by the module __getattr__ below)
@@ -459,28 +461,6 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
     return {"rows": rows, "columns": columns, "specs": specs, "strategy": strategy,
             "epsilon_per_row": info["epsilon_per_row"], "clipped": {c: v[0] for c, v in clipped.items()},
             "kept": keep, "reports": {c: int(d.split(":")[0]) for c, d in digests.items()}}
-
-
-def _remove_stale_temporaries(out):
-    """Remove hidden files a killed ``privatize`` (SIGKILL, power loss) left beside ``out``: those whose
-    process no longer runs (the pid is part of the name)."""
-    import glob
-
-    pattern = os.path.join(os.path.dirname(os.path.abspath(out)), f".{glob.escape(os.path.basename(out))}.*.tmp*")
-    for path in glob.glob(pattern):
-        parts = os.path.basename(path)[len(os.path.basename(out)) + 2:].split(".")
-        if not parts or not parts[0].isdigit():
-            continue
-        pid = int(parts[0])
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            try:
-                os.unlink(path)
-            except OSError:  # pragma: no cover - removed by another run meanwhile
-                pass
-        except PermissionError:  # pragma: no cover - another user's live process
-            pass
 
 
 def _empty_input(sources):
@@ -902,22 +882,9 @@ def _open_ledger(args, mechanisms):
         return None, None
     if args.people_column is None:
         raise CLIError("--ledger needs --people-column C: the column of each row's person id")
-    from .accounting import PrivacyLedger
     from .exceptions import BudgetExceededError
 
-    try:
-        if os.path.exists(args.ledger):
-            with open(args.ledger, encoding="utf-8") as f:
-                ledger = PrivacyLedger.from_json(f.read())
-            if args.ledger_cap is not None and args.ledger_cap != ledger.cap:
-                raise CLIError(f"--ledger-cap {args.ledger_cap:g} differs from the cap recorded in {args.ledger!r} "
-                               f"({ledger.cap}); the cap of an existing ledger is not changed from the command line")
-        else:
-            ledger = PrivacyLedger(args.ledger_cap)
-    except OSError as exc:
-        raise CLIError(f"cannot read --ledger {args.ledger!r}: {exc.strerror}") from None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise CLIError(f"--ledger {args.ledger!r}: {_one_line(exc)}") from None
+    ledger = _read_ledger(args.ledger, args.ledger_cap)
     people = _read_people(args.input, args.people_column, args.delimiter, ledger.id_kind)
     eps = [m.epsilon for m in mechanisms.values()]
     planned = max(eps) if args.strategy == "one-column-per-row" else math.fsum(eps)
@@ -930,99 +897,6 @@ def _open_ledger(args, mechanisms):
     return ledger, people
 
 
-def _read_people(path, column, delimiter, kind=None):
-    """The person ids of an input file's column (one pass over that column only), as text: a CSV column is read
-    as strings whatever it looks like, a Parquet column's ints (or whole floats) are written in decimal. So the
-    same person has the same id in every file, whether or not the rest of a file's column looks numeric (type
-    inference would make ``7`` an int in one file and ``"7"`` a str in another, and ``"007"`` an int 7).
-
-    ``kind="int"`` (a ledger already holding int ids, written by the library) converts the ids to ints instead,
-    refusing any that are not written as a plain decimal integer."""
-    import numpy as np
-    import pandas as pd
-
-    src = _Source(path, DEFAULT_BATCH_SIZE, None if delimiter is None else delimiter.replace("\\t", "\t"))
-    src.check_columns([column])
-    parts = [batch.column(0).to_pandas() for _, batch in src.batches([column], text=[column])]
-    ids = pd.concat(parts, ignore_index=True) if parts else pd.Series([], dtype=object)
-    if ids.dtype.kind == "f" and ids.notna().all() and (ids == ids.round()).all():
-        ids = ids.astype("int64")
-    if ids.dtype.kind in "iu" and kind == "int":
-        return pd.Index(ids)
-    ids = ids.astype(object).where(ids.isna(), ids.astype(str))
-    if kind == "int" and ids.notna().all():
-        canonical = ids.str.fullmatch(r"-?(0|[1-9][0-9]*)")
-        if not canonical.all():
-            bad = np.flatnonzero(~canonical.to_numpy())
-            raise CLIError(f"--people-column {column!r}: the ledger holds int person ids, but {bad.size} id(s) of "
-                           f"{path!r} are not plain decimal integers (first: row {bad[0]}, {ids.iloc[bad[0]]!r}); "
-                           "a ledger keeps one id type so that the same person cannot pass its cap twice")
-        values = [int(v) for v in ids]
-        ids = pd.Series(values, dtype=np.int64 if all(-2**63 <= v < 2**63 for v in values) else object)
-    return pd.Index(ids)
-
-
-def _write_atomic(path, text):
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise CLIError(f"cannot write {path!r}: {exc.strerror}") from None
-
-
-def _read_key(path):
-    """The collector's MAC key from a file (its bytes, a trailing newline removed)."""
-    if path is None:
-        return None
-    try:
-        with open(path, "rb") as f:
-            key = f.read().rstrip(b"\r\n")
-    except OSError as exc:
-        raise CLIError(f"cannot read --mac-key-file {path!r}: {exc.strerror}") from None
-    if len(key) < 16:
-        raise CLIError(f"--mac-key-file {path!r} holds {len(key)} bytes; a collector key needs at least 16")
-    return key
-
-
-def _expected_spec_file(path, column):
-    """The spec of ``column`` in a file written by ``privatize --write-spec`` (or one Spec's JSON)."""
-    from .spec import Spec
-
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except OSError as exc:
-        raise CLIError(f"cannot read --expect-spec file {path!r}: {exc.strerror}") from None
-    except ValueError as exc:
-        raise CLIError(f"--expect-spec file {path!r} is not JSON: {_one_line(exc)}") from None
-    if isinstance(doc, dict) and "columns" in doc and isinstance(doc["columns"], dict):
-        if column not in doc["columns"]:
-            raise CLIError(f"--expect-spec file {path!r} states no spec for column {column!r} (it has "
-                           f"{', '.join(map(repr, doc['columns']))})")
-        doc = doc["columns"][column]
-    try:
-        return Spec.from_dict(doc)
-    except (ValueError, TypeError) as exc:
-        raise CLIError(f"--expect-spec file {path!r} is not an ldpnum spec: {_one_line(exc)}") from None
-
-
-def write_spec_file(path, specs, shuffle_delta=None):
-    """Write the specs a collection was deployed with (``{"columns": {column: Spec.to_dict()}, "shuffle_delta":
-    δ or null}``), for ``estimate --expect-spec``: the collector keeps this file apart from the reports.
-
-    ``shuffle_delta`` records the collection's shuffle declaration (``privatize --shuffled``; null for reports
-    that were not shuffled), so that ``estimate --expect-spec`` refuses a file whose declaration was added,
-    removed or changed afterwards: a declaration is a claim about how the reports travelled, which the reports
-    themselves cannot show, and it lowers the ε an estimate prints."""
-    doc = {"format": 1, "columns": {c: sp.to_dict() for c, sp in specs.items()},
-           "shuffle_delta": None if shuffle_delta is None else float(shuffle_delta)}
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=2, sort_keys=True)
-        f.write("\n")
-
-
 def _expected_shuffle(args):
     """``(stated, delta)``: whether the ``--expect-spec`` file states the collection's shuffle declaration (files
     written by ``privatize --write-spec`` do; a lone spec's JSON, ``--spec`` and ``--mechanism`` do not), and
@@ -1030,19 +904,7 @@ def _expected_shuffle(args):
     path = getattr(args, "expect_spec", None)
     if path is None:
         return False, None
-    with open(path, encoding="utf-8") as f:  # read once already by _expected_spec_file: no error here
-        doc = json.load(f)
-    if not (isinstance(doc, dict) and "shuffle_delta" in doc):
-        return False, None
-    delta = doc["shuffle_delta"]
-    if delta is not None:
-        from .accounting import check_shuffle_delta
-
-        try:
-            delta = check_shuffle_delta(delta)
-        except (TypeError, ValueError) as exc:
-            raise CLIError(f"--expect-spec file {path!r}: {_one_line(exc)}") from None
-    return True, delta
+    return _expected_shuffle_file(path)
 
 
 def _check_shuffle_declaration(args, agg):
