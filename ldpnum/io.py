@@ -29,8 +29,10 @@ pyarrow, pandas and tqdm are imported by the functions that use them, so ``impor
 import json
 import os
 import sys
+import warnings
 
-__all__ = ["DEFAULT_BATCH_SIZE", "CLIError", "aggregate_file", "parquet_parts", "write_spec_file"]
+__all__ = ["DEFAULT_BATCH_SIZE", "CLIError", "aggregate_file", "heavy_hitters_file", "parquet_parts",
+           "write_spec_file"]
 
 #: Rows read, randomized and written per step (about 2 MB of uint16 codes per column).
 DEFAULT_BATCH_SIZE = 1 << 20
@@ -646,3 +648,167 @@ def _read_people(path, column, delimiter, kind=None):
         values = [int(v) for v in ids]
         ids = pd.Series(values, dtype=np.int64 if all(-2**63 <= v < 2**63 for v in values) else object)
     return pd.Index(ids)
+
+
+class _ItemSource(_Source):
+    """A :class:`_Source` whose CSV item column is read as text (``str``), binary (``bytes``) or uint64
+    (``uint``), never type-inferred (a column of zip codes stays strings), with only an empty cell (``,,`` or
+    ``,"",``, as pandas writes a missing value) missing: ``NA`` or ``null`` are items like any other."""
+
+    def __init__(self, path, batch_size, delimiter=None, *, column=None, item_type="str"):
+        self._item_column = column
+        self._item_type = item_type
+        super().__init__(path, batch_size, delimiter)
+
+    def _convert_options(self, columns, numeric, text=()):
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+
+        arrow_type = {"str": pa.string(), "bytes": pa.binary(), "uint": pa.uint64()}[self._item_type]
+        types = {} if columns is None else {c: arrow_type for c in columns}
+        return pcsv.ConvertOptions(include_columns=list(columns) if columns is not None else None,
+                                   column_types=types, null_values=[""], strings_can_be_null=True)
+
+    def _explain(self, exc):
+        text = super()._explain(exc)
+        if "conversion error" in text and self._item_type == "uint":
+            text += "; --item-type uint needs non-negative integers below 2**64 (use --item-type str for text)"
+        return text
+
+
+def _item_array(array, item_type):
+    """One batch of an item column (Arrow) as what :func:`ldpnum.heavy.encode_items` takes."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    if item_type == "uint":
+        return np.asarray(array.to_numpy(zero_copy_only=False))
+    if item_type == "str" and pa.types.is_large_string(array.type):
+        array = pc.cast(array, pa.string())
+    return array.to_numpy(zero_copy_only=False)
+
+
+def _check_item_column(src, column, item_type):
+    """The Parquet column's type agrees with ``--item-type`` (CSV columns are read as that type)."""
+    import pyarrow.types as pat
+
+    if src.kind != "parquet":
+        return
+    t = src.schema.field(column).type
+    value = t.value_type if pat.is_dictionary(t) else t
+    ok = {"str": pat.is_string(value) or pat.is_large_string(value),
+          "bytes": pat.is_binary(value) or pat.is_large_binary(value) or pat.is_fixed_size_binary(value),
+          "uint": pat.is_integer(value)}[item_type]
+    if not ok:
+        hint = {"str": "text", "bytes": "binary values", "uint": "integers"}[item_type]
+        other = ("str" if pat.is_string(value) or pat.is_large_string(value) else
+                 "uint" if pat.is_integer(value) else "bytes" if pat.is_binary(value) else None)
+        suggest = f"; pass --item-type {other}" if other else ""
+        raise CLIError(f"column {column!r} of {src.path!r} holds {t} values, not {hint} as --item-type "
+                       f"{item_type} needs{suggest}")
+
+
+def heavy_hitters_file(path, column, mechanism, *, rng=None, batch_size=DEFAULT_BATCH_SIZE, delimiter=None,
+                       top_k=None, progress=False):
+    """Simulate a one-round heavy-hitter collection on one column of a CSV or Parquet file.
+
+    Every value of ``column`` is one person's item. The column is read in batches; each batch is randomized
+    by ``mechanism`` (:class:`~ldpnum.PEM` or :class:`~ldpnum.TreeHist`) and counted into the mechanism's
+    mergeable :class:`~ldpnum.Aggregate`, so memory holds one batch and one aggregate, never the column.
+
+    Parameters
+    ----------
+    path : str or path
+        CSV/TSV (``.csv``, ``.tsv``, optionally compressed) or Parquet (``.parquet``, ``.pq``) file.
+    column : str
+        The item column: text for ``item_type="str"``, binary for ``"bytes"``, integers for ``"uint"``
+        (a CSV column is read as that type; only an empty cell is missing).
+    mechanism : PEM or TreeHist
+    rng : None or int, optional
+        None (default): secure randomness. An int seed: reproducible simulation drawing from the stream
+        ``child_rng(rng, 0)``, one generator shared by all batches, so the reports (and the result) are those
+        of ``mechanism.privatize(whole_column, rng=numpy.random.default_rng(child_rng(rng, 0)))`` whatever
+        ``batch_size`` (the same stream ``privatize_file`` gives its first column).
+    batch_size : int, optional
+        Rows per step.
+    delimiter : str, optional
+        Field delimiter of a CSV input.
+    top_k : int, optional
+        Heavy hitters returned (default: the mechanism's ``top_k``).
+    progress : bool, optional
+        Show a tqdm progress bar on stderr.
+
+    Returns
+    -------
+    (HeavyHittersEstimate, dict)
+        The estimate, and ``{"rows": n, "truncated": count, "first_truncated": row or None}``.
+
+    Raises
+    ------
+    CLIError
+        A missing file or column, a column of the wrong type, missing values (counted over the whole file,
+        with the first row; items are never imputed), items the mechanism refuses (negative or too wide
+        integers, mixed types). Nothing is estimated then.
+    """
+    import numpy as np
+
+    from ._random import child_rng
+    from .exceptions import TruncationWarning
+
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
+    if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1):
+        raise CLIError(f"--delimiter must be one character; got {delimiter!r}")
+    src = _ItemSource(path, batch_size, delimiter, column=column, item_type=mechanism.item_type)
+    src.check_columns([column])
+    _check_item_column(src, column, mechanism.item_type)
+    # One stream shared by all batches: words are drawn in row order, so the result does not depend on
+    # the batch size.
+    stream = None if rng is None else np.random.default_rng(child_rng(rng, 0))
+    agg = mechanism.empty_aggregate()
+    truncated, first_truncated, rows = 0, None, 0
+    where = "0-based" + (", header excluded" if src.kind == "csv" else "")
+    bar = _progress(progress, src.num_rows, "heavy-hitters")
+    try:
+        batches = src.batches([column])
+        for start, batch in batches:
+            array = batch.column(column)
+            n = len(array)
+            if array.null_count:
+                import pyarrow.compute as pc
+
+                first = start + int(np.argmax(pc.is_null(array).to_numpy(zero_copy_only=False)))
+                count = array.null_count + sum(b.column(column).null_count for _, b in batches)
+                raise CLIError(f"column {column!r} has {count} missing value(s), first at row {first} ({where}); "
+                               "heavy-hitter items are never imputed: remove those rows first")
+            try:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always", TruncationWarning)
+                    values = mechanism.prepare_values(_item_array(array, mechanism.item_type),
+                                                      name=f"column {column!r}", locate=True)
+            except (TypeError, ValueError) as exc:
+                raise CLIError(f"column {column!r}, rows {start}..{start + n - 1} (indices count from row "
+                               f"{start}): {_one_line(exc)}") from None
+            for w in caught:
+                if issubclass(w.category, TruncationWarning):
+                    if first_truncated is None:
+                        first_truncated = start + w.message.first_index
+                    truncated += w.message.count
+                else:  # pragma: no cover - no other warning is expected here
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            agg = agg + mechanism.aggregate(mechanism._randomize(values, stream))
+            rows += n
+            if bar is not None:
+                bar.update(n)
+    finally:
+        if bar is not None:
+            bar.close()
+    if rows == 0:
+        raise CLIError(f"column {column!r} of {src.path!r} has no rows: nothing to estimate")
+    est = mechanism.estimate_heavy_hitters(agg, top_k=top_k)
+    return est, {"rows": rows, "truncated": truncated, "first_truncated": first_truncated}
