@@ -1,35 +1,49 @@
 """File input and output: streaming sources, atomic writes, signed records, ledger and key files.
 
-The library's file machinery, below the command line (:mod:`ldpnum.cli` parses arguments and prints; the
-functions here read and write files and print nothing). Files larger than memory stream: a source yields
-``batch_size`` rows at a time and never holds a column whole.
+The library's file machinery, below the command line: :mod:`ldpnum.cli` parses arguments and prints, the
+functions here read and write files and print nothing. Files larger than memory stream: a source yields
+``batch_size`` rows at a time and never holds a column whole, and a file is folded into a mergeable
+aggregate batch by batch.
 
 **Sources.** ``_Source`` reads some columns of a CSV/TSV file (optionally compressed: ``.gz``, ``.bz2``,
-``.zst``) or a Parquet file in batches, a privatized CSV column parsed as numbers, never type-inferred; a
-Parquet dataset (a directory of part files, as Dask and Spark write them) is listed by
-:func:`parquet_parts`.
+``.zst``) or of a Parquet file in batches; a privatized CSV column is parsed as numbers and an item column
+(``_ItemSource``) as text, bytes or uint64, never type-inferred. A Parquet dataset (a directory of part
+files, as Dask and Spark write them) is listed by :func:`parquet_parts`.
 
-**Records.** A report file carries the ldpnum record (specs, digests of the codes, the budget, and an HMAC under
-the collector's key when one is given) in its Parquet schema metadata, exactly where ``DataFrame.to_parquet``
-puts a frame's ``attrs`` (``_with_record``). :func:`aggregate_file` streams a report column back into one
-mergeable :class:`~ldpnum.Aggregate`, rebuilding the mechanism from the record, checking its MAC, the digest
-of the codes and, for a dataset, that its parts are one collection's.
+**Records.** A report file carries the ldpnum record (specs, digests of the codes, the budget, and an HMAC
+under the collector's key when one is given) in its Parquet schema metadata, exactly where
+``DataFrame.to_parquet`` puts a frame's ``attrs`` (``_with_record``). :func:`aggregate_file` streams a report
+column back into one :class:`~ldpnum.Aggregate`, rebuilding the mechanism from the record and checking its
+MAC, the digest of the codes and, for a dataset, that its parts are one collection's.
+:func:`heavy_hitters_file` streams an item column through a heavy-hitter protocol into its aggregate (a
+one-round simulation).
 
 **Small files.** Reports are written to a hidden file beside the output and renamed over it when complete
-(``_remove_stale_temporaries`` clears those a killed run left); text files (the ledger) are replaced
-atomically (``_write_atomic``). The collector's MAC key file, the spec file a collection was deployed with
-(:func:`write_spec_file`, read back by ``estimate --expect-spec``), the privacy ledger's file and the person ids
-of an input column are read here.
+(``_remove_stale_temporaries`` clears those a killed run left); the ledger is replaced atomically
+(``_write_atomic``). The collector's MAC key file, the spec file a collection was deployed with
+(:func:`write_spec_file`, read back by ``estimate --expect-spec``), the privacy ledger's file and the
+person ids of an input column are read here.
 
-Errors caused by the user's files (a missing file, an unknown format or column, an unreadable row) raise
-:class:`CLIError` with a one-line message, which the command line prints before exiting with status 2.
-pyarrow, pandas and tqdm are imported by the functions that use them, so ``import ldpnum.io`` stays light.
+Errors caused by the user's files (a missing file, an unknown format or column, an unreadable row, a record
+that fails its checks) raise :class:`CLIError` with a one-line message, which the command line prints
+before exiting with status 2. pyarrow, pandas and tqdm are imported by the functions that use them, so
+``import ldpnum.io`` stays light.
 """
 
 import json
 import os
 import sys
 import warnings
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Union
+
+if TYPE_CHECKING:
+    from .aggregate import Aggregate
+    from .heavy import PEM, HeavyHittersEstimate, TreeHist
+    from .spec import Spec
+
+#: A file name: a str or a path object.
+PathLike = Union[str, "os.PathLike[str]"]
 
 __all__ = ["DEFAULT_BATCH_SIZE", "CLIError", "aggregate_file", "heavy_hitters_file", "parquet_parts",
            "write_spec_file"]
@@ -53,7 +67,11 @@ _PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 
 
 class CLIError(Exception):
-    """A mistake in the command line or its input files: printed as one line, exit status 2."""
+    """A mistake in the command line or its input files: printed as one line, exit status 2.
+
+    The file functions of this module raise it for the user's files (a missing file or column, a malformed
+    or changed record), so the command line reports them without a traceback.
+    """
 
 
 def _one_line(exc):
@@ -90,8 +108,25 @@ def _check_exists(path):
         raise CLIError(f"{path!r} is a directory, not a file")
 
 
-def parquet_parts(path):
-    """The Parquet files of a dataset directory (as Dask and Spark write them), in name order."""
+def parquet_parts(path: PathLike) -> list[str]:
+    """The Parquet files of a dataset directory (as Dask and Spark write them), in name order.
+
+    Parameters
+    ----------
+    path : str or path
+        A directory of part files. Names starting with ``.`` or ``_`` (``_SUCCESS``, ``_metadata``, hidden
+        temporaries) are not parts.
+
+    Returns
+    -------
+    list of str
+        The paths of the ``.parquet``, ``.pq`` and ``.parq`` files in the directory, sorted by name.
+
+    Raises
+    ------
+    CLIError
+        If the directory holds no Parquet file.
+    """
     names = sorted(f for f in os.listdir(path)
                    if not f.startswith((".", "_")) and f.lower().endswith(_PARQUET_SUFFIXES))
     if not names:
@@ -360,7 +395,9 @@ def _report_column(path, column, spec=None):
     return pf, mech
 
 
-def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, progress=False, key=None):
+def aggregate_file(path: PathLike, column: str, *, spec: "Spec | None" = None,
+                   batch_size: int = DEFAULT_BATCH_SIZE, progress: bool = False,
+                   key: "bytes | str | None" = None) -> "tuple[Aggregate, int]":
     """Stream a Parquet file's report column into one :class:`~ldpnum.Aggregate`, batch by batch.
 
     Parameters
@@ -582,14 +619,34 @@ def _expected_shuffle_file(path):
     return True, delta
 
 
-def write_spec_file(path, specs, shuffle_delta=None):
+def write_spec_file(path: PathLike, specs: "Mapping[Any, Spec]",
+                    shuffle_delta: "float | None" = None) -> None:
     """Write the specs a collection was deployed with (``{"columns": {column: Spec.to_dict()}, "shuffle_delta":
     δ or null}``), for ``estimate --expect-spec``: the collector keeps this file apart from the reports.
 
     ``shuffle_delta`` records the collection's shuffle declaration (``privatize --shuffled``; null for reports
     that were not shuffled), so that ``estimate --expect-spec`` refuses a file whose declaration was added,
     removed or changed afterwards: a declaration is a claim about how the reports travelled, which the reports
-    themselves cannot show, and it lowers the ε an estimate prints."""
+    themselves cannot show, and it lowers the ε an estimate prints.
+
+    Parameters
+    ----------
+    path : str or path
+        The JSON file written (replaced if it exists).
+    specs : mapping
+        Report column name -> :class:`~ldpnum.Spec` (``privatize_file(...)["specs"]``).
+    shuffle_delta : float, optional
+        The central δ of a collection declared shuffled; None (default) for one that was not.
+
+    Examples
+    --------
+    >>> import json, os, tempfile, ldpnum as ldp
+    >>> path = os.path.join(tempfile.mkdtemp(), "deployed.json")
+    >>> write_spec_file(path, {"x": ldp.Duchi(epsilon=1.0, bounds=(0, 1)).spec})
+    >>> doc = json.load(open(path))
+    >>> doc["columns"]["x"]["mechanism"], doc["shuffle_delta"]
+    ('duchi', None)
+    """
     doc = {"format": 1, "columns": {c: sp.to_dict() for c, sp in specs.items()},
            "shuffle_delta": None if shuffle_delta is None else float(shuffle_delta)}
     with open(path, "w", encoding="utf-8") as f:
@@ -713,8 +770,10 @@ def _check_item_column(src, column, item_type):
                        f"{item_type} needs{suggest}")
 
 
-def heavy_hitters_file(path, column, mechanism, *, rng=None, batch_size=DEFAULT_BATCH_SIZE, delimiter=None,
-                       top_k=None, progress=False):
+def heavy_hitters_file(path: PathLike, column: str, mechanism: "PEM | TreeHist", *, rng: "int | None" = None,
+                       batch_size: int = DEFAULT_BATCH_SIZE, delimiter: "str | None" = None,
+                       top_k: "int | None" = None,
+                       progress: bool = False) -> "tuple[HeavyHittersEstimate, dict[str, Any]]":
     """Simulate a one-round heavy-hitter collection on one column of a CSV or Parquet file.
 
     Every value of ``column`` is one person's item. The column is read in batches; each batch is randomized
@@ -796,9 +855,10 @@ def heavy_hitters_file(path, column, mechanism, *, rng=None, batch_size=DEFAULT_
                                f"{start}): {_one_line(exc)}") from None
             for w in caught:
                 if issubclass(w.category, TruncationWarning):
+                    found: Any = w.message  # a TruncationWarning: how many items were cut, the first one
                     if first_truncated is None:
-                        first_truncated = start + w.message.first_index
-                    truncated += w.message.count
+                        first_truncated = start + found.first_index
+                    truncated += found.count
                 else:  # pragma: no cover - no other warning is expected here
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
             agg = agg + mechanism.aggregate(mechanism._randomize(values, stream))
