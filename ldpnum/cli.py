@@ -41,8 +41,9 @@ does not depend on ``--batch-size``.
     with one warning that counts them. ``--rng N`` draws from the one stream ``child_rng(N, 0)`` across
     batches, so the result does not depend on ``--batch-size``.
 
-The same streaming is available from Python: :func:`privatize_file`, :func:`aggregate_file` and
-:func:`heavy_hitters_file`.
+The same streaming is available from Python: :func:`privatize_file`, :func:`ldpnum.io.aggregate_file` and
+:func:`ldpnum.io.heavy_hitters_file` (also importable from here). The file machinery (sources, records with
+their MAC, spec, key and ledger files) lives in :mod:`ldpnum.io`; this module parses arguments and prints.
 
 ``ldpnum demo [heavy-hitters] [--rng N]``
     Demos on the data shipped in :mod:`ldpnum.data` (no input file). Plain ``ldpnum demo`` (``make demo``)
@@ -193,8 +194,6 @@ def _per_column(values, n_columns, option):
                        "every column) or once per column, in the same order")
     return list(values)
 
-
-# -- files -------------------------------------------------------------------------------------------------
 
 # -- privatize ---------------------------------------------------------------------------------------------
 
