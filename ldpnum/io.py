@@ -108,12 +108,12 @@ def _check_exists(path):
         raise CLIError(f"{path!r} is a directory, not a file")
 
 
-def parquet_parts(path: PathLike) -> list[str]:
+def parquet_parts(path: str) -> list[str]:
     """The Parquet files of a dataset directory (as Dask and Spark write them), in name order.
 
     Parameters
     ----------
-    path : str or path
+    path : str
         A directory of part files. Names starting with ``.`` or ``_`` (``_SUCCESS``, ``_metadata``, hidden
         temporaries) are not parts.
 
