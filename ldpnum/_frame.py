@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from .aggregate import collector_key, count_codes
 from .spec import Spec, check_spec
 
 __all__ = ["ATTRS_KEY", "attach_specs", "column_specs", "frame_info", "parquet_metadata", "spec_for",
@@ -157,8 +158,6 @@ def codes_digest(codes):
     """
     codes = np.asarray(codes)
     if codes.ndim == 1 and codes.dtype in (np.uint8, np.uint16):  # one threaded counting pass, then a table
-        from .aggregate import count_codes
-
         return histogram_digest(count_codes(codes, 1 << (8 * codes.dtype.itemsize)))
     s1, s2 = _digest_sums(codes)
     return f"{codes.shape[0]}:{s1:016x}{s2:016x}"
@@ -365,17 +364,6 @@ def parquet_metadata(info):
 
 
 # -- tamper evidence: a keyed MAC over the record ------------------------------------------------------------
-def collector_key(key):
-    """A collector's MAC key as bytes: ``bytes`` (at least 16) or a str (UTF-8, at least 16 characters)."""
-    if isinstance(key, str):
-        key = key.encode("utf-8")
-    if not isinstance(key, (bytes, bytearray)):
-        raise TypeError(f"key must be bytes or str; got {type(key).__name__}")
-    if len(key) < 16:
-        raise ValueError(f"key must hold at least 16 bytes (a secret of the collector's); got {len(key)}")
-    return bytes(key)
-
-
 def _mac(info, key):
     body = json.dumps({k: v for k, v in info.items() if k != "mac"}, sort_keys=True, separators=(",", ":"))
     return hmac.new(collector_key(key), body.encode("utf-8"), hashlib.sha256).hexdigest()

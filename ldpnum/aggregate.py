@@ -433,8 +433,6 @@ class Aggregate:
             parts.append(self.counts.astype("<i8").tobytes())
         body = b"".join(parts)
         if key is not None:
-            from ._frame import collector_key
-
             body += hmac.new(collector_key(key), body, hashlib.sha256).digest()
         return body + struct.pack("<I", zlib.crc32(body))
 
@@ -489,8 +487,6 @@ class Aggregate:
                 raise ValueError("serialized Aggregate is truncated: MAC missing")
             body, mac = body[:-_MAC_SIZE], body[-_MAC_SIZE:]
             if key is not None:
-                from ._frame import collector_key
-
                 if not hmac.compare_digest(mac, hmac.new(collector_key(key), body, hashlib.sha256).digest()):
                     raise ValueError("serialized Aggregate fails its MAC check: edited after signing, or signed "
                                      "with another key")
@@ -713,6 +709,17 @@ def _declaration(delta, smallest, batches, epsilon0, spec=None):
     if epsilon0 is None or (spec is not None and epsilon0 == spec.epsilon):
         return (delta, smallest, batches)
     return (delta, smallest, batches, float(epsilon0))
+
+
+def collector_key(key: "bytes | str") -> bytes:
+    """A collector's MAC key as bytes: ``bytes`` (at least 16) or a str (UTF-8, at least 16 characters)."""
+    if isinstance(key, str):
+        key = key.encode("utf-8")
+    if not isinstance(key, (bytes, bytearray)):
+        raise TypeError(f"key must be bytes or str; got {type(key).__name__}")
+    if len(key) < 16:
+        raise ValueError(f"key must hold at least 16 bytes (a secret of the collector's); got {len(key)}")
+    return bytes(key)
 
 
 _PARALLEL_MIN = 1 << 20

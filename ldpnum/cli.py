@@ -41,8 +41,9 @@ does not depend on ``--batch-size``.
     with one warning that counts them. ``--rng N`` draws from the one stream ``child_rng(N, 0)`` across
     batches, so the result does not depend on ``--batch-size``.
 
-The same streaming is available from Python: :func:`privatize_file`, :func:`aggregate_file` and
-:func:`heavy_hitters_file`.
+The same streaming is available from Python: :func:`privatize_file`, :func:`ldpnum.io.aggregate_file` and
+:func:`ldpnum.io.heavy_hitters_file` (also importable from here). The file machinery (sources, records with
+their MAC, spec, key and ledger files) lives in :mod:`ldpnum.io`; this module parses arguments and prints.
 
 ``ldpnum demo [heavy-hitters] [--rng N]``
     Demos on the data shipped in :mod:`ldpnum.data` (no input file). Plain ``ldpnum demo`` (``make demo``)
@@ -68,11 +69,13 @@ import os
 import sys
 import warnings
 
+from .io import (DEFAULT_BATCH_SIZE, CLIError, _expected_shuffle_file, _expected_spec_file, _file_kind,
+                 _is_numeric, _one_line, _progress, _read_key, _read_ledger, _read_people,
+                 _remove_stale_temporaries, _report_column, _require_pyarrow, _Source, _values, _with_record,
+                 _write_atomic, aggregate_file, heavy_hitters_file, write_spec_file)
+
 __all__ = ["main", "main_exit", "privatize_file", "aggregate_file", "heavy_hitters_file", "make_mechanism",
            "MECHANISM_ALIASES"]  # noqa: F822 (provided by the module __getattr__ below)
-
-#: Rows read, randomized and written per step (about 2 MB of uint16 codes per column).
-DEFAULT_BATCH_SIZE = 1 << 20
 
 #: What ``ldpnum estimate`` can estimate.
 WHATS = ("mean", "distribution", "quantiles", "range", "frequencies", "marginals")
@@ -85,25 +88,6 @@ DEMOS = ("heavy-hitters", "vectors")
 
 #: How the columns of a row are privatized (as ``DataFrame.ldp.privatize``).
 STRATEGIES = ("all-columns", "one-column-per-row")
-
-#: Bytes of CSV parsed per block (blocks are gathered into ``--batch-size`` rows), and whether blocks are
-#: parsed on threads.
-CSV_BLOCK = 1 << 20
-#: Largest CSV block tried for a file with very long rows (a row must fit in one block).
-CSV_MAX_BLOCK = 1 << 30
-CSV_THREADS = True
-
-#: Bytes of a Parquet column chunk read at a time.
-READ_BUFFER = 1 << 20
-
-_CSV_SUFFIXES = (".csv", ".tsv")
-_COMPRESSED = (".gz", ".bz2", ".zst", ".lz4")
-_PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
-
-
-class CLIError(Exception):
-    """A mistake in the command line or its input files: printed as one line, exit status 2."""
-
 
 # -- mechanisms --------------------------------------------------------------------------------------------
 
@@ -209,240 +193,6 @@ def _per_column(values, n_columns, option):
         raise CLIError(f"{option} was given {len(values)} times for {n_columns} --column(s); give it once (for "
                        "every column) or once per column, in the same order")
     return list(values)
-
-
-# -- files -------------------------------------------------------------------------------------------------
-
-def _require_pyarrow():
-    import importlib.util
-
-    if importlib.util.find_spec("pyarrow") is None:
-        raise CLIError('reading and writing files needs pyarrow, which is not installed: pip install '
-                       '"ldpnum[parquet]" (see the README\'s "Command line" section)') from None
-
-
-def _file_kind(path):
-    name = os.path.basename(str(path)).lower()
-    for comp in _COMPRESSED:
-        if name.endswith(comp):
-            name = name[: -len(comp)]
-            break
-    if name.endswith(_CSV_SUFFIXES):
-        return "csv"
-    if name.endswith(_PARQUET_SUFFIXES):
-        return "parquet"
-    raise CLIError(f"cannot tell the format of {path!r} from its extension: use .csv or .tsv (optionally "
-                   "compressed: .gz, .bz2, .zst) for CSV, .parquet or .pq for Parquet")
-
-
-def _check_exists(path):
-    if not os.path.exists(path):
-        raise CLIError(f"no such file: {path!r}")
-    if os.path.isdir(path):
-        raise CLIError(f"{path!r} is a directory, not a file")
-
-
-def parquet_parts(path):
-    """The Parquet files of a dataset directory (as Dask and Spark write them), in name order."""
-    names = sorted(f for f in os.listdir(path)
-                   if not f.startswith((".", "_")) and f.lower().endswith(_PARQUET_SUFFIXES))
-    if not names:
-        raise CLIError(f"directory {path!r} holds no Parquet files (.parquet, .pq)")
-    return [os.path.join(path, f) for f in names]
-
-
-def _open_parquet(path):
-    import pyarrow.parquet as pq
-
-    if os.path.isdir(path):  # a dataset: its first part file stands for the dataset's schema and record
-        path = parquet_parts(path)[0]
-    _check_exists(path)
-    try:
-        # Pages are read through a 1 MB buffer, without pre-buffering column chunks: memory stays bounded by
-        # the batch, even for a row group of 1e7 rows (pre-buffered reads keep whole column chunks alive).
-        return pq.ParquetFile(path, pre_buffer=False, buffer_size=READ_BUFFER)
-    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for a file that is not Parquet
-        raise CLIError(f"cannot read {path!r} as Parquet: {_one_line(exc)}") from None
-
-
-class _Source:
-    """The batches of some columns of a CSV or Parquet file, at most ``batch_size`` rows each."""
-
-    def __init__(self, path, batch_size, delimiter=None):
-        _require_pyarrow()
-        self.delimiter = delimiter
-        self.path = str(path)
-        self.kind = _file_kind(self.path)
-        self.batch_size = batch_size
-        self._numeric = ()
-        _check_exists(self.path)
-        if self.kind == "parquet":
-            self._pf = _open_parquet(self.path)
-            self.schema = self._pf.schema_arrow
-            self.num_rows = self._pf.metadata.num_rows
-        else:
-            self.schema = self._csv_reader(None).schema
-            self.num_rows = None
-
-    def _convert_options(self, columns, numeric, text=()):
-        """How CSV columns are parsed: the privatized ones as float64, ``text`` ones as strings (an empty field
-        missing), the others type-inferred."""
-        import pyarrow as pa
-        import pyarrow.csv as pcsv
-
-        types = {c: pa.float64() for c in numeric}
-        types.update({c: pa.string() for c in text})
-        return pcsv.ConvertOptions(include_columns=list(columns) if columns is not None else None,
-                                   column_types=types, strings_can_be_null=bool(text))
-
-    def _csv_reader(self, columns, numeric=(), text=(), block_size=None):
-        """An Arrow CSV reader with ``block_size`` (default :data:`CSV_BLOCK`): a row longer than a block is
-        read by reopening with blocks 8 times larger, up to :data:`CSV_MAX_BLOCK` (see :meth:`_read`)."""
-        import pyarrow.csv as pcsv
-
-        name = self.path.lower()
-        delimiter = self.delimiter or ("\t" if any(name.endswith(".tsv" + c) for c in ("",) + _COMPRESSED) else ",")
-        self._numeric = tuple(numeric)
-        convert = self._convert_options(columns, numeric, text)
-        try:
-            # Small blocks, gathered into batches below: the reader's read-ahead stays a few MB (32 MB blocks
-            # let it hold over 100 MB of a 184 MB file at once).
-            return pcsv.open_csv(self.path, read_options=pcsv.ReadOptions(block_size=block_size or CSV_BLOCK,
-                                                                          use_threads=CSV_THREADS),
-                                 # a blank line is a row of missing values (an error, or imputed with
-                                 # --nan-fill), never silently dropped
-                                 parse_options=pcsv.ParseOptions(delimiter=delimiter, ignore_empty_lines=False),
-                                 convert_options=convert)
-        except Exception as exc:
-            size = block_size or CSV_BLOCK
-            if _straddles(exc) and size < CSV_MAX_BLOCK:
-                return self._csv_reader(columns, numeric, text, min(size * 8, CSV_MAX_BLOCK))
-            raise CLIError(f"cannot read {self.path!r} as CSV: {self._explain(exc)}") from None
-
-    def _explain(self, exc):
-        """Arrow's message, with the name of the column it numbers ("CSV column #2")."""
-        import re
-
-        text = _one_line(exc)
-        names = getattr(getattr(self, "schema", None), "names", None)
-        match = re.search(r"CSV column #(\d+)", text)
-        if names and match and int(match.group(1)) < len(names):
-            name = names[int(match.group(1))]
-            text = text.replace(match.group(0), f"{match.group(0)} ({name!r})", 1)
-            if "conversion error" in text and name in self._numeric:
-                text += "; a privatized column must hold numbers"
-        return text
-
-    @property
-    def columns(self):
-        return list(self.schema.names)
-
-    def check_columns(self, names):
-        missing = [c for c in names if c not in self.schema.names]
-        if missing:
-            hint = ""
-            if self.kind == "csv" and len(self.schema.names) == 1:
-                sep = next((d for d in (";", "\t", "|", ",") if d in self.schema.names[0]), None)
-                if sep is not None:
-                    hint = f"; is the delimiter {sep!r}? pass --delimiter {sep!r}"
-            raise CLIError(f"{self.path!r} has no column {missing[0]!r} (its columns: "
-                           f"{', '.join(map(repr, self.schema.names))}){hint}")
-
-    def _read(self, columns, numeric, text=()):
-        """The reader's own batches (Parquet: ``batch_size`` rows; CSV: one per block)."""
-        if self.kind == "parquet":
-            it = self._pf.iter_batches(batch_size=self.batch_size, columns=list(columns))
-        else:
-            it = self._csv_reader(columns, numeric, text)
-        rows, skip, block = 0, 0, CSV_BLOCK
-        while True:
-            try:
-                batch = next(it)
-            except StopIteration:
-                return
-            except Exception as exc:
-                if self.kind == "csv" and _straddles(exc):
-                    if block < CSV_MAX_BLOCK:
-                        # a row longer than a block: read the file again with larger blocks, skipping the rows
-                        # already given (the same rows in the same order, so the same reports)
-                        block = min(block * 8, CSV_MAX_BLOCK)
-                        it, skip = self._csv_reader(columns, numeric, text, block), rows
-                        continue
-                    raise CLIError(f"cannot read {self.path!r} as CSV: a row after row {rows:,} (counting from 0, "
-                                   f"without the header) is longer than {CSV_MAX_BLOCK >> 20:,} MB, the largest "
-                                   "block the CSV reader takes; a field that long is most likely an unclosed quote "
-                                   "(check the quoting around that row) or data that does not belong in a CSV "
-                                   "cell: fix or drop that row, or convert the file to Parquet") from None
-                what, why = ("Parquet", _one_line(exc)) if self.kind == "parquet" else ("CSV", self._explain(exc))
-                raise CLIError(f"cannot read {self.path!r} as {what} (after row {rows}): {why}") from None
-            if skip:
-                drop = min(skip, batch.num_rows)
-                batch, skip = batch.slice(drop), skip - drop
-                if not batch.num_rows:
-                    continue
-            rows += batch.num_rows
-            yield batch
-
-    def batches(self, columns, numeric=(), text=()):
-        """Yield ``(first_row, RecordBatch)`` over ``columns``, ``batch_size`` rows each (the last fewer).
-
-        ``numeric`` columns of a CSV file are parsed as float64, ``text`` ones as strings (never inferred).
-        """
-        import pyarrow as pa
-
-        start, pending, n_pending = 0, [], 0
-        for batch in self._read(columns, numeric, text):
-            if not pending and batch.num_rows == self.batch_size:  # as read (Parquet): no copy
-                yield start, batch
-                start += self.batch_size
-                continue
-            pending.append(batch)
-            n_pending += batch.num_rows
-            while n_pending >= self.batch_size:
-                table = pa.Table.from_batches(pending)
-                yield start, table.slice(0, self.batch_size).combine_chunks().to_batches()[0]
-                start += self.batch_size
-                pending = table.slice(self.batch_size).to_batches()
-                n_pending -= self.batch_size
-        if n_pending:
-            table = pa.Table.from_batches(pending).combine_chunks()
-            yield start, table.to_batches()[0]
-
-
-def _straddles(exc):
-    """Whether Arrow's CSV reader failed on a row longer than its block."""
-    return "straddl" in str(exc)
-
-
-def _is_numeric(arrow_type):
-    import pyarrow.types as pat
-
-    return pat.is_integer(arrow_type) or pat.is_floating(arrow_type)
-
-
-def _values(array):
-    """An Arrow numeric array as NumPy (missing entries as NaN)."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
-    if array.null_count:
-        array = pc.cast(array, pa.float64(), safe=False)
-        return array.to_numpy(zero_copy_only=False)
-    out = array.to_numpy(zero_copy_only=False)
-    return out if out.dtype.kind in "iuf" else np.asarray(out, dtype=np.float64)
-
-
-def _progress(enabled, total, desc):
-    if not enabled:
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        raise CLIError("--progress needs tqdm: pip install 'ldpnum[progress]'") from None
-    return tqdm(total=total, unit="rows", unit_scale=True, desc=desc, file=sys.stderr, dynamic_ncols=True)
 
 
 # -- privatize ---------------------------------------------------------------------------------------------
@@ -712,28 +462,6 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
             "kept": keep, "reports": {c: int(d.split(":")[0]) for c, d in digests.items()}}
 
 
-def _remove_stale_temporaries(out):
-    """Remove hidden files a killed ``privatize`` (SIGKILL, power loss) left beside ``out``: those whose
-    process no longer runs (the pid is part of the name)."""
-    import glob
-
-    pattern = os.path.join(os.path.dirname(os.path.abspath(out)), f".{glob.escape(os.path.basename(out))}.*.tmp*")
-    for path in glob.glob(pattern):
-        parts = os.path.basename(path)[len(os.path.basename(out)) + 2:].split(".")
-        if not parts or not parts[0].isdigit():
-            continue
-        pid = int(parts[0])
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            try:
-                os.unlink(path)
-            except OSError:  # pragma: no cover - removed by another run meanwhile
-                pass
-        except PermissionError:  # pragma: no cover - another user's live process
-            pass
-
-
 def _empty_input(sources):
     """No rows of a column (``sources`` None) or of the value columns ``sources``: checks a fill value."""
     import numpy as np
@@ -849,208 +577,7 @@ def _report_schema(src, mechanisms, keep, strategy, sources=None, shuffle_delta=
     return pa.schema(fields, metadata=_with_record(pandas_meta, info)), info
 
 
-def _with_record(metadata, info):
-    """Parquet schema metadata carrying the ldpnum record ``info`` exactly where ``DataFrame.to_parquet``
-    puts a frame's ``attrs``: pandas' ``attributes`` (read back by ``pyarrow``'s ``to_pandas``, hence by
-    Dask) and ``PANDAS_ATTRS`` (read by ``pandas.read_parquet``). One layout for every writer."""
-    from ._frame import ATTRS_KEY, parquet_metadata
-
-    metadata = dict(metadata or {})
-    if b"pandas" in metadata:
-        pandas_meta = json.loads(metadata[b"pandas"])
-        pandas_meta["attributes"] = {ATTRS_KEY: info}
-        metadata[b"pandas"] = json.dumps(pandas_meta).encode()
-    metadata.update(parquet_metadata(info))
-    return metadata
-
-
 # -- estimate ----------------------------------------------------------------------------------------------
-
-def _file_spec(pf, path, column, explicit):
-    """The spec of ``column``: from the file's metadata, checked against an explicit one when given."""
-    from .spec import Spec, check_spec
-    from ._frame import specs_from_parquet_metadata
-
-    try:
-        info = specs_from_parquet_metadata(pf.schema_arrow.metadata)
-    except ValueError as exc:
-        raise CLIError(f"{path!r} carries malformed ldpnum metadata: {_one_line(exc)}") from None
-    recorded = None
-    if info is not None:
-        entry = next((c for c in info["columns"] if c.get("column") == column), None)
-        if entry is not None:
-            try:
-                recorded = Spec.from_dict(entry["spec"])
-            except (ValueError, TypeError, KeyError) as exc:
-                raise CLIError(f"{path!r} carries a malformed spec for column {column!r}: {exc}") from None
-    if recorded is None:
-        if explicit is not None:
-            return explicit
-        if info is None:
-            raise CLIError(f"{path!r} carries no ldpnum spec: it was not written by `ldpnum privatize` or from a "
-                           "report DataFrame; pass --spec JSON (or --mechanism, --epsilon and --bounds) to read "
-                           f"column {column!r} as reports")
-        names = ", ".join(repr(c["column"]) for c in info["columns"])
-        raise CLIError(f"column {column!r} of {path!r} is not a report column (report columns: {names}); pass "
-                       "--spec JSON to read it as reports")
-    if explicit is not None:
-        check_spec(explicit, recorded, f"reports in column {column!r} of {path!r}")
-    return recorded
-
-
-def _report_column(path, column, spec=None):
-    """Open Parquet file ``path`` and rebuild the mechanism of its report column ``column`` from the file's
-    metadata (checked against ``spec``; see :func:`aggregate_file`), reading no data: ``(ParquetFile, mech)``."""
-    from .mechanisms import from_spec
-
-    pf = _open_parquet(path)
-    names = pf.schema_arrow.names
-    if column not in names:
-        raise CLIError(f"{path!r} has no column {column!r} (its columns: {', '.join(map(repr, names))})")
-    spec = _file_spec(pf, path, column, spec)
-    try:
-        mech = from_spec(spec)
-    except ValueError as exc:
-        raise CLIError(f"cannot rebuild the mechanism of column {column!r}: {_one_line(exc)}") from None
-    ftype = pf.schema_arrow.field(column).type
-    if not _is_numeric(ftype):
-        raise CLIError(f"column {column!r} of {path!r} holds {ftype} values, not integer report codes")
-    return pf, mech
-
-
-def aggregate_file(path, column, *, spec=None, batch_size=DEFAULT_BATCH_SIZE, progress=False, key=None):
-    """Stream a Parquet file's report column into one :class:`~ldpnum.Aggregate`, batch by batch.
-
-    Parameters
-    ----------
-    path : str or path
-        A Parquet file of reports (written by ``ldpnum privatize`` or ``DataFrame.to_parquet`` of a report
-        frame).
-    column : str
-        The report column.
-    spec : Spec, optional
-        The expected spec. Required when the file records none for ``column``; otherwise it must equal the
-        recorded one (:class:`~ldpnum.SpecMismatchError`).
-    batch_size : int, optional
-        Rows read per step: memory use is proportional to it, never to the file.
-    progress : bool, optional
-        Show a tqdm progress bar on stderr.
-    key : bytes or str, optional
-        The collector's MAC key: the file's ldpnum record must be signed with it (``privatize_file(...,
-        key=)``).
-
-    Returns
-    -------
-    aggregate : Aggregate
-        The merged counts; exactly those of ``mechanism.aggregate`` on all the reports at once.
-    n_missing : int
-        Missing cells skipped (rows that did not report this column, e.g. under "one-column-per-row").
-
-    Examples
-    --------
-    >>> import os, tempfile, numpy as np, pandas as pd, ldpnum as ldp
-    >>> d = tempfile.mkdtemp()
-    >>> pd.DataFrame({"x": np.linspace(0, 1, 1000)}).to_parquet(os.path.join(d, "in.parquet"))
-    >>> m = ldp.Duchi(epsilon=1.0, bounds=(0, 1))
-    >>> _ = privatize_file(os.path.join(d, "in.parquet"), os.path.join(d, "r.parquet"), {"x": m}, rng=0)
-    >>> agg, n_missing = aggregate_file(os.path.join(d, "r.parquet"), "x", batch_size=100)
-    >>> agg.n_reports, n_missing
-    (1000, 0)
-    """
-    _require_pyarrow()
-    path = str(path)
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
-    if os.path.isdir(path):  # a dataset of part files (Dask's to_parquet): each part checked on its own
-        from ._frame import check_parts
-
-        files = parquet_parts(path)
-        parts = [_aggregate_part(f, column, spec, batch_size, progress, key) for f in files]
-        try:  # one collection's parts, none twice
-            check_parts([(os.path.basename(f), cid, digest) for f, (_, _, cid, digest) in zip(files, parts)],
-                        f"the part files of {path!r}")
-        except ValueError as exc:
-            raise CLIError(_one_line(exc)) from None
-        from .aggregate import Aggregate
-
-        return Aggregate.merge(a for a, *_ in parts), sum(m for _, m, *_ in parts)
-    return _aggregate_part(path, column, spec, batch_size, progress, key)[:2]
-
-
-def _aggregate_part(path, column, spec, batch_size, progress, key):
-    """:func:`aggregate_file` of one file: ``(aggregate, n_missing, collection id or None, digest of the
-    column's codes)``."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.types as pat
-
-    from ._frame import add_digests, codes_digest, specs_from_parquet_metadata, verify_info
-
-    pf, mech = _report_column(path, column, spec)
-    info = specs_from_parquet_metadata(pf.schema_arrow.metadata)
-    if key is not None:
-        if info is None:
-            raise CLIError(f"{path!r} carries no ldpnum record to check the MAC of")
-        try:
-            verify_info(info, key, f"the ldpnum record of {path!r}")
-        except ValueError as exc:
-            raise CLIError(_one_line(exc)) from None
-    entry = next((c for c in (info or {}).get("columns", []) if c.get("column") == column), {})
-    recorded = entry.get("codes")
-    digest = codes_digest(np.empty(0, dtype=np.uint8))
-    spec = mech.spec
-    total = mech.empty_aggregate()
-    n_missing = 0
-    bar = _progress(progress, pf.metadata.num_rows, "estimate")
-    start = 0
-    try:
-        it = pf.iter_batches(batch_size=batch_size, columns=[column])
-        while True:
-            try:
-                batch = next(it)
-            except StopIteration:
-                break
-            except Exception as exc:
-                raise CLIError(f"cannot read {path!r} (after row {start}): {_one_line(exc)}") from None
-            arr = batch.column(0)
-            n = len(arr)
-            if pat.is_floating(arr.type):
-                arr = pc.drop_null(pc.if_else(pc.is_nan(arr), None, arr))
-                try:
-                    arr = pc.cast(arr, pa.int64())  # safe: fractional codes raise
-                except pa.ArrowInvalid as exc:
-                    raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: not integer report codes: "
-                                   f"{_one_line(exc)}") from None
-            elif arr.null_count:
-                arr = pc.drop_null(arr)
-            n_missing += n - len(arr)
-            codes = arr.to_numpy(zero_copy_only=False)
-            digest = add_digests(digest, codes_digest(np.asarray(codes)))
-            try:  # column codes back to the mechanism's reports (a vector's row of codes is packed in one)
-                total = total + mech.aggregate(mech.reports_from_column(np.asarray(codes)))
-            except (TypeError, ValueError) as exc:
-                raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: {_one_line(exc)}") from None
-            start += n
-            if bar is not None:
-                bar.update(n)
-    finally:
-        if bar is not None:
-            bar.close()
-    if recorded is not None and digest != recorded:
-        raise CLIError(f"column {column!r} of {path!r} does not hold the codes it was privatized as (digest "
-                       f"{digest}, recorded {recorded}): the file was changed after privatizing; no estimate "
-                       "is made from it")
-    delta = (info or {}).get("shuffle_delta")
-    if delta is not None and total.n_reports:
-        try:
-            eps_row = (info or {}).get("epsilon_per_row")  # the rows' messages, as in the ledger's entry
-            total = total.shuffled(delta, epsilon0=eps_row if eps_row is not None and eps_row > total.spec.epsilon
-                                   else None)
-        except (TypeError, ValueError) as exc:
-            raise CLIError(f"{path!r} carries a malformed shuffle declaration: {_one_line(exc)}") from None
-    return total, n_missing, (info or {}).get("collection"), digest
-
 
 def _parse_range(tokens):
     """``--range`` as ``(lo, hi)`` (two numbers) or ``{column: (lo, hi)}`` (``COL:LO:HI`` tokens)."""
@@ -1354,22 +881,9 @@ def _open_ledger(args, mechanisms):
         return None, None
     if args.people_column is None:
         raise CLIError("--ledger needs --people-column C: the column of each row's person id")
-    from .accounting import PrivacyLedger
     from .exceptions import BudgetExceededError
 
-    try:
-        if os.path.exists(args.ledger):
-            with open(args.ledger, encoding="utf-8") as f:
-                ledger = PrivacyLedger.from_json(f.read())
-            if args.ledger_cap is not None and args.ledger_cap != ledger.cap:
-                raise CLIError(f"--ledger-cap {args.ledger_cap:g} differs from the cap recorded in {args.ledger!r} "
-                               f"({ledger.cap}); the cap of an existing ledger is not changed from the command line")
-        else:
-            ledger = PrivacyLedger(args.ledger_cap)
-    except OSError as exc:
-        raise CLIError(f"cannot read --ledger {args.ledger!r}: {exc.strerror}") from None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise CLIError(f"--ledger {args.ledger!r}: {_one_line(exc)}") from None
+    ledger = _read_ledger(args.ledger, args.ledger_cap)
     people = _read_people(args.input, args.people_column, args.delimiter, ledger.id_kind)
     eps = [m.epsilon for m in mechanisms.values()]
     planned = max(eps) if args.strategy == "one-column-per-row" else math.fsum(eps)
@@ -1382,99 +896,6 @@ def _open_ledger(args, mechanisms):
     return ledger, people
 
 
-def _read_people(path, column, delimiter, kind=None):
-    """The person ids of an input file's column (one pass over that column only), as text: a CSV column is read
-    as strings whatever it looks like, a Parquet column's ints (or whole floats) are written in decimal. So the
-    same person has the same id in every file, whether or not the rest of a file's column looks numeric (type
-    inference would make ``7`` an int in one file and ``"7"`` a str in another, and ``"007"`` an int 7).
-
-    ``kind="int"`` (a ledger already holding int ids, written by the library) converts the ids to ints instead,
-    refusing any that are not written as a plain decimal integer."""
-    import numpy as np
-    import pandas as pd
-
-    src = _Source(path, DEFAULT_BATCH_SIZE, None if delimiter is None else delimiter.replace("\\t", "\t"))
-    src.check_columns([column])
-    parts = [batch.column(0).to_pandas() for _, batch in src.batches([column], text=[column])]
-    ids = pd.concat(parts, ignore_index=True) if parts else pd.Series([], dtype=object)
-    if ids.dtype.kind == "f" and ids.notna().all() and (ids == ids.round()).all():
-        ids = ids.astype("int64")
-    if ids.dtype.kind in "iu" and kind == "int":
-        return pd.Index(ids)
-    ids = ids.astype(object).where(ids.isna(), ids.astype(str))
-    if kind == "int" and ids.notna().all():
-        canonical = ids.str.fullmatch(r"-?(0|[1-9][0-9]*)")
-        if not canonical.all():
-            bad = np.flatnonzero(~canonical.to_numpy())
-            raise CLIError(f"--people-column {column!r}: the ledger holds int person ids, but {bad.size} id(s) of "
-                           f"{path!r} are not plain decimal integers (first: row {bad[0]}, {ids.iloc[bad[0]]!r}); "
-                           "a ledger keeps one id type so that the same person cannot pass its cap twice")
-        values = [int(v) for v in ids]
-        ids = pd.Series(values, dtype=np.int64 if all(-2**63 <= v < 2**63 for v in values) else object)
-    return pd.Index(ids)
-
-
-def _write_atomic(path, text):
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise CLIError(f"cannot write {path!r}: {exc.strerror}") from None
-
-
-def _read_key(path):
-    """The collector's MAC key from a file (its bytes, a trailing newline removed)."""
-    if path is None:
-        return None
-    try:
-        with open(path, "rb") as f:
-            key = f.read().rstrip(b"\r\n")
-    except OSError as exc:
-        raise CLIError(f"cannot read --mac-key-file {path!r}: {exc.strerror}") from None
-    if len(key) < 16:
-        raise CLIError(f"--mac-key-file {path!r} holds {len(key)} bytes; a collector key needs at least 16")
-    return key
-
-
-def _expected_spec_file(path, column):
-    """The spec of ``column`` in a file written by ``privatize --write-spec`` (or one Spec's JSON)."""
-    from .spec import Spec
-
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except OSError as exc:
-        raise CLIError(f"cannot read --expect-spec file {path!r}: {exc.strerror}") from None
-    except ValueError as exc:
-        raise CLIError(f"--expect-spec file {path!r} is not JSON: {_one_line(exc)}") from None
-    if isinstance(doc, dict) and "columns" in doc and isinstance(doc["columns"], dict):
-        if column not in doc["columns"]:
-            raise CLIError(f"--expect-spec file {path!r} states no spec for column {column!r} (it has "
-                           f"{', '.join(map(repr, doc['columns']))})")
-        doc = doc["columns"][column]
-    try:
-        return Spec.from_dict(doc)
-    except (ValueError, TypeError) as exc:
-        raise CLIError(f"--expect-spec file {path!r} is not an ldpnum spec: {_one_line(exc)}") from None
-
-
-def write_spec_file(path, specs, shuffle_delta=None):
-    """Write the specs a collection was deployed with (``{"columns": {column: Spec.to_dict()}, "shuffle_delta":
-    δ or null}``), for ``estimate --expect-spec``: the collector keeps this file apart from the reports.
-
-    ``shuffle_delta`` records the collection's shuffle declaration (``privatize --shuffled``; null for reports
-    that were not shuffled), so that ``estimate --expect-spec`` refuses a file whose declaration was added,
-    removed or changed afterwards: a declaration is a claim about how the reports travelled, which the reports
-    themselves cannot show, and it lowers the ε an estimate prints."""
-    doc = {"format": 1, "columns": {c: sp.to_dict() for c, sp in specs.items()},
-           "shuffle_delta": None if shuffle_delta is None else float(shuffle_delta)}
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=2, sort_keys=True)
-        f.write("\n")
-
-
 def _expected_shuffle(args):
     """``(stated, delta)``: whether the ``--expect-spec`` file states the collection's shuffle declaration (files
     written by ``privatize --write-spec`` do; a lone spec's JSON, ``--spec`` and ``--mechanism`` do not), and
@@ -1482,19 +903,7 @@ def _expected_shuffle(args):
     path = getattr(args, "expect_spec", None)
     if path is None:
         return False, None
-    with open(path, encoding="utf-8") as f:  # read once already by _expected_spec_file: no error here
-        doc = json.load(f)
-    if not (isinstance(doc, dict) and "shuffle_delta" in doc):
-        return False, None
-    delta = doc["shuffle_delta"]
-    if delta is not None:
-        from .accounting import check_shuffle_delta
-
-        try:
-            delta = check_shuffle_delta(delta)
-        except (TypeError, ValueError) as exc:
-            raise CLIError(f"--expect-spec file {path!r}: {_one_line(exc)}") from None
-    return True, delta
+    return _expected_shuffle_file(path)
 
 
 def _check_shuffle_declaration(args, agg):
@@ -1550,33 +959,6 @@ def _heavy_classes():
     return out
 
 
-
-class _ItemSource(_Source):
-    """A :class:`_Source` whose CSV item column is read as text (``str``), binary (``bytes``) or uint64
-    (``uint``), never type-inferred (a column of zip codes stays strings), with only an empty cell (``,,`` or
-    ``,"",``, as pandas writes a missing value) missing: ``NA`` or ``null`` are items like any other."""
-
-    def __init__(self, path, batch_size, delimiter=None, *, column=None, item_type="str"):
-        self._item_column = column
-        self._item_type = item_type
-        super().__init__(path, batch_size, delimiter)
-
-    def _convert_options(self, columns, numeric, text=()):
-        import pyarrow as pa
-        import pyarrow.csv as pcsv
-
-        arrow_type = {"str": pa.string(), "bytes": pa.binary(), "uint": pa.uint64()}[self._item_type]
-        types = {} if columns is None else {c: arrow_type for c in columns}
-        return pcsv.ConvertOptions(include_columns=list(columns) if columns is not None else None,
-                                   column_types=types, null_values=[""], strings_can_be_null=True)
-
-    def _explain(self, exc):
-        text = super()._explain(exc)
-        if "conversion error" in text and self._item_type == "uint":
-            text += "; --item-type uint needs non-negative integers below 2**64 (use --item-type str for text)"
-        return text
-
-
 def _heavy_mechanism(args):
     """The heavy-hitter protocol of the command line, every argument checked (nothing read yet)."""
     if not 1 <= args.item_bits <= 64:
@@ -1596,149 +978,13 @@ def _heavy_mechanism(args):
         raise CLIError(text) from None
 
 
-def _item_array(array, item_type):
-    """One batch of an item column (Arrow) as what :func:`ldpnum.heavy.encode_items` takes."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
-    if pa.types.is_dictionary(array.type):
-        array = array.dictionary_decode()
-    if item_type == "uint":
-        return np.asarray(array.to_numpy(zero_copy_only=False))
-    if item_type == "str" and pa.types.is_large_string(array.type):
-        array = pc.cast(array, pa.string())
-    return array.to_numpy(zero_copy_only=False)
-
-
-def _check_item_column(src, column, item_type):
-    """The Parquet column's type agrees with ``--item-type`` (CSV columns are read as that type)."""
-    import pyarrow.types as pat
-
-    if src.kind != "parquet":
-        return
-    t = src.schema.field(column).type
-    value = t.value_type if pat.is_dictionary(t) else t
-    ok = {"str": pat.is_string(value) or pat.is_large_string(value),
-          "bytes": pat.is_binary(value) or pat.is_large_binary(value) or pat.is_fixed_size_binary(value),
-          "uint": pat.is_integer(value)}[item_type]
-    if not ok:
-        hint = {"str": "text", "bytes": "binary values", "uint": "integers"}[item_type]
-        other = ("str" if pat.is_string(value) or pat.is_large_string(value) else
-                 "uint" if pat.is_integer(value) else "bytes" if pat.is_binary(value) else None)
-        suggest = f"; pass --item-type {other}" if other else ""
-        raise CLIError(f"column {column!r} of {src.path!r} holds {t} values, not {hint} as --item-type "
-                       f"{item_type} needs{suggest}")
-
-
-def heavy_hitters_file(path, column, mechanism, *, rng=None, batch_size=DEFAULT_BATCH_SIZE, delimiter=None,
-                       top_k=None, progress=False):
-    """Simulate a one-round heavy-hitter collection on one column of a CSV or Parquet file.
-
-    Every value of ``column`` is one person's item. The column is read in batches; each batch is randomized
-    by ``mechanism`` (:class:`~ldpnum.PEM` or :class:`~ldpnum.TreeHist`) and counted into the mechanism's
-    mergeable :class:`~ldpnum.Aggregate`, so memory holds one batch and one aggregate, never the column.
-
-    Parameters
-    ----------
-    path : str or path
-        CSV/TSV (``.csv``, ``.tsv``, optionally compressed) or Parquet (``.parquet``, ``.pq``) file.
-    column : str
-        The item column: text for ``item_type="str"``, binary for ``"bytes"``, integers for ``"uint"``
-        (a CSV column is read as that type; only an empty cell is missing).
-    mechanism : PEM or TreeHist
-    rng : None or int, optional
-        None (default): secure randomness. An int seed: reproducible simulation drawing from the stream
-        ``child_rng(rng, 0)``, one generator shared by all batches, so the reports (and the result) are those
-        of ``mechanism.privatize(whole_column, rng=numpy.random.default_rng(child_rng(rng, 0)))`` whatever
-        ``batch_size`` (the same stream ``privatize_file`` gives its first column).
-    batch_size : int, optional
-        Rows per step.
-    delimiter : str, optional
-        Field delimiter of a CSV input.
-    top_k : int, optional
-        Heavy hitters returned (default: the mechanism's ``top_k``).
-    progress : bool, optional
-        Show a tqdm progress bar on stderr.
-
-    Returns
-    -------
-    (HeavyHittersEstimate, dict)
-        The estimate, and ``{"rows": n, "truncated": count, "first_truncated": row or None}``.
-
-    Raises
-    ------
-    CLIError
-        A missing file or column, a column of the wrong type, missing values (counted over the whole file,
-        with the first row; items are never imputed), items the mechanism refuses (negative or too wide
-        integers, mixed types). Nothing is estimated then.
-    """
-    import numpy as np
-
-    from ._random import child_rng
-    from .exceptions import TruncationWarning
-
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
-    if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1):
-        raise CLIError(f"--delimiter must be one character; got {delimiter!r}")
-    src = _ItemSource(path, batch_size, delimiter, column=column, item_type=mechanism.item_type)
-    src.check_columns([column])
-    _check_item_column(src, column, mechanism.item_type)
-    # One stream shared by all batches: words are drawn in row order, so the result does not depend on
-    # the batch size.
-    stream = None if rng is None else np.random.default_rng(child_rng(rng, 0))
-    agg = mechanism.empty_aggregate()
-    truncated, first_truncated, rows = 0, None, 0
-    where = "0-based" + (", header excluded" if src.kind == "csv" else "")
-    bar = _progress(progress, src.num_rows, "heavy-hitters")
-    try:
-        batches = src.batches([column])
-        for start, batch in batches:
-            array = batch.column(column)
-            n = len(array)
-            if array.null_count:
-                import pyarrow.compute as pc
-
-                first = start + int(np.argmax(pc.is_null(array).to_numpy(zero_copy_only=False)))
-                count = array.null_count + sum(b.column(column).null_count for _, b in batches)
-                raise CLIError(f"column {column!r} has {count} missing value(s), first at row {first} ({where}); "
-                               "heavy-hitter items are never imputed: remove those rows first")
-            try:
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always", TruncationWarning)
-                    values = mechanism.prepare_values(_item_array(array, mechanism.item_type),
-                                                      name=f"column {column!r}", locate=True)
-            except (TypeError, ValueError) as exc:
-                raise CLIError(f"column {column!r}, rows {start}..{start + n - 1} (indices count from row "
-                               f"{start}): {_one_line(exc)}") from None
-            for w in caught:
-                if issubclass(w.category, TruncationWarning):
-                    if first_truncated is None:
-                        first_truncated = start + w.message.first_index
-                    truncated += w.message.count
-                else:  # pragma: no cover - no other warning is expected here
-                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-            agg = agg + mechanism.aggregate(mechanism._randomize(values, stream))
-            rows += n
-            if bar is not None:
-                bar.update(n)
-    finally:
-        if bar is not None:
-            bar.close()
-    if rows == 0:
-        raise CLIError(f"column {column!r} of {src.path!r} has no rows: nothing to estimate")
-    est = mechanism.estimate_heavy_hitters(agg, top_k=top_k)
-    return est, {"rows": rows, "truncated": truncated, "first_truncated": first_truncated}
-
-
 def _json_item(item):
     return item.hex() if isinstance(item, bytes) else item
 
 
 def _print_heavy(est, args, info, file):
+    from .demo import _heavy_label
+
     spec = est.spec
     mode = (f"a seeded simulation (rng={args.rng}): anyone with the seed can undo the noise"
             if args.rng is not None else "secure randomness")
@@ -1754,16 +1000,6 @@ def _print_heavy(est, args, info, file):
               f"{counts[r]:>12,.0f}", file=file)
     print(f"(share: estimated fraction of the {est.n_reports:,} people; ± half-width of the {100 * args.level:g}% "
           "CI)", file=file)
-
-
-def _heavy_label(item):
-    """An item as printed in the table: a str with unprintable characters (NUL padding or control bytes of a
-    noisy candidate) escaped as its repr, so every row stays on one line."""
-    from .heavy._result import _label
-
-    if isinstance(item, str) and not item.isprintable():
-        item = repr(item)
-    return _label(item)
 
 
 def _cmd_heavy_hitters(args):
@@ -2219,11 +1455,6 @@ def _cmd_demo(args):
     demo_distribution(rng=args.rng, plot_path=PLOT_PATH if args.plot is None else args.plot)
     print()
     return demo(rng=args.rng)
-
-
-def _one_line(exc):
-    text = " ".join(str(exc).split())
-    return text or type(exc).__name__
 
 
 def _user_error(exc):

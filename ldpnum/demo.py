@@ -221,6 +221,16 @@ def _word_truth(words, ranks, item_bits):
     return items, counts, rank_of, item_of_word, long_word
 
 
+def _heavy_label(item):
+    """An item as printed in the table: a str with unprintable characters (NUL padding or control bytes of a
+    noisy candidate) escaped as its repr, so every row stays on one line."""
+    from .heavy._result import _label
+
+    if isinstance(item, str) and not item.isprintable():
+        item = repr(item)
+    return _label(item)
+
+
 def demo_heavy_hitters(out=None, *, epsilon=4.0, n=1_000_000, top_k=20, rng=None):
     r"""Find the most frequent words of a sampled population with PEM, and compare them with the truth.
 
@@ -288,7 +298,6 @@ def demo_heavy_hitters(out=None, *, epsilon=4.0, n=1_000_000, top_k=20, rng=None
     """
     from . import PEM
     from ._checks import is_int
-    from .cli import _heavy_label
     from .data import load_words
 
     if not is_int(n) or n < 1:

@@ -17,6 +17,7 @@ import pytest
 
 import ldpnum as ldp
 from ldpnum import cli
+from ldpnum import io as ldpnum_io
 from ldpnum._frame import attach_specs, spec_for, specs_from_parquet_metadata
 from ldpnum._random import child_rng
 
@@ -504,7 +505,7 @@ def test_docstring_examples(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    tests = [t for t in finder.find(cli) if t.examples]
+    tests = [t for module in (cli, ldpnum_io) for t in finder.find(module) if t.examples]
     assert len(tests) >= 4
     for t in tests:
         runner.run(t)
@@ -625,7 +626,7 @@ def test_a_ledger_of_int_ids_written_by_the_library_reads_the_column_as_ints(tmp
 def _edit_record(path, change):
     """Rewrite a report file with its ldpnum record changed by ``change(info)`` (what a hand edit with pyarrow
     does), keeping the data."""
-    from ldpnum.cli import _with_record
+    from ldpnum.io import _with_record
 
     t = pq.read_table(path)
     info = specs_from_parquet_metadata(t.schema.metadata)
@@ -693,7 +694,7 @@ def test_a_csv_row_longer_than_a_block_is_read(tmp_path, capsys, monkeypatch):
     short, long = pd.read_parquet(tmp_path / "short.parquet"), pd.read_parquet(tmp_path / "long.parquet")
     assert long["x"].tolist() == short["x"].tolist() and long["note"].str.len()[12] == 3 << 20
     # beyond the largest block: one message naming where and what to do
-    monkeypatch.setattr(cli, "CSV_MAX_BLOCK", 1 << 20)  # no larger block than the first
+    monkeypatch.setattr(ldpnum_io, "CSV_MAX_BLOCK", 1 << 20)  # no larger block than the first
     capsys.readouterr()
     assert main(["privatize", str(tmp_path / "long.csv"), str(tmp_path / "l2.parquet"), *args, "--keep",
                  "note"]) == 2
@@ -729,7 +730,7 @@ def test_the_missing_pyarrow_message_names_the_extra_the_readme_documents(monkey
     root = Path(__file__).resolve().parents[1]
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(cli.CLIError) as info:
-        cli._require_pyarrow()
+        ldpnum_io._require_pyarrow()
     command = re.search(r'pip install "ldpnum\[(\w+)\]"', str(info.value))
     assert command, str(info.value)
     assert command.group(0) in (root / "README.md").read_text()
