@@ -125,7 +125,9 @@ from .._kernels._jit import launch
 from .._typing import ArrayLike, FloatArray
 from .._validation import _caller_stacklevel, check_choice
 from ..aggregate import Aggregate, check_block_counts, count_codes
+from ..estimation import tables as tables_module
 from ..estimation.postprocess import NOISE_FLOOR, noise_weighted_norm_sub, norm_sub
+from ..estimation.tables import alternate_consistency
 from ..frequency import recommend
 from ..frequency.hashing import HASH_FAMILY, OLH, olh_g
 from ..ranges.hierarchical import GRRLevel, OLHLevel
@@ -381,22 +383,15 @@ class HDGPlan:
 
 # -- post-processing ---------------------------------------------------------------------------------------
 
-def _interval_masses(est, attrs, t, g1, g2):
-    """Masses of attribute ``t``'s ``g2`` coarse intervals in a grid estimate (1-D: length g1; 2-D: g2×g2)."""
-    if len(attrs) == 1:
-        return est.reshape(g2, g1 // g2).sum(axis=1)
-    return est.sum(axis=1) if attrs[0] == t else est.sum(axis=0)
-
-
-def _shift_intervals(est, attrs, t, delta, g1, g2):
-    """Add ``delta[v] / C`` to every cell of interval ``v`` of attribute ``t`` (in place)."""
-    if len(attrs) == 1:
-        r = g1 // g2
-        est.reshape(g2, r)[:] += (delta / r)[:, None]
-    elif attrs[0] == t:
-        est += (delta / g2)[:, None]
-    else:
-        est += (delta / g2)[None, :]
+def grid_tables(ests, grids, d, g1, g2):
+    """HDG's grids as tables of :mod:`ldpnum.estimation.tables`: ``(tables, sets)``. A 2-D grid of
+    attributes ``(a, b)`` is a ``(g2, g2)`` table over the labels ``(a, b)`` (their coarse intervals); the
+    1-D grid of ``t`` is a ``(g2, g1/g2)`` table over ``(t, d + t)`` (``t``'s coarse intervals and the fine
+    cells inside each), a view of the grid where it can be: its margin over ``t`` is the 2-D grids'."""
+    r = g1 // g2
+    tables = [np.reshape(e, (g2, r)) if len(attrs) == 1 else e for e, attrs in zip(ests, grids)]
+    sets = [(attrs[0], d + attrs[0]) if len(attrs) == 1 else tuple(attrs) for attrs in grids]
+    return tables, sets
 
 
 def consistency_step(ests, grids, d, g1, g2, variances=None):
@@ -406,32 +401,25 @@ def consistency_step(ests, grids, d, g1, g2, variances=None):
     An interval's mass ``T_i`` in grid ``i`` is a sum of ``C_i`` cells of variance ``σ_i²``
     (``variances[i]``), so its variance is ``C_i σ_i²`` and the least-squares common value is
     :math:`T = \sum_i T_i/(C_i σ_i^2) / \sum_i 1/(C_i σ_i^2)` (as :class:`ldpnum.Marginals` weighs its
-    tables). ``variances=None``: equal variances, the paper's weights ``1/C_i``. The grids' variances differ
-    when their oracles do (at ε = 4, n = 10^6: GRR 1-D grids of 64 cells, OLH 2-D grids of 256)."""
-    for t in range(d):
-        holders = [i for i, attrs in enumerate(grids) if t in attrs]
-        weights = np.array([g2 / g1 if len(grids[i]) == 1 else 1.0 / g2 for i in holders])  # 1 / C_i
-        if variances is not None:
-            weights = weights / np.array([variances[i] for i in holders])
-        masses = [_interval_masses(ests[i], grids[i], t, g1, g2) for i in holders]
-        target = sum(w * T for w, T in zip(weights, masses)) / weights.sum()
-        for i, T in zip(holders, masses):
-            _shift_intervals(ests[i], grids[i], t, target - T, g1, g2)
+    tables: both are :func:`ldpnum.estimation.tables.consistency_step` over :func:`grid_tables`).
+    ``variances=None``: equal variances, the paper's weights ``1/C_i``. The grids' variances differ when
+    their oracles do (at ε = 4, n = 10^6: GRR 1-D grids of 64 cells, OLH 2-D grids of 256)."""
+    tables, sets = grid_tables(ests, grids, d, g1, g2)
+    tables_module.consistency_step(tables, sets, variances)
+    for e, t in zip(ests, tables):
+        if not np.may_share_memory(e, t):  # a 1-D grid that could not be viewed as a table
+            e[...] = t.reshape(np.shape(e))
 
 
 def max_inconsistency(ests, grids, d, g1, g2):
     """Largest difference between two grids' masses of one coarse interval of one attribute."""
-    worst = 0.0
-    for t in range(d):
-        masses = [_interval_masses(ests[i], attrs, t, g1, g2) for i, attrs in enumerate(grids) if t in attrs]
-        stack = np.stack(masses)
-        worst = max(worst, float((stack.max(axis=0) - stack.min(axis=0)).max()))
-    return worst
+    return tables_module.max_inconsistency(*grid_tables(ests, grids, d, g1, g2))
 
 
 def make_consistent(raw, grids, d, g1, g2, *, variances=None, tol=1e-12, max_iter=1000):
     """Non-negativity and consistency alternated until no cell is below ``-tol`` after a consistency pass,
-    then negatives clipped and Norm-Sub last (see the module docstring).
+    then negatives clipped and Norm-Sub last (see the module docstring;
+    :func:`ldpnum.estimation.tables.make_consistent` over :func:`grid_tables`).
 
     ``variances`` (each grid's raw cell variance at frequency 0, :meth:`HDG.grid_variances`): the
     non-negativity step is :func:`noise_weighted_norm_sub` with ``σ_i = sqrt(variances[i])`` and the
@@ -440,36 +428,11 @@ def make_consistent(raw, grids, d, g1, g2, *, variances=None, tol=1e-12, max_ite
 
     Returns ``(grids, n_iter, converged)``: new arrays (1-D grids of length ``g1``, 2-D of ``(g2, g2)``).
     """
-    nonneg = None
-    if variances is not None:
-        sigmas = [math.sqrt(v) for v in variances]
-        nonneg = lambda i, x: noise_weighted_norm_sub(x, sigmas[i])  # noqa: E731
-    return alternate_consistency(raw, lambda ests: consistency_step(ests, grids, d, g1, g2, variances), tol=tol,
-                                 max_iter=max_iter, nonneg=nonneg)
-
-
-def alternate_consistency(raw, step, *, tol=1e-12, max_iter=1000, nonneg=None):
-    """A non-negativity step on every table (``nonneg(i, flat_table)``, default Norm-Sub), then
-    ``step(tables)`` (a consistency pass, in place), repeated until no cell is below ``-tol`` after a pass;
-    then Norm-Sub last. Shared by HDG and :class:`ldpnum.Marginals`.
-
-    Returns ``(tables, n_iter, converged)``: new float64 arrays of the shapes of ``raw``.
-    """
-    if nonneg is None:
-        nonneg = lambda i, x: norm_sub(x)  # noqa: E731
-    ests = [np.array(r, dtype=np.float64, copy=True) for r in raw]
-    converged = False
-    n_iter = 0
-    for n_iter in range(1, max_iter + 1):
-        for i, e in enumerate(ests):
-            ests[i] = nonneg(i, e.ravel()).reshape(e.shape)
-        step(ests)
-        if min(float(e.min()) for e in ests) >= -tol:
-            converged = True
-            break
-    for i, e in enumerate(ests):
-        ests[i] = norm_sub(e.ravel()).reshape(e.shape)
-    return ests, n_iter, converged
+    tables, sets = grid_tables(raw, grids, d, g1, g2)
+    out, n_iter, converged = tables_module.make_consistent(
+        tables, sets, variances, nonnegative="norm-sub" if variances is None else "noise-weighted", tol=tol,
+        max_iter=max_iter)
+    return [t.reshape(np.shape(r)) for t, r in zip(out, raw)], n_iter, converged
 
 
 def shrink_to_independence(f_ab, var_ab, *, z=SHRINK_Z):

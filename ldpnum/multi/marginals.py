@@ -22,8 +22,8 @@ weights inversely proportional to their variances, :math:`T = \sum_V w_V T_V / \
 moves by :math:`(T - T_V)/C_V`. Processing smaller ``A`` first keeps them consistent while larger ones are
 fixed. Norm-Sub and consistency alternate until no cell is negative after a consistency pass (then the
 marginals agree exactly), ending with Norm-Sub (Wang et al.'s procedure, shared with HDG:
-:func:`ldpnum.multi.hdg.alternate_consistency`). HDG's noise-weighted Norm-Sub
-(:func:`ldpnum.multi.hdg.noise_weighted_norm_sub`) was measured here in its place and not adopted: 2-way total
+:func:`ldpnum.estimation.tables.make_consistent`). HDG's noise-weighted Norm-Sub
+(:func:`ldpnum.estimation.postprocess.noise_weighted_norm_sub`) was measured here in its place and not adopted: 2-way total
 variation ×0.97–0.99 on five flights columns and ×1.00–1.01 on eight synthetic ones (n = 10^6, ε 0.5–4, 4
 collections): these tables are small and few of their cells sit within the noise of 0.
 
@@ -85,12 +85,13 @@ from .._typing import ArrayLike, FloatArray
 from .._validation import check_choice, prepared
 from ..aggregate import Aggregate
 from ..estimation.postprocess import norm_sub
+from ..estimation.tables import consistency_step, make_consistent, max_inconsistency, project
+from ..estimation.tables import shared_subsets  # noqa: F401  (its earlier home)
 from ..frequency.hashing import HASH_FAMILY
 from ..reports import Reports, check_integer_codes, register_code_check
 from ..spec import Spec
 from ..vectors._base import check_int, check_vectors
-from .hdg import (HDGPlan, PackedTables, _grid_oracle, alternate_consistency, check_packed_codes, check_table_epsilon,
-                  select_columns)
+from .hdg import HDGPlan, PackedTables, _grid_oracle, check_packed_codes, check_table_epsilon, select_columns
 
 __all__ = ["Marginals", "MarginalsEstimate", "MarginalsPlan", "consistency_step", "make_consistent",
            "check_marginals_codes", "calm_choice", "covering_sequence", "predicted_error", "union_variance",
@@ -306,59 +307,6 @@ def max_entropy(shape, constraints, *, tol=1e-12, max_iter=10_000):
     return q, max_iter
 
 
-# -- post-processing ---------------------------------------------------------------------------------------
-
-def _project(table, attrs, sub):
-    """The projection of ``table`` (over ``attrs``) onto the attributes ``sub`` (a subset, sorted)."""
-    return table.sum(axis=tuple(i for i, a in enumerate(attrs) if a not in sub))
-
-
-def _shift(table, attrs, sub, delta):
-    """Add ``delta / C`` to every cell (in place), ``delta`` indexed by ``sub``'s cells, ``C`` the cells
-    of ``table`` per cell of ``sub``."""
-    table += (delta * (delta.size / table.size)).reshape([s if a in sub else 1 for a, s in zip(attrs, table.shape)])
-
-
-def shared_subsets(sets):
-    """Every non-empty attribute set contained in two or more of ``sets``, smallest first (then lexicographic)."""
-    out = set()
-    for s, t in itertools.combinations(sets, 2):
-        common = tuple(sorted(set(s) & set(t)))
-        for r in range(1, len(common) + 1):
-            out.update(itertools.combinations(common, r))
-    return sorted(out, key=lambda a: (len(a), a))
-
-
-def consistency_step(tables, sets, variances):
-    """One pass of the consistency step over every shared attribute set (in place; see the module
-    docstring). ``tables``: arrays of shapes ``(c_a, c_b, …)`` over ``sets``; ``variances``: each set's cell
-    variance at frequency 0 (the weights)."""
-    for sub in shared_subsets(sets):
-        holders = [i for i, s in enumerate(sets) if set(sub) <= set(s)]
-        masses = [_project(tables[i], sets[i], sub) for i in holders]
-        weights = np.array([T.size / (tables[i].size * variances[i]) for i, T in zip(holders, masses)])
-        target = sum(w * T for w, T in zip(weights, masses)) / weights.sum()
-        for i, T in zip(holders, masses):
-            _shift(tables[i], sets[i], sub, target - T)
-
-
-def make_consistent(raw, sets, variances, *, tol=1e-12, max_iter=1000):
-    """Norm-Sub and :func:`consistency_step` alternated until no cell is negative, then Norm-Sub.
-
-    Returns ``(tables, n_iter, converged)``."""
-    return alternate_consistency(raw, lambda tables: consistency_step(tables, sets, variances), tol=tol,
-                                 max_iter=max_iter)
-
-
-def max_inconsistency(tables, sets):
-    """Largest difference between two released tables' projections onto an attribute set they share."""
-    worst = 0.0
-    for sub in shared_subsets(sets):
-        stack = np.stack([_project(t, s, sub) for t, s in zip(tables, sets) if set(sub) <= set(s)])
-        worst = max(worst, float((stack.max(axis=0) - stack.min(axis=0)).max()))
-    return worst
-
-
 # -- the result --------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -467,7 +415,7 @@ class MarginalsEstimate(PrivacyProvenance):
     def _projected(self, srt):
         holders = [i for i, s in enumerate(self.sets) if set(srt) <= set(s)]
         w = np.array([self.weights[i] for i in holders])
-        return sum(wi * _project(self.tables[i], self.sets[i], srt) for wi, i in zip(w, holders)) / w.sum()
+        return sum(wi * project(self.tables[i], self.sets[i], srt) for wi, i in zip(w, holders)) / w.sum()
 
     def marginal(self, cols: Any, *more: str, as_frame: bool = False) -> Any:
         r"""Joint frequencies of ``cols`` (a name or a tuple of names; ``marginal("a", "b")`` is
