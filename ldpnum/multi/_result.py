@@ -56,7 +56,7 @@ class MultiRangeEstimate(PrivacyProvenance):
     Queries. :meth:`range` takes ``{column: (lo, hi)}`` for one or two columns (``lo``/``hi`` scalars or
     arrays, broadcast: many queries at once). A 1-D query is answered from the column's marginal (its 1-D
     grid, ``g1`` cells), a 2-D query from the pair's joint table (the response matrix, ``R g1 × R g1`` cells
-    with the default copula start, ``g1 × g1`` with the others, see :func:`ldpnum.multi.hdg.response_matrix`;
+    with the default copula start, ``g1 × g1`` with the others, see :func:`ldpnum.estimation.joint.response_matrix`;
     with ``consistency="none"`` the raw 2-D grid, ``g2 × g2``), cells cut by the query counting in proportion
     to the part inside (the density is taken uniform within each table cell): 2-D answers are four bilinear
     lookups in the table's prefix sums. Ranges are closed; **ends outside a column's bounds are clipped to
@@ -123,13 +123,13 @@ class MultiRangeEstimate(PrivacyProvenance):
     n_iter: int = 0
     converged: bool = True
     name: str | None = None
-    #: The James–Stein weight of each pair's 2-D grid (:func:`ldpnum.multi.hdg.shrink_to_independence`; 1:
+    #: The James–Stein weight of each pair's 2-D grid (:func:`ldpnum.estimation.joint.shrink_to_independence`; 1:
     #: kept, 0: the 1-D grids' product); empty when the grids were not shrunk.
     shrinkage: tuple = ()
     #: How the joint tables place mass inside the 2-D grid's cells (``HDG.estimate_ranges(within_cell=)``):
     #: "copula", "interpolated" or "uniform" (the raw grids of ``consistency="none"``).
     within_cell: str = "uniform"
-    #: Each pair's Gaussian copula correlation (:func:`ldpnum.multi.hdg.fit_copula_correlation`) with
+    #: Each pair's Gaussian copula correlation (:func:`ldpnum.estimation.joint.fit_copula_correlation`) with
     #: ``within_cell="copula"``; else empty.
     copula_correlations: tuple = ()
     #: The plug-in variance of every raw grid cell (:meth:`ldpnum.HDG.cell_variances`; the shapes of
@@ -240,7 +240,7 @@ class MultiRangeEstimate(PrivacyProvenance):
             ``SE`` the raw cells' closed-form standard error summed over the cells (:meth:`standard_error`'s
             variances; covariances left out). A query aligned with the cells gets ``estimate ± z·SE``; one
             cutting cells also spans the cut cells' whole mass, since no within-cell model is assumed (the
-            estimate's own, :func:`ldpnum.multi.hdg.response_matrix`, is a model: measured, ``estimate ±
+            estimate's own, :func:`ldpnum.estimation.joint.response_matrix`, is a model: measured, ``estimate ±
             z·standard_error`` alone covered 81% of nominal 95% on a cut query at n = 5000, its within-cell
             bias -0.046). Measured coverage (tests/test_hdg.py): at least the nominal level, often more
             (conservative).

@@ -84,6 +84,7 @@ from .._kernels._jit import launch
 from .._typing import ArrayLike, FloatArray
 from .._validation import check_choice, prepared
 from ..aggregate import Aggregate
+from ..estimation.joint import max_entropy
 from ..estimation.postprocess import norm_sub
 from ..estimation.tables import consistency_step, make_consistent, max_inconsistency, project
 from ..estimation.tables import shared_subsets  # noqa: F401  (its earlier home)
@@ -281,30 +282,6 @@ def calm_choice(categories, k, epsilon, n):
         raise ValueError(f"no design of at most {MAX_SETS} attribute sets of at most {MAX_WIDTH} columns and "
                          f"{MAX_CELLS} cells covers every {k}-way marginal of categories {cats}")
     return best[0], best[1], tuple(candidates)
-
-
-def max_entropy(shape, constraints, *, tol=1e-12, max_iter=10_000):
-    r"""The maximum-entropy joint table of ``shape`` whose projections match ``constraints`` (pairs ``(axes,
-    table)``: sorted axes and their target marginal), by iterative proportional fitting from the uniform
-    table (Deming and Stephan's procedure: each pass rescales the table to every target in turn; its limit
-    is the I-projection of the uniform table, i.e. the maximum-entropy table, when the targets are
-    consistent). Targets are clipped at 0 and normalized first. Stops when a pass moves the table by less
-    than ``tol`` in L1. Returns ``(table, n_iter)``."""
-    q = np.full(shape, 1.0 / math.prod(shape))
-    prepared = []
-    for axes, t in constraints:
-        t = np.clip(np.asarray(t, dtype=np.float64), 0, None)
-        t = t / t.sum() if t.sum() > 0 else np.full(t.shape, 1.0 / t.size)
-        other = tuple(i for i in range(len(shape)) if i not in axes)
-        prepared.append((other, t.reshape([shape[i] if i in axes else 1 for i in range(len(shape))])))
-    for it in range(1, max_iter + 1):
-        old = q.copy()
-        for other, t in prepared:
-            cur = q.sum(axis=other, keepdims=True)
-            q = q * np.divide(t, cur, out=np.zeros_like(cur), where=cur > 0)
-        if np.abs(q - old).sum() < tol:
-            return q, it
-    return q, max_iter
 
 
 # -- the result --------------------------------------------------------------------------------------------

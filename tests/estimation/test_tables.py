@@ -6,6 +6,7 @@ import itertools
 import numpy as np
 import pytest
 
+from ldpnum.estimation.grids import grid_tables
 from ldpnum.estimation.tables import (
     consistency_step,
     make_consistent,
@@ -13,7 +14,7 @@ from ldpnum.estimation.tables import (
     project,
     shared_subsets,
 )
-from ldpnum.multi.hdg import HDGPlan, grid_tables
+from ldpnum.multi.hdg import HDGPlan
 
 
 def dense_least_squares(tables, sets, variances):
