@@ -23,9 +23,12 @@ with ``α1 = 0.3`` (the paper: 0.7; measured, see :func:`guideline_granularities
 of a grid (more cells, more noise per query) against the non-uniformity error of the cells a query cuts.
 ``n`` is the planned number of people: a public parameter of the collection, like the bounds.
 
-**Estimation** (post-processing only). Each grid's cell frequencies are estimated without bias from its
-reports, each cell with noise of variance ``σ_i²`` at frequency 0 (grid ``i``'s oracle over its reports,
-:meth:`HDG.grid_variances`). Then, as in the paper, a non-negativity step on every grid and
+**Estimation** (post-processing only; the code is in :mod:`ldpnum.estimation`:
+:func:`~ldpnum.estimation.grids.estimate_grids` runs what this section describes, with the shared
+consistency of :mod:`~ldpnum.estimation.tables` and the joint tables of :mod:`~ldpnum.estimation.joint`;
+the functions named below are importable from here too). Each grid's cell frequencies are estimated
+without bias from its reports, each cell with noise of variance ``σ_i²`` at frequency 0 (grid ``i``'s
+oracle over its reports, :meth:`HDG.grid_variances`). Then, as in the paper, a non-negativity step on every grid and
 **consistency** between each 2-D grid and the 1-D grids of its attributes, alternated until no cell is
 negative (then consistency holds exactly), ending with Norm-Sub. Consistency: for each attribute and each
 of its ``g2`` coarse intervals, the interval's mass in every grid holding the attribute (``T_i``, a sum of
