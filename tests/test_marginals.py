@@ -497,3 +497,14 @@ def test_marginal_takes_the_columns_as_separate_arguments():
         est.marginal(("a", "b"), "c")
     with pytest.raises(ValueError, match="unknown column"):
         est.marginal("a", "z")
+
+
+def test_result_class_lives_with_the_multi_results_and_keeps_its_old_path():
+    # MarginalsEstimate is in multi/_result.py next to MultiRangeEstimate; ldpnum.multi.marginals still names
+    # it, so imports and pickles written before the move (which name ldpnum.multi.marginals) still work
+    from ldpnum.multi import _result, marginals
+
+    assert ldp.MarginalsEstimate is ldp.multi.MarginalsEstimate is _result.MarginalsEstimate
+    assert marginals.MarginalsEstimate is _result.MarginalsEstimate
+    assert _result.MarginalsEstimate.__module__ == "ldpnum.multi._result"
+    assert pickle.loads(b"cldpnum.multi.marginals\nMarginalsEstimate\n.") is _result.MarginalsEstimate

@@ -14,6 +14,13 @@ Mechanisms validate their arguments and delegate here; nothing in this package s
 :mod:`~ldpnum.estimation.consistency`
     Tree shapes, range decompositions and least-squares or non-negative consistency of hierarchical
     histograms.
+:mod:`~ldpnum.estimation.tables`
+    Consistency of tables that share margins (Marginals' attribute sets, HDG's grids).
+:mod:`~ldpnum.estimation.joint`
+    Joint tables from margins: shrinkage toward independence, Gaussian-copula and interpolated response
+    matrices (iterative proportional fitting), maximum-entropy reconstruction.
+:mod:`~ldpnum.estimation.grids`
+    HDG's post-processing of its grids, end to end.
 """
 
 from . import consistency

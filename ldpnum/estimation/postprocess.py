@@ -6,13 +6,18 @@ T. Wang, M. Lopuhaä-Zwakenberg, Z. Li, B. Škorić, N. Li, "Locally Differentia
 Estimation with Consistency", NDSS 2020 (consistency: project onto the simplex; Norm-Sub).
 """
 
+import math
+
 import numpy as np
 
 from .._validation import check_choice
 
-__all__ = ["POSTPROCESS", "postprocess_frequencies", "project_simplex", "norm_sub"]
+__all__ = ["POSTPROCESS", "postprocess_frequencies", "project_simplex", "norm_sub", "noise_weighted_norm_sub",
+           "NOISE_FLOOR"]
 
 POSTPROCESS = ("none", "norm-sub", "simplex", "clip")
+#: The share of the excess every positive cell pays in :func:`noise_weighted_norm_sub` (Norm-Sub: 1); measured.
+NOISE_FLOOR = 0.1
 
 
 def norm_sub(x, tol=1e-12, max_iter=10_000):
@@ -35,6 +40,58 @@ def norm_sub(x, tol=1e-12, max_iter=10_000):
     x = np.maximum(x, 0.0)
     s = x.sum()
     return x / s if s > 0 else np.full(x.size, 1.0 / x.size)
+
+
+def noise_weighted_norm_sub(x, sigma, *, floor=NOISE_FLOOR):
+    r"""Norm-Sub with the excess taken where noise is likely: a non-negative estimate summing to 1 from
+    ``x``, an unbiased estimate whose cells have noise of standard deviation ``sigma`` (at frequency 0).
+
+    Norm-Sub subtracts one ``δ`` from every positive cell. Positive noise in the (near-)empty cells is what
+    makes the positive part sum to more than 1, yet every populated cell pays the same ``δ``: answers to
+    large ranges come out low (HDG at ε = 0.5, volume 0.5: the correlated pair's mean error -0.016 at
+    g1 = 16). Here cell ``i`` pays in proportion to a weight that is large where its value is within the
+    noise of 0 and small where it is not,
+
+    .. math::
+
+        y_i = \max(x_i, 0), \qquad w_i = \lambda + (1 - \lambda)\, e^{-y_i^2 / (2\sigma^2)}, \qquad
+        z_i = \max(y_i - \delta w_i, 0), \quad \sum_i z_i = 1,
+
+    with ``λ = floor`` (every positive cell pays at least that share; ``floor = 1`` is Norm-Sub, the
+    Euclidean projection onto the simplex). ``δ`` is exact: with the cells sorted by ``t_i = y_i / w_i``
+    (descending) and ``Y_k``, ``W_k`` the sums of ``y`` and ``w`` over the first ``k``, ``δ = (Y_K - 1) /
+    W_K`` for the largest ``K`` with ``t_(K) > (Y_K - 1) / W_K``, as in the simplex projection. When the
+    positive part sums to at most 1 (mass must be added) the result is Norm-Sub's. Measured on HDG
+    (``bench/multi.py``, n = 10^6, 3 pairs, 2 query settings, ε = 0.5 to 4, 3 collections; together with
+    the variance-weighted consistency): 2-D MAE ×0.86 (geometric mean over the 48 cases; ×0.57 to ×1.03),
+    see :mod:`ldpnum.multi.hdg`; ``λ = 0.1`` chosen between ×0.81 (worst ×1.14, ``λ = 0``) and ×0.92 (worst
+    ×1.01, ``λ = 0.3``).
+
+    Examples
+    --------
+    >>> x = np.array([0.45, 0.45, 0.06, -0.02, 0.04, 0.05, -0.03])
+    >>> np.round(noise_weighted_norm_sub(x, 0.03), 3)   # the small cells pay most of the 0.05 excess
+    array([0.446, 0.446, 0.051, 0.   , 0.021, 0.037, 0.   ])
+    >>> np.round(norm_sub(x), 3)                         # Norm-Sub: every positive cell pays 0.01
+    array([0.44, 0.44, 0.05, 0.  , 0.03, 0.04, 0.  ])
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if isinstance(sigma, bool) or not isinstance(sigma, (int, float, np.floating)) or not 0 < sigma < math.inf:
+        raise ValueError(f"noise_weighted_norm_sub: sigma must be a positive finite number; got {sigma!r}")
+    if isinstance(floor, bool) or not isinstance(floor, (int, float, np.floating)) or not 0 < floor <= 1:
+        raise ValueError(f"noise_weighted_norm_sub: floor must be in (0, 1]; got {floor!r}")
+    if x.ndim != 1 or not np.isfinite(x).all():
+        raise ValueError("noise_weighted_norm_sub: x must be a 1-D array of finite numbers")
+    y = np.maximum(x, 0.0)
+    if y.sum() <= 1.0:
+        return norm_sub(x)
+    w = floor + (1.0 - floor) * np.exp(-0.5 * (y / sigma) ** 2)
+    order = np.argsort(-(y / w), kind="stable")
+    t = (y / w)[order]
+    delta = (np.cumsum(y[order]) - 1.0) / np.cumsum(w[order])
+    k = int(np.flatnonzero(t > delta)[-1])
+    z = np.maximum(y - delta[k] * w, 0.0)
+    return z / z.sum()
 
 
 def project_simplex(v):

@@ -103,28 +103,27 @@ Amplification by Shuffling", FOCS 2021 (shuffled collections).
 import json
 import numbers
 import warnings
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from .._checks import check_provenance, normal_quantile, read_only
+from .._checks import normal_quantile
 from .._random import assign_columns, child_rng, resolve_rng
-from .._results import ConfidenceInterval, PrivacyProvenance
 from ..exceptions import SizeCorrectionWarning
 from .._typing import NDArray, SeedLike
 from .._validation import _caller_stacklevel, check_epsilon
 from ..accounting import ShuffleAmplification, check_shuffle_delta, shuffle_epsilon
 from ..aggregate import Aggregate
 from ..estimation.heavy import support_estimates
+from ..estimation.sizes import frequency_bounds
 from ..frequency.grr import GRR
 from ..frequency.hashing import OLH
 from ..frequency.recommend import recommend
 from ..plans import TWO48, uniform_count
 from ..reports import Reports
-from ..spec import Spec
-from ._result import HeavyHittersEstimate, _freeze, _plain, _thaw
+from ._result import HeavyHittersEstimate, ItemsetsEstimate, SetItemsEstimate, _plain, _thaw
 from .items import ITEM_TYPES, check_item_bits, decode_items, encode_items
 from .._kernels.objects import sort_segments
 from .padding import flatten_sets, padding_sampling
@@ -322,171 +321,6 @@ def candidate_itemsets(frequencies: NDArray[np.float64], count: int) -> list[tup
         kept = best(pool)
         level = [t for t in kept if t in new]
     return kept
-
-
-# -- result ------------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True, eq=False, repr=False)
-class ItemsetsEstimate(PrivacyProvenance):
-    r"""The most frequent itemsets found by SVSM (single items included), with their estimated shares.
-
-    ``itemsets`` are frozensets of items in rank order; ``frequencies`` estimate the share of people whose
-    set contains each. For SVSM's results the confidence interval spans every frequency the collected
-    sizes allow for a sampling rate within its interval (as :class:`SetItemsEstimate`'s; each entry with
-    its own size phase), and ``standard_errors`` are the sampling errors only; an estimate built by hand
-    without sampling rates in its provenance has :math:`\hat f \pm z \hat\sigma`. ``provenance`` records
-    how they were found (people per phase, ℓ of each padding phase, candidates, oracles). ``shuffle`` is the
-    central ε of a collection whose every phase was declared shuffled (see :meth:`SVSM.result`), None
-    otherwise; :attr:`privacy` and the repr show it next to the local ε.
-
-    Examples
-    --------
-    >>> import ldpnum as ldp
-    >>> spec = ldp.Spec("padding_sampling", epsilon=4.0, n_cells=6)
-    >>> est = ldp.ItemsetsEstimate((frozenset({"a"}), frozenset({"a", "b"})), [0.5, 0.3], [0.01, 0.02],
-    ...                            n_reports=1000, epsilon=4.0, spec=spec)
-    >>> est.to_frame()["frequency"].tolist()
-    [0.5, 0.3]
-    """
-
-    itemsets: tuple
-    frequencies: np.ndarray
-    standard_errors: np.ndarray
-    n_reports: int
-    epsilon: float
-    spec: Spec
-    provenance: Any = field(default_factory=dict)
-    #: The central ε of a shuffled collection (every phase's batch shuffled; :meth:`SVSM.result`), None when
-    #: it was not; shown next to the local ε (:attr:`privacy`). Provenance only.
-    shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
-
-    def __post_init__(self):
-        set_ = object.__setattr__
-        if self.shuffle is not None and not isinstance(self.shuffle, ShuffleAmplification):
-            raise TypeError(f"shuffle must be a ShuffleAmplification or None; got {type(self.shuffle).__name__}")
-        itemsets = tuple(frozenset(s) for s in self.itemsets)
-        if len(set(itemsets)) != len(itemsets):
-            raise ValueError("itemsets must be distinct")
-        set_(self, "itemsets", itemsets)
-        for attr in ("frequencies", "standard_errors"):
-            arr = np.array(getattr(self, attr), dtype=np.float64)
-            if arr.shape != (len(itemsets),) or not np.all(np.isfinite(arr)):
-                raise ValueError(f"{attr} must be finite, one per itemset ({len(itemsets)}); got shape {arr.shape}")
-            set_(self, attr, read_only(arr))
-        if not isinstance(self.spec, Spec):
-            raise TypeError(f"spec must be an ldpnum Spec; got {type(self.spec).__name__}")
-        if self.n_reports is None:
-            raise TypeError("n_reports must be an int; got None")
-        epsilon, n_reports = check_provenance(self.spec, self.epsilon, self.n_reports)
-        set_(self, "epsilon", epsilon)
-        set_(self, "n_reports", n_reports)
-        set_(self, "provenance", _freeze(_plain(_thaw(self.provenance or {}), "provenance")))
-
-    @property
-    def k(self) -> int:
-        """The number of itemsets."""
-        return len(self.itemsets)
-
-    def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
-        """Per-itemset interval (arrays, rank order): for SVSM's results every frequency the collected sizes
-        allow for a sampling rate within ``π̂ ± zσ̂`` (see :class:`SetItemsEstimate`); ``f̂ ± z σ̂`` for an
-        estimate whose provenance records no sampling rates."""
-        return _interval_from_provenance(self.provenance, level, self.frequencies, self.standard_errors)
-
-    def to_frame(self, level: float = 0.95):
-        """Columns ``itemset``, ``size``, ``frequency``, ``standard_error``, ``ci_low``, ``ci_high``, ``count``,
-        indexed by rank 1..k."""
-        import pandas as pd
-
-        lo, hi = self.confidence_interval(level)
-        return pd.DataFrame({"itemset": pd.Series(list(self.itemsets), dtype=object),
-                             "size": [len(s) for s in self.itemsets],
-                             "frequency": np.array(self.frequencies),
-                             "standard_error": np.array(self.standard_errors), "ci_low": lo, "ci_high": hi,
-                             "count": np.array(self.frequencies) * self.n_reports}
-                            ).set_axis(pd.RangeIndex(1, self.k + 1, name="rank"))
-
-    def __eq__(self, other):
-        if not isinstance(other, ItemsetsEstimate):
-            return NotImplemented
-        return (self.spec == other.spec and self.itemsets == other.itemsets
-                and np.array_equal(self.frequencies, other.frequencies))
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __reduce__(self):
-        # Rebuild through __init__ (the frozen provenance is not picklable as such; it is thawed first).
-        return (type(self), (self.itemsets, self.frequencies, self.standard_errors, self.n_reports, self.epsilon,
-                             self.spec, _thaw(self.provenance), self.shuffle))
-
-    def __repr__(self):
-        shown = ", ".join(f"({sorted(s)!r}, {f:.4g})" for s, f in zip(self.itemsets[:5], self.frequencies))
-        return (f"ItemsetsEstimate(k={self.k}, n_reports={self.n_reports}, epsilon={self.epsilon:g}"
-                f"{self._shuffle_note()}, top=[{shown}{', ...' if self.k > 5 else ''}])")
-
-
-class SetItemsEstimate(HeavyHittersEstimate):
-    r"""SVIM's frequent items: a :class:`~ldpnum.HeavyHittersEstimate` whose intervals include the size
-    correction's bias.
-
-    The estimate phase measures ``π̂_c``, the mean probability that item ``c`` is sampled, with standard error
-    ``σ̂_π``. Turning it into a frequency needs to know how the holders of ``c`` spread over local-set sizes,
-    which the collected sizes ``θ`` do not say: :func:`frequency_bounds` gives the least and largest
-    frequencies ``low(π)``, ``high(π)`` the sizes allow. The point estimate is the paper's correction
-    ``π̂ s`` (:func:`size_scale`, exact when an item's holders have sizes like a random held item's) clipped
-    to ``[low(π̂), high(π̂)]`` and to [0, 1] (:class:`SizeCorrectionWarning` when it lay above even
-    ``high(π̂ + z_{0.95} σ̂)``, or above 1 beyond its noise); ``standard_errors`` are its sampling errors
-    ``s σ̂_π`` only, so do not build intervals from them: the interval at ``level`` is
-
-    .. math:: \bigl[\mathrm{low}(\hat\pi - z\hat\sigma_\pi),\ \mathrm{high}(\hat\pi + z\hat\sigma_\pi)\bigr],
-
-    which covers ``f`` whenever ``π`` lies in ``π̂ ± zσ̂`` whatever the holders' sizes: at least the nominal
-    level, more where the sizes leave room. The bounds use :func:`bounding_sizes`, which allows for the size
-    phase's noise (cells under its significance threshold, :func:`significant_sizes`, may hide a tail of
-    people holding many candidates), so even when no set is longer than ``ℓ`` the interval is somewhat
-    wider than the sampling interval ``ℓ(π̂ ± zσ̂)`` (measured: 1.9 times as wide on Zipf-like sets of 0-6
-    items, 50,000 people, ε = 4; 2.3 times on the benchmark's planted baskets, 100,000 people). The
-    provenance records ``sampling_probabilities`` and ``sampling_standard_errors`` (rank order) next to
-    ``size_distribution``, ``size_bounds_distribution`` and ``ell``.
-
-    Measured (the minimal case ``{a}, {b, c}, {b}, {c}`` with probabilities .55, .05, .2, .2, ε = 4, so
-    a = 0.55, b = c = 0.25): the size correction gives ``a`` ≈ 0.5775 where the sizes allow [0.55, 0.575].
-    Over 150 collections of 20,000 people the old interval ``π̂ s ± 1.96 s σ̂`` covered a, b, c in 5, 46
-    and 42; this one in 148, 150 and 150 (conservative: the truth sits at an end of the allowed range).
-
-    Examples
-    --------
-    >>> import numpy as np, ldpnum as ldp
-    >>> rng = np.random.default_rng(0)
-    >>> kinds = [{"a"}, {"b", "c"}, {"b"}, {"c"}]
-    >>> sets = [kinds[i] for i in rng.choice(4, 100_000, p=[0.55, 0.05, 0.2, 0.2])]
-    >>> est = ldp.SVIM(4.0, top_k=3, domain=["a", "b", "c"]).run(sets, rng=0)
-    >>> lo, hi = est.confidence_interval(0.95)
-    >>> bool(lo[0] <= 0.55 <= hi[0])
-    True
-    """
-
-    def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
-        """Per-item interval (arrays, rank order): every frequency the collected sizes allow for a sampling
-        rate within ``π̂ ± zσ̂`` (class notes)."""
-        return _interval_from_provenance(self.provenance, level, self.frequencies, self.standard_errors)
-
-    def plot(self, ax=None, *, level: float = 0.95):
-        """As :meth:`ldpnum.HeavyHittersEstimate.plot`, with the error bars of :meth:`confidence_interval`
-        (asymmetric: they span the frequencies the sizes allow)."""
-        from .._plotting import new_axes
-        from .._results import _title
-        from ._result import _label
-
-        lo, hi = self.confidence_interval(level)
-        ax = new_axes(ax)
-        positions = np.arange(self.k)[::-1]  # rank 1 at the top
-        err = np.vstack([self.frequencies - lo, hi - self.frequencies])
-        ax.barh(positions, self.frequencies, xerr=err, capsize=2)
-        ax.set_yticks(positions, [_label(v) for v in self.items])
-        ax.set_xlabel("estimated share")
-        ax.set_title(_title("heavy hitters", self))
-        return ax
 
 
 # -- collector state and client payload ----------------------------------------------------------------------
@@ -1494,55 +1328,6 @@ def significant_sizes(estimate) -> NDArray[np.float64]:
     return np.where(f > z * np.asarray(estimate.standard_errors), f, 0.0)
 
 
-def frequency_bounds(pi: object, theta: object, ell: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    r"""The least and the largest share of people holding an item sampled with mean probability ``π``.
-
-    Padding-and-sampling to ``ℓ`` samples an item from a local set of size ``m`` with probability
-    ``1/max(m, ℓ)``. Let ``h_m`` be the share of people with a local set of size ``m`` that hold the item;
-    then
-
-    .. math:: \pi = \sum_{m \ge 1} \frac{h_m}{\max(m, \ell)}, \qquad f = \sum_{m \ge 1} h_m
-              = \ell\pi + \sum_{m > \ell} h_m \Bigl(1 - \frac{\ell}{m}\Bigr), \qquad 0 \le h_m \le \theta_m .
-
-    The sizes ``θ`` alone do not say how an item's holders spread over the sizes (that is the assumption of
-    :func:`size_scale`), so ``f`` is only known to lie between the two ends of this linear programme: the
-    least when the holders fill the smallest sets first (``f = ℓπ`` while those hold enough people), the
-    largest when they fill the largest sets first. Both ends are piecewise linear and increasing in ``π``;
-    ``π`` above what the sizes can produce (``Σ θ_m / max(m, ℓ)``) gives ``Σ_{m≥1} θ_m`` for both.
-
-    Parameters
-    ----------
-    pi : array_like of float
-        Mean sampling probabilities (values ``≤ 0`` give 0).
-    theta : array_like of float
-        The size distribution, index = size (negative entries count as 0).
-    ell : int
-        The padding length ``ℓ ≥ 1``.
-
-    Returns
-    -------
-    (low, high) : tuple of ndarray
-        The least and largest frequencies, shaped like ``pi``.
-
-    Examples
-    --------
-    >>> low, high = frequency_bounds([0.55], [0.0, 0.95, 0.05], 1)  # 5% of the people hold 2 candidates
-    >>> round(float(low[0]), 3), round(float(high[0]), 3)
-    (0.55, 0.575)
-    """
-    p = np.asarray(pi, dtype=np.float64)
-    t = np.clip(np.asarray(theta, dtype=np.float64), 0.0, None)[1:]
-    weight = t / np.maximum(np.arange(1, t.size + 1, dtype=np.float64), ell)
-
-    def end(order):
-        xs = np.concatenate([[0.0], np.cumsum(weight[order])])
-        ys = np.concatenate([[0.0], np.cumsum(t[order])])
-        return np.interp(p, xs, ys)
-
-    ascending = np.arange(t.size)
-    return end(ascending), end(ascending[::-1])
-
-
 def bounding_sizes(theta: object, standard_errors: object, ell: int, z: float = 1.96, *,
                    rest_se: float | None = None) -> NDArray[np.float64]:
     """A size distribution for :func:`frequency_bounds` that allows for the size phase's noise.
@@ -1591,35 +1376,6 @@ def _corrected(freq, se, scale, theta, ell):
     low, high = frequency_bounds(np.clip(pi, 0.0, None), theta, ell)
     estimate = np.clip(np.clip(np.asarray(freq, dtype=np.float64), low, high), 0.0, 1.0)
     return pi, pi_se, estimate
-
-
-def _bounded_interval(pi, pi_se, theta, ell, level):
-    """``[low(π̂ - zσ̂), high(π̂ + zσ̂)]``: every frequency the sizes allow for a sampling rate in its interval."""
-    z = normal_quantile(level)
-    pi, pi_se = np.asarray(pi, dtype=np.float64), np.asarray(pi_se, dtype=np.float64)
-    low = frequency_bounds(pi - z * pi_se, theta, ell)[0]
-    high = frequency_bounds(pi + z * pi_se, theta, ell)[1]
-    return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
-
-
-def _interval_from_provenance(prov, level, frequencies, standard_errors):
-    """The interval of a set-valued result from the sampling rates its provenance records (one size
-    distribution per entry: the items' or the itemsets'); ``f̂ ± zσ̂`` for a result that records none."""
-    pis = prov.get("sampling_probabilities")
-    if pis is None or len(pis) != len(frequencies):
-        z = normal_quantile(level)
-        return ConfidenceInterval(frequencies - z * standard_errors, frequencies + z * standard_errors)
-    pis, ses = np.array(pis, dtype=np.float64), np.array(prov["sampling_standard_errors"], dtype=np.float64)
-    which = np.array(prov.get("size_phase", ["items"] * len(pis)))
-    low, high = np.zeros(len(pis)), np.zeros(len(pis))
-    for phase, theta, ell in (("items", prov.get("size_bounds_distribution", prov["size_distribution"]),
-                               prov["ell"]),
-                              ("itemsets", prov.get("itemset_size_bounds_distribution",
-                                                    prov.get("itemset_size_distribution")), prov.get("itemset_ell"))):
-        rows = which == phase
-        if rows.any():
-            low[rows], high[rows] = _bounded_interval(pis[rows], ses[rows], theta, ell, level)
-    return ConfidenceInterval(np.minimum(low, frequencies), np.maximum(high, frequencies))
 
 
 def _impossible(labels, assumed, pi, pi_se, theta, ell):

@@ -13,8 +13,8 @@ Examples
 True
 """
 
-from ._result import MultiRangeEstimate, NoisyRangesWarning
+from ._result import MarginalsEstimate, MultiRangeEstimate, NoisyRangesWarning
 from .hdg import HDG, guideline_granularities
-from .marginals import Marginals, MarginalsEstimate
+from .marginals import Marginals
 
 __all__ = ["HDG", "MultiRangeEstimate", "NoisyRangesWarning", "guideline_granularities", "Marginals", "MarginalsEstimate"]

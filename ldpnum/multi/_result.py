@@ -1,4 +1,5 @@
-r"""MultiRangeEstimate: HDG's grids, marginals and response matrices, and the range queries they answer."""
+r"""The results of several attributes at once: MultiRangeEstimate (HDG's grids, marginals and response matrices,
+and the range queries they answer) and MarginalsEstimate (Marginals' k-way tables and the marginals inside them)."""
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -9,13 +10,15 @@ import numpy as np
 from .._checks import check_provenance, normal_quantile, read_only
 from ..accounting import ShuffleAmplification
 from .._results import DistributionEstimate, EstimateInterval, PrivacyProvenance
+from ..estimation.joint import max_entropy
+from ..estimation.tables import max_inconsistency, project
 from ..exceptions import NoisyRangesWarning
 from ..spec import Spec
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-__all__ = ["MultiRangeEstimate", "NoisyRangesWarning", "NOISE_WARNING_SE"]
+__all__ = ["MultiRangeEstimate", "MarginalsEstimate", "NoisyRangesWarning", "NOISE_WARNING_SE"]
 
 #: :class:`NoisyRangesWarning` is raised when a range over half of a grid's cells has a standard error above this.
 NOISE_WARNING_SE = 0.2
@@ -56,7 +59,7 @@ class MultiRangeEstimate(PrivacyProvenance):
     Queries. :meth:`range` takes ``{column: (lo, hi)}`` for one or two columns (``lo``/``hi`` scalars or
     arrays, broadcast: many queries at once). A 1-D query is answered from the column's marginal (its 1-D
     grid, ``g1`` cells), a 2-D query from the pair's joint table (the response matrix, ``R g1 × R g1`` cells
-    with the default copula start, ``g1 × g1`` with the others, see :func:`ldpnum.multi.hdg.response_matrix`;
+    with the default copula start, ``g1 × g1`` with the others, see :func:`ldpnum.estimation.joint.response_matrix`;
     with ``consistency="none"`` the raw 2-D grid, ``g2 × g2``), cells cut by the query counting in proportion
     to the part inside (the density is taken uniform within each table cell): 2-D answers are four bilinear
     lookups in the table's prefix sums. Ranges are closed; **ends outside a column's bounds are clipped to
@@ -123,13 +126,13 @@ class MultiRangeEstimate(PrivacyProvenance):
     n_iter: int = 0
     converged: bool = True
     name: str | None = None
-    #: The James–Stein weight of each pair's 2-D grid (:func:`ldpnum.multi.hdg.shrink_to_independence`; 1:
+    #: The James–Stein weight of each pair's 2-D grid (:func:`ldpnum.estimation.joint.shrink_to_independence`; 1:
     #: kept, 0: the 1-D grids' product); empty when the grids were not shrunk.
     shrinkage: tuple = ()
     #: How the joint tables place mass inside the 2-D grid's cells (``HDG.estimate_ranges(within_cell=)``):
     #: "copula", "interpolated" or "uniform" (the raw grids of ``consistency="none"``).
     within_cell: str = "uniform"
-    #: Each pair's Gaussian copula correlation (:func:`ldpnum.multi.hdg.fit_copula_correlation`) with
+    #: Each pair's Gaussian copula correlation (:func:`ldpnum.estimation.joint.fit_copula_correlation`) with
     #: ``within_cell="copula"``; else empty.
     copula_correlations: tuple = ()
     #: The plug-in variance of every raw grid cell (:meth:`ldpnum.HDG.cell_variances`; the shapes of
@@ -240,7 +243,7 @@ class MultiRangeEstimate(PrivacyProvenance):
             ``SE`` the raw cells' closed-form standard error summed over the cells (:meth:`standard_error`'s
             variances; covariances left out). A query aligned with the cells gets ``estimate ± z·SE``; one
             cutting cells also spans the cut cells' whole mass, since no within-cell model is assumed (the
-            estimate's own, :func:`ldpnum.multi.hdg.response_matrix`, is a model: measured, ``estimate ±
+            estimate's own, :func:`ldpnum.estimation.joint.response_matrix`, is a model: measured, ``estimate ±
             z·standard_error`` alone covered 81% of nominal 95% on a cut query at n = 5000, its within-cell
             bias -0.046). Measured coverage (tests/test_hdg.py): at least the nominal level, often more
             (conservative).
@@ -451,3 +454,174 @@ class MultiRangeEstimate(PrivacyProvenance):
         n = "" if self.n_reports is None else f", n_reports={self.n_reports}"
         return (f"MultiRangeEstimate(columns={list(self.columns)}, granularities={self.granularities}, "
                 f"consistency={self.consistency!r}{eps}{n}{self._shuffle_note()})")
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class MarginalsEstimate(PrivacyProvenance):
+    r"""Estimated k-way marginals of categorical columns (:class:`ldpnum.Marginals`), and every lower-way
+    marginal inside them.
+
+    Parameters
+    ----------
+    columns : tuple of str
+    categories : tuple of int
+        Categories ``c`` of each column (codes ``0..c-1``).
+    sets : tuple of tuple of str
+        The released attribute sets (column order).
+    tables : tuple of arrays
+        Each set's joint frequencies after post-processing, shape ``(c_a, c_b, …)``.
+    weights : tuple of float
+        Inverse cell variance of each set's table (how projections of several sets are averaged).
+    consistency : {"calm", "norm-sub", "none"}
+    spec, epsilon, n_reports
+        Provenance.
+    set_reports : tuple of int
+        Reports per set.
+    set_variances : tuple of float
+        Variance of a raw cell estimate of each set, at frequency 0.
+    n_iter : int
+        Norm-Sub/consistency rounds.
+    converged : bool
+        Whether consistency left no negative cell.
+    name : str, optional
+        The report column's name (set by the pandas accessor).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpnum.multi import MarginalsEstimate
+    >>> est = MarginalsEstimate(columns=("a", "b"), categories=(2, 3), sets=(("a", "b"),),
+    ...                         tables=(np.array([[0.1, 0.2, 0.2], [0.3, 0.1, 0.1]]),))
+    >>> est.marginal("a").round(3).tolist(), est.marginal(("b", "a")).shape, est.marginal("b", "a").shape
+    ([0.5, 0.5], (3, 2), (3, 2))
+    >>> est.marginal(("a", "b"), as_frame=True).loc[1, 2]
+    np.float64(0.1)
+    """
+
+    columns: tuple
+    categories: tuple
+    sets: tuple
+    tables: tuple
+    weights: tuple = ()
+    consistency: str = "calm"
+    spec: Spec | None = None
+    epsilon: float | None = None
+    n_reports: int | None = None
+    set_reports: tuple = ()
+    set_variances: tuple = ()
+    n_iter: int = 0
+    converged: bool = True
+    name: str | None = None
+    #: The central ε of a shuffled collection (:meth:`ldpnum.Aggregate.shuffled`), None when the reports were
+    #: not declared shuffled; shown next to the local ε (:attr:`privacy`). Provenance only.
+    shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
+
+    def __post_init__(self):
+        set_ = object.__setattr__
+        set_(self, "columns", tuple(str(c) for c in self.columns))
+        set_(self, "categories", tuple(int(c) for c in self.categories))
+        set_(self, "sets", tuple(tuple(str(a) for a in s) for s in self.sets))
+        if len(self.categories) != len(self.columns) or len(self.tables) != len(self.sets):
+            raise ValueError("one category count per column and one table per set are needed")
+        tables = []
+        for s, t in zip(self.sets, self.tables):
+            t = np.array(t, dtype=np.float64)
+            want = tuple(self.categories[self.columns.index(a)] for a in s)
+            if t.shape != want:
+                raise ValueError(f"the table of set {s} has shape {t.shape}; its categories need {want}")
+            tables.append(read_only(t))
+        set_(self, "tables", tuple(tables))
+        if not self.weights:
+            set_(self, "weights", (1.0,) * len(self.sets))
+        if self.epsilon is None and self.spec is not None:
+            set_(self, "epsilon", self.spec.epsilon)
+
+    def __repr__(self):
+        return (f"MarginalsEstimate(columns={self.columns}, sets={len(self.sets)}, consistency={self.consistency!r}, "
+                f"epsilon={self.epsilon}, n_reports={self.n_reports}{self._shuffle_note()})")
+
+    def _names(self, cols):
+        if isinstance(cols, str):
+            cols = (cols,)
+        if isinstance(cols, (bytes, Mapping)) or not hasattr(cols, "__iter__"):
+            raise TypeError(f"marginal: columns must be a column name or a tuple of names; got {cols!r}")
+        cols = tuple(cols)
+        unknown = [c for c in cols if c not in self.columns]
+        if unknown:
+            raise ValueError(f"marginal: unknown column(s) {unknown}; the columns are {list(self.columns)}")
+        if not cols or len(set(cols)) != len(cols):
+            raise ValueError(f"marginal: give one or more distinct columns; got {cols!r}")
+        return cols
+
+    def covers(self, cols: Any) -> bool:
+        """Whether one released set holds every column of ``cols`` (then :meth:`marginal` projects it;
+        otherwise it reconstructs the maximum-entropy table)."""
+        cols = self._names(cols)
+        return any(set(cols) <= set(s) for s in self.sets)
+
+    def _projected(self, srt):
+        holders = [i for i, s in enumerate(self.sets) if set(srt) <= set(s)]
+        w = np.array([self.weights[i] for i in holders])
+        return sum(wi * project(self.tables[i], self.sets[i], srt) for wi, i in zip(w, holders)) / w.sum()
+
+    def marginal(self, cols: Any, *more: str, as_frame: bool = False) -> Any:
+        r"""Joint frequencies of ``cols`` (a name or a tuple of names; ``marginal("a", "b")`` is
+        ``marginal(("a", "b"))``), an array of shape ``(c_a, c_b, …)`` in the order given. When a released set holds them: the projections of every released table holding
+        them, averaged with :attr:`weights`. Otherwise (e.g. three columns from 2-way tables) the
+        **maximum-entropy** table matching every released table's projection onto its columns among
+        ``cols`` (the largest such intersections; :func:`max_entropy`, iterative proportional fitting): the
+        least-committal joint table given what was released, exact when the columns' dependence is no
+        richer than the released sets (e.g. no 3-way interaction given all pairs). ``as_frame=True``: a
+        Series (one column), a DataFrame (rows: the first column's categories, columns: the second's) or a
+        MultiIndex Series (three or more)."""
+        if more:
+            if not isinstance(cols, str) or not all(isinstance(c, str) for c in more):
+                raise TypeError(f"marginal: give the columns as names, marginal('a', 'b'), or as one tuple, "
+                                f"marginal(('a', 'b')); got {(cols,) + more!r}")
+            cols = (cols,) + more
+        cols = self._names(cols)
+        srt = tuple(sorted(cols, key=self.columns.index))
+        if any(set(srt) <= set(s) for s in self.sets):
+            out = self._projected(srt)
+        else:
+            parts = {tuple(a for a in srt if a in s) for s in self.sets}
+            parts = {p for p in parts if p and not any(set(p) < set(q) for q in parts)}
+            if set().union(*parts) != set(srt):
+                missing = sorted(set(srt) - set().union(*parts), key=self.columns.index)
+                raise ValueError(f"marginal: no released set holds {missing}; the sets are {list(self.sets)}")
+            shape = tuple(self.categories[self.columns.index(c)] for c in srt)
+            cons = [(tuple(srt.index(a) for a in p), self._projected(p)) for p in sorted(parts)]
+            out, _ = max_entropy(shape, cons)
+        out = np.transpose(out, [srt.index(c) for c in cols])
+        if not as_frame:
+            return out
+        import pandas as pd
+
+        if len(cols) == 1:
+            return pd.Series(out, index=pd.RangeIndex(out.size, name=cols[0]), name="frequency")
+        if len(cols) == 2:
+            return pd.DataFrame(out, index=pd.RangeIndex(out.shape[0], name=cols[0]),
+                                columns=pd.RangeIndex(out.shape[1], name=cols[1]))
+        index = pd.MultiIndex.from_product([range(s) for s in out.shape], names=list(cols))
+        return pd.Series(out.ravel(), index=index, name="frequency")
+
+    def to_frame(self) -> Any:
+        """Every released table in long form: one row per (set, cell), columns ``set``, the set's columns'
+        categories (missing for columns outside the set) and ``frequency``."""
+        import pandas as pd
+
+        parts = []
+        for s, t in zip(self.sets, self.tables):
+            idx = np.indices(t.shape).reshape(len(s), -1)
+            part = pd.DataFrame({a: idx[i] for i, a in enumerate(s)})
+            part.insert(0, "set", ",".join(s))
+            part["frequency"] = t.ravel()
+            parts.append(part)
+        frame = pd.concat(parts, ignore_index=True)
+        cols = ["set"] + [c for c in self.columns if c in frame.columns] + ["frequency"]
+        return frame[cols].astype({c: "Int64" for c in self.columns if c in frame.columns})
+
+    def max_inconsistency(self) -> float:
+        """Largest disagreement between two released tables on a lower-way marginal they share."""
+        idx = [tuple(self.columns.index(a) for a in s) for s in self.sets]
+        return max_inconsistency(list(self.tables), idx) if len(self.sets) > 1 else 0.0

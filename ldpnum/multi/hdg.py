@@ -23,9 +23,12 @@ with ``α1 = 0.3`` (the paper: 0.7; measured, see :func:`guideline_granularities
 of a grid (more cells, more noise per query) against the non-uniformity error of the cells a query cuts.
 ``n`` is the planned number of people: a public parameter of the collection, like the bounds.
 
-**Estimation** (post-processing only). Each grid's cell frequencies are estimated without bias from its
-reports, each cell with noise of variance ``σ_i²`` at frequency 0 (grid ``i``'s oracle over its reports,
-:meth:`HDG.grid_variances`). Then, as in the paper, a non-negativity step on every grid and
+**Estimation** (post-processing only; the code is in :mod:`ldpnum.estimation`:
+:func:`~ldpnum.estimation.grids.estimate_grids` runs what this section describes, with the shared
+consistency of :mod:`~ldpnum.estimation.tables` and the joint tables of :mod:`~ldpnum.estimation.joint`;
+the functions named below are importable from here too). Each grid's cell frequencies are estimated
+without bias from its reports, each cell with noise of variance ``σ_i²`` at frequency 0 (grid ``i``'s
+oracle over its reports, :meth:`HDG.grid_variances`). Then, as in the paper, a non-negativity step on every grid and
 **consistency** between each 2-D grid and the 1-D grids of its attributes, alternated until no cell is
 negative (then consistency holds exactly), ending with Norm-Sub. Consistency: for each attribute and each
 of its ``g2`` coarse intervals, the interval's mass in every grid holding the attribute (``T_i``, a sum of
@@ -125,7 +128,27 @@ from .._kernels._jit import launch
 from .._typing import ArrayLike, FloatArray
 from .._validation import _caller_stacklevel, check_choice
 from ..aggregate import Aggregate, check_block_counts, count_codes
-from ..estimation.postprocess import norm_sub
+from ..estimation.grids import (  # noqa: F401  (consistency_step, max_inconsistency: importable here too)
+    HDG_CONSISTENCY,
+    consistency_step,
+    estimate_grids,
+    make_consistent,
+    max_inconsistency,
+)
+from ..estimation.joint import (
+    REFINE_CELLS,
+    RHO_MAX,
+    SHRINK_Z,
+    WITHIN_CELL,
+    fit_copula_correlation,
+    gaussian_copula_table,
+    interpolation_matrix,
+    response_matrix,
+    shrink_to_independence,
+    toward_independence,
+)
+from ..estimation.postprocess import NOISE_FLOOR, noise_weighted_norm_sub
+from ..estimation.tables import alternate_consistency
 from ..frequency import recommend
 from ..frequency.hashing import HASH_FAMILY, OLH, olh_g
 from ..ranges.hierarchical import GRRLevel, OLHLevel
@@ -146,11 +169,6 @@ __all__ = ["HDG", "HDGPlan", "PackedTables", "select_columns", "alternate_consis
 ALPHA1 = 0.3
 ALPHA2 = 0.03
 PAPER_ALPHA1 = 0.7
-#: The share of the excess every positive cell pays in :func:`noise_weighted_norm_sub` (Norm-Sub: 1); measured.
-NOISE_FLOOR = 0.1
-#: The pre-test of :func:`shrink_to_independence`: a grid is kept when its interaction is this many standard
-#: deviations above the noise's; measured.
-SHRINK_Z = 2.0
 #: The smallest ε of HDG and :class:`ldpnum.Marginals` (see :func:`check_table_epsilon`).
 MIN_EPSILON = 1e-9
 #: At most 10 columns: 55 grids, whose index fits the report's 6 grid bits.
@@ -162,13 +180,6 @@ G2_MAX = 1 << 8
 GRID_G_MAX = 1 << kernels.Y_BITS
 #: Names the report layout in the spec.
 LAYOUT = "hdg-packed-u64/v1"
-HDG_CONSISTENCY = ("hdg", "paper", "norm-sub", "none")
-#: How a response matrix places mass inside the 2-D grid's cells (:func:`response_matrix`'s ``start``).
-WITHIN_CELL = ("copula", "interpolated", "uniform")
-#: The copula response matrix has ``R g1`` cells a side, ``R = min(4, max(1, REFINE_CELLS // g1))``.
-REFINE_CELLS = 256
-#: The fitted copula correlation is kept within ``[-RHO_MAX, RHO_MAX]``.
-RHO_MAX = 0.99
 
 _GRID_MASK = np.uint64(((1 << kernels.GRID_BITS) - 1) << kernels.GRID_SHIFT)
 _Y_MASK = np.uint64(GRID_G_MAX - 1)
@@ -379,422 +390,6 @@ class HDGPlan:
             else:
                 out[lo:hi] = count_codes(part >> _PAYLOAD_SHIFT, o.k)
         return out
-
-
-# -- post-processing ---------------------------------------------------------------------------------------
-
-def _interval_masses(est, attrs, t, g1, g2):
-    """Masses of attribute ``t``'s ``g2`` coarse intervals in a grid estimate (1-D: length g1; 2-D: g2×g2)."""
-    if len(attrs) == 1:
-        return est.reshape(g2, g1 // g2).sum(axis=1)
-    return est.sum(axis=1) if attrs[0] == t else est.sum(axis=0)
-
-
-def _shift_intervals(est, attrs, t, delta, g1, g2):
-    """Add ``delta[v] / C`` to every cell of interval ``v`` of attribute ``t`` (in place)."""
-    if len(attrs) == 1:
-        r = g1 // g2
-        est.reshape(g2, r)[:] += (delta / r)[:, None]
-    elif attrs[0] == t:
-        est += (delta / g2)[:, None]
-    else:
-        est += (delta / g2)[None, :]
-
-
-def consistency_step(ests, grids, d, g1, g2, variances=None):
-    r"""One pass of the consistency over every attribute (in place); grids are lists of arrays (1-D grids
-    of length ``g1``, 2-D grids of shape ``(g2, g2)``).
-
-    An interval's mass ``T_i`` in grid ``i`` is a sum of ``C_i`` cells of variance ``σ_i²``
-    (``variances[i]``), so its variance is ``C_i σ_i²`` and the least-squares common value is
-    :math:`T = \sum_i T_i/(C_i σ_i^2) / \sum_i 1/(C_i σ_i^2)` (as :class:`ldpnum.Marginals` weighs its
-    tables). ``variances=None``: equal variances, the paper's weights ``1/C_i``. The grids' variances differ
-    when their oracles do (at ε = 4, n = 10^6: GRR 1-D grids of 64 cells, OLH 2-D grids of 256)."""
-    for t in range(d):
-        holders = [i for i, attrs in enumerate(grids) if t in attrs]
-        weights = np.array([g2 / g1 if len(grids[i]) == 1 else 1.0 / g2 for i in holders])  # 1 / C_i
-        if variances is not None:
-            weights = weights / np.array([variances[i] for i in holders])
-        masses = [_interval_masses(ests[i], grids[i], t, g1, g2) for i in holders]
-        target = sum(w * T for w, T in zip(weights, masses)) / weights.sum()
-        for i, T in zip(holders, masses):
-            _shift_intervals(ests[i], grids[i], t, target - T, g1, g2)
-
-
-def max_inconsistency(ests, grids, d, g1, g2):
-    """Largest difference between two grids' masses of one coarse interval of one attribute."""
-    worst = 0.0
-    for t in range(d):
-        masses = [_interval_masses(ests[i], attrs, t, g1, g2) for i, attrs in enumerate(grids) if t in attrs]
-        stack = np.stack(masses)
-        worst = max(worst, float((stack.max(axis=0) - stack.min(axis=0)).max()))
-    return worst
-
-
-def make_consistent(raw, grids, d, g1, g2, *, variances=None, tol=1e-12, max_iter=1000):
-    """Non-negativity and consistency alternated until no cell is below ``-tol`` after a consistency pass,
-    then negatives clipped and Norm-Sub last (see the module docstring).
-
-    ``variances`` (each grid's raw cell variance at frequency 0, :meth:`HDG.grid_variances`): the
-    non-negativity step is :func:`noise_weighted_norm_sub` with ``σ_i = sqrt(variances[i])`` and the
-    consistency weighs the grids by their variances (:func:`consistency_step`); ``None``: the paper's
-    procedure (Norm-Sub, weights ``1/C_i``).
-
-    Returns ``(grids, n_iter, converged)``: new arrays (1-D grids of length ``g1``, 2-D of ``(g2, g2)``).
-    """
-    nonneg = None
-    if variances is not None:
-        sigmas = [math.sqrt(v) for v in variances]
-        nonneg = lambda i, x: noise_weighted_norm_sub(x, sigmas[i])  # noqa: E731
-    return alternate_consistency(raw, lambda ests: consistency_step(ests, grids, d, g1, g2, variances), tol=tol,
-                                 max_iter=max_iter, nonneg=nonneg)
-
-
-def alternate_consistency(raw, step, *, tol=1e-12, max_iter=1000, nonneg=None):
-    """A non-negativity step on every table (``nonneg(i, flat_table)``, default Norm-Sub), then
-    ``step(tables)`` (a consistency pass, in place), repeated until no cell is below ``-tol`` after a pass;
-    then Norm-Sub last. Shared by HDG and :class:`ldpnum.Marginals`.
-
-    Returns ``(tables, n_iter, converged)``: new float64 arrays of the shapes of ``raw``.
-    """
-    if nonneg is None:
-        nonneg = lambda i, x: norm_sub(x)  # noqa: E731
-    ests = [np.array(r, dtype=np.float64, copy=True) for r in raw]
-    converged = False
-    n_iter = 0
-    for n_iter in range(1, max_iter + 1):
-        for i, e in enumerate(ests):
-            ests[i] = nonneg(i, e.ravel()).reshape(e.shape)
-        step(ests)
-        if min(float(e.min()) for e in ests) >= -tol:
-            converged = True
-            break
-    for i, e in enumerate(ests):
-        ests[i] = norm_sub(e.ravel()).reshape(e.shape)
-    return ests, n_iter, converged
-
-
-def noise_weighted_norm_sub(x, sigma, *, floor=NOISE_FLOOR):
-    r"""Norm-Sub with the excess taken where noise is likely: a non-negative estimate summing to 1 from
-    ``x``, an unbiased estimate whose cells have noise of standard deviation ``sigma`` (at frequency 0).
-
-    Norm-Sub subtracts one ``δ`` from every positive cell. Positive noise in the (near-)empty cells is what
-    makes the positive part sum to more than 1, yet every populated cell pays the same ``δ``: answers to
-    large ranges come out low (HDG at ε = 0.5, volume 0.5: the correlated pair's mean error -0.016 at
-    g1 = 16). Here cell ``i`` pays in proportion to a weight that is large where its value is within the
-    noise of 0 and small where it is not,
-
-    .. math::
-
-        y_i = \max(x_i, 0), \qquad w_i = \lambda + (1 - \lambda)\, e^{-y_i^2 / (2\sigma^2)}, \qquad
-        z_i = \max(y_i - \delta w_i, 0), \quad \sum_i z_i = 1,
-
-    with ``λ = floor`` (every positive cell pays at least that share; ``floor = 1`` is Norm-Sub, the
-    Euclidean projection onto the simplex). ``δ`` is exact: with the cells sorted by ``t_i = y_i / w_i``
-    (descending) and ``Y_k``, ``W_k`` the sums of ``y`` and ``w`` over the first ``k``, ``δ = (Y_K - 1) /
-    W_K`` for the largest ``K`` with ``t_(K) > (Y_K - 1) / W_K``, as in the simplex projection. When the
-    positive part sums to at most 1 (mass must be added) the result is Norm-Sub's. Measured on HDG
-    (``bench/multi.py``, n = 10^6, 3 pairs, 2 query settings, ε = 0.5 to 4, 3 collections; together with
-    the variance-weighted consistency): 2-D MAE ×0.86 (geometric mean over the 48 cases; ×0.57 to ×1.03),
-    see the module docstring; ``λ = 0.1`` chosen between ×0.81 (worst ×1.14, ``λ = 0``) and ×0.92 (worst
-    ×1.01, ``λ = 0.3``).
-
-    Examples
-    --------
-    >>> x = np.array([0.45, 0.45, 0.06, -0.02, 0.04, 0.05, -0.03])
-    >>> np.round(noise_weighted_norm_sub(x, 0.03), 3)   # the small cells pay most of the 0.05 excess
-    array([0.446, 0.446, 0.051, 0.   , 0.021, 0.037, 0.   ])
-    >>> np.round(norm_sub(x), 3)                         # Norm-Sub: every positive cell pays 0.01
-    array([0.44, 0.44, 0.05, 0.  , 0.03, 0.04, 0.  ])
-    """
-    x = np.asarray(x, dtype=np.float64)
-    if isinstance(sigma, bool) or not isinstance(sigma, (int, float, np.floating)) or not 0 < sigma < math.inf:
-        raise ValueError(f"noise_weighted_norm_sub: sigma must be a positive finite number; got {sigma!r}")
-    if isinstance(floor, bool) or not isinstance(floor, (int, float, np.floating)) or not 0 < floor <= 1:
-        raise ValueError(f"noise_weighted_norm_sub: floor must be in (0, 1]; got {floor!r}")
-    if x.ndim != 1 or not np.isfinite(x).all():
-        raise ValueError("noise_weighted_norm_sub: x must be a 1-D array of finite numbers")
-    y = np.maximum(x, 0.0)
-    if y.sum() <= 1.0:
-        return norm_sub(x)
-    w = floor + (1.0 - floor) * np.exp(-0.5 * (y / sigma) ** 2)
-    order = np.argsort(-(y / w), kind="stable")
-    t = (y / w)[order]
-    delta = (np.cumsum(y[order]) - 1.0) / np.cumsum(w[order])
-    k = int(np.flatnonzero(t > delta)[-1])
-    z = np.maximum(y - delta[k] * w, 0.0)
-    return z / z.sum()
-
-
-def shrink_to_independence(f_ab, var_ab, *, z=SHRINK_Z):
-    r"""Shrink a 2-D grid's interaction toward 0 (the product of its margins) when the pair looks
-    independent: an empirical-Bayes (James–Stein type) weight, fitted to the grid's range queries.
-
-    ``f_ab`` is a ``g × g`` grid's unbiased cell estimate and ``var_ab`` its cells' variances. With the grid's
-    margins ``r`` (rows), ``c`` (columns) and total ``s``, the grid is the margins' product plus an
-    **interaction**,
-
-    .. math::
-
-        F = P + D, \qquad P = r c^\top / s, \qquad D = F - P,
-
-    where ``D`` has zero row and column sums: ``P`` carries what the grid says about each attribute (which
-    consistency pools with the 1-D grids), ``D`` the pair's dependence ``Δ``, 0 in expectation for an
-    independent pair. The estimate is :math:`P + wD = F - (1 - w)D`. To first order the noise of ``D`` is
-    :math:`\delta D = \sum_{uv} \delta F_{uv} (e_u - p)(e_v - q)^\top` (``p = r/s``, ``q = c/s``; the cells'
-    noises independent, of variances :math:`V_{uv}`).
-
-    **The weight.** A range query ``Q = X × Y`` (intervals of rows and columns) is answered
-    :math:`F(Q) - (1 - w) D(Q)`, of mean squared error
-    :math:`\mathrm{Var}\,F(Q) - 2(1 - w)\,\mathrm{Cov}(\delta F(Q), \delta D(Q)) + (1 - w)^2 E[D(Q)^2]`,
-    with :math:`\mathrm{Cov}(\delta F(Q), \delta D(Q)) = (1 - p(X))(1 - q(Y))\, V(Q)`. Summed over all
-    the grid's rectangles and minimized,
-
-    .. math::
-
-        1 - w = \frac{\sum_Q (1 - p(X))(1 - q(Y)) V(Q)}{\sum_Q D(Q)^2}
-              = \frac{\alpha^\top V \beta}{\operatorname{tr}(D^\top A D B)}, \qquad
-        \alpha_u = \sum_{X \ni u} (1 - p(X)), \quad A_{uu'} = \#\{X \ni u, u'\}
-
-    (``β``, ``B`` likewise for the columns; :math:`D(Q)^2` estimates :math:`E[D(Q)^2] = Δ(Q)^2 +
-    \mathrm{Var}\,\delta D(Q)`), clipped to [0, 1]: James and Stein's positive-part estimator, read as
-    empirical Bayes by Efron and Morris, with the loss taken over range queries instead of cells. Per cell
-    the product ``P`` is far less noisy than ``F`` (its people are spread over ``g`` intervals, not ``g²``
-    cells) but its errors are shared along rows and columns: a large query gains little from it, which the
-    covariance term weighs (an independent Laplace pair, n = 10^6: ``w`` about 0.5 to 0.7).
-
-    **Pre-test.** The weight assumes linear estimates; the post-processing (non-negativity) removes much of
-    the noise of a dependent pair's empty cells, so that even a small shrinkage of a strongly dependent
-    pair is mostly bias (the correlated pair of ``bench/multi.py`` at ε = 1, ``w`` = 0.99: 2-D MAE ×1.07 at
-    volume 0.1). So the grid is kept as it is (``w = 1``) when a test of independence rejects: with
-    :math:`\lambda_{uv} = V_{uv} a_u b_v`, :math:`a_u = 1 - 2p_u + \|p\|^2`, :math:`b_v = 1 - 2q_v +
-    \|q\|^2` (``p``, ``q`` clipped at 0 and normalized), :math:`E\|D\|^2 = \|Δ\|^2 + \sum \lambda_{uv}`,
-    and the grid is kept when :math:`\|D\|^2 > \sum \lambda_{uv} + z \sqrt{2 \sum \lambda_{uv}^2}`, ``z``
-    standard deviations above the statistic's mean under independence (normal approximation to a weighted
-    sum of :math:`\chi^2_1` terms; ``z = 2`` by default, a level of about 2 to 5%). The shrinkage is
-    post-processing: it uses the grid's estimates and the oracle's known variances only.
-
-    Returns ``(grid, w)``: the new ``g × g`` grid (``P + wD``; a copy of ``f_ab`` when ``w = 1``) and ``w``.
-
-    References: W. James, C. Stein, "Estimation with Quadratic Loss", Proc. Fourth Berkeley Symposium on
-    Mathematical Statistics and Probability, 1961; B. Efron, C. Morris, "Stein's Estimation Rule and its
-    Competitors — an Empirical Bayes Approach", JASA 68(341), 1973.
-
-    Examples
-    --------
-    >>> var = np.full((2, 2), 4e-4)                   # cells' noise: standard deviation 0.02
-    >>> grid, w = shrink_to_independence(np.array([[0.26, 0.24], [0.24, 0.26]]), var)  # within the noise
-    >>> round(w, 6), np.round(grid, 3).tolist()
-    (0.0, [[0.25, 0.25], [0.25, 0.25]])
-    >>> grid, w = shrink_to_independence(np.array([[0.45, 0.05], [0.05, 0.45]]), var)  # dependent: kept
-    >>> w, grid.tolist()
-    (1.0, [[0.45, 0.05], [0.05, 0.45]])
-    """
-    F = np.array(f_ab, dtype=np.float64)
-    V = np.asarray(var_ab, dtype=np.float64)
-    if F.ndim != 2 or F.shape[0] != F.shape[1] or V.shape != F.shape:
-        raise ValueError(f"shrink_to_independence: f_ab and var_ab must be square grids of one shape; got "
-                         f"{F.shape} and {V.shape}")
-    if not (np.isfinite(F).all() and np.isfinite(V).all() and (V >= 0).all()):
-        raise ValueError("shrink_to_independence: f_ab must be finite and var_ab finite and non-negative")
-    if isinstance(z, bool) or not isinstance(z, (int, float, np.floating)) or not 0 <= z < math.inf:
-        raise ValueError(f"shrink_to_independence: z must be a non-negative finite number; got {z!r}")
-    P = _independent_part(F)
-    if P is None:
-        return F, 1.0
-    D = F - P
-    p, q = (_normalized(np.maximum(m, 0.0)) for m in (F.sum(axis=1), F.sum(axis=0)))
-    lam = V * np.outer(1.0 - 2.0 * p + p @ p, 1.0 - 2.0 * q + q @ q)
-    if float((D * D).sum()) > float(lam.sum()) + z * math.sqrt(2.0 * float((lam * lam).sum())):
-        return F, 1.0
-    A, B = _interval_pairs(F.shape[0]), _interval_pairs(F.shape[1])
-    ss = float(np.sum((A @ D @ B) * D))
-    cov = float(_interval_weights(p) @ V @ _interval_weights(q))
-    w = min(1.0, max(0.0, 1.0 - cov / ss)) if ss > 0 else 0.0
-    return P + w * D, w
-
-
-def _interval_weights(p):
-    """``α_u = Σ_{X ∋ u} (1 - p(X))`` over the intervals ``X = [i, j]`` of ``len(p)`` cells (O(g²))."""
-    g = p.size
-    cum = np.concatenate(([0.0], np.cumsum(p)))
-    M = np.triu(1.0 - (cum[None, 1:] - cum[:-1, None]))      # M[i, j] = 1 - p([i, j]) for j >= i
-    R = np.cumsum(M, axis=0)[:, ::-1].cumsum(axis=1)[:, ::-1]  # R[u, j] = Σ_{i <= u, j' >= j} M[i, j']
-    return R[np.arange(g), np.arange(g)]
-
-
-def _interval_pairs(g):
-    """``A[u, u'] = (min(u, u') + 1)(g - max(u, u'))``: how many intervals of ``g`` cells hold both."""
-    u = np.arange(g)
-    return (np.minimum.outer(u, u) + 1.0) * (g - np.maximum.outer(u, u))
-
-def _normalized(m):
-    t = float(m.sum())
-    return m / t if t > 0 else np.full(m.size, 1.0 / m.size)
-
-
-def _independent_part(F):
-    """``r cᵀ / s``: the product of a grid's margins over its total (None when the total is not positive)."""
-    s = float(F.sum())
-    if not s > 0:
-        return None
-    return np.outer(F.sum(axis=1), F.sum(axis=0)) / s
-
-
-def toward_independence(grid, w):
-    r"""``P + w (grid - P)`` with ``P = r c^\top / s`` the product of the grid's margins over its total: the
-    interaction scaled by ``w`` (:func:`shrink_to_independence`), the margins unchanged. A non-negative grid
-    stays non-negative (a convex combination of two non-negative tables) and keeps its margins, so that
-    consistency with the 1-D grids holds as before."""
-    F = np.array(grid, dtype=np.float64)
-    P = _independent_part(F)
-    if w >= 1.0 or P is None:
-        return F
-    return P + w * (F - P)
-
-def _mid_normal_scores(p):
-    """``Φ⁻¹`` of the mid-cell CDF of a distribution of cells (clipped to ``[1e-12, 1 - 1e-12]``)."""
-    from scipy.special import ndtri
-
-    p = np.maximum(np.asarray(p, dtype=np.float64), 0.0)
-    t = float(p.sum())
-    p = p / t if t > 0 else np.full(p.size, 1.0 / p.size)
-    return ndtri(np.clip(np.cumsum(p) - p / 2, 1e-12, 1 - 1e-12))
-
-
-def gaussian_copula_table(p_a, p_b, rho):
-    r"""A joint table of cells with margins ``p_a`` (rows) and ``p_b`` (columns) and a Gaussian copula of
-    correlation ``rho``: cell ``(i, j)`` gets :math:`p_{a,i} p_{b,j}\, c(z_i, z_j; ρ)`, normalized to sum 1,
-    where ``z`` is the normal score of the cell's mid-CDF and
-
-    .. math::
-
-        c(x, y; ρ) = \frac{1}{\sqrt{1 - ρ^2}} \exp\Big(-\frac{ρ^2 (x^2 + y^2) - 2ρxy}{2(1 - ρ^2)}\Big)
-
-    the copula density (the density at the cell's centre in probability scale: the margins hold
-    exactly for ``ρ = 0`` and approximately otherwise; :func:`response_matrix` fits them exactly).
-    ``ρ = 0`` is the product of the margins."""
-    pa = np.maximum(np.asarray(p_a, dtype=np.float64), 0.0)
-    pb = np.maximum(np.asarray(p_b, dtype=np.float64), 0.0)
-    T = np.outer(pa, pb)
-    if rho != 0.0:
-        x, y = _mid_normal_scores(pa), _mid_normal_scores(pb)
-        r2 = rho * rho
-        T = T * np.exp(-(r2 * (x[:, None] ** 2 + y[None, :] ** 2) - 2.0 * rho * np.outer(x, y)) / (2.0 * (1.0 - r2)))
-    t = float(T.sum())
-    return T / t if t > 0 else T
-
-
-def _fit_resolution(g1, g2, limit=512):
-    """The largest ``g2·d <= max(limit, g2)`` with ``d`` dividing ``g1/g2``: cells a side of the fit."""
-    r = g1 // g2
-    return g2 * max(d for d in range(1, r + 1) if r % d == 0 and (g2 * d <= limit or d == 1))
-
-
-def fit_copula_correlation(f_a, f_b, f_ab):
-    r"""The Gaussian copula correlation ``ρ`` whose table best matches a 2-D grid: least squares,
-
-    .. math::
-
-        \hat ρ = \arg\min_{|ρ| \le 0.99} \sum_{u, v} \big(F_{uv} - B_{uv}(ρ)\big)^2,
-
-    ``F`` the ``g2 × g2`` grid (HDG passes the raw, unbiased one: its noise has mean 0, so the fit is
-    consistent, whereas the non-negativity step of the post-processing spreads positive noise over the empty
-    cells and pulls ``ρ`` toward 0: on the synthetic temperature pair of the tests, n = 10^6, ε = 1, 0.63
-    from the post-processed grid against 0.91 from the raw one, the truth 0.90), ``B(ρ)`` the block sums of
-    :func:`gaussian_copula_table` of the 1-D grids ``f_a`` and ``f_b`` (aggregated to at most 512 cells a
-    side, a multiple of ``g2``). Cells have about equal noise variance (the oracle's at frequency 0), so
-    unweighted least squares. Bounded scalar minimization (``xatol`` 1e-3)."""
-    from scipy.optimize import minimize_scalar
-
-    f_a, f_b, F = (np.asarray(v, dtype=np.float64) for v in (f_a, f_b, f_ab))
-    g1, g2 = f_a.size, F.shape[0]
-    s = _fit_resolution(g1, g2)
-    pa, pb = f_a.reshape(s, g1 // s).sum(axis=1), f_b.reshape(s, g1 // s).sum(axis=1)
-    r = s // g2
-
-    def loss(rho):
-        B = gaussian_copula_table(pa, pb, rho).reshape(g2, r, g2, r).sum(axis=(1, 3))
-        return float(np.sum((F - B) ** 2))
-
-    res = minimize_scalar(loss, bounds=(-RHO_MAX, RHO_MAX), method="bounded", options={"xatol": 1e-3})
-    rho = float(res.x)
-    return rho if loss(rho) < loss(0.0) else 0.0
-
-
-def interpolation_matrix(g1, g2):
-    """The ``(g1, g2)`` matrix ``A`` interpolating values at the centres of ``g2`` equal cells of [0, 1]
-    linearly to the centres of ``g1`` equal cells (constant beyond the outer centres): row ``k`` has
-    weights ``1 - w`` and ``w`` on the two coarse centres around ``(k + 1/2) g2/g1 - 1/2``. Rows sum to 1;
-    a fine cell puts weight at least 1/2 on the coarse cell holding it."""
-    u = np.clip((np.arange(g1) + 0.5) * (g2 / g1) - 0.5, 0.0, g2 - 1.0)
-    i = np.minimum(np.floor(u).astype(np.intp), max(g2 - 2, 0))
-    w = u - i
-    A = np.zeros((g1, g2))
-    rows = np.arange(g1)
-    A[rows, i] += 1.0 - w
-    if g2 > 1:
-        A[rows, i + 1] += w
-    return A
-
-
-def response_matrix(f_a, f_b, f_ab, *, start="interpolated", rho=None, refine=None, tol=1e-9, max_iter=1000):
-    """The response matrix of a pair: a table fitted by iterative proportional fitting to the 1-D grid of
-    ``a`` (row sums ``f_a``), of ``b`` (column sums ``f_b``) and to the 2-D grid ``f_ab`` (``g2 × g2``
-    block sums), until an iteration moves it by less than ``tol`` (L1).
-
-    IPF keeps the start's odds ratios wherever the constraints leave freedom, so the start decides how mass
-    is placed inside a 2-D cell. ``start``:
-
-    - ``"copula"`` (what :meth:`HDG.estimate_ranges` uses): :func:`gaussian_copula_table` of the 1-D grids
-      with correlation ``rho`` (default: :func:`fit_copula_correlation` of ``f_ab``), on a finer table of
-      ``R g1`` cells a side (``refine=R``; default ``min(4, max(1, 256 // g1))``), each 1-D cell's mass
-      spread evenly over its ``R`` sub-cells: the pair's dependence is kept *inside* the 2-D cells and the 1-D
-      cells, where the other starts make it (nearly) independent. A query corner cutting a populated cell of
-      a strongly dependent pair is then answered right (see the module docstring for the figures).
-    - ``"interpolated"``: ``A f_ab Aᵀ`` normalized, the 2-D grid's density interpolated linearly between
-      its cells' centres (:func:`interpolation_matrix`); ``"uniform"``: the uniform table (the paper's).
-      Both ``g1 × g1``.
-
-    Rows, columns or blocks whose current sum is 0 are left as they are. Returns ``(matrix, n_iter,
-    converged)``.
-    """
-    check_choice(start, "start", WITHIN_CELL)
-    f_a, f_b, f_ab = (np.asarray(v, dtype=np.float64) for v in (f_a, f_b, f_ab))
-    g1, g2 = f_a.size, f_ab.shape[0]
-    R = 1
-    if start == "copula":
-        R = min(4, max(1, REFINE_CELLS // g1)) if refine is None else check_int(refine, "refine", 1,
-                                                                                 max(1, G1_MAX // g1))
-        if rho is None:
-            rho = fit_copula_correlation(f_a, f_b, f_ab)
-        pa, pb = np.repeat(f_a / R, R), np.repeat(f_b / R, R)
-        M = gaussian_copula_table(pa, pb, float(rho))
-        M = (1.0 - 1e-9) * M + 1e-9 * gaussian_copula_table(pa, pb, 0.0)  # no cell starts at 0
-    else:
-        M = np.full((g1, g1), 1.0 / (g1 * g1))
-        if start == "interpolated":
-            A = interpolation_matrix(g1, g2)
-            M0 = A @ np.maximum(f_ab, 0.0) @ A.T
-            total = float(M0.sum())
-            if total > 0:
-                M = M0 / total
-    G = g1 * R
-    r = G // g2
-    rows, cols, blocks = M.reshape(g1, R, G), M.reshape(G, g1, R), M.reshape(g2, r, g2, r)
-    n_iter, converged = 0, False
-    for n_iter in range(1, max_iter + 1):
-        before = M.copy()
-        s = rows.sum(axis=(1, 2))
-        rows *= np.divide(f_a, s, out=np.ones_like(s), where=s > 0)[:, None, None]
-        s = cols.sum(axis=(0, 2))
-        cols *= np.divide(f_b, s, out=np.ones_like(s), where=s > 0)[None, :, None]
-        s = blocks.sum(axis=(1, 3))
-        blocks *= np.divide(f_ab, s, out=np.ones_like(s), where=s > 0)[:, None, :, None]
-        if float(np.abs(M - before).sum()) < tol:
-            converged = True
-            break
-    return M, n_iter, converged
 
 
 # -- the mechanism -----------------------------------------------------------------------------------------
@@ -1138,52 +733,16 @@ class HDG(PackedTables):
         variances = self.grid_variances(n_per)
         cell_var = self.cell_variances(raw, n_per)
         _warn_noisy_grids(self.grids, plan, variances)
-        shrinkage: tuple[float, ...] = ()
-        if shrink:
-            raw, shrinkage = self._shrink(raw, n_per)
-        n_iter, converged = 0, True
-        if consistency == "none":
-            ests = [np.array(r) for r in raw]
-        elif consistency == "norm-sub":
-            ests = [norm_sub(r.ravel()).reshape(r.shape) for r in raw]
-        else:
-            ests, n_iter, converged = make_consistent(raw, plan.grids, d, g1, g2,
-                                                      variances=variances if consistency == "hdg" else None)
-        if consistency != "none":  # the non-negativity step adds interaction back: scaled again by w
-            for j, w in zip(range(d, plan.m), shrinkage):
-                ests[j] = toward_independence(ests[j], w)
-        marginals = tuple(ests[:d])
-        joints, rhos = [], []
-        if consistency == "none":
-            joints = list(ests[d:])
-        else:
-            for j in range(d, plan.m):
-                a, b = plan.grids[j]
-                rho = None
-                if within_cell == "copula":  # fitted to the raw (unbiased) grid, see the function; after
-                    # the shrinkage, so that a pair shrunk toward independence gets a correlation near 0
-                    rho = fit_copula_correlation(ests[a], ests[b], raw[j])
-                    rhos.append(rho)
-                M, _, _ = response_matrix(ests[a], ests[b], ests[j], start=within_cell, rho=rho)
-                joints.append(M)
-        return MultiRangeEstimate(columns=self._columns, bounds=self._vector_bounds, marginals=marginals,
-                                  joints=tuple(joints), grids=tuple(ests), granularities=(g1, g2),
+        post = estimate_grids(raw, plan.grids, d, g1, g2, variances=variances, cell_variances=cell_var,
+                              consistency=consistency, shrink=bool(shrink), within_cell=within_cell)
+        ests = post.grids
+        return MultiRangeEstimate(columns=self._columns, bounds=self._vector_bounds, marginals=tuple(ests[:d]),
+                                  joints=post.joints, grids=ests, granularities=(g1, g2),
                                   consistency=consistency, spec=agg.spec, n_reports=agg.n_reports,
-                                  grid_reports=n_per, grid_variances=self.grid_variances(n_per), n_iter=n_iter,
-                                  converged=converged, shrinkage=shrinkage,
+                                  grid_reports=n_per, grid_variances=self.grid_variances(n_per), n_iter=post.n_iter,
+                                  converged=post.converged, shrinkage=post.shrinkage,
                                   within_cell=within_cell if consistency != "none" else "uniform",
-                                  copula_correlations=tuple(rhos), cell_variances=cell_var)
-
-    def _shrink(self, raw, n_per):
-        """Every 2-D grid of ``raw`` shrunk by :func:`shrink_to_independence`; returns the grids and the
-        weights (one per pair)."""
-        plan = self._plan
-        cell_var = self.cell_variances(raw, n_per)
-        out, weights = list(raw), []
-        for j in range(plan.d, plan.m):
-            out[j], w = shrink_to_independence(raw[j], cell_var[j])
-            weights.append(w)
-        return tuple(out), tuple(weights)
+                                  copula_correlations=post.copula_correlations, cell_variances=cell_var)
 
 def _warn_noisy_grids(names, plan, variances):
     """:class:`~ldpnum.multi.NoisyRangesWarning` when a range over half of some grid's cells has a standard

@@ -22,8 +22,8 @@ weights inversely proportional to their variances, :math:`T = \sum_V w_V T_V / \
 moves by :math:`(T - T_V)/C_V`. Processing smaller ``A`` first keeps them consistent while larger ones are
 fixed. Norm-Sub and consistency alternate until no cell is negative after a consistency pass (then the
 marginals agree exactly), ending with Norm-Sub (Wang et al.'s procedure, shared with HDG:
-:func:`ldpnum.multi.hdg.alternate_consistency`). HDG's noise-weighted Norm-Sub
-(:func:`ldpnum.multi.hdg.noise_weighted_norm_sub`) was measured here in its place and not adopted: 2-way total
+:func:`ldpnum.estimation.tables.make_consistent`). HDG's noise-weighted Norm-Sub
+(:func:`ldpnum.estimation.postprocess.noise_weighted_norm_sub`) was measured here in its place and not adopted: 2-way total
 variation ×0.97–0.99 on five flights columns and ×1.00–1.01 on eight synthetic ones (n = 10^6, ε 0.5–4, 4
 collections): these tables are small and few of their cells sit within the noise of 0.
 
@@ -70,27 +70,25 @@ import functools
 import itertools
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from .._checks import read_only
-from .._results import PrivacyProvenance
-from ..accounting import ShuffleAmplification
 from .._kernels import client_multi as kernels
 from .._kernels._jit import launch
 from .._typing import ArrayLike, FloatArray
 from .._validation import check_choice, prepared
 from ..aggregate import Aggregate
+from ..estimation.joint import max_entropy
 from ..estimation.postprocess import norm_sub
+from ..estimation.tables import consistency_step, make_consistent
+from ..estimation.tables import max_inconsistency, shared_subsets  # noqa: F401  (importable here too)
 from ..frequency.hashing import HASH_FAMILY
 from ..reports import Reports, check_integer_codes, register_code_check
-from ..spec import Spec
 from ..vectors._base import check_int, check_vectors
-from .hdg import (HDGPlan, PackedTables, _grid_oracle, alternate_consistency, check_packed_codes, check_table_epsilon,
-                  select_columns)
+from ._result import MarginalsEstimate
+from .hdg import HDGPlan, PackedTables, _grid_oracle, check_packed_codes, check_table_epsilon, select_columns
 
 __all__ = ["Marginals", "MarginalsEstimate", "MarginalsPlan", "consistency_step", "make_consistent",
            "check_marginals_codes", "calm_choice", "covering_sequence", "predicted_error", "union_variance",
@@ -280,256 +278,6 @@ def calm_choice(categories, k, epsilon, n):
         raise ValueError(f"no design of at most {MAX_SETS} attribute sets of at most {MAX_WIDTH} columns and "
                          f"{MAX_CELLS} cells covers every {k}-way marginal of categories {cats}")
     return best[0], best[1], tuple(candidates)
-
-
-def max_entropy(shape, constraints, *, tol=1e-12, max_iter=10_000):
-    r"""The maximum-entropy joint table of ``shape`` whose projections match ``constraints`` (pairs ``(axes,
-    table)``: sorted axes and their target marginal), by iterative proportional fitting from the uniform
-    table (Deming and Stephan's procedure: each pass rescales the table to every target in turn; its limit
-    is the I-projection of the uniform table, i.e. the maximum-entropy table, when the targets are
-    consistent). Targets are clipped at 0 and normalized first. Stops when a pass moves the table by less
-    than ``tol`` in L1. Returns ``(table, n_iter)``."""
-    q = np.full(shape, 1.0 / math.prod(shape))
-    prepared = []
-    for axes, t in constraints:
-        t = np.clip(np.asarray(t, dtype=np.float64), 0, None)
-        t = t / t.sum() if t.sum() > 0 else np.full(t.shape, 1.0 / t.size)
-        other = tuple(i for i in range(len(shape)) if i not in axes)
-        prepared.append((other, t.reshape([shape[i] if i in axes else 1 for i in range(len(shape))])))
-    for it in range(1, max_iter + 1):
-        old = q.copy()
-        for other, t in prepared:
-            cur = q.sum(axis=other, keepdims=True)
-            q = q * np.divide(t, cur, out=np.zeros_like(cur), where=cur > 0)
-        if np.abs(q - old).sum() < tol:
-            return q, it
-    return q, max_iter
-
-
-# -- post-processing ---------------------------------------------------------------------------------------
-
-def _project(table, attrs, sub):
-    """The projection of ``table`` (over ``attrs``) onto the attributes ``sub`` (a subset, sorted)."""
-    return table.sum(axis=tuple(i for i, a in enumerate(attrs) if a not in sub))
-
-
-def _shift(table, attrs, sub, delta):
-    """Add ``delta / C`` to every cell (in place), ``delta`` indexed by ``sub``'s cells, ``C`` the cells
-    of ``table`` per cell of ``sub``."""
-    table += (delta * (delta.size / table.size)).reshape([s if a in sub else 1 for a, s in zip(attrs, table.shape)])
-
-
-def shared_subsets(sets):
-    """Every non-empty attribute set contained in two or more of ``sets``, smallest first (then lexicographic)."""
-    out = set()
-    for s, t in itertools.combinations(sets, 2):
-        common = tuple(sorted(set(s) & set(t)))
-        for r in range(1, len(common) + 1):
-            out.update(itertools.combinations(common, r))
-    return sorted(out, key=lambda a: (len(a), a))
-
-
-def consistency_step(tables, sets, variances):
-    """One pass of the consistency step over every shared attribute set (in place; see the module
-    docstring). ``tables``: arrays of shapes ``(c_a, c_b, …)`` over ``sets``; ``variances``: each set's cell
-    variance at frequency 0 (the weights)."""
-    for sub in shared_subsets(sets):
-        holders = [i for i, s in enumerate(sets) if set(sub) <= set(s)]
-        masses = [_project(tables[i], sets[i], sub) for i in holders]
-        weights = np.array([T.size / (tables[i].size * variances[i]) for i, T in zip(holders, masses)])
-        target = sum(w * T for w, T in zip(weights, masses)) / weights.sum()
-        for i, T in zip(holders, masses):
-            _shift(tables[i], sets[i], sub, target - T)
-
-
-def make_consistent(raw, sets, variances, *, tol=1e-12, max_iter=1000):
-    """Norm-Sub and :func:`consistency_step` alternated until no cell is negative, then Norm-Sub.
-
-    Returns ``(tables, n_iter, converged)``."""
-    return alternate_consistency(raw, lambda tables: consistency_step(tables, sets, variances), tol=tol,
-                                 max_iter=max_iter)
-
-
-def max_inconsistency(tables, sets):
-    """Largest difference between two released tables' projections onto an attribute set they share."""
-    worst = 0.0
-    for sub in shared_subsets(sets):
-        stack = np.stack([_project(t, s, sub) for t, s in zip(tables, sets) if set(sub) <= set(s)])
-        worst = max(worst, float((stack.max(axis=0) - stack.min(axis=0)).max()))
-    return worst
-
-
-# -- the result --------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True, eq=False, repr=False)
-class MarginalsEstimate(PrivacyProvenance):
-    r"""Estimated k-way marginals of categorical columns (:class:`ldpnum.Marginals`), and every lower-way
-    marginal inside them.
-
-    Parameters
-    ----------
-    columns : tuple of str
-    categories : tuple of int
-        Categories ``c`` of each column (codes ``0..c-1``).
-    sets : tuple of tuple of str
-        The released attribute sets (column order).
-    tables : tuple of arrays
-        Each set's joint frequencies after post-processing, shape ``(c_a, c_b, …)``.
-    weights : tuple of float
-        Inverse cell variance of each set's table (how projections of several sets are averaged).
-    consistency : {"calm", "norm-sub", "none"}
-    spec, epsilon, n_reports
-        Provenance.
-    set_reports : tuple of int
-        Reports per set.
-    set_variances : tuple of float
-        Variance of a raw cell estimate of each set, at frequency 0.
-    n_iter : int
-        Norm-Sub/consistency rounds.
-    converged : bool
-        Whether consistency left no negative cell.
-    name : str, optional
-        The report column's name (set by the pandas accessor).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from ldpnum.multi import MarginalsEstimate
-    >>> est = MarginalsEstimate(columns=("a", "b"), categories=(2, 3), sets=(("a", "b"),),
-    ...                         tables=(np.array([[0.1, 0.2, 0.2], [0.3, 0.1, 0.1]]),))
-    >>> est.marginal("a").round(3).tolist(), est.marginal(("b", "a")).shape, est.marginal("b", "a").shape
-    ([0.5, 0.5], (3, 2), (3, 2))
-    >>> est.marginal(("a", "b"), as_frame=True).loc[1, 2]
-    np.float64(0.1)
-    """
-
-    columns: tuple
-    categories: tuple
-    sets: tuple
-    tables: tuple
-    weights: tuple = ()
-    consistency: str = "calm"
-    spec: Spec | None = None
-    epsilon: float | None = None
-    n_reports: int | None = None
-    set_reports: tuple = ()
-    set_variances: tuple = ()
-    n_iter: int = 0
-    converged: bool = True
-    name: str | None = None
-    #: The central ε of a shuffled collection (:meth:`ldpnum.Aggregate.shuffled`), None when the reports were
-    #: not declared shuffled; shown next to the local ε (:attr:`privacy`). Provenance only.
-    shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
-
-    def __post_init__(self):
-        set_ = object.__setattr__
-        set_(self, "columns", tuple(str(c) for c in self.columns))
-        set_(self, "categories", tuple(int(c) for c in self.categories))
-        set_(self, "sets", tuple(tuple(str(a) for a in s) for s in self.sets))
-        if len(self.categories) != len(self.columns) or len(self.tables) != len(self.sets):
-            raise ValueError("one category count per column and one table per set are needed")
-        tables = []
-        for s, t in zip(self.sets, self.tables):
-            t = np.array(t, dtype=np.float64)
-            want = tuple(self.categories[self.columns.index(a)] for a in s)
-            if t.shape != want:
-                raise ValueError(f"the table of set {s} has shape {t.shape}; its categories need {want}")
-            tables.append(read_only(t))
-        set_(self, "tables", tuple(tables))
-        if not self.weights:
-            set_(self, "weights", (1.0,) * len(self.sets))
-        if self.epsilon is None and self.spec is not None:
-            set_(self, "epsilon", self.spec.epsilon)
-
-    def __repr__(self):
-        return (f"MarginalsEstimate(columns={self.columns}, sets={len(self.sets)}, consistency={self.consistency!r}, "
-                f"epsilon={self.epsilon}, n_reports={self.n_reports}{self._shuffle_note()})")
-
-    def _names(self, cols):
-        if isinstance(cols, str):
-            cols = (cols,)
-        if isinstance(cols, (bytes, Mapping)) or not hasattr(cols, "__iter__"):
-            raise TypeError(f"marginal: columns must be a column name or a tuple of names; got {cols!r}")
-        cols = tuple(cols)
-        unknown = [c for c in cols if c not in self.columns]
-        if unknown:
-            raise ValueError(f"marginal: unknown column(s) {unknown}; the columns are {list(self.columns)}")
-        if not cols or len(set(cols)) != len(cols):
-            raise ValueError(f"marginal: give one or more distinct columns; got {cols!r}")
-        return cols
-
-    def covers(self, cols: Any) -> bool:
-        """Whether one released set holds every column of ``cols`` (then :meth:`marginal` projects it;
-        otherwise it reconstructs the maximum-entropy table)."""
-        cols = self._names(cols)
-        return any(set(cols) <= set(s) for s in self.sets)
-
-    def _projected(self, srt):
-        holders = [i for i, s in enumerate(self.sets) if set(srt) <= set(s)]
-        w = np.array([self.weights[i] for i in holders])
-        return sum(wi * _project(self.tables[i], self.sets[i], srt) for wi, i in zip(w, holders)) / w.sum()
-
-    def marginal(self, cols: Any, *more: str, as_frame: bool = False) -> Any:
-        r"""Joint frequencies of ``cols`` (a name or a tuple of names; ``marginal("a", "b")`` is
-        ``marginal(("a", "b"))``), an array of shape ``(c_a, c_b, …)`` in the order given. When a released set holds them: the projections of every released table holding
-        them, averaged with :attr:`weights`. Otherwise (e.g. three columns from 2-way tables) the
-        **maximum-entropy** table matching every released table's projection onto its columns among
-        ``cols`` (the largest such intersections; :func:`max_entropy`, iterative proportional fitting): the
-        least-committal joint table given what was released, exact when the columns' dependence is no
-        richer than the released sets (e.g. no 3-way interaction given all pairs). ``as_frame=True``: a
-        Series (one column), a DataFrame (rows: the first column's categories, columns: the second's) or a
-        MultiIndex Series (three or more)."""
-        if more:
-            if not isinstance(cols, str) or not all(isinstance(c, str) for c in more):
-                raise TypeError(f"marginal: give the columns as names, marginal('a', 'b'), or as one tuple, "
-                                f"marginal(('a', 'b')); got {(cols,) + more!r}")
-            cols = (cols,) + more
-        cols = self._names(cols)
-        srt = tuple(sorted(cols, key=self.columns.index))
-        if any(set(srt) <= set(s) for s in self.sets):
-            out = self._projected(srt)
-        else:
-            parts = {tuple(a for a in srt if a in s) for s in self.sets}
-            parts = {p for p in parts if p and not any(set(p) < set(q) for q in parts)}
-            if set().union(*parts) != set(srt):
-                missing = sorted(set(srt) - set().union(*parts), key=self.columns.index)
-                raise ValueError(f"marginal: no released set holds {missing}; the sets are {list(self.sets)}")
-            shape = tuple(self.categories[self.columns.index(c)] for c in srt)
-            cons = [(tuple(srt.index(a) for a in p), self._projected(p)) for p in sorted(parts)]
-            out, _ = max_entropy(shape, cons)
-        out = np.transpose(out, [srt.index(c) for c in cols])
-        if not as_frame:
-            return out
-        import pandas as pd
-
-        if len(cols) == 1:
-            return pd.Series(out, index=pd.RangeIndex(out.size, name=cols[0]), name="frequency")
-        if len(cols) == 2:
-            return pd.DataFrame(out, index=pd.RangeIndex(out.shape[0], name=cols[0]),
-                                columns=pd.RangeIndex(out.shape[1], name=cols[1]))
-        index = pd.MultiIndex.from_product([range(s) for s in out.shape], names=list(cols))
-        return pd.Series(out.ravel(), index=index, name="frequency")
-
-    def to_frame(self) -> Any:
-        """Every released table in long form: one row per (set, cell), columns ``set``, the set's columns'
-        categories (missing for columns outside the set) and ``frequency``."""
-        import pandas as pd
-
-        parts = []
-        for s, t in zip(self.sets, self.tables):
-            idx = np.indices(t.shape).reshape(len(s), -1)
-            part = pd.DataFrame({a: idx[i] for i, a in enumerate(s)})
-            part.insert(0, "set", ",".join(s))
-            part["frequency"] = t.ravel()
-            parts.append(part)
-        frame = pd.concat(parts, ignore_index=True)
-        cols = ["set"] + [c for c in self.columns if c in frame.columns] + ["frequency"]
-        return frame[cols].astype({c: "Int64" for c in self.columns if c in frame.columns})
-
-    def max_inconsistency(self) -> float:
-        """Largest disagreement between two released tables on a lower-way marginal they share."""
-        idx = [tuple(self.columns.index(a) for a in s) for s in self.sets]
-        return max_inconsistency(list(self.tables), idx) if len(self.sets) > 1 else 0.0
 
 
 # -- the mechanism -----------------------------------------------------------------------------------------
