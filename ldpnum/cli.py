@@ -84,7 +84,7 @@ MAX_PRINTED_CATEGORIES = 64
 DEMOS = ("heavy-hitters", "vectors")
 
 #: How the columns of a row are privatized (as ``DataFrame.ldp.privatize``).
-STRATEGIES = ("all-columns", "one-column-per-row")
+from .collect import STRATEGIES
 
 #: Bytes of CSV parsed per block (blocks are gathered into ``--batch-size`` rows), and whether blocks are
 #: parsed on threads.
@@ -534,10 +534,8 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
     """
     import numpy as np
 
-    from ._random import MAX_ASSIGNED, assign_columns, child_rng
     from ._validation import check_choice
-
-    from .pandas import _report_label, _vector_sources
+    from .collect import assign_rows, plan_columns
 
     log = sys.stderr if log is None else log
     keys = list(mechanisms)
@@ -547,16 +545,17 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
     for c in [v for k in keys for v in (k if isinstance(k, tuple) else (k,))] + keep:
         if not isinstance(c, str):
             raise TypeError(f"column names must be str; got {type(c).__name__} {c!r}")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {', '.join(map(repr, STRATEGIES))}; got {strategy!r}")
     # a mechanism of several columns reads the columns of its tuple key into one report column (the accessor's
     # rule: the mechanism decides which value columns a key names)
     try:
-        sources = {k: _vector_sources(k, mechanisms[k]) for k in keys}
-        labels = {k: _report_label(k) if sources[k] is not None else k for k in keys}
+        plan = plan_columns(mechanisms, strategy)
     except (TypeError, ValueError) as exc:
         raise CLIError(_one_line(exc)) from None
-    mechanisms = {labels[k]: mechanisms[k] for k in keys}
-    sources = {labels[k]: sources[k] for k in keys}
-    columns = list(mechanisms)
+    mechanisms = plan.mechanisms
+    sources = plan.sources
+    columns = plan.labels
     value_columns = [v for c in columns for v in (sources[c] or [c])]
     for names in (keep, columns):  # a value column may feed several report columns (each spends its ε)
         dup = next((c for c in names if names.count(c) > 1), None)
@@ -567,9 +566,7 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
         raise CLIError(f"column {both[0]!r} is both privatized and kept: keeping it would copy the raw values "
                        "next to their reports")
     check_choice(out_of_range, "out_of_range", ("clip", "raise"))
-    if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {', '.join(map(repr, STRATEGIES))}; got {strategy!r}")
-    split = strategy == "one-column-per-row"
+    split = plan.split
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
     # Every column is validated by its mechanism's prepare_values, as by privatize and the .ldp accessor.
@@ -585,9 +582,7 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
     # One stream per column (and one for the rows' columns), each shared by all batches: words are consumed
     # in row order, so the reports do not depend on the batch size.
     m = len(columns)
-    streams = [None if rng is None else np.random.default_rng(child_rng(rng, j)) for j in range(m + split)]
-    if split and m > MAX_ASSIGNED:
-        raise CLIError(f"one-column-per-row handles at most {MAX_ASSIGNED} columns; got {m}")
+    streams = plan.streams(rng)
 
     out = str(out)
     if _file_kind(out) != "parquet":
@@ -644,11 +639,11 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
             n = batch.num_rows
             arrays = {}
             if split:
-                assigned = assign_columns(streams[m], n, m)  # one stream over all batches
+                assigned = assign_rows(streams[m], n, m)  # one stream over all batches
             for j, c in enumerate(columns):
                 values = _prepare_batch(mechanisms[c], c, batch, start, batches, options, clipped[c], src.kind,
                                         sources[c])
-                rows_j = np.flatnonzero(assigned == j) if split else None
+                rows_j = assigned[j] if split else None
                 if rows_j is not None:
                     values = values[rows_j]
                     values.flags.writeable = False

@@ -63,7 +63,6 @@ import copy
 import functools
 import math
 import numbers
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -76,25 +75,19 @@ from .aggregate import Aggregate
 from ._frame import (ATTRS_KEY, add_digests, attach_specs, check_codes, codes_digest, column_digest, column_sources,
                      column_specs,
                      frame_info, histogram_digest, shuffle_delta_of, spec_for)
-from ._random import MAX_ASSIGNED, assign_columns, child_rng, resolve_rng
+from ._random import child_rng, resolve_rng
+from .collect import NAN_POLICIES, STRATEGIES, assign_rows, plan_columns, report_label, resolve_strategy
 from ._results import DistributionEstimate, FrequencyEstimate, named
 from .heavy import HeavyHittersEstimate
 from ._typing import ArrayLike, SeedLike
 from ._validation import check_choice, dtype_hint
-from .exceptions import BudgetWarning
 from .mechanisms import Mechanism, from_spec
 from .mechanisms._base import ESTIMATORS
 
 __all__ = ["STRATEGIES", "privatize_series", "privatize_frame", "reports_of", "aggregate_series", "concat",
            "describe_aggregates", "SeriesAccessor", "DataFrameAccessor"]
 
-#: How the columns of a DataFrame share each row's privacy budget.
-STRATEGIES = ("all-columns", "one-column-per-row")
-
-#: At most this many columns in "one-column-per-row" (see :func:`ldpnum._random.assign_columns`).
-MAX_COLUMNS = MAX_ASSIGNED
-
-_NAN_POLICIES = ("raise", "impute")
+_NAN_POLICIES = NAN_POLICIES
 
 
 # -- validation ------------------------------------------------------------------------------------------
@@ -282,22 +275,6 @@ def _fill_values(fill_value, columns):
     return {c: fill_value for c in columns}
 
 
-def resolve_strategy(strategy, mechanisms, *, stacklevel=3):
-    """``strategy``, or the default ``"all-columns"`` when it is None, with a
-    :class:`~ldpnum.exceptions.BudgetWarning` when that default sums the ε of several columns (an explicit
-    strategy is silent). Every integration that privatizes frames resolves its default here."""
-    if strategy is not None:
-        return strategy
-    if isinstance(mechanisms, Mapping) and len(mechanisms) > 1:
-        total = math.fsum(getattr(m, "epsilon", 0.0) for m in mechanisms.values())
-        warnings.warn(BudgetWarning(
-            f"each row reports all {len(mechanisms)} columns and spends the sum of their epsilons, {total:g} "
-            "(sequential composition); pass strategy='one-column-per-row' to spend the largest epsilon instead "
-            "(each column then reported by a share of the rows), or strategy='all-columns' to silence this"),
-            stacklevel=stacklevel)
-    return "all-columns"
-
-
 def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="raise", fill_value=None,
                     ledger=None, people=None, label=None, shuffled=False, shuffle_delta=1e-6, unknown="raise",
                     _digest=True):
@@ -374,24 +351,21 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
     strategy = resolve_strategy(strategy, mechanisms, stacklevel=4)
     check_choice(strategy, "strategy", STRATEGIES)
     check_choice(nan_policy, "nan_policy", _NAN_POLICIES)
-    columns = list(mechanisms)
     # a vector mechanism reads several value columns, named by a tuple key, into one report column
-    sources = {c: _vector_sources(c, mechanisms[c]) for c in columns}
-    labels = {c: _report_label(c) if sources[c] is not None else c for c in columns}
-    if len(set(labels.values())) != len(labels):
-        raise ValueError(f"two keys give the same report column label; labels: {list(labels.values())}")
-    missing = [v for c in columns for v in (sources[c] or [c]) if v not in df.columns]
+    plan = plan_columns(mechanisms, strategy)
+    columns = [c.key for c in plan.columns]
+    sources = {c.key: c.sources for c in plan.columns}
+    labels = {c.key: c.label for c in plan.columns}
+    missing = [v for c in plan.columns for v in c.value_columns if v not in df.columns]
     if missing:
         raise ValueError(f"{len(missing)} column(s) to privatize are not in the DataFrame, first {missing[0]!r}; "
                          f"its columns: {list(df.columns)}")
     if not df.columns.is_unique:
         counts = df.columns.value_counts()
-        dup = [v for c in columns for v in (sources[c] or [c]) if counts.get(v, 0) > 1]
+        dup = [v for c in plan.columns for v in c.value_columns if counts.get(v, 0) > 1]
         if dup:
             raise ValueError(f"column label {dup[0]!r} appears {counts[dup[0]]} times in the DataFrame; "
                              "report columns need unique labels")
-    if strategy == "one-column-per-row" and len(columns) > MAX_COLUMNS:
-        raise ValueError(f"one-column-per-row handles at most {MAX_COLUMNS} columns; got {len(columns)}")
     fills = _fill_values(fill_value, columns)
     for c in columns:
         for v in sources[c] or []:
@@ -405,13 +379,12 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
                          _subject(labels[c]), nan_policy, fills[c], unknown if _takes_unknown(mechanisms[c])
                          else "raise")
                 for c in columns]
-    planned = (math.fsum(mechanisms[c].epsilon for c in columns) if strategy == "all-columns"
-               else max(mechanisms[c].epsilon for c in columns))
+    planned = plan.epsilon_per_row
     delta = _shuffle_check(shuffled, shuffle_delta, df)
     ids = _ledger_check(ledger, planned, df, people)
     # Everything is valid: from here on, words are drawn.
     m, n = len(columns), len(df)
-    streams = [child_rng(rng, j) for j in range(m + (strategy == "one-column-per-row"))]
+    streams = plan.streams(rng)
     data, specs, epsilons, digests = {}, {}, [], {}
     if strategy == "all-columns":
         for j, c in enumerate(columns):
@@ -423,10 +396,10 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
             epsilons.append(mech.epsilon)
         epsilon_per_row = math.fsum(epsilons)
     else:
-        assigned = assign_columns(streams[m], n, m)
+        assigned = assign_rows(streams[m], n, m)
         for j, c in enumerate(columns):
             mech, out_label = mechanisms[c], labels[c]
-            rows = np.flatnonzero(assigned == j)
+            rows = assigned[j]
             sub = prepared[j][rows]
             sub.flags.writeable = False
             own = mech.column_codes(mech._randomize(sub, streams[j]))
@@ -505,22 +478,6 @@ def _prepare(mech, x, name, nan_policy, fill_value, unknown):
         raise TypeError(f"unknown={unknown!r} applies to categorical mechanisms (frequency oracles such as "
                         f"ldp.GRR); {type(mech).__name__} takes values in bounds (out-of-range values are clipped)")
     return mech.prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value, unknown=unknown)
-
-
-def _vector_sources(key, mech):
-    """The value columns behind ``key`` (None for a mechanism of one column): the mechanism decides
-    (:meth:`~ldpnum.Mechanism.source_columns`); a non-mechanism is refused later, by its own check."""
-    return mech.source_columns(key) if isinstance(mech, Mechanism) else None
-
-
-def _report_label(key):
-    """The report column of a vector key: its column labels joined by commas (e.g. ``"q1,q2,q3"``)."""
-    parts = [str(v) for v in key]
-    bad = [p for p in parts if "," in p]
-    if bad:
-        raise ValueError(f"column label {bad[0]!r} contains a comma, which the report column label 'a,b,...' of a "
-                         "vector key uses as separator; rename the column")
-    return ",".join(parts)
 
 
 # -- reading report columns ------------------------------------------------------------------------------
@@ -1154,7 +1111,7 @@ class DataFrameAccessor:
         >>> r.columns.tolist(), r.ldp.estimate_mean(("q1", "q2")).round(1).to_dict()
         (['q1,q2'], {'q1': 0.5, 'q2': 0.5})
         """
-        label = _report_label(column) if isinstance(column, tuple) else column
+        label = report_label(column) if isinstance(column, tuple) else column
         if label not in self._obj.columns:
             raise ValueError(f"report column {label!r} is not in the DataFrame; its columns: {list(self._obj.columns)}")
         column_reports = self._obj[label]
