@@ -535,7 +535,7 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
     import numpy as np
 
     from ._validation import check_choice
-    from .collect import assign_rows, plan_columns
+    from .collect import check_shuffle, plan_columns, privatize_batch
 
     log = sys.stderr if log is None else log
     keys = list(mechanisms)
@@ -566,7 +566,6 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
         raise CLIError(f"column {both[0]!r} is both privatized and kept: keeping it would copy the raw values "
                        "next to their reports")
     check_choice(out_of_range, "out_of_range", ("clip", "raise"))
-    split = plan.split
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
     # Every column is validated by its mechanism's prepare_values, as by privatize and the .ldp accessor.
@@ -581,7 +580,6 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
                                "imputed value must be a public value inside the bounds") from None
     # One stream per column (and one for the rows' columns), each shared by all batches: words are consumed
     # in row order, so the reports do not depend on the batch size.
-    m = len(columns)
     streams = plan.streams(rng)
 
     out = str(out)
@@ -600,10 +598,8 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
                            "numerical columns")
 
     if shuffle_delta is not None:
-        from .accounting import check_shuffle_delta
-
         try:
-            shuffle_delta = check_shuffle_delta(shuffle_delta)
+            shuffle_delta = check_shuffle(True, shuffle_delta)
         except (TypeError, ValueError) as exc:
             raise CLIError(f"--shuffle-delta: {_one_line(exc)}") from None
         if keep:
@@ -637,28 +633,16 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
         batches = src.batches(wanted, numeric=value_columns)
         for start, batch in batches:
             n = batch.num_rows
-            arrays = {}
-            if split:
-                assigned = assign_rows(streams[m], n, m)  # one stream over all batches
-            for j, c in enumerate(columns):
-                values = _prepare_batch(mechanisms[c], c, batch, start, batches, options, clipped[c], src.kind,
-                                        sources[c])
-                rows_j = assigned[j] if split else None
-                if rows_j is not None:
-                    values = values[rows_j]
-                    values.flags.writeable = False
-                # each report as its column code (a vector mechanism packs a row of codes into one), as the
-                # pandas accessor writes it
-                own = mechanisms[c].column_codes(mechanisms[c]._randomize(values, streams[j]))
-                digests[c] = add_digests(digests[c], codes_digest(own))
-                if rows_j is None:
-                    arrays[c] = pa.array(own, type=schema.field(c).type)
-                else:
-                    codes = np.zeros(n, dtype=own.dtype)
-                    codes[rows_j] = own
-                    missing = np.ones(n, dtype=bool)
-                    missing[rows_j] = False
-                    arrays[c] = pa.array(codes, type=schema.field(c).type, mask=missing)
+            # every column of the batch is validated by its mechanism before the batch's first word is drawn
+            values = [_prepare_batch(mechanisms[c], c, batch, start, batches, options, clipped[c], src.kind,
+                                     sources[c]) for c in columns]
+            # each report as its column code (a vector mechanism packs a row of codes into one), as the pandas
+            # accessor writes it; the streams are shared by all batches
+            reports = privatize_batch(plan, values, streams, n)
+            arrays = {c: pa.array(reports.codes[c], type=schema.field(c).type, mask=reports.missing[c])
+                      for c in columns}
+            for c in columns:
+                digests[c] = add_digests(digests[c], reports.digests[c])
             for c in keep:
                 arrays[c] = batch.column(c)
             writer.write_batch(pa.record_batch([arrays[f.name] for f in schema], schema=schema))

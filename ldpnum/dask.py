@@ -49,6 +49,7 @@ import numpy as np
 from .spec import Spec
 from ._frame import new_collection_id
 from ._random import child_rng, resolve_rng
+from .collect import check_shuffle, resolve_strategy
 from .engines import aggregate_frame, partition_privatize, tree_merge
 from .exceptions import InvalidValuesError
 
@@ -246,9 +247,7 @@ def privatize_frame(ddf, mechanisms, *, rng=None, strategy=None, nan_policy="rai
     100
     """
     seed = _run_seed(rng)
-    from .pandas import _shuffle_check, resolve_strategy
-
-    delta = _shuffle_check(shuffled, shuffle_delta, make_meta(ddf))
+    delta = check_shuffle(shuffled, shuffle_delta, make_meta(ddf))
     strategy = resolve_strategy(strategy, mechanisms, stacklevel=4)  # the pandas default, warned once here
     collection = new_collection_id(seed)
     meta = _declared(partition_privatize(make_meta(ddf), mechanisms, seed=0, partition_index=0, strategy=strategy,
@@ -271,9 +270,7 @@ def privatize_series(dds, mechanism, *, rng=None, nan_policy="raise", fill_value
     100
     """
     seed = _run_seed(rng)
-    from .pandas import _shuffle_check
-
-    delta = _shuffle_check(shuffled, shuffle_delta, make_meta(dds))
+    delta = check_shuffle(shuffled, shuffle_delta, make_meta(dds))
     collection = new_collection_id(seed)
     meta = _declared(partition_privatize(make_meta(dds), mechanism, seed=0, partition_index=0, nan_policy=nan_policy,
                                          fill_value=fill_value), delta, collection)

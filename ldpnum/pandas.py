@@ -61,7 +61,6 @@ Examples
 
 import copy
 import functools
-import math
 import numbers
 from collections.abc import Mapping
 from typing import Any
@@ -72,11 +71,13 @@ import pandas as pd
 from .spec import Spec, check_spec
 from .reports import Reports
 from .aggregate import Aggregate
-from ._frame import (ATTRS_KEY, add_digests, attach_specs, check_codes, codes_digest, column_digest, column_sources,
+from ._frame import (ATTRS_KEY, add_digests, attach_specs, check_codes, column_digest, column_sources,
                      column_specs,
                      frame_info, histogram_digest, shuffle_delta_of, spec_for)
-from ._random import child_rng, resolve_rng
-from .collect import NAN_POLICIES, STRATEGIES, assign_rows, plan_columns, report_label, resolve_strategy
+from ._random import resolve_rng
+from .collect import (NAN_POLICIES, STRATEGIES, CollectionPlan, ColumnPlan, check_ledger, check_shuffle, fill_values,
+                      plan_columns, prepare_column, privatize_batch, record_ledger, report_label, resolve_strategy,
+                      takes_unknown)
 from ._results import DistributionEstimate, FrequencyEstimate, named
 from .heavy import HeavyHittersEstimate
 from ._typing import ArrayLike, SeedLike
@@ -128,15 +129,6 @@ def _check_rng(rng):
     """Validate ``rng`` without drawing from it (a Generator is not advanced)."""
     if rng is not None:
         resolve_rng(rng)
-
-
-def _owned(codes):
-    """The freshly randomized codes as a writable array for a new pandas object, copied only if shared."""
-    try:
-        codes.flags.writeable = True  # the kernel's output array: nothing else refers to it
-    except ValueError:  # a view on a read-only base
-        codes = codes.copy()
-    return codes
 
 
 def _copy_other_attrs(src, dst):
@@ -229,50 +221,19 @@ def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=N
     _check_mechanism(mechanism, s.name)
     _check_name(s.name, allow_none=True)
     _check_rng(rng)
-    values = _prepare(mechanism, s, _subject(s.name), nan_policy, fill_value, unknown)
-    delta = _shuffle_check(shuffled, shuffle_delta, s)
-    ids = _ledger_check(ledger, mechanism.epsilon, s, people)
-    reports = mechanism._randomize(values, child_rng(rng, 0))
+    values = prepare_column(mechanism, s, _subject(s.name), nan_policy, fill_value, unknown)
+    delta = check_shuffle(shuffled, shuffle_delta, s)
+    ids = check_ledger(ledger, mechanism.epsilon, s, people)
+    plan = CollectionPlan((ColumnPlan(s.name, s.name, mechanism, None),), "all-columns")
+    batch = privatize_batch(plan, [values], plan.streams(rng), len(s), digest=_digest)
+    specs = {s.name: mechanism.spec}
     if ledger is not None:
-        ledger.record(epsilon=mechanism.epsilon, people=ids, specs={s.name: reports.spec}, label=label,
-                      shuffled=shuffled, shuffle_delta=shuffle_delta)
-    out = pd.Series(_owned(reports.codes), index=s.index, name=s.name, copy=False)
+        record_ledger(ledger, epsilon=mechanism.epsilon, people=ids, specs=specs, label=label, shuffled=shuffled,
+                      shuffle_delta=shuffle_delta)
+    out = pd.Series(batch.codes[s.name], index=s.index, name=s.name, copy=False)
     _copy_other_attrs(s, out)
-    digests = {s.name: codes_digest(reports.codes)} if _digest else None
-    return attach_specs(out, {s.name: reports.spec}, epsilon_per_row=mechanism.epsilon, digests=digests,
+    return attach_specs(out, specs, epsilon_per_row=mechanism.epsilon, digests=batch.digests if _digest else None,
                         shuffle_delta=delta)
-
-
-def _shuffle_check(shuffled, shuffle_delta, obj=None):
-    """The central δ to record for a collection declared shuffled (None when it is not), checked before
-    anything is drawn.
-
-    A declaration is refused for reports that keep an identifying index (``obj``'s index other than a
-    RangeIndex of positions): the reports keep their input's index, and a shuffled batch must reach the
-    analyst with nothing that links a report to its sender (the command line likewise refuses ``--shuffled``
-    with ``--keep``)."""
-    if not isinstance(shuffled, (bool, np.bool_)):
-        raise TypeError(f"shuffled must be True or False; got {type(shuffled).__name__} {shuffled!r}")
-    from .accounting import check_shuffle_delta
-
-    delta = check_shuffle_delta(shuffle_delta)
-    if shuffled and obj is not None and not isinstance(obj.index, pd.RangeIndex):
-        first = obj.index[0] if len(obj.index) else None
-        raise ValueError(f"shuffled=True declares that the reports reach the analyst with nothing linking them to "
-                         f"their senders, but they keep the input's index ({type(obj.index).__name__}"
-                         f"{'' if first is None else f', first label {first!r}'}), which identifies each row: "
-                         "privatize obj.reset_index(drop=True) (a ledger still names the people with people=)")
-    return delta if shuffled else None
-
-
-def _fill_values(fill_value, columns):
-    if isinstance(fill_value, Mapping):
-        unknown = [c for c in fill_value if c not in columns]
-        if unknown:
-            raise ValueError(f"fill_value names {len(unknown)} column(s) that are not privatized, first "
-                             f"{unknown[0]!r}; privatized columns: {list(columns)}")
-        return {c: fill_value.get(c) for c in columns}
-    return {c: fill_value for c in columns}
 
 
 def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="raise", fill_value=None,
@@ -353,9 +314,6 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
     check_choice(nan_policy, "nan_policy", _NAN_POLICIES)
     # a vector mechanism reads several value columns, named by a tuple key, into one report column
     plan = plan_columns(mechanisms, strategy)
-    columns = [c.key for c in plan.columns]
-    sources = {c.key: c.sources for c in plan.columns}
-    labels = {c.key: c.label for c in plan.columns}
     missing = [v for c in plan.columns for v in c.value_columns if v not in df.columns]
     if missing:
         raise ValueError(f"{len(missing)} column(s) to privatize are not in the DataFrame, first {missing[0]!r}; "
@@ -366,94 +324,39 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
         if dup:
             raise ValueError(f"column label {dup[0]!r} appears {counts[dup[0]]} times in the DataFrame; "
                              "report columns need unique labels")
-    fills = _fill_values(fill_value, columns)
-    for c in columns:
-        for v in sources[c] or []:
+    fills = fill_values(fill_value, [c.key for c in plan.columns])
+    for c in plan.columns:
+        for v in c.sources or []:
             _check_name(v, allow_none=False)
-        _check_name(labels[c], allow_none=False)
-        _check_mechanism(mechanisms[c], labels[c])
+        _check_name(c.label, allow_none=False)
+        _check_mechanism(c.mechanism, c.label)
     _check_rng(rng)
-    if unknown != "raise" and not any(_takes_unknown(mechanisms[c]) for c in columns):
-        _prepare(mechanisms[columns[0]], None, None, nan_policy, None, unknown)  # the refusal
-    prepared = [_prepare(mechanisms[c], df[list(sources[c])] if sources[c] is not None else df[c],
-                         _subject(labels[c]), nan_policy, fills[c], unknown if _takes_unknown(mechanisms[c])
-                         else "raise")
-                for c in columns]
-    planned = plan.epsilon_per_row
-    delta = _shuffle_check(shuffled, shuffle_delta, df)
-    ids = _ledger_check(ledger, planned, df, people)
+    if unknown != "raise" and not any(takes_unknown(c.mechanism) for c in plan.columns):
+        prepare_column(plan.columns[0].mechanism, None, None, nan_policy, None, unknown)  # the refusal
+    # every cell of every column is validated before the first word is drawn
+    prepared = [prepare_column(c.mechanism, df[list(c.sources)] if c.sources is not None else df[c.key],
+                               _subject(c.label), nan_policy, fills[c.key],
+                               unknown if takes_unknown(c.mechanism) else "raise")
+                for c in plan.columns]
+    delta = check_shuffle(shuffled, shuffle_delta, df)
+    ids = check_ledger(ledger, plan.epsilon_per_row, df, people)
     # Everything is valid: from here on, words are drawn.
-    m, n = len(columns), len(df)
-    streams = plan.streams(rng)
-    data, specs, epsilons, digests = {}, {}, [], {}
-    if strategy == "all-columns":
-        for j, c in enumerate(columns):
-            mech, out_label = mechanisms[c], labels[c]
-            codes = mech.column_codes(mech._randomize(prepared[j], streams[j]))
-            if _digest:
-                digests[out_label] = codes_digest(codes)
-            data[out_label], specs[out_label] = _owned(codes), mech.spec
-            epsilons.append(mech.epsilon)
-        epsilon_per_row = math.fsum(epsilons)
-    else:
-        assigned = assign_rows(streams[m], n, m)
-        for j, c in enumerate(columns):
-            mech, out_label = mechanisms[c], labels[c]
-            rows = assigned[j]
-            sub = prepared[j][rows]
-            sub.flags.writeable = False
-            own = mech.column_codes(mech._randomize(sub, streams[j]))
-            if _digest:
-                digests[out_label] = codes_digest(own)
-            codes = np.zeros(n, dtype=own.dtype)
-            codes[rows] = own
-            mask = np.ones(n, dtype=bool)
-            mask[rows] = False
-            data[out_label], specs[out_label] = pd.arrays.IntegerArray(codes, mask), mech.spec
-            epsilons.append(mech.epsilon)
-        epsilon_per_row = max(epsilons)
+    batch = privatize_batch(plan, prepared, plan.streams(rng), len(df), digest=_digest)
+    data = {c: codes if batch.missing[c] is None else pd.arrays.IntegerArray(codes, batch.missing[c])
+            for c, codes in batch.codes.items()}
+    specs = {c.label: c.mechanism.spec for c in plan.columns}
+    epsilon_per_row = plan.epsilon_per_row
     if ledger is not None:
-        # under one-column-per-row each column's estimates show the central epsilon of its own reports: the
-        # entry states the largest of them (the smallest column's), so the two agree
-        counts = [int(len(v) - v.isna().sum()) for v in data.values()] if strategy == "one-column-per-row" else []
-        ledger.record(epsilon=epsilon_per_row, people=ids, specs=specs, strategy=strategy, label=label,
+        record_ledger(ledger, epsilon=epsilon_per_row, people=ids, specs=specs, strategy=strategy, label=label,
                       shuffled=shuffled, shuffle_delta=shuffle_delta,
-                      shuffle_n=min((c for c in counts if c), default=None) if shuffled else None)
+                      counts=batch.counts.values() if plan.split else ())
     out = pd.DataFrame(data, index=df.index, copy=False)
     out.columns.name = df.columns.name
     _copy_other_attrs(df, out)
     return attach_specs(out, specs, strategy=strategy, epsilon_per_row=epsilon_per_row,
-                        digests=digests if _digest else None,
-                        sources={labels[c]: sources[c] for c in columns if sources[c] is not None},
+                        digests=batch.digests if _digest else None,
+                        sources={c.label: c.sources for c in plan.columns if c.sources is not None},
                         shuffle_delta=delta)
-
-
-def _ledger_check(ledger, epsilon, obj, people):
-    """The people ids of a collection about to be drawn, after the ledger's cap check (None without a ledger)."""
-    if ledger is None:
-        if people is not None:
-            raise ValueError("people= names the rows' people for a ledger; pass ledger= too")
-        return None
-    if not (hasattr(ledger, "check") and hasattr(ledger, "record")):
-        raise TypeError(f"ledger must be an ldpnum.PrivacyLedger; got {type(ledger).__name__}")
-    if people is not None and (isinstance(people, (str, bytes)) or np.ndim(people) == 0):
-        # one label: a DataFrame's column of person ids (as the command line's --people-column), never the
-        # characters of a string read as ids
-        if not isinstance(obj, pd.DataFrame):
-            raise TypeError(f"people must be the rows' person ids, one per row (array-like); got "
-                            f"{type(people).__name__} {people!r} (a column name works for a DataFrame only)")
-        if people not in obj.columns:
-            raise ValueError(f"people={people!r} names no column of the DataFrame (its columns: "
-                             f"{list(obj.columns)}); pass the column of person ids, or the ids themselves, one per "
-                             "row")
-        people = obj[people]
-    ids = obj.index if people is None else people
-    if people is not None and len(people) != len(obj):
-        raise ValueError(f"people has {len(people)} ids for {len(obj)} rows")
-    if isinstance(ids, pd.Series):
-        ids = pd.Index(ids.to_numpy() if ids.dtype.kind in "iuO" else ids.astype(object).to_numpy())
-    ledger.check(epsilon=epsilon, people=ids)
-    return ids
 
 
 def _row_epsilon(obj, agg):
@@ -462,22 +365,6 @@ def _row_epsilon(obj, agg):
     info = frame_info(obj) or {}
     eps = info.get("epsilon_per_row")
     return None if eps is None or eps <= agg.spec.epsilon else float(eps)
-
-
-def _takes_unknown(mech):
-    import inspect
-
-    return "unknown" in inspect.signature(mech.prepare_values).parameters
-
-
-def _prepare(mech, x, name, nan_policy, fill_value, unknown):
-    """``mech.prepare_values`` of one column, with ``unknown=`` for the mechanisms that take it."""
-    if unknown == "raise":
-        return mech.prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value)
-    if not _takes_unknown(mech):
-        raise TypeError(f"unknown={unknown!r} applies to categorical mechanisms (frequency oracles such as "
-                        f"ldp.GRR); {type(mech).__name__} takes values in bounds (out-of-range values are clipped)")
-    return mech.prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value, unknown=unknown)
 
 
 # -- reading report columns ------------------------------------------------------------------------------
@@ -699,8 +586,8 @@ def _run_sets(protocol, finds, s, rng, truncate, shuffled, shuffle_delta, ledger
                         f"{type(protocol).__name__}")
     _check_rng(rng)
     if shuffled:
-        _shuffle_check(shuffled, shuffle_delta)
-    ids = _ledger_check(ledger, protocol.epsilon, s, people)
+        check_shuffle(shuffled, shuffle_delta)
+    ids = check_ledger(ledger, protocol.epsilon, s, people)
     result = protocol.run(s, rng=rng, truncate=truncate, shuffled=shuffled, shuffle_delta=shuffle_delta)
     if ledger is not None:
         ledger.record(epsilon=protocol.epsilon, people=ids, specs=[repr(protocol)], label=label, shuffled=shuffled,
