@@ -49,7 +49,8 @@ import numpy as np
 from .spec import Spec
 from ._frame import new_collection_id
 from ._random import child_rng, resolve_rng
-from .collect import check_shuffle, resolve_strategy
+from .collect import (aggregate_series, check_shuffle, describe_aggregates, estimate_mean_named, estimator,
+                      mechanism_of, resolve_strategy)
 from .engines import aggregate_frame, partition_privatize, tree_merge
 from .exceptions import InvalidValuesError
 
@@ -163,8 +164,6 @@ def _aggregate_partition(part, column, spec, number=0):
     import pandas as pd
 
     if isinstance(part, pd.Series):
-        from .pandas import aggregate_series
-
         return aggregate_series(part, spec), [_part_record(part, None, number)]
     return aggregate_frame(part, column, spec), [_part_record(part, [column], number)]
 
@@ -389,26 +388,22 @@ def _one_batch(obj, total):
 
 def _mech_agg(obj, column, spec):
     """Compute the merged aggregate; return (mechanism, aggregate) on the driver."""
-    from .pandas import _mechanism
-
     agg = aggregate(obj, column, spec=spec).compute()
-    return _mechanism(agg.spec), agg
+    return mechanism_of(agg.spec), agg
 
 
 def _estimate(obj, column, spec, method, **kwargs):
     from ._results import named
-    from .pandas import _need
 
     mech, agg = _mech_agg(obj, column, spec)
-    return named(_need(mech, method)(agg, **kwargs), obj.name if column is None else column)
+    return named(estimator(mech, method)(agg, **kwargs), obj.name if column is None else column)
 
 
 def _quantile(obj, column, q, spec, **kwargs):
     import pandas as pd
-    from .pandas import _queryable
 
     mech, agg = _mech_agg(obj, column, spec)
-    est = _queryable(mech, agg, kwargs)
+    est = mech.queryable_estimate(agg, **kwargs)
     if np.ndim(q) == 0:
         return float(est.quantile(q))
     qs = np.asarray(q, dtype=np.float64)
@@ -417,10 +412,8 @@ def _quantile(obj, column, q, spec, **kwargs):
 
 
 def _range(obj, column, lo, hi, spec, **kwargs):
-    from .pandas import _queryable
-
     mech, agg = _mech_agg(obj, column, spec)
-    return _queryable(mech, agg, kwargs).range(lo, hi)
+    return mech.queryable_estimate(agg, **kwargs).range(lo, hi)
 
 
 def _info(obj):
@@ -483,8 +476,6 @@ class DaskFrameAccessor:
     def estimate_mean(self, column, *, spec=None):
         """:class:`~ldpnum.MeanEstimate` of ``column``'s mean (a vector report column: a
         :class:`~ldpnum.vectors.VectorMeanEstimate` named by its value columns), from the merged aggregate."""
-        from .pandas import estimate_mean_named
-
         mech, agg = _mech_agg(self._obj, column, spec)
         return estimate_mean_named(mech, agg, make_meta(self._obj), column)
 
@@ -516,9 +507,7 @@ class DaskFrameAccessor:
 
     def describe(self, *, level=0.95):
         """Per report column: mean with a ``level`` confidence interval and quartiles
-        (:func:`ldpnum.pandas.describe_aggregates` of the merged aggregates)."""
-        from .pandas import describe_aggregates
-
+        (:func:`ldpnum.collect.describe_aggregates` of the merged aggregates)."""
         return describe_aggregates(aggregate(self._obj).compute(), level=level)
 
 
@@ -565,8 +554,6 @@ class DaskSeriesAccessor:
     def estimate_mean(self, spec=None):
         """:class:`~ldpnum.MeanEstimate` of the mean (a vector report column: a
         :class:`~ldpnum.vectors.VectorMeanEstimate`), from the merged aggregate."""
-        from .pandas import estimate_mean_named
-
         mech, agg = _mech_agg(self._obj, None, spec)
         meta = make_meta(self._obj)
         return estimate_mean_named(mech, agg, meta, meta.name)

@@ -126,11 +126,11 @@ def partition_privatize(df, mechanisms, *, seed, partition_index, strategy="all-
         if strategy != "all-columns":
             raise ValueError(f"strategy concerns the columns of a DataFrame; a Series is one column "
                              f"(got strategy={strategy!r})")
-        from .pandas import privatize_series
+        from .collect import privatize_series
 
         return privatize_series(df, mechanisms, rng=rng, nan_policy=nan_policy, fill_value=fill_value,
                                 _digest=False)
-    from .pandas import privatize_frame
+    from .collect import privatize_frame
 
     # Partitions record specs but no digest of their codes: an engine concatenates partitions (pandas keeps
     # attrs only when they are equal), and one partition's digest would not describe the whole column.
@@ -153,7 +153,7 @@ def aggregate_frame(df, column, spec=None):
     >>> aggregate_frame(df, "r", m.spec).n_reports
     10
     """
-    from .pandas import aggregate_series
+    from .collect import aggregate_series
 
     if column not in df.columns:
         raise ValueError(f"column {column!r} is not in the frame (columns: {list(df.columns)})")
