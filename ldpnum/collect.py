@@ -81,9 +81,12 @@ from .mechanisms import Mechanism, from_spec
 from .mechanisms._base import ESTIMATORS
 from .spec import check_spec
 
-__all__ = ["MAX_COLUMNS", "NAN_POLICIES", "STRATEGIES", "BatchReports", "CollectionPlan", "ColumnPlan", "assign_rows",
-           "check_ledger", "check_shuffle", "fill_values", "plan_columns", "prepare_column", "privatize_batch",
-           "record_ledger", "report_label", "resolve_strategy", "takes_unknown", "vector_sources"]
+__all__ = ["MAX_COLUMNS", "NAN_POLICIES", "STRATEGIES", "BatchReports", "CollectionPlan", "ColumnPlan",
+           "aggregate_series", "assign_rows", "check_ledger", "check_rng", "check_shuffle", "column_subject", "concat",
+           "describe_aggregates", "estimate_mean_named", "estimator", "fill_values", "is_real_dtype", "mechanism_of",
+           "partition_rng", "plan_columns", "prepare_column", "privatize_batch", "privatize_frame", "privatize_series",
+           "record_ledger", "report_label", "reports_of", "resolve_strategy", "run_seed", "takes_unknown",
+           "vector_sources"]
 
 #: How the columns of a table share each row's privacy budget.
 STRATEGIES = ("all-columns", "one-column-per-row")
@@ -480,6 +483,72 @@ def privatize_batch(plan: CollectionPlan, values: list, streams: list, n_rows: i
         if digest:
             digests[col.label] = codes_digest(own)
     return BatchReports(n_rows, codes, missing, digests)
+
+
+# -- partitions -----------------------------------------------------------------------------------------------
+
+def run_seed(rng: Any) -> Any:
+    """The run's seed as something every partition can extend: None, an int or a SeedSequence.
+
+    A Generator contributes 128 bits drawn from it on the driver (it advances, as on every use). Partition
+    ``i`` of the run then draws from ``partition_rng(run_seed(rng), i)``.
+
+    Examples
+    --------
+    >>> run_seed(7), run_seed(None)
+    (7, None)
+    """
+    if rng is None:
+        return None
+    resolve_rng(rng)  # TypeError/ValueError for bad kinds and values, before anything runs
+    if isinstance(rng, np.random.Generator):
+        return child_rng(rng)
+    return rng if isinstance(rng, np.random.SeedSequence) else int(rng)
+
+
+def _check_seed(seed):
+    if seed is None or isinstance(seed, np.random.SeedSequence):
+        return seed
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
+        hint = (" (a Generator cannot be shared by partitions on several machines; pass an int seed or "
+                "ldpnum.engines.child_rng(generator))" if isinstance(seed, np.random.Generator) else "")
+        raise TypeError(f"seed must be None, a non-negative int or a numpy SeedSequence; "
+                        f"got {type(seed).__name__}{hint}")
+    if int(seed) < 0:
+        raise ValueError(f"seed must be non-negative; got {int(seed)}")
+    return int(seed)
+
+
+def _check_index(partition_index):
+    if isinstance(partition_index, (bool, np.bool_)) or not isinstance(partition_index, numbers.Integral):
+        raise TypeError(f"partition_index must be an int; got {type(partition_index).__name__}")
+    if int(partition_index) < 0:
+        raise ValueError(f"partition_index must be non-negative; got {int(partition_index)}")
+    return int(partition_index)
+
+
+def partition_rng(seed: Any, partition_index: Any) -> Any:
+    """The stream of partition ``partition_index`` of a run seeded with ``seed``: ``child_rng(seed, i)``.
+
+    Every partition of a distributed collection (Dask, Spark, a process pool) draws from its own sub-stream,
+    so a seeded run gives the same reports whatever the engine, scheduler, worker count or task order; within
+    the partition the columns draw from the partition's own column streams (:meth:`CollectionPlan.streams`).
+    ``seed=None`` (a real collection) keys every partition afresh from the operating system.
+
+    Raises
+    ------
+    TypeError
+        For a seed that is not None, an int or a SeedSequence (a Generator cannot be shared by partitions on
+        several machines), or a partition index that is not an int.
+    ValueError
+        For negative seeds and indices.
+
+    Examples
+    --------
+    >>> partition_rng(7, 3).spawn_key
+    (3,)
+    """
+    return child_rng(_check_seed(seed), _check_index(partition_index))
 
 
 # -- pandas tables: privatizing frames and Series --------------------------------------------------------------

@@ -48,9 +48,8 @@ import numpy as np
 
 from .spec import Spec
 from ._frame import new_collection_id
-from ._random import child_rng, resolve_rng
 from .collect import (aggregate_series, check_shuffle, describe_aggregates, estimate_mean_named, estimator,
-                      mechanism_of, resolve_strategy)
+                      mechanism_of, resolve_strategy, run_seed)
 from .engines import aggregate_frame, partition_privatize, tree_merge
 from .exceptions import InvalidValuesError
 
@@ -59,19 +58,6 @@ __all__ = ["DaskFrameAccessor", "DaskSeriesAccessor", "privatize_frame", "privat
 
 
 # -- randomness -----------------------------------------------------------------------------------------------
-def _run_seed(rng):
-    """The run's seed as something every partition can extend: None, an int or a SeedSequence.
-
-    A Generator contributes 128 bits drawn from it on the driver (it advances, as on every use).
-    """
-    if rng is None:
-        return None
-    resolve_rng(rng)  # TypeError/ValueError for bad kinds and values, before anything runs
-    if isinstance(rng, np.random.Generator):
-        return child_rng(rng)
-    return rng if isinstance(rng, np.random.SeedSequence) else int(rng)
-
-
 def _partition_number(partition_info):
     if not partition_info or "number" not in partition_info:
         raise RuntimeError("ldpnum.dask: the partition number is unknown (partition_info missing)")
@@ -245,7 +231,7 @@ def privatize_frame(ddf, mechanisms, *, rng=None, strategy=None, nan_policy="rai
     >>> len(r.compute(scheduler="sync"))
     100
     """
-    seed = _run_seed(rng)
+    seed = run_seed(rng)
     delta = check_shuffle(shuffled, shuffle_delta, make_meta(ddf))
     strategy = resolve_strategy(strategy, mechanisms, stacklevel=4)  # the pandas default, warned once here
     collection = new_collection_id(seed)
@@ -268,7 +254,7 @@ def privatize_series(dds, mechanism, *, rng=None, nan_policy="raise", fill_value
     >>> s.ldp.privatize(m, rng=0).ldp.aggregate().compute(scheduler="sync").n_reports
     100
     """
-    seed = _run_seed(rng)
+    seed = run_seed(rng)
     delta = check_shuffle(shuffled, shuffle_delta, make_meta(dds))
     collection = new_collection_id(seed)
     meta = _declared(partition_privatize(make_meta(dds), mechanism, seed=0, partition_index=0, nan_policy=nan_policy,
