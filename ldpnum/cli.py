@@ -605,7 +605,7 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
         if keep:
             raise CLIError(f"a shuffled collection keeps no input column beside its reports (keep={list(keep)!r}): "
                            "a kept column can link each report to its sender")
-    schema, info = _report_schema(src, mechanisms, keep, strategy, sources, shuffle_delta)
+    schema, info = _report_schema(src, plan, keep, shuffle_delta)
     specs = {c: m.spec for c, m in mechanisms.items()}
     out_dir = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(out_dir):
@@ -653,8 +653,7 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
         writer = None
         # The record with the digests of the whole columns, known only now: a second streaming pass copies
         # the row groups under the final schema (the schema's metadata is written when a file is opened).
-        for entry in info["columns"]:
-            entry["codes"] = digests[entry["column"]]
+        info = plan.record(digests=digests, shuffle_delta=shuffle_delta)
         if key is not None:
             info = sign_info(info, key)
         final = schema.with_metadata(_with_record(schema.metadata, info))
@@ -787,7 +786,7 @@ def _count_missing(mech, batches, column, sources=None):
     return total
 
 
-def _report_schema(src, mechanisms, keep, strategy, sources=None, shuffle_delta=None):
+def _report_schema(src, plan, keep, shuffle_delta=None):
     """Arrow schema of the output: report codes + kept columns, with pandas' and ldpnum's metadata.
 
     With "one-column-per-row" the report columns are nullable and recorded as pandas' nullable unsigned
@@ -798,9 +797,7 @@ def _report_schema(src, mechanisms, keep, strategy, sources=None, shuffle_delta=
     import pandas as pd
     import pyarrow as pa
 
-    from ._frame import FORMAT
-
-    sources = sources or {}
+    mechanisms, sources, strategy = plan.mechanisms, plan.sources, plan.strategy
     anchored = {}  # input column -> the report columns placed there: its own, and those it is the first source of
     for name in mechanisms:
         anchored.setdefault(sources[name][0] if sources.get(name) else name, []).append(name)
@@ -817,13 +814,7 @@ def _report_schema(src, mechanisms, keep, strategy, sources=None, shuffle_delta=
             field = src.schema.field(col)
             fields.append(field.with_metadata(None))
             empty[col] = pa.array([], type=field.type).to_pandas()
-    epsilons = [m.epsilon for m in mechanisms.values()]
-    eps_row = float(max(epsilons) if strategy == "one-column-per-row" else math.fsum(epsilons))
-    info = {"format": FORMAT, "strategy": strategy, "epsilon_per_row": eps_row,
-            "columns": [{"column": c, "spec": m.spec.to_dict(),
-                         **({"sources": list(sources[c])} if sources.get(c) else {})} for c, m in mechanisms.items()]}
-    if shuffle_delta is not None:
-        info["shuffle_delta"] = shuffle_delta
+    info = plan.record(shuffle_delta=shuffle_delta)
     pandas_meta = pa.Schema.from_pandas(pd.DataFrame(empty), preserve_index=False).metadata or {}
     return pa.schema(fields, metadata=_with_record(pandas_meta, info)), info
 

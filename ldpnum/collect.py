@@ -70,6 +70,7 @@ from ._frame import (
     column_specs,
     frame_info,
     histogram_digest,
+    report_record,
     shuffle_delta_of,
     spec_for,
 )
@@ -216,6 +217,20 @@ class CollectionPlan:
         """The ε each row spends: the sum of the columns' ε (all-columns) or the largest (one-column-per-row)."""
         epsilons = [c.mechanism.epsilon for c in self.columns]
         return float(max(epsilons) if self.split else math.fsum(epsilons))
+
+    @property
+    def specs(self) -> dict:
+        """Report column label -> the spec of its mechanism."""
+        return {c.label: c.mechanism.spec for c in self.columns}
+
+    def record(self, *, digests: dict | None = None, shuffle_delta: float | None = None) -> dict:
+        """The collection's ldpnum record (:func:`ldpnum._frame.report_record`): every column's spec and value
+        columns, the strategy, ``epsilon_per_row``, and optionally the digests of the codes and the central δ of
+        a shuffled collection. The pandas accessor keeps it in ``attrs``, the command line in the Parquet
+        file's metadata."""
+        return report_record(self.specs, strategy=self.strategy, epsilon_per_row=self.epsilon_per_row,
+                             digests=digests, sources={c.label: c.sources for c in self.columns if c.sources},
+                             shuffle_delta=shuffle_delta)
 
     def streams(self, rng: Any) -> list:
         """The collection's random streams: report column ``j`` draws from ``child_rng(rng, j)``, and under
@@ -796,19 +811,15 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
     batch = privatize_batch(plan, prepared, plan.streams(rng), len(df), digest=_digest)
     data = {c: codes if batch.missing[c] is None else pd.arrays.IntegerArray(codes, batch.missing[c])
             for c, codes in batch.codes.items()}
-    specs = {c.label: c.mechanism.spec for c in plan.columns}
-    epsilon_per_row = plan.epsilon_per_row
     if ledger is not None:
-        record_ledger(ledger, epsilon=epsilon_per_row, people=ids, specs=specs, strategy=strategy, label=label,
-                      shuffled=shuffled, shuffle_delta=shuffle_delta,
+        record_ledger(ledger, epsilon=plan.epsilon_per_row, people=ids, specs=plan.specs, strategy=strategy,
+                      label=label, shuffled=shuffled, shuffle_delta=shuffle_delta,
                       counts=batch.counts.values() if plan.split else ())
     out = pd.DataFrame(data, index=df.index, copy=False)
     out.columns.name = df.columns.name
     _copy_other_attrs(df, out)
-    return attach_specs(out, specs, strategy=strategy, epsilon_per_row=epsilon_per_row,
-                        digests=batch.digests if _digest else None,
-                        sources={c.label: c.sources for c in plan.columns if c.sources is not None},
-                        shuffle_delta=delta)
+    out.attrs[ATTRS_KEY] = plan.record(digests=batch.digests if _digest else None, shuffle_delta=delta)
+    return out
 
 
 # -- reading a report column back ------------------------------------------------------------------------------
