@@ -71,7 +71,6 @@ from ._frame import (
     frame_info,
     histogram_digest,
     report_record,
-    shuffle_delta_of,
     spec_for,
 )
 from ._random import MAX_ASSIGNED, assign_columns, child_rng, resolve_rng
@@ -82,12 +81,12 @@ from .mechanisms import Mechanism, from_spec
 from .mechanisms._base import ESTIMATORS
 from .spec import check_spec
 
-__all__ = ["MAX_COLUMNS", "NAN_POLICIES", "STRATEGIES", "BatchReports", "CollectionPlan", "ColumnPlan",
-           "aggregate_series", "assign_rows", "check_ledger", "check_rng", "check_shuffle", "column_subject", "concat",
-           "describe_aggregates", "estimate_mean_named", "estimator", "fill_values", "is_real_dtype", "mechanism_of",
-           "partition_rng", "plan_columns", "prepare_column", "privatize_batch", "privatize_frame", "privatize_series",
-           "record_ledger", "report_label", "reports_of", "resolve_strategy", "run_seed", "takes_unknown",
-           "vector_sources"]
+__all__ = ["MAX_COLUMNS", "NAN_POLICIES", "STRATEGIES", "BatchReports", "CollectionPlan",
+           "ColumnPlan", "aggregate_series", "assign_rows", "check_ledger", "check_rng", "check_shuffle",
+           "column_subject", "concat", "declare_shuffled", "describe_aggregates", "estimate_mean_named",
+           "estimator", "fill_values", "is_real_dtype", "mechanism_of", "partition_rng", "plan_columns",
+           "prepare_column", "privatize_batch", "privatize_frame", "privatize_series", "record_ledger",
+           "report_label", "reports_of", "resolve_strategy", "run_seed", "takes_unknown", "vector_sources"]
 
 #: How the columns of a table share each row's privacy budget.
 STRATEGIES = ("all-columns", "one-column-per-row")
@@ -824,12 +823,27 @@ def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="rais
 
 # -- reading a report column back ------------------------------------------------------------------------------
 
-def _row_epsilon(obj, agg):
-    """The local ε of each person's row in a shuffled batch (``epsilon_per_row`` of the record, at least the
-    column's own ε): every column of the batch, and the ledger's entry, show the central ε of that."""
-    info = frame_info(obj) or {}
-    eps = info.get("epsilon_per_row")
-    return None if eps is None or eps <= agg.spec.epsilon else float(eps)
+def declare_shuffled(agg: Any, shuffle_delta: float | None, epsilon_per_row: float | None = None) -> Any:
+    """``agg`` declared the one shuffled batch its record says it is (unchanged without a declaration, or
+    without reports).
+
+    The messages shuffled are the rows': each person's row spends ``epsilon_per_row`` (at least the column's
+    own ε), so every column of the batch, and the ledger's entry, show the central ε of that. The pandas
+    accessor applies it to a column, the Dask accessor to the aggregate merged over the partitions (each
+    partition's own declaration would read as batches shuffled apart).
+
+    Examples
+    --------
+    >>> import numpy as np, ldpnum as ldp
+    >>> m = ldp.SquareWave(epsilon=1.0, bounds=(0, 1))
+    >>> agg = m.aggregate(m.privatize(np.full(5000, 0.5), rng=0))
+    >>> declare_shuffled(agg, 1e-6).shuffle.epsilon < 1.0, declare_shuffled(agg, None) is agg
+    (True, True)
+    """
+    if shuffle_delta is None or not agg.n_reports:
+        return agg
+    eps = None if epsilon_per_row is None or epsilon_per_row <= agg.spec.epsilon else float(epsilon_per_row)
+    return agg.shuffled(shuffle_delta, epsilon0=eps)
 
 
 @functools.lru_cache(maxsize=64)
@@ -907,8 +921,8 @@ def reports_of(s, spec=None, *, _check=True):
         whole = np.isfinite(values) & (values == np.round(values)) & (values >= 0)
         if not whole.all():
             bad = np.flatnonzero(~whole)
-            raise ValueError(f"{column_subject(s.name)} holds {bad.size} value(s) that are not report codes (non-negative "
-                             f"whole numbers), first at position {bad[0]} ({values[bad[0]]!r})")
+            raise ValueError(f"{column_subject(s.name)} holds {bad.size} value(s) that are not report codes "
+                             f"(non-negative whole numbers), first at position {bad[0]} ({values[bad[0]]!r})")
         codes = values.astype(np.uint64)
     if _check:
         check_codes(s, s.name, codes)
@@ -943,8 +957,8 @@ def aggregate_series(s, spec=None):
         one_code = agg._n_reports is None and reports.codes.ndim == 1 and agg.spec.n_cells <= 1 << 16
         check_codes(s, s.name, None if one_code else mech.column_codes(reports),
                     digest=histogram_digest(agg.counts) if one_code else None)
-    delta = shuffle_delta_of(s)
-    return agg if delta is None or not agg.n_reports else agg.shuffled(delta, epsilon0=_row_epsilon(s, agg))
+    info = frame_info(s) or {}
+    return declare_shuffled(agg, info.get("shuffle_delta"), info.get("epsilon_per_row"))
 
 
 def estimate_mean_named(mech, agg, record, name):

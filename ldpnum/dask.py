@@ -48,8 +48,8 @@ import numpy as np
 
 from .spec import Spec
 from ._frame import new_collection_id
-from .collect import (aggregate_series, check_shuffle, describe_aggregates, estimate_mean_named, estimator,
-                      mechanism_of, resolve_strategy, run_seed)
+from .collect import (aggregate_series, check_shuffle, declare_shuffled, describe_aggregates, estimate_mean_named,
+                      estimator, mechanism_of, resolve_strategy, run_seed)
 from .engines import aggregate_frame, partition_privatize, tree_merge
 from .exceptions import InvalidValuesError
 
@@ -127,10 +127,7 @@ def _as_one_batch(agg, shuffle_delta, epsilon_per_row=None):
     messages of ``epsilon_per_row`` (each person's row) as in the pandas accessor."""
     if isinstance(agg, dict):
         return {c: _as_one_batch(a, shuffle_delta, epsilon_per_row) for c, a in agg.items()}
-    if not agg.n_reports:
-        return agg
-    eps = epsilon_per_row if epsilon_per_row is not None and epsilon_per_row > agg.spec.epsilon else None
-    return agg.shuffled(shuffle_delta, epsilon0=eps)
+    return declare_shuffled(agg, shuffle_delta, epsilon_per_row)
 
 
 def _part_record(part, columns, number):
