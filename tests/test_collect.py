@@ -229,3 +229,27 @@ def test_privatize_file_refuses_two_keys_of_one_report_label_as_the_accessor_doe
     with pytest.raises(CLIError, match="two keys give the same report column label"):
         privatize_file(tmp_path / "in.csv", tmp_path / "out.parquet", {("a", "b"): m, "a,b": SW}, rng=0)
     assert not (tmp_path / "out.parquet").exists()
+
+
+# -- partitions and shuffled batches --------------------------------------------------------------------------
+
+def test_partition_streams_extend_the_run_seed_and_refuse_what_cannot_be_shared():
+    assert collect.partition_rng(7, 3).spawn_key == child_rng(7, 3).spawn_key == (3,)
+    assert collect.partition_rng(None, 3) is None
+    ss = collect.run_seed(np.random.default_rng(1))
+    assert isinstance(ss, np.random.SeedSequence) and collect.partition_rng(ss, 2).spawn_key == (2,)
+    with pytest.raises(TypeError, match="a Generator cannot be shared by partitions"):
+        collect.partition_rng(np.random.default_rng(0), 0)
+    with pytest.raises(ValueError, match="partition_index must be non-negative; got -1"):
+        collect.partition_rng(0, -1)
+    with pytest.raises(TypeError, match="partition_index must be an int; got bool"):
+        collect.partition_rng(0, True)
+
+
+def test_a_shuffled_aggregate_counts_the_rows_epsilon_when_it_exceeds_the_columns():
+    agg = SW.aggregate(SW.privatize(np.full(5000, 0.5), rng=0))
+    assert collect.declare_shuffled(agg, None) is agg
+    assert collect.declare_shuffled(SW.empty_aggregate(), 1e-6) == SW.empty_aggregate()
+    own = collect.declare_shuffled(agg, 1e-6)
+    assert collect.declare_shuffled(agg, 1e-6, epsilon_per_row=0.5) == own  # below the column's: its own
+    assert collect.declare_shuffled(agg, 1e-6, epsilon_per_row=3.0).shuffle.epsilon > own.shuffle.epsilon
