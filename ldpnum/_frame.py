@@ -36,7 +36,8 @@ from .spec import Spec, check_spec
 
 __all__ = ["ATTRS_KEY", "attach_specs", "column_specs", "frame_info", "parquet_metadata", "spec_for",
            "specs_from_parquet_metadata", "codes_digest", "add_digests", "column_digest", "ReportsChangedError",
-           "sign_info", "verify_info", "collector_key", "histogram_digest", "check_codes", "column_sources"]
+           "sign_info", "verify_info", "collector_key", "histogram_digest", "check_codes", "column_sources",
+           "report_record"]
 
 ATTRS_KEY = "ldpnum"
 FORMAT = 1
@@ -231,6 +232,14 @@ def attach_specs(obj, specs, *, strategy=None, epsilon_per_row=None, digests=Non
     ``shuffle_delta`` declares the reports one shuffled batch with that central δ (each column's aggregate is
     then declared shuffled: :meth:`ldpnum.Aggregate.shuffled`).
     """
+    obj.attrs[ATTRS_KEY] = report_record(specs, strategy=strategy, epsilon_per_row=epsilon_per_row, digests=digests,
+                                         sources=sources, shuffle_delta=shuffle_delta)
+    return obj
+
+
+def report_record(specs, *, strategy=None, epsilon_per_row=None, digests=None, sources=None, shuffle_delta=None):
+    """The ldpnum record of report columns (the dict :func:`attach_specs` puts in ``attrs`` and the command
+    line in a Parquet file's metadata); the arguments are those of :func:`attach_specs`."""
     digests = digests or {}
     sources = sources or {}
     columns = []
@@ -245,11 +254,11 @@ def attach_specs(obj, specs, *, strategy=None, epsilon_per_row=None, digests=Non
             entry["sources"] = list(sources[name])
             json.dumps(entry["sources"])
         columns.append(entry)
-    obj.attrs[ATTRS_KEY] = {"format": FORMAT, "columns": columns, "strategy": strategy,
-                            "epsilon_per_row": None if epsilon_per_row is None else float(epsilon_per_row)}
+    record = {"format": FORMAT, "columns": columns, "strategy": strategy,
+              "epsilon_per_row": None if epsilon_per_row is None else float(epsilon_per_row)}
     if shuffle_delta is not None:
-        obj.attrs[ATTRS_KEY]["shuffle_delta"] = float(shuffle_delta)
-    return obj
+        record["shuffle_delta"] = float(shuffle_delta)
+    return record
 
 
 def shuffle_delta_of(obj):

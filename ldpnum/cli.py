@@ -87,7 +87,7 @@ MAX_PRINTED_CATEGORIES = 64
 DEMOS = ("heavy-hitters", "vectors")
 
 #: How the columns of a row are privatized (as ``DataFrame.ldp.privatize``).
-STRATEGIES = ("all-columns", "one-column-per-row")
+from .collect import STRATEGIES
 
 # -- mechanisms --------------------------------------------------------------------------------------------
 
@@ -284,10 +284,8 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
     """
     import numpy as np
 
-    from ._random import MAX_ASSIGNED, assign_columns, child_rng
     from ._validation import check_choice
-
-    from .pandas import _report_label, _vector_sources
+    from .collect import check_shuffle, plan_columns, privatize_batch
 
     log = sys.stderr if log is None else log
     keys = list(mechanisms)
@@ -297,16 +295,17 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
     for c in [v for k in keys for v in (k if isinstance(k, tuple) else (k,))] + keep:
         if not isinstance(c, str):
             raise TypeError(f"column names must be str; got {type(c).__name__} {c!r}")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {', '.join(map(repr, STRATEGIES))}; got {strategy!r}")
     # a mechanism of several columns reads the columns of its tuple key into one report column (the accessor's
     # rule: the mechanism decides which value columns a key names)
     try:
-        sources = {k: _vector_sources(k, mechanisms[k]) for k in keys}
-        labels = {k: _report_label(k) if sources[k] is not None else k for k in keys}
+        plan = plan_columns(mechanisms, strategy)
     except (TypeError, ValueError) as exc:
         raise CLIError(_one_line(exc)) from None
-    mechanisms = {labels[k]: mechanisms[k] for k in keys}
-    sources = {labels[k]: sources[k] for k in keys}
-    columns = list(mechanisms)
+    mechanisms = plan.mechanisms
+    sources = plan.sources
+    columns = plan.labels
     value_columns = [v for c in columns for v in (sources[c] or [c])]
     for names in (keep, columns):  # a value column may feed several report columns (each spends its ε)
         dup = next((c for c in names if names.count(c) > 1), None)
@@ -317,9 +316,6 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
         raise CLIError(f"column {both[0]!r} is both privatized and kept: keeping it would copy the raw values "
                        "next to their reports")
     check_choice(out_of_range, "out_of_range", ("clip", "raise"))
-    if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {', '.join(map(repr, STRATEGIES))}; got {strategy!r}")
-    split = strategy == "one-column-per-row"
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
     # Every column is validated by its mechanism's prepare_values, as by privatize and the .ldp accessor.
@@ -334,10 +330,7 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
                                "imputed value must be a public value inside the bounds") from None
     # One stream per column (and one for the rows' columns), each shared by all batches: words are consumed
     # in row order, so the reports do not depend on the batch size.
-    m = len(columns)
-    streams = [None if rng is None else np.random.default_rng(child_rng(rng, j)) for j in range(m + split)]
-    if split and m > MAX_ASSIGNED:
-        raise CLIError(f"one-column-per-row handles at most {MAX_ASSIGNED} columns; got {m}")
+    streams = plan.streams(rng)
 
     out = str(out)
     if _file_kind(out) != "parquet":
@@ -355,16 +348,14 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
                            "numerical columns")
 
     if shuffle_delta is not None:
-        from .accounting import check_shuffle_delta
-
         try:
-            shuffle_delta = check_shuffle_delta(shuffle_delta)
+            shuffle_delta = check_shuffle(True, shuffle_delta)
         except (TypeError, ValueError) as exc:
             raise CLIError(f"--shuffle-delta: {_one_line(exc)}") from None
         if keep:
             raise CLIError(f"a shuffled collection keeps no input column beside its reports (keep={list(keep)!r}): "
                            "a kept column can link each report to its sender")
-    schema, info = _report_schema(src, mechanisms, keep, strategy, sources, shuffle_delta)
+    schema, info = _report_schema(src, plan, keep, shuffle_delta)
     specs = {c: m.spec for c, m in mechanisms.items()}
     out_dir = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(out_dir):
@@ -392,28 +383,16 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
         batches = src.batches(wanted, numeric=value_columns)
         for start, batch in batches:
             n = batch.num_rows
-            arrays = {}
-            if split:
-                assigned = assign_columns(streams[m], n, m)  # one stream over all batches
-            for j, c in enumerate(columns):
-                values = _prepare_batch(mechanisms[c], c, batch, start, batches, options, clipped[c], src.kind,
-                                        sources[c])
-                rows_j = np.flatnonzero(assigned == j) if split else None
-                if rows_j is not None:
-                    values = values[rows_j]
-                    values.flags.writeable = False
-                # each report as its column code (a vector mechanism packs a row of codes into one), as the
-                # pandas accessor writes it
-                own = mechanisms[c].column_codes(mechanisms[c]._randomize(values, streams[j]))
-                digests[c] = add_digests(digests[c], codes_digest(own))
-                if rows_j is None:
-                    arrays[c] = pa.array(own, type=schema.field(c).type)
-                else:
-                    codes = np.zeros(n, dtype=own.dtype)
-                    codes[rows_j] = own
-                    missing = np.ones(n, dtype=bool)
-                    missing[rows_j] = False
-                    arrays[c] = pa.array(codes, type=schema.field(c).type, mask=missing)
+            # every column of the batch is validated by its mechanism before the batch's first word is drawn
+            values = [_prepare_batch(mechanisms[c], c, batch, start, batches, options, clipped[c], src.kind,
+                                     sources[c]) for c in columns]
+            # each report as its column code (a vector mechanism packs a row of codes into one), as the pandas
+            # accessor writes it; the streams are shared by all batches
+            reports = privatize_batch(plan, values, streams, n)
+            arrays = {c: pa.array(reports.codes[c], type=schema.field(c).type, mask=reports.missing[c])
+                      for c in columns}
+            for c in columns:
+                digests[c] = add_digests(digests[c], reports.digests[c])
             for c in keep:
                 arrays[c] = batch.column(c)
             writer.write_batch(pa.record_batch([arrays[f.name] for f in schema], schema=schema))
@@ -424,8 +403,7 @@ def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns",
         writer = None
         # The record with the digests of the whole columns, known only now: a second streaming pass copies
         # the row groups under the final schema (the schema's metadata is written when a file is opened).
-        for entry in info["columns"]:
-            entry["codes"] = digests[entry["column"]]
+        info = plan.record(digests=digests, shuffle_delta=shuffle_delta)
         if key is not None:
             info = sign_info(info, key)
         final = schema.with_metadata(_with_record(schema.metadata, info))
@@ -536,7 +514,7 @@ def _count_missing(mech, batches, column, sources=None):
     return total
 
 
-def _report_schema(src, mechanisms, keep, strategy, sources=None, shuffle_delta=None):
+def _report_schema(src, plan, keep, shuffle_delta=None):
     """Arrow schema of the output: report codes + kept columns, with pandas' and ldpnum's metadata.
 
     With "one-column-per-row" the report columns are nullable and recorded as pandas' nullable unsigned
@@ -547,9 +525,7 @@ def _report_schema(src, mechanisms, keep, strategy, sources=None, shuffle_delta=
     import pandas as pd
     import pyarrow as pa
 
-    from ._frame import FORMAT
-
-    sources = sources or {}
+    mechanisms, sources, strategy = plan.mechanisms, plan.sources, plan.strategy
     anchored = {}  # input column -> the report columns placed there: its own, and those it is the first source of
     for name in mechanisms:
         anchored.setdefault(sources[name][0] if sources.get(name) else name, []).append(name)
@@ -566,13 +542,7 @@ def _report_schema(src, mechanisms, keep, strategy, sources=None, shuffle_delta=
             field = src.schema.field(col)
             fields.append(field.with_metadata(None))
             empty[col] = pa.array([], type=field.type).to_pandas()
-    epsilons = [m.epsilon for m in mechanisms.values()]
-    eps_row = float(max(epsilons) if strategy == "one-column-per-row" else math.fsum(epsilons))
-    info = {"format": FORMAT, "strategy": strategy, "epsilon_per_row": eps_row,
-            "columns": [{"column": c, "spec": m.spec.to_dict(),
-                         **({"sources": list(sources[c])} if sources.get(c) else {})} for c, m in mechanisms.items()]}
-    if shuffle_delta is not None:
-        info["shuffle_delta"] = shuffle_delta
+    info = plan.record(shuffle_delta=shuffle_delta)
     pandas_meta = pa.Schema.from_pandas(pd.DataFrame(empty), preserve_index=False).metadata or {}
     return pa.schema(fields, metadata=_with_record(pandas_meta, info)), info
 

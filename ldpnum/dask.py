@@ -48,7 +48,8 @@ import numpy as np
 
 from .spec import Spec
 from ._frame import new_collection_id
-from ._random import child_rng, resolve_rng
+from .collect import (aggregate_series, check_shuffle, declare_shuffled, describe_aggregates, estimate_mean_named,
+                      estimator, mechanism_of, resolve_strategy, run_seed)
 from .engines import aggregate_frame, partition_privatize, tree_merge
 from .exceptions import InvalidValuesError
 
@@ -57,19 +58,6 @@ __all__ = ["DaskFrameAccessor", "DaskSeriesAccessor", "privatize_frame", "privat
 
 
 # -- randomness -----------------------------------------------------------------------------------------------
-def _run_seed(rng):
-    """The run's seed as something every partition can extend: None, an int or a SeedSequence.
-
-    A Generator contributes 128 bits drawn from it on the driver (it advances, as on every use).
-    """
-    if rng is None:
-        return None
-    resolve_rng(rng)  # TypeError/ValueError for bad kinds and values, before anything runs
-    if isinstance(rng, np.random.Generator):
-        return child_rng(rng)
-    return rng if isinstance(rng, np.random.SeedSequence) else int(rng)
-
-
 def _partition_number(partition_info):
     if not partition_info or "number" not in partition_info:
         raise RuntimeError("ldpnum.dask: the partition number is unknown (partition_info missing)")
@@ -139,10 +127,7 @@ def _as_one_batch(agg, shuffle_delta, epsilon_per_row=None):
     messages of ``epsilon_per_row`` (each person's row) as in the pandas accessor."""
     if isinstance(agg, dict):
         return {c: _as_one_batch(a, shuffle_delta, epsilon_per_row) for c, a in agg.items()}
-    if not agg.n_reports:
-        return agg
-    eps = epsilon_per_row if epsilon_per_row is not None and epsilon_per_row > agg.spec.epsilon else None
-    return agg.shuffled(shuffle_delta, epsilon0=eps)
+    return declare_shuffled(agg, shuffle_delta, epsilon_per_row)
 
 
 def _part_record(part, columns, number):
@@ -162,8 +147,6 @@ def _aggregate_partition(part, column, spec, number=0):
     import pandas as pd
 
     if isinstance(part, pd.Series):
-        from .pandas import aggregate_series
-
         return aggregate_series(part, spec), [_part_record(part, None, number)]
     return aggregate_frame(part, column, spec), [_part_record(part, [column], number)]
 
@@ -245,10 +228,8 @@ def privatize_frame(ddf, mechanisms, *, rng=None, strategy=None, nan_policy="rai
     >>> len(r.compute(scheduler="sync"))
     100
     """
-    seed = _run_seed(rng)
-    from .pandas import _shuffle_check, resolve_strategy
-
-    delta = _shuffle_check(shuffled, shuffle_delta, make_meta(ddf))
+    seed = run_seed(rng)
+    delta = check_shuffle(shuffled, shuffle_delta, make_meta(ddf))
     strategy = resolve_strategy(strategy, mechanisms, stacklevel=4)  # the pandas default, warned once here
     collection = new_collection_id(seed)
     meta = _declared(partition_privatize(make_meta(ddf), mechanisms, seed=0, partition_index=0, strategy=strategy,
@@ -270,10 +251,8 @@ def privatize_series(dds, mechanism, *, rng=None, nan_policy="raise", fill_value
     >>> s.ldp.privatize(m, rng=0).ldp.aggregate().compute(scheduler="sync").n_reports
     100
     """
-    seed = _run_seed(rng)
-    from .pandas import _shuffle_check
-
-    delta = _shuffle_check(shuffled, shuffle_delta, make_meta(dds))
+    seed = run_seed(rng)
+    delta = check_shuffle(shuffled, shuffle_delta, make_meta(dds))
     collection = new_collection_id(seed)
     meta = _declared(partition_privatize(make_meta(dds), mechanism, seed=0, partition_index=0, nan_policy=nan_policy,
                                          fill_value=fill_value), delta, collection)
@@ -392,26 +371,22 @@ def _one_batch(obj, total):
 
 def _mech_agg(obj, column, spec):
     """Compute the merged aggregate; return (mechanism, aggregate) on the driver."""
-    from .pandas import _mechanism
-
     agg = aggregate(obj, column, spec=spec).compute()
-    return _mechanism(agg.spec), agg
+    return mechanism_of(agg.spec), agg
 
 
 def _estimate(obj, column, spec, method, **kwargs):
     from ._results import named
-    from .pandas import _need
 
     mech, agg = _mech_agg(obj, column, spec)
-    return named(_need(mech, method)(agg, **kwargs), obj.name if column is None else column)
+    return named(estimator(mech, method)(agg, **kwargs), obj.name if column is None else column)
 
 
 def _quantile(obj, column, q, spec, **kwargs):
     import pandas as pd
-    from .pandas import _queryable
 
     mech, agg = _mech_agg(obj, column, spec)
-    est = _queryable(mech, agg, kwargs)
+    est = mech.queryable_estimate(agg, **kwargs)
     if np.ndim(q) == 0:
         return float(est.quantile(q))
     qs = np.asarray(q, dtype=np.float64)
@@ -420,10 +395,8 @@ def _quantile(obj, column, q, spec, **kwargs):
 
 
 def _range(obj, column, lo, hi, spec, **kwargs):
-    from .pandas import _queryable
-
     mech, agg = _mech_agg(obj, column, spec)
-    return _queryable(mech, agg, kwargs).range(lo, hi)
+    return mech.queryable_estimate(agg, **kwargs).range(lo, hi)
 
 
 def _info(obj):
@@ -486,8 +459,6 @@ class DaskFrameAccessor:
     def estimate_mean(self, column, *, spec=None):
         """:class:`~ldpnum.MeanEstimate` of ``column``'s mean (a vector report column: a
         :class:`~ldpnum.vectors.VectorMeanEstimate` named by its value columns), from the merged aggregate."""
-        from .pandas import estimate_mean_named
-
         mech, agg = _mech_agg(self._obj, column, spec)
         return estimate_mean_named(mech, agg, make_meta(self._obj), column)
 
@@ -519,9 +490,7 @@ class DaskFrameAccessor:
 
     def describe(self, *, level=0.95):
         """Per report column: mean with a ``level`` confidence interval and quartiles
-        (:func:`ldpnum.pandas.describe_aggregates` of the merged aggregates)."""
-        from .pandas import describe_aggregates
-
+        (:func:`ldpnum.collect.describe_aggregates` of the merged aggregates)."""
         return describe_aggregates(aggregate(self._obj).compute(), level=level)
 
 
@@ -568,8 +537,6 @@ class DaskSeriesAccessor:
     def estimate_mean(self, spec=None):
         """:class:`~ldpnum.MeanEstimate` of the mean (a vector report column: a
         :class:`~ldpnum.vectors.VectorMeanEstimate`), from the merged aggregate."""
-        from .pandas import estimate_mean_named
-
         mech, agg = _mech_agg(self._obj, None, spec)
         meta = make_meta(self._obj)
         return estimate_mean_named(mech, agg, meta, meta.name)

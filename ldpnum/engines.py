@@ -35,7 +35,6 @@ Examples
 300
 """
 
-import numbers
 import operator
 
 import numpy as np
@@ -51,27 +50,6 @@ __all__ = ["partition_privatize", "partition_aggregate", "merge_aggregates", "co
 BYTES_COLUMN = "aggregate"
 
 _OUTPUTS = ("bytes", "long")
-
-
-def _check_seed(seed):
-    if seed is None or isinstance(seed, np.random.SeedSequence):
-        return seed
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
-        hint = (" (a Generator cannot be shared by partitions on several machines; pass an int seed or "
-                "ldpnum.engines.child_rng(generator))" if isinstance(seed, np.random.Generator) else "")
-        raise TypeError(f"seed must be None, a non-negative int or a numpy SeedSequence; "
-                        f"got {type(seed).__name__}{hint}")
-    if int(seed) < 0:
-        raise ValueError(f"seed must be non-negative; got {int(seed)}")
-    return int(seed)
-
-
-def _check_index(partition_index):
-    if isinstance(partition_index, (bool, np.bool_)) or not isinstance(partition_index, numbers.Integral):
-        raise TypeError(f"partition_index must be an int; got {type(partition_index).__name__}")
-    if int(partition_index) < 0:
-        raise ValueError(f"partition_index must be non-negative; got {int(partition_index)}")
-    return int(partition_index)
 
 
 def _check_output(output):
@@ -119,18 +97,18 @@ def partition_privatize(df, mechanisms, *, seed, partition_index, strategy="all-
     """
     import pandas as pd
 
-    seed = _check_seed(seed)
-    partition_index = _check_index(partition_index)
-    rng = child_rng(seed, partition_index)
+    from .collect import partition_rng
+
+    rng = partition_rng(seed, partition_index)
     if isinstance(df, pd.Series):
         if strategy != "all-columns":
             raise ValueError(f"strategy concerns the columns of a DataFrame; a Series is one column "
                              f"(got strategy={strategy!r})")
-        from .pandas import privatize_series
+        from .collect import privatize_series
 
         return privatize_series(df, mechanisms, rng=rng, nan_policy=nan_policy, fill_value=fill_value,
                                 _digest=False)
-    from .pandas import privatize_frame
+    from .collect import privatize_frame
 
     # Partitions record specs but no digest of their codes: an engine concatenates partitions (pandas keeps
     # attrs only when they are equal), and one partition's digest would not describe the whole column.
@@ -153,7 +131,7 @@ def aggregate_frame(df, column, spec=None):
     >>> aggregate_frame(df, "r", m.spec).n_reports
     10
     """
-    from .pandas import aggregate_series
+    from .collect import aggregate_series
 
     if column not in df.columns:
         raise ValueError(f"column {column!r} is not in the frame (columns: {list(df.columns)})")

@@ -1,0 +1,1117 @@
+r"""The one table-collection layer: columns under a strategy, batches of rows, report columns read back.
+
+Every front end that turns a *table* into report columns — the pandas accessor (:mod:`ldpnum.pandas`, per
+frame), the command line (:func:`ldpnum.cli.privatize_file`, per Arrow batch of a file), Dask and other engines
+(:mod:`ldpnum.dask`, :mod:`ldpnum.engines`, per partition) — calls the functions here, so a collection is
+planned, randomized, recorded and read back the same way everywhere, and a seeded collection gives the same
+reports through every front end. The front ends keep only what is theirs: reading their input, and wrapping
+the codes in their own objects (pandas columns, Arrow arrays, Dask partitions).
+
+Planning (:func:`plan_columns`)
+    A mapping ``{key: mechanism}`` becomes a :class:`CollectionPlan`: one report column per key (a tuple key
+    names the value columns of a vector mechanism, whose report column is labelled ``"a,b,..."``), the
+    strategy that shares each row's budget (:data:`STRATEGIES`), the ε each row spends, and the random
+    streams: report column ``j`` draws from ``child_rng(rng, j)`` and, under ``"one-column-per-row"``, the
+    rows' columns from ``child_rng(rng, m)`` (:meth:`CollectionPlan.streams`); each stream is shared by all
+    batches of one collection, so the reports do not depend on how the rows are batched. A partition of a
+    distributed collection draws from its own stream ``child_rng(seed, i)`` (:func:`partition_rng`).
+Privatizing a batch
+    The front end validates every column of a batch first (:func:`prepare_column`: the mechanism's own
+    ``prepare_values``), then :func:`privatize_batch` assigns the rows' columns, draws, and returns each
+    report column's codes, the mask of rows that did not report it and the digest of its codes
+    (:func:`ldpnum._frame.codes_digest`). :func:`check_shuffle` and :func:`check_ledger` run before the first
+    draw, :func:`record_ledger` after the last.
+Reading a report column back
+    :func:`mechanism_of` rebuilds (and caches) the mechanism of a spec; :func:`reports_from_codes` and
+    :func:`aggregate_codes` check a column's codes against the digest recorded for them and turn them into
+    :class:`~ldpnum.Reports` or an :class:`~ldpnum.Aggregate` (declared shuffled when the record says so).
+
+Strategies
+----------
+``"all-columns"``
+    Each row reports every column: by sequential composition it spends
+    :math:`\varepsilon_\text{row} = \sum_j \varepsilon_j`.
+``"one-column-per-row"``
+    Each row reports **one** column, drawn uniformly and independently of every value
+    (:func:`ldpnum._random.assign_columns`), with that column's full :math:`\varepsilon_j`, and spends
+    :math:`\varepsilon_\text{row} = \max_j \varepsilon_j` (T. Wang, N. Li, S. Jha, "Locally Differentially
+    Private Heavy Hitter Identification").
+
+Examples
+--------
+>>> import numpy as np, ldpnum as ldp
+>>> from ldpnum.collect import plan_columns
+>>> plan = plan_columns({"a": ldp.SquareWave(1.0, (0, 1)), "b": ldp.Duchi(2.0, (0, 1))},
+...                     "one-column-per-row")
+>>> plan.labels, plan.epsilon_per_row
+(['a', 'b'], 2.0)
+"""
+
+import copy
+import functools
+import math
+import numbers
+import warnings
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._frame import (
+    ATTRS_KEY,
+    add_digests,
+    attach_specs,
+    check_codes,
+    codes_digest,
+    column_digest,
+    column_sources,
+    column_specs,
+    frame_info,
+    histogram_digest,
+    report_record,
+    spec_for,
+)
+from ._random import MAX_ASSIGNED, assign_columns, child_rng, resolve_rng
+from ._results import named
+from ._validation import check_choice
+from .exceptions import BudgetWarning
+from .mechanisms import Mechanism, from_spec
+from .base import ESTIMATORS
+from .spec import check_spec
+
+__all__ = ["MAX_COLUMNS", "NAN_POLICIES", "STRATEGIES", "BatchReports", "CollectionPlan",
+           "ColumnPlan", "aggregate_series", "assign_rows", "check_ledger", "check_rng", "check_shuffle",
+           "column_subject", "concat", "declare_shuffled", "describe_aggregates", "estimate_mean_named",
+           "estimator", "fill_values", "is_real_dtype", "mechanism_of", "partition_rng", "plan_columns",
+           "prepare_column", "privatize_batch", "privatize_frame", "privatize_series", "record_ledger",
+           "report_label", "reports_of", "resolve_strategy", "run_seed", "takes_unknown", "vector_sources"]
+
+#: How the columns of a table share each row's privacy budget.
+STRATEGIES = ("all-columns", "one-column-per-row")
+
+#: At most this many columns in "one-column-per-row" (see :func:`ldpnum._random.assign_columns`).
+MAX_COLUMNS = MAX_ASSIGNED
+
+#: What a front end does with missing values: refuse them, or impute a public fill value.
+NAN_POLICIES = ("raise", "impute")
+
+
+# -- planning -------------------------------------------------------------------------------------------------
+
+def resolve_strategy(strategy: str | None, mechanisms: Any, *, stacklevel: int = 3) -> str:
+    """``strategy``, or the default ``"all-columns"`` when it is None, with a
+    :class:`~ldpnum.exceptions.BudgetWarning` when that default sums the ε of several columns (an explicit
+    strategy is silent). Every integration that privatizes frames resolves its default here.
+
+    Examples
+    --------
+    >>> resolve_strategy("one-column-per-row", {})
+    'one-column-per-row'
+    """
+    if strategy is not None:
+        return strategy
+    if isinstance(mechanisms, Mapping) and len(mechanisms) > 1:
+        total = math.fsum(getattr(m, "epsilon", 0.0) for m in mechanisms.values())
+        warnings.warn(BudgetWarning(
+            f"each row reports all {len(mechanisms)} columns and spends the sum of their epsilons, {total:g} "
+            "(sequential composition); pass strategy='one-column-per-row' to spend the largest epsilon instead "
+            "(each column then reported by a share of the rows), or strategy='all-columns' to silence this"),
+            stacklevel=stacklevel)
+    return "all-columns"
+
+
+def vector_sources(key: Hashable, mech: Any) -> list | None:
+    """The value columns behind ``key`` (None for a mechanism of one column): the mechanism decides
+    (:meth:`~ldpnum.Mechanism.source_columns`); a non-mechanism is refused later, by its own check.
+
+    Examples
+    --------
+    >>> import ldpnum as ldp
+    >>> vector_sources(("q1", "q2"), ldp.SampledDimensions("piecewise", 1.0, [(0, 1), (0, 1)]))
+    ['q1', 'q2']
+    >>> vector_sources("x", ldp.Duchi(1.0, (0, 1))) is None
+    True
+    """
+    return mech.source_columns(key) if isinstance(mech, Mechanism) else None
+
+
+def report_label(key: tuple) -> str:
+    """The report column of a vector key: its column labels joined by commas (e.g. ``"q1,q2,q3"``).
+
+    Examples
+    --------
+    >>> report_label(("q1", "q2", 3))
+    'q1,q2,3'
+    """
+    parts = [str(v) for v in key]
+    bad = [p for p in parts if "," in p]
+    if bad:
+        raise ValueError(f"column label {bad[0]!r} contains a comma, which the report column label 'a,b,...' of a "
+                         "vector key uses as separator; rename the column")
+    return ",".join(parts)
+
+
+@dataclass(frozen=True)
+class ColumnPlan:
+    """One report column of a collection.
+
+    Attributes
+    ----------
+    key : hashable
+        The key of the front end's mapping: a column label, or a tuple of the value columns of a vector
+        mechanism.
+    label : hashable
+        The report column's label (``key``, or ``"a,b,..."`` for a tuple key).
+    mechanism : ldpnum.Mechanism
+        Its randomizer.
+    sources : list or None
+        The value columns it reads (None: the one column ``key``).
+    """
+
+    key: Any
+    label: Any
+    mechanism: Any
+    sources: list | None
+
+    @property
+    def value_columns(self) -> list:
+        """The input columns the report column is privatized from."""
+        return list(self.sources) if self.sources is not None else [self.key]
+
+
+@dataclass(frozen=True)
+class CollectionPlan:
+    """The report columns of one collection and the strategy that shares each row's budget among them.
+
+    Built by :func:`plan_columns`; immutable, so one plan serves every batch and partition.
+    """
+
+    columns: tuple[ColumnPlan, ...]
+    strategy: str
+
+    @property
+    def labels(self) -> list:
+        """The report columns' labels, in the mapping's order."""
+        return [c.label for c in self.columns]
+
+    @property
+    def mechanisms(self) -> dict:
+        """Report column label -> mechanism."""
+        return {c.label: c.mechanism for c in self.columns}
+
+    @property
+    def sources(self) -> dict:
+        """Report column label -> its value columns (None for a column of one value per row)."""
+        return {c.label: c.sources for c in self.columns}
+
+    @property
+    def split(self) -> bool:
+        """Whether each row reports one column ("one-column-per-row")."""
+        return self.strategy == "one-column-per-row"
+
+    @property
+    def epsilon_per_row(self) -> float:
+        """The ε each row spends: the sum of the columns' ε (all-columns) or the largest (one-column-per-row)."""
+        epsilons = [c.mechanism.epsilon for c in self.columns]
+        return float(max(epsilons) if self.split else math.fsum(epsilons))
+
+    @property
+    def specs(self) -> dict:
+        """Report column label -> the spec of its mechanism."""
+        return {c.label: c.mechanism.spec for c in self.columns}
+
+    def record(self, *, digests: dict | None = None, shuffle_delta: float | None = None) -> dict:
+        """The collection's ldpnum record (:func:`ldpnum._frame.report_record`): every column's spec and value
+        columns, the strategy, ``epsilon_per_row``, and optionally the digests of the codes and the central δ of
+        a shuffled collection. The pandas accessor keeps it in ``attrs``, the command line in the Parquet
+        file's metadata."""
+        return report_record(self.specs, strategy=self.strategy, epsilon_per_row=self.epsilon_per_row,
+                             digests=digests, sources={c.label: c.sources for c in self.columns if c.sources},
+                             shuffle_delta=shuffle_delta)
+
+    def streams(self, rng: Any) -> list:
+        """The collection's random streams: report column ``j`` draws from ``child_rng(rng, j)``, and under
+        "one-column-per-row" the rows' columns from ``child_rng(rng, m)`` (the last stream).
+
+        Each is a Generator shared by all batches (words are consumed in row order, so the reports do not
+        depend on the batch size), or None for secure randomness (``rng=None``: each draw keyed afresh)."""
+        m = len(self.columns)
+        return [None if rng is None else np.random.default_rng(child_rng(rng, j)) for j in range(m + self.split)]
+
+
+def plan_columns(mechanisms: Mapping, strategy: str) -> CollectionPlan:
+    """Plan the report columns of ``mechanisms`` (key -> mechanism) under ``strategy``.
+
+    A tuple key names the value columns of a vector mechanism (the mechanism decides:
+    :meth:`~ldpnum.Mechanism.source_columns`); its report column is labelled ``"a,b,..."``
+    (:func:`report_label`).
+
+    Raises
+    ------
+    TypeError
+        For a key the mechanism cannot read (a tuple for a mechanism of one column, or the reverse).
+    ValueError
+        For an unknown strategy, no columns, two keys with one report label, a label with a comma in a
+        vector key, or more than :data:`MAX_COLUMNS` columns under "one-column-per-row".
+
+    Examples
+    --------
+    >>> import ldpnum as ldp
+    >>> plan = plan_columns({"a": ldp.Duchi(1.0, (0, 1)), "b": ldp.Duchi(0.5, (0, 1))}, "all-columns")
+    >>> plan.labels, plan.epsilon_per_row
+    (['a', 'b'], 1.5)
+    """
+    check_choice(strategy, "strategy", STRATEGIES)
+    if not mechanisms:
+        raise ValueError("mechanisms is empty: name at least one column to privatize")
+    keys = list(mechanisms)
+    sources = {k: vector_sources(k, mechanisms[k]) for k in keys}
+    labels = {k: report_label(k) if sources[k] is not None else k for k in keys}
+    if len(set(labels.values())) != len(labels):
+        raise ValueError(f"two keys give the same report column label; labels: {list(labels.values())}")
+    if strategy == "one-column-per-row" and len(keys) > MAX_COLUMNS:
+        raise ValueError(f"one-column-per-row handles at most {MAX_COLUMNS} columns; got {len(keys)}")
+    return CollectionPlan(tuple(ColumnPlan(k, labels[k], mechanisms[k], sources[k]) for k in keys), strategy)
+
+
+def assign_rows(stream: Any, n: int, m: int) -> list[np.ndarray]:
+    """The rows (positions) that report each of ``m`` columns under "one-column-per-row": row ``i`` reports
+    one column drawn uniformly from ``stream`` independently of every value
+    (:func:`ldpnum._random.assign_columns`, one word per row).
+
+    Examples
+    --------
+    >>> [r.tolist() for r in assign_rows(0, 8, 3)]
+    [[1, 2, 3], [0, 6], [4, 5, 7]]
+    """
+    assigned = assign_columns(stream, n, m)
+    return [np.flatnonzero(assigned == j) for j in range(m)]
+
+
+# -- privatizing a batch of rows ------------------------------------------------------------------------------
+
+def fill_values(fill_value: Any, columns: list) -> dict:
+    """Each column's public fill value: ``fill_value`` for every column, or a mapping column -> value (which
+    must name privatized columns only)."""
+    if isinstance(fill_value, Mapping):
+        unknown = [c for c in fill_value if c not in columns]
+        if unknown:
+            raise ValueError(f"fill_value names {len(unknown)} column(s) that are not privatized, first "
+                             f"{unknown[0]!r}; privatized columns: {list(columns)}")
+        return {c: fill_value.get(c) for c in columns}
+    return {c: fill_value for c in columns}
+
+
+def takes_unknown(mech: Any) -> bool:
+    """Whether ``mech.prepare_values`` takes ``unknown=`` (categorical mechanisms: frequency oracles)."""
+    import inspect
+
+    return "unknown" in inspect.signature(mech.prepare_values).parameters
+
+
+def prepare_column(mech: Any, x: Any, name: str | None, nan_policy: str = "raise", fill_value: Any = None,
+                   unknown: str = "raise", **options: Any) -> Any:
+    """``mech.prepare_values`` of one column (validated, nothing drawn), with ``unknown=`` for the mechanisms
+    that take it; ``options`` (e.g. ``out_of_range``) go to ``prepare_values`` unchanged."""
+    if unknown == "raise":
+        return mech.prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value, **options)
+    if not takes_unknown(mech):
+        raise TypeError(f"unknown={unknown!r} applies to categorical mechanisms (frequency oracles such as "
+                        f"ldp.GRR); {type(mech).__name__} takes values in bounds (out-of-range values are clipped)")
+    return mech.prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value, unknown=unknown,
+                               **options)
+
+
+def check_shuffle(shuffled: Any, shuffle_delta: Any, obj: Any = None) -> float | None:
+    """The central δ to record for a collection declared shuffled (None when it is not), checked before
+    anything is drawn.
+
+    A declaration is refused for reports that keep an identifying index (``obj``'s index other than a
+    RangeIndex of positions): the reports keep their input's index, and a shuffled batch must reach the
+    analyst with nothing that links a report to its sender (the command line likewise refuses ``--shuffled``
+    with ``--keep``)."""
+    if not isinstance(shuffled, (bool, np.bool_)):
+        raise TypeError(f"shuffled must be True or False; got {type(shuffled).__name__} {shuffled!r}")
+    from .accounting import check_shuffle_delta
+
+    delta = check_shuffle_delta(shuffle_delta)
+    if shuffled and obj is not None and not isinstance(obj.index, pd.RangeIndex):
+        first = obj.index[0] if len(obj.index) else None
+        raise ValueError(f"shuffled=True declares that the reports reach the analyst with nothing linking them to "
+                         f"their senders, but they keep the input's index ({type(obj.index).__name__}"
+                         f"{'' if first is None else f', first label {first!r}'}), which identifies each row: "
+                         "privatize obj.reset_index(drop=True) (a ledger still names the people with people=)")
+    return delta if shuffled else None
+
+
+def check_ledger(ledger: Any, epsilon: float, obj: Any, people: Any) -> Any:
+    """The people ids of a collection about to be drawn from the rows of ``obj`` (a pandas object), after the
+    ledger's cap check (None without a ledger).
+
+    ``people`` gives one id per row (default: the index), or names the DataFrame's column of ids."""
+    if ledger is None:
+        if people is not None:
+            raise ValueError("people= names the rows' people for a ledger; pass ledger= too")
+        return None
+    if not (hasattr(ledger, "check") and hasattr(ledger, "record")):
+        raise TypeError(f"ledger must be an ldpnum.PrivacyLedger; got {type(ledger).__name__}")
+    if people is not None and (isinstance(people, (str, bytes)) or np.ndim(people) == 0):
+        # one label: a DataFrame's column of person ids (as the command line's --people-column), never the
+        # characters of a string read as ids
+        if not isinstance(obj, pd.DataFrame):
+            raise TypeError(f"people must be the rows' person ids, one per row (array-like); got "
+                            f"{type(people).__name__} {people!r} (a column name works for a DataFrame only)")
+        if people not in obj.columns:
+            raise ValueError(f"people={people!r} names no column of the DataFrame (its columns: "
+                             f"{list(obj.columns)}); pass the column of person ids, or the ids themselves, one per "
+                             "row")
+        people = obj[people]
+    ids = obj.index if people is None else people
+    if people is not None and len(people) != len(obj):
+        raise ValueError(f"people has {len(people)} ids for {len(obj)} rows")
+    if isinstance(ids, pd.Series):
+        ids = pd.Index(ids.to_numpy() if ids.dtype.kind in "iuO" else ids.astype(object).to_numpy())
+    ledger.check(epsilon=epsilon, people=ids)
+    return ids
+
+
+def record_ledger(ledger: Any, *, epsilon: float, people: Any, specs: Any, strategy: str | None = None,
+                  label: str | None = None, shuffled: bool = False, shuffle_delta: float = 1e-6,
+                  counts: Any = ()) -> None:
+    """Charge a drawn collection to ``ledger``: each of ``people`` spends ``epsilon``.
+
+    Declared shuffled, the entry shows the central ε of the smallest non-empty report column (``counts``:
+    the number of reports of each column; under "one-column-per-row" each column's estimates show the central
+    ε of its own reports, so the entry states the largest of them, and the two agree)."""
+    ledger.record(epsilon=epsilon, people=people, specs=specs, strategy=strategy, label=label, shuffled=shuffled,
+                  shuffle_delta=shuffle_delta,
+                  shuffle_n=min((c for c in counts if c), default=None) if shuffled else None)
+
+
+def _owned(codes: np.ndarray) -> np.ndarray:
+    """The freshly randomized codes as a writable array for a new table column, copied only if shared."""
+    try:
+        codes.flags.writeable = True  # the kernel's output array: nothing else refers to it
+    except ValueError:  # a view on a read-only base
+        codes = codes.copy()
+    return codes
+
+
+@dataclass(frozen=True)
+class BatchReports:
+    """The report columns of one batch of rows (:func:`privatize_batch`).
+
+    Attributes
+    ----------
+    n_rows : int
+        Rows in the batch.
+    codes : dict
+        Report column label -> one code per row (the mechanism's :meth:`~ldpnum.Mechanism.column_codes`;
+        0 in the rows that did not report the column), a writable array the caller may wrap without copying.
+    missing : dict
+        Report column label -> boolean array, True in the rows that did not report the column
+        ("one-column-per-row"); None when every row reported it.
+    digests : dict
+        Report column label -> :func:`ldpnum._frame.codes_digest` of the codes reported (empty when not asked
+        for); digests of consecutive batches add up (:func:`ldpnum._frame.add_digests`).
+    """
+
+    n_rows: int
+    codes: dict
+    missing: dict
+    digests: dict
+
+    @property
+    def counts(self) -> dict:
+        """Report column label -> the number of rows that reported it."""
+        return {c: self.n_rows - (0 if m is None else int(m.sum())) for c, m in self.missing.items()}
+
+
+def privatize_batch(plan: CollectionPlan, values: list, streams: list, n_rows: int, *,
+                    digest: bool = True) -> BatchReports:
+    """Randomize one batch of rows: every report column of ``plan`` from its validated values.
+
+    Parameters
+    ----------
+    plan : CollectionPlan
+    values : list
+        Per report column of ``plan``, in order: the batch's values as the mechanism's ``prepare_values``
+        returned them (:func:`prepare_column`), ``n_rows`` rows each. Every column of the batch is validated
+        by the caller before this is called, and the batch's shape is checked here before the first draw.
+    streams : list
+        :meth:`CollectionPlan.streams`, shared by the batches of one collection in row order.
+    n_rows : int
+        Rows in the batch.
+    digest : bool, default True
+        Whether to compute the digest of each column's codes.
+
+    Returns
+    -------
+    BatchReports
+
+    Notes
+    -----
+    Under "one-column-per-row" the rows' columns are drawn first (one word per row from the last stream),
+    then each column randomizes only the rows assigned to it, so every row holds one report and spends one
+    column's ε.
+
+    Examples
+    --------
+    >>> import numpy as np, ldpnum as ldp
+    >>> from ldpnum.collect import plan_columns, prepare_column, privatize_batch
+    >>> plan = plan_columns({"a": ldp.SquareWave(1.0, (0, 1)), "b": ldp.Duchi(2.0, (0, 1))},
+    ...                     "one-column-per-row")
+    >>> x = [prepare_column(c.mechanism, np.linspace(0, 1, 6), c.label) for c in plan.columns]
+    >>> batch = privatize_batch(plan, x, plan.streams(0), 6)
+    >>> bool((batch.missing["a"] ^ batch.missing["b"]).all()), sum(batch.counts.values())
+    (True, 6)
+    """
+    m = len(plan.columns)
+    if len(values) != m or len(streams) != m + plan.split:
+        raise ValueError(f"a batch of {m} report column(s) takes {m} value arrays and {m + plan.split} streams; got "
+                         f"{len(values)} and {len(streams)}")
+    for col, x in zip(plan.columns, values):
+        if len(x) != n_rows:
+            raise ValueError(f"the values of report column {col.label!r} hold {len(x)} rows; the batch has {n_rows}")
+    # Everything is valid: from here on, words are drawn.
+    rows = assign_rows(streams[m], n_rows, m) if plan.split else None
+    codes: dict = {}
+    missing: dict = {}
+    digests: dict = {}
+    for j, col in enumerate(plan.columns):
+        mech = col.mechanism
+        if rows is None:
+            own = mech.column_codes(mech._randomize(values[j], streams[j]))
+            codes[col.label], missing[col.label] = _owned(own), None
+        else:
+            sub = values[j][rows[j]]
+            sub.flags.writeable = False
+            own = mech.column_codes(mech._randomize(sub, streams[j]))
+            full = np.zeros(n_rows, dtype=own.dtype)
+            full[rows[j]] = own
+            mask = np.ones(n_rows, dtype=bool)
+            mask[rows[j]] = False
+            codes[col.label], missing[col.label] = full, mask
+        if digest:
+            digests[col.label] = codes_digest(own)
+    return BatchReports(n_rows, codes, missing, digests)
+
+
+# -- partitions -----------------------------------------------------------------------------------------------
+
+def run_seed(rng: Any) -> Any:
+    """The run's seed as something every partition can extend: None, an int or a SeedSequence.
+
+    A Generator contributes 128 bits drawn from it on the driver (it advances, as on every use). Partition
+    ``i`` of the run then draws from ``partition_rng(run_seed(rng), i)``.
+
+    Examples
+    --------
+    >>> run_seed(7), run_seed(None)
+    (7, None)
+    """
+    if rng is None:
+        return None
+    resolve_rng(rng)  # TypeError/ValueError for bad kinds and values, before anything runs
+    if isinstance(rng, np.random.Generator):
+        return child_rng(rng)
+    return rng if isinstance(rng, np.random.SeedSequence) else int(rng)
+
+
+def _check_seed(seed):
+    if seed is None or isinstance(seed, np.random.SeedSequence):
+        return seed
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
+        hint = (" (a Generator cannot be shared by partitions on several machines; pass an int seed or "
+                "ldpnum.engines.child_rng(generator))" if isinstance(seed, np.random.Generator) else "")
+        raise TypeError(f"seed must be None, a non-negative int or a numpy SeedSequence; "
+                        f"got {type(seed).__name__}{hint}")
+    if int(seed) < 0:
+        raise ValueError(f"seed must be non-negative; got {int(seed)}")
+    return int(seed)
+
+
+def _check_index(partition_index):
+    if isinstance(partition_index, (bool, np.bool_)) or not isinstance(partition_index, numbers.Integral):
+        raise TypeError(f"partition_index must be an int; got {type(partition_index).__name__}")
+    if int(partition_index) < 0:
+        raise ValueError(f"partition_index must be non-negative; got {int(partition_index)}")
+    return int(partition_index)
+
+
+def partition_rng(seed: Any, partition_index: Any) -> Any:
+    """The stream of partition ``partition_index`` of a run seeded with ``seed``: ``child_rng(seed, i)``.
+
+    Every partition of a distributed collection (Dask, Spark, a process pool) draws from its own sub-stream,
+    so a seeded run gives the same reports whatever the engine, scheduler, worker count or task order; within
+    the partition the columns draw from the partition's own column streams (:meth:`CollectionPlan.streams`).
+    ``seed=None`` (a real collection) keys every partition afresh from the operating system.
+
+    Raises
+    ------
+    TypeError
+        For a seed that is not None, an int or a SeedSequence (a Generator cannot be shared by partitions on
+        several machines), or a partition index that is not an int.
+    ValueError
+        For negative seeds and indices.
+
+    Examples
+    --------
+    >>> partition_rng(7, 3).spawn_key
+    (3,)
+    """
+    return child_rng(_check_seed(seed), _check_index(partition_index))
+
+
+# -- pandas tables: privatizing frames and Series --------------------------------------------------------------
+
+def column_subject(name: Any) -> str:
+    """How messages name a column: ``"the Series"`` for an unnamed one, else ``"column 'name'"``."""
+    return "the Series" if name is None else f"column {name!r}"
+
+
+def _check_name(name, allow_none):
+    if name is None and allow_none:
+        return
+    if isinstance(name, (bool, np.bool_)) or not isinstance(name, (str, numbers.Integral)):
+        raise TypeError(f"column label {name!r} ({type(name).__name__}) cannot carry a spec: report columns "
+                        "need str or int labels (they travel as JSON in attrs and Parquet metadata)")
+
+
+def _check_mechanism(mech, name):
+    if not isinstance(mech, Mechanism):
+        raise TypeError(f"the mechanism for {column_subject(name)} must be an ldpnum mechanism, e.g. "
+                        f"ldp.SquareWave(epsilon=1.0, bounds=(0, 1440)); got {type(mech).__name__}")
+    mech.check_column_codes(f"a pandas column ({column_subject(name)})")
+
+
+def is_real_dtype(dtype: Any) -> bool:
+    """Integer or float dtypes (NumPy, nullable or Arrow-backed): values or report codes."""
+    return (pd.api.types.is_numeric_dtype(dtype) and getattr(dtype, "kind", "O") in "iuf"
+            and not isinstance(dtype, pd.CategoricalDtype))
+
+
+def check_rng(rng: Any) -> None:
+    """Validate ``rng`` without drawing from it (a Generator is not advanced)."""
+    if rng is not None:
+        resolve_rng(rng)
+
+
+def _copy_other_attrs(src, dst):
+    for key, value in src.attrs.items():
+        if key != ATTRS_KEY:
+            dst.attrs[key] = copy.deepcopy(value)
+    return dst
+
+
+def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=None, ledger=None, people=None,
+                     label=None, shuffled=False, shuffle_delta=1e-6, unknown="raise", _digest=True):
+    """Privatize one column: a new Series of report codes, same index and name, spec in its ``attrs``.
+
+    Parameters
+    ----------
+    s : pandas.Series
+        One value per person: integer or float dtype (nullable ``Int64``/``Float64`` included; bool only for
+        :class:`~ldpnum.RandomizedResponse`).
+    mechanism : ldpnum.Mechanism
+        The randomizer, e.g. ``ldp.SquareWave(epsilon=1.0, bounds=(0, 1440))``. Mechanisms whose reports are
+        bit vectors (SUE, OUE, subset selection) are refused: a column holds one code per person.
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
+        ``None`` (default): secure randomness, for real collections. Anything else: a reproducible
+        simulation; the words come from ``child_rng(rng, 0)``.
+    nan_policy : {"raise", "impute"}, optional
+        Missing values (NaN, ``pd.NA``, ±inf) raise (default) or are replaced by the public ``fill_value``.
+        They are never dropped: dropping would reveal who is missing.
+    fill_value : float or int, optional
+        Public replacement of missing values with ``nan_policy="impute"``.
+    ledger : ldpnum.PrivacyLedger, optional
+        Records the collection (each person spends ``mechanism.epsilon``) after checking its cap before
+        anything is drawn (see :class:`~ldpnum.accounting.PrivacyLedger`).
+    people : array-like, optional
+        The ids of the rows' people for the ledger, one per row (default: the index). For a DataFrame it may
+        also be the name of its column of ids (``people="pid"``, as the command line's ``--people-column``).
+        A string given for a Series is refused (it is not read as its characters).
+    label : str, optional
+        The collection's name in the ledger.
+    shuffled : bool, default False
+        Declare that the reports reach the analyst anonymized and shuffled together, as one batch. The
+        column then records ``shuffle_delta``; its aggregate is declared shuffled
+        (:meth:`ldpnum.Aggregate.shuffled`) and estimates from it show the central ε next to the local ε;
+        the ledger entry shows it too.
+    shuffle_delta : float, default 1e-6
+        The central δ of a shuffled collection, in (0, 1).
+    unknown : {"raise", "uniform"}, optional
+        For categorical mechanisms (frequency oracles): codes outside ``[0, k)`` raise (default) or, with
+        ``"uniform"``, are reported uniformly at random (as the mechanism's own ``privatize(..., unknown=)``).
+        Refused for other mechanisms.
+
+    Returns
+    -------
+    pandas.Series
+        Report codes in the smallest unsigned dtype of the mechanism's alphabet, with
+        ``attrs["ldpnum"]`` recording the spec and ``epsilon_per_row = mechanism.epsilon``. The input is
+        not modified.
+
+    Raises
+    ------
+    TypeError
+        For a non-Series, a non-mechanism, a bit-vector mechanism, or a dtype that does not hold real
+        numbers (strings, objects, datetimes, categories; bools except for randomized response).
+    ValueError
+        For missing values with ``nan_policy="raise"``, a bad ``fill_value`` or ``nan_policy``, a negative
+        seed. Nothing is drawn when anything is wrong.
+
+    Notes
+    -----
+    Each person's report is ``mechanism.epsilon``-LDP (the mechanism's ``privatize``); estimators are
+    post-processing.
+
+    Examples
+    --------
+    >>> import pandas as pd, ldpnum as ldp
+    >>> from ldpnum._random import child_rng
+    >>> from ldpnum.pandas import privatize_series
+    >>> m = ldp.Duchi(epsilon=1.0, bounds=(0, 10))
+    >>> s = pd.Series([2.0, 7.5, 4.0], index=["a", "b", "c"], name="x")
+    >>> out = privatize_series(s, m, rng=0)
+    >>> out.index.tolist(), out.name, out.attrs["ldpnum"]["epsilon_per_row"]
+    (['a', 'b', 'c'], 'x', 1.0)
+    >>> bool((out.to_numpy() == m.privatize(s, rng=child_rng(0, 0)).codes).all())
+    True
+    """
+    if not isinstance(s, pd.Series):
+        raise TypeError(f"privatize_series expects a pandas Series; got {type(s).__name__}")
+    check_choice(nan_policy, "nan_policy", NAN_POLICIES)
+    _check_mechanism(mechanism, s.name)
+    _check_name(s.name, allow_none=True)
+    check_rng(rng)
+    values = prepare_column(mechanism, s, column_subject(s.name), nan_policy, fill_value, unknown)
+    delta = check_shuffle(shuffled, shuffle_delta, s)
+    ids = check_ledger(ledger, mechanism.epsilon, s, people)
+    plan = CollectionPlan((ColumnPlan(s.name, s.name, mechanism, None),), "all-columns")
+    batch = privatize_batch(plan, [values], plan.streams(rng), len(s), digest=_digest)
+    specs = {s.name: mechanism.spec}
+    if ledger is not None:
+        record_ledger(ledger, epsilon=mechanism.epsilon, people=ids, specs=specs, label=label, shuffled=shuffled,
+                      shuffle_delta=shuffle_delta)
+    out = pd.Series(batch.codes[s.name], index=s.index, name=s.name, copy=False)
+    _copy_other_attrs(s, out)
+    return attach_specs(out, specs, epsilon_per_row=mechanism.epsilon, digests=batch.digests if _digest else None,
+                        shuffle_delta=delta)
+
+
+def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="raise", fill_value=None,
+                    ledger=None, people=None, label=None, shuffled=False, shuffle_delta=1e-6, unknown="raise",
+                    _digest=True):
+    r"""Privatize some columns of a DataFrame: a new DataFrame of report columns, budget recorded.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+    mechanisms : mapping
+        Column label -> mechanism; the result's columns in this order. Columns not named are not carried
+        over (raw values never travel with reports; join public columns back by index if needed).
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
+        ``None`` (default): secure. Otherwise column ``j`` of the mapping draws from ``child_rng(rng, j)``
+        and, in ``"one-column-per-row"``, the rows' columns from ``child_rng(rng, len(mechanisms))``.
+    strategy : {"all-columns", "one-column-per-row"}, optional
+        ``"all-columns"`` (default): every row reports every column and spends
+        :math:`\sum_j \varepsilon_j`; when it is left to the default with several columns a
+        :class:`~ldpnum.exceptions.BudgetWarning` says so (pass it explicitly to silence it). ``"one-column-per-row"``: each row reports one column, drawn uniformly
+        and independently of the values, and spends :math:`\max_j \varepsilon_j`; the cells it did not
+        report are ``pd.NA`` (nullable unsigned columns such as ``UInt16``).
+    nan_policy : {"raise", "impute"}, optional
+        As for :func:`privatize_series`, for every column.
+    fill_value : scalar or mapping, optional
+        Public replacement of missing values with ``nan_policy="impute"``: one value for every column, or a
+        mapping column -> value.
+    ledger, people, label : optional
+        As for :func:`privatize_series`; each person spends ``epsilon_per_row``.
+    shuffled, shuffle_delta : optional
+        As for :func:`privatize_series`: the rows' reports reach the analyst shuffled together as one batch.
+        Each column's estimates show the central ε of that column's reports; the ledger entry shows that of
+        ``epsilon_per_row`` over the rows.
+    unknown : {"raise", "uniform"}, optional
+        As for :func:`privatize_series`, for every categorical column (refused when there is none).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Same index. ``attrs["ldpnum"]`` records every column's spec, the strategy and ``epsilon_per_row``.
+
+    Raises
+    ------
+    TypeError
+        For a non-DataFrame, a mechanisms argument that is not a mapping or holds a non-mechanism, a column
+        whose dtype does not hold real numbers (the message names the column and dtype), unsuitable labels.
+    ValueError
+        For an empty mapping, a column that is not in ``df`` or whose label is duplicated, an unknown
+        strategy, and bad values in any column (missing values, a bad fill value). Every cell of every
+        column is checked before the first word is drawn (in ``"one-column-per-row"`` also the cells a row
+        will not report, so whether a frame is accepted never depends on the random assignment): if
+        anything is wrong nothing is randomized.
+
+    Notes
+    -----
+    Each report is ε_j-LDP for its person; a person's row is ``epsilon_per_row``-LDP by sequential
+    composition (``"all-columns"``) or because it holds one report chosen independently of the data
+    (``"one-column-per-row"``).
+
+    Examples
+    --------
+    >>> import pandas as pd, ldpnum as ldp
+    >>> from ldpnum.pandas import privatize_frame
+    >>> df = pd.DataFrame({"a": [0.1, 0.5, 0.9], "b": [3, 1, 2]})
+    >>> out = privatize_frame(df, {"a": ldp.SquareWave(1.0, (0, 1)), "b": ldp.GRR(0.5, k=4)}, rng=0)
+    >>> out.attrs["ldpnum"]["epsilon_per_row"], out.attrs["ldpnum"]["strategy"]
+    (1.5, 'all-columns')
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"privatize_frame expects a pandas DataFrame; got {type(df).__name__}")
+    if not isinstance(mechanisms, Mapping):
+        raise TypeError("mechanisms must be a mapping {column: mechanism}, e.g. "
+                        f"{{'dep_time': ldp.SquareWave(1.0, (0, 1440))}}; got {type(mechanisms).__name__}")
+    if not mechanisms:
+        raise ValueError("mechanisms is empty: name at least one column to privatize")
+    strategy = resolve_strategy(strategy, mechanisms, stacklevel=4)
+    check_choice(strategy, "strategy", STRATEGIES)
+    check_choice(nan_policy, "nan_policy", NAN_POLICIES)
+    # a vector mechanism reads several value columns, named by a tuple key, into one report column
+    plan = plan_columns(mechanisms, strategy)
+    missing = [v for c in plan.columns for v in c.value_columns if v not in df.columns]
+    if missing:
+        raise ValueError(f"{len(missing)} column(s) to privatize are not in the DataFrame, first {missing[0]!r}; "
+                         f"its columns: {list(df.columns)}")
+    if not df.columns.is_unique:
+        counts = df.columns.value_counts()
+        dup = [v for c in plan.columns for v in c.value_columns if counts.get(v, 0) > 1]
+        if dup:
+            raise ValueError(f"column label {dup[0]!r} appears {counts[dup[0]]} times in the DataFrame; "
+                             "report columns need unique labels")
+    fills = fill_values(fill_value, [c.key for c in plan.columns])
+    for c in plan.columns:
+        for v in c.sources or []:
+            _check_name(v, allow_none=False)
+        _check_name(c.label, allow_none=False)
+        _check_mechanism(c.mechanism, c.label)
+    check_rng(rng)
+    if unknown != "raise" and not any(takes_unknown(c.mechanism) for c in plan.columns):
+        prepare_column(plan.columns[0].mechanism, None, None, nan_policy, None, unknown)  # the refusal
+    # every cell of every column is validated before the first word is drawn
+    prepared = [prepare_column(c.mechanism, df[list(c.sources)] if c.sources is not None else df[c.key],
+                               column_subject(c.label), nan_policy, fills[c.key],
+                               unknown if takes_unknown(c.mechanism) else "raise")
+                for c in plan.columns]
+    delta = check_shuffle(shuffled, shuffle_delta, df)
+    ids = check_ledger(ledger, plan.epsilon_per_row, df, people)
+    # Everything is valid: from here on, words are drawn.
+    batch = privatize_batch(plan, prepared, plan.streams(rng), len(df), digest=_digest)
+    data = {c: codes if batch.missing[c] is None else pd.arrays.IntegerArray(codes, batch.missing[c])
+            for c, codes in batch.codes.items()}
+    if ledger is not None:
+        record_ledger(ledger, epsilon=plan.epsilon_per_row, people=ids, specs=plan.specs, strategy=strategy,
+                      label=label, shuffled=shuffled, shuffle_delta=shuffle_delta,
+                      counts=batch.counts.values() if plan.split else ())
+    out = pd.DataFrame(data, index=df.index, copy=False)
+    out.columns.name = df.columns.name
+    _copy_other_attrs(df, out)
+    out.attrs[ATTRS_KEY] = plan.record(digests=batch.digests if _digest else None, shuffle_delta=delta)
+    return out
+
+
+# -- reading a report column back ------------------------------------------------------------------------------
+
+def declare_shuffled(agg: Any, shuffle_delta: float | None, epsilon_per_row: float | None = None) -> Any:
+    """``agg`` declared the one shuffled batch its record says it is (unchanged without a declaration, or
+    without reports).
+
+    The messages shuffled are the rows': each person's row spends ``epsilon_per_row`` (at least the column's
+    own ε), so every column of the batch, and the ledger's entry, show the central ε of that. The pandas
+    accessor applies it to a column, the Dask accessor to the aggregate merged over the partitions (each
+    partition's own declaration would read as batches shuffled apart).
+
+    Examples
+    --------
+    >>> import numpy as np, ldpnum as ldp
+    >>> m = ldp.SquareWave(epsilon=1.0, bounds=(0, 1))
+    >>> agg = m.aggregate(m.privatize(np.full(5000, 0.5), rng=0))
+    >>> declare_shuffled(agg, 1e-6).shuffle.epsilon < 1.0, declare_shuffled(agg, None) is agg
+    (True, True)
+    """
+    if shuffle_delta is None or not agg.n_reports:
+        return agg
+    eps = None if epsilon_per_row is None or epsilon_per_row <= agg.spec.epsilon else float(epsilon_per_row)
+    return agg.shuffled(shuffle_delta, epsilon0=eps)
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_from_spec(spec):
+    return from_spec(spec)
+
+
+def mechanism_of(spec: Any) -> Any:
+    """The mechanism of ``spec`` (mechanisms are immutable, so one instance per spec is shared)."""
+    try:
+        return _cached_from_spec(spec)
+    except TypeError:  # a spec with an unhashable parameter
+        return from_spec(spec)
+
+
+def estimator(mech: Any, method: str) -> Any:
+    """``mech``'s bound estimator ``method`` (e.g. ``"estimate_mean"``), or a TypeError naming what its reports
+    estimate instead."""
+    if not mech.offers(method):
+        raise TypeError(f"{type(mech).__name__} reports do not estimate {ESTIMATORS[method]} (they estimate "
+                        f"{mech.answers})")
+    return getattr(mech, method)
+
+
+def reports_of(s, spec=None, *, _check=True):
+    """The :class:`~ldpnum.Reports` held by report column ``s``.
+
+    Parameters
+    ----------
+    s : pandas.Series
+        Integer report codes (a numpy or nullable integer dtype; floats holding whole numbers, as after a
+        CSV round trip, are accepted). Missing cells are rows that did not report this column (the other
+        columns of ``"one-column-per-row"``) and are left out.
+    spec : Spec, optional
+        Used when the column records no spec; must equal the recorded spec otherwise.
+
+    Returns
+    -------
+    Reports
+
+    Raises
+    ------
+    TypeError
+        For a non-Series, non-integer codes, or a bit-vector spec.
+    ValueError
+        When no spec is known, or for codes outside the spec's alphabet (with the count and first index).
+    SpecMismatchError
+        When ``spec`` differs from the recorded one.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, ldpnum as ldp
+    >>> from ldpnum.pandas import reports_of
+    >>> m = ldp.GRR(epsilon=1.0, k=3)
+    >>> s = pd.Series([0, 2, None, 1], dtype="UInt8")
+    >>> r = reports_of(s, m.spec)
+    >>> len(r), r.codes.dtype
+    (3, dtype('uint8'))
+    """
+    if not isinstance(s, pd.Series):
+        raise TypeError(f"reports_of expects a pandas Series; got {type(s).__name__}")
+    spec = spec_for(s, s.name, spec)
+    mech = mechanism_of(spec)
+    mech.check_column_codes("a column")
+    dtype = s.dtype
+    kind = getattr(dtype, "kind", "O")
+    if not is_real_dtype(dtype):
+        raise TypeError(f"{column_subject(s.name)} holds dtype {dtype}, not integer report codes")
+    if (kind == "f" or isinstance(dtype, pd.api.extensions.ExtensionDtype)) and s.hasnans:
+        s = s[s.notna()]  # rows that did not report this column (numpy integer columns have none)
+    if kind in "iu":
+        codes = s.to_numpy(dtype=getattr(dtype, "numpy_dtype", dtype))
+    else:
+        values = s.to_numpy(dtype=np.float64)
+        whole = np.isfinite(values) & (values == np.round(values)) & (values >= 0)
+        if not whole.all():
+            bad = np.flatnonzero(~whole)
+            raise ValueError(f"{column_subject(s.name)} holds {bad.size} value(s) that are not report codes "
+                             f"(non-negative whole numbers), first at position {bad[0]} ({values[bad[0]]!r})")
+        codes = values.astype(np.uint64)
+    if _check:
+        check_codes(s, s.name, codes)
+    try:
+        return mech.reports_from_column(codes)
+    except (TypeError, ValueError) as exc:
+        check_codes(s, s.name, codes)  # a changed column is reported as such, before its odd codes
+        raise type(exc)(f"{column_subject(s.name)}: {exc}") from None
+
+
+def aggregate_series(s, spec=None):
+    """The mergeable :class:`~ldpnum.Aggregate` of report column ``s`` (see :func:`reports_of`).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, ldpnum as ldp
+    >>> from ldpnum.pandas import aggregate_series
+    >>> m = ldp.SquareWave(epsilon=1.0, bounds=(0, 1))
+    >>> s = pd.Series(np.linspace(0, 1, 100), name="x").ldp.privatize(m, rng=0)
+    >>> aggregate_series(s).n_reports
+    100
+    """
+    reports = reports_of(s, spec, _check=False)
+    mech = mechanism_of(reports.spec)
+    try:
+        agg = mech.aggregate(reports)
+    except ValueError:
+        check_codes(s, s.name, mech.column_codes(reports))  # a changed column is reported as such first
+        raise
+    if column_digest(s, s.name) is not None:
+        # one code per report: the aggregate's counts are the codes' histogram, whose digest costs O(cells)
+        one_code = agg._n_reports is None and reports.codes.ndim == 1 and agg.spec.n_cells <= 1 << 16
+        check_codes(s, s.name, None if one_code else mech.column_codes(reports),
+                    digest=histogram_digest(agg.counts) if one_code else None)
+    info = frame_info(s) or {}
+    return declare_shuffled(agg, info.get("shuffle_delta"), info.get("epsilon_per_row"))
+
+
+def estimate_mean_named(mech, agg, record, name):
+    """``mech.estimate_mean(agg)`` named after report column ``name`` of ``record`` (an object carrying the
+    report record): a vector column's coordinates take the names of the value columns it was privatized from."""
+    names = column_sources(record, name)
+    if names is not None:
+        return estimator(mech, "estimate_mean")(agg, names=names)
+    return named(estimator(mech, "estimate_mean")(agg), name)
+
+
+def concat(objs, **kwargs):
+    """Concatenate report Series or DataFrames of one collection design, keeping their record.
+
+    ``pandas.concat`` keeps ``attrs`` only when every part's are equal; report columns record a digest of
+    their own codes, which differs between collections (days, batches), so ``pandas.concat`` drops the
+    record and the result is no longer read as reports. This checks that every part is an unchanged report
+    object, that the parts share specs, strategy and ``epsilon_per_row``, and records the combined specs and
+    digests on the concatenation.
+
+    Parts declared shuffled (``privatize(..., shuffled=True)``) were shuffled apart, not as one batch, so the
+    concatenation is not declared shuffled: aggregate each part and merge the aggregates instead (``a + b``
+    keeps the central ε of the smallest batch; see :meth:`ldpnum.Aggregate.shuffled`).
+
+    Parameters
+    ----------
+    objs : iterable of pandas.Series or pandas.DataFrame
+        Report objects (all Series or all DataFrames) with the same report columns.
+    **kwargs
+        Passed to :func:`pandas.concat` (rows only: ``axis=0``).
+
+    Returns
+    -------
+    pandas.Series or pandas.DataFrame
+
+    Raises
+    ------
+    ValueError
+        For no parts, parts without an ldpnum record, a changed part (:class:`ReportsChangedError`), or
+        parts with other columns, strategy or ``epsilon_per_row``.
+    SpecMismatchError
+        For a column whose specs differ between parts.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, ldpnum as ldp
+    >>> m = ldp.SquareWave(epsilon=1.0, bounds=(0, 1))
+    >>> day1 = pd.Series(np.full(50, 0.3), name="x").ldp.privatize(m, rng=1)
+    >>> day2 = pd.Series(np.full(70, 0.6), name="x").ldp.privatize(m, rng=2)
+    >>> ldp.pandas.concat([day1, day2]).ldp.aggregate() == day1.ldp.aggregate() + day2.ldp.aggregate()
+    True
+    """
+    objs = list(objs)
+    if not objs:
+        raise ValueError("concat needs at least one report object")
+    if kwargs.get("axis", 0) not in (0, "index"):
+        raise ValueError("concat joins report rows (axis=0); join columns with pandas.concat(axis=1) and "
+                         "estimate each column from its own object")
+    kinds = {isinstance(o, pd.Series) for o in objs}
+    if not all(isinstance(o, (pd.Series, pd.DataFrame)) for o in objs) or len(kinds) != 1:
+        raise TypeError("concat expects report Series only or report DataFrames only")
+    infos = [frame_info(o) for o in objs]
+    if any(info is None for info in infos):
+        raise ValueError(f"part {next(i for i, info in enumerate(infos) if info is None)} carries no ldpnum record: "
+                         "it is not a report object")
+    specs = column_specs(objs[0])
+    series = kinds == {True}
+    for i, (o, info) in enumerate(zip(objs, infos)):
+        if column_specs(o).keys() != specs.keys():
+            raise ValueError(f"part {i} records columns {list(column_specs(o))}, part 0 {list(specs)}")
+        for c, sp in column_specs(o).items():
+            check_spec(specs[c], sp, f"reports in column {c!r} of part {i}")
+        for key in ("strategy", "epsilon_per_row"):
+            if info.get(key) != infos[0].get(key):
+                raise ValueError(f"part {i} has {key} {info.get(key)!r}, part 0 {infos[0].get(key)!r}: they are "
+                                 "not one collection design")
+        for col in ([o] if series else [o[c] for c in specs]):
+            reports_of(col)  # raises ReportsChangedError for a changed part
+    digests = {}
+    for c in specs:
+        parts = [column_digest(o, c) for o in objs]
+        if all(d is not None for d in parts):
+            digests[c] = add_digests(*parts)
+    out = pd.concat(objs, **kwargs)
+    sources = {c: column_sources(objs[0], c) for c in specs if column_sources(objs[0], c) is not None}
+    return attach_specs(out, specs, strategy=infos[0].get("strategy"),
+                        epsilon_per_row=infos[0].get("epsilon_per_row"), digests=digests, sources=sources)
+
+
+def describe_aggregates(aggregates, *, level=0.95, sources=None, bootstrap=None, rng=None):
+    """Per column: the mean with its confidence interval and the quartiles, from aggregates.
+
+    Parameters
+    ----------
+    aggregates : mapping
+        Column label -> :class:`~ldpnum.Aggregate` (e.g. merged over partitions). Columns of frequency
+        oracles (categories, not numbers) are left out; a vector report column gives one row per
+        coordinate (means only).
+    sources : mapping, optional
+        Vector report column label -> the names of its coordinates (the value columns), for the row labels.
+    bootstrap : int, optional
+        Bootstrap the distribution estimates with this many replicates (e.g. 200; mechanisms whose
+        ``estimate_distribution`` takes ``bootstrap=``) and add ``level`` intervals of the quartiles:
+        columns ``25% low``, ``25% high``, ... (NaN for the others). ``rng`` seeds the resampling.
+    level : float, optional
+        Confidence level of the interval (default 0.95).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per column: ``mechanism``, ``epsilon`` (each report's local ε), ``central_epsilon`` (only when
+        some aggregate is declared shuffled: the central ε of its batch, NaN for the others), ``n_reports``;
+        ``mean``, ``std_error``, ``ci_low``, ``ci_high``: the **unbiased** mean estimate with its standard error and interval (NaN for mechanisms
+        without one, e.g. hierarchical histograms); ``dist_mean``: the mean of the **estimated
+        distribution**; and the quartiles ``25%``, ``50%``, ``75%`` of that distribution (NaN for
+        mechanisms that estimate means only). Default estimator settings.
+
+    Categorical columns (frequency oracles) and item columns (heavy hitters such as PEM) have no mean or
+    quartiles: they are left out of the table, and a frame with nothing else is refused with a ValueError
+    that names them and the methods that estimate them (an empty table would look like "nothing to report").
+
+    Notes
+    -----
+    *Which mean to use.* ``mean`` averages every report's own unbiased estimate: its expectation is the
+    true mean, and its interval covers it at the stated level; quote it when the mean is the question.
+    ``dist_mean`` is the mean of the reconstructed distribution, which the quantiles and plots describe: the
+    estimator (EM/EMS, least squares with non-negativity) keeps the distribution inside the bounds and
+    smooths it, which pulls mass from the tails towards the middle, so ``dist_mean`` is biased (most at
+    small ε and small n) and has no standard error. It agrees with ``mean`` within a few standard errors
+    when the distribution is well estimated; use it to keep one coherent picture next to the quartiles.
+    """
+    rows, index, skipped = [], [], []
+    sources = sources or {}
+    for name, agg in aggregates.items():
+        mech = mechanism_of(agg.spec)
+        if mech.categorical:
+            skipped.append((name, mech))  # categories and items, not numbers
+            continue
+        row = {"mechanism": agg.spec.mechanism, "epsilon": agg.spec.epsilon, "n_reports": agg.n_reports,
+               "central_epsilon": np.nan if agg.shuffle is None else agg.shuffle.epsilon}
+        for label, stats in mech.describe_rows(agg, column=name, names=sources.get(name), level=level,
+                                               bootstrap=bootstrap, rng=rng):
+            rows.append({**row, **stats})
+            index.append(label)
+    columns = ["mechanism", "epsilon", "n_reports", "mean", "std_error", "ci_low", "ci_high", "dist_mean", "25%",
+               "50%", "75%"]
+    if any(a.shuffle is not None for a in aggregates.values()):
+        columns.insert(2, "central_epsilon")
+    if bootstrap is not None:
+        columns += [f"{p} {side}" for p in ("25%", "50%", "75%") for side in ("low", "high")]
+    if not rows and skipped:
+        what = ", ".join(f"{name!r} ({type(mech).__name__}: {mech.answers})" for name, mech in skipped)
+        raise ValueError(f"describe() summarises numerical report columns (mean, interval, quartiles); this "
+                         f"frame has only categorical or item columns: {what}. Estimate those with their own "
+                         "methods, e.g. df[column].ldp.estimate_frequencies() or df[column].ldp.heavy_hitters()")
+    return pd.DataFrame(rows, index=pd.Index(index, name="column"), columns=columns)
