@@ -133,7 +133,7 @@ def run(n=10_000_000, repeats=3, batch_size=None, also=(1_000_000,)):
     """
     import pyarrow.parquet as pq
 
-    from ldpnum.cli import DEFAULT_BATCH_SIZE
+    from ldpnum.io import DEFAULT_BATCH_SIZE
 
     batch_size = batch_size or DEFAULT_BATCH_SIZE
     records = []

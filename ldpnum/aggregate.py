@@ -486,10 +486,10 @@ class Aggregate:
             if len(body) < 12 + _MAC_SIZE:
                 raise ValueError("serialized Aggregate is truncated: MAC missing")
             body, mac = body[:-_MAC_SIZE], body[-_MAC_SIZE:]
-            if key is not None:
-                if not hmac.compare_digest(mac, hmac.new(collector_key(key), body, hashlib.sha256).digest()):
-                    raise ValueError("serialized Aggregate fails its MAC check: edited after signing, or signed "
-                                     "with another key")
+            if key is not None and not hmac.compare_digest(mac, hmac.new(collector_key(key), body,
+                                                                         hashlib.sha256).digest()):
+                raise ValueError("serialized Aggregate fails its MAC check: edited after signing, or signed "
+                                 "with another key")
         elif key is not None:
             raise ValueError("serialized Aggregate carries no MAC: it was not signed with a collector key, so "
                              "it cannot be vouched for")

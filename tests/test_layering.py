@@ -39,3 +39,29 @@ def test_no_function_level_imports_of_ldpnum_modules(path):
     """A function-level import of a package module is how an import circle hides; these have none."""
     late = [m for m, at_top in _imports(ROOT / path) if not at_top]
     assert not late, f"{path} imports {late} inside functions"
+
+
+FAMILIES = ("mechanisms", "frequency", "ranges", "heavy", "vectors", "multi", "longitudinal", "pandas", "cli", "dask",
+            "engines", "demo")
+
+
+@pytest.mark.parametrize("path", sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "estimation").glob("*.py")))
+def test_estimation_imports_no_family(path):
+    """Post-processing sits below the families that call it (HDG and Marginals call estimation/tables,
+    joint and grids; the set-valued results call estimation/sizes), never the other way round."""
+    for module, _ in _imports(ROOT / path):
+        assert _package_module(module) not in FAMILIES, f"{path} imports {module}"
+
+
+def _package_module(module):
+    """The top-level ldpnum module named by an import in ldpnum/estimation/ (None for a sibling in it)."""
+    if module.startswith("ldpnum."):
+        return module.split(".")[1]
+    if module.startswith(".."):
+        return module[2:].split(".")[0]
+    return None
+
+
+def test_package_module_negative_control():
+    assert _package_module("..vectors._base") == "vectors" and _package_module("ldpnum.multi.hdg") == "multi"
+    assert _package_module(".consistency") is None and _package_module("..._x") != "vectors"

@@ -26,7 +26,7 @@ from .postprocess import norm_sub
 __all__ = ["HDG_CONSISTENCY", "GridEstimates", "consistency_step", "estimate_grids", "grid_tables",
            "make_consistent", "max_inconsistency", "shrink_pairs"]
 
-#: The post-processing choices of :func:`estimate_grids` (:meth:`ldpnum.HDG.estimate_ranges`'s ``consistency``).
+#: The post-processing choices of :func:`estimate_grids` (``consistency`` of ``HDG.estimate_ranges``).
 HDG_CONSISTENCY = ("hdg", "paper", "norm-sub", "none")
 
 
@@ -69,9 +69,9 @@ def make_consistent(raw, grids, d, g1, g2, *, variances=None, tol=1e-12, max_ite
     :func:`ldpnum.estimation.tables.make_consistent` over :func:`grid_tables`).
 
     ``variances`` (each grid's raw cell variance at frequency 0, :meth:`ldpnum.HDG.grid_variances`): the
-    non-negativity step is :func:`~ldpnum.estimation.postprocess.noise_weighted_norm_sub` with ``σ_i = sqrt(variances[i])`` and the
-    consistency weighs the grids by their variances (:func:`consistency_step`); ``None``: the paper's
-    procedure (Norm-Sub, weights ``1/C_i``).
+    non-negativity step is :func:`~ldpnum.estimation.postprocess.noise_weighted_norm_sub` with
+    ``σ_i = sqrt(variances[i])`` and the consistency weighs the grids by their variances
+    (:func:`consistency_step`); ``None``: the paper's procedure (Norm-Sub, weights ``1/C_i``).
 
     Returns ``(grids, n_iter, converged)``: new arrays (1-D grids of length ``g1``, 2-D of ``(g2, g2)``).
     """

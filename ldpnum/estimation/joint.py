@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from .._validation import check_choice
-from ..vectors._base import check_int
+from .consistency import _check_positive_int as check_int
 
 __all__ = ["MAX_SIDE", "REFINE_CELLS", "RHO_MAX", "SHRINK_Z", "WITHIN_CELL", "fit_copula_correlation",
            "gaussian_copula_table", "interpolation_matrix", "max_entropy", "response_matrix",

@@ -74,7 +74,8 @@ def project(table, attrs, sub):
 def _shift(table, attrs, sub, delta):
     """Add ``delta / C`` to every cell (in place), ``delta`` indexed by ``sub``'s cells, ``C`` the cells of
     ``table`` per cell of ``sub`` (an integer)."""
-    table += (delta / (table.size // delta.size)).reshape([s if a in sub else 1 for a, s in zip(attrs, table.shape)])
+    shape = [s if a in sub else 1 for a, s in zip(attrs, table.shape)]
+    table += (delta / (table.size // delta.size)).reshape(shape)
 
 
 def shared_subsets(sets):

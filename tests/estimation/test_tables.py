@@ -85,7 +85,8 @@ def test_hdg_grids_are_tables_of_the_2d_grids_margins(d, g1, g2):
     ests = [normalized(rng, (g1,) if len(a) == 1 else (g2, g2)) for a in grids]
     variances = rng.uniform(1e-5, 1e-4, len(grids))
     tables, sets = grid_tables(ests, grids, d, g1, g2)
-    assert sets[:d] == [(t, d + t) for t in range(d)] and all(np.shares_memory(e, t) for e, t in zip(ests, tables))
+    assert sets[:d] == [(t, d + t) for t in range(d)]
+    assert all(np.shares_memory(e, t) for e, t in zip(ests, tables))
     assert shared_subsets(sets) == [(t,) for t in range(d)]
     want = dense_least_squares(tables, sets, variances)
     consistency_step(tables, sets, variances)
