@@ -21,10 +21,21 @@ Privatizing a batch
     report column's codes, the mask of rows that did not report it and the digest of its codes
     (:func:`ldpnum._frame.codes_digest`). :func:`check_shuffle` and :func:`check_ledger` run before the first
     draw, :func:`record_ledger` after the last.
+    :meth:`CollectionPlan.record` is what the collection records beside its reports (every column's spec, the
+    strategy, ``epsilon_per_row``, digests, a shuffle declaration): the accessor in ``attrs``, the command line
+    in the Parquet file's metadata.
 Reading a report column back
-    :func:`mechanism_of` rebuilds (and caches) the mechanism of a spec; :func:`reports_from_codes` and
-    :func:`aggregate_codes` check a column's codes against the digest recorded for them and turn them into
-    :class:`~ldpnum.Reports` or an :class:`~ldpnum.Aggregate` (declared shuffled when the record says so).
+    :func:`reports_of` and :func:`aggregate_series` read a report column's spec from its record, rebuild its
+    mechanism (:func:`mechanism_of`, one cached instance per spec), check its codes against the digest
+    recorded for them (a changed column is refused) and give its :class:`~ldpnum.Reports` or
+    :class:`~ldpnum.Aggregate`, declared shuffled when the record says so (:func:`declare_shuffled`, also
+    applied by Dask to the aggregate merged over partitions). :func:`estimator` picks the mechanism's
+    estimator or says what its reports estimate instead.
+pandas objects
+    :func:`privatize_series` and :func:`privatize_frame` (pandas in, pandas out) are the accessor's
+    privatizing functions and the per-partition work of :func:`ldpnum.engines.partition_privatize`;
+    :mod:`ldpnum.pandas` re-exports them with the read-back functions, :func:`concat` and
+    :func:`describe_aggregates`.
 
 Strategies
 ----------
