@@ -21,10 +21,21 @@ Privatizing a batch
     report column's codes, the mask of rows that did not report it and the digest of its codes
     (:func:`ldpnum._frame.codes_digest`). :func:`check_shuffle` and :func:`check_ledger` run before the first
     draw, :func:`record_ledger` after the last.
+    :meth:`CollectionPlan.record` is what the collection records beside its reports (every column's spec, the
+    strategy, ``epsilon_per_row``, digests, a shuffle declaration): the accessor in ``attrs``, the command line
+    in the Parquet file's metadata.
 Reading a report column back
-    :func:`mechanism_of` rebuilds (and caches) the mechanism of a spec; :func:`reports_from_codes` and
-    :func:`aggregate_codes` check a column's codes against the digest recorded for them and turn them into
-    :class:`~ldpnum.Reports` or an :class:`~ldpnum.Aggregate` (declared shuffled when the record says so).
+    :func:`reports_of` and :func:`aggregate_series` read a report column's spec from its record, rebuild its
+    mechanism (:func:`mechanism_of`, one cached instance per spec), check its codes against the digest
+    recorded for them (a changed column is refused) and give its :class:`~ldpnum.Reports` or
+    :class:`~ldpnum.Aggregate`, declared shuffled when the record says so (:func:`declare_shuffled`, also
+    applied by Dask to the aggregate merged over partitions). :func:`estimator` picks the mechanism's
+    estimator or says what its reports estimate instead.
+pandas objects
+    :func:`privatize_series` and :func:`privatize_frame` (pandas in, pandas out) are the accessor's
+    privatizing functions and the per-partition work of :func:`ldpnum.engines.partition_privatize`;
+    :mod:`ldpnum.pandas` re-exports them with the read-back functions, :func:`concat` and
+    :func:`describe_aggregates`.
 
 Strategies
 ----------
@@ -75,11 +86,14 @@ from ._frame import (
 )
 from ._random import MAX_ASSIGNED, assign_columns, child_rng, resolve_rng
 from ._results import named
+from ._typing import SeedLike
 from ._validation import check_choice
+from .aggregate import Aggregate
 from .exceptions import BudgetWarning
 from .mechanisms import Mechanism, from_spec
 from .base import ESTIMATORS
-from .spec import check_spec
+from .reports import Reports
+from .spec import Spec, check_spec
 
 __all__ = ["MAX_COLUMNS", "NAN_POLICIES", "STRATEGIES", "BatchReports", "CollectionPlan",
            "ColumnPlan", "aggregate_series", "assign_rows", "check_ledger", "check_rng", "check_shuffle",
@@ -606,8 +620,10 @@ def _copy_other_attrs(src, dst):
     return dst
 
 
-def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=None, ledger=None, people=None,
-                     label=None, shuffled=False, shuffle_delta=1e-6, unknown="raise", _digest=True):
+def privatize_series(s: "pd.Series", mechanism: Mechanism, *, rng: SeedLike = None, nan_policy: str = "raise",
+                     fill_value: Any = None, ledger: Any = None, people: Any = None, label: str | None = None,
+                     shuffled: bool = False, shuffle_delta: float = 1e-6, unknown: str = "raise",
+                     _digest: bool = True) -> "pd.Series":
     """Privatize one column: a new Series of report codes, same index and name, spec in its ``attrs``.
 
     Parameters
@@ -702,9 +718,10 @@ def privatize_series(s, mechanism, *, rng=None, nan_policy="raise", fill_value=N
                         shuffle_delta=delta)
 
 
-def privatize_frame(df, mechanisms, *, rng=None, strategy=None, nan_policy="raise", fill_value=None,
-                    ledger=None, people=None, label=None, shuffled=False, shuffle_delta=1e-6, unknown="raise",
-                    _digest=True):
+def privatize_frame(df: "pd.DataFrame", mechanisms: Mapping, *, rng: SeedLike = None, strategy: str | None = None,
+                    nan_policy: str = "raise", fill_value: Any = None, ledger: Any = None, people: Any = None,
+                    label: str | None = None, shuffled: bool = False, shuffle_delta: float = 1e-6,
+                    unknown: str = "raise", _digest: bool = True) -> "pd.DataFrame":
     r"""Privatize some columns of a DataFrame: a new DataFrame of report columns, budget recorded.
 
     Parameters
@@ -868,7 +885,7 @@ def estimator(mech: Any, method: str) -> Any:
     return getattr(mech, method)
 
 
-def reports_of(s, spec=None, *, _check=True):
+def reports_of(s: "pd.Series", spec: Spec | None = None, *, _check: bool = True) -> Reports:
     """The :class:`~ldpnum.Reports` held by report column ``s``.
 
     Parameters
@@ -933,7 +950,7 @@ def reports_of(s, spec=None, *, _check=True):
         raise type(exc)(f"{column_subject(s.name)}: {exc}") from None
 
 
-def aggregate_series(s, spec=None):
+def aggregate_series(s: "pd.Series", spec: Spec | None = None) -> Aggregate:
     """The mergeable :class:`~ldpnum.Aggregate` of report column ``s`` (see :func:`reports_of`).
 
     Examples
@@ -961,7 +978,7 @@ def aggregate_series(s, spec=None):
     return declare_shuffled(agg, info.get("shuffle_delta"), info.get("epsilon_per_row"))
 
 
-def estimate_mean_named(mech, agg, record, name):
+def estimate_mean_named(mech: Any, agg: Aggregate, record: Any, name: Any) -> Any:
     """``mech.estimate_mean(agg)`` named after report column ``name`` of ``record`` (an object carrying the
     report record): a vector column's coordinates take the names of the value columns it was privatized from."""
     names = column_sources(record, name)
@@ -970,7 +987,7 @@ def estimate_mean_named(mech, agg, record, name):
     return named(estimator(mech, "estimate_mean")(agg), name)
 
 
-def concat(objs, **kwargs):
+def concat(objs: Any, **kwargs: Any) -> Any:
     """Concatenate report Series or DataFrames of one collection design, keeping their record.
 
     ``pandas.concat`` keeps ``attrs`` only when every part's are equal; report columns record a digest of
@@ -1048,7 +1065,8 @@ def concat(objs, **kwargs):
                         epsilon_per_row=infos[0].get("epsilon_per_row"), digests=digests, sources=sources)
 
 
-def describe_aggregates(aggregates, *, level=0.95, sources=None, bootstrap=None, rng=None):
+def describe_aggregates(aggregates: Mapping, *, level: float = 0.95, sources: Mapping | None = None,
+                        bootstrap: int | None = None, rng: SeedLike = None) -> "pd.DataFrame":
     """Per column: the mean with its confidence interval and the quartiles, from aggregates.
 
     Parameters
