@@ -137,7 +137,7 @@ def registered():
     """Every mechanism ldpnum registers, those reading one value per person and those reading several columns
     (vectors, HDG, marginals) alike; each must have a case in the common test suite."""
     import ldpnum  # noqa: F401  (registers every mechanism)
-    from ldpnum.mechanisms._base import _REGISTRY, _VECTOR_REGISTRY
+    from ldpnum.base import _REGISTRY, _VECTOR_REGISTRY
     names = [*_REGISTRY, *_VECTOR_REGISTRY]
     cases, vector_cases, _, _ = _test_helpers()
     missing = sorted(set(names) - set(cases) - set(vector_cases))

@@ -83,7 +83,7 @@ from ._typing import ArrayLike, SeedLike
 from ._validation import check_choice, dtype_hint
 from .exceptions import BudgetWarning
 from .mechanisms import Mechanism, from_spec
-from .mechanisms._base import ESTIMATORS
+from .base import ESTIMATORS
 
 __all__ = ["STRATEGIES", "privatize_series", "privatize_frame", "reports_of", "aggregate_series", "concat",
            "describe_aggregates", "SeriesAccessor", "DataFrameAccessor"]

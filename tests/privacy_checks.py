@@ -7,7 +7,7 @@ from fractions import Fraction
 import numpy as np
 from scipy import stats
 
-from ldpnum.mechanisms._plan import exp_lower
+from ldpnum.plans import exp_lower
 
 ALPHA = 1e-6
 

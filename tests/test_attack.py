@@ -27,7 +27,8 @@ import pytest
 
 import ldpnum as ldp
 from ldpnum import _random
-from ldpnum.mechanisms import _base, registered
+from ldpnum import base as _base
+from ldpnum.mechanisms import registered
 
 from test_common import CASES, build, case_of, valid_input
 

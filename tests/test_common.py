@@ -39,7 +39,7 @@ from ldpnum._kernels import _jit
 from ldpnum._kernels._jit import launch, prange
 from ldpnum.frequency.unary import unpack_bits
 from ldpnum.mechanisms import registered
-from ldpnum.mechanisms._plan import TWO53
+from ldpnum.plans import TWO53
 
 from conftest import adversarial_values
 from privacy_checks import PrivacyViolation, check_exact_epsilon, check_kernel_matches, max_ratio
@@ -399,7 +399,7 @@ def test_registry_names_and_aliases():
 
 
 def test_registry_refuses_a_taken_name_or_alias():
-    from ldpnum.mechanisms import _base
+    from ldpnum import base as _base
 
     before = dict(_base._REGISTRY), dict(_base._NAMES)
     with pytest.raises(TypeError, match="already taken"):

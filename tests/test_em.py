@@ -15,7 +15,7 @@ import ldpnum as ldp
 from ldpnum._kernels import server_em
 from ldpnum.estimation import (EMResult, WindowTransition, expectation_maximization, window_transition,
                                window_transition_from_plan)
-from ldpnum.mechanisms._plan import TWO53, window_plan
+from ldpnum.plans import TWO53, window_plan
 
 import naive
 

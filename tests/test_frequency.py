@@ -11,7 +11,7 @@ import ldpnum as ldp
 from ldpnum.estimation import norm_sub, postprocess_frequencies, project_simplex
 from ldpnum.frequency import recommend
 from ldpnum.frequency.grr import TWO64
-from ldpnum.mechanisms._plan import TWO48, TWO53, uniform_count
+from ldpnum.plans import TWO48, TWO53, uniform_count
 
 import naive
 from conftest import EPSILONS

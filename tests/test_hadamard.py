@@ -12,7 +12,7 @@ from ldpnum import _random
 from ldpnum.reports import code_dtype
 from ldpnum._kernels.server_hashing import walsh_hadamard
 from ldpnum.frequency.hadamard import HadamardPlan, HadamardResponse, hadamard_support_counts
-from ldpnum.mechanisms._plan import TWO53, binary_plan
+from ldpnum.plans import TWO53, binary_plan
 
 import naive as nh
 from conftest import EPSILONS

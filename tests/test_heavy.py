@@ -11,7 +11,7 @@ from ldpnum._kernels import client_prefix as kernels
 from ldpnum._kernels._jit import launch
 from ldpnum.estimation.heavy import estimate_prefix_levels, extend_candidates, prefix_hash
 from ldpnum.frequency.grr import _GRRPlan, grr_keep_cells
-from ldpnum.mechanisms._plan import TWO48
+from ldpnum.plans import TWO48
 
 import naive
 from privacy_checks import PrivacyViolation, check_exact_epsilon, check_kernel_matches, max_ratio

@@ -21,7 +21,7 @@ from numba.extending import is_jitted
 import ldpnum as ldp
 from ldpnum._kernels import _jit
 from ldpnum._kernels._jit import prange
-from ldpnum.mechanisms._base import _REGISTRY, _VECTOR_REGISTRY
+from ldpnum.base import _REGISTRY, _VECTOR_REGISTRY
 
 from conftest import adversarial_values
 
@@ -259,7 +259,7 @@ def planted_mechanism():
     common suite: the derived lists must name it rather than skip it."""
     import test_attack  # noqa: F401  (the common suites read the registry when imported: import them first)
 
-    from ldpnum.mechanisms import _base
+    from ldpnum import base as _base
 
     saved = [dict(r) for r in (_base._REGISTRY, _base._VECTOR_REGISTRY, _base._NAMES)]
     try:

@@ -16,7 +16,7 @@ import pytest
 import ldpnum as ldp
 from ldpnum._kernels import client_numeric
 from ldpnum._kernels._jit import launch
-from ldpnum.mechanisms._plan import exp_lower
+from ldpnum.plans import exp_lower
 from ldpnum.mechanisms.laplace import (MIN_EPSILON, TWO106, LaplacePlan, _ratio, build_plan, clamp_cells,
                                       grid_cells, laplace_plan)
 

@@ -14,7 +14,7 @@ from ldpnum._kernels import client_pirappor as kern
 from ldpnum.frequency.pirappor import (P_MAX, TWO64, PIRappor, PIRapporPlan, 
                                        bernoulli_threshold, choose_field, is_prime, support_counts,
                                        uniform_count64)
-from ldpnum.mechanisms._plan import TWO53, exp_lower
+from ldpnum.plans import TWO53, exp_lower
 
 import naive
 from conftest import EPSILONS

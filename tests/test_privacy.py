@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ldpnum as ldp
-from ldpnum.mechanisms._plan import TWO53, BinaryPlan, WindowPlan, binary_plan, exp_lower, window_plan
+from ldpnum.plans import TWO53, BinaryPlan, WindowPlan, binary_plan, exp_lower, window_plan
 
 from conftest import EPSILONS, adversarial_values
 from naive import naive_float_piecewise

@@ -27,7 +27,7 @@ from ldpnum._random import child_rng
 from ldpnum.heavy import decode_items, setvalued
 from ldpnum.heavy.padding import PaddingSamplingPlan, amplified_epsilon, padding_sampling_keep_cells
 from ldpnum.heavy.setvalued import Payload, SetValuedState, candidate_itemsets, encode_sets
-from ldpnum.mechanisms._plan import TWO48, exp_lower, uniform_count
+from ldpnum.plans import TWO48, exp_lower, uniform_count
 
 DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs" / "setvalued.md"
 

@@ -23,7 +23,7 @@ from ldpnum._kernels import client_kashin
 from ldpnum._kernels._jit import launch
 from ldpnum.frequency.grr import _GRRPlan, grr_keep_cells
 from ldpnum.mechanisms import lookup, registered
-from ldpnum.mechanisms._plan import exp_lower
+from ldpnum.plans import exp_lower
 from ldpnum.vectors import sqkr
 from ldpnum.vectors.sqkr import SQKRPlan, coordinates, frame, kashin_coefficients
 

@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 
-import ldpnum.mechanisms._base
+import ldpnum.base
 import pandas as pd
 import pytest
 from scipy import stats
@@ -23,7 +23,7 @@ from ldpnum._kernels import client_unary
 from ldpnum._kernels.server_unary import count_bits as cython_count_bits
 from ldpnum.frequency import unary
 from ldpnum.frequency.unary import OUE, SUE, count_bits, pack_bits, unary_plan, unpack_bits
-from ldpnum.mechanisms._plan import TWO53, exp_lower
+from ldpnum.plans import TWO53, exp_lower
 
 import naive as naive_unary
 from conftest import EPSILONS

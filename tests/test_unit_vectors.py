@@ -25,7 +25,7 @@ import ldpnum as ldp
 from ldpnum import _random
 from ldpnum._kernels import client_unit
 from ldpnum.mechanisms import lookup, registered
-from ldpnum.mechanisms._plan import TWO53, binary_plan, exp_lower
+from ldpnum.plans import TWO53, binary_plan, exp_lower
 from ldpnum.vectors import unit
 from ldpnum.vectors.unit import PrivHSPlan, RejectionPlan, generate_directions
 

@@ -151,7 +151,7 @@ def test_nullable_arrays_with_na_passed_directly(no_draws):
 
 # -- bounds of an unusable scale are refused at construction, for every mechanism that takes bounds ---------------
 def _bounded_mechanisms():
-    from ldpnum.mechanisms._base import _all_registered, _load_builtins
+    from ldpnum.base import _all_registered, _load_builtins
 
     _load_builtins()
     return {n: c for n, c in _all_registered().items()

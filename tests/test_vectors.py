@@ -23,7 +23,7 @@ from ldpnum import _random
 from ldpnum._kernels import client_vector
 from ldpnum._kernels._jit import launch
 from ldpnum.mechanisms import lookup, registered
-from ldpnum.mechanisms._plan import TWO53, exp_lower
+from ldpnum.plans import TWO53, exp_lower
 from ldpnum.vectors.duchi import DuchiMultivariatePlan, duchi_constant
 from ldpnum.vectors.sampled import split_epsilon, subset_probabilities
 

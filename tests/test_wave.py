@@ -78,7 +78,7 @@ def test_checker_rejects_inflated_wave():
 
 
 def test_plan_refuses_weights_beyond_e_epsilon():
-    from ldpnum.mechanisms._plan import window_plan
+    from ldpnum.plans import window_plan
     with pytest.raises(ValueError, match="span more than"):
         window_plan(1.0, 64, 8, weights=[1.0] * 7 + [math.e * 1.001])
 

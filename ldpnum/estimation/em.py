@@ -319,7 +319,7 @@ def point_transition_from_plan(plan, n_points):
 
 
 def window_transition_from_plan(plan, n_bins):
-    """:class:`WindowTransition` of a :class:`~ldpnum.mechanisms._plan.WindowPlan` for ``n_bins`` buckets.
+    """:class:`WindowTransition` of a :class:`~ldpnum.plans.WindowPlan` for ``n_bins`` buckets.
 
     ``p_in = t_in / 2**53``; outside cells get ``p_lo = (1 - p_in) / (n_cells - m)``. A box plan
     (``cum is None``: Piecewise, Square Wave) gives ``p_hi = p_in / m``; a shaped plan (General Wave) gives

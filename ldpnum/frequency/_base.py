@@ -15,7 +15,7 @@ from .._results import FrequencyEstimate
 from .._typing import ArrayLike, NDArray, SeedLike
 from .._validation import check_categories, check_epsilon, check_k, prepared
 from ..estimation.frequency import estimate_frequencies, support_variance
-from ..mechanisms._base import Mechanism
+from ..base import Mechanism
 
 __all__ = ["FrequencyOracle"]
 

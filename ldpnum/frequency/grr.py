@@ -30,7 +30,7 @@ from fractions import Fraction
 
 from .._kernels import client_grr as kernels
 from .._kernels._jit import launch
-from ..mechanisms._plan import TWO64, cell_count, exp_lower
+from ..plans import TWO64, cell_count, exp_lower
 from ._base import FrequencyOracle
 
 __all__ = ["GRR", "grr_keep_cells", "cell_count"]

@@ -11,7 +11,7 @@ its support set ``C_v = {y : H[v+1, y] = +1}``, ``|C_v| = K/2``.
 
 (an unknown value with ``unknown="uniform"``: ``1/K`` each). The ratio across values is
 ``p / (1 - p) = t_keep / (2**53 - t_keep) ≤ E < e^ε``, tight; ``t_keep`` is randomized response's
-(:func:`ldpnum.mechanisms._plan.binary_plan`'s ``t_hi``). The kernel draws a uniform index in
+(:func:`ldpnum.plans.binary_plan`'s ``t_hi``). The kernel draws a uniform index in
 ``[0, K)`` (exact: ``K`` is a power of two) and flips the lowest set bit of ``r`` if the index lies in the
 wrong half — a bijection between the halves, so the choice within a half is exactly uniform.
 
@@ -38,7 +38,7 @@ import numpy as np
 
 from .._kernels import client_hashing as kernels
 from .._kernels._jit import launch
-from ..mechanisms._plan import TWO53, binary_plan
+from ..plans import TWO53, binary_plan
 from ._base import FrequencyOracle
 
 __all__ = ["HadamardResponse", "HadamardPlan", "hadamard_support_counts"]

@@ -89,7 +89,7 @@ from .._counting import count_in_slices
 from .._counting import n_threads as default_threads
 from .._kernels import client_pirappor as kernels
 from .._kernels._jit import launch
-from ..mechanisms._plan import TWO53, TWO64, cell_count, exp_lower
+from ..plans import TWO53, TWO64, cell_count, exp_lower
 from ._base import FrequencyOracle
 
 __all__ = ["PIRappor", "PIRapporPlan", "check_pirappor_codes", "choose_field", "is_prime", "support_counts"]

@@ -61,7 +61,7 @@ from itertools import combinations
 
 from .._kernels import client_subset as kernels
 from .._kernels._jit import launch
-from ..mechanisms._plan import TWO48, TWO53, exp_lower, uniform_count
+from ..plans import TWO48, TWO53, exp_lower, uniform_count
 from .unary import _BitVectorOracle
 
 __all__ = ["SubsetSelection", "SubsetPlan", "subset_size"]

@@ -56,7 +56,7 @@ from ..aggregate import support_counts as support_count_check
 from .._counting import count_in_slices, n_threads
 from .._kernels import client_unary as kernels
 from .._kernels._jit import launch
-from ..mechanisms._plan import TWO53, exp_lower
+from ..plans import TWO53, exp_lower
 from ._base import FrequencyOracle
 
 __all__ = ["SUE", "OUE", "UnaryPlan", "unary_plan", "pack_bits", "unpack_bits", "count_bits"]

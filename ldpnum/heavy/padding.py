@@ -56,6 +56,7 @@ from .._typing import ArrayLike, NDArray
 from .._validation import check_epsilon, plain_array
 from ..aggregate import Aggregate
 from ..aggregate import support_counts as support_count_check
+from ..base import Mechanism
 from ..estimation.frequency import estimate_frequencies, support_variance
 from ..frequency.grr import _GRRPlan, grr_keep_cells, lie_shift
 from ..frequency.hashing import (
@@ -66,8 +67,7 @@ from ..frequency.hashing import (
     support_probabilities_exact,
 )
 from ..frequency.hashing import HASH_FAMILY as LOCAL_HASH_FAMILY
-from ..mechanisms._base import Mechanism
-from ..mechanisms._plan import TWO48, TWO64, cell_count, exp_lower, uniform_count
+from ..plans import TWO48, TWO64, cell_count, exp_lower, uniform_count
 from ..reports import Reports, register_code_check
 from ..spec import check_spec
 

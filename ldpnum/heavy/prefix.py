@@ -50,8 +50,8 @@ from ..aggregate import Aggregate
 from ..estimation.heavy import estimate_prefix_levels
 from ..frequency.grr import _GRRPlan, grr_keep_cells
 from ..frequency.hashing import G_MAX, olh_g
-from ..mechanisms._base import Mechanism
-from ..mechanisms._plan import TWO48, TWO64, uniform_count
+from ..base import Mechanism
+from ..plans import TWO48, TWO64, uniform_count
 from ..reports import Reports
 from ._result import HeavyHittersEstimate
 from .items import ITEM_TYPES, admissible_prefixes, check_item_bits, decode_items, encode_items

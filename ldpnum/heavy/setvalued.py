@@ -121,7 +121,7 @@ from ..estimation.heavy import support_estimates
 from ..frequency.grr import GRR
 from ..frequency.hashing import OLH
 from ..frequency.recommend import recommend
-from ..mechanisms._plan import TWO48, uniform_count
+from ..plans import TWO48, uniform_count
 from ..reports import Reports
 from ..spec import Spec
 from ._result import HeavyHittersEstimate, _freeze, _plain, _thaw

@@ -1,6 +1,6 @@
 """Randomizers, one module per family."""
 
-from ._base import Mechanism, MeanOracle, from_spec, lookup, registered
+from ..base import Mechanism, MeanOracle, from_spec, lookup, registered
 from .binary import Duchi, RandomizedResponse, StochasticRounding
 from .laplace import Laplace
 from .piecewise import Hybrid, Piecewise

@@ -32,8 +32,8 @@ from .._kernels import client_numeric
 from .._typing import ArrayLike, Bounds, FloatArray
 from .._kernels._jit import launch
 from .._validation import check_binary, check_choice, prepared
-from ._base import MeanOracle
-from ._plan import TWO53, binary_plan
+from ..base import MeanOracle
+from ..plans import TWO53, binary_plan
 
 __all__ = ["RandomizedResponse", "StochasticRounding", "Duchi"]
 

@@ -18,7 +18,7 @@ Differential Privacy", Lecture 20). In floating point that output leaks the inpu
    Three words per record, whatever the value.
 
 **Exact ε by construction.** ``R = p/2**64`` is the largest such fraction with ``R^G ≤ E`` (compared
-exactly in Fractions, ``E`` = :func:`~ldpnum.mechanisms._plan.exp_lower`). The interior weights are built
+exactly in Fractions, ``E`` = :func:`~ldpnum.plans.exp_lower`). The interior weights are built
 from the centre out, ``W(0) = A`` (even), ``W(z + 1) = ⌈W(z)/R⌉`` for ``0 ≤ z < Z - 1``, ``W(-z) = W(z)``,
 so every consecutive ratio ``W(z)/W(z + 1) ≤ R`` and every ratio ``W(z)/W(z')`` with ``|z - z'| ≤ G`` is
 ``≤ R^G ≤ E``. The rest of the mass, ``2**106 - Σ interior``, goes in equal halves to ``W(±Z)``; those two
@@ -71,8 +71,8 @@ import numpy as np
 from .._kernels import client_numeric
 from .._typing import Bounds
 from .._kernels._jit import launch
-from ._base import MeanOracle
-from ._plan import TWO53, exp_lower
+from ..base import MeanOracle
+from ..plans import TWO53, exp_lower
 
 __all__ = ["Laplace", "LaplacePlan", "laplace_plan", "build_plan", "grid_cells", "clamp_cells", "MIN_EPSILON"]
 

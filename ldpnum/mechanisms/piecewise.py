@@ -41,8 +41,8 @@ from .._results import DistributionEstimate
 from .._typing import Bounds
 from .._kernels._jit import launch
 from ..estimation.distribution import estimate_window_distribution
-from ._base import MeanOracle
-from ._plan import TWO53, binary_plan, window_plan
+from ..base import MeanOracle
+from ..plans import TWO53, binary_plan, window_plan
 
 __all__ = ["Piecewise", "Hybrid", "grid_size"]
 

@@ -34,7 +34,7 @@ import numpy as np
 from ..spec import Spec
 from .._typing import ArrayLike, Bounds
 from .._validation import check_discrete, check_integral
-from ._plan import exp_lower
+from ..plans import exp_lower
 from .piecewise import _WindowOracle
 
 __all__ = ["SquareWave", "GeneralWave", "square_wave_bandwidth", "WAVE_SHAPES"]

@@ -890,7 +890,7 @@ class PackedTables(VectorMechanism):
     def _check_counts(cls, counts, total, n_reports, spec):
         """Per table: a GRR block sums to the table's reports, an OLH block's support counts are at most its
         recorded number of reports; the tables' reports add up to ``n_reports``."""
-        from ..mechanisms._base import mechanism_for
+        from ..base import mechanism_for
 
         plan = mechanism_for(spec)._plan
         return check_block_counts(counts, plan.oracles, plan.offsets, n_reports, spec, block="grid")

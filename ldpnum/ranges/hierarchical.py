@@ -44,7 +44,7 @@ from ..estimation.frequency import unbiased_frequencies
 from ..frequency import GRR, recommend
 from ..frequency.hadamard import HadamardResponse, hadamard_support_counts
 from ..frequency.hashing import HASH_FAMILY, OLH, local_hash_support_counts, olh_g
-from ..mechanisms._base import Mechanism
+from ..base import Mechanism
 from ._result import CONSISTENCY, RangeEstimate
 from .adaptive import adaptive_tree, check_threshold
 
@@ -657,7 +657,7 @@ class HierarchicalHistogram(Mechanism):
         """Offset layout (every level GRR or Hadamard response): one code per report. Packed layout: per
         level, a GRR/Hadamard block sums to the level's reports, an OLH block's support counts are at most
         its recorded ``n_l``, and the levels' reports add up to ``n_reports``."""
-        from ..mechanisms._base import mechanism_for
+        from ..base import mechanism_for
 
         plan = mechanism_for(spec)._plan
         if not plan.packed:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..exceptions import ClippingWarning, InvalidValuesError
-from ..mechanisms._base import QUARTILE_LABELS, QUARTILES, Mechanism
+from ..base import QUARTILE_LABELS, QUARTILES, Mechanism
 from .._typing import ArrayLike, FloatArray, SeedLike
 from ..reports import Reports, check_integer_codes
 from .._validation import _is_real_scalar, check_bounds, check_choice, check_epsilon, dtype_hint, plain_array, prepared
@@ -214,7 +214,7 @@ class _OffersEstimators:
 
         def __getattr__(self, attr: str) -> Any:
             if attr.startswith("estimate_") and not attr.startswith("__"):
-                from ..mechanisms._base import ESTIMATORS
+                from ..base import ESTIMATORS
 
                 cls = type(self)
                 offered = [f"{e} ({what})" for e, what in ESTIMATORS.items() if cls.offers(e)]

@@ -56,7 +56,7 @@ from .._kernels._jit import launch
 from .._typing import ArrayLike, FloatArray
 from ..aggregate import Aggregate, support_counts
 from ..frequency.unary import count_bits
-from ..mechanisms._plan import TWO53, binary_plan
+from ..plans import TWO53, binary_plan
 from ..reports import Reports
 from ..spec import check_spec
 from ._base import IMPLAUSIBLE, VectorMechanism, ceil_div, check_names, check_report_variance, column_words

@@ -62,8 +62,8 @@ from .._typing import ArrayLike
 from .._results import DistributionEstimate
 from ..aggregate import Aggregate, count_codes
 from ..frequency.subset import _floyd_distribution
-from ..mechanisms._base import MeanOracle, lookup
-from ..mechanisms._plan import exp_lower
+from ..base import MeanOracle, lookup
+from ..plans import exp_lower
 from ..reports import Reports, code_dtype, register_code_check
 from ..spec import Spec, check_spec
 from ._base import VectorMechanism, check_int, check_names, check_report_variance, column_words

@@ -78,10 +78,10 @@ from .._kernels import client_kashin
 from .._kernels._jit import launch
 from .._typing import ArrayLike, FloatArray, SeedLike
 from ..aggregate import Aggregate
+from ..base import Mechanism
 from ..exceptions import ClippingWarning
 from ..frequency.grr import _GRRPlan, grr_keep_cells
-from ..mechanisms._base import Mechanism
-from ..mechanisms._plan import TWO64
+from ..plans import TWO64
 from ..reports import Reports, check_integer_codes, register_code_check
 from ..spec import Spec, check_spec
 from ._base import MAX_DIM, check_int, check_names

@@ -21,7 +21,7 @@ ValueError naming both).
 **PrivHS** (Duchi, Jordan and Wainwright's randomizer in the one-bit form of Erlingsson et al., as Feldman
 and Talwar describe it): the report is ``(s, b)``, ``s`` a uniform 31-bit seed and ``b = [⟨g_s, w⟩ >= 0]``,
 kept with probability ``π = t_hi / 2**53`` and flipped otherwise (the two-output plan of
-:func:`ldpnum.mechanisms._plan.binary_plan`). For every fixed ``s`` the bit is randomized response, so every
+:func:`ldpnum.plans.binary_plan`). For every fixed ``s`` the bit is randomized response, so every
 output's probability is ``2**-31 · t_hi/2**53`` or ``2**-31 · t_lo/2**53`` and the privacy loss is exactly the
 plan's ``ln(t_hi/t_lo) <= ε``. Decoding: ``E[sign⟨v, w⟩ v] = c_d w`` for ``v`` uniform on the sphere, with
 ``c_d = E|⟨v, w⟩| = Γ(d/2) / (√π Γ((d+1)/2))``, so ``(2b - 1) g_s/‖g_s‖ / ((2π - 1) c_d)`` is unbiased; its
@@ -130,9 +130,9 @@ from .._kernels._jit import launch
 from .._typing import ArrayLike, FloatArray, SeedLike
 from .._validation import check_choice, check_epsilon, plain_array
 from ..aggregate import Aggregate
+from ..base import Mechanism
 from ..exceptions import ClippingWarning, InvalidValuesError
-from ..mechanisms._base import Mechanism
-from ..mechanisms._plan import TWO53, binary_plan, exp_lower
+from ..plans import TWO53, binary_plan, exp_lower
 from ..reports import Reports, register_code_check
 from ..spec import check_spec
 from ._base import (

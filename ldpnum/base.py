@@ -6,14 +6,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..spec import Spec, check_spec
-from ..reports import Reports, code_dtype
-from ..aggregate import Aggregate, count_codes, register_count_check, single_code_counts
-from .._random import block_sizes, draw_pool, resolve_rng
-from .._results import MeanEstimate
-from .._typing import ArrayLike, Bounds, FloatArray, SeedLike
-from .._validation import check_bounds, check_epsilon, check_values, prepared
-from ..estimation.mean import estimate_mean
+from .spec import Spec, check_spec
+from .reports import Reports, code_dtype
+from .aggregate import Aggregate, count_codes, register_count_check, single_code_counts
+from ._random import block_sizes, draw_pool, resolve_rng
+from ._results import MeanEstimate
+from ._typing import ArrayLike, Bounds, FloatArray, SeedLike
+from ._validation import check_bounds, check_epsilon, check_values, prepared
+from .estimation.mean import estimate_mean
 
 __all__ = ["Mechanism", "MeanOracle", "from_spec", "registered", "lookup"]
 
