@@ -3,8 +3,10 @@
 Each figure comes from a fresh Python process. "cold" runs with ``NUMBA_CACHE_DIR`` pointed at a new empty
 directory (Numba then neither reads nor writes the in-tree ``__pycache__``), as for a user whose cache is
 empty; "cached" is a second fresh process sharing that (now filled) cache directory; "warm" is a second call
-in the cold process. Every registered mechanism is measured (a mechanism added to the registry without a
-constructor here makes this script fail, so the table stays complete).
+in the cold process. Every registered mechanism is measured, on the first instance of its entry in the common
+test suite (``CASES`` in tests/test_common.py; vector mechanisms: ``VECTOR_CASES`` in tests/test_attack.py) and
+that suite's valid inputs, so no list of mechanisms is kept here: a registered mechanism without a case makes
+this script fail, naming it.
 
 Usage::
 
@@ -14,83 +16,33 @@ Usage::
     LDPNUM_JIT=compile .venv/bin/python bench/startup.py   # every call compiled (the JIT tier policy's
                                                            # alternative; see ldpnum/_kernels/_jit.py)
 
-The first call is on ``--n`` values (default 1000) with ``rng=0``.
+The first call is on ``--n`` values (default 1000) with ``rng=0``; the instances and values are built in this
+process and handed to each child pickled, so the child imports nothing but ldpnum.
 """
 
 import argparse
 import json
 import os
+import pathlib
+import pickle
 import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
 
-EPSILON = 1.0
-
-#: One constructor per registered mechanism name, as a Python expression over ``ldp`` (the ldpnum module).
-FACTORIES = {
-    "stochastic_rounding": "ldp.StochasticRounding(EPS, (0.0, 1.0))",
-    "duchi": "ldp.Duchi(EPS, (0.0, 1.0))",
-    "randomized_response": "ldp.RandomizedResponse(EPS)",
-    "laplace": "ldp.Laplace(EPS, (0.0, 1.0))",
-    "piecewise": "ldp.Piecewise(EPS, (0.0, 1.0))",
-    "hybrid": "ldp.Hybrid(EPS, (0.0, 1.0))",
-    "general_wave": "ldp.GeneralWave(EPS, (0.0, 1.0), shape='triangle')",
-    "square_wave": "ldp.SquareWave(EPS, (0.0, 1.0))",
-    "grr": "ldp.GRR(EPS, 64)",
-    "hadamard_response": "ldp.HadamardResponse(EPS, 64)",
-    "blh": "ldp.BLH(EPS, 64)",
-    "olh": "ldp.OLH(EPS, 64)",
-    "pi_rappor": "ldp.PIRappor(EPS, 64)",
-    "sue": "ldp.SUE(EPS, 64)",
-    "oue": "ldp.OUE(EPS, 64)",
-    "subset_selection": "ldp.SubsetSelection(EPS, 64)",
-    "hierarchical_histogram": "ldp.HierarchicalHistogram(EPS, (0.0, 1.0))",
-    "pem": "ldp.PEM(EPS, item_type='uint')",
-    "tree_hist": "ldp.TreeHist(EPS, item_type='uint')",
-    "padding_sampling": "ldp.PaddingSampling(EPS, 40, 4)",
-    "padding_sampling_olh": "ldp.PaddingSamplingOLH(EPS, 40, 4)",
-    # mechanisms that read several columns per person (``input_kind = "vector"``): d = 1024 for unit vectors
-    "sampled_dimensions": "ldp.SampledDimensions('piecewise', EPS, [(0.0, 1.0)] * 16)",
-    "duchi_multivariate": "ldp.DuchiMultivariate(EPS, [(0.0, 1.0)] * 16)",
-    "priv_hs": "ldp.PrivHS(EPS, 1024)",
-    "priv_unit": "ldp.PrivUnit(EPS, 1024)",
-    "priv_unit_g": "ldp.PrivUnitG(EPS, 1024)",
-    "sqkr": "ldp.SQKR(EPS, 1024)",
-    "hdg": "ldp.HDG(EPS, {'a': (0.0, 1.0), 'b': (0.0, 1.0)}, n=1000)",
-    "marginals": "ldp.Marginals(EPS, {'a': 3, 'b': 4, 'c': 5}, n=1000)",
-}
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 #: Modules that ``import ldpnum`` should not load (reported, not asserted, here; tests/test_startup.py asserts).
 HEAVY = ("numba", "llvmlite", "scipy", "matplotlib", "dask", "distributed", "pyarrow", "tqdm", "cryptography")
 
 FIRST_CALL = textwrap.dedent("""
-    import json, sys, time
-    import numpy as np
+    import json, pickle, sys, time
     t0 = time.perf_counter()
     import ldpnum as ldp
     t_import = time.perf_counter() - t0
-    EPS = float(sys.argv[2])
-    m = eval(sys.argv[1])
-    n = int(sys.argv[3])
-    if m.name in ("priv_hs", "priv_unit", "priv_unit_g", "sqkr"):  # unit vectors
-        x = np.random.default_rng(0).standard_normal((n, m.dim))
-        x /= np.linalg.norm(x, axis=1, keepdims=True)
-    elif m.name == "marginals":  # category codes, one column per attribute
-        x = np.arange(n)[:, None] % np.array([3, 4, 5])
-    elif m.input_kind == "vector":  # several numerical columns on [0, 1]
-        x = np.random.default_rng(0).random((n, 2 if m.name == "hdg" else 16))
-    elif m.name == "randomized_response":
-        x = (np.arange(n) % 2).astype(np.float64)
-    elif m.name.startswith("padding_sampling"):  # local sets as an (n, k) indicator array
-        x = np.arange(n)[:, None] % 3 == np.arange(m.k)[None, :] % 3
-    elif hasattr(m, "k"):
-        x = np.arange(n) % m.k
-    elif hasattr(m, "item_bits"):
-        x = np.arange(n, dtype=np.uint64) % 64
-    else:
-        x = np.linspace(0.0, 1.0, n)
+    with open(sys.argv[1], "rb") as fh:
+        m, x = pickle.load(fh)
     t0 = time.perf_counter()
     m.privatize(x, rng=0)
     t_first = time.perf_counter() - t0
@@ -120,22 +72,55 @@ def _run(script, args, env):
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
+def _test_helpers():
+    """The common suite's case tables and input makers (tests/test_common.py and tests/test_attack.py, wherever
+    they live under tests/)."""
+    tests = ROOT / "tests"
+    for d in dict.fromkeys([tests, *(p.parent for p in sorted(tests.rglob("test_attack.py")))]):
+        if str(d) not in sys.path:
+            sys.path.insert(0, str(d))
+    before = os.environ.get("LDPNUM_JIT")
+    import test_attack
+    import test_common
+
+    if before is None:  # tests/conftest.py sets LDPNUM_JIT=compile for the suite; the children keep ours
+        os.environ.pop("LDPNUM_JIT", None)
+    else:
+        os.environ["LDPNUM_JIT"] = before
+    return test_common.CASES, test_attack.VECTOR_CASES, test_attack.make, test_attack.good_input
+
+
+def instances(names, n):
+    """``{name: (mechanism, values)}``: the first instance of each mechanism's common-test case, and ``n`` of
+    that suite's valid inputs for it."""
+    _, _, make, good_input = _test_helpers()
+    out = {}
+    for name in names:
+        m = make(name)
+        out[name] = (m, good_input(name, m, n))
+    return out
+
+
 def first_calls(names, n, repeats):
     """Median cold / cached / warm seconds of the first privatize of each mechanism in ``names``."""
     rows = []
-    for name in names:
-        cold, cached, warm = [], [], []
-        for _ in range(repeats):
-            with tempfile.TemporaryDirectory() as cache:
-                env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-                args = [FACTORIES[name], str(EPSILON), str(n)]
-                r = _run(FIRST_CALL, args, env)
-                cold.append(r["first_s"])
-                warm.append(r["second_s"])
-                cached.append(_run(FIRST_CALL, args, env)["first_s"])
-        rows.append({"mechanism": name, "cold_s": statistics.median(cold), "cached_s": statistics.median(cached),
-                     "warm_s": statistics.median(warm)})
-        print(f"  {name}: cold {rows[-1]['cold_s']:.2f} s", file=sys.stderr, flush=True)
+    built = instances(names, n)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            path = os.path.join(tmp, f"{name}.pickle")
+            with open(path, "wb") as fh:
+                pickle.dump(built[name], fh)
+            cold, cached, warm = [], [], []
+            for _ in range(repeats):
+                with tempfile.TemporaryDirectory() as cache:
+                    env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+                    r = _run(FIRST_CALL, [path], env)
+                    cold.append(r["first_s"])
+                    warm.append(r["second_s"])
+                    cached.append(_run(FIRST_CALL, [path], env)["first_s"])
+            rows.append({"mechanism": name, "cold_s": statistics.median(cold), "cached_s": statistics.median(cached),
+                         "warm_s": statistics.median(warm)})
+            print(f"  {name}: cold {rows[-1]['cold_s']:.2f} s", file=sys.stderr, flush=True)
     return rows
 
 
@@ -150,13 +135,15 @@ def import_overhead(repeats):
 
 def registered():
     """Every mechanism ldpnum registers, those reading one value per person and those reading several columns
-    (vectors, HDG, marginals) alike."""
+    (vectors, HDG, marginals) alike; each must have a case in the common test suite."""
     import ldpnum  # noqa: F401  (registers every mechanism)
     from ldpnum.base import _REGISTRY, _VECTOR_REGISTRY
     names = [*_REGISTRY, *_VECTOR_REGISTRY]
-    missing = sorted(set(names) - set(FACTORIES))
+    cases, vector_cases, _, _ = _test_helpers()
+    missing = sorted(set(names) - set(cases) - set(vector_cases))
     if missing:
-        raise SystemExit(f"bench/startup.py has no constructor for registered mechanisms {missing}")
+        raise SystemExit(f"registered mechanisms {missing} have no case in tests/test_common.py CASES (or, for "
+                         "vector mechanisms, tests/test_attack.py VECTOR_CASES): add one")
     return names
 
 
@@ -167,10 +154,11 @@ def main(argv=None):
     p.add_argument("--only", help="comma list of registered mechanism names (default: all)")
     p.add_argument("--json", help="also write the results to this file")
     args = p.parse_args(argv)
-    names = registered() if args.only is None else args.only.split(",")
-    unknown = sorted(set(names) - set(FACTORIES))
+    known = registered()
+    names = known if args.only is None else args.only.split(",")
+    unknown = sorted(set(names) - set(known))
     if unknown:
-        raise SystemExit(f"unknown mechanism names {unknown}; known: {sorted(FACTORIES)}")
+        raise SystemExit(f"unknown mechanism names {unknown}; known: {sorted(known)}")
     imp = import_overhead(max(3, args.repeats))
     rows = first_calls(names, args.n, args.repeats)
     print(f"import pandas: {imp['pandas_s']:.3f} s; import ldpnum after it: {imp['ldpnum_over_pandas_s']:.3f} s; "

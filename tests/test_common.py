@@ -35,7 +35,8 @@ import ldpnum as ldp
 from ldpnum import _random
 from ldpnum.reports import code_dtype
 from ldpnum._kernels import client_hashing
-from ldpnum._kernels._jit import launch
+from ldpnum._kernels import _jit
+from ldpnum._kernels._jit import launch, prange
 from ldpnum.frequency.unary import unpack_bits
 from ldpnum.mechanisms import registered
 from ldpnum.plans import TWO53
@@ -658,25 +659,89 @@ def test_empty_input(name):
             getattr(m, e)(r)
 
 
-def test_client_kernels_have_one_input_signature():
-    """dtype normalization happens before dispatch: after every numerical instance has seen several input
-    dtypes, each client kernel has one input type (read-only C float64). A kernel may have one signature per
-    output code dtype (uint8 for alphabets up to 256 cells, uint16 above)."""
-    from ldpnum._kernels import client_numeric, client_wave
+def launched_kernels(monkeypatch, calls):
+    """``{name: kernels}``: the kernels of ldpnum/_kernels that each name's calls launch (helpers that Numba
+    inlines into a kernel are not launched, and are left out)."""
+    seen = []
+    original = _jit.Kernel.__call__
 
+    def spy(self, *args):
+        if not self.inline:
+            seen.append(self)
+        return original(self, *args)
+
+    monkeypatch.setattr(_jit.Kernel, "__call__", spy)
+    out = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for name in NUMERIC:
-            for kwargs in CASES[name].settings:
-                m = build(name, **kwargs)
-                xs = ([1, 2], np.array([0.5], np.float32), np.array([0.5], ">f8"), [0.1])
-                if getattr(m, "discrete", False):  # integer values only (non-integers are refused)
-                    xs = ([1, 2], np.array([1.0], np.float32), np.array([2.0], ">f8"), [3.0])
-                for x in xs:
-                    m.privatize(x, rng=0)
-    for k in (client_numeric.binary_kernel, client_numeric.window_kernel, client_numeric.hybrid_kernel, client_numeric.laplace_kernel,
-              client_wave.shaped_window_kernel, client_numeric.scan_values):
-        assert len({sig[0] for sig in k.signatures}) == 1, k.signatures
+        for name, call in calls:
+            del seen[:]
+            call()
+            out.setdefault(name, set()).update(seen)
+    monkeypatch.setattr(_jit.Kernel, "__call__", original)
+    return out
+
+
+def signature_problems(launched):
+    """What breaks the one-input-signature rule: names that launched no kernel (so no kernel of theirs is
+    checked), and kernels compiled for several input types."""
+    problems = [f"{name} launched no kernel of ldpnum/_kernels" for name, ks in launched.items() if not ks]
+    for k in sorted(set().union(*launched.values()), key=lambda k: (k.__module__, k.__qualname__)):
+        inputs = {str(sig[0]) for sig in k.signatures}
+        if len(inputs) != 1:
+            problems.append(f"{k.__module__}.{k.__qualname__} has {len(inputs)} input signature(s): {sorted(inputs)}")
+    return problems
+
+
+def signature_calls(names):
+    """``(name, call)`` pairs privatizing every accepted form of input (dtypes, byte orders, containers) with
+    every instance of each mechanism's case."""
+    calls = []
+    for name in names:
+        for kwargs in case_of(name).settings:
+            m = build(name, **kwargs)
+            if getattr(m, "discrete", False):  # integer values only (non-integers are refused)
+                base = valid_input(m, 6)
+                forms = [base.astype(np.float32), base.astype(">f8"), list(base), pd.Series(base, dtype="Float64")]
+            else:
+                base, forms = accepted_forms(m)
+            for x in (base, *forms):
+                calls.append((name, lambda m=m, x=x: m.privatize(x, rng=0)))
+    return calls
+
+
+def test_client_kernels_have_one_input_signature(monkeypatch):
+    """dtype normalization happens before dispatch: after every registered mechanism has seen every input form
+    it accepts, each kernel it launched has one input type (its first argument). A kernel may have one signature
+    per output code dtype (uint8 for alphabets up to 256 cells, uint16 above). The kernels checked are those the
+    registered mechanisms launch (no list of them is kept), and every mechanism must launch one. The compiled
+    tier is forced: signatures are what it compiles (small calls would otherwise run the Python source)."""
+    monkeypatch.setattr(_jit, "MODE", "compile")
+    launched = launched_kernels(monkeypatch, signature_calls(NAMES))
+    assert set(launched) == set(NAMES)
+    assert len(set().union(*launched.values())) > 15
+    assert signature_problems(launched) == []
+
+
+@_jit.jit(parallel=True)
+def _planted_copy(values, out):
+    for i in prange(values.shape[0]):
+        out[i] = values[i]
+
+
+def test_signature_check_names_a_planted_kernel_and_mechanism(monkeypatch):
+    """Negative control: a kernel that reaches two input types, and a mechanism that launches none, are named."""
+    monkeypatch.setattr(_jit, "MODE", "compile")
+    def launch_copy(dtype):
+        _jit.launch(_planted_copy, np.zeros(3, dtype), np.empty(3))
+
+    launched = launched_kernels(monkeypatch, [("planted_a", lambda: launch_copy(np.float64)),
+                                              ("planted_a", lambda: launch_copy(np.float32)),
+                                              ("planted_b", lambda: None)])
+    assert launched["planted_a"] == {_planted_copy} and launched["planted_b"] == set()
+    problems = signature_problems(launched)
+    assert problems[0] == "planted_b launched no kernel of ldpnum/_kernels"
+    assert "_planted_copy has 2 input signature(s)" in problems[1]
 
 
 # -- (e) reproducibility, chunks, pickling, specs --------------------------------------------------------------
