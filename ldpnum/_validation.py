@@ -13,7 +13,8 @@ import numpy as np
 
 from .exceptions import ClippingWarning, InvalidValuesError
 
-__all__ = ["check_epsilon", "check_bounds", "check_values", "check_categories", "check_binary", "check_choice",
+__all__ = ["check_scalar", "check_epsilon", "check_bounds", "check_values", "check_categories", "check_binary",
+           "check_choice",
            "prepared", "dtype_hint", "EPSILON_MAX", "BOUND_MAX", "WIDTH_MIN"]
 
 EPSILON_MAX = 20.0
@@ -27,14 +28,110 @@ def _is_real_scalar(value):
             and not isinstance(value, np.ndarray))
 
 
+_BOUNDARIES = {"both": ("[", "]"), "left": ("[", ")"), "right": ("(", "]"), "neither": ("(", ")")}
+
+
+def check_scalar(value, name, kind=int, *, low=None, high=None, include_boundaries="both", finite=True,
+                 allow_none=False, verb="be"):
+    """Return a scalar argument as an ``int`` or a ``float`` after checking its kind and range.
+
+    The one check of integer and real arguments (modelled on scikit-learn's ``check_scalar``). A TypeError
+    for a wrong kind, a ValueError for a wrong value; both messages name the parameter and the value.
+
+    Parameters
+    ----------
+    value : object
+        The argument. Python and NumPy integers are integers; Python and NumPy integers and floats (and
+        other :class:`numbers.Real`) are reals. ``bool`` and ``numpy.bool_`` are neither, nor are arrays.
+    name : str
+        The parameter's name, as the messages show it.
+    kind : {int, float}, default int
+        ``int`` for an integer (returned as ``int``), ``float`` for a real number (returned as ``float``).
+    low, high : number, optional
+        Bounds of the admissible range; ``None`` leaves that side open.
+    include_boundaries : {"both", "left", "right", "neither"}, default "both"
+        Which of ``low`` and ``high`` are admissible themselves (as in scikit-learn).
+    finite : bool, default True
+        For reals: refuse NaN and ±inf (ValueError). ``False`` checks the kind only, and the range if given.
+    allow_none : bool, default False
+        Accept ``None`` (returned as is); the type message then says "or None".
+    verb : str, default "be"
+        The verb of the range message: ``"{name} must {verb} in [low, high]; got value"``.
+
+    Returns
+    -------
+    int, float or None
+
+    Raises
+    ------
+    TypeError
+        ``"{name} must be an integer; got float 2.5"``,
+        ``"{name} must be a real number or None; got str '1'"``.
+    ValueError
+        Integers: ``"{name} must be in [1, 16]; got 17"``, ``"{name} must be >= 1; got 0"``; reals:
+        ``"{name} must be a finite number in (0, 20]; got 0.0"``, ``"{name} must be a finite number >= 0; got
+        nan"``.
+
+    Examples
+    --------
+    >>> check_scalar(np.int64(3), "k", int, low=1, high=16)
+    3
+    >>> check_scalar(True, "k", int)
+    Traceback (most recent call last):
+    ...
+    TypeError: k must be an integer; got bool True
+    >>> check_scalar(0.0, "epsilon", float, low=0, high=20, include_boundaries="right")
+    Traceback (most recent call last):
+    ...
+    ValueError: epsilon must be a finite number in (0, 20]; got 0.0
+    """
+    if value is None and allow_none:
+        return None
+    if kind is int:
+        ok = isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+        noun = "an integer"
+    elif kind is float:
+        ok = _is_real_scalar(value)
+        noun = "a real number"
+    else:
+        raise TypeError(f"kind must be int or float; got {kind!r}")
+    if not ok:
+        noun += " or None" if allow_none else ""
+        raise TypeError(f"{name} must be {noun}; got {type(value).__name__} {value!r}")
+    if include_boundaries not in _BOUNDARIES:
+        raise ValueError(f"include_boundaries must be one of {', '.join(map(repr, _BOUNDARIES))}; "
+                         f"got {include_boundaries!r}")
+    out = kind(value)
+    left, right = _BOUNDARIES[include_boundaries]
+    inside = not (kind is float and finite and not math.isfinite(out))
+    if low is not None:
+        inside = inside and (out >= low if left == "[" else out > low)
+    if high is not None:
+        inside = inside and (out <= high if right == "]" else out < high)
+    if inside:
+        return out
+    if low is not None and high is not None:
+        what = f"in {left}{_show(low)}, {_show(high)}{right}"
+    elif low is not None:
+        what = f"{'>=' if left == '[' else '>'} {_show(low)}"
+    elif high is not None:
+        what = f"{'<=' if right == ']' else '<'} {_show(high)}"
+    else:
+        what = ""
+    if kind is float:
+        what = f"a finite number {what}".rstrip() if finite else what
+        raise ValueError(f"{name} must {verb} {what}; got {value!r}")
+    raise ValueError(f"{name} must {verb} {what}; got {out}")
+
+
+def _show(bound):
+    """A bound as a message shows it: integers as they are, reals in ``%g`` (``1000``, ``1e+100``)."""
+    return f"{bound:g}" if isinstance(bound, float) else str(bound)
+
+
 def check_epsilon(epsilon, name="epsilon"):
     """Return ``epsilon`` as a float after checking it is a finite real in (0, 20]."""
-    if not _is_real_scalar(epsilon):
-        raise TypeError(f"{name} must be a real number; got {type(epsilon).__name__} {epsilon!r}")
-    value = float(epsilon)
-    if not math.isfinite(value) or not (0.0 < value <= EPSILON_MAX):
-        raise ValueError(f"{name} must be a finite number in (0, {EPSILON_MAX:g}]; got {epsilon!r}")
-    return value
+    return check_scalar(epsilon, name, float, low=0, high=EPSILON_MAX, include_boundaries="right")
 
 
 def check_bounds(bounds, name="bounds"):
@@ -68,10 +165,8 @@ def check_bounds(bounds, name="bounds"):
     if len(bounds) != 2:
         raise ValueError(f"{name} must be a pair (low, high); got {len(bounds)} items: {bounds!r}")
     low, high = bounds
-    for part, v in (("low", low), ("high", high)):
-        if not _is_real_scalar(v):
-            raise TypeError(f"{name}: {part} must be a real number; got {type(v).__name__} {v!r}")
-    low, high = float(low), float(high)
+    low = check_scalar(low, f"{name}: low", float, finite=False)
+    high = check_scalar(high, f"{name}: high", float, finite=False)
     if not (math.isfinite(low) and math.isfinite(high)):
         raise ValueError(f"{name} must be finite; got ({low!r}, {high!r})")
     if not low < high:
@@ -329,11 +424,7 @@ K_MAX = 1 << 24
 
 def check_k(k, name="k"):
     """Return the categorical domain size as an int after checking 2 <= k <= 2**24."""
-    if not isinstance(k, numbers.Integral) or isinstance(k, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an integer; got {type(k).__name__} {k!r}")
-    if not 2 <= int(k) <= K_MAX:
-        raise ValueError(f"{name} must be in [2, {K_MAX}]; got {k}")
-    return int(k)
+    return check_scalar(k, name, int, low=2, high=K_MAX)
 
 
 _CATEGORY_HINTS = {

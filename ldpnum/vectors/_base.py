@@ -1,7 +1,6 @@
 """What every vector mechanism shares: public per-coordinate bounds and the validation of ``(n, d)`` inputs."""
 
 import math
-import numbers
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -335,15 +334,6 @@ def check_names(names: Any, dim: int) -> tuple[str, ...] | None:
     if len(out) != dim:
         raise ValueError(f"names must give one name per coordinate ({dim}); got {len(out)}")
     return out
-
-
-def check_int(value: Any, name: str, low: int, high: int) -> int:
-    """An int in ``[low, high]`` (TypeError for other kinds, ValueError outside)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r}")
-    if not low <= int(value) <= high:
-        raise ValueError(f"{name} must be in [{low}, {high}]; got {value}")
-    return int(value)
 
 
 def ceil_div(a: int, b: int) -> int:
