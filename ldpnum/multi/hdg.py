@@ -123,7 +123,7 @@ import numpy as np
 from .._kernels import client_multi as kernels
 from .._kernels._jit import launch
 from .._typing import ArrayLike, FloatArray
-from .._validation import _caller_stacklevel, check_choice, check_scalar
+from .._validation import _caller_stacklevel, check_choice, check_scalar, check_vector_bounds
 from ..aggregate import Aggregate, check_block_counts, count_codes
 from ..estimation.postprocess import norm_sub
 from ..frequency import recommend
@@ -131,7 +131,7 @@ from ..frequency.hashing import HASH_FAMILY, OLH, olh_g
 from ..ranges.hierarchical import GRRLevel, OLHLevel
 from ..reports import Reports, check_integer_codes, register_code_check
 from ..spec import check_spec
-from ..vectors._base import VectorMechanism, check_vector_bounds
+from ..vectors import VectorMechanism
 from ._result import MultiRangeEstimate
 
 __all__ = ["HDG", "HDGPlan", "PackedTables", "select_columns", "alternate_consistency", "check_packed_codes",

@@ -82,13 +82,12 @@ from ..accounting import ShuffleAmplification
 from .._kernels import client_multi as kernels
 from .._kernels._jit import launch
 from .._typing import ArrayLike, FloatArray
-from .._validation import check_choice, check_scalar, prepared
+from .._validation import check_choice, check_scalar, check_vectors, prepared
 from ..aggregate import Aggregate
 from ..estimation.postprocess import norm_sub
 from ..frequency.hashing import HASH_FAMILY
 from ..reports import Reports, check_integer_codes, register_code_check
 from ..spec import Spec
-from ..vectors._base import check_vectors
 from .hdg import (HDGPlan, PackedTables, _grid_oracle, alternate_consistency, check_packed_codes, check_table_epsilon,
                   select_columns)
 

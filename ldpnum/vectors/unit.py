@@ -128,7 +128,14 @@ import numpy as np
 from .._kernels import client_unit
 from .._kernels._jit import launch
 from .._typing import ArrayLike, FloatArray, SeedLike
-from .._validation import check_choice, check_epsilon, check_scalar, plain_array
+from .._validation import (
+    check_choice,
+    check_epsilon,
+    check_frame_columns,
+    check_scalar,
+    plain_array,
+    refuse_non_numeric,
+)
 from ..aggregate import Aggregate
 from ..base import Mechanism
 from ..exceptions import ClippingWarning, InvalidValuesError
@@ -140,10 +147,8 @@ from ._base import (
     MAX_DIM,
     VectorMechanism,
     _OffersEstimators,
-    check_frame_columns,
     check_names,
     column_words,
-    refuse_non_numeric,
 )
 from ._result import VectorMeanEstimate
 
