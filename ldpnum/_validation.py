@@ -3,18 +3,26 @@
 Everything is checked before the first random word is drawn. TypeError for a wrong kind, ValueError for a
 wrong value; messages name the parameter, the offending value, and for arrays the count and first index of
 the bad records.
+
+The one validation module of the package: scalar arguments (:func:`check_scalar`, :func:`check_epsilon`),
+bounds, one column of values or categories, and ``(n, d)`` arrays of vectors with per-coordinate bounds
+(:func:`check_vectors`, shared by the vector mechanisms and the several-attribute ones, HDG and marginals).
+Every family imports these from here.
 """
 
 import math
 import numbers
 import warnings
+from typing import Any
 
 import numpy as np
 
+from ._typing import ArrayLike, FloatArray
 from .exceptions import ClippingWarning, InvalidValuesError
 
-__all__ = ["check_epsilon", "check_bounds", "check_values", "check_categories", "check_binary", "check_choice",
-           "prepared", "dtype_hint", "EPSILON_MAX", "BOUND_MAX", "WIDTH_MIN"]
+__all__ = ["check_scalar", "check_epsilon", "check_bounds", "check_values", "check_categories", "check_binary",
+           "check_choice", "prepared", "dtype_hint", "check_vector_bounds", "check_vectors", "check_frame_columns",
+           "refuse_non_numeric", "EPSILON_MAX", "BOUND_MAX", "WIDTH_MIN", "MAX_DIM"]
 
 EPSILON_MAX = 20.0
 #: Largest magnitude of a bound, and smallest width of bounds, that mechanisms take (see :func:`check_bounds`).
@@ -27,14 +35,110 @@ def _is_real_scalar(value):
             and not isinstance(value, np.ndarray))
 
 
+_BOUNDARIES = {"both": ("[", "]"), "left": ("[", ")"), "right": ("(", "]"), "neither": ("(", ")")}
+
+
+def check_scalar(value, name, kind=int, *, low=None, high=None, include_boundaries="both", finite=True,
+                 allow_none=False, verb="be"):
+    """Return a scalar argument as an ``int`` or a ``float`` after checking its kind and range.
+
+    The one check of integer and real arguments (modelled on scikit-learn's ``check_scalar``). A TypeError
+    for a wrong kind, a ValueError for a wrong value; both messages name the parameter and the value.
+
+    Parameters
+    ----------
+    value : object
+        The argument. Python and NumPy integers are integers; Python and NumPy integers and floats (and
+        other :class:`numbers.Real`) are reals. ``bool`` and ``numpy.bool_`` are neither, nor are arrays.
+    name : str
+        The parameter's name, as the messages show it.
+    kind : {int, float}, default int
+        ``int`` for an integer (returned as ``int``), ``float`` for a real number (returned as ``float``).
+    low, high : number, optional
+        Bounds of the admissible range; ``None`` leaves that side open.
+    include_boundaries : {"both", "left", "right", "neither"}, default "both"
+        Which of ``low`` and ``high`` are admissible themselves (as in scikit-learn).
+    finite : bool, default True
+        For reals: refuse NaN and ±inf (ValueError). ``False`` checks the kind only, and the range if given.
+    allow_none : bool, default False
+        Accept ``None`` (returned as is); the type message then says "or None".
+    verb : str, default "be"
+        The verb of the range message: ``"{name} must {verb} in [low, high]; got value"``.
+
+    Returns
+    -------
+    int, float or None
+
+    Raises
+    ------
+    TypeError
+        ``"{name} must be an integer; got float 2.5"``,
+        ``"{name} must be a real number or None; got str '1'"``.
+    ValueError
+        Integers: ``"{name} must be in [1, 16]; got 17"``, ``"{name} must be >= 1; got 0"``; reals:
+        ``"{name} must be a finite number in (0, 20]; got 0.0"``, ``"{name} must be a finite number >= 0; got
+        nan"``.
+
+    Examples
+    --------
+    >>> check_scalar(np.int64(3), "k", int, low=1, high=16)
+    3
+    >>> check_scalar(True, "k", int)
+    Traceback (most recent call last):
+    ...
+    TypeError: k must be an integer; got bool True
+    >>> check_scalar(0.0, "epsilon", float, low=0, high=20, include_boundaries="right")
+    Traceback (most recent call last):
+    ...
+    ValueError: epsilon must be a finite number in (0, 20]; got 0.0
+    """
+    if value is None and allow_none:
+        return None
+    if kind is int:
+        ok = isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+        noun = "an integer"
+    elif kind is float:
+        ok = _is_real_scalar(value)
+        noun = "a real number"
+    else:
+        raise TypeError(f"kind must be int or float; got {kind!r}")
+    if not ok:
+        noun += " or None" if allow_none else ""
+        raise TypeError(f"{name} must be {noun}; got {type(value).__name__} {value!r}")
+    if include_boundaries not in _BOUNDARIES:
+        raise ValueError(f"include_boundaries must be one of {', '.join(map(repr, _BOUNDARIES))}; "
+                         f"got {include_boundaries!r}")
+    out = kind(value)
+    left, right = _BOUNDARIES[include_boundaries]
+    inside = not (kind is float and finite and not math.isfinite(out))
+    if low is not None:
+        inside = inside and (out >= low if left == "[" else out > low)
+    if high is not None:
+        inside = inside and (out <= high if right == "]" else out < high)
+    if inside:
+        return out
+    if low is not None and high is not None:
+        what = f"in {left}{_show(low)}, {_show(high)}{right}"
+    elif low is not None:
+        what = f"{'>=' if left == '[' else '>'} {_show(low)}"
+    elif high is not None:
+        what = f"{'<=' if right == ']' else '<'} {_show(high)}"
+    else:
+        what = ""
+    if kind is float:
+        what = f"a finite number {what}".rstrip() if finite else what
+        raise ValueError(f"{name} must {verb} {what}; got {value!r}")
+    raise ValueError(f"{name} must {verb} {what}; got {out}")
+
+
+def _show(bound):
+    """A bound as a message shows it: integers as they are, reals in ``%g`` (``1000``, ``1e+100``)."""
+    return f"{bound:g}" if isinstance(bound, float) else str(bound)
+
+
 def check_epsilon(epsilon, name="epsilon"):
     """Return ``epsilon`` as a float after checking it is a finite real in (0, 20]."""
-    if not _is_real_scalar(epsilon):
-        raise TypeError(f"{name} must be a real number; got {type(epsilon).__name__} {epsilon!r}")
-    value = float(epsilon)
-    if not math.isfinite(value) or not (0.0 < value <= EPSILON_MAX):
-        raise ValueError(f"{name} must be a finite number in (0, {EPSILON_MAX:g}]; got {epsilon!r}")
-    return value
+    return check_scalar(epsilon, name, float, low=0, high=EPSILON_MAX, include_boundaries="right")
 
 
 def check_bounds(bounds, name="bounds"):
@@ -68,10 +172,8 @@ def check_bounds(bounds, name="bounds"):
     if len(bounds) != 2:
         raise ValueError(f"{name} must be a pair (low, high); got {len(bounds)} items: {bounds!r}")
     low, high = bounds
-    for part, v in (("low", low), ("high", high)):
-        if not _is_real_scalar(v):
-            raise TypeError(f"{name}: {part} must be a real number; got {type(v).__name__} {v!r}")
-    low, high = float(low), float(high)
+    low = check_scalar(low, f"{name}: low", float, finite=False)
+    high = check_scalar(high, f"{name}: high", float, finite=False)
     if not (math.isfinite(low) and math.isfinite(high)):
         raise ValueError(f"{name} must be finite; got ({low!r}, {high!r})")
     if not low < high:
@@ -329,11 +431,7 @@ K_MAX = 1 << 24
 
 def check_k(k, name="k"):
     """Return the categorical domain size as an int after checking 2 <= k <= 2**24."""
-    if not isinstance(k, numbers.Integral) or isinstance(k, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an integer; got {type(k).__name__} {k!r}")
-    if not 2 <= int(k) <= K_MAX:
-        raise ValueError(f"{name} must be in [2, {K_MAX}]; got {k}")
-    return int(k)
+    return check_scalar(k, name, int, low=2, high=K_MAX)
 
 
 _CATEGORY_HINTS = {
@@ -470,3 +568,156 @@ def check_integral(values, name="x"):
             "mechanism was built with discrete=True, whose cells are the integers: round the values (a public, "
             "data-independent rule) or use discrete=False", count=int(bad.sum()), first_index=i, reason="invalid")
     return values
+
+
+# -- vectors: (n, d) inputs with public per-coordinate bounds -----------------------------------------------
+
+#: Largest dimension of a vector mechanism (a uniform choice among the coordinates uses 48-bit draws).
+MAX_DIM = 1 << 16
+def check_vector_bounds(bounds: Any, name: str = "bounds") -> tuple[tuple[float, float], ...]:
+    """Per-coordinate public bounds: a sequence of ``(low, high)`` pairs, one per coordinate (``d >= 1``).
+
+    Each pair is checked like a scalar mechanism's bounds (finite, ``low < high``, width representable).
+    """
+    if bounds is None:
+        raise ValueError(f"{name} is required: pass one public range (low, high) per coordinate; ldpnum never "
+                         "derives bounds from the data")
+    if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__len__") or isinstance(bounds, np.ndarray) and (
+            bounds.ndim != 2):
+        raise TypeError(f"{name} must be a sequence of (low, high) pairs, one per coordinate; got "
+                        f"{type(bounds).__name__} {bounds!r}")
+    items = list(bounds)
+    if not items:
+        raise ValueError(f"{name} is empty: a vector needs at least one coordinate (d >= 1)")
+    if len(items) == 2 and all(_is_real_scalar(b) for b in items):
+        raise TypeError(f"{name} must be a sequence of (low, high) pairs, one per coordinate; got the single pair "
+                        f"{tuple(items)!r}: for d coordinates sharing one range pass [{tuple(items)!r}] * d")
+    if len(items) > MAX_DIM:
+        raise ValueError(f"{name} gives {len(items)} coordinates; at most {MAX_DIM} are supported")
+    return tuple(check_bounds(b, name=f"{name}[{j}]") for j, b in enumerate(items))
+
+
+def check_frame_columns(x: Any, name: str) -> bool:
+    """For a DataFrame of vectors: TypeError naming the first column whose dtype does not hold real numbers
+    (text, categories, dates), before any conversion (which would fail with NumPy's "could not convert
+    string to float"). Returns whether ``x`` is a DataFrame."""
+    dtypes = getattr(x, "dtypes", None)
+    if isinstance(x, np.ndarray) or dtypes is None or not hasattr(dtypes, "items"):
+        return False
+    for col, dt in dtypes.items():
+        kind = getattr(dt, "kind", "O")
+        if kind not in "iuf" or getattr(dt, "name", None) == "category":
+            raise TypeError(f"{name}: column {col!r} has dtype {dt}: it must hold real numbers; {dtype_hint(dt)}")
+    return True
+
+
+def refuse_non_numeric(arr: np.ndarray, name: str) -> None:
+    """TypeError for an array whose dtype does not hold real numbers, naming (for an object array) the first
+    entry that is not a real number by row and coordinate."""
+    where = ""
+    if arr.dtype.kind == "O" and arr.ndim == 2:
+        for (i, j), v in np.ndenumerate(arr):
+            if not _is_real_scalar(v):
+                where = f" (first at row {i}, coordinate {j}: {type(v).__name__} {v!r})"
+                break
+    raise TypeError(f"{name} has dtype {arr.dtype}: it must hold real numbers (integer or float dtypes){where}; "
+                    f"{dtype_hint(arr.dtype)}")
+
+
+def _as_2d_array(x, name, dim):
+    """``x`` as a 2-D NumPy array of shape ``(n, dim)`` whose dtype holds real numbers, else one clear error."""
+    to_numpy = getattr(x, "to_numpy", None)
+    if to_numpy is not None and not isinstance(x, np.ndarray):
+        if check_frame_columns(x, name):  # a DataFrame: every column must hold numbers
+            arr = to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            arr = np.asarray(to_numpy())
+    else:
+        arr = plain_array(x, name)
+    if arr.dtype.kind not in "iuf":
+        refuse_non_numeric(arr, name)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be two-dimensional, one row of {dim} values per person; got shape {arr.shape} "
+                         "(for one person pass x.reshape(1, -1))")
+    if arr.shape[1] != dim:
+        raise ValueError(f"{name} must have {dim} columns (one per coordinate of the bounds); got shape {arr.shape}")
+    return arr
+
+
+def _scan_vectors(arr, lows, highs, integral):
+    """One compiled pass over ``arr`` (:func:`ldpnum._kernels.client_numeric.scan_vectors`): counts of
+    non-finite, out-of-bounds and (``integral``) non-integral values."""
+    from ._kernels._jit import launch
+    from ._kernels.client_numeric import scan_vectors
+
+    view = arr.view()
+    view.flags.writeable = False  # kernels always see read-only arrays: one compiled signature
+    return launch(scan_vectors, view, lows, highs, bool(integral))
+
+
+def check_vectors(x: ArrayLike, lows: FloatArray, highs: FloatArray, *, name: str = "x", nan_policy: str = "raise",
+                  fill_value: Any = None, out_of_range: str = "clip", integral: bool = False,
+                  columns: Any = None) -> FloatArray:
+    """Validate an ``(n, d)`` array of vectors and return it as C-contiguous float64 (never written).
+
+    As for one column (:func:`ldpnum._validation.check_values`): non-finite values raise (or, with
+    ``nan_policy="impute"``, are replaced by ``fill_value``: a number or one number per coordinate, inside
+    the bounds), finite values outside their coordinate's bounds are counted in a ``ClippingWarning``
+    (the kernels clamp them) or raise with ``out_of_range="raise"``. With ``integral`` (category codes),
+    values that are not whole numbers raise. Messages give the count and the first row (and its
+    coordinate, or its name in ``columns``).
+    """
+    check_choice(nan_policy, "nan_policy", ("raise", "impute"))
+    check_choice(out_of_range, "out_of_range", ("clip", "raise"))
+    dim = lows.shape[0]
+    fill = None
+    if nan_policy == "impute":
+        if fill_value is None:
+            raise ValueError("nan_policy='impute' needs an explicit public fill_value")
+        fills = [fill_value] * dim if _is_real_scalar(fill_value) else list(np.asarray(fill_value, dtype=object).ravel())
+        if len(fills) != dim or not all(_is_real_scalar(f) for f in fills):
+            raise TypeError(f"fill_value must be a real number or {dim} real numbers (one per coordinate); "
+                            f"got {fill_value!r}")
+        fill = np.array([float(f) for f in fills])
+        if not (np.all(np.isfinite(fill)) and np.all((lows <= fill) & (fill <= highs))):
+            raise ValueError(f"fill_value must be finite and inside each coordinate's bounds; got {fill_value!r}")
+    elif fill_value is not None:
+        raise ValueError("fill_value is only used with nan_policy='impute'")
+    arr = np.ascontiguousarray(_as_2d_array(x, name, dim), dtype=np.float64)
+    if arr.size == 0:
+        return arr
+    # Fast path (the usual case): everything finite, inside the bounds (and whole), by one compiled pass without
+    # (n, d) masks (n = 10^6, d = 8 category codes: 8 ms, against 110 ms for NumPy's strided column minima and
+    # maxima and a floor comparison); otherwise the masks below count and locate.
+    if not any(_scan_vectors(arr, lows, highs, integral)):
+        return arr
+    where = (lambda j: f"coordinate {j}") if columns is None else (lambda j: f"column {columns[j]!r}")
+    bad = ~np.isfinite(arr)
+    n_bad = int(bad.sum())
+    if n_bad:
+        if fill is None:
+            i, j = (int(v) for v in np.argwhere(bad)[0])
+            raise InvalidValuesError(
+                f"{name} has {n_bad} missing or non-finite value(s) (NaN, inf or NA), first at index {i} (row {i}, "
+                f"{where(j)}: {float(arr[i, j])!r}); pass nan_policy='impute' with a public fill_value, or "
+                "remove them before privatizing", count=n_bad, first_index=i, reason="missing")
+        arr = np.where(bad, fill, arr)
+    outside = (arr < lows) | (arr > highs)
+    n_out = int(outside.sum())
+    if n_out:
+        i, j = (int(v) for v in np.argwhere(outside)[0])
+        msg = (f"{name} has {n_out} finite value(s) outside their coordinate's bounds, first at index {i} (row {i}, "
+               f"{where(j)}: {float(arr[i, j])!r} outside ({float(lows[j])!r}, {float(highs[j])!r}))")
+        if out_of_range == "raise":
+            raise InvalidValuesError(msg, count=n_out, first_index=i, reason="out_of_range")
+        warnings.warn(ClippingWarning(msg + "; they were clipped to the bounds", count=n_out, first_index=i),
+                      stacklevel=5)
+    if integral:
+        frac = arr != np.floor(arr)
+        n_frac = int(frac.sum())
+        if n_frac:
+            i, j = (int(v) for v in np.argwhere(frac)[0])
+            raise InvalidValuesError(f"{name} has {n_frac} non-integral category code(s), first at index {i} (row "
+                                     f"{i}, {where(j)}: {float(arr[i, j])!r}); codes are integers 0..c-1",
+                                     count=n_frac, first_index=i, reason="out_of_range")
+    return arr

@@ -34,12 +34,13 @@ J. Bentley, R. Floyd, "A sample of brilliance", Comm. ACM 1987 (Floyd's sampling
 """
 
 import math
-import numbers
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
+
+from ._validation import check_scalar
 
 __all__ = ["TWO48", "TWO53", "TWO64", "cell_count", "exp_lower", "binary_plan", "window_plan", "BinaryPlan",
            "WindowPlan", "uniform_count", "uniform_extremes", "grid_size", "shape_counts", "window_estimates",
@@ -188,11 +189,7 @@ def grid_size(window_fraction, n_cells=None):
         while round(n_cells * window_fraction) < MIN_WINDOW_CELLS and n_cells < MAX_CELLS:
             n_cells *= 2
     else:
-        if not isinstance(n_cells, numbers.Integral) or isinstance(n_cells, bool):
-            raise TypeError(f"n_cells must be an integer; got {type(n_cells).__name__}")
-        if not 4 <= int(n_cells) <= MAX_CELLS:
-            raise ValueError(f"n_cells must be in [4, {MAX_CELLS}]; got {n_cells}")
-        n_cells = int(n_cells)
+        n_cells = check_scalar(n_cells, "n_cells", int, low=4, high=MAX_CELLS)
     m = min(max(1, round(n_cells * window_fraction)), n_cells - 1)
     return n_cells, m
 

@@ -65,3 +65,94 @@ def _package_module(module):
 def test_package_module_negative_control():
     assert _package_module("..vectors._base") == "vectors" and _package_module("ldpnum.multi.hdg") == "multi"
     assert _package_module(".consistency") is None and _package_module("..._x") != "vectors"
+
+
+# -- families import each other's public names only ------------------------------------------------------------
+
+#: Subpackages every family may import anything from: the compiled kernels are the shared core, like the
+#: top-level modules (``_validation``, ``_random``, ``_frame``, ``_results``, ``_counting``, ``_checks``,
+#: ``_typing``, ``base``, ``plans``), which the rule below does not restrict.
+SHARED_SUBPACKAGES = frozenset({"_kernels"})
+
+
+def _subpackages(root):
+    return frozenset(p.parent.name for p in root.glob("*/__init__.py"))
+
+
+def private_sibling_imports(source, subpackage, subpackages):
+    """``[(line, what)]``: imports in the source of a module of ``ldpnum.<subpackage>`` that reach a private
+    module (``ldpnum.<other>._x``) or a private name (``_name``) of a sibling subpackage ``<other>``.
+
+    Relative (``from ..other._x import y``, ``from ..other import _y``) and absolute (``import ldpnum.other._x``)
+    imports are resolved, at module level and inside functions alike.
+    """
+    package = ["ldpnum", subpackage]
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names
+                    if _is_private_sibling(a.name.split("."), subpackage, subpackages)]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                target = package[:max(0, len(package) - node.level + 1)] + (node.module or "").split(".")
+            else:
+                target = (node.module or "").split(".")
+            target = [t for t in target if t]
+            if _is_private_sibling(target, subpackage, subpackages):
+                out.append((node.lineno, ".".join(target)))
+            elif _is_sibling(target, subpackage, subpackages):
+                out += [(node.lineno, f"{'.'.join(target)}.{a.name}") for a in node.names if a.name.startswith("_")]
+    return out
+
+
+def _is_sibling(parts, subpackage, subpackages):
+    return (len(parts) >= 2 and parts[0] == "ldpnum" and parts[1] in subpackages and parts[1] != subpackage
+            and parts[1] not in SHARED_SUBPACKAGES)
+
+
+def _is_private_sibling(parts, subpackage, subpackages):
+    return _is_sibling(parts, subpackage, subpackages) and any(p.startswith("_") for p in parts[2:])
+
+
+def _all_private_sibling_imports(root):
+    subpackages = _subpackages(root)
+    found = []
+    for sub in sorted(subpackages):
+        for path in sorted((root / sub).glob("*.py")):
+            for line, what in private_sibling_imports(path.read_text(), sub, subpackages):
+                found.append(f"{path.relative_to(root.parent)}:{line} imports {what}")
+    return found
+
+
+def test_no_family_imports_a_private_name_of_a_sibling_family():
+    """A family (``ldpnum/<sub>/``) imports from another family only its public names; what several families
+    share lives in the core at the top of the package (``base``, ``plans``, ``_validation``, ...)."""
+    found = _all_private_sibling_imports(ROOT)
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("source", [
+    "from ..vectors._base import check_vectors\n",
+    "from ..frequency.grr import _GRRPlan\n",
+    "from ..frequency import _base\n",
+    "import ldpnum.frequency._base\n",
+    "from ldpnum.frequency.subset import _floyd_distribution\n",
+    "def f():\n    from ..vectors._base import check_int\n",
+])
+def test_the_layering_check_rejects_a_planted_violation(source):
+    subpackages = frozenset({"multi", "vectors", "frequency", "_kernels"})
+    assert private_sibling_imports(source, "multi", subpackages), source
+
+
+@pytest.mark.parametrize("source", [
+    "from ..vectors import VectorMechanism\n",          # a sibling's public name
+    "from ..frequency.grr import GRR\n",                  # a sibling's public module and name
+    "from ._base import something, _private\n",           # the family's own private module and names
+    "from .._validation import _caller_stacklevel\n",     # the shared core at the top of the package
+    "from ..plans import GRRPlan\n",
+    "from .._kernels._jit import launch\n",               # the compiled kernels are shared core
+    "from .. import plans\n",
+])
+def test_the_layering_check_accepts_allowed_imports(source):
+    subpackages = frozenset({"multi", "vectors", "frequency", "_kernels"})
+    assert not private_sibling_imports(source, "multi", subpackages), source

@@ -291,7 +291,7 @@ def test_too_many_columns_for_calm():
 def test_vector_scan_matches_numpy_counts():
     """check_vectors' one-pass scan (non-finite, out of bounds, non-integral) against NumPy masks, and the
     messages of each case naming the column."""
-    from ldpnum.vectors._base import _scan_vectors
+    from ldpnum._validation import _scan_vectors
 
     rng = np.random.default_rng(3)
     x = rng.integers(0, 4, (50_000, 5)).astype(float)

@@ -2,12 +2,15 @@
 registered mechanism (ε, bounds, non-finite values, wrong kinds, 2-D, empty input, accepted dtypes, clipping)."""
 
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import ldpnum as ldp
 from ldpnum import _random
+from ldpnum._validation import check_scalar
 
 
 @pytest.fixture
@@ -205,3 +208,103 @@ def test_bounds_at_the_limits_estimate_finite_means(cls, epsilon, bounds):
     est = m.estimate_mean(m.privatize(x, rng=0))
     lo, hi = est.confidence_interval(0.95)
     assert np.isfinite([est.value, est.standard_error, lo, hi]).all() and est.standard_error > 0
+
+
+# -- check_scalar: the one check of integer and real arguments ------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [3, np.int8(3), np.int64(3), np.uint16(3)])
+def test_check_scalar_takes_python_and_numpy_integers(value):
+    out = check_scalar(value, "k", int, low=1, high=4)
+    assert out == 3 and type(out) is int
+
+
+@pytest.mark.parametrize("value", [2.5, 3, np.float32(2.5), np.float64(2.5), np.int64(3)])
+def test_check_scalar_takes_python_and_numpy_reals(value):
+    out = check_scalar(value, "x", float, low=0, high=4)
+    assert out == float(value) and type(out) is float
+
+
+@pytest.mark.parametrize("value", [True, False, np.bool_(True)])
+@pytest.mark.parametrize("kind", [int, float])
+def test_check_scalar_refuses_bool(value, kind):
+    noun = "an integer" if kind is int else "a real number"
+    with pytest.raises(TypeError, match=f"^flag must be {noun}; got bool (np.)?(True|False)_?$"):
+        check_scalar(value, "flag", kind)
+
+
+@pytest.mark.parametrize("value, kind", [(2.0, int), (np.float64(2.0), int), ("2", int), ("2", float),
+                                         (None, int), (np.array(2), int), (np.array(2.0), float), (1 + 0j, float)])
+def test_check_scalar_refuses_other_kinds(value, kind):
+    with pytest.raises(TypeError, match=f"^v must be (an integer|a real number); got {type(value).__name__} "):
+        check_scalar(value, "v", kind)
+
+
+def test_check_scalar_none_only_when_allowed():
+    assert check_scalar(None, "tol", float, low=0, allow_none=True) is None
+    with pytest.raises(TypeError, match=r"^tol must be a real number or None; got str '1'$"):
+        check_scalar("1", "tol", float, low=0, allow_none=True)
+
+
+@pytest.mark.parametrize("include, inside, outside, shown", [
+    ("both", [1, 4], [0, 5], "[1, 4]"),
+    ("left", [1, 3], [0, 4], "[1, 4)"),
+    ("right", [2, 4], [1, 5], "(1, 4]"),
+    ("neither", [2, 3], [1, 4], "(1, 4)"),
+])
+def test_check_scalar_bounds_inclusive_and_exclusive(include, inside, outside, shown):
+    for v in inside:
+        assert check_scalar(v, "n", int, low=1, high=4, include_boundaries=include) == v
+        assert check_scalar(float(v), "x", float, low=1, high=4, include_boundaries=include) == v
+    for v in outside:
+        with pytest.raises(ValueError, match=f"^n must be in {re.escape(shown)}; got {v}$"):
+            check_scalar(v, "n", int, low=1, high=4, include_boundaries=include)
+        with pytest.raises(ValueError, match=f"^x must be a finite number in {re.escape(shown)}; got {float(v)}$"):
+            check_scalar(float(v), "x", float, low=1, high=4, include_boundaries=include)
+
+
+def test_check_scalar_one_sided_messages():
+    with pytest.raises(ValueError, match=r"^n_bins must be >= 1; got 0$"):
+        check_scalar(0, "n_bins", int, low=1)
+    with pytest.raises(ValueError, match=r"^n must be > 1; got 1$"):
+        check_scalar(1, "n", int, low=1, include_boundaries="right")
+    with pytest.raises(ValueError, match=r"^n must be <= 3; got 4$"):
+        check_scalar(np.int64(4), "n", int, high=3)
+    with pytest.raises(ValueError, match=r"^tol must be a finite number >= 0; got -0.5$"):
+        check_scalar(-0.5, "tol", float, low=0)
+    with pytest.raises(ValueError, match=r"^ell must lie in \[1, 3\]; got 0$"):
+        check_scalar(0, "ell", int, low=1, high=3, verb="lie")
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -np.inf, np.float32("nan")])
+def test_check_scalar_refuses_non_finite_reals(value):
+    with pytest.raises(ValueError, match="^x must be a finite number; got "):
+        check_scalar(value, "x", float)
+    with pytest.raises(ValueError, match=r"^x must be a finite number in \(0, 1000\]; got "):
+        check_scalar(value, "x", float, low=0, high=1e3, include_boundaries="right")
+    with pytest.raises(ValueError, match=r"^x must be in \[0, 1\]; got "):  # NaN fails every comparison
+        check_scalar(float("nan"), "x", float, low=0, high=1, finite=False)
+    assert np.isinf(check_scalar(np.inf, "x", float, finite=False))
+
+
+def test_check_scalar_refuses_an_unknown_kind_or_boundary_rule():
+    with pytest.raises(TypeError, match="kind must be int or float"):
+        check_scalar(1, "n", complex)
+    with pytest.raises(ValueError, match="include_boundaries must be one of"):
+        check_scalar(1, "n", int, low=0, include_boundaries="open")
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: ldp.SquareWave(1.0, (0, 1), bandwidth=0), ValueError, r"bandwidth must be a finite number in \(0, 1000\]"),
+    (lambda: ldp.SquareWave(1.0, (0, 1), bandwidth=True), TypeError, "bandwidth must be a real number; got bool True"),
+    (lambda: ldp.Piecewise(1.0, (0, 1), n_cells=2.0), TypeError, "n_cells must be an integer; got float 2.0"),
+    (lambda: ldp.Piecewise(1.0, (0, 1), n_cells=3), ValueError, r"n_cells must be in \[4, 65536\]; got 3"),
+    (lambda: ldp.GRR(1.0, k=np.bool_(True)), TypeError, "k must be an integer; got bool"),
+    (lambda: ldp.PEM(1.0, top_k=0), ValueError, r"top_k must lie in \[1, 65536\]; got 0"),
+    (lambda: ldp.PrivUnit(1.0, dim=1.5), TypeError, "dim must be an integer; got float 1.5"),
+    (lambda: ldp.SquareWave(True, (0, 1)), TypeError, "epsilon must be a real number; got bool True"),
+    (lambda: ldp.SquareWave(21, (0, 1)), ValueError, r"epsilon must be a finite number in \(0, 20\]; got 21"),
+])
+def test_mechanisms_check_their_scalars_with_check_scalar(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

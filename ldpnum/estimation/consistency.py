@@ -29,6 +29,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._validation import check_scalar
+
 __all__ = ["TreeShape", "tree_shape", "least_squares", "nonnegative", "NonnegativeResult", "decompose",
            "range_sums", "tree_from_leaves", "is_consistent"]
 
@@ -309,20 +311,10 @@ def snap(t, n):
     return np.where(np.abs(t - r) <= 1e-9, r, t)
 
 
-def _check_positive_int(value, name, lo, hi):
-    import numbers
-
-    if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r}")
-    if not lo <= int(value) <= hi:
-        raise ValueError(f"{name} must be in [{lo}, {hi}]; got {value}")
-    return int(value)
-
-
 def check_tree(n_leaves, branching):
     """Validate ``n_leaves`` (2..2**16) and ``branching`` (2..n_leaves) and return the shape."""
-    n_leaves = _check_positive_int(n_leaves, "n_leaves", 2, MAX_LEAVES)
-    branching = _check_positive_int(branching, "branching", 2, n_leaves)
+    n_leaves = check_scalar(n_leaves, "n_leaves", int, low=2, high=MAX_LEAVES)
+    branching = check_scalar(branching, "branching", int, low=2, high=n_leaves)
     return tree_shape(n_leaves, branching)
 
 

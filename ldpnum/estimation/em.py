@@ -58,7 +58,7 @@ from fractions import Fraction
 import numpy as np
 
 from .._kernels import server_em
-from .._validation import _KIND_NAMES, check_choice
+from .._validation import _KIND_NAMES, check_choice, check_scalar
 
 __all__ = [
     "DEFAULT_LOGLIK_STEP",
@@ -81,15 +81,6 @@ DEFAULT_MAX_ITER = 10_000
 
 _TWO53 = 2**53
 _EMPTY = np.empty(0, dtype=np.float64)
-
-
-def _check_int(value, name, minimum):
-    if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an integer; got {type(value).__name__} {value!r}")
-    value = int(value)
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}; got {value}")
-    return value
 
 
 def _frozen(a, dtype):
@@ -126,9 +117,9 @@ class WindowTransition:
     points: bool = False
 
     def __post_init__(self):
-        _check_int(self.n_cells, "n_cells", 2)
-        _check_int(self.m, "m", 1)
-        _check_int(self.n_bins, "n_bins", 1)
+        check_scalar(self.n_cells, "n_cells", int, low=2)
+        check_scalar(self.m, "m", int, low=1)
+        check_scalar(self.n_bins, "n_bins", int, low=1)
         if not self.m < self.n_cells:
             raise ValueError(f"need m < n_cells; got m={self.m}, n_cells={self.n_cells}")
         object.__setattr__(self, "indptr", _frozen(self.indptr, np.int64))
@@ -158,7 +149,7 @@ class WindowTransition:
 
     def with_bins(self, n_bins):
         """The same randomizer's transition for ``n_bins`` equal buckets (the band is rebuilt exactly)."""
-        n_bins = _check_int(n_bins, "n_bins", 1)
+        n_bins = check_scalar(n_bins, "n_bins", int, low=1)
         if n_bins == self.n_bins:
             return self
         if self.points:
@@ -245,9 +236,9 @@ def window_transition(n_cells, m, n_bins, *, p_in=None, window=None):
 
     Exactly one of ``p_in`` and ``window`` must be given. Cost: O(n_bins + n_cells).
     """
-    n_cells = _check_int(n_cells, "n_cells", 2)
-    m = _check_int(m, "m", 1)
-    n_bins = _check_int(n_bins, "n_bins", 1)
+    n_cells = check_scalar(n_cells, "n_cells", int, low=2)
+    m = check_scalar(m, "m", int, low=1)
+    n_bins = check_scalar(n_bins, "n_bins", int, low=1)
     if m >= n_cells:
         raise ValueError(f"need m < n_cells; got m={m}, n_cells={n_cells}")
     if (p_in is None) == (window is None):
@@ -299,7 +290,7 @@ def point_transition_from_plan(plan, n_points):
     uniform choices, as for buckets). The band cannot be regridded (:meth:`WindowTransition.with_bins`
     refuses); :func:`ems_heldout` fits every level on it.
     """
-    n_points = _check_int(n_points, "n_points", 2)
+    n_points = check_scalar(n_points, "n_points", int, low=2)
     base = window_transition_from_plan(plan, 1)
     p = base.n_cells - base.m
     k = np.arange(n_points, dtype=np.int64)
@@ -336,7 +327,7 @@ def window_transition_from_plan(plan, n_bins):
     cum = getattr(plan, "cum", None)
     if cum is None:
         return window_transition(n_cells, m, n_bins, p_in=p_in)
-    n_bins = _check_int(n_bins, "n_bins", 1)
+    n_bins = check_scalar(n_bins, "n_bins", int, low=1)
     if len(cum) != m + 1:
         raise ValueError(f"plan.cum must have m + 1 = {m + 1} entries; got {len(cum)}")
     p_lo = (1 - p_in) / (n_cells - m)
@@ -400,12 +391,7 @@ def _stopping(tol):
     """``(rtol, atol)`` of the kernel's stopping rule from the public ``tol``."""
     if tol is None:
         return 0.0, DEFAULT_LOGLIK_STEP
-    if not isinstance(tol, numbers.Real) or isinstance(tol, (bool, np.bool_)):
-        raise TypeError(f"tol must be a real number or None; got {type(tol).__name__} {tol!r}")
-    rtol = float(tol)
-    if not (math.isfinite(rtol) and rtol >= 0):
-        raise ValueError(f"tol must be a finite number >= 0; got {tol!r}")
-    return rtol, 0.0
+    return check_scalar(tol, "tol", float, low=0, allow_none=True), 0.0
 
 
 def _check_start(start, n_bins):
@@ -499,12 +485,12 @@ def expectation_maximization(counts, transition, *, method="ems", max_iter=DEFAU
     if not isinstance(transition, WindowTransition):
         raise TypeError(f"transition must be a WindowTransition; got {type(transition).__name__}")
     check_choice(method, "method", ("ems", "em"))
-    max_iter = _check_int(max_iter, "max_iter", 1)
+    max_iter = check_scalar(max_iter, "max_iter", int, low=1)
     rtol, atol = _stopping(tol)
     if smoothing is None:
         smoothing = 1 if method == "ems" else 0
     else:
-        smoothing = _check_int(smoothing, "smoothing", 1)
+        smoothing = check_scalar(smoothing, "smoothing", int, low=1)
         if method == "em":
             raise ValueError("smoothing applies to method='ems' only (plain EM does not smooth)")
     start = _check_start(start, transition.n_bins)
@@ -631,13 +617,13 @@ def ems_heldout(counts, transition, *, levels=None, max_iter=DEFAULT_MAX_ITER, t
     """
     if not isinstance(transition, WindowTransition):
         raise TypeError(f"transition must be a WindowTransition; got {type(transition).__name__}")
-    max_iter = _check_int(max_iter, "max_iter", 1)
+    max_iter = check_scalar(max_iter, "max_iter", int, low=1)
     rtol, atol = _stopping(tol)
     if levels is None:
         levels = SMOOTHING_LEVELS
     if isinstance(levels, (str, bytes)) or not hasattr(levels, "__len__") or len(levels) == 0:
         raise TypeError("levels must be a non-empty sequence of integers")
-    levels = [_check_int(k, "levels", 0) for k in levels]
+    levels = [check_scalar(k, "levels", int, low=0) for k in levels]
     if any(a <= b for a, b in zip(levels, levels[1:])):
         raise ValueError(f"levels must be strictly decreasing; got {levels}")
     n = _check_counts(counts, transition.n_cells)

@@ -32,8 +32,7 @@ import math
 
 import numpy as np
 
-from .._validation import check_choice
-from .consistency import _check_positive_int as check_int
+from .._validation import check_choice, check_scalar
 
 __all__ = ["MAX_SIDE", "REFINE_CELLS", "RHO_MAX", "SHRINK_Z", "WITHIN_CELL", "fit_copula_correlation",
            "gaussian_copula_table", "interpolation_matrix", "max_entropy", "response_matrix",
@@ -290,8 +289,8 @@ def response_matrix(f_a, f_b, f_ab, *, start="interpolated", rho=None, refine=No
     g1, g2 = f_a.size, f_ab.shape[0]
     R = 1
     if start == "copula":
-        R = min(4, max(1, REFINE_CELLS // g1)) if refine is None else check_int(refine, "refine", 1,
-                                                                                 max(1, MAX_SIDE // g1))
+        R = min(4, max(1, REFINE_CELLS // g1)) if refine is None else check_scalar(refine, "refine", int, low=1,
+                                                                                    high=max(1, MAX_SIDE // g1))
         if rho is None:
             rho = fit_copula_correlation(f_a, f_b, f_ab)
         pa, pb = np.repeat(f_a / R, R), np.repeat(f_b / R, R)

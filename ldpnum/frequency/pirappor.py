@@ -75,7 +75,6 @@ USENIX Security 2017 (OUE, the pure-protocol estimator and its variance).
 """
 
 import math
-import numbers
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -89,6 +88,7 @@ from .._counting import count_in_slices
 from .._counting import n_threads as default_threads
 from .._kernels import client_pirappor as kernels
 from .._kernels._jit import launch
+from .._validation import check_scalar
 from ..plans import TWO53, TWO64, cell_count, exp_lower
 from ._base import FrequencyOracle
 
@@ -291,9 +291,7 @@ def make_plan(epsilon, k, p=None):
     if p is None:
         p, a = choose_field(epsilon, k)
     else:
-        if not isinstance(p, numbers.Integral) or isinstance(p, bool):
-            raise TypeError(f"p must be an integer; got {type(p).__name__}")
-        p = int(p)
+        p = check_scalar(p, "p", int)
         if not (k + 1 <= p < P_MAX and is_prime(p)):
             raise ValueError(f"p must be a prime in [k + 1, 2**30) = [{k + 1}, {P_MAX}); got {p}")
         a = best_a(p, float(exp_lower(epsilon)))

@@ -53,7 +53,7 @@ from .._kernels._jit import launch
 from .._kernels.objects import flatten_collections
 from .._results import FrequencyEstimate
 from .._typing import ArrayLike, NDArray
-from .._validation import check_epsilon, plain_array
+from .._validation import check_epsilon, check_scalar, plain_array
 from ..aggregate import Aggregate
 from ..aggregate import support_counts as support_count_check
 from ..base import Mechanism
@@ -173,15 +173,6 @@ class PaddingSamplingPlan:
         return p, (1.0 - p) / (self.k + self.ell - 1)
 
 
-def _check_int(value, name, low, high):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r}")
-    value = int(value)
-    if not low <= value <= high:
-        raise ValueError(f"{name} must lie in [{low}, {high}]; got {value}")
-    return value
-
-
 def flatten_sets(sets: object, name: str = "sets") -> tuple[NDArray[np.int64], Any]:
     """``(lengths, flat)``: each person's number of elements and all elements in person order (a list, or an
     object array when a list or tuple of exact sets, lists or tuples took the compiled pass).
@@ -268,8 +259,8 @@ class PaddingSampling(Mechanism):
     def __init__(self, epsilon: float, k: int, ell: int) -> None:
         self._epsilon = check_epsilon(epsilon)
         self._bounds = None
-        self._k = _check_int(k, "k", 1, MAX_VALUES - 1)
-        self._ell = _check_int(ell, "ell", 1, MAX_VALUES - self._k)
+        self._k = check_scalar(k, "k", int, low=1, high=MAX_VALUES - 1, verb="lie")
+        self._ell = check_scalar(ell, "ell", int, low=1, high=MAX_VALUES - self._k, verb="lie")
         if self._k + self._ell < 2:  # pragma: no cover - k, ell >= 1
             raise ValueError("k + ell must be at least 2")
         self._plan = PaddingSamplingPlan(self._k, self._ell,
@@ -480,8 +471,8 @@ def padding_sampling_variances(epsilon: float, k: int, ell: int) -> tuple[float,
     ``(k + ℓ - 2 + e^{ε'})/(e^{ε'} - 1)²`` and ``4 e^ε/(e^ε - 1)²``. GRR is smaller exactly when
     ``k < ℓ e^ε (4ℓ - 1) + 1`` (the paper's rule)."""
     epsilon = check_epsilon(epsilon)
-    k = _check_int(k, "k", 1, MAX_VALUES - 1)
-    ell = _check_int(ell, "ell", 1, MAX_VALUES - k)
+    k = check_scalar(k, "k", int, low=1, high=MAX_VALUES - 1, verb="lie")
+    ell = check_scalar(ell, "ell", int, low=1, high=MAX_VALUES - k, verb="lie")
     em1 = math.expm1(epsilon)
     d = ell * em1  # e^{ε'} - 1, without the cancellation of (ℓ(e^ε - 1) + 1) - 1 at tiny ε
     return _over_square(k + ell - 1 + d, d), _over_square(4 * math.exp(epsilon), em1)
@@ -502,8 +493,8 @@ def padding_sampling(epsilon: float, k: int, ell: int) -> "PaddingSampling":
     (``ℓ = 0`` is a ValueError, not a division by zero).
     """
     epsilon = check_epsilon(epsilon)
-    k = _check_int(k, "k", 1, MAX_VALUES - 1)
-    ell = _check_int(ell, "ell", 1, MAX_VALUES - k)
+    k = check_scalar(k, "k", int, low=1, high=MAX_VALUES - 1, verb="lie")
+    ell = check_scalar(ell, "ell", int, low=1, high=MAX_VALUES - k, verb="lie")
     grr_smaller = k + ell - 1 + ell * math.expm1(epsilon) <= 4 * math.exp(epsilon) * ell * ell
     return PaddingSampling(epsilon, k, ell) if grr_smaller else PaddingSamplingOLH(epsilon, k, ell)
 
@@ -558,9 +549,9 @@ class PaddingSamplingOLH(PaddingSampling):
     def __init__(self, epsilon: float, k: int, ell: int, *, g: int | None = None) -> None:
         self._epsilon = check_epsilon(epsilon)
         self._bounds = None
-        self._k = _check_int(k, "k", 1, MAX_VALUES - 1)
-        self._ell = _check_int(ell, "ell", 1, MAX_VALUES - self._k)
-        self._g = olh_g(self._epsilon) if g is None else _check_int(g, "g", 2, G_MAX)
+        self._k = check_scalar(k, "k", int, low=1, high=MAX_VALUES - 1, verb="lie")
+        self._ell = check_scalar(ell, "ell", int, low=1, high=MAX_VALUES - self._k, verb="lie")
+        self._g = olh_g(self._epsilon) if g is None else check_scalar(g, "g", int, low=2, high=G_MAX, verb="lie")
         self._plan = PaddingSamplingOLHPlan(self._k, self._ell, self._g, *grr_keep_cells(self._epsilon, self._g))
 
     @property

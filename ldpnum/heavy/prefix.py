@@ -34,7 +34,6 @@ T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for
 USENIX Security 2017.
 """
 
-import numbers
 import warnings
 from fractions import Fraction
 
@@ -45,7 +44,7 @@ import numpy as np
 from .._kernels import client_prefix as kernels
 from .._kernels._jit import launch
 from .._typing import ArrayLike, NDArray, SeedLike
-from .._validation import check_epsilon
+from .._validation import check_epsilon, check_scalar
 from ..aggregate import Aggregate
 from ..estimation.heavy import estimate_prefix_levels
 from ..frequency.hashing import G_MAX, olh_g
@@ -147,15 +146,6 @@ class PrefixPlan:
         return self.grr.keep_count() / TWO64, 1.0 / self.g
 
 
-def _check_int(value, name, low, high):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r}")
-    value = int(value)
-    if not low <= value <= high:
-        raise ValueError(f"{name} must lie in [{low}, {high}]; got {value}")
-    return value
-
-
 class _PrefixProtocol(Mechanism):
     """The one-round prefix protocol; PEM and TreeHist choose the prefix lengths."""
 
@@ -171,28 +161,29 @@ class _PrefixProtocol(Mechanism):
             raise ValueError(f"item_type must be one of {', '.join(map(repr, ITEM_TYPES))}; got {item_type!r}")
         self._item_type = item_type
         self._item_bits = check_item_bits(item_bits, item_type)
-        self._top_k = _check_int(top_k, "top_k", 1, 1 << 16)
-        self._n_candidates = max(2 * self._top_k, MIN_CANDIDATES) if n_candidates is None else _check_int(
-            n_candidates, "n_candidates", self._top_k, 1 << 16)
-        self._eta = self.DEFAULT_ETA if eta is None else _check_int(eta, "eta", 1, 16)
+        self._top_k = check_scalar(top_k, "top_k", int, low=1, high=1 << 16, verb="lie")
+        self._n_candidates = max(2 * self._top_k, MIN_CANDIDATES) if n_candidates is None else check_scalar(
+            n_candidates, "n_candidates", int, low=self._top_k, high=1 << 16, verb="lie")
+        self._eta = self.DEFAULT_ETA if eta is None else check_scalar(eta, "eta", int, low=1, high=16, verb="lie")
         default_s = min(max(self._n_candidates - 1, 0).bit_length(), self._item_bits - 1)
-        self._s = default_s if s is None else _check_int(s, "s", 0, self._item_bits - 1)
+        self._s = default_s if s is None else check_scalar(s, "s", int, low=0, high=self._item_bits - 1,
+                                                           verb="lie")
         n_groups = -(-(self._item_bits - self._s) // self._eta)
         lengths = [min(self._s + (j + 1) * self._eta, self._item_bits) for j in range(n_groups)]
         if lengths[0] > MAX_FIRST_BITS:
             raise ValueError(f"the first group's prefixes have s + eta = {lengths[0]} bits; at most "
                              f"{MAX_FIRST_BITS} (the collector enumerates all of them)")
-        if groups is not None and _check_int(groups, "groups", 1, 1 << 16) != n_groups:
+        if groups is not None and check_scalar(groups, "groups", int, low=1, high=1 << 16, verb="lie") != n_groups:
             raise ValueError(f"groups={groups} disagrees with item_bits={self._item_bits}, s={self._s}, "
                              f"eta={self._eta}, which give {n_groups} groups")
         if n_groups > 1 << 16:  # pragma: no cover - item_bits <= 64 keeps n_groups <= 64
             raise ValueError(f"too many groups: {n_groups}")
-        self._g = olh_g(self._epsilon) if g is None else _check_int(g, "g", 2, G_MAX)
+        self._g = olh_g(self._epsilon) if g is None else check_scalar(g, "g", int, low=2, high=G_MAX, verb="lie")
         if n_hashes is None:
             n_hashes = 1024
             while n_hashes > 2 and n_groups * n_hashes * self._g > DEFAULT_MAX_CELLS:
                 n_hashes //= 2
-        n_hashes = _check_int(n_hashes, "n_hashes", 1, MAX_HASHES)
+        n_hashes = check_scalar(n_hashes, "n_hashes", int, low=1, high=MAX_HASHES, verb="lie")
         if n_hashes & (n_hashes - 1):
             raise ValueError(f"n_hashes must be a power of two; got {n_hashes}")
         if n_groups * n_hashes * self._g > MAX_CELLS:
@@ -361,7 +352,7 @@ class _PrefixProtocol(Mechanism):
         each task (see :mod:`ldpnum.estimation.heavy` for measurements). With ``n_hashes=1`` no split is
         possible: the old estimate is returned with a warning.
         """
-        k = self._top_k if top_k is None else _check_int(top_k, "top_k", 1, 1 << 16)
+        k = self._top_k if top_k is None else check_scalar(top_k, "top_k", int, low=1, high=1 << 16, verb="lie")
         agg = self._as_aggregate(data)
         p = self._plan
         counts = np.asarray(agg.counts).reshape(p.n_groups, p.n_hashes, p.g)

@@ -113,7 +113,7 @@ from .._checks import normal_quantile
 from .._random import assign_columns, child_rng, resolve_rng
 from ..exceptions import SizeCorrectionWarning
 from .._typing import NDArray, SeedLike
-from .._validation import _caller_stacklevel, check_epsilon
+from .._validation import _caller_stacklevel, check_epsilon, check_scalar
 from ..accounting import ShuffleAmplification, check_shuffle_delta, shuffle_epsilon
 from ..aggregate import Aggregate
 from ..estimation.heavy import support_estimates
@@ -157,15 +157,6 @@ PERCENTILE = 0.9
 MAX_DOMAIN = (1 << 16) - 1
 #: The paper's damping of guessed itemset frequencies.
 GUESS_FACTOR = 0.9
-
-
-def _check_int(value, name, low, high):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r}")
-    value = int(value)
-    if not low <= value <= high:
-        raise ValueError(f"{name} must lie in [{low}, {high}]; got {value}")
-    return value
 
 
 # -- input -------------------------------------------------------------------------------------------------
@@ -576,7 +567,7 @@ def _check_shuffle_entry(entry, n_phase, phase):
     if not isinstance(entry, tuple) or len(entry) != 2:
         raise ValueError(f"shuffle declaration of phase {phase!r} must be (delta, n); got {entry!r}")
     check_shuffle_delta(entry[0])
-    n = _check_int(entry[1], f"shuffled batch size of phase {phase!r}", 1, n_phase)
+    n = check_scalar(entry[1], f"shuffled batch size of phase {phase!r}", int, low=1, high=n_phase, verb="lie")
     return n
 
 
@@ -593,7 +584,7 @@ class _SetValued:
     def __init__(self, epsilon: float, *, top_k: int = 20, item_bits: int = 64, item_type: str = "str",
                  domain: object = None) -> None:
         self._epsilon = check_epsilon(epsilon)
-        self._top_k = _check_int(top_k, "top_k", 1, 1 << 12)
+        self._top_k = check_scalar(top_k, "top_k", int, low=1, high=1 << 12, verb="lie")
         if not isinstance(item_type, str) or item_type not in ITEM_TYPES:
             raise ValueError(f"item_type must be one of {', '.join(map(repr, ITEM_TYPES))}; got {item_type!r}")
         self._item_type = item_type

@@ -27,13 +27,12 @@ Differential Privacy", SIGMOD 2020 (General Wave, Square Wave, the bandwidth b, 
 
 import hashlib
 import math
-import numbers
 
 import numpy as np
 
 from ..spec import Spec
 from .._typing import ArrayLike, Bounds
-from .._validation import check_discrete, check_integral
+from .._validation import check_discrete, check_integral, check_scalar
 from ..plans import exp_lower
 from .piecewise import _WindowOracle
 
@@ -139,11 +138,7 @@ class GeneralWave(_WindowOracle):
         if bandwidth is None:
             b = square_wave_bandwidth(self._epsilon)
         else:
-            if not isinstance(bandwidth, numbers.Real) or isinstance(bandwidth, bool):
-                raise TypeError(f"bandwidth must be a real number; got {type(bandwidth).__name__}")
-            b = float(bandwidth)
-            if not (math.isfinite(b) and 0 < b <= 1e3):
-                raise ValueError(f"bandwidth must be a finite number in (0, 1000]; got {bandwidth!r}")
+            b = check_scalar(bandwidth, "bandwidth", float, low=0, high=1e3, include_boundaries="right")
         if isinstance(shape, str):
             if shape not in WAVE_SHAPES:
                 raise ValueError(f"shape must be one of {WAVE_SHAPES} or a callable; got {shape!r}")

@@ -126,7 +126,7 @@ import numpy as np
 from .._kernels import client_multi as kernels
 from .._kernels._jit import launch
 from .._typing import ArrayLike, FloatArray
-from .._validation import _caller_stacklevel, check_choice
+from .._validation import _caller_stacklevel, check_choice, check_scalar, check_vector_bounds
 from ..aggregate import Aggregate, check_block_counts, count_codes
 from ..estimation.grids import (  # noqa: F401  (consistency_step, max_inconsistency: importable here too)
     HDG_CONSISTENCY,
@@ -154,7 +154,7 @@ from ..frequency.hashing import HASH_FAMILY, OLH, olh_g
 from ..ranges.hierarchical import GRRLevel, OLHLevel
 from ..reports import Reports, check_integer_codes, register_code_check
 from ..spec import check_spec
-from ..vectors._base import VectorMechanism, check_int, check_vector_bounds
+from ..vectors import VectorMechanism
 from ._result import MultiRangeEstimate
 
 __all__ = ["HDG", "HDGPlan", "PackedTables", "select_columns", "alternate_consistency", "check_packed_codes",
@@ -416,8 +416,8 @@ def _check_columns_bounds(bounds):
 def _check_granularities(granularities):
     if isinstance(granularities, (str, bytes)) or not hasattr(granularities, "__len__") or len(granularities) != 2:
         raise TypeError(f"granularities must be None or a pair (g1, g2) of ints; got {granularities!r}")
-    g1 = check_int(granularities[0], "granularities[0] (g1)", 2, G1_MAX)
-    g2 = check_int(granularities[1], "granularities[1] (g2)", 2, G2_MAX)
+    g1 = check_scalar(granularities[0], "granularities[0] (g1)", int, low=2, high=G1_MAX)
+    g2 = check_scalar(granularities[1], "granularities[1] (g2)", int, low=2, high=G2_MAX)
     if g1 % g2:
         raise ValueError(f"granularities: g1 = {g1} must be a multiple of g2 = {g2} (each 2-D cell's side is a union "
                          "of 1-D cells, which consistency needs)")
@@ -565,7 +565,7 @@ class HDG(PackedTables):
         names, pairs = _check_columns_bounds(bounds)
         super().__init__(epsilon, pairs)
         check_table_epsilon(self._epsilon, "HDG")
-        n = check_int(n, "n", 1, 1 << 62)
+        n = check_scalar(n, "n", int, low=1, high=1 << 62)
         if granularities is None:
             g1, g2 = guideline_granularities(n, self._epsilon, len(names))
         else:
@@ -623,7 +623,7 @@ class HDG(PackedTables):
     def cells(self, x: ArrayLike, grid: int, **options: Any) -> np.ndarray:
         """The cell of grid ``grid`` (an index into :attr:`grids`) holding each row, exactly as ``privatize``
         maps it (validated the same way; for simulations and tests)."""
-        grid = check_int(grid, "grid", 0, self._plan.m - 1)
+        grid = check_scalar(grid, "grid", int, low=0, high=self._plan.m - 1)
         values = self.prepare_values(x, **options)
         out = np.empty(values.shape[0], dtype=np.int64)
         if values.shape[0]:

@@ -78,7 +78,7 @@ import numpy as np
 from .._kernels import client_multi as kernels
 from .._kernels._jit import launch
 from .._typing import ArrayLike, FloatArray
-from .._validation import check_choice, prepared
+from .._validation import check_choice, check_scalar, check_vectors, prepared
 from ..aggregate import Aggregate
 from ..estimation.joint import max_entropy
 from ..estimation.postprocess import norm_sub
@@ -86,7 +86,6 @@ from ..estimation.tables import consistency_step, make_consistent
 from ..estimation.tables import max_inconsistency, shared_subsets  # noqa: F401  (importable here too)
 from ..frequency.hashing import HASH_FAMILY
 from ..reports import Reports, check_integer_codes, register_code_check
-from ..vectors._base import check_int, check_vectors
 from ._result import MarginalsEstimate
 from .hdg import HDGPlan, PackedTables, _grid_oracle, check_packed_codes, check_table_epsilon, select_columns
 
@@ -292,8 +291,8 @@ def _check_categories(categories, k, strategy="all"):
     bad = [c for c in names if not isinstance(c, str) or not c]
     if bad:
         raise TypeError(f"categories: column names must be non-empty str; got {bad[0]!r}")
-    counts = tuple(check_int(categories[c], f"categories[{c!r}]", 2, MAX_CELLS) for c in names)
-    k = check_int(k, "k", 1, MAX_K)
+    counts = tuple(check_scalar(categories[c], f"categories[{c!r}]", int, low=2, high=MAX_CELLS) for c in names)
+    k = check_scalar(k, "k", int, low=1, high=MAX_K)
     if len(names) < 2:
         raise ValueError(f"categories must name at least 2 columns; got {len(names)} (for one column use ldp.GRR or "
                          "ldp.OLH)")
@@ -411,7 +410,7 @@ class Marginals(PackedTables):
         if sets is not None and strategy != "all":
             raise ValueError(f"give either sets or strategy={strategy!r}, not both")
         names, counts, k = _check_categories(categories, k, "calm" if sets is not None else strategy)
-        n = check_int(n, "n", 1, 1 << 62)
+        n = check_scalar(n, "n", int, low=1, high=1 << 62)
         chosen = _check_sets(sets, names, counts, k) if sets is not None else None
         super().__init__(epsilon, [(0.0, float(c - 1)) for c in counts])
         check_table_epsilon(self._epsilon, "Marginals")
@@ -459,7 +458,7 @@ class Marginals(PackedTables):
     def predicted_error(self, n: int | None = None) -> float:
         """The error model of :func:`predicted_error` for this design: mean expected squared L2 error of a
         k-way marginal's table at ``n`` people (default: the planned :attr:`n`)."""
-        n = self._n if n is None else check_int(n, "n", 1, 1 << 62)
+        n = self._n if n is None else check_scalar(n, "n", int, low=1, high=1 << 62)
         return predicted_error(self._plan.categories, self._plan.k, self._epsilon, self._plan.grids, n)
 
     def _spec_params(self):

@@ -40,11 +40,11 @@ consistent tree).
 """
 
 import math
-import numbers
 from typing import NamedTuple
 
 import numpy as np
 
+from .._validation import check_scalar
 from ..estimation.consistency import TreeShape, tree_from_leaves
 
 __all__ = ["DEFAULT_THRESHOLD", "AdaptiveTree", "adaptive_tree", "ahead_threshold", "check_threshold"]
@@ -74,12 +74,7 @@ def check_threshold(threshold):
     only nodes whose raw estimate is negative) and return the multiplier."""
     if threshold is None:
         return DEFAULT_THRESHOLD
-    if not isinstance(threshold, numbers.Real) or isinstance(threshold, (bool, np.bool_)):
-        raise TypeError(f"threshold must be a real number or None; got {type(threshold).__name__} {threshold!r}")
-    c = float(threshold)
-    if not (math.isfinite(c) and c >= 0):
-        raise ValueError(f"threshold must be a finite number >= 0; got {threshold!r}")
-    return c
+    return check_scalar(threshold, "threshold", float, low=0, allow_none=True)
 
 
 def adaptive_tree(shape: TreeShape, raw, variances, tree, *, threshold: float | None = None) -> AdaptiveTree:

@@ -24,7 +24,6 @@ differential privacy", PVLDB 12(10), 2019 (the branching factor). M. Hay, V. Ras
 """
 
 import math
-import numbers
 from fractions import Fraction
 from typing import Any, ClassVar
 
@@ -38,7 +37,7 @@ from .._kernels import client_hierarchy as kernels
 from .._kernels._jit import launch
 from .._results import DistributionEstimate
 from .._typing import Bounds
-from .._validation import check_choice, check_discrete, check_epsilon, check_integral
+from .._validation import check_choice, check_discrete, check_epsilon, check_integral, check_scalar
 from ..estimation.consistency import MAX_LEAVES, check_tree, least_squares, nonnegative, tree_shape
 from ..estimation.frequency import unbiased_frequencies
 from ..frequency import GRR, recommend
@@ -539,14 +538,6 @@ class HierarchyPlan:
 
 # -- the mechanism -----------------------------------------------------------------------------------------
 
-def _check_n_leaves(n_leaves):
-    if not isinstance(n_leaves, numbers.Integral) or isinstance(n_leaves, (bool, np.bool_)):
-        raise TypeError(f"n_leaves must be an int; got {type(n_leaves).__name__} {n_leaves!r}")
-    if not 2 <= int(n_leaves) <= MAX_LEAVES:
-        raise ValueError(f"n_leaves must be in [2, {MAX_LEAVES}]; got {n_leaves}")
-    return int(n_leaves)
-
-
 class HierarchicalHistogram(Mechanism):
     r"""Hierarchical histogram for range queries, CDFs and quantiles of numerical values.
 
@@ -671,11 +662,12 @@ class HierarchicalHistogram(Mechanism):
         n_points = check_discrete(discrete, self._bounds, MAX_LEAVES)
         self._discrete = n_points is not None
         if self._discrete:
-            if n_leaves is not None and _check_n_leaves(n_leaves) != n_points:
+            if (n_leaves is not None
+                    and check_scalar(n_leaves, "n_leaves", int, low=2, high=MAX_LEAVES) != n_points):
                 raise ValueError(f"n_leaves: discrete=True has one leaf per integer of bounds {self._bounds!r}, "
                                  f"{n_points} leaves; got n_leaves={n_leaves} (omit it)")
             n_leaves = n_points
-        n_leaves = _check_n_leaves(1024 if n_leaves is None else n_leaves)
+        n_leaves = check_scalar(1024 if n_leaves is None else n_leaves, "n_leaves", int, low=2, high=MAX_LEAVES)
         oracle = _check_oracle(oracle)
         if branching is None:
             if not isinstance(oracle, str):

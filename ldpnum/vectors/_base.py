@@ -1,51 +1,23 @@
-"""What every vector mechanism shares: public per-coordinate bounds and the validation of ``(n, d)`` inputs."""
+"""What every vector mechanism shares: the base class, report checks and column codes (the validation of
+public per-coordinate bounds and of ``(n, d)`` inputs lives with all validation, in :mod:`ldpnum._validation`)."""
 
 import math
-import numbers
-import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..exceptions import ClippingWarning, InvalidValuesError
 from ..base import QUARTILE_LABELS, QUARTILES, Mechanism
 from .._typing import ArrayLike, FloatArray, SeedLike
 from ..reports import Reports, check_integer_codes
-from .._validation import _is_real_scalar, check_bounds, check_choice, check_epsilon, dtype_hint, plain_array, prepared
+from .._validation import MAX_DIM, check_epsilon, check_vector_bounds, check_vectors, prepared
 
-__all__ = ["VectorMechanism", "check_vector_bounds", "check_vectors", "MAX_DIM", "IMPLAUSIBLE", "column_words",
-           "check_report_variance", "check_frame_columns", "refuse_non_numeric"]
+__all__ = ["VectorMechanism", "IMPLAUSIBLE", "column_words", "check_report_variance", "MAX_DIM"]
 
-#: Largest dimension of a vector mechanism (a uniform choice among the coordinates uses 48-bit draws).
-MAX_DIM = 1 << 16
 #: Vector aggregates whose counts have no exact relation to their number of reports (DuchiMultivariate's
 #: sign counts, PrivUnitG's sums of squares) are checked statistically: an aggregate is refused when counts as
 #: far out as its own have probability below this under the mechanism, whatever the inputs (a legitimate
 #: aggregate is refused at most once in 10^12).
 IMPLAUSIBLE = 1e-12
-
-
-def check_vector_bounds(bounds: Any, name: str = "bounds") -> tuple[tuple[float, float], ...]:
-    """Per-coordinate public bounds: a sequence of ``(low, high)`` pairs, one per coordinate (``d >= 1``).
-
-    Each pair is checked like a scalar mechanism's bounds (finite, ``low < high``, width representable).
-    """
-    if bounds is None:
-        raise ValueError(f"{name} is required: pass one public range (low, high) per coordinate; ldpnum never "
-                         "derives bounds from the data")
-    if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__len__") or isinstance(bounds, np.ndarray) and (
-            bounds.ndim != 2):
-        raise TypeError(f"{name} must be a sequence of (low, high) pairs, one per coordinate; got "
-                        f"{type(bounds).__name__} {bounds!r}")
-    items = list(bounds)
-    if not items:
-        raise ValueError(f"{name} is empty: a vector needs at least one coordinate (d >= 1)")
-    if len(items) == 2 and all(_is_real_scalar(b) for b in items):
-        raise TypeError(f"{name} must be a sequence of (low, high) pairs, one per coordinate; got the single pair "
-                        f"{tuple(items)!r}: for d coordinates sharing one range pass [{tuple(items)!r}] * d")
-    if len(items) > MAX_DIM:
-        raise ValueError(f"{name} gives {len(items)} coordinates; at most {MAX_DIM} are supported")
-    return tuple(check_bounds(b, name=f"{name}[{j}]") for j, b in enumerate(items))
 
 
 def check_report_variance(owner: str, epsilon: float, unit_variance: float, widths: Any, bounds: Any,
@@ -73,132 +45,6 @@ def check_report_variance(owner: str, epsilon: float, unit_variance: float, widt
                              f"estimate reaches about {extent:.3g} (variance (high - low)² × {unit_variance:.3g}), so "
                              f"the sums of squares behind the standard errors of coordinate {j} would overflow; rescale "
                              "the values (e.g. to thousands or millions of units) and the bounds with them")
-
-
-def check_frame_columns(x: Any, name: str) -> bool:
-    """For a DataFrame of vectors: TypeError naming the first column whose dtype does not hold real numbers
-    (text, categories, dates), before any conversion (which would fail with NumPy's "could not convert
-    string to float"). Returns whether ``x`` is a DataFrame."""
-    dtypes = getattr(x, "dtypes", None)
-    if isinstance(x, np.ndarray) or dtypes is None or not hasattr(dtypes, "items"):
-        return False
-    for col, dt in dtypes.items():
-        kind = getattr(dt, "kind", "O")
-        if kind not in "iuf" or getattr(dt, "name", None) == "category":
-            raise TypeError(f"{name}: column {col!r} has dtype {dt}: it must hold real numbers; {dtype_hint(dt)}")
-    return True
-
-
-def refuse_non_numeric(arr: np.ndarray, name: str) -> None:
-    """TypeError for an array whose dtype does not hold real numbers, naming (for an object array) the first
-    entry that is not a real number by row and coordinate."""
-    where = ""
-    if arr.dtype.kind == "O" and arr.ndim == 2:
-        for (i, j), v in np.ndenumerate(arr):
-            if not _is_real_scalar(v):
-                where = f" (first at row {i}, coordinate {j}: {type(v).__name__} {v!r})"
-                break
-    raise TypeError(f"{name} has dtype {arr.dtype}: it must hold real numbers (integer or float dtypes){where}; "
-                    f"{dtype_hint(arr.dtype)}")
-
-
-def _as_2d_array(x, name, dim):
-    """``x`` as a 2-D NumPy array of shape ``(n, dim)`` whose dtype holds real numbers, else one clear error."""
-    to_numpy = getattr(x, "to_numpy", None)
-    if to_numpy is not None and not isinstance(x, np.ndarray):
-        if check_frame_columns(x, name):  # a DataFrame: every column must hold numbers
-            arr = to_numpy(dtype=np.float64, na_value=np.nan)
-        else:
-            arr = np.asarray(to_numpy())
-    else:
-        arr = plain_array(x, name)
-    if arr.dtype.kind not in "iuf":
-        refuse_non_numeric(arr, name)
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must be two-dimensional, one row of {dim} values per person; got shape {arr.shape} "
-                         "(for one person pass x.reshape(1, -1))")
-    if arr.shape[1] != dim:
-        raise ValueError(f"{name} must have {dim} columns (one per coordinate of the bounds); got shape {arr.shape}")
-    return arr
-
-
-def _scan_vectors(arr, lows, highs, integral):
-    """One compiled pass over ``arr`` (:func:`ldpnum._kernels.client_numeric.scan_vectors`): counts of
-    non-finite, out-of-bounds and (``integral``) non-integral values."""
-    from .._kernels._jit import launch
-    from .._kernels.client_numeric import scan_vectors
-
-    view = arr.view()
-    view.flags.writeable = False  # kernels always see read-only arrays: one compiled signature
-    return launch(scan_vectors, view, lows, highs, bool(integral))
-
-
-def check_vectors(x: ArrayLike, lows: FloatArray, highs: FloatArray, *, name: str = "x", nan_policy: str = "raise",
-                  fill_value: Any = None, out_of_range: str = "clip", integral: bool = False,
-                  columns: Any = None) -> FloatArray:
-    """Validate an ``(n, d)`` array of vectors and return it as C-contiguous float64 (never written).
-
-    As for one column (:func:`ldpnum._validation.check_values`): non-finite values raise (or, with
-    ``nan_policy="impute"``, are replaced by ``fill_value``: a number or one number per coordinate, inside
-    the bounds), finite values outside their coordinate's bounds are counted in a ``ClippingWarning``
-    (the kernels clamp them) or raise with ``out_of_range="raise"``. With ``integral`` (category codes),
-    values that are not whole numbers raise. Messages give the count and the first row (and its
-    coordinate, or its name in ``columns``).
-    """
-    check_choice(nan_policy, "nan_policy", ("raise", "impute"))
-    check_choice(out_of_range, "out_of_range", ("clip", "raise"))
-    dim = lows.shape[0]
-    fill = None
-    if nan_policy == "impute":
-        if fill_value is None:
-            raise ValueError("nan_policy='impute' needs an explicit public fill_value")
-        fills = [fill_value] * dim if _is_real_scalar(fill_value) else list(np.asarray(fill_value, dtype=object).ravel())
-        if len(fills) != dim or not all(_is_real_scalar(f) for f in fills):
-            raise TypeError(f"fill_value must be a real number or {dim} real numbers (one per coordinate); "
-                            f"got {fill_value!r}")
-        fill = np.array([float(f) for f in fills])
-        if not (np.all(np.isfinite(fill)) and np.all((lows <= fill) & (fill <= highs))):
-            raise ValueError(f"fill_value must be finite and inside each coordinate's bounds; got {fill_value!r}")
-    elif fill_value is not None:
-        raise ValueError("fill_value is only used with nan_policy='impute'")
-    arr = np.ascontiguousarray(_as_2d_array(x, name, dim), dtype=np.float64)
-    if arr.size == 0:
-        return arr
-    # Fast path (the usual case): everything finite, inside the bounds (and whole), by one compiled pass without
-    # (n, d) masks (n = 10^6, d = 8 category codes: 8 ms, against 110 ms for NumPy's strided column minima and
-    # maxima and a floor comparison); otherwise the masks below count and locate.
-    if not any(_scan_vectors(arr, lows, highs, integral)):
-        return arr
-    where = (lambda j: f"coordinate {j}") if columns is None else (lambda j: f"column {columns[j]!r}")
-    bad = ~np.isfinite(arr)
-    n_bad = int(bad.sum())
-    if n_bad:
-        if fill is None:
-            i, j = (int(v) for v in np.argwhere(bad)[0])
-            raise InvalidValuesError(
-                f"{name} has {n_bad} missing or non-finite value(s) (NaN, inf or NA), first at index {i} (row {i}, "
-                f"{where(j)}: {float(arr[i, j])!r}); pass nan_policy='impute' with a public fill_value, or "
-                "remove them before privatizing", count=n_bad, first_index=i, reason="missing")
-        arr = np.where(bad, fill, arr)
-    outside = (arr < lows) | (arr > highs)
-    n_out = int(outside.sum())
-    if n_out:
-        i, j = (int(v) for v in np.argwhere(outside)[0])
-        msg = (f"{name} has {n_out} finite value(s) outside their coordinate's bounds, first at index {i} (row {i}, "
-               f"{where(j)}: {float(arr[i, j])!r} outside ({float(lows[j])!r}, {float(highs[j])!r}))")
-        if out_of_range == "raise":
-            raise InvalidValuesError(msg, count=n_out, first_index=i, reason="out_of_range")
-        warnings.warn(ClippingWarning(msg + "; they were clipped to the bounds", count=n_out, first_index=i),
-                      stacklevel=5)
-    if integral:
-        frac = arr != np.floor(arr)
-        n_frac = int(frac.sum())
-        if n_frac:
-            i, j = (int(v) for v in np.argwhere(frac)[0])
-            raise InvalidValuesError(f"{name} has {n_frac} non-integral category code(s), first at index {i} (row "
-                                     f"{i}, {where(j)}: {float(arr[i, j])!r}); codes are integers 0..c-1",
-                                     count=n_frac, first_index=i, reason="out_of_range")
-    return arr
 
 
 def column_words(codes: ArrayLike, what: str) -> np.ndarray:
@@ -335,15 +181,6 @@ def check_names(names: Any, dim: int) -> tuple[str, ...] | None:
     if len(out) != dim:
         raise ValueError(f"names must give one name per coordinate ({dim}); got {len(out)}")
     return out
-
-
-def check_int(value: Any, name: str, low: int, high: int) -> int:
-    """An int in ``[low, high]`` (TypeError for other kinds, ValueError outside)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r}")
-    if not low <= int(value) <= high:
-        raise ValueError(f"{name} must be in [{low}, {high}]; got {value}")
-    return int(value)
 
 
 def ceil_div(a: int, b: int) -> int:

@@ -59,13 +59,14 @@ import numpy as np
 from .._kernels import client_vector
 from .._kernels._jit import launch
 from .._typing import ArrayLike
+from .._validation import check_scalar
 from .._results import DistributionEstimate
 from ..aggregate import Aggregate, count_codes
 from ..base import MeanOracle, lookup
 from ..plans import exp_lower, floyd_distribution
 from ..reports import Reports, code_dtype, register_code_check
 from ..spec import Spec, check_spec
-from ._base import VectorMechanism, check_int, check_names, check_report_variance, column_words
+from ._base import VectorMechanism, check_names, check_report_variance, column_words
 from ._result import VectorMeanEstimate
 
 __all__ = ["SampledDimensions", "default_k", "split_epsilon", "subset_probabilities", "MAX_COUNTS"]
@@ -231,7 +232,8 @@ class SampledDimensions(VectorMechanism):
             raise ValueError("params must not hold epsilon or bounds: they are SampledDimensions' own")
         dim = self.dim
         with np.errstate(all="ignore"):  # a degenerate plan (tiny ε) is refused below, naming ε
-            k = default_k(cls, self._epsilon, dim, params) if k is None else check_int(k, "k", 1, dim)
+            k = (default_k(cls, self._epsilon, dim, params) if k is None
+                 else check_scalar(k, "k", int, low=1, high=dim))
             self._inner = cls(epsilon=split_epsilon(self._epsilon, k), bounds=(0.0, 1.0), **params)
         self._k = k
         self._cls = cls
@@ -302,7 +304,7 @@ class SampledDimensions(VectorMechanism):
     def coordinate_mechanism(self, j: int) -> MeanOracle:
         """The inner mechanism with coordinate ``j``'s bounds: its codes mean what the reports' inner codes for
         ``j`` mean (same plan), so its estimators apply to ``j``'s histogram."""
-        j = check_int(j, "coordinate", 0, self.dim - 1)
+        j = check_scalar(j, "coordinate", int, low=0, high=self.dim - 1)
         m = self._coordinate_mechanisms.get(j)
         if m is None:
             m = self._cls(epsilon=self._inner.epsilon, bounds=self._vector_bounds[j], **dict(self._params))
@@ -329,7 +331,7 @@ class SampledDimensions(VectorMechanism):
     def coordinates(self, n: int, rng: Any = None) -> np.ndarray:
         """The ``(n, k)`` coordinates that ``privatize`` with this ``rng`` gives ``n`` people, whatever their
         values (the choice reads only the first ``k`` words of each person)."""
-        n = check_int(n, "n", 0, 2**62)
+        n = check_scalar(n, "n", int, low=0, high=2**62)
         zeros = np.zeros((n, self.dim))
         zeros += self._lows
         r = self.privatize(zeros, rng=rng)

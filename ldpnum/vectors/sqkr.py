@@ -77,13 +77,14 @@ import numpy as np
 from .._kernels import client_kashin
 from .._kernels._jit import launch
 from .._typing import ArrayLike, FloatArray, SeedLike
+from .._validation import check_scalar
 from ..aggregate import Aggregate
 from ..base import Mechanism
 from ..exceptions import ClippingWarning
 from ..plans import TWO64, GRRPlan, grr_keep_cells
 from ..reports import Reports, check_integer_codes, register_code_check
 from ..spec import Spec, check_spec
-from ._base import MAX_DIM, check_int, check_names
+from ._base import MAX_DIM, check_names
 from ._result import VectorMeanEstimate
 from .unit import UnitVectorMechanism, _row_norms
 
@@ -141,7 +142,7 @@ def frame(dim: int, redundancy: int = DEFAULT_REDUNDANCY) -> tuple[int, np.ndarr
     >>> L, pos.shape, sorted(set(sign.tolist())) <= [-1.0, 1.0]
     (4, (3,), True)
     """
-    dim = check_int(dim, "dim", 1, MAX_DIM)
+    dim = check_scalar(dim, "dim", int, low=1, high=MAX_DIM)
     redundancy = _check_redundancy(redundancy)
     L = max(1, (redundancy * dim - 1).bit_length())
     D = 1 << L
@@ -322,7 +323,7 @@ class SQKR(UnitVectorMechanism):
         L, pos, sign = frame(self._dim, self._redundancy)
         D = 1 << L
         kmax = min(D, MAX_K)
-        k = min(math.ceil(self._epsilon), kmax) if k is None else check_int(k, "k", 1, kmax)
+        k = min(math.ceil(self._epsilon), kmax) if k is None else check_scalar(k, "k", int, low=1, high=kmax)
         self._repetitions = 1
         self._pos, self._sign = pos, sign
         self._level = self._K / math.sqrt(D)

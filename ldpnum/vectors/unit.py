@@ -128,7 +128,14 @@ import numpy as np
 from .._kernels import client_unit
 from .._kernels._jit import launch
 from .._typing import ArrayLike, FloatArray, SeedLike
-from .._validation import check_choice, check_epsilon, plain_array
+from .._validation import (
+    check_choice,
+    check_epsilon,
+    check_frame_columns,
+    check_scalar,
+    plain_array,
+    refuse_non_numeric,
+)
 from ..aggregate import Aggregate
 from ..base import Mechanism
 from ..exceptions import ClippingWarning, InvalidValuesError
@@ -140,11 +147,8 @@ from ._base import (
     MAX_DIM,
     VectorMechanism,
     _OffersEstimators,
-    check_frame_columns,
-    check_int,
     check_names,
     column_words,
-    refuse_non_numeric,
 )
 from ._result import VectorMeanEstimate
 
@@ -200,7 +204,7 @@ def generate_directions(seeds: ArrayLike, dim: int) -> FloatArray:
     s = np.asarray(seeds)
     if s.ndim != 1 or s.dtype.kind not in "iu" or (s.size and (s.min() < 0 or s.max() >= TWO32)):
         raise ValueError("seeds must be a 1-D array of integers in [0, 2**32)")
-    dim = check_int(dim, "dim", 1, MAX_DIM)
+    dim = check_scalar(dim, "dim", int, low=1, high=MAX_DIM)
     out = np.empty((s.size, dim))
     launch(client_unit.generate_directions, np.ascontiguousarray(s, dtype=np.uint64), out)
     return out
@@ -613,13 +617,13 @@ class UnitVectorMechanism(_OffersEstimators, Mechanism):
     def _init_common(self, epsilon, dim, min_dim=1):
         self._epsilon = check_epsilon(epsilon)
         self._bounds = None
-        self._dim = check_int(dim, "dim", min_dim, MAX_DIM)
+        self._dim = check_scalar(dim, "dim", int, low=min_dim, high=MAX_DIM)
 
     @staticmethod
     def _check_repetitions(repetitions, epsilon):
         if repetitions is None:
             return None
-        return check_int(repetitions, "repetitions", 1, MAX_REPETITIONS)
+        return check_scalar(repetitions, "repetitions", int, low=1, high=MAX_REPETITIONS)
 
     # -- parameters
     @property
@@ -1000,7 +1004,7 @@ class _RejectionMechanism(UnitVectorMechanism):
             raise ValueError(f"failure_probability must be a number in (0, 1); got {failure_probability!r}")
         self._failure = float(failure_probability)
         if trials is not None:
-            trials = check_int(trials, "trials", 1, MAX_TRIALS)
+            trials = check_scalar(trials, "trials", int, low=1, high=MAX_TRIALS)
 
         def design(mm, max_expected_trials):
             eps = self._epsilon / mm
@@ -1147,7 +1151,7 @@ class PrivUnit(_RejectionMechanism):
         if not isinstance(optimized, (bool, np.bool_)):
             raise TypeError(f"optimized must be True or False; got {type(optimized).__name__} {optimized!r}")
         self._optimized = bool(optimized)
-        d = check_int(dim, "dim", 2, MAX_DIM)
+        d = check_scalar(dim, "dim", int, low=2, high=MAX_DIM)
 
         def choose(eps, t_c, max_expected_trials):
             if self._optimized:
@@ -1211,7 +1215,7 @@ class PrivUnitG(_RejectionMechanism):
 
     def __init__(self, epsilon: float, dim: int, *, repetitions: int | None = None,
                  failure_probability: float = DEFAULT_FAILURE, trials: int | None = None) -> None:
-        d = check_int(dim, "dim", 1, MAX_DIM)
+        d = check_scalar(dim, "dim", int, low=1, high=MAX_DIM)
 
         def choose(eps, t_c, max_expected_trials):
             return _best_split(False, d, eps, t_c, True, max_expected_trials)
