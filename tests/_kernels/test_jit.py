@@ -24,7 +24,7 @@ from ldpnum.mechanisms._base import _REGISTRY, _VECTOR_REGISTRY
 
 from conftest import adversarial_values
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "ldpnum"
 
 
@@ -412,11 +412,12 @@ def test_first_small_call_of_every_mechanism_needs_no_numba(tmp_path):
 
 
 # -- the kernels as plain Python ------------------------------------------------------------------------
-NAIVE_TESTS = ["tests/test_kernels_naive.py", "tests/test_frequency.py", "tests/test_hashing.py",
-               "tests/test_unary.py", "tests/test_subset.py", "tests/test_laplace.py", "tests/test_pirappor.py",
-               "tests/test_hierarchical.py", "tests/test_wave.py", "tests/test_heavy.py", "tests/test_vectors.py",
-               "tests/test_setvalued.py", "tests/test_unit_vectors.py", "tests/test_hdg.py",
-               "tests/test_marginals.py", "tests/test_sqkr.py"]
+NAIVE_TESTS = ["tests/_kernels/test_kernels_naive.py", "tests/frequency/test_grr.py", "tests/frequency/test_hashing.py",
+               "tests/frequency/test_unary.py", "tests/frequency/test_subset.py", "tests/mechanisms/test_laplace.py",
+               "tests/frequency/test_pirappor.py", "tests/ranges/test_hierarchical.py", "tests/mechanisms/test_wave.py",
+               "tests/heavy/test_prefix.py", "tests/vectors/test_sampled.py", "tests/heavy/test_setvalued.py",
+               "tests/vectors/test_unit.py", "tests/multi/test_hdg.py", "tests/multi/test_marginals.py",
+               "tests/vectors/test_sqkr.py"]
 
 
 @pytest.mark.slow
