@@ -366,7 +366,7 @@ NUMERIC = [n for n in NAMES if n in CASES and CASES[n].kind == "numeric"]
 
 def case_of(name):
     if name not in CASES:
-        pytest.fail(f"registered mechanism {name!r} has no entry in tests/test_common.py CASES: add one")
+        pytest.fail(f"registered mechanism {name!r} has no entry in tests/common/test_common.py CASES: add one")
     return CASES[name]
 
 

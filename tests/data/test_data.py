@@ -201,7 +201,7 @@ def test_every_data_file_is_declared_as_package_data():
     from pathlib import Path
 
     tomllib = pytest.importorskip("tomllib")
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["ldpnum.data"]
     data = [p.name for p in (root / "ldpnum" / "data").iterdir() if p.is_file() and p.suffix not in (".py", ".pyc")]
     assert "english_words.tsv.gz" in data and "flights.npz" in data

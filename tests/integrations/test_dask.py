@@ -316,7 +316,7 @@ def test_reports_survive_parquet(tmp_path):
 
 def test_dask_is_an_optional_extra():
     """``pip install ldpnum[dask]`` brings Dask; plain ldpnum does not require it (and ``import ldpnum`` does
-    not import it: tests/test_pandas.py)."""
+    not import it: tests/integrations/test_pandas.py)."""
     import importlib.metadata
 
     requires = importlib.metadata.metadata("ldpnum").get_all("Requires-Dist")

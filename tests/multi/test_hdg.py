@@ -758,7 +758,7 @@ def test_the_guide_runs_as_written():
     import pathlib
     import re
 
-    text = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "multi.md").read_text()
+    text = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "multi.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
     assert blocks
     for block in blocks:

@@ -9,7 +9,7 @@ import pytest
 
 import ldpnum
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGE = pathlib.Path(ldpnum.__file__).resolve().parent
 
 

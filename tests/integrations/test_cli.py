@@ -727,7 +727,7 @@ def test_the_missing_pyarrow_message_names_the_extra_the_readme_documents(monkey
     import re
     import tomllib
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(cli.CLIError) as info:
         ldpnum_io._require_pyarrow()

@@ -29,7 +29,7 @@ from ldpnum.heavy.padding import PaddingSamplingPlan, amplified_epsilon, padding
 from ldpnum.heavy.setvalued import Payload, SetValuedState, candidate_itemsets, encode_sets
 from ldpnum.plans import TWO48, exp_lower, uniform_count
 
-DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs" / "setvalued.md"
+DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "setvalued.md"
 
 
 def all_local_sets(k):

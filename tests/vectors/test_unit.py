@@ -609,7 +609,7 @@ def test_small_calls_stay_interpreted_with_their_helpers(tmp_path):
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     script = (
         "import sys\n"
         "import numpy as np\n"

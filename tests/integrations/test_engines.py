@@ -208,7 +208,7 @@ def test_partition_privatize_of_a_series_draws_from_the_partitions_stream():
 
 
 # -- the recipes of docs/scaling.md run as written ----------------------------------------------------------
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "scaling.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "scaling.md"
 
 
 def _doc_blocks(section):
