@@ -4,7 +4,7 @@ Each figure comes from a fresh Python process. "cold" runs with ``NUMBA_CACHE_DI
 directory (Numba then neither reads nor writes the in-tree ``__pycache__``), as for a user whose cache is
 empty; "cached" is a second fresh process sharing that (now filled) cache directory; "warm" is a second call
 in the cold process. Every registered mechanism is measured, on the first instance of its entry in the common
-test suite (``CASES`` in tests/test_common.py; vector mechanisms: ``VECTOR_CASES`` in tests/test_attack.py) and
+test suite (``CASES`` in tests/common/test_common.py; vector mechanisms: ``VECTOR_CASES`` in tests/common/test_attack.py) and
 that suite's valid inputs, so no list of mechanisms is kept here: a registered mechanism without a case makes
 this script fail, naming it.
 
@@ -33,7 +33,7 @@ import textwrap
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-#: Modules that ``import ldpnum`` should not load (reported, not asserted, here; tests/test_startup.py asserts).
+#: Modules that ``import ldpnum`` should not load (reported, not asserted, here; tests/_kernels/test_jit.py asserts).
 HEAVY = ("numba", "llvmlite", "scipy", "matplotlib", "dask", "distributed", "pyarrow", "tqdm", "cryptography")
 
 FIRST_CALL = textwrap.dedent("""
@@ -73,7 +73,7 @@ def _run(script, args, env):
 
 
 def _test_helpers():
-    """The common suite's case tables and input makers (tests/test_common.py and tests/test_attack.py, wherever
+    """The common suite's case tables and input makers (tests/common/test_common.py and tests/common/test_attack.py, wherever
     they live under tests/)."""
     tests = ROOT / "tests"
     for d in dict.fromkeys([tests, *(p.parent for p in sorted(tests.rglob("test_attack.py")))]):
@@ -142,8 +142,8 @@ def registered():
     cases, vector_cases, _, _ = _test_helpers()
     missing = sorted(set(names) - set(cases) - set(vector_cases))
     if missing:
-        raise SystemExit(f"registered mechanisms {missing} have no case in tests/test_common.py CASES (or, for "
-                         "vector mechanisms, tests/test_attack.py VECTOR_CASES): add one")
+        raise SystemExit(f"registered mechanisms {missing} have no case in tests/common/test_common.py CASES (or, for "
+                         "vector mechanisms, tests/common/test_attack.py VECTOR_CASES): add one")
     return names
 
 

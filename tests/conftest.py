@@ -1,7 +1,7 @@
 import os
 
 # The suite checks the compiled kernels (as before the interpreted tier existed); the interpreted tier is
-# checked against them by tests/test_jit_policy.py. Set before ldpnum is imported (ldpnum/_kernels/_jit.py).
+# checked against them by tests/_kernels/test_jit.py. Set before ldpnum is imported (ldpnum/_kernels/_jit.py).
 os.environ.setdefault("LDPNUM_JIT", "compile")
 
 import numpy as np

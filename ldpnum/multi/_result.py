@@ -245,7 +245,7 @@ class MultiRangeEstimate(PrivacyProvenance):
             cutting cells also spans the cut cells' whole mass, since no within-cell model is assumed (the
             estimate's own, :func:`ldpnum.estimation.joint.response_matrix`, is a model: measured, ``estimate ±
             z·standard_error`` alone covered 81% of nominal 95% on a cut query at n = 5000, its within-cell
-            bias -0.046). Measured coverage (tests/test_hdg.py): at least the nominal level, often more
+            bias -0.046). Measured coverage (tests/multi/test_hdg.py): at least the nominal level, often more
             (conservative).
 
         Returns

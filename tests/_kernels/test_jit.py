@@ -271,7 +271,7 @@ def planted_mechanism():
 
 
 def test_tier_workload_names_a_mechanism_without_a_case(planted_mechanism):
-    with pytest.raises(pytest.fail.Exception, match="'planted_mechanism' has no entry in tests/test_common.py CASES"):
+    with pytest.raises(pytest.fail.Exception, match="'planted_mechanism' has no entry in tests/common/test_common.py CASES"):
         _workload()
 
 
@@ -288,7 +288,7 @@ def test_startup_benchmark_measures_every_registered_mechanism(planted_mechanism
     """bench/startup.py keeps no list: it measures what is registered, on the common suite's cases, and names a
     registered mechanism that has none."""
     startup = _startup()
-    with pytest.raises(SystemExit, match=r"\['planted_mechanism'\] have no case in tests/test_common.py CASES"):
+    with pytest.raises(SystemExit, match=r"\['planted_mechanism'\] have no case in tests/common/test_common.py CASES"):
         startup.registered()
     del _REGISTRY["planted_mechanism"]
     assert startup.registered() == [*_REGISTRY, *_VECTOR_REGISTRY]

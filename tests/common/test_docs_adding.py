@@ -5,7 +5,7 @@ The document's worked example is made of marked code blocks (``<!-- adding-examp
 tests. Here they run in the document's order: the module is executed as a throwaway module registered under
 the path it names (only while this file's tests run: the registry, ``CASES`` and ``sys.modules`` are restored
 afterwards, so no other test sees the example), the ``CASES`` entry is added to the common suite's table, and
-then every check of tests/test_common.py that is parametrized over the registered mechanisms runs on the new
+then every check of tests/common/test_common.py that is parametrized over the registered mechanisms runs on the new
 one (exact ε, kernel against plan, bad inputs, reproducibility, pickling, negative controls), followed by the
 usage block and the example's own tests. A document whose example no longer builds, or no longer passes the
 checks a real mechanism must pass, fails here.
@@ -39,7 +39,7 @@ def example_blocks(text):
 
 
 def _common_checks():
-    """Names of the checks of tests/test_common.py parametrized over registered mechanisms (by ``name``, or by
+    """Names of the checks of tests/common/test_common.py parametrized over registered mechanisms (by ``name``, or by
     ``name`` and instance ``kwargs``), and whether they are for numerical mechanisms only."""
     out = {}
     for fname, f in vars(common).items():
@@ -109,7 +109,7 @@ def test_the_document_is_module_use_case_and_tests():
     assert [kind for kind, _, _ in blocks] == list(KINDS)
     paths = {kind: path for kind, path, _ in blocks}
     assert paths["module"].startswith("ldpnum/") and paths["module"].endswith(".py")
-    assert paths["case"] == "tests/test_common.py"
+    assert paths["case"] == "tests/common/test_common.py"
     assert paths["tests"].startswith("tests/") and pathlib.Path(paths["tests"]).name.startswith("test_")
 
 
