@@ -33,8 +33,10 @@ demo: $(DEMO_STAMP)
 	@echo
 	$(PY) -m ldpnum demo vectors
 
+# Two worker processes (pytest-xdist), each test file on one worker (--dist loadfile: a file's module fixtures and
+# kernel compilations are paid once); `-p no:xdist` or plain `pytest` runs the suite in one process.
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadfile
 
 bench: $(STAMP)
 	bash bench/peers/setup_venv.sh

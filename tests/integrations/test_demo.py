@@ -6,8 +6,13 @@ import sys
 
 from ldpnum import demo
 
+# The demo's own figures (100 bootstrap replicates per column) are checked by the `ldpnum demo` command test
+# below; the tests of its printing and plotting paths use 40 replicates, the fewest a 95% interval needs.
+FEWER_REPLICATES = 40
 
-def test_demo_distribution_uses_the_accessor_prints_and_plots(tmp_path):
+
+def test_demo_distribution_uses_the_accessor_prints_and_plots(tmp_path, monkeypatch):
+    monkeypatch.setattr(demo, "BOOTSTRAP", FEWER_REPLICATES)
     out = io.StringIO()
     path = tmp_path / "plot.png"
     assert demo.demo_distribution(out, rng=0, plot_path=str(path)) == 0
@@ -23,7 +28,8 @@ def test_demo_distribution_uses_the_accessor_prints_and_plots(tmp_path):
     assert path.exists() and path.stat().st_size > 10_000
 
 
-def test_demo_without_plot():
+def test_demo_without_plot(monkeypatch):
+    monkeypatch.setattr(demo, "BOOTSTRAP", FEWER_REPLICATES)
     out = io.StringIO()
     assert demo.demo_distribution(out, rng=1, plot_path=None, epsilon=2.0) == 0
     assert "plot written" not in out.getvalue() and "epsilon per flight = 2 " in out.getvalue()
