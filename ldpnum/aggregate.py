@@ -195,8 +195,8 @@ class Aggregate:
 
     # -- shuffled collections -------------------------------------------------------------------------
     def shuffled(self, delta: float = 1e-6, *, epsilon0: float | None = None) -> "Aggregate":
-        r"""This aggregate declared as **one shuffled batch**: its reports, one per distinct person, reached the
-        collector anonymized and uniformly permuted (a trusted shuffler or a mixnet).
+        r"""The same aggregate, declared as **one shuffled batch**: its reports, one per distinct person,
+        reached the collector anonymized and uniformly permuted (a trusted shuffler or a mixnet).
 
         Nothing about the counts changes; estimates made from the returned aggregate carry
         :attr:`shuffle`, the central :math:`(ε, δ)` of the batch by amplification by shuffling

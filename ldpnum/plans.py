@@ -129,6 +129,7 @@ class WindowPlan:
 
     @property
     def n_positions(self):
+        """Number of window offsets: ``n_cells - m``."""
         return self.n_cells - self.m
 
     def in_counts(self):

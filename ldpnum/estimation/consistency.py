@@ -60,19 +60,23 @@ class TreeShape:
 
     @property
     def n_levels(self) -> int:
+        """Height ``L``: levels ``1..L`` below the root."""
         return _height(self.n_leaves, self.branching)
 
     @property
     def node_sizes(self) -> tuple[int, ...]:
+        """Leaves per node at each level ``0..L`` (``B**(L-l)``)."""
         L = self.n_levels
         return tuple(self.branching ** (L - l) for l in range(L + 1))
 
     @property
     def counts(self) -> tuple[int, ...]:
+        """Nodes per level ``0..L``."""
         return tuple(-(-self.n_leaves // s) for s in self.node_sizes)
 
     @property
     def starts(self) -> tuple[int, ...]:
+        """Offset of each level in the level-by-level node array, plus the total at the end."""
         return tuple(int(v) for v in np.concatenate(([0], np.cumsum(self.counts))))
 
     @property
@@ -81,6 +85,7 @@ class TreeShape:
         return self.starts[-1]
 
     def starts_array(self) -> NDArray[np.int64]:
+        """The level offsets :attr:`starts` as an int64 array."""
         return np.array(self.starts, dtype=np.int64)
 
     def split(self, flat: NDArray[Any]) -> tuple[NDArray[Any], ...]:

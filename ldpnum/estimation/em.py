@@ -154,6 +154,7 @@ class WindowTransition:
 
     @property
     def is_box(self) -> bool:
+        """Whether the window is a box (uniform inside), not a shaped window."""
         return self.delta is None
 
     def _args(self):

@@ -195,9 +195,11 @@ def _mid_normal_scores(p):
 
 def gaussian_copula_table(p_a: NDArray[np.float64], p_b: NDArray[np.float64],
                           rho: float) -> NDArray[np.float64]:
-    r"""A joint table of cells with margins ``p_a`` (rows) and ``p_b`` (columns) and a Gaussian copula of
-    correlation ``rho``: cell ``(i, j)`` gets :math:`p_{a,i} p_{b,j}\, c(z_i, z_j; ρ)`, normalized to sum 1,
-    where ``z`` is the normal score of the cell's mid-CDF and
+    r"""A joint table with given margins and a Gaussian copula of correlation ``rho``.
+
+    The margins are ``p_a`` (rows) and ``p_b`` (columns): cell ``(i, j)`` gets
+    :math:`p_{a,i} p_{b,j}\, c(z_i, z_j; ρ)`, normalized to sum 1, where ``z`` is the normal score of the
+    cell's mid-CDF and
 
     .. math::
 
@@ -225,7 +227,9 @@ def _fit_resolution(g1, g2, limit=512):
 
 def fit_copula_correlation(f_a: NDArray[np.float64], f_b: NDArray[np.float64],
                            f_ab: NDArray[np.float64]) -> float:
-    r"""The Gaussian copula correlation ``ρ`` whose table best matches a 2-D grid: least squares,
+    r"""The Gaussian copula correlation ``ρ`` whose table best matches a 2-D grid.
+
+    Least squares,
 
     .. math::
 

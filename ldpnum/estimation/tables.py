@@ -127,6 +127,11 @@ def max_inconsistency(tables: Sequence[NDArray[np.float64]], sets: Sequence[Sequ
     return worst
 
 
+def _norm_sub_table(i: int, x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Norm-Sub of one flattened table (the default non-negativity step; ``i`` is the table's index)."""
+    return norm_sub(x)
+
+
 def alternate_consistency(raw: Sequence[ArrayLike], step: Callable[[list[NDArray[np.float64]]], None], *,
                           tol: float = 1e-12, max_iter: int = 1000,
                           nonneg: Callable[[int, NDArray[np.float64]], NDArray[np.float64]] | None = None
@@ -138,7 +143,7 @@ def alternate_consistency(raw: Sequence[ArrayLike], step: Callable[[list[NDArray
     Returns ``(tables, n_iter, converged)``: new float64 arrays of the shapes of ``raw``.
     """
     if nonneg is None:
-        nonneg = lambda i, x: norm_sub(x)
+        nonneg = _norm_sub_table
     ests = [np.array(r, dtype=np.float64, copy=True) for r in raw]
     converged = False
     n_iter = 0
@@ -187,6 +192,8 @@ def make_consistent(raw: Sequence[ArrayLike], sets: Sequence[Sequence[Any]],
         if variances is None:
             raise ValueError("make_consistent: nonnegative='noise-weighted' needs the tables' variances")
         sigmas = [math.sqrt(v) for v in variances]
-        nonneg = lambda i, x: noise_weighted_norm_sub(x, sigmas[i])
+
+        def nonneg(i: int, x: NDArray[np.float64]) -> NDArray[np.float64]:
+            return noise_weighted_norm_sub(x, sigmas[i])
     return alternate_consistency(raw, lambda tables: consistency_step(tables, sets, variances), tol=tol,
                                  max_iter=max_iter, nonneg=nonneg)

@@ -79,10 +79,12 @@ class GRR(FrequencyOracle):
 
     @property
     def n_cells(self):
+        """Size of the output alphabet: the ``k`` categories."""
         return self._k
 
     @property
     def support_probabilities(self):
+        """``(p*, q*)``: probability of reporting the person's own / another given category."""
         p = self._plan.keep_count() / TWO64
         return p, (1.0 - p) / (self._k - 1)
 

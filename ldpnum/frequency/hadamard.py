@@ -61,6 +61,7 @@ class HadamardPlan:
 
     @property
     def K(self):
+        """Order ``K = 2**log2_k`` of the Hadamard matrix (the smallest power of two above ``k``)."""
         return 1 << self.log2_k
 
     def __eq__(self, other):
@@ -155,6 +156,7 @@ class HadamardResponse(FrequencyOracle):
 
     @property
     def support_probabilities(self):
+        """``(p*, q*)``: probability that a report supports the person's own / another given category."""
         p, q = self._plan.support_probabilities()
         return float(p), float(q)
 

@@ -481,6 +481,7 @@ class PIRappor(FrequencyOracle):
 
     @property
     def support_probabilities(self):
+        """``(p*, q*)``: probability that a report supports the person's own / another given category."""
         plan = self._plan
         return plan.t_b / TWO53, plan.a / plan.p
 
@@ -528,6 +529,7 @@ class PIRappor(FrequencyOracle):
         return Aggregate(counts, self.spec, n_reports=len(reports))
 
     def empty_aggregate(self):
+        """The aggregate of no reports, the identity of ``+``."""
         return Aggregate.empty(self.spec, per_report_counts=True)
 
 

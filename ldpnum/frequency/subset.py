@@ -98,10 +98,12 @@ class SubsetPlan:
 
     @property
     def words_per_record(self):
+        """Random 64-bit words each record consumes."""
         return 1 + self.omega - self.omega // 4
 
     @property
     def n_bytes(self):
+        """Bytes of one report's bit mask over the ``k`` categories."""
         return -(-self.k // 8)
 
     def __eq__(self, other):
@@ -242,6 +244,7 @@ class SubsetSelection(_BitVectorOracle):
 
     @property
     def support_probabilities(self):
+        """``(p*, q*)``: probability that a report's subset holds the person's own / another category."""
         p = self._plan.t_inc / TWO53
         k, w = self._k, self._omega
         return p, (p * (w - 1) + (1 - p) * w) / (k - 1)

@@ -304,11 +304,13 @@ class SUE(_UnaryEncoding):
 
     @property
     def nominal_probabilities(self):
+        """Nominal ``(p, q)`` of SUE: ``q = 1 / (e^(ε/2) + 1)``, ``p = 1 - q`` (before the integer grid)."""
         q = 1.0 / (math.exp(self._epsilon / 2) + 1.0)
         return 1.0 - q, q
 
     @property
     def nominal_variance(self):
+        """Textbook SUE per-report variance at frequency 0: ``e^(ε/2) / (e^(ε/2) - 1)^2``."""
         h = self._epsilon / 2
         d = math.expm1(h) ** 2
         return math.exp(h) / d if d > 0 else math.inf
@@ -356,10 +358,12 @@ class OUE(_UnaryEncoding):
 
     @property
     def nominal_probabilities(self):
+        """``(p, q)`` of the textbook OUE: ``(1/2, 1 / (e^ε + 1))`` (nominal, before the integer grid)."""
         return 0.5, 1.0 / (math.exp(self._epsilon) + 1.0)
 
     @property
     def nominal_variance(self):
+        """Textbook OUE per-report variance at frequency 0: ``4 e^ε / (e^ε - 1)^2``."""
         d = math.expm1(self._epsilon) ** 2
         return 4 * math.exp(self._epsilon) / d if d > 0 else math.inf
 

@@ -292,6 +292,7 @@ class PaddingSampling(Mechanism):
 
     @property
     def n_cells(self) -> int:
+        """Size of the output alphabet: the ``k`` items plus the ``ℓ`` dummy items."""
         return self._k + self._ell
 
     def _spec_params(self):
@@ -471,6 +472,7 @@ class PaddingSamplingOLHPlan(PaddingSamplingPlan):
         return self.grr.extreme_ratio()
 
     def support_probabilities(self) -> tuple[float, float]:
+        """``(p*, q*)`` of the OLH estimator over the hashed items, from the exact GRR step."""
         p, q = support_probabilities_exact(self.grr)
         return float(p), float(q)
 
@@ -601,6 +603,7 @@ class PaddingSamplingOLH(PaddingSampling):
         return Aggregate(counts, self.spec, n_reports=len(reports))
 
     def empty_aggregate(self) -> Aggregate:
+        """The aggregate of no reports, the identity of ``+``."""
         return Aggregate.empty(self.spec, per_report_counts=True)
 
 

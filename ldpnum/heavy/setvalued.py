@@ -180,14 +180,17 @@ class EncodedSets:
 
     @property
     def n(self) -> int:
+        """Number of sets (persons)."""
         return int(self.offsets.size - 1)
 
     @property
     def lengths(self) -> NDArray[np.int64]:
+        """Number of items in each person's set."""
         return np.diff(self.offsets)
 
     @property
     def rows(self) -> NDArray[np.int64]:
+        """The person of each item, in ``words`` order."""
         return np.repeat(np.arange(self.n, dtype=np.int64), self.lengths)
 
     def take(self, idx: NDArray[np.intp]) -> "EncodedSets":
@@ -1379,8 +1382,9 @@ def _corrected(freq, se, scale, theta, ell):
 
 
 def _impossible(labels, assumed, pi, pi_se, theta, ell):
-    """Warn (:class:`SizeCorrectionWarning`) about returned entries whose size-corrected estimate is
-    impossible beyond sampling noise: above every frequency the sizes allow at the 95% upper end of the
+    """Warn (:class:`SizeCorrectionWarning`) about entries whose size-corrected estimate is impossible.
+
+    Impossible beyond sampling noise: above every frequency the sizes allow at the 95% upper end of the
     sampling rate, or above 1 by more than 1.96 of its standard errors. Returns the flags. (An estimate
     above 1 within its noise, e.g. 1.02 ± 0.012 for an item everyone holds, is clipped to 1 without a
     warning; ``provenance["clipped"]`` shows it.)"""

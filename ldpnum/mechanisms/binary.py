@@ -237,6 +237,7 @@ class RandomizedResponse(_TwoOutput):
 
     @property
     def worst_case_variance(self):
+        """Largest per-report variance over all inputs in the bounds."""
         p, q = self._p_q
         return p * (1 - p) / (p - q) ** 2
 

@@ -481,6 +481,7 @@ class Laplace(MeanOracle):
 
     @property
     def n_cells(self):
+        """Size of the output alphabet: reports are codes ``0..n_cells-1``."""
         return self._plan.n_cells
 
     @property
@@ -520,6 +521,7 @@ class Laplace(MeanOracle):
 
     @property
     def code_estimates(self):
+        """Unbiased estimate of the value carried by each output code, in data units."""
         return self.labels
 
     @property

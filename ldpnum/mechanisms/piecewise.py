@@ -241,6 +241,7 @@ class Piecewise(_WindowOracle):
 
     @property
     def n_cells(self):
+        """Size of the output alphabet: reports are codes ``0..n_cells-1``."""
         return self._window.n_cells
 
     @property
@@ -310,6 +311,7 @@ class Hybrid(_WindowOracle):
 
     @property
     def n_cells(self):
+        """Size of the output alphabet: Piecewise's cells followed by Duchi's two (−C, +C)."""
         return self._window.n_cells + 2
 
     def _run_kernel(self, values, words, out):
@@ -344,6 +346,7 @@ class Hybrid(_WindowOracle):
 
     @property
     def code_estimates(self):
+        """Unbiased estimate of the value carried by each output code, in data units."""
         return np.concatenate([self._window_moments()[0], self._duchi_estimates()[0]])
 
     def _second_moment(self, x):

@@ -168,6 +168,7 @@ class GeneralWave(_WindowOracle):
 
     @property
     def shape(self):
+        """The wave's shape, as given to the constructor."""
         return self._shape
 
     @property
@@ -189,6 +190,7 @@ class GeneralWave(_WindowOracle):
 
     @property
     def n_cells(self):
+        """Size of the output alphabet: reports are codes ``0..n_cells-1``."""
         return self._window.n_cells
 
     def _spec_params(self):

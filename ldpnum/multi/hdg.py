@@ -499,6 +499,7 @@ class PackedTables(VectorMechanism):
         return Aggregate(self._plan.aggregate(reports.codes), self.spec, n_reports=len(reports))
 
     def empty_aggregate(self) -> Aggregate:
+        """The aggregate of no reports, the identity of ``+``."""
         return Aggregate.empty(self.spec, per_report_counts=True)
 
     def grid_counts(self, data: Reports | Aggregate) -> tuple[np.ndarray, ...]:

@@ -434,6 +434,7 @@ class Marginals(PackedTables):
 
     @property
     def k(self) -> int:
+        """Size ``k`` of the released attribute sets (the marginals' order)."""
         return self._plan.k
 
     @property

@@ -142,36 +142,45 @@ class GRRLevel(LevelOracle):
 
     @property
     def n_codes(self):
+        """Codes of the level's reports: the ``k`` nodes."""
         return self.k
 
     @property
     def block_size(self):
+        """Cells of the level's block in the aggregate: one count per node."""
         return self.k
 
     def kernel_row(self):
+        """``(kind, k, threshold, lie_shift)`` of GRR over the level's nodes, for the kernel's level table."""
         return (self.kind, self.k, self.oracle.plan.a_keep, self.oracle.plan.shift)
 
     def exact_probabilities(self, node, seed=None):
+        """``{code: Fraction}``: exact distribution of GRR's report for a person in ``node``."""
         return self.oracle.plan.exact_probabilities(node)
 
     def level_reports(self, block):
+        """Number of reports of this level: the sum of its block."""
         return int(block.sum())
 
     def probabilities(self, node):
+        """Float probabilities of every code for a person in ``node``: ``p*`` there, ``q*`` elsewhere."""
         p, q = self.oracle.support_probabilities
         out = np.full(self.k, q)
         out[node] = p
         return out
 
     def estimate(self, block):
+        """Unbiased estimate of every node's frequency among the people of this level, from its counts."""
         counts = np.asarray(block, dtype=np.float64)
         return unbiased_frequencies(counts, counts.sum(), *self.oracle.support_probabilities)
 
     def variance(self, n):
+        """Variance of a node's frequency estimate from ``n`` reports, at true frequency 0."""
         return self.oracle.variance(0.0) / n
 
     @classmethod
     def predicted_variance(cls, epsilon, k):
+        """GRR's per-report variance at frequency 0: ``(k - 2 + e^ε) / (e^ε - 1)^2``."""
         ee = math.exp(epsilon)
         return (k - 2 + ee) / (ee - 1) ** 2
 
@@ -215,13 +224,16 @@ class OLHLevel(LevelOracle):
 
     @property
     def n_codes(self):
+        """Codes of the level's reports: the ``g`` hash values."""
         return self.g
 
     @property
     def block_size(self):
+        """Cells of the level's block in the aggregate: one support count per node, then the reports."""
         return self.k + 1
 
     def kernel_row(self):
+        """``(kind, g, threshold, lie_shift)`` of GRR over the hash values, for the kernel's level table."""
         return (self.kind, self.g, self.oracle.plan.a_keep, self.oracle.plan.shift)
 
     def hashed_value(self, node, seed):
@@ -236,13 +248,16 @@ class OLHLevel(LevelOracle):
         return self.oracle.plan.exact_probabilities(self.hashed_value(node, seed))
 
     def level_reports(self, block):
+        """Number of reports of this level: the block's last cell."""
         return int(block[-1])
 
     def estimate(self, block):
+        """Unbiased estimate of every node's frequency among the people of this level, from its supports."""
         block = np.asarray(block, dtype=np.float64)
         return unbiased_frequencies(block[:-1], block[-1], *self.oracle.support_probabilities)
 
     def variance(self, n):
+        """Variance of a node's frequency estimate from ``n`` reports, at true frequency 0."""
         return self.oracle.variance(0.0) / n
 
     @classmethod
@@ -278,19 +293,24 @@ class HadamardLevel(LevelOracle):
 
     @property
     def n_codes(self):
+        """Codes of the level's reports: the ``K`` codes of Hadamard response."""
         return self.K
 
     @property
     def block_size(self):
+        """Cells of the level's block in the aggregate: one count per code."""
         return self.K
 
     def kernel_row(self):
+        """``(kind, log2 K, threshold, 0)`` of Hadamard response, for the kernel's level table."""
         return (self.kind, self.oracle.plan.log2_k, self.oracle.plan.t_keep, 0)
 
     def exact_probabilities(self, node, seed=None):
+        """``{code: Fraction}``: exact distribution of the Hadamard report for a person in ``node``."""
         return self.oracle.plan.exact_probabilities(node)
 
     def probabilities(self, node):
+        """Float probabilities of every code for a person in ``node`` (shape ``(n_codes,)``)."""
         p, _ = self.oracle.support_probabilities
         y = np.arange(self.K)
         r = node + 1
@@ -298,18 +318,22 @@ class HadamardLevel(LevelOracle):
         return np.where(parity == 0, p, 1 - p) * (2.0 / self.K)
 
     def level_reports(self, block):
+        """Number of reports of this level: the sum of its block."""
         return int(block.sum())
 
     def estimate(self, block):
+        """Unbiased estimate of every node's frequency among the people of this level, from its counts."""
         n = int(block.sum())
         support = hadamard_support_counts(block, self.k).astype(np.float64)
         return unbiased_frequencies(support, n, *self.oracle.support_probabilities)
 
     def variance(self, n):
+        """Variance of a node's frequency estimate from ``n`` reports, at true frequency 0."""
         return self.oracle.variance(0.0) / n
 
     @classmethod
     def predicted_variance(cls, epsilon, k):
+        """Hadamard response's per-report variance at frequency 0: ``(e^ε + 1)^2 / (e^ε - 1)^2``."""
         ee = math.exp(epsilon)
         return (ee + 1) ** 2 / (ee - 1) ** 2
 
@@ -694,6 +718,7 @@ class HierarchicalHistogram(Mechanism):
     # -- parameters -----------------------------------------------------------------------------------------
     @property
     def n_leaves(self):
+        """Number of leaves of the tree."""
         return self._shape.n_leaves
 
     @property
@@ -703,6 +728,7 @@ class HierarchicalHistogram(Mechanism):
 
     @property
     def branching(self):
+        """Branching factor ``B`` of the tree."""
         return self._shape.branching
 
     @property
@@ -722,6 +748,7 @@ class HierarchicalHistogram(Mechanism):
 
     @property
     def oracle_names(self):
+        """Name of each level's frequency oracle, levels ``1..L``."""
         return tuple(lvl.name for lvl in self._plan.levels)
 
     @property
@@ -807,6 +834,7 @@ class HierarchicalHistogram(Mechanism):
         return Aggregate(self._plan.aggregate_packed(reports.codes), self.spec, n_reports=len(reports))
 
     def empty_aggregate(self):
+        """The aggregate of no reports, the identity of ``+``."""
         return Aggregate.empty(self.spec, per_report_counts=self._plan.packed)
 
     def level_counts(self, data):

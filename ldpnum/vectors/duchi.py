@@ -281,6 +281,7 @@ class DuchiMultivariate(VectorMechanism):
         return Aggregate(count_bits(reports.codes, self.dim), self.spec, len(reports))
 
     def empty_aggregate(self) -> Aggregate:
+        """The aggregate of no reports, the identity of ``+``."""
         return Aggregate.empty(self.spec, per_report_counts=True)
 
     def _unit(self, x):

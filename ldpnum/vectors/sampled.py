@@ -405,6 +405,7 @@ class SampledDimensions(VectorMechanism):
         return Aggregate(count_codes(reports.codes.reshape(-1), self.n_cells), self.spec, len(reports))
 
     def empty_aggregate(self) -> Aggregate:
+        """The aggregate of no reports, the identity of ``+``."""
         return Aggregate.empty(self.spec, per_report_counts=True)
 
     def coordinate_aggregate(self, data: Reports | Aggregate, j: int) -> Aggregate:
