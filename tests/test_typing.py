@@ -485,3 +485,16 @@ def test_annotation_check_catches_an_unannotated_function():
     assert misses == {"ldpnum._planted.bare": ["x", "y", "return"],
                       "ldpnum._planted.Thing.half": ["return"],
                       "ldpnum._planted.Thing.size": ["return"]}, misses
+
+
+# --- Docstrings of public names (ruff's pydocstyle rules) -----------------------------------------------------
+
+@pytest.mark.skipif(importlib.util.find_spec("ruff") is None,
+                    reason="ruff is not installed (it comes with the [test] extra: pip install -e '.[test]')")
+def test_ruff_is_clean_on_the_package():
+    # The rule set is explicit in [tool.ruff.lint] of pyproject.toml: pyflakes, pycodestyle's errors and
+    # pydocstyle (numpy convention) for public names.
+    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "ldpnum"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert '"D"' in (ROOT / "pyproject.toml").read_text()  # the docstring rules are part of the set
