@@ -71,8 +71,6 @@ NOT_YET_ANNOTATED: frozenset[str] = frozenset({
     "ldpnum.aggregate.single_code_counts",
     "ldpnum.aggregate.support_counts",
     "ldpnum.base.Mechanism.plan",
-    "ldpnum.cli.main",
-    "ldpnum.cli.main_exit",
     "ldpnum.cli.make_mechanism",
     "ldpnum.cli.privatize_file",
     "ldpnum.data.dep_time_minutes",
