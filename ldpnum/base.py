@@ -243,7 +243,7 @@ class Mechanism:
         return self._bounds
 
     @property
-    def plan(self):
+    def plan(self) -> Any:
         """The integer plan the kernel consumes (thresholds over 2**53, alphabet size)."""
         return self._plan
 

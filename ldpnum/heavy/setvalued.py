@@ -932,7 +932,7 @@ class _SetValued:
         ell = state.itemset_ell if phase.startswith("itemset") else state.ell
         return Payload(self.protocol, state.stage, phase, self.params, state.candidates, state.itemsets, ell)
 
-    def mechanism(self, payload: Payload):
+    def mechanism(self, payload: Payload) -> Any:
         """The ordinary mechanism of a phase (PEM, GRR/OLH, or :class:`ldpnum.PaddingSampling`)."""
         self._check_payload(payload)
         phase = payload.phase
@@ -1270,7 +1270,7 @@ class _SetValued:
                              f"({state.stage} of {len(self.PHASES)} phases done)")
 
     def run(self, sets: object, *, rng: SeedLike = None, truncate: bool = True, shuffled: bool = False,
-            shuffle_delta: float = 1e-6):
+            shuffle_delta: float = 1e-6) -> Any:
         """Simulate the whole protocol on one set per person: assign phases, run each phase's clients on
         their people, collect, and return the result.
 
@@ -1316,7 +1316,7 @@ def _candidate_words(estimate, count):
     return np.ascontiguousarray(words)
 
 
-def significant_sizes(estimate) -> NDArray[np.float64]:
+def significant_sizes(estimate: Any) -> NDArray[np.float64]:
     """The size distribution used for ℓ and the correction: the unbiased estimates, with every cell whose
     estimate is under ``z`` standard errors set to 0 (``z`` two-sided at 5% Bonferroni-corrected over the
     cells: 3.0 for 41 cells).

@@ -102,7 +102,7 @@ class DuchiMultivariatePlan:
             return Fraction(2 * self.t_lo, TWO53 << self.dim)
         return Fraction(1, 1 << self.dim)
 
-    def exact_probabilities(self, thresholds) -> dict[int, Fraction]:
+    def exact_probabilities(self, thresholds: Any) -> dict[int, Fraction]:
         """``{z: probability}`` of every report (``z`` a bit mask, bit ``j`` set when ``z_j = +1``) for inputs
         whose signs ``v_j = +1`` have probability ``thresholds[j] / 2**53``. Enumerates ``4^d`` terms (d ≤ 10)."""
         d = self.dim

@@ -282,7 +282,7 @@ class SampledDimensions(VectorMechanism):
         return self._k * (1 + self._inner.words_per_record)
 
     @property
-    def plan(self):
+    def plan(self) -> Any:
         """The inner mechanism's integer plan (every inner report uses it)."""
         return self._inner.plan
 
