@@ -118,7 +118,7 @@ def _thaw(v):
     return [_thaw(x) for x in v] if isinstance(v, tuple) else v
 
 
-def spec_difference(expected, got):
+def spec_difference(expected: Spec, got: Spec) -> str:
     """The fields in which two specs differ, as text (``""`` when they are equal)."""
     if got == expected:
         return ""

@@ -64,28 +64,9 @@ DELIBERATELY_UNTYPED: dict[str, str] = {}
 NOT_YET_ANNOTATED: frozenset[str] = frozenset({
     "ldpnum._plotting.check_true",
     "ldpnum._plotting.draw_true",
-    "ldpnum._random.child_rng",
-    "ldpnum.aggregate.Aggregate.shuffle",
-    "ldpnum.aggregate.check_block_counts",
-    "ldpnum.aggregate.register_count_check",
-    "ldpnum.aggregate.single_code_counts",
-    "ldpnum.aggregate.support_counts",
     "ldpnum.cli.make_mechanism",
     "ldpnum.cli.privatize_file",
-    "ldpnum.data.dep_time_minutes",
-    "ldpnum.data.load_digits",
-    "ldpnum.data.load_flights",
-    "ldpnum.data.load_words",
-    "ldpnum.demo.demo",
-    "ldpnum.demo.demo_distribution",
     "ldpnum.demo.demo_heavy_hitters",
-    "ldpnum.demo.demo_joint",
-    "ldpnum.demo.demo_vectors",
-    "ldpnum.pandas.DataFrameAccessor.epsilon_per_row",
-    "ldpnum.pandas.DataFrameAccessor.specs",
-    "ldpnum.pandas.DataFrameAccessor.strategy",
-    "ldpnum.pandas.SeriesAccessor.epsilon_per_row",
-    "ldpnum.spec.spec_difference",
 })
 
 
