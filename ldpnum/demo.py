@@ -43,7 +43,7 @@ BOOTSTRAP = 100
 PLOT_PATH = "demo-output/flights_accessor.png"
 
 
-def flights_frame():
+def flights_frame() -> Any:
     """The flights that departed, with ``dep_time`` in minutes after midnight and ``distance`` in miles.
 
     Cancelled flights (no departure time) are not part of this population; the bounds are public facts

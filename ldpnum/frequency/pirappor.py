@@ -137,7 +137,7 @@ def is_prime(n: int) -> bool:
     return True
 
 
-def next_prime(n):
+def next_prime(n: int) -> int:
     """Smallest prime ``>= n``."""
     n = max(2, int(n))
     while not is_prime(n):
@@ -145,12 +145,12 @@ def next_prime(n):
     return n
 
 
-def uniform_count64(c, m):
+def uniform_count64(c: int, m: int) -> int:
     """How many of the 2**64 words the kernel's uniform choice ``floor(w·m/2**64)`` maps to cell ``c``."""
     return cell_count(c, c + 1, m)
 
 
-def uniform_extremes64(m):
+def uniform_extremes64(m: int) -> tuple[int, int]:
     """Smallest and largest :func:`uniform_count64` over the ``m`` cells."""
     lo = TWO64 // m
     return (lo, lo) if TWO64 % m == 0 else (lo, lo + 1)
@@ -177,7 +177,7 @@ def _alpha0_window(e, tolerance):
     return x_lo, lo
 
 
-def best_a(p, e):
+def best_a(p: int, e: float) -> int:
     """The ``a`` in ``{floor(p/(e+1)), ceil(p/(e+1))}`` ∩ [1, (p-1)/2] with the smaller variance."""
     xs = p / (e + 1)
     cands = {min(max(1, c), (p - 1) // 2) for c in (math.floor(xs), math.ceil(xs))}
@@ -206,7 +206,7 @@ def choose_field(epsilon: float, k: int, tolerance: float = VARIANCE_TOLERANCE) 
     return best, best_a(best, e)
 
 
-def bernoulli_threshold(epsilon, p, a):
+def bernoulli_threshold(epsilon: float, p: int, a: int) -> int:
     """Largest ``t_b`` over 2**53 with the exact worst ratio ``t_b·C1_max / ((2**53 - t_b)·C0_min)`` ≤ E."""
     e = exp_lower(epsilon)
     c1_max = uniform_extremes64(a)[1]
@@ -294,7 +294,7 @@ class PIRapporPlan:
         return n_reports * Fraction(min(self.a, self.p - self.a), TWO64) / (self.alpha1 - self.alpha0)
 
 
-def make_plan(epsilon, k, p=None):
+def make_plan(epsilon: float, k: int, p: int | None = None) -> PIRapporPlan:
     """The plan for ``epsilon`` and ``k``; ``p`` overrides the choice of the prime (tests, specs)."""
     if p is None:
         p, a = choose_field(epsilon, k)
