@@ -24,12 +24,17 @@ without loading the file (the command line streams files larger than memory).
 Column names are stored as JSON values and compared with ``==``, so string and integer names both work.
 """
 
+from __future__ import annotations
+
 import hashlib
 import hmac
 import json
 import math
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .aggregate import collector_key, count_codes
 from .spec import Spec, check_spec
@@ -108,7 +113,7 @@ def _tables():
     return _TABLES
 
 
-def histogram_digest(counts):
+def histogram_digest(counts: NDArray[Any]) -> str:
     """:func:`codes_digest` of codes given by their histogram (``counts[c]`` = number of codes equal to
     ``c``, at most 65,536 cells): the same string, in O(cells) instead of O(codes)."""
     counts = np.asarray(counts)
@@ -132,7 +137,7 @@ def _digest_sums(codes):
     return sums
 
 
-def codes_digest(codes):
+def codes_digest(codes: NDArray[Any]) -> str:
     r"""A digest of a column's report codes that any change of their values or number alters.
 
     The multiset hash :math:`(n, S_1, S_2)` with :math:`S_j = \sum_i f_j(c_i) \bmod 2^{64}`, where
@@ -164,7 +169,7 @@ def codes_digest(codes):
     return f"{codes.shape[0]}:{s1:016x}{s2:016x}"
 
 
-def new_collection_id(seed=None):
+def new_collection_id(seed: Any = None) -> str:
     """A collection's id (32 hex digits): 128 random bits from the operating system for a real collection
     (``seed=None``), else derived from the seed (an int or a SeedSequence), so a seeded simulation writes the
     same record every time."""
@@ -177,7 +182,7 @@ def new_collection_id(seed=None):
     return hashlib.sha256(f"ldpnum collection {seed!r}".encode()).hexdigest()[:32]
 
 
-def check_parts(parts, what="the parts"):
+def check_parts(parts: Sequence[tuple[Any, str | None, str | None]], what: str = "the parts") -> None:
     """Refuse merging parts that are not one collection's: ``parts`` is a list of ``(name, collection id or
     None, digest of the part's codes)``.
 
@@ -188,7 +193,7 @@ def check_parts(parts, what="the parts"):
     parts of one report each, which are then refused too). Parts without any id (files written by pandas or by
     ``ldpnum privatize``, each a whole collection with the digest of its codes, or by older versions) are
     checked for copies only: which collection they belong to is not recorded."""
-    ids = {}
+    ids: dict[str | None, list[Any]] = {}
     for name, cid, _ in parts:
         ids.setdefault(cid, []).append(name)
     if None in ids and len(ids) > 1:
@@ -200,7 +205,7 @@ def check_parts(parts, what="the parts"):
                          f"collection {b}, {first[0]!r} to {a}; a part of another collection (even of the same "
                          "spec) would be counted as if its people were this collection's. Estimate each "
                          "collection on its own (merge their aggregates only if their people differ)")
-    seen = {}
+    seen: dict[str, Any] = {}
     for name, _, digest in parts:
         if digest is None or digest.startswith("0:"):
             continue
@@ -210,7 +215,7 @@ def check_parts(parts, what="the parts"):
         seen[digest] = name
 
 
-def add_digests(*digests):
+def add_digests(*digests: str) -> str:
     """The digest of the concatenation of columns with the given digests (:func:`codes_digest`)."""
     n, s1, s2 = 0, 0, 0
     for d in digests:
@@ -221,7 +226,9 @@ def add_digests(*digests):
     return f"{n}:{s1:016x}{s2:016x}"
 
 
-def attach_specs(obj, specs, *, strategy=None, epsilon_per_row=None, digests=None, sources=None, shuffle_delta=None):
+def attach_specs(obj: Any, specs: Mapping[Any, Spec], *, strategy: str | None = None,
+                 epsilon_per_row: float | None = None, digests: Mapping[Any, str] | None = None,
+                 sources: Mapping[Any, Any] | None = None, shuffle_delta: float | None = None) -> Any:
     """Record ``specs`` (a mapping column name -> :class:`Spec`) in ``obj.attrs``; returns ``obj``.
 
     Replaces any ldpnum metadata already there. ``strategy`` and ``epsilon_per_row`` record how a
@@ -237,7 +244,10 @@ def attach_specs(obj, specs, *, strategy=None, epsilon_per_row=None, digests=Non
     return obj
 
 
-def report_record(specs, *, strategy=None, epsilon_per_row=None, digests=None, sources=None, shuffle_delta=None):
+def report_record(specs: Mapping[Any, Spec], *, strategy: str | None = None,
+                  epsilon_per_row: float | None = None, digests: Mapping[Any, str] | None = None,
+                  sources: Mapping[Any, Any] | None = None,
+                  shuffle_delta: float | None = None) -> dict[str, Any]:
     """The ldpnum record of report columns (the dict :func:`attach_specs` puts in ``attrs`` and the command
     line in a Parquet file's metadata); the arguments are those of :func:`attach_specs`."""
     digests = digests or {}
@@ -261,19 +271,19 @@ def report_record(specs, *, strategy=None, epsilon_per_row=None, digests=None, s
     return record
 
 
-def shuffle_delta_of(obj):
+def shuffle_delta_of(obj: Any) -> float | None:
     """The central δ of a report object declared one shuffled batch (:func:`attach_specs`), else None."""
     info = frame_info(obj)
     return None if info is None else info.get("shuffle_delta")
 
 
-def frame_info(obj):
+def frame_info(obj: Any) -> Any:
     """The ldpnum metadata dict recorded on ``obj`` (None when there is none)."""
     info = getattr(obj, "attrs", {}).get(ATTRS_KEY)
     return None if info is None else _entry(info)
 
 
-def column_specs(obj):
+def column_specs(obj: Any) -> dict[Any, Spec]:
     """Mapping column name -> :class:`Spec` recorded on ``obj`` (empty when none)."""
     info = frame_info(obj)
     if info is None:
@@ -281,7 +291,7 @@ def column_specs(obj):
     return {c["column"]: Spec.from_dict(c["spec"]) for c in info["columns"]}
 
 
-def column_digest(obj, name):
+def column_digest(obj: Any, name: Any) -> Any:
     """The digest of the codes recorded for report column ``name`` of ``obj`` (None when none is)."""
     info = frame_info(obj)
     if info is None:
@@ -292,7 +302,7 @@ def column_digest(obj, name):
     return None
 
 
-def column_sources(obj, name):
+def column_sources(obj: Any, name: Any) -> Any:
     """The value columns a vector report column ``name`` of ``obj`` was privatized from (None for a column of
     one value per person, or when nothing is recorded)."""
     info = frame_info(obj)
@@ -304,7 +314,7 @@ def column_sources(obj, name):
     return None
 
 
-def check_codes(obj, name, codes=None, *, digest=None):
+def check_codes(obj: Any, name: Any, codes: Any = None, *, digest: str | None = None) -> None:
     """Raise :class:`ReportsChangedError` when ``codes`` (the present codes of column ``name``; or their
     ``digest``, when the caller has it) differ from the codes recorded when the column was privatized."""
     recorded = column_digest(obj, name)
@@ -323,7 +333,7 @@ def check_codes(obj, name, codes=None, *, digest=None):
             "for the codes yourself")
 
 
-def spec_for(obj, name, spec=None):
+def spec_for(obj: Any, name: Any, spec: Spec | None = None) -> Spec:
     """The spec of report column ``name`` of ``obj``.
 
     An explicit ``spec`` is used when the column records none, and must equal the recorded one otherwise
@@ -343,7 +353,7 @@ def spec_for(obj, name, spec=None):
     return recorded
 
 
-def specs_from_parquet_metadata(metadata):
+def specs_from_parquet_metadata(metadata: Mapping[bytes, bytes] | None) -> dict[str, Any] | None:
     """The ldpnum metadata dict in a Parquet schema's key-value metadata (``pyarrow.Schema.metadata``).
 
     Read from ``PANDAS_ATTRS`` (pandas' ``to_parquet``), else from the ``attributes`` of pandas' own
@@ -362,7 +372,7 @@ def specs_from_parquet_metadata(metadata):
     return None if info is None else _entry(info)
 
 
-def parquet_metadata(info):
+def parquet_metadata(info: Mapping[str, Any]) -> dict[bytes, bytes]:
     """Parquet schema metadata ``{b"PANDAS_ATTRS": ...}`` carrying the ldpnum metadata dict ``info``.
 
     This is what ``DataFrame.to_parquet`` writes for a frame whose attrs are ``{"ldpnum": info}``; writers
@@ -378,7 +388,7 @@ def _mac(info, key):
     return hmac.new(collector_key(key), body.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
-def sign_info(info, key):
+def sign_info(info: Mapping[str, Any], key: bytes | str) -> dict[str, Any]:
     """The record ``info`` with ``"mac"``: HMAC-SHA256 (RFC 2104) under the collector's ``key`` of its
     canonical JSON (specs, digests of the codes, strategy, ``epsilon_per_row``)."""
     info = dict(_entry(info))
@@ -386,7 +396,7 @@ def sign_info(info, key):
     return info
 
 
-def verify_info(info, key, what="the report record"):
+def verify_info(info: Mapping[str, Any], key: bytes | str, what: str = "the report record") -> None:
     """Raise ValueError unless ``info`` carries a MAC made with ``key`` (:func:`sign_info`)."""
     info = _entry(info)
     mac = info.get("mac")

@@ -6,6 +6,7 @@ Below the results: this module imports neither :mod:`ldpnum._results` nor :mod:`
 """
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._checks import check_finite, real_array
 
@@ -23,7 +24,7 @@ def check_kind(kind):
         raise ValueError(f"kind must be 'pdf' or 'cdf'; got {kind!r}")
 
 
-def check_true(true, name="true_values"):
+def check_true(true: ArrayLike, name: str = "true_values") -> np.ndarray:
     """Raw values as a sorted 1-D float64 array (finite, non-empty); ValueError naming ``name`` otherwise."""
     values = real_array(true, name)
     if values.ndim != 1 or values.size == 0:

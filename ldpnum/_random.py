@@ -32,6 +32,7 @@ order from a single stream.
 import numbers
 import os
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -170,7 +171,7 @@ def resolve_rng(rng):
                     f"got {type(rng).__name__}")
 
 
-def child_rng(rng, *key):
+def child_rng(rng: Any, *key: int) -> Any:
     """The ``rng`` of an independent sub-stream numbered ``key`` (a column, a partition, ...).
 
     ``None`` stays ``None``: every sub-stream is then secure, keyed afresh from the operating system.

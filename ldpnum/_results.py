@@ -764,7 +764,7 @@ class DistributionEstimate(PrivacyProvenance):
 
     # -- uncertainty (bootstrap replicates) ------------------------------------------------------------
     def _with_replicates(self, replicates):
-        """This estimate (the very same arrays: not renormalized again) with ``replicates`` attached."""
+        """The same estimate (the very same arrays: not renormalized again) with ``replicates`` attached."""
         checked = DistributionEstimate(self.bin_edges, self.probabilities, replicates=replicates).replicates
         new = replace(self)
         for attr in ("bin_edges", "probabilities", "_cum", "_pdf"):
@@ -1193,7 +1193,7 @@ class FrequencyEstimate(PrivacyProvenance):
                                   self.frequencies + z * self.standard_errors)
 
     def to_series(self) -> "pd.Series":
-        """pandas Series of the frequencies indexed by category."""
+        """The frequencies as a pandas Series indexed by category."""
         import pandas as pd
 
         return pd.Series(self.frequencies, index=pd.RangeIndex(self.k, name="category"), name="frequency")

@@ -8,7 +8,7 @@ import numbers
 import struct
 import zlib
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,6 +19,8 @@ from .reports import code_dtype
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from .accounting import ShuffleAmplification
 
 __all__ = ["Aggregate", "check_block_counts", "count_codes", "register_count_check", "single_code_counts", "support_counts",
            "FRAME_ATTRS_KEY", "N_REPORTS_KEY"]
@@ -43,7 +45,8 @@ _I64_MAX = int(np.iinfo(np.int64).max)
 _COUNT_CHECKS: dict[str, Callable[..., int | None]] = {}
 
 
-def check_block_counts(counts, blocks, offsets, n_reports, spec, *, block="level", cell="cell", first=0):
+def check_block_counts(counts: NDArray[Any], blocks: Any, offsets: Any, n_reports: int | None, spec: Any, *,
+                       block: str = "level", cell: str = "cell", first: int = 0) -> int | None:
     """Count check of an aggregate made of blocks of single-code or support counts, one block per oracle
     (hierarchical levels, HDG grids): ``blocks[j].level_reports(block)`` gives block ``j``'s reports; a hashed
     block's support counts are at most its reports; the blocks' reports add up to ``n_reports`` (required
@@ -67,7 +70,7 @@ def check_block_counts(counts, blocks, offsets, n_reports, spec, *, block="level
     return n_reports
 
 
-def register_count_check(mechanism, check):
+def register_count_check(mechanism: str, check: Callable[..., Any]) -> None:
     """Declare how the counts of ``mechanism``'s aggregates must relate to their number of reports.
 
     ``check(counts, total, n_reports, spec)`` receives the non-negative int64 counts, their exact sum (a
@@ -80,7 +83,7 @@ def register_count_check(mechanism, check):
     _COUNT_CHECKS[mechanism] = check
 
 
-def single_code_counts(counts, total, n_reports, spec):
+def single_code_counts(counts: NDArray[Any], total: int, n_reports: int | None, spec: Any) -> int | None:
     """The count check of mechanisms whose report is one code: ``n_reports`` is the sum of the counts."""
     if n_reports is not None and n_reports != total:
         raise ValueError(f"aggregate of {spec}: n_reports={n_reports} but the counts sum to {total}; each "
@@ -88,7 +91,7 @@ def single_code_counts(counts, total, n_reports, spec):
     return None
 
 
-def support_counts(counts, total, n_reports, spec):
+def support_counts(counts: NDArray[Any], total: int, n_reports: int | None, spec: Any) -> int | None:
     """The count check of mechanisms whose report supports several cells (unary encodings, local
     hashing, PI-RAPPOR): ``n_reports`` is stored and no count exceeds it."""
     if n_reports is None:
@@ -195,8 +198,8 @@ class Aggregate:
 
     # -- shuffled collections -------------------------------------------------------------------------
     def shuffled(self, delta: float = 1e-6, *, epsilon0: float | None = None) -> "Aggregate":
-        r"""This aggregate declared as **one shuffled batch**: its reports, one per distinct person, reached the
-        collector anonymized and uniformly permuted (a trusted shuffler or a mixnet).
+        r"""The same aggregate, declared as **one shuffled batch**: its reports, one per distinct person,
+        reached the collector anonymized and uniformly permuted (a trusted shuffler or a mixnet).
 
         Nothing about the counts changes; estimates made from the returned aggregate carry
         :attr:`shuffle`, the central :math:`(ε, δ)` of the batch by amplification by shuffling
@@ -255,7 +258,7 @@ class Aggregate:
                                  _declaration(delta, n, 1, _check_epsilon0(epsilon0, self.spec), self.spec))
 
     @property
-    def shuffle(self):
+    def shuffle(self) -> "ShuffleAmplification | None":
         """The central ε of the shuffled batch(es), a :class:`~ldpnum.accounting.ShuffleAmplification`
         (computed once), or None when the aggregate is not declared shuffled (:meth:`shuffled`)."""
         if self._shuffle is None:

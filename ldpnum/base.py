@@ -157,7 +157,7 @@ def _cached_from_spec(spec):
     return from_spec(spec)
 
 
-def mechanism_for(spec):
+def mechanism_for(spec: Spec) -> "Mechanism":
     """The mechanism of ``spec``, shared: mechanisms are immutable, so one instance per spec serves every
     reader (specs with unhashable parameters are rebuilt each time)."""
     try:
@@ -243,7 +243,7 @@ class Mechanism:
         return self._bounds
 
     @property
-    def plan(self):
+    def plan(self) -> Any:
         """The integer plan the kernel consumes (thresholds over 2**53, alphabet size)."""
         return self._plan
 

@@ -1437,7 +1437,7 @@ def _user_error(exc):
     return isinstance(exc, pa.ArrowException)
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``); return the exit status.
 
     Examples
@@ -1502,6 +1502,6 @@ def _negative_numbers(argv):
     return [f" {a}" if number.match(a) else a for a in argv]
 
 
-def main_exit():
+def main_exit() -> None:
     """Entry point of the ``ldpnum`` console script: :func:`main`'s return value is the exit status."""
     sys.exit(main())

@@ -38,7 +38,11 @@ process compiles the kernels it uses once at start. With several worker processe
 ``NUMBA_NUM_THREADS`` to the cores per worker, so Numba's threads do not oversubscribe the cores.
 """
 
+from __future__ import annotations
+
 import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import dask
 from dask.dataframe.extensions import register_dataframe_accessor, register_series_accessor
@@ -52,6 +56,15 @@ from .collect import (aggregate_series, check_shuffle, declare_shuffled, describ
                       estimator, mechanism_of, resolve_strategy, run_seed)
 from .engines import aggregate_frame, partition_privatize, tree_merge
 from .exceptions import InvalidValuesError
+from ._typing import ArrayLike, SeedLike
+
+if TYPE_CHECKING:
+    import dask.dataframe as dd
+    import pandas as pd
+    from dask.delayed import Delayed
+    from ._results import DistributionEstimate, FrequencyEstimate
+    from .heavy import HeavyHittersEstimate
+    from .mechanisms import Mechanism
 
 __all__ = ["DaskFrameAccessor", "DaskSeriesAccessor", "privatize_frame", "privatize_series", "aggregate",
            "tree_sum"]
@@ -187,8 +200,9 @@ def _nonce(seed):
     return os.urandom(16).hex() if seed is None else None
 
 
-def privatize_frame(ddf, mechanisms, *, rng=None, strategy=None, nan_policy="raise", fill_value=None,
-                    shuffled=False, shuffle_delta=1e-6):
+def privatize_frame(ddf: dd.DataFrame, mechanisms: Mapping[Any, Mechanism], *, rng: SeedLike = None,
+                    strategy: str | None = None, nan_policy: str = "raise", fill_value: Any = None,
+                    shuffled: bool = False, shuffle_delta: float = 1e-6) -> dd.DataFrame:
     """Privatize the columns of a Dask DataFrame, partition by partition (lazy).
 
     Parameters
@@ -238,8 +252,9 @@ def privatize_frame(ddf, mechanisms, *, rng=None, strategy=None, nan_policy="rai
                               _nonce(seed), delta, collection, meta=meta)
 
 
-def privatize_series(dds, mechanism, *, rng=None, nan_policy="raise", fill_value=None, shuffled=False,
-                     shuffle_delta=1e-6):
+def privatize_series(dds: dd.Series, mechanism: Mechanism, *, rng: SeedLike = None, nan_policy: str = "raise",
+                     fill_value: Any = None, shuffled: bool = False,
+                     shuffle_delta: float = 1e-6) -> dd.Series:
     """Privatize a Dask Series partition by partition (lazy); see :func:`privatize_frame`.
 
     Examples
@@ -260,7 +275,7 @@ def privatize_series(dds, mechanism, *, rng=None, nan_policy="raise", fill_value
                               _nonce(seed), delta, collection, meta=meta)
 
 
-def tree_sum(parts, merge=_merge_pair):
+def tree_sum(parts: Sequence[Any], merge: Callable[[Any, Any], Any] = _merge_pair) -> Any:
     """Merge a list of Delayed aggregates along a balanced binary tree of delayed merges; returns a Delayed.
 
     :func:`ldpnum.engines.tree_merge` with a delayed ``merge(a, b)`` (a module-level function: ``a + b`` by
@@ -297,7 +312,7 @@ def _report_columns(ddf):
     return {c: s for c, s in column_specs(meta).items() if c in meta.columns}
 
 
-def aggregate(obj, column=None, *, spec=None):
+def aggregate(obj: dd.DataFrame | dd.Series, column: Any = None, *, spec: Spec | None = None) -> Delayed:
     """The merged :class:`~ldpnum.Aggregate` of a report column, as a ``dask.delayed.Delayed``.
 
     Parameters
@@ -430,65 +445,70 @@ class DaskFrameAccessor:
     def __init__(self, ddf):
         self._obj = ddf
 
-    def privatize(self, mechanisms, *, rng=None, strategy=None, nan_policy="raise", fill_value=None,
-                  shuffled=False, shuffle_delta=1e-6):
+    def privatize(self, mechanisms: Mapping[Any, Mechanism], *, rng: SeedLike = None,
+                  strategy: str | None = None,
+                  nan_policy: str = "raise", fill_value: Any = None, shuffled: bool = False,
+                  shuffle_delta: float = 1e-6) -> dd.DataFrame:
         """Lazy privatized report frame; see :func:`ldpnum.dask.privatize_frame`."""
         return privatize_frame(self._obj, mechanisms, rng=rng, strategy=strategy, nan_policy=nan_policy,
                                fill_value=fill_value, shuffled=shuffled, shuffle_delta=shuffle_delta)
 
     @property
-    def specs(self):
+    def specs(self) -> dict[Any, Spec]:
         """Report column -> :class:`~ldpnum.Spec`, from the collection's metadata."""
         return _report_columns(self._obj)
 
     @property
-    def epsilon_per_row(self):
+    def epsilon_per_row(self) -> float | None:
         """Total ε each row spent (None for a frame that is not a report frame)."""
         return _info(self._obj).get("epsilon_per_row")
 
     @property
-    def strategy(self):
+    def strategy(self) -> str | None:
         """The strategy the report columns were privatized with (None if unknown)."""
         return _info(self._obj).get("strategy")
 
-    def aggregate(self, column=None, *, spec=None):
+    def aggregate(self, column: Any = None, *, spec: Spec | None = None) -> Delayed:
         """Delayed merged Aggregate of report column ``column`` (without it: a Delayed dict of every report
         column); see :func:`ldpnum.dask.aggregate`."""
         return aggregate(self._obj, column, spec=spec)
 
-    def estimate_mean(self, column, *, spec=None):
+    def estimate_mean(self, column: Any, *, spec: Spec | None = None) -> Any:
         """:class:`~ldpnum.MeanEstimate` of ``column``'s mean (a vector report column: a
         :class:`~ldpnum.vectors.VectorMeanEstimate` named by its value columns), from the merged aggregate."""
         mech, agg = _mech_agg(self._obj, column, spec)
         return estimate_mean_named(mech, agg, make_meta(self._obj), column)
 
-    def estimate_distribution(self, column, *, spec=None, **kwargs):
+    def estimate_distribution(self, column: Any, *, spec: Spec | None = None,
+                              **kwargs: Any) -> DistributionEstimate:
         """:class:`~ldpnum.DistributionEstimate` of ``column``; ``kwargs`` go to the estimator."""
         return _estimate(self._obj, column, spec, "estimate_distribution", **kwargs)
 
-    def estimate_ranges(self, column, *, spec=None, **kwargs):
+    def estimate_ranges(self, column: Any, *, spec: Spec | None = None, **kwargs: Any) -> Any:
         """:class:`~ldpnum.RangeEstimate` of ``column`` (hierarchical histograms)."""
         return _estimate(self._obj, column, spec, "estimate_ranges", **kwargs)
 
-    def estimate_frequencies(self, column, *, spec=None, **kwargs):
+    def estimate_frequencies(self, column: Any, *, spec: Spec | None = None,
+                             **kwargs: Any) -> FrequencyEstimate:
         """:class:`~ldpnum.FrequencyEstimate` of ``column`` (frequency oracles)."""
         return _estimate(self._obj, column, spec, "estimate_frequencies", **kwargs)
 
-    def heavy_hitters(self, column, *, spec=None, **kwargs):
+    def heavy_hitters(self, column: Any, *, spec: Spec | None = None, **kwargs: Any) -> HeavyHittersEstimate:
         """:class:`~ldpnum.HeavyHittersEstimate` of ``column`` (PEM, TreeHist reports)."""
         return _estimate(self._obj, column, spec, "estimate_heavy_hitters", **kwargs)
 
-    def quantile(self, column, q=0.5, *, spec=None, **kwargs):
+    def quantile(self, column: Any, q: ArrayLike = 0.5, *, spec: Spec | None = None, **kwargs: Any) -> Any:
         """Estimated quantile(s) of ``column``: a float for a scalar ``q``, else a Series indexed by ``q``
         (as the pandas accessor). From the range tree (hierarchical histograms) or the estimated
         distribution; ``kwargs`` go to that estimator."""
         return _quantile(self._obj, column, q, spec, **kwargs)
 
-    def range(self, column, lo, hi, *, spec=None, **kwargs):
+    def range(self, column: Any, lo: Any, hi: Any, *, spec: Spec | None = None,
+              **kwargs: Any) -> Any:
         """Estimated fraction of people with ``column`` in ``[lo, hi]``."""
         return _range(self._obj, column, lo, hi, spec, **kwargs)
 
-    def describe(self, *, level=0.95):
+    def describe(self, *, level: float = 0.95) -> pd.DataFrame:
         """Per report column: mean with a ``level`` confidence interval and quartiles
         (:func:`ldpnum.collect.describe_aggregates` of the merged aggregates)."""
         return describe_aggregates(aggregate(self._obj).compute(), level=level)
@@ -514,53 +534,53 @@ class DaskSeriesAccessor:
     def __init__(self, dds):
         self._obj = dds
 
-    def privatize(self, mechanism, *, rng=None, nan_policy="raise", fill_value=None, shuffled=False,
-                  shuffle_delta=1e-6):
+    def privatize(self, mechanism: Mechanism, *, rng: SeedLike = None, nan_policy: str = "raise",
+                  fill_value: Any = None, shuffled: bool = False, shuffle_delta: float = 1e-6) -> dd.Series:
         """Lazy privatized report Series; see :func:`ldpnum.dask.privatize_series`."""
         return privatize_series(self._obj, mechanism, rng=rng, nan_policy=nan_policy, fill_value=fill_value,
                                 shuffled=shuffled, shuffle_delta=shuffle_delta)
 
     @property
-    def spec(self):
+    def spec(self) -> Spec | None:
         """The :class:`~ldpnum.Spec` recorded for this report column (None for a column of values)."""
         return _column_spec(self._obj, None, None)
 
     @property
-    def epsilon_per_row(self):
+    def epsilon_per_row(self) -> float | None:
         """Total ε each row spent on the collection the column comes from (None if unknown)."""
         return _info(self._obj).get("epsilon_per_row")
 
-    def aggregate(self, spec=None):
+    def aggregate(self, spec: Spec | None = None) -> Delayed:
         """Delayed merged Aggregate of the reports; see :func:`ldpnum.dask.aggregate`."""
         return aggregate(self._obj, spec=spec)
 
-    def estimate_mean(self, spec=None):
+    def estimate_mean(self, spec: Spec | None = None) -> Any:
         """:class:`~ldpnum.MeanEstimate` of the mean (a vector report column: a
         :class:`~ldpnum.vectors.VectorMeanEstimate`), from the merged aggregate."""
         mech, agg = _mech_agg(self._obj, None, spec)
         meta = make_meta(self._obj)
         return estimate_mean_named(mech, agg, meta, meta.name)
 
-    def estimate_distribution(self, spec=None, **kwargs):
+    def estimate_distribution(self, spec: Spec | None = None, **kwargs: Any) -> DistributionEstimate:
         """:class:`~ldpnum.DistributionEstimate`; ``kwargs`` go to the estimator."""
         return _estimate(self._obj, None, spec, "estimate_distribution", **kwargs)
 
-    def estimate_ranges(self, spec=None, **kwargs):
+    def estimate_ranges(self, spec: Spec | None = None, **kwargs: Any) -> Any:
         """:class:`~ldpnum.RangeEstimate` (hierarchical histograms)."""
         return _estimate(self._obj, None, spec, "estimate_ranges", **kwargs)
 
-    def estimate_frequencies(self, spec=None, **kwargs):
+    def estimate_frequencies(self, spec: Spec | None = None, **kwargs: Any) -> FrequencyEstimate:
         """:class:`~ldpnum.FrequencyEstimate` (frequency oracles)."""
         return _estimate(self._obj, None, spec, "estimate_frequencies", **kwargs)
 
-    def heavy_hitters(self, spec=None, **kwargs):
+    def heavy_hitters(self, spec: Spec | None = None, **kwargs: Any) -> HeavyHittersEstimate:
         """:class:`~ldpnum.HeavyHittersEstimate` (PEM, TreeHist reports)."""
         return _estimate(self._obj, None, spec, "estimate_heavy_hitters", **kwargs)
 
-    def quantile(self, q=0.5, *, spec=None, **kwargs):
+    def quantile(self, q: ArrayLike = 0.5, *, spec: Spec | None = None, **kwargs: Any) -> Any:
         """Estimated quantile(s); see :meth:`DaskFrameAccessor.quantile`."""
         return _quantile(self._obj, None, q, spec, **kwargs)
 
-    def range(self, lo, hi, *, spec=None, **kwargs):
+    def range(self, lo: Any, hi: Any, *, spec: Spec | None = None, **kwargs: Any) -> Any:
         """Estimated fraction of people with values in ``[lo, hi]``."""
         return _range(self._obj, None, lo, hi, spec, **kwargs)

@@ -7,10 +7,14 @@ on the distances. :func:`demo_heavy_hitters` (``python -m ldpnum demo heavy-hitt
 frequent words of a population sampled from the embedded English word list with :class:`~ldpnum.PEM`.
 """
 
+from __future__ import annotations
+
 import os
 import sys
 import time
 import warnings
+from collections.abc import Sequence
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -39,7 +43,7 @@ BOOTSTRAP = 100
 PLOT_PATH = "demo-output/flights_accessor.png"
 
 
-def flights_frame():
+def flights_frame() -> Any:
     """The flights that departed, with ``dep_time`` in minutes after midnight and ``distance`` in miles.
 
     Cancelled flights (no departure time) are not part of this population; the bounds are public facts
@@ -55,7 +59,8 @@ def flights_frame():
     return df[df["dep_time"].notna()].reset_index(drop=True)
 
 
-def demo_distribution(out=None, *, epsilon=1.0, rng=None, plot_path=PLOT_PATH):
+def demo_distribution(out: TextIO | None = None, *, epsilon: float = 1.0, rng: Any = None,
+                      plot_path: str | None = PLOT_PATH) -> int:
     """The accessor on the flights: privatize two columns, one per flight, and reconstruct both.
 
     Every flight reports **one** of its two columns (``strategy="one-column-per-row"``, the column drawn
@@ -137,7 +142,7 @@ def _plot(df, estimates, epsilon, plot_path, out):
     print(f"plot written to {os.path.abspath(plot_path)}", file=out)
 
 
-def demo_joint(out=None, *, epsilon=1.0, rng=None):
+def demo_joint(out: TextIO | None = None, *, epsilon: float = 1.0, rng: Any = None) -> float:
     """One question across two columns of the flights: the share of departures between 6 and 9 am that fly
     under 1,000 miles, from one :class:`~ldpnum.HDG` report per flight (through the ``.ldp`` accessor), next
     to the truth. Returns the estimated share."""
@@ -159,7 +164,8 @@ def demo_joint(out=None, *, epsilon=1.0, rng=None):
     return float(est)
 
 
-def demo(out=None, *, epsilons=(0.5, 1.0, 2.0, 4.0), rng=None):
+def demo(out: TextIO | None = None, *, epsilons: Sequence[float] = (0.5, 1.0, 2.0, 4.0),
+         rng: Any = None) -> int:
     """Privatize the flights' distances with every mean oracle and compare the estimates with the truth.
 
     Each of the 336,776 flights is one "person": its distance (miles, public bounds 0–5000) is randomized
@@ -359,7 +365,7 @@ def demo_heavy_hitters(out=None, *, epsilon=4.0, n=1_000_000, top_k=20, rng=None
     return est
 
 
-def demo_vectors(out=None, *, epsilon=4.0, rng=None):
+def demo_vectors(out: TextIO | None = None, *, epsilon: float = 4.0, rng: Any = None) -> Any:
     """The mean of the normalized handwritten-digit images (64 pixels each) under :class:`~ldpnum.PrivUnitG`.
 
     Each of the 1,797 images of ``ldpnum.data.load_digits`` is one person's unit vector; each person sends one

@@ -35,13 +35,20 @@ Examples
 300
 """
 
+from __future__ import annotations
+
 import operator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .spec import Spec, check_spec
 from .aggregate import Aggregate
 from ._random import child_rng
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["partition_privatize", "partition_aggregate", "merge_aggregates", "combine", "aggregate_frame",
            "tree_merge", "child_rng", "BYTES_COLUMN"]
@@ -57,8 +64,9 @@ def _check_output(output):
         raise ValueError(f"output must be one of {_OUTPUTS}; got {output!r}")
 
 
-def partition_privatize(df, mechanisms, *, seed, partition_index, strategy="all-columns", nan_policy="raise",
-                        fill_value=None):
+def partition_privatize(df: Any, mechanisms: Any, *, seed: Any, partition_index: int,
+                        strategy: str = "all-columns", nan_policy: str = "raise",
+                        fill_value: Any = None) -> Any:
     """Privatize one partition of a table (or of one column), drawing from the partition's own stream.
 
     Parameters
@@ -116,7 +124,7 @@ def partition_privatize(df, mechanisms, *, seed, partition_index, strategy="all-
                            fill_value=fill_value, _digest=False)
 
 
-def aggregate_frame(df, column, spec=None):
+def aggregate_frame(df: pd.DataFrame, column: Any, spec: Spec | None = None) -> Aggregate:
     """The :class:`~ldpnum.Aggregate` of report column ``column`` of one pandas DataFrame.
 
     ``spec`` is read from the frame's ``attrs`` when not given (and must match when both exist); see
@@ -154,7 +162,8 @@ def _empty_output(output):
     return pd.DataFrame({BYTES_COLUMN: pd.Series([], dtype=object)})
 
 
-def partition_aggregate(batches, column, spec=None, *, output="bytes"):
+def partition_aggregate(batches: Iterable[pd.DataFrame], column: Any, spec: Spec | None = None, *,
+                        output: str = "bytes") -> Iterator[pd.DataFrame]:
     """Aggregate report column ``column`` over an iterable of pandas DataFrames; yield ONE small frame.
 
     The shape of Spark's ``mapInPandas``: ``batches`` is the partition's iterator of Arrow batches as pandas
@@ -237,7 +246,7 @@ def _frame_aggregates(df, spec):
                          f"'key' and 'count' (long form); got {list(df.columns)}")
 
 
-def combine(items, spec=None):
+def combine(items: Any, spec: Spec | None = None) -> Aggregate:
     """Merge partition results into one :class:`~ldpnum.Aggregate` (on the driver).
 
     Parameters
@@ -292,7 +301,8 @@ def combine(items, spec=None):
     return tree_merge(aggs)
 
 
-def merge_aggregates(batches, spec=None, *, output="bytes"):
+def merge_aggregates(batches: Iterable[pd.DataFrame], spec: Spec | None = None, *,
+                     output: str = "bytes") -> Iterator[pd.DataFrame]:
     """Merge frames of :func:`partition_aggregate` into one frame of the same kind (a generator).
 
     For a second ``mapInPandas`` stage (e.g. after ``coalesce``) that merges on the workers, so that the
@@ -319,7 +329,7 @@ def merge_aggregates(batches, spec=None, *, output="bytes"):
     yield _emit(combine(batches, spec), output)
 
 
-def tree_merge(aggregates, merge=operator.add):
+def tree_merge(aggregates: Sequence[Any], merge: Callable[[Any, Any], Any] = operator.add) -> Any:
     """Merge a list of aggregates pairwise, as a balanced binary tree (the same result as any order).
 
     Depth ``ceil(log2(len(aggregates)))``, ``len(aggregates) - 1`` merges. ``merge`` combines two items

@@ -204,7 +204,7 @@ class SeriesAccessor:
         return column_specs(self._obj).get(self._obj.name)
 
     @property
-    def epsilon_per_row(self):
+    def epsilon_per_row(self) -> float | None:
         """The total ε each row (person) spent on the collection the column comes from (None if unknown)."""
         info = frame_info(self._obj)
         return None if info is None else info.get("epsilon_per_row")
@@ -399,19 +399,19 @@ class DataFrameAccessor:
                                shuffle_delta=shuffle_delta, unknown=unknown)
 
     @property
-    def specs(self):
+    def specs(self) -> dict[Any, Spec]:
         """Report column -> :class:`~ldpnum.Spec`, for the recorded columns present in the frame."""
         return {c: s for c, s in column_specs(self._obj).items() if c in self._obj.columns}
 
     @property
-    def epsilon_per_row(self):
+    def epsilon_per_row(self) -> float | None:
         """Total ε each row spent: the sum of the columns' ε ("all-columns") or their max
         ("one-column-per-row"). None for a frame that is not a report frame."""
         info = frame_info(self._obj)
         return None if info is None else info.get("epsilon_per_row")
 
     @property
-    def strategy(self):
+    def strategy(self) -> str | None:
         """The strategy the report columns were privatized with (None if unknown)."""
         info = frame_info(self._obj)
         return None if info is None else info.get("strategy")

@@ -33,14 +33,22 @@ Differential Privacy", SIGMOD 2020 (the Square and General Wave windows).
 J. Bentley, R. Floyd, "A sample of brilliance", Comm. ACM 1987 (Floyd's sampling algorithm).
 """
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._validation import check_scalar
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from numpy.typing import NDArray
 
 __all__ = ["TWO48", "TWO53", "TWO64", "cell_count", "exp_lower", "binary_plan", "window_plan", "BinaryPlan",
            "WindowPlan", "uniform_count", "uniform_extremes", "grid_size", "shape_counts", "window_estimates",
@@ -51,23 +59,23 @@ TWO48 = 2**48
 TWO64 = 2**64
 
 
-def exp_lower(epsilon):
+def exp_lower(epsilon: float) -> Fraction:
     """A rigorous lower bound of ``exp(epsilon)`` as a Fraction, within a relative 2**-49 of it."""
     return Fraction(math.exp(epsilon)) * (1 - Fraction(1, 2**50))
 
 
-def uniform_count(j, m):
+def uniform_count(j: int, m: int) -> int:
     """How many of the 2**48 draws the kernels' uniform choice maps to cell ``j`` of ``m``."""
     return -((-(j + 1) * TWO48) // m) + ((-j * TWO48) // m)
 
 
-def cell_count(s, e, total):
+def cell_count(s: int, e: int, total: int) -> int:
     """How many of the 2**64 words the kernels' ``floor(word · total / 2**64)`` (``mulhi64``) maps into cells
     ``[s, e)`` of ``total``: ``ceil(e·2**64/total) - ceil(s·2**64/total)``."""
     return -((-e * TWO64) // total) + ((-s * TWO64) // total)
 
 
-def uniform_extremes(m):
+def uniform_extremes(m: int) -> tuple[int, int]:
     """Smallest and largest :func:`uniform_count` over the ``m`` cells."""
     lo = TWO48 // m
     return (lo, lo) if TWO48 % m == 0 else (lo, lo + 1)
@@ -87,17 +95,17 @@ class BinaryPlan:
     t_hi: int
     words_per_record: int = 1
 
-    def probability_one(self, threshold):
+    def probability_one(self, threshold: int) -> Fraction:
         """Exact probability of code 1 under a kernel threshold."""
         return Fraction(int(threshold), TWO53)
 
-    def exact_probabilities(self, threshold):
+    def exact_probabilities(self, threshold: int) -> dict[int, Fraction]:
         """``{code: Fraction}`` for a kernel threshold."""
         p1 = self.probability_one(threshold)
         return {0: 1 - p1, 1: p1}
 
 
-def binary_plan(epsilon):
+def binary_plan(epsilon: float) -> BinaryPlan:
     """Thresholds of the ε-LDP two-output randomizer (Warner's randomized response when u ∈ {0, 1})."""
     e = exp_lower(epsilon)
     t_lo = math.ceil(Fraction(TWO53) / (1 + e))
@@ -129,21 +137,22 @@ class WindowPlan:
     words_per_record: int = 3
 
     @property
-    def n_positions(self):
+    def n_positions(self) -> int:
+        """Number of window offsets: ``n_cells - m``."""
         return self.n_cells - self.m
 
-    def in_counts(self):
+    def in_counts(self) -> tuple[list[int], int]:
         """Integer weight of each window offset: 48-bit uniform counts (box) or 53-bit shape counts."""
         if self.cum is None:
             return [uniform_count(k, self.m) for k in range(self.m)], TWO48
         return [self.cum[k + 1] - self.cum[k] for k in range(self.m)], TWO53
 
-    def in_probabilities(self):
+    def in_probabilities(self) -> list[float]:
         """Probability of each window offset given that the output falls in the window (floats)."""
         counts, total = self.in_counts()
         return [c / total for c in counts]
 
-    def exact_probabilities(self, s):
+    def exact_probabilities(self, s: int) -> dict[int, Fraction]:
         """``{cell: Fraction}`` for the window starting at cell ``s`` (exact; O(n_cells))."""
         n, m = self.n_cells, self.m
         p_in = Fraction(self.t_in, TWO53)
@@ -157,7 +166,7 @@ class WindowPlan:
                 out[j] = (1 - p_in) * Fraction(uniform_count(k, n - m), TWO48)
         return out
 
-    def extreme_ratio(self):
+    def extreme_ratio(self) -> Fraction:
         """Largest ratio ``P[j | s] / P[j | s']`` over all cells and window starts, exactly.
 
         A cell is either inside the window (probability ``p_in · c/total`` with ``c`` the count of its
@@ -179,7 +188,7 @@ DEFAULT_CELLS = 1024
 MAX_CELLS = 2**16
 
 
-def grid_size(window_fraction, n_cells=None):
+def grid_size(window_fraction: float, n_cells: int | None = None) -> tuple[int, int]:
     """Number of cells and window width for a window covering ``window_fraction`` of the output grid.
 
     Default: 1024 cells, doubled until the window holds ``MIN_WINDOW_CELLS`` cells, capped at 2**16.
@@ -194,7 +203,7 @@ def grid_size(window_fraction, n_cells=None):
     return n_cells, m
 
 
-def shape_counts(weights):
+def shape_counts(weights: Sequence[float] | NDArray[np.float64]) -> list[int]:
     """Quantize positive window weights to integer counts summing to exactly 2**53 (largest remainders)."""
     w = [Fraction(x) for x in weights]
     total = sum(w)
@@ -207,7 +216,8 @@ def shape_counts(weights):
     return counts
 
 
-def window_plan(epsilon, n_cells, m, weights=None):
+def window_plan(epsilon: float, n_cells: int, m: int,
+                weights: Sequence[float] | NDArray[np.float64] | None = None) -> WindowPlan:
     """Plan of the window randomizer with the largest ``t_in`` such that every ratio is ≤ E < e^ε.
 
     ``weights`` (``m`` positive numbers, the shape of the wave inside the window relative to the cells
@@ -239,7 +249,7 @@ def window_plan(epsilon, n_cells, m, weights=None):
     return plan
 
 
-def window_estimates(plan, in_probs=None):
+def window_estimates(plan: WindowPlan, in_probs: Any = None) -> tuple[NDArray[np.float64], float]:
     """Unbiased estimate, on the unit scale, of the value behind a report in each cell of a window plan, and P_in.
 
     In centred cell coordinates ``c_j = j + 1/2 - n/2`` the expected output given window start ``s`` is
@@ -261,7 +271,7 @@ def window_estimates(plan, in_probs=None):
     return u_hat, p_in
 
 
-def lie_shift(epsilon, k):
+def lie_shift(epsilon: float, k: int) -> int:
     """``b``: each lie block has ``2**b`` cells, as many as keep ``G = a_keep + (k-1)·2**b`` below ``2**63``."""
     return 63 - (math.ceil(math.exp(epsilon)) + k - 1).bit_length()
 
@@ -287,7 +297,7 @@ def _smallest_epsilon(k):
     return hi
 
 
-def grr_keep_cells(epsilon, k):
+def grr_keep_cells(epsilon: float, k: int) -> tuple[int, int]:
     """``(a_keep, b)``: the largest ``a_keep`` keeping every likelihood ratio of GRR's one-word plan ≤ E < e^ε,
     with lie blocks of ``2**b`` cells (:func:`lie_shift`).
 
@@ -338,18 +348,18 @@ class GRRPlan:
     def __repr__(self):
         return f"GRRPlan(k={self.k}, a_keep={self.a_keep}, shift={self.shift})"
 
-    def keep_count(self):
+    def keep_count(self) -> int:
         """Words (of 2**64) that keep the true category."""
         return cell_count(0, self.a_keep, self.total)
 
-    def lie_counts(self):
+    def lie_counts(self) -> list[int]:
         """Words (of 2**64) of each lie index ``0..k-2`` (index ``j`` reports the ``j``-th other category)."""
         if self._lie_counts is None:
             a, t, b = self.a_keep, self.total, self.shift
             self._lie_counts = [cell_count(a + (j << b), a + ((j + 1) << b), t) for j in range(self.k - 1)]
         return self._lie_counts
 
-    def exact_probabilities(self, v):
+    def exact_probabilities(self, v: int) -> dict[int, Fraction]:
         """``{code: Fraction}`` for true category ``v`` (``-1``: an unknown value, reported uniformly)."""
         k = self.k
         if v < 0:
@@ -361,7 +371,7 @@ class GRRPlan:
                 out[j] = Fraction(lies[j if j < v else j - 1], TWO64)
         return out
 
-    def extreme_ratio(self):
+    def extreme_ratio(self) -> Fraction:
         """Exact largest ratio over all pairs of true categories and outputs: an output is kept (the keep
         count) or a lie of index ``j`` or ``j - 1``, so the extremes of the counts give the maximum."""
         counts = [self.keep_count()] + self.lie_counts()
@@ -374,7 +384,7 @@ def _pick_counts(m):
     return tuple(uniform_count(t, m) for t in range(m))
 
 
-def floyd_weights(n, r, target=None):
+def floyd_weights(n: int, r: int, target: Any = None) -> dict[int, int]:
     """Floyd's algorithm for an ``r``-subset of ``0..n-1`` with the kernel's 48-bit picks, exactly.
 
     Returns ``{bitmask of indices: weight}``, the probability of each subset being ``weight / 2**(48 r)``:
@@ -385,7 +395,7 @@ def floyd_weights(n, r, target=None):
     states = {0: 1}
     for j in range(n - r, n):
         counts = _pick_counts(j + 1)
-        nxt = {}
+        nxt: dict[int, int] = {}
         for s, w in states.items():
             for t, c in enumerate(counts):
                 add = 1 << j if s >> t & 1 else 1 << t
@@ -397,7 +407,7 @@ def floyd_weights(n, r, target=None):
 
 
 @lru_cache(maxsize=32)
-def floyd_distribution(n, r):
+def floyd_distribution(n: int, r: int) -> dict[int, Fraction]:
     """``{bitmask of indices: Fraction}``: the exact output distribution of the kernel's Floyd sampler."""
     scale = TWO48 ** r
     return {s: Fraction(w, scale) for s, w in floyd_weights(n, r).items()}

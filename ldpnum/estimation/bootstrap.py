@@ -110,9 +110,20 @@ percentile interval's ends at the (B+1)α-th order statistics). B. Efron, "Bette
 Intervals", JASA 82, 1987 (the bias-corrected percentile interval).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from .._results import MAX_REPLICATES as _MAX_REPLICATES
+from .._typing import SeedLike
+
+if TYPE_CHECKING:
+    from .._results import DistributionEstimate
+    from ..aggregate import Aggregate
+    from ..ranges import RangeEstimate
+    from ..reports import Reports
 
 __all__ = ["bootstrap_distribution", "bootstrap_ranges"]
 
@@ -134,7 +145,7 @@ DISTRIBUTION_OPTIONS = ("n_bins", "method", "max_iter", "tol")
 RANGE_OPTIONS = ("consistency", "threshold")
 
 
-def check_replicates(n_boot, bytes_per_replicate, *, name="n_boot"):
+def check_replicates(n_boot: int, bytes_per_replicate: int, *, name: str = "n_boot") -> int:
     """``n_boot`` as an int, checked before anything is drawn or allocated.
 
     TypeError unless an integer; ValueError below :data:`MIN_REPLICATES`, above :data:`MAX_REPLICATES`, or when
@@ -173,8 +184,9 @@ def _smoothing_level(observed, transition, method, tol, max_iter):
     return {"ems": 1, "em": 0}.get(method)
 
 
-def bootstrap_distribution(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=None, estimate=None,
-                           scheme="undersmoothed", **options):
+def bootstrap_distribution(mechanism: Any, data: Reports | Aggregate, *, n_boot: int = DEFAULT_REPLICATES,
+                           rng: SeedLike = None, estimate: DistributionEstimate | None = None,
+                           scheme: str = "undersmoothed", **options: Any) -> DistributionEstimate:
     r"""The mechanism's distribution estimate with ``n_boot`` parametric bootstrap replicates attached.
 
     Parameters
@@ -278,7 +290,9 @@ def bootstrap_distribution(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=No
     return est._with_replicates(reps)
 
 
-def bootstrap_ranges(mechanism, data, *, n_boot=DEFAULT_REPLICATES, rng=None, estimate=None, **options):
+def bootstrap_ranges(mechanism: Any, data: Reports | Aggregate, *, n_boot: int = DEFAULT_REPLICATES,
+                     rng: SeedLike = None, estimate: RangeEstimate | None = None,
+                     **options: Any) -> RangeEstimate:
     """The hierarchical histogram's :class:`~ldpnum.ranges.RangeEstimate` with ``n_boot`` bootstrap replicates.
 
     A parametric bootstrap by simulation: each replicate draws the same number of people from the leaf

@@ -24,10 +24,13 @@ is 1), given unbiased node estimates :math:`\tilde x_v` with variances :math:`\s
     ``active_set``); see :func:`nonnegative`.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_scalar
 
@@ -58,36 +61,41 @@ class TreeShape:
     branching: int
 
     @property
-    def n_levels(self):
+    def n_levels(self) -> int:
+        """Height ``L``: levels ``1..L`` below the root."""
         return _height(self.n_leaves, self.branching)
 
     @property
-    def node_sizes(self):
+    def node_sizes(self) -> tuple[int, ...]:
+        """Leaves per node at each level ``0..L`` (``B**(L-l)``)."""
         L = self.n_levels
         return tuple(self.branching ** (L - l) for l in range(L + 1))
 
     @property
-    def counts(self):
+    def counts(self) -> tuple[int, ...]:
+        """Nodes per level ``0..L``."""
         return tuple(-(-self.n_leaves // s) for s in self.node_sizes)
 
     @property
-    def starts(self):
+    def starts(self) -> tuple[int, ...]:
+        """Offset of each level in the level-by-level node array, plus the total at the end."""
         return tuple(int(v) for v in np.concatenate(([0], np.cumsum(self.counts))))
 
     @property
-    def n_nodes(self):
+    def n_nodes(self) -> int:
         """Total number of nodes, the root included."""
         return self.starts[-1]
 
-    def starts_array(self):
+    def starts_array(self) -> NDArray[np.int64]:
+        """The level offsets :attr:`starts` as an int64 array."""
         return np.array(self.starts, dtype=np.int64)
 
-    def split(self, flat):
+    def split(self, flat: NDArray[Any]) -> tuple[NDArray[Any], ...]:
         """Split a level-by-level node array into one array per level (views)."""
         s = self.starts
         return tuple(flat[s[l]:s[l + 1]] for l in range(self.n_levels + 1))
 
-    def parent_index(self, level):
+    def parent_index(self, level: int) -> NDArray[np.int64]:
         """Index (within level ``level - 1``) of the parent of every node of ``level``."""
         return np.arange(self.counts[level]) // self.branching
 
@@ -100,21 +108,21 @@ def _height(n_leaves, branching):
     return L
 
 
-def tree_shape(n_leaves, branching):
+def tree_shape(n_leaves: int, branching: int) -> TreeShape:
     """The :class:`TreeShape` of ``n_leaves`` leaves and branching factor ``branching`` (validated ints)."""
     return TreeShape(int(n_leaves), int(branching))
 
 
-def tree_from_leaves(shape, leaves):
+def tree_from_leaves(shape: TreeShape, leaves: ArrayLike) -> tuple[NDArray[np.float64], ...]:
     """The consistent tree (tuple of level arrays) whose leaves are ``leaves``: every node the sum of its
     leaves, summed bottom-up."""
-    levels = [np.asarray(leaves, dtype=np.float64)]
+    levels: list[NDArray[Any]] = [np.asarray(leaves, dtype=np.float64)]
     for l in range(shape.n_levels, 0, -1):
         levels.append(np.bincount(shape.parent_index(l), levels[-1], minlength=shape.counts[l - 1]))
     return tuple(levels[::-1])
 
 
-def is_consistent(shape, levels, *, atol=1e-12):
+def is_consistent(shape: TreeShape, levels: Sequence[NDArray[Any]], *, atol: float = 1e-12) -> bool:
     """Whether every internal node equals the sum of its children within ``atol``."""
     for l in range(shape.n_levels, 0, -1):
         sums = np.bincount(shape.parent_index(l), levels[l], minlength=shape.counts[l - 1])
@@ -135,7 +143,8 @@ def _flatten(shape, estimates, variances):
     return np.ascontiguousarray(obs), np.ascontiguousarray(var)
 
 
-def least_squares(shape, estimates, variances, *, root=1.0):
+def least_squares(shape: TreeShape, estimates: Sequence[ArrayLike], variances: Sequence[ArrayLike], *,
+                  root: float = 1.0) -> tuple[NDArray[np.float64], ...]:
     r"""The least-squares consistent tree: Hay et al.'s constrained inference with per-node variances.
 
     Parameters
@@ -191,8 +200,11 @@ POLISH_EVERY = 10
 KKT_TOL = 1e-9
 
 
-def nonnegative(shape, estimates, variances, *, root=1.0, rho=None, max_iter=ADMM_MAX_ITER,
-                polish_every=POLISH_EVERY, eps_abs=ADMM_EPS_ABS, eps_rel=ADMM_EPS_REL, kkt_tol=KKT_TOL):
+def nonnegative(shape: TreeShape, estimates: Sequence[ArrayLike], variances: Sequence[ArrayLike], *,
+                root: float = 1.0, rho: float | None = None, max_iter: int = ADMM_MAX_ITER,
+                polish_every: int = POLISH_EVERY, eps_abs: float = ADMM_EPS_ABS,
+                eps_rel: float = ADMM_EPS_REL,
+                kkt_tol: float = KKT_TOL) -> NonnegativeResult:
     r"""The non-negative consistent tree closest to the estimates (weighted HH-ADMM).
 
     Solves :math:`\min \sum_v (\hat x_v - \tilde x_v)^2/\sigma_v^2` subject to parent = sum of children,
@@ -263,7 +275,7 @@ def _rooted(shape, leaves, root):
 
 # -- range queries -----------------------------------------------------------------------------------------
 
-def decompose(shape, a, b):
+def decompose(shape: TreeShape, a: ArrayLike, b: ArrayLike) -> list[Any]:
     """The minimal set of nodes covering leaves ``[a, b)``, level by level.
 
     Returns a list over levels ``0..L`` of ``(starts, stops)`` arrays: at level ``l`` the nodes
@@ -277,7 +289,7 @@ def decompose(shape, a, b):
     B = shape.branching
     a = np.array(a, dtype=np.int64, copy=True)
     b = np.array(b, dtype=np.int64, copy=True)
-    runs = [None] * (shape.n_levels + 1)
+    runs: list[Any] = [None] * (shape.n_levels + 1)
     for l in range(shape.n_levels, 0, -1):
         k = shape.counts[l]
         live = a < b
@@ -294,7 +306,8 @@ def decompose(shape, a, b):
     return runs
 
 
-def range_sums(shape, levels, a, b):
+def range_sums(shape: TreeShape, levels: Sequence[NDArray[Any]], a: ArrayLike,
+               b: ArrayLike) -> NDArray[np.float64]:
     """Sum of the estimates of the minimal node cover of leaves ``[a, b)`` (vectorised)."""
     total = np.zeros(np.broadcast(np.asarray(a), np.asarray(b)).shape)
     runs = decompose(shape, a, b)
@@ -304,14 +317,14 @@ def range_sums(shape, levels, a, b):
     return total
 
 
-def snap(t, n):
+def snap(t: ArrayLike, n: float) -> NDArray[np.float64]:
     """Positions in leaf units, clipped to ``[0, n]``, snapped to an integer within ``1e-9``."""
     t = np.clip(t, 0.0, float(n))
     r = np.rint(t)
     return np.where(np.abs(t - r) <= 1e-9, r, t)
 
 
-def check_tree(n_leaves, branching):
+def check_tree(n_leaves: int, branching: int) -> TreeShape:
     """Validate ``n_leaves`` (2..2**16) and ``branching`` (2..n_leaves) and return the shape."""
     n_leaves = check_scalar(n_leaves, "n_leaves", int, low=2, high=MAX_LEAVES)
     branching = check_scalar(branching, "branching", int, low=2, high=n_leaves)

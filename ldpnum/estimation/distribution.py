@@ -8,17 +8,25 @@ Z. Li, B. Škorić, N. Li, "Locally Differentially Private Frequency Estimation 
 (Norm-Sub).
 """
 
+from __future__ import annotations
+
 import math
 import numbers
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .._results import DistributionEstimate
 from .._validation import check_choice
 from .em import (DEFAULT_MAX_ITER, ems_heldout, expectation_maximization, point_transition_from_plan,
                  window_transition_from_plan)
 from .postprocess import norm_sub
+
+if TYPE_CHECKING:
+    from ..aggregate import Aggregate
+    from .em import WindowTransition
 
 __all__ = ["DEFAULT_METHOD", "default_n_bins", "estimate_window_distribution", "METHODS", "input_grid",
            "point_mass_cells", "warn_point_masses"]
@@ -29,7 +37,7 @@ DEFAULT_METHOD = "ems-cv"
 MIN_BINS, MAX_BINS = 32, 1024
 
 
-def default_n_bins(n_reports):
+def default_n_bins(n_reports: int) -> int:
     """Default number of input buckets: the power of two nearest ``2.4·sqrt(n)``, within [32, 1024].
 
     Tuned for the default estimator (``"ems-cv"``: EMS whose smoothing strength is chosen from the data).
@@ -75,7 +83,7 @@ def _check_bins(n_bins, n_reports):
     return int(n_bins)
 
 
-def window_counts(plan, agg):
+def window_counts(plan: Any, agg: Aggregate) -> NDArray[Any]:
     """The counts of the output cells the window plan describes: the first ``plan.n_cells`` codes.
 
     For Square Wave, General Wave and Piecewise these are all the counts. Hybrid's reports are Piecewise's
@@ -90,7 +98,8 @@ def window_counts(plan, agg):
 POINT_MASS_ALPHA = 0.01
 
 
-def point_mass_cells(masses, sd, *, alpha=POINT_MASS_ALPHA):
+def point_mass_cells(masses: ArrayLike, sd: ArrayLike, *,
+                     alpha: float = POINT_MASS_ALPHA) -> NDArray[np.intp]:
     r"""Cells whose estimated mass is a point mass: far above what their neighbours' interpolation allows.
 
     For cell ``i`` with estimate :math:`m_i` and neighbours' mean :math:`\bar m_i` (one neighbour at the
@@ -139,7 +148,8 @@ def point_mass_cells(masses, sd, *, alpha=POINT_MASS_ALPHA):
     return np.flatnonzero(flag)
 
 
-def warn_point_masses(cells, masses, edges, where, stacklevel=3):
+def warn_point_masses(cells: NDArray[Any], masses: NDArray[Any], edges: NDArray[Any], where: str,
+                      stacklevel: int = 3) -> None:
     """Warn (:class:`~ldpnum.exceptions.PointMassWarning`) about the point-mass ``cells`` of a continuous-mode
     estimate (``masses`` per cell, ``edges`` the cells' edges), naming how many there are and the first."""
     from ..exceptions import PointMassWarning
@@ -184,7 +194,8 @@ def _fisher_sd(counts, transition, x):
     return 1.0 / np.sqrt(np.maximum(info, np.finfo(float).tiny))
 
 
-def input_grid(mechanism, n_bins, n_reports):
+def input_grid(mechanism: Any, n_bins: int | None, n_reports: int) -> tuple[WindowTransition,
+               NDArray[np.float64], bool]:
     """``(transition, bin_edges, discrete)``: the EM inputs of a window mechanism.
 
     Equal buckets of the bounds (``n_bins``, default :func:`default_n_bins`), or, for a ``discrete=True``
@@ -202,8 +213,9 @@ def input_grid(mechanism, n_bins, n_reports):
     return point_transition_from_plan(mechanism.plan, n_points), np.arange(n_points + 1) + (low - 0.5), True
 
 
-def estimate_window_distribution(mechanism, agg, *, n_bins=None, method=DEFAULT_METHOD, max_iter=None,
-                                 tol=None):
+def estimate_window_distribution(mechanism: Any, agg: Aggregate, *, n_bins: int | None = None,
+                                 method: str = DEFAULT_METHOD, max_iter: int | None = None,
+                                 tol: float | None = None) -> DistributionEstimate:
     """Reconstruct the distribution of the values behind an aggregate of window-randomizer reports.
 
     The transition between ``n_bins`` equal input buckets (for a ``discrete=True`` mechanism: the integers of
@@ -226,7 +238,7 @@ def estimate_window_distribution(mechanism, agg, *, n_bins=None, method=DEFAULT_
                          "branch (Hybrid's Duchi reports, ±C, carry the mean but not the distribution; at "
                          "ε ≤ 0.61 Hybrid sends only those): use estimate_mean, or Piecewise/Square Wave")
     transition, edges, discrete = input_grid(mechanism, n_bins, n)
-    common = dict(spec=agg.spec, n_reports=n, discrete=discrete)
+    common: dict[str, Any] = dict(spec=agg.spec, n_reports=n, discrete=discrete)
     if method == "norm-sub":
         freq = counts / n
         x, *_ = np.linalg.lstsq(transition.dense(), freq, rcond=None)

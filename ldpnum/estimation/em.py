@@ -50,12 +50,16 @@ Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li, B. Škorić, "Estimating Numerica
 Differential Privacy", SIGMOD 2020 (Square Wave, General Wave, EM Algorithm 1, EMS smoothing).
 """
 
+from __future__ import annotations
+
 import math
 import numbers
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .._kernels import server_em
 from .._validation import _KIND_NAMES, check_choice, check_scalar
@@ -135,19 +139,20 @@ class WindowTransition:
         # the kernel checks the band (indptr monotone, s_index in range) before every call
 
     @property
-    def n_positions(self):
+    def n_positions(self) -> int:
         """Number of window starts, ``n_cells - m + 1``."""
         return self.n_cells - self.m + 1
 
     @property
-    def is_box(self):
+    def is_box(self) -> bool:
+        """Whether the window is a box (uniform inside), not a shaped window."""
         return self.delta is None
 
     def _args(self):
         return (self.n_cells, self.m, self.indptr, self.s_index, self.weight, self.p_lo, self.p_hi,
                 _EMPTY if self.delta is None else self.delta)
 
-    def with_bins(self, n_bins):
+    def with_bins(self, n_bins: int) -> WindowTransition:
         """The same randomizer's transition for ``n_bins`` equal buckets (the band is rebuilt exactly)."""
         n_bins = check_scalar(n_bins, "n_bins", int, low=1)
         if n_bins == self.n_bins:
@@ -158,14 +163,14 @@ class WindowTransition:
         return WindowTransition(n_cells=self.n_cells, m=self.m, p_hi=self.p_hi, p_lo=self.p_lo, n_bins=n_bins,
                                 indptr=indptr, s_index=s_index, weight=weight, delta=self.delta)
 
-    def window_start_matrix(self):
+    def window_start_matrix(self) -> NDArray[np.float64]:
         """Dense ``(n_positions, n_bins)`` matrix ``S[k, i] = P(s = k | bucket i)``."""
         s = np.zeros((self.n_positions, self.n_bins))
         rows = np.repeat(np.arange(self.n_bins), np.diff(self.indptr))
         np.add.at(s, (self.s_index, rows), self.weight)
         return s
 
-    def dense(self):
+    def dense(self) -> NDArray[np.float64]:
         """Full ``(n_cells, n_bins)`` matrix ``M[j, i] = P(cell j | bucket i)`` (tests, small cases)."""
         s = self.window_start_matrix()
         n_pos, m = self.n_positions, self.m
@@ -180,14 +185,14 @@ class WindowTransition:
             out[t:t + n_pos] += self.delta[t] * s
         return out
 
-    def forward(self, x):
+    def forward(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         """``M @ x`` for a vector over the ``n_bins`` buckets, in O(n_bins + n_cells) (box)."""
         x = np.ascontiguousarray(x, dtype=np.float64)
         y = np.empty(self.n_cells)
         server_em.window_forward(*self._args(), x, y)
         return y
 
-    def backward(self, r):
+    def backward(self, r: NDArray[np.float64]) -> NDArray[np.float64]:
         """``M.T @ r`` for a vector over the ``n_cells`` cells, in O(n_bins + n_cells) (box)."""
         r = np.ascontiguousarray(r, dtype=np.float64)
         z = np.empty(self.n_bins)
@@ -218,7 +223,8 @@ def _band(last_start, n_bins):
     return indptr, k, weight
 
 
-def window_transition(n_cells, m, n_bins, *, p_in=None, window=None):
+def window_transition(n_cells: int, m: int, n_bins: int, *, p_in: float | Fraction | None = None,
+                      window: ArrayLike | None = None) -> WindowTransition:
     """Exact :class:`WindowTransition` of the window randomizer for ``n_bins`` equal input buckets.
 
     Parameters
@@ -278,7 +284,7 @@ def _transition(n_cells, m, n_bins, p_hi, p_lo, delta):
                             s_index=s_index, weight=weight, delta=delta)
 
 
-def point_transition_from_plan(plan, n_points):
+def point_transition_from_plan(plan: Any, n_points: int) -> WindowTransition:
     r""":class:`WindowTransition` of a window plan whose inputs are ``n_points`` equally spaced **points**
     ``u_k = k / (n_points - 1)`` of [0, 1] (the integers ``low..high`` of a ``discrete=True`` mechanism),
     instead of equal buckets.
@@ -309,7 +315,7 @@ def point_transition_from_plan(plan, n_points):
                             indptr=indptr, s_index=s_index, weight=weight, delta=base.delta, points=True)
 
 
-def window_transition_from_plan(plan, n_bins):
+def window_transition_from_plan(plan: Any, n_bins: int) -> WindowTransition:
     """:class:`WindowTransition` of a :class:`~ldpnum.plans.WindowPlan` for ``n_bins`` buckets.
 
     ``p_in = t_in / 2**53``; outside cells get ``p_lo = (1 - p_in) / (n_cells - m)``. A box plan
@@ -427,8 +433,9 @@ def _result(x, n_iter, converged, loglik, method, smoothing):
                     smoothing=smoothing)
 
 
-def expectation_maximization(counts, transition, *, method="ems", max_iter=DEFAULT_MAX_ITER, tol=None,
-                             smoothing=None, start=None):
+def expectation_maximization(counts: ArrayLike, transition: WindowTransition, *, method: str = "ems",
+                             max_iter: int = DEFAULT_MAX_ITER, tol: float | None = None,
+                             smoothing: int | None = None, start: ArrayLike | None = None) -> EMResult:
     """Reconstruct the bucket distribution from output-cell counts with EM or EMS.
 
     Parameters
@@ -547,7 +554,8 @@ def _thin(n, seed):
     return first, n - first
 
 
-def ems_heldout(counts, transition, *, levels=None, max_iter=DEFAULT_MAX_ITER, tol=None):
+def ems_heldout(counts: ArrayLike, transition: WindowTransition, *, levels: Sequence[int] | None = None,
+                max_iter: int = DEFAULT_MAX_ITER, tol: float | None = None) -> EMResult:
     """EMS with its smoothing strength chosen by held-out likelihood on a thinning of the counts.
 
     EMS smooths once per iteration; how much smoothing the fixed point needs depends on the noise (n, ε)
@@ -633,7 +641,7 @@ def ems_heldout(counts, transition, *, levels=None, max_iter=DEFAULT_MAX_ITER, t
     best_k, best_log, x, total_iter = levels[0], None, None, 0
     if a.sum() > 0 and scored.any():
         held = b[scored]
-        grids = {}
+        grids: dict[int, Any] = {}
         for k in levels:
             d_k, passes = (t.n_bins, k) if t.points else _level_grid(k, t.n_bins)
             t_k = grids.setdefault(d_k, t.with_bins(d_k))

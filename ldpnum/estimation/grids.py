@@ -15,9 +15,12 @@ J. Yang, T. Wang, N. Li, X. Cheng, S. Su, "Answering Multi-Dimensional Range Que
 Differential Privacy", PVLDB 14(3), 2020.
 """
 
-from typing import NamedTuple
+from __future__ import annotations
+
+from typing import NamedTuple, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import tables as _tables
 from .joint import fit_copula_correlation, response_matrix, shrink_to_independence, toward_independence
@@ -30,7 +33,8 @@ __all__ = ["HDG_CONSISTENCY", "GridEstimates", "consistency_step", "estimate_gri
 HDG_CONSISTENCY = ("hdg", "paper", "norm-sub", "none")
 
 
-def grid_tables(ests, grids, d, g1, g2):
+def grid_tables(ests: Sequence[NDArray[np.float64]], grids: Sequence[tuple[int, ...]], d: int, g1: int,
+                g2: int) -> tuple[list[NDArray[np.float64]], list[tuple[int, ...]]]:
     """HDG's grids as tables of :mod:`ldpnum.estimation.tables`: ``(tables, sets)``. A 2-D grid of
     attributes ``(a, b)`` is a ``(g2, g2)`` table over the labels ``(a, b)`` (their coarse intervals); the
     1-D grid of ``t`` is a ``(g2, g1/g2)`` table over ``(t, d + t)`` (``t``'s coarse intervals and the fine
@@ -41,7 +45,8 @@ def grid_tables(ests, grids, d, g1, g2):
     return tables, sets
 
 
-def consistency_step(ests, grids, d, g1, g2, variances=None):
+def consistency_step(ests: Sequence[NDArray[np.float64]], grids: Sequence[tuple[int, ...]], d: int, g1: int,
+                     g2: int, variances: Sequence[float] | None = None) -> None:
     r"""One pass of the consistency over every attribute (in place); grids are lists of arrays (1-D grids
     of length ``g1``, 2-D grids of shape ``(g2, g2)``).
 
@@ -58,12 +63,16 @@ def consistency_step(ests, grids, d, g1, g2, variances=None):
             e[...] = t.reshape(np.shape(e))
 
 
-def max_inconsistency(ests, grids, d, g1, g2):
+def max_inconsistency(ests: Sequence[NDArray[np.float64]], grids: Sequence[tuple[int, ...]], d: int, g1: int,
+                      g2: int) -> float:
     """Largest difference between two grids' masses of one coarse interval of one attribute."""
     return _tables.max_inconsistency(*grid_tables(ests, grids, d, g1, g2))
 
 
-def make_consistent(raw, grids, d, g1, g2, *, variances=None, tol=1e-12, max_iter=1000):
+def make_consistent(raw: Sequence[NDArray[np.float64]], grids: Sequence[tuple[int, ...]], d: int, g1: int,
+                    g2: int, *,
+                    variances: Sequence[float] | None = None, tol: float = 1e-12,
+                    max_iter: int = 1000) -> tuple[list[NDArray[np.float64]], int, bool]:
     """Non-negativity and consistency alternated until no cell is below ``-tol`` after a consistency pass,
     then negatives clipped and Norm-Sub last (see :mod:`ldpnum.multi.hdg`;
     :func:`ldpnum.estimation.tables.make_consistent` over :func:`grid_tables`).
@@ -82,7 +91,9 @@ def make_consistent(raw, grids, d, g1, g2, *, variances=None, tol=1e-12, max_ite
     return [t.reshape(np.shape(r)) for t, r in zip(out, raw)], n_iter, converged
 
 
-def shrink_pairs(raw, grids, cell_variances):
+def shrink_pairs(raw: Sequence[NDArray[np.float64]], grids: Sequence[tuple[int, ...]],
+                 cell_variances: Sequence[ArrayLike]) -> tuple[tuple[NDArray[np.float64], ...], tuple[float,
+                 ...]]:
     """Every 2-D grid of ``raw`` shrunk by :func:`~ldpnum.estimation.joint.shrink_to_independence` with its
     cells' variances; returns the grids (the 1-D grids as they were) and the weights (one per pair)."""
     out, weights = list(raw), []
@@ -104,8 +115,10 @@ class GridEstimates(NamedTuple):
     copula_correlations: tuple   # each pair's fitted copula correlation (empty unless within_cell="copula")
 
 
-def estimate_grids(raw, grids, d, g1, g2, *, variances, cell_variances, consistency="hdg", shrink=True,
-                   within_cell="copula"):
+def estimate_grids(raw: Sequence[NDArray[np.float64]], grids: Sequence[tuple[int, ...]], d: int, g1: int,
+                   g2: int, *, variances: Sequence[float], cell_variances: Sequence[ArrayLike],
+                   consistency: str = "hdg", shrink: bool = True,
+                   within_cell: str = "copula") -> GridEstimates:
     """HDG's post-processing of its raw (unbiased) grids, as :meth:`ldpnum.HDG.estimate_ranges` describes.
 
     Parameters

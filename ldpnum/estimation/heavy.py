@@ -50,9 +50,13 @@ T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for
 USENIX Security 2017.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
+from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["prefix_hash", "prefix_supports", "extend_candidates", "top_indices", "PrefixLevels",
            "estimate_prefix_levels", "support_estimates", "holdout_split"]
@@ -64,7 +68,8 @@ _MIX1 = np.uint64(0xFF51AFD7ED558CCD)
 _MIX2 = np.uint64(0xC4CEB9FE1A85EC53)
 
 
-def prefix_hash(prefixes, hash_a, hash_b, g):
+def prefix_hash(prefixes: NDArray[np.uint64], hash_a: ArrayLike, hash_b: ArrayLike,
+                g: int) -> NDArray[np.int64]:
     """``hash_h(p)`` for every prefix ``p`` (rows) and every function ``h`` of the family (columns).
 
     The kernel's hash, ``floor(mix64(a_h p + b_h) g / 2**64)``, in NumPy uint64 arithmetic (which wraps modulo
@@ -88,7 +93,9 @@ def prefix_hash(prefixes, hash_a, hash_b, g):
     return hi.astype(np.int64)
 
 
-def prefix_supports(counts_j, prefixes, hash_a, hash_b, g):
+def prefix_supports(counts_j: NDArray[Any], prefixes: NDArray[np.uint64], hash_a: NDArray[Any],
+                    hash_b: NDArray[Any],
+                    g: int) -> NDArray[Any]:
     """``I_j(p) = Σ_h counts_j[h, hash_h(p)]`` for every candidate prefix ``p`` (float64).
 
     Computed by the Cython kernel :func:`ldpnum._kernels.server_prefix.prefix_supports` (the hash in
@@ -119,7 +126,7 @@ def prefix_supports(counts_j, prefixes, hash_a, hash_b, g):
     return out
 
 
-def extend_candidates(kept, extra_bits):
+def extend_candidates(kept: NDArray[np.uint64], extra_bits: int) -> NDArray[np.uint64]:
     """Every extension of the kept prefixes by ``extra_bits`` bits: ``(p << d) | e`` for ``e < 2**d``, in the
     order of ``kept`` then ``e``.
 
@@ -133,7 +140,7 @@ def extend_candidates(kept, extra_bits):
     return ((kept[:, None] << np.uint64(extra_bits)) | ext[None, :]).ravel()
 
 
-def top_indices(values, count, keys):
+def top_indices(values: NDArray[Any], count: int, keys: NDArray[Any]) -> NDArray[np.intp]:
     """Indices of the ``count`` largest ``values``, largest first; ties broken by the smaller ``key``."""
     order = np.lexsort((np.asarray(keys), -np.asarray(values)))
     return order[:count]
@@ -154,7 +161,8 @@ class PrefixLevels:
     holdout: dict | None = None
 
 
-def support_estimates(support, n_j, p_star, q_star):
+def support_estimates(support: NDArray[Any], n_j: float, p_star: float,
+                      q_star: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """``(f̂, se)`` from the support counts of ``n_j`` reports drawn from the population: the oracle's unbiased
     estimate, and the standard error ``sqrt(P(1 - P)/n_j)/(p* - q*)`` with ``P = q* + clip(f̂, 0, 1)(p* - q*)``
     (each report supports the value with probability ``P`` over the draw of the person: the oracle's noise and
@@ -166,7 +174,7 @@ def support_estimates(support, n_j, p_star, q_star):
     return freq, se
 
 
-def holdout_split(n_hashes):
+def holdout_split(n_hashes: int) -> tuple[slice, slice] | None:
     """``(select, estimate)``: the hash indices whose reports select the final items (``h < H/2``) and those
     whose reports estimate their frequencies (``h >= H/2``); None when ``H = 1`` (no split is possible)."""
     if n_hashes < 2:
@@ -175,8 +183,9 @@ def holdout_split(n_hashes):
     return slice(0, half), slice(half, n_hashes)
 
 
-def estimate_prefix_levels(counts, lengths, hash_a, hash_b, g, p_star, q_star, n_candidates, top_k,
-                           admissible=None, holdout=True):
+def estimate_prefix_levels(counts: NDArray[Any], lengths: Sequence[int], hash_a: NDArray[Any],
+                           hash_b: NDArray[Any], g: int, p_star: float, q_star: float, n_candidates: int,
+                           top_k: int, admissible: Any = None, holdout: bool = True) -> PrefixLevels:
     r"""The prefix-extending search over ``counts[j, h, y]`` (see the module docstring).
 
     Group 0 estimates all ``2**lengths[0]`` prefixes; each later group estimates the extensions of the

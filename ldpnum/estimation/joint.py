@@ -28,9 +28,13 @@ Sampled Frequency Table When the Expected Marginal Totals are Known", Annals of 
 11(4), 1940 (iterative proportional fitting).
 """
 
+from __future__ import annotations
+
 import math
+from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_choice, check_scalar
 
@@ -51,7 +55,8 @@ RHO_MAX = 0.99
 MAX_SIDE = 1 << 12
 
 
-def shrink_to_independence(f_ab, var_ab, *, z=SHRINK_Z):
+def shrink_to_independence(f_ab: NDArray[np.float64], var_ab: ArrayLike, *,
+                           z: float = SHRINK_Z) -> tuple[NDArray[np.float64], float]:
     r"""Shrink a 2-D grid's interaction toward 0 (the product of its margins) when the pair looks
     independent: an empirical-Bayes (James–Stein type) weight, fitted to the grid's range queries.
 
@@ -166,7 +171,7 @@ def _independent_part(F):
     return np.outer(F.sum(axis=1), F.sum(axis=0)) / s
 
 
-def toward_independence(grid, w):
+def toward_independence(grid: NDArray[np.float64], w: float) -> NDArray[np.float64]:
     r"""``P + w (grid - P)`` with ``P = r c^\top / s`` the product of the grid's margins over its total: the
     interaction scaled by ``w`` (:func:`shrink_to_independence`), the margins unchanged. A non-negative grid
     stays non-negative (a convex combination of two non-negative tables) and keeps its margins, so that
@@ -187,10 +192,13 @@ def _mid_normal_scores(p):
     return ndtri(np.clip(np.cumsum(p) - p / 2, 1e-12, 1 - 1e-12))
 
 
-def gaussian_copula_table(p_a, p_b, rho):
-    r"""A joint table of cells with margins ``p_a`` (rows) and ``p_b`` (columns) and a Gaussian copula of
-    correlation ``rho``: cell ``(i, j)`` gets :math:`p_{a,i} p_{b,j}\, c(z_i, z_j; ρ)`, normalized to sum 1,
-    where ``z`` is the normal score of the cell's mid-CDF and
+def gaussian_copula_table(p_a: NDArray[np.float64], p_b: NDArray[np.float64],
+                          rho: float) -> NDArray[np.float64]:
+    r"""A joint table with given margins and a Gaussian copula of correlation ``rho``.
+
+    The margins are ``p_a`` (rows) and ``p_b`` (columns): cell ``(i, j)`` gets
+    :math:`p_{a,i} p_{b,j}\, c(z_i, z_j; ρ)`, normalized to sum 1, where ``z`` is the normal score of the
+    cell's mid-CDF and
 
     .. math::
 
@@ -216,8 +224,11 @@ def _fit_resolution(g1, g2, limit=512):
     return g2 * max(d for d in range(1, r + 1) if r % d == 0 and (g2 * d <= limit or d == 1))
 
 
-def fit_copula_correlation(f_a, f_b, f_ab):
-    r"""The Gaussian copula correlation ``ρ`` whose table best matches a 2-D grid: least squares,
+def fit_copula_correlation(f_a: NDArray[np.float64], f_b: NDArray[np.float64],
+                           f_ab: NDArray[np.float64]) -> float:
+    r"""The Gaussian copula correlation ``ρ`` whose table best matches a 2-D grid.
+
+    Least squares,
 
     .. math::
 
@@ -247,7 +258,7 @@ def fit_copula_correlation(f_a, f_b, f_ab):
     return rho if loss(rho) < loss(0.0) else 0.0
 
 
-def interpolation_matrix(g1, g2):
+def interpolation_matrix(g1: int, g2: int) -> NDArray[np.float64]:
     """The ``(g1, g2)`` matrix ``A`` interpolating values at the centres of ``g2`` equal cells of [0, 1]
     linearly to the centres of ``g1`` equal cells (constant beyond the outer centres): row ``k`` has
     weights ``1 - w`` and ``w`` on the two coarse centres around ``(k + 1/2) g2/g1 - 1/2``. Rows sum to 1;
@@ -263,7 +274,9 @@ def interpolation_matrix(g1, g2):
     return A
 
 
-def response_matrix(f_a, f_b, f_ab, *, start="interpolated", rho=None, refine=None, tol=1e-9, max_iter=1000):
+def response_matrix(f_a: NDArray[np.float64], f_b: NDArray[np.float64], f_ab: NDArray[np.float64], *,
+                    start: str = "interpolated", rho: float | None = None, refine: int | None = None,
+                    tol: float = 1e-9, max_iter: int = 1000) -> tuple[NDArray[np.float64], int, bool]:
     """The response matrix of a pair: a table fitted by iterative proportional fitting to the 1-D grid of
     ``a`` (row sums ``f_a``), of ``b`` (column sums ``f_b``) and to the 2-D grid ``f_ab`` (``g2 × g2``
     block sums), until an iteration moves it by less than ``tol`` (L1).
@@ -322,7 +335,8 @@ def response_matrix(f_a, f_b, f_ab, *, start="interpolated", rho=None, refine=No
     return M, n_iter, converged
 
 
-def max_entropy(shape, constraints, *, tol=1e-12, max_iter=10_000):
+def max_entropy(shape: tuple[int, ...], constraints: Sequence[Any], *, tol: float = 1e-12,
+                max_iter: int = 10_000) -> tuple[NDArray[np.float64], int]:
     r"""The maximum-entropy joint table of ``shape`` whose projections match ``constraints`` (pairs ``(axes,
     table)``: sorted axes and their target marginal), by iterative proportional fitting from the uniform
     table (Deming and Stephan's procedure: each pass rescales the table to every target in turn; its limit

@@ -6,9 +6,13 @@ T. Wang, M. Lopuhaä-Zwakenberg, Z. Li, B. Škorić, N. Li, "Locally Differentia
 Estimation with Consistency", NDSS 2020 (consistency: project onto the simplex; Norm-Sub).
 """
 
+from __future__ import annotations
+
 import math
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_choice
 
@@ -20,7 +24,7 @@ POSTPROCESS = ("none", "norm-sub", "simplex", "clip")
 NOISE_FLOOR = 0.1
 
 
-def norm_sub(x, tol=1e-12, max_iter=10_000):
+def norm_sub(x: NDArray[Any], tol: float = 1e-12, max_iter: int = 10_000) -> NDArray[np.float64]:
     """Norm-Sub: make an estimate non-negative and sum to 1 by zeroing negatives and shifting the rest.
 
     Repeats ``x ← max(x - δ, 0)`` with ``δ`` chosen so the positive entries sum to 1, until no entry changes
@@ -42,7 +46,8 @@ def norm_sub(x, tol=1e-12, max_iter=10_000):
     return x / s if s > 0 else np.full(x.size, 1.0 / x.size)
 
 
-def noise_weighted_norm_sub(x, sigma, *, floor=NOISE_FLOOR):
+def noise_weighted_norm_sub(x: ArrayLike, sigma: ArrayLike, *,
+                            floor: float = NOISE_FLOOR) -> NDArray[np.float64]:
     r"""Norm-Sub with the excess taken where noise is likely: a non-negative estimate summing to 1 from
     ``x``, an unbiased estimate whose cells have noise of standard deviation ``sigma`` (at frequency 0).
 
@@ -94,7 +99,7 @@ def noise_weighted_norm_sub(x, sigma, *, floor=NOISE_FLOOR):
     return z / z.sum()
 
 
-def project_simplex(v):
+def project_simplex(v: ArrayLike) -> NDArray[np.float64]:
     """Euclidean projection of ``v`` onto the probability simplex (sort-based, O(k log k))."""
     v = np.asarray(v, dtype=np.float64)
     u = np.sort(v)[::-1]
@@ -103,7 +108,7 @@ def project_simplex(v):
     return np.maximum(v - css[rho] / (rho + 1), 0.0)
 
 
-def postprocess_frequencies(freq, method):
+def postprocess_frequencies(freq: NDArray[np.float64], method: str | None) -> NDArray[np.float64]:
     """Apply a post-processing method (see :data:`POSTPROCESS`) to a vector of estimated frequencies."""
     check_choice(method, "postprocess", POSTPROCESS)
     freq = np.asarray(freq, dtype=np.float64)

@@ -12,8 +12,12 @@ T. Wang, N. Li, S. Jha, "Locally Differentially Private Frequent Itemset Mining"
 and padding-and-sampling).
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from .._checks import normal_quantile
 from .._results import ConfidenceInterval
@@ -70,7 +74,8 @@ def frequency_bounds(pi: object, theta: object, ell: int) -> tuple[NDArray[np.fl
     return end(ascending), end(ascending[::-1])
 
 
-def bounded_interval(pi, pi_se, theta, ell, level):
+def bounded_interval(pi: ArrayLike, pi_se: ArrayLike, theta: object, ell: int,
+                     level: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """``[low(π̂ - zσ̂), high(π̂ + zσ̂)]``: every frequency the sizes allow for a sampling rate in its interval."""
     z = normal_quantile(level)
     pi, pi_se = np.asarray(pi, dtype=np.float64), np.asarray(pi_se, dtype=np.float64)
@@ -79,7 +84,8 @@ def bounded_interval(pi, pi_se, theta, ell, level):
     return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
 
 
-def interval_from_provenance(prov, level, frequencies, standard_errors):
+def interval_from_provenance(prov: Any, level: float, frequencies: NDArray[np.float64],
+                             standard_errors: NDArray[np.float64]) -> ConfidenceInterval:
     """The interval of a set-valued result from the sampling rates its provenance records (one size
     distribution per entry: the items' or the itemsets'); ``f̂ ± zσ̂`` for a result that records none."""
     pis = prov.get("sampling_probabilities")

@@ -50,10 +50,14 @@ them agree (here with equal variances and equal cell counts: both move to the me
 0.0
 """
 
+from __future__ import annotations
+
 import itertools
 import math
+from typing import Any, Callable, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_choice
 from .postprocess import noise_weighted_norm_sub, norm_sub
@@ -65,7 +69,7 @@ __all__ = ["NONNEGATIVE", "alternate_consistency", "consistency_step", "make_con
 NONNEGATIVE = ("norm-sub", "noise-weighted")
 
 
-def project(table, attrs, sub):
+def project(table: NDArray[np.float64], attrs: Sequence[Any], sub: Sequence[Any]) -> NDArray[np.float64]:
     """The projection of ``table`` (axes labelled ``attrs``) onto the labels ``sub`` (a subset, in the
     order of ``attrs``): the sum over the other axes."""
     return table.sum(axis=tuple(i for i, a in enumerate(attrs) if a not in sub))
@@ -78,9 +82,9 @@ def _shift(table, attrs, sub, delta):
     table += (delta / (table.size // delta.size)).reshape(shape)
 
 
-def shared_subsets(sets):
+def shared_subsets(sets: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
     """Every non-empty label set contained in two or more of ``sets``, smallest first (then lexicographic)."""
-    out = set()
+    out: set[tuple[Any, ...]] = set()
     for s, t in itertools.combinations(sets, 2):
         common = tuple(sorted(set(s) & set(t)))
         for r in range(1, len(common) + 1):
@@ -88,7 +92,8 @@ def shared_subsets(sets):
     return sorted(out, key=lambda a: (len(a), a))
 
 
-def consistency_step(tables, sets, variances=None):
+def consistency_step(tables: Sequence[NDArray[np.float64]], sets: Sequence[Sequence[Any]],
+                     variances: Sequence[float] | None = None) -> None:
     """One pass of the consistency step over every shared label set (in place; see the module docstring).
 
     Parameters
@@ -113,7 +118,7 @@ def consistency_step(tables, sets, variances=None):
             _shift(tables[i], sets[i], sub, target - T)
 
 
-def max_inconsistency(tables, sets):
+def max_inconsistency(tables: Sequence[NDArray[np.float64]], sets: Sequence[Sequence[Any]]) -> float:
     """Largest difference between two tables' projections onto a label set they share (0 when none)."""
     worst = 0.0
     for sub in shared_subsets(sets):
@@ -122,7 +127,15 @@ def max_inconsistency(tables, sets):
     return worst
 
 
-def alternate_consistency(raw, step, *, tol=1e-12, max_iter=1000, nonneg=None):
+def _norm_sub_table(i: int, x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Norm-Sub of one flattened table (the default non-negativity step; ``i`` is the table's index)."""
+    return norm_sub(x)
+
+
+def alternate_consistency(raw: Sequence[ArrayLike], step: Callable[[list[NDArray[np.float64]]], None], *,
+                          tol: float = 1e-12, max_iter: int = 1000,
+                          nonneg: Callable[[int, NDArray[np.float64]], NDArray[np.float64]] | None = None
+                          ) -> tuple[list[NDArray[np.float64]], int, bool]:
     """A non-negativity step on every table (``nonneg(i, flat_table)``, default Norm-Sub), then
     ``step(tables)`` (a consistency pass, in place), repeated until no cell is below ``-tol`` after a pass;
     then Norm-Sub last.
@@ -130,7 +143,7 @@ def alternate_consistency(raw, step, *, tol=1e-12, max_iter=1000, nonneg=None):
     Returns ``(tables, n_iter, converged)``: new float64 arrays of the shapes of ``raw``.
     """
     if nonneg is None:
-        nonneg = lambda i, x: norm_sub(x)
+        nonneg = _norm_sub_table
     ests = [np.array(r, dtype=np.float64, copy=True) for r in raw]
     converged = False
     n_iter = 0
@@ -146,7 +159,9 @@ def alternate_consistency(raw, step, *, tol=1e-12, max_iter=1000, nonneg=None):
     return ests, n_iter, converged
 
 
-def make_consistent(raw, sets, variances=None, *, nonnegative="norm-sub", tol=1e-12, max_iter=1000):
+def make_consistent(raw: Sequence[ArrayLike], sets: Sequence[Sequence[Any]],
+                    variances: Sequence[float] | None = None, *, nonnegative: str = "norm-sub",
+                    tol: float = 1e-12, max_iter: int = 1000) -> tuple[list[NDArray[np.float64]], int, bool]:
     """Non-negative, consistent tables from unbiased ones: a non-negativity step and
     :func:`consistency_step` alternated until no cell is below ``-tol`` after a consistency pass, then
     Norm-Sub last.
@@ -177,6 +192,8 @@ def make_consistent(raw, sets, variances=None, *, nonnegative="norm-sub", tol=1e
         if variances is None:
             raise ValueError("make_consistent: nonnegative='noise-weighted' needs the tables' variances")
         sigmas = [math.sqrt(v) for v in variances]
-        nonneg = lambda i, x: noise_weighted_norm_sub(x, sigmas[i])
+
+        def nonneg(i: int, x: NDArray[np.float64]) -> NDArray[np.float64]:
+            return noise_weighted_norm_sub(x, sigmas[i])
     return alternate_consistency(raw, lambda tables: consistency_step(tables, sets, variances), tol=tol,
                                  max_iter=max_iter, nonneg=nonneg)

@@ -81,7 +81,7 @@ class FrequencyOracle(Mechanism):
 
     # -- the pure-protocol estimator ---------------------------------------------------------------
     @property
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[float, float]:
         """``(p*, q*)``: probability that a report supports the person's own / another given category."""
         raise NotImplementedError
 
@@ -104,7 +104,7 @@ class FrequencyOracle(Mechanism):
         return float(out) if out.ndim == 0 else out
 
     @property
-    def worst_case_variance(self):
+    def worst_case_variance(self) -> float:
         """Largest per-report variance over true frequencies in [0, 1]."""
         return max(self.variance(0.0), self.variance(1.0))
 
@@ -133,6 +133,6 @@ class FrequencyOracle(Mechanism):
         return estimate_frequencies(self._support_counts(agg), agg.n_reports, p, q, postprocess=postprocess,
                                     epsilon=self._epsilon, spec=agg.spec)
 
-    def empty_aggregate(self):
+    def empty_aggregate(self) -> Aggregate:
         return Aggregate.empty(self.spec)
 

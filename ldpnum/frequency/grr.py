@@ -78,11 +78,13 @@ class GRR(FrequencyOracle):
         self._plan = GRRPlan(self._k, *grr_keep_cells(self._epsilon, self._k))
 
     @property
-    def n_cells(self):
+    def n_cells(self) -> int:
+        """Size of the output alphabet: the ``k`` categories."""
         return self._k
 
     @property
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[float, float]:
+        """``(p*, q*)``: probability of reporting the person's own / another given category."""
         p = self._plan.keep_count() / TWO64
         return p, (1.0 - p) / (self._k - 1)
 

@@ -32,7 +32,10 @@ Little Communication", AISTATS 2019 (arXiv 2018). "Local Differential Privacy (P
 work of T. Wang, N. Li and S. Jha (Hadamard response among the frequency oracles).
 """
 
+from __future__ import annotations
+
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -40,6 +43,9 @@ from .._kernels import client_hashing as kernels
 from .._kernels._jit import launch
 from ..plans import TWO53, binary_plan
 from ._base import FrequencyOracle
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 __all__ = ["HadamardResponse", "HadamardPlan", "hadamard_support_counts"]
 
@@ -60,7 +66,8 @@ class HadamardPlan:
         self.t_keep = t_keep
 
     @property
-    def K(self):
+    def K(self) -> int:
+        """Order ``K = 2**log2_k`` of the Hadamard matrix (the smallest power of two above ``k``)."""
         return 1 << self.log2_k
 
     def __eq__(self, other):
@@ -70,11 +77,11 @@ class HadamardPlan:
     def __repr__(self):
         return f"HadamardPlan(k={self.k}, K={self.K}, t_keep={self.t_keep})"
 
-    def supports(self, v, y):
+    def supports(self, v: int, y: int) -> bool:
         """Whether index ``y`` lies in ``C_v`` (``H[v + 1, y] = +1``)."""
         return _parity((v + 1) & y) == 0
 
-    def exact_probabilities(self, v):
+    def exact_probabilities(self, v: int) -> dict[int, Fraction]:
         """``{y: Fraction}`` for true category ``v`` (``-1``: an unknown value, reported uniformly)."""
         K = self.K
         if v < 0:
@@ -83,17 +90,17 @@ class HadamardPlan:
         inside, outside = keep * Fraction(2, K), (1 - keep) * Fraction(2, K)
         return {y: inside if self.supports(v, y) else outside for y in range(K)}
 
-    def extreme_ratio(self):
+    def extreme_ratio(self) -> Fraction:
         """Exact largest ratio over all pairs of categories and outputs: ``t_keep / (2**53 - t_keep)``
         (every category's set and its complement each hold K/2 indices, and any two categories differ)."""
         return Fraction(self.t_keep, TWO53 - self.t_keep)
 
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[Fraction, Fraction]:
         """``(p*, q*)`` as Fractions: ``(t_keep / 2**53, 1/2)``."""
         return Fraction(self.t_keep, TWO53), Fraction(1, 2)
 
 
-def hadamard_support_counts(histogram, k):
+def hadamard_support_counts(histogram: NDArray[np.int64], k: int) -> NDArray[np.int64]:
     """``I_v = #{reports with y ∈ C_v}`` for ``v < k`` from the histogram of report indices (length K)."""
     from .._kernels.server_hashing import walsh_hadamard
 
@@ -149,12 +156,13 @@ class HadamardResponse(FrequencyOracle):
         self._plan = HadamardPlan(self._k, self._log2_k, self._t_keep)
 
     @property
-    def n_cells(self):
+    def n_cells(self) -> int:
         """``K``: reports are indices ``0..K-1``."""
         return 1 << self._log2_k
 
     @property
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[float, float]:
+        """``(p*, q*)``: probability that a report supports the person's own / another given category."""
         p, q = self._plan.support_probabilities()
         return float(p), float(q)
 

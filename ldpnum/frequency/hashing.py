@@ -55,8 +55,11 @@ Efficient Private Local Randomizers", ICML 2021 (pairwise-independent affine has
 field).
 """
 
+from __future__ import annotations
+
 import math
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -69,6 +72,10 @@ from .._kernels import client_hashing as kernels
 from .._kernels._jit import launch
 from ..plans import TWO64, GRRPlan, grr_keep_cells
 from ._base import FrequencyOracle
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+    from ..spec import Spec
 
 __all__ = ["BLH", "OLH", "LocalHashPlan", "check_local_hash_codes", "decode_reports", "olh_g", "hash_class_sizes",
            "support_probabilities_exact", "local_hash_support_counts", "FIELD_BITS", "G_MAX"]
@@ -83,7 +90,7 @@ Y_MASK = np.uint64(G_MAX - 1)
 HASH_FAMILY = "affine-gf2^24-range/v1"
 
 
-def olh_g(epsilon):
+def olh_g(epsilon: float) -> int:
     """OLH's hash range ``round(e^ε) + 1``, capped at ``G_MAX``."""
     return min(round(math.exp(epsilon)) + 1, G_MAX)
 
@@ -96,13 +103,13 @@ def _check_g(g):
     return int(g)
 
 
-def hash_class_sizes(g, field_bits=FIELD_BITS):
+def hash_class_sizes(g: int, field_bits: int = FIELD_BITS) -> list[int]:
     """How many of the ``2**field_bits`` field elements range reduction maps to each hashed value."""
     n = 1 << field_bits
     return [-((-(u + 1) * n) // g) + ((-u * n) // g) for u in range(g)]
 
 
-def support_probabilities_exact(grr, field_bits=FIELD_BITS):
+def support_probabilities_exact(grr: GRRPlan, field_bits: int = FIELD_BITS) -> tuple[Fraction, Fraction]:
     """``(p*, q*)`` of local hashing with the GRR plan ``grr`` over ``[0, g)``, exactly (Fractions).
 
     ``p* = P[y = h(v) | v]``, GRR's keep probability (a lie is never ``h(v)``). For ``v' != v``, ``(z, z')``
@@ -162,31 +169,31 @@ class LocalHashPlan:
         return f"LocalHashPlan(k={self.k}, g={self.g}, a_keep={self.a_keep}, shift={self.shift})"
 
     @property
-    def grr(self):
+    def grr(self) -> GRRPlan:
         """GRR's plan over the hashed values ``[0, g)``."""
         return self._grr
 
-    def exact_probabilities(self, h):
+    def exact_probabilities(self, h: int) -> dict[int, Fraction]:
         """``{y: Fraction}`` for a fixed seed under which the person's value hashes to ``h`` (``-1``: an
         unknown value, reported uniformly). The seed's own probability does not depend on the value."""
         return self._grr.exact_probabilities(h)
 
-    def extreme_ratio(self):
+    def extreme_ratio(self) -> Fraction:
         """Exact largest ratio over pairs of values and outputs, for any seed (GRR's over ``g``)."""
         return self._grr.extreme_ratio()
 
-    def class_sizes(self):
+    def class_sizes(self) -> list[int]:
         """Field elements per hashed value (see :func:`hash_class_sizes`)."""
         return hash_class_sizes(self.g, self.field_bits)
 
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[Fraction, Fraction]:
         """``(p*, q*)`` as Fractions (see :func:`support_probabilities_exact`)."""
         if self._support is None:
             self._support = support_probabilities_exact(self._grr, self.field_bits)
         return self._support
 
 
-def check_local_hash_codes(codes, spec):
+def check_local_hash_codes(codes: NDArray[Any], spec: Spec) -> NDArray[np.uint64]:
     """Validate BLH / OLH report codes: one ``uint64`` per person, ``a << 40 | b << 16 | y`` with ``y < g``.
 
     Registered with :func:`ldpnum.aggregate.register_code_check`, so every :class:`~ldpnum.Reports` path (the
@@ -206,7 +213,7 @@ def check_local_hash_codes(codes, spec):
     return codes
 
 
-def decode_reports(reports):
+def decode_reports(reports: Reports) -> tuple[NDArray[np.uint64], NDArray[np.uint64], NDArray[np.uint64]]:
     """The fields of every BLH / OLH report: ``(a, b, y)`` as uint64 arrays (``h(v) = ((a ⊗ v) ⊕ b) g >> 24``)."""
     c = reports.codes
     return c >> np.uint64(40), (c >> np.uint64(Y_BITS)) & np.uint64((1 << FIELD_BITS) - 1), c & Y_MASK
@@ -215,7 +222,7 @@ def decode_reports(reports):
 _PARALLEL_MIN_WORK = 1 << 22  # report × category evaluations below which one thread is used
 
 
-def local_hash_support_counts(codes, k, g):
+def local_hash_support_counts(codes: NDArray[np.uint64], k: int, g: int) -> NDArray[np.int64]:
     """Support counts ``I_v = #{reports with h_{a,b}(v) = y}``, ``v < k`` (the Cython kernel, on threads).
 
     Raises ValueError naming the count and first index of reports whose ``y`` is outside ``[0, g)``.
@@ -245,12 +252,12 @@ class _LocalHashing(FrequencyOracle):
         self._plan = LocalHashPlan(self._k, self._g, *grr_keep_cells(self._epsilon, self._g))
 
     @property
-    def g(self):
+    def g(self) -> int:
         """Hash range: hashed values and reports ``y`` lie in ``[0, g)``."""
         return self._g
 
     @property
-    def n_cells(self):
+    def n_cells(self) -> int:
         """Length of the aggregate (``k`` support counts); reports are uint64 codes, not cells."""
         return self._k
 
@@ -261,7 +268,7 @@ class _LocalHashing(FrequencyOracle):
         return f"{type(self).__name__}(epsilon={self._epsilon!r}, k={self._k!r}, g={self._g!r})"
 
     @property
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[float, float]:
         p, q = self._plan.support_probabilities()
         return float(p), float(q)
 
@@ -271,7 +278,7 @@ class _LocalHashing(FrequencyOracle):
     def _run_kernel(self, values, words, out):
         launch(kernels.local_hash_kernel, values, self._g, self._plan.a_keep, self._plan.shift, words, out)
 
-    def aggregate(self, reports):
+    def aggregate(self, reports: Reports) -> Aggregate:
         """Support counts of the reports for every category: a mergeable :class:`~ldpnum.Aggregate` of
         ``k`` counts with ``n_reports`` carried separately (O(n·k) hash evaluations, in Cython)."""
         if not isinstance(reports, Reports):
@@ -280,7 +287,7 @@ class _LocalHashing(FrequencyOracle):
         counts = local_hash_support_counts(reports.codes, self._k, self._g)
         return Aggregate(counts, self.spec, n_reports=len(reports))
 
-    def empty_aggregate(self):
+    def empty_aggregate(self) -> Aggregate:
         return Aggregate.empty(self.spec, per_report_counts=True)
 
 

@@ -74,9 +74,12 @@ T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for
 USENIX Security 2017 (OUE, the pure-protocol estimator and its variance).
 """
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -92,6 +95,11 @@ from .._validation import check_scalar
 from ..plans import TWO53, TWO64, cell_count, exp_lower
 from ._base import FrequencyOracle
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+    from ..spec import Spec
+    from .._typing import SeedLike
+
 __all__ = ["PIRappor", "PIRapporPlan", "check_pirappor_codes", "choose_field", "is_prime", "support_counts"]
 
 P_MAX = 2**30
@@ -104,7 +112,7 @@ _SHIFT = np.uint64(32)
 
 
 # -- primes and exact counts ------------------------------------------------------------------------
-def is_prime(n):
+def is_prime(n: int) -> bool:
     """Deterministic Miller-Rabin for ``n < 3.3e24`` (bases: the first 13 primes)."""
     if n < 2:
         return False
@@ -129,7 +137,7 @@ def is_prime(n):
     return True
 
 
-def next_prime(n):
+def next_prime(n: int) -> int:
     """Smallest prime ``>= n``."""
     n = max(2, int(n))
     while not is_prime(n):
@@ -137,12 +145,12 @@ def next_prime(n):
     return n
 
 
-def uniform_count64(c, m):
+def uniform_count64(c: int, m: int) -> int:
     """How many of the 2**64 words the kernel's uniform choice ``floor(w·m/2**64)`` maps to cell ``c``."""
     return cell_count(c, c + 1, m)
 
 
-def uniform_extremes64(m):
+def uniform_extremes64(m: int) -> tuple[int, int]:
     """Smallest and largest :func:`uniform_count64` over the ``m`` cells."""
     lo = TWO64 // m
     return (lo, lo) if TWO64 % m == 0 else (lo, lo + 1)
@@ -169,14 +177,14 @@ def _alpha0_window(e, tolerance):
     return x_lo, lo
 
 
-def best_a(p, e):
+def best_a(p: int, e: float) -> int:
     """The ``a`` in ``{floor(p/(e+1)), ceil(p/(e+1))}`` ∩ [1, (p-1)/2] with the smaller variance."""
     xs = p / (e + 1)
     cands = {min(max(1, c), (p - 1) // 2) for c in (math.floor(xs), math.ceil(xs))}
     return min(sorted(cands), key=lambda a: _relative_excess(a / p, e))
 
 
-def choose_field(epsilon, k, tolerance=VARIANCE_TOLERANCE):
+def choose_field(epsilon: float, k: int, tolerance: float = VARIANCE_TOLERANCE) -> tuple[int, int]:
     """``(p, a)``: the smallest prime ``p >= k + 1`` with an ``a`` whose α0 = a/p costs at most ``tolerance``
     of relative variance (see the module docstring), and that ``a``."""
     e = float(exp_lower(epsilon))
@@ -198,7 +206,7 @@ def choose_field(epsilon, k, tolerance=VARIANCE_TOLERANCE):
     return best, best_a(best, e)
 
 
-def bernoulli_threshold(epsilon, p, a):
+def bernoulli_threshold(epsilon: float, p: int, a: int) -> int:
     """Largest ``t_b`` over 2**53 with the exact worst ratio ``t_b·C1_max / ((2**53 - t_b)·C0_min)`` ≤ E."""
     e = exp_lower(epsilon)
     c1_max = uniform_extremes64(a)[1]
@@ -218,44 +226,44 @@ class PIRapporPlan:
     words_per_record = 3
 
     @property
-    def barrett(self):
+    def barrett(self) -> int:
         """``floor(2**64 / p)``, the kernel's constant for reducing ``j·φ1`` modulo ``p``."""
         return TWO64 // self.p
 
     @property
-    def alpha0(self):
+    def alpha0(self) -> Fraction:
         """``a / p``: probability that ``bool`` of a uniform field element is 1."""
         return Fraction(self.a, self.p)
 
     @property
-    def alpha1(self):
+    def alpha1(self) -> Fraction:
         """``t_b / 2**53``: probability that a report supports the person's own category (exact)."""
         return Fraction(self.t_b, TWO53)
 
-    def weight(self, t):
+    def weight(self, t: int) -> int:
         """Exact weight (over 2**117) of the target ``t = φ(j)`` for any input ``j``."""
         if t < self.a:
             return self.t_b * uniform_count64(t, self.a)
         return (TWO53 - self.t_b) * uniform_count64(t - self.a, self.p - self.a)
 
-    def weight_values(self):
+    def weight_values(self) -> set[int]:
         """The set of values :meth:`weight` takes (from the extreme counts; each one occurs)."""
         w1 = {self.t_b * c for c in uniform_extremes64(self.a)}
         w0 = {(TWO53 - self.t_b) * c for c in uniform_extremes64(self.p - self.a)}
         return w1 | w0
 
-    def extreme_ratio(self):
+    def extreme_ratio(self) -> Fraction:
         """Exact largest likelihood ratio over all pairs of inputs and all outputs (structural, any ``p``)."""
         w = self.weight_values()
         return Fraction(max(w), min(w))
 
-    def probability(self, phi0, phi1, v):
+    def probability(self, phi0: int, phi1: int, v: int) -> Fraction:
         """Exact probability of the report ``(φ0, φ1)`` for category ``v`` (``-1``: unknown value)."""
         j = v + 1
         t = (phi0 + j * phi1) % self.p
         return Fraction(uniform_count64(phi1, self.p) * self.weight(t), 2**181)
 
-    def exact_probabilities(self, v):
+    def exact_probabilities(self, v: int) -> dict[int, Fraction]:
         """``{code: Fraction}`` over all ``p²`` reports for category ``v`` (enumeration; small ``p`` only)."""
         p = self.p
         if p > 512:
@@ -269,7 +277,7 @@ class PIRapporPlan:
                 out[(f << 32) | x] = Fraction(cf * weights[(x + j * f) % p], 2**181)
         return out
 
-    def support_probability(self, c, v):
+    def support_probability(self, c: int, v: int) -> Fraction:
         """Exact probability that a report of category ``v`` supports category ``c`` (``O(p²)``, small p)."""
         p, a = self.p, self.a
         d = (c - v) % p
@@ -280,13 +288,13 @@ class PIRapporPlan:
             total += self.weight(t) * s
         return Fraction(total, 2**181)
 
-    def bias_bound(self, n_reports=1):
+    def bias_bound(self, n_reports: int = 1) -> Fraction:
         """Upper bound on ``|E[ĉ_c] - c|`` (people) from ``n_reports`` reports, since
         ``|q* - a/p| < min(a, p-a)/2**64`` for every pair of categories."""
         return n_reports * Fraction(min(self.a, self.p - self.a), TWO64) / (self.alpha1 - self.alpha0)
 
 
-def make_plan(epsilon, k, p=None):
+def make_plan(epsilon: float, k: int, p: int | None = None) -> PIRapporPlan:
     """The plan for ``epsilon`` and ``k``; ``p`` overrides the choice of the prime (tests, specs)."""
     if p is None:
         p, a = choose_field(epsilon, k)
@@ -303,7 +311,7 @@ def make_plan(epsilon, k, p=None):
 
 
 # -- reports ----------------------------------------------------------------------------------------
-def check_pirappor_codes(codes, spec):
+def check_pirappor_codes(codes: NDArray[Any], spec: Spec) -> NDArray[np.uint64]:
     """Validate PI-RAPPOR report codes: ``uint64`` ``φ1 << 32 | φ0`` with ``φ0, φ1 < p`` (``p`` from the spec).
 
     Registered with :func:`ldpnum.aggregate.register_code_check`: a report is one of ``p²`` pairs (64 bits), not
@@ -352,7 +360,8 @@ def _histogram_pays(n, p, k, n_threads):
     return histogram < stream
 
 
-def support_counts(codes, p, a, k, *, method="auto", n_threads=None):
+def support_counts(codes: ArrayLike, p: int, a: int, k: int, *, method: str = "auto",
+                   n_threads: int | None = None) -> NDArray[np.int64]:
     """Support counts ``I_c = #{reports with bool(φ(c + 1)) = 1}``, ``c = 0..k-1``, of PI-RAPPOR codes.
 
     Parameters
@@ -470,7 +479,7 @@ class PIRappor(FrequencyOracle):
         return f"PIRappor._with_prime({self._epsilon!r}, {self._k}, p={self._plan.p})"
 
     @property
-    def n_cells(self):
+    def n_cells(self) -> int:
         """``k``: the aggregate's support counters (a report is one of ``p²`` pairs, see the class notes)."""
         return self._k
 
@@ -478,12 +487,15 @@ class PIRappor(FrequencyOracle):
         return np.dtype(np.uint64)
 
     @property
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[float, float]:
+        """``(p*, q*)``: probability that a report supports the person's own / another given category."""
         plan = self._plan
         return plan.t_b / TWO53, plan.a / plan.p
 
     # -- client side --------------------------------------------------------------------------------
-    def privatize(self, x, *, rng=None, nan_policy="raise", fill_value=None, unknown="raise"):
+    def privatize(  # type: ignore[override]  # categories: ``unknown`` instead of ``out_of_range``
+            self, x: ArrayLike, *, rng: SeedLike = None, nan_policy: str = "raise",
+            fill_value: int | None = None, unknown: str = "raise") -> Reports:
         """Randomize each person's category; return their :class:`~ldpnum.Reports`.
 
         Parameters
@@ -513,7 +525,7 @@ class PIRappor(FrequencyOracle):
         launch(kernels.pirappor_kernel, values, plan.p, plan.a, plan.t_b, plan.barrett, words, out)
 
     # -- server side --------------------------------------------------------------------------------
-    def aggregate(self, reports, *, method="auto"):
+    def aggregate(self, reports: Reports, *, method: str = "auto") -> Aggregate:
         """Decode reports into the ``k`` support counts plus the number of reports (mergeable with ``+``).
 
         ``method``: ``"auto"`` (default), ``"stream"`` or ``"histogram"``; see :func:`support_counts`.
@@ -525,7 +537,8 @@ class PIRappor(FrequencyOracle):
         counts = support_counts(reports.codes, plan.p, plan.a, self._k, method=method)
         return Aggregate(counts, self.spec, n_reports=len(reports))
 
-    def empty_aggregate(self):
+    def empty_aggregate(self) -> Aggregate:
+        """The aggregate of no reports, the identity of ``+``."""
         return Aggregate.empty(self.spec, per_report_counts=True)
 
 

@@ -54,21 +54,27 @@ Local Randomizers", ICML 2021 (subset selection next to RAPPOR); R. W. Floyd's s
 Floyd, "A sample of brilliance", Comm. ACM 30(9), 1987).
 """
 
+from __future__ import annotations
+
 import math
 from fractions import Fraction
 from itertools import combinations
+from typing import TYPE_CHECKING
 
 from .._kernels import client_subset as kernels
 from .._kernels._jit import launch
 from ..plans import TWO48, TWO53, exp_lower, floyd_distribution, floyd_weights
 from .unary import _BitVectorOracle
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 __all__ = ["SubsetSelection", "SubsetPlan", "subset_size"]
 
 MAX_K = 1 << 16
 
 
-def subset_size(epsilon, k):
+def subset_size(epsilon: float, k: int) -> int:
     """``ω = round(k / (e^ε + 1))`` clipped to ``[1, k - 1]`` (the variance-optimal size; ``ω ≤ k/2``)."""
     return int(min(max(1, round(k / (math.exp(epsilon) + 1))), k - 1))
 
@@ -97,11 +103,13 @@ class SubsetPlan:
         self.k, self.omega, self.t_inc = k, omega, t_inc
 
     @property
-    def words_per_record(self):
+    def words_per_record(self) -> int:
+        """Random 64-bit words each record consumes."""
         return 1 + self.omega - self.omega // 4
 
     @property
-    def n_bytes(self):
+    def n_bytes(self) -> int:
+        """Bytes of one report's bit mask over the ``k`` categories."""
         return -(-self.k // 8)
 
     def __eq__(self, other):
@@ -118,7 +126,7 @@ class SubsetPlan:
         p = Fraction(self.t_inc, TWO53)
         return [(p, self.k - 1, self.omega - 1, v), (1 - p, self.k - 1, self.omega, v)]
 
-    def subset_probability(self, subset, v):
+    def subset_probability(self, subset: Iterable[int], v: int) -> Fraction:
         """Exact probability of reporting ``subset`` (a set of categories) for true category ``v`` (-1: unknown).
 
         Sums over Floyd's draw sequences that produce the subset (exponential in ``ω``: for small
@@ -142,7 +150,7 @@ class SubsetPlan:
             total += weight * Fraction(w, TWO48 ** r)
         return total
 
-    def exact_probabilities(self, v):
+    def exact_probabilities(self, v: int) -> dict[int, Fraction]:
         """``{bitmask: Fraction}`` over all ``C(k, ω)`` subsets (small ``k`` only)."""
         if self.k > 16:
             raise ValueError("exact enumeration is for k <= 16")
@@ -153,18 +161,18 @@ class SubsetPlan:
                 out[_to_categories(s, skip, self.k) | extra] += weight * prob
         return out
 
-    def deviation_bound(self):
+    def deviation_bound(self) -> Fraction:
         """``D = 2**48/(2**48 - M)``, ``M = ω(2k - ω + 1)/2``: every subset probability of every row is within a
         factor ``D`` of its ideal (uniform Floyd picks) value (module docstring)."""
         return _deviation_bound(self.k, self.omega)
 
-    def ideal_ratios(self):
+    def ideal_ratios(self) -> tuple[Fraction, Fraction, Fraction]:
         """Ideal probabilities of one subset, in units of ``1/C(k, ω)``: ``v`` in it, ``v`` not in it, unknown."""
         p = Fraction(self.t_inc, TWO53)
         k, w = self.k, self.omega
         return p * k / w, (1 - p) * Fraction(k, k - w), Fraction(1)
 
-    def extreme_ratio_bound(self):
+    def extreme_ratio_bound(self) -> Fraction:
         """A rigorous upper bound of the largest likelihood ratio, for any ``k`` (structural reduction):
         the largest ratio of ideal probabilities, times ``D²``."""
         ideal = self.ideal_ratios()
@@ -236,12 +244,13 @@ class SubsetSelection(_BitVectorOracle):
                              "categories: the 48-bit picks' deviation bound exceeds e^epsilon")
 
     @property
-    def omega(self):
+    def omega(self) -> int:
         """Subset size ω."""
         return self._omega
 
     @property
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[float, float]:
+        """``(p*, q*)``: probability that a report's subset holds the person's own / another category."""
         p = self._plan.t_inc / TWO53
         k, w = self._k, self._omega
         return p, (p * (w - 1) + (1 - p) * w) / (k - 1)

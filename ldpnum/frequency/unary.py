@@ -42,10 +42,13 @@ CCS 2014. Lecture 20, "Local Model of Differential Privacy", course lecture note
 histogram).
 """
 
+from __future__ import annotations
+
 import math
 import sys
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -58,6 +61,9 @@ from .._kernels import client_unary as kernels
 from .._kernels._jit import launch
 from ..plans import TWO53, exp_lower
 from ._base import FrequencyOracle
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 __all__ = ["SUE", "OUE", "UnaryPlan", "unary_plan", "pack_bits", "unpack_bits", "count_bits"]
 
@@ -90,26 +96,26 @@ class UnaryPlan:
     t_true: int
 
     @property
-    def n_bytes(self):
+    def n_bytes(self) -> int:
         """Bytes per packed report, ``ceil(k/8)``."""
         return -(-self.k // 8)
 
     @property
-    def words_per_record(self):
+    def words_per_record(self) -> int:
         """One word for the true bit, then ``lane_bits`` bits of words for each of the ``8·n_bytes`` bits."""
         return 1 + self.n_bytes * self.lane_bits // 8
 
     @property
-    def p(self):
+    def p(self) -> Fraction:
         """Exact probability that the true bit is 1."""
         return Fraction(self.t_true, TWO53)
 
     @property
-    def q(self):
+    def q(self) -> Fraction:
         """Exact probability that any other bit (every bit, for an unknown value) is 1."""
         return Fraction(self.t_other, 2**self.lane_bits)
 
-    def bit_probabilities(self, v):
+    def bit_probabilities(self, v: int) -> list[Fraction]:
         """Exact probability that each bit is 1, for true category ``v`` (``-1``: unknown)."""
         q = self.q
         out = [q] * self.k
@@ -117,7 +123,7 @@ class UnaryPlan:
             out[v] = self.p
         return out
 
-    def exact_probabilities(self, v):
+    def exact_probabilities(self, v: int) -> dict[int, Fraction]:
         """``{report: Fraction}`` over all ``2**k`` reports (``k ≤ 16``), for true category ``v``.
 
         A report is keyed by the integer whose bit ``j`` is report bit ``j``, i.e. its packed bytes read as a
@@ -136,7 +142,7 @@ class UnaryPlan:
             dist = new
         return dist
 
-    def extreme_ratio(self):
+    def extreme_ratio(self) -> Fraction:
         """Exact largest ``P[y | s] / P[y | s']`` over all states (categories and unknown) and reports.
 
         Structural reduction: bits where two states have the same probability cancel. Two categories
@@ -148,7 +154,7 @@ class UnaryPlan:
         pair = max(p / q, (1 - p) / (1 - q)) * max(q / p, (1 - q) / (1 - p))
         return max(single, pair)
 
-    def kernel_thresholds(self):
+    def kernel_thresholds(self) -> tuple[np.uint64, np.uint64]:
         """``(t_all, t_low)``: ``t_other`` in every lane of a word, and the same without the lanes' high bits."""
         b = self.lane_bits
         t_all = 0
@@ -167,7 +173,7 @@ def _true_threshold(e, q):
     return math.floor(TWO53 * e * q / (1 - q + e * q))
 
 
-def unary_plan(epsilon, k, q_nominal, variance_nominal):
+def unary_plan(epsilon: float, k: int, q_nominal: float, variance_nominal: float) -> UnaryPlan:
     """The integer plan whose realized ε is ≤ ε (tight) and whose variance is closest to the nominal one.
 
     For each lane width in :data:`LANE_BITS`, ``t_other`` is ``q_nominal · 2**b`` rounded down or up and
@@ -208,12 +214,12 @@ class _BitVectorOracle(FrequencyOracle):
         return support_count_check(counts, total, n_reports, spec)  # a report adds to several support counts
 
     @property
-    def n_cells(self):
+    def n_cells(self) -> int:
         """Number of bits per report = number of counts in the aggregate (``k``)."""
         return self._k
 
     @property
-    def bytes_per_report(self):
+    def bytes_per_report(self) -> int:
         """Size of one packed report: ``ceil(k/8)`` bytes."""
         return -(-self._k // 8)
 
@@ -223,14 +229,14 @@ class _BitVectorOracle(FrequencyOracle):
     def _allocate_reports(self, n):
         return np.empty((n, self.bytes_per_report), dtype=np.uint8)
 
-    def aggregate(self, reports):
+    def aggregate(self, reports: Reports) -> Aggregate:
         """Count, for each bit, the reports that set it: ``k`` counts plus the number of reports."""
         if not isinstance(reports, Reports):
             raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
         check_spec(self.spec, reports.spec, "reports")
         return Aggregate(count_bits(reports.codes, self._k), self.spec, len(reports))
 
-    def empty_aggregate(self):
+    def empty_aggregate(self) -> Aggregate:
         return Aggregate.empty(self.spec, per_report_counts=True)
 
 
@@ -243,17 +249,17 @@ class _UnaryEncoding(_BitVectorOracle):
         self._plan = unary_plan(self._epsilon, self._k, q0, self.nominal_variance)
 
     @property
-    def nominal_probabilities(self):
+    def nominal_probabilities(self) -> tuple[float, float]:
         """``(p, q)`` of the textbook mechanism (the realized ones are ``support_probabilities``)."""
         raise NotImplementedError
 
     @property
-    def nominal_variance(self):
+    def nominal_variance(self) -> float:
         """Wang et al.'s per-report variance at true frequency 0 (``Var[c̃(i)]/n`` of its table)."""
         raise NotImplementedError
 
     @property
-    def support_probabilities(self):
+    def support_probabilities(self) -> tuple[float, float]:
         return float(self._plan.p), float(self._plan.q)
 
     def _run_kernel(self, values, words, out):
@@ -303,12 +309,14 @@ class SUE(_UnaryEncoding):
     name = "sue"
 
     @property
-    def nominal_probabilities(self):
+    def nominal_probabilities(self) -> tuple[float, float]:
+        """Nominal ``(p, q)`` of SUE: ``q = 1 / (e^(ε/2) + 1)``, ``p = 1 - q`` (before the integer grid)."""
         q = 1.0 / (math.exp(self._epsilon / 2) + 1.0)
         return 1.0 - q, q
 
     @property
-    def nominal_variance(self):
+    def nominal_variance(self) -> float:
+        """Textbook SUE per-report variance at frequency 0: ``e^(ε/2) / (e^(ε/2) - 1)^2``."""
         h = self._epsilon / 2
         d = math.expm1(h) ** 2
         return math.exp(h) / d if d > 0 else math.inf
@@ -355,17 +363,19 @@ class OUE(_UnaryEncoding):
     name = "oue"
 
     @property
-    def nominal_probabilities(self):
+    def nominal_probabilities(self) -> tuple[float, float]:
+        """``(p, q)`` of the textbook OUE: ``(1/2, 1 / (e^ε + 1))`` (nominal, before the integer grid)."""
         return 0.5, 1.0 / (math.exp(self._epsilon) + 1.0)
 
     @property
-    def nominal_variance(self):
+    def nominal_variance(self) -> float:
+        """Textbook OUE per-report variance at frequency 0: ``4 e^ε / (e^ε - 1)^2``."""
         d = math.expm1(self._epsilon) ** 2
         return 4 * math.exp(self._epsilon) / d if d > 0 else math.inf
 
 
 # -- packed bit vectors -------------------------------------------------------------------------------
-def pack_bits(bits):
+def pack_bits(bits: NDArray[Any]) -> NDArray[np.uint8]:
     """Pack an ``(n, k)`` array of 0/1 into ``(n, ceil(k/8))`` bytes.
 
     Bit ``j`` of a row goes to bit ``j % 8`` (least significant first) of byte ``j // 8``.
@@ -378,7 +388,7 @@ def pack_bits(bits):
     return np.packbits(bits.astype(np.uint8), axis=1, bitorder="little")
 
 
-def unpack_bits(reports):
+def unpack_bits(reports: Reports) -> NDArray[np.uint8]:
     """The ``(n, k)`` array of 0/1 (``uint8``) behind bit-packed :class:`~ldpnum.Reports`."""
     if not isinstance(reports, Reports) or reports.spec.get("packed_bits") is None:
         raise TypeError("unpack_bits expects bit-packed Reports (a unary encoding's)")
@@ -386,7 +396,7 @@ def unpack_bits(reports):
     return np.unpackbits(reports.codes, axis=1, count=k, bitorder="little")
 
 
-def count_bits(codes, k):
+def count_bits(codes: NDArray[np.uint8], k: int) -> NDArray[np.int64]:
     """Per-bit counts of bit-packed reports (``(n, ceil(k/8))`` uint8): how many reports set each bit.
 
     Counts row slices on several threads (the Cython kernel releases the GIL) when the input is large.

@@ -1,4 +1,4 @@
-"""Heavy hitters over huge domains: item encoding, the prefix protocols PEM and TreeHist, and their result;
+r"""Heavy hitters over huge domains: item encoding, the prefix protocols PEM and TreeHist, and their result;
 set-valued data: frequent items (SVIM) and itemsets (SVSM) with padding-and-sampling (PaddingSampling).
 
 Items (``str``, ``bytes`` or unsigned integers) are encoded once to fixed-width unsigned words by
@@ -8,11 +8,11 @@ a heavy-hitter estimate is a :class:`HeavyHittersEstimate`.
 Examples
 --------
 >>> from ldpnum.heavy import encode_items, decode_items
->>> words, item_type, n_truncated = encode_items([b"\\x01\\x02", b"\\xff"], item_bits=16)
+>>> words, item_type, n_truncated = encode_items([b"\x01\x02", b"\xff"], item_bits=16)
 >>> words.tolist(), item_type
 ([258, 65280], 'bytes')
 >>> decode_items(words, item_type, 16)
-[b'\\x01\\x02', b'\\xff']
+[b'\x01\x02', b'\xff']
 """
 
 from ..exceptions import TruncationWarning

@@ -407,7 +407,7 @@ class ItemsetsEstimate(PrivacyProvenance):
         estimate whose provenance records no sampling rates."""
         return interval_from_provenance(self.provenance, level, self.frequencies, self.standard_errors)
 
-    def to_frame(self, level: float = 0.95):
+    def to_frame(self, level: float = 0.95) -> "pd.DataFrame":
         """Columns ``itemset``, ``size``, ``frequency``, ``standard_error``, ``ci_low``, ``ci_high``, ``count``,
         indexed by rank 1..k."""
         import pandas as pd
@@ -485,7 +485,7 @@ class SetItemsEstimate(HeavyHittersEstimate):
         rate within ``π̂ ± zσ̂`` (class notes)."""
         return interval_from_provenance(self.provenance, level, self.frequencies, self.standard_errors)
 
-    def plot(self, ax=None, *, level: float = 0.95):
+    def plot(self, ax: "Axes | None" = None, *, level: float = 0.95) -> "Axes":
         """As :meth:`ldpnum.HeavyHittersEstimate.plot`, with the error bars of :meth:`confidence_interval`
         (asymmetric: they span the frequencies the sizes allow)."""
         lo, hi = self.confidence_interval(level)

@@ -287,8 +287,9 @@ def _strings(values, bits, name, truncate):
 
 
 def _unencodable(values, name):
-    """The ValueError for str items with no UTF-8 form (lone surrogates, e.g. from ``errors="surrogateescape"``
-    decoding or a JSON ``"\\ud800"``): their count, the first one's index and the offending character."""
+    r"""The ValueError for str items with no UTF-8 form (lone surrogates, e.g. from
+    ``errors="surrogateescape"`` decoding or a JSON ``"\ud800"``): their count, the first one's index and the
+    offending character."""
     bad, first_exc = [], None
     for i, v in enumerate(values):
         if isinstance(v, str):
@@ -604,10 +605,10 @@ def decode_items(words: object, item_type: str, item_bits: int) -> list:
 
 
 def admissible_prefixes(prefixes: object, length: int, item_type: str, item_bits: int) -> np.ndarray:
-    """Which ``length``-bit prefixes can begin the encoding of a real item of ``item_type``.
+    r"""Which ``length``-bit prefixes can begin the encoding of a real item of ``item_type``.
 
     For ``"uint"`` and ``"bytes"`` every prefix can: every word is the encoding of some integer, and of some
-    byte string (zero bytes may stand anywhere in a bytes item, e.g. the IPv4 address ``b"\\x0a\\x00\\x00\\x01"``;
+    byte string (zero bytes may stand anywhere in a bytes item, e.g. the IPv4 address ``b"\x0a\x00\x00\x01"``;
     a word ending in zero bytes is the encoding of the item without them, since trailing zero bytes cannot be
     told from the padding). For ``"str"`` an encoding is the string's UTF-8 bytes followed by zero padding and
     strings holding NUL are refused, so a zero byte followed by a non-zero byte never occurs, not even one begun
@@ -619,10 +620,10 @@ def admissible_prefixes(prefixes: object, length: int, item_type: str, item_bits
     --------
     >>> import numpy as np
     >>> w, _, _ = encode_items(["ab", "é"], 16)
-    >>> bad = np.array([0x0061], dtype=np.uint64)  # "\\x00a": a zero byte before a non-zero one
+    >>> bad = np.array([0x0061], dtype=np.uint64)  # "\x00a": a zero byte before a non-zero one
     >>> admissible_prefixes(np.concatenate([w, bad]), 16, "str", 16).tolist()
     [True, True, False]
-    >>> admissible_prefixes(bad, 16, "bytes", 16).tolist()  # the bytes item b"\\x00a"
+    >>> admissible_prefixes(bad, 16, "bytes", 16).tolist()  # the bytes item b"\x00a"
     [True]
     """
     if item_type not in ITEM_TYPES:

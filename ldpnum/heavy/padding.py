@@ -52,7 +52,7 @@ from .._kernels import client_setvalued as kernels
 from .._kernels._jit import launch
 from .._kernels.objects import flatten_collections
 from .._results import FrequencyEstimate
-from .._typing import ArrayLike, NDArray
+from .._typing import ArrayLike, NDArray, SeedLike
 from .._validation import check_epsilon, check_scalar, plain_array
 from ..aggregate import Aggregate
 from ..aggregate import support_counts as support_count_check
@@ -141,7 +141,7 @@ class PaddingSamplingPlan:
     def __repr__(self):
         return f"PaddingSamplingPlan(k={self.k}, ell={self.ell}, {self.grr!r})"
 
-    def sample_probabilities(self, local_set) -> dict[int, Fraction]:
+    def sample_probabilities(self, local_set: Any) -> dict[int, Fraction]:
         """``{value: Fraction}``: the exact distribution of the sampled value of a local set (values
         ``0..k-1``, dummies ``k..k+ℓ-1``), as the kernel samples it."""
         members = sorted(int(v) for v in local_set)
@@ -153,7 +153,7 @@ class PaddingSamplingPlan:
             out[v] = Fraction(uniform_count(s, size), TWO48)
         return out
 
-    def exact_probabilities(self, local_set) -> dict[int, Fraction]:
+    def exact_probabilities(self, local_set: Any) -> dict[int, Fraction]:
         """``{code: Fraction}`` of the report of a local set (a mixture of GRR's rows)."""
         out: dict[int, Fraction] = {}
         for v, w in self.sample_probabilities(local_set).items():
@@ -206,7 +206,7 @@ def flatten_sets(sets: object, name: str = "sets") -> tuple[NDArray[np.int64], A
     return lengths, flat
 
 
-def first_duplicate(rows: NDArray[np.int64], values: NDArray[Any]):
+def first_duplicate(rows: NDArray[np.int64], values: NDArray[Any]) -> tuple[int, int]:
     """``(count, first row)`` of rows holding a value twice (``values`` sorted within rows), or ``(0, -1)``."""
     if values.size < 2:
         return 0, -1
@@ -283,6 +283,7 @@ class PaddingSampling(Mechanism):
 
     @property
     def n_cells(self) -> int:
+        """Size of the output alphabet: the ``k`` items plus the ``ℓ`` dummy items."""
         return self._k + self._ell
 
     def _spec_params(self):
@@ -372,7 +373,7 @@ class PaddingSampling(Mechanism):
         masks.flags.writeable = False
         return masks
 
-    def privatize(self, x: ArrayLike, *, rng=None) -> Reports:  # type: ignore[override]
+    def privatize(self, x: ArrayLike, *, rng: SeedLike = None) -> Reports:  # type: ignore[override]
         """Randomize each person's local set; return their :class:`~ldpnum.Reports` (one code each).
 
         Parameters
@@ -432,7 +433,7 @@ class PaddingSamplingOLHPlan(PaddingSamplingPlan):
     def __repr__(self):
         return f"PaddingSamplingOLHPlan(k={self.k}, ell={self.ell}, g={self.g}, {self.grr!r})"
 
-    def hashes(self, seed_word, values):
+    def hashes(self, seed_word: int, values: ArrayLike) -> NDArray[np.int64]:
         """``h(v)`` of the public local-hashing family under a seed word (the kernel's own hash)."""
         from .._kernels.client_hashing import local_hash_probe
 
@@ -442,7 +443,7 @@ class PaddingSamplingOLHPlan(PaddingSamplingPlan):
         launch(local_hash_probe, seeds, values, self.g, out)
         return out
 
-    def exact_probabilities(self, local_set, seed_word=0) -> dict[int, Fraction]:
+    def exact_probabilities(self, local_set: Any, seed_word: int = 0) -> dict[int, Fraction]:
         """``{code: Fraction}`` of the report of a local set given the record's seed word (whose own
         distribution does not depend on the set): the sampled value's hash, then GRR over ``[0, g)``."""
         from .._kernels.client_hashing import SEED_MASK
@@ -462,6 +463,7 @@ class PaddingSamplingOLHPlan(PaddingSamplingPlan):
         return self.grr.extreme_ratio()
 
     def support_probabilities(self) -> tuple[float, float]:
+        """``(p*, q*)`` of the OLH estimator over the hashed items, from the exact GRR step."""
         p, q = support_probabilities_exact(self.grr)
         return float(p), float(q)
 
@@ -592,6 +594,7 @@ class PaddingSamplingOLH(PaddingSampling):
         return Aggregate(counts, self.spec, n_reports=len(reports))
 
     def empty_aggregate(self) -> Aggregate:
+        """The aggregate of no reports, the identity of ``+``."""
         return Aggregate.empty(self.spec, per_report_counts=True)
 
 

@@ -314,7 +314,8 @@ class _PrefixProtocol(Mechanism):
                p.grr.a_keep, p.grr.shift, words, out)
 
     # -- server side -----------------------------------------------------------------------------------
-    def estimate_heavy_hitters(self, data: Reports | Aggregate, *, top_k: int | None = None):
+    def estimate_heavy_hitters(self, data: Reports | Aggregate, *,
+                               top_k: int | None = None) -> HeavyHittersEstimate:
         """The heavy hitters behind the reports, in rank order, with frequency estimates and standard errors.
 
         Parameters

@@ -171,14 +171,17 @@ class EncodedSets:
 
     @property
     def n(self) -> int:
+        """Number of sets (persons)."""
         return int(self.offsets.size - 1)
 
     @property
     def lengths(self) -> NDArray[np.int64]:
+        """Number of items in each person's set."""
         return np.diff(self.offsets)
 
     @property
     def rows(self) -> NDArray[np.int64]:
+        """The person of each item, in ``words`` order."""
         return np.repeat(np.arange(self.n, dtype=np.int64), self.lengths)
 
     def take(self, idx: NDArray[np.intp]) -> "EncodedSets":
@@ -920,7 +923,7 @@ class _SetValued:
         ell = state.itemset_ell if phase.startswith("itemset") else state.ell
         return Payload(self.protocol, state.stage, phase, self.params, state.candidates, state.itemsets, ell)
 
-    def mechanism(self, payload: Payload):
+    def mechanism(self, payload: Payload) -> Any:
         """The ordinary mechanism of a phase (PEM, GRR/OLH, or :class:`ldpnum.PaddingSampling`)."""
         self._check_payload(payload)
         phase = payload.phase
@@ -1258,7 +1261,7 @@ class _SetValued:
                              f"({state.stage} of {len(self.PHASES)} phases done)")
 
     def run(self, sets: object, *, rng: SeedLike = None, truncate: bool = True, shuffled: bool = False,
-            shuffle_delta: float = 1e-6):
+            shuffle_delta: float = 1e-6) -> Any:
         """Simulate the whole protocol on one set per person: assign phases, run each phase's clients on
         their people, collect, and return the result.
 
@@ -1304,7 +1307,7 @@ def _candidate_words(estimate, count):
     return np.ascontiguousarray(words)
 
 
-def significant_sizes(estimate) -> NDArray[np.float64]:
+def significant_sizes(estimate: Any) -> NDArray[np.float64]:
     """The size distribution used for ℓ and the correction: the unbiased estimates, with every cell whose
     estimate is under ``z`` standard errors set to 0 (``z`` two-sided at 5% Bonferroni-corrected over the
     cells: 3.0 for 41 cells).
@@ -1370,8 +1373,9 @@ def _corrected(freq, se, scale, theta, ell):
 
 
 def _impossible(labels, assumed, pi, pi_se, theta, ell):
-    """Warn (:class:`SizeCorrectionWarning`) about returned entries whose size-corrected estimate is
-    impossible beyond sampling noise: above every frequency the sizes allow at the 95% upper end of the
+    """Warn (:class:`SizeCorrectionWarning`) about entries whose size-corrected estimate is impossible.
+
+    Impossible beyond sampling noise: above every frequency the sizes allow at the 95% upper end of the
     sampling rate, or above 1 by more than 1.96 of its standard errors. Returns the flags. (An estimate
     above 1 within its noise, e.g. 1.02 ± 0.012 for an item everyone holds, is clipped to 1 without a
     warning; ``provenance["clipped"]`` shows it.)"""

@@ -48,7 +48,7 @@ class _TwoOutput(MeanOracle):
         self._inv_range = 1.0 / (high - low)
 
     @property
-    def n_cells(self):
+    def n_cells(self) -> int:
         return 2
 
     @property
@@ -59,7 +59,7 @@ class _TwoOutput(MeanOracle):
         plan = self._plan
         launch(client_numeric.binary_kernel, values, self._bounds[0], self._inv_range, plan.t_lo, plan.t_hi, words, out)
 
-    def thresholds(self, x):
+    def thresholds(self, x: ArrayLike) -> np.ndarray:
         """The kernel's own integer threshold for each value (code 1 iff ``word >> 11 < threshold``)."""
         values = self.prepare_values(x)
         out = np.empty(values.shape[0], dtype=np.int64)
@@ -67,13 +67,13 @@ class _TwoOutput(MeanOracle):
                self._plan.t_hi, out)
         return out
 
-    def output_probabilities(self, x):
+    def output_probabilities(self, x: float) -> np.ndarray:
         """Probability of each output code for a value ``x`` (from the kernel's own threshold)."""
         p1 = float(self.thresholds(np.asarray([x], dtype=np.float64))[0]) / TWO53
         return np.array([1.0 - p1, p1])
 
     @property
-    def code_estimates(self):
+    def code_estimates(self) -> np.ndarray:
         p, q = self._p_q
         low, high = self._bounds
         return low + (high - low) * (np.array([0.0, 1.0]) - q) / (p - q)
@@ -86,7 +86,7 @@ class _TwoOutput(MeanOracle):
         return (1 - p1) * e0 * e0 + p1 * e1 * e1
 
     @property
-    def worst_case_variance(self):
+    def worst_case_variance(self) -> float:
         """``(high - low)² / (4 (p - q)²)``: the variance at the value whose code is a fair coin."""
         p, q = self._p_q
         low, high = self._bounds
@@ -173,7 +173,7 @@ class Duchi(_TwoOutput):
     name = "duchi"
 
     @property
-    def labels(self):
+    def labels(self) -> np.ndarray:
         """Value of codes 0 and 1 on the [-1, 1] scale: ``(-C, +C)``."""
         p, q = self._p_q
         c = 1.0 / (p - q)
@@ -236,7 +236,8 @@ class RandomizedResponse(_TwoOutput):
         return prepared(check_binary, x, name=name, nan_policy=nan_policy, fill_value=fill_value)
 
     @property
-    def worst_case_variance(self):
+    def worst_case_variance(self) -> float:
+        """Largest per-report variance over all inputs in the bounds."""
         p, q = self._p_q
         return p * (1 - p) / (p - q) ** 2
 

@@ -60,16 +60,19 @@ C. L. Canonne, G. Kamath, T. Steinke, "The discrete Gaussian for differential pr
 (discrete Laplace sampling).
 """
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
 from itertools import accumulate
+from typing import Any
 
 import numpy as np
 
 from .._kernels import client_numeric
-from .._typing import Bounds
+from .._typing import ArrayLike, Bounds
 from .._kernels._jit import launch
 from ..base import MeanOracle
 from ..plans import TWO53, exp_lower
@@ -84,7 +87,7 @@ TAIL_SCALES = 40
 MASK53 = TWO53 - 1
 
 
-def clamp_cells(epsilon, g):
+def clamp_cells(epsilon: float, g: int) -> int:
     """``T = ⌈40 G/ε⌉``, computed exactly from the float ε."""
     return math.ceil(Fraction(TAIL_SCALES * g) / Fraction(epsilon))
 
@@ -100,7 +103,7 @@ def _min_epsilon():
 MIN_EPSILON = _min_epsilon()
 
 
-def grid_cells(epsilon):
+def grid_cells(epsilon: float) -> int:
     """Input grid size ``G``: 256, halved while the noise table ``2(G + T) + 1`` exceeds 2**18 entries."""
     g = DEFAULT_GRID
     while 2 * (g + clamp_cells(epsilon, g)) + 1 > MAX_TABLE:
@@ -171,7 +174,8 @@ class LaplacePlan:
     words_per_record: int = 3
 
     @classmethod
-    def from_weights(cls, epsilon, g, t, p, k, weights):
+    def from_weights(cls, epsilon: float, g: int, t: int, p: int, k: int,
+                     weights: list[int] | tuple[int, ...]) -> LaplacePlan:
         """A plan (and the kernel's cumulative table) from one-sided weights ``W(0..Z)``; checks nothing."""
         weights = tuple(int(w) for w in weights)
         if len(weights) != g + t + 1:
@@ -187,43 +191,43 @@ class LaplacePlan:
 
     # -- shape ----------------------------------------------------------------------------------------
     @property
-    def z_max(self):
+    def z_max(self) -> int:
         """``Z = G + T``: the noise table covers ``z ∈ [-Z, Z]``."""
         return self.g + self.t
 
     @property
-    def n_cells(self):
+    def n_cells(self) -> int:
         """Output alphabet size ``G + 2T + 1``."""
         return self.g + 2 * self.t + 1
 
     @property
-    def ratio(self):
+    def ratio(self) -> Fraction:
         """``R = p / 2**k`` as a Fraction."""
         return Fraction(self.p, 1 << self.k)
 
-    def weight(self, z):
+    def weight(self, z: int) -> int:
         """``W(z)`` (zero outside ``[-Z, Z]``)."""
         z = abs(int(z))
         return self.weights[z] if z <= self.z_max else 0
 
     @cached_property
-    def total(self):
+    def total(self) -> int:
         """``Σ_z W(z)`` over ``[-Z, Z]`` (``2**106`` for a valid plan)."""
         return self.weights[0] + 2 * sum(self.weights[1:])
 
-    def table_values(self):
+    def table_values(self) -> list[int]:
         """The kernel's cumulative table as Python ints ``C(0..2Z)``."""
         return [(int(h) << 53) | int(lo) for h, lo in zip(self.table_hi.tolist(), self.table_lo.tolist())]
 
     # -- exact output distribution ---------------------------------------------------------------------
-    def atom_weights(self, i):
+    def atom_weights(self, i: int) -> tuple[int, int]:
         """Weights (over 2**106) of the two clamp atoms for grid input ``i``: ``(y = -T, y = G + T)``."""
         w, t, z = self.weights, self.t, self.z_max
         low = w[z] + sum(w[t + i:z])
         high = w[z] + sum(w[t + self.g - i:z])
         return low, high
 
-    def exact_weights(self, i):
+    def exact_weights(self, i: int) -> dict[int, int]:
         """``{code: weight}`` with ``P(code | i) = weight / 2**106``, from the plan's structure (exact)."""
         t, n = self.t, self.n_cells
         lo_atom, hi_atom = self.atom_weights(i)
@@ -232,11 +236,11 @@ class LaplacePlan:
             out[c] = self.weights[abs(c - t - i)]
         return out
 
-    def exact_probabilities(self, i):
+    def exact_probabilities(self, i: int) -> dict[int, Fraction]:
         """``{code: Fraction}``: the exact output distribution for grid input ``i ∈ {0..G}``."""
         return {c: Fraction(w, TWO106) for c, w in self.exact_weights(i).items()}
 
-    def probabilities(self, i):
+    def probabilities(self, i: int) -> np.ndarray:
         """Output distribution for grid input ``i`` as a float array (each entry correctly rounded)."""
         t, n = self.t, self.n_cells
         y = np.arange(1, n - 1) - t - i
@@ -252,7 +256,7 @@ class LaplacePlan:
         return np.array([w / TWO106 for w in self.weights])
 
     # -- structural exact checks ----------------------------------------------------------------------
-    def consecutive_ratios_ok(self):
+    def consecutive_ratios_ok(self) -> bool:
         """``W(a + 1) ≤ W(a) ≤ R·W(a + 1)`` and ``W(a) > 0`` for every interior ``0 ≤ a < Z - 1`` (exact)."""
         w, p, k = self.weights, self.p, self.k
         z = self.z_max
@@ -260,7 +264,7 @@ class LaplacePlan:
             return False
         return all(w[a + 1] <= w[a] and (w[a] << k) <= w[a + 1] * p for a in range(z - 1))
 
-    def window_ratio(self):
+    def window_ratio(self) -> Fraction:
         """Largest ``W(z)/W(z')`` over interior ``|z|, |z'| < Z`` with ``|z - z'| ≤ G``, exactly.
 
         For interior outputs ``P(y|i)/P(y|i') = W(y - i)/W(y - i')`` with ``|i - i'| ≤ G``. Assumes (and
@@ -275,7 +279,7 @@ class LaplacePlan:
                 best_n, best_d = n, d
         return Fraction(best_n, best_d)
 
-    def atom_ratio(self):
+    def atom_ratio(self) -> Fraction | float:
         """Largest ratio of an atom's probability across all inputs ``i ∈ {0..G}``, exactly.
 
         Computed from every input's atom weights (not only the extremes ``i = 0, G``); ``inf`` if an atom
@@ -292,7 +296,7 @@ class LaplacePlan:
             worst = max(worst, Fraction(hi, lo))
         return worst
 
-    def max_ratio(self):
+    def max_ratio(self) -> Fraction | float:
         """Largest ``P(y|i)/P(y|i')`` over all outputs and grid inputs (structural, exact)."""
         if not self.consecutive_ratios_ok():
             raise ValueError("weights do not decrease geometrically: the structural reduction does not apply")
@@ -325,31 +329,31 @@ class LaplacePlan:
             m2.append(i * i * total + second + low2 + up2)
         return m1, m2, second
 
-    def exact_mean(self, i):
+    def exact_mean(self, i: int) -> Fraction:
         """``E[y | i]`` as a Fraction (grid cells)."""
         return Fraction(self._moments[0][i], self.total)
 
-    def exact_second_moment(self, i):
+    def exact_second_moment(self, i: int) -> Fraction:
         """``E[y² | i]`` as a Fraction."""
         return Fraction(self._moments[1][i], self.total)
 
     @cached_property
-    def mean_table(self):
+    def mean_table(self) -> np.ndarray:
         """``E[y | i]`` for ``i = 0..G`` as floats."""
         return np.array([float(self.exact_mean(i)) for i in range(self.g + 1)])
 
     @cached_property
-    def second_moment_table(self):
+    def second_moment_table(self) -> np.ndarray:
         """``E[y² | i]`` for ``i = 0..G`` as floats."""
         return np.array([float(self.exact_second_moment(i)) for i in range(self.g + 1)])
 
     @cached_property
-    def max_bias(self):
+    def max_bias(self) -> float:
         """``max_i |E[y | i] - i|`` in grid cells, computed exactly and returned as a float."""
         return float(max(abs(self.exact_mean(i) - i) for i in range(self.g + 1)))
 
     @cached_property
-    def noise_variance(self):
+    def noise_variance(self) -> float:
         """``Var z = Σ z² W(z) / 2**106`` (unclamped), as a float."""
         return float(Fraction(self._moments[2], self.total))
 
@@ -364,7 +368,7 @@ def _one_sided(a, z, p, k):
     return out
 
 
-def laplace_plan(epsilon, g=None):
+def laplace_plan(epsilon: float, g: int | None = None) -> LaplacePlan:
     """Build the exact plan of the discrete Laplace randomizer for ``epsilon`` (and grid ``g``).
 
     Parameters
@@ -388,7 +392,7 @@ def laplace_plan(epsilon, g=None):
     return build_plan(epsilon, g, clamp_cells(epsilon, g), _ratio(epsilon, g))
 
 
-def build_plan(epsilon, g, t, p, k=RATIO_BITS):
+def build_plan(epsilon: float, g: int, t: int, p: int, k: int = RATIO_BITS) -> LaplacePlan:
     """The plan for given ``G``, ``T`` and noise ratio ``R = p/2**k`` (``laplace_plan`` picks them).
 
     ``W(0) = A`` (even) is computed so that the interior sum leaves room for two atoms of about twice the
@@ -480,11 +484,12 @@ class Laplace(MeanOracle):
         self._inv_range = 1.0 / (high - low)
 
     @property
-    def n_cells(self):
+    def n_cells(self) -> int:
+        """Size of the output alphabet: reports are codes ``0..n_cells-1``."""
         return self._plan.n_cells
 
     @property
-    def grid(self):
+    def grid(self) -> int:
         """Input grid cells ``G``."""
         return self._plan.g
 
@@ -493,7 +498,7 @@ class Laplace(MeanOracle):
         launch(client_numeric.laplace_kernel, values, self._bounds[0], self._inv_range, p.g, p.t, p.table_hi,
                p.table_lo, words, out)
 
-    def rounding(self, x):
+    def rounding(self, x: ArrayLike) -> tuple[Any, Any]:
         """The kernel's own input rounding: base grid cell and threshold (over 2**53) for rounding up."""
         values = self.prepare_values(x)
         s0 = np.empty(values.shape[0], dtype=np.int64)
@@ -501,7 +506,7 @@ class Laplace(MeanOracle):
         launch(client_numeric.window_rounding, values, self._bounds[0], self._inv_range, self._plan.g, s0, t_up)
         return s0, t_up
 
-    def output_probabilities(self, x):
+    def output_probabilities(self, x: float) -> np.ndarray:
         """Probability of each output code for a value ``x`` (from the kernel's own rounding threshold)."""
         s0, t_up = self.rounding(np.asarray([x], dtype=np.float64))
         s0, f = int(s0[0]), float(t_up[0]) / TWO53
@@ -511,7 +516,7 @@ class Laplace(MeanOracle):
         return out
 
     @property
-    def labels(self):
+    def labels(self) -> np.ndarray:
         """Value of each code in data units: ``low + (y/G)(high - low)``, ``y = code - T``."""
         p = self._plan
         low, high = self._bounds
@@ -519,11 +524,12 @@ class Laplace(MeanOracle):
         return low + (y / p.g) * (high - low)
 
     @property
-    def code_estimates(self):
+    def code_estimates(self) -> np.ndarray:
+        """Unbiased estimate of the value carried by each output code, in data units."""
         return self.labels
 
     @property
-    def max_bias(self):
+    def max_bias(self) -> float:
         """Largest ``|E[estimate | x] - x|`` over grid inputs, in data units (exact from the plan; a float).
 
         Only the clamp causes it; input rounding adds less than ``2**-53 (high - low)/G``.
@@ -547,7 +553,7 @@ class Laplace(MeanOracle):
         return (1 - f) * moment(i0) + f * moment(i1)
 
     @property
-    def worst_case_variance(self):
+    def worst_case_variance(self) -> float:
         """Largest per-report variance, over the grid points and the midpoints between them."""
         low, high = self._bounds
         grid = np.linspace(low, high, 2 * self._plan.g + 1)

@@ -27,6 +27,8 @@ Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li, B. Škorić, "Estimating Numerica
 Differential Privacy", SIGMOD 2020 (the output grid, EM and EMS).
 """
 
+from __future__ import annotations
+
 import math
 from typing import Any
 
@@ -36,11 +38,11 @@ from ..reports import Reports
 from ..aggregate import Aggregate
 from .._kernels import client_numeric, client_wave
 from .._results import DistributionEstimate
-from .._typing import Bounds
+from .._typing import ArrayLike, Bounds
 from .._kernels._jit import launch
 from ..estimation.distribution import estimate_window_distribution
 from ..base import MeanOracle
-from ..plans import TWO53, binary_plan, grid_size, window_estimates, window_plan
+from ..plans import TWO53, BinaryPlan, WindowPlan, binary_plan, grid_size, window_estimates, window_plan
 
 __all__ = ["Piecewise", "Hybrid", "grid_size"]
 
@@ -104,19 +106,19 @@ class _WindowOracle(MeanOracle):
             launch(client_wave.shaped_window_kernel, values, self._bounds[0], self._inv_range, w.n_cells, w.m, w.t_in,
                    self._cum, words, out)
 
-    def output_probabilities(self, x):
+    def output_probabilities(self, x: float) -> np.ndarray:
         """Probability of each output cell for a value ``x`` (the box's 48-bit uniform choice taken as exact)."""
         return self._window_probabilities(x)
 
     @property
-    def code_estimates(self):
+    def code_estimates(self) -> np.ndarray:
         return self._window_moments()[0]
 
     def _second_moment(self, x):
         return self._window_second_moment(x)
 
     @property
-    def worst_case_variance(self):
+    def worst_case_variance(self) -> float:
         """Largest per-report variance, over a grid twice as fine as the window starts (exact at each point)."""
         low, high = self._bounds
         grid = np.linspace(low, high, 2 * (self._window.n_positions + 1) + 1)
@@ -184,7 +186,7 @@ class _WindowOracle(MeanOracle):
         return bootstrap_distribution(self, agg, n_boot=bootstrap, rng=rng, estimate=est, method=method,
                                       max_iter=max_iter, tol=tol)
 
-    def window_starts(self, x):
+    def window_starts(self, x: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """The kernel's own rounding of each value: base window start and threshold (over 2**53) for +1."""
         values = self.prepare_values(x)
         s0 = np.empty(values.shape[0], dtype=np.int64)
@@ -240,11 +242,12 @@ class Piecewise(_WindowOracle):
         return {"bounds": self._bounds, "n_cells": self._window.n_cells}
 
     @property
-    def n_cells(self):
+    def n_cells(self) -> int:
+        """Size of the output alphabet: reports are codes ``0..n_cells-1``."""
         return self._window.n_cells
 
     @property
-    def labels(self):
+    def labels(self) -> np.ndarray:
         """Centre of each output cell on the textbook scale [-C', C'], ``C' = n_cells/(n_cells - 2m)``."""
         n, m = self._window.n_cells, self._window.m
         h = 2.0 / (n - 2 * m) if n > 2 * m else 2.0 / n
@@ -301,7 +304,7 @@ class Hybrid(_WindowOracle):
         self._plan = self._window
 
     @property
-    def alpha(self):
+    def alpha(self) -> float:
         """Probability of the Piecewise branch, as realized: ``t_mix / 2**53``."""
         return self._t_mix / TWO53
 
@@ -309,7 +312,8 @@ class Hybrid(_WindowOracle):
         return {"bounds": self._bounds, "n_cells": self._window.n_cells}
 
     @property
-    def n_cells(self):
+    def n_cells(self) -> int:
+        """Size of the output alphabet: Piecewise's cells followed by Duchi's two (−C, +C)."""
         return self._window.n_cells + 2
 
     def _run_kernel(self, values, words, out):
@@ -323,16 +327,16 @@ class Hybrid(_WindowOracle):
         return low + (high - low) * (np.array([0.0, 1.0]) - q) / (p - q), p, q
 
     @property
-    def piecewise_plan(self):
+    def piecewise_plan(self) -> WindowPlan:
         """Integer plan of the Piecewise branch."""
         return self._window
 
     @property
-    def duchi_plan(self):
+    def duchi_plan(self) -> BinaryPlan:
         """Integer plan of the Duchi branch."""
         return self._binary
 
-    def output_probabilities(self, x):
+    def output_probabilities(self, x: float) -> np.ndarray:
         """Probability of each output code for a value ``x``."""
         (e0, e1), p, q = self._duchi_estimates()
         low, high = self._bounds
@@ -343,7 +347,8 @@ class Hybrid(_WindowOracle):
         return np.concatenate([a * self._window_probabilities(x), (1 - a) * np.array([1 - p1, p1])])
 
     @property
-    def code_estimates(self):
+    def code_estimates(self) -> np.ndarray:
+        """Unbiased estimate of the value carried by each output code, in data units."""
         return np.concatenate([self._window_moments()[0], self._duchi_estimates()[0]])
 
     def _second_moment(self, x):

@@ -25,13 +25,16 @@ Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li, B. Škorić, "Estimating Numerica
 Differential Privacy", SIGMOD 2020 (General Wave, Square Wave, the bandwidth b, EM/EMS).
 """
 
+from __future__ import annotations
+
 import hashlib
+from typing import Any
 import math
 
 import numpy as np
 
 from ..spec import Spec
-from .._typing import ArrayLike, Bounds
+from .._typing import ArrayLike, Bounds, FloatArray
 from .._validation import check_discrete, check_integral, check_scalar
 from ..plans import exp_lower
 from .piecewise import _WindowOracle
@@ -152,30 +155,32 @@ class GeneralWave(_WindowOracle):
         self._plan = self._window
 
     @property
-    def bandwidth(self):
+    def bandwidth(self) -> float:
         """The requested half-width ``b`` of the wave (unit scale)."""
         return self._bandwidth
 
     @property
-    def realized_bandwidth(self):
+    def realized_bandwidth(self) -> float:
         """``b' = m / (2 (N - m))``: the half-width of the window on the grid."""
         return self._window.m / (2 * (self._window.n_cells - self._window.m))
 
     @property
-    def shape(self):
+    def shape(self) -> Any:
+        """The wave's shape, as given to the constructor."""
         return self._shape
 
     @property
-    def discrete(self):
+    def discrete(self) -> bool:
         """Whether the values are the integers of the bounds (see ``discrete`` in the parameters)."""
         return self._n_points is not None
 
     @property
-    def n_points(self):
+    def n_points(self) -> int | None:
         """Discrete mode: the number of integers in the bounds, ``high - low + 1`` (None otherwise)."""
         return self._n_points
 
-    def prepare_values(self, x, *, name=None, nan_policy="raise", fill_value=None, out_of_range="clip"):
+    def prepare_values(self, x: ArrayLike, *, name: str | None = None, nan_policy: str = "raise",
+                       fill_value: float | None = None, out_of_range: str = "clip") -> FloatArray:
         """Validate values as :meth:`ldpnum.Mechanism.prepare_values` does; with ``discrete=True`` also refuse
         non-integer values (InvalidValuesError with their count and first index; nothing is drawn)."""
         values = super().prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value,
@@ -183,7 +188,8 @@ class GeneralWave(_WindowOracle):
         return values if self._n_points is None else check_integral(values, "x" if name is None else str(name))
 
     @property
-    def n_cells(self):
+    def n_cells(self) -> int:
+        """Size of the output alphabet: reports are codes ``0..n_cells-1``."""
         return self._window.n_cells
 
     def _spec_params(self):
@@ -225,7 +231,7 @@ class GeneralWave(_WindowOracle):
                 f"bandwidth={self._bandwidth:.6g}, n_cells={self.n_cells}{extra})")
 
     @property
-    def labels(self):
+    def labels(self) -> np.ndarray:
         """Centre of each output cell in data units (the cells span ``[low - b'(high-low), high + b'(high-low)]``)."""
         n, m = self._window.n_cells, self._window.m
         low, high = self._bounds

@@ -119,7 +119,7 @@ import itertools
 import math
 from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -156,6 +156,9 @@ from ..reports import Reports, check_integer_codes, register_code_check
 from ..spec import check_spec
 from ..vectors import VectorMechanism
 from ._result import MultiRangeEstimate
+
+if TYPE_CHECKING:
+    from ..spec import Spec
 
 __all__ = ["HDG", "HDGPlan", "PackedTables", "select_columns", "alternate_consistency", "check_packed_codes",
            "guideline_granularities", "make_consistent", "response_matrix", "check_hdg_codes", "ALPHA1", "ALPHA2",
@@ -264,7 +267,7 @@ def guideline_granularities(n: int, epsilon: float, d: int, *, alpha1: float = A
 
 # -- the grids' frequency oracles --------------------------------------------------------------------------
 
-def check_table_epsilon(epsilon, owner):
+def check_table_epsilon(epsilon: float, owner: str) -> None:
     r"""Refuse an ``epsilon`` below :data:`MIN_EPSILON` = 1e-9 for HDG or Marginals (``owner`` names it) with
     one ValueError, in the constructor (before anything is planned or drawn).
 
@@ -332,7 +335,7 @@ class HDGPlan:
         self.table.flags.writeable = False
         self.grid_weights = tuple(Fraction(self.grid_count(j), 1 << 48) for j in range(self.m))
 
-    def grid_count(self, j):
+    def grid_count(self, j: int) -> int:
         """How many of the 2**48 top-bit patterns choose grid ``j``."""
         return -((-(j + 1) << 48) // self.m) + ((-j << 48) // self.m)
 
@@ -345,18 +348,18 @@ class HDGPlan:
         names = ",".join(o.name for o in self.oracles)
         return f"HDGPlan(d={self.d}, g1={self.g1}, g2={self.g2}, grids={self.m}, oracles=[{names}])"
 
-    def pair_index(self, a, b):
+    def pair_index(self, a: int, b: int) -> int:
         """Index of the 2-D grid of attributes ``a < b``."""
         return self.d + self.grids[self.d:].index((a, b))
 
-    def report(self, j, code, seed=0):
+    def report(self, j: int, code: int, seed: int = 0) -> int:
         """The report of grid ``j`` whose oracle output is ``code`` (``y`` for OLH, with seed word ``seed``)."""
         tag = j << kernels.GRID_SHIFT
         if self.oracles[j].hashed:
             return (int(seed) & 0xFFFF_FFFF_FFFF_0000) | tag | int(code)
         return (int(code) << 16) | tag
 
-    def exact_probabilities(self, cells, seed=0):
+    def exact_probabilities(self, cells: Any, seed: int = 0) -> dict[int, Fraction]:
         """``{report: Fraction}``: the exact distribution of the report of a person whose cell in grid ``j``
         is ``cells[j]``, given the hash seed word ``seed`` (the seed's own distribution is uniform and does
         not depend on the values): ``P(grid j) · P(oracle output | cell)``."""
@@ -367,11 +370,11 @@ class HDGPlan:
                 out[self.report(j, code, seed)] = w * p
         return out
 
-    def report_grids(self, codes):
+    def report_grids(self, codes: ArrayLike) -> np.ndarray:
         """The grid index of each report."""
         return ((np.asarray(codes, dtype=np.uint64) & _GRID_MASK) >> np.uint64(kernels.GRID_SHIFT)).astype(np.intp)
 
-    def aggregate(self, codes):
+    def aggregate(self, codes: ArrayLike) -> np.ndarray:
         """The aggregate counts of reports (see the class docstring): O(n log m) to split by grid, then each
         grid's histogram or OLH support counts."""
         from ..frequency.hashing import local_hash_support_counts
@@ -424,7 +427,7 @@ def _check_granularities(granularities):
     return g1, g2
 
 
-def select_columns(x, columns, name, owner, where):
+def select_columns(x: Any, columns: Any, name: str | None, owner: str, where: str) -> Any:
     """``x`` itself, or, for a DataFrame, its ``columns`` in that order: the frame must hold exactly those
     columns (any order; matched by name), else one ValueError naming the missing and extra ones."""
     have_columns = getattr(x, "columns", None)
@@ -499,6 +502,7 @@ class PackedTables(VectorMechanism):
         return Aggregate(self._plan.aggregate(reports.codes), self.spec, n_reports=len(reports))
 
     def empty_aggregate(self) -> Aggregate:
+        """The aggregate of no reports, the identity of ``+``."""
         return Aggregate.empty(self.spec, per_report_counts=True)
 
     def grid_counts(self, data: Reports | Aggregate) -> tuple[np.ndarray, ...]:
@@ -763,7 +767,7 @@ def _warn_noisy_grids(names, plan, variances):
             grids=[names[j] for j in bad], standard_errors=[se[j] for j in bad]), stacklevel=_caller_stacklevel())
 
 
-def check_hdg_codes(codes, spec):
+def check_hdg_codes(codes: np.ndarray, spec: "Spec") -> np.ndarray:
     """Validate HDG report codes against their spec (every :class:`~ldpnum.Reports` path): one ``uint64``
     per report whose grid index is below ``m``; on an OLH grid ``y < g``; on a GRR grid ``y = 0`` and the
     cell below the grid's cell count. Raises TypeError / ValueError naming the count and first index."""
@@ -775,7 +779,7 @@ def check_hdg_codes(codes, spec):
     return check_packed_codes(codes, spec, [g1] * d + [g2 * g2] * (d * (d - 1) // 2))
 
 
-def check_packed_codes(codes, spec, ks):
+def check_packed_codes(codes: np.ndarray, spec: "Spec", ks: list[int]) -> np.ndarray:
     """Check packed one-word reports (HDG's layout, :mod:`ldpnum._kernels.client_multi`) of the tables of
     ``ks`` cells each, whose OLH hash ranges are the spec's ``g`` (0 for a GRR table): the table index below
     ``len(ks)``; on an OLH table ``y < g``; on a GRR table ``y = 0`` and the cell below ``k``. ``codes``

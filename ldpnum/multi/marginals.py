@@ -71,7 +71,7 @@ import itertools
 import math
 from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -88,6 +88,9 @@ from ..frequency.hashing import HASH_FAMILY
 from ..reports import Reports, check_integer_codes, register_code_check
 from ._result import MarginalsEstimate
 from .hdg import HDGPlan, PackedTables, _grid_oracle, check_packed_codes, check_table_epsilon, select_columns
+
+if TYPE_CHECKING:
+    from ..spec import Spec
 
 __all__ = ["Marginals", "MarginalsEstimate", "MarginalsPlan", "consistency_step", "make_consistent",
            "check_marginals_codes", "calm_choice", "covering_sequence", "predicted_error", "union_variance",
@@ -146,7 +149,7 @@ class MarginalsPlan(HDGPlan):
         names = ",".join(o.name for o in self.oracles)
         return f"MarginalsPlan(categories={self.categories}, k={self.k}, sets={self.grids}, oracles=[{names}])"
 
-    def cells(self, values):
+    def cells(self, values: np.ndarray) -> np.ndarray:
         """``(n, m)`` int64: the cell of every set holding each row of validated category codes."""
         values = np.asarray(values).astype(np.int64)
         return np.stack([np.ravel_multi_index(tuple(values[:, a] for a in s), shape)
@@ -162,7 +165,7 @@ def _oracle(epsilon, cells):
 
 # -- CALM's adaptive choice --------------------------------------------------------------------------------
 
-def union_variance(oracle, size, f, n):
+def union_variance(oracle: Any, size: int, f: float, n: float) -> float:
     r"""Variance of the unbiased estimate of the total frequency ``f`` of ``size`` cells of one set, summed
     from the raw cells of ``n`` reporters drawn from the population (noise and sampling together).
 
@@ -180,7 +183,7 @@ def union_variance(oracle, size, f, n):
     return per / (n * (p - q) ** 2)
 
 
-def predicted_error(categories, k, epsilon, sets, n):
+def predicted_error(categories: Any, k: int, epsilon: float, sets: Any, n: int) -> float:
     r"""CALM-style expected error of the k-way marginals answered from released ``sets`` (column-index
     tuples) at ``n`` people split evenly among them: the mean over every k-set ``K`` of the expected squared
     L2 error of its table, :math:`E_K = (\sum_{V \supseteq K} 1/E_{K,V})^{-1}`, where
@@ -205,7 +208,7 @@ def predicted_error(categories, k, epsilon, sets, n):
     return total / math.comb(len(cats), k)
 
 
-def covering_sequence(categories, k, width, limit=MAX_SETS):
+def covering_sequence(categories: Any, k: int, width: int, limit: int = MAX_SETS) -> list[tuple[int, ...]]:
     """Attribute sets of ``width`` columns, picked one at a time (at most ``limit``, without repeats): each
     pick covers the most k-sets no earlier pick covers, then the k-sets covered fewest times so far (smallest
     sum of their coverage counts), then has the fewest cells, then comes first in lexicographic order. Every
@@ -217,7 +220,7 @@ def covering_sequence(categories, k, width, limit=MAX_SETS):
     index = {K: i for i, K in enumerate(ksets)}
     # holders[K]: the candidates holding k-set K; new / load: per candidate, its k-sets not yet covered and
     # the sum of their coverage counts, updated for the k-sets of each pick only
-    holders = [[] for _ in ksets]
+    holders: list[Any] = [[] for _ in ksets]
     for r, V in enumerate(cands):
         for K in itertools.combinations(V, k):
             holders[index[K]].append(r)
@@ -242,7 +245,7 @@ def covering_sequence(categories, k, width, limit=MAX_SETS):
     return out
 
 
-def calm_choice(categories, k, epsilon, n):
+def calm_choice(categories: Any, k: int, epsilon: float, n: int) -> tuple[Any, Any, tuple[Any, ...]]:
     r"""The released sets of :class:`Marginals` with ``strategy="calm"``.
 
     For every width ``ℓ`` from ``k`` to ``min(d, MAX_WIDTH)``: the shortest prefix of
@@ -433,6 +436,7 @@ class Marginals(PackedTables):
 
     @property
     def k(self) -> int:
+        """Size ``k`` of the released attribute sets (the marginals' order)."""
         return self._plan.k
 
     @property
@@ -580,7 +584,7 @@ class Marginals(PackedTables):
                                  set_reports=n_per, set_variances=variances, n_iter=n_iter, converged=converged)
 
 
-def check_marginals_codes(codes, spec):
+def check_marginals_codes(codes: np.ndarray, spec: "Spec") -> np.ndarray:
     """Validate Marginals report codes against their spec (every :class:`~ldpnum.Reports` path): HDG's
     packed layout over the spec's attribute sets (:func:`ldpnum.multi.hdg.check_packed_codes`)."""
     codes = check_integer_codes(codes)

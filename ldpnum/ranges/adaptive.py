@@ -40,7 +40,7 @@ consistent tree).
 """
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -69,7 +69,7 @@ def ahead_threshold(branching: int) -> float:
     return math.sqrt(int(branching) + 1)
 
 
-def check_threshold(threshold):
+def check_threshold(threshold: float | None) -> float:
     """Validate ``threshold`` (None for :data:`DEFAULT_THRESHOLD`, else a finite real ``>= 0``; 0 closes
     only nodes whose raw estimate is negative) and return the multiplier."""
     if threshold is None:
@@ -77,7 +77,8 @@ def check_threshold(threshold):
     return check_scalar(threshold, "threshold", float, low=0, allow_none=True)
 
 
-def adaptive_tree(shape: TreeShape, raw, variances, tree, *, threshold: float | None = None) -> AdaptiveTree:
+def adaptive_tree(shape: TreeShape, raw: Any, variances: Any, tree: Any, *,
+                  threshold: float | None = None) -> AdaptiveTree:
     r"""The AHEAD-style adaptive tree from raw node estimates and a non-negative consistent tree.
 
     Parameters

@@ -23,9 +23,12 @@ differential privacy", PVLDB 12(10), 2019 (the branching factor). M. Hay, V. Ras
 (constrained inference).
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -36,9 +39,9 @@ from .._kernels import client_hashing
 from .._kernels import client_hierarchy as kernels
 from .._kernels._jit import launch
 from .._results import DistributionEstimate
-from .._typing import Bounds
+from .._typing import ArrayLike, Bounds, FloatArray
 from .._validation import check_choice, check_discrete, check_epsilon, check_integral, check_scalar
-from ..estimation.consistency import MAX_LEAVES, check_tree, least_squares, nonnegative, tree_shape
+from ..estimation.consistency import MAX_LEAVES, TreeShape, check_tree, least_squares, nonnegative, tree_shape
 from ..estimation.frequency import unbiased_frequencies
 from ..frequency import GRR, recommend
 from ..frequency.hadamard import HadamardResponse, hadamard_support_counts
@@ -46,6 +49,9 @@ from ..frequency.hashing import HASH_FAMILY, OLH, local_hash_support_counts, olh
 from ..base import Mechanism
 from ._result import CONSISTENCY, RangeEstimate
 from .adaptive import adaptive_tree, check_threshold
+
+if TYPE_CHECKING:
+    from ..spec import Spec
 
 __all__ = ["HierarchicalHistogram", "LevelOracle", "GRRLevel", "OLHLevel", "HadamardLevel", "LEVEL_ORACLES", "choose_branching",
            "predicted_range_variance", "BRANCHING_CANDIDATES", "check_hierarchy_codes", "level_g",
@@ -88,43 +94,43 @@ class LevelOracle:
         self.k = k
 
     @property
-    def n_codes(self):
+    def n_codes(self) -> int:
         """Size of the level's report alphabet given its seed (if any): the kernel's GRR alphabet."""
         raise NotImplementedError
 
     @property
-    def block_size(self):
+    def block_size(self) -> int:
         """Cells of the level's block in the aggregate."""
         raise NotImplementedError
 
-    def kernel_row(self):
+    def kernel_row(self) -> tuple[int, int, int, int]:
         """``(kind, m, threshold, lie_shift)`` for the kernel's level table (``m``: the GRR step's alphabet;
         ``lie_shift``: GRR's lie-block shift, 0 for Hadamard response)."""
         raise NotImplementedError
 
-    def exact_probabilities(self, node, seed=None):
+    def exact_probabilities(self, node: int, seed: int | None = None) -> dict[int, Fraction]:
         """``{code: Fraction}``: exact distribution of the level's report for a person in ``node`` (given the
         hash seed word ``seed`` for hashed levels)."""
         raise NotImplementedError
 
-    def probabilities(self, node):
+    def probabilities(self, node: int) -> np.ndarray:
         """Float probabilities of every code for a person in ``node`` (shape ``(n_codes,)``)."""
         raise NotImplementedError
 
-    def level_reports(self, block):
+    def level_reports(self, block: np.ndarray) -> int:
         """Number of reports of this level, from its block of the aggregate."""
         raise NotImplementedError
 
-    def estimate(self, block):
+    def estimate(self, block: np.ndarray) -> np.ndarray:
         """Unbiased estimate of every node's frequency among the people of this level, from its block."""
         raise NotImplementedError
 
-    def variance(self, n):
+    def variance(self, n: int) -> float:
         """Variance of a node's frequency estimate from ``n`` reports, at true frequency 0."""
         raise NotImplementedError
 
     @classmethod
-    def predicted_variance(cls, epsilon, k):
+    def predicted_variance(cls, epsilon: float, k: int) -> float:
         """Per-report variance at frequency 0 (closed form, for choosing the branching factor)."""
         raise NotImplementedError
 
@@ -140,42 +146,51 @@ class GRRLevel(LevelOracle):
         self.oracle = GRR(epsilon, k)
 
     @property
-    def n_codes(self):
+    def n_codes(self) -> int:
+        """Codes of the level's reports: the ``k`` nodes."""
         return self.k
 
     @property
-    def block_size(self):
+    def block_size(self) -> int:
+        """Cells of the level's block in the aggregate: one count per node."""
         return self.k
 
-    def kernel_row(self):
+    def kernel_row(self) -> tuple[int, int, int, int]:
+        """``(kind, k, threshold, lie_shift)`` of GRR over the level's nodes, for the kernel's level table."""
         return (self.kind, self.k, self.oracle.plan.a_keep, self.oracle.plan.shift)
 
-    def exact_probabilities(self, node, seed=None):
+    def exact_probabilities(self, node: int, seed: int | None = None) -> dict[int, Fraction]:
+        """``{code: Fraction}``: exact distribution of GRR's report for a person in ``node``."""
         return self.oracle.plan.exact_probabilities(node)
 
-    def level_reports(self, block):
+    def level_reports(self, block: np.ndarray) -> int:
+        """Number of reports of this level: the sum of its block."""
         return int(block.sum())
 
-    def probabilities(self, node):
+    def probabilities(self, node: int) -> np.ndarray:
+        """Float probabilities of every code for a person in ``node``: ``p*`` there, ``q*`` elsewhere."""
         p, q = self.oracle.support_probabilities
         out = np.full(self.k, q)
         out[node] = p
         return out
 
-    def estimate(self, block):
+    def estimate(self, block: np.ndarray) -> np.ndarray:
+        """Unbiased estimate of every node's frequency among the people of this level, from its counts."""
         counts = np.asarray(block, dtype=np.float64)
         return unbiased_frequencies(counts, counts.sum(), *self.oracle.support_probabilities)
 
-    def variance(self, n):
+    def variance(self, n: int) -> float:
+        """Variance of a node's frequency estimate from ``n`` reports, at true frequency 0."""
         return self.oracle.variance(0.0) / n
 
     @classmethod
-    def predicted_variance(cls, epsilon, k):
+    def predicted_variance(cls, epsilon: float, k: int) -> float:
+        """GRR's per-report variance at frequency 0: ``(k - 2 + e^ε) / (e^ε - 1)^2``."""
         ee = math.exp(epsilon)
         return (k - 2 + ee) / (ee - 1) ** 2
 
 
-def level_g(epsilon):
+def level_g(epsilon: float) -> int:
     """Hash range of an OLH level: OLH's ``round(e^ε) + 1``, capped at :data:`LEVEL_G_MAX` = 4096
     (ε > 8.32) so that ``y`` fits the packed report's 12 low bits."""
     return min(olh_g(epsilon), LEVEL_G_MAX)
@@ -213,39 +228,45 @@ class OLHLevel(LevelOracle):
         self.oracle = OLH(epsilon, k, g=self.g)
 
     @property
-    def n_codes(self):
+    def n_codes(self) -> int:
+        """Codes of the level's reports: the ``g`` hash values."""
         return self.g
 
     @property
-    def block_size(self):
+    def block_size(self) -> int:
+        """Cells of the level's block in the aggregate: one support count per node, then the reports."""
         return self.k + 1
 
-    def kernel_row(self):
+    def kernel_row(self) -> tuple[int, int, int, int]:
+        """``(kind, g, threshold, lie_shift)`` of GRR over the hash values, for the kernel's level table."""
         return (self.kind, self.g, self.oracle.plan.a_keep, self.oracle.plan.shift)
 
-    def hashed_value(self, node, seed):
+    def hashed_value(self, node: int, seed: int) -> int:
         """``h(node)`` under the seed word ``seed``."""
         return int(_hash_nodes(seed, [node], self.g)[0])
 
-    def exact_probabilities(self, node, seed=None):
+    def exact_probabilities(self, node: int, seed: int | None = None) -> dict[int, Fraction]:
         """``{y: Fraction}`` given the seed word ``seed`` (the seed's own distribution is uniform and does
         not depend on the node)."""
         if seed is None:
             raise ValueError("an OLH level's report distribution is given for a fixed seed word: pass seed")
         return self.oracle.plan.exact_probabilities(self.hashed_value(node, seed))
 
-    def level_reports(self, block):
+    def level_reports(self, block: np.ndarray) -> int:
+        """Number of reports of this level: the block's last cell."""
         return int(block[-1])
 
-    def estimate(self, block):
+    def estimate(self, block: np.ndarray) -> np.ndarray:
+        """Unbiased estimate of every node's frequency among the people of this level, from its supports."""
         block = np.asarray(block, dtype=np.float64)
         return unbiased_frequencies(block[:-1], block[-1], *self.oracle.support_probabilities)
 
-    def variance(self, n):
+    def variance(self, n: int) -> float:
+        """Variance of a node's frequency estimate from ``n`` reports, at true frequency 0."""
         return self.oracle.variance(0.0) / n
 
     @classmethod
-    def predicted_variance(cls, epsilon, k):
+    def predicted_variance(cls, epsilon: float, k: int) -> float:
         """:math:`q(1-q)/(p-q)^2` with ``p = e^ε/(e^ε + g - 1)``, ``q = 1/g`` and the level's integer ``g``
         (``4e^ε/(e^ε-1)^2`` when ``g = e^ε + 1``)."""
         ee = math.exp(epsilon)
@@ -276,39 +297,48 @@ class HadamardLevel(LevelOracle):
         self.K = self.oracle.n_cells
 
     @property
-    def n_codes(self):
+    def n_codes(self) -> int:
+        """Codes of the level's reports: the ``K`` codes of Hadamard response."""
         return self.K
 
     @property
-    def block_size(self):
+    def block_size(self) -> int:
+        """Cells of the level's block in the aggregate: one count per code."""
         return self.K
 
-    def kernel_row(self):
+    def kernel_row(self) -> tuple[int, int, int, int]:
+        """``(kind, log2 K, threshold, 0)`` of Hadamard response, for the kernel's level table."""
         return (self.kind, self.oracle.plan.log2_k, self.oracle.plan.t_keep, 0)
 
-    def exact_probabilities(self, node, seed=None):
+    def exact_probabilities(self, node: int, seed: int | None = None) -> dict[int, Fraction]:
+        """``{code: Fraction}``: exact distribution of the Hadamard report for a person in ``node``."""
         return self.oracle.plan.exact_probabilities(node)
 
-    def probabilities(self, node):
+    def probabilities(self, node: int) -> np.ndarray:
+        """Float probabilities of every code for a person in ``node`` (shape ``(n_codes,)``)."""
         p, _ = self.oracle.support_probabilities
         y = np.arange(self.K)
         r = node + 1
         parity = np.array([bin(r & int(v)).count("1") & 1 for v in y])
         return np.where(parity == 0, p, 1 - p) * (2.0 / self.K)
 
-    def level_reports(self, block):
+    def level_reports(self, block: np.ndarray) -> int:
+        """Number of reports of this level: the sum of its block."""
         return int(block.sum())
 
-    def estimate(self, block):
+    def estimate(self, block: np.ndarray) -> np.ndarray:
+        """Unbiased estimate of every node's frequency among the people of this level, from its counts."""
         n = int(block.sum())
         support = hadamard_support_counts(block, self.k).astype(np.float64)
         return unbiased_frequencies(support, n, *self.oracle.support_probabilities)
 
-    def variance(self, n):
+    def variance(self, n: int) -> float:
+        """Variance of a node's frequency estimate from ``n`` reports, at true frequency 0."""
         return self.oracle.variance(0.0) / n
 
     @classmethod
-    def predicted_variance(cls, epsilon, k):
+    def predicted_variance(cls, epsilon: float, k: int) -> float:
+        """Hadamard response's per-report variance at frequency 0: ``(e^ε + 1)^2 / (e^ε - 1)^2``."""
         ee = math.exp(epsilon)
         return (ee + 1) ** 2 / (ee - 1) ** 2
 
@@ -354,7 +384,8 @@ def _level_names(oracle, epsilon, counts):
     return tuple(oracle)
 
 
-def predicted_range_variance(epsilon, n_leaves, branching, oracle="auto", n_reports=1):
+def predicted_range_variance(epsilon: float, n_leaves: int, branching: int, oracle: str = "auto",
+                             n_reports: float = 1) -> float:
     r"""Predicted variance of a random range query's unbiased answer (Kulkarni–Cormode–Srivastava).
 
     .. math::
@@ -388,7 +419,8 @@ def predicted_range_variance(epsilon, n_leaves, branching, oracle="auto", n_repo
     return L * total / n_reports
 
 
-def choose_branching(epsilon, n_leaves, oracle="auto", candidates=BRANCHING_CANDIDATES):
+def choose_branching(epsilon: float, n_leaves: int, oracle: str = "auto",
+                     candidates: Sequence[int] = BRANCHING_CANDIDATES) -> int:
     r"""The branching factor minimising :func:`predicted_range_variance` (ties: the smaller one).
 
     With a constant per-level variance (OUE/OLH-style oracles) the objective is proportional to
@@ -408,10 +440,13 @@ def choose_branching(epsilon, n_leaves, oracle="auto", candidates=BRANCHING_CAND
         v = predicted_range_variance(epsilon, n_leaves, b, oracle)
         if best is None or v < best[0] * (1 - 1e-12):
             best = (v, b)
+    if best is None:
+        raise ValueError(f"choose_branching: no candidate branching factor is at most n_leaves={n_leaves}; "
+                         f"got {list(candidates)}")
     return best[1]
 
 
-def level_count(l, n_levels):
+def level_count(l: int, n_levels: int) -> int:
     """How many of the 2**16 low-bit patterns the kernel maps to level index ``l`` (0-based):
     ``ceil((l+1) 2**16 / L) - ceil(l 2**16 / L)``."""
     return -((-(l + 1) << LEVEL_BITS) // n_levels) + ((-l << LEVEL_BITS) // n_levels)
@@ -462,11 +497,11 @@ class HierarchyPlan:
         return (f"HierarchyPlan(n_leaves={self.shape.n_leaves}, branching={self.shape.branching}, "
                 f"levels={self.shape.n_levels}, oracles=[{names}], n_cells={self.n_cells})")
 
-    def node_of(self, leaf, level):
+    def node_of(self, leaf: Any, level: int) -> Any:
         """Index within ``level`` (1..L) of the node holding ``leaf``."""
         return leaf // self.shape.node_sizes[level]
 
-    def level_code(self, level, code, seed=0):
+    def level_code(self, level: int, code: int, seed: int = 0) -> int:
         """The report of ``level`` (1..L) whose level oracle's code is ``code`` (and seed word ``seed``)."""
         if not self.packed:
             return self.offsets[level - 1] + code
@@ -475,7 +510,7 @@ class HierarchyPlan:
             return (int(seed) & int(client_hashing.SEED_MASK)) | tag | code
         return (code << 16) | tag
 
-    def exact_probabilities(self, leaf, seed=None):
+    def exact_probabilities(self, leaf: int, seed: int | None = None) -> dict[int, Fraction]:
         """``{code: Fraction}``: exact distribution of the report of a person whose value is in ``leaf``.
 
         The mixture over levels: ``P(code) = w_l P_l(code | node_l(leaf))`` for the level ``l`` of the
@@ -491,10 +526,10 @@ class HierarchyPlan:
         out = {}
         for l, (lvl, w) in enumerate(zip(self.levels, self.level_weights), start=1):
             for code, p in lvl.exact_probabilities(self.node_of(leaf, l), seed).items():
-                out[self.level_code(l, code, seed)] = w * p
+                out[self.level_code(l, code, 0 if seed is None else seed)] = w * p  # seed: packed plans only
         return out
 
-    def probabilities(self, leaf):
+    def probabilities(self, leaf: int) -> np.ndarray:
         """Float probabilities of every code for a person in ``leaf`` (offset layout; chi-square checks)."""
         if self.packed:
             raise ValueError("probabilities(leaf) describes the offset layout; with hashing levels use "
@@ -502,14 +537,14 @@ class HierarchyPlan:
         return np.concatenate([float(w) * lvl.probabilities(self.node_of(leaf, l))
                                for l, (lvl, w) in enumerate(zip(self.levels, self.level_weights), start=1)])
 
-    def report_levels(self, codes):
+    def report_levels(self, codes: np.ndarray) -> np.ndarray:
         """The level (1..L) of each report code."""
         codes = np.asarray(codes)
         if self.packed:
             return ((codes & _LEVEL_MASK) >> np.uint64(kernels.LEVEL_SHIFT)).astype(np.int64) + 1
         return np.searchsorted(np.array(self.offsets[1:]), codes, side="right") + 1
 
-    def aggregate_packed(self, codes):
+    def aggregate_packed(self, codes: np.ndarray) -> np.ndarray:
         """The aggregate's counts of packed reports (already validated): per level, GRR's code histogram,
         or OLH's support counts and ``n_l`` (the Cython kernel of :mod:`ldpnum.frequency.hashing`)."""
         from .._kernels.server_tree import split_levels
@@ -685,45 +720,48 @@ class HierarchicalHistogram(Mechanism):
 
     # -- parameters -----------------------------------------------------------------------------------------
     @property
-    def n_leaves(self):
+    def n_leaves(self) -> int:
+        """Number of leaves of the tree."""
         return self._shape.n_leaves
 
     @property
-    def discrete(self):
+    def discrete(self) -> bool:
         """Whether the values are integers, one leaf per integer of the bounds (see the class Notes)."""
         return self._discrete
 
     @property
-    def branching(self):
+    def branching(self) -> int:
+        """Branching factor ``B`` of the tree."""
         return self._shape.branching
 
     @property
-    def n_levels(self):
+    def n_levels(self) -> int:
         """Levels below the root (each person reports one of them)."""
         return self._shape.n_levels
 
     @property
-    def shape(self):
+    def shape(self) -> TreeShape:
         """The :class:`~ldpnum.estimation.consistency.TreeShape`."""
         return self._shape
 
     @property
-    def level_oracles(self):
+    def level_oracles(self) -> tuple[LevelOracle, ...]:
         """The frequency oracle of each level ``1..L``."""
         return self._plan.levels
 
     @property
-    def oracle_names(self):
+    def oracle_names(self) -> tuple[str, ...]:
+        """Name of each level's frequency oracle, levels ``1..L``."""
         return tuple(lvl.name for lvl in self._plan.levels)
 
     @property
-    def n_cells(self):
+    def n_cells(self) -> int:
         """Length of the aggregate: the levels' blocks, concatenated (with GRR levels only, also the report
         alphabet)."""
         return self._plan.n_cells
 
     @property
-    def leaf_edges(self):
+    def leaf_edges(self) -> np.ndarray:
         """Edges of the leaves (in discrete mode ``k ± 1/2`` around each integer ``k`` of the bounds)."""
         low, high = self._bounds
         if self._discrete:
@@ -759,14 +797,16 @@ class HierarchicalHistogram(Mechanism):
     def _report_dtype(self):
         return np.dtype(np.uint64) if self._plan.packed else super()._report_dtype()
 
-    def prepare_values(self, x, *, name=None, nan_policy="raise", fill_value=None, out_of_range="clip"):
+    def prepare_values(self, x: ArrayLike, *, name: str | None = None, nan_policy: str = "raise",
+                       fill_value: float | None = None, out_of_range: str = "clip") -> FloatArray:
         """Validate values as :meth:`ldpnum.Mechanism.prepare_values` does; with ``discrete=True`` also refuse
         non-integer values (InvalidValuesError with their count and first index; nothing is drawn)."""
         values = super().prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value,
                                         out_of_range=out_of_range)
         return check_integral(values, "x" if name is None else str(name)) if self._discrete else values
 
-    def leaf_index(self, x, *, nan_policy="raise", fill_value=None, out_of_range="clip"):
+    def leaf_index(self, x: ArrayLike, *, nan_policy: str = "raise", fill_value: float | None = None,
+                   out_of_range: str = "clip") -> np.ndarray:
         """The leaf of each value, exactly as ``privatize`` bucketizes it (validated the same way).
 
         For simulations and tests: the true histogram of the leaves is what the estimates target.
@@ -777,7 +817,7 @@ class HierarchicalHistogram(Mechanism):
             launch(kernels.leaf_kernel, values, self._leaf_low, self._inv_range, self.n_leaves, out)
         return out
 
-    def report_levels(self, reports):
+    def report_levels(self, reports: Reports) -> np.ndarray:
         """The level (``1..L``) of each report, read from its code."""
         if not isinstance(reports, Reports):
             raise TypeError(f"report_levels expects Reports; got {type(reports).__name__}")
@@ -798,10 +838,11 @@ class HierarchicalHistogram(Mechanism):
         check_spec(self.spec, reports.spec, "reports")
         return Aggregate(self._plan.aggregate_packed(reports.codes), self.spec, n_reports=len(reports))
 
-    def empty_aggregate(self):
+    def empty_aggregate(self) -> Aggregate:
+        """The aggregate of no reports, the identity of ``+``."""
         return Aggregate.empty(self.spec, per_report_counts=self._plan.packed)
 
-    def level_counts(self, data):
+    def level_counts(self, data: Reports | Aggregate) -> tuple[np.ndarray, ...]:
         """Per-level blocks of an aggregate (or reports): a tuple of ``L`` int64 arrays (GRR: the code
         histogram; OLH: the ``k_l`` support counts, then ``n_l``)."""
         agg = self._as_aggregate(data)
@@ -930,7 +971,7 @@ class HierarchicalHistogram(Mechanism):
 
 # -- report validation -------------------------------------------------------------------------------------
 
-def check_hierarchy_codes(codes, spec):
+def check_hierarchy_codes(codes: np.ndarray, spec: Spec) -> np.ndarray:
     """Validate hierarchical-histogram report codes against their spec (every :class:`~ldpnum.Reports`
     path: constructor, slicing, ``concat``, unpickling, pandas and Parquet round trips).
 

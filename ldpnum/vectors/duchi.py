@@ -102,7 +102,7 @@ class DuchiMultivariatePlan:
             return Fraction(2 * self.t_lo, TWO53 << self.dim)
         return Fraction(1, 1 << self.dim)
 
-    def exact_probabilities(self, thresholds) -> dict[int, Fraction]:
+    def exact_probabilities(self, thresholds: Any) -> dict[int, Fraction]:
         """``{z: probability}`` of every report (``z`` a bit mask, bit ``j`` set when ``z_j = +1``) for inputs
         whose signs ``v_j = +1`` have probability ``thresholds[j] / 2**53``. Enumerates ``4^d`` terms (d ≤ 10)."""
         d = self.dim
@@ -281,6 +281,7 @@ class DuchiMultivariate(VectorMechanism):
         return Aggregate(count_bits(reports.codes, self.dim), self.spec, len(reports))
 
     def empty_aggregate(self) -> Aggregate:
+        """The aggregate of no reports, the identity of ``+``."""
         return Aggregate.empty(self.spec, per_report_counts=True)
 
     def _unit(self, x):

@@ -284,7 +284,7 @@ class SampledDimensions(VectorMechanism):
         return self._k * (1 + self._inner.words_per_record)
 
     @property
-    def plan(self):
+    def plan(self) -> Any:
         """The inner mechanism's integer plan (every inner report uses it)."""
         return self._inner.plan
 
@@ -407,6 +407,7 @@ class SampledDimensions(VectorMechanism):
         return Aggregate(count_codes(reports.codes.reshape(-1), self.n_cells), self.spec, len(reports))
 
     def empty_aggregate(self) -> Aggregate:
+        """The aggregate of no reports, the identity of ``+``."""
         return Aggregate.empty(self.spec, per_report_counts=True)
 
     def coordinate_aggregate(self, data: Reports | Aggregate, j: int) -> Aggregate:

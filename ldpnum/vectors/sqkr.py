@@ -199,10 +199,12 @@ class SQKRPlan:
 
     @property
     def words_per_record(self) -> int:
+        """Random 64-bit words each record consumes."""
         return self.k + 2
 
     @property
     def seed_bits(self) -> int:
+        """Bits of a report's seed index: a 64-bit word less the ``k`` bits of the coefficient index."""
         return 64 - self.k
 
     def exact_probabilities(self, bits: int) -> dict:

@@ -328,6 +328,7 @@ class PrivHSPlan:
 
     @property
     def words_per_record(self) -> int:
+        """Random 64-bit words each record consumes: three per repetition."""
         return 3 * self.repetitions
 
     def probability(self, bit: int, side: int) -> Fraction:
@@ -358,6 +359,7 @@ class RejectionPlan:
 
     @property
     def words_per_record(self) -> int:
+        """Random 64-bit words each record consumes: the trials plus two, per repetition."""
         return (self.trials + 2) * self.repetitions
 
     @property
@@ -830,6 +832,7 @@ class UnitVectorMechanism(_OffersEstimators, Mechanism):
         return Aggregate(total.ravel(), self.spec, n)
 
     def empty_aggregate(self) -> Aggregate:
+        """The aggregate of no reports, the identity of ``+``."""
         return Aggregate.empty(self.spec, per_report_counts=True)
 
     def _rows(self, x):
