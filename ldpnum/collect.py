@@ -1,7 +1,7 @@
 r"""The one table-collection layer: columns under a strategy, batches of rows, report columns read back.
 
 Every front end that turns a *table* into report columns — the pandas accessor (:mod:`ldpnum.pandas`, per
-frame), the command line (:func:`ldpnum.cli.privatize_file`, per Arrow batch of a file), Dask and other engines
+frame), the command line (:func:`ldpnum.io.privatize_file`, per Arrow batch of a file), Dask and other engines
 (:mod:`ldpnum.dask`, :mod:`ldpnum.engines`, per partition) — calls the functions here, so a collection is
 planned, randomized, recorded and read back the same way everywhere, and a seeded collection gives the same
 reports through every front end. The front ends keep only what is theirs: reading their input, and wrapping
@@ -89,16 +89,16 @@ from ._results import named
 from ._typing import SeedLike
 from ._validation import check_choice
 from .aggregate import Aggregate
+from .base import ESTIMATORS
 from .exceptions import BudgetWarning
 from .mechanisms import Mechanism, from_spec
-from .base import ESTIMATORS
 from .reports import Reports
 from .spec import Spec, check_spec
 
 __all__ = ["MAX_COLUMNS", "NAN_POLICIES", "STRATEGIES", "BatchReports", "CollectionPlan",
            "ColumnPlan", "aggregate_series", "assign_rows", "check_ledger", "check_rng", "check_shuffle",
-           "column_subject", "concat", "declare_shuffled", "describe_aggregates", "estimate_mean_named",
-           "estimator", "fill_values", "is_real_dtype", "mechanism_of", "partition_rng", "plan_columns",
+           "column_subject", "concat", "declare_shuffled", "describe_aggregates", "empty_values",
+           "estimate_mean_named", "estimator", "fill_values", "is_real_dtype", "mechanism_of", "partition_rng", "plan_columns",
            "prepare_column", "privatize_batch", "privatize_frame", "privatize_series", "record_ledger",
            "report_label", "reports_of", "resolve_strategy", "run_seed", "takes_unknown", "vector_sources"]
 
@@ -316,6 +316,20 @@ def fill_values(fill_value: Any, columns: list) -> dict:
                              f"{unknown[0]!r}; privatized columns: {list(columns)}")
         return {c: fill_value.get(c) for c in columns}
     return {c: fill_value for c in columns}
+
+
+def empty_values(sources: "list | None") -> "np.ndarray | pd.DataFrame":
+    """No rows of a report column's values: of one column (``sources`` None), or of the value columns
+    ``sources`` of a mechanism of several. A front end checks a mechanism's options (a fill value, its
+    columns) with ``prepare_values`` on it before any input is read, and a report column's code dtype with
+    ``privatize`` on it.
+
+    Examples
+    --------
+    >>> empty_values(None).shape, list(empty_values(["a", "b"]).columns)
+    ((0,), ['a', 'b'])
+    """
+    return np.empty(0) if sources is None else pd.DataFrame({c: np.empty(0) for c in sources})
 
 
 def takes_unknown(mech: Any) -> bool:
