@@ -72,18 +72,18 @@ import sys
 from .io import (
     DEFAULT_BATCH_SIZE,
     CLIError,
-    _expected_shuffle_file,
-    _expected_spec_file,
-    _one_line,
-    _read_key,
-    _read_ledger,
-    _read_people,
-    _report_column,
-    _require_pyarrow,
-    _write_atomic,
     aggregate_file,
+    expected_shuffle_file,
+    expected_spec_file,
     heavy_hitters_file,
+    one_line,
     privatize_file,
+    read_key,
+    read_ledger,
+    read_people,
+    report_column,
+    require_pyarrow,
+    write_atomic,
     write_spec_file,
 )
 
@@ -362,7 +362,7 @@ def _estimates(mech, agg, whats, args):
                 tables = [{"columns": list(cols), "covered": est.covers(cols),
                            "frequency": est.marginal(cols).tolist()} for cols in wanted]
             except (TypeError, ValueError) as exc:
-                raise CLIError(f"--marginal {args.marginal!r}: {_one_line(exc)}") from None
+                raise CLIError(f"--marginal {args.marginal!r}: {one_line(exc)}") from None
             out["marginals"] = {"sets": [list(v) for v in est.sets], "consistency": est.consistency,
                                 "tables": tables, "n_reports": agg.n_reports}
         elif what == "frequencies":
@@ -498,7 +498,7 @@ def _write_plot(dist, path, title):
     try:
         fig.savefig(path, dpi=120)
     except (OSError, ValueError) as exc:
-        raise CLIError(f"cannot write the plot to {path!r}: {_one_line(exc)}") from None
+        raise CLIError(f"cannot write the plot to {path!r}: {one_line(exc)}") from None
 
 
 def _open_ledger(args, mechanisms):
@@ -514,16 +514,16 @@ def _open_ledger(args, mechanisms):
         raise CLIError("--ledger needs --people-column C: the column of each row's person id")
     from .exceptions import BudgetExceededError
 
-    ledger = _read_ledger(args.ledger, args.ledger_cap)
-    people = _read_people(args.input, args.people_column, args.delimiter, ledger.id_kind)
+    ledger = read_ledger(args.ledger, args.ledger_cap)
+    people = read_people(args.input, args.people_column, args.delimiter, ledger.id_kind)
     eps = [m.epsilon for m in mechanisms.values()]
     planned = max(eps) if args.strategy == "one-column-per-row" else math.fsum(eps)
     try:
         ledger.check(epsilon=planned, people=people)
     except BudgetExceededError as exc:
-        raise CLIError(f"{_one_line(exc)} (--ledger {args.ledger})") from None
+        raise CLIError(f"{one_line(exc)} (--ledger {args.ledger})") from None
     except (ValueError, TypeError) as exc:
-        raise CLIError(f"--people-column {args.people_column!r}: {_one_line(exc)}") from None
+        raise CLIError(f"--people-column {args.people_column!r}: {one_line(exc)}") from None
     return ledger, people
 
 
@@ -534,7 +534,7 @@ def _expected_shuffle(args):
     path = getattr(args, "expect_spec", None)
     if path is None:
         return False, None
-    return _expected_shuffle_file(path)
+    return expected_shuffle_file(path)
 
 
 def _check_shuffle_declaration(args, agg):
@@ -561,7 +561,7 @@ def _explicit_spec(args):
     if getattr(args, "expect_spec", None) is not None:
         if args.spec is not None:
             raise CLIError("give the expected spec once: --expect-spec FILE or --spec JSON")
-        return _expected_spec_file(args.expect_spec, args.column)
+        return expected_spec_file(args.expect_spec, args.column)
     if args.spec is not None:
         return _spec_argument(args.spec, "--spec")
     given = [args.mechanism is not None, args.epsilon is not None, args.bounds is not None]
@@ -603,7 +603,7 @@ def _heavy_mechanism(args):
     try:
         return cls(args.epsilon, item_bits=args.item_bits, top_k=args.top_k, item_type=args.item_type)
     except (TypeError, ValueError) as exc:
-        text = _one_line(exc)
+        text = one_line(exc)
         if text.startswith("epsilon"):
             text = "--" + text
         raise CLIError(text) from None
@@ -634,7 +634,7 @@ def _print_heavy(est, args, info, file):
 
 
 def _cmd_heavy_hitters(args):
-    _require_pyarrow()
+    require_pyarrow()
     mech = _heavy_mechanism(args)
     delimiter = None if args.delimiter is None else args.delimiter.replace("\\t", "\t")
     est, info = heavy_hitters_file(args.input, args.column, mech, rng=args.rng, batch_size=args.batch_size,
@@ -906,7 +906,7 @@ def _spec_argument(text, option):
     try:
         return Spec.from_json(text)
     except (ValueError, TypeError) as exc:
-        raise CLIError(f"{option} is not an ldpnum spec (JSON of Spec.to_dict()): {_one_line(exc)}") from None
+        raise CLIError(f"{option} is not an ldpnum spec (JSON of Spec.to_dict()): {one_line(exc)}") from None
 
 
 def _multi_column_mechanisms(args):
@@ -930,11 +930,11 @@ def _multi_column_mechanisms(args):
                 raise CLIError(f"--columns {cols!r}: the --spec's {type(mech).__name__} privatizes one column; use "
                                "--column with --mechanism for it")
         except (ValueError, TypeError) as exc:
-            raise CLIError(f"--columns {cols!r}: {_one_line(exc)}") from None
+            raise CLIError(f"--columns {cols!r}: {one_line(exc)}") from None
         try:  # the mechanism's own columns, checked before a file is read
             mech.prepare_values(empty_values(list(key)), name=f"--columns {cols!r}")
         except (ValueError, TypeError) as exc:
-            raise CLIError(_one_line(exc)) from None
+            raise CLIError(one_line(exc)) from None
         out[key] = mech
     return out
 
@@ -971,9 +971,9 @@ def _cmd_privatize(args):
             mechanisms[c] = make_mechanism(name, eps, bnd, params)
         except (ValueError, TypeError) as exc:
             prefix = f"column {c!r}: " if len(columns) > 1 else ""
-            raise CLIError(f"{prefix}{_one_line(exc)}") from None
+            raise CLIError(f"{prefix}{one_line(exc)}") from None
     mechanisms.update(_multi_column_mechanisms(args))
-    key = _read_key(args.mac_key_file)
+    key = read_key(args.mac_key_file)
     if args.shuffle_delta is not None and not args.shuffled:
         raise CLIError("--shuffle-delta goes with --shuffled")
     if args.shuffled and args.keep:
@@ -988,7 +988,7 @@ def _cmd_privatize(args):
         try:
             check_shuffle_delta(shuffle_delta)  # before the ledger is read or anything is drawn
         except ValueError as exc:
-            raise CLIError(f"--shuffle-delta: {_one_line(exc)}") from None
+            raise CLIError(f"--shuffle-delta: {one_line(exc)}") from None
     ledger, people = _open_ledger(args, mechanisms)
     info = privatize_file(args.input, args.output, mechanisms, rng=args.rng, strategy=args.strategy,
                           nan_fill=args.nan_fill,
@@ -1006,7 +1006,7 @@ def _cmd_privatize(args):
                       label=args.label, shuffled=args.shuffled,
                       shuffle_delta=1e-6 if shuffle_delta is None else shuffle_delta,
                       shuffle_n=min(counts) if args.shuffled and counts else None)
-        _write_atomic(args.ledger, ledger.to_json())
+        write_atomic(args.ledger, ledger.to_json())
     for c, spec in info["specs"].items():
         print(f"{c}: {spec}")
     kept = f"; kept unchanged: {', '.join(info['kept'])}" if info["kept"] else ""
@@ -1019,7 +1019,7 @@ def _cmd_privatize(args):
 
 
 def _cmd_estimate(args):
-    _require_pyarrow()
+    require_pyarrow()
     whats = list(dict.fromkeys(args.what)) if args.what else None
     if args.range is not None:
         args.range = _parse_range(args.range)
@@ -1028,8 +1028,8 @@ def _cmd_estimate(args):
     if whats and "range" in whats and args.range is None:
         raise CLIError("--what range needs --range LO HI")
     explicit = _explicit_spec(args)
-    key = _read_key(args.mac_key_file)
-    _, mech = _report_column(str(args.reports), args.column, explicit)  # the file's metadata only
+    key = read_key(args.mac_key_file)
+    _, mech = report_column(str(args.reports), args.column, explicit)  # the file's metadata only
     whats = _check_request(mech, whats, args)
     agg, n_missing = aggregate_file(args.reports, args.column, spec=explicit, batch_size=args.batch_size,
                                     progress=args.progress, key=key)
@@ -1125,7 +1125,7 @@ def main(argv=None):
     except Exception as exc:
         if not _user_error(exc) or os.environ.get("LDPNUM_DEBUG"):
             raise
-        print(f"ldpnum: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"ldpnum: error: {one_line(exc)}", file=sys.stderr)
         return 2
     finally:
         _restore_terminate(previous)

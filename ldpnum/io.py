@@ -24,9 +24,15 @@ one-round simulation).
 
 **Small files.** Reports are written to a hidden file beside the output and renamed over it when complete
 (``_remove_stale_temporaries`` clears those a killed run left); the ledger is replaced atomically
-(``_write_atomic``). The collector's MAC key file, the spec file a collection was deployed with
+(``write_atomic``). The collector's MAC key file, the spec file a collection was deployed with
 (:func:`write_spec_file`, read back by ``estimate --expect-spec``), the privacy ledger's file and the
 person ids of an input column are read here.
+
+**Used by the command line.** Besides the functions in ``__all__``, :mod:`ldpnum.cli` calls
+:func:`report_column` (a report column's mechanism from the file's metadata, before a batch is read),
+:func:`read_key`, :func:`read_ledger`, :func:`read_people`, :func:`write_atomic`, :func:`expected_spec_file`,
+:func:`expected_shuffle_file`, :func:`require_pyarrow` and :func:`one_line`: package-internal API, public
+so that no module imports another's private names, but not part of ``ldpnum``'s namespace.
 
 Errors caused by the user's files (a missing file, an unknown format or column, an unreadable row, a record
 that fails its checks) raise :class:`CLIError` with a one-line message, which the command line prints
@@ -42,6 +48,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO, Union
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from .accounting import PrivacyLedger
     from .aggregate import Aggregate
     from .base import Mechanism
     from .heavy import PEM, HeavyHittersEstimate, TreeHist
@@ -79,12 +88,28 @@ class CLIError(Exception):
     """
 
 
-def _one_line(exc):
+def one_line(exc: BaseException) -> str:
+    """An exception's message on one line (its type's name when it has none), as ``ldpnum: error: ...`` prints it.
+
+    Parameters
+    ----------
+    exc : BaseException
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> one_line(ValueError("no  such   file")), one_line(KeyError())
+    ('no such file', 'KeyError')
+    """
     text = " ".join(str(exc).split())
     return text or type(exc).__name__
 
 
-def _require_pyarrow():
+def require_pyarrow() -> None:
+    """Refuse, with a :class:`CLIError` naming the extra to install, when pyarrow (file I/O) is missing."""
     import importlib.util
 
     if importlib.util.find_spec("pyarrow") is None:
@@ -150,14 +175,14 @@ def _open_parquet(path):
         # the batch, even for a row group of 1e7 rows (pre-buffered reads keep whole column chunks alive).
         return pq.ParquetFile(path, pre_buffer=False, buffer_size=READ_BUFFER)
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for a file that is not Parquet
-        raise CLIError(f"cannot read {path!r} as Parquet: {_one_line(exc)}") from None
+        raise CLIError(f"cannot read {path!r} as Parquet: {one_line(exc)}") from None
 
 
 class _Source:
     """The batches of some columns of a CSV or Parquet file, at most ``batch_size`` rows each."""
 
     def __init__(self, path, batch_size, delimiter=None):
-        _require_pyarrow()
+        require_pyarrow()
         self.delimiter = delimiter
         self.path = str(path)
         self.kind = _file_kind(self.path)
@@ -211,7 +236,7 @@ class _Source:
         """Arrow's message, with the name of the column it numbers ("CSV column #2")."""
         import re
 
-        text = _one_line(exc)
+        text = one_line(exc)
         names = getattr(getattr(self, "schema", None), "names", None)
         match = re.search(r"CSV column #(\d+)", text)
         if names and match and int(match.group(1)) < len(names):
@@ -261,7 +286,7 @@ class _Source:
                                    "block the CSV reader takes; a field that long is most likely an unclosed quote "
                                    "(check the quoting around that row) or data that does not belong in a CSV "
                                    "cell: fix or drop that row, or convert the file to Parquet") from None
-                what, why = ("Parquet", _one_line(exc)) if self.kind == "parquet" else ("CSV", self._explain(exc))
+                what, why = ("Parquet", one_line(exc)) if self.kind == "parquet" else ("CSV", self._explain(exc))
                 raise CLIError(f"cannot read {self.path!r} as {what} (after row {rows}): {why}") from None
             if skip:
                 drop = min(skip, batch.num_rows)
@@ -455,7 +480,7 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
     try:
         plan = plan_columns(mechanisms, strategy)
     except (TypeError, ValueError) as exc:
-        raise CLIError(_one_line(exc)) from None
+        raise CLIError(one_line(exc)) from None
     mechanisms = plan.mechanisms
     sources = plan.sources
     columns = plan.labels
@@ -479,7 +504,7 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
             try:
                 m.prepare_values(empty_values(sources[c]), **options)  # the fill value, before a file is read
             except (TypeError, ValueError) as exc:
-                raise CLIError(f"--nan-fill {nan_fill:g} cannot be imputed in column {c!r}: {_one_line(exc)}; the "
+                raise CLIError(f"--nan-fill {nan_fill:g} cannot be imputed in column {c!r}: {one_line(exc)}; the "
                                "imputed value must be a public value inside the bounds") from None
     # One stream per column (and one for the rows' columns), each shared by all batches: words are consumed
     # in row order, so the reports do not depend on the batch size.
@@ -504,7 +529,7 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
         try:
             shuffle_delta = check_shuffle(True, shuffle_delta)
         except (TypeError, ValueError) as exc:
-            raise CLIError(f"--shuffle-delta: {_one_line(exc)}") from None
+            raise CLIError(f"--shuffle-delta: {one_line(exc)}") from None
         if keep:
             raise CLIError(f"a shuffled collection keeps no input column beside its reports (keep={list(keep)!r}): "
                            "a kept column can link each report to its sender")
@@ -631,9 +656,9 @@ def _prepare_batch(mech, column, batch, start, batches, options, clipped, kind, 
             raise CLIError(f"column {column!r} has {exc.count} value(s) outside the bounds ({low:g}, {high:g}) "
                            f"in rows {start}..{start + n - 1}, first at row {first}; widen --bounds or use "
                            "--out-of-range clip") from None
-        raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: {_one_line(exc)}") from None
+        raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: {one_line(exc)}") from None
     except (TypeError, ValueError) as exc:
-        raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: {_one_line(exc)}") from None
+        raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: {one_line(exc)}") from None
     for w in caught:
         if issubclass(w.category, ClippingWarning):
             if clipped[1] < 0:
@@ -702,7 +727,7 @@ def _file_spec(pf, path, column, explicit):
     try:
         info = specs_from_parquet_metadata(pf.schema_arrow.metadata)
     except ValueError as exc:
-        raise CLIError(f"{path!r} carries malformed ldpnum metadata: {_one_line(exc)}") from None
+        raise CLIError(f"{path!r} carries malformed ldpnum metadata: {one_line(exc)}") from None
     recorded = None
     if info is not None:
         entry = next((c for c in info["columns"] if c.get("column") == column), None)
@@ -726,9 +751,28 @@ def _file_spec(pf, path, column, explicit):
     return recorded
 
 
-def _report_column(path, column, spec=None):
+def report_column(path: str, column: str, spec: "Spec | None" = None) -> "tuple[Any, Mechanism]":
     """Open Parquet file ``path`` and rebuild the mechanism of its report column ``column`` from the file's
-    metadata (checked against ``spec``; see :func:`aggregate_file`), reading no data: ``(ParquetFile, mech)``."""
+    metadata, reading no data.
+
+    Parameters
+    ----------
+    path : str
+        A Parquet file of reports.
+    column : str
+        The report column.
+    spec : Spec, optional
+        The expected spec (see :func:`aggregate_file`).
+
+    Returns
+    -------
+    (pyarrow.parquet.ParquetFile, Mechanism)
+
+    Raises
+    ------
+    CLIError
+        For a missing file or column, a file without a spec for ``column``, or a column of non-integer type.
+    """
     from .mechanisms import from_spec
 
     pf = _open_parquet(path)
@@ -739,7 +783,7 @@ def _report_column(path, column, spec=None):
     try:
         mech = from_spec(spec)
     except ValueError as exc:
-        raise CLIError(f"cannot rebuild the mechanism of column {column!r}: {_one_line(exc)}") from None
+        raise CLIError(f"cannot rebuild the mechanism of column {column!r}: {one_line(exc)}") from None
     ftype = pf.schema_arrow.field(column).type
     if not _is_numeric(ftype):
         raise CLIError(f"column {column!r} of {path!r} holds {ftype} values, not integer report codes")
@@ -787,7 +831,7 @@ def aggregate_file(path: PathLike, column: str, *, spec: "Spec | None" = None,
     >>> agg.n_reports, n_missing
     (1000, 0)
     """
-    _require_pyarrow()
+    require_pyarrow()
     path = str(path)
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
@@ -800,7 +844,7 @@ def aggregate_file(path: PathLike, column: str, *, spec: "Spec | None" = None,
             check_parts([(os.path.basename(f), cid, digest) for f, (_, _, cid, digest) in zip(files, parts)],
                         f"the part files of {path!r}")
         except ValueError as exc:
-            raise CLIError(_one_line(exc)) from None
+            raise CLIError(one_line(exc)) from None
         from .aggregate import Aggregate
 
         return Aggregate.merge(a for a, *_ in parts), sum(m for _, m, *_ in parts)
@@ -817,7 +861,7 @@ def _aggregate_part(path, column, spec, batch_size, progress, key):
 
     from ._frame import add_digests, codes_digest, specs_from_parquet_metadata, verify_info
 
-    pf, mech = _report_column(path, column, spec)
+    pf, mech = report_column(path, column, spec)
     info = specs_from_parquet_metadata(pf.schema_arrow.metadata)
     if key is not None:
         if info is None:
@@ -825,7 +869,7 @@ def _aggregate_part(path, column, spec, batch_size, progress, key):
         try:
             verify_info(info, key, f"the ldpnum record of {path!r}")
         except ValueError as exc:
-            raise CLIError(_one_line(exc)) from None
+            raise CLIError(one_line(exc)) from None
     entry = next((c for c in (info or {}).get("columns", []) if c.get("column") == column), {})
     recorded = entry.get("codes")
     digest = codes_digest(np.empty(0, dtype=np.uint8))
@@ -842,7 +886,7 @@ def _aggregate_part(path, column, spec, batch_size, progress, key):
             except StopIteration:
                 break
             except Exception as exc:
-                raise CLIError(f"cannot read {path!r} (after row {start}): {_one_line(exc)}") from None
+                raise CLIError(f"cannot read {path!r} (after row {start}): {one_line(exc)}") from None
             arr = batch.column(0)
             n = len(arr)
             if pat.is_floating(arr.type):
@@ -851,7 +895,7 @@ def _aggregate_part(path, column, spec, batch_size, progress, key):
                     arr = pc.cast(arr, pa.int64())  # safe: fractional codes raise
                 except pa.ArrowInvalid as exc:
                     raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: not integer report codes: "
-                                   f"{_one_line(exc)}") from None
+                                   f"{one_line(exc)}") from None
             elif arr.null_count:
                 arr = pc.drop_null(arr)
             n_missing += n - len(arr)
@@ -860,7 +904,7 @@ def _aggregate_part(path, column, spec, batch_size, progress, key):
             try:  # column codes back to the mechanism's reports (a vector's row of codes is packed in one)
                 total = total + mech.aggregate(mech.reports_from_column(np.asarray(codes)))
             except (TypeError, ValueError) as exc:
-                raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: {_one_line(exc)}") from None
+                raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: {one_line(exc)}") from None
             start += n
             if bar is not None:
                 bar.update(n)
@@ -878,7 +922,7 @@ def _aggregate_part(path, column, spec, batch_size, progress, key):
             total = total.shuffled(delta, epsilon0=eps_row if eps_row is not None and eps_row > total.spec.epsilon
                                    else None)
         except (TypeError, ValueError) as exc:
-            raise CLIError(f"{path!r} carries a malformed shuffle declaration: {_one_line(exc)}") from None
+            raise CLIError(f"{path!r} carries a malformed shuffle declaration: {one_line(exc)}") from None
     return total, n_missing, (info or {}).get("collection"), digest
 
 
@@ -904,7 +948,14 @@ def _remove_stale_temporaries(out):
             pass
 
 
-def _write_atomic(path, text):
+def write_atomic(path: str, text: str) -> None:
+    """Replace the text file ``path`` with ``text`` in one step (written beside it, then renamed over it).
+
+    Raises
+    ------
+    CLIError
+        When the file cannot be written.
+    """
     tmp = f"{path}.tmp-{os.getpid()}"
     try:
         with open(tmp, "w", encoding="utf-8") as f:
@@ -914,8 +965,23 @@ def _write_atomic(path, text):
         raise CLIError(f"cannot write {path!r}: {exc.strerror}") from None
 
 
-def _read_key(path):
-    """The collector's MAC key from a file (its bytes, a trailing newline removed)."""
+def read_key(path: "str | None") -> "bytes | None":
+    """The collector's MAC key from a file (its bytes, a trailing newline removed).
+
+    Parameters
+    ----------
+    path : str or None
+        The key file (``--mac-key-file``); None: no key.
+
+    Returns
+    -------
+    bytes or None
+
+    Raises
+    ------
+    CLIError
+        When the file cannot be read or holds fewer than 16 bytes.
+    """
     if path is None:
         return None
     try:
@@ -928,8 +994,25 @@ def _read_key(path):
     return key
 
 
-def _expected_spec_file(path, column):
-    """The spec of ``column`` in a file written by ``privatize --write-spec`` (or one Spec's JSON)."""
+def expected_spec_file(path: str, column: str) -> "Spec":
+    """The spec of ``column`` in a file written by :func:`write_spec_file` (or one Spec's JSON).
+
+    Parameters
+    ----------
+    path : str
+        The ``--expect-spec`` file.
+    column : str
+        The report column.
+
+    Returns
+    -------
+    Spec
+
+    Raises
+    ------
+    CLIError
+        When the file cannot be read, is not JSON, states no spec for ``column`` or holds no valid spec.
+    """
     from .spec import Spec
 
     try:
@@ -938,7 +1021,7 @@ def _expected_spec_file(path, column):
     except OSError as exc:
         raise CLIError(f"cannot read --expect-spec file {path!r}: {exc.strerror}") from None
     except ValueError as exc:
-        raise CLIError(f"--expect-spec file {path!r} is not JSON: {_one_line(exc)}") from None
+        raise CLIError(f"--expect-spec file {path!r} is not JSON: {one_line(exc)}") from None
     if isinstance(doc, dict) and "columns" in doc and isinstance(doc["columns"], dict):
         if column not in doc["columns"]:
             raise CLIError(f"--expect-spec file {path!r} states no spec for column {column!r} (it has "
@@ -947,14 +1030,26 @@ def _expected_spec_file(path, column):
     try:
         return Spec.from_dict(doc)
     except (ValueError, TypeError) as exc:
-        raise CLIError(f"--expect-spec file {path!r} is not an ldpnum spec: {_one_line(exc)}") from None
+        raise CLIError(f"--expect-spec file {path!r} is not an ldpnum spec: {one_line(exc)}") from None
 
 
-def _expected_shuffle_file(path):
-    """``(stated, delta)`` of an ``--expect-spec`` file: whether it states the collection's shuffle declaration
-    (files written by :func:`write_spec_file` do; a lone spec's JSON does not), and its central δ (None: not
-    shuffled)."""
-    with open(path, encoding="utf-8") as f:  # read once already by _expected_spec_file: no error here
+def expected_shuffle_file(path: str) -> "tuple[bool, float | None]":
+    """The shuffle declaration an ``--expect-spec`` file states.
+
+    Parameters
+    ----------
+    path : str
+        A file already read by :func:`expected_spec_file`.
+
+    Returns
+    -------
+    stated : bool
+        Whether the file states the collection's shuffle declaration (files written by
+        :func:`write_spec_file` do; a lone spec's JSON does not).
+    delta : float or None
+        The central δ of a collection deployed shuffled (None: not shuffled).
+    """
+    with open(path, encoding="utf-8") as f:  # read once already by expected_spec_file: no error here
         doc = json.load(f)
     if not (isinstance(doc, dict) and "shuffle_delta" in doc):
         return False, None
@@ -965,7 +1060,7 @@ def _expected_shuffle_file(path):
         try:
             delta = check_shuffle_delta(delta)
         except (TypeError, ValueError) as exc:
-            raise CLIError(f"--expect-spec file {path!r}: {_one_line(exc)}") from None
+            raise CLIError(f"--expect-spec file {path!r}: {one_line(exc)}") from None
     return True, delta
 
 
@@ -1004,9 +1099,26 @@ def write_spec_file(path: PathLike, specs: "Mapping[Any, Spec]",
         f.write("\n")
 
 
-def _read_ledger(path, cap):
-    """The privacy ledger kept in the file ``path`` (``privatize --ledger``), or a new one with ``cap`` when the
-    file does not exist yet; a ``cap`` given for an existing ledger must be the one it records."""
+def read_ledger(path: str, cap: "float | None") -> "PrivacyLedger":
+    """The privacy ledger kept in the file ``path`` (``privatize --ledger``).
+
+    Parameters
+    ----------
+    path : str
+        The ledger's JSON file (:meth:`~ldpnum.PrivacyLedger.to_json`).
+    cap : float or None
+        The cap of a new ledger, when the file does not exist yet; given for an existing ledger, it must be
+        the one it records.
+
+    Returns
+    -------
+    PrivacyLedger
+
+    Raises
+    ------
+    CLIError
+        When the file cannot be read or parsed, or ``cap`` differs from the recorded one.
+    """
     from .accounting import PrivacyLedger
 
     try:
@@ -1021,18 +1133,35 @@ def _read_ledger(path, cap):
     except OSError as exc:
         raise CLIError(f"cannot read --ledger {path!r}: {exc.strerror}") from None
     except (ValueError, KeyError, TypeError) as exc:
-        raise CLIError(f"--ledger {path!r}: {_one_line(exc)}") from None
+        raise CLIError(f"--ledger {path!r}: {one_line(exc)}") from None
     return ledger
 
 
-def _read_people(path, column, delimiter, kind=None):
-    """The person ids of an input file's column (one pass over that column only), as text: a CSV column is read
-    as strings whatever it looks like, a Parquet column's ints (or whole floats) are written in decimal. So the
-    same person has the same id in every file, whether or not the rest of a file's column looks numeric (type
-    inference would make ``7`` an int in one file and ``"7"`` a str in another, and ``"007"`` an int 7).
+def read_people(path: str, column: str, delimiter: "str | None", kind: "str | None" = None) -> "pd.Index":
+    """The person ids of an input file's column (one pass over that column only), as text.
 
-    ``kind="int"`` (a ledger already holding int ids, written by the library) converts the ids to ints instead,
-    refusing any that are not written as a plain decimal integer."""
+    A CSV column is read as strings whatever it looks like, a Parquet column's ints (or whole floats) are
+    written in decimal. So the same person has the same id in every file, whether or not the rest of a
+    file's column looks numeric (type inference would make ``7`` an int in one file and ``"7"`` a str in
+    another, and ``"007"`` an int 7).
+
+    Parameters
+    ----------
+    path : str
+        The input file (CSV or Parquet).
+    column : str
+        The column of person ids (``--people-column``).
+    delimiter : str or None
+        Field delimiter of a CSV file (``\\t`` written as two characters stands for a tab).
+    kind : {None, "int"}, optional
+        ``"int"`` (a ledger already holding int ids, written by the library) converts the ids to ints
+        instead, refusing any that are not written as a plain decimal integer.
+
+    Returns
+    -------
+    pandas.Index
+        One id per row.
+    """
     import numpy as np
     import pandas as pd
 
@@ -1202,7 +1331,7 @@ def heavy_hitters_file(path: PathLike, column: str, mechanism: "PEM | TreeHist",
                                                       name=f"column {column!r}", locate=True)
             except (TypeError, ValueError) as exc:
                 raise CLIError(f"column {column!r}, rows {start}..{start + n - 1} (indices count from row "
-                               f"{start}): {_one_line(exc)}") from None
+                               f"{start}): {one_line(exc)}") from None
             for w in caught:
                 if issubclass(w.category, TruncationWarning):
                     found: Any = w.message  # a TruncationWarning: how many items were cut, the first one

@@ -93,57 +93,57 @@ def test_file_kind_and_existence_are_named(tmp_path):
 
 
 def test_spec_file_round_trip(tmp_path):
-    from ldpnum.io import CLIError, _expected_shuffle_file, _expected_spec_file, write_spec_file
+    from ldpnum.io import CLIError, expected_shuffle_file, expected_spec_file, write_spec_file
 
     spec = ldpnum.Duchi(epsilon=1.0, bounds=(0, 1)).spec
     plain, shuffled, lone = tmp_path / "plain.json", tmp_path / "shuffled.json", tmp_path / "lone.json"
     write_spec_file(plain, {"x": spec})
     write_spec_file(shuffled, {"x": spec}, shuffle_delta=1e-6)
     lone.write_text(spec.to_json())
-    assert _expected_spec_file(plain, "x") == spec == _expected_spec_file(lone, "any column")
-    assert _expected_shuffle_file(plain) == (True, None)
-    assert _expected_shuffle_file(shuffled) == (True, 1e-6)
-    assert _expected_shuffle_file(lone) == (False, None)  # a lone spec states no declaration
+    assert expected_spec_file(plain, "x") == spec == expected_spec_file(lone, "any column")
+    assert expected_shuffle_file(plain) == (True, None)
+    assert expected_shuffle_file(shuffled) == (True, 1e-6)
+    assert expected_shuffle_file(lone) == (False, None)  # a lone spec states no declaration
     with pytest.raises(CLIError, match=r"states no spec for column 'y' \(it has 'x'\)"):
-        _expected_spec_file(plain, "y")
+        expected_spec_file(plain, "y")
     with pytest.raises(CLIError, match="cannot read --expect-spec file"):
-        _expected_spec_file(tmp_path / "nope.json", "x")
+        expected_spec_file(tmp_path / "nope.json", "x")
     (tmp_path / "bad.json").write_text("{")
     with pytest.raises(CLIError, match="is not JSON"):
-        _expected_spec_file(tmp_path / "bad.json", "x")
+        expected_spec_file(tmp_path / "bad.json", "x")
 
 
 def test_key_file(tmp_path):
-    from ldpnum.io import CLIError, _read_key
+    from ldpnum.io import CLIError, read_key
 
-    assert _read_key(None) is None
+    assert read_key(None) is None
     (tmp_path / "key").write_bytes(b"0123456789abcdef\n")
-    assert _read_key(tmp_path / "key") == b"0123456789abcdef"
+    assert read_key(tmp_path / "key") == b"0123456789abcdef"
     (tmp_path / "short").write_bytes(b"0123456789abcde\r\n")
     with pytest.raises(CLIError, match="holds 15 bytes; a collector key needs at least 16"):
-        _read_key(tmp_path / "short")
+        read_key(tmp_path / "short")
     with pytest.raises(CLIError, match="cannot read --mac-key-file"):
-        _read_key(tmp_path / "nope")
+        read_key(tmp_path / "nope")
 
 
 def test_ledger_file_and_atomic_writes(tmp_path):
-    from ldpnum.io import CLIError, _read_ledger, _write_atomic
+    from ldpnum.io import CLIError, read_ledger, write_atomic
 
     path = str(tmp_path / "ledger.json")
-    ledger = _read_ledger(path, 3.0)  # no file yet: a new ledger with the cap
+    ledger = read_ledger(path, 3.0)  # no file yet: a new ledger with the cap
     assert ledger.cap == 3.0
     ledger.record(epsilon=1.0, people=["a", "b"])
-    _write_atomic(path, ledger.to_json())
+    write_atomic(path, ledger.to_json())
     assert [p.name for p in tmp_path.iterdir()] == ["ledger.json"]  # no temporary left beside it
-    again = _read_ledger(path, None)
+    again = read_ledger(path, None)
     assert again.cap == 3.0 and again.total("a") == 1.0
     with pytest.raises(CLIError, match=r"--ledger-cap 2 differs from the cap recorded in .* \(3.0\)"):
-        _read_ledger(path, 2.0)
+        read_ledger(path, 2.0)
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(CLIError, match=r"^--ledger '.*bad.json': "):
-        _read_ledger(str(tmp_path / "bad.json"), None)
+        read_ledger(str(tmp_path / "bad.json"), None)
     with pytest.raises(CLIError, match="cannot write"):
-        _write_atomic(str(tmp_path / "no-such-dir" / "ledger.json"), "{}")
+        write_atomic(str(tmp_path / "no-such-dir" / "ledger.json"), "{}")
 
 
 def test_stale_temporaries_of_dead_processes_are_removed(tmp_path):
