@@ -614,7 +614,7 @@ def _json_item(item):
 
 
 def _print_heavy(est, args, info, file):
-    from .demo import _heavy_label
+    from .heavy import item_label
 
     spec = est.spec
     mode = (f"a seeded simulation (rng={args.rng}): anyone with the seed can undo the noise"
@@ -623,12 +623,13 @@ def _print_heavy(est, args, info, file):
     print(f"one-round {args.method} simulation at epsilon = {spec.epsilon:g}, {mode}", file=file)
     ci = est.confidence_interval(args.level)
     counts = est.counts
-    width = max([len("item")] + [len(_heavy_label(v)) for v in est.items])
+    width = max([len("item")] + [len(item_label(v, one_line=True)) for v in est.items])
     print(f"{'rank':>4}  {'item':<{width}}  {'share':>8}  {'±':>8}  {'count':>12}", file=file)
     for r, item in enumerate(est.items):
         half = (ci.high[r] - ci.low[r]) / 2
-        print(f"{r + 1:>4}  {_heavy_label(item):<{width}}  {est.frequencies[r]:>8.4f}  {half:>8.4f}  "
-              f"{counts[r]:>12,.0f}", file=file)
+        label = item_label(item, one_line=True)
+        print(f"{r + 1:>4}  {label:<{width}}  {est.frequencies[r]:>8.4f}  {half:>8.4f}  {counts[r]:>12,.0f}",
+              file=file)
     print(f"(share: estimated fraction of the {est.n_reports:,} people; ± half-width of the {100 * args.level:g}% "
           "CI)", file=file)
 
