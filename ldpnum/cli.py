@@ -69,6 +69,7 @@ import math
 import os
 import sys
 
+from .base import bounded_mechanisms, from_spec, lookup, mechanism_spellings, mechanisms_offering
 from .io import (
     DEFAULT_BATCH_SIZE,
     CLIError,
@@ -104,33 +105,19 @@ from .collect import STRATEGIES, empty_values
 
 # -- mechanisms --------------------------------------------------------------------------------------------
 
-def cli_mechanisms():
-    """The mechanisms ``--mechanism`` accepts, ``{spec name: class}``: every registered mechanism built from
-    ε and public bounds (:func:`ldpnum.mechanisms.registered`), so a new one is offered by registering it."""
-    import inspect
-
-    from .mechanisms import registered
-
-    return {name: cls for name, cls in registered().items()
-            if "bounds" in inspect.signature(cls).parameters}
-
-
-def _mechanism_names():
-    """``{name or alias: spec name}`` of :func:`cli_mechanisms`."""
-    return {alias: name for name, cls in cli_mechanisms().items() for alias in (name, *cls.aliases)}
-
+#: The mechanisms ``--mechanism`` accepts, ``{spec name: class}``: every registered mechanism built from ε and
+#: public bounds, so a new one is offered by registering it.
+cli_mechanisms = bounded_mechanisms
 
 def __getattr__(attr):
     # MECHANISM_ALIASES is read from the registry when first asked for, so `import ldpnum.cli` stays light.
     if attr == "MECHANISM_ALIASES":
-        return _mechanism_names()
+        return mechanism_spellings(cli_mechanisms())
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
 
 def _mechanism_class(name):
-    from .mechanisms import lookup
-
-    known = ", ".join(sorted(_mechanism_names()))
+    known = ", ".join(sorted(mechanism_spellings(cli_mechanisms())))
     try:
         cls = lookup(str(name))
     except ValueError:
@@ -154,7 +141,7 @@ def make_mechanism(name, epsilon, bounds, params=None):
     name : str
         A registered mechanism's spec name (``square_wave``, ...), one of its aliases (``sw``, ``gw``, ``pm``,
         ``sr``, ``hm``, ``hh``) or its class name (``SquareWave``), case-insensitive; the mechanism must take
-        public bounds (:func:`cli_mechanisms`).
+        public bounds (:func:`ldpnum.base.bounded_mechanisms`).
     epsilon : float
         Privacy parameter, validated by the mechanism (a finite number in (0, 20]).
     bounds : (float, float)
@@ -575,19 +562,11 @@ def _explicit_spec(args):
 
 # -- heavy hitters -----------------------------------------------------------------------------------------
 
-#: Heavy-hitter protocols of ``ldpnum heavy-hitters --method``.
 def _heavy_classes():
     """``--method`` name -> class of every registered mechanism that estimates heavy hitters (their spec
     names and aliases, read from the registry: a new heavy-hitter mechanism needs no edit here)."""
-    from . import heavy  # noqa: F401  (registers PEM and TreeHist)
-    from .mechanisms import registered
-
-    out = {}
-    for cls in registered().values():
-        if cls.offers("estimate_heavy_hitters"):
-            for name in (cls.name, *cls.aliases):
-                out[name] = cls
-    return out
+    classes = mechanisms_offering("estimate_heavy_hitters")
+    return {alias: classes[name] for alias, name in mechanism_spellings(classes).items()}
 
 
 def _heavy_mechanism(args):
@@ -913,8 +892,6 @@ def _spec_argument(text, option):
 def _multi_column_mechanisms(args):
     """``{(c1, c2, ...): mechanism}`` of ``--columns`` with their ``--spec``s (built by ``from_spec``; the
     mechanism itself decides whether it reads those columns)."""
-    from .mechanisms import from_spec
-
     if len(args.spec) != len(args.columns):
         raise CLIError(f"--columns was given {len(args.columns)} time(s) and --spec {len(args.spec)}: give one --spec "
                        "per --columns, in the same order")
