@@ -70,6 +70,7 @@ import os
 import sys
 
 from .base import bounded_mechanisms, from_spec, lookup, mechanism_spellings, mechanisms_offering
+from .collect import QUERIES, STRATEGIES, MarginalQueryError, answer_queries, empty_values
 from .io import (
     DEFAULT_BATCH_SIZE,
     CLIError,
@@ -91,17 +92,14 @@ from .io import (
 __all__ = ["MECHANISM_ALIASES",  # noqa: F822 (provided by the module __getattr__ below)
            "aggregate_file", "heavy_hitters_file", "main", "main_exit", "make_mechanism", "privatize_file"]
 
-#: What ``ldpnum estimate`` can estimate.
-WHATS = ("mean", "distribution", "quantiles", "range", "frequencies", "marginals")
-
 #: Categories printed by ``--what frequencies`` (``--json`` gives all).
 MAX_PRINTED_CATEGORIES = 64
 
 #: The demos ``ldpnum demo`` runs besides the default flights demo.
 DEMOS = ("heavy-hitters", "vectors")
 
-#: How the columns of a row are privatized (as ``DataFrame.ldp.privatize``).
-from .collect import STRATEGIES, empty_values
+#: What ``ldpnum estimate`` can estimate.
+WHATS = QUERIES
 
 # -- mechanisms --------------------------------------------------------------------------------------------
 
@@ -286,94 +284,8 @@ def _check_request(mech, whats, args):
     return whats
 
 
-def _estimates(mech, agg, whats, args):
-    """Compute what was asked (checked by :func:`_check_request`); returns a dict of results (JSON-friendly)
-    and the distribution (or None)."""
-    is_tree = mech.offers("estimate_ranges")  # range trees: the distribution is the tree's leaves
-    dist = None
-    out = {}
-
-    def distribution():
-        nonlocal dist
-        if dist is None:
-            if is_tree:
-                dist = mech.estimate_distribution(agg)
-            else:
-                dist = mech.estimate_distribution(agg, n_bins=args.n_bins, method=args.method)
-        return dist
-
-    if agg.n_reports == 0:
-        raise CLIError("the column holds no reports")
-    for what in whats:
-        if what == "mean":
-            if mech.offers("estimate_mean"):
-                est = mech.estimate_mean(agg)
-                coordinates = getattr(est, "coordinates", None)  # a vector's mean: one estimate per coordinate
-                if coordinates is not None:
-                    out["mean"] = {"coordinates": [_mean_entry(label, e, args.level)
-                                                   for label, e in coordinates().items()],
-                                   "level": args.level, "unbiased": True}
-                else:
-                    out["mean"] = {**_mean_entry(None, est, args.level), "level": args.level, "unbiased": True}
-            else:
-                out["mean"] = {"value": distribution().mean, "standard_error": None, "level": None, "ci": None,
-                               "unbiased": False}
-        elif what == "quantiles":
-            d = distribution()
-            out["quantiles"] = {"q": list(args.quantiles), "value": [float(v) for v in d.quantile(args.quantiles)]}
-        elif what == "range" and isinstance(args.range, dict):  # several value columns (HDG)
-            mass = float(mech.estimate_ranges(agg).range(args.range))
-            out["range"] = {"query": {c: list(v) for c, v in args.range.items()}, "mass": mass,
-                            "count": mass * agg.n_reports, "n_reports": agg.n_reports}
-        elif what == "range":
-            lo, hi = args.range
-            if is_tree:
-                mass = float(mech.estimate_ranges(agg).range(lo, hi))
-            else:
-                mass = float(distribution().range(lo, hi))
-            out["range"] = {"low": lo, "high": hi, "mass": mass, "count": mass * agg.n_reports,
-                            "n_reports": agg.n_reports}
-        elif what == "distribution":
-            d = distribution()
-            qs = (0.05, 0.25, 0.5, 0.75, 0.95)
-            out["distribution"] = {"n_bins": d.n_bins, "method": d.method, "n_iter": d.n_iter,
-                                   "converged": d.converged, "mean": d.mean, "std": math.sqrt(max(d.var, 0.0)),
-                                   "quantiles": {"q": list(qs), "value": [float(v) for v in d.quantile(qs)]},
-                                   "bin_edges": [float(v) for v in d.bin_edges],
-                                   "probabilities": [float(v) for v in d.probabilities]}
-        elif what == "marginals":
-            est = mech.estimate_marginals(agg)
-            wanted = ([tuple(c.strip() for c in args.marginal.split(","))] if args.marginal is not None
-                      else list(est.sets))
-            try:
-                tables = [{"columns": list(cols), "covered": est.covers(cols),
-                           "frequency": est.marginal(cols).tolist()} for cols in wanted]
-            except (TypeError, ValueError) as exc:
-                raise CLIError(f"--marginal {args.marginal!r}: {one_line(exc)}") from None
-            out["marginals"] = {"sets": [list(v) for v in est.sets], "consistency": est.consistency,
-                                "tables": tables, "n_reports": agg.n_reports}
-        elif what == "frequencies":
-            est = mech.estimate_frequencies(agg, postprocess=args.postprocess)
-            lo, hi = est.confidence_interval(args.level)
-            out["frequencies"] = {"postprocess": est.postprocess, "level": args.level,
-                                  "frequency": [float(v) for v in est.frequencies],
-                                  "standard_error": [float(v) for v in est.standard_errors],
-                                  "ci_low": [float(v) for v in lo], "ci_high": [float(v) for v in hi],
-                                  "count": [float(v) for v in est.counts]}
-    if args.plot:
-        distribution()
-    return out, dist
-
-
 def _g(v):
     return f"{v:.6g}"
-
-
-def _mean_entry(label, est, level):
-    """One mean estimate (of a column, or of one coordinate of a vector) as JSON: value, standard error, CI."""
-    lo, hi = est.confidence_interval(level)
-    return {**({} if label is None else {"coordinate": label}), "value": est.value,
-            "standard_error": est.standard_error, "ci": [lo, hi]}
 
 
 def _print_estimates(out, head, file):
@@ -1017,7 +929,13 @@ def _cmd_estimate(args):
               file=sys.stderr)
     if key is None or getattr(args, "expect_spec", None) is not None:
         _check_shuffle_declaration(args, agg)  # (a record signed with --mac-key-file cannot have been edited)
-    out, dist = _estimates(mech, agg, whats, args)
+    marginal = None if args.marginal is None else [tuple(c.strip() for c in args.marginal.split(","))]
+    try:
+        out, dist = answer_queries(mech, agg, whats, n_bins=args.n_bins, method=args.method, level=args.level,
+                                   quantiles=args.quantiles, query=args.range, marginals=marginal,
+                                   postprocess=args.postprocess, distribution=bool(args.plot))
+    except MarginalQueryError as exc:
+        raise CLIError(f"--marginal {args.marginal!r}: {one_line(exc)}") from None
     spec = agg.spec
     if args.plot:
         from ._results import named

@@ -95,8 +95,8 @@ from .mechanisms import Mechanism, from_spec
 from .reports import Reports
 from .spec import Spec, check_spec
 
-__all__ = ["MAX_COLUMNS", "NAN_POLICIES", "STRATEGIES", "BatchReports", "CollectionPlan",
-           "ColumnPlan", "aggregate_series", "assign_rows", "check_ledger", "check_rng", "check_shuffle",
+__all__ = ["MAX_COLUMNS", "NAN_POLICIES", "QUERIES", "STRATEGIES", "BatchReports", "CollectionPlan",
+           "ColumnPlan", "MarginalQueryError", "aggregate_series", "answer_queries", "assign_rows", "check_ledger", "check_rng", "check_shuffle",
            "column_subject", "concat", "declare_shuffled", "describe_aggregates", "empty_values",
            "estimate_mean_named", "estimator", "fill_values", "is_real_dtype", "mechanism_of", "partition_rng", "plan_columns",
            "prepare_column", "privatize_batch", "privatize_frame", "privatize_series", "record_ledger",
@@ -1147,3 +1147,138 @@ def describe_aggregates(aggregates: Mapping, *, level: float = 0.95, sources: Ma
                          f"frame has only categorical or item columns: {what}. Estimate those with their own "
                          "methods, e.g. df[column].ldp.estimate_frequencies() or df[column].ldp.heavy_hitters()")
     return pd.DataFrame(rows, index=pd.Index(index, name="column"), columns=columns)
+
+
+# -- answering named questions of an aggregate ----------------------------------------------------------------
+
+#: The questions :func:`answer_queries` answers (``ldpnum estimate --what``).
+QUERIES = ("mean", "distribution", "quantiles", "range", "frequencies", "marginals")
+
+
+class MarginalQueryError(ValueError):
+    """A marginal that the estimate of a marginals report column cannot give (:func:`answer_queries`)."""
+
+
+def _mean_entry(label: Any, est: Any, level: float) -> dict:
+    """One mean estimate (of a column, or of one coordinate of a vector) as JSON: value, standard error, CI."""
+    lo, hi = est.confidence_interval(level)
+    return {**({} if label is None else {"coordinate": label}), "value": est.value,
+            "standard_error": est.standard_error, "ci": [lo, hi]}
+
+
+def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: int | None = None,
+                   method: str = "ems-cv", level: float = 0.95, quantiles: Any = (0.25, 0.5, 0.75),
+                   query: Any = None, marginals: list | None = None, postprocess: str = "none",
+                   distribution: bool = False) -> tuple[dict, Any]:
+    """Answer named questions of one report column's aggregate, as JSON-friendly values.
+
+    The command line's ``ldpnum estimate --what ...`` prints (or writes as JSON) what this returns; the
+    questions are checked against the mechanism before any report is read, so each one here is one the
+    mechanism answers. The distribution is estimated once and shared by the questions that need it.
+
+    Parameters
+    ----------
+    mech : Mechanism
+        The report column's mechanism.
+    agg : Aggregate
+        Its aggregate (at least one report).
+    queries : list of str
+        Among :data:`QUERIES`: ``"mean"`` (unbiased, with its ``level`` interval, per coordinate for a vector;
+        else the mean of the estimated distribution), ``"quantiles"`` (at ``quantiles``), ``"range"`` (the
+        mass and count in ``query``: ``(low, high)``, or ``{column: (low, high)}`` for a mechanism of
+        several columns), ``"distribution"`` (its summary, bins and probabilities), ``"marginals"`` (the
+        tables of ``marginals``, a list of column tuples, default every released set) and ``"frequencies"``
+        (with ``postprocess`` and ``level`` intervals).
+    n_bins, method : optional
+        The distribution estimator's settings (range trees take neither: their bins are their leaves).
+    distribution : bool, default False
+        Estimate the distribution even when no question needs it (to plot it).
+
+    Returns
+    -------
+    answers : dict
+        Question -> its answer (JSON-friendly).
+    distribution : DistributionEstimate or None
+        The estimated distribution, when one was estimated.
+
+    Raises
+    ------
+    ValueError
+        For an aggregate without reports.
+    MarginalQueryError
+        For a marginal the estimate cannot give.
+    """
+    is_tree = mech.offers("estimate_ranges")  # range trees: the distribution is the tree's leaves
+    dist = None
+    out: dict = {}
+    m: Any = mech
+
+    def estimated():
+        nonlocal dist
+        if dist is None:
+            if is_tree:
+                dist = m.estimate_distribution(agg)
+            else:
+                dist = m.estimate_distribution(agg, n_bins=n_bins, method=method)
+        return dist
+
+    if agg.n_reports == 0:
+        raise ValueError("the column holds no reports")
+    for what in queries:
+        if what == "mean":
+            if mech.offers("estimate_mean"):
+                est = m.estimate_mean(agg)
+                coordinates = getattr(est, "coordinates", None)  # a vector's mean: one estimate per coordinate
+                if coordinates is not None:
+                    out["mean"] = {"coordinates": [_mean_entry(label, e, level)
+                                                   for label, e in coordinates().items()],
+                                   "level": level, "unbiased": True}
+                else:
+                    out["mean"] = {**_mean_entry(None, est, level), "level": level, "unbiased": True}
+            else:
+                out["mean"] = {"value": estimated().mean, "standard_error": None, "level": None, "ci": None,
+                               "unbiased": False}
+        elif what == "quantiles":
+            d = estimated()
+            out["quantiles"] = {"q": list(quantiles), "value": [float(v) for v in d.quantile(quantiles)]}
+        elif what == "range" and isinstance(query, dict):  # several value columns (HDG)
+            mass = float(m.estimate_ranges(agg).range(query))
+            out["range"] = {"query": {c: list(v) for c, v in query.items()}, "mass": mass,
+                            "count": mass * agg.n_reports, "n_reports": agg.n_reports}
+        elif what == "range":
+            lo, hi = query
+            if is_tree:
+                mass = float(m.estimate_ranges(agg).range(lo, hi))
+            else:
+                mass = float(estimated().range(lo, hi))
+            out["range"] = {"low": lo, "high": hi, "mass": mass, "count": mass * agg.n_reports,
+                            "n_reports": agg.n_reports}
+        elif what == "distribution":
+            d = estimated()
+            qs = (0.05, 0.25, 0.5, 0.75, 0.95)
+            out["distribution"] = {"n_bins": d.n_bins, "method": d.method, "n_iter": d.n_iter,
+                                   "converged": d.converged, "mean": d.mean, "std": math.sqrt(max(d.var, 0.0)),
+                                   "quantiles": {"q": list(qs), "value": [float(v) for v in d.quantile(qs)]},
+                                   "bin_edges": [float(v) for v in d.bin_edges],
+                                   "probabilities": [float(v) for v in d.probabilities]}
+        elif what == "marginals":
+            est = m.estimate_marginals(agg)
+            wanted = list(marginals) if marginals is not None else list(est.sets)
+            try:
+                tables = [{"columns": list(cols), "covered": est.covers(cols),
+                           "frequency": est.marginal(cols).tolist()} for cols in wanted]
+            except (TypeError, ValueError) as exc:
+                raise MarginalQueryError(str(exc).strip() or type(exc).__name__) from exc
+            out["marginals"] = {"sets": [list(v) for v in est.sets], "consistency": est.consistency,
+                                "tables": tables, "n_reports": agg.n_reports}
+        elif what == "frequencies":
+            est = m.estimate_frequencies(agg, postprocess=postprocess)
+            lo, hi = est.confidence_interval(level)
+            out["frequencies"] = {"postprocess": est.postprocess, "level": level,
+                                  "frequency": [float(v) for v in est.frequencies],
+                                  "standard_error": [float(v) for v in est.standard_errors],
+                                  "ci_low": [float(v) for v in lo], "ci_high": [float(v) for v in hi],
+                                  "count": [float(v) for v in est.counts]}
+    if distribution:
+        estimated()
+    return out, dist
