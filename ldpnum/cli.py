@@ -70,7 +70,7 @@ import os
 import sys
 
 from .base import bounded_mechanisms, from_spec, lookup, mechanism_spellings, mechanisms_offering
-from .collect import QUERIES, STRATEGIES, MarginalQueryError, answer_queries, empty_values
+from .collect import QUERIES, STRATEGIES, MarginalQueryError, answer_queries, empty_values, record_ledger
 from .io import (
     DEFAULT_BATCH_SIZE,
     CLIError,
@@ -891,11 +891,10 @@ def _cmd_privatize(args):
         except OSError as exc:
             raise CLIError(f"cannot write --write-spec file {args.write_spec!r}: {exc.strerror}") from None
     if ledger is not None:
-        counts = [n for n in info["reports"].values() if n]
-        ledger.record(epsilon=info["epsilon_per_row"], people=people, specs=info["specs"], strategy=info["strategy"],
-                      label=args.label, shuffled=args.shuffled,
+        record_ledger(ledger, epsilon=info["epsilon_per_row"], people=people, specs=info["specs"],
+                      strategy=info["strategy"], label=args.label, shuffled=args.shuffled,
                       shuffle_delta=1e-6 if shuffle_delta is None else shuffle_delta,
-                      shuffle_n=min(counts) if args.shuffled and counts else None)
+                      counts=info["reports"].values())
         write_atomic(args.ledger, ledger.to_json())
     for c, spec in info["specs"].items():
         print(f"{c}: {spec}")
