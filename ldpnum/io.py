@@ -860,6 +860,7 @@ def _aggregate_part(path, column, spec, batch_size, progress, key):
     import pyarrow.types as pat
 
     from ._frame import add_digests, codes_digest, specs_from_parquet_metadata, verify_info
+    from .collect import declare_shuffled
 
     pf, mech = report_column(path, column, spec)
     info = specs_from_parquet_metadata(pf.schema_arrow.metadata)
@@ -915,14 +916,10 @@ def _aggregate_part(path, column, spec, batch_size, progress, key):
         raise CLIError(f"column {column!r} of {path!r} does not hold the codes it was privatized as (digest "
                        f"{digest}, recorded {recorded}): the file was changed after privatizing; no estimate "
                        "is made from it")
-    delta = (info or {}).get("shuffle_delta")
-    if delta is not None and total.n_reports:
-        try:
-            eps_row = (info or {}).get("epsilon_per_row")  # the rows' messages, as in the ledger's entry
-            total = total.shuffled(delta, epsilon0=eps_row if eps_row is not None and eps_row > total.spec.epsilon
-                                   else None)
-        except (TypeError, ValueError) as exc:
-            raise CLIError(f"{path!r} carries a malformed shuffle declaration: {one_line(exc)}") from None
+    try:  # the rows' messages were shuffled, as in the ledger's entry
+        total = declare_shuffled(total, (info or {}).get("shuffle_delta"), (info or {}).get("epsilon_per_row"))
+    except (TypeError, ValueError) as exc:
+        raise CLIError(f"{path!r} carries a malformed shuffle declaration: {one_line(exc)}") from None
     return total, n_missing, (info or {}).get("collection"), digest
 
 
