@@ -178,3 +178,36 @@ def test_aggregate_file_refuses_a_key_without_a_record(tmp_path):
         aggregate_file(tmp_path / "plain.parquet", "x", spec=spec, key=b"k" * 16)
     with pytest.raises(CLIError, match="carries no ldpnum spec"):
         aggregate_file(tmp_path / "plain.parquet", "x")
+
+
+def test_aggregate_file_declares_a_shuffled_file_as_the_pandas_read_back_does(tmp_path):
+    """One shuffle rule for every read-back (collect.declare_shuffled): the rows' ε when it exceeds the
+    column's (an int in the record counts like a float), and a malformed declaration is refused by name."""
+    pd = pytest.importorskip("pandas")
+    pq = pytest.importorskip("pyarrow.parquet")
+    import numpy as np
+
+    from ldpnum._frame import specs_from_parquet_metadata
+    from ldpnum.collect import declare_shuffled
+    from ldpnum.io import CLIError, _with_record, aggregate_file, privatize_file
+
+    m = ldpnum.SquareWave(epsilon=1.0, bounds=(0, 1))
+    pd.DataFrame({"x": np.linspace(0, 1, 3000), "y": np.linspace(1, 0, 3000)}).to_csv(tmp_path / "in.csv",
+                                                                                      index=False)
+    out = tmp_path / "r.parquet"
+    privatize_file(tmp_path / "in.csv", out, {"x": m, "y": m}, rng=0, shuffle_delta=1e-6)
+    agg, _ = aggregate_file(out, "x")
+
+    def rewrite(**changes):
+        table = pq.read_table(out)
+        info = {**specs_from_parquet_metadata(table.schema.metadata), **changes}
+        path = tmp_path / "edited.parquet"
+        pq.write_table(table.replace_schema_metadata(_with_record(table.schema.metadata, info)), path)
+        return path
+
+    plain, _ = aggregate_file(rewrite(shuffle_delta=None), "x")
+    assert plain.shuffle is None and agg.shuffle is not None
+    assert agg.shuffle == declare_shuffled(plain, 1e-6, 2.0).shuffle == plain.shuffled(1e-6, epsilon0=2.0).shuffle
+    assert aggregate_file(rewrite(epsilon_per_row=2), "x")[0].shuffle == agg.shuffle
+    with pytest.raises(CLIError, match="carries a malformed shuffle declaration"):
+        aggregate_file(rewrite(shuffle_delta="abc"), "x")
