@@ -75,7 +75,7 @@ from .io import (
     DEFAULT_BATCH_SIZE,
     CLIError,
     aggregate_file,
-    expected_shuffle_file,
+    check_shuffle_declaration,
     expected_spec_file,
     heavy_hitters_file,
     one_line,
@@ -426,30 +426,11 @@ def _open_ledger(args, mechanisms):
     return ledger, people
 
 
-def _expected_shuffle(args):
-    """``(stated, delta)``: whether the ``--expect-spec`` file states the collection's shuffle declaration (files
-    written by ``privatize --write-spec`` do; a lone spec's JSON, ``--spec`` and ``--mechanism`` do not), and
-    its central δ (None: not shuffled)."""
-    path = getattr(args, "expect_spec", None)
-    if path is None:
-        return False, None
-    return expected_shuffle_file(path)
-
-
 def _check_shuffle_declaration(args, agg):
-    """Compare the reports' shuffle declaration with the deployed one (``--expect-spec``); refuse a mismatch,
-    or say that it was not checked."""
-    stated, expected = _expected_shuffle(args)
-    found = None if agg.shuffle is None else agg.shuffle.delta
-    if stated:
-        if found != expected:
-            what = "declares no shuffle" if found is None else \
-                f"declares its reports shuffled (central delta {found:g})"
-            deployed = "not shuffled" if expected is None else f"shuffled with central delta {expected:g}"
-            raise CLIError(f"{args.reports!r} {what}, but the collection was deployed {deployed} (--expect-spec "
-                           f"{args.expect_spec}): the file's record was changed after privatizing; no estimate "
-                           "is made from it")
-    elif found is not None:
+    """Refuse reports whose shuffle declaration differs from the deployed one (``--expect-spec``), or say that
+    it was not checked."""
+    found = check_shuffle_declaration(args.reports, agg, getattr(args, "expect_spec", None))
+    if found is not None:
         print(f"ldpnum: note: the shuffle declaration (central delta {found:g}) was read from the file and not "
               "checked: the central epsilon shown holds only if the reports were shuffled as declared; state the "
               "deployment with --expect-spec FILE (written by privatize --write-spec, which records it)",

@@ -1061,6 +1061,45 @@ def expected_shuffle_file(path: str) -> "tuple[bool, float | None]":
     return True, delta
 
 
+def check_shuffle_declaration(path: str, agg: "Aggregate", expect_spec: "str | None") -> "float | None":
+    """Compare the shuffle declaration of the reports in ``path`` (``agg.shuffle``, read from the file's
+    record) with the one the collection was deployed with, stated by the ``--expect-spec`` file.
+
+    Parameters
+    ----------
+    path : str
+        The report file (named in the message).
+    agg : Aggregate
+        Its column's aggregate, declared shuffled or not as the file's record says.
+    expect_spec : str or None
+        The ``--expect-spec`` file (:func:`write_spec_file` records the declaration; a lone spec's JSON
+        states none).
+
+    Returns
+    -------
+    float or None
+        The central δ of a declaration that was read from the file and not checked (no deployed declaration
+        stated); None when there is none, or when it was checked.
+
+    Raises
+    ------
+    CLIError
+        When the declarations differ: the file's record was changed after privatizing.
+    """
+    stated, expected = (False, None) if expect_spec is None else expected_shuffle_file(expect_spec)
+    found = None if agg.shuffle is None else agg.shuffle.delta
+    if not stated:
+        return found
+    if found != expected:
+        what = "declares no shuffle" if found is None else \
+            f"declares its reports shuffled (central delta {found:g})"
+        deployed = "not shuffled" if expected is None else f"shuffled with central delta {expected:g}"
+        raise CLIError(f"{path!r} {what}, but the collection was deployed {deployed} (--expect-spec "
+                       f"{expect_spec}): the file's record was changed after privatizing; no estimate "
+                       "is made from it")
+    return None
+
+
 def write_spec_file(path: PathLike, specs: "Mapping[Any, Spec]",
                     shuffle_delta: "float | None" = None) -> None:
     """Write the specs a collection was deployed with (``{"columns": {column: Spec.to_dict()}, "shuffle_delta":
