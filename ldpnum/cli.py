@@ -75,6 +75,7 @@ from .io import (
     DEFAULT_BATCH_SIZE,
     CLIError,
     aggregate_file,
+    check_plot_path,
     check_shuffle_declaration,
     expected_spec_file,
     heavy_hitters_file,
@@ -86,6 +87,7 @@ from .io import (
     report_column,
     require_pyarrow,
     write_atomic,
+    write_plot,
     write_spec_file,
 )
 
@@ -280,7 +282,7 @@ def _check_request(mech, whats, args):
     if has_tree and args.n_bins is not None:
         raise CLIError(f"--n-bins does not apply to {name}: its bins are its leaves ({mech.n_leaves})")
     if args.plot:
-        _check_plot_path(args.plot)
+        check_plot_path(args.plot)
     return whats
 
 
@@ -364,40 +366,6 @@ def _print_estimates(out, head, file):
         for (a, b), mass in zip(zip(groups[:-1], groups[1:]), masses):
             bar = "#" * round(40 * mass / top)
             print(f"  {_g(edges[a]):>12}  {_g(edges[b]):>12}  {mass:7.4f}  {bar}", file=file)
-
-
-def _check_plot_path(path):
-    """Fail before any work if the plot cannot be written: no matplotlib, no such directory, unknown format."""
-    import importlib.util
-
-    if importlib.util.find_spec("matplotlib") is None:
-        raise CLIError("--plot needs matplotlib: pip install 'ldpnum[plot]'")
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise CLIError(f"cannot write the plot to {path!r}: no such directory {directory!r}")
-    ext = os.path.splitext(path)[1].lstrip(".").lower()
-    from matplotlib.backend_bases import FigureCanvasBase
-
-    formats = FigureCanvasBase.get_supported_filetypes()
-    if ext not in formats:
-        raise CLIError(f"cannot write the plot to {path!r}: the format is taken from the extension; use one of "
-                       f"{', '.join('.' + f for f in sorted(formats))}")
-
-
-def _write_plot(dist, path, title):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7, 4), layout="constrained")
-    FigureCanvasAgg(fig)  # the Agg canvas, without touching pyplot's global state
-    ax = fig.add_subplot()
-    dist.plot(ax=ax)
-    ax.set_title(title)
-    ax.legend()
-    try:
-        fig.savefig(path, dpi=120)
-    except (OSError, ValueError) as exc:
-        raise CLIError(f"cannot write the plot to {path!r}: {one_line(exc)}") from None
 
 
 def _open_ledger(args, mechanisms):
@@ -921,7 +889,7 @@ def _cmd_estimate(args):
         from ._results import named
 
         title = f"{args.column}: {spec.mechanism}, epsilon = {spec.epsilon:g}, n = {agg.n_reports:,}"
-        _write_plot(named(dist, args.column), args.plot, title)
+        write_plot(named(dist, args.column), args.plot, title)
     if args.json:
         doc = {"column": args.column, "spec": spec.to_dict(), "n_reports": agg.n_reports, "n_missing": n_missing,
                **out}

@@ -31,8 +31,10 @@ person ids of an input column are read here.
 **Used by the command line.** Besides the functions in ``__all__``, :mod:`ldpnum.cli` calls
 :func:`report_column` (a report column's mechanism from the file's metadata, before a batch is read),
 :func:`read_key`, :func:`read_ledger`, :func:`read_people`, :func:`write_atomic`, :func:`expected_spec_file`,
-:func:`expected_shuffle_file`, :func:`require_pyarrow` and :func:`one_line`: package-internal API, public
-so that no module imports another's private names, but not part of ``ldpnum``'s namespace.
+:func:`expected_shuffle_file`, :func:`check_shuffle_declaration`, :func:`check_plot_path`, :func:`write_plot`
+(an estimated distribution drawn into an image file), :func:`require_pyarrow` and :func:`one_line`:
+package-internal API, public so that no module imports another's private names, but not part of ``ldpnum``'s
+namespace.
 
 Errors caused by the user's files (a missing file, an unknown format or column, an unreadable row, a record
 that fails its checks) raise :class:`CLIError` with a one-line message, which the command line prints
@@ -921,6 +923,55 @@ def _aggregate_part(path, column, spec, batch_size, progress, key):
     except (TypeError, ValueError) as exc:
         raise CLIError(f"{path!r} carries a malformed shuffle declaration: {one_line(exc)}") from None
     return total, n_missing, (info or {}).get("collection"), digest
+
+
+def check_plot_path(path: str) -> None:
+    """Fail before any work if a plot cannot be written to ``path``: no matplotlib, no such directory, or a
+    format (taken from the extension) matplotlib does not write.
+
+    Raises
+    ------
+    CLIError
+        Naming what is missing, or the formats that can be written.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise CLIError("--plot needs matplotlib: pip install 'ldpnum[plot]'")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise CLIError(f"cannot write the plot to {path!r}: no such directory {directory!r}")
+    ext = os.path.splitext(path)[1].lstrip(".").lower()
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if ext not in formats:
+        raise CLIError(f"cannot write the plot to {path!r}: the format is taken from the extension; use one of "
+                       f"{', '.join('.' + f for f in sorted(formats))}")
+
+
+def write_plot(dist: Any, path: str, title: str) -> None:
+    """Draw ``dist`` (its ``plot(ax=...)``: a distribution estimate) with ``title`` into the image file ``path``,
+    on matplotlib's Agg canvas without touching pyplot's global state.
+
+    Raises
+    ------
+    CLIError
+        When the file cannot be written.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4), layout="constrained")
+    FigureCanvasAgg(fig)  # the Agg canvas, without touching pyplot's global state
+    ax = fig.add_subplot()
+    dist.plot(ax=ax)
+    ax.set_title(title)
+    ax.legend()
+    try:
+        fig.savefig(path, dpi=120)
+    except (OSError, ValueError) as exc:
+        raise CLIError(f"cannot write the plot to {path!r}: {one_line(exc)}") from None
 
 
 def _remove_stale_temporaries(out):
