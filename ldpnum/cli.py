@@ -84,6 +84,7 @@ from .io import (
     read_key,
     read_ledger,
     read_people,
+    read_spec_argument,
     report_column,
     require_pyarrow,
     write_atomic,
@@ -411,7 +412,7 @@ def _explicit_spec(args):
             raise CLIError("give the expected spec once: --expect-spec FILE or --spec JSON")
         return expected_spec_file(args.expect_spec, args.column)
     if args.spec is not None:
-        return _spec_argument(args.spec, "--spec")
+        return read_spec_argument(args.spec, "--spec")
     given = [args.mechanism is not None, args.epsilon is not None, args.bounds is not None]
     if any(given):
         if not all(given):
@@ -734,22 +735,6 @@ def _parser():
 
 # -- commands ----------------------------------------------------------------------------------------------
 
-def _spec_argument(text, option):
-    """A spec given on the command line: its JSON (``Spec.to_dict()``), or ``@FILE`` holding it."""
-    from .spec import Spec
-
-    if text.startswith("@"):
-        try:
-            with open(text[1:], encoding="utf-8") as f:
-                text = f.read()
-        except OSError as exc:
-            raise CLIError(f"cannot read {option} file {text[1:]!r}: {exc.strerror}") from None
-    try:
-        return Spec.from_json(text)
-    except (ValueError, TypeError) as exc:
-        raise CLIError(f"{option} is not an ldpnum spec (JSON of Spec.to_dict()): {one_line(exc)}") from None
-
-
 def _multi_column_mechanisms(args):
     """``{(c1, c2, ...): mechanism}`` of ``--columns`` with their ``--spec``s (built by ``from_spec``; the
     mechanism itself decides whether it reads those columns)."""
@@ -764,7 +749,7 @@ def _multi_column_mechanisms(args):
         if key in out:
             raise CLIError(f"--columns {cols!r} is given twice")
         try:
-            mech = from_spec(_spec_argument(text, "--spec"))
+            mech = from_spec(read_spec_argument(text, "--spec"))
             if mech.source_columns(key) is None:
                 raise CLIError(f"--columns {cols!r}: the --spec's {type(mech).__name__} privatizes one column; use "
                                "--column with --mechanism for it")

@@ -30,11 +30,11 @@ person ids of an input column are read here.
 
 **Used by the command line.** Besides the functions in ``__all__``, :mod:`ldpnum.cli` calls
 :func:`report_column` (a report column's mechanism from the file's metadata, before a batch is read),
-:func:`read_key`, :func:`read_ledger`, :func:`read_people`, :func:`write_atomic`, :func:`expected_spec_file`,
-:func:`expected_shuffle_file`, :func:`check_shuffle_declaration`, :func:`check_plot_path`, :func:`write_plot`
-(an estimated distribution drawn into an image file), :func:`require_pyarrow` and :func:`one_line`:
-package-internal API, public so that no module imports another's private names, but not part of ``ldpnum``'s
-namespace.
+:func:`read_key`, :func:`read_ledger`, :func:`read_people`, :func:`write_atomic`, :func:`read_spec_argument`,
+:func:`expected_spec_file`, :func:`expected_shuffle_file`, :func:`check_shuffle_declaration`,
+:func:`check_plot_path`, :func:`write_plot` (an estimated distribution drawn into an image file),
+:func:`require_pyarrow` and :func:`one_line`: package-internal API, public so that no module imports
+another's private names, but not part of ``ldpnum``'s namespace.
 
 Errors caused by the user's files (a missing file, an unknown format or column, an unreadable row, a record
 that fails its checks) raise :class:`CLIError` with a one-line message, which the command line prints
@@ -1040,6 +1040,39 @@ def read_key(path: "str | None") -> "bytes | None":
     if len(key) < 16:
         raise CLIError(f"--mac-key-file {path!r} holds {len(key)} bytes; a collector key needs at least 16")
     return key
+
+
+def read_spec_argument(text: str, option: str) -> "Spec":
+    """A spec given on the command line: its JSON (``Spec.to_dict()``), or ``@FILE`` holding it.
+
+    Parameters
+    ----------
+    text : str
+        The argument.
+    option : str
+        The option it was given to (``"--spec"``), named in the messages.
+
+    Returns
+    -------
+    Spec
+
+    Raises
+    ------
+    CLIError
+        When the file cannot be read or the text is not a spec's JSON.
+    """
+    from .spec import Spec
+
+    if text.startswith("@"):
+        try:
+            with open(text[1:], encoding="utf-8") as f:
+                text = f.read()
+        except OSError as exc:
+            raise CLIError(f"cannot read {option} file {text[1:]!r}: {exc.strerror}") from None
+    try:
+        return Spec.from_json(text)
+    except (ValueError, TypeError) as exc:
+        raise CLIError(f"{option} is not an ldpnum spec (JSON of Spec.to_dict()): {one_line(exc)}") from None
 
 
 def expected_spec_file(path: str, column: str) -> "Spec":
