@@ -30,7 +30,9 @@ Reading a report column back
     recorded for them (a changed column is refused) and give its :class:`~ldpnum.Reports` or
     :class:`~ldpnum.Aggregate`, declared shuffled when the record says so (:func:`declare_shuffled`, also
     applied by Dask to the aggregate merged over partitions). :func:`estimator` picks the mechanism's
-    estimator or says what its reports estimate instead.
+    estimator or says what its reports estimate instead. :func:`answer_queries` answers named questions of a
+    column's aggregate (:data:`QUERIES`: ``ldpnum estimate --what``), :func:`describe_aggregates` the fixed
+    summary of ``describe``.
 pandas objects
     :func:`privatize_series` and :func:`privatize_frame` (pandas in, pandas out) are the accessor's
     privatizing functions and the per-partition work of :func:`ldpnum.engines.partition_privatize`;
