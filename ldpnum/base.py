@@ -617,3 +617,48 @@ class MeanOracle(Mechanism):
         """
         return estimate_mean(self._as_aggregate(data), self.code_estimates,
                              worst_case_variance=self.worst_case_variance, epsilon=self._epsilon)
+
+
+# -- mechanisms by name: what a front end offers ----------------------------------------------------------------
+
+def bounded_mechanisms() -> dict[str, type[Mechanism]]:
+    """The registered mechanisms built from ε and public bounds alone: ``{spec name: class}``.
+
+    Those whose constructor takes ``bounds`` (one numerical column in a public range), in registration order:
+    the command line's ``--mechanism`` offers exactly these, so a new one is offered by registering it.
+
+    Examples
+    --------
+    >>> from ldpnum.base import bounded_mechanisms
+    >>> "square_wave" in bounded_mechanisms(), "grr" in bounded_mechanisms()
+    (True, False)
+    """
+    import inspect
+
+    return {name: cls for name, cls in registered().items() if "bounds" in inspect.signature(cls).parameters}
+
+
+def mechanisms_offering(method: str) -> dict[str, type[Mechanism]]:
+    """The registered mechanisms that offer the estimator ``method`` (:meth:`Mechanism.offers`):
+    ``{spec name: class}``, in registration order.
+
+    Examples
+    --------
+    >>> from ldpnum.base import mechanisms_offering
+    >>> sorted(mechanisms_offering("estimate_heavy_hitters"))
+    ['pem', 'tree_hist']
+    """
+    return {name: cls for name, cls in registered().items() if cls.offers(method)}
+
+
+def mechanism_spellings(mechanisms: dict[str, type[Mechanism]]) -> dict[str, str]:
+    """``{spec name or alias: spec name}`` of ``mechanisms`` (``{spec name: class}``): the names a user may
+    type for them, besides their class names (which :func:`lookup` also takes).
+
+    Examples
+    --------
+    >>> from ldpnum.base import bounded_mechanisms, mechanism_spellings
+    >>> mechanism_spellings(bounded_mechanisms())["sw"]
+    'square_wave'
+    """
+    return {alias: name for name, cls in mechanisms.items() for alias in (name, *cls.aliases)}

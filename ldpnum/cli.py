@@ -41,9 +41,10 @@ does not depend on ``--batch-size``.
     with one warning that counts them. ``--rng N`` draws from the one stream ``child_rng(N, 0)`` across
     batches, so the result does not depend on ``--batch-size``.
 
-The same streaming is available from Python: :func:`privatize_file`, :func:`ldpnum.io.aggregate_file` and
-:func:`ldpnum.io.heavy_hitters_file` (also importable from here). The file machinery (sources, records with
-their MAC, spec, key and ledger files) lives in :mod:`ldpnum.io`; this module parses arguments and prints.
+The same streaming is available from Python: :func:`ldpnum.io.privatize_file`, :func:`ldpnum.io.aggregate_file`
+and :func:`ldpnum.io.heavy_hitters_file` (also importable from here). The file machinery (sources, records with
+their MAC, spec, key and ledger files, and streaming a file through the collection layer) lives in
+:mod:`ldpnum.io`; this module parses arguments and prints.
 
 ``ldpnum demo [heavy-hitters] [--rng N]``
     Demos on the data shipped in :mod:`ldpnum.data` (no input file). Plain ``ldpnum demo`` (``make demo``)
@@ -67,18 +68,32 @@ import json
 import math
 import os
 import sys
-import warnings
 
-from .io import (DEFAULT_BATCH_SIZE, CLIError, _expected_shuffle_file, _expected_spec_file, _file_kind,
-                 _is_numeric, _one_line, _progress, _read_key, _read_ledger, _read_people,
-                 _remove_stale_temporaries, _report_column, _require_pyarrow, _Source, _values, _with_record,
-                 _write_atomic, aggregate_file, heavy_hitters_file, write_spec_file)
+from .base import bounded_mechanisms, from_spec, lookup, mechanism_spellings, mechanisms_offering
+from .collect import QUERIES, STRATEGIES, MarginalQueryError, answer_queries, empty_values, record_ledger
+from .io import (
+    DEFAULT_BATCH_SIZE,
+    CLIError,
+    aggregate_file,
+    check_plot_path,
+    check_shuffle_declaration,
+    expected_spec_file,
+    heavy_hitters_file,
+    one_line,
+    privatize_file,
+    read_key,
+    read_ledger,
+    read_people,
+    read_spec_argument,
+    report_column,
+    require_pyarrow,
+    write_atomic,
+    write_plot,
+    write_spec_file,
+)
 
-__all__ = ["main", "main_exit", "privatize_file", "aggregate_file", "heavy_hitters_file", "make_mechanism",
-           "MECHANISM_ALIASES"]  # noqa: F822 (provided by the module __getattr__ below)
-
-#: What ``ldpnum estimate`` can estimate.
-WHATS = ("mean", "distribution", "quantiles", "range", "frequencies", "marginals")
+__all__ = ["MECHANISM_ALIASES",  # noqa: F822 (provided by the module __getattr__ below)
+           "aggregate_file", "heavy_hitters_file", "main", "main_exit", "make_mechanism", "privatize_file"]
 
 #: Categories printed by ``--what frequencies`` (``--json`` gives all).
 MAX_PRINTED_CATEGORIES = 64
@@ -86,38 +101,24 @@ MAX_PRINTED_CATEGORIES = 64
 #: The demos ``ldpnum demo`` runs besides the default flights demo.
 DEMOS = ("heavy-hitters", "vectors")
 
-#: How the columns of a row are privatized (as ``DataFrame.ldp.privatize``).
-from .collect import STRATEGIES
+#: What ``ldpnum estimate`` can estimate.
+WHATS = QUERIES
 
 # -- mechanisms --------------------------------------------------------------------------------------------
 
-def cli_mechanisms():
-    """The mechanisms ``--mechanism`` accepts, ``{spec name: class}``: every registered mechanism built from
-    ε and public bounds (:func:`ldpnum.mechanisms.registered`), so a new one is offered by registering it."""
-    import inspect
-
-    from .mechanisms import registered
-
-    return {name: cls for name, cls in registered().items()
-            if "bounds" in inspect.signature(cls).parameters}
-
-
-def _mechanism_names():
-    """``{name or alias: spec name}`` of :func:`cli_mechanisms`."""
-    return {alias: name for name, cls in cli_mechanisms().items() for alias in (name, *cls.aliases)}
-
+#: The mechanisms ``--mechanism`` accepts, ``{spec name: class}``: every registered mechanism built from ε and
+#: public bounds, so a new one is offered by registering it.
+cli_mechanisms = bounded_mechanisms
 
 def __getattr__(attr):
     # MECHANISM_ALIASES is read from the registry when first asked for, so `import ldpnum.cli` stays light.
     if attr == "MECHANISM_ALIASES":
-        return _mechanism_names()
+        return mechanism_spellings(cli_mechanisms())
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
 
 def _mechanism_class(name):
-    from .mechanisms import lookup
-
-    known = ", ".join(sorted(_mechanism_names()))
+    known = ", ".join(sorted(mechanism_spellings(cli_mechanisms())))
     try:
         cls = lookup(str(name))
     except ValueError:
@@ -141,7 +142,7 @@ def make_mechanism(name, epsilon, bounds, params=None):
     name : str
         A registered mechanism's spec name (``square_wave``, ...), one of its aliases (``sw``, ``gw``, ``pm``,
         ``sr``, ``hm``, ``hh``) or its class name (``SquareWave``), case-insensitive; the mechanism must take
-        public bounds (:func:`cli_mechanisms`).
+        public bounds (:func:`ldpnum.base.bounded_mechanisms`).
     epsilon : float
         Privacy parameter, validated by the mechanism (a finite number in (0, 20]).
     bounds : (float, float)
@@ -193,358 +194,6 @@ def _per_column(values, n_columns, option):
         raise CLIError(f"{option} was given {len(values)} times for {n_columns} --column(s); give it once (for "
                        "every column) or once per column, in the same order")
     return list(values)
-
-
-# -- privatize ---------------------------------------------------------------------------------------------
-
-def privatize_file(source, out, mechanisms, *, rng=None, strategy="all-columns", nan_fill=None,
-                   out_of_range="clip", keep=(), batch_size=DEFAULT_BATCH_SIZE, delimiter=None, progress=False,
-                   log=None, key=None, shuffle_delta=None):
-    """Privatize columns of a CSV or Parquet file in batches and write the reports to Parquet.
-
-    Parameters
-    ----------
-    source : str or path
-        Input file: CSV/TSV (``.csv``, ``.tsv``, optionally compressed) or Parquet (``.parquet``, ``.pq``).
-    out : str or path
-        Output Parquet file (written to a temporary file beside it, renamed when complete).
-    mechanisms : dict
-        Column name -> mechanism. Each value of the column becomes one report of its mechanism. A tuple of
-        column names -> a mechanism of several columns (:class:`~ldpnum.HDG`, :class:`~ldpnum.Marginals`,
-        the vector mechanisms: :meth:`~ldpnum.Mechanism.source_columns` decides): each row's values of those
-        columns become one report, in the report column ``"a,b,..."``, as ``df.ldp.privatize`` writes it.
-    rng : None or int, optional
-        None (default): secure randomness. An int seed: reproducible simulation; column ``j`` of
-        ``mechanisms`` draws from ``child_rng(rng, j)`` and, with "one-column-per-row", the rows' columns
-        from ``child_rng(rng, len(mechanisms))``, each stream shared by all batches. The reports are those of
-        one call on the whole file, whatever ``batch_size``, and equal to ``df.ldp.privatize(mechanisms,
-        rng=rng, strategy=strategy)`` on the same data.
-    strategy : {"all-columns", "one-column-per-row"}, optional
-        "all-columns" (default): every row reports every column, spending the sum of their ε.
-        "one-column-per-row": each row reports one column, chosen uniformly by random words independent of
-        its values, with that column's full ε; its other cells are missing (null). A row spends the largest
-        ε, and each column is estimated from about ``1/m`` of the rows, which is more accurate than
-        splitting ε across ``m`` columns.
-    nan_fill : float, optional
-        Public value imputed for missing or non-finite values (inside every mechanism's bounds). Without it,
-        missing values raise, naming how many there are and the first row.
-    out_of_range : {"clip", "raise"}, optional
-        Finite values outside the bounds are clipped (default; counted in one warning per column) or raise.
-        Missing and out-of-range values are looked for in every cell of a privatized column, reported or not.
-    keep : sequence of str, optional
-        Input columns copied unchanged into the output. They are **not** privatized: keep only public
-        columns (a date, a region).
-    batch_size : int, optional
-        Rows per step (memory use is proportional to it).
-    delimiter : str, optional
-        Field delimiter of a CSV input (default ``","``, tab for ``.tsv``).
-    progress : bool, optional
-        Show a tqdm progress bar on stderr.
-    log : file, optional
-        Where warnings (clipped values) are written (default ``sys.stderr``).
-    key : bytes or str, optional
-        A collector's secret: the file's ldpnum record (specs, digests of the codes, budget) is signed with
-        HMAC-SHA256 under it, so an edit of the metadata is detected by ``estimate`` with the same key.
-    shuffle_delta : float, optional
-        Declare the file's reports one shuffled batch with this central δ (recorded in its metadata):
-        :func:`aggregate_file` then declares each column's aggregate shuffled
-        (:meth:`ldpnum.Aggregate.shuffled`), so estimates show the central ε next to the local ε.
-
-    Returns
-    -------
-    dict
-        ``{"rows": n, "columns": [...], "specs": {column: Spec}, "epsilon_per_row": ε_total,
-        "clipped": {column: count}}``.
-
-    Notes
-    -----
-    With "all-columns" each row reports every privatized column once, so each row's privacy loss is the sum
-    of the columns' ε (sequential composition); with "one-column-per-row" it is the largest column ε. This
-    ``epsilon_per_row`` and the strategy are recorded in the output's metadata.
-
-    Values are validated batch by batch as they stream in. The output is written to a hidden file beside
-    ``out`` and renamed only when every batch succeeded: on any error (a missing value in the last batch)
-    no report is released and ``out`` is left as it was. A run stopped by SIGTERM or Ctrl-C removes its
-    hidden file; one killed outright (SIGKILL) leaves it, and the next run writing beside it removes
-    hidden files of processes that no longer run. The file's metadata records, per report column, the
-    digest of its codes (:func:`ldpnum._frame.codes_digest`), written in a second streaming pass once all
-    codes are known, so a column changed later is refused by every reader.
-
-    Examples
-    --------
-    >>> import os, tempfile, numpy as np, pandas as pd, ldpnum as ldp
-    >>> d = tempfile.mkdtemp()
-    >>> pd.DataFrame({"x": np.linspace(0, 1, 1000)}).to_csv(os.path.join(d, "in.csv"), index=False)
-    >>> info = privatize_file(os.path.join(d, "in.csv"), os.path.join(d, "out.parquet"),
-    ...                       {"x": ldp.SquareWave(epsilon=1.0, bounds=(0, 1))}, rng=0)
-    >>> info["rows"], info["epsilon_per_row"]
-    (1000, 1.0)
-    >>> pd.read_parquet(os.path.join(d, "out.parquet")).attrs["ldpnum"]["columns"][0]["spec"]["mechanism"]
-    'square_wave'
-    """
-    import numpy as np
-
-    from ._validation import check_choice
-    from .collect import check_shuffle, plan_columns, privatize_batch
-
-    log = sys.stderr if log is None else log
-    keys = list(mechanisms)
-    keep = list(keep or ())
-    if not keys:
-        raise CLIError("nothing to privatize: give at least one --column")
-    for c in [v for k in keys for v in (k if isinstance(k, tuple) else (k,))] + keep:
-        if not isinstance(c, str):
-            raise TypeError(f"column names must be str; got {type(c).__name__} {c!r}")
-    if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {', '.join(map(repr, STRATEGIES))}; got {strategy!r}")
-    # a mechanism of several columns reads the columns of its tuple key into one report column (the accessor's
-    # rule: the mechanism decides which value columns a key names)
-    try:
-        plan = plan_columns(mechanisms, strategy)
-    except (TypeError, ValueError) as exc:
-        raise CLIError(_one_line(exc)) from None
-    mechanisms = plan.mechanisms
-    sources = plan.sources
-    columns = plan.labels
-    value_columns = [v for c in columns for v in (sources[c] or [c])]
-    for names in (keep, columns):  # a value column may feed several report columns (each spends its ε)
-        dup = next((c for c in names if names.count(c) > 1), None)
-        if dup is not None:
-            raise CLIError(f"column {dup!r} is named twice")
-    both = [c for c in keep if c in value_columns or c in mechanisms]
-    if both:
-        raise CLIError(f"column {both[0]!r} is both privatized and kept: keeping it would copy the raw values "
-                       "next to their reports")
-    check_choice(out_of_range, "out_of_range", ("clip", "raise"))
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
-    # Every column is validated by its mechanism's prepare_values, as by privatize and the .ldp accessor.
-    options = {"nan_policy": "raise", "fill_value": None, "out_of_range": out_of_range}
-    if nan_fill is not None:
-        options.update(nan_policy="impute", fill_value=float(nan_fill))
-        for c, m in mechanisms.items():
-            try:
-                m.prepare_values(_empty_input(sources[c]), **options)  # the fill value, before any file is read
-            except (TypeError, ValueError) as exc:
-                raise CLIError(f"--nan-fill {nan_fill:g} cannot be imputed in column {c!r}: {_one_line(exc)}; the "
-                               "imputed value must be a public value inside the bounds") from None
-    # One stream per column (and one for the rows' columns), each shared by all batches: words are consumed
-    # in row order, so the reports do not depend on the batch size.
-    streams = plan.streams(rng)
-
-    out = str(out)
-    if _file_kind(out) != "parquet":
-        raise CLIError(f"the output must be a Parquet file (.parquet or .pq); got {out!r}")
-    if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1):
-        raise CLIError(f"--delimiter must be one character; got {delimiter!r}")
-    src = _Source(source, batch_size, delimiter)
-    if os.path.exists(out) and os.path.samefile(out, src.path):
-        raise CLIError(f"the output {out!r} is the input file; write the reports to a new file")
-    src.check_columns(value_columns + keep)
-    for c in value_columns:
-        t = src.schema.field(c).type
-        if src.kind == "parquet" and not _is_numeric(t):  # CSV columns are parsed as numbers, row by row
-            raise CLIError(f"column {c!r} of {src.path!r} holds {t} values, not numbers; ldpnum privatizes "
-                           "numerical columns")
-
-    if shuffle_delta is not None:
-        try:
-            shuffle_delta = check_shuffle(True, shuffle_delta)
-        except (TypeError, ValueError) as exc:
-            raise CLIError(f"--shuffle-delta: {_one_line(exc)}") from None
-        if keep:
-            raise CLIError(f"a shuffled collection keeps no input column beside its reports (keep={list(keep)!r}): "
-                           "a kept column can link each report to its sender")
-    schema, info = _report_schema(src, plan, keep, shuffle_delta)
-    specs = {c: m.spec for c, m in mechanisms.items()}
-    out_dir = os.path.dirname(os.path.abspath(out))
-    if not os.path.isdir(out_dir):
-        raise CLIError(f"cannot write {out!r}: no such directory {out_dir!r}")
-
-    import uuid
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from ._frame import add_digests, codes_digest, sign_info
-
-    # A hidden file beside OUT, renamed over it when complete: OUT is never left half-written.
-    _remove_stale_temporaries(out)
-    tmp = os.path.join(out_dir, f".{os.path.basename(out)}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
-    digests = {c: codes_digest(np.empty(0, dtype=np.uint8)) for c in columns}
-    writer = None
-    temporaries = [tmp]
-    bar = _progress(progress, src.num_rows, "privatize")
-    clipped = {c: [0, -1] for c in columns}
-    rows = 0
-    wanted = [c for c in src.columns if c in value_columns or c in keep]
-    try:
-        writer = pq.ParquetWriter(tmp, schema)
-        batches = src.batches(wanted, numeric=value_columns)
-        for start, batch in batches:
-            n = batch.num_rows
-            # every column of the batch is validated by its mechanism before the batch's first word is drawn
-            values = [_prepare_batch(mechanisms[c], c, batch, start, batches, options, clipped[c], src.kind,
-                                     sources[c]) for c in columns]
-            # each report as its column code (a vector mechanism packs a row of codes into one), as the pandas
-            # accessor writes it; the streams are shared by all batches
-            reports = privatize_batch(plan, values, streams, n)
-            arrays = {c: pa.array(reports.codes[c], type=schema.field(c).type, mask=reports.missing[c])
-                      for c in columns}
-            for c in columns:
-                digests[c] = add_digests(digests[c], reports.digests[c])
-            for c in keep:
-                arrays[c] = batch.column(c)
-            writer.write_batch(pa.record_batch([arrays[f.name] for f in schema], schema=schema))
-            rows += n
-            if bar is not None:
-                bar.update(n)
-        writer.close()
-        writer = None
-        # The record with the digests of the whole columns, known only now: a second streaming pass copies
-        # the row groups under the final schema (the schema's metadata is written when a file is opened).
-        info = plan.record(digests=digests, shuffle_delta=shuffle_delta)
-        if key is not None:
-            info = sign_info(info, key)
-        final = schema.with_metadata(_with_record(schema.metadata, info))
-        done = tmp + ".final"
-        temporaries.append(done)
-        written = pq.ParquetFile(tmp)
-        writer = pq.ParquetWriter(done, final)
-        for g in range(written.num_row_groups):
-            writer.write_table(written.read_row_group(g).cast(final))
-        writer.close()
-        writer = None
-        os.replace(done, out)
-        os.unlink(tmp)
-    except BaseException:
-        if writer is not None:
-            try:
-                writer.close()
-            except Exception:  # pragma: no cover - the original error matters
-                pass
-        for t in temporaries:
-            if os.path.exists(t):
-                os.unlink(t)
-        raise
-    finally:
-        if bar is not None:
-            bar.close()
-    for c, (count, first) in clipped.items():
-        if count:
-            where = "their bounds" if sources[c] else "the bounds ({:g}, {:g})".format(*mechanisms[c].bounds)
-            print(f"ldpnum: warning: column {c!r}: {count} value(s) outside {where} were clipped to them, first "
-                  f"at row {first}", file=log)
-    return {"rows": rows, "columns": columns, "specs": specs, "strategy": strategy,
-            "epsilon_per_row": info["epsilon_per_row"], "clipped": {c: v[0] for c, v in clipped.items()},
-            "kept": keep, "reports": {c: int(d.split(":")[0]) for c, d in digests.items()}}
-
-
-def _empty_input(sources):
-    """No rows of a column (``sources`` None) or of the value columns ``sources``: checks a fill value."""
-    import numpy as np
-    import pandas as pd
-
-    return np.empty(0) if sources is None else pd.DataFrame({c: np.empty(0) for c in sources})
-
-
-def _batch_input(batch, column, sources):
-    """A batch's values for a mechanism: the column's numbers, or a DataFrame of its value columns (the
-    mechanism selects and orders them, as for ``df.ldp.privatize``)."""
-    import pandas as pd
-
-    if sources is None:
-        return _values(batch.column(column))
-    return pd.DataFrame({c: _values(batch.column(c)) for c in sources}, copy=False)
-
-
-def _prepare_batch(mech, column, batch, start, batches, options, clipped, kind, sources=None):
-    """One batch of a column, validated by its mechanism, with errors and clipping counted over the file.
-
-    ``clipped`` is ``[count, first row]`` of the clipped values so far (updated; one warning is printed at
-    the end). Errors name rows of the whole file: ``start`` is the batch's first row, and for missing
-    values the rest of ``batches`` is read to give their total count. ``sources``: the value columns of a
-    report column of several (None for one).
-    """
-    from .exceptions import ClippingWarning, InvalidValuesError
-
-    values = _batch_input(batch, column, sources)
-    n = len(values)
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ClippingWarning)
-            prepared = mech.prepare_values(values, name=f"column {column!r}", **options)
-    except InvalidValuesError as exc:
-        first = start + exc.first_index
-        if exc.reason == "missing":
-            count = exc.count + _count_missing(mech, batches, column, sources)
-            raise CLIError(f"column {column!r} has {count} missing or non-finite value(s), first at row {first} "
-                           f"(0-based{', header excluded' if kind == 'csv' else ''}); pass --nan-fill VALUE to "
-                           "impute a public value, or remove them first") from None
-        if exc.reason == "out_of_range" and sources is None:
-            low, high = mech.bounds
-            raise CLIError(f"column {column!r} has {exc.count} value(s) outside the bounds ({low:g}, {high:g}) "
-                           f"in rows {start}..{start + n - 1}, first at row {first}; widen --bounds or use "
-                           "--out-of-range clip") from None
-        raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: {_one_line(exc)}") from None
-    except (TypeError, ValueError) as exc:
-        raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: {_one_line(exc)}") from None
-    for w in caught:
-        if issubclass(w.category, ClippingWarning):
-            if clipped[1] < 0:
-                clipped[1] = start + w.message.first_index
-            clipped[0] += w.message.count
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return prepared
-
-
-def _count_missing(mech, batches, column, sources=None):
-    """Missing or non-finite values of ``column`` in the rest of ``batches`` (to report the total)."""
-    from .exceptions import InvalidValuesError
-
-    total = 0
-    for _, batch in batches:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                mech.prepare_values(_batch_input(batch, column, sources))
-        except InvalidValuesError as exc:
-            total += exc.count if exc.reason == "missing" else 0
-    return total
-
-
-def _report_schema(src, plan, keep, shuffle_delta=None):
-    """Arrow schema of the output: report codes + kept columns, with pandas' and ldpnum's metadata.
-
-    With "one-column-per-row" the report columns are nullable and recorded as pandas' nullable unsigned
-    dtypes (``UInt16``...), so ``read_parquet`` gives the same columns as ``df.ldp.privatize``. A report
-    column of several value columns (``sources[name]``) takes the place of the first of them and records
-    them, as the accessor does.
-    """
-    import pandas as pd
-    import pyarrow as pa
-
-    mechanisms, sources, strategy = plan.mechanisms, plan.sources, plan.strategy
-    anchored = {}  # input column -> the report columns placed there: its own, and those it is the first source of
-    for name in mechanisms:
-        anchored.setdefault(sources[name][0] if sources.get(name) else name, []).append(name)
-    fields, empty = [], {}
-    for col in src.columns:  # input order
-        for name in anchored.get(col, ()):
-            # The dtype the mechanism's reports come in: the smallest unsigned type for a categorical alphabet,
-            # uint64 for structured codes (a hierarchical histogram with hashed levels).
-            dt = mechanisms[name].privatize(_empty_input(sources.get(name)), rng=0).codes.dtype
-            split = strategy == "one-column-per-row"
-            fields.append(pa.field(name, pa.from_numpy_dtype(dt), nullable=split))
-            empty[name] = pd.Series([], dtype=f"UInt{8 * dt.itemsize}" if split else dt)  # pandas' nullable
-        if col in keep:
-            field = src.schema.field(col)
-            fields.append(field.with_metadata(None))
-            empty[col] = pa.array([], type=field.type).to_pandas()
-    info = plan.record(shuffle_delta=shuffle_delta)
-    pandas_meta = pa.Schema.from_pandas(pd.DataFrame(empty), preserve_index=False).metadata or {}
-    return pa.schema(fields, metadata=_with_record(pandas_meta, info)), info
 
 
 # -- estimate ----------------------------------------------------------------------------------------------
@@ -634,98 +283,12 @@ def _check_request(mech, whats, args):
     if has_tree and args.n_bins is not None:
         raise CLIError(f"--n-bins does not apply to {name}: its bins are its leaves ({mech.n_leaves})")
     if args.plot:
-        _check_plot_path(args.plot)
+        check_plot_path(args.plot)
     return whats
-
-
-def _estimates(mech, agg, whats, args):
-    """Compute what was asked (checked by :func:`_check_request`); returns a dict of results (JSON-friendly)
-    and the distribution (or None)."""
-    is_tree = mech.offers("estimate_ranges")  # range trees: the distribution is the tree's leaves
-    dist = None
-    out = {}
-
-    def distribution():
-        nonlocal dist
-        if dist is None:
-            if is_tree:
-                dist = mech.estimate_distribution(agg)
-            else:
-                dist = mech.estimate_distribution(agg, n_bins=args.n_bins, method=args.method)
-        return dist
-
-    if agg.n_reports == 0:
-        raise CLIError("the column holds no reports")
-    for what in whats:
-        if what == "mean":
-            if mech.offers("estimate_mean"):
-                est = mech.estimate_mean(agg)
-                coordinates = getattr(est, "coordinates", None)  # a vector's mean: one estimate per coordinate
-                if coordinates is not None:
-                    out["mean"] = {"coordinates": [_mean_entry(label, e, args.level)
-                                                   for label, e in coordinates().items()],
-                                   "level": args.level, "unbiased": True}
-                else:
-                    out["mean"] = {**_mean_entry(None, est, args.level), "level": args.level, "unbiased": True}
-            else:
-                out["mean"] = {"value": distribution().mean, "standard_error": None, "level": None, "ci": None,
-                               "unbiased": False}
-        elif what == "quantiles":
-            d = distribution()
-            out["quantiles"] = {"q": list(args.quantiles), "value": [float(v) for v in d.quantile(args.quantiles)]}
-        elif what == "range" and isinstance(args.range, dict):  # several value columns (HDG)
-            mass = float(mech.estimate_ranges(agg).range(args.range))
-            out["range"] = {"query": {c: list(v) for c, v in args.range.items()}, "mass": mass,
-                            "count": mass * agg.n_reports, "n_reports": agg.n_reports}
-        elif what == "range":
-            lo, hi = args.range
-            if is_tree:
-                mass = float(mech.estimate_ranges(agg).range(lo, hi))
-            else:
-                mass = float(distribution().range(lo, hi))
-            out["range"] = {"low": lo, "high": hi, "mass": mass, "count": mass * agg.n_reports,
-                            "n_reports": agg.n_reports}
-        elif what == "distribution":
-            d = distribution()
-            qs = (0.05, 0.25, 0.5, 0.75, 0.95)
-            out["distribution"] = {"n_bins": d.n_bins, "method": d.method, "n_iter": d.n_iter,
-                                   "converged": d.converged, "mean": d.mean, "std": math.sqrt(max(d.var, 0.0)),
-                                   "quantiles": {"q": list(qs), "value": [float(v) for v in d.quantile(qs)]},
-                                   "bin_edges": [float(v) for v in d.bin_edges],
-                                   "probabilities": [float(v) for v in d.probabilities]}
-        elif what == "marginals":
-            est = mech.estimate_marginals(agg)
-            wanted = ([tuple(c.strip() for c in args.marginal.split(","))] if args.marginal is not None
-                      else list(est.sets))
-            try:
-                tables = [{"columns": list(cols), "covered": est.covers(cols),
-                           "frequency": est.marginal(cols).tolist()} for cols in wanted]
-            except (TypeError, ValueError) as exc:
-                raise CLIError(f"--marginal {args.marginal!r}: {_one_line(exc)}") from None
-            out["marginals"] = {"sets": [list(v) for v in est.sets], "consistency": est.consistency,
-                                "tables": tables, "n_reports": agg.n_reports}
-        elif what == "frequencies":
-            est = mech.estimate_frequencies(agg, postprocess=args.postprocess)
-            lo, hi = est.confidence_interval(args.level)
-            out["frequencies"] = {"postprocess": est.postprocess, "level": args.level,
-                                  "frequency": [float(v) for v in est.frequencies],
-                                  "standard_error": [float(v) for v in est.standard_errors],
-                                  "ci_low": [float(v) for v in lo], "ci_high": [float(v) for v in hi],
-                                  "count": [float(v) for v in est.counts]}
-    if args.plot:
-        distribution()
-    return out, dist
 
 
 def _g(v):
     return f"{v:.6g}"
-
-
-def _mean_entry(label, est, level):
-    """One mean estimate (of a column, or of one coordinate of a vector) as JSON: value, standard error, CI."""
-    lo, hi = est.confidence_interval(level)
-    return {**({} if label is None else {"coordinate": label}), "value": est.value,
-            "standard_error": est.standard_error, "ci": [lo, hi]}
 
 
 def _print_estimates(out, head, file):
@@ -806,40 +369,6 @@ def _print_estimates(out, head, file):
             print(f"  {_g(edges[a]):>12}  {_g(edges[b]):>12}  {mass:7.4f}  {bar}", file=file)
 
 
-def _check_plot_path(path):
-    """Fail before any work if the plot cannot be written: no matplotlib, no such directory, unknown format."""
-    import importlib.util
-
-    if importlib.util.find_spec("matplotlib") is None:
-        raise CLIError("--plot needs matplotlib: pip install 'ldpnum[plot]'")
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise CLIError(f"cannot write the plot to {path!r}: no such directory {directory!r}")
-    ext = os.path.splitext(path)[1].lstrip(".").lower()
-    from matplotlib.backend_bases import FigureCanvasBase
-
-    formats = FigureCanvasBase.get_supported_filetypes()
-    if ext not in formats:
-        raise CLIError(f"cannot write the plot to {path!r}: the format is taken from the extension; use one of "
-                       f"{', '.join('.' + f for f in sorted(formats))}")
-
-
-def _write_plot(dist, path, title):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7, 4), layout="constrained")
-    FigureCanvasAgg(fig)  # the Agg canvas, without touching pyplot's global state
-    ax = fig.add_subplot()
-    dist.plot(ax=ax)
-    ax.set_title(title)
-    ax.legend()
-    try:
-        fig.savefig(path, dpi=120)
-    except (OSError, ValueError) as exc:
-        raise CLIError(f"cannot write the plot to {path!r}: {_one_line(exc)}") from None
-
-
 def _open_ledger(args, mechanisms):
     """``(ledger, people)`` for ``privatize --ledger``, after checking the cap (nothing is drawn before);
     ``(None, None)`` without a ledger."""
@@ -853,43 +382,24 @@ def _open_ledger(args, mechanisms):
         raise CLIError("--ledger needs --people-column C: the column of each row's person id")
     from .exceptions import BudgetExceededError
 
-    ledger = _read_ledger(args.ledger, args.ledger_cap)
-    people = _read_people(args.input, args.people_column, args.delimiter, ledger.id_kind)
+    ledger = read_ledger(args.ledger, args.ledger_cap)
+    people = read_people(args.input, args.people_column, args.delimiter, ledger.id_kind)
     eps = [m.epsilon for m in mechanisms.values()]
     planned = max(eps) if args.strategy == "one-column-per-row" else math.fsum(eps)
     try:
         ledger.check(epsilon=planned, people=people)
     except BudgetExceededError as exc:
-        raise CLIError(f"{_one_line(exc)} (--ledger {args.ledger})") from None
+        raise CLIError(f"{one_line(exc)} (--ledger {args.ledger})") from None
     except (ValueError, TypeError) as exc:
-        raise CLIError(f"--people-column {args.people_column!r}: {_one_line(exc)}") from None
+        raise CLIError(f"--people-column {args.people_column!r}: {one_line(exc)}") from None
     return ledger, people
 
 
-def _expected_shuffle(args):
-    """``(stated, delta)``: whether the ``--expect-spec`` file states the collection's shuffle declaration (files
-    written by ``privatize --write-spec`` do; a lone spec's JSON, ``--spec`` and ``--mechanism`` do not), and
-    its central δ (None: not shuffled)."""
-    path = getattr(args, "expect_spec", None)
-    if path is None:
-        return False, None
-    return _expected_shuffle_file(path)
-
-
 def _check_shuffle_declaration(args, agg):
-    """Compare the reports' shuffle declaration with the deployed one (``--expect-spec``); refuse a mismatch,
-    or say that it was not checked."""
-    stated, expected = _expected_shuffle(args)
-    found = None if agg.shuffle is None else agg.shuffle.delta
-    if stated:
-        if found != expected:
-            what = "declares no shuffle" if found is None else \
-                f"declares its reports shuffled (central delta {found:g})"
-            deployed = "not shuffled" if expected is None else f"shuffled with central delta {expected:g}"
-            raise CLIError(f"{args.reports!r} {what}, but the collection was deployed {deployed} (--expect-spec "
-                           f"{args.expect_spec}): the file's record was changed after privatizing; no estimate "
-                           "is made from it")
-    elif found is not None:
+    """Refuse reports whose shuffle declaration differs from the deployed one (``--expect-spec``), or say that
+    it was not checked."""
+    found = check_shuffle_declaration(args.reports, agg, getattr(args, "expect_spec", None))
+    if found is not None:
         print(f"ldpnum: note: the shuffle declaration (central delta {found:g}) was read from the file and not "
               "checked: the central epsilon shown holds only if the reports were shuffled as declared; state the "
               "deployment with --expect-spec FILE (written by privatize --write-spec, which records it)",
@@ -900,9 +410,9 @@ def _explicit_spec(args):
     if getattr(args, "expect_spec", None) is not None:
         if args.spec is not None:
             raise CLIError("give the expected spec once: --expect-spec FILE or --spec JSON")
-        return _expected_spec_file(args.expect_spec, args.column)
+        return expected_spec_file(args.expect_spec, args.column)
     if args.spec is not None:
-        return _spec_argument(args.spec, "--spec")
+        return read_spec_argument(args.spec, "--spec")
     given = [args.mechanism is not None, args.epsilon is not None, args.bounds is not None]
     if any(given):
         if not all(given):
@@ -914,19 +424,11 @@ def _explicit_spec(args):
 
 # -- heavy hitters -----------------------------------------------------------------------------------------
 
-#: Heavy-hitter protocols of ``ldpnum heavy-hitters --method``.
 def _heavy_classes():
     """``--method`` name -> class of every registered mechanism that estimates heavy hitters (their spec
     names and aliases, read from the registry: a new heavy-hitter mechanism needs no edit here)."""
-    from . import heavy  # noqa: F401  (registers PEM and TreeHist)
-    from .mechanisms import registered
-
-    out = {}
-    for cls in registered().values():
-        if cls.offers("estimate_heavy_hitters"):
-            for name in (cls.name, *cls.aliases):
-                out[name] = cls
-    return out
+    classes = mechanisms_offering("estimate_heavy_hitters")
+    return {alias: classes[name] for alias, name in mechanism_spellings(classes).items()}
 
 
 def _heavy_mechanism(args):
@@ -942,7 +444,7 @@ def _heavy_mechanism(args):
     try:
         return cls(args.epsilon, item_bits=args.item_bits, top_k=args.top_k, item_type=args.item_type)
     except (TypeError, ValueError) as exc:
-        text = _one_line(exc)
+        text = one_line(exc)
         if text.startswith("epsilon"):
             text = "--" + text
         raise CLIError(text) from None
@@ -953,7 +455,7 @@ def _json_item(item):
 
 
 def _print_heavy(est, args, info, file):
-    from .demo import _heavy_label
+    from .heavy import item_label
 
     spec = est.spec
     mode = (f"a seeded simulation (rng={args.rng}): anyone with the seed can undo the noise"
@@ -962,18 +464,19 @@ def _print_heavy(est, args, info, file):
     print(f"one-round {args.method} simulation at epsilon = {spec.epsilon:g}, {mode}", file=file)
     ci = est.confidence_interval(args.level)
     counts = est.counts
-    width = max([len("item")] + [len(_heavy_label(v)) for v in est.items])
+    width = max([len("item")] + [len(item_label(v, one_line=True)) for v in est.items])
     print(f"{'rank':>4}  {'item':<{width}}  {'share':>8}  {'±':>8}  {'count':>12}", file=file)
     for r, item in enumerate(est.items):
         half = (ci.high[r] - ci.low[r]) / 2
-        print(f"{r + 1:>4}  {_heavy_label(item):<{width}}  {est.frequencies[r]:>8.4f}  {half:>8.4f}  "
-              f"{counts[r]:>12,.0f}", file=file)
+        label = item_label(item, one_line=True)
+        print(f"{r + 1:>4}  {label:<{width}}  {est.frequencies[r]:>8.4f}  {half:>8.4f}  {counts[r]:>12,.0f}",
+              file=file)
     print(f"(share: estimated fraction of the {est.n_reports:,} people; ± half-width of the {100 * args.level:g}% "
           "CI)", file=file)
 
 
 def _cmd_heavy_hitters(args):
-    _require_pyarrow()
+    require_pyarrow()
     mech = _heavy_mechanism(args)
     delimiter = None if args.delimiter is None else args.delimiter.replace("\\t", "\t")
     est, info = heavy_hitters_file(args.input, args.column, mech, rng=args.rng, batch_size=args.batch_size,
@@ -1232,27 +735,9 @@ def _parser():
 
 # -- commands ----------------------------------------------------------------------------------------------
 
-def _spec_argument(text, option):
-    """A spec given on the command line: its JSON (``Spec.to_dict()``), or ``@FILE`` holding it."""
-    from .spec import Spec
-
-    if text.startswith("@"):
-        try:
-            with open(text[1:], encoding="utf-8") as f:
-                text = f.read()
-        except OSError as exc:
-            raise CLIError(f"cannot read {option} file {text[1:]!r}: {exc.strerror}") from None
-    try:
-        return Spec.from_json(text)
-    except (ValueError, TypeError) as exc:
-        raise CLIError(f"{option} is not an ldpnum spec (JSON of Spec.to_dict()): {_one_line(exc)}") from None
-
-
 def _multi_column_mechanisms(args):
     """``{(c1, c2, ...): mechanism}`` of ``--columns`` with their ``--spec``s (built by ``from_spec``; the
     mechanism itself decides whether it reads those columns)."""
-    from .mechanisms import from_spec
-
     if len(args.spec) != len(args.columns):
         raise CLIError(f"--columns was given {len(args.columns)} time(s) and --spec {len(args.spec)}: give one --spec "
                        "per --columns, in the same order")
@@ -1264,16 +749,16 @@ def _multi_column_mechanisms(args):
         if key in out:
             raise CLIError(f"--columns {cols!r} is given twice")
         try:
-            mech = from_spec(_spec_argument(text, "--spec"))
+            mech = from_spec(read_spec_argument(text, "--spec"))
             if mech.source_columns(key) is None:
                 raise CLIError(f"--columns {cols!r}: the --spec's {type(mech).__name__} privatizes one column; use "
                                "--column with --mechanism for it")
         except (ValueError, TypeError) as exc:
-            raise CLIError(f"--columns {cols!r}: {_one_line(exc)}") from None
+            raise CLIError(f"--columns {cols!r}: {one_line(exc)}") from None
         try:  # the mechanism's own columns, checked before a file is read
-            mech.prepare_values(_empty_input(list(key)), name=f"--columns {cols!r}")
+            mech.prepare_values(empty_values(list(key)), name=f"--columns {cols!r}")
         except (ValueError, TypeError) as exc:
-            raise CLIError(_one_line(exc)) from None
+            raise CLIError(one_line(exc)) from None
         out[key] = mech
     return out
 
@@ -1310,9 +795,9 @@ def _cmd_privatize(args):
             mechanisms[c] = make_mechanism(name, eps, bnd, params)
         except (ValueError, TypeError) as exc:
             prefix = f"column {c!r}: " if len(columns) > 1 else ""
-            raise CLIError(f"{prefix}{_one_line(exc)}") from None
+            raise CLIError(f"{prefix}{one_line(exc)}") from None
     mechanisms.update(_multi_column_mechanisms(args))
-    key = _read_key(args.mac_key_file)
+    key = read_key(args.mac_key_file)
     if args.shuffle_delta is not None and not args.shuffled:
         raise CLIError("--shuffle-delta goes with --shuffled")
     if args.shuffled and args.keep:
@@ -1327,7 +812,7 @@ def _cmd_privatize(args):
         try:
             check_shuffle_delta(shuffle_delta)  # before the ledger is read or anything is drawn
         except ValueError as exc:
-            raise CLIError(f"--shuffle-delta: {_one_line(exc)}") from None
+            raise CLIError(f"--shuffle-delta: {one_line(exc)}") from None
     ledger, people = _open_ledger(args, mechanisms)
     info = privatize_file(args.input, args.output, mechanisms, rng=args.rng, strategy=args.strategy,
                           nan_fill=args.nan_fill,
@@ -1340,12 +825,11 @@ def _cmd_privatize(args):
         except OSError as exc:
             raise CLIError(f"cannot write --write-spec file {args.write_spec!r}: {exc.strerror}") from None
     if ledger is not None:
-        counts = [n for n in info["reports"].values() if n]
-        ledger.record(epsilon=info["epsilon_per_row"], people=people, specs=info["specs"], strategy=info["strategy"],
-                      label=args.label, shuffled=args.shuffled,
+        record_ledger(ledger, epsilon=info["epsilon_per_row"], people=people, specs=info["specs"],
+                      strategy=info["strategy"], label=args.label, shuffled=args.shuffled,
                       shuffle_delta=1e-6 if shuffle_delta is None else shuffle_delta,
-                      shuffle_n=min(counts) if args.shuffled and counts else None)
-        _write_atomic(args.ledger, ledger.to_json())
+                      counts=info["reports"].values())
+        write_atomic(args.ledger, ledger.to_json())
     for c, spec in info["specs"].items():
         print(f"{c}: {spec}")
     kept = f"; kept unchanged: {', '.join(info['kept'])}" if info["kept"] else ""
@@ -1358,7 +842,7 @@ def _cmd_privatize(args):
 
 
 def _cmd_estimate(args):
-    _require_pyarrow()
+    require_pyarrow()
     whats = list(dict.fromkeys(args.what)) if args.what else None
     if args.range is not None:
         args.range = _parse_range(args.range)
@@ -1367,8 +851,8 @@ def _cmd_estimate(args):
     if whats and "range" in whats and args.range is None:
         raise CLIError("--what range needs --range LO HI")
     explicit = _explicit_spec(args)
-    key = _read_key(args.mac_key_file)
-    _, mech = _report_column(str(args.reports), args.column, explicit)  # the file's metadata only
+    key = read_key(args.mac_key_file)
+    _, mech = report_column(str(args.reports), args.column, explicit)  # the file's metadata only
     whats = _check_request(mech, whats, args)
     agg, n_missing = aggregate_file(args.reports, args.column, spec=explicit, batch_size=args.batch_size,
                                     progress=args.progress, key=key)
@@ -1378,13 +862,19 @@ def _cmd_estimate(args):
               file=sys.stderr)
     if key is None or getattr(args, "expect_spec", None) is not None:
         _check_shuffle_declaration(args, agg)  # (a record signed with --mac-key-file cannot have been edited)
-    out, dist = _estimates(mech, agg, whats, args)
+    marginal = None if args.marginal is None else [tuple(c.strip() for c in args.marginal.split(","))]
+    try:
+        out, dist = answer_queries(mech, agg, whats, n_bins=args.n_bins, method=args.method, level=args.level,
+                                   quantiles=args.quantiles, query=args.range, marginals=marginal,
+                                   postprocess=args.postprocess, distribution=bool(args.plot))
+    except MarginalQueryError as exc:
+        raise CLIError(f"--marginal {args.marginal!r}: {one_line(exc)}") from None
     spec = agg.spec
     if args.plot:
         from ._results import named
 
         title = f"{args.column}: {spec.mechanism}, epsilon = {spec.epsilon:g}, n = {agg.n_reports:,}"
-        _write_plot(named(dist, args.column), args.plot, title)
+        write_plot(named(dist, args.column), args.plot, title)
     if args.json:
         doc = {"column": args.column, "spec": spec.to_dict(), "n_reports": agg.n_reports, "n_missing": n_missing,
                **out}
@@ -1464,7 +954,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if not _user_error(exc) or os.environ.get("LDPNUM_DEBUG"):
             raise
-        print(f"ldpnum: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"ldpnum: error: {one_line(exc)}", file=sys.stderr)
         return 2
     finally:
         _restore_terminate(previous)

@@ -1,7 +1,7 @@
 r"""The one table-collection layer: columns under a strategy, batches of rows, report columns read back.
 
 Every front end that turns a *table* into report columns — the pandas accessor (:mod:`ldpnum.pandas`, per
-frame), the command line (:func:`ldpnum.cli.privatize_file`, per Arrow batch of a file), Dask and other engines
+frame), the command line (:func:`ldpnum.io.privatize_file`, per Arrow batch of a file), Dask and other engines
 (:mod:`ldpnum.dask`, :mod:`ldpnum.engines`, per partition) — calls the functions here, so a collection is
 planned, randomized, recorded and read back the same way everywhere, and a seeded collection gives the same
 reports through every front end. The front ends keep only what is theirs: reading their input, and wrapping
@@ -30,7 +30,9 @@ Reading a report column back
     recorded for them (a changed column is refused) and give its :class:`~ldpnum.Reports` or
     :class:`~ldpnum.Aggregate`, declared shuffled when the record says so (:func:`declare_shuffled`, also
     applied by Dask to the aggregate merged over partitions). :func:`estimator` picks the mechanism's
-    estimator or says what its reports estimate instead.
+    estimator or says what its reports estimate instead. :func:`answer_queries` answers named questions of a
+    column's aggregate (:data:`QUERIES`: ``ldpnum estimate --what``), :func:`describe_aggregates` the fixed
+    summary of ``describe``.
 pandas objects
     :func:`privatize_series` and :func:`privatize_frame` (pandas in, pandas out) are the accessor's
     privatizing functions and the per-partition work of :func:`ldpnum.engines.partition_privatize`;
@@ -89,16 +91,16 @@ from ._results import named
 from ._typing import SeedLike
 from ._validation import check_choice
 from .aggregate import Aggregate
+from .base import ESTIMATORS
 from .exceptions import BudgetWarning
 from .mechanisms import Mechanism, from_spec
-from .base import ESTIMATORS
 from .reports import Reports
 from .spec import Spec, check_spec
 
-__all__ = ["MAX_COLUMNS", "NAN_POLICIES", "STRATEGIES", "BatchReports", "CollectionPlan",
-           "ColumnPlan", "aggregate_series", "assign_rows", "check_ledger", "check_rng", "check_shuffle",
-           "column_subject", "concat", "declare_shuffled", "describe_aggregates", "estimate_mean_named",
-           "estimator", "fill_values", "is_real_dtype", "mechanism_of", "partition_rng", "plan_columns",
+__all__ = ["MAX_COLUMNS", "NAN_POLICIES", "QUERIES", "STRATEGIES", "BatchReports", "CollectionPlan",
+           "ColumnPlan", "MarginalQueryError", "aggregate_series", "answer_queries", "assign_rows", "check_ledger", "check_rng", "check_shuffle",
+           "column_subject", "concat", "declare_shuffled", "describe_aggregates", "empty_values",
+           "estimate_mean_named", "estimator", "fill_values", "is_real_dtype", "mechanism_of", "partition_rng", "plan_columns",
            "prepare_column", "privatize_batch", "privatize_frame", "privatize_series", "record_ledger",
            "report_label", "reports_of", "resolve_strategy", "run_seed", "takes_unknown", "vector_sources"]
 
@@ -316,6 +318,20 @@ def fill_values(fill_value: Any, columns: list) -> dict:
                              f"{unknown[0]!r}; privatized columns: {list(columns)}")
         return {c: fill_value.get(c) for c in columns}
     return {c: fill_value for c in columns}
+
+
+def empty_values(sources: "list | None") -> "np.ndarray | pd.DataFrame":
+    """No rows of a report column's values: of one column (``sources`` None), or of the value columns
+    ``sources`` of a mechanism of several. A front end checks a mechanism's options (a fill value, its
+    columns) with ``prepare_values`` on it before any input is read, and a report column's code dtype with
+    ``privatize`` on it.
+
+    Examples
+    --------
+    >>> empty_values(None).shape, list(empty_values(["a", "b"]).columns)
+    ((0,), ['a', 'b'])
+    """
+    return np.empty(0) if sources is None else pd.DataFrame({c: np.empty(0) for c in sources})
 
 
 def takes_unknown(mech: Any) -> bool:
@@ -1133,3 +1149,138 @@ def describe_aggregates(aggregates: Mapping, *, level: float = 0.95, sources: Ma
                          f"frame has only categorical or item columns: {what}. Estimate those with their own "
                          "methods, e.g. df[column].ldp.estimate_frequencies() or df[column].ldp.heavy_hitters()")
     return pd.DataFrame(rows, index=pd.Index(index, name="column"), columns=columns)
+
+
+# -- answering named questions of an aggregate ----------------------------------------------------------------
+
+#: The questions :func:`answer_queries` answers (``ldpnum estimate --what``).
+QUERIES = ("mean", "distribution", "quantiles", "range", "frequencies", "marginals")
+
+
+class MarginalQueryError(ValueError):
+    """A marginal that the estimate of a marginals report column cannot give (:func:`answer_queries`)."""
+
+
+def _mean_entry(label: Any, est: Any, level: float) -> dict:
+    """One mean estimate (of a column, or of one coordinate of a vector) as JSON: value, standard error, CI."""
+    lo, hi = est.confidence_interval(level)
+    return {**({} if label is None else {"coordinate": label}), "value": est.value,
+            "standard_error": est.standard_error, "ci": [lo, hi]}
+
+
+def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: int | None = None,
+                   method: str = "ems-cv", level: float = 0.95, quantiles: Any = (0.25, 0.5, 0.75),
+                   query: Any = None, marginals: list | None = None, postprocess: str = "none",
+                   distribution: bool = False) -> tuple[dict, Any]:
+    """Answer named questions of one report column's aggregate, as JSON-friendly values.
+
+    The command line's ``ldpnum estimate --what ...`` prints (or writes as JSON) what this returns; the
+    questions are checked against the mechanism before any report is read, so each one here is one the
+    mechanism answers. The distribution is estimated once and shared by the questions that need it.
+
+    Parameters
+    ----------
+    mech : Mechanism
+        The report column's mechanism.
+    agg : Aggregate
+        Its aggregate (at least one report).
+    queries : list of str
+        Among :data:`QUERIES`: ``"mean"`` (unbiased, with its ``level`` interval, per coordinate for a vector;
+        else the mean of the estimated distribution), ``"quantiles"`` (at ``quantiles``), ``"range"`` (the
+        mass and count in ``query``: ``(low, high)``, or ``{column: (low, high)}`` for a mechanism of
+        several columns), ``"distribution"`` (its summary, bins and probabilities), ``"marginals"`` (the
+        tables of ``marginals``, a list of column tuples, default every released set) and ``"frequencies"``
+        (with ``postprocess`` and ``level`` intervals).
+    n_bins, method : optional
+        The distribution estimator's settings (range trees take neither: their bins are their leaves).
+    distribution : bool, default False
+        Estimate the distribution even when no question needs it (to plot it).
+
+    Returns
+    -------
+    answers : dict
+        Question -> its answer (JSON-friendly).
+    distribution : DistributionEstimate or None
+        The estimated distribution, when one was estimated.
+
+    Raises
+    ------
+    ValueError
+        For an aggregate without reports.
+    MarginalQueryError
+        For a marginal the estimate cannot give.
+    """
+    is_tree = mech.offers("estimate_ranges")  # range trees: the distribution is the tree's leaves
+    dist = None
+    out: dict = {}
+    m: Any = mech
+
+    def estimated():
+        nonlocal dist
+        if dist is None:
+            if is_tree:
+                dist = m.estimate_distribution(agg)
+            else:
+                dist = m.estimate_distribution(agg, n_bins=n_bins, method=method)
+        return dist
+
+    if agg.n_reports == 0:
+        raise ValueError("the column holds no reports")
+    for what in queries:
+        if what == "mean":
+            if mech.offers("estimate_mean"):
+                est = m.estimate_mean(agg)
+                coordinates = getattr(est, "coordinates", None)  # a vector's mean: one estimate per coordinate
+                if coordinates is not None:
+                    out["mean"] = {"coordinates": [_mean_entry(label, e, level)
+                                                   for label, e in coordinates().items()],
+                                   "level": level, "unbiased": True}
+                else:
+                    out["mean"] = {**_mean_entry(None, est, level), "level": level, "unbiased": True}
+            else:
+                out["mean"] = {"value": estimated().mean, "standard_error": None, "level": None, "ci": None,
+                               "unbiased": False}
+        elif what == "quantiles":
+            d = estimated()
+            out["quantiles"] = {"q": list(quantiles), "value": [float(v) for v in d.quantile(quantiles)]}
+        elif what == "range" and isinstance(query, dict):  # several value columns (HDG)
+            mass = float(m.estimate_ranges(agg).range(query))
+            out["range"] = {"query": {c: list(v) for c, v in query.items()}, "mass": mass,
+                            "count": mass * agg.n_reports, "n_reports": agg.n_reports}
+        elif what == "range":
+            lo, hi = query
+            if is_tree:
+                mass = float(m.estimate_ranges(agg).range(lo, hi))
+            else:
+                mass = float(estimated().range(lo, hi))
+            out["range"] = {"low": lo, "high": hi, "mass": mass, "count": mass * agg.n_reports,
+                            "n_reports": agg.n_reports}
+        elif what == "distribution":
+            d = estimated()
+            qs = (0.05, 0.25, 0.5, 0.75, 0.95)
+            out["distribution"] = {"n_bins": d.n_bins, "method": d.method, "n_iter": d.n_iter,
+                                   "converged": d.converged, "mean": d.mean, "std": math.sqrt(max(d.var, 0.0)),
+                                   "quantiles": {"q": list(qs), "value": [float(v) for v in d.quantile(qs)]},
+                                   "bin_edges": [float(v) for v in d.bin_edges],
+                                   "probabilities": [float(v) for v in d.probabilities]}
+        elif what == "marginals":
+            est = m.estimate_marginals(agg)
+            wanted = list(marginals) if marginals is not None else list(est.sets)
+            try:
+                tables = [{"columns": list(cols), "covered": est.covers(cols),
+                           "frequency": est.marginal(cols).tolist()} for cols in wanted]
+            except (TypeError, ValueError) as exc:
+                raise MarginalQueryError(str(exc).strip() or type(exc).__name__) from exc
+            out["marginals"] = {"sets": [list(v) for v in est.sets], "consistency": est.consistency,
+                                "tables": tables, "n_reports": agg.n_reports}
+        elif what == "frequencies":
+            est = m.estimate_frequencies(agg, postprocess=postprocess)
+            lo, hi = est.confidence_interval(level)
+            out["frequencies"] = {"postprocess": est.postprocess, "level": level,
+                                  "frequency": [float(v) for v in est.frequencies],
+                                  "standard_error": [float(v) for v in est.standard_errors],
+                                  "ci_low": [float(v) for v in lo], "ci_high": [float(v) for v in hi],
+                                  "count": [float(v) for v in est.counts]}
+    if distribution:
+        estimated()
+    return out, dist

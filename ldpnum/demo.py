@@ -227,16 +227,6 @@ def _word_truth(words, ranks, item_bits):
     return items, counts, rank_of, item_of_word, long_word
 
 
-def _heavy_label(item):
-    """An item as printed in the table: a str with unprintable characters (NUL padding or control bytes of a
-    noisy candidate) escaped as its repr, so every row stays on one line."""
-    from .heavy._result import _label
-
-    if isinstance(item, str) and not item.isprintable():
-        item = repr(item)
-    return _label(item)
-
-
 def demo_heavy_hitters(out=None, *, epsilon=4.0, n=1_000_000, top_k=20, rng=None):
     r"""Find the most frequent words of a sampled population with PEM, and compare them with the truth.
 
@@ -305,6 +295,7 @@ def demo_heavy_hitters(out=None, *, epsilon=4.0, n=1_000_000, top_k=20, rng=None
     from . import PEM
     from ._checks import is_int
     from .data import load_words
+    from .heavy import item_label
 
     if not is_int(n) or n < 1:
         raise (ValueError if is_int(n) else TypeError)(f"n must be a positive integer (people); got {n!r}")
@@ -341,7 +332,7 @@ def demo_heavy_hitters(out=None, *, epsilon=4.0, n=1_000_000, top_k=20, rng=None
           "with every word sharing those bytes (marked …); the truth is counted on the same truncated items",
           file=out)
     ci = est.confidence_interval(0.95)
-    labels = [_heavy_label(v) + ("…" if v in cut_items else "") for v in est.items]
+    labels = [item_label(v, one_line=True) + ("…" if v in cut_items else "") for v in est.items]
     width = max([len("word")] + [len(v) for v in labels])
     header = f"{'rank':>4}  {'word':<{width}}  {'estimated % ± 1.96·SE':>22}  {'true rank':>9}  {'true %':>7}"
     print(header, file=out)
@@ -354,7 +345,7 @@ def demo_heavy_hitters(out=None, *, epsilon=4.0, n=1_000_000, top_k=20, rng=None
               f"{'-' if true_rank is None else true_rank:>9}  {100 * true_share:>7.3f}", file=out)
     true_top = items[:top_k].tolist()
     found = set(est.items) & set(true_top)
-    missed = [f"{_heavy_label(v)} ({r})" for r, v in enumerate(true_top, 1) if v not in found]
+    missed = [f"{item_label(v, one_line=True)} ({r})" for r, v in enumerate(true_top, 1) if v not in found]
     print(f"precision of the top {top_k}: {len(found)}/{top_k} = {len(found) / top_k:.2f} of the returned words "
           f"are in the true top {top_k}" + (f" (only {est.k} returned)" if est.k < top_k else ""), file=out)
     print("missed (true rank): " + (", ".join(missed) if missed else "none"), file=out)

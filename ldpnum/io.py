@@ -10,6 +10,10 @@ aggregate batch by batch.
 (``_ItemSource``) as text, bytes or uint64, never type-inferred. A Parquet dataset (a directory of part
 files, as Dask and Spark write them) is listed by :func:`parquet_parts`.
 
+**Privatizing a file.** :func:`privatize_file` streams the columns of a CSV or Parquet file, batch by batch,
+through the collection layer (:mod:`ldpnum.collect` plans the report columns, validates and randomizes each
+batch) into a Parquet file of report columns, written beside the output and renamed over it when complete.
+
 **Records.** A report file carries the ldpnum record (specs, digests of the codes, the budget, and an HMAC
 under the collector's key when one is given) in its Parquet schema metadata, exactly where
 ``DataFrame.to_parquet`` puts a frame's ``attrs`` (``_with_record``). :func:`aggregate_file` streams a report
@@ -20,9 +24,17 @@ one-round simulation).
 
 **Small files.** Reports are written to a hidden file beside the output and renamed over it when complete
 (``_remove_stale_temporaries`` clears those a killed run left); the ledger is replaced atomically
-(``_write_atomic``). The collector's MAC key file, the spec file a collection was deployed with
+(``write_atomic``). The collector's MAC key file, the spec file a collection was deployed with
 (:func:`write_spec_file`, read back by ``estimate --expect-spec``), the privacy ledger's file and the
 person ids of an input column are read here.
+
+**Used by the command line.** Besides the functions in ``__all__``, :mod:`ldpnum.cli` calls
+:func:`report_column` (a report column's mechanism from the file's metadata, before a batch is read),
+:func:`read_key`, :func:`read_ledger`, :func:`read_people`, :func:`write_atomic`, :func:`read_spec_argument`,
+:func:`expected_spec_file`, :func:`expected_shuffle_file`, :func:`check_shuffle_declaration`,
+:func:`check_plot_path`, :func:`write_plot` (an estimated distribution drawn into an image file),
+:func:`require_pyarrow` and :func:`one_line`: package-internal API, public so that no module imports
+another's private names, but not part of ``ldpnum``'s namespace.
 
 Errors caused by the user's files (a missing file, an unknown format or column, an unreadable row, a record
 that fails its checks) raise :class:`CLIError` with a one-line message, which the command line prints
@@ -34,11 +46,15 @@ import json
 import os
 import sys
 import warnings
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Union
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TextIO, Union
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from .accounting import PrivacyLedger
     from .aggregate import Aggregate
+    from .base import Mechanism
     from .heavy import PEM, HeavyHittersEstimate, TreeHist
     from .spec import Spec
 
@@ -46,7 +62,7 @@ if TYPE_CHECKING:
 PathLike = Union[str, "os.PathLike[str]"]
 
 __all__ = ["DEFAULT_BATCH_SIZE", "CLIError", "aggregate_file", "heavy_hitters_file", "parquet_parts",
-           "write_spec_file"]
+           "privatize_file", "write_spec_file"]
 
 #: Rows read, randomized and written per step (about 2 MB of uint16 codes per column).
 DEFAULT_BATCH_SIZE = 1 << 20
@@ -74,12 +90,28 @@ class CLIError(Exception):
     """
 
 
-def _one_line(exc):
+def one_line(exc: BaseException) -> str:
+    """An exception's message on one line (its type's name when it has none), as ``ldpnum: error: ...`` prints it.
+
+    Parameters
+    ----------
+    exc : BaseException
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> one_line(ValueError("no  such   file")), one_line(KeyError())
+    ('no such file', 'KeyError')
+    """
     text = " ".join(str(exc).split())
     return text or type(exc).__name__
 
 
-def _require_pyarrow():
+def require_pyarrow() -> None:
+    """Refuse, with a :class:`CLIError` naming the extra to install, when pyarrow (file I/O) is missing."""
     import importlib.util
 
     if importlib.util.find_spec("pyarrow") is None:
@@ -145,14 +177,14 @@ def _open_parquet(path):
         # the batch, even for a row group of 1e7 rows (pre-buffered reads keep whole column chunks alive).
         return pq.ParquetFile(path, pre_buffer=False, buffer_size=READ_BUFFER)
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for a file that is not Parquet
-        raise CLIError(f"cannot read {path!r} as Parquet: {_one_line(exc)}") from None
+        raise CLIError(f"cannot read {path!r} as Parquet: {one_line(exc)}") from None
 
 
 class _Source:
     """The batches of some columns of a CSV or Parquet file, at most ``batch_size`` rows each."""
 
     def __init__(self, path, batch_size, delimiter=None):
-        _require_pyarrow()
+        require_pyarrow()
         self.delimiter = delimiter
         self.path = str(path)
         self.kind = _file_kind(self.path)
@@ -206,7 +238,7 @@ class _Source:
         """Arrow's message, with the name of the column it numbers ("CSV column #2")."""
         import re
 
-        text = _one_line(exc)
+        text = one_line(exc)
         names = getattr(getattr(self, "schema", None), "names", None)
         match = re.search(r"CSV column #(\d+)", text)
         if names and match and int(match.group(1)) < len(names):
@@ -256,7 +288,7 @@ class _Source:
                                    "block the CSV reader takes; a field that long is most likely an unclosed quote "
                                    "(check the quoting around that row) or data that does not belong in a CSV "
                                    "cell: fix or drop that row, or convert the file to Parquet") from None
-                what, why = ("Parquet", _one_line(exc)) if self.kind == "parquet" else ("CSV", self._explain(exc))
+                what, why = ("Parquet", one_line(exc)) if self.kind == "parquet" else ("CSV", self._explain(exc))
                 raise CLIError(f"cannot read {self.path!r} as {what} (after row {rows}): {why}") from None
             if skip:
                 drop = min(skip, batch.num_rows)
@@ -343,6 +375,352 @@ def _with_record(metadata, info):
     return metadata
 
 
+def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Mechanism]", *,
+                   rng: "int | None" = None, strategy: str = "all-columns", nan_fill: "float | None" = None,
+                   out_of_range: str = "clip", keep: "Sequence[str]" = (), batch_size: int = DEFAULT_BATCH_SIZE,
+                   delimiter: "str | None" = None, progress: bool = False, log: "TextIO | None" = None,
+                   key: "bytes | str | None" = None, shuffle_delta: "float | None" = None) -> "dict[str, Any]":
+    """Privatize columns of a CSV or Parquet file in batches and write the reports to Parquet.
+
+    Parameters
+    ----------
+    source : str or path
+        Input file: CSV/TSV (``.csv``, ``.tsv``, optionally compressed) or Parquet (``.parquet``, ``.pq``).
+    out : str or path
+        Output Parquet file (written to a temporary file beside it, renamed when complete).
+    mechanisms : dict
+        Column name -> mechanism. Each value of the column becomes one report of its mechanism. A tuple of
+        column names -> a mechanism of several columns (:class:`~ldpnum.HDG`, :class:`~ldpnum.Marginals`,
+        the vector mechanisms: :meth:`~ldpnum.Mechanism.source_columns` decides): each row's values of those
+        columns become one report, in the report column ``"a,b,..."``, as ``df.ldp.privatize`` writes it.
+    rng : None or int, optional
+        None (default): secure randomness. An int seed: reproducible simulation; column ``j`` of
+        ``mechanisms`` draws from ``child_rng(rng, j)`` and, with "one-column-per-row", the rows' columns
+        from ``child_rng(rng, len(mechanisms))``, each stream shared by all batches. The reports are those of
+        one call on the whole file, whatever ``batch_size``, and equal to ``df.ldp.privatize(mechanisms,
+        rng=rng, strategy=strategy)`` on the same data.
+    strategy : {"all-columns", "one-column-per-row"}, optional
+        "all-columns" (default): every row reports every column, spending the sum of their ε.
+        "one-column-per-row": each row reports one column, chosen uniformly by random words independent of
+        its values, with that column's full ε; its other cells are missing (null). A row spends the largest
+        ε, and each column is estimated from about ``1/m`` of the rows, which is more accurate than
+        splitting ε across ``m`` columns.
+    nan_fill : float, optional
+        Public value imputed for missing or non-finite values (inside every mechanism's bounds). Without it,
+        missing values raise, naming how many there are and the first row.
+    out_of_range : {"clip", "raise"}, optional
+        Finite values outside the bounds are clipped (default; counted in one warning per column) or raise.
+        Missing and out-of-range values are looked for in every cell of a privatized column, reported or not.
+    keep : sequence of str, optional
+        Input columns copied unchanged into the output. They are **not** privatized: keep only public
+        columns (a date, a region).
+    batch_size : int, optional
+        Rows per step (memory use is proportional to it).
+    delimiter : str, optional
+        Field delimiter of a CSV input (default ``","``, tab for ``.tsv``).
+    progress : bool, optional
+        Show a tqdm progress bar on stderr.
+    log : file, optional
+        Where warnings (clipped values) are written (default ``sys.stderr``).
+    key : bytes or str, optional
+        A collector's secret: the file's ldpnum record (specs, digests of the codes, budget) is signed with
+        HMAC-SHA256 under it, so an edit of the metadata is detected by ``estimate`` with the same key.
+    shuffle_delta : float, optional
+        Declare the file's reports one shuffled batch with this central δ (recorded in its metadata):
+        :func:`aggregate_file` then declares each column's aggregate shuffled
+        (:meth:`ldpnum.Aggregate.shuffled`), so estimates show the central ε next to the local ε.
+
+    Returns
+    -------
+    dict
+        ``{"rows": n, "columns": [...], "specs": {column: Spec}, "epsilon_per_row": ε_total,
+        "clipped": {column: count}}``.
+
+    Notes
+    -----
+    With "all-columns" each row reports every privatized column once, so each row's privacy loss is the sum
+    of the columns' ε (sequential composition); with "one-column-per-row" it is the largest column ε. This
+    ``epsilon_per_row`` and the strategy are recorded in the output's metadata.
+
+    Values are validated batch by batch as they stream in. The output is written to a hidden file beside
+    ``out`` and renamed only when every batch succeeded: on any error (a missing value in the last batch)
+    no report is released and ``out`` is left as it was. A run stopped by SIGTERM or Ctrl-C removes its
+    hidden file; one killed outright (SIGKILL) leaves it, and the next run writing beside it removes
+    hidden files of processes that no longer run. The file's metadata records, per report column, the
+    digest of its codes (:func:`ldpnum._frame.codes_digest`), written in a second streaming pass once all
+    codes are known, so a column changed later is refused by every reader.
+
+    Examples
+    --------
+    >>> import os, tempfile, numpy as np, pandas as pd, ldpnum as ldp
+    >>> d = tempfile.mkdtemp()
+    >>> pd.DataFrame({"x": np.linspace(0, 1, 1000)}).to_csv(os.path.join(d, "in.csv"), index=False)
+    >>> info = privatize_file(os.path.join(d, "in.csv"), os.path.join(d, "out.parquet"),
+    ...                       {"x": ldp.SquareWave(epsilon=1.0, bounds=(0, 1))}, rng=0)
+    >>> info["rows"], info["epsilon_per_row"]
+    (1000, 1.0)
+    >>> pd.read_parquet(os.path.join(d, "out.parquet")).attrs["ldpnum"]["columns"][0]["spec"]["mechanism"]
+    'square_wave'
+    """
+    import numpy as np
+
+    from ._validation import check_choice
+    from .collect import STRATEGIES, check_shuffle, empty_values, plan_columns, privatize_batch
+
+    log = sys.stderr if log is None else log
+    keys = list(mechanisms)
+    keep = list(keep or ())
+    if not keys:
+        raise CLIError("nothing to privatize: give at least one --column")
+    for c in [v for k in keys for v in (k if isinstance(k, tuple) else (k,))] + keep:
+        if not isinstance(c, str):
+            raise TypeError(f"column names must be str; got {type(c).__name__} {c!r}")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {', '.join(map(repr, STRATEGIES))}; got {strategy!r}")
+    # a mechanism of several columns reads the columns of its tuple key into one report column (the accessor's
+    # rule: the mechanism decides which value columns a key names)
+    try:
+        plan = plan_columns(mechanisms, strategy)
+    except (TypeError, ValueError) as exc:
+        raise CLIError(one_line(exc)) from None
+    mechanisms = plan.mechanisms
+    sources = plan.sources
+    columns = plan.labels
+    value_columns = [v for c in columns for v in (sources[c] or [c])]
+    for names in (keep, columns):  # a value column may feed several report columns (each spends its ε)
+        dup = next((c for c in names if names.count(c) > 1), None)
+        if dup is not None:
+            raise CLIError(f"column {dup!r} is named twice")
+    both = [c for c in keep if c in value_columns or c in mechanisms]
+    if both:
+        raise CLIError(f"column {both[0]!r} is both privatized and kept: keeping it would copy the raw values "
+                       "next to their reports")
+    check_choice(out_of_range, "out_of_range", ("clip", "raise"))
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
+    # Every column is validated by its mechanism's prepare_values, as by privatize and the .ldp accessor.
+    options: dict[str, Any] = {"nan_policy": "raise", "fill_value": None, "out_of_range": out_of_range}
+    if nan_fill is not None:
+        options.update(nan_policy="impute", fill_value=float(nan_fill))
+        for c, m in mechanisms.items():
+            try:
+                m.prepare_values(empty_values(sources[c]), **options)  # the fill value, before a file is read
+            except (TypeError, ValueError) as exc:
+                raise CLIError(f"--nan-fill {nan_fill:g} cannot be imputed in column {c!r}: {one_line(exc)}; the "
+                               "imputed value must be a public value inside the bounds") from None
+    # One stream per column (and one for the rows' columns), each shared by all batches: words are consumed
+    # in row order, so the reports do not depend on the batch size.
+    streams = plan.streams(rng)
+
+    out = str(out)
+    if _file_kind(out) != "parquet":
+        raise CLIError(f"the output must be a Parquet file (.parquet or .pq); got {out!r}")
+    if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1):
+        raise CLIError(f"--delimiter must be one character; got {delimiter!r}")
+    src = _Source(source, batch_size, delimiter)
+    if os.path.exists(out) and os.path.samefile(out, src.path):
+        raise CLIError(f"the output {out!r} is the input file; write the reports to a new file")
+    src.check_columns(value_columns + keep)
+    for c in value_columns:
+        t = src.schema.field(c).type
+        if src.kind == "parquet" and not _is_numeric(t):  # CSV columns are parsed as numbers, row by row
+            raise CLIError(f"column {c!r} of {src.path!r} holds {t} values, not numbers; ldpnum privatizes "
+                           "numerical columns")
+
+    if shuffle_delta is not None:
+        try:
+            shuffle_delta = check_shuffle(True, shuffle_delta)
+        except (TypeError, ValueError) as exc:
+            raise CLIError(f"--shuffle-delta: {one_line(exc)}") from None
+        if keep:
+            raise CLIError(f"a shuffled collection keeps no input column beside its reports (keep={list(keep)!r}): "
+                           "a kept column can link each report to its sender")
+    schema, info = _report_schema(src, plan, keep, shuffle_delta)
+    specs = {c: m.spec for c, m in mechanisms.items()}
+    out_dir = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(out_dir):
+        raise CLIError(f"cannot write {out!r}: no such directory {out_dir!r}")
+
+    import uuid
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ._frame import add_digests, codes_digest, sign_info
+
+    # A hidden file beside OUT, renamed over it when complete: OUT is never left half-written.
+    _remove_stale_temporaries(out)
+    tmp = os.path.join(out_dir, f".{os.path.basename(out)}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+    digests = {c: codes_digest(np.empty(0, dtype=np.uint8)) for c in columns}
+    writer = None
+    temporaries = [tmp]
+    bar = _progress(progress, src.num_rows, "privatize")
+    clipped = {c: [0, -1] for c in columns}
+    rows = 0
+    wanted = [c for c in src.columns if c in value_columns or c in keep]
+    try:
+        writer = pq.ParquetWriter(tmp, schema)
+        batches = src.batches(wanted, numeric=value_columns)
+        for start, batch in batches:
+            n = batch.num_rows
+            # every column of the batch is validated by its mechanism before the batch's first word is drawn
+            values = [_prepare_batch(mechanisms[c], c, batch, start, batches, options, clipped[c], src.kind,
+                                     sources[c]) for c in columns]
+            # each report as its column code (a vector mechanism packs a row of codes into one), as the pandas
+            # accessor writes it; the streams are shared by all batches
+            reports = privatize_batch(plan, values, streams, n)
+            arrays = {c: pa.array(reports.codes[c], type=schema.field(c).type, mask=reports.missing[c])
+                      for c in columns}
+            for c in columns:
+                digests[c] = add_digests(digests[c], reports.digests[c])
+            for c in keep:
+                arrays[c] = batch.column(c)
+            writer.write_batch(pa.record_batch([arrays[f.name] for f in schema], schema=schema))
+            rows += n
+            if bar is not None:
+                bar.update(n)
+        writer.close()
+        writer = None
+        # The record with the digests of the whole columns, known only now: a second streaming pass copies
+        # the row groups under the final schema (the schema's metadata is written when a file is opened).
+        info = plan.record(digests=digests, shuffle_delta=shuffle_delta)
+        if key is not None:
+            info = sign_info(info, key)
+        final = schema.with_metadata(_with_record(schema.metadata, info))
+        done = tmp + ".final"
+        temporaries.append(done)
+        written = pq.ParquetFile(tmp)
+        writer = pq.ParquetWriter(done, final)
+        for g in range(written.num_row_groups):
+            writer.write_table(written.read_row_group(g).cast(final))
+        writer.close()
+        writer = None
+        os.replace(done, out)
+        os.unlink(tmp)
+    except BaseException:
+        if writer is not None:
+            try:
+                writer.close()
+            except Exception:  # pragma: no cover - the original error matters
+                pass
+        for t in temporaries:
+            if os.path.exists(t):
+                os.unlink(t)
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    for c, (count, first) in clipped.items():
+        if count:
+            where = "their bounds" if sources[c] else "the bounds ({:g}, {:g})".format(*mechanisms[c].bounds)
+            print(f"ldpnum: warning: column {c!r}: {count} value(s) outside {where} were clipped to them, first "
+                  f"at row {first}", file=log)
+    return {"rows": rows, "columns": columns, "specs": specs, "strategy": strategy,
+            "epsilon_per_row": info["epsilon_per_row"], "clipped": {c: v[0] for c, v in clipped.items()},
+            "kept": keep, "reports": {c: int(d.split(":")[0]) for c, d in digests.items()}}
+
+
+def _batch_input(batch, column, sources):
+    """A batch's values for a mechanism: the column's numbers, or a DataFrame of its value columns (the
+    mechanism selects and orders them, as for ``df.ldp.privatize``)."""
+    import pandas as pd
+
+    if sources is None:
+        return _values(batch.column(column))
+    return pd.DataFrame({c: _values(batch.column(c)) for c in sources}, copy=False)
+
+
+def _prepare_batch(mech, column, batch, start, batches, options, clipped, kind, sources=None):
+    """One batch of a column, validated by its mechanism, with errors and clipping counted over the file.
+
+    ``clipped`` is ``[count, first row]`` of the clipped values so far (updated; one warning is printed at
+    the end). Errors name rows of the whole file: ``start`` is the batch's first row, and for missing
+    values the rest of ``batches`` is read to give their total count. ``sources``: the value columns of a
+    report column of several (None for one).
+    """
+    from .exceptions import ClippingWarning, InvalidValuesError
+
+    values = _batch_input(batch, column, sources)
+    n = len(values)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ClippingWarning)
+            prepared = mech.prepare_values(values, name=f"column {column!r}", **options)
+    except InvalidValuesError as exc:
+        first = start + exc.first_index
+        if exc.reason == "missing":
+            count = exc.count + _count_missing(mech, batches, column, sources)
+            raise CLIError(f"column {column!r} has {count} missing or non-finite value(s), first at row {first} "
+                           f"(0-based{', header excluded' if kind == 'csv' else ''}); pass --nan-fill VALUE to "
+                           "impute a public value, or remove them first") from None
+        if exc.reason == "out_of_range" and sources is None:
+            low, high = mech.bounds
+            raise CLIError(f"column {column!r} has {exc.count} value(s) outside the bounds ({low:g}, {high:g}) "
+                           f"in rows {start}..{start + n - 1}, first at row {first}; widen --bounds or use "
+                           "--out-of-range clip") from None
+        raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: {one_line(exc)}") from None
+    except (TypeError, ValueError) as exc:
+        raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: {one_line(exc)}") from None
+    for w in caught:
+        if issubclass(w.category, ClippingWarning):
+            if clipped[1] < 0:
+                clipped[1] = start + w.message.first_index
+            clipped[0] += w.message.count
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return prepared
+
+
+def _count_missing(mech, batches, column, sources=None):
+    """Missing or non-finite values of ``column`` in the rest of ``batches`` (to report the total)."""
+    from .exceptions import InvalidValuesError
+
+    total = 0
+    for _, batch in batches:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                mech.prepare_values(_batch_input(batch, column, sources))
+        except InvalidValuesError as exc:
+            total += exc.count if exc.reason == "missing" else 0
+    return total
+
+
+def _report_schema(src, plan, keep, shuffle_delta=None):
+    """Arrow schema of the output: report codes + kept columns, with pandas' and ldpnum's metadata.
+
+    With "one-column-per-row" the report columns are nullable and recorded as pandas' nullable unsigned
+    dtypes (``UInt16``...), so ``read_parquet`` gives the same columns as ``df.ldp.privatize``. A report
+    column of several value columns (``sources[name]``) takes the place of the first of them and records
+    them, as the accessor does.
+    """
+    import pandas as pd
+    import pyarrow as pa
+
+    from .collect import empty_values
+
+    mechanisms, sources, strategy = plan.mechanisms, plan.sources, plan.strategy
+    anchored = {}  # input column -> the report columns placed there: its own, and those it is the first source of
+    for name in mechanisms:
+        anchored.setdefault(sources[name][0] if sources.get(name) else name, []).append(name)
+    fields, empty = [], {}
+    for col in src.columns:  # input order
+        for name in anchored.get(col, ()):
+            # The dtype the mechanism's reports come in: the smallest unsigned type for a categorical alphabet,
+            # uint64 for structured codes (a hierarchical histogram with hashed levels).
+            dt = mechanisms[name].privatize(empty_values(sources.get(name)), rng=0).codes.dtype
+            split = strategy == "one-column-per-row"
+            fields.append(pa.field(name, pa.from_numpy_dtype(dt), nullable=split))
+            empty[name] = pd.Series([], dtype=f"UInt{8 * dt.itemsize}" if split else dt)  # pandas' nullable
+        if col in keep:
+            field = src.schema.field(col)
+            fields.append(field.with_metadata(None))
+            empty[col] = pa.array([], type=field.type).to_pandas()
+    info = plan.record(shuffle_delta=shuffle_delta)
+    pandas_meta = pa.Schema.from_pandas(pd.DataFrame(empty), preserve_index=False).metadata or {}
+    return pa.schema(fields, metadata=_with_record(pandas_meta, info)), info
+
+
 def _file_spec(pf, path, column, explicit):
     """The spec of ``column``: from the file's metadata, checked against an explicit one when given."""
     from ._frame import specs_from_parquet_metadata
@@ -351,7 +729,7 @@ def _file_spec(pf, path, column, explicit):
     try:
         info = specs_from_parquet_metadata(pf.schema_arrow.metadata)
     except ValueError as exc:
-        raise CLIError(f"{path!r} carries malformed ldpnum metadata: {_one_line(exc)}") from None
+        raise CLIError(f"{path!r} carries malformed ldpnum metadata: {one_line(exc)}") from None
     recorded = None
     if info is not None:
         entry = next((c for c in info["columns"] if c.get("column") == column), None)
@@ -375,9 +753,28 @@ def _file_spec(pf, path, column, explicit):
     return recorded
 
 
-def _report_column(path, column, spec=None):
+def report_column(path: str, column: str, spec: "Spec | None" = None) -> "tuple[Any, Mechanism]":
     """Open Parquet file ``path`` and rebuild the mechanism of its report column ``column`` from the file's
-    metadata (checked against ``spec``; see :func:`aggregate_file`), reading no data: ``(ParquetFile, mech)``."""
+    metadata, reading no data.
+
+    Parameters
+    ----------
+    path : str
+        A Parquet file of reports.
+    column : str
+        The report column.
+    spec : Spec, optional
+        The expected spec (see :func:`aggregate_file`).
+
+    Returns
+    -------
+    (pyarrow.parquet.ParquetFile, Mechanism)
+
+    Raises
+    ------
+    CLIError
+        For a missing file or column, a file without a spec for ``column``, or a column of non-integer type.
+    """
     from .mechanisms import from_spec
 
     pf = _open_parquet(path)
@@ -388,7 +785,7 @@ def _report_column(path, column, spec=None):
     try:
         mech = from_spec(spec)
     except ValueError as exc:
-        raise CLIError(f"cannot rebuild the mechanism of column {column!r}: {_one_line(exc)}") from None
+        raise CLIError(f"cannot rebuild the mechanism of column {column!r}: {one_line(exc)}") from None
     ftype = pf.schema_arrow.field(column).type
     if not _is_numeric(ftype):
         raise CLIError(f"column {column!r} of {path!r} holds {ftype} values, not integer report codes")
@@ -428,7 +825,6 @@ def aggregate_file(path: PathLike, column: str, *, spec: "Spec | None" = None,
     Examples
     --------
     >>> import os, tempfile, numpy as np, pandas as pd, ldpnum as ldp
-    >>> from ldpnum.cli import privatize_file
     >>> d = tempfile.mkdtemp()
     >>> pd.DataFrame({"x": np.linspace(0, 1, 1000)}).to_parquet(os.path.join(d, "in.parquet"))
     >>> m = ldp.Duchi(epsilon=1.0, bounds=(0, 1))
@@ -437,7 +833,7 @@ def aggregate_file(path: PathLike, column: str, *, spec: "Spec | None" = None,
     >>> agg.n_reports, n_missing
     (1000, 0)
     """
-    _require_pyarrow()
+    require_pyarrow()
     path = str(path)
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise CLIError(f"--batch-size must be a positive integer; got {batch_size!r}")
@@ -450,7 +846,7 @@ def aggregate_file(path: PathLike, column: str, *, spec: "Spec | None" = None,
             check_parts([(os.path.basename(f), cid, digest) for f, (_, _, cid, digest) in zip(files, parts)],
                         f"the part files of {path!r}")
         except ValueError as exc:
-            raise CLIError(_one_line(exc)) from None
+            raise CLIError(one_line(exc)) from None
         from .aggregate import Aggregate
 
         return Aggregate.merge(a for a, *_ in parts), sum(m for _, m, *_ in parts)
@@ -466,8 +862,9 @@ def _aggregate_part(path, column, spec, batch_size, progress, key):
     import pyarrow.types as pat
 
     from ._frame import add_digests, codes_digest, specs_from_parquet_metadata, verify_info
+    from .collect import declare_shuffled
 
-    pf, mech = _report_column(path, column, spec)
+    pf, mech = report_column(path, column, spec)
     info = specs_from_parquet_metadata(pf.schema_arrow.metadata)
     if key is not None:
         if info is None:
@@ -475,7 +872,7 @@ def _aggregate_part(path, column, spec, batch_size, progress, key):
         try:
             verify_info(info, key, f"the ldpnum record of {path!r}")
         except ValueError as exc:
-            raise CLIError(_one_line(exc)) from None
+            raise CLIError(one_line(exc)) from None
     entry = next((c for c in (info or {}).get("columns", []) if c.get("column") == column), {})
     recorded = entry.get("codes")
     digest = codes_digest(np.empty(0, dtype=np.uint8))
@@ -492,7 +889,7 @@ def _aggregate_part(path, column, spec, batch_size, progress, key):
             except StopIteration:
                 break
             except Exception as exc:
-                raise CLIError(f"cannot read {path!r} (after row {start}): {_one_line(exc)}") from None
+                raise CLIError(f"cannot read {path!r} (after row {start}): {one_line(exc)}") from None
             arr = batch.column(0)
             n = len(arr)
             if pat.is_floating(arr.type):
@@ -501,7 +898,7 @@ def _aggregate_part(path, column, spec, batch_size, progress, key):
                     arr = pc.cast(arr, pa.int64())  # safe: fractional codes raise
                 except pa.ArrowInvalid as exc:
                     raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: not integer report codes: "
-                                   f"{_one_line(exc)}") from None
+                                   f"{one_line(exc)}") from None
             elif arr.null_count:
                 arr = pc.drop_null(arr)
             n_missing += n - len(arr)
@@ -510,7 +907,7 @@ def _aggregate_part(path, column, spec, batch_size, progress, key):
             try:  # column codes back to the mechanism's reports (a vector's row of codes is packed in one)
                 total = total + mech.aggregate(mech.reports_from_column(np.asarray(codes)))
             except (TypeError, ValueError) as exc:
-                raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: {_one_line(exc)}") from None
+                raise CLIError(f"column {column!r}, rows {start}..{start + n - 1}: {one_line(exc)}") from None
             start += n
             if bar is not None:
                 bar.update(n)
@@ -521,15 +918,60 @@ def _aggregate_part(path, column, spec, batch_size, progress, key):
         raise CLIError(f"column {column!r} of {path!r} does not hold the codes it was privatized as (digest "
                        f"{digest}, recorded {recorded}): the file was changed after privatizing; no estimate "
                        "is made from it")
-    delta = (info or {}).get("shuffle_delta")
-    if delta is not None and total.n_reports:
-        try:
-            eps_row = (info or {}).get("epsilon_per_row")  # the rows' messages, as in the ledger's entry
-            total = total.shuffled(delta, epsilon0=eps_row if eps_row is not None and eps_row > total.spec.epsilon
-                                   else None)
-        except (TypeError, ValueError) as exc:
-            raise CLIError(f"{path!r} carries a malformed shuffle declaration: {_one_line(exc)}") from None
+    try:  # the rows' messages were shuffled, as in the ledger's entry
+        total = declare_shuffled(total, (info or {}).get("shuffle_delta"), (info or {}).get("epsilon_per_row"))
+    except (TypeError, ValueError) as exc:
+        raise CLIError(f"{path!r} carries a malformed shuffle declaration: {one_line(exc)}") from None
     return total, n_missing, (info or {}).get("collection"), digest
+
+
+def check_plot_path(path: str) -> None:
+    """Fail before any work if a plot cannot be written to ``path``: no matplotlib, no such directory, or a
+    format (taken from the extension) matplotlib does not write.
+
+    Raises
+    ------
+    CLIError
+        Naming what is missing, or the formats that can be written.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise CLIError("--plot needs matplotlib: pip install 'ldpnum[plot]'")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise CLIError(f"cannot write the plot to {path!r}: no such directory {directory!r}")
+    ext = os.path.splitext(path)[1].lstrip(".").lower()
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if ext not in formats:
+        raise CLIError(f"cannot write the plot to {path!r}: the format is taken from the extension; use one of "
+                       f"{', '.join('.' + f for f in sorted(formats))}")
+
+
+def write_plot(dist: Any, path: str, title: str) -> None:
+    """Draw ``dist`` (its ``plot(ax=...)``: a distribution estimate) with ``title`` into the image file ``path``,
+    on matplotlib's Agg canvas without touching pyplot's global state.
+
+    Raises
+    ------
+    CLIError
+        When the file cannot be written.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4), layout="constrained")
+    FigureCanvasAgg(fig)  # the Agg canvas, without touching pyplot's global state
+    ax = fig.add_subplot()
+    dist.plot(ax=ax)
+    ax.set_title(title)
+    ax.legend()
+    try:
+        fig.savefig(path, dpi=120)
+    except (OSError, ValueError) as exc:
+        raise CLIError(f"cannot write the plot to {path!r}: {one_line(exc)}") from None
 
 
 def _remove_stale_temporaries(out):
@@ -554,7 +996,14 @@ def _remove_stale_temporaries(out):
             pass
 
 
-def _write_atomic(path, text):
+def write_atomic(path: str, text: str) -> None:
+    """Replace the text file ``path`` with ``text`` in one step (written beside it, then renamed over it).
+
+    Raises
+    ------
+    CLIError
+        When the file cannot be written.
+    """
     tmp = f"{path}.tmp-{os.getpid()}"
     try:
         with open(tmp, "w", encoding="utf-8") as f:
@@ -564,8 +1013,23 @@ def _write_atomic(path, text):
         raise CLIError(f"cannot write {path!r}: {exc.strerror}") from None
 
 
-def _read_key(path):
-    """The collector's MAC key from a file (its bytes, a trailing newline removed)."""
+def read_key(path: "str | None") -> "bytes | None":
+    """The collector's MAC key from a file (its bytes, a trailing newline removed).
+
+    Parameters
+    ----------
+    path : str or None
+        The key file (``--mac-key-file``); None: no key.
+
+    Returns
+    -------
+    bytes or None
+
+    Raises
+    ------
+    CLIError
+        When the file cannot be read or holds fewer than 16 bytes.
+    """
     if path is None:
         return None
     try:
@@ -578,8 +1042,58 @@ def _read_key(path):
     return key
 
 
-def _expected_spec_file(path, column):
-    """The spec of ``column`` in a file written by ``privatize --write-spec`` (or one Spec's JSON)."""
+def read_spec_argument(text: str, option: str) -> "Spec":
+    """A spec given on the command line: its JSON (``Spec.to_dict()``), or ``@FILE`` holding it.
+
+    Parameters
+    ----------
+    text : str
+        The argument.
+    option : str
+        The option it was given to (``"--spec"``), named in the messages.
+
+    Returns
+    -------
+    Spec
+
+    Raises
+    ------
+    CLIError
+        When the file cannot be read or the text is not a spec's JSON.
+    """
+    from .spec import Spec
+
+    if text.startswith("@"):
+        try:
+            with open(text[1:], encoding="utf-8") as f:
+                text = f.read()
+        except OSError as exc:
+            raise CLIError(f"cannot read {option} file {text[1:]!r}: {exc.strerror}") from None
+    try:
+        return Spec.from_json(text)
+    except (ValueError, TypeError) as exc:
+        raise CLIError(f"{option} is not an ldpnum spec (JSON of Spec.to_dict()): {one_line(exc)}") from None
+
+
+def expected_spec_file(path: str, column: str) -> "Spec":
+    """The spec of ``column`` in a file written by :func:`write_spec_file` (or one Spec's JSON).
+
+    Parameters
+    ----------
+    path : str
+        The ``--expect-spec`` file.
+    column : str
+        The report column.
+
+    Returns
+    -------
+    Spec
+
+    Raises
+    ------
+    CLIError
+        When the file cannot be read, is not JSON, states no spec for ``column`` or holds no valid spec.
+    """
     from .spec import Spec
 
     try:
@@ -588,7 +1102,7 @@ def _expected_spec_file(path, column):
     except OSError as exc:
         raise CLIError(f"cannot read --expect-spec file {path!r}: {exc.strerror}") from None
     except ValueError as exc:
-        raise CLIError(f"--expect-spec file {path!r} is not JSON: {_one_line(exc)}") from None
+        raise CLIError(f"--expect-spec file {path!r} is not JSON: {one_line(exc)}") from None
     if isinstance(doc, dict) and "columns" in doc and isinstance(doc["columns"], dict):
         if column not in doc["columns"]:
             raise CLIError(f"--expect-spec file {path!r} states no spec for column {column!r} (it has "
@@ -597,14 +1111,26 @@ def _expected_spec_file(path, column):
     try:
         return Spec.from_dict(doc)
     except (ValueError, TypeError) as exc:
-        raise CLIError(f"--expect-spec file {path!r} is not an ldpnum spec: {_one_line(exc)}") from None
+        raise CLIError(f"--expect-spec file {path!r} is not an ldpnum spec: {one_line(exc)}") from None
 
 
-def _expected_shuffle_file(path):
-    """``(stated, delta)`` of an ``--expect-spec`` file: whether it states the collection's shuffle declaration
-    (files written by :func:`write_spec_file` do; a lone spec's JSON does not), and its central δ (None: not
-    shuffled)."""
-    with open(path, encoding="utf-8") as f:  # read once already by _expected_spec_file: no error here
+def expected_shuffle_file(path: str) -> "tuple[bool, float | None]":
+    """The shuffle declaration an ``--expect-spec`` file states.
+
+    Parameters
+    ----------
+    path : str
+        A file already read by :func:`expected_spec_file`.
+
+    Returns
+    -------
+    stated : bool
+        Whether the file states the collection's shuffle declaration (files written by
+        :func:`write_spec_file` do; a lone spec's JSON does not).
+    delta : float or None
+        The central δ of a collection deployed shuffled (None: not shuffled).
+    """
+    with open(path, encoding="utf-8") as f:  # read once already by expected_spec_file: no error here
         doc = json.load(f)
     if not (isinstance(doc, dict) and "shuffle_delta" in doc):
         return False, None
@@ -615,8 +1141,47 @@ def _expected_shuffle_file(path):
         try:
             delta = check_shuffle_delta(delta)
         except (TypeError, ValueError) as exc:
-            raise CLIError(f"--expect-spec file {path!r}: {_one_line(exc)}") from None
+            raise CLIError(f"--expect-spec file {path!r}: {one_line(exc)}") from None
     return True, delta
+
+
+def check_shuffle_declaration(path: str, agg: "Aggregate", expect_spec: "str | None") -> "float | None":
+    """Compare the shuffle declaration of the reports in ``path`` (``agg.shuffle``, read from the file's
+    record) with the one the collection was deployed with, stated by the ``--expect-spec`` file.
+
+    Parameters
+    ----------
+    path : str
+        The report file (named in the message).
+    agg : Aggregate
+        Its column's aggregate, declared shuffled or not as the file's record says.
+    expect_spec : str or None
+        The ``--expect-spec`` file (:func:`write_spec_file` records the declaration; a lone spec's JSON
+        states none).
+
+    Returns
+    -------
+    float or None
+        The central δ of a declaration that was read from the file and not checked (no deployed declaration
+        stated); None when there is none, or when it was checked.
+
+    Raises
+    ------
+    CLIError
+        When the declarations differ: the file's record was changed after privatizing.
+    """
+    stated, expected = (False, None) if expect_spec is None else expected_shuffle_file(expect_spec)
+    found = None if agg.shuffle is None else agg.shuffle.delta
+    if not stated:
+        return found
+    if found != expected:
+        what = "declares no shuffle" if found is None else \
+            f"declares its reports shuffled (central delta {found:g})"
+        deployed = "not shuffled" if expected is None else f"shuffled with central delta {expected:g}"
+        raise CLIError(f"{path!r} {what}, but the collection was deployed {deployed} (--expect-spec "
+                       f"{expect_spec}): the file's record was changed after privatizing; no estimate "
+                       "is made from it")
+    return None
 
 
 def write_spec_file(path: PathLike, specs: "Mapping[Any, Spec]",
@@ -654,9 +1219,26 @@ def write_spec_file(path: PathLike, specs: "Mapping[Any, Spec]",
         f.write("\n")
 
 
-def _read_ledger(path, cap):
-    """The privacy ledger kept in the file ``path`` (``privatize --ledger``), or a new one with ``cap`` when the
-    file does not exist yet; a ``cap`` given for an existing ledger must be the one it records."""
+def read_ledger(path: str, cap: "float | None") -> "PrivacyLedger":
+    """The privacy ledger kept in the file ``path`` (``privatize --ledger``).
+
+    Parameters
+    ----------
+    path : str
+        The ledger's JSON file (:meth:`~ldpnum.PrivacyLedger.to_json`).
+    cap : float or None
+        The cap of a new ledger, when the file does not exist yet; given for an existing ledger, it must be
+        the one it records.
+
+    Returns
+    -------
+    PrivacyLedger
+
+    Raises
+    ------
+    CLIError
+        When the file cannot be read or parsed, or ``cap`` differs from the recorded one.
+    """
     from .accounting import PrivacyLedger
 
     try:
@@ -671,18 +1253,35 @@ def _read_ledger(path, cap):
     except OSError as exc:
         raise CLIError(f"cannot read --ledger {path!r}: {exc.strerror}") from None
     except (ValueError, KeyError, TypeError) as exc:
-        raise CLIError(f"--ledger {path!r}: {_one_line(exc)}") from None
+        raise CLIError(f"--ledger {path!r}: {one_line(exc)}") from None
     return ledger
 
 
-def _read_people(path, column, delimiter, kind=None):
-    """The person ids of an input file's column (one pass over that column only), as text: a CSV column is read
-    as strings whatever it looks like, a Parquet column's ints (or whole floats) are written in decimal. So the
-    same person has the same id in every file, whether or not the rest of a file's column looks numeric (type
-    inference would make ``7`` an int in one file and ``"7"`` a str in another, and ``"007"`` an int 7).
+def read_people(path: str, column: str, delimiter: "str | None", kind: "str | None" = None) -> "pd.Index":
+    """The person ids of an input file's column (one pass over that column only), as text.
 
-    ``kind="int"`` (a ledger already holding int ids, written by the library) converts the ids to ints instead,
-    refusing any that are not written as a plain decimal integer."""
+    A CSV column is read as strings whatever it looks like, a Parquet column's ints (or whole floats) are
+    written in decimal. So the same person has the same id in every file, whether or not the rest of a
+    file's column looks numeric (type inference would make ``7`` an int in one file and ``"7"`` a str in
+    another, and ``"007"`` an int 7).
+
+    Parameters
+    ----------
+    path : str
+        The input file (CSV or Parquet).
+    column : str
+        The column of person ids (``--people-column``).
+    delimiter : str or None
+        Field delimiter of a CSV file (``\\t`` written as two characters stands for a tab).
+    kind : {None, "int"}, optional
+        ``"int"`` (a ledger already holding int ids, written by the library) converts the ids to ints
+        instead, refusing any that are not written as a plain decimal integer.
+
+    Returns
+    -------
+    pandas.Index
+        One id per row.
+    """
     import numpy as np
     import pandas as pd
 
@@ -852,7 +1451,7 @@ def heavy_hitters_file(path: PathLike, column: str, mechanism: "PEM | TreeHist",
                                                       name=f"column {column!r}", locate=True)
             except (TypeError, ValueError) as exc:
                 raise CLIError(f"column {column!r}, rows {start}..{start + n - 1} (indices count from row "
-                               f"{start}): {_one_line(exc)}") from None
+                               f"{start}): {one_line(exc)}") from None
             for w in caught:
                 if issubclass(w.category, TruncationWarning):
                     found: Any = w.message  # a TruncationWarning: how many items were cut, the first one

@@ -93,57 +93,57 @@ def test_file_kind_and_existence_are_named(tmp_path):
 
 
 def test_spec_file_round_trip(tmp_path):
-    from ldpnum.io import CLIError, _expected_shuffle_file, _expected_spec_file, write_spec_file
+    from ldpnum.io import CLIError, expected_shuffle_file, expected_spec_file, write_spec_file
 
     spec = ldpnum.Duchi(epsilon=1.0, bounds=(0, 1)).spec
     plain, shuffled, lone = tmp_path / "plain.json", tmp_path / "shuffled.json", tmp_path / "lone.json"
     write_spec_file(plain, {"x": spec})
     write_spec_file(shuffled, {"x": spec}, shuffle_delta=1e-6)
     lone.write_text(spec.to_json())
-    assert _expected_spec_file(plain, "x") == spec == _expected_spec_file(lone, "any column")
-    assert _expected_shuffle_file(plain) == (True, None)
-    assert _expected_shuffle_file(shuffled) == (True, 1e-6)
-    assert _expected_shuffle_file(lone) == (False, None)  # a lone spec states no declaration
+    assert expected_spec_file(plain, "x") == spec == expected_spec_file(lone, "any column")
+    assert expected_shuffle_file(plain) == (True, None)
+    assert expected_shuffle_file(shuffled) == (True, 1e-6)
+    assert expected_shuffle_file(lone) == (False, None)  # a lone spec states no declaration
     with pytest.raises(CLIError, match=r"states no spec for column 'y' \(it has 'x'\)"):
-        _expected_spec_file(plain, "y")
+        expected_spec_file(plain, "y")
     with pytest.raises(CLIError, match="cannot read --expect-spec file"):
-        _expected_spec_file(tmp_path / "nope.json", "x")
+        expected_spec_file(tmp_path / "nope.json", "x")
     (tmp_path / "bad.json").write_text("{")
     with pytest.raises(CLIError, match="is not JSON"):
-        _expected_spec_file(tmp_path / "bad.json", "x")
+        expected_spec_file(tmp_path / "bad.json", "x")
 
 
 def test_key_file(tmp_path):
-    from ldpnum.io import CLIError, _read_key
+    from ldpnum.io import CLIError, read_key
 
-    assert _read_key(None) is None
+    assert read_key(None) is None
     (tmp_path / "key").write_bytes(b"0123456789abcdef\n")
-    assert _read_key(tmp_path / "key") == b"0123456789abcdef"
+    assert read_key(tmp_path / "key") == b"0123456789abcdef"
     (tmp_path / "short").write_bytes(b"0123456789abcde\r\n")
     with pytest.raises(CLIError, match="holds 15 bytes; a collector key needs at least 16"):
-        _read_key(tmp_path / "short")
+        read_key(tmp_path / "short")
     with pytest.raises(CLIError, match="cannot read --mac-key-file"):
-        _read_key(tmp_path / "nope")
+        read_key(tmp_path / "nope")
 
 
 def test_ledger_file_and_atomic_writes(tmp_path):
-    from ldpnum.io import CLIError, _read_ledger, _write_atomic
+    from ldpnum.io import CLIError, read_ledger, write_atomic
 
     path = str(tmp_path / "ledger.json")
-    ledger = _read_ledger(path, 3.0)  # no file yet: a new ledger with the cap
+    ledger = read_ledger(path, 3.0)  # no file yet: a new ledger with the cap
     assert ledger.cap == 3.0
     ledger.record(epsilon=1.0, people=["a", "b"])
-    _write_atomic(path, ledger.to_json())
+    write_atomic(path, ledger.to_json())
     assert [p.name for p in tmp_path.iterdir()] == ["ledger.json"]  # no temporary left beside it
-    again = _read_ledger(path, None)
+    again = read_ledger(path, None)
     assert again.cap == 3.0 and again.total("a") == 1.0
     with pytest.raises(CLIError, match=r"--ledger-cap 2 differs from the cap recorded in .* \(3.0\)"):
-        _read_ledger(path, 2.0)
+        read_ledger(path, 2.0)
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(CLIError, match=r"^--ledger '.*bad.json': "):
-        _read_ledger(str(tmp_path / "bad.json"), None)
+        read_ledger(str(tmp_path / "bad.json"), None)
     with pytest.raises(CLIError, match="cannot write"):
-        _write_atomic(str(tmp_path / "no-such-dir" / "ledger.json"), "{}")
+        write_atomic(str(tmp_path / "no-such-dir" / "ledger.json"), "{}")
 
 
 def test_stale_temporaries_of_dead_processes_are_removed(tmp_path):
@@ -178,3 +178,36 @@ def test_aggregate_file_refuses_a_key_without_a_record(tmp_path):
         aggregate_file(tmp_path / "plain.parquet", "x", spec=spec, key=b"k" * 16)
     with pytest.raises(CLIError, match="carries no ldpnum spec"):
         aggregate_file(tmp_path / "plain.parquet", "x")
+
+
+def test_aggregate_file_declares_a_shuffled_file_as_the_pandas_read_back_does(tmp_path):
+    """One shuffle rule for every read-back (collect.declare_shuffled): the rows' ε when it exceeds the
+    column's (an int in the record counts like a float), and a malformed declaration is refused by name."""
+    pd = pytest.importorskip("pandas")
+    pq = pytest.importorskip("pyarrow.parquet")
+    import numpy as np
+
+    from ldpnum._frame import specs_from_parquet_metadata
+    from ldpnum.collect import declare_shuffled
+    from ldpnum.io import CLIError, _with_record, aggregate_file, privatize_file
+
+    m = ldpnum.SquareWave(epsilon=1.0, bounds=(0, 1))
+    pd.DataFrame({"x": np.linspace(0, 1, 3000), "y": np.linspace(1, 0, 3000)}).to_csv(tmp_path / "in.csv",
+                                                                                      index=False)
+    out = tmp_path / "r.parquet"
+    privatize_file(tmp_path / "in.csv", out, {"x": m, "y": m}, rng=0, shuffle_delta=1e-6)
+    agg, _ = aggregate_file(out, "x")
+
+    def rewrite(**changes):
+        table = pq.read_table(out)
+        info = {**specs_from_parquet_metadata(table.schema.metadata), **changes}
+        path = tmp_path / "edited.parquet"
+        pq.write_table(table.replace_schema_metadata(_with_record(table.schema.metadata, info)), path)
+        return path
+
+    plain, _ = aggregate_file(rewrite(shuffle_delta=None), "x")
+    assert plain.shuffle is None and agg.shuffle is not None
+    assert agg.shuffle == declare_shuffled(plain, 1e-6, 2.0).shuffle == plain.shuffled(1e-6, epsilon0=2.0).shuffle
+    assert aggregate_file(rewrite(epsilon_per_row=2), "x")[0].shuffle == agg.shuffle
+    with pytest.raises(CLIError, match="carries a malformed shuffle declaration"):
+        aggregate_file(rewrite(shuffle_delta="abc"), "x")

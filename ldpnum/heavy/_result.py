@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
 
-__all__ = ["HeavyHittersEstimate", "ItemsetsEstimate", "SetItemsEstimate"]
+__all__ = ["HeavyHittersEstimate", "ItemsetsEstimate", "SetItemsEstimate", "item_label"]
 
 _KINDS = {str: "str", bytes: "bytes", int: "uint"}
 #: Plot labels longer than this many characters are shortened with an ellipsis.
@@ -82,7 +82,29 @@ def _thaw(v):
     return v
 
 
-def _label(item):
+def item_label(item: "str | bytes | int", *, one_line: bool = False) -> str:
+    r"""An item as results show it: bytes as their repr, at most :data:`LABEL_MAX_CHARS` characters (longer
+    labels end with an ellipsis).
+
+    Parameters
+    ----------
+    item : str, bytes or int
+        A decoded item of a heavy-hitter result.
+    one_line : bool, default False
+        Escape a str holding unprintable characters (NUL padding or control bytes of a noisy candidate) as
+        its repr, so that a printed table keeps every row on one line (the command line and the demo).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> item_label(b"ab"), item_label(7), item_label("a\x00b", one_line=True)
+    ("b'ab'", '7', "'a\\x00b'")
+    """
+    if one_line and isinstance(item, str) and not item.isprintable():
+        item = repr(item)
     text = repr(item) if isinstance(item, bytes) else str(item)
     return text if len(text) <= LABEL_MAX_CHARS else text[:LABEL_MAX_CHARS - 1] + "…"
 
@@ -300,7 +322,7 @@ class HeavyHittersEstimate(PrivacyProvenance):
         ax = new_axes(ax)
         positions = np.arange(self.k)[::-1]  # rank 1 at the top
         ax.barh(positions, self.frequencies, xerr=z * self.standard_errors, capsize=2)
-        ax.set_yticks(positions, [_label(v) for v in self.items])
+        ax.set_yticks(positions, [item_label(v) for v in self.items])
         ax.set_xlabel("estimated share")
         ax.set_title(_title("heavy hitters", self))
         return ax
@@ -324,7 +346,7 @@ class HeavyHittersEstimate(PrivacyProvenance):
     def _repr_html_(self) -> str:
         k, half = self.k, HTML_MAX_ROWS // 2
         shown = range(k) if k <= HTML_MAX_ROWS else [*range(half), None, *range(k - half, k)]
-        rows = [None if i is None else (i + 1, _label(self.items[i]), _g(self.frequencies[i], 4),
+        rows = [None if i is None else (i + 1, item_label(self.items[i]), _g(self.frequencies[i], 4),
                                         _g(self.standard_errors[i], 3))
                 for i in shown]
         about = ", ".join(f"{a} {b}" for a, b in _mechanism_rows(self.spec, self.epsilon, self.n_reports,
@@ -493,7 +515,7 @@ class SetItemsEstimate(HeavyHittersEstimate):
         positions = np.arange(self.k)[::-1]  # rank 1 at the top
         err = np.vstack([self.frequencies - lo, hi - self.frequencies])
         ax.barh(positions, self.frequencies, xerr=err, capsize=2)
-        ax.set_yticks(positions, [_label(v) for v in self.items])
+        ax.set_yticks(positions, [item_label(v) for v in self.items])
         ax.set_xlabel("estimated share")
         ax.set_title(_title("heavy hitters", self))
         return ax

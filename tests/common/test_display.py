@@ -191,13 +191,13 @@ def test_cli_plot_is_labelled_with_the_column(frame, tmp_path, monkeypatch, caps
     assert cli.main(["privatize", str(src), str(out), "-c", "dep_time", "-m", "sw", "-e", "2", "-b", "0", "1440",
                      "--rng", "5"]) == 0
     drawn = []
-    original = cli._write_plot
+    original = cli.write_plot
 
     def spy(dist, path, title):
         drawn.append(dist)
         return original(dist, path, title)
 
-    monkeypatch.setattr(cli, "_write_plot", spy)
+    monkeypatch.setattr(cli, "write_plot", spy)
     assert cli.main(["estimate", str(out), "-c", "dep_time", "--plot", str(tmp_path / "d.png")]) == 0
     capsys.readouterr()
     assert [d.name for d in drawn] == ["dep_time"]

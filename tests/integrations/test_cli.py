@@ -730,7 +730,7 @@ def test_the_missing_pyarrow_message_names_the_extra_the_readme_documents(monkey
     root = Path(__file__).resolve().parents[2]
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(cli.CLIError) as info:
-        ldpnum_io._require_pyarrow()
+        ldpnum_io.require_pyarrow()
     command = re.search(r'pip install "ldpnum\[(\w+)\]"', str(info.value))
     assert command, str(info.value)
     assert command.group(0) in (root / "README.md").read_text()
