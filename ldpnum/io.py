@@ -1258,7 +1258,7 @@ def read_ledger(path: str, cap: "float | None") -> "PrivacyLedger":
 
 
 def read_people(path: str, column: str, delimiter: "str | None", kind: "str | None" = None) -> "pd.Index":
-    """The person ids of an input file's column (one pass over that column only), as text.
+    r"""The person ids of an input file's column (one pass over that column only), as text.
 
     A CSV column is read as strings whatever it looks like, a Parquet column's ints (or whole floats) are
     written in decimal. So the same person has the same id in every file, whether or not the rest of a
@@ -1272,7 +1272,7 @@ def read_people(path: str, column: str, delimiter: "str | None", kind: "str | No
     column : str
         The column of person ids (``--people-column``).
     delimiter : str or None
-        Field delimiter of a CSV file (``\\t`` written as two characters stands for a tab).
+        Field delimiter of a CSV file (``\t`` written as two characters stands for a tab).
     kind : {None, "int"}, optional
         ``"int"`` (a ledger already holding int ids, written by the library) converts the ids to ints
         instead, refusing any that are not written as a plain decimal integer.
