@@ -10,12 +10,25 @@ import ldpnum
 ROOT = pathlib.Path(ldpnum.__file__).parent
 
 
+def _type_only(tree):
+    """ids of the nodes inside ``if TYPE_CHECKING:`` blocks: imports for annotations only, never executed."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            out |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    return out
+
+
 def _imports(path):
-    """(module imported, at module level?) for every ``from .x import`` / ``import ldpnum.x`` in a file."""
+    """(module imported, at module level?) for every ``from .x import`` / ``import ldpnum.x`` in a file that
+    runs (imports under ``if TYPE_CHECKING:`` name types for annotations and are left out)."""
     tree = ast.parse(path.read_text())
     top = set(map(id, tree.body))
+    skip = _type_only(tree)
     out = []
     for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.ImportFrom) and node.level:
             out.append((("." * node.level) + (node.module or ""), id(node) in top))
         elif isinstance(node, ast.Import):
@@ -156,3 +169,12 @@ def test_the_layering_check_rejects_a_planted_violation(source):
 def test_the_layering_check_accepts_allowed_imports(source):
     subpackages = frozenset({"multi", "vectors", "frequency", "_kernels"})
     assert not private_sibling_imports(source, "multi", subpackages), source
+
+
+def test_type_checking_imports_are_left_out(tmp_path):
+    """Negative control of the exemption: the same import counts when it runs."""
+    f = tmp_path / "m.py"
+    f.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..ranges import R\n")
+    assert _imports(f) == []
+    f.write_text("from ..ranges import R\n")
+    assert _imports(f) == [("..ranges", True)]
