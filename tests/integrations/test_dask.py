@@ -347,8 +347,14 @@ def test_tasks_carry_no_compiled_code():
 
 
 @pytest.mark.slow
-def test_worker_processes_import_ldpnum_and_use_the_kernel_cache():
+def test_worker_processes_import_ldpnum_and_use_the_kernel_cache(monkeypatch):
     """Worker processes unpickle the tasks by reference (module-level functions) and load the kernels."""
+    from ldpnum._kernels import _jit
+
+    # The partitions are small enough for the interpreted tier: this process and the workers (which inherit
+    # the environment) use the compiled kernels, so that the workers have kernels to load from the cache.
+    monkeypatch.setattr(_jit, "MODE", "compile")
+    monkeypatch.setenv("LDPNUM_JIT", "compile")
     ddf = dd.from_pandas(_value_frame(), npartitions=4)
     expected = ddf.ldp.privatize(MECHS, rng=SEED).compute()
     processes = ddf.ldp.privatize(MECHS, rng=SEED).compute(scheduler="processes", num_workers=2)
