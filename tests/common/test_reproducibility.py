@@ -202,6 +202,7 @@ def test_pip_installed_tbb_is_the_threading_layer():
         print(numba.threading_layer())
     """)
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_THREADING_LAYER", "LD_LIBRARY_PATH")}
+    env["LDPNUM_JIT"] = "compile"  # 1000 values would run interpreted, launching no parallel kernel
     res = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
     assert res.stdout.strip() == "tbb", res.stderr
 
@@ -216,6 +217,7 @@ def test_user_threading_layer_is_respected(layer):
     """)
     env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
     env["NUMBA_THREADING_LAYER"] = layer
+    env["LDPNUM_JIT"] = "compile"  # 1000 values would run interpreted, launching no parallel kernel
     res = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
     assert res.stdout.strip() == layer, res.stderr
 
