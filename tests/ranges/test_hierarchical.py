@@ -552,6 +552,13 @@ def test_range_estimate_validation():
 
 # -- parameters, branching, oracle choice ------------------------------------------------------------------
 
+def test_choose_branching_refuses_candidates_that_all_exceed_the_leaves():
+    # every candidate larger than the tree: one clear ValueError naming them (it failed with a TypeError on None)
+    with pytest.raises(ValueError, match=r"no candidate branching factor is at most n_leaves=16; got \[32, 64\]"):
+        choose_branching(1.0, 16, candidates=(32, 64))
+    assert choose_branching(1.0, 16, candidates=(32, 4)) == 4
+
+
 def test_default_branching_follows_the_variance_formula():
     assert HierarchicalHistogram(1.0, (0, 1)).branching == 4
     assert choose_branching(1.0, 1024) == 4
