@@ -75,6 +75,8 @@ from . import vectors
 from .vectors import SQKR, DuchiMultivariate, PrivHS, PrivUnit, PrivUnitG, SampledDimensions, VectorMeanEstimate
 from . import multi
 from .multi import HDG, Marginals, MarginalsEstimate, MultiRangeEstimate
+from . import longitudinal
+from .longitudinal import ClientKeys
 from . import pandas  # registers the ``.ldp`` accessors on pandas Series and DataFrame
 from . import plot  # light: matplotlib is imported only when something is drawn
 
@@ -94,6 +96,7 @@ __all__ = [
     "accounting", "PrivacyLedger", "recommend",
     "vectors", "VectorMeanEstimate", "SampledDimensions", "DuchiMultivariate", "PrivHS", "PrivUnit", "PrivUnitG",
     "SQKR", "multi", "HDG", "MultiRangeEstimate", "Marginals", "MarginalsEstimate",
+    "longitudinal", "ClientKeys",
     "pandas", "plot",
     "__version__",
 ]

@@ -34,7 +34,7 @@ _NAMES: dict[str, str] = {}
 
 #: Modules whose import registers ldpnum's own mechanisms (imported on first use of the registry).
 _BUILTIN_MODULES = ("ldpnum.mechanisms", "ldpnum.frequency", "ldpnum.ranges", "ldpnum.heavy", "ldpnum.vectors",
-                    "ldpnum.multi")
+                    "ldpnum.multi", "ldpnum.longitudinal")
 
 
 def _normalize(name: object) -> str:

@@ -1108,3 +1108,51 @@ def sqkr(X, words, U, level, truncation, iterations, k, frame_bits, a_keep, shif
                 bits |= 1 << t
         out[i] = (seed << k) | grr_one(bits, words[base + 1 + k], 1 << k, a_keep, shift)
     return out
+
+
+# -- longitudinal: SipHash-2-4, the keyed pseudo-random function of memoized responses ----------------------
+
+_M64 = (1 << 64) - 1
+
+
+def _rotl(x, b):
+    return ((x << b) | (x >> (64 - b))) & _M64
+
+
+def siphash24(key, msg):
+    """SipHash-2-4 of the bytes ``msg`` under the 16-byte ``key``, as Aumasson and Bernstein specify it (any
+    length; the kernel hashes 24-byte messages only)."""
+    k0, k1 = int.from_bytes(key[:8], "little"), int.from_bytes(key[8:16], "little")
+    v = [k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D, k0 ^ 0x6C7967656E657261, k1 ^ 0x7465646279746573]
+
+    def sip_round():
+        v[0] = (v[0] + v[1]) & _M64
+        v[1] = _rotl(v[1], 13) ^ v[0]
+        v[0] = _rotl(v[0], 32)
+        v[2] = (v[2] + v[3]) & _M64
+        v[3] = _rotl(v[3], 16) ^ v[2]
+        v[0] = (v[0] + v[3]) & _M64
+        v[3] = _rotl(v[3], 21) ^ v[0]
+        v[2] = (v[2] + v[1]) & _M64
+        v[1] = _rotl(v[1], 17) ^ v[2]
+        v[2] = _rotl(v[2], 32)
+
+    n = len(msg)
+    full = n - n % 8
+    blocks = [int.from_bytes(msg[i:i + 8], "little") for i in range(0, full, 8)]
+    blocks.append(int.from_bytes(msg[full:], "little") | ((n & 0xFF) << 56))
+    for m in blocks:
+        v[3] ^= m
+        sip_round()
+        sip_round()
+        v[0] ^= m
+    v[2] ^= 0xFF
+    for _ in range(4):
+        sip_round()
+    return v[0] ^ v[1] ^ v[2] ^ v[3]
+
+
+def keyed_words(key_bytes, tweak, memo, c):
+    """The memoized layer's words of one person: ``SipHash-2-4_key(tweak ‖ memo ‖ j)`` for ``j < c``."""
+    return [siphash24(key_bytes, int(tweak).to_bytes(8, "little") + int(memo).to_bytes(8, "little")
+                      + j.to_bytes(8, "little")) for j in range(c)]

@@ -1,0 +1,11 @@
+"""Repeated collection from the same people (DESIGN.md R9): client keys and memoized responses.
+
+A person who reports again about the same value must not spend ε again. Each person holds a secret key
+(:class:`ClientKeys`); a longitudinal mechanism's *permanent* response to a value is a deterministic function of
+(key, spec, value) through a keyed pseudo-random function (:func:`~ldpnum.longitudinal.keys.keyed_words`), and an
+*instantaneous* randomizer drawn from ``rng`` may follow it at every report.
+"""
+
+from .keys import ClientKeys
+
+__all__ = ["ClientKeys"]
