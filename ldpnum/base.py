@@ -15,7 +15,7 @@ from ._typing import ArrayLike, Bounds, FloatArray, SeedLike
 from ._validation import check_bounds, check_epsilon, check_values, prepared
 from .estimation.mean import estimate_mean
 
-__all__ = ["Mechanism", "MeanOracle", "from_spec", "registered", "lookup"]
+__all__ = ["Mechanism", "MeanOracle", "from_spec", "registered", "memoized_mechanisms", "lookup"]
 
 #: The quartiles a summary row shows (:meth:`Mechanism.describe_rows`), and their column labels.
 QUARTILES = np.array([0.25, 0.5, 0.75])
@@ -29,6 +29,11 @@ _REGISTRY: dict[str, type["Mechanism"]] = {}
 #: :func:`registered`, whose users (the command line, the pandas accessor, the common test suite, the
 #: start-up benchmark) hand every mechanism one column of values.
 _VECTOR_REGISTRY: dict[str, type["Mechanism"]] = {}
+#: Spec name -> class of the longitudinal mechanisms (``memoized = True``: a permanent response derived from each
+#: person's key, then an instantaneous one; :mod:`ldpnum.longitudinal`). Their ``privatize`` needs ``keys=``, so
+#: they are listed by :func:`memoized_mechanisms`, not by :func:`registered`, whose users privatize with ``rng``
+#: alone; :func:`lookup` and :func:`from_spec` find them.
+_MEMOIZED_REGISTRY: dict[str, type["Mechanism"]] = {}
 #: Normalized spelling (alias or class name) -> spec name.
 _NAMES: dict[str, str] = {}
 
@@ -53,8 +58,9 @@ def _register(cls: type["Mechanism"]) -> None:
         raise TypeError(f"{cls.__qualname__}.aliases must be a tuple of strings, not a string")
     if cls.input_kind not in ("values", "vector"):
         raise TypeError(f"{cls.__qualname__}.input_kind must be 'values' or 'vector'; got {cls.input_kind!r}")
-    target = _VECTOR_REGISTRY if cls.input_kind == "vector" else _REGISTRY
-    old = _REGISTRY.get(cls.name) or _VECTOR_REGISTRY.get(cls.name)
+    target = (_MEMOIZED_REGISTRY if getattr(cls, "memoized", False)
+              else _VECTOR_REGISTRY if cls.input_kind == "vector" else _REGISTRY)
+    old = _REGISTRY.get(cls.name) or _VECTOR_REGISTRY.get(cls.name) or _MEMOIZED_REGISTRY.get(cls.name)
     if old is not None and not same(old):
         raise TypeError(f"mechanism name {cls.name!r} of {cls.__qualname__} is already taken by {old.__qualname__}")
     spellings = {_normalize(a) for a in cls.aliases} | {_normalize(cls.__name__)}
@@ -70,7 +76,7 @@ def _register(cls: type["Mechanism"]) -> None:
 
 
 def _all_registered() -> dict[str, type["Mechanism"]]:
-    return {**_REGISTRY, **_VECTOR_REGISTRY}
+    return {**_REGISTRY, **_VECTOR_REGISTRY, **_MEMOIZED_REGISTRY}
 
 
 def _load_builtins() -> None:
@@ -95,6 +101,18 @@ def registered() -> dict[str, type["Mechanism"]]:
     """
     _load_builtins()
     return dict(_REGISTRY)
+
+
+def memoized_mechanisms() -> dict[str, type["Mechanism"]]:
+    """Every registered longitudinal mechanism (a permanent response from each person's key, then an
+    instantaneous one): ``{spec name: class}``, in registration order. Their ``privatize`` takes ``keys=``.
+
+    >>> from ldpnum.base import memoized_mechanisms
+    >>> "lgrr" in memoized_mechanisms()
+    True
+    """
+    _load_builtins()
+    return dict(_MEMOIZED_REGISTRY)
 
 
 def lookup(name: str) -> type["Mechanism"]:
@@ -128,6 +146,9 @@ def from_spec(spec: Spec) -> "Mechanism":
         cls = _all_registered().get(spec.mechanism)
     if cls is None:
         raise ValueError(f"unknown mechanism {spec.mechanism!r} in spec")
+    if getattr(cls, "memoized", False) and spec.get("round") is not None:
+        # A longitudinal mechanism's reports carry their collection round; the mechanism is the same every round.
+        spec = dataclasses.replace(spec, params=tuple((k, v) for k, v in spec.params if k != "round"))
     try:
         mech = cls._from_spec(spec)
     except (AttributeError, KeyError, IndexError, OverflowError, ZeroDivisionError) as exc:

@@ -7,5 +7,7 @@ A person who reports again about the same value must not spend ε again. Each pe
 """
 
 from .keys import ClientKeys
+from .memo import Longitudinal
+from .grr import LGRR
 
-__all__ = ["ClientKeys"]
+__all__ = ["ClientKeys", "Longitudinal", "LGRR"]

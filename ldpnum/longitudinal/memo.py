@@ -1,0 +1,282 @@
+"""A permanent (memoized) randomizer followed by an optional instantaneous one: the one idea of repeated
+collection (DESIGN.md R9), shared by every longitudinal mechanism.
+
+A person ``i`` with value ``x`` reports
+
+    y = I(P(m(x)), w'),     P's words = SipHash_{key_i}(tweak ‖ m(x) ‖ j),   w' fresh from ``rng``,
+
+where ``m(x)`` is the *memoized value* (the category for L-GRR and L-OSUE, the hashed value for LOLOHA, the Bloom
+filter's item for RAPPOR, the grid point of α-point rounding for 1BitMean and dBitFlip), ``P`` the *permanent*
+randomizer — one of ldpnum's integer plans, fed keyed words (:func:`~ldpnum.longitudinal.keys.keyed_words`) instead
+of fresh ones, so the same key and value always give the same permanent answer — and ``I`` the *instantaneous*
+randomizer applied to that answer at every report, with words from ``rng`` as usual.
+
+Privacy (Erlingsson, Pihur, Korolova; Arcolezi et al.). With ``P`` ε∞-LDP, every report ever made about one
+memoized value is a post-processing of one ``P`` output, so all of them together are ε∞-LDP
+(:attr:`Longitudinal.epsilon_permanent`). One report alone is ε1-LDP for the composed kernel
+``P[y | v] = Σ_z P[z | v] · I[y | z]`` (:attr:`Longitudinal.epsilon`, also :attr:`~Longitudinal.epsilon_report`);
+subclasses choose ``I``'s parameter so that the composed plan's ratio is at most e^ε1, and compute both ε from their
+integer plans exactly (:meth:`Longitudinal.realized_epsilons`). A person whose memoized value changes spends ε∞
+again per distinct value; the ledger counts exactly that
+(:meth:`ldpnum.PrivacyLedger.charge_longitudinal`).
+
+Rounds. The permanent layer's words do not depend on the round, so one mechanism serves every round;
+:meth:`Longitudinal.privatize` takes ``round=`` and puts it in the reports' spec, so aggregates of different
+rounds refuse to merge (a spec mismatch), and each round is estimated on its own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from .._random import block_sizes, resolve_rng
+from .._validation import check_scalar
+from ..base import Mechanism
+from ..aggregate import Aggregate
+from ..reports import Reports
+from ..spec import Spec, check_spec
+from .keys import check_keys, keyed_words, memo_tweak
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, SeedLike
+
+__all__ = ["Longitudinal", "check_epsilons", "round_spec", "spec_round"]
+
+
+def check_epsilons(epsilon_permanent: float, epsilon_report: float) -> tuple[float, float]:
+    """``(ε∞, ε1)`` as floats: each a finite number in (0, 20], and ε1 < ε∞ (one report cannot leak more than all
+    reports of the same value, which the instantaneous layer only blurs)."""
+    eps_perm = check_scalar(epsilon_permanent, "epsilon_permanent", float, low=0, high=20,
+                            include_boundaries="right")
+    eps_rep = check_scalar(epsilon_report, "epsilon_report", float, low=0, high=20, include_boundaries="right")
+    if not eps_rep < eps_perm:
+        raise ValueError(f"epsilon_report must be below epsilon_permanent (one report is blurred further by the "
+                         f"instantaneous layer); got epsilon_report={eps_rep!r} >= epsilon_permanent={eps_perm!r}")
+    return eps_perm, eps_rep
+
+
+def round_spec(spec: Spec, round_id: int | None) -> Spec:
+    """``spec`` with the collection round ``round_id`` among its parameters (``None``: unchanged)."""
+    if round_id is None:
+        return spec
+    params = dict(spec.params)
+    params["round"] = round_id
+    return dataclasses.replace(spec, params=tuple(params.items()))
+
+
+def spec_round(spec: Spec) -> int | None:
+    """The collection round recorded in ``spec`` (None for reports made without ``round=``)."""
+    return spec.get("round")
+
+
+class Longitudinal(Mechanism):
+    """Base class of the longitudinal mechanisms: a permanent (memoized) randomizer, keyed by each person's
+    :class:`~ldpnum.ClientKeys`, followed by an optional instantaneous randomizer.
+
+    Subclasses set, in their constructor, ``_epsilon`` (ε1, per report), ``_epsilon_permanent`` (ε∞), and
+    implement:
+
+    * :meth:`_permanent_spec`: the spec of the permanent layer alone (what its words are keyed on: mechanism,
+      ε∞ and the encoding's parameters, never ε1 or the round);
+    * :attr:`permanent_words`, :attr:`instantaneous_words`: words per record of each layer (0: no
+      instantaneous layer);
+    * :meth:`_memo_values` ``(values, keys) -> (memo, inputs)``: each person's memoized value as a uint64 (what
+      the keyed words are derived from) and the input array of the permanent kernel;
+    * :meth:`_allocate_permanent`, :meth:`_run_permanent` ``(inputs, words, out)``, and, with an instantaneous
+      layer, :meth:`_run_instantaneous` ``(permanent, words, out)``;
+    * the exact plans: :meth:`permanent_probabilities`, :meth:`instantaneous_probabilities` (dicts of
+      ``Fraction``), and the inputs/states they range over (:meth:`memo_states`, :meth:`permanent_outputs`),
+      from which :meth:`report_probabilities` and :meth:`realized_epsilons` are composed.
+    """
+
+    #: Longitudinal mechanisms need keys: the front ends ask this rather than inspect types.
+    memoized: ClassVar[bool] = True
+    _epsilon_permanent: float
+
+    # -- privacy ------------------------------------------------------------------------------------
+    @property
+    def epsilon_permanent(self) -> float:
+        """ε∞: the privacy of all reports, however many, about one memoized value of one person."""
+        return self._epsilon_permanent
+
+    @property
+    def epsilon_report(self) -> float:
+        """ε1: the privacy of one report (the same as :attr:`epsilon`)."""
+        return self._epsilon
+
+    def _permanent_spec(self) -> Spec:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def tweak(self) -> np.uint64:
+        """The 64-bit tweak of this mechanism's keyed words (:func:`~ldpnum.longitudinal.keys.memo_tweak` of the
+        permanent layer's spec)."""
+        tweak = self.__dict__.get("_tweak")
+        if tweak is None:
+            tweak = self.__dict__["_tweak"] = memo_tweak(self._permanent_spec())
+        return tweak
+
+    # -- exact plans --------------------------------------------------------------------------------
+    def memo_states(self) -> list[int]:
+        """The memoized values the exact checks range over (all of them for small domains)."""
+        raise NotImplementedError
+
+    def permanent_probabilities(self, state: int) -> dict[int, Fraction]:
+        """``{permanent output: probability}`` for the memoized value ``state`` (exact, from the plan)."""
+        raise NotImplementedError
+
+    def instantaneous_probabilities(self, permanent: int) -> dict[int, Fraction]:
+        """``{report: probability}`` given the permanent output ``permanent`` (exact; the identity when the
+        mechanism has no instantaneous layer)."""
+        return {permanent: Fraction(1)}
+
+    def report_probabilities(self, state: int) -> dict[int, Fraction]:
+        """``{report: probability}`` of one report for the memoized value ``state``: the composed plan
+        ``Σ_z P[z | state] · I[y | z]``."""
+        out: dict[int, Fraction] = {}
+        for z, pz in self.permanent_probabilities(state).items():
+            if pz:
+                for y, py in self.instantaneous_probabilities(z).items():
+                    out[y] = out.get(y, Fraction(0)) + pz * py
+        return out
+
+    def realized_epsilons(self) -> tuple[float, float]:
+        """``(ε1, ε∞)`` realized by the integer plans: the log of the largest ratio of one report's composed
+        probabilities, and of the permanent layer's, over all pairs of memoized values and all outputs.
+
+        Enumerates :meth:`memo_states`; subclasses with large domains override it with a structural reduction.
+        """
+        return (math.log(_extreme_ratio([self.report_probabilities(s) for s in self.memo_states()])),
+                math.log(_extreme_ratio([self.permanent_probabilities(s) for s in self.memo_states()])))
+
+    # -- client side --------------------------------------------------------------------------------
+    @property
+    def permanent_words(self) -> int:
+        """Keyed words each record's permanent layer consumes."""
+        raise NotImplementedError
+
+    @property
+    def instantaneous_words(self) -> int:
+        """Fresh words each record's instantaneous layer consumes (0: no instantaneous layer)."""
+        raise NotImplementedError
+
+    @property
+    def words_per_record(self) -> int:
+        """Fresh words (from ``rng``) per record: the instantaneous layer's."""
+        return self.instantaneous_words
+
+    def _memo_values(self, values: np.ndarray, keys: Any) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
+        raise NotImplementedError
+
+    def _allocate_permanent(self, n: int) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _run_permanent(self, inputs: np.ndarray, words: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def _run_instantaneous(self, permanent: np.ndarray, words: np.ndarray, out: np.ndarray) -> None:  # noqa
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def _run_kernel(self, values, words, out):  # a Longitudinal mechanism randomizes through privatize only
+        raise TypeError(f"{type(self).__name__} reports are memoized: call privatize(values, keys=keys)")
+
+    def privatize(self, x: ArrayLike, *, keys: Any = None, rng: SeedLike = None,  # type: ignore[override]
+                  round: int | None = None, **prepare: Any) -> Reports:
+        """Each person's report: the permanent response to their memoized value (from their key), then the
+        instantaneous layer (from ``rng``).
+
+        Parameters
+        ----------
+        x : array_like, shape (n,)
+            One value per person (as :meth:`prepare_values` accepts them).
+        keys : ClientKeys
+            One key per person, row for row (:meth:`ldpnum.ClientKeys.generate`); required.
+        rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
+            The instantaneous layer's randomness: ``None`` (default) secure, anything else a reproducible
+            simulation.
+        round : int, optional
+            The collection round (≥ 0), recorded in the reports' spec: aggregates of different rounds do not
+            merge, and estimates are per round. The permanent responses do not depend on it.
+        **prepare
+            ``nan_policy``, ``fill_value``, ``out_of_range`` or ``unknown``, as :meth:`prepare_values` takes them.
+
+        Returns
+        -------
+        Reports
+            One report per person, with this mechanism's spec (and ``round``).
+
+        Notes
+        -----
+        Each report is ε1-LDP (:attr:`epsilon`); all reports of one person about one memoized value together
+        are ε∞-LDP (:attr:`epsilon_permanent`). Everything is validated before anything is derived or drawn.
+        """
+        values = self.prepare_values(x, **prepare)
+        n = values.shape[0]
+        keys = check_keys(keys, n)
+        if round is not None:
+            round = check_scalar(round, "round", int, low=0)
+        source = resolve_rng(rng)
+        out = self._allocate_reports(n)
+        c_perm, c_inst = self.permanent_words, self.instantaneous_words
+        tweak = self.tweak
+        start = 0
+        for size in block_sizes(n, max(c_perm + c_inst, 1)):
+            stop = start + size
+            block_keys = keys[start:stop]
+            memo, inputs = self._memo_values(values[start:stop], block_keys)
+            words = keyed_words(block_keys, tweak, memo, c_perm)
+            if c_inst:
+                permanent = self._allocate_permanent(size)
+                self._run_permanent(inputs, words, permanent)
+                self._run_instantaneous(permanent, source.draw(size * c_inst), out[start:stop])
+            else:
+                self._run_permanent(inputs, words, out[start:stop])
+            start = stop
+        out.flags.writeable = False
+        return Reports._from_kernel(out, round_spec(self.spec, round))
+
+    # -- server side --------------------------------------------------------------------------------
+    def aggregate(self, reports: Reports) -> Aggregate:
+        """Count the reports into a mergeable :class:`~ldpnum.Aggregate` that keeps their round (aggregates of
+        different rounds do not merge)."""
+        if not isinstance(reports, Reports):
+            raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
+        round_id = spec_round(reports.spec) if isinstance(reports.spec, Spec) else None
+        check_spec(round_spec(self.spec, round_id), reports.spec, "reports")
+        agg = super().aggregate(Reports._from_kernel(reports.codes, self.spec))
+        return agg if round_id is None else Aggregate(agg.counts, reports.spec, agg.n_reports)
+
+    def empty_aggregate(self, round: int | None = None) -> Aggregate:  # type: ignore[override]
+        """The aggregate of no reports of round ``round``, the identity of ``+``."""
+        agg = super().empty_aggregate()
+        return agg if round is None else Aggregate(agg.counts, round_spec(self.spec, round), agg.n_reports)
+
+    def _as_aggregate(self, data: Any) -> Aggregate:
+        if isinstance(data, Reports):
+            return self.aggregate(data)
+        if isinstance(data, Aggregate):
+            check_spec(round_spec(self.spec, spec_round(data.spec)), data.spec, "aggregates")
+            return data
+        raise TypeError(f"expected Reports or Aggregate; got {type(data).__name__}")
+
+
+def _extreme_ratio(dists: list[dict[int, Fraction]]) -> Fraction:
+    """Largest ``P[y | a] / P[y | b]`` over pairs of the distributions and every output ``y``: the ratio of the
+    largest to the smallest probability of each output (inf if an output is impossible under one input and
+    possible under another)."""
+    outputs = set().union(*dists)
+    worst = Fraction(1)
+    for y in outputs:
+        probs = [d.get(y, Fraction(0)) for d in dists]
+        lo, hi = min(probs), max(probs)
+        if hi == 0:
+            continue
+        if lo == 0:
+            raise ValueError(f"output {y} is impossible for some input and possible for another: no finite ε")
+        worst = max(worst, hi / lo)
+    return worst
