@@ -208,7 +208,7 @@ def check_keys(keys: Any, n: int, *, name: str = "keys") -> ClientKeys:
     Raises
     ------
     TypeError
-        If ``keys`` is not a :class:`ClientKeys` (or an ``(n, 2)`` uint64 array of key words).
+        If ``keys`` is not a :class:`ClientKeys`.
     ValueError
         If it holds keys for another number of people.
     """
@@ -216,10 +216,8 @@ def check_keys(keys: Any, n: int, *, name: str = "keys") -> ClientKeys:
         raise TypeError(f"{name}: memoized responses need each person's key; pass keys=ClientKeys.generate(n) "
                         "(stored by each person, or kept like a seed in a simulation)")
     if not isinstance(keys, ClientKeys):
-        if isinstance(keys, np.ndarray):
-            keys = ClientKeys.from_array(keys)
-        else:
-            raise TypeError(f"{name} must be ClientKeys (ldpnum.ClientKeys.generate(n)); got {type(keys).__name__}")
+        raise TypeError(f"{name} must be ClientKeys (ldpnum.ClientKeys.generate(n), or ClientKeys.from_array for "
+                        f"saved key words); got {type(keys).__name__}")
     if len(keys) != n:
         raise ValueError(f"{name} holds keys for {len(keys)} people but there are {n} values: keys align with people, "
                          "row for row")
