@@ -200,6 +200,23 @@ class Longitudinal(Mechanism):
         self._run_permanent(inputs, keyed_words(keys, self.tweak, memo, self.permanent_words), out)
         return out
 
+    def memo_values(self, x: ArrayLike, *, keys: Any = None, **prepare: Any) -> np.ndarray:
+        """Each person's memoized value as a uint64 (the category, the hashed value, the grid point, ...): what
+        their permanent response is keyed on. A person whose memoized value is unchanged spends no more privacy.
+        """
+        values = self.prepare_values(x, **prepare)
+        keys = check_keys(keys, values.shape[0])
+        return self._memo_values(values, keys)[0]
+
+    def memo_fingerprints(self, x: ArrayLike, *, keys: Any = None, **prepare: Any) -> np.ndarray:
+        """A keyed 64-bit digest of each person's memoized value (SipHash under their key): equal for equal
+        memoized values of one person, and revealing nothing about the value to whoever lacks the key. What
+        :meth:`ldpnum.PrivacyLedger.record_longitudinal` counts distinct values with."""
+        values = self.prepare_values(x, **prepare)
+        keys = check_keys(keys, values.shape[0])
+        memo = self._memo_values(values, keys)[0]
+        return keyed_words(keys, memo_tweak(self._permanent_spec(), "fingerprint"), memo, 1)
+
     def privatize(self, x: ArrayLike, *, keys: Any = None, rng: SeedLike = None,
                   round: int | None = None, **prepare: Any) -> Reports:
         """Each person's report: the permanent response to their memoized value (from their key), then the
