@@ -544,12 +544,14 @@ class PrivacyLedger:
         return {k: v for k, v in entry.items() if k != "people"}
 
     # -- longitudinal collections (DESIGN.md R9) -------------------------------------------------------------
-    def _longitudinal_spend(self, stream, people, fingerprints, round_id):
+    def _longitudinal_spend(self, stream, people, fingerprints, round_id, state=None):
         """Each person's added ε for one round of the longitudinal ``stream``, and the stream's state after it
-        (not stored yet): per person, how many reports they sent about each memoized value (by fingerprint)."""
+        (not stored yet): per person, how many reports they sent about each memoized value (by fingerprint).
+        ``state``: the stream's state to start from (default: the recorded one)."""
         import pandas as pd
 
-        state = self._streams.get(stream["id"])
+        if state is None:
+            state = self._streams.get(stream["id"])
         if state is None:
             state = {**stream, "seen": {}, "rounds": {}}
         if round_id is not None:
@@ -572,6 +574,46 @@ class PrivacyLedger:
         after = {**state, "seen": {**state["seen"], **seen},
                  "rounds": {**state["rounds"], round_id: state["rounds"].get(round_id, set()) | set(people)}}
         return pd.Series(spend, dtype=np.float64), after
+
+    def _longitudinal_rounds(self, rounds, people):
+        """Validate ``people`` and each ``(mechanism, fingerprints, round)``: the ids, and per round its stream
+        (identity and ε of the mechanism's permanent layer), fingerprints and round number."""
+        ids = _person_ids(people, kind=self._kind)
+        out = []
+        for mechanism, fingerprints, round_id in rounds:
+            if not getattr(mechanism, "memoized", False):
+                raise TypeError(f"a longitudinal round takes a longitudinal mechanism (LGRR, LOSUE, LOLOHA, RAPPOR, "
+                                f"memoized OneBitMean/DBitFlip); got {type(mechanism).__name__}: record it with "
+                                "record()")
+            fps = np.asarray(fingerprints)
+            if fps.shape != (len(ids),) or fps.dtype != np.uint64:
+                raise ValueError(f"fingerprints must be one uint64 per person ({len(ids)}); got shape {fps.shape}, "
+                                 f"dtype {fps.dtype}")
+            if round_id is not None:
+                round_id = check_scalar(round_id, "round", int, low=0)
+            stream: dict[str, Any] = {
+                "id": f"{int(mechanism.tweak):016x}", "mechanism": str(mechanism._permanent_spec()),
+                "epsilon_permanent": float(mechanism.epsilon_permanent),
+                "epsilon_report": float(mechanism.epsilon_report)}
+            out.append((stream, fps, round_id))
+        return ids, out
+
+    def check_longitudinal(self, rounds: Any, *, people: Any, epsilon: float | None = None) -> None:
+        """Raise (or warn, per ``on_exceed``) if recording the longitudinal ``rounds`` — ``(mechanism,
+        fingerprints, round)`` each, over the same ``people`` — plus ``epsilon`` per row of one-shot reports would
+        take someone above the cap, or would record a round twice; records nothing. The integrations call it
+        before drawing any randomness (see :meth:`record_longitudinal`)."""
+        import pandas as pd
+
+        ids, checked = self._longitudinal_rounds(rounds, people)
+        people_list = ids.tolist()
+        total = _per_person(ids, _check_epsilon_spent(epsilon)) if epsilon is not None else pd.Series(dtype=np.float64)
+        states: dict = {}
+        for stream, fps, round_id in checked:
+            spend, states[stream["id"]] = self._longitudinal_spend(stream, people_list, fps.tolist(), round_id,
+                                                                   states.get(stream["id"]))
+            total = total.add(spend, fill_value=0.0)
+        self._over_cap(total)
 
     def record_longitudinal(self, mechanism: Any, *, people: Any, fingerprints: Any, round: int | None = None,
                             label: str | None = None) -> dict:
@@ -606,19 +648,8 @@ class PrivacyLedger:
         dict
             The entry (as :meth:`record`'s), with ``epsilon`` the largest ε any person added in this round.
         """
-        if not getattr(mechanism, "memoized", False):
-            raise TypeError(f"record_longitudinal takes a longitudinal mechanism (LGRR, LOSUE, LOLOHA, RAPPOR, memoized "
-                            f"OneBitMean/DBitFlip); got {type(mechanism).__name__}: record it with record()")
-        ids = _person_ids(people, kind=self._kind)
-        fps = np.asarray(fingerprints)
-        if fps.shape != (len(ids),) or fps.dtype != np.uint64:
-            raise ValueError(f"fingerprints must be one uint64 per person ({len(ids)}); got shape {fps.shape}, dtype "
-                             f"{fps.dtype}")
-        if round is not None:
-            round = check_scalar(round, "round", int, low=0)
-        stream: dict[str, Any] = {"id": f"{int(mechanism.tweak):016x}", "mechanism": str(mechanism._permanent_spec()),
-                  "epsilon_permanent": float(mechanism.epsilon_permanent),
-                  "epsilon_report": float(mechanism.epsilon_report)}
+        ids, rounds = self._longitudinal_rounds([(mechanism, fingerprints, round)], people)
+        (stream, fps, round), = rounds
         people_list = ids.tolist()
         spend, after = self._longitudinal_spend(stream, people_list, fps.tolist(), round)
         self._over_cap(spend)
