@@ -248,6 +248,11 @@ class Longitudinal(Mechanism):
         memoized values of one person, and revealing nothing about the value to whoever lacks the key. What
         :meth:`ldpnum.PrivacyLedger.record_longitudinal` counts distinct values with."""
         values = self.prepare_values(x, **prepare)
+        return self.prepared_fingerprints(values, check_keys(keys, values.shape[0]))
+
+    def prepared_fingerprints(self, values: np.ndarray, keys: Any) -> np.ndarray:
+        """:meth:`memo_fingerprints` of values already validated by :meth:`prepare_values` (the collection layer's
+        path: values are checked once)."""
         keys = check_keys(keys, values.shape[0])
         memo = self._memo_values(values, keys)[0]
         return keyed_words(keys, memo_tweak(self._permanent_spec(), "fingerprint"), memo, 1)
