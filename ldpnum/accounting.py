@@ -546,34 +546,40 @@ class PrivacyLedger:
     # -- longitudinal collections (DESIGN.md R9) -------------------------------------------------------------
     def _longitudinal_spend(self, stream, people, fingerprints, round_id, state=None):
         """Each person's added ε for one round of the longitudinal ``stream``, and the stream's state after it
-        (not stored yet): per person, how many reports they sent about each memoized value (by fingerprint).
-        ``state``: the stream's state to start from (default: the recorded one)."""
+        (not stored yet): per (person, fingerprint of a memoized value), how many reports the person sent about
+        that value. ``state``: the stream's state to start from (default: the recorded one).
+
+        Vectorized over reports: with ``c`` earlier reports and ``d`` new ones about one value, the person's bound
+        for it grows by ``min(ε∞, (c + d)·ε1) - min(ε∞, c·ε1)``."""
         import pandas as pd
 
         if state is None:
             state = self._streams.get(stream["id"])
         if state is None:
-            state = {**stream, "seen": {}, "rounds": {}}
-        if round_id is not None:
-            before = state["rounds"].get(round_id, set())
-            again = [p for p in people if p in before]
-            if again:
+            state = {**stream, "counts": pd.Series(dtype=np.int64), "rounds": {}}
+        ids = pd.Index(people)
+        if round_id is not None and round_id in state["rounds"]:
+            again = ids[ids.isin(state["rounds"][round_id])]
+            if len(again):
+                first = again[0].item() if hasattr(again[0], "item") else again[0]
                 raise ValueError(f"round {round_id} of this longitudinal collection ({stream['mechanism']}) was already "
-                                 f"recorded for {len(again)} of these people (first: {again[0]!r}): a round is "
+                                 f"recorded for {len(again)} of these people (first: {first!r}): a round is "
                                  "collected once per person; use a new round number")
         eps_perm, eps_rep = state["epsilon_permanent"], state["epsilon_report"]
-        seen: dict = {}
-        spend: dict = {}
-        for person, fp in zip(people, fingerprints):
-            counts = seen.get(person)
-            if counts is None:
-                counts = seen[person] = dict(state["seen"].get(person, {}))
-            c = counts.get(int(fp), 0)
-            counts[int(fp)] = c + 1
-            spend[person] = spend.get(person, 0.0) + min(eps_perm, (c + 1) * eps_rep) - min(eps_perm, c * eps_rep)
-        after = {**state, "seen": {**state["seen"], **seen},
-                 "rounds": {**state["rounds"], round_id: state["rounds"].get(round_id, set()) | set(people)}}
-        return pd.Series(spend, dtype=np.float64), after
+        pairs = pd.MultiIndex.from_arrays([ids, pd.Index(np.asarray(fingerprints, dtype=np.uint64))],
+                                          names=["person", "fingerprint"])
+        new = pd.Series(1, index=pairs, dtype=np.int64).groupby(level=[0, 1], sort=False).sum()
+        before = state["counts"].reindex(new.index, fill_value=0).to_numpy() if len(state["counts"]) else \
+            np.zeros(len(new), dtype=np.int64)
+        after_counts = before + new.to_numpy()
+        gain = np.minimum(eps_perm, after_counts * eps_rep) - np.minimum(eps_perm, before * eps_rep)
+        spend = pd.Series(gain, index=new.index.get_level_values(0), dtype=np.float64).groupby(level=0,
+                                                                                              sort=False).sum()
+        counts = state["counts"].add(new, fill_value=0).astype(np.int64) if len(state["counts"]) else new
+        rounds = dict(state["rounds"])
+        if round_id is not None:
+            rounds[round_id] = ids.unique() if round_id not in rounds else rounds[round_id].append(ids).unique()
+        return spend, {**state, "counts": counts, "rounds": rounds}
 
     def _longitudinal_rounds(self, rounds, people):
         """Validate ``people`` and each ``(mechanism, fingerprints, round)``: the ids, and per round its stream
