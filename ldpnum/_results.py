@@ -97,14 +97,28 @@ class PrivacyProvenance:
     @property
     def privacy(self) -> str:
         """``"local ε = 4"``, or for a shuffled collection
-        ``"local ε = 4, central ε (shuffled, n = 100,000, δ = 1e-06) = 0.1698"``."""
+        ``"local ε = 4, central ε (shuffled, n = 100,000, δ = 1e-06) = 0.1698"``, or for memoized reports
+        (:mod:`ldpnum.longitudinal`) ``"local ε = 0.5 per report, ε∞ = 2 per memoized value (round 3)"``."""
         if self.shuffle is not None:
             return self.shuffle.describe()
-        return "local ε = -" if self.epsilon is None else f"local ε = {self.epsilon:g}"
+        if self.epsilon is None:
+            return "local ε = -"
+        return describe_epsilon(self.epsilon, getattr(self, "spec", None))
 
     def _shuffle_note(self) -> str:
         """``", local ε = …, central ε (shuffled, …) = …"`` for reprs of shuffled collections, else ``""``."""
         return "" if self.shuffle is None else f", {self.privacy}"
+
+
+def describe_epsilon(epsilon: float, spec: Any = None) -> str:
+    """``"local ε = 4"``; for a longitudinal spec (one with ``epsilon_permanent``), the per-report ε next to the
+    bound of all reports about one memoized value, and the round when the spec records one."""
+    eps_perm = spec.get("epsilon_permanent") if spec is not None and hasattr(spec, "get") else None
+    if eps_perm is None:
+        return f"local ε = {epsilon:g}"
+    rnd = spec.get("round")
+    return (f"local ε = {epsilon:g} per report, ε∞ = {eps_perm:g} per memoized value"
+            + ("" if rnd is None else f" (round {rnd})"))
 
 
 def named(result: _Result, name: object) -> _Result:

@@ -134,8 +134,22 @@ class Reports:
     __hash__ = None  # type: ignore[assignment]  # mutable-looking container of codes: unhashable
 
     def __repr__(self) -> str:
-        return (f"Reports(n={len(self)}, mechanism={self.spec.mechanism!r}, epsilon={self.spec.epsilon:g}, "
+        eps_perm, rnd = self.spec.get("epsilon_permanent"), self.spec.get("round")
+        memo = "" if eps_perm is None else f", epsilon_permanent={eps_perm:g}"
+        memo += "" if rnd is None else f", round={rnd}"
+        return (f"Reports(n={len(self)}, mechanism={self.spec.mechanism!r}, epsilon={self.spec.epsilon:g}{memo}, "
                 f"dtype={self.codes.dtype})")
+
+    @property
+    def epsilon(self) -> float:
+        """ε of each report (ε1 for memoized reports)."""
+        return self.spec.epsilon
+
+    @property
+    def epsilon_permanent(self) -> float | None:
+        """ε∞ of memoized reports (:mod:`ldpnum.longitudinal`): the bound of all reports about one memoized value
+        of one person; None for one-shot reports."""
+        return self.spec.get("epsilon_permanent")
 
     @classmethod
     def concat(cls, parts: Iterable["Reports"]) -> "Reports":
