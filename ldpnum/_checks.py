@@ -6,11 +6,11 @@ entries, probabilities ``q`` in [0, 1], range queries ``lo <= hi``, and the prov
 (spec, ε, number of reports). This module imports neither the results nor the plots, so both can use it.
 """
 
-import math
 import numbers
 
 import numpy as np
 
+from ._validation import check_scalar
 from .spec import Spec
 
 __all__ = ["real_array", "where", "at", "is_int", "check_finite", "check_probabilities", "check_ranges",
@@ -101,19 +101,10 @@ def check_provenance(spec, epsilon, n_reports):
     if epsilon is None and spec is not None:
         epsilon = spec.epsilon
     if epsilon is not None:
-        if not isinstance(epsilon, numbers.Real) or isinstance(epsilon, (bool, np.bool_)):
-            raise TypeError(f"epsilon must be a real number or None; got {type(epsilon).__name__} {epsilon!r}")
-        epsilon = float(epsilon)
-        if not (math.isfinite(epsilon) and epsilon > 0):
-            raise ValueError(f"epsilon must be a finite positive number; got {epsilon!r}")
+        epsilon = check_scalar(epsilon, "epsilon", float, low=0, include_boundaries="neither")
         if spec is not None and epsilon != spec.epsilon:
             raise ValueError(f"epsilon={epsilon!r} disagrees with the spec's epsilon={spec.epsilon!r}")
-    if n_reports is not None:
-        if not is_int(n_reports):
-            raise TypeError(f"n_reports must be an int or None; got {type(n_reports).__name__}")
-        if n_reports < 0:
-            raise ValueError(f"n_reports must be non-negative; got {n_reports}")
-        n_reports = int(n_reports)
+    n_reports = check_scalar(n_reports, "n_reports", int, low=0, allow_none=True)
     return epsilon, n_reports
 
 

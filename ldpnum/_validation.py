@@ -104,7 +104,7 @@ def check_scalar(value, name, kind=int, *, low=None, high=None, include_boundari
         raise TypeError(f"kind must be int or float; got {kind!r}")
     if not ok:
         noun += " or None" if allow_none else ""
-        raise TypeError(f"{name} must be {noun}; got {type(value).__name__} {value!r}")
+        raise TypeError(f"{name} must be {noun}; got {type(value).__name__} {value!r:.60}")
     if include_boundaries not in _BOUNDARIES:
         raise ValueError(f"include_boundaries must be one of {', '.join(map(repr, _BOUNDARIES))}; "
                          f"got {include_boundaries!r}")
@@ -456,10 +456,8 @@ def check_categories(x, k, *, name="x", nan_policy="raise", fill_value=None, unk
     check_choice(nan_policy, "nan_policy", ("raise", "impute"))
     check_choice(unknown, "unknown", ("raise", "uniform"))
     if nan_policy == "impute":
-        if not isinstance(fill_value, numbers.Integral) or isinstance(fill_value, (bool, np.bool_)):
-            raise TypeError(f"fill_value must be an integer category; got {type(fill_value).__name__}")
-        if not 0 <= int(fill_value) < k:
-            raise ValueError(f"fill_value must be a category in [0, {k}); got {fill_value!r}")
+        fill_value = check_scalar(fill_value, "fill_value", int, low=0, high=k, include_boundaries="left",
+                                  verb="be a category")
     elif fill_value is not None:
         raise ValueError("fill_value is only used with nan_policy='impute'")
     dtype = getattr(x, "dtype", None)

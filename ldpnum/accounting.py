@@ -70,6 +70,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._validation import check_scalar
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -143,22 +145,14 @@ class ShuffleAmplification:
 def check_shuffle_delta(delta: float) -> float:
     """``delta`` as a float in (0, 1), the central δ of a shuffled collection, else ValueError (TypeError for a
     non-number). Integrations call it before drawing anything."""
-    if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, numbers.Real):
-        raise TypeError(f"shuffle_delta must be a number in (0, 1); got {type(delta).__name__} {delta!r}")
-    if not 0 < delta < 1:
-        raise ValueError(f"shuffle_delta must lie in (0, 1); got {delta!r}")
-    return float(delta)
+    return check_scalar(delta, "shuffle_delta", float, low=0, high=1, include_boundaries="neither", finite=False,
+                        verb="lie")
 
 
 def _check(epsilon0, n, delta):
-    if isinstance(epsilon0, (bool,)) or not isinstance(epsilon0, numbers.Real) or not math.isfinite(epsilon0) \
-            or not epsilon0 > 0:
-        raise ValueError(f"epsilon0 must be a finite number > 0; got {epsilon0!r}")
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise ValueError(f"n must be an integer >= 1 (people shuffled together); got {n!r}")
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < delta < 1:
-        raise ValueError(f"delta must lie in (0, 1); got {delta!r}")
-    return float(epsilon0), int(n), float(delta)
+    return (check_scalar(epsilon0, "epsilon0", float, low=0, include_boundaries="neither"),
+            check_scalar(n, "n", int, low=1),
+            check_scalar(delta, "delta", float, low=0, high=1, include_boundaries="neither", finite=False, verb="lie"))
 
 
 def closed_form_shuffle_epsilon(epsilon0: float, n: int, delta: float) -> float | None:
@@ -436,9 +430,7 @@ class PrivacyLedger:
     def __init__(self, cap: float | None = None, *, on_exceed: str = "raise") -> None:
         import pandas as pd
 
-        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, numbers.Real) or not cap > 0
-                                or not math.isfinite(cap)):
-            raise ValueError(f"cap must be a finite number > 0 (or None); got {cap!r}")
+        cap = check_scalar(cap, "cap", float, low=0, include_boundaries="neither", allow_none=True)
         if on_exceed not in ("raise", "warn"):
             raise ValueError(f"on_exceed must be 'raise' or 'warn'; got {on_exceed!r}")
         self.cap = None if cap is None else float(cap)
@@ -512,8 +504,8 @@ class PrivacyLedger:
             spec_list = [str(s) for s in specs]
         else:
             spec_list = [str(specs)]
-        if shuffle_n is not None and (isinstance(shuffle_n, bool) or not isinstance(shuffle_n, numbers.Integral)
-                                      or not 1 <= shuffle_n <= len(ids)):
+        shuffle_n = check_scalar(shuffle_n, "shuffle_n", int, allow_none=True)
+        if shuffle_n is not None and not 1 <= shuffle_n <= len(ids):
             raise ValueError(f"shuffle_n must be an integer in [1, {len(ids)}] (the people recorded); got "
                              f"{shuffle_n!r}")
         central = shuffle_epsilon(eps, len(ids) if shuffle_n is None else int(shuffle_n), shuffle_delta) \
@@ -581,7 +573,10 @@ class PrivacyLedger:
         if not isinstance(entries, list):
             raise ValueError("privacy ledger JSON: 'entries' must be a list of collections; "
                              f"got {'nothing' if entries is None else type(entries).__name__}")
-        ledger = cls(data.get("cap"), on_exceed=data.get("on_exceed", "raise"))
+        try:
+            ledger = cls(data.get("cap"), on_exceed=data.get("on_exceed", "raise"))
+        except TypeError as exc:  # a cap of another kind: still one ValueError for a damaged ledger
+            raise ValueError(f"privacy ledger JSON: {exc}") from None
         policy, ledger.cap = ledger.cap, None  # replay without re-checking: the history is what it was
         for i, e in enumerate(entries):
             missing = [k for k in ("epsilon", "people") if not isinstance(e, dict) or k not in e]
@@ -607,8 +602,7 @@ class PrivacyLedger:
 
 def _check_delta_spent(delta):
     """A collection's δ as a float in [0, 1) (see :class:`PrivacyLedger`)."""
-    if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, numbers.Real):
-        raise TypeError(f"delta must be a number in [0, 1); got {type(delta).__name__} {delta!r}")
+    delta = check_scalar(delta, "delta", float, finite=False)
     if not 0 <= delta < 1:
         raise ValueError(f"delta must lie in [0, 1) (0 for pure epsilon-LDP; delta >= 1 promises nothing); "
                          f"got {delta!r}")
@@ -616,7 +610,4 @@ def _check_delta_spent(delta):
 
 
 def _check_epsilon_spent(epsilon):
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not math.isfinite(epsilon) \
-            or not epsilon > 0:
-        raise ValueError(f"epsilon must be a finite number > 0; got {epsilon!r}")
-    return float(epsilon)
+    return check_scalar(epsilon, "epsilon", float, low=0, include_boundaries="neither")

@@ -4,7 +4,6 @@ import hashlib
 import hmac
 import json
 import math
-import numbers
 import struct
 import zlib
 from collections.abc import Callable, Iterable
@@ -14,6 +13,7 @@ import numpy as np
 
 from ._counting import count_in_slices, n_threads
 from ._typing import ArrayLike, NDArray
+from ._validation import check_scalar
 from .spec import Spec, check_spec
 from .reports import code_dtype
 
@@ -162,11 +162,7 @@ class Aggregate:
                              f"({counts[bad[0]]})")
         total = _total(counts)
         if n_reports is not None:
-            if isinstance(n_reports, (bool, np.bool_)) or not isinstance(n_reports, numbers.Integral):
-                raise TypeError(f"n_reports must be an integer; got {type(n_reports).__name__} {n_reports!r}")
-            n_reports = int(n_reports)
-            if not 0 <= n_reports <= _I64_MAX:
-                raise ValueError(f"n_reports must be in [0, 2**63 - 1]; got {n_reports}")
+            n_reports = check_scalar(n_reports, "n_reports", int, low=0, high=_I64_MAX)
         check = _COUNT_CHECKS.get(spec.mechanism)
         if check is not None:
             n_reports = check(counts, total, n_reports, spec)
@@ -685,10 +681,11 @@ def _rebuild(counts, spec, n_reports, shuffle, cls=Aggregate):
     delta = check_shuffle_delta(delta)
     try:
         epsilon0 = _check_epsilon0(shuffle[3] if len(shuffle) > 3 else None, spec)
+        smallest = check_scalar(smallest, "the smallest batch", int, low=1)
+        batches = check_scalar(batches, "batches", int, low=1)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"aggregate of {spec}: shuffle declaration: {exc}") from None
-    if any(isinstance(v, bool) or not isinstance(v, numbers.Integral) for v in (smallest, batches)) \
-            or not 1 <= batches or not 1 <= smallest or smallest * batches > agg.n_reports:
+    if smallest * batches > agg.n_reports:
         raise ValueError(f"aggregate of {spec}: shuffle declaration of {batches!r} batch(es) of at least "
                          f"{smallest!r} reports is impossible with {agg.n_reports} reports")
     return Aggregate._merged(agg.counts, spec, agg._n_reports,
@@ -699,8 +696,7 @@ def _check_epsilon0(epsilon0, spec):
     """``epsilon0`` of a shuffle declaration as a float (None: the spec's ε)."""
     if epsilon0 is None:
         return None
-    if isinstance(epsilon0, (bool, np.bool_)) or not isinstance(epsilon0, numbers.Real):
-        raise TypeError(f"epsilon0 must be a number; got {type(epsilon0).__name__} {epsilon0!r}")
+    epsilon0 = check_scalar(epsilon0, "epsilon0", float, finite=False)
     if not math.isfinite(epsilon0) or epsilon0 < spec.epsilon:
         raise ValueError(f"epsilon0 (the local epsilon of each person's shuffled message) must be finite and at "
                          f"least the report's own epsilon {spec.epsilon:g}; got {epsilon0!r}")

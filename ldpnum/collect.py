@@ -89,7 +89,7 @@ from ._frame import (
 from ._random import MAX_ASSIGNED, assign_columns, child_rng, resolve_rng
 from ._results import named
 from ._typing import SeedLike
-from ._validation import check_choice
+from ._validation import check_choice, check_scalar
 from .aggregate import Aggregate
 from .base import ESTIMATORS
 from .exceptions import BudgetWarning
@@ -564,11 +564,7 @@ def _check_seed(seed):
 
 
 def _check_index(partition_index):
-    if isinstance(partition_index, (bool, np.bool_)) or not isinstance(partition_index, numbers.Integral):
-        raise TypeError(f"partition_index must be an int; got {type(partition_index).__name__}")
-    if int(partition_index) < 0:
-        raise ValueError(f"partition_index must be non-negative; got {int(partition_index)}")
-    return int(partition_index)
+    return check_scalar(partition_index, "partition_index", int, low=0)
 
 
 def partition_rng(seed: Any, partition_index: Any) -> Any:

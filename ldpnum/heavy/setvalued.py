@@ -350,12 +350,7 @@ def _check_json_fields(d, cls, required, what):
 
 def _field_int(value, name, low=0):
     """An int field (not bool, not str) ``>= low``: TypeError for another kind, ValueError below ``low``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r:.60}")
-    value = int(value)
-    if value < low:
-        raise ValueError(f"{name} must be an int >= {low}; got {value}")
-    return value
+    return check_scalar(value, name, int, low=low)
 
 
 def _field_str(value, name):

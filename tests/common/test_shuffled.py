@@ -68,7 +68,7 @@ def test_bad_declarations():
         with pytest.raises(ValueError, match="shuffle_delta must lie in"):
             agg.shuffled(bad)
     for bad in (True, "1e-6", None):
-        with pytest.raises(TypeError, match="shuffle_delta must be a number"):
+        with pytest.raises(TypeError, match="shuffle_delta must be a real number"):
             agg.shuffled(bad)
     with pytest.raises(ValueError, match="no reports cannot be declared shuffled"):
         m.empty_aggregate().shuffled(1e-6)
@@ -91,6 +91,9 @@ def test_round_trips_keep_the_declaration():
         Aggregate.from_frame(frame)
     frame.attrs["ldpnum_aggregate"]["shuffle"] = [2.0, 1_000, 2]
     with pytest.raises(ValueError, match="shuffle_delta must lie in"):
+        Aggregate.from_frame(frame)
+    frame.attrs["ldpnum_aggregate"]["shuffle"] = [1e-5, 1_000, 2.5]  # a batch count of another kind
+    with pytest.raises(ValueError, match="shuffle declaration: batches must be an integer; got float 2.5"):
         Aggregate.from_frame(frame)
 
 
@@ -183,7 +186,7 @@ def test_pandas_bad_shuffle_arguments_draw_and_record_nothing(monkeypatch):
         df.ldp.privatize({"t": m}, rng=0, shuffled=True, shuffle_delta=0.0, ledger=ledger)
     with pytest.raises(TypeError, match="shuffled must be True or False"):
         df["t"].ldp.privatize(m, rng=0, shuffled="yes")
-    with pytest.raises(TypeError, match="shuffle_delta must be a number"):
+    with pytest.raises(TypeError, match="shuffle_delta must be a real number"):
         df["t"].ldp.privatize(m, rng=0, shuffled=True, shuffle_delta="1e-6")
     assert len(ledger) == 0
 

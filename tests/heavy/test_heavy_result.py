@@ -168,7 +168,7 @@ def test_int_and_bytes_items():
     (dict(spec={"mechanism": "PEM"}), TypeError, "spec must be an ldpnum Spec"),
     (dict(epsilon=2.0), ValueError, "disagrees with the spec"),
     (dict(epsilon="4"), TypeError, "epsilon"),
-    (dict(n_reports=-1), ValueError, "n_reports must be non-negative"),
+    (dict(n_reports=-1), ValueError, "n_reports must be >= 0; got -1"),
     (dict(n_reports=1.5), TypeError, "n_reports must be an int"),
     (dict(n_reports=None), TypeError, "n_reports must be an int"),
     (dict(provenance=[1, 2]), TypeError, "provenance must be a mapping"),
