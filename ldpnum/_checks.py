@@ -14,7 +14,7 @@ from ._validation import check_scalar
 from .spec import Spec
 
 __all__ = ["real_array", "where", "at", "is_int", "check_finite", "check_probabilities", "check_ranges",
-           "check_provenance", "read_only"]
+           "check_provenance", "check_required_provenance", "read_only"]
 
 
 def real_array(x, name):
@@ -106,6 +106,18 @@ def check_provenance(spec, epsilon, n_reports):
             raise ValueError(f"epsilon={epsilon!r} disagrees with the spec's epsilon={spec.epsilon!r}")
     n_reports = check_scalar(n_reports, "n_reports", int, low=0, allow_none=True)
     return epsilon, n_reports
+
+
+def check_required_provenance(spec, epsilon, n_reports):
+    """:func:`check_provenance` for an estimate that always comes from reports: ``spec`` must be a
+    :class:`~ldpnum.Spec` and ``n_reports`` an int (neither may be None). Returns ``(epsilon, n_reports)``.
+
+    The heavy-hitter and set-valued results (:class:`~ldpnum.HeavyHittersEstimate`,
+    :class:`~ldpnum.ItemsetsEstimate` and its subclass) check their provenance with it.
+    """
+    if not isinstance(spec, Spec):
+        raise TypeError(f"spec must be an ldpnum Spec; got {type(spec).__name__}")
+    return check_provenance(spec, epsilon, check_scalar(n_reports, "n_reports", int, low=0))
 
 
 def read_only(arr):

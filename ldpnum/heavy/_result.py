@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._checks import check_provenance, is_int, normal_quantile, read_only, real_array, where
+from .._checks import check_required_provenance, is_int, normal_quantile, read_only, real_array, where
 from .._plotting import new_axes
 from ..accounting import ShuffleAmplification
 from .._results import (HTML_MAX_ROWS, REPR_EDGE_ITEMS, ConfidenceInterval, PrivacyProvenance, _g, _html_table, _mechanism_rows,
@@ -80,6 +80,16 @@ def _thaw(v):
     if isinstance(v, tuple):
         return [_thaw(x) for x in v]
     return v
+
+
+def _frozen_provenance(provenance):
+    """A result's ``provenance`` (a JSON-able mapping, None for an empty one) as a frozen, read-only copy."""
+    provenance = {} if provenance is None else provenance
+    if not isinstance(provenance, Mapping):
+        raise TypeError(f"provenance must be a mapping (a JSON-able dict); got {type(provenance).__name__}")
+    plain = _plain(copy.deepcopy(_thaw(provenance)), "provenance")
+    json.dumps(plain)  # JSON-able by construction; a failure here is a bug in _plain
+    return _freeze(plain)
 
 
 def item_label(item: "str | bytes | int", *, one_line: bool = False) -> str:
@@ -237,20 +247,10 @@ class HeavyHittersEstimate(PrivacyProvenance):
                                  f"{first} ({float(arr[first])!r})")
             set_(self, attr, read_only(arr))
 
-        if not isinstance(self.spec, Spec):
-            raise TypeError(f"spec must be an ldpnum Spec; got {type(self.spec).__name__}")
-        if self.n_reports is None:
-            raise TypeError("n_reports must be an int; got None")
-        epsilon, n_reports = check_provenance(self.spec, self.epsilon, self.n_reports)
+        epsilon, n_reports = check_required_provenance(self.spec, self.epsilon, self.n_reports)
         set_(self, "epsilon", epsilon)
         set_(self, "n_reports", n_reports)
-
-        provenance = {} if self.provenance is None else self.provenance
-        if not isinstance(provenance, Mapping):
-            raise TypeError(f"provenance must be a mapping (a JSON-able dict); got {type(provenance).__name__}")
-        plain = _plain(copy.deepcopy(_thaw(provenance)), "provenance")
-        json.dumps(plain)  # JSON-able by construction; a failure here is a bug in _plain
-        set_(self, "provenance", _freeze(plain))
+        set_(self, "provenance", _frozen_provenance(self.provenance))
         if self.name is not None and not isinstance(self.name, str):
             raise TypeError(f"name must be a str or None; got {type(self.name).__name__}")
 
@@ -409,14 +409,10 @@ class ItemsetsEstimate(PrivacyProvenance):
             if arr.shape != (len(itemsets),) or not np.all(np.isfinite(arr)):
                 raise ValueError(f"{attr} must be finite, one per itemset ({len(itemsets)}); got shape {arr.shape}")
             set_(self, attr, read_only(arr))
-        if not isinstance(self.spec, Spec):
-            raise TypeError(f"spec must be an ldpnum Spec; got {type(self.spec).__name__}")
-        if self.n_reports is None:
-            raise TypeError("n_reports must be an int; got None")
-        epsilon, n_reports = check_provenance(self.spec, self.epsilon, self.n_reports)
+        epsilon, n_reports = check_required_provenance(self.spec, self.epsilon, self.n_reports)
         set_(self, "epsilon", epsilon)
         set_(self, "n_reports", n_reports)
-        set_(self, "provenance", _freeze(_plain(_thaw(self.provenance or {}), "provenance")))
+        set_(self, "provenance", _frozen_provenance(self.provenance))
 
     @property
     def k(self) -> int:
