@@ -3,6 +3,7 @@
 import html
 import math
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -105,6 +106,24 @@ class PrivacyProvenance:
     def _shuffle_note(self) -> str:
         """``", local ε = …, central ε (shuffled, …) = …"`` for reprs of shuffled collections, else ``""``."""
         return "" if self.shuffle is None else f", {self.privacy}"
+
+
+def thaw(value: Any) -> Any:
+    """A frozen result field (read-only mappings and tuples, as results keep their provenance) as plain dicts
+    and lists, e.g. for JSON; keys and other values are kept as they are.
+
+    The heavy-hitter results thaw a provenance before checking and freezing it again, and the command line
+    before writing a result as JSON.
+
+    >>> import types
+    >>> thaw(types.MappingProxyType({"levels": (16, 64), "groups": [(1, 2)]}))
+    {'levels': [16, 64], 'groups': [[1, 2]]}
+    """
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [thaw(v) for v in value]
+    return value
 
 
 def named(result: _Result, name: object) -> _Result:

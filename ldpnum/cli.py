@@ -91,6 +91,7 @@ from .io import (
     write_plot,
     write_spec_file,
 )
+from ._results import thaw
 
 __all__ = ["MECHANISM_ALIASES",  # noqa: F822 (provided by the module __getattr__ below)
            "aggregate_file", "heavy_hitters_file", "main", "main_exit", "make_mechanism", "privatize_file"]
@@ -494,7 +495,7 @@ def _cmd_heavy_hitters(args):
                "frequencies": est.frequencies.tolist(), "counts": est.counts.tolist(),
                "standard_errors": est.standard_errors.tolist(),
                "ci": {"level": args.level, "low": ci.low.tolist(), "high": ci.high.tolist()},
-               "provenance": _json_plain(est.provenance), "n_truncated": info["truncated"],
+               "provenance": thaw(est.provenance), "n_truncated": info["truncated"],
                "simulation": args.rng is not None, "rng": args.rng}
         if mech.item_type == "bytes":
             doc["item_encoding"] = "hex"
@@ -502,17 +503,6 @@ def _cmd_heavy_hitters(args):
     else:
         _print_heavy(est, args, info, sys.stdout)
     return 0
-
-
-def _json_plain(value):
-    """A frozen provenance mapping (tuples, read-only mappings) as plain JSON values."""
-    from collections.abc import Mapping
-
-    if isinstance(value, Mapping):
-        return {str(k): _json_plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_plain(v) for v in value]
-    return value
 
 
 # -- argument parsing --------------------------------------------------------------------------------------

@@ -423,3 +423,15 @@ def test_docstring_examples(obj):
         runner.run(t)
     result = runner.summarize(verbose=False)
     assert result.failed == 0
+
+
+def test_thaw_is_the_one_copy_of_a_frozen_field_as_plain_values():
+    # heavy results (provenance) and the command line (--json) thaw frozen fields with this one function;
+    # it recurses into lists as well as tuples (the results' copy did not) and keeps keys (the CLI's str()ed them)
+    import types
+
+    from ldpnum._results import thaw
+
+    frozen = types.MappingProxyType({"a": (1, [2, (3,)]), 7: types.MappingProxyType({"b": ()})})
+    assert thaw(frozen) == {"a": [1, [2, [3]]], 7: {"b": []}}
+    assert type(thaw(frozen)[7]) is dict and thaw("text") == "text"

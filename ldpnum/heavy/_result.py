@@ -15,7 +15,7 @@ from .._checks import check_required_provenance, is_int, normal_quantile, read_o
 from .._plotting import new_axes
 from ..accounting import ShuffleAmplification
 from .._results import (HTML_MAX_ROWS, REPR_EDGE_ITEMS, ConfidenceInterval, PrivacyProvenance, _g, _html_table, _mechanism_rows,
-                        _source, _title)
+                        _source, _title, thaw)
 from ..estimation.sizes import interval_from_provenance
 from ..spec import Spec
 
@@ -74,20 +74,12 @@ def _freeze(v):
     return v
 
 
-def _thaw(v):
-    if isinstance(v, Mapping):
-        return {k: _thaw(x) for k, x in v.items()}
-    if isinstance(v, tuple):
-        return [_thaw(x) for x in v]
-    return v
-
-
 def _frozen_provenance(provenance):
     """A result's ``provenance`` (a JSON-able mapping, None for an empty one) as a frozen, read-only copy."""
     provenance = {} if provenance is None else provenance
     if not isinstance(provenance, Mapping):
         raise TypeError(f"provenance must be a mapping (a JSON-able dict); got {type(provenance).__name__}")
-    plain = _plain(copy.deepcopy(_thaw(provenance)), "provenance")
+    plain = _plain(copy.deepcopy(thaw(provenance)), "provenance")
     json.dumps(plain)  # JSON-able by construction; a failure here is a bug in _plain
     return _freeze(plain)
 
@@ -359,7 +351,7 @@ class HeavyHittersEstimate(PrivacyProvenance):
     def __reduce__(self):
         # Rebuild through __init__ (the frozen provenance is not picklable as such; it is thawed first).
         return (type(self), (self.items, self.frequencies, self.standard_errors, self.n_reports, self.epsilon,
-                             self.spec, _thaw(self.provenance), self.name, self.shuffle))
+                             self.spec, thaw(self.provenance), self.name, self.shuffle))
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -449,7 +441,7 @@ class ItemsetsEstimate(PrivacyProvenance):
     def __reduce__(self):
         # Rebuild through __init__ (the frozen provenance is not picklable as such; it is thawed first).
         return (type(self), (self.itemsets, self.frequencies, self.standard_errors, self.n_reports, self.epsilon,
-                             self.spec, _thaw(self.provenance), self.shuffle))
+                             self.spec, thaw(self.provenance), self.shuffle))
 
     def __repr__(self):
         shown = ", ".join(f"({sorted(s)!r}, {f:.4g})" for s, f in zip(self.itemsets[:5], self.frequencies))

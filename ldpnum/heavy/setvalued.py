@@ -123,7 +123,8 @@ from ..frequency.hashing import OLH
 from ..frequency.recommend import recommend
 from ..plans import TWO48, uniform_count
 from ..reports import Reports
-from ._result import HeavyHittersEstimate, ItemsetsEstimate, SetItemsEstimate, _plain, _thaw
+from .._results import thaw
+from ._result import HeavyHittersEstimate, ItemsetsEstimate, SetItemsEstimate, _plain
 from .items import ITEM_TYPES, check_item_bits, decode_items, encode_items
 from .._kernels.objects import sort_segments
 from .padding import flatten_sets, padding_sampling
@@ -320,7 +321,7 @@ def candidate_itemsets(frequencies: NDArray[np.float64], count: int) -> list[tup
 # -- collector state and client payload ----------------------------------------------------------------------
 
 def _json_default(params):
-    return _plain(_thaw(params), "state")
+    return _plain(thaw(params), "state")
 
 
 def _json_object(text, what):
