@@ -277,7 +277,7 @@ def shuffle_delta_of(obj: Any) -> float | None:
     return None if info is None else info.get("shuffle_delta")
 
 
-def frame_info(obj: Any) -> Any:
+def frame_info(obj: Any) -> dict[str, Any] | None:
     """The ldpnum metadata dict recorded on ``obj`` (None when there is none)."""
     info = getattr(obj, "attrs", {}).get(ATTRS_KEY)
     return None if info is None else _entry(info)
@@ -291,7 +291,7 @@ def column_specs(obj: Any) -> dict[Any, Spec]:
     return {c["column"]: Spec.from_dict(c["spec"]) for c in info["columns"]}
 
 
-def column_digest(obj: Any, name: Any) -> Any:
+def column_digest(obj: Any, name: Any) -> str | None:
     """The digest of the codes recorded for report column ``name`` of ``obj`` (None when none is)."""
     info = frame_info(obj)
     if info is None:

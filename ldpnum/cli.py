@@ -68,8 +68,10 @@ import json
 import math
 import os
 import sys
+from collections.abc import Mapping
+from typing import Any
 
-from .base import bounded_mechanisms, from_spec, lookup, mechanism_spellings, mechanisms_offering
+from .base import Mechanism, bounded_mechanisms, from_spec, lookup, mechanism_spellings, mechanisms_offering
 from .collect import QUERIES, STRATEGIES, MarginalQueryError, answer_queries, empty_values, record_ledger
 from .io import (
     DEFAULT_BATCH_SIZE,
@@ -92,6 +94,7 @@ from .io import (
     write_spec_file,
 )
 from ._results import thaw
+from ._typing import Bounds
 
 __all__ = ["MECHANISM_ALIASES",  # noqa: F822 (provided by the module __getattr__ below)
            "aggregate_file", "heavy_hitters_file", "main", "main_exit", "make_mechanism", "privatize_file"]
@@ -135,7 +138,7 @@ def _mechanism_class(name):
     return cls
 
 
-def make_mechanism(name, epsilon, bounds, params=None):
+def make_mechanism(name: str, epsilon: float, bounds: Bounds, params: Mapping[str, Any] | None = None) -> Mechanism:
     """Build a numerical mechanism from its command-line name.
 
     Parameters

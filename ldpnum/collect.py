@@ -1049,10 +1049,12 @@ def concat(objs: Any, **kwargs: Any) -> Any:
     kinds = {isinstance(o, pd.Series) for o in objs}
     if not all(isinstance(o, (pd.Series, pd.DataFrame)) for o in objs) or len(kinds) != 1:
         raise TypeError("concat expects report Series only or report DataFrames only")
-    infos = [frame_info(o) for o in objs]
-    if any(info is None for info in infos):
-        raise ValueError(f"part {next(i for i, info in enumerate(infos) if info is None)} carries no ldpnum record: "
-                         "it is not a report object")
+    infos: list[dict[str, Any]] = []
+    for i, o in enumerate(objs):
+        info = frame_info(o)
+        if info is None:
+            raise ValueError(f"part {i} carries no ldpnum record: it is not a report object")
+        infos.append(info)
     specs = column_specs(objs[0])
     series = kinds == {True}
     for i, (o, info) in enumerate(zip(objs, infos)):
@@ -1068,8 +1070,8 @@ def concat(objs: Any, **kwargs: Any) -> Any:
             reports_of(col)  # raises ReportsChangedError for a changed part
     digests = {}
     for c in specs:
-        parts = [column_digest(o, c) for o in objs]
-        if all(d is not None for d in parts):
+        parts = [d for d in (column_digest(o, c) for o in objs) if d is not None]
+        if len(parts) == len(objs):
             digests[c] = add_digests(*parts)
     out = pd.concat(objs, **kwargs)
     sources = {c: column_sources(objs[0], c) for c in specs if column_sources(objs[0], c) is not None}

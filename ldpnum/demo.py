@@ -14,11 +14,14 @@ import sys
 import time
 import warnings
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
 from ._random import child_rng
+
+if TYPE_CHECKING:
+    from .heavy import HeavyHittersEstimate
 
 __all__ = ["demo", "demo_distribution", "demo_joint", "demo_vectors", "demo_heavy_hitters"]
 
@@ -227,7 +230,8 @@ def _word_truth(words, ranks, item_bits):
     return items, counts, rank_of, item_of_word, long_word
 
 
-def demo_heavy_hitters(out=None, *, epsilon=4.0, n=1_000_000, top_k=20, rng=None):
+def demo_heavy_hitters(out: TextIO | None = None, *, epsilon: float = 4.0, n: int = 1_000_000, top_k: int = 20,
+                       rng: Any = None) -> HeavyHittersEstimate:
     r"""Find the most frequent words of a sampled population with PEM, and compare them with the truth.
 
     Population: ``n`` people, each holding one word of the embedded list of the 50,000 most frequent English
@@ -332,13 +336,14 @@ def demo_heavy_hitters(out=None, *, epsilon=4.0, n=1_000_000, top_k=20, rng=None
           "with every word sharing those bytes (marked …); the truth is counted on the same truncated items",
           file=out)
     ci = est.confidence_interval(0.95)
+    lows, highs = np.asarray(ci.low), np.asarray(ci.high)  # one entry per item
     labels = [item_label(v, one_line=True) + ("…" if v in cut_items else "") for v in est.items]
     width = max([len("word")] + [len(v) for v in labels])
     header = f"{'rank':>4}  {'word':<{width}}  {'estimated % ± 1.96·SE':>22}  {'true rank':>9}  {'true %':>7}"
     print(header, file=out)
     print("-" * len(header), file=out)
     for r, (item, label) in enumerate(zip(est.items, labels)):
-        half = (ci.high[r] - ci.low[r]) / 2
+        half = (highs[r] - lows[r]) / 2
         true_rank = rank_of.get(item)
         true_share = 0.0 if true_rank is None else counts[true_rank - 1] / n
         print(f"{r + 1:>4}  {label:<{width}}  {f'{100 * est.frequencies[r]:.3f} ± {100 * half:.3f}':>22}  "
