@@ -52,7 +52,8 @@ def is_int(v):
 
 def check_finite(arr, name, what=""):
     """ValueError naming ``name``, the count and the first non-finite entry of ``arr`` (``what``: e.g.
-    ``" value(s)"``, how the count reads)."""
+    ``" value(s)"``, how the count reads).
+    """
     bad = ~np.isfinite(arr)
     if np.any(bad):
         count, first = where(bad)

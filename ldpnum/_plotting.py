@@ -85,7 +85,8 @@ def require_matplotlib():
 
 def new_axes(ax):
     """``ax``, or the axes of a new figure when None (matplotlib imported here, only when drawing; an
-    ImportError naming ``pip install "ldpnum[plot]"`` without it)."""
+    ImportError naming ``pip install "ldpnum[plot]"`` without it).
+    """
     if ax is None:
         _, ax = require_matplotlib().subplots()
     return ax

@@ -90,7 +90,8 @@ def _mechanism_rows(spec, epsilon, n_reports, shuffle=None):
 
 class PrivacyProvenance:
     """What every result shows of its privacy: the local ε of each report and, for a collection declared
-    shuffled (:meth:`ldpnum.Aggregate.shuffled`), the central ε of the batch next to it."""
+    shuffled (:meth:`ldpnum.Aggregate.shuffled`), the central ε of the batch next to it.
+    """
 
     epsilon: Any
     shuffle: Any
@@ -98,7 +99,8 @@ class PrivacyProvenance:
     @property
     def privacy(self) -> str:
         """``"local ε = 4"``, or for a shuffled collection
-        ``"local ε = 4, central ε (shuffled, n = 100,000, δ = 1e-06) = 0.1698"``."""
+        ``"local ε = 4, central ε (shuffled, n = 100,000, δ = 1e-06) = 0.1698"``.
+        """
         if self.shuffle is not None:
             return self.shuffle.describe()
         return "local ε = -" if self.epsilon is None else f"local ε = {self.epsilon:g}"
@@ -248,7 +250,8 @@ def plot_band_level(n_replicates: int, level: float = 0.95) -> float:
 
 def simultaneous_halfwidth(deviations: Any, level: float, *, name: str = "level") -> float:
     """The ``level`` quantile of the replicates' largest deviations from the estimate: the half-width of a
-    simultaneous band (a one-sided order statistic, so ``B`` must satisfy ``(B+1)(1-level) >= 1``)."""
+    simultaneous band (a one-sided order statistic, so ``B`` must satisfy ``(B+1)(1-level) >= 1``).
+    """
     deviations = np.asarray(deviations, dtype=np.float64)
     level = check_replicates_support(level, deviations.shape[0], sides=1, name=name)
     return float(bootstrap_quantile(deviations, level))
@@ -258,7 +261,8 @@ def bootstrap_interval(point: Any, reps: Any, level: float, *, what: str, clip: 
                        warning: type = SmoothingBiasWarning, reason: str | None = None, integer: bool = False) -> tuple:
     """The percentile interval of ``reps`` at ``level`` (``ci=``), clipped to ``clip`` (and with ``integer``,
     its ends rounded outwards to int64: quantiles of integer-valued data), with a warning when the ``point``
-    estimate lies outside it (:func:`warn_if_outside`). The one path every ``ci=`` query takes."""
+    estimate lies outside it (:func:`warn_if_outside`). The one path every ``ci=`` query takes.
+    """
     low, high = percentile_interval(reps, level)
     if clip is not None:
         low, high = np.clip(low, *clip), np.clip(high, *clip)
@@ -700,7 +704,8 @@ class DistributionEstimate(PrivacyProvenance):
     @property
     def bounds(self) -> Bounds:
         """The domain ``(low, high)``: the first and last bin edges (in discrete mode ``(k_0 - 1/2, k_last + 1/2)``
-        around the first and last integers: the edges, kept as they are so that every bin is ``[e_i, e_{i+1})``)."""
+        around the first and last integers: the edges, kept as they are so that every bin is ``[e_i, e_{i+1})``).
+        """
         return float(self.bin_edges[0]), float(self.bin_edges[-1])
 
     @property

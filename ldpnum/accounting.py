@@ -144,7 +144,8 @@ class ShuffleAmplification:
 
 def check_shuffle_delta(delta: float) -> float:
     """``delta`` as a float in (0, 1), the central δ of a shuffled collection, else ValueError (TypeError for a
-    non-number). Integrations call it before drawing anything."""
+    non-number). Integrations call it before drawing anything.
+    """
     return check_scalar(delta, "shuffle_delta", float, low=0, high=1, include_boundaries="neither", finite=False,
                         verb="lie")
 
@@ -185,7 +186,8 @@ def _delta_of(eps, eps0, c, weight, tail):
     about 10⁶ (at ``c = 10⁸`` it gives 0.39 for a probability of 0.4998) and returns NaN beyond ``2³¹``; nor
     is ``F_c(K - 1)`` taken as ``F_c(K)`` minus a point probability from log-gamma, which cancels
     catastrophically at large ``c``. ``τ`` is formed from ``e^{ε - ε0}`` and ``e^{-ε0}`` (no overflow for any
-    ``ε0``)."""
+    ``ε0``).
+    """
     import numpy as np
     from scipy.special import betainc
 
@@ -210,7 +212,8 @@ def _clone_blocks(n, p, tail_target):
 
     The central interval ``μ ± z σ`` holds all but about ``tail_target`` of the mass (the exact outside mass
     is returned and charged in full); it is cut into at most :data:`_MAX_BLOCKS` blocks of equal width
-    (width 1, i.e. every count, when the interval is short)."""
+    (width 1, i.e. every count, when the interval is short).
+    """
     import numpy as np
     from scipy.stats import binom
 
@@ -336,7 +339,8 @@ def _person_ids(people, what="people", kind=None):
     """People ids as a unique pandas Index, all ints or all strs (JSON-able), of ``kind`` when given.
 
     Every id is checked (not only the first): a float, bytes or bool id is a TypeError, and so is a mix of ints
-    and strs, or ids of the other kind than ``kind`` (the ledger's), naming the count and first position."""
+    and strs, or ids of the other kind than ``kind`` (the ledger's), naming the count and first position.
+    """
     import pandas as pd
 
     listed = isinstance(people, (list, tuple))
@@ -449,7 +453,8 @@ class PrivacyLedger:
     def check(self, *, epsilon: float, people: Any) -> None:
         """Raise :class:`~ldpnum.exceptions.BudgetExceededError` (or warn, per ``on_exceed``) if recording a
         collection of ``epsilon`` per person over ``people`` would take someone above the cap; records nothing.
-        Integrations call it before drawing any randomness."""
+        Integrations call it before drawing any randomness.
+        """
         eps = _check_epsilon_spent(epsilon)
         ids = _person_ids(people, kind=self._kind)
         self._over_cap(ids, eps)
@@ -529,7 +534,8 @@ class PrivacyLedger:
 
     def total(self, person: Any) -> float:
         """One person's total ε (0 for someone never recorded); TypeError for an id of the other kind than the
-        ledger's (``"7"`` in a ledger of int ids), which could never be found."""
+        ledger's (``"7"`` in a ledger of int ids), which could never be found.
+        """
         kind = _id_kind(person)
         if kind is None:
             raise TypeError(f"person must be an int or str id; got {type(person).__name__} {person!r}")

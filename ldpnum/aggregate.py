@@ -50,7 +50,8 @@ def check_block_counts(counts: NDArray[Any], blocks: Any, offsets: Any, n_report
     """Count check of an aggregate made of blocks of single-code or support counts, one block per oracle
     (hierarchical levels, HDG grids): ``blocks[j].level_reports(block)`` gives block ``j``'s reports; a hashed
     block's support counts are at most its reports; the blocks' reports add up to ``n_reports`` (required
-    whenever there are counts). Messages number blocks from ``first``. Returns ``n_reports``."""
+    whenever there are counts). Messages number blocks from ``first``. Returns ``n_reports``.
+    """
     if n_reports is None:
         if int(np.sum(counts)):
             raise ValueError(f"aggregate of {spec}: n_reports is required (hashed {block}s store support counts, "
@@ -93,7 +94,8 @@ def single_code_counts(counts: NDArray[Any], total: int, n_reports: int | None, 
 
 def support_counts(counts: NDArray[Any], total: int, n_reports: int | None, spec: Any) -> int | None:
     """The count check of mechanisms whose report supports several cells (unary encodings, local
-    hashing, PI-RAPPOR): ``n_reports`` is stored and no count exceeds it."""
+    hashing, PI-RAPPOR): ``n_reports`` is stored and no count exceeds it.
+    """
     if n_reports is None:
         if total:
             raise ValueError(f"aggregate of {spec}: n_reports is required (each report of {spec.mechanism} "
@@ -182,7 +184,8 @@ class Aggregate:
     def _merged(cls, counts, spec, n_reports, shuffle=None):
         """An aggregate built from the sum of two checked aggregates of one spec: every layout's rule
         (single codes sum to n; no count above n; per-block totals) is preserved by addition, so only
-        the overflow check (done by the caller) is needed."""
+        the overflow check (done by the caller) is needed.
+        """
         self = cls.__new__(cls)
         counts.flags.writeable = False
         self.counts = counts
@@ -256,7 +259,8 @@ class Aggregate:
     @property
     def shuffle(self) -> "ShuffleAmplification | None":
         """The central ε of the shuffled batch(es), a :class:`~ldpnum.accounting.ShuffleAmplification`
-        (computed once), or None when the aggregate is not declared shuffled (:meth:`shuffled`)."""
+        (computed once), or None when the aggregate is not declared shuffled (:meth:`shuffled`).
+        """
         if self._shuffle is None:
             return None
         if self._shuffle_amplification is None:
@@ -269,7 +273,8 @@ class Aggregate:
     @property
     def shuffle_epsilon0(self) -> float | None:
         """The local ε of each person's message in the shuffled batch: the spec's ε, or the larger ``epsilon0``
-        it was declared with (:meth:`shuffled`); None when not shuffled."""
+        it was declared with (:meth:`shuffled`); None when not shuffled.
+        """
         if self._shuffle is None:
             return None
         return self._shuffle[3] if len(self._shuffle) > 3 else self.spec.epsilon
@@ -668,7 +673,8 @@ class Aggregate:
 def _rebuild(counts, spec, n_reports, shuffle, cls=Aggregate):
     """An aggregate from its fields, every one checked: the constructor's count checks, then the shuffle
     declaration ``(delta, smallest batch, batches)`` (None when not shuffled), which must be possible for
-    its number of reports (used by unpickling, :meth:`Aggregate.from_bytes` and :meth:`Aggregate.from_frame`)."""
+    its number of reports (used by unpickling, :meth:`Aggregate.from_bytes` and :meth:`Aggregate.from_frame`).
+    """
     agg = cls(counts, spec, n_reports)
     if shuffle is None:
         return agg

@@ -242,7 +242,8 @@ class CollectionPlan:
         """The collection's ldpnum record (:func:`ldpnum._frame.report_record`): every column's spec and value
         columns, the strategy, ``epsilon_per_row``, and optionally the digests of the codes and the central δ of
         a shuffled collection. The pandas accessor keeps it in ``attrs``, the command line in the Parquet
-        file's metadata."""
+        file's metadata.
+        """
         return report_record(self.specs, strategy=self.strategy, epsilon_per_row=self.epsilon_per_row,
                              digests=digests, sources={c.label: c.sources for c in self.columns if c.sources},
                              shuffle_delta=shuffle_delta)
@@ -252,7 +253,8 @@ class CollectionPlan:
         "one-column-per-row" the rows' columns from ``child_rng(rng, m)`` (the last stream).
 
         Each is a Generator shared by all batches (words are consumed in row order, so the reports do not
-        depend on the batch size), or None for secure randomness (``rng=None``: each draw keyed afresh)."""
+        depend on the batch size), or None for secure randomness (``rng=None``: each draw keyed afresh).
+        """
         m = len(self.columns)
         return [None if rng is None else np.random.default_rng(child_rng(rng, j)) for j in range(m + self.split)]
 
@@ -310,7 +312,8 @@ def assign_rows(stream: Any, n: int, m: int) -> list[np.ndarray]:
 
 def fill_values(fill_value: Any, columns: list) -> dict:
     """Each column's public fill value: ``fill_value`` for every column, or a mapping column -> value (which
-    must name privatized columns only)."""
+    must name privatized columns only).
+    """
     if isinstance(fill_value, Mapping):
         unknown = [c for c in fill_value if c not in columns]
         if unknown:
@@ -344,7 +347,8 @@ def takes_unknown(mech: Any) -> bool:
 def prepare_column(mech: Any, x: Any, name: str | None, nan_policy: str = "raise", fill_value: Any = None,
                    unknown: str = "raise", **options: Any) -> Any:
     """``mech.prepare_values`` of one column (validated, nothing drawn), with ``unknown=`` for the mechanisms
-    that take it; ``options`` (e.g. ``out_of_range``) go to ``prepare_values`` unchanged."""
+    that take it; ``options`` (e.g. ``out_of_range``) go to ``prepare_values`` unchanged.
+    """
     if unknown == "raise":
         return mech.prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value, **options)
     if not takes_unknown(mech):
@@ -361,7 +365,8 @@ def check_shuffle(shuffled: Any, shuffle_delta: Any, obj: Any = None) -> float |
     A declaration is refused for reports that keep an identifying index (``obj``'s index other than a
     RangeIndex of positions): the reports keep their input's index, and a shuffled batch must reach the
     analyst with nothing that links a report to its sender (the command line likewise refuses ``--shuffled``
-    with ``--keep``)."""
+    with ``--keep``).
+    """
     if not isinstance(shuffled, (bool, np.bool_)):
         raise TypeError(f"shuffled must be True or False; got {type(shuffled).__name__} {shuffled!r}")
     from .accounting import check_shuffle_delta
@@ -380,7 +385,8 @@ def check_ledger(ledger: Any, epsilon: float, obj: Any, people: Any) -> Any:
     """The people ids of a collection about to be drawn from the rows of ``obj`` (a pandas object), after the
     ledger's cap check (None without a ledger).
 
-    ``people`` gives one id per row (default: the index), or names the DataFrame's column of ids."""
+    ``people`` gives one id per row (default: the index), or names the DataFrame's column of ids.
+    """
     if ledger is None:
         if people is not None:
             raise ValueError("people= names the rows' people for a ledger; pass ledger= too")
@@ -414,7 +420,8 @@ def record_ledger(ledger: Any, *, epsilon: float, people: Any, specs: Any, strat
 
     Declared shuffled, the entry shows the central ε of the smallest non-empty report column (``counts``:
     the number of reports of each column; under "one-column-per-row" each column's estimates show the central
-    ε of its own reports, so the entry states the largest of them, and the two agree)."""
+    ε of its own reports, so the entry states the largest of them, and the two agree).
+    """
     ledger.record(epsilon=epsilon, people=people, specs=specs, strategy=strategy, label=label, shuffled=shuffled,
                   shuffle_delta=shuffle_delta,
                   shuffle_n=min((c for c in counts if c), default=None) if shuffled else None)
@@ -890,7 +897,8 @@ def mechanism_of(spec: Any) -> Any:
 
 def estimator(mech: Any, method: str) -> Any:
     """``mech``'s bound estimator ``method`` (e.g. ``"estimate_mean"``), or a TypeError naming what its reports
-    estimate instead."""
+    estimate instead.
+    """
     if not mech.offers(method):
         raise TypeError(f"{type(mech).__name__} reports do not estimate {ESTIMATORS[method]} (they estimate "
                         f"{mech.answers})")
@@ -992,7 +1000,8 @@ def aggregate_series(s: "pd.Series", spec: Spec | None = None) -> Aggregate:
 
 def estimate_mean_named(mech: Any, agg: Aggregate, record: Any, name: Any) -> Any:
     """``mech.estimate_mean(agg)`` named after report column ``name`` of ``record`` (an object carrying the
-    report record): a vector column's coordinates take the names of the value columns it was privatized from."""
+    report record): a vector column's coordinates take the names of the value columns it was privatized from.
+    """
     names = column_sources(record, name)
     if names is not None:
         return estimator(mech, "estimate_mean")(agg, names=names)

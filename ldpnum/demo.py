@@ -148,7 +148,8 @@ def _plot(df, estimates, epsilon, plot_path, out):
 def demo_joint(out: TextIO | None = None, *, epsilon: float = 1.0, rng: Any = None) -> float:
     """One question across two columns of the flights: the share of departures between 6 and 9 am that fly
     under 1,000 miles, from one :class:`~ldpnum.HDG` report per flight (through the ``.ldp`` accessor), next
-    to the truth. Returns the estimated share."""
+    to the truth. Returns the estimated share.
+    """
     import ldpnum as ldp
 
     out = sys.stdout if out is None else out

@@ -146,7 +146,8 @@ def point_mass_cells(masses: ArrayLike, sd: ArrayLike, *,
 def warn_point_masses(cells: NDArray[Any], masses: NDArray[Any], edges: NDArray[Any], where: str,
                       stacklevel: int = 3) -> None:
     """Warn (:class:`~ldpnum.exceptions.PointMassWarning`) about the point-mass ``cells`` of a continuous-mode
-    estimate (``masses`` per cell, ``edges`` the cells' edges), naming how many there are and the first."""
+    estimate (``masses`` per cell, ``edges`` the cells' edges), naming how many there are and the first.
+    """
     from ..exceptions import PointMassWarning
 
     if len(cells) == 0:

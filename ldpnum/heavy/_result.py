@@ -1,5 +1,6 @@
 """The results of the heavy-hitter and set-valued protocols (DESIGN.md R7): the top items (or itemsets), their
-estimated shares, provenance."""
+estimated shares, provenance.
+"""
 
 import copy
 import json
@@ -414,12 +415,14 @@ class ItemsetsEstimate(PrivacyProvenance):
     def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
         """Per-itemset interval (arrays, rank order): for SVSM's results every frequency the collected sizes
         allow for a sampling rate within ``π̂ ± zσ̂`` (see :class:`SetItemsEstimate`); ``f̂ ± z σ̂`` for an
-        estimate whose provenance records no sampling rates."""
+        estimate whose provenance records no sampling rates.
+        """
         return interval_from_provenance(self.provenance, level, self.frequencies, self.standard_errors)
 
     def to_frame(self, level: float = 0.95) -> "pd.DataFrame":
         """Columns ``itemset``, ``size``, ``frequency``, ``standard_error``, ``ci_low``, ``ci_high``, ``count``,
-        indexed by rank 1..k."""
+        indexed by rank 1..k.
+        """
         import pandas as pd
 
         lo, hi = self.confidence_interval(level)
@@ -492,12 +495,14 @@ class SetItemsEstimate(HeavyHittersEstimate):
 
     def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
         """Per-item interval (arrays, rank order): every frequency the collected sizes allow for a sampling
-        rate within ``π̂ ± zσ̂`` (class notes)."""
+        rate within ``π̂ ± zσ̂`` (class notes).
+        """
         return interval_from_provenance(self.provenance, level, self.frequencies, self.standard_errors)
 
     def plot(self, ax: "Axes | None" = None, *, level: float = 0.95) -> "Axes":
         """As :meth:`ldpnum.HeavyHittersEstimate.plot`, with the error bars of :meth:`confidence_interval`
-        (asymmetric: they span the frequencies the sizes allow)."""
+        (asymmetric: they span the frequencies the sizes allow).
+        """
         lo, hi = self.confidence_interval(level)
         ax = new_axes(ax)
         positions = np.arange(self.k)[::-1]  # rank 1 at the top

@@ -196,7 +196,8 @@ class RangeEstimate(PrivacyProvenance):
         """A band for the CDF at the leaf edges from the bootstrap replicates: percentile intervals
         (``"pointwise"``) or the estimate ± the ``level`` quantile of the replicates' largest deviation
         (``"simultaneous"``); clipped to [0, 1] and non-decreasing. See
-        :meth:`ldpnum.DistributionEstimate.confidence_band` for the method and its limits."""
+        :meth:`ldpnum.DistributionEstimate.confidence_band` for the method and its limits.
+        """
         if kind not in ("pointwise", "simultaneous"):
             raise ValueError(f"kind must be 'pointwise' or 'simultaneous'; got {kind!r}")
         edges = self.leaf_edges
@@ -303,7 +304,8 @@ class RangeEstimate(PrivacyProvenance):
 
     def cdf(self, x: ArrayLike) -> Any:
         r"""Estimated ``P(X <= x) = range(low, x)`` (0 below the bounds, 1 above; NaN stays NaN); in discrete mode
-        the step function :math:`\sum_{k \le x} P(X = k)`."""
+        the step function :math:`\sum_{k \le x} P(X = k)`.
+        """
         xa = real_array(x, "x")
         flat = np.atleast_1d(xa).ravel()
         nan = np.isnan(flat)
