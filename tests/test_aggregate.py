@@ -232,3 +232,27 @@ def test_what_a_dask_task_moves_is_small():
     a = m.aggregate(m.privatize(np.random.default_rng(0).random(100_000), rng=0))
     assert len(pickle.dumps(a)) < len(a.to_bytes()) + 512  # the counts and the spec, nothing else
     assert pickle.loads(pickle.dumps(a)) == a
+
+
+def test_aggregate_merges_exactly():
+    m = ldp.Piecewise(1.0, (0, 1))
+    x = np.random.default_rng(0).random(30_000)
+    parts = [m.aggregate(m.privatize(c, rng=i)) for i, c in enumerate(np.array_split(x, 7))]
+    whole = m.aggregate(ldp.Reports.concat([m.privatize(c, rng=i) for i, c in enumerate(np.array_split(x, 7))]))
+    assert sum(parts) == whole == ldp.Aggregate.merge(parts)
+    assert parts[0] + parts[1] == parts[1] + parts[0]
+    assert (parts[0] + parts[1]) + parts[2] == parts[0] + (parts[1] + parts[2])
+    empty = m.empty_aggregate()
+    assert empty + parts[0] == parts[0] == parts[0] + empty
+    assert empty.n_reports == 0 and whole.n_reports == x.size
+    assert m.estimate_mean(whole) == m.estimate_mean(sum(parts))
+
+
+def test_aggregate_validation():
+    spec = ldp.Duchi(1.0, (0, 1)).spec
+    with pytest.raises(ValueError, match="shape"):
+        ldp.Aggregate([1, 2, 3], spec)
+    with pytest.raises(ValueError, match="non-negative"):
+        ldp.Aggregate([1, -2], spec)
+    with pytest.raises(ValueError, match="at least one"):
+        ldp.Aggregate.merge([])

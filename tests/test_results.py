@@ -435,3 +435,12 @@ def test_thaw_is_the_one_copy_of_a_frozen_field_as_plain_values():
     frozen = types.MappingProxyType({"a": (1, [2, (3,)]), 7: types.MappingProxyType({"b": ()})})
     assert thaw(frozen) == {"a": [1, [2, [3]]], 7: {"b": []}}
     assert type(thaw(frozen)[7]) is dict and thaw("text") == "text"
+
+
+def test_mean_estimate_is_frozen():
+    m = ldp.Duchi(1.0, (0, 1))
+    est = m.estimate_mean(m.privatize(np.full(1000, 0.5), rng=0))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        est.value = 0.0
+    assert est.epsilon == 1.0 and est.n_reports == 1000 and est.spec == m.spec
+    assert "duchi" in str(est)
