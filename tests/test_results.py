@@ -444,3 +444,16 @@ def test_mean_estimate_is_frozen():
         est.value = 0.0
     assert est.epsilon == 1.0 and est.n_reports == 1000 and est.spec == m.spec
     assert "duchi" in str(est)
+
+
+def test_frequency_estimate_object():
+    g = ldp.GRR(1.0, 4)
+    x = np.random.default_rng(0).integers(0, 4, 10_000)
+    est = g.estimate_frequencies(g.privatize(x, rng=1))
+    lo, hi = est.confidence_interval(0.95)
+    assert np.all(lo < est.frequencies) and np.all(est.frequencies < hi)
+    s = est.to_series()
+    assert list(s.index) == [0, 1, 2, 3] and s.name == "frequency"
+    assert est.counts.sum() == pytest.approx(10_000)
+    assert not est.frequencies.flags.writeable
+    assert est.spec == g.spec and est.k == 4
