@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import ldpnum as ldp
+from ldpnum import Aggregate, Spec, SpecMismatchError
 
 
 def test_spec_distinguishes_parameters():
@@ -38,3 +39,25 @@ def test_mismatched_specs_are_refused():
     with pytest.raises(TypeError):
         a.aggregate(np.array([0, 1]))
     assert issubclass(ldp.SpecMismatchError, ValueError)
+
+
+# -- specs -------------------------------------------------------------------------------------------------------
+def test_spec_of_another_version_is_refused_by_name():
+    d = ldp.GRR(1.0, k=4).spec.to_dict()
+    d["version"] = 2
+    with pytest.raises(ValueError, match="version 2; this ldpnum reads spec version 1"):
+        Spec.from_dict(d)
+
+
+def test_spec_naming_an_unknown_parameter():
+    d = ldp.GRR(1.0, k=4).spec.to_dict()
+    d["params"]["bogus"] = 1
+    with pytest.raises(ValueError, match=r"unknown parameter\(s\) 'bogus'; GRR takes 'k'"):
+        ldp.from_spec(Spec.from_dict(d))
+
+
+def test_mismatch_message_says_what_differs():
+    a, b = ldp.GRR(1.0, k=4).spec, ldp.GRR(1.0, k=5).spec
+    with pytest.raises(SpecMismatchError, match=r"n_cells 5 instead of 4; parameter k=5 \(int\) instead of 4"):
+        ldp.GRR(1.0, k=4).estimate_frequencies(Aggregate.empty(b))
+    assert a != b
