@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
 
-from ._checks import (at, check_finite, check_probabilities, check_provenance, check_ranges, is_int,
-                      read_only, real_array, where)
+from ._checks import (at, check_finite, check_probabilities, check_provenance, check_ranges, read_only, real_array, where)
 from .spec import Spec
 from ._checks import check_level, normal_quantile
 from ._plotting import check_kind, check_true, draw_true, new_axes
 from ._typing import ArrayLike, Bounds, FloatArray, SeedLike
+from ._validation import check_scalar
 from .accounting import ShuffleAmplification
 from .exceptions import SmoothingBiasWarning
 
@@ -397,8 +397,7 @@ class MeanEstimate(PrivacyProvenance):
 
     def __post_init__(self):
         dof = self.degrees_of_freedom
-        if dof is not None and (not is_int(dof) or dof < 1):
-            raise ValueError(f"degrees_of_freedom must be None or a positive integer; got {dof!r}")
+        check_scalar(dof, "degrees_of_freedom", int, low=1, allow_none=True)
         if not (math.isfinite(self.value) and math.isfinite(self.standard_error)):
             raise ValueError(f"mean estimate of {self.spec.mechanism} is not finite (value {self.value!r}, "
                              f"standard error {self.standard_error!r}): the bounds are too wide for float64; "
@@ -671,11 +670,7 @@ class DistributionEstimate(PrivacyProvenance):
         set_(self, "n_reports", n_reports)
         if not isinstance(self.method, str):
             raise TypeError(f"method must be a str; got {type(self.method).__name__}")
-        if not is_int(self.n_iter):
-            raise TypeError(f"n_iter must be an int; got {type(self.n_iter).__name__}")
-        if self.n_iter < 0:
-            raise ValueError(f"n_iter must be non-negative; got {self.n_iter}")
-        set_(self, "n_iter", int(self.n_iter))
+        set_(self, "n_iter", check_scalar(self.n_iter, "n_iter", int, low=0))
         if not isinstance(self.converged, (bool, np.bool_)):
             raise TypeError(f"converged must be a bool; got {type(self.converged).__name__}")
         set_(self, "converged", bool(self.converged))
@@ -692,12 +687,7 @@ class DistributionEstimate(PrivacyProvenance):
         set_(self, "log_likelihood", tuple(float(v) for v in trace))
         if self.name is not None and not isinstance(self.name, str):
             raise TypeError(f"name must be a str or None; got {type(self.name).__name__}")
-        if self.smoothing is not None:
-            if not is_int(self.smoothing):
-                raise TypeError(f"smoothing must be an int or None; got {type(self.smoothing).__name__}")
-            if self.smoothing < 0:
-                raise ValueError(f"smoothing must be non-negative; got {self.smoothing}")
-            set_(self, "smoothing", int(self.smoothing))
+        set_(self, "smoothing", check_scalar(self.smoothing, "smoothing", int, low=0, allow_none=True))
 
     # -- the model ---------------------------------------------------------------------------------------
 

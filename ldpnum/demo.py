@@ -298,13 +298,11 @@ def demo_heavy_hitters(out: TextIO | None = None, *, epsilon: float = 4.0, n: in
     True
     """
     from . import PEM
-    from ._checks import is_int
+    from ._validation import check_scalar
     from .data import load_words
     from .heavy import item_label
 
-    if not is_int(n) or n < 1:
-        raise (ValueError if is_int(n) else TypeError)(f"n must be a positive integer (people); got {n!r}")
-    n = int(n)
+    n = check_scalar(n, "n", int, low=1)
     out = sys.stdout if out is None else out
     mech = PEM(epsilon, item_bits=WORDS_ITEM_BITS, top_k=top_k, item_type="str")  # validates epsilon and top_k
     words, freq = load_words()

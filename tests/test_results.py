@@ -364,7 +364,7 @@ def test_constructor_rejects(edges, probs, exc, match):
     ({"n_reports": -1}, ValueError, "n_reports must be >= 0; got -1"),
     ({"method": None}, TypeError, "method must be a str"),
     ({"n_iter": 2.0}, TypeError, "n_iter must be an int"),
-    ({"n_iter": -1}, ValueError, "n_iter must be non-negative"),
+    ({"n_iter": -1}, ValueError, "n_iter must be >= 0; got -1"),
     ({"converged": 1}, TypeError, "converged must be a bool"),
     ({"log_likelihood": 3.0}, TypeError, "log_likelihood"),
     ({"log_likelihood": [1.0, np.nan]}, ValueError, "NaN; 1 entries do, first at index 1"),
@@ -512,3 +512,15 @@ def test_distribution_estimate_discrete_queries():
     b = d._with_replicates(reps)
     q = b.quantile(0.5, ci=0.9)
     assert all(isinstance(v, int) for v in q) and q.low <= q.estimate <= q.high
+
+
+@pytest.mark.parametrize("dof,exc,match", [
+    (2.5, TypeError, "degrees_of_freedom must be an integer or None; got float 2.5"),
+    ("3", TypeError, "degrees_of_freedom must be an integer or None; got str '3'"),
+    (0, ValueError, "degrees_of_freedom must be >= 1; got 0"),
+])
+def test_mean_estimate_degrees_of_freedom_are_checked_by_kind_then_value(dof, exc, match):
+    # a wrong kind was a ValueError ("must be None or a positive integer"); R5: a TypeError
+    est = ldp.Duchi(1.0, (0, 1)).estimate_mean(ldp.Duchi(1.0, (0, 1)).privatize(np.full(100, 0.5), rng=0))
+    with pytest.raises(exc, match=match):
+        dataclasses.replace(est, degrees_of_freedom=dof)

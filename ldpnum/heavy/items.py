@@ -41,10 +41,10 @@ import warnings
 
 import numpy as np
 
-from .._checks import is_int, where
+from .._checks import where
 from .._kernels.objects import object_words
 from ..exceptions import TruncationWarning
-from .._validation import _caller_stacklevel, plain_array
+from .._validation import _caller_stacklevel, check_scalar, plain_array
 
 __all__ = ["admissible_prefixes", "ITEM_TYPES", "encode_items", "decode_items", "check_item_bits", "check_words"]
 
@@ -57,11 +57,7 @@ _SHOWN = 40  # characters of an offending item shown in a message
 
 def check_item_bits(item_bits: object, item_type: str | None = None) -> int:
     """``item_bits`` as an int in [1, 64] (and a multiple of 8 for str/bytes items); TypeError/ValueError."""
-    if not is_int(item_bits):
-        raise TypeError(f"item_bits must be an int in [1, 64]; got {type(item_bits).__name__} {item_bits!r}")
-    bits = int(item_bits)  # type: ignore[call-overload]
-    if not 1 <= bits <= 64:
-        raise ValueError(f"item_bits must be an int in [1, 64]; got {bits}")
+    bits = check_scalar(item_bits, "item_bits", int, low=1, high=64)
     if item_type in ("str", "bytes") and bits % 8:
         raise ValueError(f"{item_type} items need item_bits a multiple of 8 (whole bytes); got item_bits={bits}")
     return bits
@@ -635,7 +631,7 @@ def admissible_prefixes(prefixes: object, length: int, item_type: str, item_bits
     if item_type not in ITEM_TYPES:
         raise ValueError(f"item_type must be one of {ITEM_TYPES}; got {item_type!r}")
     bits = check_item_bits(item_bits, item_type)
-    if not is_int(length) or not 1 <= int(length) <= bits:
+    if not 1 <= check_scalar(length, "length", int) <= bits:
         raise ValueError(f"length must be an int in [1, item_bits = {bits}]; got {length!r}")
     n_bits = int(length)
     arr = _words(prefixes, n_bits, name="prefixes", width="length")
