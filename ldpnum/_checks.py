@@ -110,11 +110,11 @@ def check_provenance(spec, epsilon, n_reports):
 
 
 def check_required_provenance(spec, epsilon, n_reports):
-    """:func:`check_provenance` for an estimate that always comes from reports: ``spec`` must be a
-    :class:`~ldpnum.Spec` and ``n_reports`` an int (neither may be None). Returns ``(epsilon, n_reports)``.
+    """:func:`check_provenance` for an estimate that always comes from reports; ``(epsilon, n_reports)``.
 
-    The heavy-hitter and set-valued results (:class:`~ldpnum.HeavyHittersEstimate`,
-    :class:`~ldpnum.ItemsetsEstimate` and its subclass) check their provenance with it.
+    ``spec`` must be a :class:`~ldpnum.Spec` and ``n_reports`` an int (neither may be None). The heavy-hitter
+    and set-valued results (:class:`~ldpnum.HeavyHittersEstimate`, :class:`~ldpnum.ItemsetsEstimate` and its
+    subclass) check their provenance with it.
     """
     if not isinstance(spec, Spec):
         raise TypeError(f"spec must be an ldpnum Spec; got {type(spec).__name__}")

@@ -111,11 +111,10 @@ class PrivacyProvenance:
 
 
 def thaw(value: Any) -> Any:
-    """A frozen result field (read-only mappings and tuples, as results keep their provenance) as plain dicts
-    and lists, e.g. for JSON; keys and other values are kept as they are.
+    """A frozen result field (read-only mappings and tuples) as plain dicts and lists, e.g. for JSON.
 
-    The heavy-hitter results thaw a provenance before checking and freezing it again, and the command line
-    before writing a result as JSON.
+    Keys and other values are kept as they are. The heavy-hitter results thaw a provenance before checking and
+    freezing it again, and the command line before writing a result as JSON.
 
     >>> import types
     >>> thaw(types.MappingProxyType({"levels": (16, 64), "groups": [(1, 2)]}))
