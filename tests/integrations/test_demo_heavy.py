@@ -157,7 +157,7 @@ def test_cli_demo_help_documents_heavy_hitters(capsys):
         cli.main(["demo", "--help"])
     assert exc.value.code == 0
     help_text = " ".join(capsys.readouterr().out.split())
-    for phrase in ("[{heavy-hitters,vectors}]", "--epsilon EPS", "--n N", "--top-k K", "--rng RNG",
+    for phrase in ("[{heavy-hitters,vectors,telemetry}]", "--epsilon EPS", "--n N", "--top-k K", "--rng RNG",
                    "50,000 most frequent English words", "ldpnum demo heavy-hitters"):
         assert phrase in help_text, phrase
 
