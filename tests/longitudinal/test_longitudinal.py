@@ -53,12 +53,24 @@ def categories(m, n, rng):
     return rng.integers(0, m.k, n)
 
 
+def packed_key(codes):
+    """Bit-packed vectors ``(n, n_bytes)`` as the integers the exact plans key them by (bit j = bit j of the int)."""
+    codes = np.asarray(codes, dtype=np.uint8)
+    return sum(codes[:, j].astype(np.int64) << (8 * j) for j in range(codes.shape[1]))
+
+
 LCASES = {
     "lgrr": LCase(
         [dict(epsilon_permanent=2.0, epsilon_report=1.0, k=4), dict(epsilon_permanent=4.0, epsilon_report=0.5, k=2),
          dict(epsilon_permanent=1.0, epsilon_report=0.9, k=5)],
         lambda m: [(0, 0), (m.k - 1, m.k - 1)], categories,
         lambda m: [(np.array([0, m.k]), ValueError), (np.array([0.5, 1.0]), TypeError)]),
+    "losue": LCase(
+        [dict(epsilon_permanent=2.0, epsilon_report=1.0, k=4), dict(epsilon_permanent=4.0, epsilon_report=0.5, k=2),
+         dict(epsilon_permanent=1.0, epsilon_report=0.9, k=3)],
+        lambda m: [(0, 0), (m.k - 1, m.k - 1)], categories,
+        lambda m: [(np.array([0, m.k]), ValueError), (np.array([0.5, 1.0]), TypeError)],
+        permanent_key=lambda m, perm: packed_key(perm), report_key=lambda m, reports: packed_key(reports.codes)),
 }
 
 
