@@ -16,12 +16,13 @@ Arcolezi et al.'s
 **Integer plan of the instantaneous layer** (:class:`BitFlipPlan`). An output bit is 1 iff its ``b``-bit lane is
 below a threshold *per input bit*: ``t_one`` for an input 1, ``t_zero`` for an input 0, so ``P[1 | 1] = t_one/2**b``
 and ``P[1 | 0] = t_zero/2**b``. A symmetric pair ``t_one + t_zero = 2**b`` resolves ε1 only to about
-``4·2**-b``, so the plan chooses the pair among those with ``|t_one + t_zero - 2**b| ≤ 2**(b/2 - 4)`` (a flip
-symmetric to within ``2**(-b/2 - 4)``) so that the composed ratio on the *realized* permanent plan is at most
-``E < e^ε1`` and within a relative 1e-8 of it, with a variance within 1% of the symmetric flip's
-(:func:`bit_flip_plan`). Lanes of 8, 16 or 32 bits, the narrowest that reaches this (in practice 32: the
-search over 16-bit pairs that stay that symmetric rarely gets within 1e-8), fix the words per record at
-``ceil(k/8)·b/8``.
+``4·2**-b``, so the plan chooses, near the symmetric pair, the most symmetric pair whose composed ratio on the
+*realized* permanent plan is at most ``E < e^ε1`` and whose realized ε1 is within a relative 1e-7 of ε1, with a
+variance within 1% of the symmetric flip's (:func:`bit_flip_plan`). Lanes of 8, 16 or 32 bits, the narrowest
+with such a pair within an asymmetry ``|P[1|1] + P[1|0] - 1|`` of 2**-6, 2**-8 or 2**-14, fix the words per
+record at ``ceil(k/8)·b/8``. (Where ``P[1|0]`` is so small that one step of it moves the solution by more, at
+ε1 above about 12, the most symmetric tight pair on 32-bit lanes is used: asymmetry up to 2e-3 below ε1 = 18, 0.09
+at ε1 = 19.8 after ε∞ = 20.)
 
 **Privacy.** ε∞ is OUE's at ε∞ (all reports about one category are a post-processing of ``z``); ε1 is the
 composed plan's product bound (:meth:`LOSUE.realized_epsilons`: the structural reduction of
@@ -60,13 +61,16 @@ __all__ = ["LOSUE", "BitFlipPlan", "bit_flip_plan", "losue_p2"]
 
 #: Lane widths tried for the instantaneous flip, narrowest (fewest words) first.
 LANE_BITS = (8, 16, 32)
-#: Largest relative gap between the realized composed ratio and E (a rigorous lower bound of e^ε1).
-TIGHT_TOL = 1e-8
+#: Largest relative gap between the realized ε1 and the stated one (and, over ε1 = 1, between the realized composed
+#: ratio and E, a rigorous lower bound of e^ε1).
+TIGHT_TOL = 1e-7
 #: Largest relative difference between the realized per-report variance and the symmetric flip's.
 VARIANCE_TOL = 1e-2
-#: Largest asymmetry ``t_zero + t_one - 2**b`` tried (``2**(b/2 - 4)`` steps of ``2**-b``): the flip stays
-#: symmetric to within ``2**(-b/2 - 4)`` (6e-5 on 16-bit lanes, 1e-6 on 32-bit ones).
-_WINDOW = {8: 1, 16: 16, 32: 4096}
+#: Thresholds ``t_zero`` tried on each side of the symmetric flip's, per lane width.
+_WINDOW = {8: 16, 16: 1024, 32: 4096}
+#: Largest asymmetry ``|t_zero + t_one - 2**b|`` accepted per lane width: the flip is symmetric to within
+#: 2**-6 on 8-bit lanes, 2**-8 on 16-bit ones, 2**-14 on 32-bit ones.
+_ASYMMETRY = {8: 4, 16: 256, 32: 2**18}
 #: Domains up to this size are checked by enumerating every report (2**k of them) as well.
 ENUMERATE_MAX_K = 4
 
@@ -171,48 +175,55 @@ def _symmetric_one(p1: float, q1: float, e1: float) -> float:
 
 def bit_flip_plan(permanent: UnaryPlan, epsilon_report: float) -> BitFlipPlan:
     """The instantaneous flip after the permanent unary plan ``permanent`` whose composed ratio is at most
-    ``E = exp_lower(ε1)`` and within :data:`TIGHT_TOL` of it, with a variance within :data:`VARIANCE_TOL` of the
+    ``E = exp_lower(ε1)`` and within a relative ``TIGHT_TOL·min(ε1, 1)`` of it (so the realized ε1 is within a
+    relative :data:`TIGHT_TOL` of ε1), with a variance within :data:`VARIANCE_TOL` of the
     symmetric flip's.
 
-    For each lane width ``b`` and each asymmetry ``δ`` within :data:`_WINDOW` (``t_zero = 2**b - t_one + δ``),
-    ``t_one`` is the largest the bound allows (a float bisection, then checked in exact rationals); the first width
-    with an admissible pair is used, the pair with the smallest gap to E.
+    For each lane width ``b``, every ``t_zero`` within :data:`_WINDOW` of the symmetric flip's gets the largest
+    ``t_one`` the bound allows (a float bisection, then corrected in exact rationals); the first width with an
+    admissible pair (tight, asymmetry within :data:`_ASYMMETRY`, variance within :data:`VARIANCE_TOL`) is used, its
+    most symmetric admissible pair; 32-bit lanes take their most symmetric tight pair whatever its asymmetry.
     """
     p1, q1 = permanent.p, permanent.q
     e_bound = exp_lower(epsilon_report)
+    tol = TIGHT_TOL * min(epsilon_report, 1.0)
     e1 = float(e_bound)
     p1f, q1f = float(p1), float(q1)
     one_sym = _symmetric_one(p1f, q1f, e1)
     var_sym = _variance(*_composed(p1f, q1f, one_sym, 1 - one_sym))
     for b in LANE_BITS:
         scale = 2**b
-        delta = np.arange(-_WINDOW[b], _WINDOW[b] + 1, dtype=np.float64)  # t_zero = 2**b - t_one + delta
-        lo, hi = np.full(delta.shape, 0.5), np.ones_like(delta)
-        for _ in range(80):  # the largest P[1|1] whose composed ratio is e1 (increasing in it)
+        centre = round((1 - one_sym) * scale)
+        t0 = np.arange(max(1, centre - _WINDOW[b]), min(scale - 2, centre + _WINDOW[b]) + 1, dtype=np.float64)
+        zero = t0 / scale
+        lo, hi = zero.copy(), np.ones_like(zero)
+        for _ in range(80):  # the largest P[1|1] whose composed ratio is e1 (increasing in it above P[1|0])
             mid = 0.5 * (lo + hi)
-            below = _ratio(p1f, q1f, mid, 1 - mid + delta / scale) < e1
+            below = _ratio(p1f, q1f, mid, zero) < e1
             lo = np.where(below, mid, lo)
             hi = np.where(below, hi, mid)
         t1 = np.minimum(np.floor(lo * scale), scale - 1)
-        t0 = scale - t1 + delta
-        ok = (t1 > t0) & (t0 >= 1)
+        asym = np.abs(t0 + t1 - scale)
         with np.errstate(divide="ignore", invalid="ignore"):
-            gap = 1 - _ratio(p1f, q1f, t1 / scale, t0 / scale) / e1
-            loss = np.abs(_variance(*_composed(p1f, q1f, t1 / scale, t0 / scale)) / var_sym - 1)
-        ok &= (loss <= VARIANCE_TOL) & (gap >= -1e-12)
+            gap = 1 - _ratio(p1f, q1f, t1 / scale, zero) / e1
+            loss = np.abs(_variance(*_composed(p1f, q1f, t1 / scale, zero)) / var_sym - 1)
+        last = b == LANE_BITS[-1]  # the widest lanes take the most symmetric tight pair there is
+        ok = (t1 > t0) & (loss <= VARIANCE_TOL) & (gap >= -1e-12) & (gap <= 2 * tol)
+        if not last:
+            ok &= asym <= _ASYMMETRY[b]
         best = None
-        for idx in np.flatnonzero(ok)[np.argsort(gap[ok], kind="stable")][:8]:
+        for idx in np.flatnonzero(ok)[np.argsort(asym[ok], kind="stable")][:16]:
             tz, to = int(t0[idx]), int(t1[idx])
             while to > tz and _ratio(p1, q1, Fraction(to, scale), Fraction(tz, scale)) > e_bound:
-                to, tz = to - 1, tz + 1
-            if to <= tz:
-                continue
-            ratio = _ratio(p1, q1, Fraction(to, scale), Fraction(tz, scale))
-            exact_gap = 1 - ratio / e_bound
-            if best is None or exact_gap < best[0]:
-                best = (exact_gap, BitFlipPlan(permanent.k, b, tz, to))
-        if best is not None and best[0] <= TIGHT_TOL:
-            return best[1]
+                to -= 1
+            while to + 1 < scale and _ratio(p1, q1, Fraction(to + 1, scale), Fraction(tz, scale)) <= e_bound:
+                to += 1
+            exact_gap = 1 - _ratio(p1, q1, Fraction(to, scale), Fraction(tz, scale)) / e_bound
+            if to > tz and exact_gap <= tol and (last or abs(tz + to - scale) <= _ASYMMETRY[b]):
+                best = BitFlipPlan(permanent.k, b, tz, to)
+                break
+        if best is not None:
+            return best
     raise ValueError(f"no instantaneous bit flip on 32-bit lanes makes one report {epsilon_report}-LDP (tight) after "
                      f"a permanent OUE with p = {float(p1):.6g}, q = {float(q1):.6g}: epsilon_report is too close to "
                      "epsilon_permanent")
