@@ -79,7 +79,7 @@ def losue_p2(epsilon_permanent: float, epsilon_report: float) -> float:
     """Arcolezi et al.'s ``p2`` of L-OSUE at ideal OUE: ``(e^(ε∞+ε1) - 1) / (e^(ε∞+ε1) + e^ε∞ - e^ε1 - 1)``.
 
     >>> round(losue_p2(2.0, 1.0), 6)
-    0.843835
+    0.803388
     """
     a, b = math.exp(epsilon_permanent), math.exp(epsilon_report)
     return (a * b - 1) / (a * b + a - b - 1)
