@@ -1181,3 +1181,27 @@ def bit_flip(bits, k, lane_bits, t_zero, t_one, words, mutant=None):
             if y:
                 out[i, s // 8] |= 1 << (s % 8)
     return out
+
+
+# -- LOLOHA (ldpnum.longitudinal.loloha): a hash chosen from a keyed word, GRR on the hashed value ---------------
+
+def loloha_reports(values, key_bytes, hash_tweak, tweak, g, perm, inst, fresh):
+    """LOLOHA reports record by record in Python ints: the seed is the keyed word ``SipHash(key, hash_tweak ‖ 0 ‖
+    0)``, ``h = h_seed(v)`` (``-1`` for an unknown value), the permanent ``z = GRR_g(h)`` from the keyed word
+    ``SipHash(key, tweak ‖ h mod 2**64 ‖ 0)`` with ``perm = (a_keep, shift)``, then ``y = GRR_g(z)`` from
+    ``fresh[i]`` with ``inst``; the report is ``seed bits | y``. Returns ``(memoized values, permanent codes,
+    reports)``."""
+    memo, permanent, out = [], [], []
+    for i, v in enumerate(values):
+        v = int(v)
+        key = key_bytes[16 * i:16 * i + 16]
+        seed = keyed_words(key, hash_tweak, 0, 1)[0]
+        h = local_hash(seed >> 40, (seed >> 16) & ((1 << 24) - 1), v, g) if v >= 0 else -1
+        m = h % 2**64
+        z = grr_one(h, keyed_words(key, tweak, m, 1)[0], g, *perm)
+        y = grr_one(z, fresh[i], g, *inst)
+        high = seed & ~0xFFFF & (2**64 - 1)
+        memo.append(m)
+        permanent.append(high | z)
+        out.append(high | y)
+    return (np.array(memo, dtype=np.uint64), np.array(permanent, dtype=np.uint64), np.array(out, dtype=np.uint64))

@@ -10,5 +10,6 @@ from .keys import ClientKeys
 from .memo import Longitudinal
 from .grr import LGRR
 from .losue import LOSUE
+from .loloha import LOLOHA
 
-__all__ = ["ClientKeys", "Longitudinal", "LGRR", "LOSUE"]
+__all__ = ["ClientKeys", "Longitudinal", "LGRR", "LOSUE", "LOLOHA"]
