@@ -224,11 +224,12 @@ def check_keys(keys: Any, n: int, *, name: str = "keys") -> ClientKeys:
     return keys
 
 
-def memo_tweak(spec: Spec) -> np.uint64:
+def memo_tweak(spec: Spec, purpose: str = "response") -> np.uint64:
     """The 64-bit tweak of memoized responses under ``spec`` (the permanent layer's spec): the first 8 bytes of
-    SHA-256 over a domain prefix and the spec's JSON, so two mechanisms (or one mechanism with another permanent
-    ε) never share permanent words."""
-    digest = hashlib.sha256(_TWEAK_DOMAIN + spec.to_json().encode()).digest()
+    SHA-256 over a domain prefix, ``purpose`` and the spec's JSON, so two mechanisms (or one mechanism with another
+    permanent ε) never share permanent words, and words drawn for another purpose under the same spec (a cohort,
+    a hash seed, a rounding offset, the ledger's fingerprints) are independent of the responses'."""
+    digest = hashlib.sha256(_TWEAK_DOMAIN + purpose.encode() + b"\x00" + spec.to_json().encode()).digest()
     return np.uint64(int.from_bytes(digest[:8], "little"))
 
 
