@@ -202,21 +202,19 @@ class LOLOHA(Longitudinal, _LocalHashing):
         return Spec("loloha", self._epsilon_permanent, self._g,
                     (("k", self._k), ("g", self._g), ("hash", HASH_FAMILY)))
 
-    def _hash_spec(self) -> Spec:
-        """The spec the hash seeds are keyed on: the family, ``k`` and ``g`` (not the ε's, nor the round)."""
-        return Spec("loloha-hash", 1.0, self._g, (("k", self._k), ("g", self._g), ("hash", HASH_FAMILY)))
-
     @property
     def hash_tweak(self) -> np.uint64:
-        """The tweak of the keyed word that picks each person's hash function (apart from :attr:`tweak`)."""
+        """The tweak of the keyed word that picks each person's hash function: the permanent layer's spec under the
+        purpose ``"hash seed"`` (independent of the responses' words, :attr:`tweak`)."""
         tweak = self.__dict__.get("_hash_tweak")
         if tweak is None:
-            tweak = self.__dict__["_hash_tweak"] = memo_tweak(self._hash_spec())
+            tweak = self.__dict__["_hash_tweak"] = memo_tweak(self._permanent_spec(), "hash seed")
         return tweak
 
     def __repr__(self) -> str:
+        rnd = "" if self._round is None else f", round={self._round}"
         return (f"LOLOHA(epsilon_permanent={self._epsilon_permanent!r}, epsilon_report={self._epsilon!r}, "
-                f"k={self._k!r}, g={self._g!r})")
+                f"k={self._k!r}, g={self._g!r}{rnd})")
 
     @property
     def permanent_plan(self) -> GRRPlan:

@@ -221,18 +221,6 @@ class Longitudinal(Mechanism):
     def _run_kernel(self, values, words, out):  # a Longitudinal mechanism randomizes through privatize only
         raise TypeError(f"{type(self).__name__} reports are memoized: call privatize(values, keys=keys)")
 
-    def memo_values(self, x: ArrayLike, *, keys: Any = None, **prepare: Any) -> np.ndarray:
-        """Each person's memoized value, as the uint64 the keyed words are derived from: what all of a person's
-        reports about it together spend ε∞ on (the category for L-GRR and L-OSUE, the hashed value for LOLOHA).
-
-        Parameters are those of :meth:`permanent`. A ledger counts the distinct memoized values of each person
-        over rounds: each one costs ε∞ once (an unknown value, ``unknown="uniform"``, is ``2**64 - 1``).
-        """
-        values = self.prepare_values(x, **prepare)
-        keys = check_keys(keys, values.shape[0])
-        memo, _ = self._memo_values(values, keys)
-        return np.ascontiguousarray(memo, dtype=np.uint64)
-
     def permanent(self, x: ArrayLike, *, keys: Any = None, **prepare: Any) -> np.ndarray:
         """Each person's permanent (memoized) response to their value: what a device computes once per value and
         reuses, here recomputed from the key (the same answer on every call). Not a report: never send it.
@@ -341,7 +329,8 @@ class Longitudinal(Mechanism):
         expected = self._expected_spec(reports.spec)
         check_spec(expected, reports.spec, "reports")
         mech = self.at_round(spec_round(expected))
-        return Mechanism.aggregate(mech, reports) if mech is self else mech.aggregate(reports)
+        # the next class's aggregate: each family's own counts (categories, bits, support counts)
+        return super().aggregate(reports) if mech is self else mech.aggregate(reports)
 
     def _as_aggregate(self, data: Any) -> Aggregate:
         if isinstance(data, Reports):
