@@ -187,7 +187,7 @@ class LOLOHA(Longitudinal, _LocalHashing):
                              f"{self._g}: the instantaneous layer would need epsilon {eps2:.3g} > "
                              f"{MAX_LAYER_EPSILON:g}")
         self._epsilon_instantaneous = eps2
-        self._inst = GRRPlan(self._g, *grr_keep_cells(eps2, self._g))
+        self._inst = self._plan = GRRPlan(self._g, *grr_keep_cells(eps2, self._g))
         self._support: tuple[Fraction, Fraction] | None = None
 
     # -- parameters ---------------------------------------------------------------------------------

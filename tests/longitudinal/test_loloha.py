@@ -218,3 +218,30 @@ def test_public_name_registry_and_report_codes():
     bad[0] = (bad[0] & ~np.uint64(0xFFFF)) | np.uint64(7)  # y outside [0, g)
     with pytest.raises(ValueError, match="outside"):
         ldp.Reports(bad, m.spec)
+
+
+def test_ledger_charges_per_hashed_value():
+    # A person alternating between two values with the same hashed value spends ε∞ once (LOLOHA memoizes h(v));
+    # one alternating between values with different hashed values spends it per hashed value.
+    pd = pytest.importorskip("pandas")
+    m = LOLOHA(2.0, 0.5, 50, g=4)
+    n = 300
+    keys = ldp.ClientKeys.generate(n, rng=11)
+    table = m.memo_values(np.tile(np.arange(50), n), keys=ldp.ClientKeys.from_array(
+        np.repeat(keys.to_array(), 50, axis=0))).reshape(n, 50).astype(np.int64)
+    # the affine family is pairwise independent, not more: a few hashes map all 50 codes to one value
+    keep = np.array([len(set(row)) > 1 for row in table])
+    assert keep.mean() > 0.9
+    keys, table, n = keys[np.flatnonzero(keep)], table[keep], int(keep.sum())
+    first = np.zeros(n, dtype=np.int64)
+    same = np.array([np.flatnonzero(row == row[0])[1] for row in table])      # another value, same h
+    other = np.array([np.flatnonzero(row != row[0])[0] for row in table])     # a value with another h
+    index = pd.Index(np.arange(n), name="pid")
+    ledger = ldp.PrivacyLedger()
+    for r in range(6):
+        values = pd.Series(first if r % 2 == 0 else same, index=index)
+        values.ldp.privatize(m, keys=keys, round=r, rng=r, ledger=ledger)
+    assert np.allclose(ledger.totals(), 2.0)  # min(ε∞, 6 × ε1) for one hashed value
+    for r in range(6, 8):
+        pd.Series(other, index=index).ldp.privatize(m, keys=keys, round=r, rng=r, ledger=ledger)
+    assert np.allclose(ledger.totals(), 2.0 + 1.0)  # a second hashed value, reported twice
