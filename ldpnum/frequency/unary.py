@@ -65,8 +65,8 @@ from ._base import FrequencyOracle
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["SUE", "OUE", "UnaryPlan", "unary_plan", "unary_extreme_ratio", "lane_thresholds", "pack_bits",
-           "unpack_bits", "count_bits"]
+__all__ = ["SUE", "OUE", "UnaryPlan", "BitVectorOracle", "unary_plan", "unary_extreme_ratio", "lane_thresholds",
+           "pack_bits", "unpack_bits", "count_bits"]
 
 #: Lane widths tried, narrowest (fastest: 8 bits per random byte) first.
 LANE_BITS = (8, 16, 32)
@@ -221,8 +221,8 @@ def unary_plan(epsilon: float, k: int, q_nominal: float, variance_nominal: float
     return best[2]
 
 
-class _BitVectorOracle(FrequencyOracle):
-    """Oracles whose reports are ``k``-bit vectors (unary encodings, subset selection): packed reports,
+class BitVectorOracle(FrequencyOracle):
+    """Oracles whose reports are ``k``-bit vectors (unary encodings, subset selection, L-OSUE): packed reports,
     aggregated into per-bit counts plus the number of reports."""
 
     @classmethod
@@ -253,10 +253,15 @@ class _BitVectorOracle(FrequencyOracle):
         return Aggregate(count_bits(reports.codes, self._k), self.spec, len(reports))
 
     def empty_aggregate(self) -> Aggregate:
+        """The aggregate of no reports (``k`` zero bit counts), the identity of ``+``."""
         return Aggregate.empty(self.spec, per_report_counts=True)
 
 
-class _UnaryEncoding(_BitVectorOracle):
+#: The former private name, kept for the family's own modules.
+_BitVectorOracle = BitVectorOracle
+
+
+class _UnaryEncoding(BitVectorOracle):
     """The unary randomizer shared by :class:`SUE` and :class:`OUE` (they differ only in ``p`` and ``q``)."""
 
     def __init__(self, epsilon: float, k: int) -> None:

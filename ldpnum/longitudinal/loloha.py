@@ -48,9 +48,9 @@ import numpy as np
 
 from .._kernels import client_hashing, client_longitudinal
 from .._kernels._jit import launch
-from ..frequency.hashing import (FIELD_BITS, G_MAX, HASH_FAMILY, Y_MASK, _check_g, _LocalHashing,
-                                 check_local_hash_codes, hash_class_sizes)
-from ..frequency._base import FrequencyOracle
+from ..frequency import FrequencyOracle
+from ..frequency.hashing import (FIELD_BITS, G_MAX, HASH_FAMILY, Y_MASK, LocalHashing, check_g, check_local_hash_codes,
+                                 hash_class_sizes)
 from ..plans import TWO64, GRRPlan, grr_keep_cells
 from ..reports import register_code_check
 from ..spec import Spec
@@ -134,7 +134,7 @@ def composed_support_probabilities_exact(permanent: GRRPlan, instantaneous: GRRP
     return p, q
 
 
-class LOLOHA(Longitudinal, _LocalHashing):
+class LOLOHA(Longitudinal, LocalHashing):
     """Longitudinal local hashing over ``k`` categories (LOLOHA): a hash chosen once per person, the hashed value
     memoized by a permanent GRR over ``g``, then an instantaneous GRR over ``g`` at every report.
 
@@ -181,7 +181,7 @@ class LOLOHA(Longitudinal, _LocalHashing):
         eps_perm, eps_rep = check_epsilons(epsilon_permanent, epsilon_report)
         FrequencyOracle.__init__(self, eps_rep, k)
         self._epsilon_permanent = eps_perm
-        self._g = loloha_g(eps_perm, eps_rep) if g is None else _check_g(g)
+        self._g = loloha_g(eps_perm, eps_rep) if g is None else check_g(g)
         self._perm = GRRPlan(self._g, *grr_keep_cells(eps_perm, self._g))
         # Solved in floating point, the root can put the composed ratio a few 1e-16 above E (the rigorous lower
         # bound of e^ε1 the exact checks hold plans to); aiming a relative 2**-40 lower keeps it below.
@@ -196,7 +196,7 @@ class LOLOHA(Longitudinal, _LocalHashing):
 
     # -- parameters ---------------------------------------------------------------------------------
     def _spec_params(self):
-        return {**_LocalHashing._spec_params(self), "epsilon_permanent": self._epsilon_permanent}
+        return {**LocalHashing._spec_params(self), "epsilon_permanent": self._epsilon_permanent}
 
     @classmethod
     def _from_spec(cls, spec):

@@ -52,7 +52,7 @@ import numpy as np
 
 from .._kernels import client_longitudinal, client_unary
 from .._kernels._jit import launch
-from ..frequency.unary import OUE, UnaryPlan, _BitVectorOracle, lane_thresholds, unary_extreme_ratio
+from ..frequency.unary import OUE, BitVectorOracle, UnaryPlan, lane_thresholds, unary_extreme_ratio
 from ..plans import exp_lower
 from ..spec import Spec
 from .memo import Longitudinal, check_epsilons
@@ -229,7 +229,7 @@ def bit_flip_plan(permanent: UnaryPlan, epsilon_report: float) -> BitFlipPlan:
                      "epsilon_permanent")
 
 
-class LOSUE(Longitudinal, _BitVectorOracle):
+class LOSUE(Longitudinal, BitVectorOracle):
     """Longitudinal unary encoding: OUE memoized at ε∞, then SUE's bit flip at every report (L-OSUE).
 
     Parameters
@@ -274,17 +274,17 @@ class LOSUE(Longitudinal, _BitVectorOracle):
 
     def __init__(self, epsilon_permanent: float, epsilon_report: float, k: int) -> None:
         eps_perm, eps_rep = check_epsilons(epsilon_permanent, epsilon_report)
-        _BitVectorOracle.__init__(self, eps_rep, k)
+        BitVectorOracle.__init__(self, eps_rep, k)
         if self._k > self.MAX_K:
             raise ValueError(f"LOSUE supports k <= {self.MAX_K} (reports are k bits per person); got k={self._k}. "
                              "For large domains use LOLOHA")
         self._epsilon_permanent = eps_perm
-        self._perm = OUE(eps_perm, self._k)._plan  # OUE's integer plan at ε∞, used as is
+        self._perm = OUE(eps_perm, self._k).plan  # OUE's integer plan at ε∞, used as is
         self._plan = bit_flip_plan(self._perm, eps_rep)
 
     # -- parameters ---------------------------------------------------------------------------------
     def _spec_params(self):
-        return {**_BitVectorOracle._spec_params(self), "epsilon_permanent": self._epsilon_permanent}
+        return {**BitVectorOracle._spec_params(self), "epsilon_permanent": self._epsilon_permanent}
 
     @classmethod
     def _from_spec(cls, spec):
