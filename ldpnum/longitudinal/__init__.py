@@ -9,5 +9,7 @@ A person who reports again about the same value must not spend ε again. Each pe
 from .keys import ClientKeys
 from .memo import Longitudinal
 from .grr import LGRR
+from .losue import LOSUE
+from .loloha import LOLOHA
 
-__all__ = ["ClientKeys", "Longitudinal", "LGRR"]
+__all__ = ["ClientKeys", "Longitudinal", "LGRR", "LOSUE", "LOLOHA"]

@@ -338,7 +338,8 @@ class Longitudinal(Mechanism):
         expected = self._expected_spec(reports.spec)
         check_spec(expected, reports.spec, "reports")
         mech = self.at_round(spec_round(expected))
-        return Mechanism.aggregate(mech, reports) if mech is self else mech.aggregate(reports)
+        # the next class's aggregate: each family's own counts (categories, bits, support counts)
+        return super().aggregate(reports) if mech is self else mech.aggregate(reports)
 
     def _as_aggregate(self, data: Any) -> Aggregate:
         if isinstance(data, Reports):

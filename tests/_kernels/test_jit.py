@@ -220,6 +220,9 @@ def test_interpreted_and_compiled_kernels_agree_bit_for_bit(monkeypatch):
                 if hasattr(m, probe):
                     getattr(m, probe)(x)
         _hash_nodes(12345 << 16, np.arange(300), 17)
+        keys = ldp.ClientKeys.generate(300, rng=7)  # longitudinal mechanisms take keys (not in CASES)
+        for m in (ldp.LGRR(2.0, 1.0, 8), ldp.LOSUE(2.0, 1.0, 13), ldp.LOSUE(1.0, 0.5, 8), ldp.LOLOHA(2.0, 1.0, 8)):
+            m.privatize(np.where(np.arange(300) == 5, m.k, np.arange(300) % m.k), keys=keys, rng=3, unknown="uniform")
         for m, x, _ in cases:  # HDG's cell probe (its tests read the cells with it), a 1-D and a 2-D grid
             if m.name == "hdg":
                 m.cells(x, 0)

@@ -24,6 +24,7 @@ import pytest
 from scipy import stats
 
 import ldpnum as ldp
+from ldpnum._kernels import client_hashing
 from ldpnum.base import memoized_mechanisms
 from ldpnum.exceptions import SpecMismatchError
 
@@ -55,12 +56,43 @@ def categories(m, n, rng):
     return rng.integers(0, m.k, n)
 
 
+def hashed_relabel(m, codes, value=0):
+    """LOLOHA: each output relative to the person's hashed value ``h(value)`` under the seed in its code's high bits
+    (0: ``h(value)`` itself; ``j + 1``: the ``j``-th other hashed value), as the plans of hashed value 0 key them
+    (GRR's plans are the same for every hashed value up to this relabelling, exactly for the permanent layer and
+    within 2**-64 relatively for the composition)."""
+    codes = np.asarray(codes, dtype=np.uint64)
+    h = np.empty(codes.shape[0], dtype=np.int64)
+    client_hashing.local_hash_probe(codes, np.full(codes.shape[0], value, dtype=np.int64), m.g, h)
+    y = (codes & np.uint64(0xFFFF)).astype(np.int64)
+    return np.where(y == h, 0, np.where(y < h, y + 1, y))
+
+
+def packed_key(codes):
+    """Bit-packed vectors ``(n, n_bytes)`` as the integers the exact plans key them by (bit j = bit j of the int)."""
+    codes = np.asarray(codes, dtype=np.uint8)
+    return sum(codes[:, j].astype(np.int64) << (8 * j) for j in range(codes.shape[1]))
+
+
 LCASES = {
     "lgrr": LCase(
         [dict(epsilon_permanent=2.0, epsilon_report=1.0, k=4), dict(epsilon_permanent=4.0, epsilon_report=0.5, k=2),
          dict(epsilon_permanent=1.0, epsilon_report=0.9, k=5)],
         lambda m: [(0, 0), (m.k - 1, m.k - 1)], categories,
         lambda m: [(np.array([0, m.k]), ValueError), (np.array([0.5, 1.0]), TypeError)]),
+    "losue": LCase(
+        [dict(epsilon_permanent=2.0, epsilon_report=1.0, k=4), dict(epsilon_permanent=4.0, epsilon_report=0.5, k=2),
+         dict(epsilon_permanent=1.0, epsilon_report=0.9, k=3)],
+        lambda m: [(0, 0), (m.k - 1, m.k - 1)], categories,
+        lambda m: [(np.array([0, m.k]), ValueError), (np.array([0.5, 1.0]), TypeError)],
+        permanent_key=lambda m, perm: packed_key(perm), report_key=lambda m, reports: packed_key(reports.codes)),
+    "loloha": LCase(
+        [dict(epsilon_permanent=2.0, epsilon_report=1.0, k=10), dict(epsilon_permanent=4.0, epsilon_report=0.5, k=6, g=2),
+         dict(epsilon_permanent=1.0, epsilon_report=0.9, k=20, g=5)],
+        lambda m: [(0, 0)], categories,
+        lambda m: [(np.array([0, m.k]), ValueError), (np.array([0.5, 1.0]), TypeError)],
+        permanent_key=lambda m, perm: hashed_relabel(m, perm), report_key=lambda m, reports: hashed_relabel(
+            m, reports.codes)),
 }
 
 
