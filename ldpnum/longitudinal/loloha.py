@@ -60,8 +60,6 @@ from .memo import Longitudinal, check_epsilons
 
 __all__ = ["LOLOHA", "loloha_g", "composed_support_probabilities_exact"]
 
-#: Relative margin below ε1 at which the instantaneous layer's ε2 is solved (see :class:`LOLOHA`).
-SOLVE_MARGIN = 2.0**-40
 #: Hash ranges up to this size are checked by enumerating the composed plan in exact rationals.
 ENUMERATE_MAX_G = 64
 
@@ -184,9 +182,7 @@ class LOLOHA(Longitudinal, LocalHashing):
         self._epsilon_permanent = eps_perm
         self._g = loloha_g(eps_perm, eps_rep) if g is None else check_g(g)
         self._perm = GRRPlan(self._g, *grr_keep_cells(eps_perm, self._g))
-        # Solved in floating point, the root can put the composed ratio a few 1e-16 above E (the rigorous lower
-        # bound of e^ε1 the exact checks hold plans to); aiming a relative 2**-40 lower keeps it below.
-        eps2 = instantaneous_grr_epsilon(self._perm.keep_count() / TWO64, self._g, eps_rep * (1 - SOLVE_MARGIN))
+        eps2 = instantaneous_grr_epsilon(self._perm.keep_count() / TWO64, self._g, eps_rep)
         if eps2 > MAX_LAYER_EPSILON:
             raise ValueError(f"epsilon_report={eps_rep!r} is too close to epsilon_permanent={eps_perm!r} for g="
                              f"{self._g}: the instantaneous layer would need epsilon {eps2:.3g} > "

@@ -34,8 +34,10 @@ def solved_p2(k, p1, eps_1):
 @pytest.mark.parametrize("eps_inf, eps_1", GRID)
 def test_p2_at_ideal_p1_is_the_papers_for_two_values(eps_inf, eps_1):
     p1 = math.exp(eps_inf) / (math.exp(eps_inf) + 1)
-    assert solved_p2(2, p1, eps_1) == pytest.approx(paper_p2(2, eps_inf, eps_1), rel=1e-12)
-    assert composed_ratio(2, p1, solved_p2(2, p1, eps_1)) == pytest.approx(math.exp(eps_1), rel=1e-12)
+    # ε2 is solved a relative 2**-40 below ε1 (grr.SOLVE_MARGIN): at ε1 = 3.5 the ratio is 3.2e-12 low.
+    assert solved_p2(2, p1, eps_1) == pytest.approx(paper_p2(2, eps_inf, eps_1), rel=1e-10)
+    assert composed_ratio(2, p1, solved_p2(2, p1, eps_1)) == pytest.approx(math.exp(eps_1), rel=1e-10)
+    assert composed_ratio(2, p1, solved_p2(2, p1, eps_1)) <= math.exp(eps_1)
 
 
 @pytest.mark.parametrize("eps_inf, eps_1", GRID)
@@ -46,7 +48,8 @@ def test_papers_p2_is_conservative_for_more_values_and_ours_is_tight(k, eps_inf,
     # plan's own equation: its p2 is larger (less noise) and its ratio is e^ε1.
     p1 = math.exp(eps_inf) / (math.exp(eps_inf) + k - 1)
     ours, theirs = solved_p2(k, p1, eps_1), paper_p2(k, eps_inf, eps_1)
-    assert composed_ratio(k, p1, ours) == pytest.approx(math.exp(eps_1), rel=1e-12)
+    assert composed_ratio(k, p1, ours) == pytest.approx(math.exp(eps_1), rel=1e-10)  # 2**-40 low (SOLVE_MARGIN)
+    assert composed_ratio(k, p1, ours) <= math.exp(eps_1)
     assert composed_ratio(k, p1, theirs) < math.exp(eps_1) * (1 - 1e-6)
     assert ours > theirs
     q1, q2 = (1 - p1) / (k - 1), (1 - theirs) / (k - 1)
