@@ -81,6 +81,8 @@ __all__ = ["OneBitMean", "MemoizedOneBitMean", "DBitFlip", "MemoizedDBitFlip", "
 MAX_GRID_POINTS = 1 << 16
 #: Most dBitFlip buckets (Floyd's 48-bit picks choose among at most 2**16).
 MAX_BUCKETS = 1 << 16
+#: dBitFlip's default number of buckets.
+DEFAULT_BUCKETS = 16
 
 
 def flip_threshold(plan: BinaryPlan, gamma: float, epsilon: float) -> tuple[int, float]:
@@ -444,11 +446,12 @@ class DBitFlip(Mechanism):
         Privacy parameter in (0, 20] (memoized: ε∞, of all reports about one bucket).
     bounds : (float, float)
         Public range of the values.
-    buckets : int
-        Number of equal buckets, 2 ≤ buckets ≤ 65536.
-    d : int
+    buckets : int, optional
+        Number of equal buckets, 2 ≤ buckets ≤ 65536 (default 16).
+    d : int, optional
         Buckets sampled per person, 1 ≤ d ≤ buckets, such that the report fits 64 bits:
-        ``d·(bit_length(buckets - 1) + 1) ≤ 64``.
+        ``d·(bit_length(buckets - 1) + 1) ≤ 64``. Default: as many as fit, at most ``buckets`` (12 of 16):
+        the estimator's variance falls with ``d`` (``b/d`` times a per-bit term).
     memoize : bool, optional
         False (default): one-shot. True: :class:`MemoizedDBitFlip` (``privatize`` needs ``keys=``).
 
@@ -487,8 +490,8 @@ class DBitFlip(Mechanism):
             cls = MemoizedDBitFlip
         return super().__new__(cls)
 
-    def __init__(self, epsilon: float, bounds: Bounds, buckets: int, d: int, *, memoize: bool = False,
-                 gamma: Any = None) -> None:
+    def __init__(self, epsilon: float, bounds: Bounds, buckets: int = DEFAULT_BUCKETS, d: int | None = None, *,
+                 memoize: bool = False, gamma: Any = None) -> None:
         if not isinstance(memoize, (bool, np.bool_)):
             raise TypeError(f"memoize must be True or False; got {type(memoize).__name__} {memoize!r}")
         if gamma is not None and type(self) is DBitFlip:
@@ -496,8 +499,9 @@ class DBitFlip(Mechanism):
                             "leave it out for one-shot collection")
         super().__init__(epsilon, bounds)
         self._buckets = check_scalar(buckets, "buckets", int, low=2, high=MAX_BUCKETS)
-        self._d = check_scalar(d, "d", int, low=1, high=self._buckets)
         w = field_width(self._buckets)
+        self._d = (min(self._buckets, 64 // w) if d is None
+                   else check_scalar(d, "d", int, low=1, high=self._buckets))
         if self._d * w > 64:
             raise ValueError(f"a dBitFlip report holds d={self._d} fields of {w} bits (a bucket of "
                              f"{self._buckets} and its bit), {self._d * w} bits, which does not fit one 64-bit "
@@ -703,8 +707,8 @@ class MemoizedDBitFlip(Longitudinal, DBitFlip):
     name = "memoized_d_bit_flip"
     aliases: ClassVar[tuple[str, ...]] = ("memoized_dbitflip",)
 
-    def __init__(self, epsilon: float, bounds: Bounds, buckets: int, d: int, *, memoize: bool = True,
-                 gamma: float = 0.0) -> None:
+    def __init__(self, epsilon: float, bounds: Bounds, buckets: int = DEFAULT_BUCKETS, d: int | None = None, *,
+                 memoize: bool = True, gamma: float = 0.0) -> None:
         if memoize is not True:
             raise ValueError(f"MemoizedDBitFlip is DBitFlip(..., memoize=True); got memoize={memoize!r}")
         DBitFlip.__init__(self, epsilon, bounds, buckets, d)
