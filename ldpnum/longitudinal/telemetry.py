@@ -9,7 +9,8 @@ Both mechanisms collect a counter ``x`` in public bounds ``[low, high]`` (``u = 
   here as it is: same integer plan (:func:`~ldpnum.plans.binary_plan`), same kernel, same estimator.
 * **dBitFlip** splits the bounds into ``buckets`` equal buckets; each person samples ``d`` distinct buckets
   ``j_1 < ... < j_d`` uniformly and reports, for each, a bit that is 1 with probability
-  ``e^(ε/2)/(e^(ε/2) + 1)`` if their value lies in ``j_t`` and ``1/(e^(ε/2) + 1)`` otherwise. The histogram
+  ``e^(ε/2)/(e^(ε/2) + 1)`` if their value lies in ``j_t`` and ``1/(e^(ε/2) + 1)`` otherwise (with ``d = 1``,
+  ldpnum uses ε for the one bit instead of the paper's ε/2, whose realized guarantee is ε/2). The histogram
   estimator (bucket ``v``, ``n`` reports, ``S_v`` people who sampled ``v``, ``O_v`` of them reporting 1)
   is ``ĥ_v = buckets/(n d) · (O_v - q S_v)/(p - q)``.
 
