@@ -544,34 +544,82 @@ class PrivacyLedger:
         return {k: v for k, v in entry.items() if k != "people"}
 
     # -- longitudinal collections (DESIGN.md R9) -------------------------------------------------------------
-    def _longitudinal_spend(self, stream, people, fingerprints, round_id):
+    def _longitudinal_spend(self, stream, people, fingerprints, round_id, state=None):
         """Each person's added ε for one round of the longitudinal ``stream``, and the stream's state after it
-        (not stored yet): per person, how many reports they sent about each memoized value (by fingerprint)."""
+        (not stored yet): per (person, fingerprint of a memoized value), how many reports the person sent about
+        that value. ``state``: the stream's state to start from (default: the recorded one).
+
+        Vectorized over reports: with ``c`` earlier reports and ``d`` new ones about one value, the person's bound
+        for it grows by ``min(ε∞, (c + d)·ε1) - min(ε∞, c·ε1)``."""
         import pandas as pd
 
-        state = self._streams.get(stream["id"])
         if state is None:
-            state = {**stream, "seen": {}, "rounds": {}}
-        if round_id is not None:
-            before = state["rounds"].get(round_id, set())
-            again = [p for p in people if p in before]
-            if again:
+            state = self._streams.get(stream["id"])
+        if state is None:
+            state = {**stream, "counts": pd.Series(dtype=np.int64), "rounds": {}}
+        ids = pd.Index(people)
+        if round_id is not None and round_id in state["rounds"]:
+            again = ids[ids.isin(state["rounds"][round_id])]
+            if len(again):
+                first = again[0].item() if hasattr(again[0], "item") else again[0]
                 raise ValueError(f"round {round_id} of this longitudinal collection ({stream['mechanism']}) was already "
-                                 f"recorded for {len(again)} of these people (first: {again[0]!r}): a round is "
+                                 f"recorded for {len(again)} of these people (first: {first!r}): a round is "
                                  "collected once per person; use a new round number")
         eps_perm, eps_rep = state["epsilon_permanent"], state["epsilon_report"]
-        seen: dict = {}
-        spend: dict = {}
-        for person, fp in zip(people, fingerprints):
-            counts = seen.get(person)
-            if counts is None:
-                counts = seen[person] = dict(state["seen"].get(person, {}))
-            c = counts.get(int(fp), 0)
-            counts[int(fp)] = c + 1
-            spend[person] = spend.get(person, 0.0) + min(eps_perm, (c + 1) * eps_rep) - min(eps_perm, c * eps_rep)
-        after = {**state, "seen": {**state["seen"], **seen},
-                 "rounds": {**state["rounds"], round_id: state["rounds"].get(round_id, set()) | set(people)}}
-        return pd.Series(spend, dtype=np.float64), after
+        pairs = pd.MultiIndex.from_arrays([ids, pd.Index(np.asarray(fingerprints, dtype=np.uint64))],
+                                          names=["person", "fingerprint"])
+        new = pd.Series(1, index=pairs, dtype=np.int64).groupby(level=[0, 1], sort=False).sum()
+        before = state["counts"].reindex(new.index, fill_value=0).to_numpy() if len(state["counts"]) else \
+            np.zeros(len(new), dtype=np.int64)
+        after_counts = before + new.to_numpy()
+        gain = np.minimum(eps_perm, after_counts * eps_rep) - np.minimum(eps_perm, before * eps_rep)
+        spend = pd.Series(gain, index=new.index.get_level_values(0), dtype=np.float64).groupby(level=0,
+                                                                                              sort=False).sum()
+        counts = state["counts"].add(new, fill_value=0).astype(np.int64) if len(state["counts"]) else new
+        rounds = dict(state["rounds"])
+        if round_id is not None:
+            rounds[round_id] = ids.unique() if round_id not in rounds else rounds[round_id].append(ids).unique()
+        return spend, {**state, "counts": counts, "rounds": rounds}
+
+    def _longitudinal_rounds(self, rounds, people):
+        """Validate ``people`` and each ``(mechanism, fingerprints, round)``: the ids, and per round its stream
+        (identity and ε of the mechanism's permanent layer), fingerprints and round number."""
+        ids = _person_ids(people, kind=self._kind)
+        out = []
+        for mechanism, fingerprints, round_id in rounds:
+            if not getattr(mechanism, "memoized", False):
+                raise TypeError(f"a longitudinal round takes a longitudinal mechanism (LGRR, LOSUE, LOLOHA, RAPPOR, "
+                                f"memoized OneBitMean/DBitFlip); got {type(mechanism).__name__}: record it with "
+                                "record()")
+            fps = np.asarray(fingerprints)
+            if fps.shape != (len(ids),) or fps.dtype != np.uint64:
+                raise ValueError(f"fingerprints must be one uint64 per person ({len(ids)}); got shape {fps.shape}, "
+                                 f"dtype {fps.dtype}")
+            if round_id is not None:
+                round_id = check_scalar(round_id, "round", int, low=0)
+            stream: dict[str, Any] = {
+                "id": f"{int(mechanism.tweak):016x}", "mechanism": str(mechanism._permanent_spec()),
+                "epsilon_permanent": float(mechanism.epsilon_permanent),
+                "epsilon_report": float(mechanism.epsilon_report)}
+            out.append((stream, fps, round_id))
+        return ids, out
+
+    def check_longitudinal(self, rounds: Any, *, people: Any, epsilon: float | None = None) -> None:
+        """Raise (or warn, per ``on_exceed``) if recording the longitudinal ``rounds`` — ``(mechanism,
+        fingerprints, round)`` each, over the same ``people`` — plus ``epsilon`` per row of one-shot reports would
+        take someone above the cap, or would record a round twice; records nothing. The integrations call it
+        before drawing any randomness (see :meth:`record_longitudinal`)."""
+        import pandas as pd
+
+        ids, checked = self._longitudinal_rounds(rounds, people)
+        people_list = ids.tolist()
+        total = _per_person(ids, _check_epsilon_spent(epsilon)) if epsilon is not None else pd.Series(dtype=np.float64)
+        states: dict = {}
+        for stream, fps, round_id in checked:
+            spend, states[stream["id"]] = self._longitudinal_spend(stream, people_list, fps.tolist(), round_id,
+                                                                   states.get(stream["id"]))
+            total = total.add(spend, fill_value=0.0)
+        self._over_cap(total)
 
     def record_longitudinal(self, mechanism: Any, *, people: Any, fingerprints: Any, round: int | None = None,
                             label: str | None = None) -> dict:
@@ -606,19 +654,8 @@ class PrivacyLedger:
         dict
             The entry (as :meth:`record`'s), with ``epsilon`` the largest ε any person added in this round.
         """
-        if not getattr(mechanism, "memoized", False):
-            raise TypeError(f"record_longitudinal takes a longitudinal mechanism (LGRR, LOSUE, LOLOHA, RAPPOR, memoized "
-                            f"OneBitMean/DBitFlip); got {type(mechanism).__name__}: record it with record()")
-        ids = _person_ids(people, kind=self._kind)
-        fps = np.asarray(fingerprints)
-        if fps.shape != (len(ids),) or fps.dtype != np.uint64:
-            raise ValueError(f"fingerprints must be one uint64 per person ({len(ids)}); got shape {fps.shape}, dtype "
-                             f"{fps.dtype}")
-        if round is not None:
-            round = check_scalar(round, "round", int, low=0)
-        stream: dict[str, Any] = {"id": f"{int(mechanism.tweak):016x}", "mechanism": str(mechanism._permanent_spec()),
-                  "epsilon_permanent": float(mechanism.epsilon_permanent),
-                  "epsilon_report": float(mechanism.epsilon_report)}
+        ids, rounds = self._longitudinal_rounds([(mechanism, fingerprints, round)], people)
+        (stream, fps, round), = rounds
         people_list = ids.tolist()
         spend, after = self._longitudinal_spend(stream, people_list, fps.tolist(), round)
         self._over_cap(spend)

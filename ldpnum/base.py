@@ -58,7 +58,7 @@ def _register(cls: type["Mechanism"]) -> None:
         raise TypeError(f"{cls.__qualname__}.aliases must be a tuple of strings, not a string")
     if cls.input_kind not in ("values", "vector"):
         raise TypeError(f"{cls.__qualname__}.input_kind must be 'values' or 'vector'; got {cls.input_kind!r}")
-    target = (_MEMOIZED_REGISTRY if getattr(cls, "memoized", False)
+    target = (_MEMOIZED_REGISTRY if cls.memoized
               else _VECTOR_REGISTRY if cls.input_kind == "vector" else _REGISTRY)
     old = _REGISTRY.get(cls.name) or _VECTOR_REGISTRY.get(cls.name) or _MEMOIZED_REGISTRY.get(cls.name)
     if old is not None and not same(old):
@@ -146,8 +146,10 @@ def from_spec(spec: Spec) -> "Mechanism":
         cls = _all_registered().get(spec.mechanism)
     if cls is None:
         raise ValueError(f"unknown mechanism {spec.mechanism!r} in spec")
-    if getattr(cls, "memoized", False) and spec.get("round") is not None:
-        # A longitudinal mechanism's reports carry their collection round; the mechanism is the same every round.
+    round_id = spec.get("round") if cls.memoized else None
+    if round_id is not None:
+        # A longitudinal mechanism's spec may record a collection round: the mechanism is rebuilt from the rest,
+        # then bound to that round (ldpnum.longitudinal.Longitudinal.at_round).
         spec = dataclasses.replace(spec, params=tuple((k, v) for k, v in spec.params if k != "round"))
     try:
         mech = cls._from_spec(spec)
@@ -170,7 +172,7 @@ def from_spec(spec: Spec) -> "Mechanism":
         raise ValueError(f"spec of {spec.mechanism!r} names unknown parameter(s) {', '.join(map(repr, unknown))}; "
                          f"{cls.__name__} takes {', '.join(map(repr, sorted(dict(mech.spec.params))))}")
     check_spec(spec, mech.spec, "the spec")
-    return mech
+    return mech if round_id is None else mech.at_round(round_id)
 
 
 @functools.lru_cache(maxsize=128)
@@ -229,6 +231,9 @@ class Mechanism:
     #: :func:`registered`) or ``"vector"`` (a row of an ``(n, d)`` array; found by :func:`lookup` and
     #: :func:`from_spec` only).
     input_kind: ClassVar[str] = "values"
+    #: Whether reports are memoized responses derived from each person's key (:mod:`ldpnum.longitudinal`): such
+    #: a mechanism's ``privatize`` needs ``keys=``, and the front ends pass them (they ask this, not the type).
+    memoized: ClassVar[bool] = False
     #: The integer plan of the kernels, set by each subclass's constructor.
     _plan: Any
 

@@ -46,7 +46,7 @@ and :func:`ldpnum.io.heavy_hitters_file` (also importable from here). The file m
 their MAC, spec, key and ledger files, and streaming a file through the collection layer) lives in
 :mod:`ldpnum.io`; this module parses arguments and prints.
 
-``ldpnum demo [heavy-hitters] [--rng N]``
+``ldpnum demo [heavy-hitters|vectors|telemetry] [--rng N]``
     Demos on the data shipped in :mod:`ldpnum.data` (no input file). Plain ``ldpnum demo`` (``make demo``)
     runs :func:`ldpnum.demo.demo_distribution` and :func:`ldpnum.demo.demo` on the NYC flights;
     ``ldpnum demo heavy-hitters [--epsilon 4] [--n 1e6] [--top-k 20]`` runs
@@ -99,7 +99,7 @@ __all__ = ["MECHANISM_ALIASES",  # noqa: F822 (provided by the module __getattr_
 MAX_PRINTED_CATEGORIES = 64
 
 #: The demos ``ldpnum demo`` runs besides the default flights demo.
-DEMOS = ("heavy-hitters", "vectors")
+DEMOS = ("heavy-hitters", "vectors", "telemetry")
 
 #: What ``ldpnum estimate`` can estimate.
 WHATS = QUERIES
@@ -714,12 +714,15 @@ def _parser():
                     "the 50,000 most frequent English words (wordfreq), one word each, find the most frequent "
                     "words with PEM, and print estimated vs true rank and share with the time taken. With "
                     "`vectors`: estimate the mean of the 1,797 normalized handwritten-digit images (64 pixels, UCI) "
-                    "with PrivUnitG (one compressed report per person) and compare it with the true mean.",
+                    "with PrivUnitG (one compressed report per person) and compare it with the true mean. With "
+                    "`telemetry`: simulated devices report their most used app every day for 30 days through "
+                    "LGRR with memoized responses; per day, the estimated vs true share and each device's epsilon "
+                    "spent under memoization vs naive daily collection.",
         epilog="Examples: `ldpnum demo`; `ldpnum demo heavy-hitters`; "
-               "`ldpnum demo heavy-hitters --epsilon 2 --n 1e7 --top-k 50 --rng 0`; `ldpnum demo vectors --epsilon 4`.")
-    d.add_argument("which", nargs="?", choices=DEMOS, default=None, metavar="{heavy-hitters,vectors}",
-                   help="the heavy-hitter demo on English words, or the vector-mean demo on handwritten digits "
-                        "(default: the flights demo)")
+               "`ldpnum demo heavy-hitters --epsilon 2 --n 1e7 --top-k 50 --rng 0`; `ldpnum demo vectors --epsilon 4`; `ldpnum demo telemetry --n 1e5`.")
+    d.add_argument("which", nargs="?", choices=DEMOS, default=None, metavar="{heavy-hitters,vectors,telemetry}",
+                   help="the heavy-hitter demo on English words, the vector-mean demo on handwritten digits, or the "
+                        "daily telemetry demo with memoized responses (default: the flights demo)")
     d.add_argument("--rng", type=_seed, default=None, help="seed for a reproducible simulation (default: secure)")
     d.add_argument("--plot", default=None,
                    help=f"flights demo: where to write the PNG of estimated vs true distributions (default "
@@ -727,7 +730,8 @@ def _parser():
     d.add_argument("--epsilon", "-e", type=float, default=None, metavar="EPS",
                    help="heavy-hitters, vectors: privacy parameter of each person's report, in (0, 20] (default 4)")
     d.add_argument("--n", type=_people, default=None, metavar="N",
-                   help="heavy-hitters: number of people sampled, e.g. 1e6 (default 1,000,000)")
+                   help="heavy-hitters: number of people sampled, e.g. 1e6 (default 1,000,000); telemetry: number of "
+                        "devices (default 100,000)")
     d.add_argument("--top-k", "-k", type=_positive_int, default=None, metavar="K",
                    help="heavy-hitters: how many of the most frequent words to find (default 20)")
     return parser
@@ -904,6 +908,13 @@ def _cmd_demo(args):
         from .demo import demo_vectors
 
         demo_vectors(rng=args.rng, **({} if args.epsilon is None else {"epsilon": args.epsilon}))
+        return 0
+    if args.which == "telemetry":
+        if args.plot is not None or args.epsilon is not None or args.top_k is not None:
+            raise CLIError("`ldpnum demo telemetry` takes --n and --rng only")
+        from .demo import demo_telemetry
+
+        demo_telemetry(rng=args.rng, **({} if args.n is None else {"n": args.n}))
         return 0
     if args.which == "heavy-hitters":
         if args.plot is not None:

@@ -171,7 +171,7 @@ class SeriesAccessor:
                   fill_value: float | None = None, ledger: Any = None, people: Any = None,
                   label: str | None = None, epsilon: float | None = None, bounds: Any = None,
                   task: str = "distribution", shuffled: bool = False, shuffle_delta: float = 1e-6,
-                  unknown: str = "raise", **kwargs: Any) -> pd.Series:
+                  unknown: str = "raise", keys: Any = None, round: int | None = None, **kwargs: Any) -> pd.Series:
         """Privatize the values: see :func:`privatize_series`.
 
         ``mechanism="auto"`` (with ``epsilon`` and ``bounds``) uses the mechanism :func:`ldpnum.recommend`
@@ -195,7 +195,7 @@ class SeriesAccessor:
             raise ValueError("epsilon= and bounds= go with mechanism='auto'; a mechanism carries its own")
         return privatize_series(self._obj, mechanism, rng=rng, nan_policy=nan_policy, fill_value=fill_value,
                                 ledger=ledger, people=people, label=label, shuffled=shuffled,
-                                shuffle_delta=shuffle_delta, unknown=unknown)
+                                shuffle_delta=shuffle_delta, unknown=unknown, keys=keys, round=round)
 
     # -- what the column is
     @property
@@ -381,7 +381,8 @@ class DataFrameAccessor:
                   strategy: "str | None" = None, nan_policy: str = "raise",
                   fill_value: Any = None, ledger: Any = None, people: Any = None,
                   label: str | None = None, shuffled: bool = False, shuffle_delta: float = 1e-6,
-                  unknown: str = "raise", **kwargs: Any) -> pd.DataFrame:
+                  unknown: str = "raise", keys: Any = None, round: int | None = None,
+                  **kwargs: Any) -> pd.DataFrame:
         """Privatize columns: see :func:`privatize_frame`.
 
         ``mechanisms`` maps columns to mechanisms; ``mechanism="auto"`` with ``epsilon=``/``bounds=`` is the
@@ -396,7 +397,7 @@ class DataFrameAccessor:
         _no_other_arguments("DataFrame.ldp.privatize", kwargs)
         return privatize_frame(self._obj, mechanisms, rng=rng, strategy=strategy, nan_policy=nan_policy,
                                fill_value=fill_value, ledger=ledger, people=people, label=label, shuffled=shuffled,
-                               shuffle_delta=shuffle_delta, unknown=unknown)
+                               shuffle_delta=shuffle_delta, unknown=unknown, keys=keys, round=round)
 
     @property
     def specs(self) -> dict[Any, Spec]:

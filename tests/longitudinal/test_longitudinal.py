@@ -239,12 +239,16 @@ def test_rounds_do_not_merge(name, kw):
     x = case.valid(m, 500, np.random.default_rng(9))
     keys = ldp.ClientKeys.generate(500, rng=10)
     r1, r2 = (m.privatize(x, keys=keys, rng=r, round=r) for r in (1, 2))
-    assert r1.spec.get("round") == 1 and ldp.from_spec(r1.spec) == m
+    assert r1.spec.get("round") == 1 and ldp.from_spec(r1.spec) == m.at_round(1) != m
+    assert m.at_round(1).round == 1 and m.at_round(1).at_round(None) == m and m.at_round(1).tweak == m.tweak
+    assert np.array_equal(m.at_round(2).privatize(x, keys=keys, rng=2).codes, r2.codes)
     a1, a2 = m.aggregate(r1), m.aggregate(r2)
+    with pytest.raises(SpecMismatchError, match="round"):
+        m.at_round(1).aggregate(r2)
     assert a1.spec == r1.spec and (a1 + m.aggregate(m.privatize(x, keys=keys, rng=3, round=1))).n_reports == 1000
     with pytest.raises(SpecMismatchError, match="round"):
         a1 + a2
-    assert m.empty_aggregate(round=2) + a2 == a2
+    assert m.at_round(2).empty_aggregate() + a2 == a2
 
 
 # -- bad input ----------------------------------------------------------------------------------------------
