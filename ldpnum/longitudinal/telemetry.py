@@ -70,7 +70,7 @@ from ..plans import TWO53, BinaryPlan, binary_plan, exp_lower, floyd_distributio
 from ..reports import Reports, check_integer_codes, register_code_check
 from ..spec import Spec, check_spec
 from .keys import keyed_words, memo_tweak
-from .memo import Longitudinal
+from .memo import Longitudinal, spec_round
 
 if TYPE_CHECKING:
     from .._typing import ArrayLike, Bounds
@@ -253,8 +253,9 @@ class MemoizedOneBitMean(Longitudinal, OneBitMean):
                     (("bounds", self._bounds), ("grid_points", self._grid_points)))
 
     def __repr__(self) -> str:
+        rnd = "" if self._round is None else f", round={self._round}"
         return (f"OneBitMean(epsilon={self._epsilon_permanent!r}, bounds={self._bounds!r}, memoize=True, "
-                f"grid_points={self._grid_points!r}, gamma={self._gamma!r})")
+                f"grid_points={self._grid_points!r}, gamma={self._gamma!r}{rnd})")
 
     @property
     def grid_points(self) -> int:
@@ -292,7 +293,7 @@ class MemoizedOneBitMean(Longitudinal, OneBitMean):
     def _offset_words(self, keys: Any) -> np.ndarray:
         return keyed_words(keys, self.offset_tweak, np.zeros(len(keys), dtype=np.uint64), 1)
 
-    def _round(self, values: np.ndarray, alpha_words: np.ndarray) -> np.ndarray:
+    def _alpha_round(self, values: np.ndarray, alpha_words: np.ndarray) -> np.ndarray:
         n = values.shape[0]
         low, _ = self._bounds
         base = np.empty(n, dtype=np.int64)
@@ -307,7 +308,7 @@ class MemoizedOneBitMean(Longitudinal, OneBitMean):
 
         values = self.prepare_values(x, **prepare)
         keys = check_keys(keys, values.shape[0])
-        return self._round(values, self._offset_words(keys))
+        return self._alpha_round(values, self._offset_words(keys))
 
     # -- exact plans --------------------------------------------------------------------------------
     def memo_states(self) -> list[int]:
@@ -360,7 +361,7 @@ class MemoizedOneBitMean(Longitudinal, OneBitMean):
         return 1 if self._t_gamma else 0
 
     def _memo_values(self, values: np.ndarray, keys: Any) -> tuple[np.ndarray, np.ndarray]:
-        j = self._round(values, self._offset_words(keys))
+        j = self._alpha_round(values, self._offset_words(keys))
         return j.astype(np.uint64), j / (self._grid_points - 1)
 
     def _allocate_permanent(self, n: int) -> np.ndarray:
@@ -732,8 +733,18 @@ class MemoizedDBitFlip(Longitudinal, DBitFlip):
                    memoize=True, gamma=spec.get("gamma"))
 
     def __repr__(self) -> str:
+        rnd = "" if self._round is None else f", round={self._round}"
         return (f"DBitFlip(epsilon={self._epsilon_permanent!r}, bounds={self._bounds!r}, buckets={self._buckets!r}, "
-                f"d={self._d!r}, memoize=True, gamma={self._gamma!r})")
+                f"d={self._d!r}, memoize=True, gamma={self._gamma!r}{rnd})")
+
+    def aggregate(self, reports: Reports) -> Aggregate:
+        """:meth:`DBitFlip.aggregate` of the reports of one round (this mechanism's, or any one round when it is
+        not bound to a round), keeping their round: aggregates of different rounds do not merge."""
+        if not isinstance(reports, Reports):
+            raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
+        expected = self._expected_spec(reports.spec)
+        check_spec(expected, reports.spec, "reports")
+        return DBitFlip.aggregate(self.at_round(spec_round(expected)), reports)
 
     @property
     def gamma(self) -> float:

@@ -54,8 +54,12 @@ def test_memoized_mechanisms_pickle_and_rebuild_from_their_spec():
     for m in (ldp.OneBitMean(2.0, (0, 100), memoize=True, grid_points=9, gamma=0.2),
               ldp.DBitFlip(2.0, (0, 100), 8, 3, memoize=True, gamma=0.1), ldp.DBitFlip(1.0, (0, 1), 4, 2)):
         assert pickle.loads(pickle.dumps(m)) == m and ldp.from_spec(m.spec) == m
-        assert ldp.from_spec(m.privatize([1.0], keys=ldp.ClientKeys.generate(1, rng=0), round=3).spec
-                             if getattr(m, "memoized", False) else m.privatize([1.0]).spec) == m
+        if m.memoized:
+            r = m.privatize([1.0], keys=ldp.ClientKeys.generate(1, rng=0), round=3)
+            assert ldp.from_spec(r.spec) == m.at_round(3) and "round=3" in repr(m.at_round(3))
+            assert m.aggregate(r).spec == r.spec == m.at_round(3).aggregate(r).spec
+        else:
+            assert ldp.from_spec(m.privatize([1.0]).spec) == m
 
 
 def test_one_shot_one_bit_mean_is_stochastic_rounding():
