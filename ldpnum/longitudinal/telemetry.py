@@ -744,7 +744,9 @@ class MemoizedDBitFlip(Longitudinal, DBitFlip):
             raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
         expected = self._expected_spec(reports.spec)
         check_spec(expected, reports.spec, "reports")
-        return DBitFlip.aggregate(self.at_round(spec_round(expected)), reports)
+        mech = self.at_round(spec_round(expected))
+        assert isinstance(mech, DBitFlip)
+        return DBitFlip.aggregate(mech, reports)
 
     @property
     def gamma(self) -> float:
