@@ -52,6 +52,7 @@ R. Floyd, "A sample of brilliance", Comm. ACM 1987 (Floyd's sampler).
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -64,7 +65,7 @@ from .._results import DistributionEstimate, FrequencyEstimate
 from .._validation import check_scalar
 from ..aggregate import Aggregate
 from ..base import Mechanism
-from ..estimation.postprocess import norm_sub
+from ..estimation.postprocess import norm_sub, project_simplex
 from ..mechanisms.binary import StochasticRounding
 from ..plans import TWO53, BinaryPlan, binary_plan, exp_lower, floyd_distribution
 from ..reports import Reports, check_integer_codes, register_code_check
@@ -659,13 +660,30 @@ class DBitFlip(Mechanism):
         return FrequencyEstimate(counts=freq * n, frequencies=freq, standard_errors=np.sqrt(np.maximum(var, 0.0)),
                                  n_reports=n, epsilon=self._epsilon, spec=agg.spec)
 
-    def estimate_distribution(self, data: Reports | Aggregate) -> DistributionEstimate:
-        """The histogram of :meth:`estimate_histogram` projected onto the simplex (norm-sub: shift, clip at 0,
-        sum to 1) as a :class:`~ldpnum.DistributionEstimate` over :attr:`bucket_edges`."""
+    def estimate_distribution(self, data: Reports | Aggregate, n_bins: int | None = None,
+                              method: str | None = None) -> DistributionEstimate:
+        """The histogram of :meth:`estimate_histogram` projected onto the simplex as a
+        :class:`~ldpnum.DistributionEstimate` over :attr:`bucket_edges`.
+
+        Parameters
+        ----------
+        data : Reports or Aggregate
+        n_bins : int, optional
+            None or :attr:`buckets`: the bins are the buckets (the front ends pass their ``n_bins``).
+        method : str, optional
+            ``"simplex"``: the Euclidean projection onto the simplex; anything else (default, ``"norm-sub"``, and
+            the window mechanisms' ``"em"``, ``"ems"``, ``"ems-cv"``, which the front ends pass by default and
+            which have no meaning for dBitFlip's bits): norm-sub (shift, clip at 0, sum to 1).
+        """
+        if n_bins is not None and n_bins != self._buckets:
+            raise ValueError(f"DBitFlip estimates the histogram of its {self._buckets} buckets; got n_bins={n_bins!r} "
+                             f"(leave it out, or build the mechanism with buckets={n_bins!r})")
         est = self.estimate_histogram(data)
-        probs = norm_sub(np.asarray(est.frequencies, dtype=np.float64))
+        freq = np.asarray(est.frequencies, dtype=np.float64)
+        chosen = "simplex" if method == "simplex" else "norm-sub"
+        probs = project_simplex(freq) if chosen == "simplex" else norm_sub(freq)
         return DistributionEstimate(self.bucket_edges, probs, spec=est.spec, epsilon=self._epsilon,
-                                    n_reports=est.n_reports, method="norm-sub")
+                                    n_reports=est.n_reports, method=chosen)
 
 
 class MemoizedDBitFlip(Longitudinal, DBitFlip):
@@ -825,3 +843,10 @@ class MemoizedDBitFlip(Longitudinal, DBitFlip):
 
 for _name in (DBitFlip.name, MemoizedDBitFlip.name):
     register_code_check(_name, check_bit_flip_codes)
+
+# ``__new__`` (which picks the memoized class) takes ``*args, **kwargs``; what a class is called with is its
+# ``__init__``'s parameters, which the front ends read (``inspect.signature``: the command line offers the mechanisms
+# that take ``bounds``).
+for _cls in (OneBitMean, MemoizedOneBitMean, DBitFlip, MemoizedDBitFlip):
+    _init = inspect.signature(_cls.__init__)
+    setattr(_cls, "__signature__", _init.replace(parameters=list(_init.parameters.values())[1:]))

@@ -399,3 +399,23 @@ def test_ledger_charges_each_distinct_grid_point_once():
     totals = ledger.totals().reindex([0, 1, 2]).to_numpy()
     np.testing.assert_allclose(totals, [1.0, 1.0, 2.0])
     assert 30 * m.epsilon > 2.0
+
+
+def test_front_ends_build_and_estimate_the_one_shot_mechanisms():
+    # The classes are called with their __init__'s parameters (what inspect.signature shows the front ends), so
+    # the command line offers them; the distribution estimate takes the front ends' n_bins and method.
+    import inspect
+
+    from ldpnum import cli
+    from ldpnum.base import bounded_mechanisms
+
+    assert {"one_bit_mean", "d_bit_flip"} <= set(bounded_mechanisms())
+    assert list(inspect.signature(ldp.DBitFlip).parameters)[:4] == ["epsilon", "bounds", "buckets", "d"]
+    m = cli.make_mechanism("dbitflip", 2.0, (0, 10), {"buckets": 8})
+    assert m.d == 8 and m.buckets == 8  # 4-bit fields: all 8 buckets fit one report
+    agg = m.aggregate(m.privatize(np.random.default_rng(1).uniform(0, 10, 5000), rng=2))
+    assert m.estimate_distribution(agg, n_bins=8, method="ems-cv").method == "norm-sub"
+    simplex = m.estimate_distribution(agg, method="simplex")
+    assert simplex.method == "simplex" and simplex.probabilities.sum() == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="histogram of its 8 buckets"):
+        m.estimate_distribution(agg, n_bins=16)
