@@ -29,7 +29,8 @@ def bucket_of(x, low, inv_range, b, out):
 def sample_buckets(words, c, offset, b, d, out):
     """Each record's ``d`` distinct buckets of ``b``, sorted, into ``out[i, 0:d]``: Floyd's pick at
     ``j = b - d + t`` draws ``r`` uniform in ``0..j`` from word ``c·i + offset + t`` and adds ``r``, or ``j`` if
-    ``r`` is in already. Membership is one byte per bucket (scratch of each task, cleared after each record)."""
+    ``r`` is in already. Membership is one byte per bucket (scratch of each task, cleared after each record); the
+    picks are inserted in order as they come (the order depends on the words alone, never on the value)."""
     n = out.shape[0]
     for chunk in prange((n + CHUNK - 1) // CHUNK):
         flags = np.zeros(b, np.uint8)
@@ -38,12 +39,15 @@ def sample_buckets(words, c, offset, b, d, out):
             for t in range(d):
                 j = b - d + t
                 r = uniform_inline(words[c * i + offset + t], j + 1)
-                pick = j if flags[r] else r
-                row[t] = pick
-                flags[pick] = 1
-            row.sort()
+                pick = j if flags[np.uint64(r)] else r
+                flags[np.uint64(pick)] = 1
+                s = t  # insertion into the sorted prefix (d is small; NumPy's sort of a short row costs 10x)
+                while s > 0 and row[s - 1] > pick:
+                    row[s] = row[s - 1]
+                    s -= 1
+                row[s] = pick
             for t in range(d):
-                flags[row[t]] = 0
+                flags[np.uint64(row[t])] = 0
 
 
 @jit(parallel=True)

@@ -420,17 +420,13 @@ def bit_flip_counts(codes: np.ndarray, buckets: int, d: int) -> np.ndarray:
     each bucket and, among them, the number whose bit is 1 (NumPy, O(n·d), in blocks)."""
     w = field_width(buckets)
     mask = np.uint64((1 << w) - 1)
-    counts = np.zeros(2 * buckets, dtype=np.int64)
+    pairs = np.zeros(2 * buckets, dtype=np.int64)  # a field is bucket << 1 | bit: count the fields themselves
     block = 1 << 20
     for start in range(0, codes.shape[0], block):
         c = codes[start:start + block]
         for t in range(d):
-            f = (c >> np.uint64(t * w)) & mask
-            j = (f >> np.uint64(1)).astype(np.intp)
-            counts[:buckets] += np.bincount(j, minlength=buckets)
-            counts[buckets:] += np.bincount(j, weights=(f & np.uint64(1)).astype(np.float64),
-                                            minlength=buckets).astype(np.int64)
-    return counts
+            pairs += np.bincount(((c >> np.uint64(t * w)) & mask).astype(np.intp), minlength=2 * buckets)
+    return np.concatenate([pairs[0::2] + pairs[1::2], pairs[1::2]])
 
 
 class DBitFlip(Mechanism):
