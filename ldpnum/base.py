@@ -182,7 +182,8 @@ def _cached_from_spec(spec):
 
 def mechanism_for(spec: Spec) -> "Mechanism":
     """The mechanism of ``spec``, shared: mechanisms are immutable, so one instance per spec serves every
-    reader (specs with unhashable parameters are rebuilt each time)."""
+    reader (specs with unhashable parameters are rebuilt each time).
+    """
     try:
         return _cached_from_spec(spec)
     except TypeError:
@@ -195,7 +196,8 @@ def _shows_shuffle(estimate):
     """``estimate`` (a mechanism's ``estimate_*`` method, whose first argument is Reports or an Aggregate) such that
     an estimate made from an aggregate declared shuffled (:meth:`~ldpnum.Aggregate.shuffled`) carries that
     aggregate's central ε (``result.shuffle``), whatever the result type: the one place where shuffled
-    collections reach results, applied to every mechanism by :meth:`Mechanism.__init_subclass__`."""
+    collections reach results, applied to every mechanism by :meth:`Mechanism.__init_subclass__`.
+    """
     @functools.wraps(estimate)
     def method(self, *args, **kwargs):
         result = estimate(self, *args, **kwargs)
@@ -250,7 +252,8 @@ class Mechanism:
     def _check_counts(cls, counts, total, n_reports, spec):
         """How an aggregate's counts must relate to its number of reports (see
         :func:`ldpnum.aggregate.register_count_check`). Default: one code per report, so the counts sum to
-        ``n_reports``. Mechanisms whose reports add to several counts override this."""
+        ``n_reports``. Mechanisms whose reports add to several counts override this.
+        """
         return single_code_counts(counts, total, n_reports, spec)
 
     def __init__(self, epsilon: float, bounds: Bounds) -> None:
@@ -410,7 +413,8 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
         """Draw words (after validation) and run the kernel block by block; wrap the codes as Reports.
 
         ``run(values, words, out)`` replaces :meth:`_run_kernel` (a mechanism that also collects per-record
-        flags from its kernel passes a closure); blocks are run in record order."""
+        flags from its kernel passes a closure); blocks are run in record order.
+        """
         source = resolve_rng(rng)
         if run is None:
             run = self._run_kernel
@@ -452,7 +456,8 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
     def source_columns(self, key: Any) -> list | None:
         """The value columns a table key names for this mechanism: None for a mechanism of one column (the
         key is that column); for one that reads a vector per row (``input_kind == "vector"``), the columns of
-        its tuple key, one per coordinate."""
+        its tuple key, one per coordinate.
+        """
         if self.input_kind == "vector":
             if not isinstance(key, tuple):
                 raise TypeError(f"{type(self).__name__} privatizes one vector per row: name its value columns with "
@@ -482,14 +487,16 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
 
     def column_codes(self, reports: Reports) -> np.ndarray:
         """Each report as one non-negative integer code, for a table column; :meth:`reports_from_column`
-        inverts it. The default: the report codes themselves (one per person)."""
+        inverts it. The default: the report codes themselves (one per person).
+        """
         self.check_column_codes()
         check_spec(self.spec, reports.spec, "reports")
         return reports.codes
 
     def reports_from_column(self, codes: ArrayLike) -> Reports:
         """The :class:`~ldpnum.Reports` behind the codes of a table column (:meth:`column_codes`'s inverse);
-        codes outside the alphabet raise ValueError."""
+        codes outside the alphabet raise ValueError.
+        """
         self.check_column_codes()
         return Reports(codes, self.spec)
 
@@ -527,7 +534,8 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
         """The estimate that answers quantiles and ranges of the values: the range tree's (``estimate_ranges``)
         where the mechanism has one (hierarchical histograms, HDG's grids), else its reconstructed
         distribution (``estimate_distribution``); TypeError for mechanisms that estimate means, frequencies
-        or items only. ``kwargs`` go to that estimator."""
+        or items only. ``kwargs`` go to that estimator.
+        """
         if self.offers("estimate_ranges"):
             return self.estimate_ranges(data, **kwargs)  # type: ignore[attr-defined]
         if self.offers("estimate_distribution"):
@@ -567,7 +575,8 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
 
     def _describe_estimate(self, agg: Aggregate, bootstrap: int | None, rng: SeedLike) -> Any:
         """The :meth:`queryable_estimate` of ``agg`` for :meth:`describe_rows` (None when the mechanism has
-        none), with ``bootstrap`` replicates when its distribution estimator takes them."""
+        none), with ``bootstrap`` replicates when its distribution estimator takes them.
+        """
         if not (self.offers("estimate_ranges") or self.offers("estimate_distribution")):
             return None
         import inspect

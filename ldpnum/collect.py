@@ -89,7 +89,7 @@ from ._frame import (
 from ._random import MAX_ASSIGNED, assign_columns, child_rng, resolve_rng
 from ._results import named
 from ._typing import SeedLike
-from ._validation import check_choice
+from ._validation import check_choice, check_scalar
 from .aggregate import Aggregate
 from .base import ESTIMATORS
 from .exceptions import BudgetWarning
@@ -226,20 +226,23 @@ class CollectionPlan:
     @property
     def memoized(self) -> bool:
         """Whether some column's reports are memoized responses (:mod:`ldpnum.longitudinal`): the collection
-        then needs each row's key."""
+        then needs each row's key.
+        """
         return any(c.mechanism.memoized for c in self.columns)
 
     def longitudinal_rounds(self, values: list, keys: Any) -> list:
         """``[(mechanism, fingerprints, round), ...]`` of the memoized columns, from their validated ``values``
         (in column order) and the rows' ``keys``: what the ledger charges them by
-        (:meth:`ldpnum.PrivacyLedger.check_longitudinal`)."""
+        (:meth:`ldpnum.PrivacyLedger.check_longitudinal`).
+        """
         return [(c.mechanism, c.mechanism.prepared_fingerprints(x, keys), c.mechanism.round)
                 for c, x in zip(self.columns, values) if c.mechanism.memoized]
 
     @property
     def one_shot_epsilon(self) -> float | None:
         """The ε each row spends on the columns that are not memoized ("all-columns"; None when there are none):
-        charged per collection, while memoized columns are charged per memoized value."""
+        charged per collection, while memoized columns are charged per memoized value.
+        """
         epsilons = [c.mechanism.epsilon for c in self.columns if not c.mechanism.memoized]
         return float(math.fsum(epsilons)) if epsilons else None
 
@@ -263,7 +266,8 @@ class CollectionPlan:
         """The collection's ldpnum record (:func:`ldpnum._frame.report_record`): every column's spec and value
         columns, the strategy, ``epsilon_per_row``, and optionally the digests of the codes and the central δ of
         a shuffled collection. The pandas accessor keeps it in ``attrs``, the command line in the Parquet
-        file's metadata."""
+        file's metadata.
+        """
         return report_record(self.specs, strategy=self.strategy, epsilon_per_row=self.epsilon_per_row,
                              digests=digests, sources={c.label: c.sources for c in self.columns if c.sources},
                              shuffle_delta=shuffle_delta)
@@ -273,7 +277,8 @@ class CollectionPlan:
         "one-column-per-row" the rows' columns from ``child_rng(rng, m)`` (the last stream).
 
         Each is a Generator shared by all batches (words are consumed in row order, so the reports do not
-        depend on the batch size), or None for secure randomness (``rng=None``: each draw keyed afresh)."""
+        depend on the batch size), or None for secure randomness (``rng=None``: each draw keyed afresh).
+        """
         m = len(self.columns)
         return [None if rng is None else np.random.default_rng(child_rng(rng, j)) for j in range(m + self.split)]
 
@@ -370,7 +375,8 @@ def assign_rows(stream: Any, n: int, m: int) -> list[np.ndarray]:
 
 def fill_values(fill_value: Any, columns: list) -> dict:
     """Each column's public fill value: ``fill_value`` for every column, or a mapping column -> value (which
-    must name privatized columns only)."""
+    must name privatized columns only).
+    """
     if isinstance(fill_value, Mapping):
         unknown = [c for c in fill_value if c not in columns]
         if unknown:
@@ -404,7 +410,8 @@ def takes_unknown(mech: Any) -> bool:
 def prepare_column(mech: Any, x: Any, name: str | None, nan_policy: str = "raise", fill_value: Any = None,
                    unknown: str = "raise", **options: Any) -> Any:
     """``mech.prepare_values`` of one column (validated, nothing drawn), with ``unknown=`` for the mechanisms
-    that take it; ``options`` (e.g. ``out_of_range``) go to ``prepare_values`` unchanged."""
+    that take it; ``options`` (e.g. ``out_of_range``) go to ``prepare_values`` unchanged.
+    """
     if unknown == "raise":
         return mech.prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value, **options)
     if not takes_unknown(mech):
@@ -421,7 +428,8 @@ def check_shuffle(shuffled: Any, shuffle_delta: Any, obj: Any = None) -> float |
     A declaration is refused for reports that keep an identifying index (``obj``'s index other than a
     RangeIndex of positions): the reports keep their input's index, and a shuffled batch must reach the
     analyst with nothing that links a report to its sender (the command line likewise refuses ``--shuffled``
-    with ``--keep``)."""
+    with ``--keep``).
+    """
     if not isinstance(shuffled, (bool, np.bool_)):
         raise TypeError(f"shuffled must be True or False; got {type(shuffled).__name__} {shuffled!r}")
     from .accounting import check_shuffle_delta
@@ -463,7 +471,8 @@ def check_ledger(ledger: Any, epsilon: float | None, obj: Any, people: Any, roun
 
     ``people`` gives one id per row (default: the index), or names the DataFrame's column of ids. ``rounds``:
     the memoized columns' :meth:`CollectionPlan.longitudinal_rounds` (then ``epsilon`` is the one-shot columns'
-    ε per row, or None), checked together with the one-shot columns."""
+    ε per row, or None), checked together with the one-shot columns.
+    """
     if ledger is None:
         if people is not None:
             raise ValueError("people= names the rows' people for a ledger; pass ledger= too")
@@ -483,7 +492,8 @@ def check_keys_and_rounds(plan: CollectionPlan, values: list, keys: Any, obj: An
     """The rows' keys (:func:`align_keys`) and, with a ledger, the memoized columns' rounds to charge
     (:meth:`CollectionPlan.longitudinal_rounds`); one clear error, before anything is drawn, for keys missing,
     given for no memoized column, or a memoized collection declared shuffled (the shuffle's amplification
-    assumes fresh randomness in every report, and memoized answers repeat across rounds)."""
+    assumes fresh randomness in every report, and memoized answers repeat across rounds).
+    """
     row_keys = align_keys(keys, len(obj), people_ids(obj, people) if isinstance(keys, pd.DataFrame) else None)
     if not plan.memoized:
         if row_keys is not None:
@@ -513,7 +523,8 @@ def record_ledger(ledger: Any, *, epsilon: float | None, people: Any, specs: Any
 
     Declared shuffled, the entry shows the central ε of the smallest non-empty report column (``counts``:
     the number of reports of each column; under "one-column-per-row" each column's estimates show the central
-    ε of its own reports, so the entry states the largest of them, and the two agree)."""
+    ε of its own reports, so the entry states the largest of them, and the two agree).
+    """
     for mech, fingerprints, round_id in rounds or ():
         ledger.record_longitudinal(mech, people=people, fingerprints=fingerprints, round=round_id, label=label)
     if epsilon is None:
@@ -682,11 +693,7 @@ def _check_seed(seed):
 
 
 def _check_index(partition_index):
-    if isinstance(partition_index, (bool, np.bool_)) or not isinstance(partition_index, numbers.Integral):
-        raise TypeError(f"partition_index must be an int; got {type(partition_index).__name__}")
-    if int(partition_index) < 0:
-        raise ValueError(f"partition_index must be non-negative; got {int(partition_index)}")
-    return int(partition_index)
+    return check_scalar(partition_index, "partition_index", int, low=0)
 
 
 def partition_rng(seed: Any, partition_index: Any) -> Any:
@@ -1028,7 +1035,8 @@ def mechanism_of(spec: Any) -> Any:
 
 def estimator(mech: Any, method: str) -> Any:
     """``mech``'s bound estimator ``method`` (e.g. ``"estimate_mean"``), or a TypeError naming what its reports
-    estimate instead."""
+    estimate instead.
+    """
     if not mech.offers(method):
         raise TypeError(f"{type(mech).__name__} reports do not estimate {ESTIMATORS[method]} (they estimate "
                         f"{mech.answers})")
@@ -1130,7 +1138,8 @@ def aggregate_series(s: "pd.Series", spec: Spec | None = None) -> Aggregate:
 
 def estimate_mean_named(mech: Any, agg: Aggregate, record: Any, name: Any) -> Any:
     """``mech.estimate_mean(agg)`` named after report column ``name`` of ``record`` (an object carrying the
-    report record): a vector column's coordinates take the names of the value columns it was privatized from."""
+    report record): a vector column's coordinates take the names of the value columns it was privatized from.
+    """
     names = column_sources(record, name)
     if names is not None:
         return estimator(mech, "estimate_mean")(agg, names=names)
@@ -1187,10 +1196,12 @@ def concat(objs: Any, **kwargs: Any) -> Any:
     kinds = {isinstance(o, pd.Series) for o in objs}
     if not all(isinstance(o, (pd.Series, pd.DataFrame)) for o in objs) or len(kinds) != 1:
         raise TypeError("concat expects report Series only or report DataFrames only")
-    infos = [frame_info(o) for o in objs]
-    if any(info is None for info in infos):
-        raise ValueError(f"part {next(i for i, info in enumerate(infos) if info is None)} carries no ldpnum record: "
-                         "it is not a report object")
+    infos: list[dict[str, Any]] = []
+    for i, o in enumerate(objs):
+        info = frame_info(o)
+        if info is None:
+            raise ValueError(f"part {i} carries no ldpnum record: it is not a report object")
+        infos.append(info)
     specs = column_specs(objs[0])
     series = kinds == {True}
     for i, (o, info) in enumerate(zip(objs, infos)):
@@ -1206,8 +1217,8 @@ def concat(objs: Any, **kwargs: Any) -> Any:
             reports_of(col)  # raises ReportsChangedError for a changed part
     digests = {}
     for c in specs:
-        parts = [column_digest(o, c) for o in objs]
-        if all(d is not None for d in parts):
+        parts = [d for d in (column_digest(o, c) for o in objs) if d is not None]
+        if len(parts) == len(objs):
             digests[c] = add_digests(*parts)
     out = pd.concat(objs, **kwargs)
     sources = {c: column_sources(objs[0], c) for c in specs if column_sources(objs[0], c) is not None}

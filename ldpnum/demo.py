@@ -14,11 +14,14 @@ import sys
 import time
 import warnings
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
 from ._random import child_rng
+
+if TYPE_CHECKING:
+    from .heavy import HeavyHittersEstimate
 
 __all__ = ["demo", "demo_distribution", "demo_joint", "demo_vectors", "demo_heavy_hitters", "demo_telemetry",
            "telemetry_population"]
@@ -146,7 +149,8 @@ def _plot(df, estimates, epsilon, plot_path, out):
 def demo_joint(out: TextIO | None = None, *, epsilon: float = 1.0, rng: Any = None) -> float:
     """One question across two columns of the flights: the share of departures between 6 and 9 am that fly
     under 1,000 miles, from one :class:`~ldpnum.HDG` report per flight (through the ``.ldp`` accessor), next
-    to the truth. Returns the estimated share."""
+    to the truth. Returns the estimated share.
+    """
     import ldpnum as ldp
 
     out = sys.stdout if out is None else out
@@ -228,7 +232,8 @@ def _word_truth(words, ranks, item_bits):
     return items, counts, rank_of, item_of_word, long_word
 
 
-def demo_heavy_hitters(out=None, *, epsilon=4.0, n=1_000_000, top_k=20, rng=None):
+def demo_heavy_hitters(out: TextIO | None = None, *, epsilon: float = 4.0, n: int = 1_000_000, top_k: int = 20,
+                       rng: Any = None) -> HeavyHittersEstimate:
     r"""Find the most frequent words of a sampled population with PEM, and compare them with the truth.
 
     Population: ``n`` people, each holding one word of the embedded list of the 50,000 most frequent English
@@ -294,13 +299,11 @@ def demo_heavy_hitters(out=None, *, epsilon=4.0, n=1_000_000, top_k=20, rng=None
     True
     """
     from . import PEM
-    from ._checks import is_int
+    from ._validation import check_scalar
     from .data import load_words
     from .heavy import item_label
 
-    if not is_int(n) or n < 1:
-        raise (ValueError if is_int(n) else TypeError)(f"n must be a positive integer (people); got {n!r}")
-    n = int(n)
+    n = check_scalar(n, "n", int, low=1)
     out = sys.stdout if out is None else out
     mech = PEM(epsilon, item_bits=WORDS_ITEM_BITS, top_k=top_k, item_type="str")  # validates epsilon and top_k
     words, freq = load_words()
@@ -333,13 +336,14 @@ def demo_heavy_hitters(out=None, *, epsilon=4.0, n=1_000_000, top_k=20, rng=None
           "with every word sharing those bytes (marked …); the truth is counted on the same truncated items",
           file=out)
     ci = est.confidence_interval(0.95)
+    lows, highs = np.asarray(ci.low), np.asarray(ci.high)  # one entry per item
     labels = [item_label(v, one_line=True) + ("…" if v in cut_items else "") for v in est.items]
     width = max([len("word")] + [len(v) for v in labels])
     header = f"{'rank':>4}  {'word':<{width}}  {'estimated % ± 1.96·SE':>22}  {'true rank':>9}  {'true %':>7}"
     print(header, file=out)
     print("-" * len(header), file=out)
     for r, (item, label) in enumerate(zip(est.items, labels)):
-        half = (ci.high[r] - ci.low[r]) / 2
+        half = (highs[r] - lows[r]) / 2
         true_rank = rank_of.get(item)
         true_share = 0.0 if true_rank is None else counts[true_rank - 1] / n
         print(f"{r + 1:>4}  {label:<{width}}  {f'{100 * est.frequencies[r]:.3f} ± {100 * half:.3f}':>22}  "

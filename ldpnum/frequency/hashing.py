@@ -148,7 +148,8 @@ def support_probabilities_exact(grr: GRRPlan, field_bits: int = FIELD_BITS) -> t
 
 class LocalHashPlan:
     """Integer plan of local hashing: the hash range ``g``, GRR's one-word plan over ``[0, g)``
-    (``a_keep``, ``shift``), and 2 words per record (the seed, then GRR's)."""
+    (``a_keep``, ``shift``), and 2 words per record (the seed, then GRR's).
+    """
 
     words_per_record = 2
     field_bits = FIELD_BITS
@@ -175,7 +176,8 @@ class LocalHashPlan:
 
     def exact_probabilities(self, h: int) -> dict[int, Fraction]:
         """``{y: Fraction}`` for a fixed seed under which the person's value hashes to ``h`` (``-1``: an
-        unknown value, reported uniformly). The seed's own probability does not depend on the value."""
+        unknown value, reported uniformly). The seed's own probability does not depend on the value.
+        """
         return self._grr.exact_probabilities(h)
 
     def extreme_ratio(self) -> Fraction:
@@ -280,7 +282,8 @@ class _LocalHashing(FrequencyOracle):
 
     def aggregate(self, reports: Reports) -> Aggregate:
         """Support counts of the reports for every category: a mergeable :class:`~ldpnum.Aggregate` of
-        ``k`` counts with ``n_reports`` carried separately (O(n·k) hash evaluations, in Cython)."""
+        ``k`` counts with ``n_reports`` carried separately (O(n·k) hash evaluations, in Cython).
+        """
         if not isinstance(reports, Reports):
             raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
         check_spec(self.spec, reports.spec, "reports")

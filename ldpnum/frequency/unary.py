@@ -207,7 +207,8 @@ def unary_plan(epsilon: float, k: int, q_nominal: float, variance_nominal: float
 
 class _BitVectorOracle(FrequencyOracle):
     """Oracles whose reports are ``k``-bit vectors (unary encodings, subset selection): packed reports,
-    aggregated into per-bit counts plus the number of reports."""
+    aggregated into per-bit counts plus the number of reports.
+    """
 
     @classmethod
     def _check_counts(cls, counts, total, n_reports, spec):

@@ -53,7 +53,8 @@ __all__ = ["Longitudinal", "check_epsilons", "round_spec", "spec_round"]
 
 def check_epsilons(epsilon_permanent: float, epsilon_report: float) -> tuple[float, float]:
     """``(ε∞, ε1)`` as floats: each a finite number in (0, 20], and ε1 < ε∞ (one report cannot leak more than all
-    reports of the same value, which the instantaneous layer only blurs)."""
+    reports of the same value, which the instantaneous layer only blurs).
+    """
     eps_perm = check_scalar(epsilon_permanent, "epsilon_permanent", float, low=0, high=20,
                             include_boundaries="right")
     eps_rep = check_scalar(epsilon_report, "epsilon_report", float, low=0, high=20, include_boundaries="right")
@@ -112,7 +113,8 @@ class Longitudinal(Mechanism):
 
     def at_round(self, round: int | None) -> "Longitudinal":
         """The same mechanism bound to collection round ``round`` (≥ 0; ``None``: unbound): the same permanent
-        responses, a spec that records the round."""
+        responses, a spec that records the round.
+        """
         if round is not None:
             round = check_scalar(round, "round", int, low=0)
         if round == self._round:
@@ -150,7 +152,8 @@ class Longitudinal(Mechanism):
     @property
     def tweak(self) -> np.uint64:
         """The 64-bit tweak of this mechanism's keyed words (:func:`~ldpnum.longitudinal.keys.memo_tweak` of the
-        permanent layer's spec)."""
+        permanent layer's spec).
+        """
         tweak = self.__dict__.get("_tweak")
         if tweak is None:
             tweak = self.__dict__["_tweak"] = memo_tweak(self._permanent_spec())
@@ -167,12 +170,14 @@ class Longitudinal(Mechanism):
 
     def instantaneous_probabilities(self, permanent: int) -> dict[int, Fraction]:
         """``{report: probability}`` given the permanent output ``permanent`` (exact; the identity when the
-        mechanism has no instantaneous layer)."""
+        mechanism has no instantaneous layer).
+        """
         return {permanent: Fraction(1)}
 
     def report_probabilities(self, state: int) -> dict[int, Fraction]:
         """``{report: probability}`` of one report for the memoized value ``state``: the composed plan
-        ``Σ_z P[z | state] · I[y | z]``."""
+        ``Σ_z P[z | state] · I[y | z]``.
+        """
         out: dict[int, Fraction] = {}
         for z, pz in self.permanent_probabilities(state).items():
             if pz:
@@ -246,13 +251,15 @@ class Longitudinal(Mechanism):
     def memo_fingerprints(self, x: ArrayLike, *, keys: Any = None, **prepare: Any) -> np.ndarray:
         """A keyed 64-bit digest of each person's memoized value (SipHash under their key): equal for equal
         memoized values of one person, and revealing nothing about the value to whoever lacks the key. What
-        :meth:`ldpnum.PrivacyLedger.record_longitudinal` counts distinct values with."""
+        :meth:`ldpnum.PrivacyLedger.record_longitudinal` counts distinct values with.
+        """
         values = self.prepare_values(x, **prepare)
         return self.prepared_fingerprints(values, check_keys(keys, values.shape[0]))
 
     def prepared_fingerprints(self, values: np.ndarray, keys: Any) -> np.ndarray:
         """:meth:`memo_fingerprints` of values already validated by :meth:`prepare_values` (the collection layer's
-        path: values are checked once)."""
+        path: values are checked once).
+        """
         keys = check_keys(keys, values.shape[0])
         memo = self._memo_values(values, keys)[0]
         return keyed_words(keys, memo_tweak(self._permanent_spec(), "fingerprint"), memo, 1)
@@ -295,7 +302,8 @@ class Longitudinal(Mechanism):
     def _randomize(self, values: np.ndarray, rng: SeedLike, run: Any = None, *, keys: Any = None) -> Reports:
         """The reports of validated ``values`` (:meth:`prepare_values`' output): the keyed permanent layer, then the
         instantaneous layer from ``rng``, block by block; what :meth:`privatize` and the collection layer
-        (:func:`ldpnum.collect.privatize_batch`) call. ``keys`` are checked here, before any draw."""
+        (:func:`ldpnum.collect.privatize_batch`) call. ``keys`` are checked here, before any draw.
+        """
         if run is not None:
             raise TypeError(f"{type(self).__name__} runs its own two layers; it takes no kernel closure")
         n = values.shape[0]
@@ -323,7 +331,8 @@ class Longitudinal(Mechanism):
     # -- server side --------------------------------------------------------------------------------
     def aggregate(self, reports: Reports) -> Aggregate:
         """Count the reports into a mergeable :class:`~ldpnum.Aggregate` that keeps their round (aggregates of
-        different rounds do not merge)."""
+        different rounds do not merge).
+        """
         if not isinstance(reports, Reports):
             raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
         expected = self._expected_spec(reports.spec)
@@ -349,7 +358,8 @@ class Longitudinal(Mechanism):
 def _extreme_ratio(dists: list[dict[int, Fraction]]) -> Fraction:
     """Largest ``P[y | a] / P[y | b]`` over pairs of the distributions and every output ``y``: the ratio of the
     largest to the smallest probability of each output (inf if an output is impossible under one input and
-    possible under another)."""
+    possible under another).
+    """
     outputs = set().union(*dists)
     worst = Fraction(1)
     for y in outputs:

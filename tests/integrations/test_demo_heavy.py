@@ -116,10 +116,10 @@ def test_demo_with_secure_randomness_runs():
 
 
 @pytest.mark.parametrize("kwargs, exc, match", [
-    ({"n": 0}, ValueError, "n must be a positive integer"),
-    ({"n": -5}, ValueError, "n must be a positive integer"),
-    ({"n": 1.5}, TypeError, "n must be a positive integer"),
-    ({"n": True}, TypeError, "n must be a positive integer"),
+    ({"n": 0}, ValueError, "n must be >= 1; got 0"),
+    ({"n": -5}, ValueError, "n must be >= 1; got -5"),
+    ({"n": 1.5}, TypeError, "n must be an integer; got float 1.5"),
+    ({"n": True}, TypeError, "n must be an integer; got bool True"),
     ({"epsilon": 0.0}, ValueError, "epsilon"),
     ({"epsilon": float("nan")}, ValueError, "epsilon"),
     ({"top_k": 0}, ValueError, "top_k"),

@@ -11,7 +11,9 @@ Each mechanism composes a permanent plan (keyed by the person's key) and an inst
 - bad input refused with one clear error before anything is drawn.
 """
 
+import hashlib
 import math
+import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -211,15 +213,21 @@ def test_seeded_reports_are_reproducible_in_chunks(name, kw):
     assert np.array_equal(a.codes, np.concatenate([p.codes for p in parts]))
 
 
-def test_permanent_answers_are_the_same_in_another_process():
+def test_permanent_answers_are_the_same_in_other_processes_and_thread_counts():
+    # Compiled kernels (LDPNUM_JIT=compile) on 1 and 2 Numba threads, in fresh processes: the keyed words and the
+    # permanent answers are those of this process.
     m = ldp.LGRR(2.0, 1.0, 8)
-    keys = ldp.ClientKeys.generate(50, rng=7)
-    x = np.arange(50) % 8
-    code = ("import numpy as np, ldpnum as ldp, sys; m = ldp.LGRR(2.0, 1.0, 8); "
-            f"k = ldp.ClientKeys.from_bytes(bytes.fromhex('{keys.to_bytes().hex()}')); "
-            "print(','.join(map(str, m.permanent(np.arange(50) % 8, keys=k))))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert list(map(int, out.split(","))) == m.permanent(x, keys=keys).tolist()
+    keys = ldp.ClientKeys.generate(5000, rng=7)
+    x = np.arange(5000) % 8
+    code = ("import numpy as np, ldpnum as ldp, numba, hashlib; m = ldp.LGRR(2.0, 1.0, 8); "
+            "k = ldp.ClientKeys.generate(5000, rng=7); "
+            "print(numba.get_num_threads(), hashlib.sha256(m.permanent(np.arange(5000) % 8, keys=k).tobytes()"
+            ").hexdigest())")
+    want = hashlib.sha256(m.permanent(x, keys=keys).tobytes()).hexdigest()
+    for threads in ("1", "2"):
+        env = dict(os.environ, NUMBA_NUM_THREADS=threads, LDPNUM_JIT="compile")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
+        assert out.split() == [threads, want]
 
 
 def test_memoization_hides_repeated_reports_of_one_value():
