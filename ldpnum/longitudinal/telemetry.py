@@ -277,7 +277,8 @@ class MemoizedOneBitMean(Longitudinal, OneBitMean):
     @property
     def offset_tweak(self) -> np.uint64:
         """The tweak of the people's offsets α: the permanent spec's, renamed, so α is independent of every
-        permanent word."""
+        permanent word.
+        """
         tweak = self.__dict__.get("_offset_tweak")
         if tweak is None:
             spec = dataclasses.replace(self._permanent_spec(), mechanism="alpha_point_offset")
@@ -287,7 +288,8 @@ class MemoizedOneBitMean(Longitudinal, OneBitMean):
     # -- α-point rounding ---------------------------------------------------------------------------
     def offsets(self, keys: Any) -> np.ndarray:
         """Each person's offset α ∈ [0, 1) (a multiple of 2**-53), from their key: their value rounds up within
-        a grid step exactly when its fractional position exceeds α. Secret, like the keys."""
+        a grid step exactly when its fractional position exceeds α. Secret, like the keys.
+        """
         words = self._offset_words(keys)
         return (words >> np.uint64(11)).astype(np.float64) / TWO53
 
@@ -304,7 +306,8 @@ class MemoizedOneBitMean(Longitudinal, OneBitMean):
 
     def grid_indices(self, x: ArrayLike, *, keys: Any, **prepare: Any) -> np.ndarray:
         """The grid point (index ``0..grid_points-1``) each person's value is rounded to, with their offset: the
-        memoized value of their reports."""
+        memoized value of their reports.
+        """
         from .keys import check_keys
 
         values = self.prepare_values(x, **prepare)
@@ -314,7 +317,8 @@ class MemoizedOneBitMean(Longitudinal, OneBitMean):
     # -- exact plans --------------------------------------------------------------------------------
     def memo_states(self) -> list[int]:
         """The grid points (all of them up to 65; else both ends, their neighbours and the middle: the
-        permanent threshold is monotone in the grid point, so the ends hold the extremes)."""
+        permanent threshold is monotone in the grid point, so the ends hold the extremes).
+        """
         m = self._grid_points
         if m <= 65:
             return list(range(m))
@@ -331,7 +335,8 @@ class MemoizedOneBitMean(Longitudinal, OneBitMean):
 
     def output_probabilities(self, x: float) -> np.ndarray:
         """Probability of report 0 and 1 for a value ``x``, over the people's offsets and both layers (what
-        the reports of many people holding ``x`` follow)."""
+        the reports of many people holding ``x`` follow).
+        """
         values = self.prepare_values(np.asarray([x], dtype=np.float64))
         base = np.empty(1, dtype=np.int64)
         t_up = np.empty(1, dtype=np.int64)
@@ -417,7 +422,8 @@ def check_bit_flip_codes(codes: Any, spec: Spec) -> np.ndarray:
 
 def bit_flip_counts(codes: np.ndarray, buckets: int, d: int) -> np.ndarray:
     """The aggregate of dBitFlip codes: ``[S_0..S_(b-1), O_0..O_(b-1)]``, the number of reports that sampled
-    each bucket and, among them, the number whose bit is 1 (NumPy, O(n·d), in blocks)."""
+    each bucket and, among them, the number whose bit is 1 (NumPy, O(n·d), in blocks).
+    """
     w = field_width(buckets)
     mask = np.uint64((1 << w) - 1)
     pairs = np.zeros(2 * buckets, dtype=np.int64)  # a field is bucket << 1 | bit: count the fields themselves
@@ -561,7 +567,8 @@ class DBitFlip(Mechanism):
     @property
     def support_probabilities(self) -> tuple[float, float]:
         """``(p, q)``: the probability that a report's bit is 1 for a sampled bucket holding the value, and for
-        another one (with output perturbation, ``γ + (1 - 2γ)·`` those of the memoized bit)."""
+        another one (with output perturbation, ``γ + (1 - 2γ)·`` those of the memoized bit).
+        """
         g = self._t_gamma / TWO53
         p, q = self._plan.t_hi / TWO53, self._plan.t_lo / TWO53
         return g + (1 - 2 * g) * p, g + (1 - 2 * g) * q
@@ -579,7 +586,8 @@ class DBitFlip(Mechanism):
     def exact_probabilities(self, bucket: int) -> dict[int, Fraction]:
         """``{code: probability}`` of a report of a value in ``bucket`` (exact: Floyd's sampler with the
         kernel's 48-bit picks, :func:`~ldpnum.plans.floyd_distribution`, times the bits' integer plan).
-        Enumerates ``C(buckets, d)·2**d`` codes: for small configurations."""
+        Enumerates ``C(buckets, d)·2**d`` codes: for small configurations.
+        """
         b, d, w = self._buckets, self._d, self._width
         hit, miss = Fraction(self._plan.t_hi, TWO53), Fraction(self._plan.t_lo, TWO53)
         out: dict[int, Fraction] = {}
@@ -624,7 +632,8 @@ class DBitFlip(Mechanism):
 
     def aggregate(self, reports: Reports) -> Aggregate:
         """Per bucket, the reports that sampled it and those of them with bit 1: a mergeable
-        :class:`~ldpnum.Aggregate` of ``2·buckets`` counts with ``n_reports`` carried separately."""
+        :class:`~ldpnum.Aggregate` of ``2·buckets`` counts with ``n_reports`` carried separately.
+        """
         if not isinstance(reports, Reports):
             raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
         check_spec(self.spec, reports.spec, "reports")
@@ -753,7 +762,8 @@ class MemoizedDBitFlip(Longitudinal, DBitFlip):
 
     def aggregate(self, reports: Reports) -> Aggregate:
         """:meth:`DBitFlip.aggregate` of the reports of one round (this mechanism's, or any one round when it is
-        not bound to a round), keeping their round: aggregates of different rounds do not merge."""
+        not bound to a round), keeping their round: aggregates of different rounds do not merge.
+        """
         if not isinstance(reports, Reports):
             raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
         expected = self._expected_spec(reports.spec)
@@ -791,12 +801,14 @@ class MemoizedDBitFlip(Longitudinal, DBitFlip):
 
     def permanent_probabilities(self, state: int) -> dict[int, Fraction]:
         """The permanent response's distribution for bucket ``state`` (:meth:`DBitFlip.exact_probabilities`:
-        the sample from the key is Floyd's sampler on uniform words, like the one-shot's)."""
+        the sample from the key is Floyd's sampler on uniform words, like the one-shot's).
+        """
         return self.exact_probabilities(state)
 
     def instantaneous_probabilities(self, permanent: int) -> dict[int, Fraction]:
         """``{report: probability}`` given the permanent code: each of its ``d`` bits flipped with probability
-        ``t_γ / 2**53``, the sampled buckets kept."""
+        ``t_γ / 2**53``, the sampled buckets kept.
+        """
         if not self._t_gamma:
             return {permanent: Fraction(1)}
         g, d, w = Fraction(self._t_gamma, TWO53), self._d, self._width
