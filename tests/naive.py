@@ -1205,3 +1205,91 @@ def loloha_reports(values, key_bytes, hash_tweak, tweak, g, perm, inst, fresh):
         permanent.append(high | z)
         out.append(high | y)
     return (np.array(memo, dtype=np.uint64), np.array(permanent, dtype=np.uint64), np.array(out, dtype=np.uint64))
+
+
+# -- telemetry (ldpnum.longitudinal.telemetry): OneBitMean's α-point rounding and dBitFlip, record by record -----
+
+def unit_value(x, low, high):
+    """``x`` mapped to [0, 1] and clamped, with the kernels' float operations."""
+    u = (x - low) * (1.0 / (high - low))
+    return 0.0 if not u > 0.0 else min(u, 1.0)
+
+
+def alpha_point_round(x, low, high, grid_points, alpha_word):
+    """The grid index of ``x`` under α-point rounding: up within its grid step iff ``α·2**53 < ⌊f·2**53⌋``."""
+    steps = grid_points - 1
+    pos = unit_value(x, low, high) * steps
+    base = int(pos)
+    if base >= steps:
+        return steps
+    return base + ((int(alpha_word) >> 11) < int((pos - base) * 2.0**53))
+
+
+def one_bit(u, t_lo, t_hi, word):
+    """The two-output randomizer's bit at unit value ``u`` from one word."""
+    threshold = min(t_lo + int(u * float(t_hi - t_lo)), t_hi)
+    return int((int(word) >> 11) < threshold)
+
+
+def memoized_one_bit_mean(x, low, high, grid_points, t_lo, t_hi, t_gamma, key_bytes, offset_tweak, tweak, words):
+    """Reports of memoized 1BitMean, person by person: the offset's keyed word, α-point rounding, the keyed bit of
+    the grid point, then the two-output randomizer of that bit at thresholds ``(t_gamma, 2**53 - t_gamma)`` from the
+    person's fresh word (a flip with probability ``t_gamma/2**53``; none at ``t_gamma = 0``)."""
+    out = []
+    for i, v in enumerate(x):
+        key = key_bytes[16 * i:16 * i + 16]
+        j = alpha_point_round(v, low, high, grid_points, keyed_words(key, offset_tweak, 0, 1)[0])
+        bit = one_bit(j / (grid_points - 1), t_lo, t_hi, keyed_words(key, tweak, j, 1)[0])
+        if t_gamma:
+            bit = one_bit(float(bit), t_gamma, 2**53 - t_gamma, words[i])
+        out.append(bit)
+    return out
+
+
+def floyd_sorted(words, b, d):
+    """Floyd's ``d``-subset of ``0..b-1`` from ``d`` words (pick ``r = ((w >> 16)·(j + 1)) >> 48`` at
+    ``j = b - d + t``, or ``j`` if ``r`` is in), sorted."""
+    chosen = set()
+    for t in range(d):
+        j = b - d + t
+        r = ((int(words[t]) >> 16) * (j + 1)) >> 48
+        chosen.add(j if r in chosen else r)
+    return sorted(chosen)
+
+
+def d_bit_flip_code(bucket, sample, bit_words, t_lo, t_hi, width):
+    """One dBitFlip code: field ``t`` is ``sample[t] << 1 | bit`` at bit ``t·width``."""
+    code = 0
+    for t, j in enumerate(sample):
+        bit = int((int(bit_words[t]) >> 11) < (t_hi if j == bucket else t_lo))
+        code |= (j << 1 | bit) << (t * width)
+    return code
+
+
+def d_bit_flip(x, low, high, b, d, t_lo, t_hi, words):
+    """One-shot dBitFlip reports: ``2d`` words per person, the sampler's ``d`` picks then the ``d`` bits."""
+    width = (b - 1).bit_length() + 1
+    out = []
+    for i, v in enumerate(x):
+        bucket = min(int(unit_value(v, low, high) * b), b - 1)
+        w = words[2 * d * i:2 * d * (i + 1)]
+        out.append(d_bit_flip_code(bucket, floyd_sorted(w[:d], b, d), w[d:], t_lo, t_hi, width))
+    return out
+
+
+def memoized_d_bit_flip(x, low, high, b, d, t_lo, t_hi, t_gamma, key_bytes, sample_tweak, tweak, words):
+    """Memoized dBitFlip reports: the sample from keyed words of the person alone, the bits from keyed words of
+    their bucket, then each bit flipped with probability ``t_gamma/2**53`` from the person's ``d`` fresh words."""
+    width = (b - 1).bit_length() + 1
+    out = []
+    for i, v in enumerate(x):
+        key = key_bytes[16 * i:16 * i + 16]
+        bucket = min(int(unit_value(v, low, high) * b), b - 1)
+        sample = floyd_sorted(keyed_words(key, sample_tweak, 0, d), b, d)
+        code = d_bit_flip_code(bucket, sample, keyed_words(key, tweak, bucket, d), t_lo, t_hi, width)
+        if t_gamma:
+            for t in range(d):
+                if (int(words[d * i + t]) >> 11) < t_gamma:
+                    code ^= 1 << (t * width)
+        out.append(code)
+    return out

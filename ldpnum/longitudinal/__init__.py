@@ -11,5 +11,7 @@ from .memo import Longitudinal
 from .grr import LGRR
 from .losue import LOSUE
 from .loloha import LOLOHA
+from .telemetry import DBitFlip, MemoizedDBitFlip, MemoizedOneBitMean, OneBitMean
 
-__all__ = ["ClientKeys", "Longitudinal", "LGRR", "LOSUE", "LOLOHA"]
+__all__ = ["ClientKeys", "Longitudinal", "LGRR", "LOSUE", "LOLOHA", "OneBitMean", "MemoizedOneBitMean", "DBitFlip",
+           "MemoizedDBitFlip"]

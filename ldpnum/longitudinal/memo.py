@@ -236,6 +236,7 @@ class Longitudinal(Mechanism):
         values = self.prepare_values(x, **prepare)
         keys = check_keys(keys, values.shape[0])
         memo, inputs = self._memo_values(values, keys)
+        inputs.flags.writeable = False
         out = self._allocate_permanent(values.shape[0])
         self._run_permanent(inputs, keyed_words(keys, self.tweak, memo, self.permanent_words), out)
         return out
@@ -317,10 +318,12 @@ class Longitudinal(Mechanism):
             stop = start + size
             block_keys = keys[start:stop]
             memo, inputs = self._memo_values(values[start:stop], block_keys)
+            inputs.flags.writeable = False  # kernels take read-only inputs: one compiled signature each
             words = keyed_words(block_keys, tweak, memo, c_perm)
             if c_inst:
                 permanent = self._allocate_permanent(size)
                 self._run_permanent(inputs, words, permanent)
+                permanent.flags.writeable = False  # kernels take read-only inputs: one compiled signature each
                 self._run_instantaneous(permanent, source.draw(size * c_inst), out[start:stop])
             else:
                 self._run_permanent(inputs, words, out[start:stop])

@@ -265,6 +265,14 @@ CASES = {
     "duchi": Case(
         "numeric", [dict(epsilon=0.5, bounds=(-1, 1)), dict(epsilon=4.0, bounds=(0, 1440))],
         binary_rows, numeric_inputs, numeric_distribution),
+    "one_bit_mean": Case(
+        "numeric", [dict(epsilon=1.0, bounds=(0, 3600)), dict(epsilon=8.0, bounds=(-2, 2))],
+        binary_rows, numeric_inputs, numeric_distribution),
+    "d_bit_flip": Case(
+        "numeric", [dict(epsilon=2.0, bounds=(0, 60), buckets=5, d=2), dict(epsilon=1.0, bounds=(0, 1), buckets=4, d=1),
+                    dict(epsilon=4.0, bounds=(-5, 5), buckets=6, d=3)],
+        lambda m: ([m.exact_probabilities(v) for v in range(m.buckets)], None), numeric_inputs,
+        lambda m, x, seed: m.exact_probabilities(int(m.buckets_of([x])[0]))),
     "randomized_response": Case(
         "binary", [dict(epsilon=1.0), dict(epsilon=8.0)],
         binary_rows, lambda m: [0, 1], numeric_distribution),

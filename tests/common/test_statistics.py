@@ -186,7 +186,8 @@ def test_mean_intervals_cover_at_tiny_n(name):
 
 
 def test_mean_oracles_with_intervals_are_all_checked():
-    assert set(_mean_oracles()) == {"stochastic_rounding", "duchi", "randomized_response", "laplace", "piecewise",
+    assert set(_mean_oracles()) == {"stochastic_rounding", "one_bit_mean", "duchi", "randomized_response", "laplace",
+                                    "piecewise",
                                     "hybrid", "general_wave", "square_wave"}
 
 

@@ -74,6 +74,11 @@ def packed_key(codes):
     return sum(codes[:, j].astype(np.int64) << (8 * j) for j in range(codes.shape[1]))
 
 
+def bounded_values(m, n, rng):
+    low, high = m.bounds
+    return rng.uniform(low, high, n)
+
+
 LCASES = {
     "lgrr": LCase(
         [dict(epsilon_permanent=2.0, epsilon_report=1.0, k=4), dict(epsilon_permanent=4.0, epsilon_report=0.5, k=2),
@@ -93,6 +98,20 @@ LCASES = {
         lambda m: [(np.array([0, m.k]), ValueError), (np.array([0.5, 1.0]), TypeError)],
         permanent_key=lambda m, perm: hashed_relabel(m, perm), report_key=lambda m, reports: hashed_relabel(
             m, reports.codes)),
+    # Telemetry (tests/longitudinal/test_telemetry.py checks γ = 0 and the estimators): the bounds are the only
+    # values whose grid point does not depend on the person's offset.
+    "memoized_one_bit_mean": LCase(
+        [dict(epsilon=2.0, bounds=(0, 100), memoize=True, grid_points=5, gamma=0.1),
+         dict(epsilon=0.5, bounds=(-1, 1), memoize=True, grid_points=2, gamma=0.3),
+         dict(epsilon=4.0, bounds=(0, 3600), memoize=True, grid_points=100, gamma=0.01)],
+        lambda m: [(m.bounds[0], 0), (m.bounds[1], m.grid_points - 1)], bounded_values,
+        lambda m: [(np.array([0.0, np.nan]), ValueError), (np.array(["a", "b"]), TypeError)]),
+    "memoized_d_bit_flip": LCase(
+        [dict(epsilon=2.0, bounds=(0, 60), buckets=6, d=2, memoize=True, gamma=0.1),
+         dict(epsilon=1.0, bounds=(0, 1), buckets=5, d=1, memoize=True, gamma=0.2),
+         dict(epsilon=4.0, bounds=(-5, 5), buckets=4, d=3, memoize=True, gamma=0.05)],
+        lambda m: [(m.bounds[0], 0), (m.bounds[1], m.buckets - 1)], bounded_values,
+        lambda m: [(np.array([0.0, np.inf]), ValueError), (np.array(["a", "b"]), TypeError)]),
 }
 
 
