@@ -484,6 +484,7 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
 
     from ._validation import check_choice
     from .collect import STRATEGIES, check_shuffle, plan_columns, privatize_batch
+    from .longitudinal.keys import ClientKeys
 
     log = sys.stderr if log is None else log
     names = list(mechanisms)
@@ -501,7 +502,9 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
         plan = plan_columns(mechanisms, strategy, round=round)
     except (TypeError, ValueError) as exc:
         raise CLIError(one_line(exc)) from None
-    _check_file_keys(plan, keys, shuffle_delta)
+    check_file_keys(plan.mechanisms, keys is not None, shuffle_delta is not None)
+    if keys is not None and not isinstance(keys, ClientKeys):
+        raise TypeError(f"keys must be ClientKeys, row for row; got {type(keys).__name__}")
     mechanisms = plan.mechanisms
     sources = plan.sources
     columns = plan.labels
@@ -654,21 +657,18 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
             "one_shot_epsilon": plan.one_shot_epsilon, "rounds": rounds}
 
 
-def _check_file_keys(plan, keys, shuffle_delta):
+def check_file_keys(mechanisms: "Mapping[Any, Mechanism]", has_keys: bool, shuffled: bool) -> None:
     """One clear error, before a file is read, for keys without a memoized column, a memoized column without
-    keys, keys of another kind, or a memoized collection declared shuffled."""
-    from .longitudinal.keys import ClientKeys
-
-    memoized = [c.label for c in plan.columns if c.mechanism.memoized]
-    if keys is not None and not memoized:
+    keys, or a memoized collection declared shuffled (``mechanisms``: report column -> mechanism; the
+    mechanisms say whether they are memoized)."""
+    memoized = [c for c, m in mechanisms.items() if m.memoized]
+    if has_keys and not memoized:
         raise CLIError("--keys are each person's keys for longitudinal (memoized) mechanisms such as LGRR; none of "
                        "the columns is memoized")
-    if memoized and keys is None:
-        raise CLIError(f"column {memoized[0]!r} is longitudinal ({type(plan.mechanisms[memoized[0]]).__name__}): its "
+    if memoized and not has_keys:
+        raise CLIError(f"column {memoized[0]!r} is longitudinal ({type(mechanisms[memoized[0]]).__name__}): its "
                        "permanent answers come from each person's key; pass --keys FILE (`ldpnum keys generate`)")
-    if keys is not None and not isinstance(keys, ClientKeys):
-        raise TypeError(f"keys must be ClientKeys, row for row; got {type(keys).__name__}")
-    if memoized and shuffle_delta is not None:
+    if memoized and shuffled:
         raise CLIError("--shuffled is not available for longitudinal columns: shuffle amplification assumes fresh "
                        "randomness in every report, and memoized answers repeat across rounds")
 
