@@ -787,7 +787,8 @@ def _parser():
                     "identifies the set without revealing a key). OUT is Parquet (.parquet/.pq: uint64 columns "
                     "key0, key1 and, with --people, the person ids) or NumPy (.npy: the keys only). With --people "
                     "FILE --people-column C, one key per distinct id of column C of FILE (a data file, or a list of "
-                    "ids), in order of first appearance, written beside the ids: `privatize --keys OUT "
+                    "ids; ids written as plain integers are stored as ints, others as text), in order of first "
+                    "appearance, written beside the ids: `privatize --keys OUT "
                     "--people-column C` then matches every row to its person's key, whatever the order of the rows "
                     "or the number of rows per person. Without ids the keys are matched to a file's rows in order. "
                     "Keys are secrets: whoever holds a person's key and the reports' spec can undo that person's "
@@ -1055,8 +1056,13 @@ def _cmd_keys(args):
                        "column C of FILE (one key per distinct id)")
     ids = None
     if args.people is not None:
-        people = read_people(args.people, args.people_column,
-                             None if args.delimiter is None else args.delimiter.replace("\\t", "\t"))
+        delimiter = None if args.delimiter is None else args.delimiter.replace("\\t", "\t")
+        try:  # ids written as plain decimal integers are kept as ints (pandas reads the key file's index as such)
+            people = read_people(args.people, args.people_column, delimiter, "int")
+        except CLIError as exc:
+            if "not plain decimal integers" not in str(exc):
+                raise
+            people = read_people(args.people, args.people_column, delimiter)
         if people.hasnans:
             raise CLIError(f"--people-column {args.people_column!r}: {int(people.isna().sum())} row(s) of "
                            f"{args.people!r} name no person")

@@ -1454,7 +1454,7 @@ def write_keys_file(path: PathLike, keys: Any, people: Any = None, people_column
         for row. An existing file is never replaced (it holds people's secrets): the call fails instead.
     keys : ClientKeys
     people : array_like, optional
-        One id per key (distinct), Parquet only.
+        One id per key (distinct; ints or text, written as they are), Parquet only.
     people_column : str, optional
         The name of the id column (default ``"person"``).
 
@@ -1464,6 +1464,7 @@ def write_keys_file(path: PathLike, keys: Any, people: Any = None, people_column
         For an existing file, an unknown extension, ids with a ``.npy`` file, or ids that are not one per key.
     """
     import numpy as np
+    import pandas as pd
 
     from .longitudinal.keys import ClientKeys
 
@@ -1481,7 +1482,7 @@ def write_keys_file(path: PathLike, keys: Any, people: Any = None, people_column
         if kind != "parquet":
             raise CLIError("person ids are written to Parquet key files only (.parquet); a .npy key file is row for "
                            "row")
-        ids = canonical_ids(people)
+        ids = pd.Index(people)
         if len(ids) != len(keys):
             raise CLIError(f"{len(ids)} person ids for {len(keys)} keys")
         if not ids.is_unique:
@@ -1495,7 +1496,6 @@ def write_keys_file(path: PathLike, keys: Any, people: Any = None, people_column
             if kind == "npy":
                 np.save(f, keys.words, allow_pickle=False)
             else:
-                import pandas as pd
                 import pyarrow as pa
                 import pyarrow.parquet as pq
 

@@ -73,9 +73,7 @@ def key_file(files):
 
 def _frame_keys(path):
     """The key file as pandas reads it: ClientKeys.to_frame(index=person ids)."""
-    frame = pd.read_parquet(path)
-    frame.index = frame.index.astype(np.int64)
-    return frame
+    return pd.read_parquet(path)
 
 
 # -- keys generate ----------------------------------------------------------------------------------------------
@@ -89,7 +87,9 @@ def test_keys_generate_writes_a_private_file_and_prints_only_the_fingerprint(fil
     assert [str(table.schema.field(c).type) for c in ("key0", "key1")] == ["uint64", "uint64"]
     frame = pd.read_parquet(out)
     assert frame.index.name == "pid" and len(frame) == N
-    assert frame.index.tolist() == files.joinpath("people.csv").read_text().split()[1:]  # ids as text, in order
+    # the ids in the file's order, kept as ints (pandas reads them back as the data's index)
+    assert frame.index.dtype == np.int64
+    assert frame.index.tolist() == [int(v) for v in files.joinpath("people.csv").read_text().split()[1:]]
     keys = ldp.ClientKeys.from_frame(frame)
     assert f"fingerprint: {keys.fingerprint}" in stdout and f"{N:,} client keys" in stdout
     assert "secure source" in stdout
@@ -100,6 +100,15 @@ def test_keys_generate_writes_a_private_file_and_prints_only_the_fingerprint(fil
     status, stdout2, _ = run(["keys", "generate", N, tmp_path / "k2.npy"], capsys)
     assert status == 0 and stat.S_IMODE(os.stat(tmp_path / "k2.npy").st_mode) == 0o600
     assert ldp.ClientKeys.load(tmp_path / "k2.npy") != keys and len(ldp.ClientKeys.load(tmp_path / "k2.npy")) == N
+
+
+def test_text_ids_are_kept_as_text(tmp_path, capsys):
+    pd.DataFrame({"who": ["ann", "007", "bob", "ann"]}).to_csv(tmp_path / "people.csv", index=False)
+    status, stdout, err = run(["keys", "generate", tmp_path / "k.parquet", "--people", tmp_path / "people.csv",
+                               "--people-column", "who"], capsys)
+    assert status == 0, err
+    assert "3 client keys" in stdout  # one per distinct person
+    assert pd.read_parquet(tmp_path / "k.parquet").index.tolist() == ["ann", "007", "bob"]
 
 
 def test_seeded_keys_are_those_of_client_keys_generate(files, key_file, tmp_path, capsys):
