@@ -22,6 +22,13 @@ MAC, the digest of the codes and, for a dataset, that its parts are one collecti
 :func:`heavy_hitters_file` streams an item column through a heavy-hitter protocol into its aggregate (a
 one-round simulation).
 
+**Key files.** Each person's :class:`~ldpnum.ClientKeys` key, for longitudinal (memoized) columns, is kept in a
+file written once by :func:`write_keys_file` (``ldpnum keys generate``): Parquet with the uint64 columns ``key0``,
+``key1`` and optionally the people's ids, or ``.npy``, readable by its owner only. :func:`read_keys_file` reads
+one back (checking its recorded fingerprint), and :func:`keys_for_rows` matches it to an input file's rows by
+their people's ids, or takes it row for row; :func:`privatize_file` then checks the count against the rows and
+gives each batch the keys of its rows.
+
 **Small files.** Reports are written to a hidden file beside the output and renamed over it when complete
 (``_remove_stale_temporaries`` clears those a killed run left); the ledger is replaced atomically
 (``write_atomic``). The collector's MAC key file, the spec file a collection was deployed with
@@ -33,6 +40,7 @@ person ids of an input column are read here.
 :func:`read_key`, :func:`read_ledger`, :func:`read_people`, :func:`write_atomic`, :func:`read_spec_argument`,
 :func:`expected_spec_file`, :func:`expected_shuffle_file`, :func:`check_shuffle_declaration`,
 :func:`check_plot_path`, :func:`write_plot` (an estimated distribution drawn into an image file),
+:func:`check_file_keys` (keys given exactly when a column is memoized),
 :func:`require_pyarrow` and :func:`one_line`: package-internal API, public so that no module imports
 another's private names, but not part of ``ldpnum``'s namespace.
 
@@ -61,8 +69,8 @@ if TYPE_CHECKING:
 #: A file name: a str or a path object.
 PathLike = Union[str, "os.PathLike[str]"]
 
-__all__ = ["DEFAULT_BATCH_SIZE", "CLIError", "aggregate_file", "heavy_hitters_file", "parquet_parts",
-           "privatize_file", "write_spec_file"]
+__all__ = ["DEFAULT_BATCH_SIZE", "CLIError", "aggregate_file", "heavy_hitters_file", "keys_for_rows", "parquet_parts",
+           "privatize_file", "read_keys_file", "write_keys_file", "write_spec_file"]
 
 #: Rows read, randomized and written per step (about 2 MB of uint16 codes per column).
 DEFAULT_BATCH_SIZE = 1 << 20

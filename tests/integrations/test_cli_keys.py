@@ -11,6 +11,7 @@ import pytest
 
 import ldpnum as ldp
 from ldpnum import cli
+from ldpnum import io as ldpnum_io
 from ldpnum.exceptions import SpecMismatchError
 
 pa = pytest.importorskip("pyarrow")
@@ -237,6 +238,10 @@ def _write_bad_key_files(d, days):
     pd.DataFrame({"k0": keys.to_array()[:, 0]}).to_parquet(d / "nocolumns.parquet")
     np.save(d / "floats.npy", np.zeros((N, 2)))
     (d / "garbage.npy").write_bytes(b"not a key file")
+    ldpnum_io.write_keys_file(d / "changed.parquet", keys, people=days[0]["pid"])
+    table = pq.read_table(d / "changed.parquet")
+    table = table.set_column(0, "key0", pa.array(np.roll(table.column("key0").to_numpy(), 1), type=pa.uint64()))
+    pq.write_table(table, d / "changed.parquet")  # the keys changed, the recorded fingerprint kept
     return str(days[0]["pid"].iloc[0])
 
 
@@ -251,6 +256,7 @@ BASE = ["--column", "app", "--spec", SPEC]
     (["--keys", "{t}/others.parquet"], ["holds the keys of named people", "--people-column"]),
     (["--keys", "{t}/int64.parquet"], ["'key0' holds int64 values", "uint64"]),
     (["--keys", "{t}/nocolumns.parquet"], ["no column 'key0'"]),
+    (["--keys", "{t}/changed.parquet", "--people-column", "pid"], ["does not hold the keys it was written with"]),
     (["--keys", "{t}/floats.npy"], ["uint64 words", "float64"]),
     (["--keys", "{t}/garbage.npy"], ["cannot read key file"]),
     (["--keys", "{t}/missing.npy"], ["no such file"]),
