@@ -426,7 +426,8 @@ def _open_ledger(args, mechanisms):
 
 def _ledger_check(args, ledger, people):
     """``privatize_file``'s ``before_drawing`` for longitudinal columns: the ledger's cap and rounds checked with
-    each row's memoized-value fingerprints, before anything is drawn (one clear error, nothing written)."""
+    each row's memoized-value fingerprints, before anything is drawn (one clear error, nothing written).
+    """
     from .exceptions import BudgetExceededError
 
     def check(plan, rounds):
@@ -865,7 +866,8 @@ def _multi_column_mechanisms(args):
 
 def _spec_column_mechanisms(args):
     """``{column: mechanism}`` of ``--column``s given with ``--spec``s instead of ``--mechanism`` (any registered
-    mechanism of one column, e.g. a longitudinal LGRR or a frequency oracle), the specs in the columns' order."""
+    mechanism of one column, e.g. a longitudinal LGRR or a frequency oracle), the specs in the columns' order.
+    """
     stray = [flag for flag, v in (("--epsilon", args.epsilon), ("--bounds", args.bounds), ("--param", args.param))
              if v]
     if stray:

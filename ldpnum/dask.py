@@ -124,7 +124,8 @@ def _privatize_frame_partition(df, mechanisms, seed, strategy, nan_policy, fill_
                                collection=None, keys=None, round=None, partition_info=None):
     """One partition of :func:`privatize_frame`; ``nonce`` only makes a secure run's task keys unique. ``keys``:
     the partition's keys (a pandas frame of key words by person id: the Dask keys' aligned partition, or the whole
-    pandas keys) or the ClientKeys of the whole frame by row position (:func:`_partition_keys`)."""
+    pandas keys) or the ClientKeys of the whole frame by row position (:func:`_partition_keys`).
+    """
     number = _partition_number(partition_info)
     try:
         return _declared(partition_privatize(df, mechanisms, seed=seed, partition_index=number, strategy=strategy,
@@ -150,7 +151,8 @@ def _privatize_series_partition(s, mechanism, seed, nan_policy, fill_value, nonc
 def _partition_keys(part, keys):
     """The keys of one partition's rows: a frame of key words by person id as it is (the collection layer
     matches it to the partition's index), or the slice of row-for-row ClientKeys at the partition's positions
-    (its index must be the rows' positions, as checked on the driver)."""
+    (its index must be the rows' positions, as checked on the driver).
+    """
     from .longitudinal.keys import ClientKeys
 
     if not isinstance(keys, ClientKeys):
@@ -171,7 +173,8 @@ def _driver_keys(obj, keys):
     """``(keys for the partitions, keys for the driver's empty meta run)``, checked on the driver before any task
     runs (see :func:`privatize_frame`): ClientKeys by row position on known divisions ``0..n-1``, a pandas frame
     of key words by person id (sent to every partition), or a Dask frame of them repartitioned to ``obj``'s
-    divisions (the data keep their partitions, so a seeded run equals pandas on the same partitions)."""
+    divisions (the data keep their partitions, so a seeded run equals pandas on the same partitions).
+    """
     import dask.dataframe as dd
     import pandas as pd
 

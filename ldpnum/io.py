@@ -668,7 +668,8 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
 def check_file_keys(mechanisms: "Mapping[Any, Mechanism]", has_keys: bool, shuffled: bool) -> None:
     """One clear error, before a file is read, for keys without a memoized column, a memoized column without
     keys, or a memoized collection declared shuffled (``mechanisms``: report column -> mechanism; the
-    mechanisms say whether they are memoized)."""
+    mechanisms say whether they are memoized).
+    """
     memoized = [c for c, m in mechanisms.items() if m.memoized]
     if has_keys and not memoized:
         raise CLIError("--keys are each person's keys for longitudinal (memoized) mechanisms such as LGRR; none of "
@@ -683,7 +684,8 @@ def check_file_keys(mechanisms: "Mapping[Any, Mechanism]", has_keys: bool, shuff
 
 def _longitudinal_rounds(plan, src, value_columns, keys, options, sources):
     """The memoized columns' ``[(mechanism, fingerprints of every row, round)]`` from one validation pass over
-    ``src`` (the errors of the drawing pass, raised before anything is drawn)."""
+    ``src`` (the errors of the drawing pass, raised before anything is drawn).
+    """
     import numpy as np
 
     parts: list = []
@@ -712,7 +714,8 @@ def _batch_input(batch, column, sources, categorical=False):
 
 def _accepted(mech, options):
     """``options`` without ``out_of_range`` for a mechanism whose values have no bounds to clip to (categories:
-    a category outside the domain is an error)."""
+    a category outside the domain is an error).
+    """
     import inspect
 
     params = inspect.signature(mech.prepare_values).parameters
@@ -731,7 +734,8 @@ def _empty_input(mech, sources):
 
 def _category_codes(values):
     """Float numbers (a CSV column, or integers with missing cells) as nullable integer category codes when every
-    finite one is a whole number of at most 2**53; other values are left for the mechanism to refuse."""
+    finite one is a whole number of at most 2**53; other values are left for the mechanism to refuse.
+    """
     import numpy as np
     import pandas as pd
 
@@ -1441,7 +1445,8 @@ def _key_file_kind(path):
 def canonical_ids(ids: Any) -> "pd.Index":
     """Person ids as text, as :func:`read_people` reads an input's id column: ints (and whole floats) in
     decimal, strings unchanged. Keys are matched to rows by these, so ``7`` in a key file and ``"7"`` in a CSV
-    file are one person."""
+    file are one person.
+    """
     import pandas as pd
 
     s = pd.Series(pd.Index(ids), copy=False)
