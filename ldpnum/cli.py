@@ -894,6 +894,10 @@ def _cmd_privatize(args):
                        "--columns C1,C2 with --spec")
     if columns and args.spec and not args.mechanism and not args.columns:
         return _privatize(args, _spec_column_mechanisms(args))
+    if columns and args.spec and args.mechanism and not args.columns:
+        raise CLIError("--spec gives the mechanism of each --columns, or of every --column when no --mechanism is "
+                       "given: to mix mechanisms with and without bounds, give every --column's mechanism as a --spec "
+                       "(any mechanism has one, e.g. json.dumps(ldp.Duchi(1.0, (0, 100)).spec.to_dict()))")
     for name in (args.mechanism or []) if columns else []:
         _mechanism_class(name)  # a mechanism that takes no bounds is named as such, not asked for --bounds
     missing = [flag for flag, v in (("--mechanism", args.mechanism), ("--epsilon", args.epsilon),

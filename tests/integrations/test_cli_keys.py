@@ -286,6 +286,8 @@ def test_bad_keys_and_rounds(extra, fragments, days, files, key_file, tmp_path, 
     (["--column", "app", "--spec", SPEC, "--epsilon", 1, "--keys", "{k}"], ["--epsilon", "whole from the spec"]),
     (["--column", "app", "--column", "age", "--spec", SPEC, "--spec", SPEC, "--spec", SPEC],
      ["--spec was given 3 times for 2 --column(s)"]),
+    (["--column", "x", "--mechanism", "sw", "-e", 1, "-b", 0, 1, "--column", "app", "--spec", SPEC],
+     ["to mix mechanisms with and without bounds", "every --column's mechanism as a --spec"]),
 ])
 def test_options_that_do_not_go_together(argv, fragments, files, key_file, tmp_path, capsys):
     pd.DataFrame({"x": [0.5, 0.2], "app": [1, 2], "age": [3.0, 4.0]}).to_csv(tmp_path / "in.csv", index=False)
