@@ -688,7 +688,7 @@ def _longitudinal_rounds(plan, src, value_columns, keys, options, sources):
     """
     import numpy as np
 
-    parts: list = []
+    parts = []  # per batch: the memoized columns' (mechanism, fingerprints, round)
     batches = src.batches(value_columns, numeric=value_columns)
     for start, batch in batches:
         # (clipped values are counted, and warned about once, by the drawing pass)
