@@ -683,8 +683,8 @@ def _parser():
                         "a --keys file that names people to the rows")
     p.add_argument("--keys", default=None, metavar="FILE",
                    help="each person's client key (written by `ldpnum keys generate`), for longitudinal (memoized) "
-                        "columns: their permanent answers are derived from it, so a person reporting the same value "
-                        "in every round spends its epsilon once. A key file with person ids is matched to the rows "
+                        "columns: their permanent answers are derived from it, so all of a person's reports of one "
+                        "value, in every round, spend at most the mechanism's eps_inf. A key file with person ids is matched to the rows "
                         "by --people-column (a person in several rows uses their one key; a person without a key is "
                         "an error naming them); one without ids is taken row for row (the counts must agree). "
                         "Checked before anything is drawn")
@@ -800,7 +800,8 @@ def _parser():
                    help="number of keys (optional with --people: then the number of distinct ids, checked if given)")
     g.add_argument("output", metavar="OUT", help="key file to write: .parquet/.pq, or .npy (no ids)")
     g.add_argument("--people", default=None, metavar="FILE",
-                   help="a CSV/Parquet file whose --people-column names the people (ids read as text)")
+                   help="a CSV/Parquet file whose --people-column names the people (rows are later matched to keys by "
+                        "the ids' text: 7 and \"7\" are one person, \"007\" another)")
     g.add_argument("--people-column", default=None, metavar="C", help="the column of person ids in --people FILE")
     g.add_argument("--delimiter", default=None, metavar="CHAR", help="field delimiter of a CSV --people file")
     g.add_argument("--rng", type=_seed, default=None, metavar="SEED",
