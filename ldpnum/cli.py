@@ -31,6 +31,24 @@ is a reproducible simulation: privatized column ``i`` (in the order of the ``--c
 from the sub-stream ``ldpnum._random.child_rng(N, i)``, one generator shared by all batches, so the output
 does not depend on ``--batch-size``.
 
+``ldpnum keys generate [N] OUT [--people FILE --people-column C] [--rng SEED]``
+    Writes fresh client keys (128-bit secrets, one per person, from the operating system's secure source
+    unless ``--rng`` seeds a simulation) to OUT, readable by its owner only and never overwritten: Parquet
+    with uint64 columns ``key0``, ``key1`` and, with ``--people``, the distinct ids of column C of FILE
+    (the ids are read as text), or ``.npy`` (row for row). Prints the count and the key set's fingerprint,
+    never a key.
+
+``ldpnum privatize IN OUT --column C --spec JSON --keys FILE [--round R] [--people-column P]``
+    Longitudinal (repeated) collection: a memoized mechanism (e.g. ``ldp.LGRR``, given whole as its spec's
+    JSON, since it takes no bounds) derives each person's permanent answer from their key, so reports of one
+    value in every round spend its ε∞ once. A key file naming people is matched to the rows by
+    ``--people-column`` (a person without a key is one error naming them; nothing is written); one without
+    ids is taken row for row, its count checked against the rows before anything is drawn. ``--round R``
+    is recorded in the column's spec: ``estimate`` shows it with ε1 (per report) and ε∞ (per memoized
+    value), and rounds never merge. With ``--ledger`` each person is charged per memoized value,
+    ``min(ε∞, reports × ε1)``, checked from a validation pass over the file before anything is drawn; a
+    round collected twice from a person is refused.
+
 ``ldpnum heavy-hitters IN --column C --epsilon E [--top-k K] [--method pem|treehist] [--json]``
     A one-round simulation of a heavy-hitter collection (:class:`~ldpnum.PEM` or :class:`~ldpnum.TreeHist`)
     on a text (``--item-type str``, default), binary or integer-id column: every value is one person's item.
@@ -77,10 +95,12 @@ from .io import (
     DEFAULT_BATCH_SIZE,
     CLIError,
     aggregate_file,
+    check_file_keys,
     check_plot_path,
     check_shuffle_declaration,
     expected_spec_file,
     heavy_hitters_file,
+    keys_for_rows,
     one_line,
     privatize_file,
     read_key,
@@ -133,6 +153,9 @@ def _mechanism_class(name):
         if cls.offers("estimate_heavy_hitters"):
             hint = (f"; {cls.__name__} finds frequent items (text, bytes or ids): run `ldpnum heavy-hitters FILE "
                     f"--column C --method {cls.name}`")
+        else:
+            hint = (f"; give {cls.__name__} whole as a spec instead of --mechanism/--epsilon/--bounds: --column C "
+                    f"--spec JSON (the JSON of ldp.{cls.__name__}(...).spec.to_dict(), or @FILE)")
         raise CLIError(f"{cls.__name__} is not a mechanism for numerical columns with bounds (`ldpnum privatize "
                        f"--column` privatizes numbers in public bounds); choose one of {known}{hint}")
     return cls
@@ -379,8 +402,8 @@ def _open_ledger(args, mechanisms):
     ``(None, None)`` without a ledger.
     """
     if args.ledger is None:
-        for flag, value in (("--people-column", args.people_column), ("--ledger-cap", args.ledger_cap),
-                            ("--label", args.label)):
+        for flag, value in (("--people-column", args.people_column if args.keys is None else None),
+                            ("--ledger-cap", args.ledger_cap), ("--label", args.label)):
             if value is not None:
                 raise CLIError(f"{flag} goes with --ledger FILE")
         return None, None
@@ -388,8 +411,14 @@ def _open_ledger(args, mechanisms):
         raise CLIError("--ledger needs --people-column C: the column of each row's person id")
     from .exceptions import BudgetExceededError
 
+    memoized = any(m.memoized for m in mechanisms.values())
+    if memoized and args.strategy == "one-column-per-row":
+        raise CLIError("a --ledger for longitudinal columns under --strategy one-column-per-row is not supported: use "
+                       "all-columns (each memoized column is charged per memoized value)")
     ledger = read_ledger(args.ledger, args.ledger_cap)
     people = read_people(args.input, args.people_column, args.delimiter, ledger.id_kind)
+    if memoized:  # checked per memoized value, from a validation pass before anything is drawn (_ledger_check)
+        return ledger, people
     eps = [m.epsilon for m in mechanisms.values()]
     planned = max(eps) if args.strategy == "one-column-per-row" else math.fsum(eps)
     try:
@@ -399,6 +428,31 @@ def _open_ledger(args, mechanisms):
     except (ValueError, TypeError) as exc:
         raise CLIError(f"--people-column {args.people_column!r}: {one_line(exc)}") from None
     return ledger, people
+
+
+def _ledger_check(args, ledger, people):
+    """``privatize_file``'s ``before_drawing`` for longitudinal columns: the ledger's cap and rounds checked with
+    each row's memoized-value fingerprints, before anything is drawn (one clear error, nothing written).
+    """
+    from .exceptions import BudgetExceededError
+
+    def check(plan, rounds):
+        try:
+            ledger.check_longitudinal(rounds, people=people, epsilon=plan.one_shot_epsilon)
+        except BudgetExceededError as exc:
+            raise CLIError(f"{one_line(exc)} (--ledger {args.ledger})") from None
+        except (ValueError, TypeError) as exc:
+            raise CLIError(f"--ledger {args.ledger}: {one_line(exc)}") from None
+
+    return check
+
+
+def _longitudinal_line(mech, round_id):
+    """What one round of a longitudinal column spends: ε1 per report, ε∞ per memoized value."""
+    where = "no round" if round_id is None else f"round {round_id}"
+    return (f"longitudinal ({where}): epsilon {mech.epsilon_report:g} per report (eps_1), at most "
+            f"{mech.epsilon_permanent:g} per memoized value over all rounds (eps_inf); a ledger charges each "
+            "person min(eps_inf, reports x eps_1) per value")
 
 
 def _check_shuffle_declaration(args, agg):
@@ -546,6 +600,7 @@ def _whole_number(text):
 _positive_int = _argument(int, "positive integer", lambda v: v >= 1, "must be a positive integer")
 _people = _argument(_whole_number, "number of people", lambda v: v >= 1, "must be a positive integer")
 _seed = _argument(int, "seed (a non-negative integer)", lambda v: v >= 0, "a seed must be a non-negative integer")
+_round = _argument(int, "round (a non-negative integer)", lambda v: v >= 0, "a round is a non-negative integer")
 _level = _argument(float, "level", lambda v: 0 < v < 1, "a confidence level is in (0, 1)")
 _probability = _argument(float, "probability", lambda v: 0 <= v <= 1, "quantile levels are in [0, 1]")
 
@@ -584,7 +639,11 @@ def _parser():
                         "several, each with its own --spec")
     p.add_argument("--spec", action="append", default=[], metavar="JSON|@FILE",
                    help="the mechanism of each --columns, in order: a spec as JSON (Spec.to_dict(), e.g. "
-                        "json.dumps(ldp.Marginals(...).spec.to_dict())) or @FILE holding it")
+                        "json.dumps(ldp.Marginals(...).spec.to_dict())) or @FILE holding it. Without --mechanism and "
+                        "--columns, the mechanism of each --column instead (once, or once per --column in order): "
+                        "any mechanism of one column, e.g. a frequency oracle or a longitudinal one "
+                        "(json.dumps(ldp.LGRR(epsilon_permanent=2, epsilon_report=1, k=8).spec.to_dict()); a round "
+                        "in the spec is ignored: --round sets it)")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="further mechanism parameter, e.g. n_cells=2048, shape=triangle, n_leaves=256 "
                         "(applies to every column)")
@@ -617,7 +676,19 @@ def _parser():
                         "if it would take someone's total epsilon above the ledger's cap, else record it "
                         "(needs --people-column)")
     p.add_argument("--people-column", default=None, metavar="C",
-                   help="the input column holding each row's person id (int or text), for --ledger")
+                   help="the input column holding each row's person id (int or text), for --ledger, and to match "
+                        "a --keys file that names people to the rows")
+    p.add_argument("--keys", default=None, metavar="FILE",
+                   help="each person's client key (written by `ldpnum keys generate`), for longitudinal (memoized) "
+                        "columns: their permanent answers are derived from it, so all of a person's reports of one "
+                        "value, in every round, spend at most the mechanism's eps_inf. A key file with person ids is matched to the rows "
+                        "by --people-column (a person in several rows uses their one key; a person without a key is "
+                        "an error naming them); one without ids is taken row for row (the counts must agree). "
+                        "Checked before anything is drawn")
+    p.add_argument("--round", type=_round, default=None, metavar="R",
+                   help="the round of a longitudinal collection (0, 1, ...), recorded in the memoized columns' "
+                        "specs: the reports of two rounds are estimated separately and never merge, and a --ledger "
+                        "refuses a round already collected from a person")
     p.add_argument("--ledger-cap", type=float, default=None, metavar="EPS",
                    help="cap on each person's total epsilon, for a new --ledger file")
     p.add_argument("--label", default=None, metavar="TEXT", help="the collection's name in the --ledger")
@@ -703,6 +774,37 @@ def _parser():
                    help="field delimiter of a CSV input (default ',', tab for .tsv)")
     h.add_argument("--progress", action="store_true", help="show a progress bar (needs tqdm)")
 
+    k = sub.add_parser("keys", help="client keys for longitudinal (repeated) collections",
+                       description="Client keys: a 128-bit secret per person, from which the permanent (memoized) "
+                                   "answers of longitudinal mechanisms are derived.")
+    ksub = k.add_subparsers(dest="keys_command", required=True, metavar="ACTION")
+    g = ksub.add_parser(
+        "generate", help="write fresh keys to a file",
+        description="Write N fresh client keys to OUT, readable by its owner only (mode 0600; an existing file is "
+                    "never overwritten), and print the count and the key set's fingerprint (a digest that "
+                    "identifies the set without revealing a key). OUT is Parquet (.parquet/.pq: uint64 columns "
+                    "key0, key1 and, with --people, the person ids) or NumPy (.npy: the keys only). With --people "
+                    "FILE --people-column C, one key per distinct id of column C of FILE (a data file, or a list of "
+                    "ids; ids written as plain integers are stored as ints, others as text), in order of first "
+                    "appearance, written beside the ids: `privatize --keys OUT "
+                    "--people-column C` then matches every row to its person's key, whatever the order of the rows "
+                    "or the number of rows per person. Without ids the keys are matched to a file's rows in order. "
+                    "Keys are secrets: whoever holds a person's key and the reports' spec can undo that person's "
+                    "memoized answers.",
+        epilog="Examples: `ldpnum keys generate --people users.csv --people-column user_id keys.parquet`; "
+               "`ldpnum keys generate 100000 keys.npy`.")
+    g.add_argument("count", nargs="?", type=_people, default=None, metavar="N",
+                   help="number of keys (optional with --people: then the number of distinct ids, checked if given)")
+    g.add_argument("output", metavar="OUT", help="key file to write: .parquet/.pq, or .npy (no ids)")
+    g.add_argument("--people", default=None, metavar="FILE",
+                   help="a CSV/Parquet file whose --people-column names the people (rows are later matched to keys by "
+                        "the ids' text: 7 and \"7\" are one person, \"007\" another)")
+    g.add_argument("--people-column", default=None, metavar="C", help="the column of person ids in --people FILE")
+    g.add_argument("--delimiter", default=None, metavar="CHAR", help="field delimiter of a CSV --people file")
+    g.add_argument("--rng", type=_seed, default=None, metavar="SEED",
+                   help="seed for reproducible keys in a SIMULATION (anyone with the seed holds every key); default: "
+                        "the operating system's secure source, for real deployments")
+
     d = sub.add_parser(
         "demo", help="run a demo on the embedded real data and compare the estimates with the truth",
         description="Without an argument (what `make demo` runs): privatize the embedded NYC flights data (2013) "
@@ -765,11 +867,40 @@ def _multi_column_mechanisms(args):
     return out
 
 
+def _spec_column_mechanisms(args):
+    """``{column: mechanism}`` of ``--column``s given with ``--spec``s instead of ``--mechanism`` (any registered
+    mechanism of one column, e.g. a longitudinal LGRR or a frequency oracle), the specs in the columns' order.
+    """
+    stray = [flag for flag, v in (("--epsilon", args.epsilon), ("--bounds", args.bounds), ("--param", args.param))
+             if v]
+    if stray:
+        raise CLIError(f"{', '.join(stray)}: a --column given with --spec takes its mechanism whole from the spec")
+    out = {}
+    for c, text in zip(args.column, _per_column(args.spec, len(args.column), "--spec")):
+        if c in out:
+            raise CLIError(f"column {c!r} is named twice")
+        try:
+            mech = from_spec(read_spec_argument(text, "--spec"))
+            if mech.source_columns(c) is not None:  # pragma: no cover - a mechanism of several columns refuses c
+                raise TypeError("it privatizes several columns")
+        except (ValueError, TypeError) as exc:
+            raise CLIError(f"--column {c!r} --spec: {one_line(exc)} (a mechanism of several value columns goes "
+                           "with --columns C1,C2,...)") from None
+        out[c] = mech
+    return out
+
+
 def _cmd_privatize(args):
     columns = args.column
     if not columns and not args.columns:
-        raise CLIError("nothing to privatize: give --column C (with --mechanism, --epsilon, --bounds) or "
+        raise CLIError("nothing to privatize: give --column C (with --mechanism, --epsilon, --bounds, or --spec) or "
                        "--columns C1,C2 with --spec")
+    if columns and args.spec and not args.mechanism and not args.columns:
+        return _privatize(args, _spec_column_mechanisms(args))
+    if columns and args.spec and args.mechanism and not args.columns:
+        raise CLIError("--spec gives the mechanism of each --columns, or of every --column when no --mechanism is "
+                       "given: to mix mechanisms with and without bounds, give every --column's mechanism as a --spec "
+                       "(any mechanism has one, e.g. json.dumps(ldp.Duchi(1.0, (0, 100)).spec.to_dict()))")
     for name in (args.mechanism or []) if columns else []:
         _mechanism_class(name)  # a mechanism that takes no bounds is named as such, not asked for --bounds
     missing = [flag for flag, v in (("--mechanism", args.mechanism), ("--epsilon", args.epsilon),
@@ -799,6 +930,16 @@ def _cmd_privatize(args):
             prefix = f"column {c!r}: " if len(columns) > 1 else ""
             raise CLIError(f"{prefix}{one_line(exc)}") from None
     mechanisms.update(_multi_column_mechanisms(args))
+    return _privatize(args, mechanisms)
+
+
+def _privatize(args, mechanisms):
+    """``ldpnum privatize`` once its report columns' mechanisms are known."""
+    check_file_keys(mechanisms, args.keys is not None, args.shuffled)
+    if args.round is not None and not any(m.memoized for m in mechanisms.values()):
+        raise CLIError("--round numbers the rounds of a longitudinal collection; none of the columns is longitudinal "
+                       "(a memoized mechanism such as LGRR, given with --spec)")
+    memoized = [c for c, m in mechanisms.items() if m.memoized]
     key = read_key(args.mac_key_file)
     if args.shuffle_delta is not None and not args.shuffled:
         raise CLIError("--shuffle-delta goes with --shuffled")
@@ -816,17 +957,26 @@ def _cmd_privatize(args):
         except ValueError as exc:
             raise CLIError(f"--shuffle-delta: {one_line(exc)}") from None
     ledger, people = _open_ledger(args, mechanisms)
+    delimiter = None if args.delimiter is None else args.delimiter.replace("\\t", "\t")
+    row_keys = None if args.keys is None else keys_for_rows(args.keys, args.input, args.people_column, delimiter)
     info = privatize_file(args.input, args.output, mechanisms, rng=args.rng, strategy=args.strategy,
                           nan_fill=args.nan_fill,
                           out_of_range=args.out_of_range, keep=args.keep, batch_size=args.batch_size,
-                          delimiter=None if args.delimiter is None else args.delimiter.replace("\\t", "\t"),
-                          progress=args.progress, key=key, shuffle_delta=shuffle_delta)
+                          delimiter=delimiter, progress=args.progress, key=key, shuffle_delta=shuffle_delta,
+                          keys=row_keys, round=args.round,
+                          before_drawing=_ledger_check(args, ledger, people) if ledger is not None else None)
     if args.write_spec:
         try:
             write_spec_file(args.write_spec, info["specs"], shuffle_delta)
         except OSError as exc:
             raise CLIError(f"cannot write --write-spec file {args.write_spec!r}: {exc.strerror}") from None
-    if ledger is not None:
+    if ledger is not None and info["rounds"] is not None:
+        # memoized columns: each person charged per memoized value (min(eps_inf, reports x eps_1) per value)
+        record_ledger(ledger, epsilon=info["one_shot_epsilon"], people=people,
+                      specs={c: sp for c, sp in info["specs"].items() if c not in memoized},
+                      strategy=info["strategy"], label=args.label, rounds=info["rounds"])
+        write_atomic(args.ledger, ledger.to_json())
+    elif ledger is not None:
         record_ledger(ledger, epsilon=info["epsilon_per_row"], people=people, specs=info["specs"],
                       strategy=info["strategy"], label=args.label, shuffled=args.shuffled,
                       shuffle_delta=1e-6 if shuffle_delta is None else shuffle_delta,
@@ -834,6 +984,8 @@ def _cmd_privatize(args):
         write_atomic(args.ledger, ledger.to_json())
     for c, spec in info["specs"].items():
         print(f"{c}: {spec}")
+        if c in memoized:
+            print(f"{c}: {_longitudinal_line(mechanisms[c], spec.get('round'))}")
     kept = f"; kept unchanged: {', '.join(info['kept'])}" if info["kept"] else ""
     mode = f"a seeded simulation, rng={args.rng}" if args.rng is not None else "secure randomness"
     how = "one column per row" if info["strategy"] == "one-column-per-row" else "every column on every row"
@@ -880,6 +1032,9 @@ def _cmd_estimate(args):
     if args.json:
         doc = {"column": args.column, "spec": spec.to_dict(), "n_reports": agg.n_reports, "n_missing": n_missing,
                **out}
+        if mech.memoized:
+            doc["longitudinal"] = {"round": spec.get("round"), "epsilon_report": mech.epsilon_report,
+                                   "epsilon_permanent": mech.epsilon_permanent}
         if agg.shuffle is not None:
             doc["shuffle"] = {"epsilon": agg.shuffle.epsilon, "delta": agg.shuffle.delta, "n": agg.shuffle.n}
         if args.plot:
@@ -888,11 +1043,54 @@ def _cmd_estimate(args):
     else:
         missing = f" ({n_missing:,} missing cells skipped)" if n_missing else ""
         head = f"{args.column}: {agg.n_reports:,} reports{missing}; {spec}"
+        if mech.memoized:
+            head += f"\n{_longitudinal_line(mech, spec.get('round'))}"
         if agg.shuffle is not None:
             head += f"\n{agg.shuffle.describe()}"
         _print_estimates(out, head, sys.stdout)
         if args.plot:
             print(f"plot written to {args.plot}")
+    return 0
+
+
+def _cmd_keys(args):
+    """``ldpnum keys generate [N] OUT [--people FILE --people-column C] [--rng SEED]``."""
+    import pandas as pd
+
+    from .io import write_keys_file
+    from .longitudinal.keys import ClientKeys
+
+    if (args.people is None) != (args.people_column is None):
+        raise CLIError("--people FILE and --people-column C go together: the keys are written with the person ids of "
+                       "column C of FILE (one key per distinct id)")
+    ids = None
+    if args.people is not None:
+        delimiter = None if args.delimiter is None else args.delimiter.replace("\\t", "\t")
+        try:  # ids written as plain decimal integers are kept as ints (pandas reads the key file's index as such)
+            people = read_people(args.people, args.people_column, delimiter, "int")
+        except CLIError as exc:
+            if "not plain decimal integers" not in str(exc):
+                raise
+            people = read_people(args.people, args.people_column, delimiter)
+        if people.hasnans:
+            raise CLIError(f"--people-column {args.people_column!r}: {int(people.isna().sum())} row(s) of "
+                           f"{args.people!r} name no person")
+        ids = pd.Index(pd.unique(people.to_numpy()), dtype=object)
+        if args.count is not None and args.count != len(ids):
+            raise CLIError(f"N is {args.count:,} but column {args.people_column!r} of {args.people!r} names "
+                           f"{len(ids):,} distinct people; give N = {len(ids)} or leave it out")
+        n = len(ids)
+    elif args.count is None:
+        raise CLIError("give N, the number of keys (people), or --people FILE --people-column C")
+    else:
+        n = args.count
+    keys = ClientKeys.generate(n, rng=args.rng)
+    write_keys_file(args.output, keys, people=ids, people_column=args.people_column)
+    named = f", one per person of column {args.people_column!r}" if ids is not None else " (row for row)"
+    mode = (f"seeded with --rng {args.rng}: a SIMULATION, anyone with the seed holds every key" if args.rng is not None
+            else "from the operating system's secure source")
+    print(f"wrote {n:,} client keys{named} to {args.output} ({mode}; file readable by its owner only)")
+    print(f"fingerprint: {keys.fingerprint}")
     return 0
 
 
@@ -946,7 +1144,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = _parser().parse_args(_negative_numbers(argv))
     command = {"privatize": _cmd_privatize, "estimate": _cmd_estimate, "heavy-hitters": _cmd_heavy_hitters,
-               "demo": _cmd_demo}[args.command]
+               "keys": _cmd_keys, "demo": _cmd_demo}[args.command]
     previous = _terminate_as_interrupt()
     try:
         return command(args)

@@ -350,7 +350,9 @@ def align_keys(keys: Any, n_rows: int, people: Any = None) -> ClientKeys | None:
         found = keys.index.get_indexer(ids)
         if (found < 0).any():
             bad = np.flatnonzero(found < 0)
-            raise ValueError(f"keys hold no key for {bad.size} of the rows' people, first {ids[bad[0]]!r} (row "
+            first = ids[bad[0]]
+            first = first.item() if hasattr(first, "item") else first  # a NumPy scalar id as its plain value
+            raise ValueError(f"keys hold no key for {bad.size} of the rows' people, first {first!r} (row "
                              f"{bad[0]}): a key file for other people?")
         return ClientKeys.from_frame(keys.iloc[found])
     raise TypeError(f"keys must be ClientKeys (row for row) or a DataFrame of ClientKeys.to_frame(index=people ids); "

@@ -27,6 +27,15 @@ equals the aggregate of all reports in one place. *Estimates* (``estimate_mean``
 ``estimate_distribution``, ``estimate_ranges``, ``quantile``) compute the merged aggregate and run the
 estimator once on the driver (post-processing: no privacy cost).
 
+Longitudinal collections
+------------------------
+Memoized columns (``ldp.LGRR`` ...) take each person's key and a round, as in pandas:
+``ddf.ldp.privatize({"app": lgrr}, keys=keys, round=r)``. The keys are aligned with the data by index so that
+each partition holds its own people's keys: a Dask or pandas DataFrame ``ClientKeys.to_frame(index=person
+ids)`` (a Dask one is repartitioned to the data's divisions, so the data keep their partitions), or
+:class:`~ldpnum.ClientKeys` row for row for a frame indexed by positions ``0..n-1`` with known divisions
+(see :func:`privatize_frame`). A seeded run equals the pandas accessor on the same partitions, keys and seed.
+
 Workers
 -------
 Tasks call module-level functions of :mod:`ldpnum.engines` and this module, which are pickled by reference:
@@ -114,26 +123,95 @@ def _declared(out, shuffle_delta, collection=None):
 
 
 def _privatize_frame_partition(df, mechanisms, seed, strategy, nan_policy, fill_value, nonce, shuffle_delta=None,
-                               collection=None, partition_info=None):
-    """One partition of :func:`privatize_frame`; ``nonce`` only makes a secure run's task keys unique."""
+                               collection=None, keys=None, round=None, partition_info=None):
+    """One partition of :func:`privatize_frame`; ``nonce`` only makes a secure run's task keys unique. ``keys``:
+    the partition's keys (a pandas frame of key words by person id: the Dask keys' aligned partition, or the whole
+    pandas keys) or the ClientKeys of the whole frame by row position (:func:`_partition_keys`).
+    """
     number = _partition_number(partition_info)
     try:
         return _declared(partition_privatize(df, mechanisms, seed=seed, partition_index=number, strategy=strategy,
-                                             nan_policy=nan_policy, fill_value=fill_value), shuffle_delta,
-                         collection)
+                                             nan_policy=nan_policy, fill_value=fill_value,
+                                             keys=_partition_keys(df, keys), round=round), shuffle_delta, collection)
     except (TypeError, ValueError) as exc:
         raise _in_partition(exc, df, number) from None
 
 
 def _privatize_series_partition(s, mechanism, seed, nan_policy, fill_value, nonce, shuffle_delta=None,
-                                collection=None, partition_info=None):
+                                collection=None, keys=None, round=None, partition_info=None):
     """One partition of :func:`privatize_series`."""
     number = _partition_number(partition_info)
     try:
         return _declared(partition_privatize(s, mechanism, seed=seed, partition_index=number, nan_policy=nan_policy,
-                                             fill_value=fill_value), shuffle_delta, collection)
+                                             fill_value=fill_value, keys=_partition_keys(s, keys), round=round),
+                         shuffle_delta, collection)
     except (TypeError, ValueError) as exc:
         raise _in_partition(exc, s, number) from None
+
+
+# -- client keys of longitudinal collections -------------------------------------------------------------------
+def _partition_keys(part, keys):
+    """The keys of one partition's rows: a frame of key words by person id as it is (the collection layer
+    matches it to the partition's index), or the slice of row-for-row ClientKeys at the partition's positions
+    (its index must be the rows' positions, as checked on the driver).
+    """
+    from .longitudinal.keys import ClientKeys
+
+    if not isinstance(keys, ClientKeys):
+        return keys
+    n = len(part)
+    if n == 0:
+        return keys[:0]
+    index = np.asarray(part.index)
+    start = int(index[0]) if index.dtype.kind in "iu" else -1
+    if start < 0 or start + n > len(keys) or not np.array_equal(index, np.arange(start, start + n)):
+        raise ValueError("ClientKeys align row for row with a frame indexed by the rows' positions 0..n-1; this "
+                         f"partition's index runs {index[0]!r}..{index[-1]!r} with {n} rows: pass the keys as "
+                         "ClientKeys.to_frame(index=person ids) to match them by the index")
+    return keys[start:start + n]
+
+
+def _driver_keys(obj, keys):
+    """``(keys for the partitions, keys for the driver's empty meta run)``, checked on the driver before any task
+    runs (see :func:`privatize_frame`): ClientKeys by row position on known divisions ``0..n-1``, a pandas frame
+    of key words by person id (sent to every partition), or a Dask frame of them repartitioned to ``obj``'s
+    divisions (the data keep their partitions, so a seeded run equals pandas on the same partitions).
+    """
+    import dask.dataframe as dd
+    import pandas as pd
+
+    from .longitudinal.keys import ClientKeys
+
+    if keys is None:
+        return None, None
+    if isinstance(keys, ClientKeys):
+        n = len(keys)
+        divisions = obj.divisions
+        if not obj.known_divisions or divisions[0] != 0 or divisions[-1] != n - 1:
+            where = f"divisions {divisions[0]!r}..{divisions[-1]!r}" if obj.known_divisions else "unknown divisions"
+            raise ValueError(f"ClientKeys ({n} keys) align row for row with a frame indexed by the rows' positions "
+                             f"0..{n - 1} with known divisions (dd.from_pandas of a frame with a RangeIndex); this "
+                             f"frame has {where}: pass the keys as ClientKeys.to_frame(index=person ids), as a pandas "
+                             "or Dask DataFrame, to match them by the index")
+        return keys, keys[:0]
+    if isinstance(keys, pd.DataFrame):
+        ClientKeys.from_frame(keys.iloc[:0])  # columns key0, key1 of uint64 words
+        if not keys.index.is_unique:
+            dup = keys.index[keys.index.duplicated()][0]
+            raise ValueError(f"keys name person {dup!r} more than once; a person holds one key")
+        return dask.delayed(keys, pure=True), keys.iloc[:0]
+    if isinstance(keys, dd.DataFrame):
+        meta = make_meta(keys)
+        ClientKeys.from_frame(meta)
+        if not (obj.known_divisions and keys.known_divisions):
+            raise ValueError("keys given as a Dask DataFrame are aligned with the data by index, which needs known "
+                             "divisions on both (index both by person id with set_index, or read them with "
+                             "read_parquet(..., calculate_divisions=True)); or pass the keys as a pandas DataFrame "
+                             "(sent to every partition)")
+        lo, hi = obj.divisions[0], obj.divisions[-1]
+        return keys.loc[lo:hi].repartition(divisions=obj.divisions, force=True), meta
+    raise TypeError(f"keys must be ClientKeys (row for row), or ClientKeys.to_frame(index=person ids) as a pandas or "
+                    f"Dask DataFrame; got {type(keys).__name__}")
 
 
 def _as_one_batch(agg, shuffle_delta, epsilon_per_row=None):
@@ -207,7 +285,8 @@ def _nonce(seed):
 
 def privatize_frame(ddf: dd.DataFrame, mechanisms: Mapping[Any, Mechanism], *, rng: SeedLike = None,
                     strategy: str | None = None, nan_policy: str = "raise", fill_value: Any = None,
-                    shuffled: bool = False, shuffle_delta: float = 1e-6) -> dd.DataFrame:
+                    shuffled: bool = False, shuffle_delta: float = 1e-6, keys: Any = None,
+                    round: int | None = None) -> dd.DataFrame:
     """Privatize the columns of a Dask DataFrame, partition by partition (lazy).
 
     Parameters
@@ -221,6 +300,23 @@ def privatize_frame(ddf: dd.DataFrame, mechanisms: Mapping[Any, Mechanism], *, r
         estimates show the central ε of the whole batch).
     rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
         ``None`` (default): secure randomness. Otherwise partition ``i`` draws from ``child_rng(rng, i)``.
+    keys : optional
+        Each person's key, for longitudinal (memoized) columns (required then, refused otherwise), aligned
+        with the data by index so that every partition holds its own people's keys:
+
+        * ``ClientKeys.to_frame(index=person ids)`` as a **Dask** DataFrame: both frames indexed by person id
+          with known divisions; the keys are repartitioned to the data's divisions (the data keep their
+          partitions), and each partition matches its rows to its keys;
+        * the same as a **pandas** DataFrame: sent to every partition (16 bytes per person), which matches its
+          rows by index; any partitioning, known divisions or not;
+        * :class:`~ldpnum.ClientKeys` row for row: only for a frame indexed by the rows' positions ``0..n-1``
+          with known divisions (``dd.from_pandas`` of a frame with a RangeIndex); each partition takes the keys
+          at its positions.
+
+        Anything that cannot be aligned is refused on the driver. A person in several rows (panel data) uses
+        their one key; a person without a key fails the partition with one error naming them.
+    round : int, optional
+        The round of a longitudinal collection, recorded in the memoized columns' specs (as for pandas).
 
     Returns
     -------
@@ -232,7 +328,10 @@ def privatize_frame(ddf: dd.DataFrame, mechanisms: Mapping[Any, Mechanism], *, r
     Each call on one person's values spends the privacy budget of the pandas call it mirrors (ε per
     privatized column, by sequential composition, for ``strategy="all-columns"``); estimators are
     post-processing. Mechanisms, column kinds and dtypes are checked here, on the driver, before any task
-    runs; each partition's values are validated before that partition's first draw. A bad value in one
+    runs; each partition's values are validated before that partition's first draw. A longitudinal column's
+    reports are ε1-LDP each, and all of a person's reports about one memoized value together ε∞-LDP, in
+    every round. The Dask accessor keeps no privacy ledger (as for one-shot collections): charge one with the
+    pandas accessor or ``ldpnum privatize --ledger``. A bad value in one
     partition fails the computation, but partitions run independently, so others may have been randomized
     already (their reports are discarded unless the same computation writes them out, e.g.
     ``to_parquet``).
@@ -251,16 +350,19 @@ def privatize_frame(ddf: dd.DataFrame, mechanisms: Mapping[Any, Mechanism], *, r
     delta = check_shuffle(shuffled, shuffle_delta, make_meta(ddf))
     strategy = resolve_strategy(strategy, mechanisms, stacklevel=4)  # the pandas default, warned once here
     collection = new_collection_id(seed)
+    part_keys, meta_keys = _driver_keys(ddf, keys)
     meta = _declared(partition_privatize(make_meta(ddf), mechanisms, seed=0, partition_index=0, strategy=strategy,
-                                         nan_policy=nan_policy, fill_value=fill_value), delta, collection)
+                                         nan_policy=nan_policy, fill_value=fill_value, keys=meta_keys, round=round,
+                                         ), delta, collection)
     return ddf.map_partitions(_privatize_frame_partition, mechanisms, seed, strategy, nan_policy, fill_value,
-                              _nonce(seed), delta, collection, meta=meta)
+                              _nonce(seed), delta, collection, part_keys, round, meta=meta)
 
 
 def privatize_series(dds: dd.Series, mechanism: Mechanism, *, rng: SeedLike = None, nan_policy: str = "raise",
                      fill_value: Any = None, shuffled: bool = False,
-                     shuffle_delta: float = 1e-6) -> dd.Series:
-    """Privatize a Dask Series partition by partition (lazy); see :func:`privatize_frame`.
+                     shuffle_delta: float = 1e-6, keys: Any = None, round: int | None = None) -> dd.Series:
+    """Privatize a Dask Series partition by partition (lazy); see :func:`privatize_frame` (also for ``keys`` and
+    ``round``).
 
     Examples
     --------
@@ -274,10 +376,11 @@ def privatize_series(dds: dd.Series, mechanism: Mechanism, *, rng: SeedLike = No
     seed = run_seed(rng)
     delta = check_shuffle(shuffled, shuffle_delta, make_meta(dds))
     collection = new_collection_id(seed)
+    part_keys, meta_keys = _driver_keys(dds, keys)
     meta = _declared(partition_privatize(make_meta(dds), mechanism, seed=0, partition_index=0, nan_policy=nan_policy,
-                                         fill_value=fill_value), delta, collection)
+                                         fill_value=fill_value, keys=meta_keys, round=round), delta, collection)
     return dds.map_partitions(_privatize_series_partition, mechanism, seed, nan_policy, fill_value,
-                              _nonce(seed), delta, collection, meta=meta)
+                              _nonce(seed), delta, collection, part_keys, round, meta=meta)
 
 
 def tree_sum(parts: Sequence[Any], merge: Callable[[Any, Any], Any] = _merge_pair) -> Any:
@@ -453,10 +556,11 @@ class DaskFrameAccessor:
     def privatize(self, mechanisms: Mapping[Any, Mechanism], *, rng: SeedLike = None,
                   strategy: str | None = None,
                   nan_policy: str = "raise", fill_value: Any = None, shuffled: bool = False,
-                  shuffle_delta: float = 1e-6) -> dd.DataFrame:
+                  shuffle_delta: float = 1e-6, keys: Any = None, round: int | None = None) -> dd.DataFrame:
         """Lazy privatized report frame; see :func:`ldpnum.dask.privatize_frame`."""
         return privatize_frame(self._obj, mechanisms, rng=rng, strategy=strategy, nan_policy=nan_policy,
-                               fill_value=fill_value, shuffled=shuffled, shuffle_delta=shuffle_delta)
+                               fill_value=fill_value, shuffled=shuffled, shuffle_delta=shuffle_delta, keys=keys,
+                               round=round)
 
     @property
     def specs(self) -> dict[Any, Spec]:
@@ -544,10 +648,11 @@ class DaskSeriesAccessor:
         self._obj = dds
 
     def privatize(self, mechanism: Mechanism, *, rng: SeedLike = None, nan_policy: str = "raise",
-                  fill_value: Any = None, shuffled: bool = False, shuffle_delta: float = 1e-6) -> dd.Series:
+                  fill_value: Any = None, shuffled: bool = False, shuffle_delta: float = 1e-6, keys: Any = None,
+                  round: int | None = None) -> dd.Series:
         """Lazy privatized report Series; see :func:`ldpnum.dask.privatize_series`."""
         return privatize_series(self._obj, mechanism, rng=rng, nan_policy=nan_policy, fill_value=fill_value,
-                                shuffled=shuffled, shuffle_delta=shuffle_delta)
+                                shuffled=shuffled, shuffle_delta=shuffle_delta, keys=keys, round=round)
 
     @property
     def spec(self) -> Spec | None:

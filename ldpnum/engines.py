@@ -66,7 +66,7 @@ def _check_output(output):
 
 def partition_privatize(df: Any, mechanisms: Any, *, seed: Any, partition_index: int,
                         strategy: str = "all-columns", nan_policy: str = "raise",
-                        fill_value: Any = None) -> Any:
+                        fill_value: Any = None, keys: Any = None, round: int | None = None) -> Any:
     """Privatize one partition of a table (or of one column), drawing from the partition's own stream.
 
     Parameters
@@ -83,6 +83,10 @@ def partition_privatize(df: Any, mechanisms: Any, *, seed: Any, partition_index:
         The partition's number (0, 1, ...): the same number must always denote the same rows.
     strategy, nan_policy, fill_value
         As for :func:`ldpnum.pandas.privatize_frame` (``strategy`` concerns frames only).
+    keys, round : optional
+        For longitudinal (memoized) columns, as for :func:`ldpnum.pandas.privatize_frame`: the partition's keys
+        (:class:`~ldpnum.ClientKeys` row for row, or ``ClientKeys.to_frame(index=ids)`` matched to the
+        partition's index) and the collection's round.
 
     Returns
     -------
@@ -115,13 +119,13 @@ def partition_privatize(df: Any, mechanisms: Any, *, seed: Any, partition_index:
         from .collect import privatize_series
 
         return privatize_series(df, mechanisms, rng=rng, nan_policy=nan_policy, fill_value=fill_value,
-                                _digest=False)
+                                keys=keys, round=round, _digest=False)
     from .collect import privatize_frame
 
     # Partitions record specs but no digest of their codes: an engine concatenates partitions (pandas keeps
     # attrs only when they are equal), and one partition's digest would not describe the whole column.
     return privatize_frame(df, mechanisms, rng=rng, strategy=strategy, nan_policy=nan_policy,
-                           fill_value=fill_value, _digest=False)
+                           fill_value=fill_value, keys=keys, round=round, _digest=False)
 
 
 def aggregate_frame(df: pd.DataFrame, column: Any, spec: Spec | None = None) -> Aggregate:

@@ -22,6 +22,13 @@ MAC, the digest of the codes and, for a dataset, that its parts are one collecti
 :func:`heavy_hitters_file` streams an item column through a heavy-hitter protocol into its aggregate (a
 one-round simulation).
 
+**Key files.** Each person's :class:`~ldpnum.ClientKeys` key, for longitudinal (memoized) columns, is kept in a
+file written once by :func:`write_keys_file` (``ldpnum keys generate``): Parquet with the uint64 columns ``key0``,
+``key1`` and optionally the people's ids, or ``.npy``, readable by its owner only. :func:`read_keys_file` reads
+one back (checking its recorded fingerprint), and :func:`keys_for_rows` matches it to an input file's rows by
+their people's ids, or takes it row for row; :func:`privatize_file` then checks the count against the rows and
+gives each batch the keys of its rows.
+
 **Small files.** Reports are written to a hidden file beside the output and renamed over it when complete
 (``_remove_stale_temporaries`` clears those a killed run left); the ledger is replaced atomically
 (``write_atomic``). The collector's MAC key file, the spec file a collection was deployed with
@@ -33,6 +40,7 @@ person ids of an input column are read here.
 :func:`read_key`, :func:`read_ledger`, :func:`read_people`, :func:`write_atomic`, :func:`read_spec_argument`,
 :func:`expected_spec_file`, :func:`expected_shuffle_file`, :func:`check_shuffle_declaration`,
 :func:`check_plot_path`, :func:`write_plot` (an estimated distribution drawn into an image file),
+:func:`check_file_keys` (keys given exactly when a column is memoized),
 :func:`require_pyarrow` and :func:`one_line`: package-internal API, public so that no module imports
 another's private names, but not part of ``ldpnum``'s namespace.
 
@@ -46,7 +54,7 @@ import json
 import os
 import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO, Union
 
 if TYPE_CHECKING:
@@ -61,8 +69,8 @@ if TYPE_CHECKING:
 #: A file name: a str or a path object.
 PathLike = Union[str, "os.PathLike[str]"]
 
-__all__ = ["DEFAULT_BATCH_SIZE", "CLIError", "aggregate_file", "heavy_hitters_file", "parquet_parts",
-           "privatize_file", "write_spec_file"]
+__all__ = ["DEFAULT_BATCH_SIZE", "CLIError", "aggregate_file", "heavy_hitters_file", "keys_for_rows", "parquet_parts",
+           "privatize_file", "read_keys_file", "write_keys_file", "write_spec_file"]
 
 #: Rows read, randomized and written per step (about 2 MB of uint16 codes per column).
 DEFAULT_BATCH_SIZE = 1 << 20
@@ -382,7 +390,9 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
                    rng: "int | None" = None, strategy: str = "all-columns", nan_fill: "float | None" = None,
                    out_of_range: str = "clip", keep: "Sequence[str]" = (), batch_size: int = DEFAULT_BATCH_SIZE,
                    delimiter: "str | None" = None, progress: bool = False, log: "TextIO | None" = None,
-                   key: "bytes | str | None" = None, shuffle_delta: "float | None" = None) -> "dict[str, Any]":
+                   key: "bytes | str | None" = None, shuffle_delta: "float | None" = None,
+                   keys: Any = None, round: "int | None" = None,
+                   before_drawing: "Callable[[Any, list], None] | None" = None) -> "dict[str, Any]":
     """Privatize columns of a CSV or Parquet file in batches and write the reports to Parquet.
 
     Parameters
@@ -432,12 +442,28 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
         Declare the file's reports one shuffled batch with this central δ (recorded in its metadata):
         :func:`aggregate_file` then declares each column's aggregate shuffled
         (:meth:`ldpnum.Aggregate.shuffled`), so estimates show the central ε next to the local ε.
+    keys : ClientKeys, optional
+        The rows' keys, row for row (:func:`keys_for_rows` matches a key file to the rows' people): required
+        when a column's mechanism is longitudinal (memoized), refused otherwise. Their count must equal the
+        rows' (a CSV input is counted first), checked before anything is drawn; each batch takes the keys of
+        its rows, so the reports do not depend on ``batch_size``.
+    round : int, optional
+        The round of a longitudinal collection (≥ 0), recorded in the memoized columns' specs
+        (:meth:`ldpnum.longitudinal.Longitudinal.at_round`): aggregates of two rounds do not merge.
+    before_drawing : callable, optional
+        With memoized columns: called as ``before_drawing(plan, rounds)`` after a validation pass over the
+        file and before the first word is drawn, with the collection's :class:`~ldpnum.collect.CollectionPlan`
+        and its memoized columns' ``[(mechanism, fingerprints, round), ...]`` (one keyed fingerprint of each
+        row's memoized value: :meth:`~ldpnum.collect.CollectionPlan.longitudinal_rounds`), e.g. a ledger's
+        :meth:`~ldpnum.PrivacyLedger.check_longitudinal`; an exception it raises stops the run, nothing
+        written. The rounds are returned as ``info["rounds"]`` to record once the file is written.
 
     Returns
     -------
     dict
         ``{"rows": n, "columns": [...], "specs": {column: Spec}, "epsilon_per_row": ε_total,
-        "clipped": {column: count}}``.
+        "clipped": {column: count}, "one_shot_epsilon": ε of the columns not memoized (None if none),
+        "rounds": the memoized columns' rounds (with ``before_drawing``) or None}``.
 
     Notes
     -----
@@ -468,14 +494,15 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
     import numpy as np
 
     from ._validation import check_choice
-    from .collect import STRATEGIES, check_shuffle, empty_values, plan_columns, privatize_batch
+    from .collect import STRATEGIES, check_shuffle, plan_columns, privatize_batch
+    from .longitudinal.keys import ClientKeys
 
     log = sys.stderr if log is None else log
-    keys = list(mechanisms)
+    names = list(mechanisms)
     keep = list(keep or ())
-    if not keys:
+    if not names:
         raise CLIError("nothing to privatize: give at least one --column")
-    for c in [v for k in keys for v in (k if isinstance(k, tuple) else (k,))] + keep:
+    for c in [v for k in names for v in (k if isinstance(k, tuple) else (k,))] + keep:
         if not isinstance(c, str):
             raise TypeError(f"column names must be str; got {type(c).__name__} {c!r}")
     if strategy not in STRATEGIES:
@@ -483,9 +510,12 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
     # a mechanism of several columns reads the columns of its tuple key into one report column (the accessor's
     # rule: the mechanism decides which value columns a key names)
     try:
-        plan = plan_columns(mechanisms, strategy)
+        plan = plan_columns(mechanisms, strategy, round=round)
     except (TypeError, ValueError) as exc:
         raise CLIError(one_line(exc)) from None
+    check_file_keys(plan.mechanisms, keys is not None, shuffle_delta is not None)
+    if keys is not None and not isinstance(keys, ClientKeys):
+        raise TypeError(f"keys must be ClientKeys, row for row; got {type(keys).__name__}")
     mechanisms = plan.mechanisms
     sources = plan.sources
     columns = plan.labels
@@ -507,7 +537,7 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
         options.update(nan_policy="impute", fill_value=float(nan_fill))
         for c, m in mechanisms.items():
             try:
-                m.prepare_values(empty_values(sources[c]), **options)  # the fill value, before a file is read
+                m.prepare_values(_empty_input(m, sources[c]), **_accepted(m, options))  # before a file is read
             except (TypeError, ValueError) as exc:
                 raise CLIError(f"--nan-fill {nan_fill:g} cannot be imputed in column {c!r}: {one_line(exc)}; the "
                                "imputed value must be a public value inside the bounds") from None
@@ -529,6 +559,13 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
         if src.kind == "parquet" and not _is_numeric(t):  # CSV columns are parsed as numbers, row by row
             raise CLIError(f"column {c!r} of {src.path!r} holds {t} values, not numbers; ldpnum privatizes "
                            "numerical columns")
+    if keys is not None:  # keys align with rows: the count is checked before anything is drawn
+        n_rows = src.num_rows if src.num_rows is not None else \
+            sum(b.num_rows for _, b in src.batches(value_columns[:1], numeric=value_columns[:1]))
+        if len(keys) != n_rows:
+            raise CLIError(f"the key file holds {len(keys):,} keys but {src.path!r} has {n_rows:,} rows: keys "
+                           "without person ids are matched to the rows in order, one per row (write the keys with "
+                           "their people's ids, `ldpnum keys generate --people`, and pass --people-column)")
 
     if shuffle_delta is not None:
         try:
@@ -538,6 +575,12 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
         if keep:
             raise CLIError(f"a shuffled collection keeps no input column beside its reports (keep={list(keep)!r}): "
                            "a kept column can link each report to its sender")
+    rounds = None
+    if before_drawing is not None and plan.memoized:
+        # a validation pass: every batch checked and each row's memoized value fingerprinted (keyed), so that a
+        # ledger refuses the collection before anything is drawn
+        rounds = _longitudinal_rounds(plan, src, value_columns, keys, options, sources)
+        before_drawing(plan, rounds)
     schema, info = _report_schema(src, plan, keep, shuffle_delta)
     specs = {c: m.spec for c, m in mechanisms.items()}
     out_dir = os.path.dirname(os.path.abspath(out))
@@ -571,7 +614,8 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
                                      sources[c]) for c in columns]
             # each report as its column code (a vector mechanism packs a row of codes into one), as the pandas
             # accessor writes it; the streams are shared by all batches
-            reports = privatize_batch(plan, values, streams, n)
+            reports = privatize_batch(plan, values, streams, n,
+                                      keys=None if keys is None else keys[start:start + n])
             arrays = {c: pa.array(reports.codes[c], type=schema.field(c).type, mask=reports.missing[c])
                       for c in columns}
             for c in columns:
@@ -620,18 +664,92 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
                   f"at row {first}", file=log)
     return {"rows": rows, "columns": columns, "specs": specs, "strategy": strategy,
             "epsilon_per_row": info["epsilon_per_row"], "clipped": {c: v[0] for c, v in clipped.items()},
-            "kept": keep, "reports": {c: int(d.split(":")[0]) for c, d in digests.items()}}
+            "kept": keep, "reports": {c: int(d.split(":")[0]) for c, d in digests.items()},
+            "one_shot_epsilon": plan.one_shot_epsilon, "rounds": rounds}
 
 
-def _batch_input(batch, column, sources):
+def check_file_keys(mechanisms: "Mapping[Any, Mechanism]", has_keys: bool, shuffled: bool) -> None:
+    """One clear error, before a file is read, for keys without a memoized column, a memoized column without
+    keys, or a memoized collection declared shuffled (``mechanisms``: report column -> mechanism; the
+    mechanisms say whether they are memoized).
+    """
+    memoized = [c for c, m in mechanisms.items() if m.memoized]
+    if has_keys and not memoized:
+        raise CLIError("--keys are each person's keys for longitudinal (memoized) mechanisms such as LGRR; none of "
+                       "the columns is memoized")
+    if memoized and not has_keys:
+        raise CLIError(f"column {memoized[0]!r} is longitudinal ({type(mechanisms[memoized[0]]).__name__}): its "
+                       "permanent answers come from each person's key; pass --keys FILE (`ldpnum keys generate`)")
+    if memoized and shuffled:
+        raise CLIError("--shuffled is not available for longitudinal columns: shuffle amplification assumes fresh "
+                       "randomness in every report, and memoized answers repeat across rounds")
+
+
+def _longitudinal_rounds(plan, src, value_columns, keys, options, sources):
+    """The memoized columns' ``[(mechanism, fingerprints of every row, round)]`` from one validation pass over
+    ``src`` (the errors of the drawing pass, raised before anything is drawn).
+    """
+    import numpy as np
+
+    parts = []  # per batch: the memoized columns' (mechanism, fingerprints, round)
+    batches = src.batches(value_columns, numeric=value_columns)
+    for start, batch in batches:
+        # (clipped values are counted, and warned about once, by the drawing pass)
+        values = [_prepare_batch(c.mechanism, c.label, batch, start, batches, options, [0, -1], src.kind,
+                                 sources[c.label]) for c in plan.columns]
+        parts.append(plan.longitudinal_rounds(values, keys[start:start + batch.num_rows]))
+    memoized = [c.mechanism for c in plan.columns if c.mechanism.memoized]
+    return [(m, np.concatenate([p[j][1] for p in parts]) if parts else np.empty(0, dtype=np.uint64), m.round)
+            for j, m in enumerate(memoized)]
+
+
+def _batch_input(batch, column, sources, categorical=False):
     """A batch's values for a mechanism: the column's numbers, or a DataFrame of its value columns (the
-    mechanism selects and orders them, as for ``df.ldp.privatize``).
+    mechanism selects and orders them, as for ``df.ldp.privatize``). For a categorical mechanism, numbers
+    that are all whole (a CSV column is parsed as float64) become integer codes, missing ones kept missing.
     """
     import pandas as pd
 
     if sources is None:
-        return _values(batch.column(column))
+        values = _values(batch.column(column))
+        return _category_codes(values) if categorical else values
     return pd.DataFrame({c: _values(batch.column(c)) for c in sources}, copy=False)
+
+
+def _accepted(mech, options):
+    """``options`` without ``out_of_range`` for a mechanism whose values have no bounds to clip to (categories:
+    a category outside the domain is an error).
+    """
+    import inspect
+
+    params = inspect.signature(mech.prepare_values).parameters
+    if "out_of_range" in params or any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return options
+    return {k: v for k, v in options.items() if k != "out_of_range"}
+
+
+def _empty_input(mech, sources):
+    """No rows of a report column's input, as :func:`_batch_input` gives them to ``mech``."""
+    from .collect import empty_values
+
+    x = empty_values(sources)
+    return _category_codes(x) if sources is None and getattr(mech, "categorical", False) else x
+
+
+def _category_codes(values):
+    """Float numbers (a CSV column, or integers with missing cells) as nullable integer category codes when every
+    finite one is a whole number of at most 2**53; other values are left for the mechanism to refuse.
+    """
+    import numpy as np
+    import pandas as pd
+
+    if values.dtype.kind != "f":
+        return values
+    finite = np.isfinite(values)
+    whole = values[finite]
+    if not np.all((whole == np.round(whole)) & (np.abs(whole) <= 2.0**53)):
+        return values
+    return pd.arrays.IntegerArray(np.where(finite, values, 0).astype(np.int64), ~finite)
 
 
 def _prepare_batch(mech, column, batch, start, batches, options, clipped, kind, sources=None):
@@ -644,12 +762,12 @@ def _prepare_batch(mech, column, batch, start, batches, options, clipped, kind, 
     """
     from .exceptions import ClippingWarning, InvalidValuesError
 
-    values = _batch_input(batch, column, sources)
+    values = _batch_input(batch, column, sources, getattr(mech, "categorical", False))
     n = len(values)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ClippingWarning)
-            prepared = mech.prepare_values(values, name=f"column {column!r}", **options)
+            prepared = mech.prepare_values(values, name=f"column {column!r}", **_accepted(mech, options))
     except InvalidValuesError as exc:
         first = start + exc.first_index
         if exc.reason == "missing":
@@ -684,7 +802,7 @@ def _count_missing(mech, batches, column, sources=None):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                mech.prepare_values(_batch_input(batch, column, sources))
+                mech.prepare_values(_batch_input(batch, column, sources, getattr(mech, "categorical", False)))
         except InvalidValuesError as exc:
             total += exc.count if exc.reason == "missing" else 0
     return total
@@ -701,7 +819,7 @@ def _report_schema(src, plan, keep, shuffle_delta=None):
     import pandas as pd
     import pyarrow as pa
 
-    from .collect import empty_values
+    from .longitudinal.keys import ClientKeys
 
     mechanisms, sources, strategy = plan.mechanisms, plan.sources, plan.strategy
     anchored = {}  # input column -> the report columns placed there: its own, and those it is the first source of
@@ -712,7 +830,9 @@ def _report_schema(src, plan, keep, shuffle_delta=None):
         for name in anchored.get(col, ()):
             # The dtype the mechanism's reports come in: the smallest unsigned type for a categorical alphabet,
             # uint64 for structured codes (a hierarchical histogram with hashed levels).
-            dt = mechanisms[name].privatize(empty_values(sources.get(name)), rng=0).codes.dtype
+            mech = mechanisms[name]
+            dt = mech.privatize(_empty_input(mech, sources.get(name)), rng=0,
+                                **({"keys": ClientKeys.generate(0, rng=0)} if mech.memoized else {})).codes.dtype
             split = strategy == "one-column-per-row"
             fields.append(pa.field(name, pa.from_numpy_dtype(dt), nullable=split))
             empty[name] = pd.Series([], dtype=f"UInt{8 * dt.itemsize}" if split else dt)  # pandas' nullable
@@ -1310,6 +1430,205 @@ def read_people(path: str, column: str, delimiter: "str | None", kind: "str | No
         values = [int(v) for v in ids]
         ids = pd.Series(values, dtype=np.int64 if all(-2**63 <= v < 2**63 for v in values) else object)
     return pd.Index(ids)
+
+
+#: Parquet schema metadata key of a client-key file's description (count, fingerprint, id column).
+KEYS_METADATA = b"ldpnum.client_keys"
+
+_KEY_SUFFIXES = (".npy",)
+
+
+def _key_file_kind(path):
+    name = os.path.basename(str(path)).lower()
+    if name.endswith(_KEY_SUFFIXES):
+        return "npy"
+    if name.endswith(_PARQUET_SUFFIXES):
+        return "parquet"
+    raise CLIError(f"cannot tell the format of key file {str(path)!r} from its extension: use .parquet (or .pq: "
+                   "columns key0, key1 and optionally the person ids) or .npy (key words only, row for row)")
+
+
+def canonical_ids(ids: Any) -> "pd.Index":
+    """Person ids as text, as :func:`read_people` reads an input's id column: ints (and whole floats) in
+    decimal, strings unchanged. Keys are matched to rows by these, so ``7`` in a key file and ``"7"`` in a CSV
+    file are one person.
+    """
+    import pandas as pd
+
+    s = pd.Series(pd.Index(ids), copy=False)
+    if s.dtype.kind == "f" and s.notna().all() and (s == s.round()).all():
+        s = s.astype("int64")
+    return pd.Index(s.astype(object).where(s.isna(), s.astype(str)), dtype=object)
+
+
+def write_keys_file(path: PathLike, keys: Any, people: Any = None, people_column: "str | None" = None) -> None:
+    """Write client keys to a new file readable only by its owner (mode 0600).
+
+    Parameters
+    ----------
+    path : str or path
+        ``.parquet``/``.pq``: uint64 columns ``key0``, ``key1`` and, with ``people``, the person ids in the column
+        ``people_column`` (the file's pandas index, so ``pandas.read_parquet(path)`` gives
+        ``ClientKeys.to_frame(index=ids)``); ``.npy``: the ``(n, 2)`` uint64 words of :meth:`ClientKeys.save`, row
+        for row. An existing file is never replaced (it holds people's secrets): the call fails instead.
+    keys : ClientKeys
+    people : array_like, optional
+        One id per key (distinct; ints or text, written as they are), Parquet only.
+    people_column : str, optional
+        The name of the id column (default ``"person"``).
+
+    Raises
+    ------
+    CLIError
+        For an existing file, an unknown extension, ids with a ``.npy`` file, or ids that are not one per key.
+    """
+    import numpy as np
+    import pandas as pd
+
+    from .longitudinal.keys import ClientKeys
+
+    if not isinstance(keys, ClientKeys):
+        raise TypeError(f"keys must be ClientKeys; got {type(keys).__name__}")
+    path = str(path)
+    kind = _key_file_kind(path)
+    if os.path.exists(path):
+        raise CLIError(f"{path!r} exists: a key file holds people's secrets and is never overwritten (their memoized "
+                       "answers would change); remove it first if it is no longer used")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise CLIError(f"cannot write {path!r}: no such directory {directory!r}")
+    if people is not None:
+        if kind != "parquet":
+            raise CLIError("person ids are written to Parquet key files only (.parquet); a .npy key file is row for "
+                           "row")
+        ids = pd.Index(people)
+        if len(ids) != len(keys):
+            raise CLIError(f"{len(ids)} person ids for {len(keys)} keys")
+        if not ids.is_unique:
+            raise CLIError(f"person {ids[ids.duplicated()][0]!r} is named twice: a person holds one key")
+    import uuid
+
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if kind == "npy":
+                np.save(f, keys.words, allow_pickle=False)
+            else:
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+
+                index = None if people is None else pd.Index(ids, name=people_column or "person")
+                table = pa.Table.from_pandas(keys.to_frame(index=index), preserve_index=people is not None)
+                about = {"format": 1, "n": len(keys), "fingerprint": keys.fingerprint,
+                         "people_column": None if index is None else index.name}
+                table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                                       KEYS_METADATA: json.dumps(about).encode()})
+                pq.write_table(table, f)
+        if os.path.exists(path):  # written meanwhile by someone else: theirs stays
+            raise CLIError(f"{path!r} appeared while the keys were written; it was left unchanged")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def read_keys_file(path: PathLike) -> "tuple[Any, pd.Index | None]":
+    """The client keys of a file written by :func:`write_keys_file` (or by ``ClientKeys.save`` /
+    ``ClientKeys.to_frame(index=ids).to_parquet``), read whole: ``(ClientKeys, person ids or None)``.
+
+    A Parquet file names people when it records an id column, or when its pandas index is not a plain range
+    of positions; its ids are read as text (:func:`canonical_ids`). A ``.npy`` file is row for row.
+
+    Raises
+    ------
+    CLIError
+        For a missing or unreadable file, columns other than uint64 ``key0``/``key1``, a malformed array, or a
+        person named twice.
+    """
+    import numpy as np
+
+    from .longitudinal.keys import ClientKeys
+
+    path = str(path)
+    kind = _key_file_kind(path)
+    _check_exists(path)
+    if kind == "npy":
+        try:
+            words = np.load(path, allow_pickle=False)
+        except Exception as exc:  # ValueError, OSError, ... for a file that is not a .npy array
+            raise CLIError(f"cannot read key file {path!r}: {one_line(exc)}") from None
+        try:
+            return ClientKeys.from_array(words), None
+        except (TypeError, ValueError) as exc:
+            raise CLIError(f"key file {path!r}: {one_line(exc)}") from None
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:
+        raise CLIError(f"cannot read key file {path!r} as Parquet: {one_line(exc)}") from None
+    missing = [c for c in ("key0", "key1") if c not in table.column_names]
+    if missing:
+        raise CLIError(f"key file {path!r} has no column {missing[0]!r} (its columns: "
+                       f"{', '.join(map(repr, table.column_names))}); a key file holds uint64 columns key0 and key1")
+    for c in ("key0", "key1"):
+        t = table.schema.field(c).type
+        if str(t) != "uint64":
+            raise CLIError(f"key file {path!r}: column {c!r} holds {t} values, not the uint64 words of 128-bit keys")
+        if table.column(c).null_count:
+            raise CLIError(f"key file {path!r}: column {c!r} has {table.column(c).null_count} missing key word(s)")
+    about = json.loads((table.schema.metadata or {}).get(KEYS_METADATA, b"{}") or b"{}")
+    frame = table.to_pandas()
+    ids = None
+    if about.get("people_column") is not None or not isinstance(frame.index, pd.RangeIndex):
+        ids = canonical_ids(frame.index)
+        if ids.hasnans:
+            raise CLIError(f"key file {path!r}: {int(ids.isna().sum())} key(s) name no person")
+        if not ids.is_unique:
+            raise CLIError(f"key file {path!r} names person {ids[ids.duplicated()][0]!r} more than once; a person "
+                           "holds one key")
+    try:
+        keys = ClientKeys.from_frame(frame)
+    except (TypeError, ValueError) as exc:  # pragma: no cover - the columns were checked above
+        raise CLIError(f"key file {path!r}: {one_line(exc)}") from None
+    if about.get("fingerprint") not in (None, keys.fingerprint):
+        raise CLIError(f"key file {path!r} does not hold the keys it was written with (fingerprint "
+                       f"{keys.fingerprint[:16]}..., recorded {str(about['fingerprint'])[:16]}...): it was changed")
+    return keys, ids
+
+
+def keys_for_rows(path: PathLike, source: PathLike, people_column: "str | None",
+                  delimiter: "str | None" = None) -> Any:
+    """The keys of ``source``'s rows, row for row, from the key file ``path`` (``privatize --keys``).
+
+    A key file naming people is matched to the rows by ``people_column`` (the input's column of person ids; a
+    person in several rows uses their one key), and one clear error names the first person without a key. A key
+    file of keys only is taken row for row (its count is checked against the rows by :func:`privatize_file`).
+
+    Raises
+    ------
+    CLIError
+        For an unreadable key file, a key file naming people without ``people_column``, or rows whose people
+        hold no key in it.
+    """
+    from .collect import align_keys
+
+    keys, ids = read_keys_file(path)
+    if ids is None:
+        return keys
+    if people_column is None:
+        raise CLIError(f"--keys {str(path)!r} holds the keys of named people: give --people-column C, the input's "
+                       "column of each row's person id, to match them to the rows")
+    people = read_people(str(source), people_column, delimiter)
+    if people.hasnans:
+        raise CLIError(f"--people-column {people_column!r}: {int(people.isna().sum())} row(s) name no person")
+    try:
+        return align_keys(keys.to_frame(index=ids), len(people), people)
+    except (TypeError, ValueError) as exc:
+        raise CLIError(f"--keys {str(path)!r}: {one_line(exc)}") from None
 
 
 class _ItemSource(_Source):
