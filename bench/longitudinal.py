@@ -6,7 +6,11 @@ Data: :func:`ldpnum.demo.telemetry_population` — n people, each with one of k 
 them switching to another category each round (seed 0). Parameters: n = 1e6, k ∈ {16, 1024}, ε∞ ∈ {1, 2, 4},
 ε1 = ε∞/2, 30 rounds.
 
-ldpnum: every longitudinal frequency oracle it has (L-GRR, and L-OSUE and LOLOHA when present), each person with
+dBitFlip: ldpnum's memoized ``DBitFlip`` (γ = 0, the paper's memoization: ε1 = ε∞) and multi-freq-ldpy's
+dBitFlipPM on the same values in ``min(32, k)`` buckets (bucket of v = floor(v·b/k)), d = 4 bits per person;
+MSE of the bucket histogram after clipping negatives and normalizing (what the peer's aggregator does).
+
+ldpnum: every longitudinal frequency oracle it has (L-GRR, L-OSUE, LOLOHA), each person with
 a key (:class:`ldpnum.ClientKeys`, seeded), secure instantaneous randomness, ``privatize(..., keys=, round=r)``
 timed per round (client), ``aggregate`` + ``estimate_frequencies`` timed per round (server; median over rounds,
 JIT compile excluded by one untimed warm-up round). MSE of the frequencies against the round's truth, averaged
@@ -100,6 +104,47 @@ def ldpnum_runs(values, k, rounds):
     return records
 
 
+#: dBitFlip's setting in the bench: the k values in BUCKETS public buckets, D sampled buckets per person.
+BUCKETS, D_BITS = 32, 4
+
+
+def dbitflip_runs(values, k, rounds):
+    """ldpnum's memoized dBitFlip (γ = 0: ε1 = ε∞, the paper's memoization) on the values' buckets."""
+    records = []
+    n = values.shape[0]
+    keys = ldp.ClientKeys.generate(n, rng=2)
+    for ep in EPS_PERM:
+        m = ldp.DBitFlip(ep, (0, k), buckets=min(BUCKETS, k), d=D_BITS, memoize=True, gamma=0.0)
+        m.estimate_histogram(m.aggregate(m.privatize(values[:50_000, 0].astype(float), keys=keys[:50_000])))
+        ledger = ldp.PrivacyLedger()
+        client, server, mse = [], [], []
+        for r in range(rounds):
+            x = values[:, r].astype(float)
+            t0 = time.perf_counter()
+            reports = m.privatize(x, keys=keys, round=r)
+            t1 = time.perf_counter()
+            est = m.estimate_histogram(m.aggregate(reports))
+            t2 = time.perf_counter()
+            b = min(BUCKETS, k)
+            truth = np.bincount((values[:, r] * b) // k, minlength=b) / n
+            mse.append(float(np.mean((np.clip(est.frequencies, 0, None) / max(np.clip(est.frequencies, 0, None).sum(),
+                                                                                1e-12) - truth) ** 2)))
+            client.append(t1 - t0)
+            server.append(t2 - t1)
+            few = slice(0, min(n, LEDGER_PEOPLE))
+            ledger.record_longitudinal(m, people=np.arange(few.stop),
+                                       fingerprints=m.memo_fingerprints(x[few], keys=keys[few]), round=r)
+        totals = ledger.totals()
+        records.append({"library": "ldpnum", "protocol": f"DBitFlip(b={min(BUCKETS, k)}, d={D_BITS}, memoized)", "k": k,
+                        "eps_perm": ep, "eps_1": m.epsilon, "people": n, "rounds_measured": rounds,
+                        "client_s_per_round": statistics.median(client),
+                        "server_s_per_round": statistics.median(server), "mse": mse, "mse_norm_sub": mse,
+                        "variance_closed_form": float("nan"), "eps_person_median": float(totals.median()),
+                        "eps_person_max": float(totals.max()), "eps_naive": rounds * m.epsilon})
+        print(f"  ldpnum DBitFlip k={k} eps={ep:g}: {n / statistics.median(client):,.0f} people/s client", flush=True)
+    return records
+
+
 def peer_runs(values, k, with_peers):
     if not with_peers:
         return []
@@ -111,7 +156,7 @@ def peer_runs(values, k, with_peers):
         out = Path(tmp) / "out.json"
         cmd = [str(venv_py), str(HERE / "peers" / "longitudinal_peers.py"), "--values", str(Path(tmp) / "values.npy"),
                "--k", str(k), "--eps-perm", ",".join(f"{e:g}" for e in EPS_PERM), "--ratio", str(RATIO),
-               "--rounds", "3", "--json", str(out)]
+               "--rounds", "3", "--json", str(out), "--dbitflip", f"{min(BUCKETS, k)},{D_BITS}"]
         proc = subprocess.run(cmd)
         if proc.returncode or not out.exists():
             return [{"library": "multi-freq-ldpy", "error": f"longitudinal_peers.py exited with {proc.returncode}"}]
@@ -122,8 +167,8 @@ def table(records, n):
     lines = ["| library | protocol | k | ε∞ | ε1 | people | client people/s | server s/round | MSE (unbiased) | "
              "MSE (norm-sub / peer's MI) at n | ε per person after the rounds: median / max (naive) |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
-    peers = {(r["protocol"].replace("-", ""), r["k"], r["eps_perm"]): r for r in records
-             if r["library"] != "ldpnum" and "error" not in r}
+    peers = {(r["protocol"].replace("-", "").replace("PM", "").split("(")[0], r["k"], r["eps_perm"]): r
+             for r in records if r["library"] != "ldpnum" and "error" not in r}
     for r in records:
         if "error" in r:
             lines.append(f"| {r['library']} | {r.get('protocol', '')} | {r.get('k', '')} | {r.get('eps_perm', '')} | "
@@ -133,10 +178,11 @@ def table(records, n):
         scaled = r["people"] / n
         if r["library"] == "ldpnum":
             mse_pp = f"{statistics.mean(r['mse_norm_sub']):.3g}"
-            peer = peers.get((r["protocol"], r["k"], r["eps_perm"]))
+            peer = peers.get((r["protocol"].split("(")[0], r["k"], r["eps_perm"]))
             ratio = f" ({rate / (peer['people'] / peer['client_s_per_round']):,.0f}× peer)" if peer else ""
             eps = f"{r['eps_person_median']:.2f} / {r['eps_person_max']:.2f} ({r['eps_naive']:g})"
-            mse = f"{statistics.mean(r['mse']):.3g} (closed form {r['variance_closed_form']:.3g})"
+            closed = r["variance_closed_form"]
+            mse = f"{statistics.mean(r['mse']):.3g}" + ("" if closed != closed else f" (closed form {closed:.3g})")
         else:
             mse_pp = f"{statistics.mean(r['mse']) * scaled:.3g}" + ("" if r["people"] == n else " (scaled)")
             ratio, eps, mse = "", "not memoized", "—"
@@ -150,6 +196,7 @@ def run(n=N, rounds=ROUNDS, with_peers=True, ks=KS):
     for k in ks:
         values = telemetry_population(n, rounds, k, CHANGE)
         records += ldpnum_runs(values, k, rounds)
+        records += dbitflip_runs(values, k, rounds)
         records += peer_runs(values, k, with_peers)
     md = (f"### Longitudinal frequency oracles (n = {n:,}, {rounds} rounds, ε1 = ε∞/2, 10% of people change value "
           f"per round)\n\n" + table(records, n))
