@@ -9,5 +9,6 @@ A person who reports again about the same value must not spend ε again. Each pe
 from .keys import ClientKeys
 from .memo import Longitudinal
 from .grr import LGRR
+from .rappor import RAPPOR, RapporEstimate
 
-__all__ = ["ClientKeys", "Longitudinal", "LGRR"]
+__all__ = ["ClientKeys", "Longitudinal", "LGRR", "RAPPOR", "RapporEstimate"]
