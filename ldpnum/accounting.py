@@ -70,6 +70,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._validation import check_scalar
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -378,11 +380,17 @@ def _person_ids(people, what="people", kind=None):
                 f"{'strs' if want == 'int' else 'ints'}, the first at position {other[0]}: {v!r}. A ledger keeps "
                 "one id type so that 7 and '7' cannot pass as two people (which would bypass the cap); convert "
                 f"the ids to {want} (e.g. {'int(x)' if want == 'int' else 'str(x)'}) before recording")
-    if not index.is_unique:
-        dup = index[index.duplicated()][0]
-        raise ValueError(f"{what} names person {dup!r} more than once in one collection (a person reports once per "
-                         "collection; record several reports as a larger epsilon)")
     return pd.Index(list(people)) if listed else index  # ints as int64
+
+
+def _per_person(ids, amount):
+    """``amount`` (a number, or one per id) summed per person: a unique index and each person's total.
+
+    Panel data (one person in several rows of a collection) composes per person: a person with three rows of
+    ε = 1 spends 3."""
+    import pandas as pd
+
+    return pd.Series(amount, index=ids, dtype=np.float64).groupby(level=0, sort=False).sum()
 
 
 class PrivacyLedger:
@@ -446,6 +454,7 @@ class PrivacyLedger:
         self._entries: list[dict] = []
         self._totals = pd.Series(dtype=np.float64)
         self._kind: str | None = None  # "int" or "str": the one id kind of this ledger, once anyone is recorded
+        self._streams: dict[str, dict] = {}  # longitudinal collections: per person reports and memoized values seen
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -460,12 +469,14 @@ class PrivacyLedger:
         Integrations call it before drawing any randomness."""
         eps = _check_epsilon_spent(epsilon)
         ids = _person_ids(people, kind=self._kind)
-        self._over_cap(ids, eps)
+        self._over_cap(_per_person(ids, eps))
 
-    def _over_cap(self, ids, eps):
+    def _over_cap(self, spend):
+        """Refuse (or warn) if adding ``spend`` (a Series: each person's added ε) takes someone above the cap."""
         if self.cap is None:
             return
-        after = self._totals.reindex(ids, fill_value=0.0).to_numpy() + eps
+        ids = spend.index
+        after = self._totals.reindex(ids, fill_value=0.0).to_numpy() + spend.to_numpy()
         over = np.flatnonzero(after > self.cap * (1 + 1e-12))
         if over.size:
             first = ids[over[0]]
@@ -485,6 +496,8 @@ class PrivacyLedger:
                shuffle_delta: float = 1e-6, shuffle_n: int | None = None) -> dict:
         """Record one collection: ``epsilon`` spent by each of ``people`` (ids: the rows' index, user ids).
 
+        A person named in several rows (panel data) spends ``epsilon`` per row (sequential composition).
+
         ``specs`` (mechanism specs or a mapping column -> spec) and ``strategy`` are kept for the record;
         ``label`` names the collection. Checks the cap first (see :meth:`check`). With ``shuffled=True`` (the
         reports reached the analyst anonymized and shuffled together) the entry also shows the central
@@ -500,9 +513,9 @@ class PrivacyLedger:
         if shuffled:
             shuffle_delta = check_shuffle_delta(shuffle_delta)
         ids = _person_ids(people, kind=self._kind)
-        self._over_cap(ids, eps)
+        spend = _per_person(ids, eps)
+        self._over_cap(spend)
         import datetime
-        import pandas as pd
 
         if specs is None:
             spec_list = []
@@ -521,15 +534,126 @@ class PrivacyLedger:
         entry = {"label": None if label is None else str(label), "epsilon": eps, "delta": float(delta),
                  "shuffled_epsilon": None if central is None else central.epsilon,
                  "shuffled_delta": None if central is None else float(shuffle_delta),
-                 "strategy": strategy, "mechanisms": spec_list, "n_people": len(ids),
+                 "strategy": strategy, "mechanisms": spec_list, "n_people": len(spend),
                  "time": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                  "people": ids.tolist()}
-        add = pd.Series(eps, index=ids, dtype=np.float64)
-        self._totals = self._totals.add(add, fill_value=0.0)
+        self._totals = self._totals.add(spend, fill_value=0.0)
         self._entries.append(entry)
         if len(ids) and self._kind is None:
             self._kind = _id_kind(ids[0])
         return {k: v for k, v in entry.items() if k != "people"}
+
+    # -- longitudinal collections (DESIGN.md R9) -------------------------------------------------------------
+    def _longitudinal_spend(self, stream, people, fingerprints, round_id):
+        """Each person's added ε for one round of the longitudinal ``stream``, and the stream's state after it
+        (not stored yet): per person, how many reports they sent about each memoized value (by fingerprint)."""
+        import pandas as pd
+
+        state = self._streams.get(stream["id"])
+        if state is None:
+            state = {**stream, "seen": {}, "rounds": {}}
+        if round_id is not None:
+            before = state["rounds"].get(round_id, set())
+            again = [p for p in people if p in before]
+            if again:
+                raise ValueError(f"round {round_id} of this longitudinal collection ({stream['mechanism']}) was already "
+                                 f"recorded for {len(again)} of these people (first: {again[0]!r}): a round is "
+                                 "collected once per person; use a new round number")
+        eps_perm, eps_rep = state["epsilon_permanent"], state["epsilon_report"]
+        seen: dict = {}
+        spend: dict = {}
+        for person, fp in zip(people, fingerprints):
+            counts = seen.get(person)
+            if counts is None:
+                counts = seen[person] = dict(state["seen"].get(person, {}))
+            c = counts.get(int(fp), 0)
+            counts[int(fp)] = c + 1
+            spend[person] = spend.get(person, 0.0) + min(eps_perm, (c + 1) * eps_rep) - min(eps_perm, c * eps_rep)
+        after = {**state, "seen": {**state["seen"], **seen},
+                 "rounds": {**state["rounds"], round_id: state["rounds"].get(round_id, set()) | set(people)}}
+        return pd.Series(spend, dtype=np.float64), after
+
+    def record_longitudinal(self, mechanism: Any, *, people: Any, fingerprints: Any, round: int | None = None,
+                            label: str | None = None) -> dict:
+        """Record one round of a longitudinal collection (a :class:`~ldpnum.longitudinal.Longitudinal` mechanism).
+
+        A person's loss towards the collector over all rounds of one mechanism is at most
+        ``Σ_v min(ε∞, r_v·ε1)`` over the distinct values ``v`` they memoized, ``r_v`` the reports they sent about
+        ``v``: the reports about one value post-process one permanent response (ε∞-LDP) and are each ε1-LDP, so
+        both bounds hold for them, and the permanent responses of different values are independent (sequential
+        composition across values). So the ledger adds ε1 per report until a value has cost ε∞, then nothing
+        while the value stays, and starts again when it changes to a new one
+        (:meth:`~ldpnum.longitudinal.Longitudinal.memo_fingerprints` tells it which values are the same without
+        telling it the values). Naive repeated collection would add ε1 per report forever. Checks the cap first
+        (nothing recorded if refused).
+
+        Parameters
+        ----------
+        mechanism : Longitudinal
+            The round's mechanism: its ε1, ε∞ and permanent spec identify the collection (rounds of one
+            mechanism share their permanent responses, and so their budget).
+        people : array_like of int or str
+            One id per report (a person with several rows, panel data, is composed per person).
+        fingerprints : array_like of uint64
+            ``mechanism.memo_fingerprints(values, keys)``, one per report: a keyed digest of each memoized value.
+        round : int, optional
+            The round; recording one round twice for a person is refused.
+        label : str, optional
+            Names the collection in :meth:`to_frame`.
+
+        Returns
+        -------
+        dict
+            The entry (as :meth:`record`'s), with ``epsilon`` the largest ε any person added in this round.
+        """
+        if not getattr(mechanism, "memoized", False):
+            raise TypeError(f"record_longitudinal takes a longitudinal mechanism (LGRR, LOSUE, LOLOHA, RAPPOR, memoized "
+                            f"OneBitMean/DBitFlip); got {type(mechanism).__name__}: record it with record()")
+        ids = _person_ids(people, kind=self._kind)
+        fps = np.asarray(fingerprints)
+        if fps.shape != (len(ids),) or fps.dtype != np.uint64:
+            raise ValueError(f"fingerprints must be one uint64 per person ({len(ids)}); got shape {fps.shape}, dtype "
+                             f"{fps.dtype}")
+        if round is not None:
+            round = check_scalar(round, "round", int, low=0)
+        stream: dict[str, Any] = {"id": f"{int(mechanism.tweak):016x}", "mechanism": str(mechanism._permanent_spec()),
+                  "epsilon_permanent": float(mechanism.epsilon_permanent),
+                  "epsilon_report": float(mechanism.epsilon_report)}
+        people_list = ids.tolist()
+        spend, after = self._longitudinal_spend(stream, people_list, fps.tolist(), round)
+        self._over_cap(spend)
+        import datetime
+
+        entry = {"label": None if label is None else str(label), "epsilon": float(spend.max()) if len(spend) else 0.0,
+                 "delta": 0.0, "shuffled_epsilon": None, "shuffled_delta": None, "strategy": None,
+                 "mechanisms": [str(mechanism.spec)], "n_people": len(spend),
+                 "time": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                 "people": people_list,
+                 "longitudinal": {**stream, "round": round, "fingerprints": [f"{int(f):016x}" for f in fps]}}
+        self._streams[stream["id"]] = after
+        self._totals = self._totals.add(spend, fill_value=0.0)
+        self._entries.append(entry)
+        if len(ids) and self._kind is None:
+            self._kind = _id_kind(ids[0])
+        return {k: v for k, v in entry.items() if k not in ("people", "longitudinal")}
+
+    def _replay_longitudinal(self, i, e):
+        """Replay entry ``i``, a longitudinal round written by :meth:`PrivacyLedger.to_json`."""
+        lon = e["longitudinal"]
+        try:
+            stream = {k: lon[k] for k in ("id", "mechanism", "epsilon_permanent", "epsilon_report")}
+            fps = [int(f, 16) for f in lon["fingerprints"]]
+            ids = _person_ids(e["people"], kind=self._kind)
+            if len(fps) != len(ids):
+                raise ValueError(f"{len(fps)} fingerprints for {len(ids)} people")
+            spend, after = self._longitudinal_spend(stream, ids.tolist(), fps, lon.get("round"))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"privacy ledger JSON: entry {i}: not a valid longitudinal round ({exc})") from None
+        self._streams[stream["id"]] = after
+        self._totals = self._totals.add(spend, fill_value=0.0)
+        self._entries.append(dict(e))
+        if len(ids) and self._kind is None:
+            self._kind = _id_kind(ids[0])
 
     def totals(self) -> "pd.Series":
         """Each person's total ε over the recorded collections (sequential composition), by id."""
@@ -592,6 +716,9 @@ class PrivacyLedger:
             if not isinstance(e["people"], list):
                 raise ValueError(f"privacy ledger JSON: entry {i}: 'people' must be a list of ids; got "
                                  f"{type(e['people']).__name__}")
+            if isinstance(e, dict) and e.get("longitudinal") is not None:
+                ledger._replay_longitudinal(i, e)
+                continue
             try:
                 ledger.record(epsilon=e["epsilon"], people=e["people"], specs=e.get("mechanisms"),
                               strategy=e.get("strategy"), label=e.get("label"),

@@ -199,7 +199,6 @@ def test_json_round_trip_keeps_history_and_totals():
 @pytest.mark.parametrize("kwargs,err,match", [
     ({"epsilon": 0, "people": [1]}, ValueError, "epsilon"),
     ({"epsilon": float("inf"), "people": [1]}, ValueError, "epsilon"),
-    ({"epsilon": 1.0, "people": [1, 1]}, ValueError, "more than once"),
     ({"epsilon": 1.0, "people": [1.5, 2.5]}, TypeError, "ints or strs"),
     ({"epsilon": 1.0, "people": pd.Index([1.0, None])}, ValueError, "missing"),
 ])
@@ -320,3 +319,86 @@ def test_huge_n_is_an_upper_bound_and_monotone():
     assert accounting._delta_of(r.epsilon * 0.99, 4.0, c, weight, tail) > 1e-9  # and tight
     zero = shuffle_epsilon(1.0, 10**15, 1e-6)  # the reproducer of issue 25
     assert zero.epsilon == 0.0 and zero.amplified and zero.closed_form > 0
+
+
+# -- panel data and longitudinal collections ------------------------------------------------------------------
+
+def test_panel_data_composes_per_person():
+    # One person in several rows of a collection spends epsilon per row (it used to be refused).
+    ledger = ldp.PrivacyLedger(cap=2.5)
+    entry = ledger.record(epsilon=1.0, people=[1, 2, 1])
+    assert entry["n_people"] == 2 and ledger.total(1) == 2.0 and ledger.total(2) == 1.0
+    with pytest.raises(ldp.BudgetExceededError, match="1 person"):
+        ledger.record(epsilon=0.5, people=[2, 1, 1])  # person 1 would reach 3 (two rows), person 2 only 1.5
+    assert ledger.total(1) == 2.0 and len(ledger) == 1
+    ledger.record(epsilon=0.5, people=[2, 1])  # exactly the cap is allowed
+    assert ledger.total(1) == 2.5
+
+
+def _simulate_rounds(m, n, rounds, change, seed):
+    """Values per round: each round, a fraction ``change`` of people move to a new category."""
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, m.k, n)
+    out = []
+    for _ in range(rounds):
+        out.append(values.copy())
+        movers = rng.random(n) < change
+        values[movers] = (values[movers] + rng.integers(1, m.k, movers.sum())) % m.k
+    return out
+
+
+def test_longitudinal_totals_equal_the_memoized_bound_over_30_rounds():
+    m = ldp.LGRR(epsilon_permanent=2.0, epsilon_report=0.5, k=16)
+    n = 400
+    keys = ldp.ClientKeys.generate(n, rng=1)
+    ledger = ldp.PrivacyLedger()
+    history = _simulate_rounds(m, n, 30, 0.10, seed=2)
+    for r, values in enumerate(history):
+        m.privatize(values, keys=keys, rng=r, round=r)
+        ledger.record_longitudinal(m, people=np.arange(n), fingerprints=m.memo_fingerprints(values, keys=keys),
+                                   round=r)
+    # Independently: per person, sum over the distinct values held of min(eps_inf, reports about it * eps_1).
+    stack = np.stack(history, axis=1)
+    want = np.array([sum(min(2.0, c * 0.5) for c in np.unique(row, return_counts=True)[1]) for row in stack])
+    assert np.allclose(ledger.totals().reindex(np.arange(n)).to_numpy(), want)
+    assert want.max() < 30 * 0.5  # naive repeated collection: 15 for everyone
+    # A person whose value never changed spent eps_inf once; a value visited again costs nothing more.
+    steady = np.flatnonzero((stack == stack[:, :1]).all(axis=1))
+    assert steady.size and np.allclose(ledger.totals().reindex(steady), 2.0)
+    # The ledger round-trips through JSON with its longitudinal state, and keeps counting from it.
+    again = ldp.PrivacyLedger.from_json(ledger.to_json())
+    assert again.totals().equals(ledger.totals())
+    moved = (history[-1] + 1) % m.k
+    again.record_longitudinal(m, people=np.arange(n), fingerprints=m.memo_fingerprints(moved, keys=keys), round=30)
+    assert np.all(again.totals().reindex(np.arange(n)).to_numpy() >= want)
+
+
+def test_longitudinal_cap_refuses_before_recording_and_rounds_are_not_reused():
+    m = ldp.LGRR(epsilon_permanent=1.0, epsilon_report=0.6, k=4)
+    keys = ldp.ClientKeys.generate(3, rng=3)
+    ledger = ldp.PrivacyLedger(cap=1.5)
+    fp = m.memo_fingerprints([0, 1, 2], keys=keys)
+    ledger.record_longitudinal(m, people=[0, 1, 2], fingerprints=fp, round=0)
+    assert ledger.total(0) == pytest.approx(0.6)
+    with pytest.raises(ValueError, match="round 0 .* already recorded for 3"):
+        ledger.record_longitudinal(m, people=[0, 1, 2], fingerprints=fp, round=0)
+    ledger.record_longitudinal(m, people=[0, 1, 2], fingerprints=fp, round=1)
+    assert ledger.total(0) == pytest.approx(1.0)  # capped at eps_inf for the one value
+    moved = m.memo_fingerprints([3, 1, 2], keys=keys)
+    with pytest.raises(ldp.BudgetExceededError, match="1 person"):  # person 0's new value: 1.0 + 0.6 > 1.5
+        ledger.record_longitudinal(m, people=[0, 1, 2], fingerprints=moved, round=2)
+    assert len(ledger) == 2 and ledger.total(0) == pytest.approx(1.0)
+    with pytest.raises(TypeError, match="longitudinal mechanism"):
+        ledger.record_longitudinal(ldp.GRR(1.0, 4), people=[0], fingerprints=fp[:1])
+    with pytest.raises(ValueError, match="one uint64 per person"):
+        ledger.record_longitudinal(m, people=[0, 1], fingerprints=fp)
+
+
+def test_fingerprints_are_keyed_digests_of_the_memoized_value():
+    m = ldp.LGRR(epsilon_permanent=1.0, epsilon_report=0.6, k=4)
+    keys = ldp.ClientKeys.generate(2, rng=4)
+    a = m.memo_fingerprints([1, 1], keys=keys)
+    assert a[0] != a[1]  # two people with one value: unrelated digests
+    assert np.array_equal(a, m.memo_fingerprints([1, 1], keys=keys))
+    assert not np.any(a == m.memo_fingerprints([2, 2], keys=keys))
+    assert not np.any(a == m.permanent([1, 1], keys=keys).astype(np.uint64))

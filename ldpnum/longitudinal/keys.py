@@ -208,7 +208,7 @@ def check_keys(keys: Any, n: int, *, name: str = "keys") -> ClientKeys:
     Raises
     ------
     TypeError
-        If ``keys`` is not a :class:`ClientKeys` (or an ``(n, 2)`` uint64 array of key words).
+        If ``keys`` is not a :class:`ClientKeys`.
     ValueError
         If it holds keys for another number of people.
     """
@@ -216,21 +216,20 @@ def check_keys(keys: Any, n: int, *, name: str = "keys") -> ClientKeys:
         raise TypeError(f"{name}: memoized responses need each person's key; pass keys=ClientKeys.generate(n) "
                         "(stored by each person, or kept like a seed in a simulation)")
     if not isinstance(keys, ClientKeys):
-        if isinstance(keys, np.ndarray):
-            keys = ClientKeys.from_array(keys)
-        else:
-            raise TypeError(f"{name} must be ClientKeys (ldpnum.ClientKeys.generate(n)); got {type(keys).__name__}")
+        raise TypeError(f"{name} must be ClientKeys (ldpnum.ClientKeys.generate(n), or ClientKeys.from_array for "
+                        f"saved key words); got {type(keys).__name__}")
     if len(keys) != n:
         raise ValueError(f"{name} holds keys for {len(keys)} people but there are {n} values: keys align with people, "
                          "row for row")
     return keys
 
 
-def memo_tweak(spec: Spec) -> np.uint64:
+def memo_tweak(spec: Spec, purpose: str = "response") -> np.uint64:
     """The 64-bit tweak of memoized responses under ``spec`` (the permanent layer's spec): the first 8 bytes of
-    SHA-256 over a domain prefix and the spec's JSON, so two mechanisms (or one mechanism with another permanent
-    ε) never share permanent words."""
-    digest = hashlib.sha256(_TWEAK_DOMAIN + spec.to_json().encode()).digest()
+    SHA-256 over a domain prefix, ``purpose`` and the spec's JSON, so two mechanisms (or one mechanism with another
+    permanent ε) never share permanent words, and words drawn for another purpose under the same spec (a cohort,
+    a hash seed, a rounding offset, the ledger's fingerprints) are independent of the responses'."""
+    digest = hashlib.sha256(_TWEAK_DOMAIN + purpose.encode() + b"\x00" + spec.to_json().encode()).digest()
     return np.uint64(int.from_bytes(digest[:8], "little"))
 
 

@@ -173,8 +173,9 @@ class Longitudinal(Mechanism):
     def _memo_values(self, values: np.ndarray, keys: Any) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
         raise NotImplementedError
 
-    def _allocate_permanent(self, n: int) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _allocate_permanent(self, n: int) -> np.ndarray:
+        """The permanent layer's output array for ``n`` people (default: the reports' own layout)."""
+        return self._allocate_reports(n)
 
     def _run_permanent(self, inputs: np.ndarray, words: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
         raise NotImplementedError
@@ -185,7 +186,38 @@ class Longitudinal(Mechanism):
     def _run_kernel(self, values, words, out):  # a Longitudinal mechanism randomizes through privatize only
         raise TypeError(f"{type(self).__name__} reports are memoized: call privatize(values, keys=keys)")
 
-    def privatize(self, x: ArrayLike, *, keys: Any = None, rng: SeedLike = None,  # type: ignore[override]
+    def permanent(self, x: ArrayLike, *, keys: Any = None, **prepare: Any) -> np.ndarray:
+        """Each person's permanent (memoized) response to their value: what a device computes once per value and
+        reuses, here recomputed from the key (the same answer on every call). Not a report: never send it.
+
+        Parameters are those of :meth:`privatize` (without ``rng`` and ``round``). Returns the permanent layer's
+        output array (one row per person, in the permanent kernel's layout).
+        """
+        values = self.prepare_values(x, **prepare)
+        keys = check_keys(keys, values.shape[0])
+        memo, inputs = self._memo_values(values, keys)
+        out = self._allocate_permanent(values.shape[0])
+        self._run_permanent(inputs, keyed_words(keys, self.tweak, memo, self.permanent_words), out)
+        return out
+
+    def memo_values(self, x: ArrayLike, *, keys: Any = None, **prepare: Any) -> np.ndarray:
+        """Each person's memoized value as a uint64 (the category, the hashed value, the grid point, ...): what
+        their permanent response is keyed on. A person whose memoized value is unchanged spends no more privacy.
+        """
+        values = self.prepare_values(x, **prepare)
+        keys = check_keys(keys, values.shape[0])
+        return self._memo_values(values, keys)[0]
+
+    def memo_fingerprints(self, x: ArrayLike, *, keys: Any = None, **prepare: Any) -> np.ndarray:
+        """A keyed 64-bit digest of each person's memoized value (SipHash under their key): equal for equal
+        memoized values of one person, and revealing nothing about the value to whoever lacks the key. What
+        :meth:`ldpnum.PrivacyLedger.record_longitudinal` counts distinct values with."""
+        values = self.prepare_values(x, **prepare)
+        keys = check_keys(keys, values.shape[0])
+        memo = self._memo_values(values, keys)[0]
+        return keyed_words(keys, memo_tweak(self._permanent_spec(), "fingerprint"), memo, 1)
+
+    def privatize(self, x: ArrayLike, *, keys: Any = None, rng: SeedLike = None,
                   round: int | None = None, **prepare: Any) -> Reports:
         """Each person's report: the permanent response to their memoized value (from their key), then the
         instantaneous layer (from ``rng``).
@@ -251,7 +283,7 @@ class Longitudinal(Mechanism):
         agg = super().aggregate(Reports._from_kernel(reports.codes, self.spec))
         return agg if round_id is None else Aggregate(agg.counts, reports.spec, agg.n_reports)
 
-    def empty_aggregate(self, round: int | None = None) -> Aggregate:  # type: ignore[override]
+    def empty_aggregate(self, round: int | None = None) -> Aggregate:
         """The aggregate of no reports of round ``round``, the identity of ``+``."""
         agg = super().empty_aggregate()
         return agg if round is None else Aggregate(agg.counts, round_spec(self.spec, round), agg.n_reports)

@@ -1,0 +1,269 @@
+"""Common checks over every longitudinal (memoized) mechanism (DESIGN.md R8, R9), like tests/common/test_common.py
+for the one-shot ones: a mechanism is checked by adding one entry to :data:`LCASES`.
+
+Each mechanism composes a permanent plan (keyed by the person's key) and an instantaneous plan (fresh words):
+- exact ε1 (one report) and ε∞ (the permanent layer) from the composed plans, at most the stated values and
+  tight, and a planted bug (the instantaneous layer removed) that the check rejects;
+- the kernels' sampled outputs match the exact plans (chi-square over people, alpha = 1e-6): the permanent layer
+  over keys (different keys give independent answers), the reports over keys and words;
+- memoization: the same key and value give the same permanent answer across calls, chunks, threads and processes;
+- seeded reproducibility of reports, in chunks; rounds in the spec (aggregates of two rounds do not merge);
+- bad input refused with one clear error before anything is drawn.
+"""
+
+import math
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import ldpnum as ldp
+from ldpnum.base import memoized_mechanisms
+from ldpnum.exceptions import SpecMismatchError
+
+ALPHA = 1e-6
+
+
+@dataclass
+class LCase:
+    """How the checks read one longitudinal mechanism.
+
+    ``settings``: keyword arguments of a few instances. ``inputs(m)``: ``[(value, state), ...]``, values to
+    privatize and the memoized state :meth:`permanent_probabilities`/:meth:`report_probabilities` take for them.
+    ``valid(m, n, rng)``: ``n`` valid values. ``bad(m)``: ``[(values, exception), ...]`` refused inputs.
+    ``permanent_key(m, perm)`` / ``report_key(m, reports)``: each person's permanent output / report as the int
+    the exact plans key it by (default: the codes themselves).
+    """
+
+    settings: list
+    inputs: Callable
+    valid: Callable
+    bad: Callable = lambda m: []
+    permanent_key: Callable = lambda m, perm: np.asarray(perm).astype(np.int64)
+    report_key: Callable = lambda m, reports: reports.codes.astype(np.int64)
+    n_people: int = 20_000
+    extra: dict = field(default_factory=dict)
+
+
+def categories(m, n, rng):
+    return rng.integers(0, m.k, n)
+
+
+LCASES = {
+    "lgrr": LCase(
+        [dict(epsilon_permanent=2.0, epsilon_report=1.0, k=4), dict(epsilon_permanent=4.0, epsilon_report=0.5, k=2),
+         dict(epsilon_permanent=1.0, epsilon_report=0.9, k=5)],
+        lambda m: [(0, 0), (m.k - 1, m.k - 1)], categories,
+        lambda m: [(np.array([0, m.k]), ValueError), (np.array([0.5, 1.0]), TypeError)]),
+}
+
+
+def _instances():
+    out = []
+    for name in memoized_mechanisms():
+        case = LCASES.get(name)
+        for i, kw in enumerate(case.settings if case else [None]):
+            out.append(pytest.param(name, kw, id=f"{name}-{i}"))
+    return out
+
+
+INSTANCES = _instances()
+
+
+def build(name, kw):
+    if name not in LCASES:
+        pytest.fail(f"longitudinal mechanism {name!r} has no entry in tests/longitudinal/test_longitudinal.py LCASES")
+    return memoized_mechanisms()[name](**kw)
+
+
+def test_every_memoized_mechanism_has_a_case():
+    assert set(LCASES) == set(memoized_mechanisms())
+
+
+def test_memoized_mechanisms_are_not_listed_with_the_one_shot_ones():
+    assert not set(memoized_mechanisms()) & set(ldp.base.registered())
+    for name, cls in memoized_mechanisms().items():
+        assert ldp.base.lookup(name) is cls
+
+
+# -- exact ε ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, kw", INSTANCES)
+def test_realized_epsilons_are_tight(name, kw):
+    m = build(name, kw)
+    eps1, eps_inf = m.realized_epsilons()
+    assert eps1 <= m.epsilon_report and eps_inf <= m.epsilon_permanent
+    assert eps1 == pytest.approx(m.epsilon_report, rel=1e-6)
+    assert eps_inf == pytest.approx(m.epsilon_permanent, rel=1e-6)
+
+
+@pytest.mark.parametrize("name, kw", INSTANCES)
+def test_epsilon_check_rejects_a_missing_instantaneous_layer(name, kw, monkeypatch):
+    # Negative control: reports that are the permanent answers themselves leak ε∞ per report, and the check sees it.
+    m = build(name, kw)
+    monkeypatch.setattr(type(m), "instantaneous_probabilities", lambda self, z: {z: 1})
+    eps1, _ = m.realized_epsilons()
+    assert eps1 > m.epsilon_report * (1 + 1e-3)
+
+
+@pytest.mark.parametrize("name, kw", INSTANCES)
+def test_spec_round_trip_and_epsilons(name, kw):
+    m = build(name, kw)
+    assert ldp.from_spec(m.spec) == m
+    assert m.epsilon == m.epsilon_report < m.epsilon_permanent
+    assert "key" not in m.spec.to_json().lower()
+
+
+# -- sampled outputs against the exact plans ----------------------------------------------------------------
+
+def _chisquare(observed_keys, probs, n):
+    """p-value of the observed keys against ``{key: Fraction}`` (cells with expected < 5 pooled)."""
+    keys = sorted(probs)
+    expected = np.array([float(probs[k]) for k in keys]) * n
+    index = {k: i for i, k in enumerate(keys)}
+    obs = np.zeros(len(keys))
+    for k, c in zip(*np.unique(observed_keys, return_counts=True)):
+        assert int(k) in index, f"output {int(k)} has probability 0 in the plan"
+        obs[index[int(k)]] = c
+    small = expected < 5
+    if small.any():
+        expected = np.append(expected[~small], expected[small].sum())
+        obs = np.append(obs[~small], obs[small].sum())
+    return stats.chisquare(obs, expected * obs.sum() / expected.sum()).pvalue
+
+
+@pytest.mark.parametrize("name, kw", INSTANCES)
+def test_permanent_answers_over_keys_follow_the_permanent_plan(name, kw):
+    m, case = build(name, kw), LCASES[name]
+    n = case.n_people
+    for j, (value, state) in enumerate(case.inputs(m)):
+        keys = ldp.ClientKeys.generate(n, rng=100 + j)
+        perm = m.permanent(np.full(n, value) if not isinstance(value, (str, bytes)) else [value] * n, keys=keys)
+        assert _chisquare(case.permanent_key(m, perm), m.permanent_probabilities(state), n) > ALPHA
+
+
+@pytest.mark.parametrize("name, kw", INSTANCES)
+def test_reports_follow_the_composed_plan(name, kw):
+    m, case = build(name, kw), LCASES[name]
+    n = case.n_people
+    for j, (value, state) in enumerate(case.inputs(m)):
+        keys = ldp.ClientKeys.generate(n, rng=200 + j)
+        x = np.full(n, value) if not isinstance(value, (str, bytes)) else [value] * n
+        reports = m.privatize(x, keys=keys, rng=300 + j)
+        assert _chisquare(case.report_key(m, reports), m.report_probabilities(state), n) > ALPHA
+
+
+def test_chisquare_rejects_permanent_answers_that_ignore_the_key():
+    # Negative control of the check above: one key for everyone gives one permanent answer, not the plan.
+    m = ldp.LGRR(2.0, 1.0, 4)
+    keys = ldp.ClientKeys.from_array(np.repeat(ldp.ClientKeys.generate(1, rng=1).to_array(), 5000, axis=0))
+    perm = m.permanent(np.zeros(5000, dtype=np.int64), keys=keys)
+    assert _chisquare(perm.astype(np.int64), m.permanent_probabilities(0), 5000) < ALPHA
+
+
+# -- memoization and reproducibility ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, kw", INSTANCES)
+def test_same_key_and_value_give_the_same_permanent_answer(name, kw):
+    m, case = build(name, kw), LCASES[name]
+    x = case.valid(m, 3000, np.random.default_rng(1))
+    keys = ldp.ClientKeys.generate(3000, rng=2)
+    whole = m.permanent(x, keys=keys)
+    assert np.array_equal(whole, m.permanent(x, keys=keys))
+    chunks = np.concatenate([m.permanent(x[a:b], keys=keys[a:b]) for a, b in ((0, 1), (1, 1500), (1500, 3000))])
+    assert np.array_equal(whole, chunks)
+    other = m.permanent(x, keys=ldp.ClientKeys.generate(3000, rng=3))
+    assert not np.array_equal(whole, other)
+
+
+@pytest.mark.parametrize("name, kw", INSTANCES)
+def test_seeded_reports_are_reproducible_in_chunks(name, kw):
+    m, case = build(name, kw), LCASES[name]
+    x = case.valid(m, 2000, np.random.default_rng(4))
+    keys = ldp.ClientKeys.generate(2000, rng=5)
+    a = m.privatize(x, keys=keys, rng=6)
+    assert np.array_equal(a.codes, m.privatize(x, keys=keys, rng=6).codes)
+    g = np.random.default_rng(6)
+    parts = [m.privatize(x[s:e], keys=keys[s:e], rng=g) for s, e in ((0, 700), (700, 2000))]
+    assert np.array_equal(a.codes, np.concatenate([p.codes for p in parts]))
+
+
+def test_permanent_answers_are_the_same_in_another_process():
+    m = ldp.LGRR(2.0, 1.0, 8)
+    keys = ldp.ClientKeys.generate(50, rng=7)
+    x = np.arange(50) % 8
+    code = ("import numpy as np, ldpnum as ldp, sys; m = ldp.LGRR(2.0, 1.0, 8); "
+            f"k = ldp.ClientKeys.from_bytes(bytes.fromhex('{keys.to_bytes().hex()}')); "
+            "print(','.join(map(str, m.permanent(np.arange(50) % 8, keys=k))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert list(map(int, out.split(","))) == m.permanent(x, keys=keys).tolist()
+
+
+def test_memoization_hides_repeated_reports_of_one_value():
+    # Averaging attack: many reports of one person's value converge to the permanent answer, not to the value.
+    m = ldp.LGRR(1.0, 0.5, 4)
+    keys = ldp.ClientKeys.generate(1, rng=8)
+    perm = int(m.permanent([2], keys=keys)[0])
+    rounds = np.array([int(m.privatize([2], keys=keys, rng=r).codes[0]) for r in range(400)])
+    assert np.argmax(np.bincount(rounds, minlength=4)) == perm
+
+
+# -- rounds -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, kw", INSTANCES)
+def test_rounds_do_not_merge(name, kw):
+    m, case = build(name, kw), LCASES[name]
+    x = case.valid(m, 500, np.random.default_rng(9))
+    keys = ldp.ClientKeys.generate(500, rng=10)
+    r1, r2 = (m.privatize(x, keys=keys, rng=r, round=r) for r in (1, 2))
+    assert r1.spec.get("round") == 1 and ldp.from_spec(r1.spec) == m
+    a1, a2 = m.aggregate(r1), m.aggregate(r2)
+    assert a1.spec == r1.spec and (a1 + m.aggregate(m.privatize(x, keys=keys, rng=3, round=1))).n_reports == 1000
+    with pytest.raises(SpecMismatchError, match="round"):
+        a1 + a2
+    assert m.empty_aggregate(round=2) + a2 == a2
+
+
+# -- bad input ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, kw", INSTANCES)
+def test_bad_input_is_refused_before_anything_is_drawn(name, kw):
+    m, case = build(name, kw), LCASES[name]
+    x = case.valid(m, 10, np.random.default_rng(11))
+    keys = ldp.ClientKeys.generate(10, rng=12)
+    bad = [(dict(x=x), TypeError, "key"),  # no keys
+           (dict(x=x, keys=keys[:9]), ValueError, "keys for 9 people but there are 10 values"),
+           (dict(x=x, keys=np.zeros(3)), TypeError, "ClientKeys|uint64|shape"),
+           (dict(x=x, keys=keys, round=-1), ValueError, "round"),
+           (dict(x=x, keys=keys, round=True), TypeError, "round"),
+           (dict(x=x, keys=keys, round=1.5), TypeError, "round")]
+    bad += [(dict(x=v, keys=ldp.ClientKeys.generate(len(v), rng=1)), err, None) for v, err in case.bad(m)]
+    for kwargs, err, match in bad:
+        g = np.random.default_rng(13)
+        before = g.bit_generator.state
+        with pytest.raises(err, match=match):
+            m.privatize(kwargs.pop("x"), rng=g, **kwargs)
+        assert g.bit_generator.state == before
+
+
+def test_epsilons_are_checked():
+    with pytest.raises(ValueError, match="epsilon_report must be below epsilon_permanent"):
+        ldp.LGRR(1.0, 1.0, 4)
+    with pytest.raises(ValueError, match="epsilon_permanent must be"):
+        ldp.LGRR(0.0, 0.5, 4)
+    with pytest.raises(TypeError, match="epsilon_report must be"):
+        ldp.LGRR(1.0, "0.5", 4)
+
+
+def test_keys_never_enter_reports_or_aggregates():
+    m = ldp.LGRR(2.0, 1.0, 4)
+    keys = ldp.ClientKeys.generate(100, rng=14)
+    r = m.privatize(np.arange(100) % 4, keys=keys, rng=1)
+    text = r.spec.to_json() + repr(r) + repr(m.aggregate(r).spec)
+    for word in keys.to_array().ravel()[:10]:
+        assert str(int(word)) not in text
+    assert math.isfinite(m.epsilon_permanent)
