@@ -73,11 +73,11 @@ def permanent_kernel(inputs, key0, key1, h, k, lane_bits, t_all, t_low, words, o
     """Permanent randomized response of each person's Bloom filter, written with their cohort.
 
     ``inputs`` is ``(n, 2)`` uint64 (item word, cohort); ``out`` is ``(n, k/8 + cohort bytes)`` uint8;
-    ``words`` holds ``k·lane_bits/64`` keyed words per record; ``t_all``/``t_low`` are ``t_f`` in every lane
+    ``words`` holds ``k·lane_bits/64`` keyed words per record (``k/8 · lane_bits/8``); ``t_all``/``t_low`` are ``t_f`` in every lane
     (and without the lanes' high bits), as :func:`ldpnum._kernels.client_unary.unary_kernel` takes them.
     """
     n_bytes = k // 8
-    c = np.uint64(n_bytes * lane_bits // 64)
+    c = np.uint64(n_bytes * lane_bits // 8)
     row = out.shape[1]
     for ii in prange(inputs.shape[0]):
         i = np.uint64(ii)
@@ -100,7 +100,7 @@ def instantaneous_kernel(permanent, k, lane_bits, tp_all, tp_low, tq_all, tq_low
     """Instantaneous randomized response of each permanent row: bit ``j`` is 1 iff its lane is below ``t_q``
     (permanent bit 1) or ``t_p`` (permanent bit 0); the cohort bytes are copied."""
     n_bytes = k // 8
-    c = np.uint64(n_bytes * lane_bits // 64)
+    c = np.uint64(n_bytes * lane_bits // 8)
     row = out.shape[1]
     for ii in prange(permanent.shape[0]):
         base = c * np.uint64(ii)

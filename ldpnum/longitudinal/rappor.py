@@ -99,7 +99,7 @@ if TYPE_CHECKING:
     from .._typing import ArrayLike, NDArray
 
 __all__ = ["RAPPOR", "RapporPlan", "RapporEstimate", "rappor_plan", "cohort_counts", "nonnegative_lasso",
-           "BLOOM_KEY", "HASH_FAMILY"]
+           "BLOOM_KEY", "HASH_FAMILY", "pair_ratio", "log_ratio"]
 
 #: The public hash family of the Bloom filters, as the spec names it.
 HASH_FAMILY = "siphash24-bloom-v1"
@@ -210,8 +210,7 @@ class RapporPlan:
     def permanent_ratio(self) -> Fraction:
         """Exact largest likelihood ratio of the permanent layer over all pairs of Bloom filters and outputs:
         ``(P1/P0)^(2h)`` (filters with ``h`` bits each, disjoint; ``k ≥ 2h``)."""
-        p1, p0 = self.permanent_one
-        return (p1 / p0) ** (2 * self.h)
+        return pair_ratio(*self.permanent_one, self.h)
 
     def report_ratio(self) -> Fraction:
         """Exact largest likelihood ratio of one report: ``(q*(1 - p*) / (p*(1 - q*)))^h``.
@@ -220,16 +219,11 @@ class RapporPlan:
         most ``q*/p*``, one set only in the second at most ``(1 - p*)/(1 - q*)``, each chosen by the report
         independently, and two filters of at most ``h`` bits each differ in at most ``h`` of each kind.
         """
-        qs, ps = self.support_probabilities
-        return (qs * (1 - ps) / (ps * (1 - qs))) ** self.h
+        return pair_ratio(*self.support_probabilities, self.h)
 
     def epsilons(self) -> tuple[float, float]:
         """``(ε1, ε∞)`` realized by the plan: ``h·ln(q*(1-p*)/(p*(1-q*)))`` and ``2h·ln((1 - f/2)/(f/2))``."""
-        qs, ps = self.support_probabilities
-        p1, p0 = self.permanent_one
-        eps1 = self.h * (math.log(qs) + math.log(1 - ps) - math.log(ps) - math.log(1 - qs))
-        eps_inf = 2 * self.h * (math.log(p1) - math.log(p0))
-        return eps1, eps_inf
+        return log_ratio(self.report_ratio()), log_ratio(self.permanent_ratio())
 
     def bit_probabilities(self, state: int, layer: str = "report") -> list[Fraction]:
         """Exact probability that each of the ``k`` bits is 1 given ``state``: the Bloom filter (bit ``j`` of the
@@ -263,6 +257,24 @@ class RapporPlan:
     def thresholds(self, t: int) -> tuple[np.uint64, np.uint64]:
         """``(t_all, t_low)`` of threshold ``t`` for the kernels' lane comparisons."""
         return _lane_thresholds(t, self.lane_bits)
+
+
+def log_ratio(ratio: Fraction) -> float:
+    """``ln`` of an exact likelihood ratio (the float nearest the ratio, then its log)."""
+    return math.log(float(ratio))
+
+
+def pair_ratio(one: Fraction, zero: Fraction, h: int) -> Fraction:
+    """Largest likelihood ratio of ``k ≥ 2h`` independent bits between two filters of ``h`` bits each that are
+    disjoint, each bit 1 with probability ``one`` when set and ``zero`` when clear: ``h`` bits set only in the
+    first give at most ``max(one/zero, (1-one)/(1-zero))`` each, ``h`` set only in the second at most
+    ``max(zero/one, (1-zero)/(1-one))`` each (every other bit cancels, and the output maximizes each factor on
+    its own). Infinite ratios raise ValueError."""
+    if not (0 < one < 1 and 0 < zero < 1):
+        raise ValueError(f"bit probabilities {one} and {zero} are not both in (0, 1): no finite ε")
+    first = max(one / zero, (1 - one) / (1 - zero))
+    second = max(zero / one, (1 - zero) / (1 - one))
+    return (first * second) ** h
 
 
 def rappor_plan(f: float, p: float, q: float, k: int, h: int, cohorts: int) -> RapporPlan:
@@ -679,10 +691,26 @@ class RAPPOR(Longitudinal):
         return self._plan.exact_probabilities(state, "report")
 
     def realized_epsilons(self) -> tuple[float, float]:
-        """``(ε1, ε∞)`` realized by the integer plan, by the structural reduction of
-        :meth:`RapporPlan.report_ratio` and :meth:`RapporPlan.permanent_ratio` (equal to the enumeration of
-        :meth:`Longitudinal.realized_epsilons` over every Bloom filter, which the tests check for small ``k``)."""
-        return self._plan.epsilons()
+        """``(ε1, ε∞)`` realized by the integer plan, by the structural reduction of :func:`pair_ratio`: the bits are
+        independent given the filter, so the largest ratio over every pair of filters and every output is a
+        product of per-bit ratios (:meth:`RapporPlan.report_ratio`, :meth:`RapporPlan.permanent_ratio`).
+
+        For ``k = 8`` the per-bit probabilities are read off the exact plans themselves
+        (:meth:`permanent_probabilities` and the composition of :meth:`Longitudinal.report_probabilities` over
+        :meth:`instantaneous_probabilities`, for the filter of bit 0), so the check sees any change of either
+        layer; the tests also compare it with the enumeration over every filter.
+        """
+        if self._k > 8:
+            return self._plan.epsilons()
+        perm = self.permanent_probabilities(1)
+        composed = Longitudinal.report_probabilities(self, 1)
+
+        def marginals(dist):  # P[bit 0 = 1] (set in the filter), P[bit 1 = 1] (clear)
+            return (sum((v for y, v in dist.items() if y & 1), Fraction(0)),
+                    sum((v for y, v in dist.items() if y & 2), Fraction(0)))
+
+        return (log_ratio(pair_ratio(*marginals(composed), self._h)),
+                log_ratio(pair_ratio(*marginals(perm), self._h)))
 
     # -- client side --------------------------------------------------------------------------------
     @property
