@@ -113,12 +113,14 @@ LANE_BITS = (8, 16, 32)
 MAX_K = 4096
 MAX_COHORTS = 4096
 #: The non-negative Lasso keeps a candidate when its partial correlation with the residual, in standard errors,
-#: exceeds this (a screen: detection is decided later at the Bonferroni level, above it). Null candidates pass it
-#: on their noise (2.3% of them), and least squares on the same data keeps their positive noise, which the
-#: intercept (the share outside the dictionary) pays for: measured with 195 null candidates, 20% of people outside
-#: the dictionary, the intercept was biased by -0.24 at 1 (15% of nulls kept) and by -0.1 at 2; the detected
-#: candidates' estimates stay unbiased (tests/longitudinal/test_rappor.py).
-SELECTION_Z = 2.0
+#: exceeds ``z_{1 - 1/M}`` for ``M`` candidates (at least this): a screen that lets about one null candidate through
+#: whatever the dictionary's size, below the detection level ``z_{1 - alpha/M}``. Null candidates kept on their noise
+#: keep it in the least squares on the same data: measured at n = 10^6, 10^4 candidates of which 100 held by 70% of
+#: people, a fixed screen at 2 standard errors kept 192 nulls, which biased the held candidates' estimates by +0.56
+#: standard errors on average and the intercept by -1; this screen (3.72) kept 15 candidates, no null, and the
+#: intercept within its standard error. Candidates kept near the screen are kept partly for their noise (the
+#: winner's curse of any selection): their estimates lean high. ``SELECTION_Z`` is the floor for small dictionaries.
+SELECTION_Z = 1.0
 #: At most this share of the regression's rows may be selected (least squares needs fewer columns than rows).
 MAX_SELECTED_SHARE = 0.8
 
@@ -214,7 +216,8 @@ class RapporPlan:
     def permanent_ratio(self) -> Fraction:
         """Exact largest likelihood ratio of the permanent layer over all pairs of Bloom filters and outputs:
         ``(P1/P0)^(2h)`` (filters with ``h`` bits each, disjoint; ``k ≥ 2h``)."""
-        return pair_ratio(*self.permanent_one, self.h)
+        one, zero = self.permanent_one
+        return pair_ratio(one, zero, self.h)
 
     def report_ratio(self) -> Fraction:
         """Exact largest likelihood ratio of one report: ``(q*(1 - p*) / (p*(1 - q*)))^h``.
@@ -223,7 +226,8 @@ class RapporPlan:
         most ``q*/p*``, one set only in the second at most ``(1 - p*)/(1 - q*)``, each chosen by the report
         independently, and two filters of at most ``h`` bits each differ in at most ``h`` of each kind.
         """
-        return pair_ratio(*self.support_probabilities, self.h)
+        one, zero = self.support_probabilities
+        return pair_ratio(one, zero, self.h)
 
     def epsilons(self) -> tuple[float, float]:
         """``(ε1, ε∞)`` realized by the plan: ``h·ln(q*(1-p*)/(p*(1-q*)))`` and ``2h·ln((1 - f/2)/(f/2))``."""
@@ -713,8 +717,8 @@ class RAPPOR(Longitudinal):
             return (sum((v for y, v in dist.items() if y & 1), Fraction(0)),
                     sum((v for y, v in dist.items() if y & 2), Fraction(0)))
 
-        return (log_ratio(pair_ratio(*marginals(composed), self._h)),
-                log_ratio(pair_ratio(*marginals(perm), self._h)))
+        (qs, ps), (p1, p0) = marginals(composed), marginals(perm)
+        return log_ratio(pair_ratio(qs, ps, self._h)), log_ratio(pair_ratio(p1, p0, self._h))
 
     # -- client side --------------------------------------------------------------------------------
     @property
@@ -872,8 +876,7 @@ class RAPPOR(Longitudinal):
             The candidates the sparse regression selected, in decreasing order of estimated frequency, with
             standard errors, p-values and which are detected; provenance: candidates, selected, detected,
             ``alpha``, the z threshold, ``other_share`` (the intercept: a rough estimate of the share of people
-            whose item is no candidate, biased low by the null candidates the screen keeps, see
-            :data:`SELECTION_Z`), the Lasso's iterations.
+            whose item is no candidate or was not selected), the Lasso's iterations and the screen's level.
 
         Notes
         -----
@@ -881,8 +884,8 @@ class RAPPOR(Longitudinal):
            bits (:meth:`bloom_bits`), one row per (cohort, bit); the intercept column ``u = 1 - (1 - 1/k)^h``.
         2. Selection: the non-negative Lasso (:func:`nonnegative_lasso`) on rows whitened to unit noise
            variance (weights ``N_j / σ²``, ``σ² = π(1 - π)/(q* - p*)²`` with ``π`` the share of reported ones),
-           keeping candidates whose partial correlation with the residual exceeds :data:`SELECTION_Z` standard
-           errors (at most :data:`MAX_SELECTED_SHARE` of the rows: the largest coefficients). The paper's
+           keeping candidates whose partial correlation with the residual exceeds ``z_{1 - 1/M}`` standard
+           errors (:data:`SELECTION_Z`; at most :data:`MAX_SELECTED_SHARE` of the rows: the largest coefficients). The paper's
            decoder uses the Lasso the same way, as a screen.
         3. Estimation: weighted least squares (weights ``N_j``) of ``y`` on the selected columns and the
            intercept, which is linear in ``y`` with a fixed design, hence unbiased when the dictionary holds every
@@ -905,8 +908,9 @@ class RAPPOR(Longitudinal):
         n_j = table[:, 0].astype(np.float64)
         live = np.flatnonzero(n_j > 0)
         z_crit = float(norm.isf(alpha / m_all))
+        z_screen = max(float(norm.isf(1 / max(m_all, 2))), SELECTION_Z)
         provenance: dict[str, Any] = {"method": "lasso+least-squares", "candidates": m_all, "alpha": alpha,
-                                      "z_threshold": z_crit, "selection_z": SELECTION_Z,
+                                      "z_threshold": z_crit, "selection_z": z_screen,
                                       "epsilon_permanent": self._epsilon_permanent,
                                       "round": spec_round(agg.spec)}
         if live.size == 0:
@@ -932,7 +936,7 @@ class RAPPOR(Longitudinal):
         rate = float(table[live, 1:].sum() / (nl.sum() * k))
         sigma2 = max(rate * (1 - rate), 1e-12) / gap**2
         w = np.sqrt(row_n / sigma2)
-        coef, iterations, converged = nonnegative_lasso(sparse.diags(w) @ design, w * y, w * u, SELECTION_Z)
+        coef, iterations, converged = nonnegative_lasso(sparse.diags(w) @ design, w * y, w * u, z_screen)
         selected = np.flatnonzero(coef > 0)
         cap = max(int(MAX_SELECTED_SHARE * rows_n) - 1, 0)
         if selected.size > cap:
