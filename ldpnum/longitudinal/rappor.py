@@ -86,7 +86,7 @@ from .._kernels._jit import launch
 from .._validation import check_scalar
 from ..aggregate import Aggregate
 from ..frequency.unary import count_bits
-from ..heavy._result import HeavyHittersEstimate
+from ..heavy import HeavyHittersEstimate
 from ..heavy.items import ITEM_TYPES, check_item_bits, encode_items
 from ..reports import Reports
 from ..spec import Spec, check_spec
@@ -493,11 +493,8 @@ class RapporEstimate(HeavyHittersEstimate):
                 f"epsilon={self.epsilon:g}, top=[{shown}{more}])")
 
     def __reduce__(self):
-        from ..heavy._result import _thaw
-
-        return (type(self), (self.items, self.frequencies, self.standard_errors, self.n_reports, self.epsilon,
-                             self.spec, _thaw(self.provenance), self.name, self.shuffle, self.p_values,
-                             self.detected))
+        cls, args = super().__reduce__()
+        return cls, (*args, self.p_values, self.detected)
 
 
 # -- the mechanism ------------------------------------------------------------------------------------------
