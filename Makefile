@@ -32,6 +32,8 @@ demo: $(DEMO_STAMP)
 	$(PY) -m ldpnum demo heavy-hitters
 	@echo
 	$(PY) -m ldpnum demo vectors
+	@echo
+	$(PY) -m ldpnum demo telemetry
 
 # Two worker processes (pytest-xdist), each test file on one worker (--dist loadfile: a file's module fixtures and
 # kernel compilations are paid once); `-p no:xdist` or plain `pytest` runs the suite in one process.

@@ -43,9 +43,14 @@ One run measures, on this machine:
    and 0.5 on a Gaussian, a two-Gaussian mixture, a spiky and a heavy-tailed data set (n = 1e6, ε = 0.8, 2,
    domain 1024, 10 collections) for Square Wave + EMS / ems-cv and hierarchical histograms (least-squares,
    non-negative, adaptive); build time and 10,000 answers.
+12. repeated collection (section ``longitudinal``, ``bench/longitudinal.py``): ldpnum's longitudinal frequency
+   oracles (memoized from client keys) against multi-freq-ldpy's L-GRR, L-OSUE and L-SOUE at n = 1e6, k = 16 and
+   1024, ε∞ = 1, 2, 4 over 30 rounds: people/s, server time and MSE per round, and each person's ε after the rounds
+   (the ledger's memoized totals) against naive repeated collection.
 
 Medians of ``--repeats`` runs (default 3). ``--only SECTIONS`` (comma list of rng, compile, mean, accuracy,
-distribution, peers, frequency, accessor, cli, scaling, heavy, setvalued, multi, marginals, ranges) runs some sections alone. Writes ``bench/results/bench-<timestamp>.json`` and
+distribution, peers, frequency, accessor, cli, scaling, heavy, setvalued, multi, marginals, ranges, longitudinal) runs some
+sections alone. Writes ``bench/results/bench-<timestamp>.json`` and
 ``bench/results/latest.md`` (a partial run: ``latest-<sections>.md``), and prints the markdown.
 """
 
@@ -646,7 +651,8 @@ def markdown(res):
 #: ``(records, markdown)``.
 EXTERNAL_SECTIONS = {"accessor": "accessor", "cli": "cli_stream", "scaling": "scaling", "heavy": "heavy",
                      "setvalued": "setvalued", "vectors": "vectors", "bands": "bands", "multi": "multi",
-                     "marginals": "marginals", "ranges": "ranges", "recommend": "recommend"}
+                     "marginals": "marginals", "ranges": "ranges", "recommend": "recommend",
+                     "longitudinal": "longitudinal"}
 
 
 def external_section(name, repeats, with_peers=True):
@@ -668,7 +674,7 @@ def external_section(name, repeats, with_peers=True):
 
 
 SECTIONS = ("rng", "compile", "mean", "accuracy", "distribution", "peers", "frequency", "accessor", "cli", "scaling",
-            "heavy", "setvalued", "vectors", "bands", "multi", "marginals", "ranges", "recommend")
+            "heavy", "setvalued", "vectors", "bands", "multi", "marginals", "ranges", "recommend", "longitudinal")
 SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times", "mean": "mean-oracle throughput",
                 "accuracy": "mean-estimate MSE", "distribution": "Square Wave EM/EMS/ems-cv, and estimators side by side "
                 "(bench/dist_candidates.py)",
@@ -686,7 +692,9 @@ SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times",
                 "ranges": "1-D range queries: SW + EMS/ems-cv vs fixed and adaptive hierarchical histograms "
                 "(bench/ranges.py)",
                 "recommend": "ldp.recommend's predicted errors next to the measured ones on the flights "
-                "(bench/recommend.py)"}
+                "(bench/recommend.py)",
+                "longitudinal": "repeated collection: longitudinal oracles vs multi-freq-ldpy, epsilon per person "
+                "with memoization vs naive (bench/longitudinal.py)"}
 
 
 def block_fill_rate(rng, total=10_000_000):

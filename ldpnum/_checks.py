@@ -6,15 +6,15 @@ entries, probabilities ``q`` in [0, 1], range queries ``lo <= hi``, and the prov
 (spec, ε, number of reports). This module imports neither the results nor the plots, so both can use it.
 """
 
-import math
 import numbers
 
 import numpy as np
 
+from ._validation import check_scalar
 from .spec import Spec
 
 __all__ = ["real_array", "where", "at", "is_int", "check_finite", "check_probabilities", "check_ranges",
-           "check_provenance", "read_only"]
+           "check_provenance", "check_required_provenance", "read_only"]
 
 
 def real_array(x, name):
@@ -52,7 +52,8 @@ def is_int(v):
 
 def check_finite(arr, name, what=""):
     """ValueError naming ``name``, the count and the first non-finite entry of ``arr`` (``what``: e.g.
-    ``" value(s)"``, how the count reads)."""
+    ``" value(s)"``, how the count reads).
+    """
     bad = ~np.isfinite(arr)
     if np.any(bad):
         count, first = where(bad)
@@ -101,20 +102,23 @@ def check_provenance(spec, epsilon, n_reports):
     if epsilon is None and spec is not None:
         epsilon = spec.epsilon
     if epsilon is not None:
-        if not isinstance(epsilon, numbers.Real) or isinstance(epsilon, (bool, np.bool_)):
-            raise TypeError(f"epsilon must be a real number or None; got {type(epsilon).__name__} {epsilon!r}")
-        epsilon = float(epsilon)
-        if not (math.isfinite(epsilon) and epsilon > 0):
-            raise ValueError(f"epsilon must be a finite positive number; got {epsilon!r}")
+        epsilon = check_scalar(epsilon, "epsilon", float, low=0, include_boundaries="neither")
         if spec is not None and epsilon != spec.epsilon:
             raise ValueError(f"epsilon={epsilon!r} disagrees with the spec's epsilon={spec.epsilon!r}")
-    if n_reports is not None:
-        if not is_int(n_reports):
-            raise TypeError(f"n_reports must be an int or None; got {type(n_reports).__name__}")
-        if n_reports < 0:
-            raise ValueError(f"n_reports must be non-negative; got {n_reports}")
-        n_reports = int(n_reports)
+    n_reports = check_scalar(n_reports, "n_reports", int, low=0, allow_none=True)
     return epsilon, n_reports
+
+
+def check_required_provenance(spec, epsilon, n_reports):
+    """:func:`check_provenance` for an estimate that always comes from reports; ``(epsilon, n_reports)``.
+
+    ``spec`` must be a :class:`~ldpnum.Spec` and ``n_reports`` an int (neither may be None). The heavy-hitter
+    and set-valued results (:class:`~ldpnum.HeavyHittersEstimate`, :class:`~ldpnum.ItemsetsEstimate` and its
+    subclass) check their provenance with it.
+    """
+    if not isinstance(spec, Spec):
+        raise TypeError(f"spec must be an ldpnum Spec; got {type(spec).__name__}")
+    return check_provenance(spec, epsilon, check_scalar(n_reports, "n_reports", int, low=0))
 
 
 def read_only(arr):

@@ -18,7 +18,8 @@ __all__ = ["count_in_slices", "n_threads"]
 
 def n_threads():
     """Threads to count on: the JIT policy's thread count (Numba's, ``NUMBA_NUM_THREADS``, or the number of
-    cores), read without importing Numba."""
+    cores), read without importing Numba.
+    """
     from ._kernels._jit import num_threads
 
     return num_threads()

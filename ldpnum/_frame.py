@@ -57,7 +57,8 @@ def _entry(info):
 
 def _check_budget(info):
     """``epsilon_per_row`` must be what the column specs and the strategy give: the sum of the columns' ε
-    ("all-columns", sequential composition), their largest ("one-column-per-row"), or the one column's ε."""
+    ("all-columns", sequential composition), their largest ("one-column-per-row"), or the one column's ε.
+    """
     recorded = info.get("epsilon_per_row")
     if recorded is None or not info["columns"]:
         return
@@ -82,7 +83,8 @@ def _check_budget(info):
 
 class ReportsChangedError(ValueError):
     """A report column's codes are not the codes it was privatized as (changed by arithmetic, a cast that
-    changed values, filtering, truncation or an edit): estimating them as reports would be wrong."""
+    changed values, filtering, truncation or an edit): estimating them as reports would be wrong.
+    """
 
 
 _MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
@@ -92,7 +94,8 @@ _CHUNK = 1 << 20
 
 def _mix(z):
     """The SplitMix64 finalizer (Steele, Lea, Flood, "Fast splittable pseudorandom number generators",
-    OOPSLA 2014) on a uint64 array, in place."""
+    OOPSLA 2014) on a uint64 array, in place.
+    """
     z ^= z >> np.uint64(30)
     z *= _MIX1
     z ^= z >> np.uint64(27)
@@ -115,7 +118,8 @@ def _tables():
 
 def histogram_digest(counts: NDArray[Any]) -> str:
     """:func:`codes_digest` of codes given by their histogram (``counts[c]`` = number of codes equal to
-    ``c``, at most 65,536 cells): the same string, in O(cells) instead of O(codes)."""
+    ``c``, at most 65,536 cells): the same string, in O(cells) instead of O(codes).
+    """
     counts = np.asarray(counts)
     if counts.ndim != 1 or counts.shape[0] > _TABLE_CELLS:
         raise ValueError(f"histogram_digest takes at most {_TABLE_CELLS} counts; got shape {counts.shape}")
@@ -172,7 +176,8 @@ def codes_digest(codes: NDArray[Any]) -> str:
 def new_collection_id(seed: Any = None) -> str:
     """A collection's id (32 hex digits): 128 random bits from the operating system for a real collection
     (``seed=None``), else derived from the seed (an int or a SeedSequence), so a seeded simulation writes the
-    same record every time."""
+    same record every time.
+    """
     import os
 
     if seed is None:
@@ -192,7 +197,8 @@ def check_parts(parts: Sequence[tuple[Any, str | None, str | None]], what: str =
     except with probability about 2^-128, or for parts so small that their codes coincide by chance, e.g. two
     parts of one report each, which are then refused too). Parts without any id (files written by pandas or by
     ``ldpnum privatize``, each a whole collection with the digest of its codes, or by older versions) are
-    checked for copies only: which collection they belong to is not recorded."""
+    checked for copies only: which collection they belong to is not recorded.
+    """
     ids: dict[str | None, list[Any]] = {}
     for name, cid, _ in parts:
         ids.setdefault(cid, []).append(name)
@@ -249,7 +255,8 @@ def report_record(specs: Mapping[Any, Spec], *, strategy: str | None = None,
                   sources: Mapping[Any, Any] | None = None,
                   shuffle_delta: float | None = None) -> dict[str, Any]:
     """The ldpnum record of report columns (the dict :func:`attach_specs` puts in ``attrs`` and the command
-    line in a Parquet file's metadata); the arguments are those of :func:`attach_specs`."""
+    line in a Parquet file's metadata); the arguments are those of :func:`attach_specs`.
+    """
     digests = digests or {}
     sources = sources or {}
     columns = []
@@ -277,7 +284,7 @@ def shuffle_delta_of(obj: Any) -> float | None:
     return None if info is None else info.get("shuffle_delta")
 
 
-def frame_info(obj: Any) -> Any:
+def frame_info(obj: Any) -> dict[str, Any] | None:
     """The ldpnum metadata dict recorded on ``obj`` (None when there is none)."""
     info = getattr(obj, "attrs", {}).get(ATTRS_KEY)
     return None if info is None else _entry(info)
@@ -291,7 +298,7 @@ def column_specs(obj: Any) -> dict[Any, Spec]:
     return {c["column"]: Spec.from_dict(c["spec"]) for c in info["columns"]}
 
 
-def column_digest(obj: Any, name: Any) -> Any:
+def column_digest(obj: Any, name: Any) -> str | None:
     """The digest of the codes recorded for report column ``name`` of ``obj`` (None when none is)."""
     info = frame_info(obj)
     if info is None:
@@ -304,7 +311,8 @@ def column_digest(obj: Any, name: Any) -> Any:
 
 def column_sources(obj: Any, name: Any) -> Any:
     """The value columns a vector report column ``name`` of ``obj`` was privatized from (None for a column of
-    one value per person, or when nothing is recorded)."""
+    one value per person, or when nothing is recorded).
+    """
     info = frame_info(obj)
     if info is None:
         return None
@@ -316,7 +324,8 @@ def column_sources(obj: Any, name: Any) -> Any:
 
 def check_codes(obj: Any, name: Any, codes: Any = None, *, digest: str | None = None) -> None:
     """Raise :class:`ReportsChangedError` when ``codes`` (the present codes of column ``name``; or their
-    ``digest``, when the caller has it) differ from the codes recorded when the column was privatized."""
+    ``digest``, when the caller has it) differ from the codes recorded when the column was privatized.
+    """
     recorded = column_digest(obj, name)
     if recorded is None:
         return
@@ -390,7 +399,8 @@ def _mac(info, key):
 
 def sign_info(info: Mapping[str, Any], key: bytes | str) -> dict[str, Any]:
     """The record ``info`` with ``"mac"``: HMAC-SHA256 (RFC 2104) under the collector's ``key`` of its
-    canonical JSON (specs, digests of the codes, strategy, ``epsilon_per_row``)."""
+    canonical JSON (specs, digests of the codes, strategy, ``epsilon_per_row``).
+    """
     info = dict(_entry(info))
     info["mac"] = _mac(info, key)
     return info

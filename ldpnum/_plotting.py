@@ -5,10 +5,16 @@ Below the results: this module imports neither :mod:`ldpnum._results` nor :mod:`
 :func:`ldpnum.plot.compare` sits on top of both.
 """
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ._checks import check_finite, real_array
+from ._typing import Bounds
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["KINDS", "check_kind", "check_true", "draw_true", "new_axes", "require_matplotlib"]
 
@@ -32,7 +38,8 @@ def check_true(true: ArrayLike, name: str = "true_values") -> np.ndarray:
     return np.sort(check_finite(values, name, " value(s)"))
 
 
-def draw_true(ax, values, *, bounds, kind="cdf", bin_edges=None, label=None):
+def draw_true(ax: "Axes", values: ArrayLike, *, bounds: Bounds, kind: str = "cdf", bin_edges: ArrayLike | None = None,
+              label: str | None = None) -> "Axes":
     """Draw the true distribution of raw ``values`` (clipped to ``bounds``, as the mechanisms do).
 
     ``kind="cdf"``: the empirical CDF as a step line (one artist). ``kind="pdf"``: a filled density
@@ -40,20 +47,20 @@ def draw_true(ax, values, *, bounds, kind="cdf", bin_edges=None, label=None):
     """
     check_kind(kind)
     lo, hi = bounds
-    values = np.clip(check_true(values, "values"), lo, hi)
+    clipped = np.clip(check_true(values, "values"), lo, hi)
     if kind == "cdf":
-        n = values.size
+        n = clipped.size
         if n <= ECDF_EXACT_MAX:
-            xs = np.concatenate(([lo], values, [hi]))
+            xs = np.concatenate(([lo], clipped, [hi]))
             fs = np.concatenate(([0.0], np.arange(1, n + 1) / n, [1.0]))
         else:
             xs = np.linspace(lo, hi, 4097)
-            fs = np.searchsorted(values, xs, side="right") / n
+            fs = np.searchsorted(clipped, xs, side="right") / n
         ax.step(xs, fs, where="post", color="0.25", label=label or "true (empirical CDF)")
     else:
         edges = np.linspace(lo, hi, 65) if bin_edges is None else np.asarray(bin_edges, dtype=np.float64)
-        counts, _ = np.histogram(values, bins=edges)
-        ax.stairs(counts / (values.size * np.diff(edges)), edges, fill=True, alpha=0.3, color="0.5",
+        counts, _ = np.histogram(clipped, bins=edges)
+        ax.stairs(counts / (clipped.size * np.diff(edges)), edges, fill=True, alpha=0.3, color="0.5",
                   label=label or "true (histogram)")
     return ax
 
@@ -78,7 +85,8 @@ def require_matplotlib():
 
 def new_axes(ax):
     """``ax``, or the axes of a new figure when None (matplotlib imported here, only when drawing; an
-    ImportError naming ``pip install "ldpnum[plot]"`` without it)."""
+    ImportError naming ``pip install "ldpnum[plot]"`` without it).
+    """
     if ax is None:
         _, ax = require_matplotlib().subplots()
     return ax

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ._typing import NDArray, SeedLike
+from ._validation import check_scalar
 
 __all__ = ["WordSource", "AESCounterStream", "resolve_rng", "child_rng", "assign_columns", "MAX_ASSIGNED",
            "BLOCK_RECORDS", "BLOCK_WORDS", "block_sizes", "draw_pool"]
@@ -186,10 +187,7 @@ def child_rng(rng: Any, *key: int) -> Any:
     >>> child_rng(None, 2) is None
     True
     """
-    for k in key:
-        if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral) or int(k) < 0:
-            raise ValueError(f"sub-stream keys must be non-negative ints; got {k!r}")
-    key = tuple(int(k) for k in key)
+    key = tuple(check_scalar(k, "a sub-stream key", int, low=0) for k in key)
     if rng is None:
         return None
     resolve_rng(rng)  # the same TypeError/ValueError as everywhere else, before anything is drawn
@@ -241,13 +239,8 @@ def assign_columns(rng: SeedLike, n: int, m: int) -> NDArray[np.int64]:
     >>> assign_columns(0, 8, 3)
     array([1, 0, 0, 0, 2, 2, 1, 2])
     """
-    for value, name in ((n, "n"), (m, "m")):
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-            raise TypeError(f"{name} must be an int; got {type(value).__name__}")
-    if n < 0:
-        raise ValueError(f"n must be non-negative; got {n}")
-    if not 1 <= m <= MAX_ASSIGNED:
-        raise ValueError(f"m must be in [1, {MAX_ASSIGNED}] columns; got {m}")
+    n = check_scalar(n, "n", int, low=0)
+    m = check_scalar(m, "m", int, low=1, high=MAX_ASSIGNED)
     source = resolve_rng(rng)
     if n == 0:
         return np.zeros(0, dtype=np.int64)

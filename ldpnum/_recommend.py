@@ -86,7 +86,8 @@ def _check_n(n):
 
 class _Reference(NamedTuple):
     """A checked public reference sample: its values, which of them are point masses (values that occur more
-    than once: resampled exactly), and the kernel bandwidth of the others (0 when there are fewer than 2)."""
+    than once: resampled exactly), and the kernel bandwidth of the others (0 when there are fewer than 2).
+    """
 
     values: np.ndarray
     atom: np.ndarray

@@ -3,17 +3,18 @@
 import html
 import math
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
 
-from ._checks import (at, check_finite, check_probabilities, check_provenance, check_ranges, is_int,
-                      read_only, real_array, where)
+from ._checks import (at, check_finite, check_probabilities, check_provenance, check_ranges, read_only, real_array, where)
 from .spec import Spec
 from ._checks import check_level, normal_quantile
 from ._plotting import check_kind, check_true, draw_true, new_axes
 from ._typing import ArrayLike, Bounds, FloatArray, SeedLike
+from ._validation import check_scalar
 from .accounting import ShuffleAmplification
 from .exceptions import SmoothingBiasWarning
 
@@ -89,7 +90,8 @@ def _mechanism_rows(spec, epsilon, n_reports, shuffle=None):
 
 class PrivacyProvenance:
     """What every result shows of its privacy: the local ε of each report and, for a collection declared
-    shuffled (:meth:`ldpnum.Aggregate.shuffled`), the central ε of the batch next to it."""
+    shuffled (:meth:`ldpnum.Aggregate.shuffled`), the central ε of the batch next to it.
+    """
 
     epsilon: Any
     shuffle: Any
@@ -97,14 +99,47 @@ class PrivacyProvenance:
     @property
     def privacy(self) -> str:
         """``"local ε = 4"``, or for a shuffled collection
-        ``"local ε = 4, central ε (shuffled, n = 100,000, δ = 1e-06) = 0.1698"``."""
+        ``"local ε = 4, central ε (shuffled, n = 100,000, δ = 1e-06) = 0.1698"``, or for memoized reports
+        (:mod:`ldpnum.longitudinal`) ``"local ε = 0.5 per report, ε∞ = 2 per memoized value (round 3)"``.
+        """
         if self.shuffle is not None:
             return self.shuffle.describe()
-        return "local ε = -" if self.epsilon is None else f"local ε = {self.epsilon:g}"
+        if self.epsilon is None:
+            return "local ε = -"
+        return describe_epsilon(self.epsilon, getattr(self, "spec", None))
 
     def _shuffle_note(self) -> str:
         """``", local ε = …, central ε (shuffled, …) = …"`` for reprs of shuffled collections, else ``""``."""
         return "" if self.shuffle is None else f", {self.privacy}"
+
+
+def describe_epsilon(epsilon: float, spec: Any = None) -> str:
+    """``"local ε = 4"``; for a longitudinal spec (one with ``epsilon_permanent``), the per-report ε next to the
+    bound of all reports about one memoized value, and the round when the spec records one.
+    """
+    eps_perm = spec.get("epsilon_permanent") if spec is not None and hasattr(spec, "get") else None
+    if eps_perm is None:
+        return f"local ε = {epsilon:g}"
+    rnd = spec.get("round")
+    return (f"local ε = {epsilon:g} per report, ε∞ = {eps_perm:g} per memoized value"
+            + ("" if rnd is None else f" (round {rnd})"))
+
+
+def thaw(value: Any) -> Any:
+    """A frozen result field (read-only mappings and tuples) as plain dicts and lists, e.g. for JSON.
+
+    Keys and other values are kept as they are. The heavy-hitter results thaw a provenance before checking and
+    freezing it again, and the command line before writing a result as JSON.
+
+    >>> import types
+    >>> thaw(types.MappingProxyType({"levels": (16, 64), "groups": [(1, 2)]}))
+    {'levels': [16, 64], 'groups': [[1, 2]]}
+    """
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [thaw(v) for v in value]
+    return value
 
 
 def named(result: _Result, name: object) -> _Result:
@@ -229,7 +264,8 @@ def plot_band_level(n_replicates: int, level: float = 0.95) -> float:
 
 def simultaneous_halfwidth(deviations: Any, level: float, *, name: str = "level") -> float:
     """The ``level`` quantile of the replicates' largest deviations from the estimate: the half-width of a
-    simultaneous band (a one-sided order statistic, so ``B`` must satisfy ``(B+1)(1-level) >= 1``)."""
+    simultaneous band (a one-sided order statistic, so ``B`` must satisfy ``(B+1)(1-level) >= 1``).
+    """
     deviations = np.asarray(deviations, dtype=np.float64)
     level = check_replicates_support(level, deviations.shape[0], sides=1, name=name)
     return float(bootstrap_quantile(deviations, level))
@@ -239,7 +275,8 @@ def bootstrap_interval(point: Any, reps: Any, level: float, *, what: str, clip: 
                        warning: type = SmoothingBiasWarning, reason: str | None = None, integer: bool = False) -> tuple:
     """The percentile interval of ``reps`` at ``level`` (``ci=``), clipped to ``clip`` (and with ``integer``,
     its ends rounded outwards to int64: quantiles of integer-valued data), with a warning when the ``point``
-    estimate lies outside it (:func:`warn_if_outside`). The one path every ``ci=`` query takes."""
+    estimate lies outside it (:func:`warn_if_outside`). The one path every ``ci=`` query takes.
+    """
     low, high = percentile_interval(reps, level)
     if clip is not None:
         low, high = np.clip(low, *clip), np.clip(high, *clip)
@@ -374,8 +411,7 @@ class MeanEstimate(PrivacyProvenance):
 
     def __post_init__(self):
         dof = self.degrees_of_freedom
-        if dof is not None and (not is_int(dof) or dof < 1):
-            raise ValueError(f"degrees_of_freedom must be None or a positive integer; got {dof!r}")
+        check_scalar(dof, "degrees_of_freedom", int, low=1, allow_none=True)
         if not (math.isfinite(self.value) and math.isfinite(self.standard_error)):
             raise ValueError(f"mean estimate of {self.spec.mechanism} is not finite (value {self.value!r}, "
                              f"standard error {self.standard_error!r}): the bounds are too wide for float64; "
@@ -648,11 +684,7 @@ class DistributionEstimate(PrivacyProvenance):
         set_(self, "n_reports", n_reports)
         if not isinstance(self.method, str):
             raise TypeError(f"method must be a str; got {type(self.method).__name__}")
-        if not is_int(self.n_iter):
-            raise TypeError(f"n_iter must be an int; got {type(self.n_iter).__name__}")
-        if self.n_iter < 0:
-            raise ValueError(f"n_iter must be non-negative; got {self.n_iter}")
-        set_(self, "n_iter", int(self.n_iter))
+        set_(self, "n_iter", check_scalar(self.n_iter, "n_iter", int, low=0))
         if not isinstance(self.converged, (bool, np.bool_)):
             raise TypeError(f"converged must be a bool; got {type(self.converged).__name__}")
         set_(self, "converged", bool(self.converged))
@@ -669,19 +701,15 @@ class DistributionEstimate(PrivacyProvenance):
         set_(self, "log_likelihood", tuple(float(v) for v in trace))
         if self.name is not None and not isinstance(self.name, str):
             raise TypeError(f"name must be a str or None; got {type(self.name).__name__}")
-        if self.smoothing is not None:
-            if not is_int(self.smoothing):
-                raise TypeError(f"smoothing must be an int or None; got {type(self.smoothing).__name__}")
-            if self.smoothing < 0:
-                raise ValueError(f"smoothing must be non-negative; got {self.smoothing}")
-            set_(self, "smoothing", int(self.smoothing))
+        set_(self, "smoothing", check_scalar(self.smoothing, "smoothing", int, low=0, allow_none=True))
 
     # -- the model ---------------------------------------------------------------------------------------
 
     @property
     def bounds(self) -> Bounds:
         """The domain ``(low, high)``: the first and last bin edges (in discrete mode ``(k_0 - 1/2, k_last + 1/2)``
-        around the first and last integers: the edges, kept as they are so that every bin is ``[e_i, e_{i+1})``)."""
+        around the first and last integers: the edges, kept as they are so that every bin is ``[e_i, e_{i+1})``).
+        """
         return float(self.bin_edges[0]), float(self.bin_edges[-1])
 
     @property

@@ -104,7 +104,7 @@ def check_scalar(value, name, kind=int, *, low=None, high=None, include_boundari
         raise TypeError(f"kind must be int or float; got {kind!r}")
     if not ok:
         noun += " or None" if allow_none else ""
-        raise TypeError(f"{name} must be {noun}; got {type(value).__name__} {value!r}")
+        raise TypeError(f"{name} must be {noun}; got {type(value).__name__} {value!r:.60}")
     if include_boundaries not in _BOUNDARIES:
         raise ValueError(f"include_boundaries must be one of {', '.join(map(repr, _BOUNDARIES))}; "
                          f"got {include_boundaries!r}")
@@ -397,7 +397,8 @@ def _report_out_of_range(name, mask, count, low, high, out_of_range):
 def _caller_stacklevel():
     """The ``stacklevel`` that attributes a warning raised by the function calling this one to the first frame
     outside the ldpnum package: the user's line, however many of ldpnum's frames (a mechanism's
-    ``privatize``, the pandas accessor, the command line) lie between."""
+    ``privatize``, the pandas accessor, the command line) lie between.
+    """
     import os
     import sys
 
@@ -456,10 +457,8 @@ def check_categories(x, k, *, name="x", nan_policy="raise", fill_value=None, unk
     check_choice(nan_policy, "nan_policy", ("raise", "impute"))
     check_choice(unknown, "unknown", ("raise", "uniform"))
     if nan_policy == "impute":
-        if not isinstance(fill_value, numbers.Integral) or isinstance(fill_value, (bool, np.bool_)):
-            raise TypeError(f"fill_value must be an integer category; got {type(fill_value).__name__}")
-        if not 0 <= int(fill_value) < k:
-            raise ValueError(f"fill_value must be a category in [0, {k}); got {fill_value!r}")
+        fill_value = check_scalar(fill_value, "fill_value", int, low=0, high=k, include_boundaries="left",
+                                  verb="be a category")
     elif fill_value is not None:
         raise ValueError("fill_value is only used with nan_policy='impute'")
     dtype = getattr(x, "dtype", None)
@@ -559,7 +558,8 @@ def check_discrete(discrete, bounds, max_points, *, name="discrete"):
 
 def check_integral(values, name="x"):
     """Refuse non-integer values (for ``discrete=True`` mechanisms): one InvalidValuesError naming the count
-    and first index, raised before anything is drawn. ``values`` is the validated float64 array."""
+    and first index, raised before anything is drawn. ``values`` is the validated float64 array.
+    """
     bad = values != np.floor(values)
     if bad.any():
         i = _first(bad)
@@ -600,7 +600,8 @@ def check_vector_bounds(bounds: Any, name: str = "bounds") -> tuple[tuple[float,
 def check_frame_columns(x: Any, name: str) -> bool:
     """For a DataFrame of vectors: TypeError naming the first column whose dtype does not hold real numbers
     (text, categories, dates), before any conversion (which would fail with NumPy's "could not convert
-    string to float"). Returns whether ``x`` is a DataFrame."""
+    string to float"). Returns whether ``x`` is a DataFrame.
+    """
     dtypes = getattr(x, "dtypes", None)
     if isinstance(x, np.ndarray) or dtypes is None or not hasattr(dtypes, "items"):
         return False
@@ -613,7 +614,8 @@ def check_frame_columns(x: Any, name: str) -> bool:
 
 def refuse_non_numeric(arr: np.ndarray, name: str) -> None:
     """TypeError for an array whose dtype does not hold real numbers, naming (for an object array) the first
-    entry that is not a real number by row and coordinate."""
+    entry that is not a real number by row and coordinate.
+    """
     where = ""
     if arr.dtype.kind == "O" and arr.ndim == 2:
         for (i, j), v in np.ndenumerate(arr):
@@ -646,7 +648,8 @@ def _as_2d_array(x, name, dim):
 
 def _scan_vectors(arr, lows, highs, integral):
     """One compiled pass over ``arr`` (:func:`ldpnum._kernels.client_numeric.scan_vectors`): counts of
-    non-finite, out-of-bounds and (``integral``) non-integral values."""
+    non-finite, out-of-bounds and (``integral``) non-integral values.
+    """
     from ._kernels._jit import launch
     from ._kernels.client_numeric import scan_vectors
 

@@ -144,23 +144,16 @@ class ShuffleAmplification:
 
 def check_shuffle_delta(delta: float) -> float:
     """``delta`` as a float in (0, 1), the central δ of a shuffled collection, else ValueError (TypeError for a
-    non-number). Integrations call it before drawing anything."""
-    if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, numbers.Real):
-        raise TypeError(f"shuffle_delta must be a number in (0, 1); got {type(delta).__name__} {delta!r}")
-    if not 0 < delta < 1:
-        raise ValueError(f"shuffle_delta must lie in (0, 1); got {delta!r}")
-    return float(delta)
+    non-number). Integrations call it before drawing anything.
+    """
+    return check_scalar(delta, "shuffle_delta", float, low=0, high=1, include_boundaries="neither", finite=False,
+                        verb="lie")
 
 
 def _check(epsilon0, n, delta):
-    if isinstance(epsilon0, (bool,)) or not isinstance(epsilon0, numbers.Real) or not math.isfinite(epsilon0) \
-            or not epsilon0 > 0:
-        raise ValueError(f"epsilon0 must be a finite number > 0; got {epsilon0!r}")
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise ValueError(f"n must be an integer >= 1 (people shuffled together); got {n!r}")
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < delta < 1:
-        raise ValueError(f"delta must lie in (0, 1); got {delta!r}")
-    return float(epsilon0), int(n), float(delta)
+    return (check_scalar(epsilon0, "epsilon0", float, low=0, include_boundaries="neither"),
+            check_scalar(n, "n", int, low=1),
+            check_scalar(delta, "delta", float, low=0, high=1, include_boundaries="neither", finite=False, verb="lie"))
 
 
 def closed_form_shuffle_epsilon(epsilon0: float, n: int, delta: float) -> float | None:
@@ -193,7 +186,8 @@ def _delta_of(eps, eps0, c, weight, tail):
     about 10⁶ (at ``c = 10⁸`` it gives 0.39 for a probability of 0.4998) and returns NaN beyond ``2³¹``; nor
     is ``F_c(K - 1)`` taken as ``F_c(K)`` minus a point probability from log-gamma, which cancels
     catastrophically at large ``c``. ``τ`` is formed from ``e^{ε - ε0}`` and ``e^{-ε0}`` (no overflow for any
-    ``ε0``)."""
+    ``ε0``).
+    """
     import numpy as np
     from scipy.special import betainc
 
@@ -218,7 +212,8 @@ def _clone_blocks(n, p, tail_target):
 
     The central interval ``μ ± z σ`` holds all but about ``tail_target`` of the mass (the exact outside mass
     is returned and charged in full); it is cut into at most :data:`_MAX_BLOCKS` blocks of equal width
-    (width 1, i.e. every count, when the interval is short)."""
+    (width 1, i.e. every count, when the interval is short).
+    """
     import numpy as np
     from scipy.stats import binom
 
@@ -344,7 +339,8 @@ def _person_ids(people, what="people", kind=None):
     """People ids as a unique pandas Index, all ints or all strs (JSON-able), of ``kind`` when given.
 
     Every id is checked (not only the first): a float, bytes or bool id is a TypeError, and so is a mix of ints
-    and strs, or ids of the other kind than ``kind`` (the ledger's), naming the count and first position."""
+    and strs, or ids of the other kind than ``kind`` (the ledger's), naming the count and first position.
+    """
     import pandas as pd
 
     listed = isinstance(people, (list, tuple))
@@ -387,7 +383,8 @@ def _per_person(ids, amount):
     """``amount`` (a number, or one per id) summed per person: a unique index and each person's total.
 
     Panel data (one person in several rows of a collection) composes per person: a person with three rows of
-    ε = 1 spends 3."""
+    ε = 1 spends 3.
+    """
     import pandas as pd
 
     return pd.Series(amount, index=ids, dtype=np.float64).groupby(level=0, sort=False).sum()
@@ -444,9 +441,7 @@ class PrivacyLedger:
     def __init__(self, cap: float | None = None, *, on_exceed: str = "raise") -> None:
         import pandas as pd
 
-        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, numbers.Real) or not cap > 0
-                                or not math.isfinite(cap)):
-            raise ValueError(f"cap must be a finite number > 0 (or None); got {cap!r}")
+        cap = check_scalar(cap, "cap", float, low=0, include_boundaries="neither", allow_none=True)
         if on_exceed not in ("raise", "warn"):
             raise ValueError(f"on_exceed must be 'raise' or 'warn'; got {on_exceed!r}")
         self.cap = None if cap is None else float(cap)
@@ -466,7 +461,8 @@ class PrivacyLedger:
     def check(self, *, epsilon: float, people: Any) -> None:
         """Raise :class:`~ldpnum.exceptions.BudgetExceededError` (or warn, per ``on_exceed``) if recording a
         collection of ``epsilon`` per person over ``people`` would take someone above the cap; records nothing.
-        Integrations call it before drawing any randomness."""
+        Integrations call it before drawing any randomness.
+        """
         eps = _check_epsilon_spent(epsilon)
         ids = _person_ids(people, kind=self._kind)
         self._over_cap(_per_person(ids, eps))
@@ -525,8 +521,8 @@ class PrivacyLedger:
             spec_list = [str(s) for s in specs]
         else:
             spec_list = [str(specs)]
-        if shuffle_n is not None and (isinstance(shuffle_n, bool) or not isinstance(shuffle_n, numbers.Integral)
-                                      or not 1 <= shuffle_n <= len(ids)):
+        shuffle_n = check_scalar(shuffle_n, "shuffle_n", int, allow_none=True)
+        if shuffle_n is not None and not 1 <= shuffle_n <= len(ids):
             raise ValueError(f"shuffle_n must be an integer in [1, {len(ids)}] (the people recorded); got "
                              f"{shuffle_n!r}")
         central = shuffle_epsilon(eps, len(ids) if shuffle_n is None else int(shuffle_n), shuffle_delta) \
@@ -544,34 +540,85 @@ class PrivacyLedger:
         return {k: v for k, v in entry.items() if k != "people"}
 
     # -- longitudinal collections (DESIGN.md R9) -------------------------------------------------------------
-    def _longitudinal_spend(self, stream, people, fingerprints, round_id):
+    def _longitudinal_spend(self, stream, people, fingerprints, round_id, state=None):
         """Each person's added ε for one round of the longitudinal ``stream``, and the stream's state after it
-        (not stored yet): per person, how many reports they sent about each memoized value (by fingerprint)."""
+        (not stored yet): per (person, fingerprint of a memoized value), how many reports the person sent about
+        that value. ``state``: the stream's state to start from (default: the recorded one).
+
+        Vectorized over reports: with ``c`` earlier reports and ``d`` new ones about one value, the person's bound
+        for it grows by ``min(ε∞, (c + d)·ε1) - min(ε∞, c·ε1)``.
+        """
         import pandas as pd
 
-        state = self._streams.get(stream["id"])
         if state is None:
-            state = {**stream, "seen": {}, "rounds": {}}
-        if round_id is not None:
-            before = state["rounds"].get(round_id, set())
-            again = [p for p in people if p in before]
-            if again:
+            state = self._streams.get(stream["id"])
+        if state is None:
+            state = {**stream, "counts": pd.Series(dtype=np.int64), "rounds": {}}
+        ids = pd.Index(people)
+        if round_id is not None and round_id in state["rounds"]:
+            again = ids[ids.isin(state["rounds"][round_id])]
+            if len(again):
+                first = again[0].item() if hasattr(again[0], "item") else again[0]
                 raise ValueError(f"round {round_id} of this longitudinal collection ({stream['mechanism']}) was already "
-                                 f"recorded for {len(again)} of these people (first: {again[0]!r}): a round is "
+                                 f"recorded for {len(again)} of these people (first: {first!r}): a round is "
                                  "collected once per person; use a new round number")
         eps_perm, eps_rep = state["epsilon_permanent"], state["epsilon_report"]
-        seen: dict = {}
-        spend: dict = {}
-        for person, fp in zip(people, fingerprints):
-            counts = seen.get(person)
-            if counts is None:
-                counts = seen[person] = dict(state["seen"].get(person, {}))
-            c = counts.get(int(fp), 0)
-            counts[int(fp)] = c + 1
-            spend[person] = spend.get(person, 0.0) + min(eps_perm, (c + 1) * eps_rep) - min(eps_perm, c * eps_rep)
-        after = {**state, "seen": {**state["seen"], **seen},
-                 "rounds": {**state["rounds"], round_id: state["rounds"].get(round_id, set()) | set(people)}}
-        return pd.Series(spend, dtype=np.float64), after
+        pairs = pd.MultiIndex.from_arrays([ids, pd.Index(np.asarray(fingerprints, dtype=np.uint64))],
+                                          names=["person", "fingerprint"])
+        new = pd.Series(1, index=pairs, dtype=np.int64).groupby(level=[0, 1], sort=False).sum()
+        before = state["counts"].reindex(new.index, fill_value=0).to_numpy() if len(state["counts"]) else \
+            np.zeros(len(new), dtype=np.int64)
+        after_counts = before + new.to_numpy()
+        gain = np.minimum(eps_perm, after_counts * eps_rep) - np.minimum(eps_perm, before * eps_rep)
+        spend = pd.Series(gain, index=new.index.get_level_values(0), dtype=np.float64).groupby(level=0,
+                                                                                              sort=False).sum()
+        counts = state["counts"].add(new, fill_value=0).astype(np.int64) if len(state["counts"]) else new
+        rounds = dict(state["rounds"])
+        if round_id is not None:
+            rounds[round_id] = ids.unique() if round_id not in rounds else rounds[round_id].append(ids).unique()
+        return spend, {**state, "counts": counts, "rounds": rounds}
+
+    def _longitudinal_rounds(self, rounds, people):
+        """Validate ``people`` and each ``(mechanism, fingerprints, round)``: the ids, and per round its stream
+        (identity and ε of the mechanism's permanent layer), fingerprints and round number.
+        """
+        ids = _person_ids(people, kind=self._kind)
+        out = []
+        for mechanism, fingerprints, round_id in rounds:
+            if not getattr(mechanism, "memoized", False):
+                raise TypeError(f"a longitudinal round takes a longitudinal mechanism (LGRR, LOSUE, LOLOHA, RAPPOR, "
+                                f"memoized OneBitMean/DBitFlip); got {type(mechanism).__name__}: record it with "
+                                "record()")
+            fps = np.asarray(fingerprints)
+            if fps.shape != (len(ids),) or fps.dtype != np.uint64:
+                raise ValueError(f"fingerprints must be one uint64 per person ({len(ids)}); got shape {fps.shape}, "
+                                 f"dtype {fps.dtype}")
+            if round_id is not None:
+                round_id = check_scalar(round_id, "round", int, low=0)
+            stream: dict[str, Any] = {
+                "id": f"{int(mechanism.tweak):016x}", "mechanism": str(mechanism._permanent_spec()),
+                "epsilon_permanent": float(mechanism.epsilon_permanent),
+                "epsilon_report": float(mechanism.epsilon_report)}
+            out.append((stream, fps, round_id))
+        return ids, out
+
+    def check_longitudinal(self, rounds: Any, *, people: Any, epsilon: float | None = None) -> None:
+        """Raise (or warn, per ``on_exceed``) if recording the longitudinal ``rounds`` — ``(mechanism,
+        fingerprints, round)`` each, over the same ``people`` — plus ``epsilon`` per row of one-shot reports would
+        take someone above the cap, or would record a round twice; records nothing. The integrations call it
+        before drawing any randomness (see :meth:`record_longitudinal`).
+        """
+        import pandas as pd
+
+        ids, checked = self._longitudinal_rounds(rounds, people)
+        people_list = ids.tolist()
+        total = _per_person(ids, _check_epsilon_spent(epsilon)) if epsilon is not None else pd.Series(dtype=np.float64)
+        states: dict = {}
+        for stream, fps, round_id in checked:
+            spend, states[stream["id"]] = self._longitudinal_spend(stream, people_list, fps.tolist(), round_id,
+                                                                   states.get(stream["id"]))
+            total = total.add(spend, fill_value=0.0)
+        self._over_cap(total)
 
     def record_longitudinal(self, mechanism: Any, *, people: Any, fingerprints: Any, round: int | None = None,
                             label: str | None = None) -> dict:
@@ -606,19 +653,8 @@ class PrivacyLedger:
         dict
             The entry (as :meth:`record`'s), with ``epsilon`` the largest ε any person added in this round.
         """
-        if not getattr(mechanism, "memoized", False):
-            raise TypeError(f"record_longitudinal takes a longitudinal mechanism (LGRR, LOSUE, LOLOHA, RAPPOR, memoized "
-                            f"OneBitMean/DBitFlip); got {type(mechanism).__name__}: record it with record()")
-        ids = _person_ids(people, kind=self._kind)
-        fps = np.asarray(fingerprints)
-        if fps.shape != (len(ids),) or fps.dtype != np.uint64:
-            raise ValueError(f"fingerprints must be one uint64 per person ({len(ids)}); got shape {fps.shape}, dtype "
-                             f"{fps.dtype}")
-        if round is not None:
-            round = check_scalar(round, "round", int, low=0)
-        stream: dict[str, Any] = {"id": f"{int(mechanism.tweak):016x}", "mechanism": str(mechanism._permanent_spec()),
-                  "epsilon_permanent": float(mechanism.epsilon_permanent),
-                  "epsilon_report": float(mechanism.epsilon_report)}
+        ids, rounds = self._longitudinal_rounds([(mechanism, fingerprints, round)], people)
+        (stream, fps, round), = rounds
         people_list = ids.tolist()
         spend, after = self._longitudinal_spend(stream, people_list, fps.tolist(), round)
         self._over_cap(spend)
@@ -661,7 +697,8 @@ class PrivacyLedger:
 
     def total(self, person: Any) -> float:
         """One person's total ε (0 for someone never recorded); TypeError for an id of the other kind than the
-        ledger's (``"7"`` in a ledger of int ids), which could never be found."""
+        ledger's (``"7"`` in a ledger of int ids), which could never be found.
+        """
         kind = _id_kind(person)
         if kind is None:
             raise TypeError(f"person must be an int or str id; got {type(person).__name__} {person!r}")
@@ -705,7 +742,10 @@ class PrivacyLedger:
         if not isinstance(entries, list):
             raise ValueError("privacy ledger JSON: 'entries' must be a list of collections; "
                              f"got {'nothing' if entries is None else type(entries).__name__}")
-        ledger = cls(data.get("cap"), on_exceed=data.get("on_exceed", "raise"))
+        try:
+            ledger = cls(data.get("cap"), on_exceed=data.get("on_exceed", "raise"))
+        except TypeError as exc:  # a cap of another kind: still one ValueError for a damaged ledger
+            raise ValueError(f"privacy ledger JSON: {exc}") from None
         policy, ledger.cap = ledger.cap, None  # replay without re-checking: the history is what it was
         for i, e in enumerate(entries):
             missing = [k for k in ("epsilon", "people") if not isinstance(e, dict) or k not in e]
@@ -734,8 +774,7 @@ class PrivacyLedger:
 
 def _check_delta_spent(delta):
     """A collection's δ as a float in [0, 1) (see :class:`PrivacyLedger`)."""
-    if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, numbers.Real):
-        raise TypeError(f"delta must be a number in [0, 1); got {type(delta).__name__} {delta!r}")
+    delta = check_scalar(delta, "delta", float, finite=False)
     if not 0 <= delta < 1:
         raise ValueError(f"delta must lie in [0, 1) (0 for pure epsilon-LDP; delta >= 1 promises nothing); "
                          f"got {delta!r}")
@@ -743,7 +782,4 @@ def _check_delta_spent(delta):
 
 
 def _check_epsilon_spent(epsilon):
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not math.isfinite(epsilon) \
-            or not epsilon > 0:
-        raise ValueError(f"epsilon must be a finite number > 0; got {epsilon!r}")
-    return float(epsilon)
+    return check_scalar(epsilon, "epsilon", float, low=0, include_boundaries="neither")

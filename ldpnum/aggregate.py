@@ -4,7 +4,6 @@ import hashlib
 import hmac
 import json
 import math
-import numbers
 import struct
 import zlib
 from collections.abc import Callable, Iterable
@@ -14,6 +13,7 @@ import numpy as np
 
 from ._counting import count_in_slices, n_threads
 from ._typing import ArrayLike, NDArray
+from ._validation import check_scalar
 from .spec import Spec, check_spec
 from .reports import code_dtype
 
@@ -50,7 +50,8 @@ def check_block_counts(counts: NDArray[Any], blocks: Any, offsets: Any, n_report
     """Count check of an aggregate made of blocks of single-code or support counts, one block per oracle
     (hierarchical levels, HDG grids): ``blocks[j].level_reports(block)`` gives block ``j``'s reports; a hashed
     block's support counts are at most its reports; the blocks' reports add up to ``n_reports`` (required
-    whenever there are counts). Messages number blocks from ``first``. Returns ``n_reports``."""
+    whenever there are counts). Messages number blocks from ``first``. Returns ``n_reports``.
+    """
     if n_reports is None:
         if int(np.sum(counts)):
             raise ValueError(f"aggregate of {spec}: n_reports is required (hashed {block}s store support counts, "
@@ -93,7 +94,8 @@ def single_code_counts(counts: NDArray[Any], total: int, n_reports: int | None, 
 
 def support_counts(counts: NDArray[Any], total: int, n_reports: int | None, spec: Any) -> int | None:
     """The count check of mechanisms whose report supports several cells (unary encodings, local
-    hashing, PI-RAPPOR): ``n_reports`` is stored and no count exceeds it."""
+    hashing, PI-RAPPOR): ``n_reports`` is stored and no count exceeds it.
+    """
     if n_reports is None:
         if total:
             raise ValueError(f"aggregate of {spec}: n_reports is required (each report of {spec.mechanism} "
@@ -162,11 +164,7 @@ class Aggregate:
                              f"({counts[bad[0]]})")
         total = _total(counts)
         if n_reports is not None:
-            if isinstance(n_reports, (bool, np.bool_)) or not isinstance(n_reports, numbers.Integral):
-                raise TypeError(f"n_reports must be an integer; got {type(n_reports).__name__} {n_reports!r}")
-            n_reports = int(n_reports)
-            if not 0 <= n_reports <= _I64_MAX:
-                raise ValueError(f"n_reports must be in [0, 2**63 - 1]; got {n_reports}")
+            n_reports = check_scalar(n_reports, "n_reports", int, low=0, high=_I64_MAX)
         check = _COUNT_CHECKS.get(spec.mechanism)
         if check is not None:
             n_reports = check(counts, total, n_reports, spec)
@@ -186,7 +184,8 @@ class Aggregate:
     def _merged(cls, counts, spec, n_reports, shuffle=None):
         """An aggregate built from the sum of two checked aggregates of one spec: every layout's rule
         (single codes sum to n; no count above n; per-block totals) is preserved by addition, so only
-        the overflow check (done by the caller) is needed."""
+        the overflow check (done by the caller) is needed.
+        """
         self = cls.__new__(cls)
         counts.flags.writeable = False
         self.counts = counts
@@ -260,7 +259,8 @@ class Aggregate:
     @property
     def shuffle(self) -> "ShuffleAmplification | None":
         """The central ε of the shuffled batch(es), a :class:`~ldpnum.accounting.ShuffleAmplification`
-        (computed once), or None when the aggregate is not declared shuffled (:meth:`shuffled`)."""
+        (computed once), or None when the aggregate is not declared shuffled (:meth:`shuffled`).
+        """
         if self._shuffle is None:
             return None
         if self._shuffle_amplification is None:
@@ -273,7 +273,8 @@ class Aggregate:
     @property
     def shuffle_epsilon0(self) -> float | None:
         """The local ε of each person's message in the shuffled batch: the spec's ε, or the larger ``epsilon0``
-        it was declared with (:meth:`shuffled`); None when not shuffled."""
+        it was declared with (:meth:`shuffled`); None when not shuffled.
+        """
         if self._shuffle is None:
             return None
         return self._shuffle[3] if len(self._shuffle) > 3 else self.spec.epsilon
@@ -672,7 +673,8 @@ class Aggregate:
 def _rebuild(counts, spec, n_reports, shuffle, cls=Aggregate):
     """An aggregate from its fields, every one checked: the constructor's count checks, then the shuffle
     declaration ``(delta, smallest batch, batches)`` (None when not shuffled), which must be possible for
-    its number of reports (used by unpickling, :meth:`Aggregate.from_bytes` and :meth:`Aggregate.from_frame`)."""
+    its number of reports (used by unpickling, :meth:`Aggregate.from_bytes` and :meth:`Aggregate.from_frame`).
+    """
     agg = cls(counts, spec, n_reports)
     if shuffle is None:
         return agg
@@ -685,10 +687,11 @@ def _rebuild(counts, spec, n_reports, shuffle, cls=Aggregate):
     delta = check_shuffle_delta(delta)
     try:
         epsilon0 = _check_epsilon0(shuffle[3] if len(shuffle) > 3 else None, spec)
+        smallest = check_scalar(smallest, "the smallest batch", int, low=1)
+        batches = check_scalar(batches, "batches", int, low=1)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"aggregate of {spec}: shuffle declaration: {exc}") from None
-    if any(isinstance(v, bool) or not isinstance(v, numbers.Integral) for v in (smallest, batches)) \
-            or not 1 <= batches or not 1 <= smallest or smallest * batches > agg.n_reports:
+    if smallest * batches > agg.n_reports:
         raise ValueError(f"aggregate of {spec}: shuffle declaration of {batches!r} batch(es) of at least "
                          f"{smallest!r} reports is impossible with {agg.n_reports} reports")
     return Aggregate._merged(agg.counts, spec, agg._n_reports,
@@ -699,8 +702,7 @@ def _check_epsilon0(epsilon0, spec):
     """``epsilon0`` of a shuffle declaration as a float (None: the spec's ε)."""
     if epsilon0 is None:
         return None
-    if isinstance(epsilon0, (bool, np.bool_)) or not isinstance(epsilon0, numbers.Real):
-        raise TypeError(f"epsilon0 must be a number; got {type(epsilon0).__name__} {epsilon0!r}")
+    epsilon0 = check_scalar(epsilon0, "epsilon0", float, finite=False)
     if not math.isfinite(epsilon0) or epsilon0 < spec.epsilon:
         raise ValueError(f"epsilon0 (the local epsilon of each person's shuffled message) must be finite and at "
                          f"least the report's own epsilon {spec.epsilon:g}; got {epsilon0!r}")

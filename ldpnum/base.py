@@ -58,7 +58,7 @@ def _register(cls: type["Mechanism"]) -> None:
         raise TypeError(f"{cls.__qualname__}.aliases must be a tuple of strings, not a string")
     if cls.input_kind not in ("values", "vector"):
         raise TypeError(f"{cls.__qualname__}.input_kind must be 'values' or 'vector'; got {cls.input_kind!r}")
-    target = (_MEMOIZED_REGISTRY if getattr(cls, "memoized", False)
+    target = (_MEMOIZED_REGISTRY if cls.memoized
               else _VECTOR_REGISTRY if cls.input_kind == "vector" else _REGISTRY)
     old = _REGISTRY.get(cls.name) or _VECTOR_REGISTRY.get(cls.name) or _MEMOIZED_REGISTRY.get(cls.name)
     if old is not None and not same(old):
@@ -146,8 +146,10 @@ def from_spec(spec: Spec) -> "Mechanism":
         cls = _all_registered().get(spec.mechanism)
     if cls is None:
         raise ValueError(f"unknown mechanism {spec.mechanism!r} in spec")
-    if getattr(cls, "memoized", False) and spec.get("round") is not None:
-        # A longitudinal mechanism's reports carry their collection round; the mechanism is the same every round.
+    round_id = spec.get("round") if cls.memoized else None
+    if round_id is not None:
+        # A longitudinal mechanism's spec may record a collection round: the mechanism is rebuilt from the rest,
+        # then bound to that round (ldpnum.longitudinal.Longitudinal.at_round).
         spec = dataclasses.replace(spec, params=tuple((k, v) for k, v in spec.params if k != "round"))
     try:
         mech = cls._from_spec(spec)
@@ -170,7 +172,7 @@ def from_spec(spec: Spec) -> "Mechanism":
         raise ValueError(f"spec of {spec.mechanism!r} names unknown parameter(s) {', '.join(map(repr, unknown))}; "
                          f"{cls.__name__} takes {', '.join(map(repr, sorted(dict(mech.spec.params))))}")
     check_spec(spec, mech.spec, "the spec")
-    return mech
+    return mech if round_id is None else mech.at_round(round_id)
 
 
 @functools.lru_cache(maxsize=128)
@@ -180,7 +182,8 @@ def _cached_from_spec(spec):
 
 def mechanism_for(spec: Spec) -> "Mechanism":
     """The mechanism of ``spec``, shared: mechanisms are immutable, so one instance per spec serves every
-    reader (specs with unhashable parameters are rebuilt each time)."""
+    reader (specs with unhashable parameters are rebuilt each time).
+    """
     try:
         return _cached_from_spec(spec)
     except TypeError:
@@ -193,7 +196,8 @@ def _shows_shuffle(estimate):
     """``estimate`` (a mechanism's ``estimate_*`` method, whose first argument is Reports or an Aggregate) such that
     an estimate made from an aggregate declared shuffled (:meth:`~ldpnum.Aggregate.shuffled`) carries that
     aggregate's central ε (``result.shuffle``), whatever the result type: the one place where shuffled
-    collections reach results, applied to every mechanism by :meth:`Mechanism.__init_subclass__`."""
+    collections reach results, applied to every mechanism by :meth:`Mechanism.__init_subclass__`.
+    """
     @functools.wraps(estimate)
     def method(self, *args, **kwargs):
         result = estimate(self, *args, **kwargs)
@@ -229,6 +233,9 @@ class Mechanism:
     #: :func:`registered`) or ``"vector"`` (a row of an ``(n, d)`` array; found by :func:`lookup` and
     #: :func:`from_spec` only).
     input_kind: ClassVar[str] = "values"
+    #: Whether reports are memoized responses derived from each person's key (:mod:`ldpnum.longitudinal`): such
+    #: a mechanism's ``privatize`` needs ``keys=``, and the front ends pass them (they ask this, not the type).
+    memoized: ClassVar[bool] = False
     #: The integer plan of the kernels, set by each subclass's constructor.
     _plan: Any
 
@@ -245,7 +252,8 @@ class Mechanism:
     def _check_counts(cls, counts, total, n_reports, spec):
         """How an aggregate's counts must relate to its number of reports (see
         :func:`ldpnum.aggregate.register_count_check`). Default: one code per report, so the counts sum to
-        ``n_reports``. Mechanisms whose reports add to several counts override this."""
+        ``n_reports``. Mechanisms whose reports add to several counts override this.
+        """
         return single_code_counts(counts, total, n_reports, spec)
 
     def __init__(self, epsilon: float, bounds: Bounds) -> None:
@@ -405,7 +413,8 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
         """Draw words (after validation) and run the kernel block by block; wrap the codes as Reports.
 
         ``run(values, words, out)`` replaces :meth:`_run_kernel` (a mechanism that also collects per-record
-        flags from its kernel passes a closure); blocks are run in record order."""
+        flags from its kernel passes a closure); blocks are run in record order.
+        """
         source = resolve_rng(rng)
         if run is None:
             run = self._run_kernel
@@ -447,7 +456,8 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
     def source_columns(self, key: Any) -> list | None:
         """The value columns a table key names for this mechanism: None for a mechanism of one column (the
         key is that column); for one that reads a vector per row (``input_kind == "vector"``), the columns of
-        its tuple key, one per coordinate."""
+        its tuple key, one per coordinate.
+        """
         if self.input_kind == "vector":
             if not isinstance(key, tuple):
                 raise TypeError(f"{type(self).__name__} privatizes one vector per row: name its value columns with "
@@ -477,14 +487,16 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
 
     def column_codes(self, reports: Reports) -> np.ndarray:
         """Each report as one non-negative integer code, for a table column; :meth:`reports_from_column`
-        inverts it. The default: the report codes themselves (one per person)."""
+        inverts it. The default: the report codes themselves (one per person).
+        """
         self.check_column_codes()
         check_spec(self.spec, reports.spec, "reports")
         return reports.codes
 
     def reports_from_column(self, codes: ArrayLike) -> Reports:
         """The :class:`~ldpnum.Reports` behind the codes of a table column (:meth:`column_codes`'s inverse);
-        codes outside the alphabet raise ValueError."""
+        codes outside the alphabet raise ValueError.
+        """
         self.check_column_codes()
         return Reports(codes, self.spec)
 
@@ -522,7 +534,8 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
         """The estimate that answers quantiles and ranges of the values: the range tree's (``estimate_ranges``)
         where the mechanism has one (hierarchical histograms, HDG's grids), else its reconstructed
         distribution (``estimate_distribution``); TypeError for mechanisms that estimate means, frequencies
-        or items only. ``kwargs`` go to that estimator."""
+        or items only. ``kwargs`` go to that estimator.
+        """
         if self.offers("estimate_ranges"):
             return self.estimate_ranges(data, **kwargs)  # type: ignore[attr-defined]
         if self.offers("estimate_distribution"):
@@ -562,7 +575,8 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
 
     def _describe_estimate(self, agg: Aggregate, bootstrap: int | None, rng: SeedLike) -> Any:
         """The :meth:`queryable_estimate` of ``agg`` for :meth:`describe_rows` (None when the mechanism has
-        none), with ``bootstrap`` replicates when its distribution estimator takes them."""
+        none), with ``bootstrap`` replicates when its distribution estimator takes them.
+        """
         if not (self.offers("estimate_ranges") or self.offers("estimate_distribution")):
             return None
         import inspect

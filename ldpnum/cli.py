@@ -46,7 +46,7 @@ and :func:`ldpnum.io.heavy_hitters_file` (also importable from here). The file m
 their MAC, spec, key and ledger files, and streaming a file through the collection layer) lives in
 :mod:`ldpnum.io`; this module parses arguments and prints.
 
-``ldpnum demo [heavy-hitters] [--rng N]``
+``ldpnum demo [heavy-hitters|vectors|telemetry] [--rng N]``
     Demos on the data shipped in :mod:`ldpnum.data` (no input file). Plain ``ldpnum demo`` (``make demo``)
     runs :func:`ldpnum.demo.demo_distribution` and :func:`ldpnum.demo.demo` on the NYC flights;
     ``ldpnum demo heavy-hitters [--epsilon 4] [--n 1e6] [--top-k 20]`` runs
@@ -68,8 +68,10 @@ import json
 import math
 import os
 import sys
+from collections.abc import Mapping
+from typing import Any
 
-from .base import bounded_mechanisms, from_spec, lookup, mechanism_spellings, mechanisms_offering
+from .base import Mechanism, bounded_mechanisms, from_spec, lookup, mechanism_spellings, mechanisms_offering
 from .collect import QUERIES, STRATEGIES, MarginalQueryError, answer_queries, empty_values, record_ledger
 from .io import (
     DEFAULT_BATCH_SIZE,
@@ -91,6 +93,8 @@ from .io import (
     write_plot,
     write_spec_file,
 )
+from ._results import thaw
+from ._typing import Bounds
 
 __all__ = ["MECHANISM_ALIASES",  # noqa: F822 (provided by the module __getattr__ below)
            "aggregate_file", "heavy_hitters_file", "main", "main_exit", "make_mechanism", "privatize_file"]
@@ -99,7 +103,7 @@ __all__ = ["MECHANISM_ALIASES",  # noqa: F822 (provided by the module __getattr_
 MAX_PRINTED_CATEGORIES = 64
 
 #: The demos ``ldpnum demo`` runs besides the default flights demo.
-DEMOS = ("heavy-hitters", "vectors")
+DEMOS = ("heavy-hitters", "vectors", "telemetry")
 
 #: What ``ldpnum estimate`` can estimate.
 WHATS = QUERIES
@@ -134,7 +138,7 @@ def _mechanism_class(name):
     return cls
 
 
-def make_mechanism(name, epsilon, bounds, params=None):
+def make_mechanism(name: str, epsilon: float, bounds: Bounds, params: Mapping[str, Any] | None = None) -> Mechanism:
     """Build a numerical mechanism from its command-line name.
 
     Parameters
@@ -233,7 +237,8 @@ def _parse_range(tokens):
 def _check_request(mech, whats, args):
     """What to estimate (``whats``, or the mechanism's default when None), checked against the mechanism and
     the plot destination before a report is read: a wrong request fails at once, not after streaming a
-    large file."""
+    large file.
+    """
     name = mech.spec.mechanism
     is_marginals = mech.offers("estimate_marginals")
     if is_marginals or (whats and "marginals" in whats) or args.marginal is not None:
@@ -371,7 +376,8 @@ def _print_estimates(out, head, file):
 
 def _open_ledger(args, mechanisms):
     """``(ledger, people)`` for ``privatize --ledger``, after checking the cap (nothing is drawn before);
-    ``(None, None)`` without a ledger."""
+    ``(None, None)`` without a ledger.
+    """
     if args.ledger is None:
         for flag, value in (("--people-column", args.people_column), ("--ledger-cap", args.ledger_cap),
                             ("--label", args.label)):
@@ -397,7 +403,8 @@ def _open_ledger(args, mechanisms):
 
 def _check_shuffle_declaration(args, agg):
     """Refuse reports whose shuffle declaration differs from the deployed one (``--expect-spec``), or say that
-    it was not checked."""
+    it was not checked.
+    """
     found = check_shuffle_declaration(args.reports, agg, getattr(args, "expect_spec", None))
     if found is not None:
         print(f"ldpnum: note: the shuffle declaration (central delta {found:g}) was read from the file and not "
@@ -426,7 +433,8 @@ def _explicit_spec(args):
 
 def _heavy_classes():
     """``--method`` name -> class of every registered mechanism that estimates heavy hitters (their spec
-    names and aliases, read from the registry: a new heavy-hitter mechanism needs no edit here)."""
+    names and aliases, read from the registry: a new heavy-hitter mechanism needs no edit here).
+    """
     classes = mechanisms_offering("estimate_heavy_hitters")
     return {alias: classes[name] for alias, name in mechanism_spellings(classes).items()}
 
@@ -494,7 +502,7 @@ def _cmd_heavy_hitters(args):
                "frequencies": est.frequencies.tolist(), "counts": est.counts.tolist(),
                "standard_errors": est.standard_errors.tolist(),
                "ci": {"level": args.level, "low": ci.low.tolist(), "high": ci.high.tolist()},
-               "provenance": _json_plain(est.provenance), "n_truncated": info["truncated"],
+               "provenance": thaw(est.provenance), "n_truncated": info["truncated"],
                "simulation": args.rng is not None, "rng": args.rng}
         if mech.item_type == "bytes":
             doc["item_encoding"] = "hex"
@@ -502,17 +510,6 @@ def _cmd_heavy_hitters(args):
     else:
         _print_heavy(est, args, info, sys.stdout)
     return 0
-
-
-def _json_plain(value):
-    """A frozen provenance mapping (tuples, read-only mappings) as plain JSON values."""
-    from collections.abc import Mapping
-
-    if isinstance(value, Mapping):
-        return {str(k): _json_plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_plain(v) for v in value]
-    return value
 
 
 # -- argument parsing --------------------------------------------------------------------------------------
@@ -714,12 +711,15 @@ def _parser():
                     "the 50,000 most frequent English words (wordfreq), one word each, find the most frequent "
                     "words with PEM, and print estimated vs true rank and share with the time taken. With "
                     "`vectors`: estimate the mean of the 1,797 normalized handwritten-digit images (64 pixels, UCI) "
-                    "with PrivUnitG (one compressed report per person) and compare it with the true mean.",
+                    "with PrivUnitG (one compressed report per person) and compare it with the true mean. With "
+                    "`telemetry`: simulated devices report their most used app every day for 30 days through "
+                    "LGRR with memoized responses; per day, the estimated vs true share and each device's epsilon "
+                    "spent under memoization vs naive daily collection.",
         epilog="Examples: `ldpnum demo`; `ldpnum demo heavy-hitters`; "
-               "`ldpnum demo heavy-hitters --epsilon 2 --n 1e7 --top-k 50 --rng 0`; `ldpnum demo vectors --epsilon 4`.")
-    d.add_argument("which", nargs="?", choices=DEMOS, default=None, metavar="{heavy-hitters,vectors}",
-                   help="the heavy-hitter demo on English words, or the vector-mean demo on handwritten digits "
-                        "(default: the flights demo)")
+               "`ldpnum demo heavy-hitters --epsilon 2 --n 1e7 --top-k 50 --rng 0`; `ldpnum demo vectors --epsilon 4`; `ldpnum demo telemetry --n 1e5`.")
+    d.add_argument("which", nargs="?", choices=DEMOS, default=None, metavar="{heavy-hitters,vectors,telemetry}",
+                   help="the heavy-hitter demo on English words, the vector-mean demo on handwritten digits, or the "
+                        "daily telemetry demo with memoized responses (default: the flights demo)")
     d.add_argument("--rng", type=_seed, default=None, help="seed for a reproducible simulation (default: secure)")
     d.add_argument("--plot", default=None,
                    help=f"flights demo: where to write the PNG of estimated vs true distributions (default "
@@ -727,7 +727,8 @@ def _parser():
     d.add_argument("--epsilon", "-e", type=float, default=None, metavar="EPS",
                    help="heavy-hitters, vectors: privacy parameter of each person's report, in (0, 20] (default 4)")
     d.add_argument("--n", type=_people, default=None, metavar="N",
-                   help="heavy-hitters: number of people sampled, e.g. 1e6 (default 1,000,000)")
+                   help="heavy-hitters: number of people sampled, e.g. 1e6 (default 1,000,000); telemetry: number of "
+                        "devices (default 100,000)")
     d.add_argument("--top-k", "-k", type=_positive_int, default=None, metavar="K",
                    help="heavy-hitters: how many of the most frequent words to find (default 20)")
     return parser
@@ -737,7 +738,8 @@ def _parser():
 
 def _multi_column_mechanisms(args):
     """``{(c1, c2, ...): mechanism}`` of ``--columns`` with their ``--spec``s (built by ``from_spec``; the
-    mechanism itself decides whether it reads those columns)."""
+    mechanism itself decides whether it reads those columns).
+    """
     if len(args.spec) != len(args.columns):
         raise CLIError(f"--columns was given {len(args.columns)} time(s) and --spec {len(args.spec)}: give one --spec "
                        "per --columns, in the same order")
@@ -905,6 +907,13 @@ def _cmd_demo(args):
 
         demo_vectors(rng=args.rng, **({} if args.epsilon is None else {"epsilon": args.epsilon}))
         return 0
+    if args.which == "telemetry":
+        if args.plot is not None or args.epsilon is not None or args.top_k is not None:
+            raise CLIError("`ldpnum demo telemetry` takes --n and --rng only")
+        from .demo import demo_telemetry
+
+        demo_telemetry(rng=args.rng, **({} if args.n is None else {"n": args.n}))
+        return 0
     if args.which == "heavy-hitters":
         if args.plot is not None:
             raise CLIError("--plot applies to the flights demo (`ldpnum demo`), not to `ldpnum demo heavy-hitters`")
@@ -962,7 +971,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _terminate_as_interrupt():
     """Make SIGTERM unwind like Ctrl-C (so a stopped ``privatize`` removes its hidden file); returns the
-    previous handler (None when signals cannot be set here, e.g. outside the main thread)."""
+    previous handler (None when signals cannot be set here, e.g. outside the main thread).
+    """
     import signal
     import threading
 
@@ -984,7 +994,8 @@ def _restore_terminate(previous):
 
 def _negative_numbers(argv):
     """Keep negative numbers written in exponent form (``-1e308``, ``-2E3``) as values: argparse takes an
-    argument that starts with ``-`` for an option unless it looks like a plain negative number."""
+    argument that starts with ``-`` for an option unless it looks like a plain negative number.
+    """
     import re
 
     argv = list(sys.argv[1:] if argv is None else argv)

@@ -89,10 +89,11 @@ from ._frame import (
 from ._random import MAX_ASSIGNED, assign_columns, child_rng, resolve_rng
 from ._results import named
 from ._typing import SeedLike
-from ._validation import check_choice
+from ._validation import check_choice, check_scalar
 from .aggregate import Aggregate
 from .base import ESTIMATORS
 from .exceptions import BudgetWarning
+from .longitudinal.keys import ClientKeys, check_keys
 from .mechanisms import Mechanism, from_spec
 from .reports import Reports
 from .spec import Spec, check_spec
@@ -223,6 +224,29 @@ class CollectionPlan:
         return {c.label: c.sources for c in self.columns}
 
     @property
+    def memoized(self) -> bool:
+        """Whether some column's reports are memoized responses (:mod:`ldpnum.longitudinal`): the collection
+        then needs each row's key.
+        """
+        return any(c.mechanism.memoized for c in self.columns)
+
+    def longitudinal_rounds(self, values: list, keys: Any) -> list:
+        """``[(mechanism, fingerprints, round), ...]`` of the memoized columns, from their validated ``values``
+        (in column order) and the rows' ``keys``: what the ledger charges them by
+        (:meth:`ldpnum.PrivacyLedger.check_longitudinal`).
+        """
+        return [(c.mechanism, c.mechanism.prepared_fingerprints(x, keys), c.mechanism.round)
+                for c, x in zip(self.columns, values) if c.mechanism.memoized]
+
+    @property
+    def one_shot_epsilon(self) -> float | None:
+        """The ε each row spends on the columns that are not memoized ("all-columns"; None when there are none):
+        charged per collection, while memoized columns are charged per memoized value.
+        """
+        epsilons = [c.mechanism.epsilon for c in self.columns if not c.mechanism.memoized]
+        return float(math.fsum(epsilons)) if epsilons else None
+
+    @property
     def split(self) -> bool:
         """Whether each row reports one column ("one-column-per-row")."""
         return self.strategy == "one-column-per-row"
@@ -242,7 +266,8 @@ class CollectionPlan:
         """The collection's ldpnum record (:func:`ldpnum._frame.report_record`): every column's spec and value
         columns, the strategy, ``epsilon_per_row``, and optionally the digests of the codes and the central δ of
         a shuffled collection. The pandas accessor keeps it in ``attrs``, the command line in the Parquet
-        file's metadata."""
+        file's metadata.
+        """
         return report_record(self.specs, strategy=self.strategy, epsilon_per_row=self.epsilon_per_row,
                              digests=digests, sources={c.label: c.sources for c in self.columns if c.sources},
                              shuffle_delta=shuffle_delta)
@@ -252,12 +277,13 @@ class CollectionPlan:
         "one-column-per-row" the rows' columns from ``child_rng(rng, m)`` (the last stream).
 
         Each is a Generator shared by all batches (words are consumed in row order, so the reports do not
-        depend on the batch size), or None for secure randomness (``rng=None``: each draw keyed afresh)."""
+        depend on the batch size), or None for secure randomness (``rng=None``: each draw keyed afresh).
+        """
         m = len(self.columns)
         return [None if rng is None else np.random.default_rng(child_rng(rng, j)) for j in range(m + self.split)]
 
 
-def plan_columns(mechanisms: Mapping, strategy: str) -> CollectionPlan:
+def plan_columns(mechanisms: Mapping, strategy: str, *, round: int | None = None) -> CollectionPlan:
     """Plan the report columns of ``mechanisms`` (key -> mechanism) under ``strategy``.
 
     A tuple key names the value columns of a vector mechanism (the mechanism decides:
@@ -289,7 +315,46 @@ def plan_columns(mechanisms: Mapping, strategy: str) -> CollectionPlan:
         raise ValueError(f"two keys give the same report column label; labels: {list(labels.values())}")
     if strategy == "one-column-per-row" and len(keys) > MAX_COLUMNS:
         raise ValueError(f"one-column-per-row handles at most {MAX_COLUMNS} columns; got {len(keys)}")
-    return CollectionPlan(tuple(ColumnPlan(k, labels[k], mechanisms[k], sources[k]) for k in keys), strategy)
+    mechs = dict(mechanisms)
+    if round is not None:
+        if not any(getattr(m, "memoized", False) for m in mechs.values()):
+            raise ValueError("round= numbers the rounds of a longitudinal collection; none of these mechanisms is "
+                             "longitudinal (LGRR, LOSUE, LOLOHA, RAPPOR, memoized OneBitMean/DBitFlip)")
+        mechs = {k: m.at_round(round) if getattr(m, "memoized", False) else m for k, m in mechs.items()}
+    return CollectionPlan(tuple(ColumnPlan(k, labels[k], mechs[k], sources[k]) for k in keys), strategy)
+
+
+def align_keys(keys: Any, n_rows: int, people: Any = None) -> ClientKeys | None:
+    """The rows' :class:`~ldpnum.ClientKeys`, row for row (None when ``keys`` is None).
+
+    ``keys`` is either ClientKeys for the rows, in order, or a DataFrame of key words indexed by person id
+    (:meth:`ldpnum.ClientKeys.to_frame` with ``index=ids``), matched to ``people`` (one id per row: the frame's
+    index, or the ledger's people): a person in several rows (panel data) uses their one key in each.
+
+    Raises
+    ------
+    TypeError
+        For keys of another kind.
+    ValueError
+        For ClientKeys of another length, or people without a key in the DataFrame.
+    """
+    if keys is None or isinstance(keys, ClientKeys):
+        return None if keys is None else check_keys(keys, n_rows)
+    if isinstance(keys, pd.DataFrame):
+        if people is None:
+            raise ValueError("keys given as a DataFrame are matched to the rows' person ids; name them (people=)")
+        ids = pd.Index(people)
+        if not keys.index.is_unique:
+            dup = keys.index[keys.index.duplicated()][0]
+            raise ValueError(f"keys name person {dup!r} more than once; a person holds one key")
+        found = keys.index.get_indexer(ids)
+        if (found < 0).any():
+            bad = np.flatnonzero(found < 0)
+            raise ValueError(f"keys hold no key for {bad.size} of the rows' people, first {ids[bad[0]]!r} (row "
+                             f"{bad[0]}): a key file for other people?")
+        return ClientKeys.from_frame(keys.iloc[found])
+    raise TypeError(f"keys must be ClientKeys (row for row) or a DataFrame of ClientKeys.to_frame(index=people ids); "
+                    f"got {type(keys).__name__}")
 
 
 def assign_rows(stream: Any, n: int, m: int) -> list[np.ndarray]:
@@ -310,7 +375,8 @@ def assign_rows(stream: Any, n: int, m: int) -> list[np.ndarray]:
 
 def fill_values(fill_value: Any, columns: list) -> dict:
     """Each column's public fill value: ``fill_value`` for every column, or a mapping column -> value (which
-    must name privatized columns only)."""
+    must name privatized columns only).
+    """
     if isinstance(fill_value, Mapping):
         unknown = [c for c in fill_value if c not in columns]
         if unknown:
@@ -344,7 +410,8 @@ def takes_unknown(mech: Any) -> bool:
 def prepare_column(mech: Any, x: Any, name: str | None, nan_policy: str = "raise", fill_value: Any = None,
                    unknown: str = "raise", **options: Any) -> Any:
     """``mech.prepare_values`` of one column (validated, nothing drawn), with ``unknown=`` for the mechanisms
-    that take it; ``options`` (e.g. ``out_of_range``) go to ``prepare_values`` unchanged."""
+    that take it; ``options`` (e.g. ``out_of_range``) go to ``prepare_values`` unchanged.
+    """
     if unknown == "raise":
         return mech.prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value, **options)
     if not takes_unknown(mech):
@@ -361,7 +428,8 @@ def check_shuffle(shuffled: Any, shuffle_delta: Any, obj: Any = None) -> float |
     A declaration is refused for reports that keep an identifying index (``obj``'s index other than a
     RangeIndex of positions): the reports keep their input's index, and a shuffled batch must reach the
     analyst with nothing that links a report to its sender (the command line likewise refuses ``--shuffled``
-    with ``--keep``)."""
+    with ``--keep``).
+    """
     if not isinstance(shuffled, (bool, np.bool_)):
         raise TypeError(f"shuffled must be True or False; got {type(shuffled).__name__} {shuffled!r}")
     from .accounting import check_shuffle_delta
@@ -376,17 +444,8 @@ def check_shuffle(shuffled: Any, shuffle_delta: Any, obj: Any = None) -> float |
     return delta if shuffled else None
 
 
-def check_ledger(ledger: Any, epsilon: float, obj: Any, people: Any) -> Any:
-    """The people ids of a collection about to be drawn from the rows of ``obj`` (a pandas object), after the
-    ledger's cap check (None without a ledger).
-
-    ``people`` gives one id per row (default: the index), or names the DataFrame's column of ids."""
-    if ledger is None:
-        if people is not None:
-            raise ValueError("people= names the rows' people for a ledger; pass ledger= too")
-        return None
-    if not (hasattr(ledger, "check") and hasattr(ledger, "record")):
-        raise TypeError(f"ledger must be an ldpnum.PrivacyLedger; got {type(ledger).__name__}")
+def people_ids(obj: Any, people: Any) -> Any:
+    """The rows' person ids: ``people`` (one per row, or a DataFrame's column of ids), or ``obj``'s index."""
     if people is not None and (isinstance(people, (str, bytes)) or np.ndim(people) == 0):
         # one label: a DataFrame's column of person ids (as the command line's --people-column), never the
         # characters of a string read as ids
@@ -403,18 +462,73 @@ def check_ledger(ledger: Any, epsilon: float, obj: Any, people: Any) -> Any:
         raise ValueError(f"people has {len(people)} ids for {len(obj)} rows")
     if isinstance(ids, pd.Series):
         ids = pd.Index(ids.to_numpy() if ids.dtype.kind in "iuO" else ids.astype(object).to_numpy())
-    ledger.check(epsilon=epsilon, people=ids)
     return ids
 
 
-def record_ledger(ledger: Any, *, epsilon: float, people: Any, specs: Any, strategy: str | None = None,
+def check_ledger(ledger: Any, epsilon: float | None, obj: Any, people: Any, rounds: list | None = None) -> Any:
+    """The people ids of a collection about to be drawn from the rows of ``obj`` (a pandas object), after the
+    ledger's cap check (None without a ledger).
+
+    ``people`` gives one id per row (default: the index), or names the DataFrame's column of ids. ``rounds``:
+    the memoized columns' :meth:`CollectionPlan.longitudinal_rounds` (then ``epsilon`` is the one-shot columns'
+    ε per row, or None), checked together with the one-shot columns.
+    """
+    if ledger is None:
+        if people is not None:
+            raise ValueError("people= names the rows' people for a ledger; pass ledger= too")
+        return None
+    if not (hasattr(ledger, "check") and hasattr(ledger, "record")):
+        raise TypeError(f"ledger must be an ldpnum.PrivacyLedger; got {type(ledger).__name__}")
+    ids = people_ids(obj, people)
+    if rounds:
+        ledger.check_longitudinal(rounds, people=ids, epsilon=epsilon)
+    else:
+        ledger.check(epsilon=epsilon, people=ids)
+    return ids
+
+
+def check_keys_and_rounds(plan: CollectionPlan, values: list, keys: Any, obj: Any, people: Any, ledger: Any,
+                          shuffled: bool) -> tuple:
+    """The rows' keys (:func:`align_keys`) and, with a ledger, the memoized columns' rounds to charge
+    (:meth:`CollectionPlan.longitudinal_rounds`); one clear error, before anything is drawn, for keys missing,
+    given for no memoized column, or a memoized collection declared shuffled (the shuffle's amplification
+    assumes fresh randomness in every report, and memoized answers repeat across rounds).
+    """
+    row_keys = align_keys(keys, len(obj), people_ids(obj, people) if isinstance(keys, pd.DataFrame) else None)
+    if not plan.memoized:
+        if row_keys is not None:
+            raise ValueError("keys= are each person's keys for longitudinal mechanisms (LGRR, LOSUE, LOLOHA, RAPPOR, "
+                             "memoized OneBitMean/DBitFlip); none of these columns is memoized")
+        return None, None
+    if row_keys is None:
+        raise TypeError("longitudinal (memoized) columns need each person's key: pass keys=ClientKeys (row for row) "
+                        "or keys=ClientKeys.to_frame(index=person ids)")
+    if shuffled:
+        raise ValueError("shuffled=True is not available for longitudinal columns: shuffle amplification assumes "
+                         "fresh randomness in every report, and memoized answers repeat across rounds")
+    if ledger is None:
+        return row_keys, None
+    if plan.split:
+        raise ValueError("a ledger for longitudinal columns under 'one-column-per-row' is not supported: use "
+                         "'all-columns' (each memoized column is charged per memoized value)")
+    return row_keys, plan.longitudinal_rounds(values, row_keys)
+
+
+def record_ledger(ledger: Any, *, epsilon: float | None, people: Any, specs: Any, strategy: str | None = None,
                   label: str | None = None, shuffled: bool = False, shuffle_delta: float = 1e-6,
-                  counts: Any = ()) -> None:
-    """Charge a drawn collection to ``ledger``: each of ``people`` spends ``epsilon``.
+                  counts: Any = (), rounds: list | None = None) -> None:
+    """Charge a drawn collection to ``ledger``: each of ``people`` spends ``epsilon`` (the one-shot columns'; None
+    when every column is memoized), and each memoized column's round (``rounds``, see :func:`check_ledger`) what
+    it adds to each person's longitudinal bound.
 
     Declared shuffled, the entry shows the central ε of the smallest non-empty report column (``counts``:
     the number of reports of each column; under "one-column-per-row" each column's estimates show the central
-    ε of its own reports, so the entry states the largest of them, and the two agree)."""
+    ε of its own reports, so the entry states the largest of them, and the two agree).
+    """
+    for mech, fingerprints, round_id in rounds or ():
+        ledger.record_longitudinal(mech, people=people, fingerprints=fingerprints, round=round_id, label=label)
+    if epsilon is None:
+        return
     ledger.record(epsilon=epsilon, people=people, specs=specs, strategy=strategy, label=label, shuffled=shuffled,
                   shuffle_delta=shuffle_delta,
                   shuffle_n=min((c for c in counts if c), default=None) if shuffled else None)
@@ -460,7 +574,7 @@ class BatchReports:
 
 
 def privatize_batch(plan: CollectionPlan, values: list, streams: list, n_rows: int, *,
-                    digest: bool = True) -> BatchReports:
+                    digest: bool = True, keys: Any = None) -> BatchReports:
     """Randomize one batch of rows: every report column of ``plan`` from its validated values.
 
     Parameters
@@ -476,6 +590,9 @@ def privatize_batch(plan: CollectionPlan, values: list, streams: list, n_rows: i
         Rows in the batch.
     digest : bool, default True
         Whether to compute the digest of each column's codes.
+    keys : ClientKeys, optional
+        The rows' keys, row for row (:func:`align_keys`): required when a column is memoized
+        (:attr:`CollectionPlan.memoized`), refused otherwise.
 
     Returns
     -------
@@ -505,6 +622,18 @@ def privatize_batch(plan: CollectionPlan, values: list, streams: list, n_rows: i
     for col, x in zip(plan.columns, values):
         if len(x) != n_rows:
             raise ValueError(f"the values of report column {col.label!r} hold {len(x)} rows; the batch has {n_rows}")
+    if plan.memoized:
+        keys = check_keys(keys, n_rows)
+    elif keys is not None:
+        raise ValueError("keys= are each person's keys for longitudinal mechanisms (LGRR, LOSUE, LOLOHA, RAPPOR, "
+                         "memoized OneBitMean/DBitFlip); none of these columns is memoized")
+
+    def randomize(j, x, rows_j=None):
+        mech = plan.columns[j].mechanism
+        if mech.memoized:
+            return mech._randomize(x, streams[j], keys=keys if rows_j is None else keys[rows_j])
+        return mech._randomize(x, streams[j])
+
     # Everything is valid: from here on, words are drawn.
     rows = assign_rows(streams[m], n_rows, m) if plan.split else None
     codes: dict = {}
@@ -513,12 +642,12 @@ def privatize_batch(plan: CollectionPlan, values: list, streams: list, n_rows: i
     for j, col in enumerate(plan.columns):
         mech = col.mechanism
         if rows is None:
-            own = mech.column_codes(mech._randomize(values[j], streams[j]))
+            own = mech.column_codes(randomize(j, values[j]))
             codes[col.label], missing[col.label] = _owned(own), None
         else:
             sub = values[j][rows[j]]
             sub.flags.writeable = False
-            own = mech.column_codes(mech._randomize(sub, streams[j]))
+            own = mech.column_codes(randomize(j, sub, rows[j]))
             full = np.zeros(n_rows, dtype=own.dtype)
             full[rows[j]] = own
             mask = np.ones(n_rows, dtype=bool)
@@ -564,11 +693,7 @@ def _check_seed(seed):
 
 
 def _check_index(partition_index):
-    if isinstance(partition_index, (bool, np.bool_)) or not isinstance(partition_index, numbers.Integral):
-        raise TypeError(f"partition_index must be an int; got {type(partition_index).__name__}")
-    if int(partition_index) < 0:
-        raise ValueError(f"partition_index must be non-negative; got {int(partition_index)}")
-    return int(partition_index)
+    return check_scalar(partition_index, "partition_index", int, low=0)
 
 
 def partition_rng(seed: Any, partition_index: Any) -> Any:
@@ -639,7 +764,7 @@ def _copy_other_attrs(src, dst):
 def privatize_series(s: "pd.Series", mechanism: Mechanism, *, rng: SeedLike = None, nan_policy: str = "raise",
                      fill_value: Any = None, ledger: Any = None, people: Any = None, label: str | None = None,
                      shuffled: bool = False, shuffle_delta: float = 1e-6, unknown: str = "raise",
-                     _digest: bool = True) -> "pd.Series":
+                     keys: Any = None, round: int | None = None, _digest: bool = True) -> "pd.Series":
     """Privatize one column: a new Series of report codes, same index and name, spec in its ``attrs``.
 
     Parameters
@@ -678,6 +803,14 @@ def privatize_series(s: "pd.Series", mechanism: Mechanism, *, rng: SeedLike = No
         For categorical mechanisms (frequency oracles): codes outside ``[0, k)`` raise (default) or, with
         ``"uniform"``, are reported uniformly at random (as the mechanism's own ``privatize(..., unknown=)``).
         Refused for other mechanisms.
+    keys : ClientKeys or pandas.DataFrame, optional
+        Each person's key, for a longitudinal (memoized) mechanism (required then, refused otherwise):
+        :class:`~ldpnum.ClientKeys` row for row, or ``ClientKeys.to_frame(index=ids)`` matched to the rows'
+        people (the index, or ``people``), so a person in several rows uses their one key.
+    round : int, optional
+        The round of a longitudinal collection, recorded in the column's spec (aggregates of two rounds do not
+        merge); the ledger charges each person per memoized value
+        (:meth:`~ldpnum.PrivacyLedger.record_longitudinal`), not per round.
 
     Returns
     -------
@@ -721,13 +854,16 @@ def privatize_series(s: "pd.Series", mechanism: Mechanism, *, rng: SeedLike = No
     check_rng(rng)
     values = prepare_column(mechanism, s, column_subject(s.name), nan_policy, fill_value, unknown)
     delta = check_shuffle(shuffled, shuffle_delta, s)
-    ids = check_ledger(ledger, mechanism.epsilon, s, people)
-    plan = CollectionPlan((ColumnPlan(s.name, s.name, mechanism, None),), "all-columns")
-    batch = privatize_batch(plan, [values], plan.streams(rng), len(s), digest=_digest)
+    plan = plan_columns({s.name: mechanism}, "all-columns", round=round) if round is not None else \
+        CollectionPlan((ColumnPlan(s.name, s.name, mechanism, None),), "all-columns")
+    mechanism = plan.columns[0].mechanism
+    row_keys, rounds = check_keys_and_rounds(plan, [values], keys, s, people, ledger, shuffled)
+    ids = check_ledger(ledger, None if rounds else mechanism.epsilon, s, people, rounds)
+    batch = privatize_batch(plan, [values], plan.streams(rng), len(s), digest=_digest, keys=row_keys)
     specs = {s.name: mechanism.spec}
     if ledger is not None:
-        record_ledger(ledger, epsilon=mechanism.epsilon, people=ids, specs=specs, label=label, shuffled=shuffled,
-                      shuffle_delta=shuffle_delta)
+        record_ledger(ledger, epsilon=None if rounds else mechanism.epsilon, people=ids, specs=specs, label=label,
+                      shuffled=shuffled, shuffle_delta=shuffle_delta, rounds=rounds)
     out = pd.Series(batch.codes[s.name], index=s.index, name=s.name, copy=False)
     _copy_other_attrs(s, out)
     return attach_specs(out, specs, epsilon_per_row=mechanism.epsilon, digests=batch.digests if _digest else None,
@@ -737,7 +873,8 @@ def privatize_series(s: "pd.Series", mechanism: Mechanism, *, rng: SeedLike = No
 def privatize_frame(df: "pd.DataFrame", mechanisms: Mapping, *, rng: SeedLike = None, strategy: str | None = None,
                     nan_policy: str = "raise", fill_value: Any = None, ledger: Any = None, people: Any = None,
                     label: str | None = None, shuffled: bool = False, shuffle_delta: float = 1e-6,
-                    unknown: str = "raise", _digest: bool = True) -> "pd.DataFrame":
+                    unknown: str = "raise", keys: Any = None, round: int | None = None,
+                    _digest: bool = True) -> "pd.DataFrame":
     r"""Privatize some columns of a DataFrame: a new DataFrame of report columns, budget recorded.
 
     Parameters
@@ -768,6 +905,8 @@ def privatize_frame(df: "pd.DataFrame", mechanisms: Mapping, *, rng: SeedLike = 
         ``epsilon_per_row`` over the rows.
     unknown : {"raise", "uniform"}, optional
         As for :func:`privatize_series`, for every categorical column (refused when there is none).
+    keys, round : optional
+        As for :func:`privatize_series`: the rows' keys for longitudinal (memoized) columns, and the round.
 
     Returns
     -------
@@ -812,7 +951,7 @@ def privatize_frame(df: "pd.DataFrame", mechanisms: Mapping, *, rng: SeedLike = 
     check_choice(strategy, "strategy", STRATEGIES)
     check_choice(nan_policy, "nan_policy", NAN_POLICIES)
     # a vector mechanism reads several value columns, named by a tuple key, into one report column
-    plan = plan_columns(mechanisms, strategy)
+    plan = plan_columns(mechanisms, strategy, round=round)
     missing = [v for c in plan.columns for v in c.value_columns if v not in df.columns]
     if missing:
         raise ValueError(f"{len(missing)} column(s) to privatize are not in the DataFrame, first {missing[0]!r}; "
@@ -838,15 +977,17 @@ def privatize_frame(df: "pd.DataFrame", mechanisms: Mapping, *, rng: SeedLike = 
                                unknown if takes_unknown(c.mechanism) else "raise")
                 for c in plan.columns]
     delta = check_shuffle(shuffled, shuffle_delta, df)
-    ids = check_ledger(ledger, plan.epsilon_per_row, df, people)
+    row_keys, rounds = check_keys_and_rounds(plan, prepared, keys, df, people, ledger, shuffled)
+    ids = check_ledger(ledger, plan.one_shot_epsilon if rounds else plan.epsilon_per_row, df, people, rounds)
     # Everything is valid: from here on, words are drawn.
-    batch = privatize_batch(plan, prepared, plan.streams(rng), len(df), digest=_digest)
+    batch = privatize_batch(plan, prepared, plan.streams(rng), len(df), digest=_digest, keys=row_keys)
     data = {c: codes if batch.missing[c] is None else pd.arrays.IntegerArray(codes, batch.missing[c])
             for c, codes in batch.codes.items()}
     if ledger is not None:
-        record_ledger(ledger, epsilon=plan.epsilon_per_row, people=ids, specs=plan.specs, strategy=strategy,
-                      label=label, shuffled=shuffled, shuffle_delta=shuffle_delta,
-                      counts=batch.counts.values() if plan.split else ())
+        one_shot = {c.label: c.mechanism.spec for c in plan.columns if not c.mechanism.memoized}
+        record_ledger(ledger, epsilon=plan.one_shot_epsilon if rounds else plan.epsilon_per_row, people=ids,
+                      specs=one_shot if rounds else plan.specs, strategy=strategy, label=label, shuffled=shuffled,
+                      shuffle_delta=shuffle_delta, counts=batch.counts.values() if plan.split else (), rounds=rounds)
     out = pd.DataFrame(data, index=df.index, copy=False)
     out.columns.name = df.columns.name
     _copy_other_attrs(df, out)
@@ -894,7 +1035,8 @@ def mechanism_of(spec: Any) -> Any:
 
 def estimator(mech: Any, method: str) -> Any:
     """``mech``'s bound estimator ``method`` (e.g. ``"estimate_mean"``), or a TypeError naming what its reports
-    estimate instead."""
+    estimate instead.
+    """
     if not mech.offers(method):
         raise TypeError(f"{type(mech).__name__} reports do not estimate {ESTIMATORS[method]} (they estimate "
                         f"{mech.answers})")
@@ -996,7 +1138,8 @@ def aggregate_series(s: "pd.Series", spec: Spec | None = None) -> Aggregate:
 
 def estimate_mean_named(mech: Any, agg: Aggregate, record: Any, name: Any) -> Any:
     """``mech.estimate_mean(agg)`` named after report column ``name`` of ``record`` (an object carrying the
-    report record): a vector column's coordinates take the names of the value columns it was privatized from."""
+    report record): a vector column's coordinates take the names of the value columns it was privatized from.
+    """
     names = column_sources(record, name)
     if names is not None:
         return estimator(mech, "estimate_mean")(agg, names=names)
@@ -1053,10 +1196,12 @@ def concat(objs: Any, **kwargs: Any) -> Any:
     kinds = {isinstance(o, pd.Series) for o in objs}
     if not all(isinstance(o, (pd.Series, pd.DataFrame)) for o in objs) or len(kinds) != 1:
         raise TypeError("concat expects report Series only or report DataFrames only")
-    infos = [frame_info(o) for o in objs]
-    if any(info is None for info in infos):
-        raise ValueError(f"part {next(i for i, info in enumerate(infos) if info is None)} carries no ldpnum record: "
-                         "it is not a report object")
+    infos: list[dict[str, Any]] = []
+    for i, o in enumerate(objs):
+        info = frame_info(o)
+        if info is None:
+            raise ValueError(f"part {i} carries no ldpnum record: it is not a report object")
+        infos.append(info)
     specs = column_specs(objs[0])
     series = kinds == {True}
     for i, (o, info) in enumerate(zip(objs, infos)):
@@ -1072,8 +1217,8 @@ def concat(objs: Any, **kwargs: Any) -> Any:
             reports_of(col)  # raises ReportsChangedError for a changed part
     digests = {}
     for c in specs:
-        parts = [column_digest(o, c) for o in objs]
-        if all(d is not None for d in parts):
+        parts = [d for d in (column_digest(o, c) for o in objs) if d is not None]
+        if len(parts) == len(objs):
             digests[c] = add_digests(*parts)
     out = pd.concat(objs, **kwargs)
     sources = {c: column_sources(objs[0], c) for c in specs if column_sources(objs[0], c) is not None}

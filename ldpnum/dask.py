@@ -80,7 +80,8 @@ def _partition_number(partition_info):
 # -- partition tasks (module level: pickled by reference) ------------------------------------------------------
 def _in_partition(exc, part, number):
     """``exc`` reworded for the whole collection: validators count positions within the partition, so the
-    position is turned into the row's index label (the same in the partition and the whole frame)."""
+    position is turned into the row's index label (the same in the partition and the whole frame).
+    """
     import re
 
     def label(match):
@@ -101,7 +102,8 @@ def _in_partition(exc, part, number):
 
 def _declared(out, shuffle_delta, collection=None):
     """A partition's reports with the collection's shuffle declaration (δ) and id recorded in its attrs (the
-    same in every partition, so ``compute()``'s concatenation keeps them)."""
+    same in every partition, so ``compute()``'s concatenation keeps them).
+    """
     from ._frame import ATTRS_KEY
 
     if shuffle_delta is not None:
@@ -137,7 +139,8 @@ def _privatize_series_partition(s, mechanism, seed, nan_policy, fill_value, nonc
 def _as_one_batch(agg, shuffle_delta, epsilon_per_row=None):
     """The merged aggregate of a collection declared shuffled, declared as the one batch it is (each partition's
     aggregate carries the declaration of its own part; merged, they would read as batches shuffled apart), of
-    messages of ``epsilon_per_row`` (each person's row) as in the pandas accessor."""
+    messages of ``epsilon_per_row`` (each person's row) as in the pandas accessor.
+    """
     if isinstance(agg, dict):
         return {c: _as_one_batch(a, shuffle_delta, epsilon_per_row) for c, a in agg.items()}
     return declare_shuffled(agg, shuffle_delta, epsilon_per_row)
@@ -156,7 +159,8 @@ def _part_record(part, columns, number):
 
 def _aggregate_partition(part, column, spec, number=0):
     """``(Aggregate, [part record])`` of one partition (a pandas DataFrame with ``column``, or a report
-    Series)."""
+    Series).
+    """
     import pandas as pd
 
     if isinstance(part, pd.Series):
@@ -187,7 +191,8 @@ def _merge_tagged(a, b):
 def _check_parts(tagged):
     """The merged aggregate, once its partitions are known to be one collection's, each once
     (:func:`ldpnum._frame.check_parts`: a partition read from a part file of another collection, or a copied
-    part file, is refused)."""
+    part file, is refused).
+    """
     from ._frame import check_parts
 
     total, records = tagged
@@ -470,12 +475,14 @@ class DaskFrameAccessor:
 
     def aggregate(self, column: Any = None, *, spec: Spec | None = None) -> Delayed:
         """Delayed merged Aggregate of report column ``column`` (without it: a Delayed dict of every report
-        column); see :func:`ldpnum.dask.aggregate`."""
+        column); see :func:`ldpnum.dask.aggregate`.
+        """
         return aggregate(self._obj, column, spec=spec)
 
     def estimate_mean(self, column: Any, *, spec: Spec | None = None) -> Any:
         """:class:`~ldpnum.MeanEstimate` of ``column``'s mean (a vector report column: a
-        :class:`~ldpnum.vectors.VectorMeanEstimate` named by its value columns), from the merged aggregate."""
+        :class:`~ldpnum.vectors.VectorMeanEstimate` named by its value columns), from the merged aggregate.
+        """
         mech, agg = _mech_agg(self._obj, column, spec)
         return estimate_mean_named(mech, agg, make_meta(self._obj), column)
 
@@ -500,7 +507,8 @@ class DaskFrameAccessor:
     def quantile(self, column: Any, q: ArrayLike = 0.5, *, spec: Spec | None = None, **kwargs: Any) -> Any:
         """Estimated quantile(s) of ``column``: a float for a scalar ``q``, else a Series indexed by ``q``
         (as the pandas accessor). From the range tree (hierarchical histograms) or the estimated
-        distribution; ``kwargs`` go to that estimator."""
+        distribution; ``kwargs`` go to that estimator.
+        """
         return _quantile(self._obj, column, q, spec, **kwargs)
 
     def range(self, column: Any, lo: Any, hi: Any, *, spec: Spec | None = None,
@@ -510,7 +518,8 @@ class DaskFrameAccessor:
 
     def describe(self, *, level: float = 0.95) -> pd.DataFrame:
         """Per report column: mean with a ``level`` confidence interval and quartiles
-        (:func:`ldpnum.collect.describe_aggregates` of the merged aggregates)."""
+        (:func:`ldpnum.collect.describe_aggregates` of the merged aggregates).
+        """
         return describe_aggregates(aggregate(self._obj).compute(), level=level)
 
 
@@ -556,7 +565,8 @@ class DaskSeriesAccessor:
 
     def estimate_mean(self, spec: Spec | None = None) -> Any:
         """:class:`~ldpnum.MeanEstimate` of the mean (a vector report column: a
-        :class:`~ldpnum.vectors.VectorMeanEstimate`), from the merged aggregate."""
+        :class:`~ldpnum.vectors.VectorMeanEstimate`), from the merged aggregate.
+        """
         mech, agg = _mech_agg(self._obj, None, spec)
         meta = make_meta(self._obj)
         return estimate_mean_named(mech, agg, meta, meta.name)

@@ -119,7 +119,8 @@ class PointMassWarning(SmoothingBiasWarning):
 
 class BudgetWarning(UserWarning):
     """Each row (person) spends the sum of several columns' ε because no strategy was chosen: the default
-    ``"all-columns"`` composes sequentially. Pass ``strategy=`` explicitly to silence it."""
+    ``"all-columns"`` composes sequentially. Pass ``strategy=`` explicitly to silence it.
+    """
 
 
 class BudgetExceededError(ValueError):

@@ -201,7 +201,8 @@ class _Source:
 
     def _convert_options(self, columns, numeric, text=()):
         """How CSV columns are parsed: the privatized ones as float64, ``text`` ones as strings (an empty field
-        missing), the others type-inferred."""
+        missing), the others type-inferred.
+        """
         import pyarrow as pa
         import pyarrow.csv as pcsv
 
@@ -212,7 +213,8 @@ class _Source:
 
     def _csv_reader(self, columns, numeric=(), text=(), block_size=None):
         """An Arrow CSV reader with ``block_size`` (default :data:`CSV_BLOCK`): a row longer than a block is
-        read by reopening with blocks 8 times larger, up to :data:`CSV_MAX_BLOCK` (see :meth:`_read`)."""
+        read by reopening with blocks 8 times larger, up to :data:`CSV_MAX_BLOCK` (see :meth:`_read`).
+        """
         import pyarrow.csv as pcsv
 
         name = self.path.lower()
@@ -363,7 +365,8 @@ def _progress(enabled, total, desc):
 def _with_record(metadata, info):
     """Parquet schema metadata carrying the ldpnum record ``info`` exactly where ``DataFrame.to_parquet``
     puts a frame's ``attrs``: pandas' ``attributes`` (read back by ``pyarrow``'s ``to_pandas``, hence by
-    Dask) and ``PANDAS_ATTRS`` (read by ``pandas.read_parquet``). One layout for every writer."""
+    Dask) and ``PANDAS_ATTRS`` (read by ``pandas.read_parquet``). One layout for every writer.
+    """
     from ._frame import ATTRS_KEY, parquet_metadata
 
     metadata = dict(metadata or {})
@@ -622,7 +625,8 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
 
 def _batch_input(batch, column, sources):
     """A batch's values for a mechanism: the column's numbers, or a DataFrame of its value columns (the
-    mechanism selects and orders them, as for ``df.ldp.privatize``)."""
+    mechanism selects and orders them, as for ``df.ldp.privatize``).
+    """
     import pandas as pd
 
     if sources is None:
@@ -855,7 +859,8 @@ def aggregate_file(path: PathLike, column: str, *, spec: "Spec | None" = None,
 
 def _aggregate_part(path, column, spec, batch_size, progress, key):
     """:func:`aggregate_file` of one file: ``(aggregate, n_missing, collection id or None, digest of the
-    column's codes)``."""
+    column's codes)``.
+    """
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -976,7 +981,8 @@ def write_plot(dist: Any, path: str, title: str) -> None:
 
 def _remove_stale_temporaries(out):
     """Remove hidden files a killed ``privatize`` (SIGKILL, power loss) left beside ``out``: those whose
-    process no longer runs (the pid is part of the name)."""
+    process no longer runs (the pid is part of the name).
+    """
     import glob
 
     pattern = os.path.join(os.path.dirname(os.path.abspath(out)), f".{glob.escape(os.path.basename(out))}.*.tmp*")
@@ -1309,7 +1315,8 @@ def read_people(path: str, column: str, delimiter: "str | None", kind: "str | No
 class _ItemSource(_Source):
     """A :class:`_Source` whose CSV item column is read as text (``str``), binary (``bytes``) or uint64
     (``uint``), never type-inferred (a column of zip codes stays strings), with only an empty cell (``,,`` or
-    ``,"",``, as pandas writes a missing value) missing: ``NA`` or ``null`` are items like any other."""
+    ``,"",``, as pandas writes a missing value) missing: ``NA`` or ``null`` are items like any other.
+    """
 
     def __init__(self, path, batch_size, delimiter=None, *, column=None, item_type="str"):
         self._item_column = column

@@ -60,7 +60,6 @@ Examples
 0.1
 """
 
-import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Union
 
@@ -73,7 +72,7 @@ from ._checks import real_array as _real_array
 from ._checks import where as _where
 from ._results import DistributionEstimate
 from ._typing import ArrayLike, Bounds, SeedLike
-from ._validation import check_bounds
+from ._validation import check_bounds, check_scalar
 
 if TYPE_CHECKING:
     from .ranges import RangeEstimate
@@ -153,11 +152,7 @@ def _prepare(p, q, bounds):
 
 
 def _check_n_bins(n_bins):
-    if not isinstance(n_bins, numbers.Integral) or isinstance(n_bins, (bool, np.bool_)):
-        raise TypeError(f"n_bins must be an int; got {type(n_bins).__name__} {n_bins!r}")
-    if n_bins < 1:
-        raise ValueError(f"n_bins must be at least 1; got {n_bins}")
-    return int(n_bins)
+    return check_scalar(n_bins, "n_bins", int, low=1)
 
 
 def _estimate(est, name="est"):
@@ -376,14 +371,8 @@ def range_query_error(est: "DistributionEstimate | RangeEstimate", values: Array
     _check_inside(values, "values", lo, hi)
     values = np.sort(values)
     if queries is None:
-        if not isinstance(width, numbers.Real) or isinstance(width, (bool, np.bool_)):
-            raise TypeError(f"width must be a real number; got {type(width).__name__} {width!r}")
-        if not 0 < width <= 1:
-            raise ValueError(f"width must be in (0, 1] (a fraction of the domain width); got {width!r}")
-        if not isinstance(n_queries, numbers.Integral) or isinstance(n_queries, (bool, np.bool_)):
-            raise TypeError(f"n_queries must be an int; got {type(n_queries).__name__} {n_queries!r}")
-        if n_queries < 1:
-            raise ValueError(f"n_queries must be at least 1; got {n_queries}")
+        width = check_scalar(width, "width", float, low=0, high=1, include_boundaries="right")
+        n_queries = check_scalar(n_queries, "n_queries", int, low=1)
         if isinstance(rng, (bool, np.bool_)):
             raise TypeError("rng must be None, an int seed, a numpy SeedSequence or a numpy Generator; "
                             "got a bool")

@@ -111,7 +111,8 @@ def _run_sets(protocol, finds, s, rng, truncate, shuffled, shuffle_delta, ledger
     """``protocol.run`` on a column of sets, for a protocol that finds ``finds`` ("items" or "itemsets");
     ``shuffled``/``shuffle_delta`` go to it unchanged (each phase one shuffled batch). With a ledger, the cap is
     checked before anything is drawn and the collection recorded after it: each person reports in one phase with
-    the protocol's full ε (parallel composition over the phases), so each spends ``protocol.epsilon``."""
+    the protocol's full ε (parallel composition over the phases), so each spends ``protocol.epsilon``.
+    """
     if getattr(protocol, "finds", None) != finds:
         want = "ldp.SVIM(...)" if finds == "items" else "ldp.SVSM(...)"
         raise TypeError(f"frequent_{finds} needs a set-valued protocol that finds {finds}, e.g. {want}; got "
@@ -171,7 +172,7 @@ class SeriesAccessor:
                   fill_value: float | None = None, ledger: Any = None, people: Any = None,
                   label: str | None = None, epsilon: float | None = None, bounds: Any = None,
                   task: str = "distribution", shuffled: bool = False, shuffle_delta: float = 1e-6,
-                  unknown: str = "raise", **kwargs: Any) -> pd.Series:
+                  unknown: str = "raise", keys: Any = None, round: int | None = None, **kwargs: Any) -> pd.Series:
         """Privatize the values: see :func:`privatize_series`.
 
         ``mechanism="auto"`` (with ``epsilon`` and ``bounds``) uses the mechanism :func:`ldpnum.recommend`
@@ -195,7 +196,7 @@ class SeriesAccessor:
             raise ValueError("epsilon= and bounds= go with mechanism='auto'; a mechanism carries its own")
         return privatize_series(self._obj, mechanism, rng=rng, nan_policy=nan_policy, fill_value=fill_value,
                                 ledger=ledger, people=people, label=label, shuffled=shuffled,
-                                shuffle_delta=shuffle_delta, unknown=unknown)
+                                shuffle_delta=shuffle_delta, unknown=unknown, keys=keys, round=round)
 
     # -- what the column is
     @property
@@ -232,7 +233,8 @@ class SeriesAccessor:
     def estimate_mean(self, spec: Spec | None = None) -> Any:
         """Unbiased :class:`~ldpnum.MeanEstimate` of the mean (mean oracles and distribution mechanisms), or
         a :class:`~ldpnum.vectors.VectorMeanEstimate` for a vector report column (coordinates named by the
-        value columns)."""
+        value columns).
+        """
         mech, agg = self._mech_agg(spec)
         return estimate_mean_named(mech, agg, self._obj, self._obj.name)
 
@@ -310,7 +312,8 @@ class SeriesAccessor:
         """The most frequent itemsets (frozensets, single items included) of a column of sets: a simulation of
         ``protocol``'s collection (e.g. :class:`~ldpnum.SVSM`) on the column; an
         :class:`~ldpnum.ItemsetsEstimate`. ``shuffled``, ``shuffle_delta``, ``ledger``, ``people``, ``label``: as
-        for :meth:`frequent_items`."""
+        for :meth:`frequent_items`.
+        """
         return _run_sets(protocol, "itemsets", self._obj, rng, truncate, shuffled, shuffle_delta, ledger, people,
                          label)
 
@@ -340,7 +343,8 @@ class SeriesAccessor:
         """Estimated fraction of people with values in ``[lo, hi]`` (arrays broadcast).
 
         A report column of several value columns (:class:`~ldpnum.HDG`) takes one query mapping instead,
-        ``{column: (lo, hi), ...}``, passed to its estimate's ``range``."""
+        ``{column: (lo, hi), ...}``, passed to its estimate's ``range``.
+        """
         mech, agg = self._mech_agg(spec)
         est = mech.queryable_estimate(agg, **kwargs)
         if hi is None:
@@ -381,13 +385,15 @@ class DataFrameAccessor:
                   strategy: "str | None" = None, nan_policy: str = "raise",
                   fill_value: Any = None, ledger: Any = None, people: Any = None,
                   label: str | None = None, shuffled: bool = False, shuffle_delta: float = 1e-6,
-                  unknown: str = "raise", **kwargs: Any) -> pd.DataFrame:
+                  unknown: str = "raise", keys: Any = None, round: int | None = None,
+                  **kwargs: Any) -> pd.DataFrame:
         """Privatize columns: see :func:`privatize_frame`.
 
         ``mechanisms`` maps columns to mechanisms; ``mechanism="auto"`` with ``epsilon=``/``bounds=`` is the
         Series accessor's (one column, one public range): ``df[c].ldp.privatize("auto", epsilon=...,
         bounds=...)``, or build each column's mechanism with :func:`ldpnum.recommend`. ``people`` may name
-        the frame's column of person ids."""
+        the frame's column of person ids.
+        """
         if "mechanism" in kwargs or "epsilon" in kwargs or "bounds" in kwargs or "task" in kwargs:
             raise TypeError("DataFrame.ldp.privatize takes a mapping {column: mechanism}; mechanism='auto' with "
                             "epsilon=, bounds= and task= chooses the mechanism of one column: use "
@@ -396,7 +402,7 @@ class DataFrameAccessor:
         _no_other_arguments("DataFrame.ldp.privatize", kwargs)
         return privatize_frame(self._obj, mechanisms, rng=rng, strategy=strategy, nan_policy=nan_policy,
                                fill_value=fill_value, ledger=ledger, people=people, label=label, shuffled=shuffled,
-                               shuffle_delta=shuffle_delta, unknown=unknown)
+                               shuffle_delta=shuffle_delta, unknown=unknown, keys=keys, round=round)
 
     @property
     def specs(self) -> dict[Any, Spec]:
@@ -406,7 +412,8 @@ class DataFrameAccessor:
     @property
     def epsilon_per_row(self) -> float | None:
         """Total ε each row spent: the sum of the columns' ε ("all-columns") or their max
-        ("one-column-per-row"). None for a frame that is not a report frame."""
+        ("one-column-per-row"). None for a frame that is not a report frame.
+        """
         info = frame_info(self._obj)
         return None if info is None else info.get("epsilon_per_row")
 

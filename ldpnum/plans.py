@@ -71,7 +71,8 @@ def uniform_count(j: int, m: int) -> int:
 
 def cell_count(s: int, e: int, total: int) -> int:
     """How many of the 2**64 words the kernels' ``floor(word · total / 2**64)`` (``mulhi64``) maps into cells
-    ``[s, e)`` of ``total``: ``ceil(e·2**64/total) - ceil(s·2**64/total)``."""
+    ``[s, e)`` of ``total``: ``ceil(e·2**64/total) - ceil(s·2**64/total)``.
+    """
     return -((-e * TWO64) // total) + ((-s * TWO64) // total)
 
 
@@ -373,7 +374,8 @@ class GRRPlan:
 
     def extreme_ratio(self) -> Fraction:
         """Exact largest ratio over all pairs of true categories and outputs: an output is kept (the keep
-        count) or a lie of index ``j`` or ``j - 1``, so the extremes of the counts give the maximum."""
+        count) or a lie of index ``j`` or ``j - 1``, so the extremes of the counts give the maximum.
+        """
         counts = [self.keep_count()] + self.lie_counts()
         return Fraction(max(counts), min(counts))
 

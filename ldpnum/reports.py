@@ -21,7 +21,8 @@ def code_dtype(n_cells: int) -> "np.dtype[np.unsignedinteger]":
 
 def check_integer_codes(codes: ArrayLike, what: str = "codes") -> np.ndarray:
     """``codes`` as a 1-D NumPy array of non-negative integers (not copied), else one clear error: the shared
-    first step of every structured-code check (hashing, hierarchical, PI-RAPPOR, HDG, vector column codes)."""
+    first step of every structured-code check (hashing, hierarchical, PI-RAPPOR, HDG, vector column codes).
+    """
     codes = np.asarray(codes)
     if codes.ndim != 1:
         raise ValueError(f"{what} must be one-dimensional; got shape {codes.shape}")
@@ -97,7 +98,8 @@ class Reports:
         """Wrap codes that a mechanism's own kernel just wrote into an array it allocated (read-only, the
         spec's dtype and layout): they are in the alphabet by construction, so the constructor's checks,
         which exist for codes from outside (a file, a pickle, a user array), are skipped. Measured: the
-        structured-code checks took two thirds of a hierarchical histogram's privatize."""
+        structured-code checks took two thirds of a hierarchical histogram's privatize.
+        """
         if codes.flags.writeable:
             raise ValueError("kernel output must be made read-only before it is wrapped")
         self = cls.__new__(cls)
@@ -134,8 +136,23 @@ class Reports:
     __hash__ = None  # type: ignore[assignment]  # mutable-looking container of codes: unhashable
 
     def __repr__(self) -> str:
-        return (f"Reports(n={len(self)}, mechanism={self.spec.mechanism!r}, epsilon={self.spec.epsilon:g}, "
+        eps_perm, rnd = self.spec.get("epsilon_permanent"), self.spec.get("round")
+        memo = "" if eps_perm is None else f", epsilon_permanent={eps_perm:g}"
+        memo += "" if rnd is None else f", round={rnd}"
+        return (f"Reports(n={len(self)}, mechanism={self.spec.mechanism!r}, epsilon={self.spec.epsilon:g}{memo}, "
                 f"dtype={self.codes.dtype})")
+
+    @property
+    def epsilon(self) -> float:
+        """ε of each report (ε1 for memoized reports)."""
+        return self.spec.epsilon
+
+    @property
+    def epsilon_permanent(self) -> float | None:
+        """ε∞ of memoized reports (:mod:`ldpnum.longitudinal`): the bound of all reports about one memoized value
+        of one person; None for one-shot reports.
+        """
+        return self.spec.get("epsilon_permanent")
 
     @classmethod
     def concat(cls, parts: Iterable["Reports"]) -> "Reports":

@@ -1195,3 +1195,52 @@ def rappor_reports(words_items, key_bytes, tweak, cohort_tweak, bloom_key, k, h,
         row = [sum(bits[8 * b + j] << j for j in range(8)) for b in range(k // 8)]
         rows.append(row + [(cohort >> (8 * b)) & 0xFF for b in range(cohort_bytes)])
     return np.array(rows, dtype=np.uint8).reshape(len(words_items), k // 8 + cohort_bytes)
+
+
+# -- L-OSUE (ldpnum.longitudinal.losue): the instantaneous bit flip, one lane at a time --------------------------
+
+def bit_flip(bits, k, lane_bits, t_zero, t_one, words, mutant=None):
+    """Packed ``(n, ceil(k/8))`` outputs of the bit flip: output bit ``s`` of record ``i`` is lane ``s % L`` of word
+    ``c·i + s // L`` (``c = ceil(k/8)·lane_bits/8``, ``L = 64 // lane_bits``) compared with ``t_one`` if input bit
+    ``s`` is 1, else with ``t_zero``. ``mutant="keep"`` plants a flip that copies input 1 bits unchanged."""
+    bits = np.asarray(bits, dtype=np.uint8)
+    n_bytes = -(-k // 8)
+    c = n_bytes * lane_bits // 8
+    per_word = 64 // lane_bits
+    mask = (1 << lane_bits) - 1
+    out = np.zeros((bits.shape[0], n_bytes), dtype=np.uint8)
+    for i in range(bits.shape[0]):
+        for s in range(k):
+            z = (int(bits[i, s // 8]) >> (s % 8)) & 1
+            w = int(words[c * i + s // per_word])
+            lane = (w >> (lane_bits * (s % per_word))) & mask
+            y = 1 if lane < (t_one if z else t_zero) else 0
+            if mutant == "keep" and z:
+                y = 1
+            if y:
+                out[i, s // 8] |= 1 << (s % 8)
+    return out
+
+
+# -- LOLOHA (ldpnum.longitudinal.loloha): a hash chosen from a keyed word, GRR on the hashed value ---------------
+
+def loloha_reports(values, key_bytes, hash_tweak, tweak, g, perm, inst, fresh):
+    """LOLOHA reports record by record in Python ints: the seed is the keyed word ``SipHash(key, hash_tweak ‖ 0 ‖
+    0)``, ``h = h_seed(v)`` (``-1`` for an unknown value), the permanent ``z = GRR_g(h)`` from the keyed word
+    ``SipHash(key, tweak ‖ h mod 2**64 ‖ 0)`` with ``perm = (a_keep, shift)``, then ``y = GRR_g(z)`` from
+    ``fresh[i]`` with ``inst``; the report is ``seed bits | y``. Returns ``(memoized values, permanent codes,
+    reports)``."""
+    memo, permanent, out = [], [], []
+    for i, v in enumerate(values):
+        v = int(v)
+        key = key_bytes[16 * i:16 * i + 16]
+        seed = keyed_words(key, hash_tweak, 0, 1)[0]
+        h = local_hash(seed >> 40, (seed >> 16) & ((1 << 24) - 1), v, g) if v >= 0 else -1
+        m = h % 2**64
+        z = grr_one(h, keyed_words(key, tweak, m, 1)[0], g, *perm)
+        y = grr_one(z, fresh[i], g, *inst)
+        high = seed & ~0xFFFF & (2**64 - 1)
+        memo.append(m)
+        permanent.append(high | z)
+        out.append(high | y)
+    return (np.array(memo, dtype=np.uint64), np.array(permanent, dtype=np.uint64), np.array(out, dtype=np.uint64))

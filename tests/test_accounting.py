@@ -111,11 +111,35 @@ def test_fast_up_to_ten_million():
 
 @pytest.mark.parametrize("args,match", [((0.0, 10, 1e-6), "epsilon0"), ((math.inf, 10, 1e-6), "epsilon0"),
                                         ((float("nan"), 10, 1e-6), "epsilon0"), ((1.0, 0, 1e-6), "n must"),
-                                        ((1.0, 10.5, 1e-6), "n must"), ((1.0, True, 1e-6), "n must"),
                                         ((1.0, 10, 0.0), "delta"), ((1.0, 10, 1.0), "delta")])
 def test_bad_input(args, match):
     with pytest.raises(ValueError, match=match):
         shuffle_epsilon(*args)
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: shuffle_epsilon("1", 10, 1e-6), "epsilon0 must be a real number; got str '1'"),
+    (lambda: shuffle_epsilon(1.0, 10.5, 1e-6), "n must be an integer; got float 10.5"),
+    (lambda: shuffle_epsilon(1.0, True, 1e-6), "n must be an integer; got bool True"),
+    (lambda: shuffle_epsilon(1.0, 10, None), "delta must be a real number; got NoneType None"),
+    (lambda: closed_form_shuffle_epsilon(True, 10, 1e-6), "epsilon0 must be a real number; got bool True"),
+    (lambda: ldp.PrivacyLedger(cap="3"), "cap must be a real number or None; got str '3'"),
+    (lambda: ldp.PrivacyLedger().record(epsilon="1", people=[1]), "epsilon must be a real number; got str '1'"),
+    (lambda: ldp.PrivacyLedger().record(epsilon=1.0, people=[1, 2], shuffled=True, shuffle_n=1.5),
+     "shuffle_n must be an integer or None; got float 1.5"),
+    (lambda: ldp.PrivacyLedger().record(epsilon=1.0, people=[1], shuffled=True, shuffle_delta="1e-6"),
+     "shuffle_delta must be a real number; got str '1e-6'"),
+])
+def test_a_wrong_kind_is_a_type_error(call, match):
+    # The accounting checks raised ValueError for a wrong kind (a str epsilon, a float n); they are
+    # TypeErrors like everywhere else (DESIGN.md R5), with the one message of check_scalar.
+    with pytest.raises(TypeError, match=match):
+        call()
+
+
+def test_a_damaged_ledger_with_a_cap_of_another_kind_is_a_value_error():
+    with pytest.raises(ValueError, match="privacy ledger JSON: cap must be a real number or None; got str 'x'"):
+        ldp.PrivacyLedger.from_json('{"format": 1, "cap": "x", "entries": []}')
 
 
 def test_result_is_frozen():

@@ -240,9 +240,9 @@ def test_partition_streams_extend_the_run_seed_and_refuse_what_cannot_be_shared(
     assert isinstance(ss, np.random.SeedSequence) and collect.partition_rng(ss, 2).spawn_key == (2,)
     with pytest.raises(TypeError, match="a Generator cannot be shared by partitions"):
         collect.partition_rng(np.random.default_rng(0), 0)
-    with pytest.raises(ValueError, match="partition_index must be non-negative; got -1"):
+    with pytest.raises(ValueError, match="partition_index must be >= 0; got -1"):
         collect.partition_rng(0, -1)
-    with pytest.raises(TypeError, match="partition_index must be an int; got bool"):
+    with pytest.raises(TypeError, match="partition_index must be an integer; got bool"):
         collect.partition_rng(0, True)
 
 

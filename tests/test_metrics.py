@@ -258,7 +258,7 @@ def test_rejects_reports_and_bad_n_bins():
         metrics.ks(beta_estimate(), ldp.Reports(np.array([0, 1], dtype=np.uint8), spec))
     with pytest.raises(TypeError, match="n_bins must be an int"):
         metrics.wasserstein_binned(beta_estimate(), [1.0], 2.5)
-    with pytest.raises(ValueError, match="n_bins must be at least 1"):
+    with pytest.raises(ValueError, match="n_bins must be >= 1; got 0"):
         metrics.ks(beta_estimate(), [1.0], n_bins=0)
 
 
@@ -274,7 +274,7 @@ def test_error_metric_validation():
         metrics.range_query_error(est, [1.0], [[1, 2], [3, 2]])
     with pytest.raises(ValueError, match="queries must be finite"):
         metrics.range_query_error(est, [1.0], [[1, np.nan]])
-    with pytest.raises(ValueError, match=r"width must be in \(0, 1\]"):
+    with pytest.raises(ValueError, match=r"width must be a finite number in \(0, 1\]"):
         metrics.range_query_error(est, [1.0], width=0)
     with pytest.raises(TypeError, match="width"):
         metrics.range_query_error(est, [1.0], width="0.1")

@@ -8,6 +8,7 @@ from ldpnum import plans
 from ldpnum.frequency import grr, hashing, subset
 from ldpnum.heavy import padding, prefix
 from ldpnum.mechanisms import piecewise
+from ldpnum.plans import TWO48, uniform_count
 from ldpnum.vectors import sampled, sqkr
 
 
@@ -48,3 +49,8 @@ def test_window_estimates_are_unbiased_for_every_window_start():
     for s in (0, 7, plan.n_positions):
         probs = np.array([float(p) for p in plan.exact_probabilities(s).values()])
         assert probs @ u_hat == pytest.approx(s / plan.n_positions, abs=1e-9)
+
+
+def test_uniform_count_helper_matches_kernel_mapping():
+    m = 7
+    assert sum(uniform_count(j, m) for j in range(m)) == TWO48

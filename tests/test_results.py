@@ -12,6 +12,7 @@ from scipy import integrate
 import ldpnum as ldp
 import ldpnum._results
 from ldpnum import DistributionEstimate
+from ldpnum.ranges import RangeEstimate
 
 
 def random_estimate(seed=3, d=20, lo=-5.0, hi=15.0, zero_bins=(0, 4, 5, 19)):
@@ -356,14 +357,14 @@ def test_constructor_rejects(edges, probs, exc, match):
     ({"spec": "square_wave"}, TypeError, "spec must be an ldpnum Spec"),
     ({"epsilon": "1"}, TypeError, "epsilon must be a real number"),
     ({"epsilon": True}, TypeError, "epsilon"),
-    ({"epsilon": -1.0}, ValueError, "finite positive"),
-    ({"epsilon": np.nan}, ValueError, "finite positive"),
+    ({"epsilon": -1.0}, ValueError, "epsilon must be a finite number > 0; got -1.0"),
+    ({"epsilon": np.nan}, ValueError, "epsilon must be a finite number > 0; got nan"),
     ({"spec": ldp.Spec("square_wave", 1.0, 8), "epsilon": 2.0}, ValueError, "disagrees with the spec"),
     ({"n_reports": 1.5}, TypeError, "n_reports"),
-    ({"n_reports": -1}, ValueError, "n_reports must be non-negative"),
+    ({"n_reports": -1}, ValueError, "n_reports must be >= 0; got -1"),
     ({"method": None}, TypeError, "method must be a str"),
     ({"n_iter": 2.0}, TypeError, "n_iter must be an int"),
-    ({"n_iter": -1}, ValueError, "n_iter must be non-negative"),
+    ({"n_iter": -1}, ValueError, "n_iter must be >= 0; got -1"),
     ({"converged": 1}, TypeError, "converged must be a bool"),
     ({"log_likelihood": 3.0}, TypeError, "log_likelihood"),
     ({"log_likelihood": [1.0, np.nan]}, ValueError, "NaN; 1 entries do, first at index 1"),
@@ -423,3 +424,103 @@ def test_docstring_examples(obj):
         runner.run(t)
     result = runner.summarize(verbose=False)
     assert result.failed == 0
+
+
+def test_thaw_is_the_one_copy_of_a_frozen_field_as_plain_values():
+    # heavy results (provenance) and the command line (--json) thaw frozen fields with this one function;
+    # it recurses into lists as well as tuples (the results' copy did not) and keeps keys (the CLI's str()ed them)
+    import types
+
+    from ldpnum._results import thaw
+
+    frozen = types.MappingProxyType({"a": (1, [2, (3,)]), 7: types.MappingProxyType({"b": ()})})
+    assert thaw(frozen) == {"a": [1, [2, [3]]], 7: {"b": []}}
+    assert type(thaw(frozen)[7]) is dict and thaw("text") == "text"
+
+
+def test_mean_estimate_is_frozen():
+    m = ldp.Duchi(1.0, (0, 1))
+    est = m.estimate_mean(m.privatize(np.full(1000, 0.5), rng=0))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        est.value = 0.0
+    assert est.epsilon == 1.0 and est.n_reports == 1000 and est.spec == m.spec
+    assert "duchi" in str(est)
+
+
+def test_frequency_estimate_object():
+    g = ldp.GRR(1.0, 4)
+    x = np.random.default_rng(0).integers(0, 4, 10_000)
+    est = g.estimate_frequencies(g.privatize(x, rng=1))
+    lo, hi = est.confidence_interval(0.95)
+    assert np.all(lo < est.frequencies) and np.all(est.frequencies < hi)
+    s = est.to_series()
+    assert list(s.index) == [0, 1, 2, 3] and s.name == "frequency"
+    assert est.counts.sum() == pytest.approx(10_000)
+    assert not est.frequencies.flags.writeable
+    assert est.spec == g.spec and est.k == 4
+
+
+def tree(discrete):
+    return RangeEstimate([[1.0], [0.3, 0.7], [0.1, 0.2, 0.3, 0.4]], bounds=(0, 3), branching=2,
+                         discrete=discrete)
+
+
+def test_range_estimate_discrete_queries():
+    est = tree(True)
+    np.testing.assert_array_equal(est.leaf_edges, [-0.5, 0.5, 1.5, 2.5, 3.5])
+    # both ends included, for any real ends
+    assert est.range(1, 2) == pytest.approx(0.5)  # p_1 + p_2
+    assert tree(False).range(1, 2) == pytest.approx(1 / 3)  # continuous: 4 leaves of width 0.75, fractions
+    np.testing.assert_allclose(est.range([1.5, 0.2, -5, 3, 2.2], [2.5, 0.8, 10, 3, 2.8]), [0.3, 0, 1, 0.4, 0])
+    np.testing.assert_allclose(est.cdf([-1, 0, 0.5, 1, 2.99, 3, 9]), [0, 0.1, 0.1, 0.3, 0.6, 1, 1])
+    assert est.quantile([0, 0.1, 0.15, 0.3, 0.31, 1]).tolist() == [0, 0, 1, 1, 2, 3]
+    assert isinstance(est.quantile(0.5), int) and est.quantile(0.5) == 2
+    assert "discrete=True" in repr(est)
+    assert pickle.loads(pickle.dumps(est)) == est and est != tree(False)
+    for none in (RangeEstimate([[1.0], [0.3, 0.7], [0.1, 0.2, 0.3, 0.4]], bounds=(0, 3), branching=2,
+                               consistency="none", discrete=True),):
+        assert none.range(1, 2) == pytest.approx(0.5)
+    d = est.to_distribution()
+    assert d.discrete and d.range(1, 2) == pytest.approx(0.5) and d.quantile(0.5) == 2
+
+
+def test_range_estimate_discrete_refuses_a_tree_that_is_not_one_leaf_per_integer():
+    with pytest.raises(ValueError, match="one leaf per integer"):
+        RangeEstimate([[1.0], [0.3, 0.7], [0.1, 0.2, 0.3, 0.4]], bounds=(0, 4), branching=2, discrete=True)
+    with pytest.raises(ValueError, match="one leaf per integer"):
+        RangeEstimate([[1.0], [0.3, 0.7], [0.1, 0.2, 0.3, 0.4]], bounds=(0.5, 3.5), branching=2, discrete=True)
+    with pytest.raises(TypeError, match="discrete must be a bool"):
+        RangeEstimate([[1.0], [0.3, 0.7], [0.1, 0.2, 0.3, 0.4]], bounds=(0, 3), branching=2, discrete="yes")
+
+
+def test_distribution_estimate_discrete_queries():
+    d = DistributionEstimate(np.arange(5) - 0.5, [0.1, 0.2, 0.3, 0.4], discrete=True)
+    assert d.range(1, 2) == pytest.approx(0.5) and d.range(1.2, 1.8) == 0
+    np.testing.assert_allclose(d.cdf([-1, 0, 0.5, 1, 3, np.nan]), [0, 0.1, 0.1, 0.3, 1, np.nan])
+    assert d.quantile([0, 0.1, 0.15, 0.3, 0.31, 1]).tolist() == [0, 0, 1, 1, 2, 3]
+    assert d.mean == pytest.approx(2.0)
+    assert d.var == pytest.approx(1.0)  # sum p (k - 2)^2 = 0.4 + 0.2 + 0 + 0.4, no within-bin term
+    s = d.sample(10_000, rng=0)
+    assert set(np.unique(s)) <= {0.0, 1.0, 2.0, 3.0}
+    assert abs(np.mean(s == 3) - 0.4) < 4 * np.sqrt(0.24 / 10_000)
+    assert pickle.loads(pickle.dumps(d)) == d and d != DistributionEstimate(np.arange(5) - 0.5, [0.1, 0.2, 0.3, 0.4])
+    with pytest.raises(ValueError, match="consecutive integers"):
+        DistributionEstimate(np.arange(5), [0.1, 0.2, 0.3, 0.4], discrete=True)
+    with pytest.raises(ValueError, match="consecutive integers"):
+        DistributionEstimate([-0.5, 0.5, 2.5], [0.5, 0.5], discrete=True)
+    reps = np.array([[0.1, 0.2, 0.3, 0.4], [0.3, 0.2, 0.3, 0.2], [0.1, 0.1, 0.4, 0.4]] * 10)
+    b = d._with_replicates(reps)
+    q = b.quantile(0.5, ci=0.9)
+    assert all(isinstance(v, int) for v in q) and q.low <= q.estimate <= q.high
+
+
+@pytest.mark.parametrize("dof,exc,match", [
+    (2.5, TypeError, "degrees_of_freedom must be an integer or None; got float 2.5"),
+    ("3", TypeError, "degrees_of_freedom must be an integer or None; got str '3'"),
+    (0, ValueError, "degrees_of_freedom must be >= 1; got 0"),
+])
+def test_mean_estimate_degrees_of_freedom_are_checked_by_kind_then_value(dof, exc, match):
+    # a wrong kind was a ValueError ("must be None or a positive integer"); R5: a TypeError
+    est = ldp.Duchi(1.0, (0, 1)).estimate_mean(ldp.Duchi(1.0, (0, 1)).privatize(np.full(100, 0.5), rng=0))
+    with pytest.raises(exc, match=match):
+        dataclasses.replace(est, degrees_of_freedom=dof)

@@ -147,7 +147,8 @@ def analysis_inline(xt, pos, sign, z, r):
 @jit(inline=True)
 def kashin_inline(x, i, scale, pos, sign, level, truncation, iterations, xt, z, a):
     """Kashin's representation of ``scale · x[i]`` into ``a`` (length ``D``), every ``|a_j| <= level``;
-    return 1 when a coefficient had to be clipped (by more than ``1e-9 level``), else 0."""
+    return 1 when a coefficient had to be clipped (by more than ``1e-9 level``), else 0.
+    """
     d = xt.shape[0]
     D = z.shape[0]
     r = 1.0 / math.sqrt(D)
@@ -235,7 +236,8 @@ def kashin_probe(x, scale, pos, sign, level, truncation, iterations, frame_bits,
 def kashin_clip_flags(x, scale, pos, sign, level, truncation, iterations, frame_bits, clipped):
     """``clipped[i] = 1`` when Kashin's representation of row ``i`` needs a coefficient clipped to the level (the
     flag :func:`sqkr_kernel` computes), without drawing anything: the client's check before randomizing.
-    Scratch of ``O(D)`` per task, whatever the number of rows."""
+    Scratch of ``O(D)`` per task, whatever the number of rows.
+    """
     n, d = x.shape
     D = 1 << frame_bits
     for chunk in prange((n + CHUNK - 1) // CHUNK):

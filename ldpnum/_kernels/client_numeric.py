@@ -130,7 +130,8 @@ def scan_categories(x, k):
 @jit(parallel=True)
 def scan_vectors(x, lows, highs, integral):
     """Count, over the rows of an ``(n, d)`` array, non-finite values, finite values outside their column's
-    ``[lows[j], highs[j]]`` and (with ``integral``) values inside that are not whole numbers, in one pass."""
+    ``[lows[j], highs[j]]`` and (with ``integral``) values inside that are not whole numbers, in one pass.
+    """
     n_bad = 0
     n_out = 0
     n_frac = 0
@@ -215,7 +216,8 @@ def hybrid_kernel(x, low, inv_range, n_cells, m, t_in, t_lo, t_hi, t_mix, words,
 @jit(inline=True)
 def table_le_inline(c_hi, c_lo, r_hi, r_lo):
     """1 if ``(c_hi, c_lo) <= (r_hi, r_lo)`` lexicographically, else 0: ``C <= U`` for 106-bit numbers held
-    in 53-bit halves. Bitwise operators, not ``and``/``or``, so the comparison compiles without branches."""
+    in 53-bit halves. Bitwise operators, not ``and``/``or``, so the comparison compiles without branches.
+    """
     return np.int64((c_hi < r_hi) | ((c_hi == r_hi) & (c_lo <= r_lo)))
 
 
@@ -243,7 +245,8 @@ def table_search_inline(r_hi, r_lo, table_hi, table_lo):
 def laplace_report_inline(x, low, inv_range, g, t, w_round, j):
     """Code of one record of the discrete Laplace randomizer: its value rounded to ``i ∈ {0..g}`` with word
     ``w_round``, plus the noise ``z = j - (g + t)`` of table index ``j``, clamped to ``[-t, g + t]``, plus
-    ``t``."""
+    ``t``.
+    """
     s, t_up = rounding_inline(unit_inline(x, low, inv_range), g)
     if bernoulli_inline(w_round, t_up):
         s += 1

@@ -56,7 +56,8 @@ def prefix_hash_inline(p, a, b, g):
 @jit(parallel=True)
 def prefix_kernel(items, item_bits, lengths, n_hashes, hash_a, hash_b, g, a_keep, shift, words, out):
     """Prefix report (2 words per record): group and hash index from word ``2i``, the group's prefix of
-    the item hashed by function ``h``, GRR over ``[0, g)`` from word ``2i + 1``; code ``(j·H + h)·g + y``."""
+    the item hashed by function ``h``, GRR over ``[0, g)`` from word ``2i + 1``; code ``(j·H + h)·g + y``.
+    """
     n_groups = np.uint64(lengths.shape[0])
     hmask = np.uint64(n_hashes - 1)
     for i in prange(items.shape[0]):

@@ -98,7 +98,8 @@ def permanent_kernel(inputs, key0, key1, h, k, lane_bits, t_all, t_low, words, o
 @jit(parallel=True)
 def instantaneous_kernel(permanent, k, lane_bits, tp_all, tp_low, tq_all, tq_low, words, out):
     """Instantaneous randomized response of each permanent row: bit ``j`` is 1 iff its lane is below ``t_q``
-    (permanent bit 1) or ``t_p`` (permanent bit 0); the cohort bytes are copied."""
+    (permanent bit 1) or ``t_p`` (permanent bit 0); the cohort bytes are copied.
+    """
     n_bytes = k // 8
     c = np.uint64(n_bytes * lane_bits // 8)
     row = out.shape[1]

@@ -63,7 +63,8 @@ CHUNK = 128
 @jit(inline=True)
 def fourth_field_inline(w0, w1, w2):
     """The fourth 48-bit field of a group of three words (their low 16 bits), shifted to where
-    ``uniform_inline`` reads a field (the top 48 bits of a word)."""
+    ``uniform_inline`` reads a field (the top 48 bits of a word).
+    """
     return (((w0 & LOW16) << U32) | ((w1 & LOW16) << U16) | (w2 & LOW16)) << U16
 
 
@@ -73,7 +74,8 @@ def floyd_pick_inline(flags, field, j):
     ``t`` is already in (``flags[j]`` is 0 before the pick; storing it before ``flags[t]`` handles ``t = j``).
 
     Unsigned indices spare Numba's negative-index wrap-around on the three accesses: measured 400 → 278 ns
-    per record at ``k = 1024`` (one thread, in cache)."""
+    per record at ``k = 1024`` (one thread, in cache).
+    """
     t = np.uint64(uniform_inline(field, j + 1))
     hit = flags[t]
     flags[np.uint64(j)] = hit
@@ -91,7 +93,8 @@ def floyd_pick_word_inline(mask, field, j):
 @jit(inline=True)
 def floyd_picks_inline(state, pick, words, base, j0, omega):
     """Run ``state = pick(state, field, j)`` for fields ``1..ω-1`` of the record at word ``base`` (field ``s``
-    at ``j = j0 + s``; field 0 is the caller's): the one place that knows the four-in-three field layout."""
+    at ``j = j0 + s``; field 0 is the caller's): the one place that knows the four-in-three field layout.
+    """
     n_groups = omega >> 2
     for g in range(n_groups):
         w = base + np.uint64(1 + 3 * g)
@@ -116,7 +119,8 @@ def record_head_inline(values, words, i, c, k, omega, t_inc):
     and coin (``v`` joins the subset; always 0 for an unknown value).
 
     Word indices are unsigned: Numba adds a negative-index wrap-around to every load with a signed index
-    (measured 8% of the record time at ``k = 16``)."""
+    (measured 8% of the record time at ``k = 16``).
+    """
     v = values[i]
     base = np.uint64(c) * np.uint64(i)
     if v < 0:
@@ -138,7 +142,8 @@ def insert_gap_inline(mask, v):
     """Move the bits at positions ``>= v`` up by one, leaving bit ``v`` clear: indices to categories.
 
     The same operations on every word whatever ``v``: of word ``w``, the bits below ``v`` stay and those above
-    ``v`` come from the word shifted up by one."""
+    ``v`` come from the word shifted up by one.
+    """
     for w in range(mask.shape[0] - 1, -1, -1):
         mask[w] = gap_word_inline(mask[w], mask[w - 1] >> U63 if w > 0 else ZERO, v - 64 * w)
 
@@ -146,7 +151,8 @@ def insert_gap_inline(mask, v):
 @jit(inline=True)
 def gap_word_inline(cur, below, b):
     """One word of :func:`insert_gap_inline`: the gap at bit ``b`` of this word (none if ``b`` is past it, the
-    whole word shifted if ``b < 0``); ``below`` is the bit carried in from the word beneath (0 or 1)."""
+    whole word shifted if ``b < 0``); ``below`` is the bit carried in from the word beneath (0 or 1).
+    """
     return (cur & low_bits_inline(b)) | (((cur << U1) | below) & ~low_bits_inline(b + 1))
 
 

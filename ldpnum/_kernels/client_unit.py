@@ -112,7 +112,8 @@ GAUSS_MAX = 12.23
 
 def ziggurat_tables():
     """``(V, x, F)``: the layer area and the edges ``x_0..x_256`` and heights ``F_i = exp(-x_i²/2)`` (module
-    notes), computed in float64 from their definition."""
+    notes), computed in float64 from their definition.
+    """
     r = ZIG_R
     fr = math.exp(-0.5 * r * r)
     v = r * fr + math.sqrt(0.5 * math.pi) * math.erfc(r / math.sqrt(2.0))
@@ -145,7 +146,8 @@ def splitmix_inline(x):
 @jit()
 def gauss_slow(key, h):
     """The rest of a coordinate whose first word ``h`` (stream ``key = s·2**32 + j·2**16``) missed the layer's
-    rectangle: wedges, the tail, new attempts and the fallback (module notes)."""
+    rectangle: wedges, the tail, new attempts and the fallback (module notes).
+    """
     r = 1  # the next word of the stream
     while True:
         i = np.int64(h & M8)
@@ -197,7 +199,8 @@ def draft_inline(base, j0, buf, cnt):
     """First attempts of coordinates ``j0 .. j0 + cnt - 1`` into ``buf[:cnt]``: the value where the word's
     rectangle test accepts (98.5%), NaN where the coordinate needs :func:`gauss_slow`; returns the number of
     NaNs. No branch on the words, so the compiler vectorizes it (SplitMix64, the table lookups and the test,
-    several lanes at once)."""
+    several lanes at once).
+    """
     misses = 0
     for k in range(cnt):
         h = splitmix_inline(base | (np.uint64(j0 + k) << U16))
@@ -212,7 +215,8 @@ def draft_inline(base, j0, buf, cnt):
 @jit(inline=True)
 def settle_inline(base, j0, buf, cnt, misses):
     """Replace the ``misses`` NaNs :func:`draft_inline` left in ``buf[:cnt]`` by their coordinates (the slow
-    path)."""
+    path).
+    """
     k = 0
     while misses > 0:
         if buf[k] != buf[k]:
@@ -229,7 +233,8 @@ def direction(seed, g):
 
     Not inlined into its callers (the decoder :func:`decode_sums` and the probe :func:`generate_directions`):
     one call per vector costs nothing next to its ``d`` normals, and each caller compiles and loads without a
-    copy of the ziggurat."""
+    copy of the ziggurat.
+    """
     base = np.uint64(seed) << U32
     d = g.shape[0]
     settle_inline(base, 0, g, d, draft_inline(base, 0, g, d))
@@ -335,7 +340,8 @@ def generate_directions(seeds, out):
 def privhs_kernel(x, inv_norm, keep, m, t_hi, words, out):
     """PrivHS, ``m`` copies per record, 3 words per copy: the sphere rounding, the seed (its top 31 bits), the
     randomized-response coin. The bit ``b = [⟨g_s, w⟩ >= 0]`` is kept when ``(word >> 11) < t_hi``, else
-    flipped; the report is ``2 s + b`` (uint32)."""
+    flipped; the report is ``2 s + b`` (uint32).
+    """
     n = x.shape[0]
     for chunk in prange((n + CHUNK - 1) // CHUNK):
         buf = np.empty(GEN_BLOCK)

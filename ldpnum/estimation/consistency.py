@@ -115,7 +115,8 @@ def tree_shape(n_leaves: int, branching: int) -> TreeShape:
 
 def tree_from_leaves(shape: TreeShape, leaves: ArrayLike) -> tuple[NDArray[np.float64], ...]:
     """The consistent tree (tuple of level arrays) whose leaves are ``leaves``: every node the sum of its
-    leaves, summed bottom-up."""
+    leaves, summed bottom-up.
+    """
     levels: list[NDArray[Any]] = [np.asarray(leaves, dtype=np.float64)]
     for l in range(shape.n_levels, 0, -1):
         levels.append(np.bincount(shape.parent_index(l), levels[-1], minlength=shape.counts[l - 1]))

@@ -11,7 +11,6 @@ Z. Li, B. Škorić, N. Li, "Locally Differentially Private Frequency Estimation 
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._results import DistributionEstimate
-from .._validation import check_choice
+from .._validation import check_choice, check_scalar
 from .em import (DEFAULT_MAX_ITER, ems_heldout, expectation_maximization, point_transition_from_plan,
                  window_transition_from_plan)
 from .postprocess import norm_sub
@@ -76,11 +75,7 @@ def default_n_bins(n_reports: int) -> int:
 def _check_bins(n_bins, n_reports):
     if n_bins is None:
         return default_n_bins(n_reports)
-    if not isinstance(n_bins, numbers.Integral) or isinstance(n_bins, bool):
-        raise TypeError(f"n_bins must be an integer; got {type(n_bins).__name__}")
-    if not 2 <= int(n_bins) <= 65536:
-        raise ValueError(f"n_bins must be in [2, 65536]; got {n_bins}")
-    return int(n_bins)
+    return check_scalar(n_bins, "n_bins", int, low=2, high=65536)
 
 
 def window_counts(plan: Any, agg: Aggregate) -> NDArray[Any]:
@@ -151,7 +146,8 @@ def point_mass_cells(masses: ArrayLike, sd: ArrayLike, *,
 def warn_point_masses(cells: NDArray[Any], masses: NDArray[Any], edges: NDArray[Any], where: str,
                       stacklevel: int = 3) -> None:
     """Warn (:class:`~ldpnum.exceptions.PointMassWarning`) about the point-mass ``cells`` of a continuous-mode
-    estimate (``masses`` per cell, ``edges`` the cells' edges), naming how many there are and the first."""
+    estimate (``masses`` per cell, ``edges`` the cells' edges), naming how many there are and the first.
+    """
     from ..exceptions import PointMassWarning
 
     if len(cells) == 0:

@@ -250,10 +250,7 @@ def window_transition(n_cells: int, m: int, n_bins: int, *, p_in: float | Fracti
     if (p_in is None) == (window is None):
         raise TypeError("give exactly one of p_in (box window) and window (general window probabilities)")
     if p_in is not None:
-        if not isinstance(p_in, numbers.Real) or isinstance(p_in, (bool, np.bool_)):
-            raise TypeError(f"p_in must be a real number; got {type(p_in).__name__} {p_in!r}")
-        if not (math.isfinite(float(p_in)) and 0 <= p_in <= 1):
-            raise ValueError(f"p_in must be in [0, 1]; got {p_in!r}")
+        check_scalar(p_in, "p_in", float, low=0, high=1)
         q = Fraction(p_in) if isinstance(p_in, numbers.Rational) else Fraction(float(p_in))
         return _transition(n_cells, m, n_bins, float(q / m), float((1 - q) / (n_cells - m)), None)
     w = np.asarray(window)

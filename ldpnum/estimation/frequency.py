@@ -44,7 +44,8 @@ def unbiased_frequencies(support: ArrayLike, n: float, p: float, q: float) -> Fl
 
 def support_variance(p: float, q: float, frequency: ArrayLike) -> Any:
     """Per-report variance of a frequency estimate at true frequency ``frequency`` (array or scalar):
-    ``[q(1 - q) + f (p - q)(1 - p - q)] / (p - q)²``; divide by ``n`` for ``n`` reports."""
+    ``[q(1 - q) + f (p - q)(1 - p - q)] / (p - q)²``; divide by ``n`` for ``n`` reports.
+    """
     f = np.asarray(frequency, dtype=np.float64)
     return (q * (1 - q) + f * (p - q) * (1 - p - q)) / (p - q) ** 2
 

@@ -38,7 +38,8 @@ def grid_tables(ests: Sequence[NDArray[np.float64]], grids: Sequence[tuple[int, 
     """HDG's grids as tables of :mod:`ldpnum.estimation.tables`: ``(tables, sets)``. A 2-D grid of
     attributes ``(a, b)`` is a ``(g2, g2)`` table over the labels ``(a, b)`` (their coarse intervals); the
     1-D grid of ``t`` is a ``(g2, g1/g2)`` table over ``(t, d + t)`` (``t``'s coarse intervals and the fine
-    cells inside each), a view of the grid where it can be: its margin over ``t`` is the 2-D grids'."""
+    cells inside each), a view of the grid where it can be: its margin over ``t`` is the 2-D grids'.
+    """
     r = g1 // g2
     tables = [np.reshape(e, (g2, r)) if len(attrs) == 1 else e for e, attrs in zip(ests, grids)]
     sets = [(attrs[0], d + attrs[0]) if len(attrs) == 1 else tuple(attrs) for attrs in grids]
@@ -55,7 +56,8 @@ def consistency_step(ests: Sequence[NDArray[np.float64]], grids: Sequence[tuple[
     :math:`T = \sum_i T_i/(C_i σ_i^2) / \sum_i 1/(C_i σ_i^2)` (as :class:`ldpnum.Marginals` weighs its
     tables: both are :func:`ldpnum.estimation.tables.consistency_step` over :func:`grid_tables`).
     ``variances=None``: equal variances, the paper's weights ``1/C_i``. The grids' variances differ when
-    their oracles do (at ε = 4, n = 10^6: GRR 1-D grids of 64 cells, OLH 2-D grids of 256)."""
+    their oracles do (at ε = 4, n = 10^6: GRR 1-D grids of 64 cells, OLH 2-D grids of 256).
+    """
     tables, sets = grid_tables(ests, grids, d, g1, g2)
     _tables.consistency_step(tables, sets, variances)
     for e, t in zip(ests, tables):
@@ -95,7 +97,8 @@ def shrink_pairs(raw: Sequence[NDArray[np.float64]], grids: Sequence[tuple[int, 
                  cell_variances: Sequence[ArrayLike]) -> tuple[tuple[NDArray[np.float64], ...], tuple[float,
                  ...]]:
     """Every 2-D grid of ``raw`` shrunk by :func:`~ldpnum.estimation.joint.shrink_to_independence` with its
-    cells' variances; returns the grids (the 1-D grids as they were) and the weights (one per pair)."""
+    cells' variances; returns the grids (the 1-D grids as they were) and the weights (one per pair).
+    """
     out, weights = list(raw), []
     for j, attrs in enumerate(grids):
         if len(attrs) == 2:

@@ -149,7 +149,8 @@ def top_indices(values: NDArray[Any], count: int, keys: NDArray[Any]) -> NDArray
 @dataclass(frozen=True)
 class PrefixLevels:
     """What the level-by-level search found: final candidates (full-length items, rank order) with their
-    frequency estimates and standard errors, and the bookkeeping of each level."""
+    frequency estimates and standard errors, and the bookkeeping of each level.
+    """
 
     items: np.ndarray
     frequencies: np.ndarray
@@ -166,7 +167,8 @@ def support_estimates(support: NDArray[Any], n_j: float, p_star: float,
     """``(f̂, se)`` from the support counts of ``n_j`` reports drawn from the population: the oracle's unbiased
     estimate, and the standard error ``sqrt(P(1 - P)/n_j)/(p* - q*)`` with ``P = q* + clip(f̂, 0, 1)(p* - q*)``
     (each report supports the value with probability ``P`` over the draw of the person: the oracle's noise and
-    the sampling of people together)."""
+    the sampling of people together).
+    """
     d = p_star - q_star
     freq = (support / n_j - q_star) / d
     share = q_star + np.clip(freq, 0.0, 1.0) * d
@@ -176,7 +178,8 @@ def support_estimates(support: NDArray[Any], n_j: float, p_star: float,
 
 def holdout_split(n_hashes: int) -> tuple[slice, slice] | None:
     """``(select, estimate)``: the hash indices whose reports select the final items (``h < H/2``) and those
-    whose reports estimate their frequencies (``h >= H/2``); None when ``H = 1`` (no split is possible)."""
+    whose reports estimate their frequencies (``h >= H/2``); None when ``H = 1`` (no split is possible).
+    """
     if n_hashes < 2:
         return None
     half = n_hashes // 2

@@ -175,7 +175,8 @@ def toward_independence(grid: NDArray[np.float64], w: float) -> NDArray[np.float
     r"""``P + w (grid - P)`` with ``P = r c^\top / s`` the product of the grid's margins over its total: the
     interaction scaled by ``w`` (:func:`shrink_to_independence`), the margins unchanged. A non-negative grid
     stays non-negative (a convex combination of two non-negative tables) and keeps its margins, so that
-    consistency with the 1-D grids holds as before."""
+    consistency with the 1-D grids holds as before.
+    """
     F = np.array(grid, dtype=np.float64)
     P = _independent_part(F)
     if w >= 1.0 or P is None:
@@ -206,7 +207,8 @@ def gaussian_copula_table(p_a: NDArray[np.float64], p_b: NDArray[np.float64],
 
     the copula density (the density at the cell's centre in probability scale: the margins hold
     exactly for ``ρ = 0`` and approximately otherwise; :func:`response_matrix` fits them exactly).
-    ``ρ = 0`` is the product of the margins."""
+    ``ρ = 0`` is the product of the margins.
+    """
     pa = np.maximum(np.asarray(p_a, dtype=np.float64), 0.0)
     pb = np.maximum(np.asarray(p_b, dtype=np.float64), 0.0)
     T = np.outer(pa, pb)
@@ -240,7 +242,8 @@ def fit_copula_correlation(f_a: NDArray[np.float64], f_b: NDArray[np.float64],
     from the post-processed grid against 0.91 from the raw one, the truth 0.90), ``B(ρ)`` the block sums of
     :func:`gaussian_copula_table` of the 1-D grids ``f_a`` and ``f_b`` (aggregated to at most 512 cells a
     side, a multiple of ``g2``). Cells have about equal noise variance (the oracle's at frequency 0), so
-    unweighted least squares. Bounded scalar minimization (``xatol`` 1e-3)."""
+    unweighted least squares. Bounded scalar minimization (``xatol`` 1e-3).
+    """
     from scipy.optimize import minimize_scalar
 
     f_a, f_b, F = (np.asarray(v, dtype=np.float64) for v in (f_a, f_b, f_ab))
@@ -262,7 +265,8 @@ def interpolation_matrix(g1: int, g2: int) -> NDArray[np.float64]:
     """The ``(g1, g2)`` matrix ``A`` interpolating values at the centres of ``g2`` equal cells of [0, 1]
     linearly to the centres of ``g1`` equal cells (constant beyond the outer centres): row ``k`` has
     weights ``1 - w`` and ``w`` on the two coarse centres around ``(k + 1/2) g2/g1 - 1/2``. Rows sum to 1;
-    a fine cell puts weight at least 1/2 on the coarse cell holding it."""
+    a fine cell puts weight at least 1/2 on the coarse cell holding it.
+    """
     u = np.clip((np.arange(g1) + 0.5) * (g2 / g1) - 0.5, 0.0, g2 - 1.0)
     i = np.minimum(np.floor(u).astype(np.intp), max(g2 - 2, 0))
     w = u - i
@@ -342,7 +346,8 @@ def max_entropy(shape: tuple[int, ...], constraints: Sequence[Any], *, tol: floa
     table (Deming and Stephan's procedure: each pass rescales the table to every target in turn; its limit
     is the I-projection of the uniform table, i.e. the maximum-entropy table, when the targets are
     consistent). Targets are clipped at 0 and normalized first. Stops when a pass moves the table by less
-    than ``tol`` in L1. Returns ``(table, n_iter)``."""
+    than ``tol`` in L1. Returns ``(table, n_iter)``.
+    """
     q = np.full(shape, 1.0 / math.prod(shape))
     prepared = []
     for axes, t in constraints:

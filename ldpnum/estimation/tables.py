@@ -71,13 +71,15 @@ NONNEGATIVE = ("norm-sub", "noise-weighted")
 
 def project(table: NDArray[np.float64], attrs: Sequence[Any], sub: Sequence[Any]) -> NDArray[np.float64]:
     """The projection of ``table`` (axes labelled ``attrs``) onto the labels ``sub`` (a subset, in the
-    order of ``attrs``): the sum over the other axes."""
+    order of ``attrs``): the sum over the other axes.
+    """
     return table.sum(axis=tuple(i for i, a in enumerate(attrs) if a not in sub))
 
 
 def _shift(table, attrs, sub, delta):
     """Add ``delta / C`` to every cell (in place), ``delta`` indexed by ``sub``'s cells, ``C`` the cells of
-    ``table`` per cell of ``sub`` (an integer)."""
+    ``table`` per cell of ``sub`` (an integer).
+    """
     shape = [s if a in sub else 1 for a, s in zip(attrs, table.shape)]
     table += (delta / (table.size // delta.size)).reshape(shape)
 

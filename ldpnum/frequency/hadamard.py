@@ -56,7 +56,8 @@ def _parity(x):
 
 class HadamardPlan:
     """Integer plan of Hadamard response: ``K = 2**log2_k`` indices, ``t_keep`` over 2**53, 2 words per
-    record (keep, index)."""
+    record (keep, index).
+    """
 
     words_per_record = 2
 
@@ -92,7 +93,8 @@ class HadamardPlan:
 
     def extreme_ratio(self) -> Fraction:
         """Exact largest ratio over all pairs of categories and outputs: ``t_keep / (2**53 - t_keep)``
-        (every category's set and its complement each hold K/2 indices, and any two categories differ)."""
+        (every category's set and its complement each hold K/2 indices, and any two categories differ).
+        """
         return Fraction(self.t_keep, TWO53 - self.t_keep)
 
     def support_probabilities(self) -> tuple[Fraction, Fraction]:

@@ -77,7 +77,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
     from ..spec import Spec
 
-__all__ = ["BLH", "OLH", "LocalHashPlan", "check_local_hash_codes", "decode_reports", "olh_g", "hash_class_sizes",
+__all__ = ["BLH", "OLH", "LocalHashing", "check_g", "LocalHashPlan", "check_local_hash_codes", "decode_reports", "olh_g", "hash_class_sizes",
            "support_probabilities_exact", "local_hash_support_counts", "FIELD_BITS", "G_MAX"]
 
 #: The hash family's field is GF(2^FIELD_BITS); every category code is one of its elements.
@@ -95,7 +95,8 @@ def olh_g(epsilon: float) -> int:
     return min(round(math.exp(epsilon)) + 1, G_MAX)
 
 
-def _check_g(g):
+def check_g(g: Any) -> int:
+    """The hash range ``g`` as an int: an integer in ``[2, G_MAX]`` (TypeError / ValueError otherwise)."""
     if not isinstance(g, (int, np.integer)) or isinstance(g, (bool, np.bool_)):
         raise TypeError(f"g must be an integer; got {type(g).__name__} {g!r}")
     if not 2 <= int(g) <= G_MAX:
@@ -148,7 +149,8 @@ def support_probabilities_exact(grr: GRRPlan, field_bits: int = FIELD_BITS) -> t
 
 class LocalHashPlan:
     """Integer plan of local hashing: the hash range ``g``, GRR's one-word plan over ``[0, g)``
-    (``a_keep``, ``shift``), and 2 words per record (the seed, then GRR's)."""
+    (``a_keep``, ``shift``), and 2 words per record (the seed, then GRR's).
+    """
 
     words_per_record = 2
     field_bits = FIELD_BITS
@@ -175,7 +177,8 @@ class LocalHashPlan:
 
     def exact_probabilities(self, h: int) -> dict[int, Fraction]:
         """``{y: Fraction}`` for a fixed seed under which the person's value hashes to ``h`` (``-1``: an
-        unknown value, reported uniformly). The seed's own probability does not depend on the value."""
+        unknown value, reported uniformly). The seed's own probability does not depend on the value.
+        """
         return self._grr.exact_probabilities(h)
 
     def extreme_ratio(self) -> Fraction:
@@ -239,8 +242,10 @@ def local_hash_support_counts(codes: NDArray[np.uint64], k: int, g: int) -> NDAr
     return counts
 
 
-class _LocalHashing(FrequencyOracle):
-    """The local-hashing randomizer with hash range ``g``; BLH and OLH set ``g``."""
+class LocalHashing(FrequencyOracle):
+    """The local-hashing randomizer with hash range ``g``; BLH and OLH set ``g`` (LOLOHA reuses its report layout
+    and aggregation).
+    """
 
     @classmethod
     def _check_counts(cls, counts, total, n_reports, spec):
@@ -248,7 +253,7 @@ class _LocalHashing(FrequencyOracle):
 
     def __init__(self, epsilon: float, k: int, g: int | None) -> None:
         super().__init__(epsilon, k)
-        self._g = olh_g(self._epsilon) if g is None else _check_g(g)
+        self._g = olh_g(self._epsilon) if g is None else check_g(g)
         self._plan = LocalHashPlan(self._k, self._g, *grr_keep_cells(self._epsilon, self._g))
 
     @property
@@ -269,6 +274,7 @@ class _LocalHashing(FrequencyOracle):
 
     @property
     def support_probabilities(self) -> tuple[float, float]:
+        """``(p*, q*)`` of the plan, exact (:func:`support_probabilities_exact`), rounded to floats."""
         p, q = self._plan.support_probabilities()
         return float(p), float(q)
 
@@ -280,7 +286,8 @@ class _LocalHashing(FrequencyOracle):
 
     def aggregate(self, reports: Reports) -> Aggregate:
         """Support counts of the reports for every category: a mergeable :class:`~ldpnum.Aggregate` of
-        ``k`` counts with ``n_reports`` carried separately (O(n·k) hash evaluations, in Cython)."""
+        ``k`` counts with ``n_reports`` carried separately (O(n·k) hash evaluations, in Cython).
+        """
         if not isinstance(reports, Reports):
             raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
         check_spec(self.spec, reports.spec, "reports")
@@ -288,10 +295,16 @@ class _LocalHashing(FrequencyOracle):
         return Aggregate(counts, self.spec, n_reports=len(reports))
 
     def empty_aggregate(self) -> Aggregate:
+        """The aggregate of no reports (``k`` zero support counts), the identity of ``+``."""
         return Aggregate.empty(self.spec, per_report_counts=True)
 
 
-class BLH(_LocalHashing):
+#: The former private names, kept for the family's own modules.
+_LocalHashing = LocalHashing
+_check_g = check_g
+
+
+class BLH(LocalHashing):
     """Binary local hashing: hash each category to one bit, then randomized response on the bit.
 
     Parameters
@@ -334,7 +347,7 @@ class BLH(_LocalHashing):
         return f"BLH(epsilon={self._epsilon!r}, k={self._k!r})"
 
 
-class OLH(_LocalHashing):
+class OLH(LocalHashing):
     """Optimized local hashing: hash each category to ``[0, g)``, ``g = round(e^ε) + 1``, then GRR over ``g``.
 
     Parameters

@@ -120,7 +120,8 @@ class SubsetPlan:
 
     def _rows(self, v):
         """``(p, n, r, v)`` terms of the report distribution of ``v``: with probability ``p`` a Floyd
-        ``r``-subset of ``n`` indices (skipping category ``v``), joined by ``v`` itself when ``r = ω - 1``."""
+        ``r``-subset of ``n`` indices (skipping category ``v``), joined by ``v`` itself when ``r = ω - 1``.
+        """
         if v < 0:
             return [(Fraction(1), self.k, self.omega, -1)]
         p = Fraction(self.t_inc, TWO53)
@@ -163,7 +164,8 @@ class SubsetPlan:
 
     def deviation_bound(self) -> Fraction:
         """``D = 2**48/(2**48 - M)``, ``M = ω(2k - ω + 1)/2``: every subset probability of every row is within a
-        factor ``D`` of its ideal (uniform Floyd picks) value (module docstring)."""
+        factor ``D`` of its ideal (uniform Floyd picks) value (module docstring).
+        """
         return _deviation_bound(self.k, self.omega)
 
     def ideal_ratios(self) -> tuple[Fraction, Fraction, Fraction]:
@@ -174,7 +176,8 @@ class SubsetPlan:
 
     def extreme_ratio_bound(self) -> Fraction:
         """A rigorous upper bound of the largest likelihood ratio, for any ``k`` (structural reduction):
-        the largest ratio of ideal probabilities, times ``D²``."""
+        the largest ratio of ideal probabilities, times ``D²``.
+        """
         ideal = self.ideal_ratios()
         d = self.deviation_bound()
         return max(ideal) / min(ideal) * d * d

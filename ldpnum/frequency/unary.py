@@ -65,7 +65,8 @@ from ._base import FrequencyOracle
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["SUE", "OUE", "UnaryPlan", "unary_plan", "pack_bits", "unpack_bits", "count_bits"]
+__all__ = ["SUE", "OUE", "UnaryPlan", "BitVectorOracle", "unary_plan", "unary_extreme_ratio", "lane_thresholds",
+           "pack_bits", "unpack_bits", "count_bits"]
 
 #: Lane widths tried, narrowest (fastest: 8 bits per random byte) first.
 LANE_BITS = (8, 16, 32)
@@ -147,25 +148,41 @@ class UnaryPlan:
 
         Structural reduction: bits where two states have the same probability cancel. Two categories
         differ in bits ``v`` (``p`` vs ``q``) and ``v'`` (``q`` vs ``p``), an unknown value and ``v`` in bit
-        ``v`` only, and each bit's factor is maximized independently by the report.
+        ``v`` only, and each bit's factor is maximized independently by the report
+        (:func:`unary_extreme_ratio`).
         """
-        p, q = self.p, self.q
-        single = max(p / q, q / p, (1 - p) / (1 - q), (1 - q) / (1 - p))
-        pair = max(p / q, (1 - p) / (1 - q)) * max(q / p, (1 - q) / (1 - p))
-        return max(single, pair)
+        return unary_extreme_ratio(self.p, self.q)
 
     def kernel_thresholds(self) -> tuple[np.uint64, np.uint64]:
         """``(t_all, t_low)``: ``t_other`` in every lane of a word, and the same without the lanes' high bits."""
-        b = self.lane_bits
-        t_all = 0
-        for lane in range(64 // b):
-            t_all |= self.t_other << (b * lane)
-        if b == 32:
-            return np.uint64(self.t_other), np.uint64(self.t_other)
-        high = 0
-        for lane in range(64 // b):
-            high |= 1 << (b * lane + b - 1)
-        return np.uint64(t_all), np.uint64(t_all & ~high & (2**64 - 1))
+        return lane_thresholds(self.t_other, self.lane_bits)
+
+
+def unary_extreme_ratio(p: Fraction, q: Fraction) -> Fraction:
+    """Exact largest likelihood ratio of a report of independent bits where a category sets its own bit with
+    probability ``p`` and every other bit (every bit, for an unknown value) with probability ``q``.
+
+    Two categories differ in two bits, an unknown value and a category in one, and each bit's factor is
+    maximized independently by the report (the reduction of :meth:`UnaryPlan.extreme_ratio`).
+    """
+    single = max(p / q, q / p, (1 - p) / (1 - q), (1 - q) / (1 - p))
+    pair = max(p / q, (1 - p) / (1 - q)) * max(q / p, (1 - q) / (1 - p))
+    return max(single, pair)
+
+
+def lane_thresholds(t: int, lane_bits: int) -> tuple[np.uint64, np.uint64]:
+    """``(t_all, t_low)`` of the kernels' SWAR lane comparison: ``t`` in every ``lane_bits``-bit lane of a word,
+    and the same without the lanes' high bits (for 32-bit lanes, compared one at a time, both are ``t``).
+    """
+    b = lane_bits
+    if b == 32:
+        return np.uint64(t), np.uint64(t)
+    t_all = 0
+    high = 0
+    for lane in range(64 // b):
+        t_all |= t << (b * lane)
+        high |= 1 << (b * lane + b - 1)
+    return np.uint64(t_all), np.uint64(t_all & ~high & (2**64 - 1))
 
 
 def _true_threshold(e, q):
@@ -205,9 +222,10 @@ def unary_plan(epsilon: float, k: int, q_nominal: float, variance_nominal: float
     return best[2]
 
 
-class _BitVectorOracle(FrequencyOracle):
-    """Oracles whose reports are ``k``-bit vectors (unary encodings, subset selection): packed reports,
-    aggregated into per-bit counts plus the number of reports."""
+class BitVectorOracle(FrequencyOracle):
+    """Oracles whose reports are ``k``-bit vectors (unary encodings, subset selection, L-OSUE): packed reports,
+    aggregated into per-bit counts plus the number of reports.
+    """
 
     @classmethod
     def _check_counts(cls, counts, total, n_reports, spec):
@@ -237,10 +255,15 @@ class _BitVectorOracle(FrequencyOracle):
         return Aggregate(count_bits(reports.codes, self._k), self.spec, len(reports))
 
     def empty_aggregate(self) -> Aggregate:
+        """The aggregate of no reports (``k`` zero bit counts), the identity of ``+``."""
         return Aggregate.empty(self.spec, per_report_counts=True)
 
 
-class _UnaryEncoding(_BitVectorOracle):
+#: The former private name, kept for the family's own modules.
+_BitVectorOracle = BitVectorOracle
+
+
+class _UnaryEncoding(BitVectorOracle):
     """The unary randomizer shared by :class:`SUE` and :class:`OUE` (they differ only in ``p`` and ``q``)."""
 
     def __init__(self, epsilon: float, k: int) -> None:

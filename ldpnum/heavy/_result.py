@@ -1,5 +1,6 @@
 """The results of the heavy-hitter and set-valued protocols (DESIGN.md R7): the top items (or itemsets), their
-estimated shares, provenance."""
+estimated shares, provenance.
+"""
 
 import copy
 import json
@@ -11,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._checks import check_provenance, is_int, normal_quantile, read_only, real_array, where
+from .._checks import check_required_provenance, is_int, normal_quantile, read_only, real_array, where
 from .._plotting import new_axes
 from ..accounting import ShuffleAmplification
 from .._results import (HTML_MAX_ROWS, REPR_EDGE_ITEMS, ConfidenceInterval, PrivacyProvenance, _g, _html_table, _mechanism_rows,
-                        _source, _title)
+                        _source, _title, thaw)
 from ..estimation.sizes import interval_from_provenance
 from ..spec import Spec
 
@@ -74,12 +75,14 @@ def _freeze(v):
     return v
 
 
-def _thaw(v):
-    if isinstance(v, Mapping):
-        return {k: _thaw(x) for k, x in v.items()}
-    if isinstance(v, tuple):
-        return [_thaw(x) for x in v]
-    return v
+def _frozen_provenance(provenance):
+    """A result's ``provenance`` (a JSON-able mapping, None for an empty one) as a frozen, read-only copy."""
+    provenance = {} if provenance is None else provenance
+    if not isinstance(provenance, Mapping):
+        raise TypeError(f"provenance must be a mapping (a JSON-able dict); got {type(provenance).__name__}")
+    plain = _plain(copy.deepcopy(thaw(provenance)), "provenance")
+    json.dumps(plain)  # JSON-able by construction; a failure here is a bug in _plain
+    return _freeze(plain)
 
 
 def item_label(item: "str | bytes | int", *, one_line: bool = False) -> str:
@@ -237,20 +240,10 @@ class HeavyHittersEstimate(PrivacyProvenance):
                                  f"{first} ({float(arr[first])!r})")
             set_(self, attr, read_only(arr))
 
-        if not isinstance(self.spec, Spec):
-            raise TypeError(f"spec must be an ldpnum Spec; got {type(self.spec).__name__}")
-        if self.n_reports is None:
-            raise TypeError("n_reports must be an int; got None")
-        epsilon, n_reports = check_provenance(self.spec, self.epsilon, self.n_reports)
+        epsilon, n_reports = check_required_provenance(self.spec, self.epsilon, self.n_reports)
         set_(self, "epsilon", epsilon)
         set_(self, "n_reports", n_reports)
-
-        provenance = {} if self.provenance is None else self.provenance
-        if not isinstance(provenance, Mapping):
-            raise TypeError(f"provenance must be a mapping (a JSON-able dict); got {type(provenance).__name__}")
-        plain = _plain(copy.deepcopy(_thaw(provenance)), "provenance")
-        json.dumps(plain)  # JSON-able by construction; a failure here is a bug in _plain
-        set_(self, "provenance", _freeze(plain))
+        set_(self, "provenance", _frozen_provenance(self.provenance))
         if self.name is not None and not isinstance(self.name, str):
             raise TypeError(f"name must be a str or None; got {type(self.name).__name__}")
 
@@ -359,7 +352,7 @@ class HeavyHittersEstimate(PrivacyProvenance):
     def __reduce__(self):
         # Rebuild through __init__ (the frozen provenance is not picklable as such; it is thawed first).
         return (type(self), (self.items, self.frequencies, self.standard_errors, self.n_reports, self.epsilon,
-                             self.spec, _thaw(self.provenance), self.name, self.shuffle))
+                             self.spec, thaw(self.provenance), self.name, self.shuffle))
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -409,14 +402,10 @@ class ItemsetsEstimate(PrivacyProvenance):
             if arr.shape != (len(itemsets),) or not np.all(np.isfinite(arr)):
                 raise ValueError(f"{attr} must be finite, one per itemset ({len(itemsets)}); got shape {arr.shape}")
             set_(self, attr, read_only(arr))
-        if not isinstance(self.spec, Spec):
-            raise TypeError(f"spec must be an ldpnum Spec; got {type(self.spec).__name__}")
-        if self.n_reports is None:
-            raise TypeError("n_reports must be an int; got None")
-        epsilon, n_reports = check_provenance(self.spec, self.epsilon, self.n_reports)
+        epsilon, n_reports = check_required_provenance(self.spec, self.epsilon, self.n_reports)
         set_(self, "epsilon", epsilon)
         set_(self, "n_reports", n_reports)
-        set_(self, "provenance", _freeze(_plain(_thaw(self.provenance or {}), "provenance")))
+        set_(self, "provenance", _frozen_provenance(self.provenance))
 
     @property
     def k(self) -> int:
@@ -426,12 +415,14 @@ class ItemsetsEstimate(PrivacyProvenance):
     def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
         """Per-itemset interval (arrays, rank order): for SVSM's results every frequency the collected sizes
         allow for a sampling rate within ``π̂ ± zσ̂`` (see :class:`SetItemsEstimate`); ``f̂ ± z σ̂`` for an
-        estimate whose provenance records no sampling rates."""
+        estimate whose provenance records no sampling rates.
+        """
         return interval_from_provenance(self.provenance, level, self.frequencies, self.standard_errors)
 
     def to_frame(self, level: float = 0.95) -> "pd.DataFrame":
         """Columns ``itemset``, ``size``, ``frequency``, ``standard_error``, ``ci_low``, ``ci_high``, ``count``,
-        indexed by rank 1..k."""
+        indexed by rank 1..k.
+        """
         import pandas as pd
 
         lo, hi = self.confidence_interval(level)
@@ -453,7 +444,7 @@ class ItemsetsEstimate(PrivacyProvenance):
     def __reduce__(self):
         # Rebuild through __init__ (the frozen provenance is not picklable as such; it is thawed first).
         return (type(self), (self.itemsets, self.frequencies, self.standard_errors, self.n_reports, self.epsilon,
-                             self.spec, _thaw(self.provenance), self.shuffle))
+                             self.spec, thaw(self.provenance), self.shuffle))
 
     def __repr__(self):
         shown = ", ".join(f"({sorted(s)!r}, {f:.4g})" for s, f in zip(self.itemsets[:5], self.frequencies))
@@ -504,12 +495,14 @@ class SetItemsEstimate(HeavyHittersEstimate):
 
     def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
         """Per-item interval (arrays, rank order): every frequency the collected sizes allow for a sampling
-        rate within ``π̂ ± zσ̂`` (class notes)."""
+        rate within ``π̂ ± zσ̂`` (class notes).
+        """
         return interval_from_provenance(self.provenance, level, self.frequencies, self.standard_errors)
 
     def plot(self, ax: "Axes | None" = None, *, level: float = 0.95) -> "Axes":
         """As :meth:`ldpnum.HeavyHittersEstimate.plot`, with the error bars of :meth:`confidence_interval`
-        (asymmetric: they span the frequencies the sizes allow)."""
+        (asymmetric: they span the frequencies the sizes allow).
+        """
         lo, hi = self.confidence_interval(level)
         ax = new_axes(ax)
         positions = np.arange(self.k)[::-1]  # rank 1 at the top

@@ -41,10 +41,10 @@ import warnings
 
 import numpy as np
 
-from .._checks import is_int, where
+from .._checks import where
 from .._kernels.objects import object_words
 from ..exceptions import TruncationWarning
-from .._validation import _caller_stacklevel, plain_array
+from .._validation import _caller_stacklevel, check_scalar, plain_array
 
 __all__ = ["admissible_prefixes", "ITEM_TYPES", "encode_items", "decode_items", "check_item_bits", "check_words"]
 
@@ -57,11 +57,7 @@ _SHOWN = 40  # characters of an offending item shown in a message
 
 def check_item_bits(item_bits: object, item_type: str | None = None) -> int:
     """``item_bits`` as an int in [1, 64] (and a multiple of 8 for str/bytes items); TypeError/ValueError."""
-    if not is_int(item_bits):
-        raise TypeError(f"item_bits must be an int in [1, 64]; got {type(item_bits).__name__} {item_bits!r}")
-    bits = int(item_bits)  # type: ignore[call-overload]
-    if not 1 <= bits <= 64:
-        raise ValueError(f"item_bits must be an int in [1, 64]; got {bits}")
+    bits = check_scalar(item_bits, "item_bits", int, low=1, high=64)
     if item_type in ("str", "bytes") and bits % 8:
         raise ValueError(f"{item_type} items need item_bits a multiple of 8 (whole bytes); got item_bits={bits}")
     return bits
@@ -108,7 +104,8 @@ def _type_error(name, i, v, item_type=None):
 
 def _classify(seq, name, types=None):
     """The item type of a list of Python objects, after checking there is one type and no missing value
-    (``types``: ``set(map(type, seq))`` when the caller has it)."""
+    (``types``: ``set(map(type, seq))`` when the caller has it).
+    """
     types = set(map(type, seq)) if types is None else types
     if len(types) == 1 and next(iter(types)) in _KIND:
         return _KIND[next(iter(types))]
@@ -223,7 +220,8 @@ def _ints(arr, bits, name):
 def _object_words(arr, bits):
     """Words of an object array of only exact ``bytes`` or only exact ``str`` items in one compiled pass, as
     ``(words, item_type, n_truncated, first_truncated)``; None for anything else (the checked NumPy route then
-    classifies the items and names the offending one)."""
+    classifies the items and names the offending one).
+    """
     if bits % 8:
         return None
     return object_words(arr, bits // 8)
@@ -235,7 +233,8 @@ def _utf8(v):
 
 def _refuse_truncation(count, first, size, bits, name, item_type):
     """The ValueError of ``truncate=False`` for ``count`` items longer than ``bits`` allows (an error is the
-    caller's, so it names the first one)."""
+    caller's, so it names the first one).
+    """
     what = "bytes" if item_type == "bytes" else "bytes of UTF-8"
     return ValueError(f"{name}: {count} item(s) are longer than item_bits={bits} allows "
                       f"({bits // 8} {what}), first at index {first} ({size} bytes); "
@@ -289,7 +288,8 @@ def _strings(values, bits, name, truncate):
 def _unencodable(values, name):
     r"""The ValueError for str items with no UTF-8 form (lone surrogates, e.g. from
     ``errors="surrogateescape"`` decoding or a JSON ``"\ud800"``): their count, the first one's index and the
-    offending character."""
+    offending character.
+    """
     bad, first_exc = [], None
     for i, v in enumerate(values):
         if isinstance(v, str):
@@ -440,7 +440,8 @@ def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
 
 def _encode(arr, bits, name, truncate):
     """:func:`encode_items` on a checked 1-D array: ``(words, item_type, n_truncated, first_truncated)``;
-    refuses truncation with ``truncate=False``, warns about nothing."""
+    refuses truncation with ``truncate=False``, warns about nothing.
+    """
     n_truncated, first = 0, -1
     if arr.size == 0:
         item_type = _empty_type(arr, bits)
@@ -488,7 +489,8 @@ def _encode(arr, bits, name, truncate):
 def _words(words, bits, name="words", width="item_bits"):
     """``words`` as uint64, each checked to be an integer in ``[0, 2**bits)`` (TypeError/ValueError naming
     the count, first index and value of the bad ones). Lists and tuples are read as Python ints one by one,
-    so that ``-1`` or ``2**70`` are named, not converted to floats or refused by a C conversion."""
+    so that ``-1`` or ``2**70`` are named, not converted to floats or refused by a C conversion.
+    """
     if isinstance(words, (list, tuple)):
         arr = np.empty(len(words), dtype=object)
         arr[:] = words if len(words) else []
@@ -629,7 +631,7 @@ def admissible_prefixes(prefixes: object, length: int, item_type: str, item_bits
     if item_type not in ITEM_TYPES:
         raise ValueError(f"item_type must be one of {ITEM_TYPES}; got {item_type!r}")
     bits = check_item_bits(item_bits, item_type)
-    if not is_int(length) or not 1 <= int(length) <= bits:
+    if not 1 <= check_scalar(length, "length", int) <= bits:
         raise ValueError(f"length must be an int in [1, item_bits = {bits}]; got {length!r}")
     n_bits = int(length)
     arr = _words(prefixes, n_bits, name="prefixes", width="length")

@@ -104,7 +104,8 @@ def _ratio_bound(a, K, b, ell):
 
 def padding_sampling_keep_cells(epsilon: float, K: int, ell: int) -> tuple[int, int]:
     """``(a_keep, b)`` of GRR over ``K`` values after padding and sampling to ``ℓ``: the largest ``a_keep``
-    (lie blocks of ``2**b`` cells, ``b`` for the amplified ε') whose ratio bound (module notes) is ≤ E."""
+    (lie blocks of ``2**b`` cells, ``b`` for the amplified ε') whose ratio bound (module notes) is ≤ E.
+    """
     e = exp_lower(epsilon)
     b = lie_shift(amplified_epsilon(epsilon, ell), K)
     lo = 1 << b
@@ -143,7 +144,8 @@ class PaddingSamplingPlan:
 
     def sample_probabilities(self, local_set: Any) -> dict[int, Fraction]:
         """``{value: Fraction}``: the exact distribution of the sampled value of a local set (values
-        ``0..k-1``, dummies ``k..k+ℓ-1``), as the kernel samples it."""
+        ``0..k-1``, dummies ``k..k+ℓ-1``), as the kernel samples it.
+        """
         members = sorted(int(v) for v in local_set)
         m = len(members)
         size = max(m, self.ell)
@@ -363,7 +365,8 @@ class PaddingSampling(Mechanism):
 
     def _masks_from_pairs(self, n: int, rows: NDArray[np.int64], codes: NDArray[np.int64]) -> NDArray[np.uint64]:
         """Bitmask rows (as :meth:`prepare_values` returns them) of ``n`` sets given as ``(person, code)`` pairs,
-        already checked (codes in ``[0, k)``, no pair twice): O(n·⌈k/64⌉ + pairs), no ``n × k`` array."""
+        already checked (codes in ``[0, k)``, no pair twice): O(n·⌈k/64⌉ + pairs), no ``n × k`` array.
+        """
         n_words = -(-self._k // 64)
         masks = np.zeros(n * n_words, dtype=np.uint64)
         if codes.size:
@@ -408,7 +411,8 @@ class PaddingSampling(Mechanism):
 
     def estimate_frequencies(self, data: Reports | Aggregate) -> FrequencyEstimate:
         """Unbiased estimate, for every value ``0..k+ℓ-1`` (dummies last), of the mean probability that a
-        person samples it, with standard errors (GRR's estimator)."""
+        person samples it, with standard errors (GRR's estimator).
+        """
         agg = self._as_aggregate(data)
         p, q = self.support_probabilities
         return estimate_frequencies(agg.counts.astype(np.float64), agg.n_reports, p, q, epsilon=self._epsilon,
@@ -445,7 +449,8 @@ class PaddingSamplingOLHPlan(PaddingSamplingPlan):
 
     def exact_probabilities(self, local_set: Any, seed_word: int = 0) -> dict[int, Fraction]:
         """``{code: Fraction}`` of the report of a local set given the record's seed word (whose own
-        distribution does not depend on the set): the sampled value's hash, then GRR over ``[0, g)``."""
+        distribution does not depend on the set): the sampled value's hash, then GRR over ``[0, g)``.
+        """
         from .._kernels.client_hashing import SEED_MASK
 
         weights = self.sample_probabilities(local_set)
@@ -471,7 +476,8 @@ class PaddingSamplingOLHPlan(PaddingSamplingPlan):
 def padding_sampling_variances(epsilon: float, k: int, ell: int) -> tuple[float, float]:
     """Per-report variance at frequency 0 of a sampled value's estimate: ``(GRR at ε', OLH at ε)``,
     ``(k + ℓ - 2 + e^{ε'})/(e^{ε'} - 1)²`` and ``4 e^ε/(e^ε - 1)²``. GRR is smaller exactly when
-    ``k < ℓ e^ε (4ℓ - 1) + 1`` (the paper's rule)."""
+    ``k < ℓ e^ε (4ℓ - 1) + 1`` (the paper's rule).
+    """
     epsilon = check_epsilon(epsilon)
     k = check_scalar(k, "k", int, low=1, high=MAX_VALUES - 1, verb="lie")
     ell = check_scalar(ell, "ell", int, low=1, high=MAX_VALUES - k, verb="lie")

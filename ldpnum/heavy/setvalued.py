@@ -123,7 +123,8 @@ from ..frequency.hashing import OLH
 from ..frequency.recommend import recommend
 from ..plans import TWO48, uniform_count
 from ..reports import Reports
-from ._result import HeavyHittersEstimate, ItemsetsEstimate, SetItemsEstimate, _plain, _thaw
+from .._results import thaw
+from ._result import HeavyHittersEstimate, ItemsetsEstimate, SetItemsEstimate, _plain
 from .items import ITEM_TYPES, check_item_bits, decode_items, encode_items
 from .._kernels.objects import sort_segments
 from .padding import flatten_sets, padding_sampling
@@ -196,7 +197,8 @@ class EncodedSets:
 
     def membership_pairs(self, candidates: NDArray[np.uint64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """``(persons, columns)``: person ``persons[t]`` holds candidate ``columns[t]`` (each pair once, when the
-        candidates are distinct), without an ``n × candidates`` array."""
+        candidates are distinct), without an ``n × candidates`` array.
+        """
         cands = np.asarray(candidates, dtype=np.uint64)
         if cands.size == 0 or self.words.size == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -320,7 +322,7 @@ def candidate_itemsets(frequencies: NDArray[np.float64], count: int) -> list[tup
 # -- collector state and client payload ----------------------------------------------------------------------
 
 def _json_default(params):
-    return _plain(_thaw(params), "state")
+    return _plain(thaw(params), "state")
 
 
 def _json_object(text, what):
@@ -350,12 +352,7 @@ def _check_json_fields(d, cls, required, what):
 
 def _field_int(value, name, low=0):
     """An int field (not bool, not str) ``>= low``: TypeError for another kind, ValueError below ``low``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r:.60}")
-    value = int(value)
-    if value < low:
-        raise ValueError(f"{name} must be an int >= {low}; got {value}")
-    return value
+    return check_scalar(value, name, int, low=low)
 
 
 def _field_str(value, name):
@@ -469,7 +466,8 @@ class Payload:
         """The payload written by :meth:`to_json`. ``protocol``, ``stage``, ``phase`` and ``params`` are
         required, ``candidates``, ``itemsets`` and ``ell`` default as in the constructor; a missing or unknown
         field, or a field of the wrong kind (a stage given as ``"1"``, a candidate outside ``[0, 2**64)``),
-        raises ValueError or TypeError naming it."""
+        raises ValueError or TypeError naming it.
+        """
         d = _json_object(text, "payload")
         _check_json_fields(d, cls, ("protocol", "stage", "phase", "params"), "payload")
         return cls(d["protocol"], d["stage"], d["phase"], d["params"], d.get("candidates", ()),
@@ -538,7 +536,8 @@ class SetValuedState:
     @classmethod
     def from_json(cls, text: str) -> "SetValuedState":
         """The state written by :meth:`to_json` (``protocol`` and ``params`` required; a missing or unknown
-        field, or one of the wrong kind, raises ValueError or TypeError naming it)."""
+        field, or one of the wrong kind, raises ValueError or TypeError naming it).
+        """
         d = _json_object(text, "state")
         _check_json_fields(d, cls, ("protocol", "params"), "state")
 
@@ -631,7 +630,8 @@ class _SetValued:
 
     def _check_domain(self, domain):
         """The public domain's item words (validated: items of ``item_type``, distinct, 1..65535 of them, each
-        fitting in ``item_bits`` bits whole)."""
+        fitting in ``item_bits`` bits whole).
+        """
         words, kind = self._encode_domain(domain)
         if words.size == 0:
             raise ValueError("domain is empty: give the public list of possible items, or None")
@@ -650,7 +650,8 @@ class _SetValued:
     def _encode_domain(self, domain):
         """``(words, item_type)`` of the domain; a str/bytes item longer than ``item_bits`` allows is refused
         with what can be done (cutting it is not offered: two domain items sharing their first bytes would
-        become one)."""
+        become one).
+        """
         import warnings
 
         from ..exceptions import TruncationWarning
@@ -712,7 +713,8 @@ class _SetValued:
 
     def phase_probabilities(self) -> tuple[Fraction, ...]:
         """Exact probability that a person is assigned to each phase by :meth:`assign_phases` (sums of
-        48-bit multiply-shift cell counts over 20 cells; within ``20/2^48`` of the nominal fractions)."""
+        48-bit multiply-shift cell counts over 20 cells; within ``20/2^48`` of the nominal fractions).
+        """
         out, start = [], 0
         for c in self.CELLS:
             out.append(sum((Fraction(uniform_count(j, _CELLS), TWO48) for j in range(start, start + c)),
@@ -764,7 +766,8 @@ class _SetValued:
     def assign_phases(self, n: int, rng: SeedLike = None) -> NDArray[np.int64]:
         """The phase of each of ``n`` people, from one word each and nothing else (independent of their
         sets): a uniform cell among 20 (:func:`ldpnum._random.assign_columns`), cells split by the phase
-        fractions."""
+        fractions.
+        """
         cells = assign_columns(rng, n, _CELLS)
         return np.repeat(np.arange(len(self.CELLS), dtype=np.int64), self.CELLS)[cells]
 
@@ -777,7 +780,8 @@ class _SetValued:
         """TypeError/ValueError unless ``state`` is one this protocol's state machine can have produced: its
         protocol and parameters, a stage in ``[0, number of phases]`` with one report count per collected
         phase, and, once collected, distinct candidates (of ``item_bits`` bits, from the domain if there is
-        one), ℓ in ``[1, candidates]``, and itemsets over the candidates (SVSM)."""
+        one), ℓ in ``[1, candidates]``, and itemsets over the candidates (SVSM).
+        """
         if not isinstance(state, SetValuedState):
             raise TypeError(f"expected a SetValuedState; got {type(state).__name__}")
         if state.protocol != self.protocol or dict(state.params) != self.params:
@@ -804,7 +808,8 @@ class _SetValued:
 
     def _check_stage_fields(self, where, has_candidates, candidates, has_ell, ell):
         """Candidates (present, distinct, of item_bits bits, from the domain) and ℓ (in [1, candidates]) exactly
-        when the phase that sets them was collected."""
+        when the phase that sets them was collected.
+        """
         if not has_candidates:
             if candidates:
                 raise ValueError(f"{where} carries candidates before the candidates phase was collected; got "
@@ -820,7 +825,8 @@ class _SetValued:
 
     def _check_itemset_fields(self, where, has_itemsets, itemsets, candidates, has_ell, ell):
         """Itemsets (present, distinct, each of >= 2 distinct candidates) and their ℓ, exactly when the phases
-        that set them were collected."""
+        that set them were collected.
+        """
         if not has_itemsets:
             if itemsets:
                 raise ValueError(f"{where} carries itemsets before the items' estimate phase was collected; got "
@@ -836,7 +842,8 @@ class _SetValued:
 
     def _check_candidates(self, candidates, name):
         """ValueError unless the candidate words are 1..65535 distinct words of ``item_bits`` bits (domain items,
-        when there is a domain)."""
+        when there is a domain).
+        """
         if not candidates:
             raise ValueError(f"{name} is empty: the phases after the candidates phase need at least one candidate")
         if len(candidates) > MAX_DOMAIN:
@@ -998,7 +1005,8 @@ class _SetValued:
 
     def _check_encoded(self, enc):
         """Sets encoded elsewhere must be of this protocol's item type and width (words of more bits would
-        never match a candidate: their holders would silently count as holding nothing)."""
+        never match a candidate: their holders would silently count as holding nothing).
+        """
         if enc.item_type != self._item_type:
             raise TypeError(f"sets were encoded as {enc.item_type} items but the protocol was built for "
                             f"{self._item_type} items")
@@ -1013,7 +1021,8 @@ class _SetValued:
 
     def _sample_items(self, enc, rng):
         """One item of each set, uniformly (one word per person: the top 48 bits pick the ``j``-th smallest
-        word of the set by multiply-shift; an empty set takes the word's top ``item_bits`` bits as an item)."""
+        word of the set by multiply-shift; an empty set takes the word's top ``item_bits`` bits as an item).
+        """
         n = enc.n
         words = resolve_rng(rng).draw(n) if n else np.zeros(0, np.uint64)
         lengths = enc.lengths
@@ -1093,7 +1102,8 @@ class _SetValued:
 
     def _items_table(self, state, phase="items"):
         """One row per candidate item (or itemset): its display label, sampling rate, clipped estimate and
-        sampling error, from the state's size-corrected estimates (:func:`_corrected`)."""
+        sampling error, from the state's size-corrected estimates (:func:`_corrected`).
+        """
         if phase == "items":
             words = [(w,) for w in state.candidates]
             freq, se = state.item_frequencies, state.item_standard_errors
@@ -1117,7 +1127,8 @@ class _SetValued:
 
     def _sizes_upper(self, state, phase="items"):
         """The size distribution that bounds frequencies (:func:`bounding_sizes`), with each cell's standard
-        error ``sqrt(P(1-P)/n)/(p* - q*)`` from the size phase's oracle (``P = q* + θ_m (p* - q*)``)."""
+        error ``sqrt(P(1-P)/n)/(p* - q*)`` from the size phase's oracle (``P = q* + θ_m (p* - q*)``).
+        """
         stage = self.PHASES.index("size" if phase == "items" else "itemset_size")
         theta = np.array(state.sizes if phase == "items" else state.itemset_sizes, dtype=np.float64)
         # the payload that phase's clients received: itemsets exist only from the itemsets' size phase on
@@ -1147,7 +1158,8 @@ class _SetValued:
         phase) and without a second row that displays like a better one (words that decode alike: a str
         cut inside a character; both were estimated as the distinct words they are). Returns the rows and
         the counts ``{"dropped_as_noise": …, "merged_display": …}``; warns about impossible estimates among
-        the rows returned."""
+        the rows returned.
+        """
         order = sorted(range(len(rows)), key=lambda i: (-rows[i]["estimate"], rows[i]["size"], rows[i]["words"]))
         kept, seen, noise, merged = [], set(), 0, 0
         for i in order:
@@ -1186,7 +1198,8 @@ class _SetValued:
         """The items SVSM builds candidate itemsets from: the ``top_k`` best without those indistinguishable
         from noise (the rule of the result, :meth:`_ranked`), so no itemset slot goes to an item nobody holds
         (measured: 4 of the 8 candidate itemsets of the docs' basket example held a noise string); all
-        ``top_k`` when fewer than two items remain, so that the protocol can go on."""
+        ``top_k`` when fewer than two items remain, so that the protocol can go on.
+        """
         top = self._top_items(state)
         z = _noise_threshold(len(state.candidates))
         real = top[np.asarray(pi)[top] > z * np.asarray(pi_se)[top]]
@@ -1364,7 +1377,8 @@ def _noise_threshold(n_tests):
 
 def _corrected(freq, se, scale, theta, ell):
     """From the state's size-corrected estimates (``π̂ s`` and ``σ̂_π s``): ``(π̂, σ̂_π, estimate)``, the
-    estimate clipped to the frequencies the sizes allow at ``π̂`` (:func:`frequency_bounds`) and to [0, 1]."""
+    estimate clipped to the frequencies the sizes allow at ``π̂`` (:func:`frequency_bounds`) and to [0, 1].
+    """
     pi = np.asarray(freq, dtype=np.float64) / scale
     pi_se = np.asarray(se, dtype=np.float64) / scale
     low, high = frequency_bounds(np.clip(pi, 0.0, None), theta, ell)
@@ -1378,7 +1392,8 @@ def _impossible(labels, assumed, pi, pi_se, theta, ell):
     Impossible beyond sampling noise: above every frequency the sizes allow at the 95% upper end of the
     sampling rate, or above 1 by more than 1.96 of its standard errors. Returns the flags. (An estimate
     above 1 within its noise, e.g. 1.02 ± 0.012 for an item everyone holds, is clipped to 1 without a
-    warning; ``provenance["clipped"]`` shows it.)"""
+    warning; ``provenance["clipped"]`` shows it.)
+    """
     z = normal_quantile(0.95)
     assumed, pi, pi_se = (np.asarray(v, dtype=np.float64) for v in (assumed, pi, pi_se))
     allowed = frequency_bounds(pi + z * pi_se, theta, ell)[1]
@@ -1423,7 +1438,8 @@ def padding_length(theta: NDArray[np.float64], percentile: float = PERCENTILE) -
 
 def size_scale(theta: NDArray[np.float64], ell: int) -> float:
     """``s = Σ_{m≥1} m θ_m / Σ_{m≥1} m θ_m / max(m, ℓ) = ℓ Σ m θ_m / Σ min(m, ℓ) θ_m``: sampling probability →
-    frequency (module notes); ``ℓ`` when the distribution has no mass above size 0."""
+    frequency (module notes); ``ℓ`` when the distribution has no mass above size 0.
+    """
     t = np.clip(np.asarray(theta, dtype=np.float64), 0.0, None)
     m = np.arange(t.size, dtype=np.float64)
     num = float((m * t)[1:].sum())
@@ -1487,7 +1503,8 @@ class SVIM(_SetValued):
         """At most ``top_k`` items with their frequency estimates, standard errors and provenance: a
         :class:`SetItemsEstimate`, whose intervals include the size correction's bias. Candidates that
         cannot be told from noise are left out, so there may be fewer (module notes); a
-        :class:`SizeCorrectionWarning` says when a size-corrected estimate was impossible and was clipped."""
+        :class:`SizeCorrectionWarning` says when a size-corrected estimate was impossible and was clipped.
+        """
         self._check_done(state)
         rows, dropped = self._ranked(self._items_table(state), self._top_k)
         spec = padding_sampling(self._epsilon, len(state.candidates), state.ell).spec
@@ -1540,7 +1557,8 @@ class SVSM(_SetValued):
 
     def _check_small_cases(self):
         """Itemsets (size >= 2) are built from the ``top_k`` items: ``top_k = 1`` or a domain of one item leaves
-        none, which showed only after the three item phases were drawn. Refused here instead."""
+        none, which showed only after the three item phases were drawn. Refused here instead.
+        """
         if self._top_k < 2:
             raise ValueError(f"SVSM needs top_k >= 2 (its itemsets are built from its top_k items; one item makes "
                              f"no itemset); got top_k={self._top_k}. The most frequent itemset is always a single "
@@ -1552,7 +1570,8 @@ class SVSM(_SetValued):
     def result(self, state: SetValuedState) -> ItemsetsEstimate:
         """The ``top_k`` best of the candidate items and itemsets, with estimates and provenance; as
         :meth:`SVIM.result` (intervals with the size correction's bias, noise left out, impossible estimates
-        clipped and warned), each with the size phase of its own kind."""
+        clipped and warned), each with the size phase of its own kind.
+        """
         self._check_done(state)
         items = self._items_table(state)
         for r in items:

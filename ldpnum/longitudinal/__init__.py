@@ -9,6 +9,8 @@ A person who reports again about the same value must not spend ε again. Each pe
 from .keys import ClientKeys
 from .memo import Longitudinal
 from .grr import LGRR
+from .losue import LOSUE
+from .loloha import LOLOHA
 from .rappor import RAPPOR, RapporEstimate
 
-__all__ = ["ClientKeys", "Longitudinal", "LGRR", "RAPPOR", "RapporEstimate"]
+__all__ = ["ClientKeys", "Longitudinal", "LGRR", "LOSUE", "LOLOHA", "RAPPOR", "RapporEstimate"]

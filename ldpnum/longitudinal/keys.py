@@ -108,7 +108,8 @@ class ClientKeys:
     @classmethod
     def from_array(cls, array: Any) -> "ClientKeys":
         """Keys from :meth:`to_array`'s ``(n, 2)`` uint64 array, or from an ``(n, 16)`` uint8 array of key
-        bytes (:meth:`to_bytes`' layout)."""
+        bytes (:meth:`to_bytes`' layout).
+        """
         arr = np.asarray(array)
         if arr.ndim == 2 and arr.shape[1] == KEY_BYTES and arr.dtype == np.uint8:
             arr = np.ascontiguousarray(arr).view("<u8").astype(np.uint64)
@@ -157,7 +158,8 @@ class ClientKeys:
 
     def to_frame(self, index: Any = None) -> Any:
         """The keys as a pandas DataFrame with uint64 columns ``key0`` and ``key1`` (``index``: the people's
-        labels, e.g. the data frame's index), ready for Parquet."""
+        labels, e.g. the data frame's index), ready for Parquet.
+        """
         import pandas as pd
 
         return pd.DataFrame({"key0": self._words[:, 0], "key1": self._words[:, 1]}, index=index)
@@ -228,7 +230,8 @@ def memo_tweak(spec: Spec, purpose: str = "response") -> np.uint64:
     """The 64-bit tweak of memoized responses under ``spec`` (the permanent layer's spec): the first 8 bytes of
     SHA-256 over a domain prefix, ``purpose`` and the spec's JSON, so two mechanisms (or one mechanism with another
     permanent ε) never share permanent words, and words drawn for another purpose under the same spec (a cohort,
-    a hash seed, a rounding offset, the ledger's fingerprints) are independent of the responses'."""
+    a hash seed, a rounding offset, the ledger's fingerprints) are independent of the responses'.
+    """
     digest = hashlib.sha256(_TWEAK_DOMAIN + purpose.encode() + b"\x00" + spec.to_json().encode()).digest()
     return np.uint64(int.from_bytes(digest[:8], "little"))
 

@@ -20,9 +20,12 @@ integer plans exactly (:meth:`Longitudinal.realized_epsilons`). A person whose m
 again per distinct value; the ledger counts exactly that
 (:meth:`ldpnum.PrivacyLedger.charge_longitudinal`).
 
-Rounds. The permanent layer's words do not depend on the round, so one mechanism serves every round;
-:meth:`Longitudinal.privatize` takes ``round=`` and puts it in the reports' spec, so aggregates of different
-rounds refuse to merge (a spec mismatch), and each round is estimated on its own.
+Rounds. The permanent layer's words do not depend on the round, so one mechanism serves every round.
+``m.at_round(r)`` is the same mechanism bound to round ``r``: its spec records the round, so its reports' aggregates
+do not merge with another round's (a spec mismatch), and a report column read back from a table or a file rebuilds
+the mechanism at its round. :meth:`Longitudinal.privatize` takes ``round=`` as a shortcut for
+``m.at_round(round).privatize``; a mechanism without a round aggregates and estimates the reports of any one
+round, keeping their round.
 """
 
 from __future__ import annotations
@@ -50,7 +53,8 @@ __all__ = ["Longitudinal", "check_epsilons", "round_spec", "spec_round"]
 
 def check_epsilons(epsilon_permanent: float, epsilon_report: float) -> tuple[float, float]:
     """``(ε∞, ε1)`` as floats: each a finite number in (0, 20], and ε1 < ε∞ (one report cannot leak more than all
-    reports of the same value, which the instantaneous layer only blurs)."""
+    reports of the same value, which the instantaneous layer only blurs).
+    """
     eps_perm = check_scalar(epsilon_permanent, "epsilon_permanent", float, low=0, high=20,
                             include_boundaries="right")
     eps_rep = check_scalar(epsilon_report, "epsilon_report", float, low=0, high=20, include_boundaries="right")
@@ -98,6 +102,39 @@ class Longitudinal(Mechanism):
     memoized: ClassVar[bool] = True
     _epsilon_permanent: float
 
+    #: The collection round this instance is bound to (:meth:`at_round`), or None.
+    _round: int | None = None
+
+    # -- rounds -------------------------------------------------------------------------------------
+    @property
+    def round(self) -> int | None:
+        """The collection round this mechanism is bound to (None: any; see :meth:`at_round`)."""
+        return self._round
+
+    def at_round(self, round: int | None) -> "Longitudinal":
+        """The same mechanism bound to collection round ``round`` (≥ 0; ``None``: unbound): the same permanent
+        responses, a spec that records the round.
+        """
+        if round is not None:
+            round = check_scalar(round, "round", int, low=0)
+        if round == self._round:
+            return self
+        import copy
+
+        other = copy.copy(self)
+        other.__dict__.pop("_spec", None)
+        other._round = round
+        return other
+
+    def _make_spec(self) -> Spec:
+        return round_spec(super()._make_spec(), self._round)
+
+    def _expected_spec(self, spec: Any) -> Spec:
+        """The spec data of this mechanism must carry: this mechanism's, at the data's round when unbound."""
+        if self._round is not None or not isinstance(spec, Spec):
+            return self.spec
+        return round_spec(self.spec, spec_round(spec))
+
     # -- privacy ------------------------------------------------------------------------------------
     @property
     def epsilon_permanent(self) -> float:
@@ -115,7 +152,8 @@ class Longitudinal(Mechanism):
     @property
     def tweak(self) -> np.uint64:
         """The 64-bit tweak of this mechanism's keyed words (:func:`~ldpnum.longitudinal.keys.memo_tweak` of the
-        permanent layer's spec)."""
+        permanent layer's spec).
+        """
         tweak = self.__dict__.get("_tweak")
         if tweak is None:
             tweak = self.__dict__["_tweak"] = memo_tweak(self._permanent_spec())
@@ -132,12 +170,14 @@ class Longitudinal(Mechanism):
 
     def instantaneous_probabilities(self, permanent: int) -> dict[int, Fraction]:
         """``{report: probability}`` given the permanent output ``permanent`` (exact; the identity when the
-        mechanism has no instantaneous layer)."""
+        mechanism has no instantaneous layer).
+        """
         return {permanent: Fraction(1)}
 
     def report_probabilities(self, state: int) -> dict[int, Fraction]:
         """``{report: probability}`` of one report for the memoized value ``state``: the composed plan
-        ``Σ_z P[z | state] · I[y | z]``."""
+        ``Σ_z P[z | state] · I[y | z]``.
+        """
         out: dict[int, Fraction] = {}
         for z, pz in self.permanent_probabilities(state).items():
             if pz:
@@ -211,8 +251,15 @@ class Longitudinal(Mechanism):
     def memo_fingerprints(self, x: ArrayLike, *, keys: Any = None, **prepare: Any) -> np.ndarray:
         """A keyed 64-bit digest of each person's memoized value (SipHash under their key): equal for equal
         memoized values of one person, and revealing nothing about the value to whoever lacks the key. What
-        :meth:`ldpnum.PrivacyLedger.record_longitudinal` counts distinct values with."""
+        :meth:`ldpnum.PrivacyLedger.record_longitudinal` counts distinct values with.
+        """
         values = self.prepare_values(x, **prepare)
+        return self.prepared_fingerprints(values, check_keys(keys, values.shape[0]))
+
+    def prepared_fingerprints(self, values: np.ndarray, keys: Any) -> np.ndarray:
+        """:meth:`memo_fingerprints` of values already validated by :meth:`prepare_values` (the collection layer's
+        path: values are checked once).
+        """
         keys = check_keys(keys, values.shape[0])
         memo = self._memo_values(values, keys)[0]
         return keyed_words(keys, memo_tweak(self._permanent_spec(), "fingerprint"), memo, 1)
@@ -247,11 +294,20 @@ class Longitudinal(Mechanism):
         Each report is ε1-LDP (:attr:`epsilon`); all reports of one person about one memoized value together
         are ε∞-LDP (:attr:`epsilon_permanent`). Everything is validated before anything is derived or drawn.
         """
-        values = self.prepare_values(x, **prepare)
+        mech = self.at_round(round) if round is not None else self
+        values = mech.prepare_values(x, **prepare)
+        keys = check_keys(keys, values.shape[0])
+        return mech._randomize(values, rng, keys=keys)
+
+    def _randomize(self, values: np.ndarray, rng: SeedLike, run: Any = None, *, keys: Any = None) -> Reports:
+        """The reports of validated ``values`` (:meth:`prepare_values`' output): the keyed permanent layer, then the
+        instantaneous layer from ``rng``, block by block; what :meth:`privatize` and the collection layer
+        (:func:`ldpnum.collect.privatize_batch`) call. ``keys`` are checked here, before any draw.
+        """
+        if run is not None:
+            raise TypeError(f"{type(self).__name__} runs its own two layers; it takes no kernel closure")
         n = values.shape[0]
         keys = check_keys(keys, n)
-        if round is not None:
-            round = check_scalar(round, "round", int, low=0)
         source = resolve_rng(rng)
         out = self._allocate_reports(n)
         c_perm, c_inst = self.permanent_words, self.instantaneous_words
@@ -270,37 +326,41 @@ class Longitudinal(Mechanism):
                 self._run_permanent(inputs, words, out[start:stop])
             start = stop
         out.flags.writeable = False
-        return Reports._from_kernel(out, round_spec(self.spec, round))
+        return Reports._from_kernel(out, self.spec)
 
     # -- server side --------------------------------------------------------------------------------
     def aggregate(self, reports: Reports) -> Aggregate:
         """Count the reports into a mergeable :class:`~ldpnum.Aggregate` that keeps their round (aggregates of
-        different rounds do not merge)."""
+        different rounds do not merge).
+        """
         if not isinstance(reports, Reports):
             raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
-        round_id = spec_round(reports.spec) if isinstance(reports.spec, Spec) else None
-        check_spec(round_spec(self.spec, round_id), reports.spec, "reports")
-        agg = super().aggregate(Reports._from_kernel(reports.codes, self.spec))
-        return agg if round_id is None else Aggregate(agg.counts, reports.spec, agg.n_reports)
-
-    def empty_aggregate(self, round: int | None = None) -> Aggregate:
-        """The aggregate of no reports of round ``round``, the identity of ``+``."""
-        agg = super().empty_aggregate()
-        return agg if round is None else Aggregate(agg.counts, round_spec(self.spec, round), agg.n_reports)
+        expected = self._expected_spec(reports.spec)
+        check_spec(expected, reports.spec, "reports")
+        mech = self.at_round(spec_round(expected))
+        # the next class's aggregate: each family's own counts (categories, bits, support counts)
+        return super().aggregate(reports) if mech is self else mech.aggregate(reports)
 
     def _as_aggregate(self, data: Any) -> Aggregate:
         if isinstance(data, Reports):
             return self.aggregate(data)
         if isinstance(data, Aggregate):
-            check_spec(round_spec(self.spec, spec_round(data.spec)), data.spec, "aggregates")
+            check_spec(self._expected_spec(data.spec), data.spec, "aggregates")
             return data
         raise TypeError(f"expected Reports or Aggregate; got {type(data).__name__}")
+
+    def column_codes(self, reports: Reports) -> np.ndarray:
+        """The report codes of one table column (see :meth:`ldpnum.Mechanism.column_codes`), of any one round."""
+        self.check_column_codes()
+        check_spec(self._expected_spec(reports.spec), reports.spec, "reports")
+        return reports.codes
 
 
 def _extreme_ratio(dists: list[dict[int, Fraction]]) -> Fraction:
     """Largest ``P[y | a] / P[y | b]`` over pairs of the distributions and every output ``y``: the ratio of the
     largest to the smallest probability of each output (inf if an output is impossible under one input and
-    possible under another)."""
+    possible under another).
+    """
     outputs = set().union(*dists)
     worst = Fraction(1)
     for y in outputs:

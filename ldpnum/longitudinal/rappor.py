@@ -91,7 +91,7 @@ from ..heavy.items import ITEM_TYPES, check_item_bits, encode_items
 from ..reports import Reports
 from ..spec import Spec, check_spec
 from .keys import keyed_words, memo_tweak
-from .memo import Longitudinal, check_epsilons, round_spec, spec_round
+from .memo import Longitudinal, check_epsilons, spec_round
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -127,7 +127,8 @@ MAX_SELECTED_SHARE = 0.8
 
 def _lane_thresholds(t: int, b: int) -> tuple[np.uint64, np.uint64]:
     """``(t_all, t_low)`` of the SWAR lane comparisons: ``t`` in every lane of a word, and the same without the
-    lanes' high bits (for 32-bit lanes both are ``t``)."""
+    lanes' high bits (for 32-bit lanes both are ``t``).
+    """
     if b == 32:
         return np.uint64(t), np.uint64(t)
     t_all = high = 0
@@ -215,7 +216,8 @@ class RapporPlan:
     # -- exact privacy --------------------------------------------------------------------------------
     def permanent_ratio(self) -> Fraction:
         """Exact largest likelihood ratio of the permanent layer over all pairs of Bloom filters and outputs:
-        ``(P1/P0)^(2h)`` (filters with ``h`` bits each, disjoint; ``k ≥ 2h``)."""
+        ``(P1/P0)^(2h)`` (filters with ``h`` bits each, disjoint; ``k ≥ 2h``).
+        """
         one, zero = self.permanent_one
         return pair_ratio(one, zero, self.h)
 
@@ -235,7 +237,8 @@ class RapporPlan:
 
     def bit_probabilities(self, state: int, layer: str = "report") -> list[Fraction]:
         """Exact probability that each of the ``k`` bits is 1 given ``state``: the Bloom filter (bit ``j`` of the
-        integer) for ``layer="permanent"`` or ``"report"``, or the permanent bits for ``"instantaneous"``."""
+        integer) for ``layer="permanent"`` or ``"report"``, or the permanent bits for ``"instantaneous"``.
+        """
         if layer == "permanent":
             one, zero = self.permanent_one
         elif layer == "report":
@@ -248,7 +251,8 @@ class RapporPlan:
 
     def exact_probabilities(self, state: int, layer: str = "report") -> dict[int, Fraction]:
         """``{bits: probability}`` over all ``2**k`` bit vectors (``k ≤ 16``), the bits keyed as an integer whose
-        bit ``j`` is bit ``j`` (the packed bytes read little-endian); see :meth:`bit_probabilities`."""
+        bit ``j`` is bit ``j`` (the packed bytes read little-endian); see :meth:`bit_probabilities`.
+        """
         if self.k > 16:
             raise ValueError(f"exact_probabilities enumerates 2**k bit vectors; k = {self.k} is too large")
         dist = {0: Fraction(1)}
@@ -277,7 +281,8 @@ def pair_ratio(one: Fraction, zero: Fraction, h: int) -> Fraction:
     disjoint, each bit 1 with probability ``one`` when set and ``zero`` when clear: ``h`` bits set only in the
     first give at most ``max(one/zero, (1-one)/(1-zero))`` each, ``h`` set only in the second at most
     ``max(zero/one, (1-zero)/(1-one))`` each (every other bit cancels, and the output maximizes each factor on
-    its own). Infinite ratios raise ValueError."""
+    its own). Infinite ratios raise ValueError.
+    """
     if not (0 < one < 1 and 0 < zero < 1):
         raise ValueError(f"bit probabilities {one} and {zero} are not both in (0, 1): no finite ε")
     first = max(one / zero, (1 - one) / (1 - zero))
@@ -287,7 +292,8 @@ def pair_ratio(one: Fraction, zero: Fraction, h: int) -> Fraction:
 
 def rappor_plan(f: float, p: float, q: float, k: int, h: int, cohorts: int) -> RapporPlan:
     """The integer plan of RAPPOR(f, p, q): the narrowest lane width on whose grid ``f/2``, ``p`` and ``q`` all
-    lie exactly; else 32-bit lanes with each rounded to the nearest multiple of ``2**-32``."""
+    lie exactly; else 32-bit lanes with each rounded to the nearest multiple of ``2**-32``.
+    """
     for b in LANE_BITS:
         scale = 2**b
         raw = (f / 2 * scale, p * scale, q * scale)
@@ -659,7 +665,8 @@ class RAPPOR(Longitudinal):
     @property
     def cohort_tweak(self) -> np.uint64:
         """The tweak of the keyed word that assigns each person's cohort: :func:`memo_tweak` of a spec naming the
-        cohorts only, so a person keeps their cohort whatever the other parameters."""
+        cohorts only, so a person keeps their cohort whatever the other parameters.
+        """
         tweak = self.__dict__.get("_cohort_tweak")
         if tweak is None:
             spec = Spec("rappor_cohort", 1.0, self._cohorts, (("cohorts", self._cohorts),))
@@ -675,7 +682,8 @@ class RAPPOR(Longitudinal):
     # -- exact plans --------------------------------------------------------------------------------
     def memo_states(self) -> list[int]:
         """Every Bloom filter an item can have (1 to ``h`` bits set), as integers (bit ``j`` = bit ``j``); the
-        exact checks range over these. Only for ``k ≤ 16``."""
+        exact checks range over these. Only for ``k ≤ 16``.
+        """
         if self._k > 16:
             raise ValueError(f"memo_states enumerates Bloom filters of k <= 16 bits; k = {self._k}")
         return [sum(1 << j for j in bits) for size in range(1, self._h + 1)
@@ -692,7 +700,8 @@ class RAPPOR(Longitudinal):
     def report_probabilities(self, state: int) -> dict[int, Fraction]:
         """``{reported bits: probability}`` of one report for the Bloom filter ``state``: the composed plan,
         computed bit by bit (the layers act on each bit independently; equal to
-        :meth:`Longitudinal.report_probabilities`' sum over permanent outputs)."""
+        :meth:`Longitudinal.report_probabilities`' sum over permanent outputs).
+        """
         return self._plan.exact_probabilities(state, "report")
 
     def realized_epsilons(self) -> tuple[float, float]:
@@ -735,7 +744,8 @@ class RAPPOR(Longitudinal):
         :func:`ldpnum.heavy.encode_items` (``item_bits`` bits; str and bytes longer than ``item_bits / 8``
         bytes are cut with a counted :class:`~ldpnum.exceptions.TruncationWarning`, or refused with
         ``truncate=False``). Items of another type than :attr:`item_type` raise a TypeError; missing items are
-        never imputed."""
+        never imputed.
+        """
         label = "x" if name is None else str(name)
         if nan_policy != "raise" or fill_value is not None:
             raise ValueError(f"{label}: missing items cannot be imputed (nan_policy={nan_policy!r}, fill_value="
@@ -794,7 +804,8 @@ class RAPPOR(Longitudinal):
     def bloom_bits(self, items: Any, cohorts: Any = None) -> NDArray[np.int64]:
         """The Bloom bits of ``items`` (str, bytes or int, as :attr:`item_type`) in each cohort: an ``(len(items),
         n_cohorts, h)`` int64 array of bit positions (``cohorts``: which cohorts, default all), from the public
-        hash family every client uses."""
+        hash family every client uses.
+        """
         words, _ = self._encode(items, "items", locate=True)
         return self._positions(words, np.arange(self._cohorts) if cohorts is None else np.asarray(cohorts))
 
@@ -810,7 +821,8 @@ class RAPPOR(Longitudinal):
     @classmethod
     def _check_counts(cls, counts, total, n_reports, spec):
         """Per cohort: its reports' number, then each bit's count, which cannot exceed it; the cohorts' reports
-        add up to ``n_reports`` (required whenever there are counts)."""
+        add up to ``n_reports`` (required whenever there are counts).
+        """
         k, n_cohorts = spec.get("k"), spec.get("cohorts")
         table = counts.reshape(n_cohorts, k + 1)
         if n_reports is None:
@@ -830,21 +842,24 @@ class RAPPOR(Longitudinal):
 
     def aggregate(self, reports: Reports) -> Aggregate:
         """Count the reports per cohort (its reports, and how many set each bit) into a mergeable
-        :class:`~ldpnum.Aggregate` of ``cohorts · (k + 1)`` counts that keeps their round."""
+        :class:`~ldpnum.Aggregate` of ``cohorts · (k + 1)`` counts that keeps their round (aggregates of different
+        rounds do not merge).
+        """
         if not isinstance(reports, Reports):
             raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
-        round_id = spec_round(reports.spec) if isinstance(reports.spec, Spec) else None
-        check_spec(round_spec(self.spec, round_id), reports.spec, "reports")
+        expected = self._expected_spec(reports.spec)
+        check_spec(expected, reports.spec, "reports")
         counts = cohort_counts(reports.codes, self._k, self._cohorts)
-        return Aggregate(counts.ravel(), reports.spec, len(reports))
+        return Aggregate(counts.ravel(), expected, len(reports))
 
-    def empty_aggregate(self, round: int | None = None) -> Aggregate:
-        """The aggregate of no reports of round ``round``, the identity of ``+``."""
-        return Aggregate(np.zeros(self.n_cells, dtype=np.int64), round_spec(self.spec, round), 0)
+    def empty_aggregate(self) -> Aggregate:
+        """The aggregate of no reports (of this mechanism's round, :meth:`at_round`), the identity of ``+``."""
+        return Aggregate(np.zeros(self.n_cells, dtype=np.int64), self.spec, 0)
 
     def bit_estimates(self, data: Reports | Aggregate) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
         """``(t, N)``: the unbiased estimates ``t_ij = (c_ij - p* N_j)/(q* - p*)`` of how many people of cohort ``j``
-        have Bloom bit ``i`` set (``(cohorts, k)``), and each cohort's reports ``N_j``."""
+        have Bloom bit ``i`` set (``(cohorts, k)``), and each cohort's reports ``N_j``.
+        """
         agg = self._as_aggregate(data)
         table = agg.counts.reshape(self._cohorts, self._k + 1)
         qs, ps = self.support_probabilities
@@ -972,7 +987,8 @@ class RAPPOR(Longitudinal):
 
     def _candidate_words(self, candidates: Any) -> tuple[list, NDArray[np.uint64]]:
         """The candidates as a list of items and their words; one clear error for a wrong type, an empty
-        dictionary or items that coincide after encoding."""
+        dictionary or items that coincide after encoding.
+        """
         if candidates is None:
             raise TypeError("estimate_frequencies needs candidates=[...]: the dictionary of items to decode against")
         words, _ = self._encode(candidates, "candidates", locate=True)

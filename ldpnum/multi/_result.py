@@ -1,5 +1,6 @@
 r"""The results of several attributes at once: MultiRangeEstimate (HDG's grids, marginals and response matrices,
-and the range queries they answer) and MarginalsEstimate (Marginals' k-way tables and the marginals inside them)."""
+and the range queries they answer) and MarginalsEstimate (Marginals' k-way tables and the marginals inside them).
+"""
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -43,7 +44,8 @@ def _prefix_2d(T):
 
 def _bilinear(S, tx, ty):
     """The prefix table ``S`` (shape ``(gx+1, gy+1)``) at fractional cell positions ``tx, ty``: exact for a
-    density uniform within each cell."""
+    density uniform within each cell.
+    """
     gx, gy = S.shape[0] - 1, S.shape[1] - 1
     i = np.minimum(np.floor(tx).astype(np.intp), gx - 1)
     j = np.minimum(np.floor(ty).astype(np.intp), gy - 1)
@@ -299,7 +301,8 @@ class MultiRangeEstimate(PrivacyProvenance):
 
     def _cell_interval(self, query, z):
         """``(low, high)`` of :meth:`range`'s ``ci``: the post-processed grid's inner and outer cell masses
-        widened by ``z`` standard errors, clipped to [0, 1]."""
+        widened by ``z`` standard errors, clipped to [0, 1].
+        """
         if not self.cell_variances or not self.grids:
             raise ValueError("range(ci=): this estimate carries no grids or cell variances (built without "
                              "HDG.estimate_ranges)")
@@ -394,7 +397,8 @@ class MultiRangeEstimate(PrivacyProvenance):
 
     def joint(self, a: str, b: str, *, as_frame: bool = True) -> Any:
         """The joint table of columns ``a`` (rows) and ``b`` (columns): a pandas DataFrame indexed by
-        intervals, or with ``as_frame=False`` the array and the two edge arrays."""
+        intervals, or with ``as_frame=False`` the array and the two edge arrays.
+        """
         k, swapped = self._pair(a, b)
         T = self.joints[k].T if swapped else self.joints[k]
         ea, eb = self.edges(a, T.shape[0]), self.edges(b, T.shape[1])
@@ -407,7 +411,8 @@ class MultiRangeEstimate(PrivacyProvenance):
 
     def quantile(self, q: Any, *args: Any, **kwargs: Any) -> Any:
         """Refused with a TypeError: a joint estimate of several columns has no quantiles of its own; ask a
-        column's :meth:`marginal` (``est.marginal(column).quantile(q)``)."""
+        column's :meth:`marginal` (``est.marginal(column).quantile(q)``).
+        """
         raise TypeError(f"{type(self).__name__} answers ranges of several columns, not quantiles of one; use "
                         "its marginal(column).quantile(q)")
 
@@ -416,7 +421,8 @@ class MultiRangeEstimate(PrivacyProvenance):
 
         Raises ValueError for ``consistency="none"`` (raw frequencies may be negative). Two or more columns
         (``marginal("a", "b")``) raise a TypeError pointing to :meth:`joint`, the pair's table (a
-        DistributionEstimate is one column's)."""
+        DistributionEstimate is one column's).
+        """
         if more:
             cols = (column,) + more
             hint = (f"est.joint({cols[0]!r}, {cols[1]!r}) for the pair's joint table, or "
@@ -435,7 +441,8 @@ class MultiRangeEstimate(PrivacyProvenance):
     def plot(self, a: str, b: str, ax: "Axes | None" = None, **kwargs: Any) -> "Axes":
         """Heat map of the joint table of ``a`` (x axis) and ``b`` (y axis): density per unit area.
 
-        matplotlib is imported only here; ``kwargs`` go to ``pcolormesh``."""
+        matplotlib is imported only here; ``kwargs`` go to ``pcolormesh``.
+        """
         from .._plotting import new_axes
 
         T, ea, eb = self.joint(a, b, as_frame=False)
@@ -555,7 +562,8 @@ class MarginalsEstimate(PrivacyProvenance):
 
     def covers(self, cols: Any) -> bool:
         """Whether one released set holds every column of ``cols`` (then :meth:`marginal` projects it;
-        otherwise it reconstructs the maximum-entropy table)."""
+        otherwise it reconstructs the maximum-entropy table).
+        """
         cols = self._names(cols)
         return any(set(cols) <= set(s) for s in self.sets)
 
@@ -573,7 +581,8 @@ class MarginalsEstimate(PrivacyProvenance):
         least-committal joint table given what was released, exact when the columns' dependence is no
         richer than the released sets (e.g. no 3-way interaction given all pairs). ``as_frame=True``: a
         Series (one column), a DataFrame (rows: the first column's categories, columns: the second's) or a
-        MultiIndex Series (three or more)."""
+        MultiIndex Series (three or more).
+        """
         if more:
             if not isinstance(cols, str) or not all(isinstance(c, str) for c in more):
                 raise TypeError(f"marginal: give the columns as names, marginal('a', 'b'), or as one tuple, "
@@ -607,7 +616,8 @@ class MarginalsEstimate(PrivacyProvenance):
 
     def to_frame(self) -> Any:
         """Every released table in long form: one row per (set, cell), columns ``set``, the set's columns'
-        categories (missing for columns outside the set) and ``frequency``."""
+        categories (missing for columns outside the set) and ``frequency``.
+        """
         import pandas as pd
 
         parts = []

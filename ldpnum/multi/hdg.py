@@ -289,7 +289,8 @@ def check_table_epsilon(epsilon: float, owner: str) -> None:
 
 class GridOLH(OLHLevel):
     """OLH over a grid's cells with the hash range ``round(e^ε) + 1`` capped at 1024 (the report's 10 bits
-    for ``y``; the cap binds for ε > 6.93)."""
+    for ``y``; the cap binds for ε > 6.93).
+    """
 
     def __init__(self, epsilon, k):
         self.epsilon = epsilon
@@ -362,7 +363,8 @@ class HDGPlan:
     def exact_probabilities(self, cells: Any, seed: int = 0) -> dict[int, Fraction]:
         """``{report: Fraction}``: the exact distribution of the report of a person whose cell in grid ``j``
         is ``cells[j]``, given the hash seed word ``seed`` (the seed's own distribution is uniform and does
-        not depend on the values): ``P(grid j) · P(oracle output | cell)``."""
+        not depend on the values): ``P(grid j) · P(oracle output | cell)``.
+        """
         out = {}
         for j, o in enumerate(self.oracles):
             w = self.grid_weights[j]
@@ -376,7 +378,8 @@ class HDGPlan:
 
     def aggregate(self, codes: ArrayLike) -> np.ndarray:
         """The aggregate counts of reports (see the class docstring): O(n log m) to split by grid, then each
-        grid's histogram or OLH support counts."""
+        grid's histogram or OLH support counts.
+        """
         from ..frequency.hashing import local_hash_support_counts
 
         codes = np.ascontiguousarray(codes, dtype=np.uint64)
@@ -429,7 +432,8 @@ def _check_granularities(granularities):
 
 def select_columns(x: Any, columns: Any, name: str | None, owner: str, where: str) -> Any:
     """``x`` itself, or, for a DataFrame, its ``columns`` in that order: the frame must hold exactly those
-    columns (any order; matched by name), else one ValueError naming the missing and extra ones."""
+    columns (any order; matched by name), else one ValueError naming the missing and extra ones.
+    """
     have_columns = getattr(x, "columns", None)
     if have_columns is None or not hasattr(x, "to_numpy") or isinstance(x, np.ndarray):
         return x
@@ -449,7 +453,8 @@ class PackedTables(VectorMechanism):
     """What HDG and :class:`ldpnum.Marginals` share: one packed ``uint64`` report per person naming a table
     (a grid, an attribute set) and the oracle's output over its cells (:mod:`ldpnum._kernels.client_multi`),
     and an aggregate of every table's block (a GRR table's counts; an OLH table's support counts, then its
-    number of reports). Subclasses set ``_plan`` (an :class:`HDGPlan` or a plan with its interface)."""
+    number of reports). Subclasses set ``_plan`` (an :class:`HDGPlan` or a plan with its interface).
+    """
 
     @property
     def oracle_names(self) -> tuple[str, ...]:
@@ -487,7 +492,8 @@ class PackedTables(VectorMechanism):
     @classmethod
     def _check_counts(cls, counts, total, n_reports, spec):
         """Per table: a GRR block sums to the table's reports, an OLH block's support counts are at most its
-        recorded number of reports; the tables' reports add up to ``n_reports``."""
+        recorded number of reports; the tables' reports add up to ``n_reports``.
+        """
         from ..base import mechanism_for
 
         plan = mechanism_for(spec)._plan
@@ -495,7 +501,8 @@ class PackedTables(VectorMechanism):
 
     def aggregate(self, reports: Reports) -> Aggregate:
         """Every grid's counts (GRR: its cells' histogram; OLH: its cells' support counts and its number of
-        reports), concatenated: a mergeable :class:`~ldpnum.Aggregate` of :attr:`n_cells` counts."""
+        reports), concatenated: a mergeable :class:`~ldpnum.Aggregate` of :attr:`n_cells` counts.
+        """
         if not isinstance(reports, Reports):
             raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
         check_spec(self.spec, reports.spec, "reports")
@@ -616,7 +623,8 @@ class HDG(PackedTables):
     def prepare_values(self, x: ArrayLike, *, name: str | None = None, nan_policy: str = "raise",
                        fill_value: Any = None, out_of_range: str = "clip") -> FloatArray:
         """Validate an ``(n, d)`` array (columns in the order of ``bounds``) or a DataFrame holding exactly
-        the columns of ``bounds`` (any order: matched by name), without drawing anything."""
+        the columns of ``bounds`` (any order: matched by name), without drawing anything.
+        """
         x = select_columns(x, self._columns, name, "HDG", "bounds")
         return super().prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value,
                                       out_of_range=out_of_range)
@@ -626,7 +634,8 @@ class HDG(PackedTables):
 
     def cells(self, x: ArrayLike, grid: int, **options: Any) -> np.ndarray:
         """The cell of grid ``grid`` (an index into :attr:`grids`) holding each row, exactly as ``privatize``
-        maps it (validated the same way; for simulations and tests)."""
+        maps it (validated the same way; for simulations and tests).
+        """
         grid = check_scalar(grid, "grid", int, low=0, high=self._plan.m - 1)
         values = self.prepare_values(x, **options)
         out = np.empty(values.shape[0], dtype=np.int64)
@@ -674,7 +683,8 @@ class HDG(PackedTables):
         r"""Plug-in variance of every raw cell estimate (the shapes of ``raw``, :meth:`raw_grids`) as an
         estimate of the frequency among all people: the oracle's variance at the cell's frequency ``f``
         (clipped to [0, 1]) over the grid's ``n_j`` reports, plus the sampling of the grid's people from the
-        ``N`` in all, :math:`[v(f) + f(1 - f)(1 - n_j/N)] / n_j`."""
+        ``N`` in all, :math:`[v(f) + f(1 - f)(1 - n_j/N)] / n_j`.
+        """
         total = sum(n_per)
         out = []
         for r, o, nj in zip(raw, self._plan.oracles, n_per):
@@ -750,7 +760,8 @@ class HDG(PackedTables):
 
 def _warn_noisy_grids(names, plan, variances):
     """:class:`~ldpnum.multi.NoisyRangesWarning` when a range over half of some grid's cells has a standard
-    error (the oracle's noise at frequency 0) above :data:`~ldpnum.multi._result.NOISE_WARNING_SE`."""
+    error (the oracle's noise at frequency 0) above :data:`~ldpnum.multi._result.NOISE_WARNING_SE`.
+    """
     import warnings
 
     from ._result import NOISE_WARNING_SE, NoisyRangesWarning
@@ -770,7 +781,8 @@ def _warn_noisy_grids(names, plan, variances):
 def check_hdg_codes(codes: np.ndarray, spec: "Spec") -> np.ndarray:
     """Validate HDG report codes against their spec (every :class:`~ldpnum.Reports` path): one ``uint64``
     per report whose grid index is below ``m``; on an OLH grid ``y < g``; on a GRR grid ``y = 0`` and the
-    cell below the grid's cell count. Raises TypeError / ValueError naming the count and first index."""
+    cell below the grid's cell count. Raises TypeError / ValueError naming the count and first index.
+    """
     codes = check_integer_codes(codes)
     if spec.get("layout") != LAYOUT or spec.get("hash") != HASH_FAMILY:
         raise ValueError(f"{spec} has an unknown report layout")
@@ -783,7 +795,8 @@ def check_packed_codes(codes: np.ndarray, spec: "Spec", ks: list[int]) -> np.nda
     """Check packed one-word reports (HDG's layout, :mod:`ldpnum._kernels.client_multi`) of the tables of
     ``ks`` cells each, whose OLH hash ranges are the spec's ``g`` (0 for a GRR table): the table index below
     ``len(ks)``; on an OLH table ``y < g``; on a GRR table ``y = 0`` and the cell below ``k``. ``codes``
-    are already known to be 1-D non-negative integers. Returns them as uint64."""
+    are already known to be 1-D non-negative integers. Returns them as uint64.
+    """
     gs = spec.get("g")
     if len(gs) != len(ks):
         raise ValueError(f"{spec}: {len(gs)} grids in 'g' for {len(ks)} grids")

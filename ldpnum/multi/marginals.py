@@ -118,7 +118,8 @@ class MarginalsPlan(HDGPlan):
     table, the blocks of the aggregate and the exact distribution of the set. Set ``j`` is drawn with
     probability ``grid_weights[j] = c_j / 2**48`` exactly as HDG draws its grids (:class:`HDGPlan`, whose
     report packing, aggregation and exact probabilities this plan shares). ``sets``: the attribute sets
-    (sorted column indices, at most :data:`MAX_WIDTH` each); by default every set of ``k`` columns."""
+    (sorted column indices, at most :data:`MAX_WIDTH` each); by default every set of ``k`` columns.
+    """
 
     words_per_record = 3
 
@@ -159,7 +160,8 @@ class MarginalsPlan(HDGPlan):
 @functools.lru_cache(maxsize=512)
 def _oracle(epsilon, cells):
     """The oracle of a set of ``cells`` joint cells (:func:`ldpnum.multi.hdg._grid_oracle`), built once per
-    (ε, cells): the choice below plans many candidate designs."""
+    (ε, cells): the choice below plans many candidate designs.
+    """
     return _grid_oracle(epsilon, cells)
 
 
@@ -190,7 +192,8 @@ def predicted_error(categories: Any, k: int, epsilon: float, sets: Any, n: int) 
     :math:`E_{K,V} = |K| \cdot v_V(C_V, 1/|K|, n/m)` sums :func:`union_variance` over ``K``'s ``|K|`` cells,
     each the projection of ``C_V = |V|/|K|`` cells of ``V`` (``|·|`` counting cells), at the uniform
     frequency ``1/|K|`` (the largest sampling term: the rule does not look at the data). Holders are
-    averaged with inverse-variance weights, as the estimator does. ``inf`` when a k-set has no holder."""
+    averaged with inverse-variance weights, as the estimator does. ``inf`` when a k-set has no holder.
+    """
     cats = tuple(categories)
     per = n / len(sets)
     total = 0.0
@@ -212,7 +215,8 @@ def covering_sequence(categories: Any, k: int, width: int, limit: int = MAX_SETS
     """Attribute sets of ``width`` columns, picked one at a time (at most ``limit``, without repeats): each
     pick covers the most k-sets no earlier pick covers, then the k-sets covered fewest times so far (smallest
     sum of their coverage counts), then has the fewest cells, then comes first in lexicographic order. Every
-    prefix is the greedy design of its length (a covering design once every k-set is covered)."""
+    prefix is the greedy design of its length (a covering design once every k-set is covered).
+    """
     cats = tuple(categories)
     d = len(cats)
     cands = list(itertools.combinations(range(d), width))
@@ -259,7 +263,8 @@ def calm_choice(categories: Any, k: int, epsilon: float, n: int) -> tuple[Any, A
     triples against 0.0076 for all 20 at ε = 1).
 
     Returns ``(sets, error, candidates)``: the chosen sets (sorted), their predicted error and every
-    ``(ℓ, m, error)`` considered."""
+    ``(ℓ, m, error)`` considered.
+    """
     cats = tuple(categories)
     n_k = math.comb(len(cats), k)
     best, candidates = None, []
@@ -286,7 +291,8 @@ def calm_choice(categories: Any, k: int, epsilon: float, n: int) -> tuple[Any, A
 
 def _check_categories(categories, k, strategy="all"):
     """``categories`` as ``(names, counts)`` and ``k``, validated together (one clear error each). With
-    ``strategy="calm"`` the number of k-sets is not bounded (the released sets are), the columns are."""
+    ``strategy="calm"`` the number of k-sets is not bounded (the released sets are), the columns are.
+    """
     if not isinstance(categories, Mapping):
         raise TypeError(f"categories must be a mapping {{column: number of categories}}; got "
                         f"{type(categories).__name__}")
@@ -318,7 +324,8 @@ def _check_categories(categories, k, strategy="all"):
 def _check_sets(sets, names, counts, k):
     """Released ``sets`` given by column names: a non-empty sequence of at most :data:`MAX_SETS` distinct
     sets of ``k`` to :data:`MAX_WIDTH` distinct known columns of at most :data:`MAX_CELLS` cells, every
-    column in one of them. Returns them as sorted column-index tuples, in the order given."""
+    column in one of them. Returns them as sorted column-index tuples, in the order given.
+    """
     if isinstance(sets, (str, bytes, Mapping)) or not hasattr(sets, "__iter__"):
         raise TypeError(f"sets must be a sequence of column-name tuples; got {type(sets).__name__}")
     out = []
@@ -461,7 +468,8 @@ class Marginals(PackedTables):
 
     def predicted_error(self, n: int | None = None) -> float:
         """The error model of :func:`predicted_error` for this design: mean expected squared L2 error of a
-        k-way marginal's table at ``n`` people (default: the planned :attr:`n`)."""
+        k-way marginal's table at ``n`` people (default: the planned :attr:`n`).
+        """
         n = self._n if n is None else check_scalar(n, "n", int, low=1, high=1 << 62)
         return predicted_error(self._plan.categories, self._plan.k, self._epsilon, self._plan.grids, n)
 
@@ -500,7 +508,8 @@ class Marginals(PackedTables):
         """Validate an ``(n, d)`` array of category codes (columns in the order of ``categories``) or a
         DataFrame holding exactly those columns (any order), without drawing anything. Codes must be
         integers in ``[0, c)``: anything else raises, whatever ``out_of_range`` says (``"clip"`` or
-        ``"raise"``, accepted for the common interface): a category is never clipped."""
+        ``"raise"``, accepted for the common interface): a category is never clipped.
+        """
         check_choice(out_of_range, "out_of_range", ("clip", "raise"))
         x = select_columns(x, self._columns, name, "Marginals", "categories")
         return prepared(check_vectors, x, self._lows, self._highs, name=name, nan_policy=nan_policy,
@@ -523,7 +532,8 @@ class Marginals(PackedTables):
     # -- server side ----------------------------------------------------------------------------------------
     def raw_marginals(self, data: Reports | Aggregate) -> tuple[tuple[np.ndarray, ...], tuple[int, ...]]:
         """Unbiased estimates of every set's joint frequencies (shape ``(c_a, c_b, …)``) and every set's
-        number of reports. Raises ValueError when a set received no report."""
+        number of reports. Raises ValueError when a set received no report.
+        """
         agg = self._as_aggregate(data)
         plan = self._plan
         blocks = self.grid_counts(agg)
@@ -544,7 +554,8 @@ class Marginals(PackedTables):
     def cell_variances(self, frequencies: Any, n_per: tuple[int, ...]) -> tuple[np.ndarray, ...]:
         r"""Variance of every raw cell estimate of each set, for reporters drawn from joint frequencies
         ``frequencies`` (one table per set): :math:`\pi(1-\pi)/(n_j (p^*-q^*)^2)`,
-        :math:`\pi = q^* + f (p^* - q^*)`."""
+        :math:`\pi = q^* + f (p^* - q^*)`.
+        """
         out = []
         for o, f, n in zip(self._plan.oracles, frequencies, n_per):
             p, q = o.oracle.support_probabilities
@@ -586,7 +597,8 @@ class Marginals(PackedTables):
 
 def check_marginals_codes(codes: np.ndarray, spec: "Spec") -> np.ndarray:
     """Validate Marginals report codes against their spec (every :class:`~ldpnum.Reports` path): HDG's
-    packed layout over the spec's attribute sets (:func:`ldpnum.multi.hdg.check_packed_codes`)."""
+    packed layout over the spec's attribute sets (:func:`ldpnum.multi.hdg.check_packed_codes`).
+    """
     codes = check_integer_codes(codes)
     if spec.get("layout") != LAYOUT or spec.get("hash") != HASH_FAMILY:
         raise ValueError(f"{spec} has an unknown report layout")

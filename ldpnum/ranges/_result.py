@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._checks import (check_finite, check_probabilities, check_provenance, check_ranges, is_int, read_only,
+from .._checks import (check_finite, check_probabilities, check_provenance, check_ranges, read_only,
                        real_array)
 from ..spec import Spec
 from .._plotting import check_kind, check_true, draw_true, new_axes
@@ -13,7 +13,7 @@ from ..accounting import ShuffleAmplification
 from .._results import (DistributionEstimate, EstimateInterval, PrivacyProvenance, _g, _html_table, _mechanism_rows, _source, _title,
                         bootstrap_interval, monotone_band, percentile_interval, simultaneous_halfwidth)
 from ..exceptions import BootstrapBiasWarning
-from .._validation import check_bounds
+from .._validation import check_bounds, check_scalar
 from .._typing import ArrayLike, FloatArray
 from ..estimation.consistency import TreeShape, check_tree, is_consistent, range_sums, snap
 from ..estimation.postprocess import norm_sub
@@ -133,8 +133,7 @@ class RangeEstimate(PrivacyProvenance):
         set_ = object.__setattr__
         lo, hi = check_bounds(self.bounds)
         set_(self, "bounds", (lo, hi))
-        if not is_int(self.branching):
-            raise TypeError(f"branching must be an int; got {type(self.branching).__name__}")
+        check_scalar(self.branching, "branching", int)  # its range: check_tree, below
         if isinstance(self.node_estimates, (str, bytes)) or not hasattr(self.node_estimates, "__len__"):
             raise TypeError("node_estimates must be a sequence of arrays, one per level")
         levels = [real_array(a, f"node_estimates[{l}]") for l, a in enumerate(self.node_estimates)]
@@ -196,7 +195,8 @@ class RangeEstimate(PrivacyProvenance):
         """A band for the CDF at the leaf edges from the bootstrap replicates: percentile intervals
         (``"pointwise"``) or the estimate ± the ``level`` quantile of the replicates' largest deviation
         (``"simultaneous"``); clipped to [0, 1] and non-decreasing. See
-        :meth:`ldpnum.DistributionEstimate.confidence_band` for the method and its limits."""
+        :meth:`ldpnum.DistributionEstimate.confidence_band` for the method and its limits.
+        """
         if kind not in ("pointwise", "simultaneous"):
             raise ValueError(f"kind must be 'pointwise' or 'simultaneous'; got {kind!r}")
         edges = self.leaf_edges
@@ -303,7 +303,8 @@ class RangeEstimate(PrivacyProvenance):
 
     def cdf(self, x: ArrayLike) -> Any:
         r"""Estimated ``P(X <= x) = range(low, x)`` (0 below the bounds, 1 above; NaN stays NaN); in discrete mode
-        the step function :math:`\sum_{k \le x} P(X = k)`."""
+        the step function :math:`\sum_{k \le x} P(X = k)`.
+        """
         xa = real_array(x, "x")
         flat = np.atleast_1d(xa).ravel()
         nan = np.isnan(flat)

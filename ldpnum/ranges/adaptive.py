@@ -56,7 +56,8 @@ DEFAULT_THRESHOLD = 4.0
 class AdaptiveTree(NamedTuple):
     """What :func:`adaptive_tree` returns: the tree (one array per level, the root first), the multiplier
     ``c`` used, and how many nodes the frontier has (closed nodes whose parent is open) and how many leaves
-    lie under them."""
+    lie under them.
+    """
 
     levels: tuple
     threshold: float
@@ -71,7 +72,8 @@ def ahead_threshold(branching: int) -> float:
 
 def check_threshold(threshold: float | None) -> float:
     """Validate ``threshold`` (None for :data:`DEFAULT_THRESHOLD`, else a finite real ``>= 0``; 0 closes
-    only nodes whose raw estimate is negative) and return the multiplier."""
+    only nodes whose raw estimate is negative) and return the multiplier.
+    """
     if threshold is None:
         return DEFAULT_THRESHOLD
     return check_scalar(threshold, "threshold", float, low=0, allow_none=True)

@@ -105,12 +105,14 @@ class LevelOracle:
 
     def kernel_row(self) -> tuple[int, int, int, int]:
         """``(kind, m, threshold, lie_shift)`` for the kernel's level table (``m``: the GRR step's alphabet;
-        ``lie_shift``: GRR's lie-block shift, 0 for Hadamard response)."""
+        ``lie_shift``: GRR's lie-block shift, 0 for Hadamard response).
+        """
         raise NotImplementedError
 
     def exact_probabilities(self, node: int, seed: int | None = None) -> dict[int, Fraction]:
         """``{code: Fraction}``: exact distribution of the level's report for a person in ``node`` (given the
-        hash seed word ``seed`` for hashed levels)."""
+        hash seed word ``seed`` for hashed levels).
+        """
         raise NotImplementedError
 
     def probabilities(self, node: int) -> np.ndarray:
@@ -192,7 +194,8 @@ class GRRLevel(LevelOracle):
 
 def level_g(epsilon: float) -> int:
     """Hash range of an OLH level: OLH's ``round(e^ε) + 1``, capped at :data:`LEVEL_G_MAX` = 4096
-    (ε > 8.32) so that ``y`` fits the packed report's 12 low bits."""
+    (ε > 8.32) so that ``y`` fits the packed report's 12 low bits.
+    """
     return min(olh_g(epsilon), LEVEL_G_MAX)
 
 
@@ -247,7 +250,8 @@ class OLHLevel(LevelOracle):
 
     def exact_probabilities(self, node: int, seed: int | None = None) -> dict[int, Fraction]:
         """``{y: Fraction}`` given the seed word ``seed`` (the seed's own distribution is uniform and does
-        not depend on the node)."""
+        not depend on the node).
+        """
         if seed is None:
             raise ValueError("an OLH level's report distribution is given for a fixed seed word: pass seed")
         return self.oracle.plan.exact_probabilities(self.hashed_value(node, seed))
@@ -268,7 +272,8 @@ class OLHLevel(LevelOracle):
     @classmethod
     def predicted_variance(cls, epsilon: float, k: int) -> float:
         """:math:`q(1-q)/(p-q)^2` with ``p = e^ε/(e^ε + g - 1)``, ``q = 1/g`` and the level's integer ``g``
-        (``4e^ε/(e^ε-1)^2`` when ``g = e^ε + 1``)."""
+        (``4e^ε/(e^ε-1)^2`` when ``g = e^ε + 1``).
+        """
         ee = math.exp(epsilon)
         g = level_g(epsilon)
         p, q = ee / (ee + g - 1), 1.0 / g
@@ -448,7 +453,8 @@ def choose_branching(epsilon: float, n_leaves: int, oracle: str = "auto",
 
 def level_count(l: int, n_levels: int) -> int:
     """How many of the 2**16 low-bit patterns the kernel maps to level index ``l`` (0-based):
-    ``ceil((l+1) 2**16 / L) - ceil(l 2**16 / L)``."""
+    ``ceil((l+1) 2**16 / L) - ceil(l 2**16 / L)``.
+    """
     return -((-(l + 1) << LEVEL_BITS) // n_levels) + ((-l << LEVEL_BITS) // n_levels)
 
 
@@ -546,7 +552,8 @@ class HierarchyPlan:
 
     def aggregate_packed(self, codes: np.ndarray) -> np.ndarray:
         """The aggregate's counts of packed reports (already validated): per level, GRR's code histogram,
-        or OLH's support counts and ``n_l`` (the Cython kernel of :mod:`ldpnum.frequency.hashing`)."""
+        or OLH's support counts and ``n_l`` (the Cython kernel of :mod:`ldpnum.frequency.hashing`).
+        """
         from .._kernels.server_tree import split_levels
 
         codes = np.ascontiguousarray(codes, dtype=np.uint64)
@@ -682,7 +689,8 @@ class HierarchicalHistogram(Mechanism):
     def _check_counts(cls, counts, total, n_reports, spec):
         """Offset layout (every level GRR or Hadamard response): one code per report. Packed layout: per
         level, a GRR/Hadamard block sums to the level's reports, an OLH block's support counts are at most
-        its recorded ``n_l``, and the levels' reports add up to ``n_reports``."""
+        its recorded ``n_l``, and the levels' reports add up to ``n_reports``.
+        """
         from ..base import mechanism_for
 
         plan = mechanism_for(spec)._plan
@@ -757,7 +765,8 @@ class HierarchicalHistogram(Mechanism):
     @property
     def n_cells(self) -> int:
         """Length of the aggregate: the levels' blocks, concatenated (with GRR levels only, also the report
-        alphabet)."""
+        alphabet).
+        """
         return self._plan.n_cells
 
     @property
@@ -800,7 +809,8 @@ class HierarchicalHistogram(Mechanism):
     def prepare_values(self, x: ArrayLike, *, name: str | None = None, nan_policy: str = "raise",
                        fill_value: float | None = None, out_of_range: str = "clip") -> FloatArray:
         """Validate values as :meth:`ldpnum.Mechanism.prepare_values` does; with ``discrete=True`` also refuse
-        non-integer values (InvalidValuesError with their count and first index; nothing is drawn)."""
+        non-integer values (InvalidValuesError with their count and first index; nothing is drawn).
+        """
         values = super().prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value,
                                         out_of_range=out_of_range)
         return check_integral(values, "x" if name is None else str(name)) if self._discrete else values
@@ -844,7 +854,8 @@ class HierarchicalHistogram(Mechanism):
 
     def level_counts(self, data: Reports | Aggregate) -> tuple[np.ndarray, ...]:
         """Per-level blocks of an aggregate (or reports): a tuple of ``L`` int64 arrays (GRR: the code
-        histogram; OLH: the ``k_l`` support counts, then ``n_l``)."""
+        histogram; OLH: the ``k_l`` support counts, then ``n_l``).
+        """
         agg = self._as_aggregate(data)
         o = self._plan.offsets
         return tuple(agg.counts[o[l]:o[l + 1]] for l in range(self.n_levels))
@@ -922,7 +933,8 @@ class HierarchicalHistogram(Mechanism):
 
     def _fit_ranges(self, data, *, consistency="least-squares", threshold=None):
         """The :class:`RangeEstimate` of ``data`` and the raw leaf estimates (no diagnostics, no bootstrap:
-        the bootstrap's replicates are fitted here)."""
+        the bootstrap's replicates are fitted here).
+        """
         check_choice(consistency, "consistency", CONSISTENCY)
         if threshold is not None:
             if consistency != "adaptive":

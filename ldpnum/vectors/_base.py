@@ -1,5 +1,6 @@
 """What every vector mechanism shares: the base class, report checks and column codes (the validation of
-public per-coordinate bounds and of ``(n, d)`` inputs lives with all validation, in :mod:`ldpnum._validation`)."""
+public per-coordinate bounds and of ``(n, d)`` inputs lives with all validation, in :mod:`ldpnum._validation`).
+"""
 
 import math
 from typing import TYPE_CHECKING, Any
@@ -54,7 +55,8 @@ def column_words(codes: ArrayLike, what: str) -> np.ndarray:
 
 class _OffersEstimators:
     """An ``estimate_*`` method a vector mechanism does not have raises an AttributeError that says what its
-    reports do answer (:meth:`ldpnum.Mechanism.offers`), instead of Python's bare "no attribute"."""
+    reports do answer (:meth:`ldpnum.Mechanism.offers`), instead of Python's bare "no attribute".
+    """
 
     if not TYPE_CHECKING:  # hidden from type checkers, which would read every attribute as present
 
@@ -100,7 +102,8 @@ class VectorMechanism(_OffersEstimators, Mechanism):
         """Summary rows (:meth:`ldpnum.mechanisms.Mechanism.describe_rows`), one per value column: the mean of
         each coordinate with its confidence interval (mechanisms that estimate vector means), or the mean and
         quartiles of each column's marginal (joint estimates such as HDG's). Rows are labelled by ``names``
-        (the value columns), else ``column[j]`` / the estimate's column names."""
+        (the value columns), else ``column[j]`` / the estimate's column names.
+        """
         nan = float("nan")
         rows = []
         if self.offers("estimate_mean"):

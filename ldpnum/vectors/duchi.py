@@ -94,7 +94,8 @@ class DuchiMultivariatePlan:
 
     def sign_probability(self, a: int) -> Fraction:
         """Probability that the kernel's ``a`` (after the side is chosen) is the sign vector ``a`` (bit ``j``
-        set when ``a_j = +1``)."""
+        set when ``a_j = +1``).
+        """
         s = 2 * bin(a).count("1") - self.dim
         if s > 0:
             return Fraction(2 * self.t_hi, TWO53 << self.dim)
@@ -104,7 +105,8 @@ class DuchiMultivariatePlan:
 
     def exact_probabilities(self, thresholds: Any) -> dict[int, Fraction]:
         """``{z: probability}`` of every report (``z`` a bit mask, bit ``j`` set when ``z_j = +1``) for inputs
-        whose signs ``v_j = +1`` have probability ``thresholds[j] / 2**53``. Enumerates ``4^d`` terms (d ≤ 10)."""
+        whose signs ``v_j = +1`` have probability ``thresholds[j] / 2**53``. Enumerates ``4^d`` terms (d ≤ 10).
+        """
         d = self.dim
         if len(thresholds) != d or d > 10:
             raise ValueError(f"need {d} thresholds and d <= 10 to enumerate; got {len(thresholds)}, d = {d}")
@@ -263,7 +265,8 @@ class DuchiMultivariate(VectorMechanism):
 
     def reports_from_column(self, codes: ArrayLike) -> Reports:
         """The Reports behind column codes (:meth:`column_codes`'s inverse); a code with a bit set beyond the
-        ``dim`` coordinates raises ValueError."""
+        ``dim`` coordinates raises ValueError.
+        """
         self.check_column_codes()
         words = column_words(codes, "DuchiMultivariate")
         if self.dim < 64 and words.size and words.max() >> np.uint64(self.dim):
@@ -292,13 +295,15 @@ class DuchiMultivariate(VectorMechanism):
 
     def variance(self, x: ArrayLike) -> FloatArray:
         """Per-report variance of each coordinate's estimate for the vectors ``x`` (shape ``(n, dim)``), in data
-        units: ``((high_j - low_j)/2)² (B² - t_j²)`` (exact up to the 2**-53 rounding of the signs' thresholds)."""
+        units: ``((high_j - low_j)/2)² (B² - t_j²)`` (exact up to the 2**-53 rounding of the signs' thresholds).
+        """
         t = self._unit(x)
         return (self._widths / 2) ** 2 * (self._scale**2 - t * t)
 
     def expected_squared_error(self, x: ArrayLike) -> float:
         """``E‖estimate - mean(x)‖²`` of the mean estimated from one report of each row of ``x``: the sum over
-        coordinates of ``Σ_i variance(x)[i, j] / n²``."""
+        coordinates of ``Σ_i variance(x)[i, j] / n²``.
+        """
         v = self.variance(x)
         return float(v.sum() / v.shape[0] ** 2)
 

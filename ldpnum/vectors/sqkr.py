@@ -213,7 +213,8 @@ class SQKRPlan:
 
     def report_probabilities(self, quantize_one: list) -> dict:
         """``{y: Fraction}`` for a seed whose ``k`` sampled coefficients quantize to 1 with the exact
-        probabilities ``quantize_one[t]`` (Fractions): the mixture ``Σ_B P[B] P[y | B]``."""
+        probabilities ``quantize_one[t]`` (Fractions): the mixture ``Σ_B P[B] P[y | B]``.
+        """
         k = self.k
         out: dict = {}
         for bits in range(1 << k):
@@ -227,7 +228,8 @@ class SQKRPlan:
 
     def extreme_ratio(self) -> Fraction:
         """Largest ``P[report | x]/P[report | x']`` over all inputs and reports: GRR's (a mixture's ratio is
-        at most its rows')."""
+        at most its rows').
+        """
         return self.grr.extreme_ratio()
 
     def debias(self) -> tuple[float, float]:
@@ -452,7 +454,8 @@ class SQKR(UnitVectorMechanism):
 
     def kashin_clipped(self, values: ArrayLike) -> int:
         """Number of rows of validated ``values`` (:meth:`prepare_values`) whose Kashin representation needs a
-        coefficient clipped to the level (the kernel's own flag; nothing is drawn)."""
+        coefficient clipped to the level (the kernel's own flag; nothing is drawn).
+        """
         v = np.ascontiguousarray(values, dtype=np.float64)
         if not v.shape[0]:
             return 0
@@ -502,7 +505,8 @@ class SQKR(UnitVectorMechanism):
 
     def aggregate(self, reports: Reports) -> Aggregate:
         """Count, per frame coefficient, the reported ``+1`` and ``-1`` bits: ``2D`` counts (``+1`` first) and
-        the number of people, mergeable with ``+``. Each report adds exactly ``k``."""
+        the number of people, mergeable with ``+``. Each report adds exactly ``k``.
+        """
         if not isinstance(reports, Reports):
             raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
         check_spec(self.spec, reports.spec, "reports")
@@ -526,7 +530,8 @@ class SQKR(UnitVectorMechanism):
 
     def variance(self, x: ArrayLike) -> FloatArray:
         """Variance of each coordinate of one person's estimate, for each row of ``x`` (``(n, dim)``):
-        ``K²/(kβ²) + ((k - 1)/(kβ) - 1) x_m²`` (rows beyond norm 1 as clipped)."""
+        ``K²/(kβ²) + ((k - 1)/(kβ) - 1) x_m²`` (rows beyond norm 1 as clipped).
+        """
         values = self._rows(x)
         r = _row_norms(values)
         v = values * np.where(r > 1.0, 1.0 / np.where(r > 0, r, 1.0), 1.0)[:, None]
@@ -534,7 +539,8 @@ class SQKR(UnitVectorMechanism):
 
     def expected_squared_error(self, x: ArrayLike) -> float:
         """``E‖estimate - mean(x)‖²`` from one report per row of ``x`` (closed form):
-        ``Σ_i (dK²/(kβ²) + ((k - 1)/(kβ) - 1)‖x_i‖²)/n²``."""
+        ``Σ_i (dK²/(kβ²) + ((k - 1)/(kβ) - 1)‖x_i‖²)/n²``.
+        """
         values = self._rows(x)
         r = np.minimum(_row_norms(values), 1.0)
         n = values.shape[0]

@@ -273,7 +273,8 @@ def min_epsilon_per_report() -> float:
     """Smallest ``ε/m`` of one PrivUnit/PrivUnitG report (about ``2**-32``): below it the acceptance threshold
     ``ceil(2**32/E)`` (``E <= e^ε``) reaches ``2**32``, every seed is accepted and the decoding scale ``M``
     is 0 (the constructors refuse such ``ε/m``; they used to divide by zero, and below about 3e-16 build a
-    mechanism with a negative ``M``)."""
+    mechanism with a negative ``M``).
+    """
     lo, hi = 0.0, 1e-9  # _accept_threshold(hi) < 2**32; bisect on floats
     while math.nextafter(lo, hi) < hi:
         mid = 0.5 * (lo + hi)
@@ -288,7 +289,8 @@ def min_epsilon_per_report() -> float:
 
 def _best_split(sphere, dim, eps, t_c, refine, max_expected_trials=None):
     """The split minimizing the ideal (``J = ∞``) proxy on the 101-point grid (refined if asked), among the
-    splits whose expected trials ``1/A`` are at most ``max_expected_trials`` (None: all); None if none is."""
+    splits whose expected trials ``1/A`` are at most ``max_expected_trials`` (None: all); None if none is.
+    """
     from scipy import optimize
 
     def design(th):
@@ -396,7 +398,8 @@ class RejectionPlan:
 def _row_norms(x, r2=None):
     """Euclidean norm of each row, without overflow or underflow for finite values (``r2``: the rows' sums of
     squares, if already computed). Rows whose sum of squares is not finite or below 1e-290 (and not 0) are
-    rescaled by their largest magnitude first; the others cost one pass."""
+    rescaled by their largest magnitude first; the others cost one pass.
+    """
     if r2 is None:
         r2 = np.einsum("ij,ij->i", x, x)
     r = np.sqrt(r2)
@@ -501,7 +504,8 @@ def _check_family(spec):
 
 def _sphere_inputs(values, r=None):
     """Per-row ``1/‖x‖`` (0 for ``x = 0``) and the sphere rounding's threshold over 2**53 (``r``: the rows'
-    norms, if already computed)."""
+    norms, if already computed).
+    """
     if r is None:
         r = _row_norms(values)
     inv = np.zeros_like(r)
@@ -543,7 +547,8 @@ def _gaussian_log_mgf(des, dim, w):
     ``‖g‖² = T² + R`` with ``R ~ χ²(d - 1)`` independent of ``T = ⟨g, w⟩`` (the acceptance depends on ``T``
     only), and ``T`` has density ``φ(t)[a(t)(1 - f)/A + f]`` (``a = 1`` in the cap ``t >= γ``, ``c`` outside;
     ``f = (1 - A)^J`` the fallback), so with ``s = e^{w/2}`` and ``Q`` the normal upper tail,
-    ``E[e^{λ T²}] = [(1 - f)(c + (1 - c) Q(γ s))/A + f] / s``."""
+    ``E[e^{λ T²}] = [(1 - f)(c + (1 - c) Q(γ s))/A + f] / s``.
+    """
     from scipy import special
 
     fail = math.exp(des.trials * math.log1p(-des.acceptance)) if des.acceptance < 1.0 else 0.0
@@ -766,7 +771,8 @@ class UnitVectorMechanism(_OffersEstimators, Mechanism):
 
     def reports_from_column(self, codes: ArrayLike) -> Reports:
         """The Reports behind column codes (:meth:`column_codes`'s inverse); with one report per person a code
-        of 2**32 or more raises ValueError."""
+        of 2**32 or more raises ValueError.
+        """
         self.check_column_codes()
         words = column_words(codes, type(self).__name__)
         if self._repetitions == 1 and words.size and int(words.max()) >= TWO32:
@@ -871,7 +877,8 @@ class UnitVectorMechanism(_OffersEstimators, Mechanism):
 
     def expected_squared_error(self, x: ArrayLike) -> float:
         """``E‖estimate - mean(x)‖²`` of the mean estimated from one person per row of ``x`` (closed form):
-        ``Σ_i (squared_norm - min(‖x_i‖, 1)²) / (m n²)``, the sum of :meth:`variance` over ``n²``."""
+        ``Σ_i (squared_norm - min(‖x_i‖, 1)²) / (m n²)``, the sum of :meth:`variance` over ``n²``.
+        """
         values = self._rows(x)
         r = np.minimum(_row_norms(values), 1.0)
         n = values.shape[0]

@@ -1,4 +1,5 @@
-"""No silent wrong answers: aggregates, specs and report columns that cannot be what they claim are refused."""
+"""No silent wrong answers: aggregates and report columns that cannot be what they claim are refused (specs:
+tests/test_spec.py)."""
 
 import struct
 import zlib
@@ -8,7 +9,7 @@ import pandas as pd
 import pytest
 
 import ldpnum as ldp
-from ldpnum import Aggregate, Spec, SpecMismatchError
+from ldpnum import Aggregate
 
 
 # -- aggregates: counts against n_reports ---------------------------------------------------------------------
@@ -76,28 +77,6 @@ def test_from_bytes_and_from_frame_run_the_same_checks():
     frame = pd.DataFrame({"key": [-1, 0, 1, 2, 3], "count": [5, 100, 100, 100, 100]})
     with pytest.raises(ValueError, match="n_reports=5"):
         Aggregate.from_frame(frame, spec=grr.spec)
-
-
-# -- specs -------------------------------------------------------------------------------------------------------
-def test_spec_of_another_version_is_refused_by_name():
-    d = ldp.GRR(1.0, k=4).spec.to_dict()
-    d["version"] = 2
-    with pytest.raises(ValueError, match="version 2; this ldpnum reads spec version 1"):
-        Spec.from_dict(d)
-
-
-def test_spec_naming_an_unknown_parameter():
-    d = ldp.GRR(1.0, k=4).spec.to_dict()
-    d["params"]["bogus"] = 1
-    with pytest.raises(ValueError, match=r"unknown parameter\(s\) 'bogus'; GRR takes 'k'"):
-        ldp.from_spec(Spec.from_dict(d))
-
-
-def test_mismatch_message_says_what_differs():
-    a, b = ldp.GRR(1.0, k=4).spec, ldp.GRR(1.0, k=5).spec
-    with pytest.raises(SpecMismatchError, match=r"n_cells 5 instead of 4; parameter k=5 \(int\) instead of 4"):
-        ldp.GRR(1.0, k=4).estimate_frequencies(Aggregate.empty(b))
-    assert a != b
 
 
 # -- numbers that overflow or underflow -----------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""Shuffled collections on results: Aggregate.shuffled, the merge rule, round trips, every estimate, and the
-pandas / command-line wiring."""
+"""Shuffled collections on results: every estimate of a shuffled aggregate shows the central ε, and the pandas /
+command-line wiring. Aggregate.shuffled itself (the declaration, the merge rule, round trips) is tested in
+tests/test_aggregate.py."""
 
 import pickle
 
@@ -8,28 +9,11 @@ import pandas as pd
 import pytest
 
 import ldpnum as ldp
-from ldpnum import Aggregate
 from ldpnum.accounting import shuffle_epsilon
 from ldpnum.mechanisms import registered
 
+from test_aggregate import sw_aggregate
 from test_common import CASES, build
-
-
-def sw_aggregate(n=20_000, epsilon=2.0, seed=0):
-    m = ldp.SquareWave(epsilon=epsilon, bounds=(0, 1))
-    return m, m.aggregate(m.privatize(np.random.default_rng(seed).random(n), rng=seed + 1))
-
-
-def test_declared_aggregate_carries_the_central_epsilon_of_its_reports():
-    m, agg = sw_aggregate()
-    assert agg.shuffle is None and agg.shuffle_batches == 0
-    s = agg.shuffled(1e-6)
-    assert s.shuffle == shuffle_epsilon(2.0, 20_000, 1e-6)
-    assert s.shuffle_batches == 1 and s.shuffle.amplified
-    assert np.array_equal(s.counts, agg.counts) and s.spec == agg.spec and agg.shuffle is None  # a copy
-    assert s != agg  # the declaration is part of what the aggregate says
-    assert "shuffled=(delta=1e-06)" in repr(s)
-    assert s.shuffled(1e-3).shuffle.delta == 1e-3  # a new declaration replaces the old one
 
 
 def test_published_value_on_an_aggregate():
@@ -39,59 +23,6 @@ def test_published_value_on_an_aggregate():
     assert round(agg.shuffle.epsilon, 3) == 0.17
     assert m.estimate_frequencies(agg).privacy == ("local ε = 4, central ε (shuffled, n = 100,000, δ = 1e-06) = "
                                                     f"{agg.shuffle.epsilon:.4g}")
-
-
-def test_merge_rule():
-    m, a = sw_aggregate(n=20_000, seed=0)
-    _, b = sw_aggregate(n=5_000, seed=3)
-    sa, sb = a.shuffled(1e-6), b.shuffled(1e-6)
-    both = sa + sb
-    # two batches shuffled apart, each person in one: the epsilon of the smallest batch (parallel composition)
-    assert both.shuffle_batches == 2 and both.shuffle == shuffle_epsilon(2.0, 5_000, 1e-6)
-    assert both.n_reports == 25_000 and np.array_equal(both.counts, a.counts + b.counts)
-    assert (sb + sa) == both and sum([sa, sb]) == both and Aggregate.merge([sa, sb]) == both
-    # not as one batch of 25,000: that would understate epsilon
-    assert both.shuffle.epsilon > shuffle_epsilon(2.0, 25_000, 1e-6).epsilon
-    # reports that were not shuffled have only the local epsilon: the declaration is dropped
-    assert (sa + b).shuffle is None and (a + sb).shuffle is None
-    # the empty aggregate is the identity
-    assert (sa + m.empty_aggregate()) == sa and (m.empty_aggregate() + sa) == sa
-    with pytest.raises(ValueError, match="delta 1e-06 and 0.001"):
-        sa + b.shuffled(1e-3)
-    # chunks of one batch: merge first, then declare the whole batch
-    assert (a + b).shuffled(1e-6).shuffle == shuffle_epsilon(2.0, 25_000, 1e-6)
-
-
-def test_bad_declarations():
-    m, agg = sw_aggregate(n=100)
-    for bad in (0, 1, -1e-6, 1.5, float("nan")):
-        with pytest.raises(ValueError, match="shuffle_delta must lie in"):
-            agg.shuffled(bad)
-    for bad in (True, "1e-6", None):
-        with pytest.raises(TypeError, match="shuffle_delta must be a number"):
-            agg.shuffled(bad)
-    with pytest.raises(ValueError, match="no reports cannot be declared shuffled"):
-        m.empty_aggregate().shuffled(1e-6)
-
-
-def test_round_trips_keep_the_declaration():
-    _, a = sw_aggregate(n=3_000)
-    _, b = sw_aggregate(n=1_000, seed=5)
-    s = a.shuffled(1e-5) + b.shuffled(1e-5)
-    assert Aggregate.from_bytes(s.to_bytes()) == s
-    assert Aggregate.from_bytes(s.to_bytes(key=b"k" * 16), key=b"k" * 16) == s
-    assert Aggregate.from_frame(s.to_frame()) == s
-    back = pickle.loads(pickle.dumps(s))
-    assert back == s and back.shuffle == s.shuffle and back.shuffle_batches == 2
-    assert Aggregate.from_bytes(a.to_bytes()) == a  # no declaration, no flag
-    # an impossible declaration (two batches of at least 3,000 among 4,000 reports) is refused
-    frame = s.to_frame()
-    frame.attrs["ldpnum_aggregate"]["shuffle"] = [1e-5, 3_000, 2]
-    with pytest.raises(ValueError, match="impossible with 4000 reports"):
-        Aggregate.from_frame(frame)
-    frame.attrs["ldpnum_aggregate"]["shuffle"] = [2.0, 1_000, 2]
-    with pytest.raises(ValueError, match="shuffle_delta must lie in"):
-        Aggregate.from_frame(frame)
 
 
 def _values(name, m, n=4_000):
@@ -183,7 +114,7 @@ def test_pandas_bad_shuffle_arguments_draw_and_record_nothing(monkeypatch):
         df.ldp.privatize({"t": m}, rng=0, shuffled=True, shuffle_delta=0.0, ledger=ledger)
     with pytest.raises(TypeError, match="shuffled must be True or False"):
         df["t"].ldp.privatize(m, rng=0, shuffled="yes")
-    with pytest.raises(TypeError, match="shuffle_delta must be a number"):
+    with pytest.raises(TypeError, match="shuffle_delta must be a real number"):
         df["t"].ldp.privatize(m, rng=0, shuffled=True, shuffle_delta="1e-6")
     assert len(ledger) == 0
 

@@ -226,7 +226,7 @@ def test_the_chosen_smoothing_is_recorded():
     given = DistributionEstimate([0, 1, 2], [0.5, 0.5])
     assert given.smoothing is None and "smoothing" not in repr(given)
     assert DistributionEstimate([0, 1, 2], [0.5, 0.5], smoothing=3) == given     # provenance only
-    with pytest.raises(ValueError, match="smoothing must be non-negative"):
+    with pytest.raises(ValueError, match="smoothing must be >= 0; got -1"):
         DistributionEstimate([0, 1, 2], [0.5, 0.5], smoothing=-1)
     for bad in (1.5, "2", True):
         with pytest.raises(TypeError, match="smoothing must be an int"):

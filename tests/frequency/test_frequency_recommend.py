@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+import ldpnum as ldp
 from ldpnum.frequency import recommend
 
 
@@ -25,3 +26,16 @@ def test_tiny_epsilon_falls_back_then_refuses_clearly():
     for eps in (1e-16, 1e-17, 1e-300):
         with pytest.raises(ValueError, match=f"no frequency oracle can be built for k=10 at epsilon={eps!r}"):
             recommend(10, eps)
+
+
+def test_recommend_follows_the_seed_rule():
+    ee = math.e
+    assert recommend(4, 1.0).name == "GRR"  # 4 < 3e + 2 = 10.15
+    assert recommend(10, 1.0).name == "GRR"
+    assert recommend(11, 1.0).name == "OUE"
+    assert recommend(11, 1.0, communication="low").name == "OLH"
+    assert recommend(4, 1.0).variance == pytest.approx((4 - 2 + ee) / (ee - 1) ** 2)
+    assert recommend(1024, 1.0).variance == pytest.approx(4 * ee / (ee - 1) ** 2)
+    assert recommend(4, 1.0).mechanism is ldp.GRR
+    with pytest.raises(ValueError):
+        recommend(4, 1.0, communication="high")

@@ -1,4 +1,8 @@
-"""Categorical frequency oracles: GRR, the pure-protocol estimator, post-processing, the choice rule."""
+"""GRR (ldpnum/frequency/grr.py): exact ε, its kernel against the plan and the naive reference, its estimate's
+bias and variance, its inputs, and the golden digests of every categorical randomizer.
+
+Post-processing is tested in tests/estimation/test_postprocess.py, the choice rule in test_frequency_recommend.py,
+the FrequencyEstimate object in tests/test_results.py."""
 
 import math
 from fractions import Fraction
@@ -8,10 +12,8 @@ import pandas as pd
 import pytest
 
 import ldpnum as ldp
-from ldpnum.estimation import norm_sub, postprocess_frequencies, project_simplex
-from ldpnum.frequency import recommend
 from ldpnum.frequency.grr import TWO64
-from ldpnum.plans import TWO48, TWO53, uniform_count
+from ldpnum.plans import TWO53
 
 import naive
 from conftest import EPSILONS
@@ -149,61 +151,6 @@ def test_grr_empirical_variance():
     assert abs(np.var(f, ddof=1) / var - 1) < 4.5 * math.sqrt(2 / 399)
 
 
-def test_frequency_estimate_object():
-    g = ldp.GRR(1.0, 4)
-    x = np.random.default_rng(0).integers(0, 4, 10_000)
-    est = g.estimate_frequencies(g.privatize(x, rng=1))
-    lo, hi = est.confidence_interval(0.95)
-    assert np.all(lo < est.frequencies) and np.all(est.frequencies < hi)
-    s = est.to_series()
-    assert list(s.index) == [0, 1, 2, 3] and s.name == "frequency"
-    assert est.counts.sum() == pytest.approx(10_000)
-    assert not est.frequencies.flags.writeable
-    assert est.spec == g.spec and est.k == 4
-
-
-@pytest.mark.parametrize("method", ["norm-sub", "simplex", "clip"])
-def test_postprocessing(method):
-    g = ldp.GRR(0.5, 50)
-    x = np.zeros(2000, dtype=np.int64)
-    est = g.estimate_frequencies(g.privatize(x, rng=2), postprocess=method)
-    assert est.frequencies.min() >= 0 and est.postprocess == method
-    if method != "clip":
-        assert est.frequencies.sum() == pytest.approx(1.0)
-    raw = g.estimate_frequencies(g.privatize(x, rng=2))
-    assert raw.frequencies.min() < 0  # the unbiased estimate needed it
-    np.testing.assert_array_equal(est.standard_errors, raw.standard_errors)
-
-
-def test_norm_sub_and_simplex_projection():
-    """Norm-Sub equals the Euclidean projection when the positive part sums to at least 1 (the shift only
-    ever removes mass); when mass must be added, Norm-Sub keeps zeroed entries at zero and they differ."""
-    rng = np.random.default_rng(0)
-    for _ in range(50):
-        v = rng.normal(0.02, 0.05, 40)
-        v = v - (v.sum() - 1.2) / v.size
-        np.testing.assert_allclose(norm_sub(v), project_simplex(v), atol=1e-12)
-    v = np.array([0.5, 0.2, -0.01, 0.05])
-    np.testing.assert_allclose(norm_sub(v), [0.5 + 0.25 / 3, 0.2 + 0.25 / 3, 0.0, 0.05 + 0.25 / 3])
-    np.testing.assert_allclose(project_simplex(v), [0.565, 0.265, 0.055, 0.115])
-
-    with pytest.raises(ValueError, match="postprocess must be one of"):
-        postprocess_frequencies(np.ones(3) / 3, "round")
-
-
-def test_recommend_follows_the_seed_rule():
-    ee = math.e
-    assert recommend(4, 1.0).name == "GRR"  # 4 < 3e + 2 = 10.15
-    assert recommend(10, 1.0).name == "GRR"
-    assert recommend(11, 1.0).name == "OUE"
-    assert recommend(11, 1.0, communication="low").name == "OLH"
-    assert recommend(4, 1.0).variance == pytest.approx((4 - 2 + ee) / (ee - 1) ** 2)
-    assert recommend(1024, 1.0).variance == pytest.approx(4 * ee / (ee - 1) ** 2)
-    assert recommend(4, 1.0).mechanism is ldp.GRR
-    with pytest.raises(ValueError):
-        recommend(4, 1.0, communication="high")
-
-
 @pytest.mark.parametrize("x,exc,msg", [
     (np.array([0.0, 1.0]), TypeError, "integer category codes"),
     (np.array([True, False]), TypeError, "integer category codes"),
@@ -250,11 +197,6 @@ def test_spec_and_merge():
         ldp.GRR(1.0, 7).estimate_frequencies(parts[0])
     with pytest.raises(ValueError, match="no reports"):
         g.estimate_frequencies(g.empty_aggregate())
-
-
-def test_uniform_count_helper_matches_kernel_mapping():
-    m = 7
-    assert sum(uniform_count(j, m) for j in range(m)) == TWO48
 
 
 GOLDEN = {"grr": "c77a6ab3b65fec5e", "grr_eps20": "c9059311bbad4b9d", "olh": "c5e3004c014792c6",

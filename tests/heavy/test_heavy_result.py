@@ -168,7 +168,7 @@ def test_int_and_bytes_items():
     (dict(spec={"mechanism": "PEM"}), TypeError, "spec must be an ldpnum Spec"),
     (dict(epsilon=2.0), ValueError, "disagrees with the spec"),
     (dict(epsilon="4"), TypeError, "epsilon"),
-    (dict(n_reports=-1), ValueError, "n_reports must be non-negative"),
+    (dict(n_reports=-1), ValueError, "n_reports must be >= 0; got -1"),
     (dict(n_reports=1.5), TypeError, "n_reports must be an int"),
     (dict(n_reports=None), TypeError, "n_reports must be an int"),
     (dict(provenance=[1, 2]), TypeError, "provenance must be a mapping"),
@@ -180,6 +180,31 @@ def test_int_and_bytes_items():
 def test_bad_constructions_raise_clear_errors(kw, exc, match):
     with pytest.raises(exc, match=match):
         make(**kw)
+
+
+def make_itemsets(**kw):
+    args = dict(itemsets=(frozenset({"a"}), frozenset({"a", "b"})), frequencies=[0.5, 0.2],
+                standard_errors=[0.01, 0.01], n_reports=30_000, epsilon=4.0, spec=SPEC)
+    args.update(kw)
+    return ldp.ItemsetsEstimate(**args)
+
+
+@pytest.mark.parametrize("build", [make, make_itemsets], ids=["HeavyHittersEstimate", "ItemsetsEstimate"])
+@pytest.mark.parametrize("kw, exc, match", [
+    (dict(spec=None), TypeError, "spec must be an ldpnum Spec; got NoneType"),
+    (dict(spec="PEM"), TypeError, "spec must be an ldpnum Spec; got str"),
+    (dict(n_reports=None), TypeError, "n_reports must be an integer; got NoneType None"),
+    (dict(n_reports=2.5), TypeError, "n_reports must be an integer; got float 2.5"),
+    (dict(n_reports=-1), ValueError, "n_reports must be >= 0; got -1"),
+    (dict(epsilon=1.0), ValueError, "epsilon=1.0 disagrees with the spec's epsilon=4.0"),
+    (dict(provenance=[("method", "svim")]), TypeError, "provenance must be a mapping"),
+])
+def test_both_heavy_results_check_their_provenance_alike(build, kw, exc, match):
+    # one check (check_required_provenance, then the provenance mapping) for both result classes; an
+    # ItemsetsEstimate took a list as its provenance and froze it into a tuple
+    with pytest.raises(exc, match=match):
+        build(**kw)
+    assert build().n_reports > 0
 
 
 def test_empty_result_is_allowed():

@@ -440,6 +440,8 @@ def test_admissible_prefixes_name_bad_candidates(prefixes, match):
         admissible_prefixes(prefixes, 16, "str", 64)
     with pytest.raises(ValueError, match=r"length must be an int in \[1, item_bits = 64\]; got 65"):
         admissible_prefixes([1], 65, "str", 64)
+    with pytest.raises(TypeError, match="length must be an integer; got float 8.0"):  # was a ValueError
+        admissible_prefixes([1], 8.0, "str", 64)
     with pytest.raises(ValueError, match="item_type"):
         admissible_prefixes([1], 8, "text", 64)
 

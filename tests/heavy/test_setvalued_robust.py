@@ -74,7 +74,7 @@ def svsm_payload(stage, **fields):
     ("{not json", ValueError, "payload is not valid JSON"),
     (7, TypeError, "payload JSON must be str or bytes; got int"),
     ('{"protocol": "svim", "stage": "1", "phase": "size", "params": {}}', TypeError,
-     "payload stage must be an int; got str '1'"),
+     "payload stage must be an integer; got str '1'"),
     ('{"protocol": "svim", "stage": 1, "phase": "size", "params": {}, "candidates": [1180591620717411303424]}',
      ValueError, (r"payload candidates must be item words in \[0, 2\*\*64\); 1 are not, first at index 0 "
                   r"\(1180591620717411303424\)")),
@@ -88,7 +88,7 @@ def svsm_payload(stage, **fields):
      r"payload itemsets\[0\] must be item words .*index 1 \(bool True\)"),
     ('{"protocol": "svim", "stage": 1, "phase": "size", "params": {}, "extra": 1}', ValueError,
      r"unknown field\(s\) \['extra'\]"),
-    ('{"protocol": "svim", "stage": -1, "phase": "size", "params": {}}', ValueError, "payload stage must be an int >= 0"),
+    ('{"protocol": "svim", "stage": -1, "phase": "size", "params": {}}', ValueError, "payload stage must be >= 0; got -1"),
 ])
 def test_bad_payload_json_one_clear_error(text, exc, msg):
     """Regression: Payload.from_json("{}") raised KeyError: 'protocol'; a candidate of 2**70 'Python int too large
@@ -100,10 +100,10 @@ def test_bad_payload_json_one_clear_error(text, exc, msg):
 @pytest.mark.parametrize("text,exc,msg", [
     ("{}", ValueError, r"state JSON lacks the required field\(s\) \['protocol', 'params'\]"),
     ('{"params": {}}', ValueError, r"lacks the required field\(s\) \['protocol'\]"),
-    ('{"protocol": "svim", "params": {}, "stage": "1"}', TypeError, "state stage must be an int; got str '1'"),
-    ('{"protocol": "svim", "params": {}, "ell": 1.5}', TypeError, "state ell must be an int; got float 1.5"),
+    ('{"protocol": "svim", "params": {}, "stage": "1"}', TypeError, "state stage must be an integer; got str '1'"),
+    ('{"protocol": "svim", "params": {}, "ell": 1.5}', TypeError, "state ell must be an integer; got float 1.5"),
     ('{"protocol": "svim", "params": {}, "candidates": [-3]}', ValueError, "state candidates must be item words"),
-    ('{"protocol": "svim", "params": {}, "n_per_phase": [0]}', ValueError, r"state n_per_phase\[0\] must be an int >= 1"),
+    ('{"protocol": "svim", "params": {}, "n_per_phase": [0]}', ValueError, r"state n_per_phase\[0\] must be >= 1; got 0"),
     ('{"protocol": 3, "params": {}}', TypeError, "state protocol must be a str; got int 3"),
     ("null", ValueError, "state JSON must be an object"),
 ])
@@ -116,9 +116,9 @@ def test_bad_state_json_one_clear_error(text, exc, msg):
 def test_a_state_built_with_a_string_stage_is_refused_when_built():
     """Regression: a stage given as "1" failed later with "'>=' not supported between instances of 'str' and
     'int'" (in payload)."""
-    with pytest.raises(TypeError, match="state stage must be an int; got str '1'"):
+    with pytest.raises(TypeError, match="state stage must be an integer; got str '1'"):
         SetValuedState("svim", SVIM4.params, stage="1")
-    with pytest.raises(TypeError, match="payload ell must be an int; got str '2'"):
+    with pytest.raises(TypeError, match="payload ell must be an integer; got str '2'"):
         svim_payload(2, ell="2")
 
 

@@ -185,8 +185,8 @@ def no_draws(monkeypatch):
     ({"shuffle_delta": 0}, ValueError, "shuffle_delta must lie in"),
     ({"shuffle_delta": 1.5}, ValueError, "shuffle_delta must lie in"),
     ({"shuffle_delta": float("nan")}, ValueError, "shuffle_delta must lie in"),
-    ({"shuffle_delta": "1e-6"}, TypeError, "shuffle_delta must be a number"),
-    ({"shuffle_delta": None}, TypeError, "shuffle_delta must be a number"),
+    ({"shuffle_delta": "1e-6"}, TypeError, "shuffle_delta must be a real number"),
+    ({"shuffle_delta": None}, TypeError, "shuffle_delta must be a real number"),
     ({"shuffled": "yes"}, TypeError, "shuffled must be True or False"),
     ({"shuffled": 1}, TypeError, "shuffled must be True or False"),
 ])

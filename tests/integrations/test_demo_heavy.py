@@ -116,10 +116,10 @@ def test_demo_with_secure_randomness_runs():
 
 
 @pytest.mark.parametrize("kwargs, exc, match", [
-    ({"n": 0}, ValueError, "n must be a positive integer"),
-    ({"n": -5}, ValueError, "n must be a positive integer"),
-    ({"n": 1.5}, TypeError, "n must be a positive integer"),
-    ({"n": True}, TypeError, "n must be a positive integer"),
+    ({"n": 0}, ValueError, "n must be >= 1; got 0"),
+    ({"n": -5}, ValueError, "n must be >= 1; got -5"),
+    ({"n": 1.5}, TypeError, "n must be an integer; got float 1.5"),
+    ({"n": True}, TypeError, "n must be an integer; got bool True"),
     ({"epsilon": 0.0}, ValueError, "epsilon"),
     ({"epsilon": float("nan")}, ValueError, "epsilon"),
     ({"top_k": 0}, ValueError, "top_k"),
@@ -157,7 +157,7 @@ def test_cli_demo_help_documents_heavy_hitters(capsys):
         cli.main(["demo", "--help"])
     assert exc.value.code == 0
     help_text = " ".join(capsys.readouterr().out.split())
-    for phrase in ("[{heavy-hitters,vectors}]", "--epsilon EPS", "--n N", "--top-k K", "--rng RNG",
+    for phrase in ("[{heavy-hitters,vectors,telemetry}]", "--epsilon EPS", "--n N", "--top-k K", "--rng RNG",
                    "50,000 most frequent English words", "ldpnum demo heavy-hitters"):
         assert phrase in help_text, phrase
 

@@ -3,7 +3,6 @@
 import io
 
 import numpy as np
-import pytest
 
 import ldpnum as ldp
 from ldpnum.cli import main

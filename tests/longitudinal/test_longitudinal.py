@@ -11,7 +11,9 @@ Each mechanism composes a permanent plan (keyed by the person's key) and an inst
 - bad input refused with one clear error before anything is drawn.
 """
 
+import hashlib
 import math
+import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -22,6 +24,7 @@ import pytest
 from scipy import stats
 
 import ldpnum as ldp
+from ldpnum._kernels import client_hashing
 from ldpnum.base import memoized_mechanisms
 from ldpnum.exceptions import SpecMismatchError
 
@@ -53,6 +56,24 @@ def categories(m, n, rng):
     return rng.integers(0, m.k, n)
 
 
+def hashed_relabel(m, codes, value=0):
+    """LOLOHA: each output relative to the person's hashed value ``h(value)`` under the seed in its code's high bits
+    (0: ``h(value)`` itself; ``j + 1``: the ``j``-th other hashed value), as the plans of hashed value 0 key them
+    (GRR's plans are the same for every hashed value up to this relabelling, exactly for the permanent layer and
+    within 2**-64 relatively for the composition)."""
+    codes = np.asarray(codes, dtype=np.uint64)
+    h = np.empty(codes.shape[0], dtype=np.int64)
+    client_hashing.local_hash_probe(codes, np.full(codes.shape[0], value, dtype=np.int64), m.g, h)
+    y = (codes & np.uint64(0xFFFF)).astype(np.int64)
+    return np.where(y == h, 0, np.where(y < h, y + 1, y))
+
+
+def packed_key(codes):
+    """Bit-packed vectors ``(n, n_bytes)`` as the integers the exact plans key them by (bit j = bit j of the int)."""
+    codes = np.asarray(codes, dtype=np.uint8)
+    return sum(codes[:, j].astype(np.int64) << (8 * j) for j in range(codes.shape[1]))
+
+
 LCASES = {
     "lgrr": LCase(
         [dict(epsilon_permanent=2.0, epsilon_report=1.0, k=4), dict(epsilon_permanent=4.0, epsilon_report=0.5, k=2),
@@ -70,6 +91,19 @@ LCASES = {
                    (np.array([0.5]), TypeError)],
         permanent_key=lambda m, perm: np.asarray(perm)[:, 0].astype(np.int64),
         report_key=lambda m, reports: reports.codes[:, 0].astype(np.int64)),
+    "losue": LCase(
+        [dict(epsilon_permanent=2.0, epsilon_report=1.0, k=4), dict(epsilon_permanent=4.0, epsilon_report=0.5, k=2),
+         dict(epsilon_permanent=1.0, epsilon_report=0.9, k=3)],
+        lambda m: [(0, 0), (m.k - 1, m.k - 1)], categories,
+        lambda m: [(np.array([0, m.k]), ValueError), (np.array([0.5, 1.0]), TypeError)],
+        permanent_key=lambda m, perm: packed_key(perm), report_key=lambda m, reports: packed_key(reports.codes)),
+    "loloha": LCase(
+        [dict(epsilon_permanent=2.0, epsilon_report=1.0, k=10), dict(epsilon_permanent=4.0, epsilon_report=0.5, k=6, g=2),
+         dict(epsilon_permanent=1.0, epsilon_report=0.9, k=20, g=5)],
+        lambda m: [(0, 0)], categories,
+        lambda m: [(np.array([0, m.k]), ValueError), (np.array([0.5, 1.0]), TypeError)],
+        permanent_key=lambda m, perm: hashed_relabel(m, perm), report_key=lambda m, reports: hashed_relabel(
+            m, reports.codes)),
 }
 
 
@@ -203,15 +237,21 @@ def test_seeded_reports_are_reproducible_in_chunks(name, kw):
     assert np.array_equal(a.codes, np.concatenate([p.codes for p in parts]))
 
 
-def test_permanent_answers_are_the_same_in_another_process():
+def test_permanent_answers_are_the_same_in_other_processes_and_thread_counts():
+    # Compiled kernels (LDPNUM_JIT=compile) on 1 and 2 Numba threads, in fresh processes: the keyed words and the
+    # permanent answers are those of this process.
     m = ldp.LGRR(2.0, 1.0, 8)
-    keys = ldp.ClientKeys.generate(50, rng=7)
-    x = np.arange(50) % 8
-    code = ("import numpy as np, ldpnum as ldp, sys; m = ldp.LGRR(2.0, 1.0, 8); "
-            f"k = ldp.ClientKeys.from_bytes(bytes.fromhex('{keys.to_bytes().hex()}')); "
-            "print(','.join(map(str, m.permanent(np.arange(50) % 8, keys=k))))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert list(map(int, out.split(","))) == m.permanent(x, keys=keys).tolist()
+    keys = ldp.ClientKeys.generate(5000, rng=7)
+    x = np.arange(5000) % 8
+    code = ("import numpy as np, ldpnum as ldp, numba, hashlib; m = ldp.LGRR(2.0, 1.0, 8); "
+            "k = ldp.ClientKeys.generate(5000, rng=7); "
+            "print(numba.get_num_threads(), hashlib.sha256(m.permanent(np.arange(5000) % 8, keys=k).tobytes()"
+            ").hexdigest())")
+    want = hashlib.sha256(m.permanent(x, keys=keys).tobytes()).hexdigest()
+    for threads in ("1", "2"):
+        env = dict(os.environ, NUMBA_NUM_THREADS=threads, LDPNUM_JIT="compile")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
+        assert out.split() == [threads, want]
 
 
 def test_memoization_hides_repeated_reports_of_one_value():
@@ -231,12 +271,16 @@ def test_rounds_do_not_merge(name, kw):
     x = case.valid(m, 500, np.random.default_rng(9))
     keys = ldp.ClientKeys.generate(500, rng=10)
     r1, r2 = (m.privatize(x, keys=keys, rng=r, round=r) for r in (1, 2))
-    assert r1.spec.get("round") == 1 and ldp.from_spec(r1.spec) == m
+    assert r1.spec.get("round") == 1 and ldp.from_spec(r1.spec) == m.at_round(1) != m
+    assert m.at_round(1).round == 1 and m.at_round(1).at_round(None) == m and m.at_round(1).tweak == m.tweak
+    assert np.array_equal(m.at_round(2).privatize(x, keys=keys, rng=2).codes, r2.codes)
     a1, a2 = m.aggregate(r1), m.aggregate(r2)
+    with pytest.raises(SpecMismatchError, match="round"):
+        m.at_round(1).aggregate(r2)
     assert a1.spec == r1.spec and (a1 + m.aggregate(m.privatize(x, keys=keys, rng=3, round=1))).n_reports == 1000
     with pytest.raises(SpecMismatchError, match="round"):
         a1 + a2
-    assert m.empty_aggregate(round=2) + a2 == a2
+    assert m.at_round(2).empty_aggregate() + a2 == a2
 
 
 # -- bad input ----------------------------------------------------------------------------------------------

@@ -205,7 +205,7 @@ def test_aggregate_counts_per_cohort_and_merges():
         assert table[j, 0] == mine.sum() and np.array_equal(table[j, 1:], bits[mine].sum(axis=0))
     parts = m.aggregate(r[:1000]) + m.aggregate(r[1000:])
     assert parts == agg and agg.n_reports == 3000 and agg.spec.get("round") == 4
-    assert m.empty_aggregate(round=4) + agg == agg
+    assert m.at_round(4).empty_aggregate() + agg == agg
     assert m.estimate_frequencies(r, candidates=["x1", "x2"]).n_reports == 3000
 
 

@@ -4,6 +4,11 @@ cells are the integers, and the point-mass warning of the continuous mode.
 The defect: with equal buckets, a range end or a quantile inside a bucket spreads the bucket's mass uniformly,
 so the point masses of integer data at a range's ends were partly lost, with tight intervals around the wrong
 answer (Poisson(3), ε = 4, 200,000 people: ``range(1, 3)`` 0.345 [0.336, 0.351] against P(1 ≤ X ≤ 3) = 0.598).
+
+The discrete mode spans the mechanisms, the estimators and the results, so its end-to-end checks are here; the
+meaning of the discrete queries is tested with the results (tests/test_results.py), the point transition with
+EM (tests/estimation/test_em.py) and the held-out search with the distribution estimate
+(tests/estimation/test_distribution.py).
 """
 
 import pickle
@@ -14,8 +19,7 @@ import pandas as pd
 import pytest
 
 import ldpnum as ldp
-from ldpnum import DistributionEstimate, _random
-from ldpnum.ranges import RangeEstimate
+from ldpnum import _random
 
 # -- the reproducer ----------------------------------------------------------------------------------------
 
@@ -140,62 +144,6 @@ def test_discrete_intervals_cover(kind):
         check_coverage(*coverage(lambda: make(False), 20, seed=10_000))
 
 
-# -- the meaning of the queries ----------------------------------------------------------------------------
-
-def tree(discrete):
-    return RangeEstimate([[1.0], [0.3, 0.7], [0.1, 0.2, 0.3, 0.4]], bounds=(0, 3), branching=2,
-                         discrete=discrete)
-
-
-def test_range_estimate_discrete_queries():
-    est = tree(True)
-    np.testing.assert_array_equal(est.leaf_edges, [-0.5, 0.5, 1.5, 2.5, 3.5])
-    # both ends included, for any real ends
-    assert est.range(1, 2) == pytest.approx(0.5)  # p_1 + p_2
-    assert tree(False).range(1, 2) == pytest.approx(1 / 3)  # continuous: 4 leaves of width 0.75, fractions
-    np.testing.assert_allclose(est.range([1.5, 0.2, -5, 3, 2.2], [2.5, 0.8, 10, 3, 2.8]), [0.3, 0, 1, 0.4, 0])
-    np.testing.assert_allclose(est.cdf([-1, 0, 0.5, 1, 2.99, 3, 9]), [0, 0.1, 0.1, 0.3, 0.6, 1, 1])
-    assert est.quantile([0, 0.1, 0.15, 0.3, 0.31, 1]).tolist() == [0, 0, 1, 1, 2, 3]
-    assert isinstance(est.quantile(0.5), int) and est.quantile(0.5) == 2
-    assert "discrete=True" in repr(est)
-    assert pickle.loads(pickle.dumps(est)) == est and est != tree(False)
-    for none in (RangeEstimate([[1.0], [0.3, 0.7], [0.1, 0.2, 0.3, 0.4]], bounds=(0, 3), branching=2,
-                               consistency="none", discrete=True),):
-        assert none.range(1, 2) == pytest.approx(0.5)
-    d = est.to_distribution()
-    assert d.discrete and d.range(1, 2) == pytest.approx(0.5) and d.quantile(0.5) == 2
-
-
-def test_range_estimate_discrete_refuses_a_tree_that_is_not_one_leaf_per_integer():
-    with pytest.raises(ValueError, match="one leaf per integer"):
-        RangeEstimate([[1.0], [0.3, 0.7], [0.1, 0.2, 0.3, 0.4]], bounds=(0, 4), branching=2, discrete=True)
-    with pytest.raises(ValueError, match="one leaf per integer"):
-        RangeEstimate([[1.0], [0.3, 0.7], [0.1, 0.2, 0.3, 0.4]], bounds=(0.5, 3.5), branching=2, discrete=True)
-    with pytest.raises(TypeError, match="discrete must be a bool"):
-        RangeEstimate([[1.0], [0.3, 0.7], [0.1, 0.2, 0.3, 0.4]], bounds=(0, 3), branching=2, discrete="yes")
-
-
-def test_distribution_estimate_discrete_queries():
-    d = DistributionEstimate(np.arange(5) - 0.5, [0.1, 0.2, 0.3, 0.4], discrete=True)
-    assert d.range(1, 2) == pytest.approx(0.5) and d.range(1.2, 1.8) == 0
-    np.testing.assert_allclose(d.cdf([-1, 0, 0.5, 1, 3, np.nan]), [0, 0.1, 0.1, 0.3, 1, np.nan])
-    assert d.quantile([0, 0.1, 0.15, 0.3, 0.31, 1]).tolist() == [0, 0, 1, 1, 2, 3]
-    assert d.mean == pytest.approx(2.0)
-    assert d.var == pytest.approx(1.0)  # sum p (k - 2)^2 = 0.4 + 0.2 + 0 + 0.4, no within-bin term
-    s = d.sample(10_000, rng=0)
-    assert set(np.unique(s)) <= {0.0, 1.0, 2.0, 3.0}
-    assert abs(np.mean(s == 3) - 0.4) < 4 * np.sqrt(0.24 / 10_000)
-    assert pickle.loads(pickle.dumps(d)) == d and d != DistributionEstimate(np.arange(5) - 0.5, [0.1, 0.2, 0.3, 0.4])
-    with pytest.raises(ValueError, match="consecutive integers"):
-        DistributionEstimate(np.arange(5), [0.1, 0.2, 0.3, 0.4], discrete=True)
-    with pytest.raises(ValueError, match="consecutive integers"):
-        DistributionEstimate([-0.5, 0.5, 2.5], [0.5, 0.5], discrete=True)
-    reps = np.array([[0.1, 0.2, 0.3, 0.4], [0.3, 0.2, 0.3, 0.2], [0.1, 0.1, 0.4, 0.4]] * 10)
-    b = d._with_replicates(reps)
-    q = b.quantile(0.5, ci=0.9)
-    assert all(isinstance(v, int) for v in q) and q.low <= q.estimate <= q.high
-
-
 # -- validation, specs and round trips ---------------------------------------------------------------------
 
 @pytest.fixture
@@ -259,29 +207,3 @@ def test_discrete_mode_through_the_pandas_accessor():
         assert est.discrete
         assert ldp.from_spec(est.spec) == m  # the spec read back from the column names the discrete mode
         assert est.quantile(0.25) == 0  # 31% zeros
-
-
-def test_point_transition_is_the_exact_output_distribution_of_each_integer():
-    """Each column of the discrete EM transition equals the plan's output probabilities of its integer (the
-    integer's two window starts, by the hat weights): measured to 2e-15."""
-    from ldpnum.estimation.em import point_transition_from_plan
-
-    for sw in (ldp.SquareWave(4.0, (0, 80), discrete=True), ldp.SquareWave(1.0, (-3, 4), n_cells=64, discrete=True)):
-        low, high = sw.bounds
-        t = point_transition_from_plan(sw.plan, sw.n_points)
-        dense = t.dense()
-        for j, k in enumerate(range(int(low), int(high) + 1)):
-            np.testing.assert_allclose(dense[:, j], sw.output_probabilities(float(k)), rtol=0, atol=1e-13)
-        with pytest.raises(ValueError, match="cannot be regridded"):
-            t.with_bins(2 * sw.n_points)
-
-
-def test_held_out_smoothing_search_fits_every_level_on_the_integers():
-    """128 integers (even, at least 64) would be regridded to coarser buckets by the held-out search: the point
-    transition refuses that, and the search fits every level on the integers themselves."""
-    sw = ldp.SquareWave(2.0, (0, 127), discrete=True)
-    x = np.random.default_rng(2).binomial(127, 0.3, 20_000)
-    est = sw.estimate_distribution(sw.privatize(x, rng=3))
-    assert est.discrete and est.n_bins == 128 and est.method == "ems-cv"
-    # measured: median 38 (the sample's 38), bootstrap 95% interval [37, 38] (40 replicates): 2 is beyond it
-    assert abs(est.quantile(0.5) - np.median(x)) <= 2

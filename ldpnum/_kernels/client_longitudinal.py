@@ -1,0 +1,85 @@
+"""Client kernels of the longitudinal frequency oracles' layers that no one-shot oracle has (Numba; DESIGN.md R2,
+R6, R9).
+
+**Bit flip** (:func:`bit_flip_kernel`, the instantaneous layer of L-OSUE). The input is a bit-packed ``k``-bit
+vector per person (the permanent unary report, in the layout of :mod:`ldpnum._kernels.client_unary`: bit ``j``
+is bit ``j % 8`` of byte ``j // 8``); every bit is randomized independently, with a threshold per input bit:
+an output bit is 1 iff its lane is below ``t_one`` when the input bit is 1, below ``t_zero`` when it is 0.
+Words of record ``i``: ``c = n_bytes · lane_bits / 8`` of them, fixed whatever the input; bit ``s`` uses lane
+``s % L`` of word ``c·i + s // L`` (``L = 64 / lane_bits``), the unary kernel's lane layout, compared eight
+(or four) lanes at a time with the same SWAR comparisons. Padding bits of the last byte are zero.
+
+**Seeded GRR** (:func:`seeded_grr_kernel`, both layers of LOLOHA). One word per record: GRR over ``[0, g)``
+(:func:`~ldpnum._kernels.client_grr.grr_inline`) of the person's hashed value, written under the seed bits of
+their local-hashing report (``seed & SEED_MASK | y``, the layout of
+:mod:`ldpnum._kernels.client_hashing`), so the permanent answer and the report carry the person's hash function.
+"""
+
+import numpy as np
+
+from ._jit import jit, prange
+from .client_grr import grr_inline
+from .client_hashing import SEED_MASK
+from .client_unary import below8_inline, below16_inline, below32_inline
+
+U1 = np.uint64(1)
+U2 = np.uint64(2)
+U3 = np.uint64(3)
+U4 = np.uint64(4)
+U6 = np.uint64(6)
+FF = np.uint64(0xFF)
+
+
+@jit(inline=True)
+def flip_byte_inline(z, one, zero):
+    """The output byte: where input bit ``z`` is 1 the ``one`` comparison's bit, else the ``zero`` one's."""
+    return np.uint8(((z & one) | (~z & zero)) & FF)
+
+
+@jit(parallel=True)
+def bit_flip_kernel(bits, lane_bits, t0_all, t0_low, t1_all, t1_low, tail_mask, words, out):
+    """Randomize every bit of the packed vectors ``bits`` (``(n, n_bytes)`` uint8) into ``out`` (same shape).
+
+    ``t0_*`` / ``t1_*`` are the thresholds for input bits 0 / 1 in every lane (with and without the lanes' high
+    bits; for 32-bit lanes both are the threshold); ``tail_mask`` keeps the real bits of the last byte.
+    """
+    n_bytes = out.shape[1]
+    c = n_bytes * lane_bits // 8
+    nb = np.uint64(n_bytes)
+    for ii in prange(bits.shape[0]):
+        i = np.uint64(ii)
+        base = np.uint64(c) * i
+        if lane_bits == 8:
+            for jj in range(n_bytes):
+                j = np.uint64(jj)
+                w = words[base + j]
+                out[i, j] = flip_byte_inline(np.uint64(bits[i, j]), below8_inline(w, t1_all, t1_low),
+                                             below8_inline(w, t0_all, t0_low))
+        elif lane_bits == 16:
+            for jj in range(n_bytes):
+                j = np.uint64(jj)
+                b = base + U2 * j
+                one = below16_inline(words[b], t1_all, t1_low) | (below16_inline(words[b + U1], t1_all, t1_low) << U4)
+                zero = (below16_inline(words[b], t0_all, t0_low)
+                        | (below16_inline(words[b + U1], t0_all, t0_low) << U4))
+                out[i, j] = flip_byte_inline(np.uint64(bits[i, j]), one, zero)
+        else:
+            for jj in range(n_bytes):
+                j = np.uint64(jj)
+                b = base + U4 * j
+                one = (below32_inline(words[b], t1_all) | (below32_inline(words[b + U1], t1_all) << U2)
+                       | (below32_inline(words[b + U2], t1_all) << U4)
+                       | (below32_inline(words[b + U3], t1_all) << U6))
+                zero = (below32_inline(words[b], t0_all) | (below32_inline(words[b + U1], t0_all) << U2)
+                        | (below32_inline(words[b + U2], t0_all) << U4)
+                        | (below32_inline(words[b + U3], t0_all) << U6))
+                out[i, j] = flip_byte_inline(np.uint64(bits[i, j]), one, zero)
+        out[i, nb - U1] &= tail_mask
+
+
+@jit(parallel=True)
+def seeded_grr_kernel(seeds, hashed, g, a_keep, shift, words, out):
+    """``out[i] = seeds[i] & SEED_MASK | GRR_g(hashed[i])`` with word ``i`` (``hashed[i] = -1``: uniform)."""
+    for i in prange(hashed.shape[0]):
+        y = grr_inline(hashed[i], words[i], g, a_keep, shift)
+        out[i] = (seeds[i] & SEED_MASK) | np.uint64(y)
