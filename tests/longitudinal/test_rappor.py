@@ -387,3 +387,16 @@ def test_result_round_trips_and_shows_detections():
     with pytest.raises(ValueError, match="detected must hold one bool per item"):
         ldp.RapporEstimate(items=["a"], frequencies=[0.1], standard_errors=[0.1], n_reports=10, epsilon=m.epsilon,
                            spec=m.spec, detected=[1])
+
+
+def test_ledger_charges_eps_inf_per_distinct_item():
+    # The memoized value is the item: a person reporting one item every round spends at most ε∞, one whose item
+    # changes spends again for the new item (min(ε∞, reports × ε1) per item).
+    m = ldp.RAPPOR()
+    keys = ldp.ClientKeys.generate(3, rng=0)
+    ledger = ldp.PrivacyLedger()
+    for r, items in enumerate((["a", "b", "c"], ["a", "b", "d"], ["a", "e", "d"]) * 3):
+        ledger.record_longitudinal(m, people=np.arange(3), fingerprints=m.memo_fingerprints(items, keys=keys), round=r)
+    e1, e_inf = m.epsilon_report, m.epsilon_permanent
+    want = [e_inf, e_inf + min(e_inf, 3 * e1), min(e_inf, 3 * e1) + e_inf]
+    assert np.allclose(np.asarray(ledger.totals(), dtype=float), want)
