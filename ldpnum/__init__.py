@@ -76,7 +76,7 @@ from .vectors import SQKR, DuchiMultivariate, PrivHS, PrivUnit, PrivUnitG, Sampl
 from . import multi
 from .multi import HDG, Marginals, MarginalsEstimate, MultiRangeEstimate
 from . import longitudinal
-from .longitudinal import LGRR, LOLOHA, LOSUE, ClientKeys, DBitFlip, OneBitMean
+from .longitudinal import LGRR, LOLOHA, LOSUE, RAPPOR, ClientKeys, DBitFlip, OneBitMean, RapporEstimate
 from . import pandas  # registers the ``.ldp`` accessors on pandas Series and DataFrame
 from . import plot  # light: matplotlib is imported only when something is drawn
 
@@ -96,7 +96,7 @@ __all__ = [
     "accounting", "PrivacyLedger", "recommend",
     "vectors", "VectorMeanEstimate", "SampledDimensions", "DuchiMultivariate", "PrivHS", "PrivUnit", "PrivUnitG",
     "SQKR", "multi", "HDG", "MultiRangeEstimate", "Marginals", "MarginalsEstimate",
-    "longitudinal", "ClientKeys", "LGRR", "LOSUE", "LOLOHA", "OneBitMean", "DBitFlip",
+    "longitudinal", "ClientKeys", "LGRR", "LOSUE", "LOLOHA", "OneBitMean", "DBitFlip", "RAPPOR", "RapporEstimate",
     "pandas", "plot",
     "__version__",
 ]

@@ -1158,6 +1158,45 @@ def keyed_words(key_bytes, tweak, memo, c):
                       + j.to_bytes(8, "little")) for j in range(c)]
 
 
+# -- longitudinal: RAPPOR (ldpnum.longitudinal.rappor), person by person, bit by bit -------------------------
+
+def rappor_bloom(bloom_key, cohort, word, h, k):
+    """Positions of the ``h`` hash functions of item ``word`` in ``cohort``: ``SipHash_K(c ‖ w ‖ j) · k >> 64``."""
+    return [siphash24(bloom_key, int(cohort).to_bytes(8, "little") + int(word).to_bytes(8, "little")
+                      + j.to_bytes(8, "little")) * k >> 64 for j in range(h)]
+
+
+def rappor_lane_bits(words, k, lane_bits, t):
+    """``k`` Bernoulli bits: bit ``s`` is lane ``s % L`` (``L = 64 / lane_bits``) of word ``s // L`` below ``t``."""
+    per = 64 // lane_bits
+    mask = (1 << lane_bits) - 1
+    return [int((int(words[s // per]) >> (lane_bits * (s % per))) & mask < t) for s in range(k)]
+
+
+def rappor_reports(words_items, key_bytes, tweak, cohort_tweak, bloom_key, k, h, cohorts, lane_bits, t_f, t_p, t_q,
+                   fresh):
+    """Each person's report row (``k/8`` bytes of bits, then the cohort little-endian), from their key: the cohort
+    from one keyed word, the Bloom filter, ``B' = B XOR noise(t_f)`` from keyed words, then each bit below ``t_q``
+    or ``t_p`` by its permanent bit, from ``fresh`` (``c = k·lane_bits/64`` words per person)."""
+    c = k * lane_bits // 64
+    cohort_bytes = -(-max(1, (cohorts - 1).bit_length()) // 8)
+    rows = []
+    for i, w in enumerate(words_items):
+        key = key_bytes[16 * i:16 * i + 16]
+        cohort = keyed_words(key, cohort_tweak, 0, 1)[0] * cohorts >> 64
+        bloom = [0] * k
+        for pos in rappor_bloom(bloom_key, cohort, w, h, k):
+            bloom[pos] = 1
+        noise = rappor_lane_bits(keyed_words(key, tweak, w, c), k, lane_bits, t_f)
+        perm = [b ^ z for b, z in zip(bloom, noise)]
+        lanes = fresh[c * i:c * i + c]
+        high, low = rappor_lane_bits(lanes, k, lane_bits, t_q), rappor_lane_bits(lanes, k, lane_bits, t_p)
+        bits = [hi if z else lo for z, hi, lo in zip(perm, high, low)]
+        row = [sum(bits[8 * b + j] << j for j in range(8)) for b in range(k // 8)]
+        rows.append(row + [(cohort >> (8 * b)) & 0xFF for b in range(cohort_bytes)])
+    return np.array(rows, dtype=np.uint8).reshape(len(words_items), k // 8 + cohort_bytes)
+
+
 # -- L-OSUE (ldpnum.longitudinal.losue): the instantaneous bit flip, one lane at a time --------------------------
 
 def bit_flip(bits, k, lane_bits, t_zero, t_one, words, mutant=None):

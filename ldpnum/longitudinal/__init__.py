@@ -12,6 +12,7 @@ from .grr import LGRR
 from .losue import LOSUE
 from .loloha import LOLOHA
 from .telemetry import DBitFlip, MemoizedDBitFlip, MemoizedOneBitMean, OneBitMean
+from .rappor import RAPPOR, RapporEstimate
 
 __all__ = ["ClientKeys", "Longitudinal", "LGRR", "LOSUE", "LOLOHA", "OneBitMean", "MemoizedOneBitMean", "DBitFlip",
-           "MemoizedDBitFlip"]
+           "MemoizedDBitFlip", "RAPPOR", "RapporEstimate"]

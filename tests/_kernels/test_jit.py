@@ -223,6 +223,14 @@ def test_interpreted_and_compiled_kernels_agree_bit_for_bit(monkeypatch):
         keys = ldp.ClientKeys.generate(300, rng=7)  # longitudinal mechanisms take keys (not in CASES)
         for m in (ldp.LGRR(2.0, 1.0, 8), ldp.LOSUE(2.0, 1.0, 13), ldp.LOSUE(1.0, 0.5, 8), ldp.LOLOHA(2.0, 1.0, 8)):
             m.privatize(np.where(np.arange(300) == 5, m.k, np.arange(300) % m.k), keys=keys, rng=3, unknown="uniform")
+        for m in (ldp.RAPPOR(k=16, h=2, cohorts=5), ldp.RAPPOR(k=24, h=2, cohorts=300, f=2000 / 2**16),
+                  ldp.RAPPOR(k=16, h=3, cohorts=3, f=0.3, p=0.1, q=0.8)):  # RAPPOR's three lane widths
+            m.privatize([f"w{i % 37}" for i in range(300)], keys=keys, rng=3)
+            m.bloom_bits(["a", "b"])
+        u = np.linspace(0.0, 100.0, 300)  # memoized telemetry: alpha-point rounding, the bits and the gamma flips
+        for m in (ldp.OneBitMean(2.0, (0, 100), memoize=True, grid_points=5, gamma=0.1),
+                  ldp.DBitFlip(2.0, (0, 100), buckets=6, d=2, memoize=True, gamma=0.1)):
+            m.privatize(u, keys=keys, rng=3)
         for m, x, _ in cases:  # HDG's cell probe (its tests read the cells with it), a 1-D and a 2-D grid
             if m.name == "hdg":
                 m.cells(x, 0)
@@ -480,7 +488,6 @@ NAIVE_EXCLUDED = ("real_reports", "heldout", "wide_kernel")
 NO_REFERENCE_TEST_YET = {
     "ldpnum._kernels.client_kashin.kashin_clip_flags",  # SQKR's clipping flags (tested statistically only)
     "ldpnum._kernels.client_kashin.kashin_probe",  # Kashin coefficients (test_sqkr: "matches_the_reference")
-    "ldpnum._kernels.client_numeric.binary_thresholds",  # the two-output probe (test_privacy: exact envelope)
     "ldpnum._kernels.client_vector.combine_codes",  # SampledDimensions' report (test_vectors: joint plan)
     "ldpnum._kernels.client_vector.sign_thresholds",  # Duchi multivariate's probe (test_vectors: exact ε)
 }

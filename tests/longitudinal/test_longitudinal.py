@@ -85,6 +85,17 @@ LCASES = {
          dict(epsilon_permanent=1.0, epsilon_report=0.9, k=5)],
         lambda m: [(0, 0), (m.k - 1, m.k - 1)], categories,
         lambda m: [(np.array([0, m.k]), ValueError), (np.array([0.5, 1.0]), TypeError)]),
+    # RAPPOR: one cohort and k = 8, so a value's Bloom filter (the state of the exact plans) is the same for every
+    # key and the 2**8 bit vectors can be enumerated; the report's first byte is its bits.
+    "rappor": LCase(
+        [dict(k=8, h=2, cohorts=1), dict(k=8, h=1, cohorts=1, f=0.25, p=0.25, q=0.875),
+         dict(k=8, h=3, cohorts=1, f=0.3, p=0.1, q=0.8)],
+        lambda m: [(v, int(np.bitwise_or.reduce(1 << m.bloom_bits([v])[0, 0]))) for v in ("apple", "pear")],
+        lambda m, n, rng: np.array([f"item{i}" for i in rng.integers(0, 20, n)], dtype=object),
+        lambda m: [(np.array([1, 2]), TypeError), (np.array(["a", None], dtype=object), ValueError),
+                   (np.array([0.5]), TypeError)],
+        permanent_key=lambda m, perm: np.asarray(perm)[:, 0].astype(np.int64),
+        report_key=lambda m, reports: reports.codes[:, 0].astype(np.int64)),
     "losue": LCase(
         [dict(epsilon_permanent=2.0, epsilon_report=1.0, k=4), dict(epsilon_permanent=4.0, epsilon_report=0.5, k=2),
          dict(epsilon_permanent=1.0, epsilon_report=0.9, k=3)],
