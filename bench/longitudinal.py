@@ -25,6 +25,10 @@ round is a full run of its client over the people; three rounds measured, on the
 projects a round beyond 30 s (sized to ~10 s). Its MSE at fewer people is scaled to n (MSE ∝ 1/n for these
 estimators) and marked so.
 
+RAPPOR (no installable peer decodes it): the paper's parameters, n people, a 10^4-string dictionary of which 100
+strings are held (Zipf) by 70% of people and the rest hold strings outside it; privatize, aggregate and decode
+times and what the decoder detected against what was planted.
+
 Runs alone: ``python bench/longitudinal.py [--n 1e5] [--rounds 5] [--no-peers]``.
 """
 
@@ -145,6 +149,54 @@ def dbitflip_runs(values, k, rounds):
     return records
 
 
+#: RAPPOR's setting: the paper's parameters, a dictionary of RAPPOR_CANDIDATES strings of which RAPPOR_PLANTED are
+#: held (Zipf) by RAPPOR_SHARE of the people; the others hold strings outside the dictionary.
+RAPPOR_CANDIDATES, RAPPOR_PLANTED, RAPPOR_SHARE = 10_000, 100, 0.7
+
+
+def rappor_run(n):
+    """RAPPOR at n people: privatize, aggregate, decode against the dictionary (times after a warm-up), and what
+    the decoder detected against what was planted."""
+    gen = np.random.default_rng(3)
+    candidates = np.array([f"c{i:05d}" for i in range(RAPPOR_CANDIDATES)], dtype=object)
+    planted = gen.choice(RAPPOR_CANDIDATES, RAPPOR_PLANTED, replace=False)
+    w = 1.0 / np.arange(1, RAPPOR_PLANTED + 1)
+    held = gen.random(n) < RAPPOR_SHARE
+    items = np.empty(n, dtype=object)
+    items[held] = candidates[planted[gen.choice(RAPPOR_PLANTED, held.sum(), p=w / w.sum())]]
+    items[~held] = np.array([f"o{i}" for i in gen.integers(0, 10**6, (~held).sum())], dtype=object)
+    m = ldp.RAPPOR()
+    keys = ldp.ClientKeys.generate(n, rng=4)
+    m.estimate_frequencies(m.aggregate(m.privatize(items[:20_000], keys=keys[:20_000])), candidates=candidates[:50])
+    t0 = time.perf_counter()
+    reports = m.privatize(items, keys=keys)
+    t1 = time.perf_counter()
+    agg = m.aggregate(reports)
+    t2 = time.perf_counter()
+    est = m.estimate_frequencies(agg, candidates=candidates)
+    t3 = time.perf_counter()
+    truth = {c: f for c, f in zip(*np.unique(items[held], return_counts=True))}
+    detected = set(est.detected_items)
+    planted_set = set(candidates[planted])
+    found = [c for c in detected if c in planted_set]
+    big = sorted(planted_set, key=lambda c: -truth.get(c, 0))
+    return {"library": "ldpnum", "protocol": "RAPPOR(k=128, h=2, cohorts=64, f=0.5, p=0.5, q=0.75)", "people": n,
+            "candidates": RAPPOR_CANDIDATES, "planted": RAPPOR_PLANTED, "eps_perm": m.epsilon_permanent,
+            "eps_1": m.epsilon, "privatize_s": t1 - t0, "aggregate_s": t2 - t1, "decode_s": t3 - t2,
+            "detected": len(detected), "detected_planted": len(found), "false_positives": len(detected) - len(found),
+            "smallest_detected_share": min((truth.get(c, 0) / n for c in found), default=float("nan")),
+            "largest_missed_share": max((truth.get(c, 0) / n for c in big if c not in detected), default=0.0)}
+
+
+def rappor_table(r):
+    return (f"RAPPOR, paper's parameters (ε∞ = {r['eps_perm']:.2f}, ε1 = {r['eps_1']:.3f}), n = {r['people']:,}, "
+            f"{r['candidates']:,} candidates of which {r['planted']} are held by {RAPPOR_SHARE:.0%} of people: "
+            f"privatize {r['privatize_s']:.2f} s ({r['people'] / r['privatize_s']:,.0f} people/s), aggregate "
+            f"{r['aggregate_s']:.2f} s, decode {r['decode_s']:.2f} s; detected {r['detected']} "
+            f"({r['detected_planted']} planted, {r['false_positives']} false positives; the smallest detected holds "
+            f"{r['smallest_detected_share']:.3%}, the largest missed {r['largest_missed_share']:.3%}).")
+
+
 def peer_runs(values, k, with_peers):
     if not with_peers:
         return []
@@ -198,8 +250,10 @@ def run(n=N, rounds=ROUNDS, with_peers=True, ks=KS):
         records += ldpnum_runs(values, k, rounds)
         records += dbitflip_runs(values, k, rounds)
         records += peer_runs(values, k, with_peers)
+    rappor = rappor_run(n)
+    records.append(rappor)
     md = (f"### Longitudinal frequency oracles (n = {n:,}, {rounds} rounds, ε1 = ε∞/2, 10% of people change value "
-          f"per round)\n\n" + table(records, n))
+          f"per round)\n\n" + table([r for r in records if r is not rappor], n) + "\n\n" + rappor_table(rappor))
     return records, md
 
 
