@@ -127,10 +127,8 @@ def read_only(arr):
     out.flags.writeable = False
     return out
 def check_level(level: float) -> float:
-    """A confidence level in (0, 1), as a float."""
-    if not (isinstance(level, (float, int, np.floating)) and not isinstance(level, bool)) or not 0 < level < 1:
-        raise ValueError(f"level must be a number in (0, 1); got {level!r}")
-    return float(level)
+    """A confidence level in (0, 1), as a float (TypeError unless a real number, ValueError outside (0, 1))."""
+    return check_scalar(level, "level", float, low=0, high=1, include_boundaries="neither")
 
 
 def normal_quantile(level: float) -> float:

@@ -45,7 +45,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._validation import check_bounds, check_epsilon
+from ._validation import check_bounds, check_epsilon, check_scalar
 
 __all__ = ["recommend", "NumericalRecommendation", "TASKS"]
 
@@ -79,9 +79,7 @@ class NumericalRecommendation(NamedTuple):
 
 
 def _check_n(n):
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n must be an integer >= 1 (the number of people); got {n!r}")
-    return int(n)
+    return check_scalar(n, "n", int, low=1)
 
 
 class _Reference(NamedTuple):

@@ -127,8 +127,7 @@ def shrink_to_independence(f_ab: NDArray[np.float64], var_ab: ArrayLike, *,
                          f"{F.shape} and {V.shape}")
     if not (np.isfinite(F).all() and np.isfinite(V).all() and (V >= 0).all()):
         raise ValueError("shrink_to_independence: f_ab must be finite and var_ab finite and non-negative")
-    if isinstance(z, bool) or not isinstance(z, (int, float, np.floating)) or not 0 <= z < math.inf:
-        raise ValueError(f"shrink_to_independence: z must be a non-negative finite number; got {z!r}")
+    z = check_scalar(z, "shrink_to_independence: z", float, low=0)
     P = _independent_part(F)
     if P is None:
         return F, 1.0

@@ -70,6 +70,7 @@ from ..aggregate import support_counts as support_count_check
 from .._counting import count_in_slices, n_threads
 from .._kernels import client_hashing as kernels
 from .._kernels._jit import launch
+from .._validation import check_scalar
 from ..plans import TWO64, GRRPlan, grr_keep_cells
 from ._base import FrequencyOracle
 
@@ -96,11 +97,7 @@ def olh_g(epsilon: float) -> int:
 
 
 def _check_g(g):
-    if not isinstance(g, (int, np.integer)) or isinstance(g, (bool, np.bool_)):
-        raise TypeError(f"g must be an integer; got {type(g).__name__} {g!r}")
-    if not 2 <= int(g) <= G_MAX:
-        raise ValueError(f"g must be in [2, {G_MAX}]; got {g}")
-    return int(g)
+    return check_scalar(g, "g", int, low=2, high=G_MAX)
 
 
 def hash_class_sizes(g: int, field_bits: int = FIELD_BITS) -> list[int]:

@@ -253,9 +253,8 @@ def guideline_granularities(n: int, epsilon: float, d: int, *, alpha1: float = A
     >>> guideline_granularities(10**6, 2.0, 2, alpha1=PAPER_ALPHA1)
     (64, 8)
     """
-    for name, value in (("alpha1", alpha1), ("alpha2", alpha2)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
-            raise ValueError(f"guideline_granularities: {name} must be a positive finite number; got {value!r}")
+    alpha1, alpha2 = (check_scalar(value, f"guideline_granularities: {name}", float, low=0, include_boundaries="neither")
+                      for name, value in (("alpha1", alpha1), ("alpha2", alpha2)))
     m = d + d * (d - 1) // 2
     em1, ee = math.expm1(epsilon), math.exp(epsilon)
     g1 = (n * em1 * em1 * alpha1 * alpha1 / (2 * m * ee)) ** (1 / 3)

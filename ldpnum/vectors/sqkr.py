@@ -156,11 +156,10 @@ def frame(dim: int, redundancy: int = DEFAULT_REDUNDANCY) -> tuple[int, np.ndarr
 
 
 def _check_redundancy(redundancy):
-    if isinstance(redundancy, (bool, np.bool_)) or not isinstance(redundancy, (int, np.integer)):
-        raise TypeError(f"redundancy must be an int (2 or 4); got {type(redundancy).__name__} {redundancy!r}")
-    if int(redundancy) not in LEVELS:
+    redundancy = check_scalar(redundancy, "redundancy", int)
+    if redundancy not in LEVELS:
         raise ValueError(f"redundancy must be 2 or 4; got {redundancy!r}")
-    return int(redundancy)
+    return redundancy
 
 
 def fwht(a: np.ndarray) -> np.ndarray:

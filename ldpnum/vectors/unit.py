@@ -1009,10 +1009,8 @@ class _RejectionMechanism(UnitVectorMechanism):
     def _init_rejection(self, epsilon, dim, repetitions, failure_probability, trials, choose_split):
         self._init_common(epsilon, dim, min_dim=2 if self._sphere else 1)
         reps = self._check_repetitions(repetitions, self._epsilon)
-        if not isinstance(failure_probability, (float, int)) or isinstance(failure_probability, bool) or not (
-                0.0 < float(failure_probability) < 1.0):
-            raise ValueError(f"failure_probability must be a number in (0, 1); got {failure_probability!r}")
-        self._failure = float(failure_probability)
+        self._failure = check_scalar(failure_probability, "failure_probability", float, low=0, high=1,
+                                     include_boundaries="neither")
         if trials is not None:
             trials = check_scalar(trials, "trials", int, low=1, high=MAX_TRIALS)
 

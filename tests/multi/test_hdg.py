@@ -545,11 +545,16 @@ def test_fixed_seed_accuracy_regression(eps):
 
 
 def test_guideline_constants_are_checked():
-    for bad in (0, -1.0, math.inf, math.nan, "0.7", True):
-        with pytest.raises(ValueError, match="alpha1"):
+    for bad, err in ((0, ValueError), (-1.0, ValueError), (math.inf, ValueError), (math.nan, ValueError),
+                     ("0.7", TypeError), (True, TypeError)):  # a wrong kind was a ValueError; R5: a TypeError
+        with pytest.raises(err, match="alpha1"):
             guideline_granularities(10**6, 1.0, 2, alpha1=bad)
-        with pytest.raises(ValueError, match="alpha2"):
+        with pytest.raises(err, match="alpha2"):
             guideline_granularities(10**6, 1.0, 2, alpha2=bad)
+    with pytest.raises(TypeError, match=r"^guideline_granularities: alpha1 must be a real number; got str '0.7'$"):
+        guideline_granularities(10**6, 1.0, 2, alpha1="0.7")
+    with pytest.raises(ValueError, match=r"^guideline_granularities: alpha2 must be a finite number > 0; got 0$"):
+        guideline_granularities(10**6, 1.0, 2, alpha2=0)
 
 
 # -- aggregates, specs, reproducibility ---------------------------------------------------------------------------
@@ -833,12 +838,19 @@ def test_noise_weighted_norm_sub_takes_the_excess_from_noise_cells():
 
 
 def test_noise_weighted_norm_sub_bad_input():
-    for bad in (0, -0.1, math.inf, math.nan, "0.1", True, None):
+    for bad in (0, -0.1, math.inf, math.nan):
         with pytest.raises(ValueError, match="sigma"):
             noise_weighted_norm_sub(np.array([0.5, 0.6]), bad)
-    for bad in (0, -0.1, 1.5, math.nan, True):
+    for bad in (0, -0.1, 1.5, math.nan):
         with pytest.raises(ValueError, match="floor"):
             noise_weighted_norm_sub(np.array([0.5, 0.6]), 0.1, floor=bad)
+    for bad in ("0.1", True, None):  # a wrong kind was a ValueError; R5: a TypeError
+        with pytest.raises(TypeError, match="^noise_weighted_norm_sub: sigma must be a real number; got"):
+            noise_weighted_norm_sub(np.array([0.5, 0.6]), bad)
+        with pytest.raises(TypeError, match="^noise_weighted_norm_sub: floor must be a real number; got"):
+            noise_weighted_norm_sub(np.array([0.5, 0.6]), 0.1, floor=bad)
+    with pytest.raises(ValueError, match=r"^noise_weighted_norm_sub: floor must be a finite number in \(0, 1\]; got 1.5$"):
+        noise_weighted_norm_sub(np.array([0.5, 0.6]), 0.1, floor=1.5)
     for bad in ([[0.5, 0.6]], [0.5, math.nan]):
         with pytest.raises(ValueError, match="x must be"):
             noise_weighted_norm_sub(np.array(bad), 0.1)
@@ -1017,8 +1029,11 @@ def test_shrink_bad_input():
         shrink_to_independence(F, -V)
     with pytest.raises(ValueError, match="finite"):
         shrink_to_independence(np.full((3, 3), np.nan), V)
-    for z in (-1, math.inf, True, "2"):
+    for z in (-1, math.inf):
         with pytest.raises(ValueError, match="z must be"):
+            shrink_to_independence(F, V, z=z)
+    for z in (True, "2"):  # a wrong kind was a ValueError; R5: a TypeError
+        with pytest.raises(TypeError, match="^shrink_to_independence: z must be a real number; got"):
             shrink_to_independence(F, V, z=z)
     hdg = ldp.HDG(1.0, AB, granularities=(8, 4))
     agg = hdg.aggregate(hdg.privatize(correlated(3000, 1), rng=2))
