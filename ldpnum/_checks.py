@@ -51,8 +51,9 @@ def is_int(v):
 
 
 def check_finite(arr, name, what=""):
-    """ValueError naming ``name``, the count and the first non-finite entry of ``arr`` (``what``: e.g.
-    ``" value(s)"``, how the count reads).
+    """ValueError naming ``name``, the count and the first non-finite entry of ``arr``.
+
+    ``what`` (e.g. ``" value(s)"``) is how the count reads.
     """
     bad = ~np.isfinite(arr)
     if np.any(bad):

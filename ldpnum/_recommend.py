@@ -83,8 +83,10 @@ def _check_n(n):
 
 
 class _Reference(NamedTuple):
-    """A checked public reference sample: its values, which of them are point masses (values that occur more
-    than once: resampled exactly), and the kernel bandwidth of the others (0 when there are fewer than 2).
+    """A checked public reference sample: its values, which of them are point masses, and a kernel bandwidth.
+
+    Point masses are values that occur more than once (resampled exactly); the bandwidth is that of the others (0 when
+    there are fewer than 2).
     """
 
     values: np.ndarray
@@ -191,8 +193,9 @@ def _simulate(task, epsilon, bounds, n, reference=None):
 
 def recommend(task: str, *, n: int, epsilon: float, bounds: Any = None, k: int | None = None,
               reference: Any = None) -> NumericalRecommendation:
-    """The mechanism and estimator ldpnum uses for ``task`` at ``n`` people and ``epsilon``, and its predicted
-    error (see :mod:`ldpnum._recommend` for the rules and how errors are predicted).
+    """The mechanism and estimator ldpnum uses for ``task`` at ``n`` people and ``epsilon``, and its predicted error.
+
+    See :mod:`ldpnum._recommend` for the rules and how errors are predicted.
 
     Parameters
     ----------

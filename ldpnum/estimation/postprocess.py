@@ -47,8 +47,9 @@ def norm_sub(x: NDArray[Any], tol: float = 1e-12, max_iter: int = 10_000) -> NDA
 
 def noise_weighted_norm_sub(x: ArrayLike, sigma: ArrayLike, *,
                             floor: float = NOISE_FLOOR) -> NDArray[np.float64]:
-    r"""Norm-Sub with the excess taken where noise is likely: a non-negative estimate summing to 1 from
-    ``x``, an unbiased estimate whose cells have noise of standard deviation ``sigma`` (at frequency 0).
+    r"""Norm-Sub with the excess taken where noise is likely: a non-negative estimate summing to 1 from ``x``.
+
+    ``x`` is an unbiased estimate whose cells have noise of standard deviation ``sigma`` (at frequency 0).
 
     Norm-Sub subtracts one ``δ`` from every positive cell. Positive noise in the (near-)empty cells is what
     makes the positive part sum to more than 1, yet every populated cell pays the same ``δ``: answers to

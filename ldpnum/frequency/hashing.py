@@ -144,8 +144,9 @@ def support_probabilities_exact(grr: GRRPlan, field_bits: int = FIELD_BITS) -> t
 
 
 class LocalHashPlan:
-    """Integer plan of local hashing: the hash range ``g``, GRR's one-word plan over ``[0, g)``
-    (``a_keep``, ``shift``), and 2 words per record (the seed, then GRR's).
+    """Integer plan of local hashing: the hash range ``g``, GRR's one-word plan over ``[0, g)``, and 2 words per record.
+
+    GRR's plan is ``(a_keep, shift)``; the words are the seed, then GRR's.
     """
 
     words_per_record = 2
@@ -172,8 +173,9 @@ class LocalHashPlan:
         return self._grr
 
     def exact_probabilities(self, h: int) -> dict[int, Fraction]:
-        """``{y: Fraction}`` for a fixed seed under which the person's value hashes to ``h`` (``-1``: an
-        unknown value, reported uniformly). The seed's own probability does not depend on the value.
+        """``{y: Fraction}`` for a fixed seed under which the person's value hashes to ``h``.
+
+        ``h = -1`` is an unknown value, reported uniformly. The seed's own probability does not depend on the value.
         """
         return self._grr.exact_probabilities(h)
 
@@ -278,8 +280,9 @@ class _LocalHashing(FrequencyOracle):
         launch(kernels.local_hash_kernel, values, self._g, self._plan.a_keep, self._plan.shift, words, out)
 
     def aggregate(self, reports: Reports) -> Aggregate:
-        """Support counts of the reports for every category: a mergeable :class:`~ldpnum.Aggregate` of
-        ``k`` counts with ``n_reports`` carried separately (O(n·k) hash evaluations, in Cython).
+        """Support counts of the reports for every category: a mergeable :class:`~ldpnum.Aggregate` of ``k`` counts.
+
+        ``n_reports`` is carried separately (O(n·k) hash evaluations, in Cython).
         """
         if not isinstance(reports, Reports):
             raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")

@@ -206,8 +206,9 @@ def unary_plan(epsilon: float, k: int, q_nominal: float, variance_nominal: float
 
 
 class _BitVectorOracle(FrequencyOracle):
-    """Oracles whose reports are ``k``-bit vectors (unary encodings, subset selection): packed reports,
-    aggregated into per-bit counts plus the number of reports.
+    """Oracles whose reports are ``k``-bit vectors (unary encodings, subset selection).
+
+    Packed reports, aggregated into per-bit counts plus the number of reports.
     """
 
     @classmethod
