@@ -887,15 +887,6 @@ def test_fixed_seed_accuracy_regression_independent_pair(eps):
     assert new[0] < np.mean(out[False, 0.1])  # the small queries gain
 
 
-def test_result_checks_the_shrinkage_weights():
-    base = dict(columns=("a", "b"), bounds=((0, 1), (0, 1)), marginals=(np.ones(2) / 2, np.ones(2) / 2),
-                joints=(np.full((2, 2), 0.25),), granularities=(2, 2))
-    assert MultiRangeEstimate(**base, shrinkage=[np.float64(0.5)]).shrinkage == (0.5,)
-    for bad in ((0.5, 0.5), (1.5,), (-0.1,)):
-        with pytest.raises(ValueError, match="shrinkage"):
-            MultiRangeEstimate(**base, shrinkage=bad)
-
-
 # -- issue 25: tiny ε, queries outside the bounds, marginal("a", "b"), answers from a few reports -------------------
 
 @pytest.mark.parametrize("epsilon", [1e-10, 1e-15, 1e-300])
