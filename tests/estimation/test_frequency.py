@@ -7,14 +7,8 @@ import numpy as np
 import pytest
 
 import ldpnum as ldp
+from ldpnum.estimation import postprocess_frequencies
 from ldpnum.estimation.frequency import estimate_frequencies, support_variance, unbiased_frequencies
-
-
-def test_unbiased_frequencies_invert_the_expected_support():
-    p, q, n = 0.7, 0.1, 1000
-    f = np.array([0.5, 0.3, 0.2, 0.0])
-    expected_support = n * (q + f * (p - q))  # each report supports category v with probability q + f_v (p - q)
-    np.testing.assert_allclose(unbiased_frequencies(expected_support, n, p, q), f, atol=1e-12)
 
 
 @pytest.mark.parametrize("p,q", [(0.7, 0.1), (0.5, 1 / 3), (0.9, 0.05)])
@@ -43,3 +37,32 @@ def test_estimate_frequencies_standard_errors_are_the_plug_in_variance():
     np.testing.assert_allclose(est.counts, f * n, atol=1e-9)
     clipped = np.clip(f, 0, 1)
     np.testing.assert_allclose(est.standard_errors, np.sqrt(support_variance(p, q, clipped) / n), rtol=1e-9)
+
+
+@pytest.mark.parametrize("oracle", [ldp.GRR(1.0, k=5), ldp.OLH(2.0, k=5), ldp.HadamardResponse(0.5, k=5)],
+                         ids=lambda o: o.name)
+def test_unbiased_frequencies_invert_the_expected_support(oracle):
+    """With the expected support counts n (f p + (1 - f) q) the estimator returns f: unbiasedness."""
+    p, q = oracle.support_probabilities
+    p, q = float(p), float(q)
+    f = np.array([0.1, 0.4, 0.0, 0.3, 0.2])
+    n = 12_345
+    np.testing.assert_allclose(unbiased_frequencies(n * (f * p + (1 - f) * q), n, p, q), f, atol=1e-12)
+    np.testing.assert_allclose(oracle.variance(f), support_variance(p, q, f), rtol=1e-15)
+    assert support_variance(p, q, 0.0) == pytest.approx(q * (1 - q) / (p - q) ** 2, rel=1e-15)
+
+
+def test_estimate_frequencies_matches_the_oracle_and_checks_arguments():
+    grr = ldp.GRR(1.0, k=4)
+    agg = grr.aggregate(grr.privatize(np.repeat(np.arange(4), 500), rng=0))
+    p, q = grr.support_probabilities
+    est = estimate_frequencies(agg.counts, agg.n_reports, p, q, postprocess="norm-sub", epsilon=1.0, spec=grr.spec)
+    ref = grr.estimate_frequencies(agg, postprocess="norm-sub")
+    np.testing.assert_array_equal(est.frequencies, ref.frequencies)
+    np.testing.assert_array_equal(est.standard_errors, ref.standard_errors)
+    np.testing.assert_array_equal(est.frequencies, postprocess_frequencies(
+        unbiased_frequencies(agg.counts, agg.n_reports, p, q), "norm-sub"))
+    with pytest.raises(ValueError, match="no reports"):
+        estimate_frequencies(np.zeros(4), 0, p, q, epsilon=1.0, spec=grr.spec)
+    with pytest.raises(ValueError, match="postprocess must be one of"):
+        estimate_frequencies(agg.counts, agg.n_reports, p, q, postprocess="round", epsilon=1.0, spec=grr.spec)

@@ -22,13 +22,17 @@ def test_standard_error_is_the_sample_variance_with_a_worst_case_floor_for_small
                                [math.sqrt(V / 10), math.sqrt(0.5 / 3000)], rtol=1e-12)  # arrays broadcast
 
 
-def test_estimate_mean_is_the_count_weighted_mean_of_the_code_estimates():
-    m = ldp.Duchi(1.0, (-1, 1))
-    n0, n1 = 150, 250
-    agg = ldp.Aggregate([n0, n1], m.spec)
+def test_estimate_mean_is_the_average_of_the_code_estimates():
+    m = ldp.Duchi(epsilon=1.0, bounds=(0, 10))
+    agg = ldp.Aggregate([30, 70], m.spec)
     e0, e1 = m.code_estimates
+    value = (30 * e0 + 70 * e1) / 100
+    s2 = (30 * (e0 - value) ** 2 + 70 * (e1 - value) ** 2) / 99
     est = estimate_mean(agg, m.code_estimates, worst_case_variance=m.worst_case_variance, epsilon=1.0)
-    mean = (n0 * e0 + n1 * e1) / 400
-    assert est.value == pytest.approx(mean, rel=1e-12)
-    s2 = (n0 * (e0 - mean) ** 2 + n1 * (e1 - mean) ** 2) / 399
-    assert est.standard_error == pytest.approx(float(standard_error(400, s2, m.worst_case_variance)), rel=1e-9)
+    assert est.value == pytest.approx(value, rel=1e-14)
+    assert est.standard_error == pytest.approx(math.sqrt(s2 / 100), rel=1e-14)
+    assert m.estimate_mean(agg) == est  # the mechanism's method is a thin wrapper
+    one = estimate_mean(ldp.Aggregate([0, 1], m.spec), m.code_estimates, worst_case_variance=9.0, epsilon=1.0)
+    assert one.standard_error == 3.0  # one report: the worst-case variance
+    with pytest.raises(ValueError, match="estimate_mean: no reports"):
+        estimate_mean(ldp.Aggregate([0, 0], m.spec), m.code_estimates, worst_case_variance=1.0, epsilon=1.0)
