@@ -51,8 +51,9 @@ def is_int(v):
 
 
 def check_finite(arr, name, what=""):
-    """ValueError naming ``name``, the count and the first non-finite entry of ``arr`` (``what``: e.g.
-    ``" value(s)"``, how the count reads).
+    """ValueError naming ``name``, the count and the first non-finite entry of ``arr``.
+
+    ``what`` (e.g. ``" value(s)"``) is how the count reads.
     """
     bad = ~np.isfinite(arr)
     if np.any(bad):
@@ -127,10 +128,8 @@ def read_only(arr):
     out.flags.writeable = False
     return out
 def check_level(level: float) -> float:
-    """A confidence level in (0, 1), as a float."""
-    if not (isinstance(level, (float, int, np.floating)) and not isinstance(level, bool)) or not 0 < level < 1:
-        raise ValueError(f"level must be a number in (0, 1); got {level!r}")
-    return float(level)
+    """A confidence level in (0, 1), as a float (TypeError unless a real number, ValueError outside (0, 1))."""
+    return check_scalar(level, "level", float, low=0, high=1, include_boundaries="neither")
 
 
 def normal_quantile(level: float) -> float:

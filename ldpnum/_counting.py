@@ -17,8 +17,9 @@ __all__ = ["count_in_slices", "n_threads"]
 
 
 def n_threads():
-    """Threads to count on: the JIT policy's thread count (Numba's, ``NUMBA_NUM_THREADS``, or the number of
-    cores), read without importing Numba.
+    """Threads to count on: the JIT policy's thread count, read without importing Numba.
+
+    That is Numba's count, ``NUMBA_NUM_THREADS``, or the number of cores.
     """
     from ._kernels._jit import num_threads
 

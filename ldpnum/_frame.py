@@ -56,8 +56,10 @@ def _entry(info):
 
 
 def _check_budget(info):
-    """``epsilon_per_row`` must be what the column specs and the strategy give: the sum of the columns' ε
-    ("all-columns", sequential composition), their largest ("one-column-per-row"), or the one column's ε.
+    """``epsilon_per_row`` must be what the column specs and the strategy give.
+
+    That is the sum of the columns' ε ("all-columns", sequential composition), their largest ("one-column-per-row"), or
+    the one column's ε.
     """
     recorded = info.get("epsilon_per_row")
     if recorded is None or not info["columns"]:
@@ -82,8 +84,9 @@ def _check_budget(info):
 
 
 class ReportsChangedError(ValueError):
-    """A report column's codes are not the codes it was privatized as (changed by arithmetic, a cast that
-    changed values, filtering, truncation or an edit): estimating them as reports would be wrong.
+    """A report column's codes are not the codes it was privatized as: estimating them as reports would be wrong.
+
+    They were changed by arithmetic, a cast that changed values, filtering, truncation or an edit.
     """
 
 
@@ -93,8 +96,9 @@ _CHUNK = 1 << 20
 
 
 def _mix(z):
-    """The SplitMix64 finalizer (Steele, Lea, Flood, "Fast splittable pseudorandom number generators",
-    OOPSLA 2014) on a uint64 array, in place.
+    """The SplitMix64 finalizer on a uint64 array, in place.
+
+    Steele, Lea, Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014.
     """
     z ^= z >> np.uint64(30)
     z *= _MIX1
@@ -117,8 +121,9 @@ def _tables():
 
 
 def histogram_digest(counts: NDArray[Any]) -> str:
-    """:func:`codes_digest` of codes given by their histogram (``counts[c]`` = number of codes equal to
-    ``c``, at most 65,536 cells): the same string, in O(cells) instead of O(codes).
+    """:func:`codes_digest` of codes given by their histogram: the same string, in O(cells) instead of O(codes).
+
+    ``counts[c]`` is the number of codes equal to ``c``, at most 65,536 cells.
     """
     counts = np.asarray(counts)
     if counts.ndim != 1 or counts.shape[0] > _TABLE_CELLS:
@@ -174,9 +179,10 @@ def codes_digest(codes: NDArray[Any]) -> str:
 
 
 def new_collection_id(seed: Any = None) -> str:
-    """A collection's id (32 hex digits): 128 random bits from the operating system for a real collection
-    (``seed=None``), else derived from the seed (an int or a SeedSequence), so a seeded simulation writes the
-    same record every time.
+    """A collection's id (32 hex digits): random for a real collection, else derived from the seed.
+
+    A real collection (``seed=None``) takes 128 random bits from the operating system; a seed (an int or a SeedSequence)
+    derives the id, so a seeded simulation writes the same record every time.
     """
     import os
 
@@ -188,8 +194,9 @@ def new_collection_id(seed: Any = None) -> str:
 
 
 def check_parts(parts: Sequence[tuple[Any, str | None, str | None]], what: str = "the parts") -> None:
-    """Refuse merging parts that are not one collection's: ``parts`` is a list of ``(name, collection id or
-    None, digest of the part's codes)``.
+    """Refuse merging parts that are not one collection's.
+
+    ``parts`` is a list of ``(name, collection id or None, digest of the part's codes)``.
 
     Raises ValueError when some parts carry a collection id and others none, when two ids differ (a part of
     another collection, even with the same spec), or when two non-empty parts hold the same codes (a copied
@@ -254,8 +261,9 @@ def report_record(specs: Mapping[Any, Spec], *, strategy: str | None = None,
                   epsilon_per_row: float | None = None, digests: Mapping[Any, str] | None = None,
                   sources: Mapping[Any, Any] | None = None,
                   shuffle_delta: float | None = None) -> dict[str, Any]:
-    """The ldpnum record of report columns (the dict :func:`attach_specs` puts in ``attrs`` and the command
-    line in a Parquet file's metadata); the arguments are those of :func:`attach_specs`.
+    """The ldpnum record of report columns; the arguments are those of :func:`attach_specs`.
+
+    It is the dict :func:`attach_specs` puts in ``attrs`` and the command line in a Parquet file's metadata.
     """
     digests = digests or {}
     sources = sources or {}
@@ -310,8 +318,9 @@ def column_digest(obj: Any, name: Any) -> str | None:
 
 
 def column_sources(obj: Any, name: Any) -> Any:
-    """The value columns a vector report column ``name`` of ``obj`` was privatized from (None for a column of
-    one value per person, or when nothing is recorded).
+    """The value columns a vector report column ``name`` of ``obj`` was privatized from.
+
+    None for a column of one value per person, or when nothing is recorded.
     """
     info = frame_info(obj)
     if info is None:
@@ -323,8 +332,9 @@ def column_sources(obj: Any, name: Any) -> Any:
 
 
 def check_codes(obj: Any, name: Any, codes: Any = None, *, digest: str | None = None) -> None:
-    """Raise :class:`ReportsChangedError` when ``codes`` (the present codes of column ``name``; or their
-    ``digest``, when the caller has it) differ from the codes recorded when the column was privatized.
+    """Raise :class:`ReportsChangedError` when ``codes`` differ from the codes recorded when the column was privatized.
+
+    ``codes`` are the present codes of column ``name``; or their ``digest``, when the caller has it.
     """
     recorded = column_digest(obj, name)
     if recorded is None:
@@ -398,8 +408,9 @@ def _mac(info, key):
 
 
 def sign_info(info: Mapping[str, Any], key: bytes | str) -> dict[str, Any]:
-    """The record ``info`` with ``"mac"``: HMAC-SHA256 (RFC 2104) under the collector's ``key`` of its
-    canonical JSON (specs, digests of the codes, strategy, ``epsilon_per_row``).
+    """The record ``info`` with ``"mac"``: HMAC-SHA256 (RFC 2104) of its canonical JSON under the collector's ``key``.
+
+    The canonical JSON holds the specs, digests of the codes, strategy and ``epsilon_per_row``.
     """
     info = dict(_entry(info))
     info["mac"] = _mac(info, key)

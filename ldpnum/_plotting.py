@@ -84,8 +84,9 @@ def require_matplotlib():
 
 
 def new_axes(ax):
-    """``ax``, or the axes of a new figure when None (matplotlib imported here, only when drawing; an
-    ImportError naming ``pip install "ldpnum[plot]"`` without it).
+    """``ax``, or the axes of a new figure when None.
+
+    matplotlib is imported here, only when drawing; without it, an ImportError names ``pip install "ldpnum[plot]"``.
     """
     if ax is None:
         _, ax = require_matplotlib().subplots()

@@ -80,8 +80,9 @@ class WordSource:
 
 
 class AESCounterStream:
-    """The AES-128 counter-mode keystream under ``key`` as 64-bit words (the bit-generator interface that
-    :class:`WordSource` uses: ``random_raw`` and ``lock``).
+    """The AES-128 counter-mode keystream under ``key`` as 64-bit words.
+
+    It has the bit-generator interface that :class:`WordSource` uses: ``random_raw`` and ``lock``.
 
     Block ``i`` of the keystream is ``AES_key(i)`` (the counter a 128-bit big-endian integer from 0); word
     ``j`` is bytes ``[8j, 8j + 8)`` of the keystream read as a little-endian integer. Consecutive draws
@@ -249,8 +250,9 @@ def assign_columns(rng: SeedLike, n: int, m: int) -> NDArray[np.int64]:
 
 
 def block_sizes(n, words_per_record):
-    """Records per block for ``n`` records: ``BLOCK_WORDS`` worth of words (at most ``BLOCK_RECORDS``
-    records, at least one) per block, the last one shorter.
+    """Records per block for ``n`` records, the last block shorter.
+
+    Each block holds ``BLOCK_WORDS`` worth of words (at most ``BLOCK_RECORDS`` records, at least one).
 
     >>> block_sizes(10, 1)
     [10]

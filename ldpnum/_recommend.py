@@ -45,7 +45,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._validation import check_bounds, check_epsilon
+from ._validation import check_bounds, check_epsilon, check_scalar
 
 __all__ = ["recommend", "NumericalRecommendation", "TASKS"]
 
@@ -79,14 +79,14 @@ class NumericalRecommendation(NamedTuple):
 
 
 def _check_n(n):
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n must be an integer >= 1 (the number of people); got {n!r}")
-    return int(n)
+    return check_scalar(n, "n", int, low=1)
 
 
 class _Reference(NamedTuple):
-    """A checked public reference sample: its values, which of them are point masses (values that occur more
-    than once: resampled exactly), and the kernel bandwidth of the others (0 when there are fewer than 2).
+    """A checked public reference sample: its values, which of them are point masses, and a kernel bandwidth.
+
+    Point masses are values that occur more than once (resampled exactly); the bandwidth is that of the others (0 when
+    there are fewer than 2).
     """
 
     values: np.ndarray
@@ -193,8 +193,9 @@ def _simulate(task, epsilon, bounds, n, reference=None):
 
 def recommend(task: str, *, n: int, epsilon: float, bounds: Any = None, k: int | None = None,
               reference: Any = None) -> NumericalRecommendation:
-    """The mechanism and estimator ldpnum uses for ``task`` at ``n`` people and ``epsilon``, and its predicted
-    error (see :mod:`ldpnum._recommend` for the rules and how errors are predicted).
+    """The mechanism and estimator ldpnum uses for ``task`` at ``n`` people and ``epsilon``, and its predicted error.
+
+    See :mod:`ldpnum._recommend` for the rules and how errors are predicted.
 
     Parameters
     ----------

@@ -89,8 +89,9 @@ def _mechanism_rows(spec, epsilon, n_reports, shuffle=None):
 
 
 class PrivacyProvenance:
-    """What every result shows of its privacy: the local ε of each report and, for a collection declared
-    shuffled (:meth:`ldpnum.Aggregate.shuffled`), the central ε of the batch next to it.
+    """What every result shows of its privacy: each report's local ε and, if shuffled, the batch's central ε.
+
+    The central ε is shown for a collection declared shuffled (:meth:`ldpnum.Aggregate.shuffled`).
     """
 
     epsilon: Any
@@ -98,9 +99,11 @@ class PrivacyProvenance:
 
     @property
     def privacy(self) -> str:
-        """``"local ε = 4"``, or for a shuffled collection
-        ``"local ε = 4, central ε (shuffled, n = 100,000, δ = 1e-06) = 0.1698"``, or for memoized reports
-        (:mod:`ldpnum.longitudinal`) ``"local ε = 0.5 per report, ε∞ = 2 per memoized value (round 3)"``.
+        """The privacy line of a result.
+
+        ``"local ε = 4"``, or for a shuffled collection ``"local ε = 4, central ε (shuffled, n = 100,000, δ = 1e-06) =
+        0.1698"``, or for memoized reports (:mod:`ldpnum.longitudinal`) ``"local ε = 0.5 per report, ε∞ = 2 per memoized
+        value (round 3)"``.
         """
         if self.shuffle is not None:
             return self.shuffle.describe()
@@ -114,8 +117,10 @@ class PrivacyProvenance:
 
 
 def describe_epsilon(epsilon: float, spec: Any = None) -> str:
-    """``"local ε = 4"``; for a longitudinal spec (one with ``epsilon_permanent``), the per-report ε next to the
-    bound of all reports about one memoized value, and the round when the spec records one.
+    """``"local ε = 4"``; for a longitudinal spec, the per-report ε next to the bound per memoized value.
+
+    A longitudinal spec has ``epsilon_permanent``: the line shows the per-report ε next to the bound of all reports
+    about one memoized value, and the round when the spec records one.
     """
     eps_perm = spec.get("epsilon_permanent") if spec is not None and hasattr(spec, "get") else None
     if eps_perm is None:
@@ -167,8 +172,9 @@ def named(result: _Result, name: object) -> _Result:
 
 
 def bootstrap_quantile(values: Any, probs: Any, axis: int = 0) -> Any:
-    r"""The ``probs`` quantiles of ``B`` bootstrap values along ``axis``, read at the order statistics
-    :math:`\theta^*_{((B+1)p)}` (interpolated between neighbours; numpy's ``method="weibull"``).
+    r"""The ``probs`` quantiles of ``B`` bootstrap values along ``axis``, read at the order statistics.
+
+    The order statistics :math:`\theta^*_{((B+1)p)}`, interpolated between neighbours (numpy's ``method="weibull"``).
 
     This is the textbook bootstrap quantile (Davison and Hinkley, "Bootstrap Methods and their Application",
     1997, section 5.2): for ``B`` replicates of a pivotal quantity the interval between the
@@ -182,9 +188,10 @@ def bootstrap_quantile(values: Any, probs: Any, axis: int = 0) -> Any:
 
 
 def required_replicates(level: float, sides: int = 2) -> int:
-    r"""The fewest bootstrap replicates ``B`` whose order statistics support a ``level`` interval:
-    :math:`(B + 1)(1 - L)/s \ge 1` for ``s = sides`` tails (2 for a two-sided percentile interval, 1 for the
-    one-sided quantile of a simultaneous band).
+    r"""The fewest bootstrap replicates ``B`` whose order statistics support a ``level`` interval.
+
+    :math:`(B + 1)(1 - L)/s \ge 1` for ``s = sides`` tails (2 for a two-sided percentile interval, 1 for the one-sided
+    quantile of a simultaneous band).
 
     Examples
     --------
@@ -228,8 +235,9 @@ def check_replicates_support(level: float, n_replicates: int, *, sides: int = 2,
 
 
 def percentile_interval(reps: Any, level: float, *, name: str = "ci") -> tuple:
-    """Percentile bootstrap interval ``[θ*_{(1−L)/2}, θ*_{(1+L)/2}]`` of replicates along axis 0 (quantiles by
-    :func:`bootstrap_quantile`); a level the replicates cannot support is refused
+    """Percentile bootstrap interval ``[θ*_{(1−L)/2}, θ*_{(1+L)/2}]`` of replicates along axis 0.
+
+    Quantiles by :func:`bootstrap_quantile`; a level the replicates cannot support is refused
     (:func:`check_replicates_support`).
 
     Chosen over the basic (reverse-percentile) interval by measured coverage: on Beta(5, 2), n = 2e4,
@@ -249,8 +257,9 @@ def percentile_interval(reps: Any, level: float, *, name: str = "ci") -> tuple:
 
 
 def plot_band_level(n_replicates: int, level: float = 0.95) -> float:
-    """The band level a plot draws: ``level``, or with too few replicates for it the highest whole-percent level
-    they support (``0.9`` for 20 replicates), so that a plot never claims more than its replicates hold.
+    """The band level a plot draws: ``level``, or the highest whole-percent level too few replicates support.
+
+    With 20 replicates that is ``0.9``, so that a plot never claims more than its replicates hold.
 
     Examples
     --------
@@ -263,8 +272,9 @@ def plot_band_level(n_replicates: int, level: float = 0.95) -> float:
 
 
 def simultaneous_halfwidth(deviations: Any, level: float, *, name: str = "level") -> float:
-    """The ``level`` quantile of the replicates' largest deviations from the estimate: the half-width of a
-    simultaneous band (a one-sided order statistic, so ``B`` must satisfy ``(B+1)(1-level) >= 1``).
+    """The ``level`` quantile of the replicates' largest deviations from the estimate: a simultaneous band's half-width.
+
+    A one-sided order statistic, so ``B`` must satisfy ``(B+1)(1-level) >= 1``.
     """
     deviations = np.asarray(deviations, dtype=np.float64)
     level = check_replicates_support(level, deviations.shape[0], sides=1, name=name)
@@ -273,9 +283,10 @@ def simultaneous_halfwidth(deviations: Any, level: float, *, name: str = "level"
 
 def bootstrap_interval(point: Any, reps: Any, level: float, *, what: str, clip: tuple | None = None,
                        warning: type = SmoothingBiasWarning, reason: str | None = None, integer: bool = False) -> tuple:
-    """The percentile interval of ``reps`` at ``level`` (``ci=``), clipped to ``clip`` (and with ``integer``,
-    its ends rounded outwards to int64: quantiles of integer-valued data), with a warning when the ``point``
-    estimate lies outside it (:func:`warn_if_outside`). The one path every ``ci=`` query takes.
+    """The percentile interval of ``reps`` at ``level`` (``ci=``), clipped to ``clip``: every ``ci=`` query's path.
+
+    With ``integer``, its ends are rounded outwards to int64 (quantiles of integer-valued data); a warning when the
+    ``point`` estimate lies outside it (:func:`warn_if_outside`).
     """
     low, high = percentile_interval(reps, level)
     if clip is not None:
@@ -293,8 +304,9 @@ SMOOTHING_REASON = ("the smoothing bias there is larger than the noise (a sharp 
 
 def warn_if_outside(point: Any, low: Any, high: Any, what: str, *, warning: type = SmoothingBiasWarning,
                     reason: str | None = None) -> None:
-    """Warn (``warning``, by default :class:`~ldpnum.exceptions.SmoothingBiasWarning`) when a point estimate
-    lies outside its own bootstrap interval.
+    """Warn when a point estimate lies outside its own bootstrap interval.
+
+    The warning is ``warning``, by default :class:`~ldpnum.exceptions.SmoothingBiasWarning`.
 
     The percentile interval is the spread of the estimator refitted on data simulated from a fit; when the
     estimate itself falls outside it, the bootstrap distribution is centred away from the estimate there: the
@@ -320,8 +332,9 @@ def monotone_band(x: Any, low: Any, high: Any) -> "ConfidenceBand":
 
 
 def critical_value(level: float, degrees_of_freedom: Any = None) -> Any:
-    """Two-sided critical value of a ``level`` interval: Student's t quantile with ``degrees_of_freedom``
-    (arrays broadcast), or the normal quantile when it is None.
+    """Two-sided critical value of a ``level`` interval: Student's t quantile, or the normal quantile.
+
+    Student's t with ``degrees_of_freedom`` (arrays broadcast), or the normal quantile when it is None.
 
     Examples
     --------
@@ -444,8 +457,9 @@ class MeanEstimate(PrivacyProvenance):
         return ConfidenceInterval(self.value - c * self.standard_error, self.value + c * self.standard_error)
 
     def to_series(self) -> "pd.Series":
-        """The mean as a pandas Series of one entry, indexed by coordinate (the column's name), like
-        :meth:`ldpnum.VectorMeanEstimate.to_series` for a vector column.
+        """The mean as a pandas Series of one entry, indexed by coordinate (the column's name).
+
+        Like :meth:`ldpnum.VectorMeanEstimate.to_series` for a vector column.
 
         Examples
         --------
@@ -707,8 +721,10 @@ class DistributionEstimate(PrivacyProvenance):
 
     @property
     def bounds(self) -> Bounds:
-        """The domain ``(low, high)``: the first and last bin edges (in discrete mode ``(k_0 - 1/2, k_last + 1/2)``
-        around the first and last integers: the edges, kept as they are so that every bin is ``[e_i, e_{i+1})``).
+        """The domain ``(low, high)``: the first and last bin edges.
+
+        In discrete mode ``(k_0 - 1/2, k_last + 1/2)`` around the first and last integers: the edges, kept as they are
+        so that every bin is ``[e_i, e_{i+1})``.
         """
         return float(self.bin_edges[0]), float(self.bin_edges[-1])
 
@@ -952,9 +968,11 @@ class DistributionEstimate(PrivacyProvenance):
         return math.sqrt(self.var)
 
     def range(self, lo: ArrayLike, hi: ArrayLike, *, ci: float | None = None) -> Any:
-        r"""Probability mass in ``[lo, hi]``: :math:`F(hi) - F(lo)`; with ``ci=level`` (a bootstrapped estimate)
-        an :class:`EstimateInterval` whose ``low``/``high`` are the percentile bootstrap interval (with
-        :class:`~ldpnum.SmoothingBiasWarning` when the estimate lies outside it, as for :meth:`quantile`).
+        r"""Probability mass in ``[lo, hi]``: :math:`F(hi) - F(lo)`, or with ``ci=level`` an :class:`EstimateInterval`.
+
+        With ``ci=level`` (a bootstrapped estimate), the interval's ``low``/``high`` are the percentile bootstrap
+        interval (with :class:`~ldpnum.SmoothingBiasWarning` when the estimate lies outside it, as for
+        :meth:`quantile`).
 
         Parameters
         ----------

@@ -395,8 +395,9 @@ def _report_out_of_range(name, mask, count, low, high, out_of_range):
 
 
 def _caller_stacklevel():
-    """The ``stacklevel`` that attributes a warning raised by the function calling this one to the first frame
-    outside the ldpnum package: the user's line, however many of ldpnum's frames (a mechanism's
+    """The ``stacklevel`` that attributes a warning to the user's line, the first frame outside the ldpnum package.
+
+    The warning is raised by the function calling this one, however many of ldpnum's frames (a mechanism's
     ``privatize``, the pandas accessor, the command line) lie between.
     """
     import os
@@ -557,8 +558,9 @@ def check_discrete(discrete, bounds, max_points, *, name="discrete"):
 
 
 def check_integral(values, name="x"):
-    """Refuse non-integer values (for ``discrete=True`` mechanisms): one InvalidValuesError naming the count
-    and first index, raised before anything is drawn. ``values`` is the validated float64 array.
+    """Refuse non-integer values (for ``discrete=True`` mechanisms), before anything is drawn.
+
+    One InvalidValuesError naming the count and first index. ``values`` is the validated float64 array.
     """
     bad = values != np.floor(values)
     if bad.any():
@@ -598,9 +600,10 @@ def check_vector_bounds(bounds: Any, name: str = "bounds") -> tuple[tuple[float,
 
 
 def check_frame_columns(x: Any, name: str) -> bool:
-    """For a DataFrame of vectors: TypeError naming the first column whose dtype does not hold real numbers
-    (text, categories, dates), before any conversion (which would fail with NumPy's "could not convert
-    string to float"). Returns whether ``x`` is a DataFrame.
+    """For a DataFrame of vectors: TypeError naming the first column whose dtype does not hold real numbers.
+
+    Such columns hold text, categories or dates; the check comes before any conversion (which would fail with NumPy's
+    "could not convert string to float"). Returns whether ``x`` is a DataFrame.
     """
     dtypes = getattr(x, "dtypes", None)
     if isinstance(x, np.ndarray) or dtypes is None or not hasattr(dtypes, "items"):
@@ -613,8 +616,9 @@ def check_frame_columns(x: Any, name: str) -> bool:
 
 
 def refuse_non_numeric(arr: np.ndarray, name: str) -> None:
-    """TypeError for an array whose dtype does not hold real numbers, naming (for an object array) the first
-    entry that is not a real number by row and coordinate.
+    """TypeError for an array whose dtype does not hold real numbers.
+
+    For an object array, the message names the first entry that is not a real number by row and coordinate.
     """
     where = ""
     if arr.dtype.kind == "O" and arr.ndim == 2:
@@ -647,8 +651,9 @@ def _as_2d_array(x, name, dim):
 
 
 def _scan_vectors(arr, lows, highs, integral):
-    """One compiled pass over ``arr`` (:func:`ldpnum._kernels.client_numeric.scan_vectors`): counts of
-    non-finite, out-of-bounds and (``integral``) non-integral values.
+    """One compiled pass over ``arr``: counts of non-finite, out-of-bounds and non-integral values.
+
+    The pass is :func:`ldpnum._kernels.client_numeric.scan_vectors`; non-integral values count only with ``integral``.
     """
     from ._kernels._jit import launch
     from ._kernels.client_numeric import scan_vectors

@@ -47,9 +47,10 @@ _COUNT_CHECKS: dict[str, Callable[..., int | None]] = {}
 
 def check_block_counts(counts: NDArray[Any], blocks: Any, offsets: Any, n_reports: int | None, spec: Any, *,
                        block: str = "level", cell: str = "cell", first: int = 0) -> int | None:
-    """Count check of an aggregate made of blocks of single-code or support counts, one block per oracle
-    (hierarchical levels, HDG grids): ``blocks[j].level_reports(block)`` gives block ``j``'s reports; a hashed
-    block's support counts are at most its reports; the blocks' reports add up to ``n_reports`` (required
+    """Count check of an aggregate made of blocks of single-code or support counts, one block per oracle.
+
+    The blocks are hierarchical levels or HDG grids: ``blocks[j].level_reports(block)`` gives block ``j``'s reports; a
+    hashed block's support counts are at most its reports; the blocks' reports add up to ``n_reports`` (required
     whenever there are counts). Messages number blocks from ``first``. Returns ``n_reports``.
     """
     if n_reports is None:
@@ -93,8 +94,9 @@ def single_code_counts(counts: NDArray[Any], total: int, n_reports: int | None, 
 
 
 def support_counts(counts: NDArray[Any], total: int, n_reports: int | None, spec: Any) -> int | None:
-    """The count check of mechanisms whose report supports several cells (unary encodings, local
-    hashing, PI-RAPPOR): ``n_reports`` is stored and no count exceeds it.
+    """The count check of mechanisms whose report supports several cells: ``n_reports`` is stored, no count exceeds it.
+
+    These are unary encodings, local hashing and PI-RAPPOR.
     """
     if n_reports is None:
         if total:
@@ -182,9 +184,10 @@ class Aggregate:
 
     @classmethod
     def _merged(cls, counts, spec, n_reports, shuffle=None):
-        """An aggregate built from the sum of two checked aggregates of one spec: every layout's rule
-        (single codes sum to n; no count above n; per-block totals) is preserved by addition, so only
-        the overflow check (done by the caller) is needed.
+        """An aggregate built from the sum of two checked aggregates of one spec.
+
+        Every layout's rule (single codes sum to n; no count above n; per-block totals) is preserved by addition, so
+        only the overflow check (done by the caller) is needed.
         """
         self = cls.__new__(cls)
         counts.flags.writeable = False
@@ -197,8 +200,10 @@ class Aggregate:
 
     # -- shuffled collections -------------------------------------------------------------------------
     def shuffled(self, delta: float = 1e-6, *, epsilon0: float | None = None) -> "Aggregate":
-        r"""The same aggregate, declared as **one shuffled batch**: its reports, one per distinct person,
-        reached the collector anonymized and uniformly permuted (a trusted shuffler or a mixnet).
+        r"""The same aggregate, declared as **one shuffled batch**.
+
+        Its reports, one per distinct person, reached the collector anonymized and uniformly permuted (a trusted
+        shuffler or a mixnet).
 
         Nothing about the counts changes; estimates made from the returned aggregate carry
         :attr:`shuffle`, the central :math:`(ε, δ)` of the batch by amplification by shuffling
@@ -258,8 +263,9 @@ class Aggregate:
 
     @property
     def shuffle(self) -> "ShuffleAmplification | None":
-        """The central ε of the shuffled batch(es), a :class:`~ldpnum.accounting.ShuffleAmplification`
-        (computed once), or None when the aggregate is not declared shuffled (:meth:`shuffled`).
+        """The central ε of the shuffled batch(es), or None when the aggregate is not declared shuffled.
+
+        A :class:`~ldpnum.accounting.ShuffleAmplification`, computed once; see :meth:`shuffled`.
         """
         if self._shuffle is None:
             return None
@@ -272,8 +278,9 @@ class Aggregate:
 
     @property
     def shuffle_epsilon0(self) -> float | None:
-        """The local ε of each person's message in the shuffled batch: the spec's ε, or the larger ``epsilon0``
-        it was declared with (:meth:`shuffled`); None when not shuffled.
+        """The local ε of each person's message in the shuffled batch; None when not shuffled.
+
+        The spec's ε, or the larger ``epsilon0`` it was declared with (:meth:`shuffled`).
         """
         if self._shuffle is None:
             return None
@@ -671,9 +678,11 @@ class Aggregate:
 
 
 def _rebuild(counts, spec, n_reports, shuffle, cls=Aggregate):
-    """An aggregate from its fields, every one checked: the constructor's count checks, then the shuffle
-    declaration ``(delta, smallest batch, batches)`` (None when not shuffled), which must be possible for
-    its number of reports (used by unpickling, :meth:`Aggregate.from_bytes` and :meth:`Aggregate.from_frame`).
+    """An aggregate from its fields, every one checked.
+
+    The constructor's count checks, then the shuffle declaration ``(delta, smallest batch, batches)`` (None when not
+    shuffled), which must be possible for its number of reports. Used by unpickling, :meth:`Aggregate.from_bytes` and
+    :meth:`Aggregate.from_frame`.
     """
     agg = cls(counts, spec, n_reports)
     if shuffle is None:

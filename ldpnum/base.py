@@ -104,8 +104,10 @@ def registered() -> dict[str, type["Mechanism"]]:
 
 
 def memoized_mechanisms() -> dict[str, type["Mechanism"]]:
-    """Every registered longitudinal mechanism (a permanent response from each person's key, then an
-    instantaneous one): ``{spec name: class}``, in registration order. Their ``privatize`` takes ``keys=``.
+    """Every registered longitudinal mechanism: ``{spec name: class}``, in registration order.
+
+    A longitudinal mechanism draws a permanent response from each person's key, then an instantaneous one. Their
+    ``privatize`` takes ``keys=``.
 
     >>> from ldpnum.base import memoized_mechanisms
     >>> "lgrr" in memoized_mechanisms()
@@ -116,8 +118,10 @@ def memoized_mechanisms() -> dict[str, type["Mechanism"]]:
 
 
 def lookup(name: str) -> type["Mechanism"]:
-    """The mechanism class called ``name``: a spec name (``square_wave``), an alias (``sw``) or a class name
-    (``SquareWave``), case-insensitive, ``-`` and ``_`` interchangeable.
+    """The mechanism class called ``name``: a spec name, an alias or a class name.
+
+    A spec name (``square_wave``), an alias (``sw``) or a class name (``SquareWave``), case-insensitive, ``-`` and ``_``
+    interchangeable.
 
     Raises
     ------
@@ -181,8 +185,9 @@ def _cached_from_spec(spec):
 
 
 def mechanism_for(spec: Spec) -> "Mechanism":
-    """The mechanism of ``spec``, shared: mechanisms are immutable, so one instance per spec serves every
-    reader (specs with unhashable parameters are rebuilt each time).
+    """The mechanism of ``spec``, shared: mechanisms are immutable, so one instance per spec serves every reader.
+
+    Specs with unhashable parameters are rebuilt each time.
     """
     try:
         return _cached_from_spec(spec)
@@ -193,10 +198,12 @@ def mechanism_for(spec: Spec) -> "Mechanism":
 
 
 def _shows_shuffle(estimate):
-    """``estimate`` (a mechanism's ``estimate_*`` method, whose first argument is Reports or an Aggregate) such that
-    an estimate made from an aggregate declared shuffled (:meth:`~ldpnum.Aggregate.shuffled`) carries that
-    aggregate's central ε (``result.shuffle``), whatever the result type: the one place where shuffled
-    collections reach results, applied to every mechanism by :meth:`Mechanism.__init_subclass__`.
+    """``estimate`` such that an estimate from an aggregate declared shuffled carries that aggregate's central ε.
+
+    ``estimate`` is a mechanism's ``estimate_*`` method, whose first argument is Reports or an Aggregate; an aggregate
+    declared shuffled (:meth:`~ldpnum.Aggregate.shuffled`) passes its central ε to ``result.shuffle``, whatever the
+    result type. The one place where shuffled collections reach results, applied to every mechanism by
+    :meth:`Mechanism.__init_subclass__`.
     """
     @functools.wraps(estimate)
     def method(self, *args, **kwargs):
@@ -250,8 +257,9 @@ class Mechanism:
 
     @classmethod
     def _check_counts(cls, counts, total, n_reports, spec):
-        """How an aggregate's counts must relate to its number of reports (see
-        :func:`ldpnum.aggregate.register_count_check`). Default: one code per report, so the counts sum to
+        """How an aggregate's counts must relate to its number of reports.
+
+        See :func:`ldpnum.aggregate.register_count_check`. Default: one code per report, so the counts sum to
         ``n_reports``. Mechanisms whose reports add to several counts override this.
         """
         return single_code_counts(counts, total, n_reports, spec)
@@ -454,9 +462,10 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
 
     # -- reports in a table column ------------------------------------------------------------------
     def source_columns(self, key: Any) -> list | None:
-        """The value columns a table key names for this mechanism: None for a mechanism of one column (the
-        key is that column); for one that reads a vector per row (``input_kind == "vector"``), the columns of
-        its tuple key, one per coordinate.
+        """The value columns a table key names for this mechanism.
+
+        None for a mechanism of one column (the key is that column); for one that reads a vector per row (``input_kind
+        == "vector"``), the columns of its tuple key, one per coordinate.
         """
         if self.input_kind == "vector":
             if not isinstance(key, tuple):
@@ -473,8 +482,9 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
         return None
 
     def check_column_codes(self, where: str = "a column") -> None:
-        """Raise TypeError unless each report fits one integer code of a table column (the pandas accessor,
-        the command line and Dask hold reports that way; :meth:`column_codes` packs them).
+        """Raise TypeError unless each report fits one integer code of a table column.
+
+        The pandas accessor, the command line and Dask hold reports that way; :meth:`column_codes` packs them.
 
         A mechanism whose reports are single codes fits; bit-vector reports (SUE, OUE, subset selection) do
         not, unless the mechanism packs its rows into one 64-bit code (the vector mechanisms, when small).
@@ -486,16 +496,18 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
                             "or use an oracle whose report is one code (GRR, OLH, HadamardResponse)")
 
     def column_codes(self, reports: Reports) -> np.ndarray:
-        """Each report as one non-negative integer code, for a table column; :meth:`reports_from_column`
-        inverts it. The default: the report codes themselves (one per person).
+        """Each report as one non-negative integer code, for a table column.
+
+        :meth:`reports_from_column` inverts it. The default: the report codes themselves (one per person).
         """
         self.check_column_codes()
         check_spec(self.spec, reports.spec, "reports")
         return reports.codes
 
     def reports_from_column(self, codes: ArrayLike) -> Reports:
-        """The :class:`~ldpnum.Reports` behind the codes of a table column (:meth:`column_codes`'s inverse);
-        codes outside the alphabet raise ValueError.
+        """The :class:`~ldpnum.Reports` behind the codes of a table column (:meth:`column_codes`'s inverse).
+
+        Codes outside the alphabet raise ValueError.
         """
         self.check_column_codes()
         return Reports(codes, self.spec)
@@ -515,8 +527,9 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
     # -- what the reports answer (for the integrations) ---------------------------------------------
     @classmethod
     def offers(cls, estimator: str) -> bool:
-        """Whether this mechanism's reports answer ``estimator`` (one of :data:`ESTIMATORS`); asked of a class
-        or an instance (what a mechanism estimates is a property of its type).
+        """Whether this mechanism's reports answer ``estimator`` (one of :data:`ESTIMATORS`).
+
+        Asked of a class or an instance: what a mechanism estimates is a property of its type.
 
         The pandas accessor, the command line and the Dask accessor ask this instead of inspecting mechanism
         types: what a report column can answer is the mechanism's own description.
@@ -531,10 +544,11 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
         return callable(getattr(cls, estimator, None))
 
     def queryable_estimate(self, data: Reports | Aggregate, **kwargs: Any) -> Any:
-        """The estimate that answers quantiles and ranges of the values: the range tree's (``estimate_ranges``)
-        where the mechanism has one (hierarchical histograms, HDG's grids), else its reconstructed
-        distribution (``estimate_distribution``); TypeError for mechanisms that estimate means, frequencies
-        or items only. ``kwargs`` go to that estimator.
+        """The estimate that answers quantiles and ranges of the values.
+
+        The range tree's (``estimate_ranges``) where the mechanism has one (hierarchical histograms, HDG's grids), else
+        its reconstructed distribution (``estimate_distribution``); TypeError for mechanisms that estimate means,
+        frequencies or items only. ``kwargs`` go to that estimator.
         """
         if self.offers("estimate_ranges"):
             return self.estimate_ranges(data, **kwargs)  # type: ignore[attr-defined]
@@ -545,8 +559,9 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
 
     def describe_rows(self, agg: Aggregate, *, column: Any, names: Any = None, level: float = 0.95,
                       bootstrap: int | None = None, rng: SeedLike = None) -> list[tuple[Any, dict]]:
-        """The rows this mechanism's report column adds to a summary table (the pandas accessor's
-        ``describe``): ``[(label, statistics), ...]``.
+        """The rows this mechanism's report column adds to a summary table: ``[(label, statistics), ...]``.
+
+        The summary table is the pandas accessor's ``describe``.
 
         One row labelled ``column``: the mean with its ``level`` confidence interval (mechanisms that
         estimate means), and the mean and quartiles of the estimate that answers quantiles
@@ -574,8 +589,9 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
         return [(column, stats)]
 
     def _describe_estimate(self, agg: Aggregate, bootstrap: int | None, rng: SeedLike) -> Any:
-        """The :meth:`queryable_estimate` of ``agg`` for :meth:`describe_rows` (None when the mechanism has
-        none), with ``bootstrap`` replicates when its distribution estimator takes them.
+        """The :meth:`queryable_estimate` of ``agg`` for :meth:`describe_rows` (None when the mechanism has none).
+
+        With ``bootstrap`` replicates when its distribution estimator takes them.
         """
         if not (self.offers("estimate_ranges") or self.offers("estimate_distribution")):
             return None
@@ -674,8 +690,9 @@ def bounded_mechanisms() -> dict[str, type[Mechanism]]:
 
 
 def mechanisms_offering(method: str) -> dict[str, type[Mechanism]]:
-    """The registered mechanisms that offer the estimator ``method`` (:meth:`Mechanism.offers`):
-    ``{spec name: class}``, in registration order.
+    """The registered mechanisms that offer the estimator ``method``: ``{spec name: class}``, in registration order.
+
+    See :meth:`Mechanism.offers`.
 
     Examples
     --------
@@ -687,8 +704,9 @@ def mechanisms_offering(method: str) -> dict[str, type[Mechanism]]:
 
 
 def mechanism_spellings(mechanisms: dict[str, type[Mechanism]]) -> dict[str, str]:
-    """``{spec name or alias: spec name}`` of ``mechanisms`` (``{spec name: class}``): the names a user may
-    type for them, besides their class names (which :func:`lookup` also takes).
+    """``{spec name or alias: spec name}`` of ``mechanisms`` (``{spec name: class}``).
+
+    The names a user may type for them, besides their class names (which :func:`lookup` also takes).
 
     Examples
     --------

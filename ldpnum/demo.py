@@ -147,9 +147,10 @@ def _plot(df, estimates, epsilon, plot_path, out):
 
 
 def demo_joint(out: TextIO | None = None, *, epsilon: float = 1.0, rng: Any = None) -> float:
-    """One question across two columns of the flights: the share of departures between 6 and 9 am that fly
-    under 1,000 miles, from one :class:`~ldpnum.HDG` report per flight (through the ``.ldp`` accessor), next
-    to the truth. Returns the estimated share.
+    """One question across two columns of the flights, from one :class:`~ldpnum.HDG` report per flight.
+
+    The share of departures between 6 and 9 am that fly under 1,000 miles (through the ``.ldp`` accessor), next to the
+    truth. Returns the estimated share.
     """
     import ldpnum as ldp
 
@@ -441,8 +442,9 @@ def telemetry_population(n: int, rounds: int, k: int, change: float, seed: int =
 def demo_telemetry(out: TextIO | None = None, *, n: int = 100_000, rounds: int = 30, k: int = 8,
                    epsilon_permanent: float = 2.0, epsilon_report: float = 0.5, change: float = 0.10,
                    rng: Any = None) -> Any:
-    """A daily collection from the same devices over many rounds, with memoized responses (``ldpnum demo
-    telemetry``).
+    """A daily collection from the same devices over many rounds, with memoized responses.
+
+    This is ``ldpnum demo telemetry``.
 
     ``n`` devices (:func:`telemetry_population`: each day's most used app among ``k``, 10% of devices switching
     each day) report every day through :class:`~ldpnum.LGRR` with their own :class:`~ldpnum.ClientKeys`: a

@@ -70,8 +70,10 @@ class BootstrapBiasWarning(UserWarning):
 
 
 class SmoothingBiasWarning(BootstrapBiasWarning):
-    """A smoothed distribution estimate lies outside its own bootstrap interval: at that quantile or range the
-    estimator's smoothing bias is larger than its noise (a sharp feature, such as a step in the density).
+    """A smoothed distribution estimate lies outside its own bootstrap interval.
+
+    At that quantile or range the estimator's smoothing bias is larger than its noise (a sharp feature, such as a step
+    in the density).
 
     The interval (from the undersmoothed bootstrap, :func:`ldpnum.estimation.bootstrap_distribution`) is then
     the better statement of the two, but an undersmoothed fit is still somewhat biased at a step: measured on a
@@ -97,11 +99,12 @@ class SmoothingBiasWarning(BootstrapBiasWarning):
 
 
 class PointMassWarning(SmoothingBiasWarning):
-    """A continuous-mode distribution or range estimate has cells holding far more mass than their neighbours'
-    interpolation allows (point masses: integer or rounded values), so queries that spread a cell's mass
-    uniformly within it — a range end or a quantile inside such a cell — can be far off, with intervals that do
-    not cover. Raised at estimation (``HierarchicalHistogram.estimate_ranges``, ``estimate_distribution`` of
-    Square Wave and General Wave); for integer data build the mechanism with ``discrete=True``.
+    """A continuous-mode distribution or range estimate has cells holding point masses (integer or rounded values).
+
+    Such cells hold far more mass than their neighbours' interpolation allows, so queries that spread a cell's mass
+    uniformly within it — a range end or a quantile inside such a cell — can be far off, with intervals that do not
+    cover. Raised at estimation (``HierarchicalHistogram.estimate_ranges``, ``estimate_distribution`` of Square Wave and
+    General Wave); for integer data build the mechanism with ``discrete=True``.
 
     A subclass of :class:`SmoothingBiasWarning` (a filter on that one also catches this). The test, per cell:
     its estimate exceeds the mean of its neighbours' by more than half its own value and by more than
@@ -118,14 +121,16 @@ class PointMassWarning(SmoothingBiasWarning):
 
 
 class BudgetWarning(UserWarning):
-    """Each row (person) spends the sum of several columns' ε because no strategy was chosen: the default
-    ``"all-columns"`` composes sequentially. Pass ``strategy=`` explicitly to silence it.
+    """Each row (person) spends the sum of several columns' ε because no strategy was chosen.
+
+    The default ``"all-columns"`` composes sequentially. Pass ``strategy=`` explicitly to silence it.
     """
 
 
 class BudgetExceededError(ValueError):
-    """A collection would take some people's total ε (sequential composition over a
-    :class:`~ldpnum.accounting.PrivacyLedger`) above the ledger's cap. Nothing was recorded or drawn.
+    """A collection would take some people's total ε above the ledger's cap. Nothing was recorded or drawn.
+
+    The total is the sequential composition over a :class:`~ldpnum.accounting.PrivacyLedger`.
 
     Attributes
     ----------
@@ -146,8 +151,10 @@ class SpecMismatchError(ValueError):
 
 
 class InvalidValuesError(ValueError):
-    """Some values cannot be privatized: missing, outside the bounds (with ``out_of_range="raise"``) or
-    outside the mechanism's domain (a category outside ``[0, k)``, a randomized-response value not 0/1).
+    """Some values cannot be privatized: missing, outside the bounds or outside the mechanism's domain.
+
+    Outside the bounds with ``out_of_range="raise"``; outside the domain: a category outside ``[0, k)``, a
+    randomized-response value not 0/1.
 
     Raised by :meth:`ldpnum.Mechanism.prepare_values` (and so by every ``privatize``) before anything is
     drawn. Callers that validate data in pieces (a file read in batches, Dask partitions) can rebuild a
@@ -190,10 +197,11 @@ class SizeCorrectionWarning(UserWarning):
 
 
 class NoisyRangesWarning(UserWarning):
-    """Some grid of an HDG estimate has so few reports for its cells that its range answers are noise: a range
-    over half of its cells has a standard error above ``ldpnum.multi.NOISE_WARNING_SE`` = 0.2 (a 95% interval about
-    ±0.4 wide, most of [0, 1]). Raised by :meth:`ldpnum.HDG.estimate_ranges`; the answers' standard errors
-    are :meth:`ldpnum.MultiRangeEstimate.standard_error` (and ``range(query, ci=level)``).
+    """Some grid of an HDG estimate has so few reports for its cells that its range answers are noise.
+
+    A range over half of its cells has a standard error above ``ldpnum.multi.NOISE_WARNING_SE`` = 0.2 (a 95% interval
+    about ±0.4 wide, most of [0, 1]). Raised by :meth:`ldpnum.HDG.estimate_ranges`; the answers' standard errors are
+    :meth:`ldpnum.MultiRangeEstimate.standard_error` (and ``range(query, ci=level)``).
 
     Attributes
     ----------

@@ -108,10 +108,11 @@ def _no_other_arguments(what, kwargs):
 
 
 def _run_sets(protocol, finds, s, rng, truncate, shuffled, shuffle_delta, ledger=None, people=None, label=None):
-    """``protocol.run`` on a column of sets, for a protocol that finds ``finds`` ("items" or "itemsets");
-    ``shuffled``/``shuffle_delta`` go to it unchanged (each phase one shuffled batch). With a ledger, the cap is
-    checked before anything is drawn and the collection recorded after it: each person reports in one phase with
-    the protocol's full ε (parallel composition over the phases), so each spends ``protocol.epsilon``.
+    """``protocol.run`` on a column of sets, for a protocol that finds ``finds`` ("items" or "itemsets").
+
+    ``shuffled``/``shuffle_delta`` go to it unchanged (each phase one shuffled batch). With a ledger, the cap is checked
+    before anything is drawn and the collection recorded after it: each person reports in one phase with the protocol's
+    full ε (parallel composition over the phases), so each spends ``protocol.epsilon``.
     """
     if getattr(protocol, "finds", None) != finds:
         want = "ldp.SVIM(...)" if finds == "items" else "ldp.SVSM(...)"
@@ -231,9 +232,10 @@ class SeriesAccessor:
         return mechanism_of(agg.spec), agg
 
     def estimate_mean(self, spec: Spec | None = None) -> Any:
-        """Unbiased :class:`~ldpnum.MeanEstimate` of the mean (mean oracles and distribution mechanisms), or
-        a :class:`~ldpnum.vectors.VectorMeanEstimate` for a vector report column (coordinates named by the
-        value columns).
+        """Unbiased :class:`~ldpnum.MeanEstimate` of the mean, or a vector mean for a vector report column.
+
+        A :class:`~ldpnum.MeanEstimate` for mean oracles and distribution mechanisms; a
+        :class:`~ldpnum.vectors.VectorMeanEstimate` for a vector report column (coordinates named by the value columns).
         """
         mech, agg = self._mech_agg(spec)
         return estimate_mean_named(mech, agg, self._obj, self._obj.name)
@@ -254,7 +256,8 @@ class SeriesAccessor:
         return named(estimator(mech, "estimate_frequencies")(agg, **kwargs), self._obj.name)
 
     def heavy_hitters(self, spec: Spec | None = None, **kwargs: Any) -> "HeavyHittersEstimate":
-        """:class:`~ldpnum.HeavyHittersEstimate`: the most frequent items (PEM, TreeHist reports);
+        """:class:`~ldpnum.HeavyHittersEstimate`: the most frequent items (PEM, TreeHist reports).
+
         ``kwargs`` go to ``estimate_heavy_hitters`` (e.g. ``top_k``).
 
         Examples
@@ -270,8 +273,10 @@ class SeriesAccessor:
         return named(estimator(mech, "estimate_heavy_hitters")(agg, **kwargs), self._obj.name)
 
     def estimate_marginals(self, spec: Spec | None = None, **kwargs: Any) -> Any:
-        """:class:`~ldpnum.MarginalsEstimate` of a report column of several categorical columns
-        (:class:`~ldpnum.Marginals`); ``kwargs`` go to ``estimate_marginals`` (e.g. ``consistency``).
+        """:class:`~ldpnum.MarginalsEstimate` of a report column of several categorical columns.
+
+        The column holds :class:`~ldpnum.Marginals` reports; ``kwargs`` go to ``estimate_marginals`` (e.g.
+        ``consistency``).
 
         Examples
         --------
@@ -288,13 +293,14 @@ class SeriesAccessor:
     def frequent_items(self, protocol: Any, *, rng: SeedLike = None, truncate: bool = True, shuffled: bool = False,
                        shuffle_delta: float = 1e-6, ledger: Any = None, people: Any = None,
                        label: str | None = None) -> "HeavyHittersEstimate":
-        """The most frequent items of a column of sets (each cell a set, list or tuple of str, bytes or
-        int items): a simulation of ``protocol``'s whole multi-phase collection on the column
-        (``protocol.run``, e.g. :class:`~ldpnum.SVIM`); for a real collection use the protocol's phases
-        (see its documentation). ``shuffled=True`` declares each phase's reports one shuffled batch (central
-        δ ``shuffle_delta``): the result shows the collection's central ε, the largest over the phases.
-        ``ledger``, ``people``, ``label``: as for :meth:`privatize`; each person reports in one phase with
-        the protocol's ε, so each spends ``protocol.epsilon`` (checked against the cap before any draw).
+        """The most frequent items of a column of sets: a simulation of ``protocol``'s whole multi-phase collection.
+
+        Each cell is a set, list or tuple of str, bytes or int items; the simulation is ``protocol.run`` on the column
+        (e.g. :class:`~ldpnum.SVIM`); for a real collection use the protocol's phases (see its documentation).
+        ``shuffled=True`` declares each phase's reports one shuffled batch (central δ ``shuffle_delta``): the result
+        shows the collection's central ε, the largest over the phases. ``ledger``, ``people``, ``label``: as for
+        :meth:`privatize`; each person reports in one phase with the protocol's ε, so each spends ``protocol.epsilon``
+        (checked against the cap before any draw).
 
         Examples
         --------
@@ -309,10 +315,11 @@ class SeriesAccessor:
     def frequent_itemsets(self, protocol: Any, *, rng: SeedLike = None, truncate: bool = True, shuffled: bool = False,
                           shuffle_delta: float = 1e-6, ledger: Any = None, people: Any = None,
                           label: str | None = None) -> Any:
-        """The most frequent itemsets (frozensets, single items included) of a column of sets: a simulation of
-        ``protocol``'s collection (e.g. :class:`~ldpnum.SVSM`) on the column; an
-        :class:`~ldpnum.ItemsetsEstimate`. ``shuffled``, ``shuffle_delta``, ``ledger``, ``people``, ``label``: as
-        for :meth:`frequent_items`.
+        """The most frequent itemsets (frozensets, single items included) of a column of sets.
+
+        A simulation of ``protocol``'s collection (e.g. :class:`~ldpnum.SVSM`) on the column; an
+        :class:`~ldpnum.ItemsetsEstimate`. ``shuffled``, ``shuffle_delta``, ``ledger``, ``people``, ``label``: as for
+        :meth:`frequent_items`.
         """
         return _run_sets(protocol, "itemsets", self._obj, rng, truncate, shuffled, shuffle_delta, ledger, people,
                          label)
@@ -411,8 +418,9 @@ class DataFrameAccessor:
 
     @property
     def epsilon_per_row(self) -> float | None:
-        """Total ε each row spent: the sum of the columns' ε ("all-columns") or their max
-        ("one-column-per-row"). None for a frame that is not a report frame.
+        """Total ε each row spent: the sum of the columns' ε ("all-columns") or their max ("one-column-per-row").
+
+        None for a frame that is not a report frame.
         """
         info = frame_info(self._obj)
         return None if info is None else info.get("epsilon_per_row")
@@ -443,9 +451,11 @@ class DataFrameAccessor:
         return names, specs
 
     def estimate_mean(self, column: Any) -> pd.Series:
-        """Unbiased means of one report column as a Series: a vector column (``column`` its tuple key, e.g.
-        ``("q1", "q2")``, or its label ``"q1,q2"``) indexed by its value columns; a one-value column as a
-        Series of one entry. For standard errors use ``reports[label].ldp.estimate_mean()``.
+        """Unbiased means of one report column as a Series.
+
+        A vector column (``column`` its tuple key, e.g. ``("q1", "q2")``, or its label ``"q1,q2"``) indexed by its value
+        columns; a one-value column as a Series of one entry. For standard errors use
+        ``reports[label].ldp.estimate_mean()``.
 
         Examples
         --------
@@ -533,9 +543,10 @@ class DataFrameAccessor:
 
     def describe(self, *, level: float = 0.95, specs: Mapping[Any, Spec] | None = None,
                  by: Any = None, bootstrap: int | None = None, rng: Any = None) -> pd.DataFrame:
-        """Per report column: mean with a ``level`` confidence interval and quartiles; with ``by`` (a public
-        group key, see :meth:`aggregate`), per group and column (a two-level row index); with ``bootstrap=B``
-        (e.g. 200), ``level`` intervals of the quartiles too (``25% low``, ``25% high``, ...).
+        """Per report column: mean with a ``level`` confidence interval and quartiles.
+
+        With ``by`` (a public group key, see :meth:`aggregate`), per group and column (a two-level row index); with
+        ``bootstrap=B`` (e.g. 200), ``level`` intervals of the quartiles too (``25% low``, ``25% high``, ...).
 
         See :func:`describe_aggregates` for the columns of the result.
 

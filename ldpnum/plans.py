@@ -70,8 +70,9 @@ def uniform_count(j: int, m: int) -> int:
 
 
 def cell_count(s: int, e: int, total: int) -> int:
-    """How many of the 2**64 words the kernels' ``floor(word · total / 2**64)`` (``mulhi64``) maps into cells
-    ``[s, e)`` of ``total``: ``ceil(e·2**64/total) - ceil(s·2**64/total)``.
+    """How many of the 2**64 words the kernels' ``mulhi64`` maps into cells ``[s, e)`` of ``total``.
+
+    The kernels compute ``floor(word · total / 2**64)``; the count is ``ceil(e·2**64/total) - ceil(s·2**64/total)``.
     """
     return -((-e * TWO64) // total) + ((-s * TWO64) // total)
 
@@ -299,8 +300,9 @@ def _smallest_epsilon(k):
 
 
 def grr_keep_cells(epsilon: float, k: int) -> tuple[int, int]:
-    """``(a_keep, b)``: the largest ``a_keep`` keeping every likelihood ratio of GRR's one-word plan ≤ E < e^ε,
-    with lie blocks of ``2**b`` cells (:func:`lie_shift`).
+    """``(a_keep, b)``: the largest ``a_keep`` keeping every likelihood ratio of GRR's one-word plan ≤ E < e^ε.
+
+    Lies come in blocks of ``2**b`` cells (:func:`lie_shift`).
 
     Every lie block has ``floor(d)`` or ``ceil(d)`` words, ``d = 2**(64+b) / G``; the keep run has
     ``cell_count(0, a_keep, G)``. The ratio of the keep run to the smallest possible lie block grows with
@@ -373,8 +375,10 @@ class GRRPlan:
         return out
 
     def extreme_ratio(self) -> Fraction:
-        """Exact largest ratio over all pairs of true categories and outputs: an output is kept (the keep
-        count) or a lie of index ``j`` or ``j - 1``, so the extremes of the counts give the maximum.
+        """Exact largest ratio over all pairs of true categories and outputs.
+
+        An output is kept (the keep count) or a lie of index ``j`` or ``j - 1``, so the extremes of the counts give the
+        maximum.
         """
         counts = [self.keep_count()] + self.lie_counts()
         return Fraction(max(counts), min(counts))

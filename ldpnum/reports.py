@@ -20,8 +20,9 @@ def code_dtype(n_cells: int) -> "np.dtype[np.unsignedinteger]":
 
 
 def check_integer_codes(codes: ArrayLike, what: str = "codes") -> np.ndarray:
-    """``codes`` as a 1-D NumPy array of non-negative integers (not copied), else one clear error: the shared
-    first step of every structured-code check (hashing, hierarchical, PI-RAPPOR, HDG, vector column codes).
+    """``codes`` as a 1-D NumPy array of non-negative integers (not copied), else one clear error.
+
+    The shared first step of every structured-code check (hashing, hierarchical, PI-RAPPOR, HDG, vector column codes).
     """
     codes = np.asarray(codes)
     if codes.ndim != 1:
@@ -95,10 +96,11 @@ class Reports:
 
     @classmethod
     def _from_kernel(cls, codes, spec):
-        """Wrap codes that a mechanism's own kernel just wrote into an array it allocated (read-only, the
-        spec's dtype and layout): they are in the alphabet by construction, so the constructor's checks,
-        which exist for codes from outside (a file, a pickle, a user array), are skipped. Measured: the
-        structured-code checks took two thirds of a hierarchical histogram's privatize.
+        """Wrap codes that a mechanism's own kernel just wrote into an array it allocated, skipping the checks.
+
+        The array is read-only, of the spec's dtype and layout: the codes are in the alphabet by construction, so the
+        constructor's checks, which exist for codes from outside (a file, a pickle, a user array), are skipped.
+        Measured: the structured-code checks took two thirds of a hierarchical histogram's privatize.
         """
         if codes.flags.writeable:
             raise ValueError("kernel output must be made read-only before it is wrapped")
@@ -149,8 +151,9 @@ class Reports:
 
     @property
     def epsilon_permanent(self) -> float | None:
-        """ε∞ of memoized reports (:mod:`ldpnum.longitudinal`): the bound of all reports about one memoized value
-        of one person; None for one-shot reports.
+        """ε∞ of memoized reports (:mod:`ldpnum.longitudinal`); None for one-shot reports.
+
+        The bound of all reports about one memoized value of one person.
         """
         return self.spec.get("epsilon_permanent")
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ._validation import check_scalar
 from .exceptions import SpecMismatchError
 
 __all__ = ["Spec", "SPEC_VERSION", "check_spec", "spec_difference"]
@@ -57,14 +58,12 @@ class Spec:
         mechanism, epsilon, n_cells, params = d["mechanism"], d["epsilon"], d["n_cells"], d.get("params", {})
         if not isinstance(mechanism, str) or not mechanism:
             raise TypeError(f"not an ldpnum spec: its mechanism must be a name; got {mechanism!r}")
-        if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 < epsilon < float("inf"):
-            raise ValueError(f"spec of {mechanism!r}: epsilon must be a positive finite number; got {epsilon!r}")
-        if isinstance(n_cells, bool) or not isinstance(n_cells, int) or n_cells < 1:
-            raise ValueError(f"spec of {mechanism!r}: n_cells must be a positive integer; got {n_cells!r}")
+        epsilon = check_scalar(epsilon, f"spec of {mechanism!r}: epsilon", float, low=0, include_boundaries="neither")
+        n_cells = check_scalar(n_cells, f"spec of {mechanism!r}: n_cells", int, low=1)
         if not isinstance(params, dict):
             raise TypeError(f"spec of {mechanism!r}: params must be a mapping of names to values; got "
                             f"{type(params).__name__}")
-        return cls(mechanism=mechanism, epsilon=float(epsilon), n_cells=n_cells, params=tuple(params.items()),
+        return cls(mechanism=mechanism, epsilon=epsilon, n_cells=n_cells, params=tuple(params.items()),
                    version=int(version))
 
     def to_json(self) -> str:

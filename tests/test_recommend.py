@@ -76,6 +76,13 @@ def test_bad_input(kwargs, match):
         ldp.recommend(**kwargs)
 
 
+@pytest.mark.parametrize("n", [10.0, "10", True, None])
+def test_n_of_a_wrong_kind(n):
+    # a wrong kind was a ValueError; R5: a TypeError
+    with pytest.raises(TypeError, match="^n must be an integer; got"):
+        ldp.recommend("mean", n=n, epsilon=1.0, bounds=(0, 1))
+
+
 def test_accessor_auto():
     s = pd.Series(np.random.default_rng(0).uniform(0, 100, 1000), name="age")
     r = s.ldp.privatize("auto", epsilon=0.5, bounds=(0, 100), task="mean", rng=1)

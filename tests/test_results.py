@@ -12,7 +12,6 @@ from scipy import integrate
 import ldpnum as ldp
 import ldpnum._results
 from ldpnum import DistributionEstimate
-from ldpnum.ranges import RangeEstimate
 
 
 def random_estimate(seed=3, d=20, lo=-5.0, hi=15.0, zero_bins=(0, 4, 5, 19)):
@@ -458,39 +457,6 @@ def test_frequency_estimate_object():
     assert est.counts.sum() == pytest.approx(10_000)
     assert not est.frequencies.flags.writeable
     assert est.spec == g.spec and est.k == 4
-
-
-def tree(discrete):
-    return RangeEstimate([[1.0], [0.3, 0.7], [0.1, 0.2, 0.3, 0.4]], bounds=(0, 3), branching=2,
-                         discrete=discrete)
-
-
-def test_range_estimate_discrete_queries():
-    est = tree(True)
-    np.testing.assert_array_equal(est.leaf_edges, [-0.5, 0.5, 1.5, 2.5, 3.5])
-    # both ends included, for any real ends
-    assert est.range(1, 2) == pytest.approx(0.5)  # p_1 + p_2
-    assert tree(False).range(1, 2) == pytest.approx(1 / 3)  # continuous: 4 leaves of width 0.75, fractions
-    np.testing.assert_allclose(est.range([1.5, 0.2, -5, 3, 2.2], [2.5, 0.8, 10, 3, 2.8]), [0.3, 0, 1, 0.4, 0])
-    np.testing.assert_allclose(est.cdf([-1, 0, 0.5, 1, 2.99, 3, 9]), [0, 0.1, 0.1, 0.3, 0.6, 1, 1])
-    assert est.quantile([0, 0.1, 0.15, 0.3, 0.31, 1]).tolist() == [0, 0, 1, 1, 2, 3]
-    assert isinstance(est.quantile(0.5), int) and est.quantile(0.5) == 2
-    assert "discrete=True" in repr(est)
-    assert pickle.loads(pickle.dumps(est)) == est and est != tree(False)
-    for none in (RangeEstimate([[1.0], [0.3, 0.7], [0.1, 0.2, 0.3, 0.4]], bounds=(0, 3), branching=2,
-                               consistency="none", discrete=True),):
-        assert none.range(1, 2) == pytest.approx(0.5)
-    d = est.to_distribution()
-    assert d.discrete and d.range(1, 2) == pytest.approx(0.5) and d.quantile(0.5) == 2
-
-
-def test_range_estimate_discrete_refuses_a_tree_that_is_not_one_leaf_per_integer():
-    with pytest.raises(ValueError, match="one leaf per integer"):
-        RangeEstimate([[1.0], [0.3, 0.7], [0.1, 0.2, 0.3, 0.4]], bounds=(0, 4), branching=2, discrete=True)
-    with pytest.raises(ValueError, match="one leaf per integer"):
-        RangeEstimate([[1.0], [0.3, 0.7], [0.1, 0.2, 0.3, 0.4]], bounds=(0.5, 3.5), branching=2, discrete=True)
-    with pytest.raises(TypeError, match="discrete must be a bool"):
-        RangeEstimate([[1.0], [0.3, 0.7], [0.1, 0.2, 0.3, 0.4]], bounds=(0, 3), branching=2, discrete="yes")
 
 
 def test_distribution_estimate_discrete_queries():

@@ -21,6 +21,24 @@ def test_spec_distinguishes_parameters():
         ldp.from_spec(ldp.Spec("nope", 1.0, 2))
 
 
+@pytest.mark.parametrize("field,value,err,match", [
+    ("epsilon", "1.0", TypeError, "^spec of 'grr': epsilon must be a real number; got str '1.0'$"),
+    ("epsilon", True, TypeError, "^spec of 'grr': epsilon must be a real number; got bool True$"),
+    ("epsilon", 0, ValueError, "^spec of 'grr': epsilon must be a finite number > 0; got 0$"),
+    ("epsilon", float("inf"), ValueError, "^spec of 'grr': epsilon must be a finite number > 0; got inf$"),
+    ("n_cells", 4.0, TypeError, "^spec of 'grr': n_cells must be an integer; got float 4.0$"),
+    ("n_cells", "4", TypeError, "^spec of 'grr': n_cells must be an integer; got str '4'$"),
+    ("n_cells", 0, ValueError, "^spec of 'grr': n_cells must be >= 1; got 0$"),
+])
+def test_spec_read_back_checks_epsilon_and_n_cells(field, value, err, match):
+    # a wrong kind (e.g. a JSON string) was a ValueError; R5: a TypeError
+    d = ldp.GRR(1.0, 4).spec.to_dict()
+    d[field] = value
+    with pytest.raises(err, match=match):
+        Spec.from_dict(d)
+    assert Spec.from_dict(ldp.GRR(1.0, 4).spec.to_dict()) == ldp.GRR(1.0, 4).spec
+
+
 def test_mismatched_specs_are_refused():
     a, b = ldp.Duchi(1.0, (0, 1)), ldp.Duchi(2.0, (0, 1))
     ra, rb = a.privatize([0.5], rng=0), b.privatize([0.5], rng=0)

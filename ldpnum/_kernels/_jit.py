@@ -270,8 +270,9 @@ class Kernel:
 
     # -- calling ----------------------------------------------------------------------------------------
     def interpret(self, *args):
-        """Run the Python source with NumPy's floating-point and integer warnings off, as compiled code runs
-        (integer arithmetic wraps silently; an invalid float operation gives NaN without a warning).
+        """Run the Python source with NumPy's floating-point and integer warnings off, as compiled code runs.
+
+        Integer arithmetic wraps silently; an invalid float operation gives NaN without a warning.
         """
         if getattr(_INTERPRETING, "on", False):  # inside an interpreted kernel: the state is set
             return self.py_func(*args)

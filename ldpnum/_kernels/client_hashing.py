@@ -76,8 +76,10 @@ def local_hash_inline(seed_word, v, g):
 
 @jit(parallel=True)
 def local_hash_kernel(values, g, a_keep, shift, words, out):
-    """Local hashing (2 words per record): hash the value with the seed of word ``2i``, then GRR over
-    ``[0, g)`` on the hashed value with word ``2i + 1``; the report is ``seed bits | y`` (uint64).
+    """Local hashing (2 words per record): hash with word ``2i``'s seed, then GRR over ``[0, g)`` with word ``2i + 1``.
+
+    The value is hashed with the seed of word ``2i``, then randomized by GRR on the hashed value; the report is ``seed
+    bits | y`` (uint64).
 
     The hash is computed for every record (for an unknown value, of 0, then discarded), so every record
     does the same work.

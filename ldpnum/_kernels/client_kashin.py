@@ -1,6 +1,7 @@
-"""Client kernel of SQKR (Numba; DESIGN.md R6): Kashin's representation of each vector over a randomized
-Hadamard frame, stochastic quantization of ``k`` sampled coefficients to one bit each, and ``2**k``-ary
-randomized response of the ``k`` bits.
+"""Client kernel of SQKR (Numba; DESIGN.md R6).
+
+Kashin's representation of each vector over a randomized Hadamard frame, stochastic quantization of ``k`` sampled
+coefficients to one bit each, and ``2**k``-ary randomized response of the ``k`` bits.
 
 **The frame.** ``D = 2**L`` coefficients, ``H`` the ``D × D`` Hadamard matrix (Sylvester order, entries
 ``±1``); the public map puts coordinate ``m`` of ``x`` at row ``pos[m]`` with sign ``sign[m]``, so the frame
@@ -146,8 +147,9 @@ def analysis_inline(xt, pos, sign, z, r):
 
 @jit(inline=True)
 def kashin_inline(x, i, scale, pos, sign, level, truncation, iterations, xt, z, a):
-    """Kashin's representation of ``scale · x[i]`` into ``a`` (length ``D``), every ``|a_j| <= level``;
-    return 1 when a coefficient had to be clipped (by more than ``1e-9 level``), else 0.
+    """Kashin's representation of ``scale · x[i]`` into ``a`` (length ``D``), every ``|a_j| <= level``.
+
+    Returns 1 when a coefficient had to be clipped (by more than ``1e-9 level``), else 0.
     """
     d = xt.shape[0]
     D = z.shape[0]
@@ -234,8 +236,9 @@ def kashin_probe(x, scale, pos, sign, level, truncation, iterations, frame_bits,
 
 @jit(parallel=True)
 def kashin_clip_flags(x, scale, pos, sign, level, truncation, iterations, frame_bits, clipped):
-    """``clipped[i] = 1`` when Kashin's representation of row ``i`` needs a coefficient clipped to the level (the
-    flag :func:`sqkr_kernel` computes), without drawing anything: the client's check before randomizing.
+    """``clipped[i] = 1`` when Kashin's representation of row ``i`` needs a coefficient clipped to the level.
+
+    This is the flag :func:`sqkr_kernel` computes, without drawing anything: the client's check before randomizing.
     Scratch of ``O(D)`` per task, whatever the number of rows.
     """
     n, d = x.shape

@@ -62,9 +62,10 @@ def cell_inline(values, i, lows, inv_ranges, table, j):
 
 @jit(inline=True)
 def grid_report_inline(table, j, cell, w_seed, w_keep):
-    """The report of ``cell`` of grid (or column set) ``j``: OLH (the seed word's bits, the grid tag, GRR over
-    the hash range) or GRR over the cells (the code above 16 bits, the grid tag), by row ``j`` of ``table``
-    (``[kind, size, keep, lie_shift, ...]``).
+    """The report of ``cell`` of grid (or column set) ``j``: OLH or GRR, by row ``j`` of ``table``.
+
+    OLH gives the seed word's bits, the grid tag and GRR over the hash range; GRR over the cells gives the code above 16
+    bits and the grid tag. Row ``j`` of ``table`` is ``[kind, size, keep, lie_shift, ...]``.
     """
     tag = np.uint64(j) << U_GRID
     if table[j, 0] == KIND_OLH:
@@ -97,11 +98,12 @@ def hdg_cells_kernel(values, lows, inv_ranges, table, j, out):
 
 @jit(parallel=True, plan_arrays=("table",))
 def marginals_kernel(values, table, words, out):
-    """Marginals report of each row of ``values`` (category codes as float64, already validated integers
-    in ``[0, c)``; 3 words per record, as :func:`hdg_kernel`). Table row of attribute set ``j``: ``[kind,
-    m, keep, lie_shift, a_0, …, a_{W-1}, c_0, …, c_{W-1}]`` with ``W = (columns - 4) / 2`` the widest set
-    (unused attributes ``-1``, their ``c = 1``); the set's cell is the mixed-radix index ``(…(v_{a_0} c_1 +
-    v_{a_1}) c_2 + …) c_{W-1} + v_{a_{W-1}}`` (row-major over the set's categories).
+    """Marginals report of each row of ``values`` (3 words per record, as :func:`hdg_kernel`).
+
+    ``values`` holds category codes as float64, already validated integers in ``[0, c)``. Table row of attribute set
+    ``j``: ``[kind, m, keep, lie_shift, a_0, …, a_{W-1}, c_0, …, c_{W-1}]`` with ``W = (columns - 4) / 2`` the widest
+    set (unused attributes ``-1``, their ``c = 1``); the set's cell is the mixed-radix index ``(…(v_{a_0} c_1 + v_{a_1})
+    c_2 + …) c_{W-1} + v_{a_{W-1}}`` (row-major over the set's categories).
     """
     n_sets = table.shape[0]
     width = (table.shape[1] - 4) // 2

@@ -129,8 +129,10 @@ def scan_categories(x, k):
 
 @jit(parallel=True)
 def scan_vectors(x, lows, highs, integral):
-    """Count, over the rows of an ``(n, d)`` array, non-finite values, finite values outside their column's
-    ``[lows[j], highs[j]]`` and (with ``integral``) values inside that are not whole numbers, in one pass.
+    """Count the bad values of an ``(n, d)`` array in one pass.
+
+    Over the rows: non-finite values, finite values outside their column's ``[lows[j], highs[j]]`` and (with
+    ``integral``) values inside that are not whole numbers.
     """
     n_bad = 0
     n_out = 0
@@ -215,16 +217,18 @@ def hybrid_kernel(x, low, inv_range, n_cells, m, t_in, t_lo, t_hi, t_mix, words,
 
 @jit(inline=True)
 def table_le_inline(c_hi, c_lo, r_hi, r_lo):
-    """1 if ``(c_hi, c_lo) <= (r_hi, r_lo)`` lexicographically, else 0: ``C <= U`` for 106-bit numbers held
-    in 53-bit halves. Bitwise operators, not ``and``/``or``, so the comparison compiles without branches.
+    """1 if ``(c_hi, c_lo) <= (r_hi, r_lo)`` lexicographically, else 0: ``C <= U`` for 106-bit numbers in 53-bit halves.
+
+    Bitwise operators, not ``and``/``or``, so the comparison compiles without branches.
     """
     return np.int64((c_hi < r_hi) | ((c_hi == r_hi) & (c_lo <= r_lo)))
 
 
 @jit(inline=True)
 def table_search_inline(r_hi, r_lo, table_hi, table_lo):
-    """Smallest ``j`` with ``U < C(j)``, for ``U = r_hi·2**53 + r_lo`` and
-    ``C(j) = table_hi[j]·2**53 + table_lo[j]``.
+    """Smallest ``j`` with ``U < C(j)``, for 106-bit numbers held in 53-bit halves.
+
+    ``U = r_hi·2**53 + r_lo`` and ``C(j) = table_hi[j]·2**53 + table_lo[j]``.
 
     ``C`` is increasing and its last entry is ``2**106 > U``. Branch-free bisection whose number of steps
     depends only on the table's length, so the time does not reveal the noise (which, with the report,
@@ -243,9 +247,10 @@ def table_search_inline(r_hi, r_lo, table_hi, table_lo):
 
 @jit(inline=True)
 def laplace_report_inline(x, low, inv_range, g, t, w_round, j):
-    """Code of one record of the discrete Laplace randomizer: its value rounded to ``i ∈ {0..g}`` with word
-    ``w_round``, plus the noise ``z = j - (g + t)`` of table index ``j``, clamped to ``[-t, g + t]``, plus
-    ``t``.
+    """Code of one record of the discrete Laplace randomizer.
+
+    Its value rounded to ``i ∈ {0..g}`` with word ``w_round``, plus the noise ``z = j - (g + t)`` of table index ``j``,
+    clamped to ``[-t, g + t]``, plus ``t``.
     """
     s, t_up = rounding_inline(unit_inline(x, low, inv_range), g)
     if bernoulli_inline(w_round, t_up):

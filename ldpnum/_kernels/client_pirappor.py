@@ -30,8 +30,9 @@ ONE = np.uint64(1)
 
 @jit(inline=True)
 def mod_p_inline(x, p, barrett):
-    """``x mod p`` for ``x < 2**64`` and ``barrett = floor(2**64 / p)``: the quotient estimate is at most one
-    short, so one arithmetic conditional subtraction finishes it.
+    """``x mod p`` for ``x < 2**64`` and ``barrett = floor(2**64 / p)``.
+
+    The quotient estimate is at most one short, so one arithmetic conditional subtraction finishes it.
     """
     r = x - mulhi64_inline(x, barrett) * p
     return r - p * np.uint64(r >= p)

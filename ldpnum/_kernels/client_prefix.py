@@ -55,8 +55,10 @@ def prefix_hash_inline(p, a, b, g):
 
 @jit(parallel=True)
 def prefix_kernel(items, item_bits, lengths, n_hashes, hash_a, hash_b, g, a_keep, shift, words, out):
-    """Prefix report (2 words per record): group and hash index from word ``2i``, the group's prefix of
-    the item hashed by function ``h``, GRR over ``[0, g)`` from word ``2i + 1``; code ``(j·H + h)·g + y``.
+    """Prefix report (2 words per record): code ``(j·H + h)·g + y``.
+
+    Group and hash index come from word ``2i``, the group's prefix of the item is hashed by function ``h``, GRR over
+    ``[0, g)`` from word ``2i + 1``.
     """
     n_groups = np.uint64(lengths.shape[0])
     hmask = np.uint64(n_hashes - 1)

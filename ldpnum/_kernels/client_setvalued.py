@@ -79,9 +79,10 @@ def sample_slot_probe(masks, k, ell, words, out):
 
 @jit(parallel=True)
 def padding_sampling_olh_kernel(masks, k, ell, g, a_keep, shift, words, out):
-    """Padding-and-sampling then local hashing (OLH's report), 3 words per record: the hash seed (word
-    ``3i``, never combined with the set), the slot (``3i + 1``), GRR over ``[0, g)`` on the hashed value
-    (``3i + 2``); the report is ``seed bits | y`` as :func:`ldpnum._kernels.client_hashing.local_hash_kernel`'s.
+    """Padding-and-sampling then local hashing (OLH's report), 3 words per record.
+
+    The hash seed (word ``3i``, never combined with the set), the slot (``3i + 1``), GRR over ``[0, g)`` on the hashed
+    value (``3i + 2``); the report is ``seed bits | y`` as :func:`ldpnum._kernels.client_hashing.local_hash_kernel`'s.
     """
     for i in prange(masks.shape[0]):
         w = words[3 * i]

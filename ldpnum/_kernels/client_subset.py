@@ -62,16 +62,19 @@ CHUNK = 128
 
 @jit(inline=True)
 def fourth_field_inline(w0, w1, w2):
-    """The fourth 48-bit field of a group of three words (their low 16 bits), shifted to where
-    ``uniform_inline`` reads a field (the top 48 bits of a word).
+    """The fourth 48-bit field of a group of three words (their low 16 bits), where ``uniform_inline`` reads a field.
+
+    It is shifted to the top 48 bits of a word.
     """
     return (((w0 & LOW16) << U32) | ((w1 & LOW16) << U16) | (w2 & LOW16)) << U16
 
 
 @jit(inline=True)
 def floyd_pick_inline(flags, field, j):
-    """Floyd's pick at ``j`` on the membership bytes ``flags``: add ``t = uniform(field, j + 1)``, or ``j`` if
-    ``t`` is already in (``flags[j]`` is 0 before the pick; storing it before ``flags[t]`` handles ``t = j``).
+    """Floyd's pick at ``j`` on the membership bytes ``flags``: add ``t = uniform(field, j + 1)``, or ``j``.
+
+    ``j`` is added if ``t`` is already in. ``flags[j]`` is 0 before the pick; storing it before ``flags[t]`` handles ``t
+    = j``.
 
     Unsigned indices spare Numba's negative-index wrap-around on the three accesses: measured 400 → 278 ns
     per record at ``k = 1024`` (one thread, in cache).
@@ -92,8 +95,9 @@ def floyd_pick_word_inline(mask, field, j):
 
 @jit(inline=True)
 def floyd_picks_inline(state, pick, words, base, j0, omega):
-    """Run ``state = pick(state, field, j)`` for fields ``1..ω-1`` of the record at word ``base`` (field ``s``
-    at ``j = j0 + s``; field 0 is the caller's): the one place that knows the four-in-three field layout.
+    """Run ``state = pick(state, field, j)`` for fields ``1..ω-1`` of the record at word ``base``.
+
+    Field ``s`` is at ``j = j0 + s``; field 0 is the caller's. The one place that knows the four-in-three field layout.
     """
     n_groups = omega >> 2
     for g in range(n_groups):
@@ -115,8 +119,10 @@ def floyd_picks_inline(state, pick, words, base, j0, omega):
 
 @jit(inline=True)
 def record_head_inline(values, words, i, c, k, omega, t_inc):
-    """Record ``i``'s value ``v``, first word, ``j0 = n - ω`` (``n = k`` for an unknown value, else ``k - 1``)
-    and coin (``v`` joins the subset; always 0 for an unknown value).
+    """Record ``i``'s value ``v``, first word, ``j0 = n - ω`` and coin.
+
+    ``n = k`` for an unknown value, else ``k - 1``; the coin says whether ``v`` joins the subset (always 0 for an
+    unknown value).
 
     Word indices are unsigned: Numba adds a negative-index wrap-around to every load with a signed index
     (measured 8% of the record time at ``k = 16``).
@@ -150,8 +156,10 @@ def insert_gap_inline(mask, v):
 
 @jit(inline=True)
 def gap_word_inline(cur, below, b):
-    """One word of :func:`insert_gap_inline`: the gap at bit ``b`` of this word (none if ``b`` is past it, the
-    whole word shifted if ``b < 0``); ``below`` is the bit carried in from the word beneath (0 or 1).
+    """One word of :func:`insert_gap_inline`: the gap at bit ``b`` of this word.
+
+    None if ``b`` is past it, the whole word shifted if ``b < 0``; ``below`` is the bit carried in from the word beneath
+    (0 or 1).
     """
     return (cur & low_bits_inline(b)) | (((cur << U1) | below) & ~low_bits_inline(b + 1))
 

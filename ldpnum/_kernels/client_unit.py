@@ -1,6 +1,7 @@
-"""Kernels of the unit-vector mechanisms (Numba; DESIGN.md R6): PrivHS, and the rejection sampler that
-compresses PrivUnit and PrivUnitG to seed indices; plus the collector's decoder, which must regenerate the
-very same public directions and therefore shares this module's generator.
+"""Kernels of the unit-vector mechanisms (Numba; DESIGN.md R6).
+
+PrivHS, and the rejection sampler that compresses PrivUnit and PrivUnitG to seed indices; plus the collector's decoder,
+which must regenerate the very same public directions and therefore shares this module's generator.
 
 **The public direction family** (``splitmix64-ziggurat/v2``). Seed ``s`` (an unsigned integer below 2**32)
 names the vector ``g_s`` of ``d <= 2**16`` standard normals. Coordinate ``j`` has its own stream of words
@@ -111,8 +112,9 @@ GAUSS_MAX = 12.23
 
 
 def ziggurat_tables():
-    """``(V, x, F)``: the layer area and the edges ``x_0..x_256`` and heights ``F_i = exp(-x_i²/2)`` (module
-    notes), computed in float64 from their definition.
+    """``(V, x, F)``: the layer area, the edges ``x_0..x_256`` and the heights ``F_i = exp(-x_i²/2)``.
+
+    See the module notes; computed in float64 from their definition.
     """
     r = ZIG_R
     fr = math.exp(-0.5 * r * r)
@@ -145,8 +147,10 @@ def splitmix_inline(x):
 
 @jit()
 def gauss_slow(key, h):
-    """The rest of a coordinate whose first word ``h`` (stream ``key = s·2**32 + j·2**16``) missed the layer's
-    rectangle: wedges, the tail, new attempts and the fallback (module notes).
+    """The rest of a coordinate whose first word ``h`` missed the layer's rectangle.
+
+    The word is of stream ``key = s·2**32 + j·2**16``; the rest is the wedges, the tail, new attempts and the fallback
+    (module notes).
     """
     r = 1  # the next word of the stream
     while True:
@@ -196,10 +200,11 @@ def gauss_inline(base, j):
 
 @jit(inline=True)
 def draft_inline(base, j0, buf, cnt):
-    """First attempts of coordinates ``j0 .. j0 + cnt - 1`` into ``buf[:cnt]``: the value where the word's
-    rectangle test accepts (98.5%), NaN where the coordinate needs :func:`gauss_slow`; returns the number of
-    NaNs. No branch on the words, so the compiler vectorizes it (SplitMix64, the table lookups and the test,
-    several lanes at once).
+    """First attempts of coordinates ``j0 .. j0 + cnt - 1`` into ``buf[:cnt]``; returns the number of NaNs.
+
+    The value where the word's rectangle test accepts (98.5%), NaN where the coordinate needs :func:`gauss_slow`. No
+    branch on the words, so the compiler vectorizes it (SplitMix64, the table lookups and the test, several lanes at
+    once).
     """
     misses = 0
     for k in range(cnt):
@@ -214,8 +219,9 @@ def draft_inline(base, j0, buf, cnt):
 
 @jit(inline=True)
 def settle_inline(base, j0, buf, cnt, misses):
-    """Replace the ``misses`` NaNs :func:`draft_inline` left in ``buf[:cnt]`` by their coordinates (the slow
-    path).
+    """Replace the ``misses`` NaNs :func:`draft_inline` left in ``buf[:cnt]`` by their coordinates.
+
+    This is the slow path.
     """
     k = 0
     while misses > 0:
@@ -228,8 +234,9 @@ def settle_inline(base, j0, buf, cnt, misses):
 
 @jit(plan_arrays=("g",))  # a helper: its caller counted the work (the tier notes in ``_jit``)
 def direction(seed, g):
-    """Write ``g_seed`` (the family's ``len(g)`` normals for ``seed``) into ``g``; return ``‖g‖²`` (summed as
-    in :func:`projection_inline`).
+    """Write ``g_seed`` (the family's ``len(g)`` normals for ``seed``) into ``g``; return ``‖g‖²``.
+
+    The squared norm is summed as in :func:`projection_inline`.
 
     Not inlined into its callers (the decoder :func:`decode_sums` and the probe :func:`generate_directions`):
     one call per vector costs nothing next to its ``d`` normals, and each caller compiles and loads without a
@@ -260,10 +267,11 @@ def direction(seed, g):
 
 @jit(inline=True)
 def projection_inline(x, i, inv_norm, keep, word, seed, norm, buf):
-    """``(⟨g_s, w⟩, ‖g_s‖²)`` for the record's rounded sphere point ``w = ±x_i/‖x_i‖`` (``±e_1`` when
-    ``x_i = 0``), the sign kept when ``(word >> 11) < keep``, generating ``g_s`` on the fly, ``len(buf)``
-    coordinates at a time (a multiple of 4; the whole vector is never stored). ``‖g_s‖²`` only when ``norm``
-    (else 0; and for ``x_i = 0`` only the first coordinate is drawn).
+    """``(⟨g_s, w⟩, ‖g_s‖²)`` for the record's rounded sphere point ``w``, generating ``g_s`` on the fly.
+
+    ``w = ±x_i/‖x_i‖`` (``±e_1`` when ``x_i = 0``), the sign kept when ``(word >> 11) < keep``; ``g_s`` is generated
+    ``len(buf)`` coordinates at a time (a multiple of 4; the whole vector is never stored). ``‖g_s‖²`` only when
+    ``norm`` (else 0; and for ``x_i = 0`` only the first coordinate is drawn).
 
     Summation order (fixed, so reports are reproducible): coordinate ``j`` goes to partial sum ``j mod 4``,
     each partial sum in coordinate order, and the result is ``(s_0 + s_1) + (s_2 + s_3)`` (four independent
@@ -338,8 +346,9 @@ def generate_directions(seeds, out):
 
 @jit(parallel=True)
 def privhs_kernel(x, inv_norm, keep, m, t_hi, words, out):
-    """PrivHS, ``m`` copies per record, 3 words per copy: the sphere rounding, the seed (its top 31 bits), the
-    randomized-response coin. The bit ``b = [⟨g_s, w⟩ >= 0]`` is kept when ``(word >> 11) < t_hi``, else
+    """PrivHS, ``m`` copies per record, 3 words per copy: the sphere rounding, the seed, the randomized-response coin.
+
+    The seed is the word's top 31 bits. The bit ``b = [⟨g_s, w⟩ >= 0]`` is kept when ``(word >> 11) < t_hi``, else
     flipped; the report is ``2 s + b`` (uint32).
     """
     n = x.shape[0]
@@ -358,8 +367,9 @@ def privhs_kernel(x, inv_norm, keep, m, t_hi, words, out):
 
 @jit(parallel=True)
 def rejection_kernel(x, inv_norm, keep, m, n_trials, sphere, gamma, t_c, words, out, trials):
-    """PrivUnit (``sphere``: the cap ``⟨g_s/‖g_s‖, w⟩ >= gamma``) or PrivUnitG (the half-space
-    ``⟨g_s, w⟩ >= gamma``) by rejection against the family, ``m`` copies per record.
+    """PrivUnit or PrivUnitG by rejection against the family, ``m`` copies per record.
+
+    PrivUnit (``sphere``) accepts the cap ``⟨g_s/‖g_s‖, w⟩ >= gamma``, PrivUnitG the half-space ``⟨g_s, w⟩ >= gamma``.
 
     Copy words: the sphere rounding, ``n_trials`` trial words, one fallback word (``n_trials + 2``). Trial
     ``k`` proposes the seed ``s = word >> 32`` and accepts it when ``g_s`` is inside the cap, or else when

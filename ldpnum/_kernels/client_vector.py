@@ -1,5 +1,6 @@
-"""Client kernels of the vector mechanisms (Numba; DESIGN.md R6): sampled dimensions and Duchi et al.'s
-multidimensional mechanism.
+"""Client kernels of the vector mechanisms (Numba; DESIGN.md R6).
+
+Sampled dimensions and Duchi et al.'s multidimensional mechanism.
 
 Values are C-contiguous float64 arrays of shape ``(n, d)``, validated before the kernel runs; each coordinate
 ``j`` is mapped to ``[0, 1]`` by ``(x - lows[j]) * inv_ranges[j]`` and clamped. Record ``i`` reads words

@@ -118,6 +118,7 @@ import numpy as np
 
 from .._results import MAX_REPLICATES as _MAX_REPLICATES
 from .._typing import SeedLike
+from .._validation import check_scalar
 
 if TYPE_CHECKING:
     from .._results import DistributionEstimate
@@ -151,10 +152,7 @@ def check_replicates(n_boot: int, bytes_per_replicate: int, *, name: str = "n_bo
     TypeError unless an integer; ValueError below :data:`MIN_REPLICATES`, above :data:`MAX_REPLICATES`, or when
     the replicates would take more than :data:`MEMORY_LIMIT` (2 GiB) of memory (the message gives the amount).
     """
-    if isinstance(n_boot, (bool, np.bool_)) or not isinstance(n_boot, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer number of bootstrap replicates; got {type(n_boot).__name__} "
-                        f"{n_boot!r}")
-    n_boot = int(n_boot)
+    n_boot = check_scalar(n_boot, name, int)
     if n_boot < MIN_REPLICATES:
         raise ValueError(f"{name} must be an integer >= {MIN_REPLICATES}; got {n_boot!r}")
     if n_boot > MAX_REPLICATES:

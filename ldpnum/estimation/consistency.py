@@ -114,8 +114,9 @@ def tree_shape(n_leaves: int, branching: int) -> TreeShape:
 
 
 def tree_from_leaves(shape: TreeShape, leaves: ArrayLike) -> tuple[NDArray[np.float64], ...]:
-    """The consistent tree (tuple of level arrays) whose leaves are ``leaves``: every node the sum of its
-    leaves, summed bottom-up.
+    """The consistent tree (tuple of level arrays) whose leaves are ``leaves``.
+
+    Every node is the sum of its leaves, summed bottom-up.
     """
     levels: list[NDArray[Any]] = [np.asarray(leaves, dtype=np.float64)]
     for l in range(shape.n_levels, 0, -1):

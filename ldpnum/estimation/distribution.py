@@ -145,8 +145,9 @@ def point_mass_cells(masses: ArrayLike, sd: ArrayLike, *,
 
 def warn_point_masses(cells: NDArray[Any], masses: NDArray[Any], edges: NDArray[Any], where: str,
                       stacklevel: int = 3) -> None:
-    """Warn (:class:`~ldpnum.exceptions.PointMassWarning`) about the point-mass ``cells`` of a continuous-mode
-    estimate (``masses`` per cell, ``edges`` the cells' edges), naming how many there are and the first.
+    """Warn (:class:`~ldpnum.exceptions.PointMassWarning`) about the point-mass ``cells`` of a continuous-mode estimate.
+
+    ``masses`` per cell, ``edges`` the cells' edges; the warning names how many there are and the first.
     """
     from ..exceptions import PointMassWarning
 
@@ -173,9 +174,10 @@ FISHER_SD_INFLATION = 3.0
 
 
 def _fisher_sd(counts, transition, x):
-    r"""Per-bucket standard errors of an EM fit ``x`` from the diagonal of the observed information,
-    :math:`I_{ii} = \sum_j n_j M_{ji}^2 / (Mx)_j^2` (box window: :math:`M_{ji} = p_{lo} + \delta W_{ji}`,
-    :math:`W_{ji} \in [0, 1]`, bounded above with :math:`W^2 \le W`, so that one product by :math:`M^T` gives it).
+    r"""Per-bucket standard errors of an EM fit ``x`` from the diagonal of the observed information.
+
+    :math:`I_{ii} = \sum_j n_j M_{ji}^2 / (Mx)_j^2` (box window: :math:`M_{ji} = p_{lo} + \delta W_{ji}`, :math:`W_{ji}
+    \in [0, 1]`, bounded above with :math:`W^2 \le W`, so that one product by :math:`M^T` gives it).
 
     :math:`1/\sqrt{I_{ii}}` is the error of bucket ``i`` were the others known: a lower bound of its marginal
     error (deconvolution correlates neighbours), so :func:`point_mass_cells` leans on its relative condition.

@@ -282,9 +282,10 @@ def _transition(n_cells, m, n_bins, p_hi, p_lo, delta):
 
 
 def point_transition_from_plan(plan: Any, n_points: int) -> WindowTransition:
-    r""":class:`WindowTransition` of a window plan whose inputs are ``n_points`` equally spaced **points**
-    ``u_k = k / (n_points - 1)`` of [0, 1] (the integers ``low..high`` of a ``discrete=True`` mechanism),
-    instead of equal buckets.
+    r""":class:`WindowTransition` of a window plan whose inputs are ``n_points`` equally spaced **points** of [0, 1].
+
+    The points are ``u_k = k / (n_points - 1)`` (the integers ``low..high`` of a ``discrete=True`` mechanism), instead
+    of equal buckets.
 
     A point ``u_k`` has ``pos = u_k P`` (``P = n_cells - m``), randomly rounded to the window starts
     ``floor(pos)`` and ``floor(pos) + 1`` with the hat weights ``1 - r`` and ``r``, ``r = pos - floor(pos)``;

@@ -43,7 +43,8 @@ def unbiased_frequencies(support: ArrayLike, n: float, p: float, q: float) -> Fl
 
 
 def support_variance(p: float, q: float, frequency: ArrayLike) -> Any:
-    """Per-report variance of a frequency estimate at true frequency ``frequency`` (array or scalar):
+    """Per-report variance of a frequency estimate at true frequency ``frequency`` (array or scalar).
+
     ``[q(1 - q) + f (p - q)(1 - p - q)] / (p - q)²``; divide by ``n`` for ``n`` reports.
     """
     f = np.asarray(frequency, dtype=np.float64)
@@ -52,8 +53,9 @@ def support_variance(p: float, q: float, frequency: ArrayLike) -> Any:
 
 def estimate_frequencies(support: ArrayLike, n: int, p: float, q: float, *, postprocess: str = "none", epsilon: float,
                          spec: Spec) -> FrequencyEstimate:
-    """:class:`~ldpnum.FrequencyEstimate` from support counts: unbiased frequencies, their standard
-    errors, and the post-processed frequencies.
+    """:class:`~ldpnum.FrequencyEstimate` from support counts.
+
+    Unbiased frequencies, their standard errors, and the post-processed frequencies.
 
     Parameters
     ----------

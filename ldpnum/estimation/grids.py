@@ -1,5 +1,6 @@
-r"""HDG's post-processing: its grids made consistent, shrunk toward independence and turned into response
-matrices (costs no privacy).
+r"""HDG's post-processing (costs no privacy).
+
+Its grids made consistent, shrunk toward independence and turned into response matrices.
 
 :class:`ldpnum.HDG` reports one cell of one grid per person: ``d`` 1-D grids of ``g1`` cells (one per
 attribute) and a 2-D grid of ``g2 × g2`` cells per pair of attributes, in that order. Everything after the
@@ -35,10 +36,11 @@ HDG_CONSISTENCY = ("hdg", "paper", "norm-sub", "none")
 
 def grid_tables(ests: Sequence[NDArray[np.float64]], grids: Sequence[tuple[int, ...]], d: int, g1: int,
                 g2: int) -> tuple[list[NDArray[np.float64]], list[tuple[int, ...]]]:
-    """HDG's grids as tables of :mod:`ldpnum.estimation.tables`: ``(tables, sets)``. A 2-D grid of
-    attributes ``(a, b)`` is a ``(g2, g2)`` table over the labels ``(a, b)`` (their coarse intervals); the
-    1-D grid of ``t`` is a ``(g2, g1/g2)`` table over ``(t, d + t)`` (``t``'s coarse intervals and the fine
-    cells inside each), a view of the grid where it can be: its margin over ``t`` is the 2-D grids'.
+    """HDG's grids as tables of :mod:`ldpnum.estimation.tables`: ``(tables, sets)``.
+
+    A 2-D grid of attributes ``(a, b)`` is a ``(g2, g2)`` table over the labels ``(a, b)`` (their coarse intervals); the
+    1-D grid of ``t`` is a ``(g2, g1/g2)`` table over ``(t, d + t)`` (``t``'s coarse intervals and the fine cells inside
+    each), a view of the grid where it can be: its margin over ``t`` is the 2-D grids'.
     """
     r = g1 // g2
     tables = [np.reshape(e, (g2, r)) if len(attrs) == 1 else e for e, attrs in zip(ests, grids)]
@@ -48,8 +50,9 @@ def grid_tables(ests: Sequence[NDArray[np.float64]], grids: Sequence[tuple[int, 
 
 def consistency_step(ests: Sequence[NDArray[np.float64]], grids: Sequence[tuple[int, ...]], d: int, g1: int,
                      g2: int, variances: Sequence[float] | None = None) -> None:
-    r"""One pass of the consistency over every attribute (in place); grids are lists of arrays (1-D grids
-    of length ``g1``, 2-D grids of shape ``(g2, g2)``).
+    r"""One pass of the consistency over every attribute (in place).
+
+    Grids are lists of arrays (1-D grids of length ``g1``, 2-D grids of shape ``(g2, g2)``).
 
     An interval's mass ``T_i`` in grid ``i`` is a sum of ``C_i`` cells of variance ``σ_i²``
     (``variances[i]``), so its variance is ``C_i σ_i²`` and the least-squares common value is
@@ -75,9 +78,10 @@ def make_consistent(raw: Sequence[NDArray[np.float64]], grids: Sequence[tuple[in
                     g2: int, *,
                     variances: Sequence[float] | None = None, tol: float = 1e-12,
                     max_iter: int = 1000) -> tuple[list[NDArray[np.float64]], int, bool]:
-    """Non-negativity and consistency alternated until no cell is below ``-tol`` after a consistency pass,
-    then negatives clipped and Norm-Sub last (see :mod:`ldpnum.multi.hdg`;
-    :func:`ldpnum.estimation.tables.make_consistent` over :func:`grid_tables`).
+    """Non-negativity and consistency alternated until no cell is below ``-tol``; then clipping, and Norm-Sub last.
+
+    The test is after a consistency pass; the remaining negatives are clipped. See :mod:`ldpnum.multi.hdg`;
+    :func:`ldpnum.estimation.tables.make_consistent` over :func:`grid_tables`.
 
     ``variances`` (each grid's raw cell variance at frequency 0, :meth:`ldpnum.HDG.grid_variances`): the
     non-negativity step is :func:`~ldpnum.estimation.postprocess.noise_weighted_norm_sub` with
@@ -96,8 +100,10 @@ def make_consistent(raw: Sequence[NDArray[np.float64]], grids: Sequence[tuple[in
 def shrink_pairs(raw: Sequence[NDArray[np.float64]], grids: Sequence[tuple[int, ...]],
                  cell_variances: Sequence[ArrayLike]) -> tuple[tuple[NDArray[np.float64], ...], tuple[float,
                  ...]]:
-    """Every 2-D grid of ``raw`` shrunk by :func:`~ldpnum.estimation.joint.shrink_to_independence` with its
-    cells' variances; returns the grids (the 1-D grids as they were) and the weights (one per pair).
+    """Every 2-D grid of ``raw`` shrunk by :func:`~ldpnum.estimation.joint.shrink_to_independence`.
+
+    Each grid is shrunk with its cells' variances; returns the grids (the 1-D grids as they were) and the weights (one
+    per pair).
     """
     out, weights = list(raw), []
     for j, attrs in enumerate(grids):

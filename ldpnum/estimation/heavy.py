@@ -127,8 +127,9 @@ def prefix_supports(counts_j: NDArray[Any], prefixes: NDArray[np.uint64], hash_a
 
 
 def extend_candidates(kept: NDArray[np.uint64], extra_bits: int) -> NDArray[np.uint64]:
-    """Every extension of the kept prefixes by ``extra_bits`` bits: ``(p << d) | e`` for ``e < 2**d``, in the
-    order of ``kept`` then ``e``.
+    """Every extension of the kept prefixes by ``extra_bits`` bits, in the order of ``kept`` then ``e``.
+
+    ``(p << d) | e`` for ``e < 2**d``.
 
     Examples
     --------
@@ -148,8 +149,9 @@ def top_indices(values: NDArray[Any], count: int, keys: NDArray[Any]) -> NDArray
 
 @dataclass(frozen=True)
 class PrefixLevels:
-    """What the level-by-level search found: final candidates (full-length items, rank order) with their
-    frequency estimates and standard errors, and the bookkeeping of each level.
+    """What the level-by-level search found: final candidates with their estimates, and each level's bookkeeping.
+
+    The final candidates are full-length items in rank order, with their frequency estimates and standard errors.
     """
 
     items: np.ndarray
@@ -164,10 +166,11 @@ class PrefixLevels:
 
 def support_estimates(support: NDArray[Any], n_j: float, p_star: float,
                       q_star: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """``(f̂, se)`` from the support counts of ``n_j`` reports drawn from the population: the oracle's unbiased
-    estimate, and the standard error ``sqrt(P(1 - P)/n_j)/(p* - q*)`` with ``P = q* + clip(f̂, 0, 1)(p* - q*)``
-    (each report supports the value with probability ``P`` over the draw of the person: the oracle's noise and
-    the sampling of people together).
+    """``(f̂, se)`` from the support counts of ``n_j`` reports drawn from the population.
+
+    The oracle's unbiased estimate, and the standard error ``sqrt(P(1 - P)/n_j)/(p* - q*)`` with ``P = q* + clip(f̂, 0,
+    1)(p* - q*)`` (each report supports the value with probability ``P`` over the draw of the person: the oracle's noise
+    and the sampling of people together).
     """
     d = p_star - q_star
     freq = (support / n_j - q_star) / d
@@ -177,8 +180,9 @@ def support_estimates(support: NDArray[Any], n_j: float, p_star: float,
 
 
 def holdout_split(n_hashes: int) -> tuple[slice, slice] | None:
-    """``(select, estimate)``: the hash indices whose reports select the final items (``h < H/2``) and those
-    whose reports estimate their frequencies (``h >= H/2``); None when ``H = 1`` (no split is possible).
+    """``(select, estimate)``: the hash indices that select the final items and those that estimate their frequencies.
+
+    Reports of ``h < H/2`` select, those of ``h >= H/2`` estimate; None when ``H = 1`` (no split is possible).
     """
     if n_hashes < 2:
         return None

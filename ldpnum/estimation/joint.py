@@ -57,8 +57,9 @@ MAX_SIDE = 1 << 12
 
 def shrink_to_independence(f_ab: NDArray[np.float64], var_ab: ArrayLike, *,
                            z: float = SHRINK_Z) -> tuple[NDArray[np.float64], float]:
-    r"""Shrink a 2-D grid's interaction toward 0 (the product of its margins) when the pair looks
-    independent: an empirical-Bayes (James–Stein type) weight, fitted to the grid's range queries.
+    r"""Shrink a 2-D grid's interaction toward 0 (the product of its margins) when the pair looks independent.
+
+    The weight is an empirical-Bayes (James–Stein type) one, fitted to the grid's range queries.
 
     ``f_ab`` is a ``g × g`` grid's unbiased cell estimate and ``var_ab`` its cells' variances. With the grid's
     margins ``r`` (rows), ``c`` (columns) and total ``s``, the grid is the margins' product plus an
@@ -127,8 +128,7 @@ def shrink_to_independence(f_ab: NDArray[np.float64], var_ab: ArrayLike, *,
                          f"{F.shape} and {V.shape}")
     if not (np.isfinite(F).all() and np.isfinite(V).all() and (V >= 0).all()):
         raise ValueError("shrink_to_independence: f_ab must be finite and var_ab finite and non-negative")
-    if isinstance(z, bool) or not isinstance(z, (int, float, np.floating)) or not 0 <= z < math.inf:
-        raise ValueError(f"shrink_to_independence: z must be a non-negative finite number; got {z!r}")
+    z = check_scalar(z, "shrink_to_independence: z", float, low=0)
     P = _independent_part(F)
     if P is None:
         return F, 1.0
@@ -172,10 +172,11 @@ def _independent_part(F):
 
 
 def toward_independence(grid: NDArray[np.float64], w: float) -> NDArray[np.float64]:
-    r"""``P + w (grid - P)`` with ``P = r c^\top / s`` the product of the grid's margins over its total: the
-    interaction scaled by ``w`` (:func:`shrink_to_independence`), the margins unchanged. A non-negative grid
-    stays non-negative (a convex combination of two non-negative tables) and keeps its margins, so that
-    consistency with the 1-D grids holds as before.
+    r"""``P + w (grid - P)`` with ``P = r c^\top / s`` the product of the grid's margins over its total.
+
+    The interaction is scaled by ``w`` (:func:`shrink_to_independence`), the margins unchanged. A non-negative grid
+    stays non-negative (a convex combination of two non-negative tables) and keeps its margins, so that consistency with
+    the 1-D grids holds as before.
     """
     F = np.array(grid, dtype=np.float64)
     P = _independent_part(F)
@@ -262,10 +263,11 @@ def fit_copula_correlation(f_a: NDArray[np.float64], f_b: NDArray[np.float64],
 
 
 def interpolation_matrix(g1: int, g2: int) -> NDArray[np.float64]:
-    """The ``(g1, g2)`` matrix ``A`` interpolating values at the centres of ``g2`` equal cells of [0, 1]
-    linearly to the centres of ``g1`` equal cells (constant beyond the outer centres): row ``k`` has
-    weights ``1 - w`` and ``w`` on the two coarse centres around ``(k + 1/2) g2/g1 - 1/2``. Rows sum to 1;
-    a fine cell puts weight at least 1/2 on the coarse cell holding it.
+    """The ``(g1, g2)`` matrix ``A`` interpolating linearly from ``g2`` to ``g1`` equal cells' centres of [0, 1].
+
+    Values at the centres of ``g2`` equal cells go to the centres of ``g1`` equal cells (constant beyond the outer
+    centres): row ``k`` has weights ``1 - w`` and ``w`` on the two coarse centres around ``(k + 1/2) g2/g1 - 1/2``. Rows
+    sum to 1; a fine cell puts weight at least 1/2 on the coarse cell holding it.
     """
     u = np.clip((np.arange(g1) + 0.5) * (g2 / g1) - 0.5, 0.0, g2 - 1.0)
     i = np.minimum(np.floor(u).astype(np.intp), max(g2 - 2, 0))
@@ -281,9 +283,10 @@ def interpolation_matrix(g1: int, g2: int) -> NDArray[np.float64]:
 def response_matrix(f_a: NDArray[np.float64], f_b: NDArray[np.float64], f_ab: NDArray[np.float64], *,
                     start: str = "interpolated", rho: float | None = None, refine: int | None = None,
                     tol: float = 1e-9, max_iter: int = 1000) -> tuple[NDArray[np.float64], int, bool]:
-    """The response matrix of a pair: a table fitted by iterative proportional fitting to the 1-D grid of
-    ``a`` (row sums ``f_a``), of ``b`` (column sums ``f_b``) and to the 2-D grid ``f_ab`` (``g2 × g2``
-    block sums), until an iteration moves it by less than ``tol`` (L1).
+    """The response matrix of a pair: a table fitted by iterative proportional fitting to the pair's grids.
+
+    It fits the 1-D grid of ``a`` (row sums ``f_a``), of ``b`` (column sums ``f_b``) and the 2-D grid ``f_ab`` (``g2 ×
+    g2`` block sums), until an iteration moves it by less than ``tol`` (L1).
 
     IPF keeps the start's odds ratios wherever the constraints leave freedom, so the start decides how mass
     is placed inside a 2-D cell. ``start``:
@@ -341,12 +344,13 @@ def response_matrix(f_a: NDArray[np.float64], f_b: NDArray[np.float64], f_ab: ND
 
 def max_entropy(shape: tuple[int, ...], constraints: Sequence[Any], *, tol: float = 1e-12,
                 max_iter: int = 10_000) -> tuple[NDArray[np.float64], int]:
-    r"""The maximum-entropy joint table of ``shape`` whose projections match ``constraints`` (pairs ``(axes,
-    table)``: sorted axes and their target marginal), by iterative proportional fitting from the uniform
-    table (Deming and Stephan's procedure: each pass rescales the table to every target in turn; its limit
-    is the I-projection of the uniform table, i.e. the maximum-entropy table, when the targets are
-    consistent). Targets are clipped at 0 and normalized first. Stops when a pass moves the table by less
-    than ``tol`` in L1. Returns ``(table, n_iter)``.
+    r"""The maximum-entropy joint table of ``shape`` whose projections match ``constraints``.
+
+    ``constraints`` are pairs ``(axes, table)``: sorted axes and their target marginal. The table is found by iterative
+    proportional fitting from the uniform table (Deming and Stephan's procedure: each pass rescales the table to every
+    target in turn; its limit is the I-projection of the uniform table, i.e. the maximum-entropy table, when the targets
+    are consistent). Targets are clipped at 0 and normalized first. Stops when a pass moves the table by less than
+    ``tol`` in L1. Returns ``(table, n_iter)``.
     """
     q = np.full(shape, 1.0 / math.prod(shape))
     prepared = []

@@ -110,9 +110,10 @@ def estimate_mean(agg: Aggregate, code_estimates: ArrayLike, *, worst_case_varia
 
 
 def standard_error(n: ArrayLike, s2: ArrayLike, worst_case_variance: float) -> np.ndarray:
-    r"""The standard error of a mean of ``n`` per-report estimates whose sample variance is ``s2``:
-    :math:`\sqrt{\max(s^2, V_{wc} \min(1, n_0/n)) / n}`, :math:`n_0` = ``SMALL_SAMPLE`` (see the module
-    docstring). Arrays broadcast (a simulation computes many collections at once).
+    r"""The standard error of a mean of ``n`` per-report estimates whose sample variance is ``s2``.
+
+    :math:`\sqrt{\max(s^2, V_{wc} \min(1, n_0/n)) / n}`, :math:`n_0` = ``SMALL_SAMPLE`` (see the module docstring).
+    Arrays broadcast (a simulation computes many collections at once).
 
     Examples
     --------

@@ -8,13 +8,12 @@ Estimation with Consistency", NDSS 2020 (consistency: project onto the simplex; 
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_choice
+from .._validation import check_choice, check_scalar
 
 __all__ = ["POSTPROCESS", "postprocess_frequencies", "project_simplex", "norm_sub", "noise_weighted_norm_sub",
            "NOISE_FLOOR"]
@@ -48,8 +47,9 @@ def norm_sub(x: NDArray[Any], tol: float = 1e-12, max_iter: int = 10_000) -> NDA
 
 def noise_weighted_norm_sub(x: ArrayLike, sigma: ArrayLike, *,
                             floor: float = NOISE_FLOOR) -> NDArray[np.float64]:
-    r"""Norm-Sub with the excess taken where noise is likely: a non-negative estimate summing to 1 from
-    ``x``, an unbiased estimate whose cells have noise of standard deviation ``sigma`` (at frequency 0).
+    r"""Norm-Sub with the excess taken where noise is likely: a non-negative estimate summing to 1 from ``x``.
+
+    ``x`` is an unbiased estimate whose cells have noise of standard deviation ``sigma`` (at frequency 0).
 
     Norm-Sub subtracts one ``δ`` from every positive cell. Positive noise in the (near-)empty cells is what
     makes the positive part sum to more than 1, yet every populated cell pays the same ``δ``: answers to
@@ -81,10 +81,8 @@ def noise_weighted_norm_sub(x: ArrayLike, sigma: ArrayLike, *,
     array([0.44, 0.44, 0.05, 0.  , 0.03, 0.04, 0.  ])
     """
     x = np.asarray(x, dtype=np.float64)
-    if isinstance(sigma, bool) or not isinstance(sigma, (int, float, np.floating)) or not 0 < sigma < math.inf:
-        raise ValueError(f"noise_weighted_norm_sub: sigma must be a positive finite number; got {sigma!r}")
-    if isinstance(floor, bool) or not isinstance(floor, (int, float, np.floating)) or not 0 < floor <= 1:
-        raise ValueError(f"noise_weighted_norm_sub: floor must be in (0, 1]; got {floor!r}")
+    sigma = check_scalar(sigma, "noise_weighted_norm_sub: sigma", float, low=0, include_boundaries="neither")
+    floor = check_scalar(floor, "noise_weighted_norm_sub: floor", float, low=0, high=1, include_boundaries="right")
     if x.ndim != 1 or not np.isfinite(x).all():
         raise ValueError("noise_weighted_norm_sub: x must be a 1-D array of finite numbers")
     y = np.maximum(x, 0.0)

@@ -86,8 +86,9 @@ def bounded_interval(pi: ArrayLike, pi_se: ArrayLike, theta: object, ell: int,
 
 def interval_from_provenance(prov: Any, level: float, frequencies: NDArray[np.float64],
                              standard_errors: NDArray[np.float64]) -> ConfidenceInterval:
-    """The interval of a set-valued result from the sampling rates its provenance records (one size
-    distribution per entry: the items' or the itemsets'); ``f̂ ± zσ̂`` for a result that records none.
+    """The interval of a set-valued result from the sampling rates its provenance records; ``f̂ ± zσ̂`` without them.
+
+    One size distribution per entry: the items' or the itemsets'.
     """
     pis = prov.get("sampling_probabilities")
     if pis is None or len(pis) != len(frequencies):

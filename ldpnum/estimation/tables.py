@@ -70,15 +70,17 @@ NONNEGATIVE = ("norm-sub", "noise-weighted")
 
 
 def project(table: NDArray[np.float64], attrs: Sequence[Any], sub: Sequence[Any]) -> NDArray[np.float64]:
-    """The projection of ``table`` (axes labelled ``attrs``) onto the labels ``sub`` (a subset, in the
-    order of ``attrs``): the sum over the other axes.
+    """The projection of ``table`` (axes labelled ``attrs``) onto the labels ``sub``: the sum over the other axes.
+
+    ``sub`` is a subset, in the order of ``attrs``.
     """
     return table.sum(axis=tuple(i for i, a in enumerate(attrs) if a not in sub))
 
 
 def _shift(table, attrs, sub, delta):
-    """Add ``delta / C`` to every cell (in place), ``delta`` indexed by ``sub``'s cells, ``C`` the cells of
-    ``table`` per cell of ``sub`` (an integer).
+    """Add ``delta / C`` to every cell (in place), ``delta`` indexed by ``sub``'s cells.
+
+    ``C`` is the number of cells of ``table`` per cell of ``sub`` (an integer).
     """
     shape = [s if a in sub else 1 for a, s in zip(attrs, table.shape)]
     table += (delta / (table.size // delta.size)).reshape(shape)
@@ -138,9 +140,10 @@ def alternate_consistency(raw: Sequence[ArrayLike], step: Callable[[list[NDArray
                           tol: float = 1e-12, max_iter: int = 1000,
                           nonneg: Callable[[int, NDArray[np.float64]], NDArray[np.float64]] | None = None
                           ) -> tuple[list[NDArray[np.float64]], int, bool]:
-    """A non-negativity step on every table (``nonneg(i, flat_table)``, default Norm-Sub), then
-    ``step(tables)`` (a consistency pass, in place), repeated until no cell is below ``-tol`` after a pass;
-    then Norm-Sub last.
+    """A non-negativity step on every table, then a consistency pass, until no cell is below ``-tol``; Norm-Sub last.
+
+    The non-negativity step is ``nonneg(i, flat_table)`` (default Norm-Sub), the consistency pass ``step(tables)`` (in
+    place); the test follows a pass.
 
     Returns ``(tables, n_iter, converged)``: new float64 arrays of the shapes of ``raw``.
     """
@@ -164,9 +167,10 @@ def alternate_consistency(raw: Sequence[ArrayLike], step: Callable[[list[NDArray
 def make_consistent(raw: Sequence[ArrayLike], sets: Sequence[Sequence[Any]],
                     variances: Sequence[float] | None = None, *, nonnegative: str = "norm-sub",
                     tol: float = 1e-12, max_iter: int = 1000) -> tuple[list[NDArray[np.float64]], int, bool]:
-    """Non-negative, consistent tables from unbiased ones: a non-negativity step and
-    :func:`consistency_step` alternated until no cell is below ``-tol`` after a consistency pass, then
-    Norm-Sub last.
+    """Non-negative, consistent tables from unbiased ones.
+
+    A non-negativity step and :func:`consistency_step` alternated until no cell is below ``-tol`` after a consistency
+    pass, then Norm-Sub last.
 
     Parameters
     ----------

@@ -1,5 +1,6 @@
-"""Categorical frequency oracles over codes ``0..k-1`` and the choice rule (their estimator and
-post-processing are in :mod:`ldpnum.estimation`).
+"""Categorical frequency oracles over codes ``0..k-1`` and the choice rule.
+
+Their estimator and post-processing are in :mod:`ldpnum.estimation`.
 """
 
 from ._base import FrequencyOracle

@@ -90,8 +90,9 @@ class FrequencyOracle(Mechanism):
         return agg.counts.astype(np.float64)
 
     def variance(self, frequency: ArrayLike = 0.0) -> Any:
-        """Variance of one report's contribution to the frequency estimate of a category with true
-        frequency ``frequency``: ``[q*(1 - q*) + f (p* - q*)(1 - p* - q*)] / (p* - q*)²``.
+        """Variance of one report's contribution to the frequency estimate of a category of frequency ``frequency``.
+
+        ``frequency`` is the true one: ``[q*(1 - q*) + f (p* - q*)(1 - p* - q*)] / (p* - q*)²``.
 
         ``variance(f) / n`` is the variance of the estimated frequency from ``n`` reports; ``variance(0)``
         is Wang et al.'s table entry ``Var[c̃(i)]/n``.

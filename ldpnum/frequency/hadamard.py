@@ -55,8 +55,9 @@ def _parity(x):
 
 
 class HadamardPlan:
-    """Integer plan of Hadamard response: ``K = 2**log2_k`` indices, ``t_keep`` over 2**53, 2 words per
-    record (keep, index).
+    """Integer plan of Hadamard response: ``K = 2**log2_k`` indices, ``t_keep`` over 2**53.
+
+    2 words per record (keep, index).
     """
 
     words_per_record = 2
@@ -92,8 +93,9 @@ class HadamardPlan:
         return {y: inside if self.supports(v, y) else outside for y in range(K)}
 
     def extreme_ratio(self) -> Fraction:
-        """Exact largest ratio over all pairs of categories and outputs: ``t_keep / (2**53 - t_keep)``
-        (every category's set and its complement each hold K/2 indices, and any two categories differ).
+        """Exact largest ratio over all pairs of categories and outputs: ``t_keep / (2**53 - t_keep)``.
+
+        Every category's set and its complement each hold K/2 indices, and any two categories differ.
         """
         return Fraction(self.t_keep, TWO53 - self.t_keep)
 

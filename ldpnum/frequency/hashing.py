@@ -70,6 +70,7 @@ from ..aggregate import support_counts as support_count_check
 from .._counting import count_in_slices, n_threads
 from .._kernels import client_hashing as kernels
 from .._kernels._jit import launch
+from .._validation import check_scalar
 from ..plans import TWO64, GRRPlan, grr_keep_cells
 from ._base import FrequencyOracle
 
@@ -97,11 +98,7 @@ def olh_g(epsilon: float) -> int:
 
 def check_g(g: Any) -> int:
     """The hash range ``g`` as an int: an integer in ``[2, G_MAX]`` (TypeError / ValueError otherwise)."""
-    if not isinstance(g, (int, np.integer)) or isinstance(g, (bool, np.bool_)):
-        raise TypeError(f"g must be an integer; got {type(g).__name__} {g!r}")
-    if not 2 <= int(g) <= G_MAX:
-        raise ValueError(f"g must be in [2, {G_MAX}]; got {g}")
-    return int(g)
+    return check_scalar(g, "g", int, low=2, high=G_MAX)
 
 
 def hash_class_sizes(g: int, field_bits: int = FIELD_BITS) -> list[int]:
@@ -148,8 +145,9 @@ def support_probabilities_exact(grr: GRRPlan, field_bits: int = FIELD_BITS) -> t
 
 
 class LocalHashPlan:
-    """Integer plan of local hashing: the hash range ``g``, GRR's one-word plan over ``[0, g)``
-    (``a_keep``, ``shift``), and 2 words per record (the seed, then GRR's).
+    """Integer plan of local hashing: the hash range ``g``, GRR's one-word plan over ``[0, g)``, and 2 words per record.
+
+    GRR's plan is ``(a_keep, shift)``; the words are the seed, then GRR's.
     """
 
     words_per_record = 2
@@ -176,8 +174,9 @@ class LocalHashPlan:
         return self._grr
 
     def exact_probabilities(self, h: int) -> dict[int, Fraction]:
-        """``{y: Fraction}`` for a fixed seed under which the person's value hashes to ``h`` (``-1``: an
-        unknown value, reported uniformly). The seed's own probability does not depend on the value.
+        """``{y: Fraction}`` for a fixed seed under which the person's value hashes to ``h``.
+
+        ``h = -1`` is an unknown value, reported uniformly. The seed's own probability does not depend on the value.
         """
         return self._grr.exact_probabilities(h)
 
@@ -285,8 +284,9 @@ class LocalHashing(FrequencyOracle):
         launch(kernels.local_hash_kernel, values, self._g, self._plan.a_keep, self._plan.shift, words, out)
 
     def aggregate(self, reports: Reports) -> Aggregate:
-        """Support counts of the reports for every category: a mergeable :class:`~ldpnum.Aggregate` of
-        ``k`` counts with ``n_reports`` carried separately (O(n·k) hash evaluations, in Cython).
+        """Support counts of the reports for every category: a mergeable :class:`~ldpnum.Aggregate` of ``k`` counts.
+
+        ``n_reports`` is carried separately (O(n·k) hash evaluations, in Cython).
         """
         if not isinstance(reports, Reports):
             raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")

@@ -185,8 +185,9 @@ def best_a(p: int, e: float) -> int:
 
 
 def choose_field(epsilon: float, k: int, tolerance: float = VARIANCE_TOLERANCE) -> tuple[int, int]:
-    """``(p, a)``: the smallest prime ``p >= k + 1`` with an ``a`` whose α0 = a/p costs at most ``tolerance``
-    of relative variance (see the module docstring), and that ``a``.
+    """``(p, a)``: the smallest prime ``p >= k + 1`` with an ``a`` whose α0 = a/p is accurate enough, and that ``a``.
+
+    Accurate enough: it costs at most ``tolerance`` of relative variance (see the module docstring).
     """
     e = float(exp_lower(epsilon))
     x_lo, x_hi = _alpha0_window(e, tolerance)
@@ -290,8 +291,9 @@ class PIRapporPlan:
         return Fraction(total, 2**181)
 
     def bias_bound(self, n_reports: int = 1) -> Fraction:
-        """Upper bound on ``|E[ĉ_c] - c|`` (people) from ``n_reports`` reports, since
-        ``|q* - a/p| < min(a, p-a)/2**64`` for every pair of categories.
+        """Upper bound on ``|E[ĉ_c] - c|`` (people) from ``n_reports`` reports.
+
+        Since ``|q* - a/p| < min(a, p-a)/2**64`` for every pair of categories.
         """
         return n_reports * Fraction(min(self.a, self.p - self.a), TWO64) / (self.alpha1 - self.alpha0)
 

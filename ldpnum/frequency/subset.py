@@ -119,8 +119,10 @@ class SubsetPlan:
         return f"SubsetPlan(k={self.k}, omega={self.omega}, t_inc={self.t_inc})"
 
     def _rows(self, v):
-        """``(p, n, r, v)`` terms of the report distribution of ``v``: with probability ``p`` a Floyd
-        ``r``-subset of ``n`` indices (skipping category ``v``), joined by ``v`` itself when ``r = ω - 1``.
+        """``(p, n, r, v)`` terms of the report distribution of ``v``.
+
+        With probability ``p`` a Floyd ``r``-subset of ``n`` indices (skipping category ``v``), joined by ``v`` itself
+        when ``r = ω - 1``.
         """
         if v < 0:
             return [(Fraction(1), self.k, self.omega, -1)]
@@ -163,8 +165,10 @@ class SubsetPlan:
         return out
 
     def deviation_bound(self) -> Fraction:
-        """``D = 2**48/(2**48 - M)``, ``M = ω(2k - ω + 1)/2``: every subset probability of every row is within a
-        factor ``D`` of its ideal (uniform Floyd picks) value (module docstring).
+        """``D = 2**48/(2**48 - M)``, ``M = ω(2k - ω + 1)/2``: the factor of every subset probability from its ideal.
+
+        Every subset probability of every row is within a factor ``D`` of its ideal (uniform Floyd picks) value (module
+        docstring).
         """
         return _deviation_bound(self.k, self.omega)
 
@@ -175,8 +179,9 @@ class SubsetPlan:
         return p * k / w, (1 - p) * Fraction(k, k - w), Fraction(1)
 
     def extreme_ratio_bound(self) -> Fraction:
-        """A rigorous upper bound of the largest likelihood ratio, for any ``k`` (structural reduction):
-        the largest ratio of ideal probabilities, times ``D²``.
+        """A rigorous upper bound of the largest likelihood ratio, for any ``k`` (structural reduction).
+
+        The largest ratio of ideal probabilities, times ``D²``.
         """
         ideal = self.ideal_ratios()
         d = self.deviation_bound()

@@ -223,8 +223,9 @@ def unary_plan(epsilon: float, k: int, q_nominal: float, variance_nominal: float
 
 
 class BitVectorOracle(FrequencyOracle):
-    """Oracles whose reports are ``k``-bit vectors (unary encodings, subset selection, L-OSUE): packed reports,
-    aggregated into per-bit counts plus the number of reports.
+    """Oracles whose reports are ``k``-bit vectors (unary encodings, subset selection, L-OSUE).
+
+    Packed reports, aggregated into per-bit counts plus the number of reports.
     """
 
     @classmethod

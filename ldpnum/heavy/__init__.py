@@ -1,5 +1,7 @@
-r"""Heavy hitters over huge domains: item encoding, the prefix protocols PEM and TreeHist, and their result;
-set-valued data: frequent items (SVIM) and itemsets (SVSM) with padding-and-sampling (PaddingSampling).
+r"""Heavy hitters over huge domains, and frequent items and itemsets of set-valued data.
+
+Item encoding, the prefix protocols PEM and TreeHist, and their result; set-valued data: frequent items (SVIM) and
+itemsets (SVSM) with padding-and-sampling (PaddingSampling).
 
 Items (``str``, ``bytes`` or unsigned integers) are encoded once to fixed-width unsigned words by
 :func:`encode_items` before any mechanism sees them, and decoded only in results by :func:`decode_items`;

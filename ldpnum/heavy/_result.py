@@ -1,5 +1,6 @@
-"""The results of the heavy-hitter and set-valued protocols (DESIGN.md R7): the top items (or itemsets), their
-estimated shares, provenance.
+"""The results of the heavy-hitter and set-valued protocols (DESIGN.md R7).
+
+The top items (or itemsets), their estimated shares, provenance.
 """
 
 import copy
@@ -86,8 +87,9 @@ def _frozen_provenance(provenance):
 
 
 def item_label(item: "str | bytes | int", *, one_line: bool = False) -> str:
-    r"""An item as results show it: bytes as their repr, at most :data:`LABEL_MAX_CHARS` characters (longer
-    labels end with an ellipsis).
+    r"""An item as results show it: bytes as their repr, at most :data:`LABEL_MAX_CHARS` characters.
+
+    Longer labels end with an ellipsis.
 
     Parameters
     ----------
@@ -413,15 +415,17 @@ class ItemsetsEstimate(PrivacyProvenance):
         return len(self.itemsets)
 
     def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
-        """Per-itemset interval (arrays, rank order): for SVSM's results every frequency the collected sizes
-        allow for a sampling rate within ``π̂ ± zσ̂`` (see :class:`SetItemsEstimate`); ``f̂ ± z σ̂`` for an
-        estimate whose provenance records no sampling rates.
+        """Per-itemset interval (arrays, rank order), from the sampling rates when the provenance records them.
+
+        For SVSM's results every frequency the collected sizes allow for a sampling rate within ``π̂ ± zσ̂`` (see
+        :class:`SetItemsEstimate`); ``f̂ ± z σ̂`` for an estimate whose provenance records no sampling rates.
         """
         return interval_from_provenance(self.provenance, level, self.frequencies, self.standard_errors)
 
     def to_frame(self, level: float = 0.95) -> "pd.DataFrame":
-        """Columns ``itemset``, ``size``, ``frequency``, ``standard_error``, ``ci_low``, ``ci_high``, ``count``,
-        indexed by rank 1..k.
+        """Columns ``itemset``, ``size``, ``frequency``, ``standard_error``, ``ci_low``, ``ci_high``, ``count``.
+
+        Indexed by rank 1..k.
         """
         import pandas as pd
 
@@ -453,8 +457,9 @@ class ItemsetsEstimate(PrivacyProvenance):
 
 
 class SetItemsEstimate(HeavyHittersEstimate):
-    r"""SVIM's frequent items: a :class:`~ldpnum.HeavyHittersEstimate` whose intervals include the size
-    correction's bias.
+    r"""SVIM's frequent items: a :class:`~ldpnum.HeavyHittersEstimate` with the size correction's bias in its intervals.
+
+    The intervals include that bias (class notes).
 
     The estimate phase measures ``π̂_c``, the mean probability that item ``c`` is sampled, with standard error
     ``σ̂_π``. Turning it into a frequency needs to know how the holders of ``c`` spread over local-set sizes,
@@ -494,14 +499,16 @@ class SetItemsEstimate(HeavyHittersEstimate):
     """
 
     def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
-        """Per-item interval (arrays, rank order): every frequency the collected sizes allow for a sampling
-        rate within ``π̂ ± zσ̂`` (class notes).
+        """Per-item interval (arrays, rank order), from the sampling rates the collected sizes allow.
+
+        Every frequency the collected sizes allow for a sampling rate within ``π̂ ± zσ̂`` (class notes).
         """
         return interval_from_provenance(self.provenance, level, self.frequencies, self.standard_errors)
 
     def plot(self, ax: "Axes | None" = None, *, level: float = 0.95) -> "Axes":
-        """As :meth:`ldpnum.HeavyHittersEstimate.plot`, with the error bars of :meth:`confidence_interval`
-        (asymmetric: they span the frequencies the sizes allow).
+        """As :meth:`ldpnum.HeavyHittersEstimate.plot`, with the error bars of :meth:`confidence_interval`.
+
+        The bars are asymmetric: they span the frequencies the sizes allow.
         """
         lo, hi = self.confidence_interval(level)
         ax = new_axes(ax)

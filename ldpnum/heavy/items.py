@@ -103,8 +103,9 @@ def _type_error(name, i, v, item_type=None):
 
 
 def _classify(seq, name, types=None):
-    """The item type of a list of Python objects, after checking there is one type and no missing value
-    (``types``: ``set(map(type, seq))`` when the caller has it).
+    """The item type of a list of Python objects, after checking there is one type and no missing value.
+
+    ``types`` is ``set(map(type, seq))`` when the caller has it.
     """
     types = set(map(type, seq)) if types is None else types
     if len(types) == 1 and next(iter(types)) in _KIND:
@@ -218,8 +219,9 @@ def _ints(arr, bits, name):
 
 
 def _object_words(arr, bits):
-    """Words of an object array of only exact ``bytes`` or only exact ``str`` items in one compiled pass, as
-    ``(words, item_type, n_truncated, first_truncated)``; None for anything else (the checked NumPy route then
+    """Words of an object array of only exact ``bytes`` or only exact ``str`` items in one compiled pass.
+
+    Returns ``(words, item_type, n_truncated, first_truncated)``; None for anything else (the checked NumPy route then
     classifies the items and names the offending one).
     """
     if bits % 8:
@@ -232,8 +234,9 @@ def _utf8(v):
 
 
 def _refuse_truncation(count, first, size, bits, name, item_type):
-    """The ValueError of ``truncate=False`` for ``count`` items longer than ``bits`` allows (an error is the
-    caller's, so it names the first one).
+    """The ValueError of ``truncate=False`` for ``count`` items longer than ``bits`` allows.
+
+    An error is the caller's, so it names the first one.
     """
     what = "bytes" if item_type == "bytes" else "bytes of UTF-8"
     return ValueError(f"{name}: {count} item(s) are longer than item_bits={bits} allows "
@@ -286,9 +289,9 @@ def _strings(values, bits, name, truncate):
 
 
 def _unencodable(values, name):
-    r"""The ValueError for str items with no UTF-8 form (lone surrogates, e.g. from
-    ``errors="surrogateescape"`` decoding or a JSON ``"\ud800"``): their count, the first one's index and the
-    offending character.
+    r"""The ValueError for str items with no UTF-8 form: their count, the first one's index and the offending character.
+
+    Such items hold lone surrogates, e.g. from ``errors="surrogateescape"`` decoding or a JSON ``"\ud800"``.
     """
     bad, first_exc = [], None
     for i, v in enumerate(values):
@@ -439,8 +442,9 @@ def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
 
 
 def _encode(arr, bits, name, truncate):
-    """:func:`encode_items` on a checked 1-D array: ``(words, item_type, n_truncated, first_truncated)``;
-    refuses truncation with ``truncate=False``, warns about nothing.
+    """:func:`encode_items` on a checked 1-D array: ``(words, item_type, n_truncated, first_truncated)``.
+
+    Refuses truncation with ``truncate=False``, warns about nothing.
     """
     n_truncated, first = 0, -1
     if arr.size == 0:
@@ -487,9 +491,10 @@ def _encode(arr, bits, name, truncate):
 
 
 def _words(words, bits, name="words", width="item_bits"):
-    """``words`` as uint64, each checked to be an integer in ``[0, 2**bits)`` (TypeError/ValueError naming
-    the count, first index and value of the bad ones). Lists and tuples are read as Python ints one by one,
-    so that ``-1`` or ``2**70`` are named, not converted to floats or refused by a C conversion.
+    """``words`` as uint64, each checked to be an integer in ``[0, 2**bits)``.
+
+    TypeError/ValueError name the count, first index and value of the bad ones. Lists and tuples are read as Python ints
+    one by one, so that ``-1`` or ``2**70`` are named, not converted to floats or refused by a C conversion.
     """
     if isinstance(words, (list, tuple)):
         arr = np.empty(len(words), dtype=object)

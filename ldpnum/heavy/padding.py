@@ -103,8 +103,10 @@ def _ratio_bound(a, K, b, ell):
 
 
 def padding_sampling_keep_cells(epsilon: float, K: int, ell: int) -> tuple[int, int]:
-    """``(a_keep, b)`` of GRR over ``K`` values after padding and sampling to ``ℓ``: the largest ``a_keep``
-    (lie blocks of ``2**b`` cells, ``b`` for the amplified ε') whose ratio bound (module notes) is ≤ E.
+    """``(a_keep, b)`` of GRR over ``K`` values after padding and sampling to ``ℓ``.
+
+    The largest ``a_keep`` (lie blocks of ``2**b`` cells, ``b`` for the amplified ε') whose ratio bound (module notes)
+    is ≤ E.
     """
     e = exp_lower(epsilon)
     b = lie_shift(amplified_epsilon(epsilon, ell), K)
@@ -143,8 +145,9 @@ class PaddingSamplingPlan:
         return f"PaddingSamplingPlan(k={self.k}, ell={self.ell}, {self.grr!r})"
 
     def sample_probabilities(self, local_set: Any) -> dict[int, Fraction]:
-        """``{value: Fraction}``: the exact distribution of the sampled value of a local set (values
-        ``0..k-1``, dummies ``k..k+ℓ-1``), as the kernel samples it.
+        """``{value: Fraction}``: the exact distribution of the sampled value of a local set, as the kernel samples it.
+
+        Values are ``0..k-1``, dummies ``k..k+ℓ-1``.
         """
         members = sorted(int(v) for v in local_set)
         m = len(members)
@@ -176,8 +179,9 @@ class PaddingSamplingPlan:
 
 
 def flatten_sets(sets: object, name: str = "sets") -> tuple[NDArray[np.int64], Any]:
-    """``(lengths, flat)``: each person's number of elements and all elements in person order (a list, or an
-    object array when a list or tuple of exact sets, lists or tuples took the compiled pass).
+    """``(lengths, flat)``: each person's number of elements and all elements in person order.
+
+    ``flat`` is a list, or an object array when a list or tuple of exact sets, lists or tuples took the compiled pass.
 
     ``sets`` is a list, tuple, 1-D object array or pandas Series of sets, frozensets, lists, tuples or 1-D
     arrays (one per person). Missing persons (None, NaN) and strings/bytes in place of a set are refused
@@ -364,8 +368,9 @@ class PaddingSampling(Mechanism):
         return masks
 
     def _masks_from_pairs(self, n: int, rows: NDArray[np.int64], codes: NDArray[np.int64]) -> NDArray[np.uint64]:
-        """Bitmask rows (as :meth:`prepare_values` returns them) of ``n`` sets given as ``(person, code)`` pairs,
-        already checked (codes in ``[0, k)``, no pair twice): O(n·⌈k/64⌉ + pairs), no ``n × k`` array.
+        """Bitmask rows (as :meth:`prepare_values` returns them) of ``n`` sets given as ``(person, code)`` pairs.
+
+        The pairs are already checked (codes in ``[0, k)``, no pair twice): O(n·⌈k/64⌉ + pairs), no ``n × k`` array.
         """
         n_words = -(-self._k // 64)
         masks = np.zeros(n * n_words, dtype=np.uint64)
@@ -410,8 +415,9 @@ class PaddingSampling(Mechanism):
         return float(out) if out.ndim == 0 else out
 
     def estimate_frequencies(self, data: Reports | Aggregate) -> FrequencyEstimate:
-        """Unbiased estimate, for every value ``0..k+ℓ-1`` (dummies last), of the mean probability that a
-        person samples it, with standard errors (GRR's estimator).
+        """Unbiased estimate of the mean probability that a person samples each value, with standard errors.
+
+        For every value ``0..k+ℓ-1`` (dummies last), by GRR's estimator.
         """
         agg = self._as_aggregate(data)
         p, q = self.support_probabilities
@@ -420,8 +426,10 @@ class PaddingSampling(Mechanism):
 
 
 class PaddingSamplingOLHPlan(PaddingSamplingPlan):
-    """Integer plan of padding-and-sampling with local hashing: the slot rule of
-    :class:`PaddingSamplingPlan`, then OLH's report at ε (hash seed from its own word, GRR over ``[0, g)``).
+    """Integer plan of padding-and-sampling with local hashing.
+
+    The slot rule of :class:`PaddingSamplingPlan`, then OLH's report at ε (hash seed from its own word, GRR over ``[0,
+    g)``).
 
     Three words per record: the hash seed, the slot, GRR's.
     """
@@ -448,8 +456,9 @@ class PaddingSamplingOLHPlan(PaddingSamplingPlan):
         return out
 
     def exact_probabilities(self, local_set: Any, seed_word: int = 0) -> dict[int, Fraction]:
-        """``{code: Fraction}`` of the report of a local set given the record's seed word (whose own
-        distribution does not depend on the set): the sampled value's hash, then GRR over ``[0, g)``.
+        """``{code: Fraction}`` of the report of a local set given the record's seed word.
+
+        The seed word's own distribution does not depend on the set: the sampled value's hash, then GRR over ``[0, g)``.
         """
         from .._kernels.client_hashing import SEED_MASK
 
@@ -474,9 +483,10 @@ class PaddingSamplingOLHPlan(PaddingSamplingPlan):
 
 
 def padding_sampling_variances(epsilon: float, k: int, ell: int) -> tuple[float, float]:
-    """Per-report variance at frequency 0 of a sampled value's estimate: ``(GRR at ε', OLH at ε)``,
-    ``(k + ℓ - 2 + e^{ε'})/(e^{ε'} - 1)²`` and ``4 e^ε/(e^ε - 1)²``. GRR is smaller exactly when
-    ``k < ℓ e^ε (4ℓ - 1) + 1`` (the paper's rule).
+    """Per-report variance at frequency 0 of a sampled value's estimate: ``(GRR at ε', OLH at ε)``.
+
+    ``(k + ℓ - 2 + e^{ε'})/(e^{ε'} - 1)²`` and ``4 e^ε/(e^ε - 1)²``. GRR is smaller exactly when ``k < ℓ e^ε (4ℓ - 1) +
+    1`` (the paper's rule).
     """
     epsilon = check_epsilon(epsilon)
     k = check_scalar(k, "k", int, low=1, high=MAX_VALUES - 1, verb="lie")
@@ -492,7 +502,8 @@ def _over_square(a, b):
 
 
 def padding_sampling(epsilon: float, k: int, ell: int) -> "PaddingSampling":
-    """The padding-and-sampling oracle with the smaller variance (:func:`padding_sampling_variances`):
+    """The padding-and-sampling oracle with the smaller variance (:func:`padding_sampling_variances`).
+
     :class:`PaddingSampling` (GRR at the amplified ε') or :class:`PaddingSamplingOLH` (OLH at ε).
 
     The two variances' ratio is ``(k + ℓ - 1 + ℓ(e^ε - 1)) / (4 e^ε ℓ²)``, so GRR is taken when

@@ -134,16 +134,18 @@ class PrefixPlan:
         return (z * self.g) >> 64
 
     def exact_probabilities(self, item: int, word: int) -> dict[int, Fraction]:
-        """``{code: Fraction}`` of the report of ``item`` given the record's first word (which fixes ``j`` and
-        ``h``; its own distribution does not depend on the item).
+        """``{code: Fraction}`` of the report of ``item`` given the record's first word.
+
+        The first word fixes ``j`` and ``h``; its own distribution does not depend on the item.
         """
         j, h = self.group_and_hash(word)
         base = (j * self.n_hashes + h) * self.g
         return {base + y: p for y, p in self.grr.exact_probabilities(self.hashed_prefix(item, j, h)).items()}
 
     def support_probabilities(self) -> tuple[float, float]:
-        """``(p*, q*)``: GRR's exact keep probability, and ``1/g`` (a hash collision under a uniformly chosen
-        function of an ideal family).
+        """``(p*, q*)``: GRR's exact keep probability, and ``1/g``.
+
+        ``1/g`` is a hash collision under a uniformly chosen function of an ideal family.
         """
         return self.grr.keep_count() / TWO64, 1.0 / self.g
 

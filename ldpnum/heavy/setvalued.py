@@ -196,8 +196,9 @@ class EncodedSets:
         return EncodedSets(offsets, words, self.item_type)
 
     def membership_pairs(self, candidates: NDArray[np.uint64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """``(persons, columns)``: person ``persons[t]`` holds candidate ``columns[t]`` (each pair once, when the
-        candidates are distinct), without an ``n × candidates`` array.
+        """``(persons, columns)``: person ``persons[t]`` holds candidate ``columns[t]``.
+
+        Each pair once, when the candidates are distinct; without an ``n × candidates`` array.
         """
         cands = np.asarray(candidates, dtype=np.uint64)
         if cands.size == 0 or self.words.size == 0:
@@ -217,8 +218,9 @@ class EncodedSets:
 
 def encode_sets(sets: object, item_bits: int = 64, *, item_type: str | None = None, name: str = "sets",
                 truncate: bool = True) -> EncodedSets:
-    """Validate and encode one set of items per person (a list, tuple, array or pandas Series of sets or
-    lists), without drawing anything.
+    """Validate and encode one set of items per person, without drawing anything.
+
+    The sets come as a list, tuple, array or pandas Series of sets or lists.
 
     Items go through :func:`ldpnum.heavy.encode_items` (all of one type; str/bytes longer than
     ``item_bits/8`` bytes cut with a counted warning, or refused with ``truncate=False``). A person's list
@@ -287,8 +289,9 @@ def _person_message(message, rows):
 # -- itemset candidates --------------------------------------------------------------------------------------
 
 def candidate_itemsets(frequencies: NDArray[np.float64], count: int) -> list[tuple[int, ...]]:
-    """The ``count`` itemsets (index tuples, size ≥ 2) of the items with the largest guessed frequency
-    ``Π_{i ∈ x} 0.9 f_i / max_j f_j`` (negative estimates count as 0), best first; ties by the tuple.
+    """The ``count`` itemsets (index tuples, size ≥ 2) of the items with the largest guessed frequency, best first.
+
+    The guess is ``Π_{i ∈ x} 0.9 f_i / max_j f_j`` (negative estimates count as 0); ties by the tuple.
 
     Built level by level: a guess only falls when an item is added, so the kept itemsets of size
     ``s + 1`` extend kept itemsets of size ``s``.
@@ -463,10 +466,11 @@ class Payload:
 
     @classmethod
     def from_json(cls, text: str) -> "Payload":
-        """The payload written by :meth:`to_json`. ``protocol``, ``stage``, ``phase`` and ``params`` are
-        required, ``candidates``, ``itemsets`` and ``ell`` default as in the constructor; a missing or unknown
-        field, or a field of the wrong kind (a stage given as ``"1"``, a candidate outside ``[0, 2**64)``),
-        raises ValueError or TypeError naming it.
+        """The payload written by :meth:`to_json`.
+
+        ``protocol``, ``stage``, ``phase`` and ``params`` are required, ``candidates``, ``itemsets`` and ``ell`` default
+        as in the constructor; a missing or unknown field, or a field of the wrong kind (a stage given as ``"1"``, a
+        candidate outside ``[0, 2**64)``), raises ValueError or TypeError naming it.
         """
         d = _json_object(text, "payload")
         _check_json_fields(d, cls, ("protocol", "stage", "phase", "params"), "payload")
@@ -535,8 +539,10 @@ class SetValuedState:
 
     @classmethod
     def from_json(cls, text: str) -> "SetValuedState":
-        """The state written by :meth:`to_json` (``protocol`` and ``params`` required; a missing or unknown
-        field, or one of the wrong kind, raises ValueError or TypeError naming it).
+        """The state written by :meth:`to_json`.
+
+        ``protocol`` and ``params`` are required; a missing or unknown field, or one of the wrong kind, raises
+        ValueError or TypeError naming it.
         """
         d = _json_object(text, "state")
         _check_json_fields(d, cls, ("protocol", "params"), "state")
@@ -600,9 +606,10 @@ class _SetValued:
         """Parameters that could only fail once phases were drawn (SVSM refines it)."""
 
     def _check_plannable(self):
-        """Build every phase's oracle now, at the extremes of its size (1 and ``2·top_k`` candidates or
-        itemsets, ℓ of 1 and of every candidate), so that an ε too small to plan or to estimate anything is
-        refused here, before anything is drawn, rather than after the first phases ran.
+        """Build every phase's oracle now, at the extremes of its size, refusing an ε too small before any draw.
+
+        The extremes are 1 and ``2·top_k`` candidates or itemsets, ℓ of 1 and of every candidate; an ε too small to plan
+        or to estimate anything is refused here, rather than after the first phases ran.
 
         An oracle whose probabilities of supporting a held and a not held value are equal in floating point
         (PEM at ε = 1e-15) estimates nothing (a division by zero); its plan is otherwise exact. Measured: every
@@ -629,8 +636,9 @@ class _SetValued:
                                  f"floating point ({p!r}), so nothing could be estimated; use epsilon >= 2e-15")
 
     def _check_domain(self, domain):
-        """The public domain's item words (validated: items of ``item_type``, distinct, 1..65535 of them, each
-        fitting in ``item_bits`` bits whole).
+        """The public domain's item words, validated.
+
+        Items of ``item_type``, distinct, 1..65535 of them, each fitting in ``item_bits`` bits whole.
         """
         words, kind = self._encode_domain(domain)
         if words.size == 0:
@@ -648,9 +656,10 @@ class _SetValued:
         return tuple(int(w) for w in words)
 
     def _encode_domain(self, domain):
-        """``(words, item_type)`` of the domain; a str/bytes item longer than ``item_bits`` allows is refused
-        with what can be done (cutting it is not offered: two domain items sharing their first bytes would
-        become one).
+        """``(words, item_type)`` of the domain; a str/bytes item longer than ``item_bits`` allows is refused.
+
+        The message says what can be done; cutting it is not offered: two domain items sharing their first bytes would
+        become one.
         """
         import warnings
 
@@ -712,8 +721,9 @@ class _SetValued:
         return self.PHASES
 
     def phase_probabilities(self) -> tuple[Fraction, ...]:
-        """Exact probability that a person is assigned to each phase by :meth:`assign_phases` (sums of
-        48-bit multiply-shift cell counts over 20 cells; within ``20/2^48`` of the nominal fractions).
+        """Exact probability that a person is assigned to each phase by :meth:`assign_phases`.
+
+        Sums of 48-bit multiply-shift cell counts over 20 cells; within ``20/2^48`` of the nominal fractions.
         """
         out, start = [], 0
         for c in self.CELLS:
@@ -764,9 +774,9 @@ class _SetValued:
         return hi
 
     def assign_phases(self, n: int, rng: SeedLike = None) -> NDArray[np.int64]:
-        """The phase of each of ``n`` people, from one word each and nothing else (independent of their
-        sets): a uniform cell among 20 (:func:`ldpnum._random.assign_columns`), cells split by the phase
-        fractions.
+        """The phase of each of ``n`` people, from one word each and nothing else (independent of their sets).
+
+        A uniform cell among 20 (:func:`ldpnum._random.assign_columns`), cells split by the phase fractions.
         """
         cells = assign_columns(rng, n, _CELLS)
         return np.repeat(np.arange(len(self.CELLS), dtype=np.int64), self.CELLS)[cells]
@@ -777,10 +787,11 @@ class _SetValued:
         return SetValuedState(self.protocol, self.params)
 
     def _check_state(self, state):
-        """TypeError/ValueError unless ``state`` is one this protocol's state machine can have produced: its
-        protocol and parameters, a stage in ``[0, number of phases]`` with one report count per collected
-        phase, and, once collected, distinct candidates (of ``item_bits`` bits, from the domain if there is
-        one), ℓ in ``[1, candidates]``, and itemsets over the candidates (SVSM).
+        """TypeError/ValueError unless ``state`` is one this protocol's state machine can have produced.
+
+        Its protocol and parameters, a stage in ``[0, number of phases]`` with one report count per collected phase,
+        and, once collected, distinct candidates (of ``item_bits`` bits, from the domain if there is one), ℓ in ``[1,
+        candidates]``, and itemsets over the candidates (SVSM).
         """
         if not isinstance(state, SetValuedState):
             raise TypeError(f"expected a SetValuedState; got {type(state).__name__}")
@@ -807,8 +818,9 @@ class _SetValued:
                              f"and itemset_ell {state.itemset_ell}")
 
     def _check_stage_fields(self, where, has_candidates, candidates, has_ell, ell):
-        """Candidates (present, distinct, of item_bits bits, from the domain) and ℓ (in [1, candidates]) exactly
-        when the phase that sets them was collected.
+        """Candidates and ℓ exactly when the phase that sets them was collected.
+
+        Candidates present, distinct, of item_bits bits, from the domain; ℓ in [1, candidates].
         """
         if not has_candidates:
             if candidates:
@@ -824,8 +836,9 @@ class _SetValued:
                              f"number of candidates); got {ell}")
 
     def _check_itemset_fields(self, where, has_itemsets, itemsets, candidates, has_ell, ell):
-        """Itemsets (present, distinct, each of >= 2 distinct candidates) and their ℓ, exactly when the phases
-        that set them were collected.
+        """Itemsets and their ℓ, exactly when the phases that set them were collected.
+
+        Itemsets present, distinct, each of >= 2 distinct candidates.
         """
         if not has_itemsets:
             if itemsets:
@@ -841,8 +854,9 @@ class _SetValued:
                              f"itemsets); got {ell}")
 
     def _check_candidates(self, candidates, name):
-        """ValueError unless the candidate words are 1..65535 distinct words of ``item_bits`` bits (domain items,
-        when there is a domain).
+        """ValueError unless the candidate words are 1..65535 distinct words of ``item_bits`` bits.
+
+        Domain items, when there is a domain.
         """
         if not candidates:
             raise ValueError(f"{name} is empty: the phases after the candidates phase need at least one candidate")
@@ -888,8 +902,9 @@ class _SetValued:
             seen[key] = j
 
     def _check_payload(self, payload):
-        """TypeError/ValueError unless ``payload`` is one :meth:`payload` can have returned for this protocol: its
-        protocol and parameters, a known phase at its own stage, and that phase's candidates, itemsets and ℓ.
+        """TypeError/ValueError unless ``payload`` is one :meth:`payload` can have returned for this protocol.
+
+        Its protocol and parameters, a known phase at its own stage, and that phase's candidates, itemsets and ℓ.
 
         Questionable cases, decided: a payload whose ``stage`` disagrees with its ``phase`` is refused (they are
         redundant; a mismatch means the payload was edited or is from another collection, and either field
@@ -1004,8 +1019,9 @@ class _SetValued:
         return mech.privatize(local, rng=gen)
 
     def _check_encoded(self, enc):
-        """Sets encoded elsewhere must be of this protocol's item type and width (words of more bits would
-        never match a candidate: their holders would silently count as holding nothing).
+        """Sets encoded elsewhere must be of this protocol's item type and width.
+
+        Words of more bits would never match a candidate: their holders would silently count as holding nothing.
         """
         if enc.item_type != self._item_type:
             raise TypeError(f"sets were encoded as {enc.item_type} items but the protocol was built for "
@@ -1020,8 +1036,10 @@ class _SetValued:
         return enc
 
     def _sample_items(self, enc, rng):
-        """One item of each set, uniformly (one word per person: the top 48 bits pick the ``j``-th smallest
-        word of the set by multiply-shift; an empty set takes the word's top ``item_bits`` bits as an item).
+        """One item of each set, uniformly, from one word per person.
+
+        The top 48 bits pick the ``j``-th smallest word of the set by multiply-shift; an empty set takes the word's top
+        ``item_bits`` bits as an item.
         """
         n = enc.n
         words = resolve_rng(rng).draw(n) if n else np.zeros(0, np.uint64)
@@ -1101,8 +1119,9 @@ class _SetValued:
         raise NotImplementedError
 
     def _items_table(self, state, phase="items"):
-        """One row per candidate item (or itemset): its display label, sampling rate, clipped estimate and
-        sampling error, from the state's size-corrected estimates (:func:`_corrected`).
+        """One row per candidate item (or itemset): display label, sampling rate, clipped estimate and sampling error.
+
+        From the state's size-corrected estimates (:func:`_corrected`).
         """
         if phase == "items":
             words = [(w,) for w in state.candidates]
@@ -1126,8 +1145,9 @@ class _SetValued:
         return rows
 
     def _sizes_upper(self, state, phase="items"):
-        """The size distribution that bounds frequencies (:func:`bounding_sizes`), with each cell's standard
-        error ``sqrt(P(1-P)/n)/(p* - q*)`` from the size phase's oracle (``P = q* + θ_m (p* - q*)``).
+        """The size distribution that bounds frequencies (:func:`bounding_sizes`), with each cell's standard error.
+
+        ``sqrt(P(1-P)/n)/(p* - q*)`` from the size phase's oracle (``P = q* + θ_m (p* - q*)``).
         """
         stage = self.PHASES.index("size" if phase == "items" else "itemset_size")
         theta = np.array(state.sizes if phase == "items" else state.itemset_sizes, dtype=np.float64)
@@ -1153,12 +1173,13 @@ class _SetValued:
         return bounding_sizes(theta, se, ell, rest_se=rest_se)
 
     def _ranked(self, rows, count):
-        """The ``count`` best rows by estimate (ties: smaller itemsets, then the words), without those
-        indistinguishable from noise (``π̂ ≤ z σ̂``, one-sided 5% Bonferroni over the candidates of their
-        phase) and without a second row that displays like a better one (words that decode alike: a str
-        cut inside a character; both were estimated as the distinct words they are). Returns the rows and
-        the counts ``{"dropped_as_noise": …, "merged_display": …}``; warns about impossible estimates among
-        the rows returned.
+        """The ``count`` best rows by estimate, without noise and without rows that display like a better one.
+
+        Ties go to smaller itemsets, then the words. Rows indistinguishable from noise (``π̂ ≤ z σ̂``, one-sided 5%
+        Bonferroni over the candidates of their phase) are dropped, and so is a second row that displays like a better
+        one (words that decode alike: a str cut inside a character; both were estimated as the distinct words they are).
+        Returns the rows and the counts ``{"dropped_as_noise": …, "merged_display": …}``; warns about impossible
+        estimates among the rows returned.
         """
         order = sorted(range(len(rows)), key=lambda i: (-rows[i]["estimate"], rows[i]["size"], rows[i]["words"]))
         kept, seen, noise, merged = [], set(), 0, 0
@@ -1195,10 +1216,11 @@ class _SetValued:
                 "impossible": [r.get("impossible", False) for r in rows], **dropped}
 
     def _itemset_items(self, state, pi, pi_se):
-        """The items SVSM builds candidate itemsets from: the ``top_k`` best without those indistinguishable
-        from noise (the rule of the result, :meth:`_ranked`), so no itemset slot goes to an item nobody holds
-        (measured: 4 of the 8 candidate itemsets of the docs' basket example held a noise string); all
-        ``top_k`` when fewer than two items remain, so that the protocol can go on.
+        """The items SVSM builds candidate itemsets from: the ``top_k`` best without those indistinguishable from noise.
+
+        The rule is the result's (:meth:`_ranked`), so no itemset slot goes to an item nobody holds (measured: 4 of the
+        8 candidate itemsets of the docs' basket example held a noise string); all ``top_k`` when fewer than two items
+        remain, so that the protocol can go on.
         """
         top = self._top_items(state)
         z = _noise_threshold(len(state.candidates))
@@ -1275,8 +1297,9 @@ class _SetValued:
 
     def run(self, sets: object, *, rng: SeedLike = None, truncate: bool = True, shuffled: bool = False,
             shuffle_delta: float = 1e-6) -> Any:
-        """Simulate the whole protocol on one set per person: assign phases, run each phase's clients on
-        their people, collect, and return the result.
+        """Simulate the whole protocol on one set per person.
+
+        Assign phases, run each phase's clients on their people, collect, and return the result.
 
         Everything is validated before the first random word is drawn, including the number of people:
         at least :attr:`min_people`, so that no phase (and no PEM group) is left empty but with probability
@@ -1321,9 +1344,10 @@ def _candidate_words(estimate, count):
 
 
 def significant_sizes(estimate: Any) -> NDArray[np.float64]:
-    """The size distribution used for ℓ and the correction: the unbiased estimates, with every cell whose
-    estimate is under ``z`` standard errors set to 0 (``z`` two-sided at 5% Bonferroni-corrected over the
-    cells: 3.0 for 41 cells).
+    """The size distribution used for ℓ and the correction: the unbiased estimates, the insignificant cells set to 0.
+
+    Every cell whose estimate is under ``z`` standard errors is set to 0 (``z`` two-sided at 5% Bonferroni-corrected
+    over the cells: 3.0 for 41 cells).
 
     Why: the correction weights size ``m`` by ``m``, so the noise of the many empty cells of large sizes would
     otherwise dominate it (Norm-Sub leaves a positive remainder of noise in every empty cell: measured, SVSM at
@@ -1376,8 +1400,9 @@ def _noise_threshold(n_tests):
 
 
 def _corrected(freq, se, scale, theta, ell):
-    """From the state's size-corrected estimates (``π̂ s`` and ``σ̂_π s``): ``(π̂, σ̂_π, estimate)``, the
-    estimate clipped to the frequencies the sizes allow at ``π̂`` (:func:`frequency_bounds`) and to [0, 1].
+    """``(π̂, σ̂_π, estimate)`` from the state's size-corrected estimates (``π̂ s`` and ``σ̂_π s``).
+
+    The estimate is clipped to the frequencies the sizes allow at ``π̂`` (:func:`frequency_bounds`) and to [0, 1].
     """
     pi = np.asarray(freq, dtype=np.float64) / scale
     pi_se = np.asarray(se, dtype=np.float64) / scale
@@ -1421,8 +1446,9 @@ def _impossible(labels, assumed, pi, pi_se, theta, ell):
 
 
 def padding_length(theta: NDArray[np.float64], percentile: float = PERCENTILE) -> int:
-    """ℓ: the smallest size ``m ≥ 1`` such that sizes ``1..m`` hold at least ``percentile`` of the people
-    with a non-empty local set, under the size distribution ``theta`` (index = size); 1 if there are none.
+    """ℓ: the smallest size ``m ≥ 1`` such that sizes ``1..m`` hold at least ``percentile`` of the people.
+
+    Of the people with a non-empty local set, under the size distribution ``theta`` (index = size); 1 if there are none.
 
     Examples
     --------
@@ -1437,8 +1463,10 @@ def padding_length(theta: NDArray[np.float64], percentile: float = PERCENTILE) -
 
 
 def size_scale(theta: NDArray[np.float64], ell: int) -> float:
-    """``s = Σ_{m≥1} m θ_m / Σ_{m≥1} m θ_m / max(m, ℓ) = ℓ Σ m θ_m / Σ min(m, ℓ) θ_m``: sampling probability →
-    frequency (module notes); ``ℓ`` when the distribution has no mass above size 0.
+    """The factor ``s`` from sampling probability to frequency (module notes).
+
+    ``s = Σ_{m≥1} m θ_m / Σ_{m≥1} m θ_m / max(m, ℓ) = ℓ Σ m θ_m / Σ min(m, ℓ) θ_m``; ``ℓ`` when the distribution has no
+    mass above size 0.
     """
     t = np.clip(np.asarray(theta, dtype=np.float64), 0.0, None)
     m = np.arange(t.size, dtype=np.float64)
@@ -1500,10 +1528,11 @@ class SVIM(_SetValued):
     finds = "items"
 
     def result(self, state: SetValuedState) -> HeavyHittersEstimate:
-        """At most ``top_k`` items with their frequency estimates, standard errors and provenance: a
-        :class:`SetItemsEstimate`, whose intervals include the size correction's bias. Candidates that
-        cannot be told from noise are left out, so there may be fewer (module notes); a
-        :class:`SizeCorrectionWarning` says when a size-corrected estimate was impossible and was clipped.
+        """At most ``top_k`` items with their frequency estimates, standard errors and provenance.
+
+        A :class:`SetItemsEstimate`, whose intervals include the size correction's bias. Candidates that cannot be told
+        from noise are left out, so there may be fewer (module notes); a :class:`SizeCorrectionWarning` says when a
+        size-corrected estimate was impossible and was clipped.
         """
         self._check_done(state)
         rows, dropped = self._ranked(self._items_table(state), self._top_k)
@@ -1556,8 +1585,9 @@ class SVSM(_SetValued):
     finds = "itemsets"
 
     def _check_small_cases(self):
-        """Itemsets (size >= 2) are built from the ``top_k`` items: ``top_k = 1`` or a domain of one item leaves
-        none, which showed only after the three item phases were drawn. Refused here instead.
+        """Refuse a ``top_k`` or domain that leaves no itemsets here, not after the three item phases were drawn.
+
+        Itemsets (size >= 2) are built from the ``top_k`` items: ``top_k = 1`` or a domain of one item leaves none.
         """
         if self._top_k < 2:
             raise ValueError(f"SVSM needs top_k >= 2 (its itemsets are built from its top_k items; one item makes "
@@ -1568,9 +1598,10 @@ class SVSM(_SetValued):
                              "with one possible item use SVIM")
 
     def result(self, state: SetValuedState) -> ItemsetsEstimate:
-        """The ``top_k`` best of the candidate items and itemsets, with estimates and provenance; as
-        :meth:`SVIM.result` (intervals with the size correction's bias, noise left out, impossible estimates
-        clipped and warned), each with the size phase of its own kind.
+        """The ``top_k`` best of the candidate items and itemsets, with estimates and provenance.
+
+        As :meth:`SVIM.result` (intervals with the size correction's bias, noise left out, impossible estimates clipped
+        and warned), each with the size phase of its own kind.
         """
         self._check_done(state)
         items = self._items_table(state)

@@ -181,8 +181,10 @@ class GeneralWave(_WindowOracle):
 
     def prepare_values(self, x: ArrayLike, *, name: str | None = None, nan_policy: str = "raise",
                        fill_value: float | None = None, out_of_range: str = "clip") -> FloatArray:
-        """Validate values as :meth:`ldpnum.Mechanism.prepare_values` does; with ``discrete=True`` also refuse
-        non-integer values (InvalidValuesError with their count and first index; nothing is drawn).
+        """Validate values as :meth:`ldpnum.Mechanism.prepare_values` does.
+
+        With ``discrete=True`` also refuse non-integer values (InvalidValuesError with their count and first index;
+        nothing is drawn).
         """
         values = super().prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value,
                                         out_of_range=out_of_range)

@@ -1,5 +1,7 @@
-"""Several attributes at once: hybrid-dimensional grids (HDG) for 1-D and 2-D range queries over numerical
-columns, and CALM-style k-way marginals of categorical columns (Marginals).
+"""Several attributes at once: hybrid-dimensional grids (HDG) and k-way marginals (Marginals).
+
+HDG answers 1-D and 2-D range queries over numerical columns; Marginals gives CALM-style k-way marginals of categorical
+columns.
 
 Examples
 --------

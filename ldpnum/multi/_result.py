@@ -1,5 +1,7 @@
-r"""The results of several attributes at once: MultiRangeEstimate (HDG's grids, marginals and response matrices,
-and the range queries they answer) and MarginalsEstimate (Marginals' k-way tables and the marginals inside them).
+r"""The results of several attributes at once: MultiRangeEstimate and MarginalsEstimate.
+
+MultiRangeEstimate holds HDG's grids, marginals and response matrices, and the range queries they answer;
+MarginalsEstimate holds Marginals' k-way tables and the marginals inside them.
 """
 
 from collections.abc import Mapping
@@ -43,8 +45,9 @@ def _prefix_2d(T):
 
 
 def _bilinear(S, tx, ty):
-    """The prefix table ``S`` (shape ``(gx+1, gy+1)``) at fractional cell positions ``tx, ty``: exact for a
-    density uniform within each cell.
+    """The prefix table ``S`` (shape ``(gx+1, gy+1)``) at fractional cell positions ``tx, ty``.
+
+    Exact for a density uniform within each cell.
     """
     gx, gy = S.shape[0] - 1, S.shape[1] - 1
     i = np.minimum(np.floor(tx).astype(np.intp), gx - 1)
@@ -300,8 +303,9 @@ class MultiRangeEstimate(PrivacyProvenance):
         return float(out) if np.ndim(out) == 0 else out
 
     def _cell_interval(self, query, z):
-        """``(low, high)`` of :meth:`range`'s ``ci``: the post-processed grid's inner and outer cell masses
-        widened by ``z`` standard errors, clipped to [0, 1].
+        """``(low, high)`` of :meth:`range`'s ``ci``.
+
+        The post-processed grid's inner and outer cell masses widened by ``z`` standard errors, clipped to [0, 1].
         """
         if not self.cell_variances or not self.grids:
             raise ValueError("range(ci=): this estimate carries no grids or cell variances (built without "
@@ -340,8 +344,9 @@ class MultiRangeEstimate(PrivacyProvenance):
         return low, high
 
     def standard_error(self, query: Mapping) -> Any:
-        r"""Standard error of the answer to ``query`` (as :meth:`range`; arrays broadcast), from the raw grids'
-        closed-form variances.
+        r"""Standard error of the answer to ``query``, from the raw grids' closed-form variances.
+
+        ``query`` as for :meth:`range`; arrays broadcast.
 
         A 1-D query on column ``a`` is read on ``a``'s raw 1-D grid, a 2-D query on the pair's raw 2-D grid:
         with ``w_c`` the fraction of cell ``c`` inside the query and ``v_c`` its plug-in variance
@@ -396,8 +401,9 @@ class MultiRangeEstimate(PrivacyProvenance):
         return np.linspace(low, high, (self.marginals[c].size if cells is None else cells) + 1)
 
     def joint(self, a: str, b: str, *, as_frame: bool = True) -> Any:
-        """The joint table of columns ``a`` (rows) and ``b`` (columns): a pandas DataFrame indexed by
-        intervals, or with ``as_frame=False`` the array and the two edge arrays.
+        """The joint table of columns ``a`` (rows) and ``b`` (columns).
+
+        A pandas DataFrame indexed by intervals, or with ``as_frame=False`` the array and the two edge arrays.
         """
         k, swapped = self._pair(a, b)
         T = self.joints[k].T if swapped else self.joints[k]
@@ -410,8 +416,9 @@ class MultiRangeEstimate(PrivacyProvenance):
                             columns=pd.IntervalIndex.from_breaks(eb, closed="left", name=str(b)))
 
     def quantile(self, q: Any, *args: Any, **kwargs: Any) -> Any:
-        """Refused with a TypeError: a joint estimate of several columns has no quantiles of its own; ask a
-        column's :meth:`marginal` (``est.marginal(column).quantile(q)``).
+        """Refused with a TypeError: a joint estimate of several columns has no quantiles of its own.
+
+        Ask a column's :meth:`marginal` (``est.marginal(column).quantile(q)``).
         """
         raise TypeError(f"{type(self).__name__} answers ranges of several columns, not quantiles of one; use "
                         "its marginal(column).quantile(q)")
@@ -465,8 +472,9 @@ class MultiRangeEstimate(PrivacyProvenance):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class MarginalsEstimate(PrivacyProvenance):
-    r"""Estimated k-way marginals of categorical columns (:class:`ldpnum.Marginals`), and every lower-way
-    marginal inside them.
+    r"""Estimated k-way marginals of categorical columns, and every lower-way marginal inside them.
+
+    The columns were collected by :class:`ldpnum.Marginals`.
 
     Parameters
     ----------
@@ -561,8 +569,9 @@ class MarginalsEstimate(PrivacyProvenance):
         return cols
 
     def covers(self, cols: Any) -> bool:
-        """Whether one released set holds every column of ``cols`` (then :meth:`marginal` projects it;
-        otherwise it reconstructs the maximum-entropy table).
+        """Whether one released set holds every column of ``cols``.
+
+        Then :meth:`marginal` projects it; otherwise it reconstructs the maximum-entropy table.
         """
         cols = self._names(cols)
         return any(set(cols) <= set(s) for s in self.sets)
@@ -573,15 +582,16 @@ class MarginalsEstimate(PrivacyProvenance):
         return sum(wi * project(self.tables[i], self.sets[i], srt) for wi, i in zip(w, holders)) / w.sum()
 
     def marginal(self, cols: Any, *more: str, as_frame: bool = False) -> Any:
-        r"""Joint frequencies of ``cols`` (a name or a tuple of names; ``marginal("a", "b")`` is
-        ``marginal(("a", "b"))``), an array of shape ``(c_a, c_b, …)`` in the order given. When a released set holds them: the projections of every released table holding
-        them, averaged with :attr:`weights`. Otherwise (e.g. three columns from 2-way tables) the
-        **maximum-entropy** table matching every released table's projection onto its columns among
-        ``cols`` (the largest such intersections; :func:`max_entropy`, iterative proportional fitting): the
-        least-committal joint table given what was released, exact when the columns' dependence is no
-        richer than the released sets (e.g. no 3-way interaction given all pairs). ``as_frame=True``: a
-        Series (one column), a DataFrame (rows: the first column's categories, columns: the second's) or a
-        MultiIndex Series (three or more).
+        r"""Joint frequencies of ``cols``, an array of shape ``(c_a, c_b, …)`` in the order given.
+
+        ``cols`` is a name or a tuple of names; ``marginal("a", "b")`` is ``marginal(("a", "b"))``. When a released set
+        holds them: the projections of every released table holding them, averaged with :attr:`weights`. Otherwise (e.g.
+        three columns from 2-way tables) the **maximum-entropy** table matching every released table's projection onto
+        its columns among ``cols`` (the largest such intersections; :func:`max_entropy`, iterative proportional
+        fitting): the least-committal joint table given what was released, exact when the columns' dependence is no
+        richer than the released sets (e.g. no 3-way interaction given all pairs). ``as_frame=True``: a Series (one
+        column), a DataFrame (rows: the first column's categories, columns: the second's) or a MultiIndex Series (three
+        or more).
         """
         if more:
             if not isinstance(cols, str) or not all(isinstance(c, str) for c in more):
@@ -615,8 +625,9 @@ class MarginalsEstimate(PrivacyProvenance):
         return pd.Series(out.ravel(), index=index, name="frequency")
 
     def to_frame(self) -> Any:
-        """Every released table in long form: one row per (set, cell), columns ``set``, the set's columns'
-        categories (missing for columns outside the set) and ``frequency``.
+        """Every released table in long form: one row per (set, cell).
+
+        Columns ``set``, the set's columns' categories (missing for columns outside the set) and ``frequency``.
         """
         import pandas as pd
 

@@ -253,9 +253,8 @@ def guideline_granularities(n: int, epsilon: float, d: int, *, alpha1: float = A
     >>> guideline_granularities(10**6, 2.0, 2, alpha1=PAPER_ALPHA1)
     (64, 8)
     """
-    for name, value in (("alpha1", alpha1), ("alpha2", alpha2)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
-            raise ValueError(f"guideline_granularities: {name} must be a positive finite number; got {value!r}")
+    alpha1, alpha2 = (check_scalar(value, f"guideline_granularities: {name}", float, low=0, include_boundaries="neither")
+                      for name, value in (("alpha1", alpha1), ("alpha2", alpha2)))
     m = d + d * (d - 1) // 2
     em1, ee = math.expm1(epsilon), math.exp(epsilon)
     g1 = (n * em1 * em1 * alpha1 * alpha1 / (2 * m * ee)) ** (1 / 3)
@@ -268,8 +267,9 @@ def guideline_granularities(n: int, epsilon: float, d: int, *, alpha1: float = A
 # -- the grids' frequency oracles --------------------------------------------------------------------------
 
 def check_table_epsilon(epsilon: float, owner: str) -> None:
-    r"""Refuse an ``epsilon`` below :data:`MIN_EPSILON` = 1e-9 for HDG or Marginals (``owner`` names it) with
-    one ValueError, in the constructor (before anything is planned or drawn).
+    r"""Refuse an ``epsilon`` below :data:`MIN_EPSILON` = 1e-9 for HDG or Marginals (``owner`` names it).
+
+    One ValueError, in the constructor (before anything is planned or drawn).
 
     Why 1e-9. The tables' oracles (GRR, OLH) estimate through :math:`(I/n - q^*)/(p^* - q^*)` with
     :math:`p^* - q^* \approx ε/k`, computed in float64 from the exact integer plan. Measured relative error
@@ -288,8 +288,9 @@ def check_table_epsilon(epsilon: float, owner: str) -> None:
 
 
 class GridOLH(OLHLevel):
-    """OLH over a grid's cells with the hash range ``round(e^ε) + 1`` capped at 1024 (the report's 10 bits
-    for ``y``; the cap binds for ε > 6.93).
+    """OLH over a grid's cells with the hash range ``round(e^ε) + 1`` capped at 1024.
+
+    The cap is the report's 10 bits for ``y``; it binds for ε > 6.93.
     """
 
     def __init__(self, epsilon, k):
@@ -308,8 +309,10 @@ def _grid_oracle(epsilon, k):
 # -- the plan ----------------------------------------------------------------------------------------------
 
 class HDGPlan:
-    """The integer plan: the grids (their attributes and granularity), their oracles, the kernel's grid
-    table, the blocks of the aggregate and the exact grid distribution.
+    """The integer plan of HDG's grids.
+
+    The grids (their attributes and granularity), their oracles, the kernel's grid table, the blocks of the aggregate
+    and the exact grid distribution.
 
     Grid ``j`` is drawn with probability ``grid_weights[j] = c_j / 2**48``, ``c_j = ceil((j+1) 2**48 / m) -
     ceil(j 2**48 / m)`` (:func:`ldpnum._random.assign_columns`' multiply-shift), independently of the values.
@@ -361,9 +364,10 @@ class HDGPlan:
         return (int(code) << 16) | tag
 
     def exact_probabilities(self, cells: Any, seed: int = 0) -> dict[int, Fraction]:
-        """``{report: Fraction}``: the exact distribution of the report of a person whose cell in grid ``j``
-        is ``cells[j]``, given the hash seed word ``seed`` (the seed's own distribution is uniform and does
-        not depend on the values): ``P(grid j) · P(oracle output | cell)``.
+        """``{report: Fraction}``: the exact report distribution of a person whose cell in grid ``j`` is ``cells[j]``.
+
+        Given the hash seed word ``seed`` (the seed's own distribution is uniform and does not depend on the values):
+        ``P(grid j) · P(oracle output | cell)``.
         """
         out = {}
         for j, o in enumerate(self.oracles):
@@ -377,8 +381,9 @@ class HDGPlan:
         return ((np.asarray(codes, dtype=np.uint64) & _GRID_MASK) >> np.uint64(kernels.GRID_SHIFT)).astype(np.intp)
 
     def aggregate(self, codes: ArrayLike) -> np.ndarray:
-        """The aggregate counts of reports (see the class docstring): O(n log m) to split by grid, then each
-        grid's histogram or OLH support counts.
+        """The aggregate counts of reports (see the class docstring).
+
+        O(n log m) to split by grid, then each grid's histogram or OLH support counts.
         """
         from ..frequency.hashing import local_hash_support_counts
 
@@ -431,8 +436,10 @@ def _check_granularities(granularities):
 
 
 def select_columns(x: Any, columns: Any, name: str | None, owner: str, where: str) -> Any:
-    """``x`` itself, or, for a DataFrame, its ``columns`` in that order: the frame must hold exactly those
-    columns (any order; matched by name), else one ValueError naming the missing and extra ones.
+    """``x`` itself, or, for a DataFrame, its ``columns`` in that order.
+
+    The frame must hold exactly those columns (any order; matched by name), else one ValueError naming the missing and
+    extra ones.
     """
     have_columns = getattr(x, "columns", None)
     if have_columns is None or not hasattr(x, "to_numpy") or isinstance(x, np.ndarray):
@@ -450,10 +457,12 @@ def select_columns(x: Any, columns: Any, name: str | None, owner: str, where: st
 
 
 class PackedTables(VectorMechanism):
-    """What HDG and :class:`ldpnum.Marginals` share: one packed ``uint64`` report per person naming a table
-    (a grid, an attribute set) and the oracle's output over its cells (:mod:`ldpnum._kernels.client_multi`),
-    and an aggregate of every table's block (a GRR table's counts; an OLH table's support counts, then its
-    number of reports). Subclasses set ``_plan`` (an :class:`HDGPlan` or a plan with its interface).
+    """What HDG and :class:`ldpnum.Marginals` share: one packed report per person, one aggregate block per table.
+
+    One ``uint64`` report per person names a table (a grid, an attribute set) and the oracle's output over its cells
+    (:mod:`ldpnum._kernels.client_multi`), and an aggregate holds every table's block (a GRR table's counts; an OLH
+    table's support counts, then its number of reports). Subclasses set ``_plan`` (an :class:`HDGPlan` or a plan with
+    its interface).
     """
 
     @property
@@ -491,8 +500,9 @@ class PackedTables(VectorMechanism):
 
     @classmethod
     def _check_counts(cls, counts, total, n_reports, spec):
-        """Per table: a GRR block sums to the table's reports, an OLH block's support counts are at most its
-        recorded number of reports; the tables' reports add up to ``n_reports``.
+        """Per table: a GRR block sums to the table's reports, an OLH block's support counts are at most its reports.
+
+        The OLH bound is its recorded number of reports; the tables' reports add up to ``n_reports``.
         """
         from ..base import mechanism_for
 
@@ -500,8 +510,9 @@ class PackedTables(VectorMechanism):
         return check_block_counts(counts, plan.oracles, plan.offsets, n_reports, spec, block="grid")
 
     def aggregate(self, reports: Reports) -> Aggregate:
-        """Every grid's counts (GRR: its cells' histogram; OLH: its cells' support counts and its number of
-        reports), concatenated: a mergeable :class:`~ldpnum.Aggregate` of :attr:`n_cells` counts.
+        """Every grid's counts, concatenated: a mergeable :class:`~ldpnum.Aggregate` of :attr:`n_cells` counts.
+
+        GRR: its cells' histogram; OLH: its cells' support counts and its number of reports.
         """
         if not isinstance(reports, Reports):
             raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
@@ -622,8 +633,9 @@ class HDG(PackedTables):
     # -- client side ----------------------------------------------------------------------------------------
     def prepare_values(self, x: ArrayLike, *, name: str | None = None, nan_policy: str = "raise",
                        fill_value: Any = None, out_of_range: str = "clip") -> FloatArray:
-        """Validate an ``(n, d)`` array (columns in the order of ``bounds``) or a DataFrame holding exactly
-        the columns of ``bounds`` (any order: matched by name), without drawing anything.
+        """Validate an ``(n, d)`` array or a DataFrame of exactly the columns of ``bounds``, without drawing anything.
+
+        The array's columns are in the order of ``bounds``; the frame's in any order (matched by name).
         """
         x = select_columns(x, self._columns, name, "HDG", "bounds")
         return super().prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value,
@@ -633,8 +645,9 @@ class HDG(PackedTables):
         launch(kernels.hdg_kernel, values, self._lows, self._inv_ranges, self._plan.table, words, out)
 
     def cells(self, x: ArrayLike, grid: int, **options: Any) -> np.ndarray:
-        """The cell of grid ``grid`` (an index into :attr:`grids`) holding each row, exactly as ``privatize``
-        maps it (validated the same way; for simulations and tests).
+        """The cell of grid ``grid`` (an index into :attr:`grids`) holding each row, exactly as ``privatize`` maps it.
+
+        Validated the same way; for simulations and tests.
         """
         grid = check_scalar(grid, "grid", int, low=0, high=self._plan.m - 1)
         values = self.prepare_values(x, **options)
@@ -654,8 +667,9 @@ class HDG(PackedTables):
 
     # -- server side ----------------------------------------------------------------------------------------
     def raw_grids(self, data: Reports | Aggregate) -> tuple[tuple[np.ndarray, ...], tuple[int, ...]]:
-        """Unbiased estimates of every grid's cell frequencies (among all people: each grid's reporters are
-        a uniformly random subset) and every grid's number of reports.
+        """Unbiased estimates of every grid's cell frequencies and every grid's number of reports.
+
+        Frequencies among all people: each grid's reporters are a uniformly random subset.
 
         Raises ValueError when a grid received no report.
         """
@@ -680,10 +694,11 @@ class HDG(PackedTables):
         return tuple(float(o.variance(v)) for o, v in zip(self._plan.oracles, n_per))
 
     def cell_variances(self, raw: tuple[np.ndarray, ...], n_per: tuple[int, ...]) -> tuple[np.ndarray, ...]:
-        r"""Plug-in variance of every raw cell estimate (the shapes of ``raw``, :meth:`raw_grids`) as an
-        estimate of the frequency among all people: the oracle's variance at the cell's frequency ``f``
-        (clipped to [0, 1]) over the grid's ``n_j`` reports, plus the sampling of the grid's people from the
-        ``N`` in all, :math:`[v(f) + f(1 - f)(1 - n_j/N)] / n_j`.
+        r"""Plug-in variance of every raw cell estimate as an estimate of the frequency among all people.
+
+        In the shapes of ``raw`` (:meth:`raw_grids`): the oracle's variance at the cell's frequency ``f`` (clipped to
+        [0, 1]) over the grid's ``n_j`` reports, plus the sampling of the grid's people from the ``N`` in all,
+        :math:`[v(f) + f(1 - f)(1 - n_j/N)] / n_j`.
         """
         total = sum(n_per)
         out = []
@@ -759,8 +774,10 @@ class HDG(PackedTables):
                                   copula_correlations=post.copula_correlations, cell_variances=cell_var)
 
 def _warn_noisy_grids(names, plan, variances):
-    """:class:`~ldpnum.multi.NoisyRangesWarning` when a range over half of some grid's cells has a standard
-    error (the oracle's noise at frequency 0) above :data:`~ldpnum.multi._result.NOISE_WARNING_SE`.
+    """:class:`~ldpnum.multi.NoisyRangesWarning` when a range over half of some grid's cells is too noisy.
+
+    Too noisy: its standard error (the oracle's noise at frequency 0) is above
+    :data:`~ldpnum.multi._result.NOISE_WARNING_SE`.
     """
     import warnings
 
@@ -779,8 +796,9 @@ def _warn_noisy_grids(names, plan, variances):
 
 
 def check_hdg_codes(codes: np.ndarray, spec: "Spec") -> np.ndarray:
-    """Validate HDG report codes against their spec (every :class:`~ldpnum.Reports` path): one ``uint64``
-    per report whose grid index is below ``m``; on an OLH grid ``y < g``; on a GRR grid ``y = 0`` and the
+    """Validate HDG report codes against their spec (every :class:`~ldpnum.Reports` path).
+
+    One ``uint64`` per report whose grid index is below ``m``; on an OLH grid ``y < g``; on a GRR grid ``y = 0`` and the
     cell below the grid's cell count. Raises TypeError / ValueError naming the count and first index.
     """
     codes = check_integer_codes(codes)
@@ -792,10 +810,11 @@ def check_hdg_codes(codes: np.ndarray, spec: "Spec") -> np.ndarray:
 
 
 def check_packed_codes(codes: np.ndarray, spec: "Spec", ks: list[int]) -> np.ndarray:
-    """Check packed one-word reports (HDG's layout, :mod:`ldpnum._kernels.client_multi`) of the tables of
-    ``ks`` cells each, whose OLH hash ranges are the spec's ``g`` (0 for a GRR table): the table index below
-    ``len(ks)``; on an OLH table ``y < g``; on a GRR table ``y = 0`` and the cell below ``k``. ``codes``
-    are already known to be 1-D non-negative integers. Returns them as uint64.
+    """Check packed one-word reports (HDG's layout) of the tables of ``ks`` cells each; returns them as uint64.
+
+    The layout is :mod:`ldpnum._kernels.client_multi`'s; the tables' OLH hash ranges are the spec's ``g`` (0 for a GRR
+    table): the table index below ``len(ks)``; on an OLH table ``y < g``; on a GRR table ``y = 0`` and the cell below
+    ``k``. ``codes`` are already known to be 1-D non-negative integers.
     """
     gs = spec.get("g")
     if len(gs) != len(ks):

@@ -114,11 +114,13 @@ MARGINALS_STRATEGIES = ("all", "calm")
 
 
 class MarginalsPlan(HDGPlan):
-    """The integer plan: the attribute sets, their oracles (over each set's joint cells), the kernel's
-    table, the blocks of the aggregate and the exact distribution of the set. Set ``j`` is drawn with
-    probability ``grid_weights[j] = c_j / 2**48`` exactly as HDG draws its grids (:class:`HDGPlan`, whose
-    report packing, aggregation and exact probabilities this plan shares). ``sets``: the attribute sets
-    (sorted column indices, at most :data:`MAX_WIDTH` each); by default every set of ``k`` columns.
+    """The integer plan of Marginals: its attribute sets, drawn as HDG draws its grids.
+
+    The attribute sets, their oracles (over each set's joint cells), the kernel's table, the blocks of the aggregate and
+    the exact distribution of the set. Set ``j`` is drawn with probability ``grid_weights[j] = c_j / 2**48`` exactly as
+    HDG draws its grids (:class:`HDGPlan`, whose report packing, aggregation and exact probabilities this plan shares).
+    ``sets``: the attribute sets (sorted column indices, at most :data:`MAX_WIDTH` each); by default every set of ``k``
+    columns.
     """
 
     words_per_record = 3
@@ -159,8 +161,9 @@ class MarginalsPlan(HDGPlan):
 
 @functools.lru_cache(maxsize=512)
 def _oracle(epsilon, cells):
-    """The oracle of a set of ``cells`` joint cells (:func:`ldpnum.multi.hdg._grid_oracle`), built once per
-    (ε, cells): the choice below plans many candidate designs.
+    """The oracle of a set of ``cells`` joint cells (:func:`ldpnum.multi.hdg._grid_oracle`), built once per (ε, cells).
+
+    The choice below plans many candidate designs.
     """
     return _grid_oracle(epsilon, cells)
 
@@ -168,8 +171,9 @@ def _oracle(epsilon, cells):
 # -- CALM's adaptive choice --------------------------------------------------------------------------------
 
 def union_variance(oracle: Any, size: int, f: float, n: float) -> float:
-    r"""Variance of the unbiased estimate of the total frequency ``f`` of ``size`` cells of one set, summed
-    from the raw cells of ``n`` reporters drawn from the population (noise and sampling together).
+    r"""Variance of the unbiased estimate of the total frequency ``f`` of ``size`` cells of one set.
+
+    Summed from the raw cells of ``n`` reporters drawn from the population (noise and sampling together).
 
     With the oracle's support probabilities :math:`p^*, q^*`: GRR's supports of distinct cells are
     exclusive, so the union is one Bernoulli of :math:`\pi = C q^* + f (p^* - q^*)`, variance
@@ -186,13 +190,14 @@ def union_variance(oracle: Any, size: int, f: float, n: float) -> float:
 
 
 def predicted_error(categories: Any, k: int, epsilon: float, sets: Any, n: int) -> float:
-    r"""CALM-style expected error of the k-way marginals answered from released ``sets`` (column-index
-    tuples) at ``n`` people split evenly among them: the mean over every k-set ``K`` of the expected squared
-    L2 error of its table, :math:`E_K = (\sum_{V \supseteq K} 1/E_{K,V})^{-1}`, where
-    :math:`E_{K,V} = |K| \cdot v_V(C_V, 1/|K|, n/m)` sums :func:`union_variance` over ``K``'s ``|K|`` cells,
-    each the projection of ``C_V = |V|/|K|`` cells of ``V`` (``|·|`` counting cells), at the uniform
-    frequency ``1/|K|`` (the largest sampling term: the rule does not look at the data). Holders are
-    averaged with inverse-variance weights, as the estimator does. ``inf`` when a k-set has no holder.
+    r"""CALM-style expected error of the k-way marginals answered from released ``sets`` at ``n`` people.
+
+    ``sets`` are column-index tuples; the people are split evenly among them. The error is the mean over every k-set
+    ``K`` of the expected squared L2 error of its table, :math:`E_K = (\sum_{V \supseteq K} 1/E_{K,V})^{-1}`, where
+    :math:`E_{K,V} = |K| \cdot v_V(C_V, 1/|K|, n/m)` sums :func:`union_variance` over ``K``'s ``|K|`` cells, each the
+    projection of ``C_V = |V|/|K|`` cells of ``V`` (``|·|`` counting cells), at the uniform frequency ``1/|K|`` (the
+    largest sampling term: the rule does not look at the data). Holders are averaged with inverse-variance weights, as
+    the estimator does. ``inf`` when a k-set has no holder.
     """
     cats = tuple(categories)
     per = n / len(sets)
@@ -212,10 +217,11 @@ def predicted_error(categories: Any, k: int, epsilon: float, sets: Any, n: int) 
 
 
 def covering_sequence(categories: Any, k: int, width: int, limit: int = MAX_SETS) -> list[tuple[int, ...]]:
-    """Attribute sets of ``width`` columns, picked one at a time (at most ``limit``, without repeats): each
-    pick covers the most k-sets no earlier pick covers, then the k-sets covered fewest times so far (smallest
-    sum of their coverage counts), then has the fewest cells, then comes first in lexicographic order. Every
-    prefix is the greedy design of its length (a covering design once every k-set is covered).
+    """Attribute sets of ``width`` columns, picked one at a time (at most ``limit``, without repeats).
+
+    Each pick covers the most k-sets no earlier pick covers, then the k-sets covered fewest times so far (smallest sum
+    of their coverage counts), then has the fewest cells, then comes first in lexicographic order. Every prefix is the
+    greedy design of its length (a covering design once every k-set is covered).
     """
     cats = tuple(categories)
     d = len(cats)
@@ -290,8 +296,9 @@ def calm_choice(categories: Any, k: int, epsilon: float, n: int) -> tuple[Any, A
 # -- the mechanism -----------------------------------------------------------------------------------------
 
 def _check_categories(categories, k, strategy="all"):
-    """``categories`` as ``(names, counts)`` and ``k``, validated together (one clear error each). With
-    ``strategy="calm"`` the number of k-sets is not bounded (the released sets are), the columns are.
+    """``categories`` as ``(names, counts)`` and ``k``, validated together (one clear error each).
+
+    With ``strategy="calm"`` the number of k-sets is not bounded (the released sets are), the columns are.
     """
     if not isinstance(categories, Mapping):
         raise TypeError(f"categories must be a mapping {{column: number of categories}}; got "
@@ -322,9 +329,10 @@ def _check_categories(categories, k, strategy="all"):
 
 
 def _check_sets(sets, names, counts, k):
-    """Released ``sets`` given by column names: a non-empty sequence of at most :data:`MAX_SETS` distinct
-    sets of ``k`` to :data:`MAX_WIDTH` distinct known columns of at most :data:`MAX_CELLS` cells, every
-    column in one of them. Returns them as sorted column-index tuples, in the order given.
+    """Released ``sets`` given by column names, as sorted column-index tuples in the order given.
+
+    A non-empty sequence of at most :data:`MAX_SETS` distinct sets of ``k`` to :data:`MAX_WIDTH` distinct known columns
+    of at most :data:`MAX_CELLS` cells, every column in one of them.
     """
     if isinstance(sets, (str, bytes, Mapping)) or not hasattr(sets, "__iter__"):
         raise TypeError(f"sets must be a sequence of column-name tuples; got {type(sets).__name__}")
@@ -467,8 +475,9 @@ class Marginals(PackedTables):
         return max(len(s) for s in self._plan.grids)
 
     def predicted_error(self, n: int | None = None) -> float:
-        """The error model of :func:`predicted_error` for this design: mean expected squared L2 error of a
-        k-way marginal's table at ``n`` people (default: the planned :attr:`n`).
+        """The error model of :func:`predicted_error` for this design.
+
+        Mean expected squared L2 error of a k-way marginal's table at ``n`` people (default: the planned :attr:`n`).
         """
         n = self._n if n is None else check_scalar(n, "n", int, low=1, high=1 << 62)
         return predicted_error(self._plan.categories, self._plan.k, self._epsilon, self._plan.grids, n)
@@ -505,9 +514,10 @@ class Marginals(PackedTables):
     # -- client side ----------------------------------------------------------------------------------------
     def prepare_values(self, x: ArrayLike, *, name: str | None = None, nan_policy: str = "raise",
                        fill_value: Any = None, out_of_range: str = "clip") -> FloatArray:
-        """Validate an ``(n, d)`` array of category codes (columns in the order of ``categories``) or a
-        DataFrame holding exactly those columns (any order), without drawing anything. Codes must be
-        integers in ``[0, c)``: anything else raises, whatever ``out_of_range`` says (``"clip"`` or
+        """Validate an ``(n, d)`` array of category codes or a DataFrame of those columns, without drawing anything.
+
+        The array's columns are in the order of ``categories``; the DataFrame holds exactly those columns (any order).
+        Codes must be integers in ``[0, c)``: anything else raises, whatever ``out_of_range`` says (``"clip"`` or
         ``"raise"``, accepted for the common interface): a category is never clipped.
         """
         check_choice(out_of_range, "out_of_range", ("clip", "raise"))
@@ -531,8 +541,9 @@ class Marginals(PackedTables):
 
     # -- server side ----------------------------------------------------------------------------------------
     def raw_marginals(self, data: Reports | Aggregate) -> tuple[tuple[np.ndarray, ...], tuple[int, ...]]:
-        """Unbiased estimates of every set's joint frequencies (shape ``(c_a, c_b, …)``) and every set's
-        number of reports. Raises ValueError when a set received no report.
+        """Unbiased estimates of every set's joint frequencies (shape ``(c_a, c_b, …)``) and number of reports.
+
+        Raises ValueError when a set received no report.
         """
         agg = self._as_aggregate(data)
         plan = self._plan
@@ -552,9 +563,9 @@ class Marginals(PackedTables):
         return tuple(float(o.variance(v)) for o, v in zip(self._plan.oracles, n_per))
 
     def cell_variances(self, frequencies: Any, n_per: tuple[int, ...]) -> tuple[np.ndarray, ...]:
-        r"""Variance of every raw cell estimate of each set, for reporters drawn from joint frequencies
-        ``frequencies`` (one table per set): :math:`\pi(1-\pi)/(n_j (p^*-q^*)^2)`,
-        :math:`\pi = q^* + f (p^* - q^*)`.
+        r"""Variance of every raw cell estimate of each set, for reporters drawn from joint frequencies ``frequencies``.
+
+        One table per set: :math:`\pi(1-\pi)/(n_j (p^*-q^*)^2)`, :math:`\pi = q^* + f (p^* - q^*)`.
         """
         out = []
         for o, f, n in zip(self._plan.oracles, frequencies, n_per):
@@ -596,8 +607,9 @@ class Marginals(PackedTables):
 
 
 def check_marginals_codes(codes: np.ndarray, spec: "Spec") -> np.ndarray:
-    """Validate Marginals report codes against their spec (every :class:`~ldpnum.Reports` path): HDG's
-    packed layout over the spec's attribute sets (:func:`ldpnum.multi.hdg.check_packed_codes`).
+    """Validate Marginals report codes against their spec (every :class:`~ldpnum.Reports` path).
+
+    HDG's packed layout over the spec's attribute sets (:func:`ldpnum.multi.hdg.check_packed_codes`).
     """
     codes = check_integer_codes(codes)
     if spec.get("layout") != LAYOUT or spec.get("hash") != HASH_FAMILY:

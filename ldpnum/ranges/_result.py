@@ -192,10 +192,11 @@ class RangeEstimate(PrivacyProvenance):
         return self.replicates
 
     def confidence_band(self, level: float = 0.95, *, kind: str = "pointwise") -> Any:
-        """A band for the CDF at the leaf edges from the bootstrap replicates: percentile intervals
-        (``"pointwise"``) or the estimate ± the ``level`` quantile of the replicates' largest deviation
-        (``"simultaneous"``); clipped to [0, 1] and non-decreasing. See
-        :meth:`ldpnum.DistributionEstimate.confidence_band` for the method and its limits.
+        """A band for the CDF at the leaf edges from the bootstrap replicates, clipped to [0, 1] and non-decreasing.
+
+        Percentile intervals (``"pointwise"``) or the estimate ± the ``level`` quantile of the replicates' largest
+        deviation (``"simultaneous"``). See :meth:`ldpnum.DistributionEstimate.confidence_band` for the method and its
+        limits.
         """
         if kind not in ("pointwise", "simultaneous"):
             raise ValueError(f"kind must be 'pointwise' or 'simultaneous'; got {kind!r}")
@@ -302,8 +303,9 @@ class RangeEstimate(PrivacyProvenance):
         return EstimateInterval(point, float(low) if a.ndim == 0 else low, float(high) if a.ndim == 0 else high)
 
     def cdf(self, x: ArrayLike) -> Any:
-        r"""Estimated ``P(X <= x) = range(low, x)`` (0 below the bounds, 1 above; NaN stays NaN); in discrete mode
-        the step function :math:`\sum_{k \le x} P(X = k)`.
+        r"""Estimated ``P(X <= x) = range(low, x)`` (0 below the bounds, 1 above; NaN stays NaN).
+
+        In discrete mode the step function :math:`\sum_{k \le x} P(X = k)`.
         """
         xa = real_array(x, "x")
         flat = np.atleast_1d(xa).ravel()
@@ -322,8 +324,9 @@ class RangeEstimate(PrivacyProvenance):
         return range_sums(self.shape, self.node_estimates, np.zeros(n + 1, dtype=np.int64), np.arange(n + 1))
 
     def quantile(self, q: ArrayLike, *, ci: float | None = None) -> Any:
-        r"""Estimated quantiles: the inverse of the monotone CDF closest to the tree's (with ``ci=level`` on a
-        bootstrapped estimate: an ``EstimateInterval`` with percentile bootstrap intervals).
+        r"""Estimated quantiles: the inverse of the monotone CDF closest to the tree's.
+
+        With ``ci=level`` on a bootstrapped estimate: an ``EstimateInterval`` with percentile bootstrap intervals.
 
         :math:`Q(q) = \min\{x : \tilde F(x) \ge q\}` for the piecewise-linear interpolation between leaf
         edges of :math:`\tilde F`, the isotonic (least-squares non-decreasing) fit of the CDF at the leaf

@@ -54,9 +54,10 @@ DEFAULT_THRESHOLD = 4.0
 
 
 class AdaptiveTree(NamedTuple):
-    """What :func:`adaptive_tree` returns: the tree (one array per level, the root first), the multiplier
-    ``c`` used, and how many nodes the frontier has (closed nodes whose parent is open) and how many leaves
-    lie under them.
+    """What :func:`adaptive_tree` returns: the tree, the multiplier ``c`` used, and the frontier's size.
+
+    The tree is one array per level, the root first; the frontier is the closed nodes whose parent is open: how many
+    there are and how many leaves lie under them.
     """
 
     levels: tuple
@@ -71,8 +72,9 @@ def ahead_threshold(branching: int) -> float:
 
 
 def check_threshold(threshold: float | None) -> float:
-    """Validate ``threshold`` (None for :data:`DEFAULT_THRESHOLD`, else a finite real ``>= 0``; 0 closes
-    only nodes whose raw estimate is negative) and return the multiplier.
+    """Validate ``threshold`` and return the multiplier.
+
+    None for :data:`DEFAULT_THRESHOLD`, else a finite real ``>= 0``; 0 closes only nodes whose raw estimate is negative.
     """
     if threshold is None:
         return DEFAULT_THRESHOLD

@@ -74,8 +74,7 @@ _PAYLOAD_SHIFT = np.uint64(16)
 # -- per-level frequency oracles ---------------------------------------------------------------------------
 
 class LevelOracle:
-    """A frequency oracle over the ``k`` nodes of one level whose report is **one code** in
-    ``0..n_codes-1``.
+    """A frequency oracle over the ``k`` nodes of one level whose report is **one code** in ``0..n_codes-1``.
 
     This is the interface a level oracle implements to plug into :class:`HierarchicalHistogram`: the
     kernel row it needs (``kind`` selects its branch in ``ldpnum._kernels.client_hierarchy``), its exact output
@@ -104,14 +103,16 @@ class LevelOracle:
         raise NotImplementedError
 
     def kernel_row(self) -> tuple[int, int, int, int]:
-        """``(kind, m, threshold, lie_shift)`` for the kernel's level table (``m``: the GRR step's alphabet;
-        ``lie_shift``: GRR's lie-block shift, 0 for Hadamard response).
+        """``(kind, m, threshold, lie_shift)`` for the kernel's level table.
+
+        ``m``: the GRR step's alphabet; ``lie_shift``: GRR's lie-block shift, 0 for Hadamard response.
         """
         raise NotImplementedError
 
     def exact_probabilities(self, node: int, seed: int | None = None) -> dict[int, Fraction]:
-        """``{code: Fraction}``: exact distribution of the level's report for a person in ``node`` (given the
-        hash seed word ``seed`` for hashed levels).
+        """``{code: Fraction}``: exact distribution of the level's report for a person in ``node``.
+
+        Given the hash seed word ``seed`` for hashed levels.
         """
         raise NotImplementedError
 
@@ -193,8 +194,9 @@ class GRRLevel(LevelOracle):
 
 
 def level_g(epsilon: float) -> int:
-    """Hash range of an OLH level: OLH's ``round(e^ε) + 1``, capped at :data:`LEVEL_G_MAX` = 4096
-    (ε > 8.32) so that ``y`` fits the packed report's 12 low bits.
+    """Hash range of an OLH level: OLH's ``round(e^ε) + 1``, capped at :data:`LEVEL_G_MAX` = 4096 (ε > 8.32).
+
+    The cap lets ``y`` fit the packed report's 12 low bits.
     """
     return min(olh_g(epsilon), LEVEL_G_MAX)
 
@@ -249,8 +251,9 @@ class OLHLevel(LevelOracle):
         return int(_hash_nodes(seed, [node], self.g)[0])
 
     def exact_probabilities(self, node: int, seed: int | None = None) -> dict[int, Fraction]:
-        """``{y: Fraction}`` given the seed word ``seed`` (the seed's own distribution is uniform and does
-        not depend on the node).
+        """``{y: Fraction}`` given the seed word ``seed``.
+
+        The seed's own distribution is uniform and does not depend on the node.
         """
         if seed is None:
             raise ValueError("an OLH level's report distribution is given for a fixed seed word: pass seed")
@@ -271,8 +274,9 @@ class OLHLevel(LevelOracle):
 
     @classmethod
     def predicted_variance(cls, epsilon: float, k: int) -> float:
-        """:math:`q(1-q)/(p-q)^2` with ``p = e^ε/(e^ε + g - 1)``, ``q = 1/g`` and the level's integer ``g``
-        (``4e^ε/(e^ε-1)^2`` when ``g = e^ε + 1``).
+        """:math:`q(1-q)/(p-q)^2` with ``p = e^ε/(e^ε + g - 1)``, ``q = 1/g`` and the level's integer ``g``.
+
+        It is ``4e^ε/(e^ε-1)^2`` when ``g = e^ε + 1``.
         """
         ee = math.exp(epsilon)
         g = level_g(epsilon)
@@ -452,7 +456,8 @@ def choose_branching(epsilon: float, n_leaves: int, oracle: str = "auto",
 
 
 def level_count(l: int, n_levels: int) -> int:
-    """How many of the 2**16 low-bit patterns the kernel maps to level index ``l`` (0-based):
+    """How many of the 2**16 low-bit patterns the kernel maps to level index ``l`` (0-based).
+
     ``ceil((l+1) 2**16 / L) - ceil(l 2**16 / L)``.
     """
     return -((-(l + 1) << LEVEL_BITS) // n_levels) + ((-l << LEVEL_BITS) // n_levels)
@@ -461,8 +466,9 @@ def level_count(l: int, n_levels: int) -> int:
 # -- the plan ----------------------------------------------------------------------------------------------
 
 class HierarchyPlan:
-    """The integer plan: tree shape, per-level oracles, report layout, aggregate blocks and the level
-    distribution.
+    """The integer plan of a hierarchical histogram.
+
+    Tree shape, per-level oracles, report layout, aggregate blocks and the level distribution.
 
     ``table`` is the kernel's level table ``[kind, m, node_size, offset, threshold, shift]`` (int64, one row
     per level); level ``l`` is drawn with probability ``level_weights[l-1] = c_l / 2**16`` (see
@@ -551,8 +557,10 @@ class HierarchyPlan:
         return np.searchsorted(np.array(self.offsets[1:]), codes, side="right") + 1
 
     def aggregate_packed(self, codes: np.ndarray) -> np.ndarray:
-        """The aggregate's counts of packed reports (already validated): per level, GRR's code histogram,
-        or OLH's support counts and ``n_l`` (the Cython kernel of :mod:`ldpnum.frequency.hashing`).
+        """The aggregate's counts of packed reports (already validated), per level.
+
+        GRR's code histogram, or OLH's support counts and ``n_l`` (the Cython kernel of
+        :mod:`ldpnum.frequency.hashing`).
         """
         from .._kernels.server_tree import split_levels
 
@@ -687,9 +695,11 @@ class HierarchicalHistogram(Mechanism):
 
     @classmethod
     def _check_counts(cls, counts, total, n_reports, spec):
-        """Offset layout (every level GRR or Hadamard response): one code per report. Packed layout: per
-        level, a GRR/Hadamard block sums to the level's reports, an OLH block's support counts are at most
-        its recorded ``n_l``, and the levels' reports add up to ``n_reports``.
+        """How the counts relate to the reports, by layout.
+
+        Offset layout (every level GRR or Hadamard response): one code per report. Packed layout: per level, a
+        GRR/Hadamard block sums to the level's reports, an OLH block's support counts are at most its recorded ``n_l``,
+        and the levels' reports add up to ``n_reports``.
         """
         from ..base import mechanism_for
 
@@ -764,8 +774,9 @@ class HierarchicalHistogram(Mechanism):
 
     @property
     def n_cells(self) -> int:
-        """Length of the aggregate: the levels' blocks, concatenated (with GRR levels only, also the report
-        alphabet).
+        """Length of the aggregate: the levels' blocks, concatenated.
+
+        With GRR levels only, it is also the report alphabet.
         """
         return self._plan.n_cells
 
@@ -808,8 +819,10 @@ class HierarchicalHistogram(Mechanism):
 
     def prepare_values(self, x: ArrayLike, *, name: str | None = None, nan_policy: str = "raise",
                        fill_value: float | None = None, out_of_range: str = "clip") -> FloatArray:
-        """Validate values as :meth:`ldpnum.Mechanism.prepare_values` does; with ``discrete=True`` also refuse
-        non-integer values (InvalidValuesError with their count and first index; nothing is drawn).
+        """Validate values as :meth:`ldpnum.Mechanism.prepare_values` does.
+
+        With ``discrete=True`` also refuse non-integer values (InvalidValuesError with their count and first index;
+        nothing is drawn).
         """
         values = super().prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value,
                                         out_of_range=out_of_range)
@@ -853,8 +866,9 @@ class HierarchicalHistogram(Mechanism):
         return Aggregate.empty(self.spec, per_report_counts=self._plan.packed)
 
     def level_counts(self, data: Reports | Aggregate) -> tuple[np.ndarray, ...]:
-        """Per-level blocks of an aggregate (or reports): a tuple of ``L`` int64 arrays (GRR: the code
-        histogram; OLH: the ``k_l`` support counts, then ``n_l``).
+        """Per-level blocks of an aggregate (or reports): a tuple of ``L`` int64 arrays.
+
+        GRR: the code histogram; OLH: the ``k_l`` support counts, then ``n_l``.
         """
         agg = self._as_aggregate(data)
         o = self._plan.offsets
@@ -932,8 +946,9 @@ class HierarchicalHistogram(Mechanism):
         return bootstrap_ranges(self, self._as_aggregate(data), n_boot=bootstrap, rng=rng, estimate=est, **options)
 
     def _fit_ranges(self, data, *, consistency="least-squares", threshold=None):
-        """The :class:`RangeEstimate` of ``data`` and the raw leaf estimates (no diagnostics, no bootstrap:
-        the bootstrap's replicates are fitted here).
+        """The :class:`RangeEstimate` of ``data`` and the raw leaf estimates.
+
+        No diagnostics, no bootstrap: the bootstrap's replicates are fitted here.
         """
         check_choice(consistency, "consistency", CONSISTENCY)
         if threshold is not None:
@@ -984,8 +999,9 @@ class HierarchicalHistogram(Mechanism):
 # -- report validation -------------------------------------------------------------------------------------
 
 def check_hierarchy_codes(codes: np.ndarray, spec: Spec) -> np.ndarray:
-    """Validate hierarchical-histogram report codes against their spec (every :class:`~ldpnum.Reports`
-    path: constructor, slicing, ``concat``, unpickling, pandas and Parquet round trips).
+    """Validate hierarchical-histogram report codes against their spec (every :class:`~ldpnum.Reports` path).
+
+    The paths are the constructor, slicing, ``concat``, unpickling, pandas and Parquet round trips.
 
     Offset layout (GRR levels only): codes of the categorical alphabet ``0..n_cells-1``, stored in its
     smallest unsigned dtype. Packed layout: one ``uint64`` per report whose level field is below ``L``;

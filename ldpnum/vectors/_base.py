@@ -1,5 +1,7 @@
-"""What every vector mechanism shares: the base class, report checks and column codes (the validation of
-public per-coordinate bounds and of ``(n, d)`` inputs lives with all validation, in :mod:`ldpnum._validation`).
+"""What every vector mechanism shares: the base class, report checks and column codes.
+
+The validation of public per-coordinate bounds and of ``(n, d)`` inputs lives with all validation, in
+:mod:`ldpnum._validation`.
 """
 
 import math
@@ -54,8 +56,9 @@ def column_words(codes: ArrayLike, what: str) -> np.ndarray:
 
 
 class _OffersEstimators:
-    """An ``estimate_*`` method a vector mechanism does not have raises an AttributeError that says what its
-    reports do answer (:meth:`ldpnum.Mechanism.offers`), instead of Python's bare "no attribute".
+    """An ``estimate_*`` method a vector mechanism does not have raises an AttributeError saying what it does answer.
+
+    What its reports answer is :meth:`ldpnum.Mechanism.offers`, instead of Python's bare "no attribute".
     """
 
     if not TYPE_CHECKING:  # hidden from type checkers, which would read every attribute as present
@@ -99,10 +102,11 @@ class VectorMechanism(_OffersEstimators, Mechanism):
 
     def describe_rows(self, agg: Any, *, column: Any, names: Any = None, level: float = 0.95,
                       bootstrap: int | None = None, rng: SeedLike = None) -> list[tuple[Any, dict]]:
-        """Summary rows (:meth:`ldpnum.mechanisms.Mechanism.describe_rows`), one per value column: the mean of
-        each coordinate with its confidence interval (mechanisms that estimate vector means), or the mean and
-        quartiles of each column's marginal (joint estimates such as HDG's). Rows are labelled by ``names``
-        (the value columns), else ``column[j]`` / the estimate's column names.
+        """Summary rows (:meth:`ldpnum.mechanisms.Mechanism.describe_rows`), one per value column.
+
+        The mean of each coordinate with its confidence interval (mechanisms that estimate vector means), or the mean
+        and quartiles of each column's marginal (joint estimates such as HDG's). Rows are labelled by ``names`` (the
+        value columns), else ``column[j]`` / the estimate's column names.
         """
         nan = float("nan")
         rows = []

@@ -93,8 +93,9 @@ class DuchiMultivariatePlan:
         return self.dim + self.n_bit_words + 1
 
     def sign_probability(self, a: int) -> Fraction:
-        """Probability that the kernel's ``a`` (after the side is chosen) is the sign vector ``a`` (bit ``j``
-        set when ``a_j = +1``).
+        """Probability that the kernel's ``a`` (after the side is chosen) is the sign vector ``a``.
+
+        Bit ``j`` of ``a`` is set when ``a_j = +1``.
         """
         s = 2 * bin(a).count("1") - self.dim
         if s > 0:
@@ -104,8 +105,10 @@ class DuchiMultivariatePlan:
         return Fraction(1, 1 << self.dim)
 
     def exact_probabilities(self, thresholds: Any) -> dict[int, Fraction]:
-        """``{z: probability}`` of every report (``z`` a bit mask, bit ``j`` set when ``z_j = +1``) for inputs
-        whose signs ``v_j = +1`` have probability ``thresholds[j] / 2**53``. Enumerates ``4^d`` terms (d ≤ 10).
+        """``{z: probability}`` of every report for inputs whose signs have the given probabilities.
+
+        ``z`` is a bit mask, bit ``j`` set when ``z_j = +1``; the signs ``v_j = +1`` have probability ``thresholds[j] /
+        2**53``. Enumerates ``4^d`` terms (d ≤ 10).
         """
         d = self.dim
         if len(thresholds) != d or d > 10:
@@ -178,12 +181,14 @@ class DuchiMultivariate(VectorMechanism):
 
     @classmethod
     def _check_counts(cls, counts, total, n_reports, spec):
-        """A report sets up to ``d`` bits (no count above ``n_reports``), and bit ``j`` is set with probability
-        ``(1 + t_j/B)/2``, ``t_j`` in ``[-1, 1]``: so ``c_j/n`` lies in ``[(1 - 1/B)/2, (1 + 1/B)/2]`` up to
-        sampling noise. By Hoeffding's inequality a count beyond that interval by more than
-        ``sqrt(n ln(2d/α)/2)`` has probability below ``α`` (:data:`IMPLAUSIBLE`, over all coordinates); such an
-        aggregate is refused: its ``n_reports`` or counts were changed (twice ``n_reports`` halves every
-        coordinate's estimate toward the low bound; half of it, or doubled counts, push it beyond the bounds).
+        """Refuse an aggregate whose counts are implausible for its ``n_reports``: its reports or counts were changed.
+
+        A report sets up to ``d`` bits (no count above ``n_reports``), and bit ``j`` is set with probability ``(1 +
+        t_j/B)/2``, ``t_j`` in ``[-1, 1]``: so ``c_j/n`` lies in ``[(1 - 1/B)/2, (1 + 1/B)/2]`` up to sampling noise. By
+        Hoeffding's inequality a count beyond that interval by more than ``sqrt(n ln(2d/α)/2)`` has probability below
+        ``α`` (:data:`IMPLAUSIBLE`, over all coordinates); such an aggregate is refused: its ``n_reports`` or counts
+        were changed (twice ``n_reports`` halves every coordinate's estimate toward the low bound; half of it, or
+        doubled counts, push it beyond the bounds).
         """
         n_reports = support_counts(counts, total, n_reports, spec)
         if not n_reports or not counts.size:
@@ -264,8 +269,9 @@ class DuchiMultivariate(VectorMechanism):
         return rows.view("<u8").reshape(-1).astype(np.uint64)
 
     def reports_from_column(self, codes: ArrayLike) -> Reports:
-        """The Reports behind column codes (:meth:`column_codes`'s inverse); a code with a bit set beyond the
-        ``dim`` coordinates raises ValueError.
+        """The Reports behind column codes (:meth:`column_codes`'s inverse).
+
+        A code with a bit set beyond the ``dim`` coordinates raises ValueError.
         """
         self.check_column_codes()
         words = column_words(codes, "DuchiMultivariate")
@@ -294,15 +300,17 @@ class DuchiMultivariate(VectorMechanism):
         return np.clip(2 * (values - self._lows) * self._inv_ranges - 1, -1.0, 1.0)
 
     def variance(self, x: ArrayLike) -> FloatArray:
-        """Per-report variance of each coordinate's estimate for the vectors ``x`` (shape ``(n, dim)``), in data
-        units: ``((high_j - low_j)/2)² (B² - t_j²)`` (exact up to the 2**-53 rounding of the signs' thresholds).
+        """Per-report variance of each coordinate's estimate for the vectors ``x`` (shape ``(n, dim)``), in data units.
+
+        ``((high_j - low_j)/2)² (B² - t_j²)``, exact up to the 2**-53 rounding of the signs' thresholds.
         """
         t = self._unit(x)
         return (self._widths / 2) ** 2 * (self._scale**2 - t * t)
 
     def expected_squared_error(self, x: ArrayLike) -> float:
-        """``E‖estimate - mean(x)‖²`` of the mean estimated from one report of each row of ``x``: the sum over
-        coordinates of ``Σ_i variance(x)[i, j] / n²``.
+        """``E‖estimate - mean(x)‖²`` of the mean estimated from one report of each row of ``x``.
+
+        The sum over coordinates of ``Σ_i variance(x)[i, j] / n²``.
         """
         v = self.variance(x)
         return float(v.sum() / v.shape[0] ** 2)

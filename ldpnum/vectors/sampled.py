@@ -95,8 +95,9 @@ def _inner_class(mechanism: Any) -> type[MeanOracle]:
 
 
 def split_epsilon(epsilon: float, k: int) -> float:
-    """The ε' of each of ``k`` reports: ``ε/k``, lowered by ulps until ``E(ε')^k ≤ E(ε)`` exactly (``E`` the
-    rigorous lower bound of ``exp`` that plans are rounded against), so the composition stays within ε.
+    """The ε' of each of ``k`` reports: ``ε/k``, lowered by ulps until ``E(ε')^k ≤ E(ε)`` exactly.
+
+    ``E`` is the rigorous lower bound of ``exp`` that plans are rounded against, so the composition stays within ε.
     """
     total = exp_lower(epsilon)
     each = epsilon / k
@@ -151,8 +152,9 @@ def _same_plan(a: Any, b: Any) -> bool:
 
 
 def _check_codes(codes: np.ndarray, spec: Spec) -> np.ndarray:
-    """Validate reports of sampled dimensions: ``(n, k)`` codes ``coordinate · n_inner + inner code`` in the
-    alphabet, coordinates strictly increasing along each row (the canonical wire order).
+    """Validate reports of sampled dimensions: ``(n, k)`` codes ``coordinate · n_inner + inner code``.
+
+    The codes must be in the alphabet, the coordinates strictly increasing along each row (the canonical wire order).
     """
     k, dim = int(spec.get("k")), len(spec.get("bounds"))
     n_inner = spec.n_cells // dim
@@ -304,8 +306,9 @@ class SampledDimensions(VectorMechanism):
                 f"{extra})")
 
     def coordinate_mechanism(self, j: int) -> MeanOracle:
-        """The inner mechanism with coordinate ``j``'s bounds: its codes mean what the reports' inner codes for
-        ``j`` mean (same plan), so its estimators apply to ``j``'s histogram.
+        """The inner mechanism with coordinate ``j``'s bounds, whose estimators apply to ``j``'s histogram.
+
+        Its codes mean what the reports' inner codes for ``j`` mean (same plan).
         """
         j = check_scalar(j, "coordinate", int, low=0, high=self.dim - 1)
         m = self._coordinate_mechanisms.get(j)
@@ -332,8 +335,9 @@ class SampledDimensions(VectorMechanism):
         launch(client_vector.combine_codes, coords, inner_out, self._inner.n_cells, out)
 
     def coordinates(self, n: int, rng: Any = None) -> np.ndarray:
-        """The ``(n, k)`` coordinates that ``privatize`` with this ``rng`` gives ``n`` people, whatever their
-        values (the choice reads only the first ``k`` words of each person).
+        """The ``(n, k)`` coordinates that ``privatize`` with this ``rng`` gives ``n`` people, whatever their values.
+
+        The choice reads only the first ``k`` words of each person.
         """
         n = check_scalar(n, "n", int, low=0, high=2**62)
         zeros = np.zeros((n, self.dim))
@@ -369,8 +373,10 @@ class SampledDimensions(VectorMechanism):
         return out
 
     def reports_from_column(self, codes: ArrayLike) -> Reports:
-        """The Reports behind column codes (:meth:`column_codes`'s inverse); codes that are not ``k`` distinct
-        coordinates in increasing order, each with a code of the inner alphabet, raise ValueError.
+        """The Reports behind column codes (:meth:`column_codes`'s inverse).
+
+        Codes that are not ``k`` distinct coordinates in increasing order, each with a code of the inner alphabet, raise
+        ValueError.
         """
         self.check_column_codes()
         words = column_words(codes, "SampledDimensions")

@@ -130,8 +130,9 @@ def _splitmix(x: np.ndarray) -> np.ndarray:
 
 
 def frame(dim: int, redundancy: int = DEFAULT_REDUNDANCY) -> tuple[int, np.ndarray, np.ndarray]:
-    """The public frame of ``dim`` coordinates: ``(L, pos, sign)``, ``D = 2**L``, the smallest power of two
-    with ``D >= redundancy·dim``.
+    """The public frame of ``dim`` coordinates: ``(L, pos, sign)``.
+
+    ``D = 2**L``, the smallest power of two with ``D >= redundancy·dim``.
 
     ``pos`` are the ``dim`` rows ``j`` of ``[D]`` with the smallest ``splitmix64(salt_pos + j)``, in increasing
     order, and ``sign[m] = -1`` when the top bit of ``splitmix64(salt_sign + m)`` is set, else ``+1``.
@@ -156,11 +157,10 @@ def frame(dim: int, redundancy: int = DEFAULT_REDUNDANCY) -> tuple[int, np.ndarr
 
 
 def _check_redundancy(redundancy):
-    if isinstance(redundancy, (bool, np.bool_)) or not isinstance(redundancy, (int, np.integer)):
-        raise TypeError(f"redundancy must be an int (2 or 4); got {type(redundancy).__name__} {redundancy!r}")
-    if int(redundancy) not in LEVELS:
+    redundancy = check_scalar(redundancy, "redundancy", int)
+    if redundancy not in LEVELS:
         raise ValueError(f"redundancy must be 2 or 4; got {redundancy!r}")
-    return int(redundancy)
+    return redundancy
 
 
 def fwht(a: np.ndarray) -> np.ndarray:
@@ -212,8 +212,9 @@ class SQKRPlan:
         return self.grr.exact_probabilities(bits)
 
     def report_probabilities(self, quantize_one: list) -> dict:
-        """``{y: Fraction}`` for a seed whose ``k`` sampled coefficients quantize to 1 with the exact
-        probabilities ``quantize_one[t]`` (Fractions): the mixture ``Σ_B P[B] P[y | B]``.
+        """``{y: Fraction}`` for a seed whose ``k`` sampled coefficients quantize to 1 with given probabilities.
+
+        The exact probabilities are ``quantize_one[t]`` (Fractions): the mixture ``Σ_B P[B] P[y | B]``.
         """
         k = self.k
         out: dict = {}
@@ -227,8 +228,9 @@ class SQKRPlan:
         return out
 
     def extreme_ratio(self) -> Fraction:
-        """Largest ``P[report | x]/P[report | x']`` over all inputs and reports: GRR's (a mixture's ratio is
-        at most its rows').
+        """Largest ``P[report | x]/P[report | x']`` over all inputs and reports: GRR's.
+
+        A mixture's ratio is at most its rows'.
         """
         return self.grr.extreme_ratio()
 
@@ -249,8 +251,9 @@ def _check_sqkr_codes(codes: np.ndarray, spec: Spec) -> np.ndarray:
 
 def kashin_coefficients(x: ArrayLike, dim: int, redundancy: int = DEFAULT_REDUNDANCY,
                         level: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Kashin's representation (the kernel's) of each row of ``x`` (norm at most 1): ``(a, clipped)``, ``a``
-    of shape ``(n, D)`` with ``|a| <= K/√D`` (``K = level``, default ``LEVELS[redundancy]``) and ``U a = x``
+    """Kashin's representation (the kernel's) of each row of ``x`` (norm at most 1): ``(a, clipped)``.
+
+    ``a`` has shape ``(n, D)`` with ``|a| <= K/√D`` (``K = level``, default ``LEVELS[redundancy]``) and ``U a = x``
     unless ``clipped``.
 
     Examples
@@ -272,8 +275,9 @@ def kashin_coefficients(x: ArrayLike, dim: int, redundancy: int = DEFAULT_REDUND
 
 
 class SQKR(UnitVectorMechanism):
-    r"""SQKR (Chen, Kairouz and Özgür): Kashin's representation, ``k`` sampled coefficients quantized to one bit
-    each, ``2**k``-ary randomized response; one 64-bit report per person.
+    r"""SQKR (Chen, Kairouz and Özgür): one 64-bit report per person.
+
+    Kashin's representation, ``k`` sampled coefficients quantized to one bit each, ``2**k``-ary randomized response.
 
     Parameters
     ----------
@@ -453,8 +457,9 @@ class SQKR(UnitVectorMechanism):
         return self._randomize(values, rng)
 
     def kashin_clipped(self, values: ArrayLike) -> int:
-        """Number of rows of validated ``values`` (:meth:`prepare_values`) whose Kashin representation needs a
-        coefficient clipped to the level (the kernel's own flag; nothing is drawn).
+        """Number of rows of validated ``values`` whose Kashin representation needs a coefficient clipped to the level.
+
+        ``values`` as :meth:`prepare_values` returns them; the kernel's own flag; nothing is drawn.
         """
         v = np.ascontiguousarray(values, dtype=np.float64)
         if not v.shape[0]:
@@ -504,8 +509,9 @@ class SQKR(UnitVectorMechanism):
         return n_reports
 
     def aggregate(self, reports: Reports) -> Aggregate:
-        """Count, per frame coefficient, the reported ``+1`` and ``-1`` bits: ``2D`` counts (``+1`` first) and
-        the number of people, mergeable with ``+``. Each report adds exactly ``k``.
+        """Count, per frame coefficient, the reported ``+1`` and ``-1`` bits, mergeable with ``+``.
+
+        ``2D`` counts (``+1`` first) and the number of people. Each report adds exactly ``k``.
         """
         if not isinstance(reports, Reports):
             raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
@@ -529,7 +535,8 @@ class SQKR(UnitVectorMechanism):
         return self._sign * fwht(diff)[self._pos] * (self._K / (self.k * self._beta * n))
 
     def variance(self, x: ArrayLike) -> FloatArray:
-        """Variance of each coordinate of one person's estimate, for each row of ``x`` (``(n, dim)``):
+        """Variance of each coordinate of one person's estimate, for each row of ``x`` (``(n, dim)``).
+
         ``K²/(kβ²) + ((k - 1)/(kβ) - 1) x_m²`` (rows beyond norm 1 as clipped).
         """
         values = self._rows(x)
@@ -538,7 +545,8 @@ class SQKR(UnitVectorMechanism):
         return self._var0 + self._coef * v * v
 
     def expected_squared_error(self, x: ArrayLike) -> float:
-        """``E‖estimate - mean(x)‖²`` from one report per row of ``x`` (closed form):
+        """``E‖estimate - mean(x)‖²`` from one report per row of ``x`` (closed form).
+
         ``Σ_i (dK²/(kβ²) + ((k - 1)/(kβ) - 1)‖x_i‖²)/n²``.
         """
         values = self._rows(x)

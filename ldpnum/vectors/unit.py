@@ -270,10 +270,11 @@ def _accept_threshold(eps):
 
 @lru_cache(maxsize=1)
 def min_epsilon_per_report() -> float:
-    """Smallest ``ε/m`` of one PrivUnit/PrivUnitG report (about ``2**-32``): below it the acceptance threshold
-    ``ceil(2**32/E)`` (``E <= e^ε``) reaches ``2**32``, every seed is accepted and the decoding scale ``M``
-    is 0 (the constructors refuse such ``ε/m``; they used to divide by zero, and below about 3e-16 build a
-    mechanism with a negative ``M``).
+    """Smallest ``ε/m`` of one PrivUnit/PrivUnitG report (about ``2**-32``).
+
+    Below it the acceptance threshold ``ceil(2**32/E)`` (``E <= e^ε``) reaches ``2**32``, every seed is accepted and the
+    decoding scale ``M`` is 0 (the constructors refuse such ``ε/m``; they used to divide by zero, and below about 3e-16
+    build a mechanism with a negative ``M``).
     """
     lo, hi = 0.0, 1e-9  # _accept_threshold(hi) < 2**32; bisect on floats
     while math.nextafter(lo, hi) < hi:
@@ -288,8 +289,9 @@ def min_epsilon_per_report() -> float:
 
 
 def _best_split(sphere, dim, eps, t_c, refine, max_expected_trials=None):
-    """The split minimizing the ideal (``J = ∞``) proxy on the 101-point grid (refined if asked), among the
-    splits whose expected trials ``1/A`` are at most ``max_expected_trials`` (None: all); None if none is.
+    """The split minimizing the ideal (``J = ∞``) proxy on the 101-point grid (refined if asked), within a trial budget.
+
+    Among the splits whose expected trials ``1/A`` are at most ``max_expected_trials`` (None: all); None if none is.
     """
     from scipy import optimize
 
@@ -396,9 +398,10 @@ class RejectionPlan:
 
 # -- validation -----------------------------------------------------------------------------------------
 def _row_norms(x, r2=None):
-    """Euclidean norm of each row, without overflow or underflow for finite values (``r2``: the rows' sums of
-    squares, if already computed). Rows whose sum of squares is not finite or below 1e-290 (and not 0) are
-    rescaled by their largest magnitude first; the others cost one pass.
+    """Euclidean norm of each row, without overflow or underflow for finite values.
+
+    ``r2``: the rows' sums of squares, if already computed. Rows whose sum of squares is not finite or below 1e-290 (and
+    not 0) are rescaled by their largest magnitude first; the others cost one pass.
     """
     if r2 is None:
         r2 = np.einsum("ij,ij->i", x, x)
@@ -415,8 +418,9 @@ def _row_norms(x, r2=None):
 
 def check_unit_vectors(x: ArrayLike, dim: int, *, name: str = "x", clip: bool = False, nan_policy: str = "raise",
                        fill_value: Any = None, return_norms: bool = False) -> Any:
-    """Validate an ``(n, dim)`` array of vectors of norm at most 1; return it as C-contiguous float64 (and,
-    with ``return_norms``, the rows' Euclidean norms computed for the check: ``(array, norms)``).
+    """Validate an ``(n, dim)`` array of vectors of norm at most 1; return it as C-contiguous float64.
+
+    With ``return_norms``, also the rows' Euclidean norms computed for the check: ``(array, norms)``.
 
     Raises TypeError for non-real dtypes, ValueError (InvalidValuesError for bad rows) for a wrong shape,
     non-finite values (unless ``nan_policy="impute"``: each is replaced by the public ``fill_value``, one
@@ -503,8 +507,9 @@ def _check_family(spec):
 
 
 def _sphere_inputs(values, r=None):
-    """Per-row ``1/‖x‖`` (0 for ``x = 0``) and the sphere rounding's threshold over 2**53 (``r``: the rows'
-    norms, if already computed).
+    """Per-row ``1/‖x‖`` (0 for ``x = 0``) and the sphere rounding's threshold over 2**53.
+
+    ``r``: the rows' norms, if already computed.
     """
     if r is None:
         r = _row_norms(values)
@@ -599,8 +604,9 @@ def _check_gaussian_squares(squares, copies, scale, spec):
 
 # -- the mechanisms -------------------------------------------------------------------------------------
 class UnitVectorMechanism(_OffersEstimators, Mechanism):
-    """Base of the mechanisms for vectors in the unit ℓ2 ball (:class:`PrivHS`, :class:`PrivUnit`,
-    :class:`PrivUnitG`): validation, sphere rounding, repetition, fixed-point aggregation, the estimate.
+    """Base of the mechanisms for vectors in the unit ℓ2 ball (:class:`PrivHS`, :class:`PrivUnit`, :class:`PrivUnitG`).
+
+    Validation, sphere rounding, repetition, fixed-point aggregation, the estimate.
 
     Found by :func:`ldpnum.mechanisms.lookup` and :func:`ldpnum.from_spec` (``input_kind = "vector"``).
     """
@@ -704,8 +710,9 @@ class UnitVectorMechanism(_OffersEstimators, Mechanism):
 
     def privatize(self, x: ArrayLike, *, rng: SeedLike = None, nan_policy: str = "raise",
                   fill_value: Any = None, clip: bool = False, out_of_range: str | None = None) -> Reports:
-        """Randomize each person's vector; return their :class:`~ldpnum.Reports`, ``repetitions`` seed
-        indices (uint32) per person.
+        """Randomize each person's vector; return their :class:`~ldpnum.Reports`.
+
+        ``repetitions`` seed indices (uint32) per person.
 
         Parameters
         ----------
@@ -770,8 +777,9 @@ class UnitVectorMechanism(_OffersEstimators, Mechanism):
         return out
 
     def reports_from_column(self, codes: ArrayLike) -> Reports:
-        """The Reports behind column codes (:meth:`column_codes`'s inverse); with one report per person a code
-        of 2**32 or more raises ValueError.
+        """The Reports behind column codes (:meth:`column_codes`'s inverse).
+
+        With one report per person a code of 2**32 or more raises ValueError.
         """
         self.check_column_codes()
         words = column_words(codes, type(self).__name__)
@@ -814,8 +822,9 @@ class UnitVectorMechanism(_OffersEstimators, Mechanism):
         return n_reports
 
     def aggregate(self, reports: Reports) -> Aggregate:
-        """Regenerate every report's direction and sum them in fixed point: ``3·dim`` counts and the number
-        of people, mergeable with ``+`` (see the module notes for the precision and the overflow limit).
+        """Regenerate every report's direction and sum them in fixed point, mergeable with ``+``.
+
+        ``3·dim`` counts and the number of people (see the module notes for the precision and the overflow limit).
 
         The decoder kernel runs on blocks of ``DECODE_ROWS`` people, so memory stays ``O(dim)`` per thread
         whatever the number of reports.
@@ -848,8 +857,9 @@ class UnitVectorMechanism(_OffersEstimators, Mechanism):
         return values
 
     def variance(self, x: ArrayLike) -> FloatArray:
-        """Variance of each coordinate of one person's estimate (the average of their ``m`` decoded reports)
-        for each row of ``x`` (shape ``(n, dim)``), in closed form.
+        """Variance of each coordinate of one person's estimate, for each row of ``x`` (``(n, dim)``), in closed form.
+
+        The person's estimate is the average of their ``m`` decoded reports.
 
         A report's unscaled direction ``v`` has ``T = ⟨v, w⟩`` with ``E[T²] = t2`` and, given ``T``, a
         component orthogonal to ``w`` that is uniform in direction (sphere: of squared norm ``1 - T²``;
@@ -876,7 +886,8 @@ class UnitVectorMechanism(_OffersEstimators, Mechanism):
         return (ev2 / self._scale_m**2 - xj2) / self._repetitions
 
     def expected_squared_error(self, x: ArrayLike) -> float:
-        """``E‖estimate - mean(x)‖²`` of the mean estimated from one person per row of ``x`` (closed form):
+        """``E‖estimate - mean(x)‖²`` of the mean estimated from one person per row of ``x`` (closed form).
+
         ``Σ_i (squared_norm - min(‖x_i‖, 1)²) / (m n²)``, the sum of :meth:`variance` over ``n²``.
         """
         values = self._rows(x)
@@ -1009,10 +1020,8 @@ class _RejectionMechanism(UnitVectorMechanism):
     def _init_rejection(self, epsilon, dim, repetitions, failure_probability, trials, choose_split):
         self._init_common(epsilon, dim, min_dim=2 if self._sphere else 1)
         reps = self._check_repetitions(repetitions, self._epsilon)
-        if not isinstance(failure_probability, (float, int)) or isinstance(failure_probability, bool) or not (
-                0.0 < float(failure_probability) < 1.0):
-            raise ValueError(f"failure_probability must be a number in (0, 1); got {failure_probability!r}")
-        self._failure = float(failure_probability)
+        self._failure = check_scalar(failure_probability, "failure_probability", float, low=0, high=1,
+                                     include_boundaries="neither")
         if trials is not None:
             trials = check_scalar(trials, "trials", int, low=1, high=MAX_TRIALS)
 

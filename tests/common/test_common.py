@@ -389,36 +389,6 @@ def test_every_registered_mechanism_has_a_case():
     assert not set(CASES) - set(registered()), "cases for mechanisms that are not registered"
 
 
-# -- the registry ---------------------------------------------------------------------------------------------
-
-def test_registry_names_and_aliases():
-    from ldpnum.mechanisms import lookup
-
-    reg = registered()
-    assert reg["square_wave"] is ldp.SquareWave and reg["grr"] is ldp.GRR
-    for name, cls in reg.items():
-        assert cls.name == name
-        for spelling in (name, cls.__name__, name.upper().replace("_", "-"), *cls.aliases):
-            assert lookup(spelling) is cls
-    with pytest.raises(ValueError, match="unknown mechanism 'magic'"):
-        lookup("magic")
-    with pytest.raises(TypeError):
-        lookup(3)
-
-
-def test_registry_refuses_a_taken_name_or_alias():
-    from ldpnum import base as _base
-
-    before = dict(_base._REGISTRY), dict(_base._NAMES)
-    with pytest.raises(TypeError, match="already taken"):
-        type("Impostor", (ldp.Mechanism,), {"name": "square_wave"})
-    with pytest.raises(TypeError, match="already names"):
-        type("Impostor", (ldp.Mechanism,), {"name": "impostor", "aliases": ("sw",)})
-    with pytest.raises(TypeError, match="tuple of strings"):
-        type("Impostor", (ldp.Mechanism,), {"name": "impostor", "aliases": "imp"})
-    assert (dict(_base._REGISTRY), dict(_base._NAMES)) == before  # nothing half-registered
-
-
 def test_cli_offers_the_registered_numerical_mechanisms():
     from ldpnum import cli
 

@@ -486,25 +486,3 @@ def test_smallest_accepted_epsilon_estimates_finite_tables():
     est = m.estimate_marginals(m.aggregate(m.privatize(np.zeros((500, 2), dtype=int), rng=0)))
     assert np.isfinite(est.marginal(("a", "b"))).all()
 
-
-def test_marginal_takes_the_columns_as_separate_arguments():
-    # before: "marginal() takes 2 positional arguments but 3 were given"
-    est = MarginalsEstimate(columns=("a", "b", "c"), categories=(2, 3, 2), sets=(("a", "b"), ("b", "c")),
-                            tables=(np.full((2, 3), 1 / 6), np.full((3, 2), 1 / 6)))
-    np.testing.assert_array_equal(est.marginal("b", "a"), est.marginal(("b", "a")))
-    np.testing.assert_array_equal(est.marginal("a", "b", "c"), est.marginal(("a", "b", "c")))
-    with pytest.raises(TypeError, match="as names"):
-        est.marginal(("a", "b"), "c")
-    with pytest.raises(ValueError, match="unknown column"):
-        est.marginal("a", "z")
-
-
-def test_result_class_lives_with_the_multi_results_and_keeps_its_old_path():
-    # MarginalsEstimate is in multi/_result.py next to MultiRangeEstimate; ldpnum.multi.marginals still names
-    # it, so imports and pickles written before the move (which name ldpnum.multi.marginals) still work
-    from ldpnum.multi import _result, marginals
-
-    assert ldp.MarginalsEstimate is ldp.multi.MarginalsEstimate is _result.MarginalsEstimate
-    assert marginals.MarginalsEstimate is _result.MarginalsEstimate
-    assert _result.MarginalsEstimate.__module__ == "ldpnum.multi._result"
-    assert pickle.loads(b"cldpnum.multi.marginals\nMarginalsEstimate\n.") is _result.MarginalsEstimate

@@ -1,5 +1,6 @@
 """Hierarchical histograms: privacy (exact), kernel vs plan and vs a naive reference, unbiased range answers,
-consistency (least squares and non-negative) against dense references, RangeEstimate, validation."""
+consistency through estimate_ranges (the fits themselves: tests/estimation/test_consistency.py), RangeEstimate,
+validation."""
 
 import math
 import os
@@ -16,16 +17,14 @@ import pytest
 import ldpnum as ldp
 from ldpnum import _random
 from ldpnum.estimation import consistency
-from ldpnum.estimation.consistency import decompose, least_squares, nonnegative, range_sums, tree_shape
 from ldpnum.frequency import Recommendation
-from ldpnum.ranges import HierarchicalHistogram, RangeEstimate, choose_branching, predicted_range_variance
+from ldpnum.ranges import HierarchicalHistogram, choose_branching, predicted_range_variance
 from ldpnum.ranges import hierarchical as hier
 
 import naive as naive_tree
 from privacy_checks import PrivacyViolation, check_exact_epsilon, check_kernel_matches
 
 EPSILONS = [1e-3, 0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 20.0]
-SHAPES = [(8, 2), (16, 4), (27, 3), (10, 3), (20, 4), (9, 2), (5, 5), (16, 2)]
 
 
 def words_for(seed, n, c=2):
@@ -247,30 +246,6 @@ def test_spec_roundtrip_merge_and_mismatch():
     assert sum(est.level_reports) == 30_000
 
 
-# -- the tree: covers and range sums -----------------------------------------------------------------------
-
-@pytest.mark.parametrize("n_leaves,branching", SHAPES)
-def test_decompose_is_the_minimal_cover(n_leaves, branching):
-    shape = tree_shape(n_leaves, branching)
-    pairs = [(a, b) for a in range(n_leaves + 1) for b in range(a, n_leaves + 1)]
-    a, b = np.array(pairs).T
-    runs = decompose(shape, a, b)
-    for q, (qa, qb) in enumerate(pairs):
-        got = {}
-        for l, (lo1, hi1, lo2, hi2) in enumerate(runs):
-            nodes = list(range(lo1[q], hi1[q])) + list(range(lo2[q], hi2[q]))
-            if nodes:
-                got[l] = nodes
-        assert got == naive_tree.cover(shape, qa, qb), (qa, qb)
-        assert all(len(v) <= 2 * (branching - 1) for v in got.values())
-    # range sums of a consistent tree equal leaf sums
-    leaves = np.random.default_rng(1).random(n_leaves)
-    leaves /= leaves.sum()
-    levels = consistency.tree_from_leaves(shape, leaves)
-    cum = np.concatenate(([0.0], np.cumsum(leaves)))
-    np.testing.assert_allclose(range_sums(shape, levels, a, b), cum[b] - cum[a], atol=1e-12)
-
-
 # -- estimation: unbiased answers with consistency="none" --------------------------------------------------
 
 @pytest.mark.parametrize("n_leaves,branching,eps", [(32, 2, 1.0), (27, 3, 2.0), (20, 4, 0.5)])
@@ -336,81 +311,6 @@ def test_least_squares_answers_are_unbiased():
 
 # -- consistency -------------------------------------------------------------------------------------------
 
-def _noisy_tree(shape, rng, noise=0.1, variances=None):
-    leaves = rng.dirichlet(np.ones(shape.n_leaves))
-    true = consistency.tree_from_leaves(shape, leaves)
-    if variances is None:
-        variances = (0.0,) + tuple(rng.uniform(0.2, 3.0, shape.n_levels))
-    est = [np.array([1.0])] + [t + rng.normal(0, noise * math.sqrt(v), t.size)
-                               for t, v in zip(true[1:], variances[1:])]
-    return est, variances
-
-
-@pytest.mark.parametrize("n_leaves,branching", SHAPES)
-def test_least_squares_matches_dense_reference(n_leaves, branching):
-    shape = tree_shape(n_leaves, branching)
-    rng = np.random.default_rng(n_leaves * 31 + branching)
-    for _ in range(5):
-        est, var = _noisy_tree(shape, rng)
-        got = least_squares(shape, est, var)
-        ref = naive_tree.dense_least_squares(shape, est, var)
-        for g, r in zip(got, ref):
-            np.testing.assert_allclose(g, r, rtol=0, atol=1e-10)
-
-
-def test_least_squares_is_hays_closed_form_for_equal_variances():
-    """Complete binary tree, equal variances, root fixed: Hay et al.'s weights (B^i - B^{i-1})/(B^i - 1)."""
-    shape = tree_shape(8, 2)
-    rng = np.random.default_rng(0)
-    est, _ = _noisy_tree(shape, rng, variances=(0.0, 1.0, 1.0, 1.0))
-    B = 2
-    z = [None] * 4
-    z[3] = est[3]
-    for l in (2, 1):
-        i = 3 - l + 1  # height of the node (leaves: 1)
-        child = z[l + 1].reshape(-1, B).sum(axis=1)
-        z[l] = (B**i - B ** (i - 1)) / (B**i - 1) * est[l] + (B ** (i - 1) - 1) / (B**i - 1) * child
-    out = [np.array([1.0])]
-    for l in (1, 2, 3):
-        parent = np.repeat(out[-1], B)
-        sums = np.repeat(z[l].reshape(-1, B).sum(axis=1), B)
-        out.append(z[l] + (parent - sums) / B)
-    for g, r in zip(least_squares(shape, est, (0.0, 1.0, 1.0, 1.0)), out):
-        np.testing.assert_allclose(g, r, atol=1e-13)
-
-
-@pytest.mark.parametrize("n_leaves,branching", [(8, 2), (9, 3), (10, 3), (5, 5), (8, 4), (6, 2)])
-def test_nonnegative_matches_enumeration(n_leaves, branching):
-    """HH-ADMM + polish, and the active-set finisher alone, against enumeration of every active set."""
-    shape = tree_shape(n_leaves, branching)
-    rng = np.random.default_rng(n_leaves + 100 * branching)
-    n_neg = 0
-    for _ in range(6):
-        est, var = _noisy_tree(shape, rng, noise=0.15)
-        ref = naive_tree.dense_nonnegative(shape, est, var)
-        for kwargs in ({}, {"max_iter": 1, "polish_every": 0}):
-            res = nonnegative(shape, est, var, **kwargs)
-            assert res.converged
-            for g, r in zip(res.levels, ref):
-                np.testing.assert_allclose(g, r, rtol=0, atol=1e-10)
-        n_neg += res.method != "lsq"
-    assert n_neg >= 3  # the constraint was active in most cases
-
-
-@pytest.mark.parametrize("n_leaves,branching", [(16, 2), (27, 3), (16, 4)])
-def test_nonnegative_matches_slsqp(n_leaves, branching):
-    shape = tree_shape(n_leaves, branching)
-    rng = np.random.default_rng(5)
-    est, var = _noisy_tree(shape, rng, noise=0.2)
-    res = nonnegative(shape, est, var)
-    ref, info = naive_tree.slsqp_nonnegative(shape, est, var)
-    assert info.success and res.converged and res.method in ("polish", "active-set")
-    f_ours = naive_tree.objective(shape, res.levels, est, var)
-    f_ref = naive_tree.objective(shape, ref, est, var)
-    assert f_ours <= f_ref * (1 + 1e-9)
-    np.testing.assert_allclose(res.levels[-1], ref[-1], atol=1e-5)  # SLSQP's own accuracy
-
-
 @pytest.mark.parametrize("oracle", ["auto", "grr", "olh", "hadamard"])
 @pytest.mark.parametrize("method", ["none", "least-squares", "nonnegative"])
 def test_consistency_properties(method, oracle):
@@ -455,55 +355,6 @@ def test_consistency_lowers_range_error_on_beta(eps):
 
 # -- RangeEstimate -----------------------------------------------------------------------------------------
 
-def small_estimate(consistency_="least-squares"):
-    return RangeEstimate([[1.0], [0.3, 0.7], [0.1, 0.2, 0.3, 0.4]], bounds=(0, 4), branching=2,
-                         consistency=consistency_)
-
-
-def test_range_estimate_queries():
-    est = small_estimate()
-    assert est.range(1, 3) == pytest.approx(0.5)
-    assert est.range(0.5, 1.5) == pytest.approx(0.05 + 0.1)  # half of leaf 0, half of leaf 1
-    assert est.range(1.25, 1.75) == pytest.approx(0.1)
-    assert est.range(-5, 50) == pytest.approx(1.0)
-    got = est.range(np.array([[0, 1], [2, 3]]), np.array([[4, 2], [3, 4]]))
-    assert got.shape == (2, 2)
-    np.testing.assert_allclose(got, [[1.0, 0.2], [0.3, 0.4]])
-    np.testing.assert_allclose(est.cdf([-1, 0, 0.5, 2, 4, 10]), [0, 0, 0.05, 0.3, 1, 1])
-    assert np.isnan(est.cdf(np.nan))
-    np.testing.assert_allclose(est.quantile([0, 0.05, 0.3, 0.5, 1]), [0, 0.5, 2, 2 + 2 / 3, 4])
-    assert isinstance(est.range(0, 1), float) and isinstance(est.quantile(0.5), float)
-    d = est.to_distribution()
-    for q in (0.1, 0.37, 0.9):
-        assert d.quantile(q) == pytest.approx(est.quantile(q), abs=1e-12)
-    np.testing.assert_allclose(d.cdf([0.3, 1.7, 3.9]), est.cdf([0.3, 1.7, 3.9]), atol=1e-12)
-
-
-def test_none_answers_use_the_minimal_cover():
-    """An inconsistent tree: the full domain is the root (1), [0, 2) is node (1, 0), partial leaves
-    interpolate within the leaf."""
-    est = RangeEstimate([[1.0], [0.5, 0.45], [0.1, 0.2, 0.3, 0.35]], bounds=(0, 4), branching=2,
-                        consistency="none")
-    assert est.range(0, 4) == 1.0
-    assert est.range(0, 2) == 0.5
-    assert est.range(1, 2) == pytest.approx(0.2)
-    assert est.range(0.5, 2.5) == pytest.approx(0.05 + 0.2 + 0.15)  # leaf 0 half, leaf 1, leaf 2 half
-    assert est.range(0, 3) == pytest.approx(0.5 + 0.3)
-    assert est.cdf(2) == 0.5
-    with pytest.raises(ValueError, match="consistent"):
-        est.to_distribution()
-    assert est.quantile(0.5) == pytest.approx(2.0)
-
-
-def test_least_squares_to_distribution_uses_norm_sub():
-    est = RangeEstimate([[1.0], [0.3, 0.7], [0.35, -0.05, 0.3, 0.4]], bounds=(0, 4), branching=2)
-    d = est.to_distribution()
-    assert d.method == "hh-least-squares+norm-sub" and d.probabilities.min() >= 0
-    from ldpnum.estimation import norm_sub
-
-    np.testing.assert_allclose(d.probabilities, norm_sub(est.leaves))
-
-
 def test_range_estimate_is_frozen_and_picklable(tmp_path):
     hh = HierarchicalHistogram(2.0, (0, 1), n_leaves=64)
     est = hh.estimate_ranges(hh.privatize(beta_values(50_000), rng=1), consistency="nonnegative")
@@ -527,27 +378,6 @@ def test_range_estimate_is_frozen_and_picklable(tmp_path):
     import matplotlib.pyplot as plt
 
     plt.close("all")
-
-
-def test_range_estimate_validation():
-    with pytest.raises(ValueError, match="consistent tree"):
-        RangeEstimate([[1.0], [0.3, 0.6], [0.1, 0.2, 0.3, 0.4]], bounds=(0, 4), branching=2)
-    with pytest.raises(ValueError, match="non-negative"):
-        RangeEstimate([[1.0], [0.3, 0.7], [0.35, -0.05, 0.3, 0.4]], bounds=(0, 4), branching=2,
-                      consistency="nonnegative")
-    with pytest.raises(ValueError, match="nodes on levels"):
-        RangeEstimate([[1.0], [0.3, 0.7], [0.1, 0.2, 0.3, 0.4]], bounds=(0, 4), branching=4)
-    with pytest.raises(ValueError, match="consistency must be"):
-        RangeEstimate([[1.0], [0.3, 0.7], [0.1, 0.2, 0.3, 0.4]], bounds=(0, 4), branching=2, consistency="ls")
-    est = small_estimate()
-    with pytest.raises(ValueError, match="lo <= hi"):
-        est.range(3, 1)
-    with pytest.raises(ValueError, match="NaN"):
-        est.range(np.nan, 1)
-    with pytest.raises(ValueError, match=r"q must be in \[0, 1\]"):
-        est.quantile([0.5, 1.5])
-    with pytest.raises(TypeError):
-        est.range("a", 1)
 
 
 # -- parameters, branching, oracle choice ------------------------------------------------------------------

@@ -463,6 +463,9 @@ def test_bad_parameters(cls):
     if cls is not ldp.PrivHS:
         with pytest.raises(ValueError, match="failure_probability"):
             cls(1.0, 3, failure_probability=1.0)
+        for bad in ("0.1", True, None):  # a wrong kind was a ValueError; R5: a TypeError
+            with pytest.raises(TypeError, match="^failure_probability must be a real number; got"):
+                cls(1.0, 3, failure_probability=bad)
         with pytest.raises(ValueError, match="trials"):
             cls(1.0, 3, trials=0)
         with pytest.raises(ValueError, match="more repetitions"):
