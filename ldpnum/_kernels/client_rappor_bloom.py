@@ -1,5 +1,7 @@
-"""Client kernels of RAPPOR (Numba; DESIGN.md R2, R6): the cohort's Bloom filter, the permanent randomized
-response (from keyed words) and the instantaneous one (from fresh words).
+"""Client kernels of RAPPOR: the cohort's Bloom filter and both randomized responses.
+
+Numba kernels (DESIGN.md R2, R6): the cohort's Bloom filter, the permanent randomized response (from keyed words)
+and the instantaneous one (from fresh words).
 
 A report row is ``k/8`` bytes of Bloom bits (bit ``j`` is bit ``j % 8`` of byte ``j // 8``, least significant
 first, as every bit-packed report in ldpnum) followed by the cohort as a little-endian integer in the row's
@@ -97,8 +99,9 @@ def permanent_kernel(inputs, key0, key1, h, k, lane_bits, t_all, t_low, words, o
 
 @jit(parallel=True)
 def instantaneous_kernel(permanent, k, lane_bits, tp_all, tp_low, tq_all, tq_low, words, out):
-    """Instantaneous randomized response of each permanent row: bit ``j`` is 1 iff its lane is below ``t_q``
-    (permanent bit 1) or ``t_p`` (permanent bit 0); the cohort bytes are copied.
+    """Instantaneous randomized response of each permanent row; the cohort bytes are copied.
+
+    Bit ``j`` is 1 iff its lane is below ``t_q`` (permanent bit 1) or ``t_p`` (permanent bit 0).
     """
     n_bytes = k // 8
     c = np.uint64(n_bytes * lane_bits // 8)

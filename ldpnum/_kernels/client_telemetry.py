@@ -27,10 +27,12 @@ def bucket_of(x, low, inv_range, b, out):
 
 @jit(parallel=True)
 def sample_buckets(words, c, offset, b, d, out):
-    """Each record's ``d`` distinct buckets of ``b``, sorted, into ``out[i, 0:d]``: Floyd's pick at
-    ``j = b - d + t`` draws ``r`` uniform in ``0..j`` from word ``c·i + offset + t`` and adds ``r``, or ``j`` if
-    ``r`` is in already. Membership is one byte per bucket (scratch of each task, cleared after each record); the
-    picks are inserted in order as they come (the order depends on the words alone, never on the value).
+    """Each record's ``d`` distinct buckets of ``b``, sorted, into ``out[i, 0:d]``.
+
+    Floyd's pick at ``j = b - d + t`` draws ``r`` uniform in ``0..j`` from word ``c·i + offset + t`` and adds ``r``,
+    or ``j`` if ``r`` is in already. Membership is one byte per bucket (scratch of each task, cleared after each
+    record); the picks are inserted in order as they come (the order depends on the words alone, never on the
+    value).
     """
     n = out.shape[0]
     for chunk in prange((n + CHUNK - 1) // CHUNK):
@@ -53,9 +55,11 @@ def sample_buckets(words, c, offset, b, d, out):
 
 @jit(parallel=True)
 def bit_flip_kernel(buckets, samples, t_lo, t_hi, width, words, c, offset, out):
-    """The report code of each record: for its sampled bucket ``j_t`` (``samples[i, t]``, sorted) the bit is 1
-    with probability ``t_hi / 2**53`` if ``j_t`` is the record's bucket, else ``t_lo / 2**53`` (word
-    ``c·i + offset + t``); field ``t`` of the code is ``j_t << 1 | bit`` at bit ``t·width``.
+    """The report code of each record, one field per sampled bucket.
+
+    For its sampled bucket ``j_t`` (``samples[i, t]``, sorted) the bit is 1 with probability ``t_hi / 2**53`` if
+    ``j_t`` is the record's bucket, else ``t_lo / 2**53`` (word ``c·i + offset + t``); field ``t`` of the code is
+    ``j_t << 1 | bit`` at bit ``t·width``.
     """
     d = samples.shape[1]
     for i in prange(buckets.shape[0]):
@@ -71,8 +75,10 @@ def bit_flip_kernel(buckets, samples, t_lo, t_hi, width, words, c, offset, out):
 
 @jit(parallel=True)
 def flip_bits_kernel(codes, d, width, t_flip, words, out):
-    """Output perturbation of dBitFlip reports: each of the ``d`` bits (bit ``t·width`` of the code) flipped with
-    probability ``t_flip / 2**53`` (word ``d·i + t``); the sampled buckets are kept.
+    """Output perturbation of dBitFlip reports; the sampled buckets are kept.
+
+    Each of the ``d`` bits (bit ``t·width`` of the code) is flipped with probability ``t_flip / 2**53`` (word ``d·i
+    + t``).
     """
     for i in prange(codes.shape[0]):
         flips = np.uint64(0)

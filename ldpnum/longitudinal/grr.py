@@ -54,8 +54,10 @@ SOLVE_MARGIN = 2.0**-40
 
 
 def instantaneous_grr_epsilon(p1: float, k: int, epsilon_report: float) -> float:
-    """ε2 of the instantaneous GRR over ``k`` outputs that makes GRR(ε2) after a permanent GRR keeping with
-    probability ``p1`` exactly ε1-LDP: the root of ``P[y = v | v] = e^ε1 · P[y = v | v']`` (linear in ``p2``).
+    """ε2 of the instantaneous GRR over ``k`` outputs that makes the composition exactly ε1-LDP.
+
+    The composition is GRR(ε2) after a permanent GRR keeping with probability ``p1``; ε2 is the root of ``P[y = v |
+    v] = e^ε1 · P[y = v | v']`` (linear in ``p2``).
 
     >>> round(instantaneous_grr_epsilon(math.e**4 / (math.e**4 + 1), 2, 1.0), 6)   # k = 2: Warner after Warner
     1.044308

@@ -107,8 +107,9 @@ class ClientKeys:
 
     @classmethod
     def from_array(cls, array: Any) -> "ClientKeys":
-        """Keys from :meth:`to_array`'s ``(n, 2)`` uint64 array, or from an ``(n, 16)`` uint8 array of key
-        bytes (:meth:`to_bytes`' layout).
+        """Keys from :meth:`to_array`'s ``(n, 2)`` uint64 array, or from an ``(n, 16)`` uint8 array of key bytes.
+
+        The bytes are in :meth:`to_bytes`' layout.
         """
         arr = np.asarray(array)
         if arr.ndim == 2 and arr.shape[1] == KEY_BYTES and arr.dtype == np.uint8:
@@ -157,8 +158,9 @@ class ClientKeys:
         np.save(path, self._words, allow_pickle=False)
 
     def to_frame(self, index: Any = None) -> Any:
-        """The keys as a pandas DataFrame with uint64 columns ``key0`` and ``key1`` (``index``: the people's
-        labels, e.g. the data frame's index), ready for Parquet.
+        """The keys as a pandas DataFrame with uint64 columns ``key0`` and ``key1``, ready for Parquet.
+
+        ``index``: the people's labels, e.g. the data frame's index.
         """
         import pandas as pd
 
@@ -227,19 +229,22 @@ def check_keys(keys: Any, n: int, *, name: str = "keys") -> ClientKeys:
 
 
 def memo_tweak(spec: Spec, purpose: str = "response") -> np.uint64:
-    """The 64-bit tweak of memoized responses under ``spec`` (the permanent layer's spec): the first 8 bytes of
-    SHA-256 over a domain prefix, ``purpose`` and the spec's JSON, so two mechanisms (or one mechanism with another
-    permanent ε) never share permanent words, and words drawn for another purpose under the same spec (a cohort,
-    a hash seed, a rounding offset, the ledger's fingerprints) are independent of the responses'.
+    """The 64-bit tweak of memoized responses under ``spec`` (the permanent layer's spec).
+
+    The first 8 bytes of SHA-256 over a domain prefix, ``purpose`` and the spec's JSON, so two mechanisms (or one
+    mechanism with another permanent ε) never share permanent words, and words drawn for another purpose under the
+    same spec (a cohort, a hash seed, a rounding offset, the ledger's fingerprints) are independent of the
+    responses'.
     """
     digest = hashlib.sha256(_TWEAK_DOMAIN + purpose.encode() + b"\x00" + spec.to_json().encode()).digest()
     return np.uint64(int.from_bytes(digest[:8], "little"))
 
 
 def keyed_words(keys: ClientKeys, tweak: Any, memo: Any, words_per_record: int) -> np.ndarray:
-    """The permanent layer's words: ``SipHash-2-4_{key_i}(tweak ‖ memo_i ‖ j)`` for ``j < words_per_record``,
-    person after person (``n · words_per_record`` uint64 words, record ``i`` reading
-    ``[c·i, c·i + c)`` as every kernel does).
+    """The permanent layer's words: ``SipHash-2-4_{key_i}(tweak ‖ memo_i ‖ j)`` for ``j < words_per_record``.
+
+    Person after person (``n · words_per_record`` uint64 words, record ``i`` reading ``[c·i, c·i + c)`` as every
+    kernel does).
 
     Parameters
     ----------

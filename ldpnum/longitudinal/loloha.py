@@ -77,8 +77,9 @@ def loloha_g(epsilon_permanent: float, epsilon_report: float) -> int:
 
 
 def _grr_times_vector(plan: GRRPlan, n: list[int], transpose: bool) -> list[int]:
-    """``Σ_u n_u C(u, z)`` for every ``z`` (``transpose``) or ``Σ_y C(z, y) n_y`` for every ``z``, with ``C`` the
-    plan's word counts (keep on the diagonal, lie index ``j`` off it): O(g) by prefix and suffix sums.
+    """``Σ_u n_u C(u, z)`` for every ``z`` (``transpose``) or ``Σ_y C(z, y) n_y`` for every ``z``, in O(g).
+
+    ``C`` is the plan's word counts (keep on the diagonal, lie index ``j`` off it); O(g) by prefix and suffix sums.
     """
     g, keep, lie = plan.k, plan.keep_count(), plan.lie_counts()
     if transpose:
@@ -102,9 +103,10 @@ def _grr_times_vector(plan: GRRPlan, n: list[int], transpose: bool) -> list[int]
 
 def composed_support_probabilities_exact(permanent: GRRPlan, instantaneous: GRRPlan,
                                          field_bits: int = FIELD_BITS) -> tuple[Fraction, Fraction]:
-    """``(p*, q*)`` of a LOLOHA report as Fractions: ``p* = P[y = h(v) | v]``, ``q* = P[y = h(v') | v]``
-    (``v' ≠ v``), over the seed, both GRR plans over ``[0, g)`` (``C1``, ``C2``: word counts of 2**64) and the hash's
-    class sizes ``n_u`` (``N = 2**field_bits``).
+    """``(p*, q*)`` of a LOLOHA report as Fractions, over the seed.
+
+    ``p* = P[y = h(v) | v]``, ``q* = P[y = h(v') | v]`` (``v' ≠ v``), over the seed, both GRR plans over ``[0, g)``
+    (``C1``, ``C2``: word counts of 2**64) and the hash's class sizes ``n_u`` (``N = 2**field_bits``).
 
     With ``(h(v), h(v'))`` distributed as ``n_u n_u' / N²`` (the family's pairwise uniformity) and ``M = C1·C2``::
 
@@ -134,8 +136,10 @@ def composed_support_probabilities_exact(permanent: GRRPlan, instantaneous: GRRP
 
 
 class LOLOHA(Longitudinal, LocalHashing):
-    """Longitudinal local hashing over ``k`` categories (LOLOHA): a hash chosen once per person, the hashed value
-    memoized by a permanent GRR over ``g``, then an instantaneous GRR over ``g`` at every report.
+    """Longitudinal local hashing over ``k`` categories (LOLOHA).
+
+    A hash chosen once per person, the hashed value memoized by a permanent GRR over ``g``, then an instantaneous
+    GRR over ``g`` at every report.
 
     Parameters
     ----------
@@ -205,8 +209,10 @@ class LOLOHA(Longitudinal, LocalHashing):
 
     @property
     def hash_tweak(self) -> np.uint64:
-        """The tweak of the keyed word that picks each person's hash function: the permanent layer's spec under the
-        purpose ``"hash seed"`` (independent of the responses' words, :attr:`tweak`).
+        """The tweak of the keyed word that picks each person's hash function.
+
+        The permanent layer's spec under the purpose ``"hash seed"`` (independent of the responses' words,
+        :attr:`tweak`).
         """
         tweak = self.__dict__.get("_hash_tweak")
         if tweak is None:
@@ -259,9 +265,10 @@ class LOLOHA(Longitudinal, LocalHashing):
         return self._inst.exact_probabilities(permanent)
 
     def realized_epsilons(self) -> tuple[float, float]:
-        """``(ε1, ε∞)`` realized by the integer plans for any hash seed (the seed does not depend on the value):
-        the composed plan over ``[0, g)`` enumerated in exact rationals for ``g ≤ 64``; beyond, the same
-        composition of the exact plans in floating point (relative error about 1e-15).
+        """``(ε1, ε∞)`` realized by the integer plans for any hash seed (the seed does not depend on the value).
+
+        The composed plan over ``[0, g)`` enumerated in exact rationals for ``g ≤ 64``; beyond, the same composition
+        of the exact plans in floating point (relative error about 1e-15).
         """
         if self._g <= ENUMERATE_MAX_G:
             return super().realized_epsilons()

@@ -102,8 +102,9 @@ def _variance(p, q):
 
 @dataclass(frozen=True)
 class BitFlipPlan:
-    """Integer plan of the instantaneous bit flip: an output bit is 1 iff its lane is below ``t_one`` (input bit
-    1) or ``t_zero`` (input bit 0).
+    """Integer plan of the instantaneous bit flip.
+
+    An output bit is 1 iff its lane is below ``t_one`` (input bit 1) or ``t_zero`` (input bit 0).
 
     Attributes
     ----------
@@ -141,8 +142,9 @@ class BitFlipPlan:
         return Fraction(self.t_zero, 2**self.lane_bits)
 
     def exact_probabilities(self, z: int) -> dict[int, Fraction]:
-        """``{report: Fraction}`` over all ``2**k`` outputs (``k ≤ 16``) for the input vector ``z`` (bit ``j`` of
-        the integer is bit ``j`` of the vector, as :meth:`UnaryPlan.exact_probabilities` keys reports).
+        """``{report: Fraction}`` over all ``2**k`` outputs (``k ≤ 16``) for the input vector ``z``.
+
+        Bit ``j`` of the integer is bit ``j`` of the vector, as :meth:`UnaryPlan.exact_probabilities` keys reports.
         """
         if self.k > 16:
             raise ValueError(f"exact_probabilities enumerates 2**k reports; k = {self.k} is too large")
@@ -175,9 +177,10 @@ def _symmetric_one(p1: float, q1: float, e1: float) -> float:
 
 
 def bit_flip_plan(permanent: UnaryPlan, epsilon_report: float) -> BitFlipPlan:
-    """The instantaneous flip after the permanent unary plan ``permanent`` whose composed ratio is at most
-    ``E = exp_lower(ε1)`` and within a relative ``TIGHT_TOL·min(ε1, 1)`` of it (so the realized ε1 is within a
-    relative :data:`TIGHT_TOL` of ε1), with a variance within :data:`VARIANCE_TOL` of the
+    """The instantaneous flip after the permanent unary plan ``permanent``, nearly tight at ε1.
+
+    Its composed ratio is at most ``E = exp_lower(ε1)`` and within a relative ``TIGHT_TOL·min(ε1, 1)`` of it (so the
+    realized ε1 is within a relative :data:`TIGHT_TOL` of ε1), with a variance within :data:`VARIANCE_TOL` of the
     symmetric flip's.
 
     For each lane width ``b``, every ``t_zero`` within :data:`_WINDOW` of the symmetric flip's gets the largest
@@ -310,8 +313,9 @@ class LOSUE(Longitudinal, BitVectorOracle):
         return self._plan
 
     def exact_support_probabilities(self) -> tuple[Fraction, Fraction]:
-        """``(p*, q*)`` of one report as Fractions: the composed probability that a report sets the person's own
-        bit / any other bit.
+        """``(p*, q*)`` of one report as Fractions.
+
+        The composed probability that a report sets the person's own bit / any other bit.
         """
         return _composed(self._perm.p, self._perm.q, self._plan.one, self._plan.zero)
 
@@ -335,15 +339,19 @@ class LOSUE(Longitudinal, BitVectorOracle):
         return self._plan.exact_probabilities(permanent)
 
     def structural_epsilons(self) -> tuple[float, float]:
-        """``(ε1, ε∞)`` by the unary structural reduction (:func:`~ldpnum.frequency.unary.unary_extreme_ratio`) on
-        the composed ``(p*, q*)`` and on OUE's ``(p1, q1)``: exact for every ``k``.
+        """``(ε1, ε∞)`` by the unary structural reduction, exact for every ``k``.
+
+        :func:`~ldpnum.frequency.unary.unary_extreme_ratio` on the composed ``(p*, q*)`` and on OUE's ``(p1, q1)``:
+        exact for every ``k``.
         """
         p, q = self.exact_support_probabilities()
         return math.log(unary_extreme_ratio(p, q)), math.log(self._perm.extreme_ratio())
 
     def realized_epsilons(self) -> tuple[float, float]:
-        """``(ε1, ε∞)`` realized by the integer plans: enumerated over all reports of the composed plan when
-        ``k ≤ 4``, by the structural reduction (:meth:`structural_epsilons`) otherwise.
+        """``(ε1, ε∞)`` realized by the integer plans.
+
+        Enumerated over all reports of the composed plan when ``k ≤ 4``, by the structural reduction
+        (:meth:`structural_epsilons`) otherwise.
         """
         if self._k <= ENUMERATE_MAX_K:
             return super().realized_epsilons()

@@ -1,5 +1,6 @@
-"""A permanent (memoized) randomizer followed by an optional instantaneous one: the one idea of repeated
-collection (DESIGN.md R9), shared by every longitudinal mechanism.
+"""A permanent (memoized) randomizer followed by an optional instantaneous one.
+
+The one idea of repeated collection (DESIGN.md R9), shared by every longitudinal mechanism.
 
 A person ``i`` with value ``x`` reports
 
@@ -52,8 +53,9 @@ __all__ = ["Longitudinal", "check_epsilons", "round_spec", "spec_round"]
 
 
 def check_epsilons(epsilon_permanent: float, epsilon_report: float) -> tuple[float, float]:
-    """``(ε∞, ε1)`` as floats: each a finite number in (0, 20], and ε1 < ε∞ (one report cannot leak more than all
-    reports of the same value, which the instantaneous layer only blurs).
+    """``(ε∞, ε1)`` as floats: each a finite number in (0, 20], and ε1 < ε∞.
+
+    One report cannot leak more than all reports of the same value, which the instantaneous layer only blurs.
     """
     eps_perm = check_scalar(epsilon_permanent, "epsilon_permanent", float, low=0, high=20,
                             include_boundaries="right")
@@ -79,8 +81,10 @@ def spec_round(spec: Spec) -> int | None:
 
 
 class Longitudinal(Mechanism):
-    """Base class of the longitudinal mechanisms: a permanent (memoized) randomizer, keyed by each person's
-    :class:`~ldpnum.ClientKeys`, followed by an optional instantaneous randomizer.
+    """Base class of the longitudinal mechanisms.
+
+    A permanent (memoized) randomizer, keyed by each person's :class:`~ldpnum.ClientKeys`, followed by an optional
+    instantaneous randomizer.
 
     Subclasses set, in their constructor, ``_epsilon`` (ε1, per report), ``_epsilon_permanent`` (ε∞), and
     implement:
@@ -112,8 +116,9 @@ class Longitudinal(Mechanism):
         return self._round
 
     def at_round(self, round: int | None) -> "Longitudinal":
-        """The same mechanism bound to collection round ``round`` (≥ 0; ``None``: unbound): the same permanent
-        responses, a spec that records the round.
+        """The same mechanism bound to collection round ``round`` (≥ 0; ``None``: unbound).
+
+        The same permanent responses, a spec that records the round.
         """
         if round is not None:
             round = check_scalar(round, "round", int, low=0)
@@ -151,8 +156,9 @@ class Longitudinal(Mechanism):
 
     @property
     def tweak(self) -> np.uint64:
-        """The 64-bit tweak of this mechanism's keyed words (:func:`~ldpnum.longitudinal.keys.memo_tweak` of the
-        permanent layer's spec).
+        """The 64-bit tweak of this mechanism's keyed words.
+
+        :func:`~ldpnum.longitudinal.keys.memo_tweak` of the permanent layer's spec.
         """
         tweak = self.__dict__.get("_tweak")
         if tweak is None:
@@ -169,14 +175,16 @@ class Longitudinal(Mechanism):
         raise NotImplementedError
 
     def instantaneous_probabilities(self, permanent: int) -> dict[int, Fraction]:
-        """``{report: probability}`` given the permanent output ``permanent`` (exact; the identity when the
-        mechanism has no instantaneous layer).
+        """``{report: probability}`` given the permanent output ``permanent``.
+
+        Exact; the identity when the mechanism has no instantaneous layer.
         """
         return {permanent: Fraction(1)}
 
     def report_probabilities(self, state: int) -> dict[int, Fraction]:
-        """``{report: probability}`` of one report for the memoized value ``state``: the composed plan
-        ``Σ_z P[z | state] · I[y | z]``.
+        """``{report: probability}`` of one report for the memoized value ``state``.
+
+        The composed plan ``Σ_z P[z | state] · I[y | z]``.
         """
         out: dict[int, Fraction] = {}
         for z, pz in self.permanent_probabilities(state).items():
@@ -186,8 +194,10 @@ class Longitudinal(Mechanism):
         return out
 
     def realized_epsilons(self) -> tuple[float, float]:
-        """``(ε1, ε∞)`` realized by the integer plans: the log of the largest ratio of one report's composed
-        probabilities, and of the permanent layer's, over all pairs of memoized values and all outputs.
+        """``(ε1, ε∞)`` realized by the integer plans.
+
+        The log of the largest ratio of one report's composed probabilities, and of the permanent layer's, over all
+        pairs of memoized values and all outputs.
 
         Enumerates :meth:`memo_states`; subclasses with large domains override it with a structural reduction.
         """
@@ -227,8 +237,10 @@ class Longitudinal(Mechanism):
         raise TypeError(f"{type(self).__name__} reports are memoized: call privatize(values, keys=keys)")
 
     def permanent(self, x: ArrayLike, *, keys: Any = None, **prepare: Any) -> np.ndarray:
-        """Each person's permanent (memoized) response to their value: what a device computes once per value and
-        reuses, here recomputed from the key (the same answer on every call). Not a report: never send it.
+        """Each person's permanent (memoized) response to their value. Not a report: never send it.
+
+        What a device computes once per value and reuses, here recomputed from the key (the same answer on every
+        call).
 
         Parameters are those of :meth:`privatize` (without ``rng`` and ``round``). Returns the permanent layer's
         output array (one row per person, in the permanent kernel's layout).
@@ -242,24 +254,28 @@ class Longitudinal(Mechanism):
         return out
 
     def memo_values(self, x: ArrayLike, *, keys: Any = None, **prepare: Any) -> np.ndarray:
-        """Each person's memoized value as a uint64 (the category, the hashed value, the grid point, ...): what
-        their permanent response is keyed on. A person whose memoized value is unchanged spends no more privacy.
+        """Each person's memoized value as a uint64 (the category, the hashed value, the grid point, ...).
+
+        What their permanent response is keyed on. A person whose memoized value is unchanged spends no more
+        privacy.
         """
         values = self.prepare_values(x, **prepare)
         keys = check_keys(keys, values.shape[0])
         return self._memo_values(values, keys)[0]
 
     def memo_fingerprints(self, x: ArrayLike, *, keys: Any = None, **prepare: Any) -> np.ndarray:
-        """A keyed 64-bit digest of each person's memoized value (SipHash under their key): equal for equal
-        memoized values of one person, and revealing nothing about the value to whoever lacks the key. What
-        :meth:`ldpnum.PrivacyLedger.record_longitudinal` counts distinct values with.
+        """A keyed 64-bit digest of each person's memoized value (SipHash under their key).
+
+        Equal for equal memoized values of one person, and revealing nothing about the value to whoever lacks the
+        key. What :meth:`ldpnum.PrivacyLedger.record_longitudinal` counts distinct values with.
         """
         values = self.prepare_values(x, **prepare)
         return self.prepared_fingerprints(values, check_keys(keys, values.shape[0]))
 
     def prepared_fingerprints(self, values: np.ndarray, keys: Any) -> np.ndarray:
-        """:meth:`memo_fingerprints` of values already validated by :meth:`prepare_values` (the collection layer's
-        path: values are checked once).
+        """:meth:`memo_fingerprints` of values already validated by :meth:`prepare_values`.
+
+        The collection layer's path: values are checked once.
         """
         keys = check_keys(keys, values.shape[0])
         memo = self._memo_values(values, keys)[0]
@@ -267,8 +283,9 @@ class Longitudinal(Mechanism):
 
     def privatize(self, x: ArrayLike, *, keys: Any = None, rng: SeedLike = None,
                   round: int | None = None, **prepare: Any) -> Reports:
-        """Each person's report: the permanent response to their memoized value (from their key), then the
-        instantaneous layer (from ``rng``).
+        """Each person's report: the permanent response to their memoized value, then the instantaneous layer.
+
+        The permanent response comes from their key, the instantaneous layer from ``rng``.
 
         Parameters
         ----------
@@ -301,9 +318,11 @@ class Longitudinal(Mechanism):
         return mech._randomize(values, rng, keys=keys)
 
     def _randomize(self, values: np.ndarray, rng: SeedLike, run: Any = None, *, keys: Any = None) -> Reports:
-        """The reports of validated ``values`` (:meth:`prepare_values`' output): the keyed permanent layer, then the
-        instantaneous layer from ``rng``, block by block; what :meth:`privatize` and the collection layer
-        (:func:`ldpnum.collect.privatize_batch`) call. ``keys`` are checked here, before any draw.
+        """The reports of validated ``values`` (:meth:`prepare_values`' output).
+
+        The keyed permanent layer, then the instantaneous layer from ``rng``, block by block; what :meth:`privatize`
+        and the collection layer (:func:`ldpnum.collect.privatize_batch`) call. ``keys`` are checked here, before
+        any draw.
         """
         if run is not None:
             raise TypeError(f"{type(self).__name__} runs its own two layers; it takes no kernel closure")
@@ -333,8 +352,9 @@ class Longitudinal(Mechanism):
 
     # -- server side --------------------------------------------------------------------------------
     def aggregate(self, reports: Reports) -> Aggregate:
-        """Count the reports into a mergeable :class:`~ldpnum.Aggregate` that keeps their round (aggregates of
-        different rounds do not merge).
+        """Count the reports into a mergeable :class:`~ldpnum.Aggregate` that keeps their round.
+
+        Aggregates of different rounds do not merge.
         """
         if not isinstance(reports, Reports):
             raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
@@ -360,9 +380,10 @@ class Longitudinal(Mechanism):
 
 
 def _extreme_ratio(dists: list[dict[int, Fraction]]) -> Fraction:
-    """Largest ``P[y | a] / P[y | b]`` over pairs of the distributions and every output ``y``: the ratio of the
-    largest to the smallest probability of each output (inf if an output is impossible under one input and
-    possible under another).
+    """Largest ``P[y | a] / P[y | b]`` over pairs of the distributions and every output ``y``.
+
+    The ratio of the largest to the smallest probability of each output (inf if an output is impossible under one
+    input and possible under another).
     """
     outputs = set().union(*dists)
     worst = Fraction(1)

@@ -1,5 +1,7 @@
-"""RAPPOR: a Bloom filter per cohort, a permanent (memoized) randomized response, then an instantaneous one at
-every report, decoded against a dictionary of candidate items (Erlingsson, Pihur, Korolova).
+"""RAPPOR: a Bloom filter per cohort, a permanent randomized response, then an instantaneous one at every report.
+
+The permanent response is memoized; reports are decoded against a dictionary of candidate items (Erlingsson, Pihur,
+Korolova).
 
 The client (one person, item ``x``)
 -----------------------------------
@@ -126,8 +128,9 @@ MAX_SELECTED_SHARE = 0.8
 
 
 def _lane_thresholds(t: int, b: int) -> tuple[np.uint64, np.uint64]:
-    """``(t_all, t_low)`` of the SWAR lane comparisons: ``t`` in every lane of a word, and the same without the
-    lanes' high bits (for 32-bit lanes both are ``t``).
+    """``(t_all, t_low)`` of the SWAR lane comparisons.
+
+    ``t`` in every lane of a word, and the same without the lanes' high bits (for 32-bit lanes both are ``t``).
     """
     if b == 32:
         return np.uint64(t), np.uint64(t)
@@ -215,7 +218,8 @@ class RapporPlan:
 
     # -- exact privacy --------------------------------------------------------------------------------
     def permanent_ratio(self) -> Fraction:
-        """Exact largest likelihood ratio of the permanent layer over all pairs of Bloom filters and outputs:
+        """Exact largest likelihood ratio of the permanent layer over all pairs of Bloom filters and outputs.
+
         ``(P1/P0)^(2h)`` (filters with ``h`` bits each, disjoint; ``k ≥ 2h``).
         """
         one, zero = self.permanent_one
@@ -236,8 +240,10 @@ class RapporPlan:
         return log_ratio(self.report_ratio()), log_ratio(self.permanent_ratio())
 
     def bit_probabilities(self, state: int, layer: str = "report") -> list[Fraction]:
-        """Exact probability that each of the ``k`` bits is 1 given ``state``: the Bloom filter (bit ``j`` of the
-        integer) for ``layer="permanent"`` or ``"report"``, or the permanent bits for ``"instantaneous"``.
+        """Exact probability that each of the ``k`` bits is 1 given ``state``.
+
+        ``state`` is the Bloom filter (bit ``j`` of the integer) for ``layer="permanent"`` or ``"report"``, or the
+        permanent bits for ``"instantaneous"``.
         """
         if layer == "permanent":
             one, zero = self.permanent_one
@@ -250,8 +256,9 @@ class RapporPlan:
         return [one if state >> j & 1 else zero for j in range(self.k)]
 
     def exact_probabilities(self, state: int, layer: str = "report") -> dict[int, Fraction]:
-        """``{bits: probability}`` over all ``2**k`` bit vectors (``k ≤ 16``), the bits keyed as an integer whose
-        bit ``j`` is bit ``j`` (the packed bytes read little-endian); see :meth:`bit_probabilities`.
+        """``{bits: probability}`` over all ``2**k`` bit vectors (``k ≤ 16``); see :meth:`bit_probabilities`.
+
+        The bits are keyed as an integer whose bit ``j`` is bit ``j`` (the packed bytes read little-endian).
         """
         if self.k > 16:
             raise ValueError(f"exact_probabilities enumerates 2**k bit vectors; k = {self.k} is too large")
@@ -277,11 +284,12 @@ def log_ratio(ratio: Fraction) -> float:
 
 
 def pair_ratio(one: Fraction, zero: Fraction, h: int) -> Fraction:
-    """Largest likelihood ratio of ``k ≥ 2h`` independent bits between two filters of ``h`` bits each that are
-    disjoint, each bit 1 with probability ``one`` when set and ``zero`` when clear: ``h`` bits set only in the
-    first give at most ``max(one/zero, (1-one)/(1-zero))`` each, ``h`` set only in the second at most
-    ``max(zero/one, (1-zero)/(1-one))`` each (every other bit cancels, and the output maximizes each factor on
-    its own). Infinite ratios raise ValueError.
+    """Largest likelihood ratio of ``k ≥ 2h`` independent bits between two disjoint filters of ``h`` bits each.
+
+    Each bit is 1 with probability ``one`` when set and ``zero`` when clear: ``h`` bits set only in the first give
+    at most ``max(one/zero, (1-one)/(1-zero))`` each, ``h`` set only in the second at most ``max(zero/one,
+    (1-zero)/(1-one))`` each (every other bit cancels, and the output maximizes each factor on its own). Infinite
+    ratios raise ValueError.
     """
     if not (0 < one < 1 and 0 < zero < 1):
         raise ValueError(f"bit probabilities {one} and {zero} are not both in (0, 1): no finite ε")
@@ -291,8 +299,10 @@ def pair_ratio(one: Fraction, zero: Fraction, h: int) -> Fraction:
 
 
 def rappor_plan(f: float, p: float, q: float, k: int, h: int, cohorts: int) -> RapporPlan:
-    """The integer plan of RAPPOR(f, p, q): the narrowest lane width on whose grid ``f/2``, ``p`` and ``q`` all
-    lie exactly; else 32-bit lanes with each rounded to the nearest multiple of ``2**-32``.
+    """The integer plan of RAPPOR(f, p, q).
+
+    The narrowest lane width on whose grid ``f/2``, ``p`` and ``q`` all lie exactly; else 32-bit lanes with each
+    rounded to the nearest multiple of ``2**-32``.
     """
     for b in LANE_BITS:
         scale = 2**b
@@ -318,8 +328,10 @@ def cohorts_of(words: NDArray[np.uint64], cohorts: int) -> NDArray[np.int64]:
 
 
 def cohort_counts(codes: NDArray[np.uint8], k: int, cohorts: int) -> NDArray[np.int64]:
-    """Per-cohort counts of RAPPOR reports: an ``(cohorts, k + 1)`` int64 array whose row ``j`` is the number of
-    reports of cohort ``j`` followed by how many of them set each of the ``k`` bits.
+    """Per-cohort counts of RAPPOR reports.
+
+    An ``(cohorts, k + 1)`` int64 array whose row ``j`` is the number of reports of cohort ``j`` followed by how
+    many of them set each of the ``k`` bits.
 
     Reports are grouped by cohort (one stable sort) and each group's bits counted by
     :func:`ldpnum.frequency.unary.count_bits`. Raises ValueError for a cohort ``≥ cohorts`` (naming the count and
@@ -664,8 +676,10 @@ class RAPPOR(Longitudinal):
 
     @property
     def cohort_tweak(self) -> np.uint64:
-        """The tweak of the keyed word that assigns each person's cohort: :func:`memo_tweak` of a spec naming the
-        cohorts only, so a person keeps their cohort whatever the other parameters.
+        """The tweak of the keyed word that assigns each person's cohort.
+
+        :func:`memo_tweak` of a spec naming the cohorts only, so a person keeps their cohort whatever the other
+        parameters.
         """
         tweak = self.__dict__.get("_cohort_tweak")
         if tweak is None:
@@ -681,8 +695,9 @@ class RAPPOR(Longitudinal):
 
     # -- exact plans --------------------------------------------------------------------------------
     def memo_states(self) -> list[int]:
-        """Every Bloom filter an item can have (1 to ``h`` bits set), as integers (bit ``j`` = bit ``j``); the
-        exact checks range over these. Only for ``k ≤ 16``.
+        """Every Bloom filter an item can have (1 to ``h`` bits set), as integers (bit ``j`` = bit ``j``).
+
+        The exact checks range over these. Only for ``k ≤ 16``.
         """
         if self._k > 16:
             raise ValueError(f"memo_states enumerates Bloom filters of k <= 16 bits; k = {self._k}")
@@ -698,16 +713,18 @@ class RAPPOR(Longitudinal):
         return self._plan.exact_probabilities(permanent, "instantaneous")
 
     def report_probabilities(self, state: int) -> dict[int, Fraction]:
-        """``{reported bits: probability}`` of one report for the Bloom filter ``state``: the composed plan,
-        computed bit by bit (the layers act on each bit independently; equal to
+        """``{reported bits: probability}`` of one report for the Bloom filter ``state``.
+
+        The composed plan, computed bit by bit (the layers act on each bit independently; equal to
         :meth:`Longitudinal.report_probabilities`' sum over permanent outputs).
         """
         return self._plan.exact_probabilities(state, "report")
 
     def realized_epsilons(self) -> tuple[float, float]:
-        """``(ε1, ε∞)`` realized by the integer plan, by the structural reduction of :func:`pair_ratio`: the bits are
-        independent given the filter, so the largest ratio over every pair of filters and every output is a
-        product of per-bit ratios (:meth:`RapporPlan.report_ratio`, :meth:`RapporPlan.permanent_ratio`).
+        """``(ε1, ε∞)`` realized by the integer plan, by the structural reduction of :func:`pair_ratio`.
+
+        The bits are independent given the filter, so the largest ratio over every pair of filters and every output
+        is a product of per-bit ratios (:meth:`RapporPlan.report_ratio`, :meth:`RapporPlan.permanent_ratio`).
 
         For ``k = 8`` the per-bit probabilities are read off the exact plans themselves
         (:meth:`permanent_probabilities` and the composition of :meth:`Longitudinal.report_probabilities` over
@@ -740,11 +757,12 @@ class RAPPOR(Longitudinal):
     def prepare_values(self, x: ArrayLike, *, name: str | None = None,  # type: ignore[override]
                        nan_policy: str = "raise", fill_value: Any = None, truncate: bool = True,
                        locate: bool = False) -> NDArray[np.uint64]:
-        """Validate and encode one column of items, without drawing anything: words of
-        :func:`ldpnum.heavy.encode_items` (``item_bits`` bits; str and bytes longer than ``item_bits / 8``
+        """Validate and encode one column of items, without drawing anything.
+
+        Words of :func:`ldpnum.heavy.encode_items` (``item_bits`` bits; str and bytes longer than ``item_bits / 8``
         bytes are cut with a counted :class:`~ldpnum.exceptions.TruncationWarning`, or refused with
-        ``truncate=False``). Items of another type than :attr:`item_type` raise a TypeError; missing items are
-        never imputed.
+        ``truncate=False``). Items of another type than :attr:`item_type` raise a TypeError; missing items are never
+        imputed.
         """
         label = "x" if name is None else str(name)
         if nan_policy != "raise" or fill_value is not None:
@@ -802,9 +820,10 @@ class RAPPOR(Longitudinal):
                words, out)
 
     def bloom_bits(self, items: Any, cohorts: Any = None) -> NDArray[np.int64]:
-        """The Bloom bits of ``items`` (str, bytes or int, as :attr:`item_type`) in each cohort: an ``(len(items),
-        n_cohorts, h)`` int64 array of bit positions (``cohorts``: which cohorts, default all), from the public
-        hash family every client uses.
+        """The Bloom bits of ``items`` (str, bytes or int, as :attr:`item_type`) in each cohort.
+
+        An ``(len(items), n_cohorts, h)`` int64 array of bit positions (``cohorts``: which cohorts, default all),
+        from the public hash family every client uses.
         """
         words, _ = self._encode(items, "items", locate=True)
         return self._positions(words, np.arange(self._cohorts) if cohorts is None else np.asarray(cohorts))
@@ -820,8 +839,9 @@ class RAPPOR(Longitudinal):
     # -- server side --------------------------------------------------------------------------------
     @classmethod
     def _check_counts(cls, counts, total, n_reports, spec):
-        """Per cohort: its reports' number, then each bit's count, which cannot exceed it; the cohorts' reports
-        add up to ``n_reports`` (required whenever there are counts).
+        """Per cohort: its reports' number, then each bit's count, which cannot exceed it.
+
+        The cohorts' reports add up to ``n_reports`` (required whenever there are counts).
         """
         k, n_cohorts = spec.get("k"), spec.get("cohorts")
         table = counts.reshape(n_cohorts, k + 1)
@@ -841,8 +861,9 @@ class RAPPOR(Longitudinal):
         return n_reports
 
     def aggregate(self, reports: Reports) -> Aggregate:
-        """Count the reports per cohort (its reports, and how many set each bit) into a mergeable
-        :class:`~ldpnum.Aggregate` of ``cohorts · (k + 1)`` counts that keeps their round (aggregates of different
+        """Count the reports per cohort (its reports, and how many set each bit) into a mergeable Aggregate.
+
+        A :class:`~ldpnum.Aggregate` of ``cohorts · (k + 1)`` counts that keeps their round (aggregates of different
         rounds do not merge).
         """
         if not isinstance(reports, Reports):
@@ -857,8 +878,10 @@ class RAPPOR(Longitudinal):
         return Aggregate(np.zeros(self.n_cells, dtype=np.int64), self.spec, 0)
 
     def bit_estimates(self, data: Reports | Aggregate) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-        """``(t, N)``: the unbiased estimates ``t_ij = (c_ij - p* N_j)/(q* - p*)`` of how many people of cohort ``j``
-        have Bloom bit ``i`` set (``(cohorts, k)``), and each cohort's reports ``N_j``.
+        """``(t, N)``: how many people of each cohort have each Bloom bit set (unbiased), and the cohorts' reports.
+
+        ``t_ij = (c_ij - p* N_j)/(q* - p*)`` estimates how many people of cohort ``j`` have Bloom bit ``i`` set
+        (``(cohorts, k)``); ``N_j`` is cohort ``j``'s reports.
         """
         agg = self._as_aggregate(data)
         table = agg.counts.reshape(self._cohorts, self._k + 1)
@@ -986,8 +1009,9 @@ class RAPPOR(Longitudinal):
                               detected=detected[order])
 
     def _candidate_words(self, candidates: Any) -> tuple[list, NDArray[np.uint64]]:
-        """The candidates as a list of items and their words; one clear error for a wrong type, an empty
-        dictionary or items that coincide after encoding.
+        """The candidates as a list of items and their words.
+
+        One clear error for a wrong type, an empty dictionary or items that coincide after encoding.
         """
         if candidates is None:
             raise TypeError("estimate_frequencies needs candidates=[...]: the dictionary of items to decode against")

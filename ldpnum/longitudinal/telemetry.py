@@ -1,5 +1,6 @@
-"""Microsoft's numeric telemetry: 1BitMean and dBitFlip, one-shot or memoized with α-point rounding (Ding,
-Kulkarni, Yekhanin).
+"""Microsoft's numeric telemetry: 1BitMean and dBitFlip, one-shot or memoized with α-point rounding.
+
+After Ding, Kulkarni, Yekhanin.
 
 Both mechanisms collect a counter ``x`` in public bounds ``[low, high]`` (``u = (x - low)/(high - low)``):
 
@@ -88,8 +89,10 @@ DEFAULT_BUCKETS = 16
 
 
 def flip_threshold(plan: BinaryPlan, gamma: float, epsilon: float) -> tuple[int, float]:
-    """``(t_γ, ε1)``: the integer flip threshold (flip with probability ``t_γ / 2**53``) of output perturbation
-    after the two-output plan ``plan`` at ``epsilon``, and the ε1 of one report.
+    """``(t_γ, ε1)``: the integer flip threshold of output perturbation, and the ε1 of one report.
+
+    The threshold (flip with probability ``t_γ / 2**53``) is that of output perturbation after the two-output plan
+    ``plan`` at ``epsilon``.
 
     ``ε1`` is the paper's composed bound ``log((γ + (1 - γ)e^ε) / ((1 - γ) + γ e^ε))`` (``epsilon`` itself at
     γ = 0); ``t_γ`` is the smallest integer ``≥ γ·2**53`` whose composed plan keeps every ratio of one report
@@ -110,8 +113,9 @@ def flip_threshold(plan: BinaryPlan, gamma: float, epsilon: float) -> tuple[int,
 
 
 class OneBitMean(StochasticRounding):
-    """Microsoft's 1BitMean mean oracle; with ``memoize=True``, memoized with α-point rounding and output
-    perturbation for repeated collection (Ding, Kulkarni, Yekhanin).
+    """Microsoft's 1BitMean mean oracle (Ding, Kulkarni, Yekhanin).
+
+    With ``memoize=True``, memoized with α-point rounding and output perturbation for repeated collection.
 
     ``OneBitMean(epsilon, bounds)`` is one-shot: ldpnum's two-output randomizer (stochastic rounding to an
     endpoint, then randomized response), the same plan, kernel and estimator as
@@ -169,9 +173,10 @@ class OneBitMean(StochasticRounding):
 
 
 class MemoizedOneBitMean(Longitudinal, OneBitMean):
-    """1BitMean memoized for repeated collection: α-point rounding to a public grid with a per-person offset
-    from the key, a permanent 1-bit response per grid point, and output perturbation γ (Ding, Kulkarni,
-    Yekhanin). Build it as ``OneBitMean(epsilon, bounds, memoize=True, ...)``.
+    """1BitMean memoized for repeated collection (Ding, Kulkarni, Yekhanin).
+
+    α-point rounding to a public grid with a per-person offset from the key, a permanent 1-bit response per grid
+    point, and output perturbation γ. Build it as ``OneBitMean(epsilon, bounds, memoize=True, ...)``.
 
     Parameters
     ----------
@@ -276,8 +281,9 @@ class MemoizedOneBitMean(Longitudinal, OneBitMean):
 
     @property
     def offset_tweak(self) -> np.uint64:
-        """The tweak of the people's offsets α: the permanent spec's, renamed, so α is independent of every
-        permanent word.
+        """The tweak of the people's offsets α: the permanent spec's, renamed.
+
+        Renamed so α is independent of every permanent word.
         """
         tweak = self.__dict__.get("_offset_tweak")
         if tweak is None:
@@ -287,8 +293,9 @@ class MemoizedOneBitMean(Longitudinal, OneBitMean):
 
     # -- α-point rounding ---------------------------------------------------------------------------
     def offsets(self, keys: Any) -> np.ndarray:
-        """Each person's offset α ∈ [0, 1) (a multiple of 2**-53), from their key: their value rounds up within
-        a grid step exactly when its fractional position exceeds α. Secret, like the keys.
+        """Each person's offset α ∈ [0, 1) (a multiple of 2**-53), from their key. Secret, like the keys.
+
+        Their value rounds up within a grid step exactly when its fractional position exceeds α.
         """
         words = self._offset_words(keys)
         return (words >> np.uint64(11)).astype(np.float64) / TWO53
@@ -305,8 +312,9 @@ class MemoizedOneBitMean(Longitudinal, OneBitMean):
         return base + ((alpha_words >> np.uint64(11)).astype(np.int64) < t_up)
 
     def grid_indices(self, x: ArrayLike, *, keys: Any, **prepare: Any) -> np.ndarray:
-        """The grid point (index ``0..grid_points-1``) each person's value is rounded to, with their offset: the
-        memoized value of their reports.
+        """The grid point (index ``0..grid_points-1``) each person's value is rounded to, with their offset.
+
+        The memoized value of their reports.
         """
         from .keys import check_keys
 
@@ -316,8 +324,9 @@ class MemoizedOneBitMean(Longitudinal, OneBitMean):
 
     # -- exact plans --------------------------------------------------------------------------------
     def memo_states(self) -> list[int]:
-        """The grid points (all of them up to 65; else both ends, their neighbours and the middle: the
-        permanent threshold is monotone in the grid point, so the ends hold the extremes).
+        """The grid points to check: all of them up to 65; else both ends, their neighbours and the middle.
+
+        The permanent threshold is monotone in the grid point, so the ends hold the extremes.
         """
         m = self._grid_points
         if m <= 65:
@@ -334,8 +343,9 @@ class MemoizedOneBitMean(Longitudinal, OneBitMean):
         return {permanent: 1 - g, 1 - permanent: g} if self._t_gamma else {permanent: Fraction(1)}
 
     def output_probabilities(self, x: float) -> np.ndarray:
-        """Probability of report 0 and 1 for a value ``x``, over the people's offsets and both layers (what
-        the reports of many people holding ``x`` follow).
+        """Probability of report 0 and 1 for a value ``x``, over the people's offsets and both layers.
+
+        What the reports of many people holding ``x`` follow.
         """
         values = self.prepare_values(np.asarray([x], dtype=np.float64))
         base = np.empty(1, dtype=np.int64)
@@ -390,8 +400,10 @@ def field_width(buckets: int) -> int:
 
 
 def check_bit_flip_codes(codes: Any, spec: Spec) -> np.ndarray:
-    """Validate dBitFlip report codes: one ``uint64`` per person holding ``d`` fields ``bucket << 1 | bit``
-    (``field_width`` bits each), buckets strictly increasing and below ``buckets``, no bit set above them.
+    """Validate dBitFlip report codes.
+
+    One ``uint64`` per person holding ``d`` fields ``bucket << 1 | bit`` (``field_width`` bits each), buckets
+    strictly increasing and below ``buckets``, no bit set above them.
 
     Registered with :func:`ldpnum.reports.register_code_check` for both dBitFlip names, so every
     :class:`~ldpnum.Reports` path checks them field by field.
@@ -421,8 +433,10 @@ def check_bit_flip_codes(codes: Any, spec: Spec) -> np.ndarray:
 
 
 def bit_flip_counts(codes: np.ndarray, buckets: int, d: int) -> np.ndarray:
-    """The aggregate of dBitFlip codes: ``[S_0..S_(b-1), O_0..O_(b-1)]``, the number of reports that sampled
-    each bucket and, among them, the number whose bit is 1 (NumPy, O(n·d), in blocks).
+    """The aggregate of dBitFlip codes: ``[S_0..S_(b-1), O_0..O_(b-1)]``.
+
+    The number of reports that sampled each bucket and, among them, the number whose bit is 1 (NumPy, O(n·d), in
+    blocks).
     """
     w = field_width(buckets)
     mask = np.uint64((1 << w) - 1)
@@ -436,8 +450,9 @@ def bit_flip_counts(codes: np.ndarray, buckets: int, d: int) -> np.ndarray:
 
 
 class DBitFlip(Mechanism):
-    """Microsoft's dBitFlip histogram oracle; with ``memoize=True``, memoized per (person, bucket) for repeated
-    collection (Ding, Kulkarni, Yekhanin).
+    """Microsoft's dBitFlip histogram oracle (Ding, Kulkarni, Yekhanin).
+
+    With ``memoize=True``, memoized per (person, bucket) for repeated collection.
 
     The bounds are split into ``buckets`` equal buckets (bucket ``min(⌊u·buckets⌋, buckets - 1)``); each
     person samples ``d`` distinct buckets uniformly (Floyd's sampler) and reports one bit per sampled bucket:
@@ -566,8 +581,10 @@ class DBitFlip(Mechanism):
 
     @property
     def support_probabilities(self) -> tuple[float, float]:
-        """``(p, q)``: the probability that a report's bit is 1 for a sampled bucket holding the value, and for
-        another one (with output perturbation, ``γ + (1 - 2γ)·`` those of the memoized bit).
+        """``(p, q)``: the probability that a report's bit is 1, for a sampled bucket holding the value or not.
+
+        ``p`` for a sampled bucket holding the value, ``q`` for another one (with output perturbation, ``γ + (1 -
+        2γ)·`` those of the memoized bit).
         """
         g = self._t_gamma / TWO53
         p, q = self._plan.t_hi / TWO53, self._plan.t_lo / TWO53
@@ -584,9 +601,10 @@ class DBitFlip(Mechanism):
         return out
 
     def exact_probabilities(self, bucket: int) -> dict[int, Fraction]:
-        """``{code: probability}`` of a report of a value in ``bucket`` (exact: Floyd's sampler with the
-        kernel's 48-bit picks, :func:`~ldpnum.plans.floyd_distribution`, times the bits' integer plan).
-        Enumerates ``C(buckets, d)·2**d`` codes: for small configurations.
+        """``{code: probability}`` of a report of a value in ``bucket``: for small configurations.
+
+        Exact: Floyd's sampler with the kernel's 48-bit picks, :func:`~ldpnum.plans.floyd_distribution`, times the
+        bits' integer plan. Enumerates ``C(buckets, d)·2**d`` codes.
         """
         b, d, w = self._buckets, self._d, self._width
         hit, miss = Fraction(self._plan.t_hi, TWO53), Fraction(self._plan.t_lo, TWO53)
@@ -631,8 +649,9 @@ class DBitFlip(Mechanism):
         return n_reports
 
     def aggregate(self, reports: Reports) -> Aggregate:
-        """Per bucket, the reports that sampled it and those of them with bit 1: a mergeable
-        :class:`~ldpnum.Aggregate` of ``2·buckets`` counts with ``n_reports`` carried separately.
+        """Per bucket, the reports that sampled it and those of them with bit 1.
+
+        A mergeable :class:`~ldpnum.Aggregate` of ``2·buckets`` counts with ``n_reports`` carried separately.
         """
         if not isinstance(reports, Reports):
             raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
@@ -667,8 +686,9 @@ class DBitFlip(Mechanism):
 
     def estimate_distribution(self, data: Reports | Aggregate, n_bins: int | None = None,
                               method: str | None = None) -> DistributionEstimate:
-        """The histogram of :meth:`estimate_histogram` projected onto the simplex as a
-        :class:`~ldpnum.DistributionEstimate` over :attr:`bucket_edges`.
+        """The histogram of :meth:`estimate_histogram` projected onto the simplex.
+
+        Returned as a :class:`~ldpnum.DistributionEstimate` over :attr:`bucket_edges`.
 
         Parameters
         ----------
@@ -692,9 +712,10 @@ class DBitFlip(Mechanism):
 
 
 class MemoizedDBitFlip(Longitudinal, DBitFlip):
-    """dBitFlip memoized for repeated collection: the sampled buckets fixed per person by their key, and the
-    bits a permanent response per (person, bucket of the value) (Ding, Kulkarni, Yekhanin). Build it as
-    ``DBitFlip(epsilon, bounds, buckets, d, memoize=True)``.
+    """dBitFlip memoized for repeated collection (Ding, Kulkarni, Yekhanin).
+
+    The sampled buckets fixed per person by their key, and the bits a permanent response per (person, bucket of the
+    value). Build it as ``DBitFlip(epsilon, bounds, buckets, d, memoize=True)``.
 
     Parameters
     ----------
@@ -761,8 +782,10 @@ class MemoizedDBitFlip(Longitudinal, DBitFlip):
                 f"d={self._d!r}, memoize=True, gamma={self._gamma!r}{rnd})")
 
     def aggregate(self, reports: Reports) -> Aggregate:
-        """:meth:`DBitFlip.aggregate` of the reports of one round (this mechanism's, or any one round when it is
-        not bound to a round), keeping their round: aggregates of different rounds do not merge.
+        """:meth:`DBitFlip.aggregate` of the reports of one round, keeping their round.
+
+        This mechanism's round, or any one round when it is not bound to a round; aggregates of different rounds do
+        not merge.
         """
         if not isinstance(reports, Reports):
             raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
@@ -800,14 +823,16 @@ class MemoizedDBitFlip(Longitudinal, DBitFlip):
         return list(range(self._buckets))
 
     def permanent_probabilities(self, state: int) -> dict[int, Fraction]:
-        """The permanent response's distribution for bucket ``state`` (:meth:`DBitFlip.exact_probabilities`:
-        the sample from the key is Floyd's sampler on uniform words, like the one-shot's).
+        """The permanent response's distribution for bucket ``state`` (:meth:`DBitFlip.exact_probabilities`).
+
+        The sample from the key is Floyd's sampler on uniform words, like the one-shot's.
         """
         return self.exact_probabilities(state)
 
     def instantaneous_probabilities(self, permanent: int) -> dict[int, Fraction]:
-        """``{report: probability}`` given the permanent code: each of its ``d`` bits flipped with probability
-        ``t_γ / 2**53``, the sampled buckets kept.
+        """``{report: probability}`` given the permanent code, the sampled buckets kept.
+
+        Each of its ``d`` bits flipped with probability ``t_γ / 2**53``.
         """
         if not self._t_gamma:
             return {permanent: Fraction(1)}
