@@ -258,8 +258,9 @@ def _parse_range(tokens):
 
 
 def _check_request(mech, whats, args):
-    """What to estimate (``whats``, or the mechanism's default when None), checked against the mechanism and
-    the plot destination before a report is read: a wrong request fails at once, not after streaming a
+    """What to estimate (``whats``, or the mechanism's default when None), checked before a report is read.
+
+    Checked against the mechanism and the plot destination: a wrong request fails at once, not after streaming a
     large file.
     """
     name = mech.spec.mechanism
@@ -398,7 +399,8 @@ def _print_estimates(out, head, file):
 
 
 def _open_ledger(args, mechanisms):
-    """``(ledger, people)`` for ``privatize --ledger``, after checking the cap (nothing is drawn before);
+    """``(ledger, people)`` for ``privatize --ledger``, after checking the cap (nothing is drawn before).
+
     ``(None, None)`` without a ledger.
     """
     if args.ledger is None:
@@ -431,8 +433,10 @@ def _open_ledger(args, mechanisms):
 
 
 def _ledger_check(args, ledger, people):
-    """``privatize_file``'s ``before_drawing`` for longitudinal columns: the ledger's cap and rounds checked with
-    each row's memoized-value fingerprints, before anything is drawn (one clear error, nothing written).
+    """``privatize_file``'s ``before_drawing`` for longitudinal columns.
+
+    The ledger's cap and rounds are checked with each row's memoized-value fingerprints, before anything is drawn
+    (one clear error, nothing written).
     """
     from .exceptions import BudgetExceededError
 
@@ -456,8 +460,9 @@ def _longitudinal_line(mech, round_id):
 
 
 def _check_shuffle_declaration(args, agg):
-    """Refuse reports whose shuffle declaration differs from the deployed one (``--expect-spec``), or say that
-    it was not checked.
+    """Refuse reports whose shuffle declaration differs from the deployed one (``--expect-spec``).
+
+    Otherwise say that it was not checked.
     """
     found = check_shuffle_declaration(args.reports, agg, getattr(args, "expect_spec", None))
     if found is not None:
@@ -486,8 +491,9 @@ def _explicit_spec(args):
 # -- heavy hitters -----------------------------------------------------------------------------------------
 
 def _heavy_classes():
-    """``--method`` name -> class of every registered mechanism that estimates heavy hitters (their spec
-    names and aliases, read from the registry: a new heavy-hitter mechanism needs no edit here).
+    """``--method`` name -> class of every registered mechanism that estimates heavy hitters.
+
+    Their spec names and aliases are read from the registry: a new heavy-hitter mechanism needs no edit here.
     """
     classes = mechanisms_offering("estimate_heavy_hitters")
     return {alias: classes[name] for alias, name in mechanism_spellings(classes).items()}
@@ -839,8 +845,9 @@ def _parser():
 # -- commands ----------------------------------------------------------------------------------------------
 
 def _multi_column_mechanisms(args):
-    """``{(c1, c2, ...): mechanism}`` of ``--columns`` with their ``--spec``s (built by ``from_spec``; the
-    mechanism itself decides whether it reads those columns).
+    """``{(c1, c2, ...): mechanism}`` of ``--columns`` with their ``--spec``s.
+
+    Built by ``from_spec``; the mechanism itself decides whether it reads those columns.
     """
     if len(args.spec) != len(args.columns):
         raise CLIError(f"--columns was given {len(args.columns)} time(s) and --spec {len(args.spec)}: give one --spec "
@@ -868,8 +875,10 @@ def _multi_column_mechanisms(args):
 
 
 def _spec_column_mechanisms(args):
-    """``{column: mechanism}`` of ``--column``s given with ``--spec``s instead of ``--mechanism`` (any registered
-    mechanism of one column, e.g. a longitudinal LGRR or a frequency oracle), the specs in the columns' order.
+    """``{column: mechanism}`` of ``--column``s given with ``--spec``s instead of ``--mechanism``.
+
+    Any registered mechanism of one column (e.g. a longitudinal LGRR or a frequency oracle), the specs in the
+    columns' order.
     """
     stray = [flag for flag, v in (("--epsilon", args.epsilon), ("--bounds", args.bounds), ("--param", args.param))
              if v]
@@ -1168,8 +1177,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _terminate_as_interrupt():
-    """Make SIGTERM unwind like Ctrl-C (so a stopped ``privatize`` removes its hidden file); returns the
-    previous handler (None when signals cannot be set here, e.g. outside the main thread).
+    """Make SIGTERM unwind like Ctrl-C (so a stopped ``privatize`` removes its hidden file).
+
+    Returns the previous handler (None when signals cannot be set here, e.g. outside the main thread).
     """
     import signal
     import threading
@@ -1191,8 +1201,9 @@ def _restore_terminate(previous):
 
 
 def _negative_numbers(argv):
-    """Keep negative numbers written in exponent form (``-1e308``, ``-2E3``) as values: argparse takes an
-    argument that starts with ``-`` for an option unless it looks like a plain negative number.
+    """Keep negative numbers written in exponent form (``-1e308``, ``-2E3``) as values.
+
+    argparse takes an argument that starts with ``-`` for an option unless it looks like a plain negative number.
     """
     import re
 

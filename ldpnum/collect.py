@@ -118,9 +118,10 @@ NAN_POLICIES = ("raise", "impute")
 # -- planning -------------------------------------------------------------------------------------------------
 
 def resolve_strategy(strategy: str | None, mechanisms: Any, *, stacklevel: int = 3) -> str:
-    """``strategy``, or the default ``"all-columns"`` when it is None, with a
-    :class:`~ldpnum.exceptions.BudgetWarning` when that default sums the ε of several columns (an explicit
-    strategy is silent). Every integration that privatizes frames resolves its default here.
+    """``strategy``, or the default ``"all-columns"`` when it is None.
+
+    The default comes with a :class:`~ldpnum.exceptions.BudgetWarning` when it sums the ε of several columns (an
+    explicit strategy is silent). Every integration that privatizes frames resolves its default here.
 
     Examples
     --------
@@ -140,8 +141,10 @@ def resolve_strategy(strategy: str | None, mechanisms: Any, *, stacklevel: int =
 
 
 def vector_sources(key: Hashable, mech: Any) -> list | None:
-    """The value columns behind ``key`` (None for a mechanism of one column): the mechanism decides
-    (:meth:`~ldpnum.Mechanism.source_columns`); a non-mechanism is refused later, by its own check.
+    """The value columns behind ``key`` (None for a mechanism of one column).
+
+    The mechanism decides (:meth:`~ldpnum.Mechanism.source_columns`); a non-mechanism is refused later, by its own
+    check.
 
     Examples
     --------
@@ -225,14 +228,16 @@ class CollectionPlan:
 
     @property
     def memoized(self) -> bool:
-        """Whether some column's reports are memoized responses (:mod:`ldpnum.longitudinal`): the collection
-        then needs each row's key.
+        """Whether some column's reports are memoized responses (:mod:`ldpnum.longitudinal`).
+
+        The collection then needs each row's key.
         """
         return any(c.mechanism.memoized for c in self.columns)
 
     def longitudinal_rounds(self, values: list, keys: Any) -> list:
-        """``[(mechanism, fingerprints, round), ...]`` of the memoized columns, from their validated ``values``
-        (in column order) and the rows' ``keys``: what the ledger charges them by
+        """``[(mechanism, fingerprints, round), ...]`` of the memoized columns.
+
+        From their validated ``values`` (in column order) and the rows' ``keys``: what the ledger charges them by
         (:meth:`ldpnum.PrivacyLedger.check_longitudinal`).
         """
         return [(c.mechanism, c.mechanism.prepared_fingerprints(x, keys), c.mechanism.round)
@@ -240,8 +245,9 @@ class CollectionPlan:
 
     @property
     def one_shot_epsilon(self) -> float | None:
-        """The ε each row spends on the columns that are not memoized ("all-columns"; None when there are none):
-        charged per collection, while memoized columns are charged per memoized value.
+        """The ε each row spends on the columns that are not memoized ("all-columns"; None when there are none).
+
+        Charged per collection, while memoized columns are charged per memoized value.
         """
         epsilons = [c.mechanism.epsilon for c in self.columns if not c.mechanism.memoized]
         return float(math.fsum(epsilons)) if epsilons else None
@@ -263,18 +269,21 @@ class CollectionPlan:
         return {c.label: c.mechanism.spec for c in self.columns}
 
     def record(self, *, digests: dict | None = None, shuffle_delta: float | None = None) -> dict:
-        """The collection's ldpnum record (:func:`ldpnum._frame.report_record`): every column's spec and value
-        columns, the strategy, ``epsilon_per_row``, and optionally the digests of the codes and the central δ of
-        a shuffled collection. The pandas accessor keeps it in ``attrs``, the command line in the Parquet
-        file's metadata.
+        """The collection's ldpnum record (:func:`ldpnum._frame.report_record`).
+
+        Every column's spec and value columns, the strategy, ``epsilon_per_row``, and optionally the digests of the
+        codes and the central δ of a shuffled collection. The pandas accessor keeps it in ``attrs``, the command
+        line in the Parquet file's metadata.
         """
         return report_record(self.specs, strategy=self.strategy, epsilon_per_row=self.epsilon_per_row,
                              digests=digests, sources={c.label: c.sources for c in self.columns if c.sources},
                              shuffle_delta=shuffle_delta)
 
     def streams(self, rng: Any) -> list:
-        """The collection's random streams: report column ``j`` draws from ``child_rng(rng, j)``, and under
-        "one-column-per-row" the rows' columns from ``child_rng(rng, m)`` (the last stream).
+        """The collection's random streams.
+
+        Report column ``j`` draws from ``child_rng(rng, j)``, and under "one-column-per-row" the rows' columns from
+        ``child_rng(rng, m)`` (the last stream).
 
         Each is a Generator shared by all batches (words are consumed in row order, so the reports do not
         depend on the batch size), or None for secure randomness (``rng=None``: each draw keyed afresh).
@@ -360,8 +369,9 @@ def align_keys(keys: Any, n_rows: int, people: Any = None) -> ClientKeys | None:
 
 
 def assign_rows(stream: Any, n: int, m: int) -> list[np.ndarray]:
-    """The rows (positions) that report each of ``m`` columns under "one-column-per-row": row ``i`` reports
-    one column drawn uniformly from ``stream`` independently of every value
+    """The rows (positions) that report each of ``m`` columns under "one-column-per-row".
+
+    Row ``i`` reports one column drawn uniformly from ``stream`` independently of every value
     (:func:`ldpnum._random.assign_columns`, one word per row).
 
     Examples
@@ -376,8 +386,9 @@ def assign_rows(stream: Any, n: int, m: int) -> list[np.ndarray]:
 # -- privatizing a batch of rows ------------------------------------------------------------------------------
 
 def fill_values(fill_value: Any, columns: list) -> dict:
-    """Each column's public fill value: ``fill_value`` for every column, or a mapping column -> value (which
-    must name privatized columns only).
+    """Each column's public fill value.
+
+    ``fill_value`` for every column, or a mapping column -> value (which must name privatized columns only).
     """
     if isinstance(fill_value, Mapping):
         unknown = [c for c in fill_value if c not in columns]
@@ -389,10 +400,11 @@ def fill_values(fill_value: Any, columns: list) -> dict:
 
 
 def empty_values(sources: "list | None") -> "np.ndarray | pd.DataFrame":
-    """No rows of a report column's values: of one column (``sources`` None), or of the value columns
-    ``sources`` of a mechanism of several. A front end checks a mechanism's options (a fill value, its
-    columns) with ``prepare_values`` on it before any input is read, and a report column's code dtype with
-    ``privatize`` on it.
+    """No rows of a report column's values.
+
+    Of one column (``sources`` None), or of the value columns ``sources`` of a mechanism of several. A front end
+    checks a mechanism's options (a fill value, its columns) with ``prepare_values`` on it before any input is read,
+    and a report column's code dtype with ``privatize`` on it.
 
     Examples
     --------
@@ -411,8 +423,10 @@ def takes_unknown(mech: Any) -> bool:
 
 def prepare_column(mech: Any, x: Any, name: str | None, nan_policy: str = "raise", fill_value: Any = None,
                    unknown: str = "raise", **options: Any) -> Any:
-    """``mech.prepare_values`` of one column (validated, nothing drawn), with ``unknown=`` for the mechanisms
-    that take it; ``options`` (e.g. ``out_of_range``) go to ``prepare_values`` unchanged.
+    """``mech.prepare_values`` of one column (validated, nothing drawn).
+
+    With ``unknown=`` for the mechanisms that take it; ``options`` (e.g. ``out_of_range``) go to ``prepare_values``
+    unchanged.
     """
     if unknown == "raise":
         return mech.prepare_values(x, name=name, nan_policy=nan_policy, fill_value=fill_value, **options)
@@ -424,8 +438,9 @@ def prepare_column(mech: Any, x: Any, name: str | None, nan_policy: str = "raise
 
 
 def check_shuffle(shuffled: Any, shuffle_delta: Any, obj: Any = None) -> float | None:
-    """The central δ to record for a collection declared shuffled (None when it is not), checked before
-    anything is drawn.
+    """The central δ to record for a collection declared shuffled (None when it is not).
+
+    Checked before anything is drawn.
 
     A declaration is refused for reports that keep an identifying index (``obj``'s index other than a
     RangeIndex of positions): the reports keep their input's index, and a shuffled batch must reach the
@@ -468,8 +483,9 @@ def people_ids(obj: Any, people: Any) -> Any:
 
 
 def check_ledger(ledger: Any, epsilon: float | None, obj: Any, people: Any, rounds: list | None = None) -> Any:
-    """The people ids of a collection about to be drawn from the rows of ``obj`` (a pandas object), after the
-    ledger's cap check (None without a ledger).
+    """The people ids of a collection about to be drawn from the rows of ``obj`` (a pandas object).
+
+    Returned after the ledger's cap check (None without a ledger).
 
     ``people`` gives one id per row (default: the index), or names the DataFrame's column of ids. ``rounds``:
     the memoized columns' :meth:`CollectionPlan.longitudinal_rounds` (then ``epsilon`` is the one-shot columns'
@@ -491,9 +507,10 @@ def check_ledger(ledger: Any, epsilon: float | None, obj: Any, people: Any, roun
 
 def check_keys_and_rounds(plan: CollectionPlan, values: list, keys: Any, obj: Any, people: Any, ledger: Any,
                           shuffled: bool) -> tuple:
-    """The rows' keys (:func:`align_keys`) and, with a ledger, the memoized columns' rounds to charge
-    (:meth:`CollectionPlan.longitudinal_rounds`); one clear error, before anything is drawn, for keys missing,
-    given for no memoized column, or a memoized collection declared shuffled (the shuffle's amplification
+    """The rows' keys (:func:`align_keys`) and, with a ledger, the memoized columns' rounds to charge.
+
+    The rounds are :meth:`CollectionPlan.longitudinal_rounds`. One clear error, before anything is drawn, for keys
+    missing, given for no memoized column, or a memoized collection declared shuffled (the shuffle's amplification
     assumes fresh randomness in every report, and memoized answers repeat across rounds).
     """
     row_keys = align_keys(keys, len(obj), people_ids(obj, people) if isinstance(keys, pd.DataFrame) else None)
@@ -519,9 +536,10 @@ def check_keys_and_rounds(plan: CollectionPlan, values: list, keys: Any, obj: An
 def record_ledger(ledger: Any, *, epsilon: float | None, people: Any, specs: Any, strategy: str | None = None,
                   label: str | None = None, shuffled: bool = False, shuffle_delta: float = 1e-6,
                   counts: Any = (), rounds: list | None = None) -> None:
-    """Charge a drawn collection to ``ledger``: each of ``people`` spends ``epsilon`` (the one-shot columns'; None
-    when every column is memoized), and each memoized column's round (``rounds``, see :func:`check_ledger`) what
-    it adds to each person's longitudinal bound.
+    """Charge a drawn collection to ``ledger``.
+
+    Each of ``people`` spends ``epsilon`` (the one-shot columns'; None when every column is memoized), and each
+    memoized column's round (``rounds``, see :func:`check_ledger`) what it adds to each person's longitudinal bound.
 
     Declared shuffled, the entry shows the central ε of the smallest non-empty report column (``counts``:
     the number of reports of each column; under "one-column-per-row" each column's estimates show the central
@@ -1000,8 +1018,9 @@ def privatize_frame(df: "pd.DataFrame", mechanisms: Mapping, *, rng: SeedLike = 
 # -- reading a report column back ------------------------------------------------------------------------------
 
 def declare_shuffled(agg: Any, shuffle_delta: float | None, epsilon_per_row: float | None = None) -> Any:
-    """``agg`` declared the one shuffled batch its record says it is (unchanged without a declaration, or
-    without reports).
+    """``agg`` declared the one shuffled batch its record says it is.
+
+    Unchanged without a declaration, or without reports.
 
     The messages shuffled are the rows': each person's row spends ``epsilon_per_row`` (at least the column's
     own ε), so every column of the batch, and the ledger's entry, show the central ε of that. The pandas
@@ -1036,8 +1055,9 @@ def mechanism_of(spec: Any) -> Any:
 
 
 def estimator(mech: Any, method: str) -> Any:
-    """``mech``'s bound estimator ``method`` (e.g. ``"estimate_mean"``), or a TypeError naming what its reports
-    estimate instead.
+    """``mech``'s bound estimator ``method`` (e.g. ``"estimate_mean"``).
+
+    Otherwise a TypeError naming what its reports estimate instead.
     """
     if not mech.offers(method):
         raise TypeError(f"{type(mech).__name__} reports do not estimate {ESTIMATORS[method]} (they estimate "
@@ -1139,8 +1159,10 @@ def aggregate_series(s: "pd.Series", spec: Spec | None = None) -> Aggregate:
 
 
 def estimate_mean_named(mech: Any, agg: Aggregate, record: Any, name: Any) -> Any:
-    """``mech.estimate_mean(agg)`` named after report column ``name`` of ``record`` (an object carrying the
-    report record): a vector column's coordinates take the names of the value columns it was privatized from.
+    """``mech.estimate_mean(agg)`` named after report column ``name`` of ``record``.
+
+    ``record`` is an object carrying the report record: a vector column's coordinates take the names of the value
+    columns it was privatized from.
     """
     names = column_sources(record, name)
     if names is not None:

@@ -88,8 +88,10 @@ def _partition_number(partition_info):
 
 # -- partition tasks (module level: pickled by reference) ------------------------------------------------------
 def _in_partition(exc, part, number):
-    """``exc`` reworded for the whole collection: validators count positions within the partition, so the
-    position is turned into the row's index label (the same in the partition and the whole frame).
+    """``exc`` reworded for the whole collection.
+
+    Validators count positions within the partition, so the position is turned into the row's index label (the same
+    in the partition and the whole frame).
     """
     import re
 
@@ -110,8 +112,9 @@ def _in_partition(exc, part, number):
 
 
 def _declared(out, shuffle_delta, collection=None):
-    """A partition's reports with the collection's shuffle declaration (δ) and id recorded in its attrs (the
-    same in every partition, so ``compute()``'s concatenation keeps them).
+    """A partition's reports with the collection's shuffle declaration (δ) and id recorded in its attrs.
+
+    They are the same in every partition, so ``compute()``'s concatenation keeps them.
     """
     from ._frame import ATTRS_KEY
 
@@ -124,9 +127,10 @@ def _declared(out, shuffle_delta, collection=None):
 
 def _privatize_frame_partition(df, mechanisms, seed, strategy, nan_policy, fill_value, nonce, shuffle_delta=None,
                                collection=None, keys=None, round=None, partition_info=None):
-    """One partition of :func:`privatize_frame`; ``nonce`` only makes a secure run's task keys unique. ``keys``:
-    the partition's keys (a pandas frame of key words by person id: the Dask keys' aligned partition, or the whole
-    pandas keys) or the ClientKeys of the whole frame by row position (:func:`_partition_keys`).
+    """One partition of :func:`privatize_frame`; ``nonce`` only makes a secure run's task keys unique.
+
+    ``keys``: the partition's keys (a pandas frame of key words by person id: the Dask keys' aligned partition, or
+    the whole pandas keys) or the ClientKeys of the whole frame by row position (:func:`_partition_keys`).
     """
     number = _partition_number(partition_info)
     try:
@@ -151,9 +155,11 @@ def _privatize_series_partition(s, mechanism, seed, nan_policy, fill_value, nonc
 
 # -- client keys of longitudinal collections -------------------------------------------------------------------
 def _partition_keys(part, keys):
-    """The keys of one partition's rows: a frame of key words by person id as it is (the collection layer
-    matches it to the partition's index), or the slice of row-for-row ClientKeys at the partition's positions
-    (its index must be the rows' positions, as checked on the driver).
+    """The keys of one partition's rows.
+
+    A frame of key words by person id as it is (the collection layer matches it to the partition's index), or the
+    slice of row-for-row ClientKeys at the partition's positions (its index must be the rows' positions, as checked
+    on the driver).
     """
     from .longitudinal.keys import ClientKeys
 
@@ -172,10 +178,12 @@ def _partition_keys(part, keys):
 
 
 def _driver_keys(obj, keys):
-    """``(keys for the partitions, keys for the driver's empty meta run)``, checked on the driver before any task
-    runs (see :func:`privatize_frame`): ClientKeys by row position on known divisions ``0..n-1``, a pandas frame
-    of key words by person id (sent to every partition), or a Dask frame of them repartitioned to ``obj``'s
-    divisions (the data keep their partitions, so a seeded run equals pandas on the same partitions).
+    """``(keys for the partitions, keys for the driver's empty meta run)``, checked on the driver.
+
+    Checked before any task runs (see :func:`privatize_frame`). The keys are ClientKeys by row position on known
+    divisions ``0..n-1``, a pandas frame of key words by person id (sent to every partition), or a Dask frame of
+    them repartitioned to ``obj``'s divisions (the data keep their partitions, so a seeded run equals pandas on the
+    same partitions).
     """
     import dask.dataframe as dd
     import pandas as pd
@@ -215,9 +223,10 @@ def _driver_keys(obj, keys):
 
 
 def _as_one_batch(agg, shuffle_delta, epsilon_per_row=None):
-    """The merged aggregate of a collection declared shuffled, declared as the one batch it is (each partition's
-    aggregate carries the declaration of its own part; merged, they would read as batches shuffled apart), of
-    messages of ``epsilon_per_row`` (each person's row) as in the pandas accessor.
+    """The merged aggregate of a collection declared shuffled, declared as the one batch it is.
+
+    Each partition's aggregate carries the declaration of its own part; merged, they would read as batches shuffled
+    apart. The messages are of ``epsilon_per_row`` (each person's row) as in the pandas accessor.
     """
     if isinstance(agg, dict):
         return {c: _as_one_batch(a, shuffle_delta, epsilon_per_row) for c, a in agg.items()}
@@ -236,8 +245,9 @@ def _part_record(part, columns, number):
 
 
 def _aggregate_partition(part, column, spec, number=0):
-    """``(Aggregate, [part record])`` of one partition (a pandas DataFrame with ``column``, or a report
-    Series).
+    """``(Aggregate, [part record])`` of one partition.
+
+    The partition is a pandas DataFrame with ``column``, or a report Series.
     """
     import pandas as pd
 
@@ -267,9 +277,10 @@ def _merge_tagged(a, b):
 
 
 def _check_parts(tagged):
-    """The merged aggregate, once its partitions are known to be one collection's, each once
-    (:func:`ldpnum._frame.check_parts`: a partition read from a part file of another collection, or a copied
-    part file, is refused).
+    """The merged aggregate, once its partitions are known to be one collection's, each once.
+
+    See :func:`ldpnum._frame.check_parts`: a partition read from a part file of another collection, or a copied part
+    file, is refused.
     """
     from ._frame import check_parts
 
@@ -361,8 +372,9 @@ def privatize_frame(ddf: dd.DataFrame, mechanisms: Mapping[Any, Mechanism], *, r
 def privatize_series(dds: dd.Series, mechanism: Mechanism, *, rng: SeedLike = None, nan_policy: str = "raise",
                      fill_value: Any = None, shuffled: bool = False,
                      shuffle_delta: float = 1e-6, keys: Any = None, round: int | None = None) -> dd.Series:
-    """Privatize a Dask Series partition by partition (lazy); see :func:`privatize_frame` (also for ``keys`` and
-    ``round``).
+    """Privatize a Dask Series partition by partition (lazy).
+
+    See :func:`privatize_frame` (also for ``keys`` and ``round``).
 
     Examples
     --------
@@ -578,14 +590,16 @@ class DaskFrameAccessor:
         return _info(self._obj).get("strategy")
 
     def aggregate(self, column: Any = None, *, spec: Spec | None = None) -> Delayed:
-        """Delayed merged Aggregate of report column ``column`` (without it: a Delayed dict of every report
-        column); see :func:`ldpnum.dask.aggregate`.
+        """Delayed merged Aggregate of report column ``column``; see :func:`ldpnum.dask.aggregate`.
+
+        Without ``column``: a Delayed dict of every report column.
         """
         return aggregate(self._obj, column, spec=spec)
 
     def estimate_mean(self, column: Any, *, spec: Spec | None = None) -> Any:
-        """:class:`~ldpnum.MeanEstimate` of ``column``'s mean (a vector report column: a
-        :class:`~ldpnum.vectors.VectorMeanEstimate` named by its value columns), from the merged aggregate.
+        """:class:`~ldpnum.MeanEstimate` of ``column``'s mean, from the merged aggregate.
+
+        A vector report column gives a :class:`~ldpnum.vectors.VectorMeanEstimate` named by its value columns.
         """
         mech, agg = _mech_agg(self._obj, column, spec)
         return estimate_mean_named(mech, agg, make_meta(self._obj), column)
@@ -609,9 +623,10 @@ class DaskFrameAccessor:
         return _estimate(self._obj, column, spec, "estimate_heavy_hitters", **kwargs)
 
     def quantile(self, column: Any, q: ArrayLike = 0.5, *, spec: Spec | None = None, **kwargs: Any) -> Any:
-        """Estimated quantile(s) of ``column``: a float for a scalar ``q``, else a Series indexed by ``q``
-        (as the pandas accessor). From the range tree (hierarchical histograms) or the estimated
-        distribution; ``kwargs`` go to that estimator.
+        """Estimated quantile(s) of ``column``: a float for a scalar ``q``, else a Series indexed by ``q``.
+
+        As in the pandas accessor. From the range tree (hierarchical histograms) or the estimated distribution;
+        ``kwargs`` go to that estimator.
         """
         return _quantile(self._obj, column, q, spec, **kwargs)
 
@@ -621,8 +636,9 @@ class DaskFrameAccessor:
         return _range(self._obj, column, lo, hi, spec, **kwargs)
 
     def describe(self, *, level: float = 0.95) -> pd.DataFrame:
-        """Per report column: mean with a ``level`` confidence interval and quartiles
-        (:func:`ldpnum.collect.describe_aggregates` of the merged aggregates).
+        """Per report column: mean with a ``level`` confidence interval and quartiles.
+
+        Computed by :func:`ldpnum.collect.describe_aggregates` of the merged aggregates.
         """
         return describe_aggregates(aggregate(self._obj).compute(), level=level)
 
@@ -669,8 +685,9 @@ class DaskSeriesAccessor:
         return aggregate(self._obj, spec=spec)
 
     def estimate_mean(self, spec: Spec | None = None) -> Any:
-        """:class:`~ldpnum.MeanEstimate` of the mean (a vector report column: a
-        :class:`~ldpnum.vectors.VectorMeanEstimate`), from the merged aggregate.
+        """:class:`~ldpnum.MeanEstimate` of the mean, from the merged aggregate.
+
+        A vector report column gives a :class:`~ldpnum.vectors.VectorMeanEstimate`.
         """
         mech, agg = _mech_agg(self._obj, None, spec)
         meta = make_meta(self._obj)

@@ -208,8 +208,9 @@ class _Source:
             self.num_rows = None
 
     def _convert_options(self, columns, numeric, text=()):
-        """How CSV columns are parsed: the privatized ones as float64, ``text`` ones as strings (an empty field
-        missing), the others type-inferred.
+        """How CSV columns are parsed.
+
+        The privatized ones as float64, ``text`` ones as strings (an empty field missing), the others type-inferred.
         """
         import pyarrow as pa
         import pyarrow.csv as pcsv
@@ -220,8 +221,10 @@ class _Source:
                                    column_types=types, strings_can_be_null=bool(text))
 
     def _csv_reader(self, columns, numeric=(), text=(), block_size=None):
-        """An Arrow CSV reader with ``block_size`` (default :data:`CSV_BLOCK`): a row longer than a block is
-        read by reopening with blocks 8 times larger, up to :data:`CSV_MAX_BLOCK` (see :meth:`_read`).
+        """An Arrow CSV reader with ``block_size`` (default :data:`CSV_BLOCK`).
+
+        A row longer than a block is read by reopening with blocks 8 times larger, up to :data:`CSV_MAX_BLOCK` (see
+        :meth:`_read`).
         """
         import pyarrow.csv as pcsv
 
@@ -371,9 +374,10 @@ def _progress(enabled, total, desc):
 
 
 def _with_record(metadata, info):
-    """Parquet schema metadata carrying the ldpnum record ``info`` exactly where ``DataFrame.to_parquet``
-    puts a frame's ``attrs``: pandas' ``attributes`` (read back by ``pyarrow``'s ``to_pandas``, hence by
-    Dask) and ``PANDAS_ATTRS`` (read by ``pandas.read_parquet``). One layout for every writer.
+    """Parquet schema metadata carrying the ldpnum record ``info``: one layout for every writer.
+
+    The record goes exactly where ``DataFrame.to_parquet`` puts a frame's ``attrs``: pandas' ``attributes`` (read
+    back by ``pyarrow``'s ``to_pandas``, hence by Dask) and ``PANDAS_ATTRS`` (read by ``pandas.read_parquet``).
     """
     from ._frame import ATTRS_KEY, parquet_metadata
 
@@ -669,9 +673,10 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
 
 
 def check_file_keys(mechanisms: "Mapping[Any, Mechanism]", has_keys: bool, shuffled: bool) -> None:
-    """One clear error, before a file is read, for keys without a memoized column, a memoized column without
-    keys, or a memoized collection declared shuffled (``mechanisms``: report column -> mechanism; the
-    mechanisms say whether they are memoized).
+    """One clear error, before a file is read, for keys and memoized columns that do not go together.
+
+    Keys without a memoized column, a memoized column without keys, or a memoized collection declared shuffled
+    (``mechanisms``: report column -> mechanism; the mechanisms say whether they are memoized).
     """
     memoized = [c for c, m in mechanisms.items() if m.memoized]
     if has_keys and not memoized:
@@ -686,8 +691,9 @@ def check_file_keys(mechanisms: "Mapping[Any, Mechanism]", has_keys: bool, shuff
 
 
 def _longitudinal_rounds(plan, src, value_columns, keys, options, sources):
-    """The memoized columns' ``[(mechanism, fingerprints of every row, round)]`` from one validation pass over
-    ``src`` (the errors of the drawing pass, raised before anything is drawn).
+    """The memoized columns' ``[(mechanism, fingerprints of every row, round)]``.
+
+    From one validation pass over ``src`` (the errors of the drawing pass, raised before anything is drawn).
     """
     import numpy as np
 
@@ -704,9 +710,10 @@ def _longitudinal_rounds(plan, src, value_columns, keys, options, sources):
 
 
 def _batch_input(batch, column, sources, categorical=False):
-    """A batch's values for a mechanism: the column's numbers, or a DataFrame of its value columns (the
-    mechanism selects and orders them, as for ``df.ldp.privatize``). For a categorical mechanism, numbers
-    that are all whole (a CSV column is parsed as float64) become integer codes, missing ones kept missing.
+    """A batch's values for a mechanism: the column's numbers, or a DataFrame of its value columns.
+
+    The mechanism selects and orders them, as for ``df.ldp.privatize``. For a categorical mechanism, numbers that
+    are all whole (a CSV column is parsed as float64) become integer codes, missing ones kept missing.
     """
     import pandas as pd
 
@@ -717,8 +724,9 @@ def _batch_input(batch, column, sources, categorical=False):
 
 
 def _accepted(mech, options):
-    """``options`` without ``out_of_range`` for a mechanism whose values have no bounds to clip to (categories:
-    a category outside the domain is an error).
+    """``options`` without ``out_of_range`` for a mechanism whose values have no bounds to clip to.
+
+    Such as categories: a category outside the domain is an error.
     """
     import inspect
 
@@ -737,8 +745,9 @@ def _empty_input(mech, sources):
 
 
 def _category_codes(values):
-    """Float numbers (a CSV column, or integers with missing cells) as nullable integer category codes when every
-    finite one is a whole number of at most 2**53; other values are left for the mechanism to refuse.
+    """Float numbers as nullable integer category codes when every finite one is a whole number of at most 2**53.
+
+    The numbers are a CSV column, or integers with missing cells; other values are left for the mechanism to refuse.
     """
     import numpy as np
     import pandas as pd
@@ -878,8 +887,9 @@ def _file_spec(pf, path, column, explicit):
 
 
 def report_column(path: str, column: str, spec: "Spec | None" = None) -> "tuple[Any, Mechanism]":
-    """Open Parquet file ``path`` and rebuild the mechanism of its report column ``column`` from the file's
-    metadata, reading no data.
+    """Open Parquet file ``path`` and rebuild the mechanism of its report column ``column``.
+
+    Built from the file's metadata, reading no data.
 
     Parameters
     ----------
@@ -978,8 +988,9 @@ def aggregate_file(path: PathLike, column: str, *, spec: "Spec | None" = None,
 
 
 def _aggregate_part(path, column, spec, batch_size, progress, key):
-    """:func:`aggregate_file` of one file: ``(aggregate, n_missing, collection id or None, digest of the
-    column's codes)``.
+    """:func:`aggregate_file` of one file.
+
+    Returns ``(aggregate, n_missing, collection id or None, digest of the column's codes)``.
     """
     import numpy as np
     import pyarrow as pa
@@ -1051,8 +1062,9 @@ def _aggregate_part(path, column, spec, batch_size, progress, key):
 
 
 def check_plot_path(path: str) -> None:
-    """Fail before any work if a plot cannot be written to ``path``: no matplotlib, no such directory, or a
-    format (taken from the extension) matplotlib does not write.
+    """Fail before any work if a plot cannot be written to ``path``.
+
+    That is: no matplotlib, no such directory, or a format (taken from the extension) matplotlib does not write.
 
     Raises
     ------
@@ -1076,8 +1088,10 @@ def check_plot_path(path: str) -> None:
 
 
 def write_plot(dist: Any, path: str, title: str) -> None:
-    """Draw ``dist`` (its ``plot(ax=...)``: a distribution estimate) with ``title`` into the image file ``path``,
-    on matplotlib's Agg canvas without touching pyplot's global state.
+    """Draw ``dist`` with ``title`` into the image file ``path``.
+
+    Uses its ``plot(ax=...)`` (a distribution estimate), on matplotlib's Agg canvas without touching pyplot's global
+    state.
 
     Raises
     ------
@@ -1100,8 +1114,9 @@ def write_plot(dist: Any, path: str, title: str) -> None:
 
 
 def _remove_stale_temporaries(out):
-    """Remove hidden files a killed ``privatize`` (SIGKILL, power loss) left beside ``out``: those whose
-    process no longer runs (the pid is part of the name).
+    """Remove hidden files a killed ``privatize`` (SIGKILL, power loss) left beside ``out``.
+
+    Those whose process no longer runs (the pid is part of the name).
     """
     import glob
 
@@ -1272,8 +1287,10 @@ def expected_shuffle_file(path: str) -> "tuple[bool, float | None]":
 
 
 def check_shuffle_declaration(path: str, agg: "Aggregate", expect_spec: "str | None") -> "float | None":
-    """Compare the shuffle declaration of the reports in ``path`` (``agg.shuffle``, read from the file's
-    record) with the one the collection was deployed with, stated by the ``--expect-spec`` file.
+    """Compare the shuffle declaration of the reports in ``path`` with the one the collection was deployed with.
+
+    The reports' declaration is ``agg.shuffle``, read from the file's record; the deployed one is stated by the
+    ``--expect-spec`` file.
 
     Parameters
     ----------
@@ -1312,8 +1329,10 @@ def check_shuffle_declaration(path: str, agg: "Aggregate", expect_spec: "str | N
 
 def write_spec_file(path: PathLike, specs: "Mapping[Any, Spec]",
                     shuffle_delta: "float | None" = None) -> None:
-    """Write the specs a collection was deployed with (``{"columns": {column: Spec.to_dict()}, "shuffle_delta":
-    δ or null}``), for ``estimate --expect-spec``: the collector keeps this file apart from the reports.
+    """Write the specs a collection was deployed with, for ``estimate --expect-spec``.
+
+    The file holds ``{"columns": {column: Spec.to_dict()}, "shuffle_delta": δ or null}``; the collector keeps it
+    apart from the reports.
 
     ``shuffle_delta`` records the collection's shuffle declaration (``privatize --shuffled``; null for reports
     that were not shuffled), so that ``estimate --expect-spec`` refuses a file whose declaration was added,
@@ -1449,9 +1468,10 @@ def _key_file_kind(path):
 
 
 def canonical_ids(ids: Any) -> "pd.Index":
-    """Person ids as text, as :func:`read_people` reads an input's id column: ints (and whole floats) in
-    decimal, strings unchanged. Keys are matched to rows by these, so ``7`` in a key file and ``"7"`` in a CSV
-    file are one person.
+    """Person ids as text, as :func:`read_people` reads an input's id column.
+
+    Ints (and whole floats) in decimal, strings unchanged. Keys are matched to rows by these, so ``7`` in a key file
+    and ``"7"`` in a CSV file are one person.
     """
     import pandas as pd
 
@@ -1535,8 +1555,10 @@ def write_keys_file(path: PathLike, keys: Any, people: Any = None, people_column
 
 
 def read_keys_file(path: PathLike) -> "tuple[Any, pd.Index | None]":
-    """The client keys of a file written by :func:`write_keys_file` (or by ``ClientKeys.save`` /
-    ``ClientKeys.to_frame(index=ids).to_parquet``), read whole: ``(ClientKeys, person ids or None)``.
+    """The client keys of a file written by :func:`write_keys_file`, read whole.
+
+    Returns ``(ClientKeys, person ids or None)``. Also reads a file written by ``ClientKeys.save`` or
+    ``ClientKeys.to_frame(index=ids).to_parquet``.
 
     A Parquet file names people when it records an id column, or when its pandas index is not a plain range
     of positions; its ids are read as text (:func:`canonical_ids`). A ``.npy`` file is row for row.
@@ -1632,9 +1654,10 @@ def keys_for_rows(path: PathLike, source: PathLike, people_column: "str | None",
 
 
 class _ItemSource(_Source):
-    """A :class:`_Source` whose CSV item column is read as text (``str``), binary (``bytes``) or uint64
-    (``uint``), never type-inferred (a column of zip codes stays strings), with only an empty cell (``,,`` or
-    ``,"",``, as pandas writes a missing value) missing: ``NA`` or ``null`` are items like any other.
+    """A :class:`_Source` whose CSV item column is read as text, binary or uint64, never type-inferred.
+
+    Text (``str``), binary (``bytes``) or uint64 (``uint``): a column of zip codes stays strings. Only an empty cell
+    (``,,`` or ``,"",``, as pandas writes a missing value) is missing: ``NA`` or ``null`` are items like any other.
     """
 
     def __init__(self, path, batch_size, delimiter=None, *, column=None, item_type="str"):
