@@ -143,8 +143,9 @@ class ShuffleAmplification:
 
 
 def check_shuffle_delta(delta: float) -> float:
-    """``delta`` as a float in (0, 1), the central δ of a shuffled collection, else ValueError (TypeError for a
-    non-number). Integrations call it before drawing anything.
+    """``delta`` as a float in (0, 1), the central δ of a shuffled collection, else ValueError.
+
+    TypeError for a non-number. Integrations call it before drawing anything.
     """
     return check_scalar(delta, "shuffle_delta", float, low=0, high=1, include_boundaries="neither", finite=False,
                         verb="lie")
@@ -157,8 +158,9 @@ def _check(epsilon0, n, delta):
 
 
 def closed_form_shuffle_epsilon(epsilon0: float, n: int, delta: float) -> float | None:
-    """The closed-form central ε of Feldman, McMillan and Talwar (see the module docstring), or None when
-    ``epsilon0 > log(n / (16 log(4/δ)))`` (outside the theorem's range).
+    """The closed-form central ε of Feldman, McMillan and Talwar (see the module docstring), or None out of its range.
+
+    None when ``epsilon0 > log(n / (16 log(4/δ)))`` (outside the theorem's range).
 
     Examples
     --------
@@ -177,9 +179,10 @@ def closed_form_shuffle_epsilon(epsilon0: float, n: int, delta: float) -> float 
 
 
 def _delta_of(eps, eps0, c, weight, tail):
-    """Upper bound on ``δ(ε)`` of the module docstring: ``Σ weight_i · D(c_i)`` plus the truncated mass
-    ``tail``, where ``weight_i`` is the probability of the block of clone counts starting at ``c_i`` (``D``
-    decreases in ``c``, so a block's first count bounds the whole block).
+    """Upper bound on ``δ(ε)`` of the module docstring.
+
+    ``Σ weight_i · D(c_i)`` plus the truncated mass ``tail``, where ``weight_i`` is the probability of the block of
+    clone counts starting at ``c_i`` (``D`` decreases in ``c``, so a block's first count bounds the whole block).
 
     ``F_c(K)`` is the regularized incomplete beta function ``I_{1/2}(c - K, K + 1)`` (``scipy.special.betainc``,
     accurate in the tails for any ``c``). ``scipy.special.bdtr`` is not used: it loses digits for ``c`` beyond
@@ -391,8 +394,10 @@ def _per_person(ids, amount):
 
 
 class PrivacyLedger:
-    r"""What each person has spent across collections: every collection recorded with its mechanisms, ε and
-    people, and each person's total ε by sequential composition.
+    r"""What each person has spent across collections.
+
+    Every collection recorded with its mechanisms, ε and people, and each person's total ε by sequential
+    composition.
 
     A person who takes part in collections with :math:`ε_1, ε_2, \ldots` has given up at most
     :math:`\sum_i ε_i` (basic sequential composition, for pure ε-LDP reports). Collections that partition
@@ -459,9 +464,10 @@ class PrivacyLedger:
         return f"PrivacyLedger({len(self._entries)} collection(s), {len(self._totals):,} people{cap})"
 
     def check(self, *, epsilon: float, people: Any) -> None:
-        """Raise :class:`~ldpnum.exceptions.BudgetExceededError` (or warn, per ``on_exceed``) if recording a
-        collection of ``epsilon`` per person over ``people`` would take someone above the cap; records nothing.
-        Integrations call it before drawing any randomness.
+        """Raise :class:`~ldpnum.exceptions.BudgetExceededError` (or warn) if a collection would exceed the cap.
+
+        Raises (or warns, per ``on_exceed``) if recording a collection of ``epsilon`` per person over ``people``
+        would take someone above the cap; records nothing. Integrations call it before drawing any randomness.
         """
         eps = _check_epsilon_spent(epsilon)
         ids = _person_ids(people, kind=self._kind)
@@ -541,9 +547,10 @@ class PrivacyLedger:
 
     # -- longitudinal collections (DESIGN.md R9) -------------------------------------------------------------
     def _longitudinal_spend(self, stream, people, fingerprints, round_id, state=None):
-        """Each person's added ε for one round of the longitudinal ``stream``, and the stream's state after it
-        (not stored yet): per (person, fingerprint of a memoized value), how many reports the person sent about
-        that value. ``state``: the stream's state to start from (default: the recorded one).
+        """Each person's added ε for one round of the longitudinal ``stream``, and the stream's state after it.
+
+        The state is not stored yet: per (person, fingerprint of a memoized value), how many reports the person sent
+        about that value. ``state``: the stream's state to start from (default: the recorded one).
 
         Vectorized over reports: with ``c`` earlier reports and ``d`` new ones about one value, the person's bound
         for it grows by ``min(ε∞, (c + d)·ε1) - min(ε∞, c·ε1)``.
@@ -579,8 +586,10 @@ class PrivacyLedger:
         return spend, {**state, "counts": counts, "rounds": rounds}
 
     def _longitudinal_rounds(self, rounds, people):
-        """Validate ``people`` and each ``(mechanism, fingerprints, round)``: the ids, and per round its stream
-        (identity and ε of the mechanism's permanent layer), fingerprints and round number.
+        """Validate ``people`` and each ``(mechanism, fingerprints, round)``.
+
+        Checks the ids, and per round its stream (identity and ε of the mechanism's permanent layer), fingerprints
+        and round number.
         """
         ids = _person_ids(people, kind=self._kind)
         out = []
@@ -603,10 +612,12 @@ class PrivacyLedger:
         return ids, out
 
     def check_longitudinal(self, rounds: Any, *, people: Any, epsilon: float | None = None) -> None:
-        """Raise (or warn, per ``on_exceed``) if recording the longitudinal ``rounds`` — ``(mechanism,
-        fingerprints, round)`` each, over the same ``people`` — plus ``epsilon`` per row of one-shot reports would
-        take someone above the cap, or would record a round twice; records nothing. The integrations call it
-        before drawing any randomness (see :meth:`record_longitudinal`).
+        """Raise (or warn, per ``on_exceed``) if recording the longitudinal ``rounds`` would exceed the cap.
+
+        Checks recording ``rounds`` — ``(mechanism, fingerprints, round)`` each, over the same ``people`` — plus
+        ``epsilon`` per row of one-shot reports: an error if it would take someone above the cap, or would record a
+        round twice; records nothing. The integrations call it before drawing any randomness (see
+        :meth:`record_longitudinal`).
         """
         import pandas as pd
 
@@ -696,8 +707,10 @@ class PrivacyLedger:
         return self._totals.rename("epsilon").rename_axis("person").copy()
 
     def total(self, person: Any) -> float:
-        """One person's total ε (0 for someone never recorded); TypeError for an id of the other kind than the
-        ledger's (``"7"`` in a ledger of int ids), which could never be found.
+        """One person's total ε (0 for someone never recorded).
+
+        TypeError for an id of the other kind than the ledger's (``"7"`` in a ledger of int ids), which could never
+        be found.
         """
         kind = _id_kind(person)
         if kind is None:

@@ -242,8 +242,9 @@ def local_hash_support_counts(codes: NDArray[np.uint64], k: int, g: int) -> NDAr
 
 
 class LocalHashing(FrequencyOracle):
-    """The local-hashing randomizer with hash range ``g``; BLH and OLH set ``g`` (LOLOHA reuses its report layout
-    and aggregation).
+    """The local-hashing randomizer with hash range ``g``; BLH and OLH set ``g``.
+
+    LOLOHA reuses its report layout and aggregation.
     """
 
     @classmethod

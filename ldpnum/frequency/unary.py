@@ -159,8 +159,10 @@ class UnaryPlan:
 
 
 def unary_extreme_ratio(p: Fraction, q: Fraction) -> Fraction:
-    """Exact largest likelihood ratio of a report of independent bits where a category sets its own bit with
-    probability ``p`` and every other bit (every bit, for an unknown value) with probability ``q``.
+    """Exact largest likelihood ratio of a report of independent bits.
+
+    A category sets its own bit with probability ``p`` and every other bit (every bit, for an unknown value) with
+    probability ``q``.
 
     Two categories differ in two bits, an unknown value and a category in one, and each bit's factor is
     maximized independently by the report (the reduction of :meth:`UnaryPlan.extreme_ratio`).
@@ -171,8 +173,10 @@ def unary_extreme_ratio(p: Fraction, q: Fraction) -> Fraction:
 
 
 def lane_thresholds(t: int, lane_bits: int) -> tuple[np.uint64, np.uint64]:
-    """``(t_all, t_low)`` of the kernels' SWAR lane comparison: ``t`` in every ``lane_bits``-bit lane of a word,
-    and the same without the lanes' high bits (for 32-bit lanes, compared one at a time, both are ``t``).
+    """``(t_all, t_low)`` of the kernels' SWAR lane comparison.
+
+    ``t`` in every ``lane_bits``-bit lane of a word, and the same without the lanes' high bits (for 32-bit lanes,
+    compared one at a time, both are ``t``).
     """
     b = lane_bits
     if b == 32:
