@@ -58,8 +58,12 @@ class Spec:
         mechanism, epsilon, n_cells, params = d["mechanism"], d["epsilon"], d["n_cells"], d.get("params", {})
         if not isinstance(mechanism, str) or not mechanism:
             raise TypeError(f"not an ldpnum spec: its mechanism must be a name; got {mechanism!r}")
-        epsilon = check_scalar(epsilon, f"spec of {mechanism!r}: epsilon", float, low=0, include_boundaries="neither")
-        n_cells = check_scalar(n_cells, f"spec of {mechanism!r}: n_cells", int, low=1)
+        try:  # a spec is data (a file, a column's metadata): a field of the wrong kind is a bad value, ValueError
+            epsilon = check_scalar(epsilon, f"spec of {mechanism!r}: epsilon", float, low=0,
+                                   include_boundaries="neither")
+            n_cells = check_scalar(n_cells, f"spec of {mechanism!r}: n_cells", int, low=1)
+        except TypeError as exc:
+            raise ValueError(str(exc)) from None
         if not isinstance(params, dict):
             raise TypeError(f"spec of {mechanism!r}: params must be a mapping of names to values; got "
                             f"{type(params).__name__}")

@@ -22,16 +22,16 @@ def test_spec_distinguishes_parameters():
 
 
 @pytest.mark.parametrize("field,value,err,match", [
-    ("epsilon", "1.0", TypeError, "^spec of 'grr': epsilon must be a real number; got str '1.0'$"),
-    ("epsilon", True, TypeError, "^spec of 'grr': epsilon must be a real number; got bool True$"),
+    ("epsilon", "1.0", ValueError, "^spec of 'grr': epsilon must be a real number; got str '1.0'$"),
+    ("epsilon", True, ValueError, "^spec of 'grr': epsilon must be a real number; got bool True$"),
     ("epsilon", 0, ValueError, "^spec of 'grr': epsilon must be a finite number > 0; got 0$"),
     ("epsilon", float("inf"), ValueError, "^spec of 'grr': epsilon must be a finite number > 0; got inf$"),
-    ("n_cells", 4.0, TypeError, "^spec of 'grr': n_cells must be an integer; got float 4.0$"),
-    ("n_cells", "4", TypeError, "^spec of 'grr': n_cells must be an integer; got str '4'$"),
+    ("n_cells", 4.0, ValueError, "^spec of 'grr': n_cells must be an integer; got float 4.0$"),
+    ("n_cells", "4", ValueError, "^spec of 'grr': n_cells must be an integer; got str '4'$"),
     ("n_cells", 0, ValueError, "^spec of 'grr': n_cells must be >= 1; got 0$"),
 ])
 def test_spec_read_back_checks_epsilon_and_n_cells(field, value, err, match):
-    # a wrong kind (e.g. a JSON string) was a ValueError; R5: a TypeError
+    # a spec is data read back (JSON, Parquet metadata): a field of the wrong kind is a bad value, a ValueError
     d = ldp.GRR(1.0, 4).spec.to_dict()
     d[field] = value
     with pytest.raises(err, match=match):

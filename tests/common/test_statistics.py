@@ -100,8 +100,11 @@ def test_confidence_interval():
     assert est.degrees_of_freedom == 9_999
     lo99, hi99 = est.confidence_interval(0.99)
     assert lo99 < lo and hi < hi99
-    for bad in (0, 1, 1.5, -0.1, "0.9", True):
+    for bad in (0, 1, 1.5, -0.1):
         with pytest.raises(ValueError):
+            est.confidence_interval(bad)
+    for bad in ("0.9", True):  # a wrong kind (DESIGN.md R5)
+        with pytest.raises(TypeError):
             est.confidence_interval(bad)
 
 
