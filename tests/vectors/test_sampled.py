@@ -10,6 +10,7 @@
 """
 
 import math
+import os
 import pickle
 import warnings
 from fractions import Fraction
@@ -36,19 +37,25 @@ EPSILONS = [0.1, 0.5, 1.0, 4.0, 8.0, 20.0]
 
 # -- the kernels against the naive references (tests/naive.py) ------------------------------------------------
 
+#: Rows per configuration of the two reference tests below. With the JIT disabled (tests/_kernels/test_jit.py
+#: runs them so, under coverage) the kernels run as Python at ~1 ms a row; 600 rows still reach every line
+#: that 3000 reach (that run checks its coverage of the kernels).
+ROWS = 600 if os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0") else 3000
+
+
 def test_duchi_kernel_matches_the_naive_reference():
     rng = np.random.default_rng(3)
     for d, eps in [(1, 1.0), (2, 0.5), (5, 4.0), (64, 1.0), (65, 2.0), (130, 8.0)]:
         lows, highs = rng.uniform(-5, 0, d), rng.uniform(1, 5, d)
         m = ldp.DuchiMultivariate(eps, list(zip(lows, highs)))
-        X = rng.uniform(lows - 1, highs + 1, (3000, d))
+        X = rng.uniform(lows - 1, highs + 1, (ROWS, d))
         X[:5] = lows
         X[5:10] = highs
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ldp.ClippingWarning)
             values = m.prepare_values(X)
-        words = rng.bit_generator.random_raw(3000 * m.words_per_record)
-        out = m._allocate_reports(3000)
+        words = rng.bit_generator.random_raw(ROWS * m.words_per_record)
+        out = m._allocate_reports(ROWS)
         m._run_kernel(values, words, out)
         np.testing.assert_array_equal(out, naive.duchi_multivariate(X, lows, highs, m.plan.t_hi, words))
 
@@ -58,13 +65,14 @@ def test_coordinate_kernel_matches_the_naive_reference():
     for d, k in [(1, 1), (5, 1), (5, 3), (7, 7), (300, 4), (2000, 60)]:
         m = ldp.SampledDimensions("duchi", 2.0, [(0, 1)] * d, k=k)
         c = m.words_per_record
-        words = rng.bit_generator.random_raw(2000 * c)
-        X = rng.random((2000, d))
-        coords = np.empty((2000, k), dtype=np.int64)
-        units = np.empty(2000 * k)
+        n = min(ROWS, 2000)
+        words = rng.bit_generator.random_raw(n * c)
+        X = rng.random((n, d))
+        coords = np.empty((n, k), dtype=np.int64)
+        units = np.empty(n * k)
         launch(client_vector.sample_coordinates, m.prepare_values(X), m._lows, m._inv_ranges, k, c, words, coords,
                units)
-        ref = naive.sampled_coordinates(words, 2000, d, k, c)
+        ref = naive.sampled_coordinates(words, n, d, k, c)
         np.testing.assert_array_equal(coords, ref)
         np.testing.assert_array_equal(units, np.take_along_axis(X, ref, axis=1).ravel())
 
