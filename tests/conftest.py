@@ -6,6 +6,7 @@
 # tests/_kernels/test_jit.py, and the common suite's one-signature check forces the compiled tier.
 
 import numpy as np
+import pytest
 
 EPSILONS = [1e-3, 0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 20.0]
 
@@ -30,6 +31,7 @@ def adversarial_values(bounds, n_random=100_000, seed=12345):
 # loads it from the cache that compilation wrote (Numba looks in its on-disk cache before compiling). What is
 # compiled, and the code the tests run, are unchanged: only who compiles.
 _COMPILE_LOCKS = "LDPNUM_TEST_COMPILE_LOCKS"
+_LOCKS_MADE = pytest.StashKey[str]()
 
 
 def pytest_configure(config):
@@ -40,15 +42,18 @@ def pytest_configure(config):
         if os.environ.get(_COMPILE_LOCKS):
             _lock_compilations(os.environ[_COMPILE_LOCKS])
     elif config.pluginmanager.hasplugin("xdist") and config.getoption("numprocesses", None):
-        os.environ[_COMPILE_LOCKS] = tempfile.mkdtemp(prefix="ldpnum-compile-locks-")
+        config.stash[_LOCKS_MADE] = os.environ[_COMPILE_LOCKS] = tempfile.mkdtemp(prefix="ldpnum-compile-locks-")
 
 
 def pytest_unconfigure(config):
     import os
     import shutil
 
-    if not hasattr(config, "workerinput") and os.environ.get(_COMPILE_LOCKS):
-        shutil.rmtree(os.environ.pop(_COMPILE_LOCKS), ignore_errors=True)
+    # only the process that made the directory removes it (a pytest run inside a test inherits the variable)
+    made = config.stash.get(_LOCKS_MADE, None)
+    if made is not None:
+        os.environ.pop(_COMPILE_LOCKS, None)
+        shutil.rmtree(made, ignore_errors=True)
 
 
 def _lock_compilations(directory):
@@ -78,6 +83,7 @@ def _lock_compilations(directory):
                     return compile_(self, sig)
                 f = self.py_func
                 name = hashlib.sha1(f"{f.__module__}.{f.__qualname__}".encode()).hexdigest()
+                os.makedirs(directory, exist_ok=True)
                 with open(os.path.join(directory, name), "w") as fh:
                     fcntl.flock(fh, fcntl.LOCK_EX)
                     state.depth = 1
