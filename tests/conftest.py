@@ -6,6 +6,7 @@
 # tests/_kernels/test_jit.py, and the common suite's one-signature check forces the compiled tier.
 
 import numpy as np
+import pytest
 
 EPSILONS = [1e-3, 0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 20.0]
 
@@ -20,3 +21,83 @@ def adversarial_values(bounds, n_random=100_000, seed=12345):
     rnd = np.random.default_rng(seed).uniform(low, high, n_random)
     return np.concatenate([np.array(edge, dtype=np.float64), rnd])
 
+
+
+# -- one compilation per kernel per session ---------------------------------------------------------------
+# `make test` runs two xdist workers. On a clean clone Numba's on-disk cache is empty, and both workers would
+# compile the same kernel signatures (SQKR's and Kashin's take 15-20 s each). The controller makes a directory
+# of lock files before the workers start (they inherit its environment); a worker takes a kernel's lock
+# before compiling it, so the second worker to need a kernel waits for the first one's compilation and then
+# loads it from the cache that compilation wrote (Numba looks in its on-disk cache before compiling). What is
+# compiled, and the code the tests run, are unchanged: only who compiles.
+_COMPILE_LOCKS = "LDPNUM_TEST_COMPILE_LOCKS"
+_LOCKS_MADE = pytest.StashKey[str]()
+
+
+def pytest_configure(config):
+    import os
+    import tempfile
+
+    if hasattr(config, "workerinput"):  # an xdist worker: use the controller's directory
+        if os.environ.get(_COMPILE_LOCKS):
+            _lock_compilations(os.environ[_COMPILE_LOCKS])
+    elif config.pluginmanager.hasplugin("xdist") and config.getoption("numprocesses", None):
+        config.stash[_LOCKS_MADE] = os.environ[_COMPILE_LOCKS] = tempfile.mkdtemp(prefix="ldpnum-compile-locks-")
+
+
+def pytest_unconfigure(config):
+    import os
+    import shutil
+
+    # only the process that made the directory removes it (a pytest run inside a test inherits the variable)
+    made = config.stash.get(_LOCKS_MADE, None)
+    if made is not None:
+        os.environ.pop(_COMPILE_LOCKS, None)
+        shutil.rmtree(made, ignore_errors=True)
+
+
+def _lock_compilations(directory):
+    """Serialize, across processes, the compilations of each kernel (Numba imported only when ldpnum first
+    makes a dispatcher, as without this hook)."""
+    import fcntl
+    import hashlib
+    import os
+    import threading
+
+    from ldpnum._kernels import _jit
+
+    state = threading.local()
+    make = _jit.Kernel._make_dispatcher
+
+    def patch_numba():
+        from numba.core.compiler_lock import global_compiler_lock
+        from numba.core.dispatcher import Dispatcher
+
+        compile_ = Dispatcher.compile
+        if getattr(compile_, "ldpnum_locked", False):
+            return
+
+        def compile(self, sig):
+            with global_compiler_lock:  # one compilation at a time in this process, as Numba does
+                if getattr(state, "depth", 0):  # a kernel compiled while compiling its caller
+                    return compile_(self, sig)
+                f = self.py_func
+                name = hashlib.sha1(f"{f.__module__}.{f.__qualname__}".encode()).hexdigest()
+                os.makedirs(directory, exist_ok=True)
+                with open(os.path.join(directory, name), "w") as fh:
+                    fcntl.flock(fh, fcntl.LOCK_EX)
+                    state.depth = 1
+                    try:
+                        return compile_(self, sig)
+                    finally:
+                        state.depth = 0
+                        fcntl.flock(fh, fcntl.LOCK_UN)
+
+        compile.ldpnum_locked = True
+        Dispatcher.compile = compile
+
+    def make_dispatcher(self):
+        patch_numba()
+        return make(self)
+
+    _jit.Kernel._make_dispatcher = make_dispatcher

@@ -10,6 +10,7 @@ multidimensional mechanism (whose own tests are in test_duchi.py).
 """
 
 import math
+import os
 import pickle
 from fractions import Fraction
 
@@ -32,18 +33,25 @@ from test_common import CASES
 
 # -- the kernels against the naive references (tests/naive.py) ------------------------------------------------
 
+#: Rows per configuration of the two reference tests below. With the JIT disabled (tests/_kernels/test_jit.py
+#: runs them so, under coverage) the kernels run as Python at ~1 ms a row; 600 rows still reach every line
+#: that 3000 reach (that run checks its coverage of the kernels).
+ROWS = 600 if os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0") else 3000
+
+
 def test_coordinate_kernel_matches_the_naive_reference():
     rng = np.random.default_rng(4)
     for d, k in [(1, 1), (5, 1), (5, 3), (7, 7), (300, 4), (2000, 60)]:
         m = ldp.SampledDimensions("duchi", 2.0, [(0, 1)] * d, k=k)
         c = m.words_per_record
-        words = rng.bit_generator.random_raw(2000 * c)
-        X = rng.random((2000, d))
-        coords = np.empty((2000, k), dtype=np.int64)
-        units = np.empty(2000 * k)
+        n = min(ROWS, 2000)
+        words = rng.bit_generator.random_raw(n * c)
+        X = rng.random((n, d))
+        coords = np.empty((n, k), dtype=np.int64)
+        units = np.empty(n * k)
         launch(client_vector.sample_coordinates, m.prepare_values(X), m._lows, m._inv_ranges, k, c, words, coords,
                units)
-        ref = naive.sampled_coordinates(words, 2000, d, k, c)
+        ref = naive.sampled_coordinates(words, n, d, k, c)
         np.testing.assert_array_equal(coords, ref)
         np.testing.assert_array_equal(units, np.take_along_axis(X, ref, axis=1).ravel())
 
