@@ -132,14 +132,16 @@ def record_of(obj: Any) -> dict[str, Any] | None:
 
 def _pandas_column(s: pl.Series) -> pd.Series:
     """A Polars column as pandas: integer columns with nulls as nullable integers (codes stay integers)."""
-    if s.dtype.is_integer() and s.null_count():
+    if s.dtype.is_numeric() and not s.null_count():  # numbers without nulls: a view of the values, no copy
+        return pd.Series(s.to_numpy(), name=s.name, copy=False)
+    if s.dtype.is_integer():
         codes = s.fill_null(0).to_numpy()
         return pd.Series(pd.arrays.IntegerArray(codes, s.is_null().to_numpy()), name=s.name)
     return s.to_pandas()
 
 
 def _pandas_frame(df: pl.DataFrame, columns: list) -> pd.DataFrame:
-    return pd.DataFrame({c: _pandas_column(df.get_column(c)) for c in columns}, columns=pd.Index(columns))
+    return pd.DataFrame({c: _pandas_column(df.get_column(c)) for c in columns}, columns=pd.Index(columns), copy=False)
 
 
 def _with_attrs(obj: Any, record: dict | None) -> Any:

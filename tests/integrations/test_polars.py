@@ -51,6 +51,7 @@ def test_frame_equals_the_pandas_accessor_bit_for_bit(df, pdf, strategy):
         assert np.array_equal(a[1], b[1]) and np.array_equal(a[0], b[0])
     assert got.ldp.aggregate() == expected.ldp.aggregate()
     assert got.ldp.epsilon_per_row == expected.ldp.epsilon_per_row and got.ldp.strategy == strategy
+    assert df.equals(pl.from_pandas(pdf))  # the values are read through a view, never written
 
 
 def test_series_equals_the_pandas_accessor_and_estimates(df, pdf):
