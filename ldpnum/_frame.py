@@ -391,14 +391,23 @@ def specs_from_parquet_metadata(metadata: Mapping[bytes, bytes] | None) -> dict[
     return None if info is None else _entry(info)
 
 
-def parquet_metadata(info: Mapping[str, Any]) -> dict[bytes, bytes]:
+def parquet_metadata(info: Mapping[str, Any], metadata: Mapping[bytes, bytes] | None = None) -> dict[bytes, bytes]:
     """Parquet schema metadata ``{b"PANDAS_ATTRS": ...}`` carrying the ldpnum metadata dict ``info``.
 
     This is what ``DataFrame.to_parquet`` writes for a frame whose attrs are ``{"ldpnum": info}``; writers
     that stream batches with ``pyarrow.parquet.ParquetWriter`` add it to the schema, so ``read_parquet``
-    restores the specs exactly as for a file written by pandas.
+    restores the specs exactly as for a file written by pandas. Given a schema's ``metadata`` (e.g. with pandas'
+    own ``b"pandas"`` entry, from ``pyarrow.Schema.from_pandas``), the record is added to it, and also put where
+    ``to_parquet`` puts a frame's ``attrs`` inside that entry (``attributes``, read back by pyarrow's
+    ``to_pandas``, hence by Dask): one layout for every writer.
     """
-    return {b"PANDAS_ATTRS": json.dumps({ATTRS_KEY: _entry(info)}).encode()}
+    out = dict(metadata or {})
+    if b"pandas" in out:
+        pandas_meta = json.loads(out[b"pandas"])
+        pandas_meta["attributes"] = {ATTRS_KEY: _entry(info)}
+        out[b"pandas"] = json.dumps(pandas_meta).encode()
+    out[b"PANDAS_ATTRS"] = json.dumps({ATTRS_KEY: _entry(info)}).encode()
+    return out
 
 
 # -- tamper evidence: a keyed MAC over the record ------------------------------------------------------------

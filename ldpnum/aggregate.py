@@ -561,8 +561,8 @@ class Aggregate:
         One row per output cell with a non-zero count (``key`` = cell index, ascending), plus, for aggregates
         that store their number of reports separately (unary encodings: each report sets several cells),
         one row with ``key = -1`` holding ``n_reports``. Rows with equal keys add up on reading, so the
-        frames of several partitions merge by concatenation, or by ``SELECT key, SUM(count) ... GROUP BY
-        key`` in an SQL engine. The spec travels in ``df.attrs["ldpnum_aggregate"]`` as
+        frames of several partitions merge by concatenation, or by ``SELECT key, CAST(SUM("count") AS BIGINT)
+        AS "count" ... GROUP BY key`` in an SQL engine (the cast: DuckDB sums into 128-bit integers). The spec travels in ``df.attrs["ldpnum_aggregate"]`` as
         ``{"format": 1, "spec": Spec.to_dict()}`` (engines that drop ``attrs`` pass ``spec=`` to
         :meth:`from_frame`).
 

@@ -1,7 +1,7 @@
 r"""The one table-collection layer: columns under a strategy, batches of rows, report columns read back.
 
 Every front end that turns a *table* into report columns — the pandas accessor (:mod:`ldpnum.pandas`, per
-frame), the command line (:func:`ldpnum.io.privatize_file`, per Arrow batch of a file), Dask and other engines
+frame, and through it the Polars namespaces of :mod:`ldpnum.polars`), the command line (:func:`ldpnum.io.privatize_file`, per Arrow batch of a file), Dask and other engines
 (:mod:`ldpnum.dask`, :mod:`ldpnum.engines`, per partition) — calls the functions here, so a collection is
 planned, randomized, recorded and read back the same way everywhere, and a seeded collection gives the same
 reports through every front end. The front ends keep only what is theirs: reading their input, and wrapping

@@ -377,17 +377,12 @@ def _with_record(metadata, info):
     """Parquet schema metadata carrying the ldpnum record ``info``: one layout for every writer.
 
     The record goes exactly where ``DataFrame.to_parquet`` puts a frame's ``attrs``: pandas' ``attributes`` (read
-    back by ``pyarrow``'s ``to_pandas``, hence by Dask) and ``PANDAS_ATTRS`` (read by ``pandas.read_parquet``).
+    back by ``pyarrow``'s ``to_pandas``, hence by Dask) and ``PANDAS_ATTRS`` (read by ``pandas.read_parquet``):
+    :func:`ldpnum._frame.parquet_metadata`.
     """
-    from ._frame import ATTRS_KEY, parquet_metadata
+    from ._frame import parquet_metadata
 
-    metadata = dict(metadata or {})
-    if b"pandas" in metadata:
-        pandas_meta = json.loads(metadata[b"pandas"])
-        pandas_meta["attributes"] = {ATTRS_KEY: info}
-        metadata[b"pandas"] = json.dumps(pandas_meta).encode()
-    metadata.update(parquet_metadata(info))
-    return metadata
+    return parquet_metadata(info, metadata)
 
 
 def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Mechanism]", *,
@@ -854,13 +849,26 @@ def _report_schema(src, plan, keep, shuffle_delta=None):
     return pa.schema(fields, metadata=_with_record(pandas_meta, info)), info
 
 
+def _record_metadata(pf):
+    """The Parquet metadata that carries a file's ldpnum record: the Arrow schema's, else the file's key-value pairs.
+
+    pyarrow, pandas and Dask write the record in the Arrow schema's metadata; writers that store the Arrow schema
+    without it (Polars' own ``write_parquet(metadata=...)`` before it took ``arrow_schema=``) keep it only in the
+    file's key-value metadata, in the same layout (``PANDAS_ATTRS``).
+    """
+    schema_meta = pf.schema_arrow.metadata or {}
+    if b"PANDAS_ATTRS" in schema_meta or b"pandas" in schema_meta:
+        return schema_meta
+    return pf.metadata.metadata or schema_meta
+
+
 def _file_spec(pf, path, column, explicit):
     """The spec of ``column``: from the file's metadata, checked against an explicit one when given."""
     from ._frame import specs_from_parquet_metadata
     from .spec import Spec, check_spec
 
     try:
-        info = specs_from_parquet_metadata(pf.schema_arrow.metadata)
+        info = specs_from_parquet_metadata(_record_metadata(pf))
     except ValueError as exc:
         raise CLIError(f"{path!r} carries malformed ldpnum metadata: {one_line(exc)}") from None
     recorded = None
@@ -1001,7 +1009,7 @@ def _aggregate_part(path, column, spec, batch_size, progress, key):
     from .collect import declare_shuffled
 
     pf, mech = report_column(path, column, spec)
-    info = specs_from_parquet_metadata(pf.schema_arrow.metadata)
+    info = specs_from_parquet_metadata(_record_metadata(pf))
     if key is not None:
         if info is None:
             raise CLIError(f"{path!r} carries no ldpnum record to check the MAC of")
