@@ -66,6 +66,8 @@ class GRR(FrequencyOracle):
 
     name = "grr"
     MAX_K = 1 << 16
+    #: ``estimate_frequencies(..., method="mle")``: the multinomial likelihood of its category counts.
+    frequency_methods = ("unbiased", "mle")
 
     def __init__(self, epsilon: float, k: int) -> None:
         super().__init__(epsilon, k)

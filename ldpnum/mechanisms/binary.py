@@ -33,6 +33,7 @@ from .._typing import ArrayLike, Bounds, FloatArray
 from .._kernels._jit import launch
 from .._validation import check_binary, check_choice, prepared
 from ..base import MeanOracle
+from ..estimation.likelihood import mean_mle
 from ..plans import TWO53, binary_plan
 
 __all__ = ["RandomizedResponse", "StochasticRounding", "Duchi"]
@@ -40,6 +41,9 @@ __all__ = ["RandomizedResponse", "StochasticRounding", "Duchi"]
 
 class _TwoOutput(MeanOracle):
     """Shared randomizer of the two-output mean oracles."""
+
+    #: ``estimate_mean(..., method="mle")``: the binomial likelihood of the count of ones (its aggregate).
+    mean_methods = ("unbiased", "mle")
 
     def __init__(self, epsilon: float, bounds: Bounds) -> None:
         super().__init__(epsilon, bounds)
@@ -71,6 +75,10 @@ class _TwoOutput(MeanOracle):
         """Probability of each output code for a value ``x`` (from the kernel's own threshold)."""
         p1 = float(self.thresholds(np.asarray([x], dtype=np.float64))[0]) / TWO53
         return np.array([1.0 - p1, p1])
+
+    def _mean_mle(self, agg):
+        p, q = self._p_q
+        return mean_mle(agg, p, q, bounds=self._bounds, epsilon=self._epsilon)
 
     @property
     def code_estimates(self) -> np.ndarray:
