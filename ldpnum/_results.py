@@ -453,8 +453,7 @@ class MeanEstimate(PrivacyProvenance):
 
         For ``method="mle"`` it is instead the likelihood-ratio (profile-likelihood) interval
         :math:`\{\pi : 2(\ell(\hat\pi) - \ell(\pi)) \le \chi^2_1(L)\}` inside the bounds (see
-        :mod:`ldpnum.estimation.likelihood`; when to prefer which: the README's "Likelihood-based randomized
-        response").
+        :mod:`ldpnum.estimation.likelihood`, which says when to prefer which).
 
         Otherwise :math:`c = t_{n-1}((1 + L)/2)`, Student's t quantile with ``degrees_of_freedom`` (``n_reports - 1``
         for a mean oracle's estimate), or the normal quantile when ``degrees_of_freedom`` is None. With the

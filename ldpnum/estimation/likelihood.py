@@ -44,6 +44,16 @@ over the other categories gives the **profile likelihood** ``ℓ_j(t) = max{ℓ(
 concave in ``t`` (a partial maximum of a concave function over a convex set), so the per-category interval
 ``{t : 2(ℓ(\hat f) - ℓ_j(t)) ≤ χ²₁(L)}`` is found as for two outputs.
 
+**Which to use** (measured by exact enumeration over the count, randomized response, nominal 95%, n ∈ {20, 50,
+200, 10^4}, p ∈ {0.01, 0.1, 0.5}, ε ∈ {0.5, 1, 2}). Where the default interval of the unbiased estimate lies well
+inside [0, 1] the two agree (n = 10^4, p ≥ 0.1: the same coverage to three decimals); keep the unbiased
+estimate there, which can be averaged or differenced across groups (the MLE is biased toward the middle near an
+end). Where the default interval crosses 0 or 1 (small n, a proportion near an end; the unbiased estimate then
+leaves [0, 1] in 35-53% of collections at n ≤ 200, p = 0.01), report the MLE and its LR interval: a valid
+proportion, with coverage at least 0.935 in all 36 cells (the default's fell to 0.927), up to 12% narrower at
+p = 0.5 and small n, and conservative near an end (0.97-0.98, up to 19% wider than the default interval clipped
+to [0, 1]: its lower end is then 0, and the χ²₁ cut-off leaves 2.5% on one side only).
+
 **What the intervals cover.** The population proportion (frequencies) under random sampling of people: then
 the reports are exactly binomial (multinomial). For the values of exactly the people who reported, the
 count is a sum of independent Bernoullis of different probabilities, whose variance is at most the
