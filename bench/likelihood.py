@@ -22,7 +22,7 @@ models: people drawn at random from a population with frequencies f (the counts 
 f), and exactly round(n f_j) people in category j (the target is their shares). The Wald standard error (Wang et
 al.'s variance) describes the second: it leaves out the sampling variance of who holds which category.
 
-Runs alone: ``python bench/likelihood.py [--quick]``.
+Runs alone: ``python bench/likelihood.py [--quick] [--json FILE]``.
 """
 
 import argparse
@@ -167,15 +167,15 @@ def run(ns=NS, epsilons=EPSILONS, grr=True):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="n = 20, 200 and ε = 1 only, no GRR")
+    ap.add_argument("--json", default=None, help="also write the records to this file")
     args = ap.parse_args()
     if args.quick:
         records, md = run(ns=(20, 200), epsilons=(1.0,), grr=False)
     else:
         records, md = run()
     print(md)
-    out = HERE / "results"
-    out.mkdir(exist_ok=True)
-    (out / "likelihood.json").write_text(json.dumps(records, indent=2))
+    if args.json:
+        Path(args.json).write_text(json.dumps(records, indent=2))
     return 0
 
 

@@ -52,7 +52,12 @@ end). Where the default interval crosses 0 or 1 (small n, a proportion near an e
 leaves [0, 1] in 35-53% of collections at n ≤ 200, p = 0.01), report the MLE and its LR interval: a valid
 proportion, with coverage at least 0.935 in all 36 cells (the default's fell to 0.927), up to 12% narrower at
 p = 0.5 and small n, and conservative near an end (0.97-0.98, up to 19% wider than the default interval clipped
-to [0, 1]: its lower end is then 0, and the χ²₁ cut-off leaves 2.5% on one side only).
+to [0, 1]: its lower end is then 0, and the χ²₁ cut-off leaves 2.5% on one side only). GRR's profile
+intervals (k = 3, ε = 1, f = (0.01, 0.09, 0.9) and (0.2, 0.3, 0.5), n = 50, 200, 10^4, 2,000 simulated
+collections per cell) covered 0.940-0.981 per category with people drawn at random, where the Wald intervals of
+the unbiased estimate covered 0.919-0.951 (their variance leaves out the sampling of who holds which category),
+and 0.957-0.984 for the shares of fixed people (Wald 0.939-0.965). They take two root-findings per category,
+each step O(k): about 10-25 ms at k = 3, so seconds for hundreds of categories.
 
 **What the intervals cover.** The population proportion (frequencies) under random sampling of people: then
 the reports are exactly binomial (multinomial). For the values of exactly the people who reported, the

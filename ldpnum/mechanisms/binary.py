@@ -191,7 +191,10 @@ class Duchi(_TwoOutput):
 class RandomizedResponse(_TwoOutput):
     """Warner's randomized response for a 0/1 column: keep the bit with probability e^ε/(1 + e^ε).
 
-    ``estimate_mean`` estimates the proportion of ones, ``(mean(Y) - q)/(p - q)``.
+    ``estimate_mean`` estimates the proportion of ones, ``(mean(Y) - q)/(p - q)``; ``estimate_mean(...,
+    method="mle")`` gives the maximum-likelihood proportion (that estimate clipped to [0, 1]) with
+    likelihood-ratio intervals inside [0, 1], the better choice near 0 or 1 and at small n
+    (:mod:`ldpnum.estimation.likelihood`).
 
     Parameters
     ----------
@@ -218,6 +221,11 @@ class RandomizedResponse(_TwoOutput):
     >>> bits = np.random.default_rng(0).random(100_000) < 0.3
     >>> est = rr.estimate_mean(rr.privatize(bits, rng=1))
     >>> bool(abs(est.value - bits.mean()) < 4 * est.standard_error)
+    True
+    >>> few = rr.privatize(np.zeros(30, dtype=int), rng=2)            # 30 people, none of them a 1
+    >>> mle = rr.estimate_mean(few, method="mle")
+    >>> lo, hi = mle.confidence_interval(0.95)
+    >>> bool(0.0 <= lo <= mle.value <= hi <= 1.0)
     True
     """
 
