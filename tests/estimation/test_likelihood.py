@@ -118,12 +118,16 @@ def test_grr_mle_is_the_simplex_grid_maximum(counts):
         np.testing.assert_allclose(lik.mle, unbiased, atol=1e-14)
 
 
-def test_grr_mle_of_two_categories_is_randomized_responses():
+def test_grr_mle_and_profile_of_two_categories_are_randomized_responses():
     grr = ldp.GRR(1.0, 2)
     p, q = grr.support_probabilities
     for ones in (0, 3, 9, 20):
         f = grr_mle([20 - ones, ones], p, q)
-        assert f[1] == pytest.approx(BinaryLikelihood(ones, 20, p, q).mle, abs=1e-14)
+        binary = BinaryLikelihood(ones, 20, p, q)
+        assert f[1] == pytest.approx(binary.mle, abs=1e-14)
+        lo, hi = GRRLikelihood(np.array([20 - ones, ones]), p, q).intervals(0.95)
+        assert (lo[1], hi[1]) == pytest.approx(binary.share_interval(0.95), abs=1e-10)
+        assert (lo[0], hi[0]) == pytest.approx((1 - hi[1], 1 - lo[1]), abs=1e-10)
 
 
 @pytest.mark.parametrize("counts", [[2, 40, 58], [30, 33, 37], [5, 1, 0]])
