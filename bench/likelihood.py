@@ -20,7 +20,8 @@ cell probabilities, seed 0): per-category coverage of the profile-likelihood int
 0.9) and (0.2, 0.3, 0.5), n ∈ {50, 200, 10^4}, ε = 1; the coverage's own standard error is about 0.005. Two
 models: people drawn at random from a population with frequencies f (the counts are multinomial; the target is
 f), and exactly round(n f_j) people in category j (the target is their shares). The Wald standard error (Wang et
-al.'s variance) describes the second: it leaves out the sampling variance of who holds which category.
+al.'s variance) describes the second: it leaves out the sampling variance of who holds which category. And the
+time of the k profile intervals at k = 3, 30, 300 (n = 10^4, ε = 2).
 
 Runs alone: ``python bench/likelihood.py [--quick] [--json FILE]``.
 """
@@ -48,6 +49,7 @@ TAIL = 1e-14
 GRR_FS = ((0.01, 0.09, 0.9), (0.2, 0.3, 0.5))
 GRR_NS = (50, 200, 10_000)
 GRR_COLLECTIONS = 2000
+GRR_TIME_KS = (3, 30, 300)
 
 
 def rr_intervals(n, epsilon, ys):
@@ -123,7 +125,30 @@ def grr_coverage(f, n, model, epsilon=1.0, collections=GRR_COLLECTIONS, seed=0):
             for j in range(len(f))]
 
 
-def markdown(rr_records, grr_records):
+def grr_interval_times(ks=GRR_TIME_KS, n=10_000, epsilon=2.0, repeats=3):
+    """Seconds of ``confidence_interval`` of a GRR MLE (all k profile intervals): median of ``repeats``, one
+    collection of n people with Dirichlet(1) frequencies (seed 0)."""
+    out = []
+    for k in ks:
+        grr = ldp.GRR(epsilon, k)
+        p, q = grr.support_probabilities
+        f = np.random.default_rng(0).dirichlet(np.ones(k))
+        counts = np.random.default_rng(1).multinomial(n, q + (p - q) * f)
+        est = grr.estimate_frequencies(ldp.Aggregate(counts, grr.spec), method="mle")
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            est.confidence_interval(LEVEL)
+            times.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        grr.estimate_frequencies(ldp.Aggregate(counts, grr.spec), method="mle")
+        mle_seconds = time.perf_counter() - t0
+        out.append({"k": k, "n": n, "epsilon": epsilon, "interval_seconds": float(np.median(times)),
+                    "mle_seconds": mle_seconds})
+    return out
+
+
+def markdown(rr_records, grr_records, times=()):
     lines = ["## likelihood", "",
              "Randomized response, 95% intervals of the proportion p: exact coverage by enumeration over the count "
              "(people drawn at random; `bench/likelihood.py`). LR: `estimate_mean(agg, method=\"mle\")`'s "
@@ -154,6 +179,10 @@ def markdown(rr_records, grr_records):
         per = {(tuple(r["f"]), r["n"]): r["seconds_per_collection"] for r in grr_records if r["model"] == "fixed"}
         lines += ["", "Time per GRR collection (MLE + three profile intervals, and the unbiased estimate): "
                   + ", ".join(f"n = {n:,}: {s * 1e3:.1f} ms" for (f, n), s in per.items() if f == GRR_FS[0]) + "."]
+    if times:
+        lines += ["", "GRR's profile intervals (`confidence_interval` of the MLE, all k categories; n = 10^4, ε = 2, "
+                  "median of 3): " + ", ".join(f"k = {t['k']}: {t['interval_seconds']:.3g} s" for t in times)
+                  + "; the MLE itself: " + ", ".join(f"{t['mle_seconds'] * 1e3:.2g} ms" for t in times) + "."]
     return lines
 
 
@@ -161,7 +190,9 @@ def run(ns=NS, epsilons=EPSILONS, grr=True):
     rr_records = [r for eps in epsilons for n in ns for r in rr_coverage(n, eps)]
     grr_records = ([r for f in GRR_FS for n in GRR_NS for model in ("sampled", "fixed")
                     for r in grr_coverage(f, n, model)] if grr else [])
-    return {"rr": rr_records, "grr": grr_records}, "\n".join(markdown(rr_records, grr_records)) + "\n"
+    times = grr_interval_times() if grr else []
+    return ({"rr": rr_records, "grr": grr_records, "grr_times": times},
+            "\n".join(markdown(rr_records, grr_records, times)) + "\n")
 
 
 def main():
