@@ -57,7 +57,7 @@ intervals (k = 3, ε = 1, f = (0.01, 0.09, 0.9) and (0.2, 0.3, 0.5), n = 50, 200
 collections per cell) covered 0.940-0.981 per category with people drawn at random, where the Wald intervals of
 the unbiased estimate covered 0.919-0.951 (their variance leaves out the sampling of who holds which category),
 and 0.957-0.984 for the shares of fixed people (Wald 0.939-0.965). They take two root-findings per category,
-each step O(k): about 10-26 ms at k = 3 and 1 s at k = 300 (n = 10^4; the MLE alone takes under a millisecond).
+each step O(k): 10-45 ms at k = 3 and 1-2 s at k = 300 (n = 10^4; the MLE alone takes milliseconds).
 
 **What the intervals cover.** The population proportion (frequencies) under random sampling of people: then
 the reports are exactly binomial (multinomial). For the values of exactly the people who reported, the
