@@ -47,9 +47,14 @@ One run measures, on this machine:
    oracles (memoized from client keys) against multi-freq-ldpy's L-GRR, L-OSUE and L-SOUE at n = 1e6, k = 16 and
    1024, ε∞ = 1, 2, 4 over 30 rounds: people/s, server time and MSE per round, and each person's ε after the rounds
    (the ledger's memoized totals) against naive repeated collection.
+13. likelihood-based randomized response (section ``likelihood``, ``bench/likelihood.py``): exact coverage (by
+   enumeration over the count) and width of the likelihood-ratio interval of ``estimate_mean(method="mle")``
+   against the default Wald-type interval, n ∈ {20, 50, 200, 10^4}, p ∈ {0.01, 0.1, 0.5}, ε ∈ {0.5, 1, 2};
+   GRR's profile-likelihood intervals against Wald by simulation (k = 3).
 
 Medians of ``--repeats`` runs (default 3). ``--only SECTIONS`` (comma list of rng, compile, mean, accuracy,
-distribution, peers, frequency, accessor, cli, scaling, heavy, setvalued, multi, marginals, ranges, longitudinal) runs some
+distribution, peers, frequency, accessor, cli, scaling, heavy, setvalued, multi, marginals, ranges, longitudinal,
+likelihood) runs some
 sections alone. Writes ``bench/results/bench-<timestamp>.json`` and
 ``bench/results/latest.md`` (a partial run: ``latest-<sections>.md``), and prints the markdown.
 """
@@ -652,7 +657,7 @@ def markdown(res):
 EXTERNAL_SECTIONS = {"accessor": "accessor", "cli": "cli_stream", "scaling": "scaling", "heavy": "heavy",
                      "setvalued": "setvalued", "vectors": "vectors", "bands": "bands", "multi": "multi",
                      "marginals": "marginals", "ranges": "ranges", "recommend": "recommend",
-                     "longitudinal": "longitudinal"}
+                     "longitudinal": "longitudinal", "likelihood": "likelihood"}
 
 
 def external_section(name, repeats, with_peers=True):
@@ -674,7 +679,8 @@ def external_section(name, repeats, with_peers=True):
 
 
 SECTIONS = ("rng", "compile", "mean", "accuracy", "distribution", "peers", "frequency", "accessor", "cli", "scaling",
-            "heavy", "setvalued", "vectors", "bands", "multi", "marginals", "ranges", "recommend", "longitudinal")
+            "heavy", "setvalued", "vectors", "bands", "multi", "marginals", "ranges", "recommend", "longitudinal",
+            "likelihood")
 SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times", "mean": "mean-oracle throughput",
                 "accuracy": "mean-estimate MSE", "distribution": "Square Wave EM/EMS/ems-cv, and estimators side by side "
                 "(bench/dist_candidates.py)",
@@ -694,7 +700,8 @@ SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times",
                 "recommend": "ldp.recommend's predicted errors next to the measured ones on the flights "
                 "(bench/recommend.py)",
                 "longitudinal": "repeated collection: longitudinal oracles vs multi-freq-ldpy, epsilon per person "
-                "with memoization vs naive (bench/longitudinal.py)"}
+                "with memoization vs naive (bench/longitudinal.py)",
+                "likelihood": "randomized response: coverage of likelihood-ratio vs Wald intervals (bench/likelihood.py)"}
 
 
 def block_fill_rate(rng, total=10_000_000):

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
 
+    from .estimation.likelihood import BinaryLikelihood, GRRLikelihood
+
 _Result = TypeVar("_Result")
 
 __all__ = ["MeanEstimate", "ConfidenceInterval", "DistributionEstimate", "FrequencyEstimate"]
@@ -374,14 +376,16 @@ class ConfidenceInterval(NamedTuple):
 
 @dataclass(frozen=True, repr=False)
 class MeanEstimate(PrivacyProvenance):
-    """An unbiased estimate of the mean of the values behind a set of reports.
+    """An estimate of the mean of the values behind a set of reports: unbiased, or maximum likelihood.
 
     Attributes
     ----------
     value : float
         The estimate, in the units of the data.
     standard_error : float
-        Estimated standard error of ``value``: the sample standard deviation of the per-report unbiased
+        Estimated standard error of ``value``. For ``method="mle"``: the Wald standard error at the
+        maximum-likelihood estimate (:class:`ldpnum.estimation.likelihood.BinaryLikelihood`). Otherwise the
+        sample standard deviation of the per-report unbiased
         estimates divided by ``sqrt(n_reports)``. It covers the mechanism's noise and the spread of the
         values themselves, so it is the standard error for people sampled from a larger population and
         slightly conservative for the mean of exactly these people (whose noise-only variance is
@@ -397,6 +401,13 @@ class MeanEstimate(PrivacyProvenance):
     name : str or None
         The name of the column the reports came from, when estimated through the pandas accessor or the
         command line (provenance only: it does not take part in equality).
+    method : {"unbiased", "mle"}
+        How ``value`` was estimated: the unbiased estimate (default), or the constrained maximum-likelihood
+        estimate of a two-output mechanism (inside the bounds), whose :meth:`confidence_interval` is the
+        likelihood-ratio interval.
+    likelihood : BinaryLikelihood or None
+        For ``method="mle"``, the likelihood of the reports (their counts of each code and the mechanism's
+        exact probabilities), from which the intervals are computed at any level; None otherwise.
 
     Examples
     --------
@@ -421,10 +432,13 @@ class MeanEstimate(PrivacyProvenance):
     #: (``n_reports - 1`` for a mean oracle's estimate): :meth:`confidence_interval` then uses Student's t
     #: quantiles; None for a standard error that is not estimated that way (normal quantiles).
     degrees_of_freedom: int | None = None
+    method: str = "unbiased"
+    likelihood: "BinaryLikelihood | None" = None
 
     def __post_init__(self):
         dof = self.degrees_of_freedom
         check_scalar(dof, "degrees_of_freedom", int, low=1, allow_none=True)
+        _check_method_fields(self.method, self.likelihood)
         if not (math.isfinite(self.value) and math.isfinite(self.standard_error)):
             raise ValueError(f"mean estimate of {self.spec.mechanism} is not finite (value {self.value!r}, "
                              f"standard error {self.standard_error!r}): the bounds are too wide for float64; "
@@ -437,7 +451,11 @@ class MeanEstimate(PrivacyProvenance):
     def confidence_interval(self, level: float = 0.95) -> "ConfidenceInterval":
         r"""Confidence interval ``value ± c·standard_error`` for the mean of the reporting people's values.
 
-        :math:`c = t_{n-1}((1 + L)/2)`, Student's t quantile with ``degrees_of_freedom`` (``n_reports - 1``
+        For ``method="mle"`` it is instead the likelihood-ratio (profile-likelihood) interval
+        :math:`\{\pi : 2(\ell(\hat\pi) - \ell(\pi)) \le \chi^2_1(L)\}` inside the bounds (see
+        :mod:`ldpnum.estimation.likelihood`, which says when to prefer which).
+
+        Otherwise :math:`c = t_{n-1}((1 + L)/2)`, Student's t quantile with ``degrees_of_freedom`` (``n_reports - 1``
         for a mean oracle's estimate), or the normal quantile when ``degrees_of_freedom`` is None. With the
         mean oracles' small-sample variance floor (:mod:`ldpnum.estimation.mean`: the worst-case per-report
         variance up to 30 reports) nominal 95% intervals covered at least 94.5% at every n from 2 to 30 in
@@ -453,6 +471,8 @@ class MeanEstimate(PrivacyProvenance):
         >>> few.degrees_of_freedom, bool(lo < 0.0 < hi), bool(hi - lo > 5)
         (2, True, True)
         """
+        if self.likelihood is not None:
+            return ConfidenceInterval(*self.likelihood.interval(level))
         c = critical_value(level, self.degrees_of_freedom)
         return ConfidenceInterval(self.value - c * self.standard_error, self.value + c * self.standard_error)
 
@@ -476,19 +496,37 @@ class MeanEstimate(PrivacyProvenance):
 
     def __str__(self) -> str:
         return (f"{self.value:.6g} ± {self.standard_error:.3g} (SE; n={self.n_reports}, "
-                f"epsilon={self.epsilon:g}, {self.spec.mechanism}{self._shuffle_note()})")
+                f"epsilon={self.epsilon:g}, {self.spec.mechanism}{_method_note(self.method)}{self._shuffle_note()})")
 
     def __repr__(self) -> str:
         return (f"MeanEstimate(value={_g(self.value)}, standard_error={_g(self.standard_error, 4)}, "
                 f"n_reports={self.n_reports}, mechanism={self.spec.mechanism!r}, epsilon={_g(self.epsilon)}"
-                f"{_source(self)}{self._shuffle_note()})")
+                f"{_method_note(self.method)}{_source(self)}{self._shuffle_note()})")
 
     def _repr_html_(self) -> str:
         lo, hi = self.confidence_interval(0.95)
-        rows = [("mean (unbiased estimate)", _g(self.value)), ("standard error", _g(self.standard_error, 4)),
-                ("95% confidence interval", f"[{_g(lo)}, {_g(hi)}]"),
+        mle = self.method == "mle"
+        rows = [(f"mean ({'maximum-likelihood' if mle else 'unbiased'} estimate)", _g(self.value)),
+                ("standard error", _g(self.standard_error, 4)),
+                (f"95% confidence interval{' (likelihood ratio)' if mle else ''}", f"[{_g(lo)}, {_g(hi)}]"),
                 *_mechanism_rows(self.spec, self.epsilon, self.n_reports, self.shuffle)]
         return _html_table(_title("MeanEstimate", self), rows)
+
+
+#: How a mean or frequencies were estimated (``method=`` of ``estimate_mean`` / ``estimate_frequencies``).
+ESTIMATE_METHODS = ("unbiased", "mle")
+
+
+def _check_method_fields(method, likelihood):
+    """A result's ``method`` and ``likelihood`` agree: "mle" carries the likelihood, "unbiased" none."""
+    if method not in ESTIMATE_METHODS:
+        raise ValueError(f"method must be one of {', '.join(map(repr, ESTIMATE_METHODS))}; got {method!r}")
+    if (method == "mle") != (likelihood is not None):
+        raise ValueError(f"method={method!r} needs {'a' if method == 'mle' else 'no'} likelihood")
+
+
+def _method_note(method):
+    return "" if method == "unbiased" else f", method={method!r}"
 
 
 #: How far from 1 the given probabilities may sum before they are refused (they are then renormalised).
@@ -1191,16 +1229,24 @@ class FrequencyEstimate(PrivacyProvenance):
     counts : ndarray
         Estimated number of people per category (``frequencies * n_reports``).
     frequencies : ndarray
-        Estimated proportion per category; unbiased when ``postprocess == "none"`` (and then possibly
-        negative), consistent (non-negative, summing to 1) after ``"norm-sub"`` or ``"simplex"``.
+        Estimated proportion per category; unbiased when ``method == "unbiased"`` and ``postprocess ==
+        "none"`` (and then possibly negative), consistent (non-negative, summing to 1) after ``"norm-sub"``
+        or ``"simplex"``, and for ``method == "mle"`` (the maximum-likelihood frequencies on the simplex).
     standard_errors : ndarray
-        Standard error of each *unbiased* frequency estimate (plug-in of the exact variance).
+        Standard error of each *unbiased* frequency estimate (plug-in of the exact variance); for
+        ``method == "mle"``, the same formula at the maximum-likelihood frequencies (the Wald standard error
+        of an MLE away from the boundary).
     n_reports : int
     epsilon : float
     spec : Spec
     postprocess : str
     name : str or None
         The name of the column the reports came from (set by the pandas accessor and the command line).
+    method : {"unbiased", "mle"}
+        How the frequencies were estimated (``"mle"``: GRR's constrained maximum likelihood).
+    likelihood : GRRLikelihood or None
+        For ``method="mle"``, the reports' likelihood, from which :meth:`confidence_interval` computes the
+        per-category profile-likelihood intervals; None otherwise.
 
     Examples
     --------
@@ -1223,17 +1269,36 @@ class FrequencyEstimate(PrivacyProvenance):
     #: The central ε of a shuffled collection (:meth:`ldpnum.Aggregate.shuffled`), None when the reports were
     #: not declared shuffled; shown next to the local ε (:attr:`privacy`). Provenance only.
     shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
+    method: str = "unbiased"
+    likelihood: "GRRLikelihood | None" = None
 
     def __post_init__(self):
         for name in ("counts", "frequencies", "standard_errors"):
             object.__setattr__(self, name, read_only(getattr(self, name)))
+        _check_method_fields(self.method, self.likelihood)
 
     @property
     def k(self) -> int:
         return self.frequencies.shape[0]
 
     def confidence_interval(self, level: float = 0.95) -> "ConfidenceInterval":
-        """Per-category normal-approximation interval ``frequency ± z·standard_error`` (arrays)."""
+        """Per-category normal-approximation interval ``frequency ± z·standard_error`` (arrays).
+
+        For ``method="mle"`` it is each category's profile-likelihood interval in [0, 1] instead,
+        ``{t : 2(ℓ(f̂) - max{ℓ(f) : f_j = t}) ≤ χ²₁(L)}`` (:mod:`ldpnum.estimation.likelihood`); it costs
+        ``k`` pairs of root-findings, each over ``O(k)`` work.
+
+        Examples
+        --------
+        >>> import ldpnum as ldp
+        >>> grr = ldp.GRR(epsilon=1.0, k=3)
+        >>> est = grr.estimate_frequencies(ldp.Aggregate([2, 40, 58], grr.spec), method="mle")
+        >>> lo, hi = est.confidence_interval(0.95)
+        >>> float(est.frequencies[0]), float(lo[0]), bool(0 < hi[0] < 0.1)
+        (0.0, 0.0, True)
+        """
+        if self.likelihood is not None:
+            return ConfidenceInterval(*self.likelihood.intervals(level))
         z = normal_quantile(level)
         return ConfidenceInterval(self.frequencies - z * self.standard_errors,
                                   self.frequencies + z * self.standard_errors)
@@ -1246,12 +1311,13 @@ class FrequencyEstimate(PrivacyProvenance):
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, FrequencyEstimate) and self.spec == other.spec
-                and self.postprocess == other.postprocess and np.array_equal(self.frequencies, other.frequencies))
+                and self.postprocess == other.postprocess and self.method == other.method
+                and np.array_equal(self.frequencies, other.frequencies))
 
     def __repr__(self) -> str:
         return (f"FrequencyEstimate(k={self.k}, n_reports={self.n_reports}, "
                 f"mechanism={self.spec.mechanism!r}, epsilon={self.epsilon:g}, "
-                f"postprocess={self.postprocess!r}{_source(self)}{self._shuffle_note()},\n"
+                f"postprocess={self.postprocess!r}{_method_note(self.method)}{_source(self)}{self._shuffle_note()},\n"
                 f"                  frequencies={_preview(self.frequencies)})")
 
     def _repr_html_(self) -> str:
@@ -1261,6 +1327,6 @@ class FrequencyEstimate(PrivacyProvenance):
                 for i in shown]
         about = ", ".join(f"{a} {b}" for a, b in _mechanism_rows(self.spec, self.epsilon, self.n_reports,
                                                                   self.shuffle))
-        title = (f"{_title('FrequencyEstimate', self)} ({k} categories; {about}; postprocess "
-                 f"{self.postprocess})")
+        how = "maximum likelihood" if self.method == "mle" else f"postprocess {self.postprocess}"
+        title = f"{_title('FrequencyEstimate', self)} ({k} categories; {about}; {how})"
         return _html_table(title, rows, header=("category", "frequency", "standard error"))

@@ -13,6 +13,7 @@ from ._random import block_sizes, draw_pool, resolve_rng
 from ._results import MeanEstimate
 from ._typing import ArrayLike, Bounds, FloatArray, SeedLike
 from ._validation import check_bounds, check_epsilon, check_values, prepared
+from .estimation.likelihood import check_method
 from .estimation.mean import estimate_mean
 
 __all__ = ["Mechanism", "MeanOracle", "from_spec", "registered", "memoized_mechanisms", "lookup"]
@@ -653,21 +654,42 @@ class MeanOracle(Mechanism):
         """Largest per-report variance over all inputs in the bounds."""
         raise NotImplementedError
 
-    def estimate_mean(self, data: Reports | Aggregate) -> MeanEstimate:
-        """Unbiased estimate of the mean of the values behind the reports.
+    #: The ``method`` values :meth:`estimate_mean` takes ("mle" where the reports' likelihood is implemented).
+    mean_methods: ClassVar[tuple[str, ...]] = ("unbiased",)
+
+    def estimate_mean(self, data: Reports | Aggregate, *, method: str = "unbiased") -> MeanEstimate:
+        """Estimate of the mean of the values behind the reports: unbiased (default) or maximum likelihood.
 
         Parameters
         ----------
         data : Reports or Aggregate
             Reports of this mechanism, or their aggregate (merged over any number of batches).
+        method : {"unbiased", "mle"}, optional
+            ``"unbiased"``: the average of the per-report unbiased estimates (:mod:`ldpnum.estimation.mean`).
+            ``"mle"`` (two-output mechanisms: randomized response, stochastic rounding, Duchi et al.): the
+            constrained maximum-likelihood estimate, inside the bounds, whose ``confidence_interval`` is the
+            likelihood-ratio interval (:mod:`ldpnum.estimation.likelihood`).
 
         Returns
         -------
         MeanEstimate
-            With a standard error from the sample variance of the per-report estimates.
+            With a standard error from the sample variance of the per-report estimates (``"unbiased"``), or
+            the Wald standard error at the MLE and the likelihood for its intervals (``"mle"``).
+
+        Raises
+        ------
+        ValueError
+            For an unknown ``method`` or one this mechanism does not offer (before anything is computed).
         """
-        return estimate_mean(self._as_aggregate(data), self.code_estimates,
-                             worst_case_variance=self.worst_case_variance, epsilon=self._epsilon)
+        check_method(method, self.mean_methods, mechanism=self.name)
+        agg = self._as_aggregate(data)
+        if method == "mle":
+            return self._mean_mle(agg)
+        return estimate_mean(agg, self.code_estimates, worst_case_variance=self.worst_case_variance,
+                             epsilon=self._epsilon)
+
+    def _mean_mle(self, agg):  # pragma: no cover - offered only where ``mean_methods`` includes "mle"
+        raise NotImplementedError
 
 
 # -- mechanisms by name: what a front end offers ----------------------------------------------------------------

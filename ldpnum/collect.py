@@ -1158,16 +1158,16 @@ def aggregate_series(s: "pd.Series", spec: Spec | None = None) -> Aggregate:
     return declare_shuffled(agg, info.get("shuffle_delta"), info.get("epsilon_per_row"))
 
 
-def estimate_mean_named(mech: Any, agg: Aggregate, record: Any, name: Any) -> Any:
-    """``mech.estimate_mean(agg)`` named after report column ``name`` of ``record``.
+def estimate_mean_named(mech: Any, agg: Aggregate, record: Any, name: Any, **kwargs: Any) -> Any:
+    """``mech.estimate_mean(agg, **kwargs)`` named after report column ``name`` of ``record``.
 
     ``record`` is an object carrying the report record: a vector column's coordinates take the names of the value
     columns it was privatized from.
     """
     names = column_sources(record, name)
     if names is not None:
-        return estimator(mech, "estimate_mean")(agg, names=names)
-    return named(estimator(mech, "estimate_mean")(agg), name)
+        return estimator(mech, "estimate_mean")(agg, names=names, **kwargs)
+    return named(estimator(mech, "estimate_mean")(agg, **kwargs), name)
 
 
 def concat(objs: Any, **kwargs: Any) -> Any:

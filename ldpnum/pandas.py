@@ -231,14 +231,15 @@ class SeriesAccessor:
         agg = aggregate_series(self._obj, spec)
         return mechanism_of(agg.spec), agg
 
-    def estimate_mean(self, spec: Spec | None = None) -> Any:
+    def estimate_mean(self, spec: Spec | None = None, **kwargs: Any) -> Any:
         """Unbiased :class:`~ldpnum.MeanEstimate` of the mean, or a vector mean for a vector report column.
 
         A :class:`~ldpnum.MeanEstimate` for mean oracles and distribution mechanisms; a
         :class:`~ldpnum.vectors.VectorMeanEstimate` for a vector report column (coordinates named by the value columns).
+        ``kwargs`` go to the mechanism's ``estimate_mean`` (e.g. ``method="mle"`` for randomized response).
         """
         mech, agg = self._mech_agg(spec)
-        return estimate_mean_named(mech, agg, self._obj, self._obj.name)
+        return estimate_mean_named(mech, agg, self._obj, self._obj.name, **kwargs)
 
     def estimate_distribution(self, spec: Spec | None = None, **kwargs: Any) -> DistributionEstimate:
         """:class:`~ldpnum.DistributionEstimate` of the values; ``kwargs`` go to the mechanism's estimator."""

@@ -490,3 +490,20 @@ def test_mean_estimate_degrees_of_freedom_are_checked_by_kind_then_value(dof, ex
     est = ldp.Duchi(1.0, (0, 1)).estimate_mean(ldp.Duchi(1.0, (0, 1)).privatize(np.full(100, 0.5), rng=0))
     with pytest.raises(exc, match=match):
         dataclasses.replace(est, degrees_of_freedom=dof)
+
+
+def test_mean_estimate_method_and_likelihood_agree():
+    rr = ldp.RandomizedResponse(1.0)
+    agg = ldp.Aggregate([15, 5], rr.spec)
+    unb, mle = rr.estimate_mean(agg), rr.estimate_mean(agg, method="mle")
+    with pytest.raises(ValueError, match="method='mle' needs a likelihood"):
+        dataclasses.replace(mle, likelihood=None)
+    with pytest.raises(ValueError, match="method='unbiased' needs no likelihood"):
+        dataclasses.replace(unb, likelihood=mle.likelihood)
+    with pytest.raises(ValueError, match="method must be one of 'unbiased', 'mle'; got 'ml'"):
+        dataclasses.replace(mle, method="ml")
+    assert mle != dataclasses.replace(mle, likelihood=dataclasses.replace(mle.likelihood, ones=4))
+    assert pickle.loads(pickle.dumps(mle)) == mle
+    assert "method='mle'" in repr(mle) and "method" not in repr(unb) and "method='mle'" in str(mle)
+    assert "likelihood ratio" in mle._repr_html_() and "maximum-likelihood" in mle._repr_html_()
+    assert "likelihood ratio" not in unb._repr_html_()

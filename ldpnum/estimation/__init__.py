@@ -6,6 +6,9 @@ Mechanisms validate their arguments and delegate here; nothing in this package s
     The unbiased mean of a mean oracle's reports, with its standard error.
 :mod:`~ldpnum.estimation.frequency`
     The unbiased frequencies of a pure frequency oracle's support counts, and their variance.
+:mod:`~ldpnum.estimation.likelihood`
+    Constrained maximum likelihood for randomized response (two-output mean oracles, GRR's frequencies) and
+    likelihood-ratio (profile-likelihood) intervals.
 :mod:`~ldpnum.estimation.em`, :mod:`~ldpnum.estimation.distribution`
     The distribution behind window-randomizer reports (Square Wave, General Wave, Piecewise): EMS with a
     held-out choice of its smoothing (default), EMS, EM or Norm-Sub.

@@ -5,7 +5,7 @@ The estimator of a *pure* frequency oracle (Wang et al., USENIX Security 2017) i
 (from its integer plan) and its support counts.
 """
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -13,8 +13,10 @@ from ..reports import Reports
 from ..aggregate import Aggregate
 from .._results import FrequencyEstimate
 from .._typing import ArrayLike, NDArray, SeedLike
-from .._validation import check_categories, check_epsilon, check_k, prepared
+from .._validation import check_categories, check_choice, check_epsilon, check_k, prepared
 from ..estimation.frequency import estimate_frequencies, support_variance
+from ..estimation.likelihood import check_method, frequencies_mle
+from ..estimation.postprocess import POSTPROCESS
 from ..base import Mechanism
 
 __all__ = ["FrequencyOracle"]
@@ -109,9 +111,12 @@ class FrequencyOracle(Mechanism):
         """Largest per-report variance over true frequencies in [0, 1]."""
         return max(self.variance(0.0), self.variance(1.0))
 
-    def estimate_frequencies(self, data: Reports | Aggregate, *,
-                             postprocess: str = "none") -> FrequencyEstimate:
-        """Unbiased estimate of how many people hold each category.
+    #: The ``method`` values :meth:`estimate_frequencies` takes ("mle" where the likelihood is implemented).
+    frequency_methods: ClassVar[tuple[str, ...]] = ("unbiased",)
+
+    def estimate_frequencies(self, data: Reports | Aggregate, *, postprocess: str = "none",
+                             method: str = "unbiased") -> FrequencyEstimate:
+        """Estimate of how many people hold each category: unbiased (default) or maximum likelihood.
 
         Parameters
         ----------
@@ -124,13 +129,30 @@ class FrequencyOracle(Mechanism):
             the projection can revive slightly negative entries); ``"clip"`` clips each frequency to [0, 1].
             Post-processing costs no privacy but trades bias for variance; standard errors always describe
             the unbiased estimate.
+        method : {"unbiased", "mle"}, optional
+            ``"unbiased"`` (default): the estimate above. ``"mle"`` (:class:`ldpnum.GRR`): the constrained
+            maximum-likelihood frequencies on the simplex, with per-category profile-likelihood intervals
+            from ``confidence_interval`` (:mod:`ldpnum.estimation.likelihood`); takes no ``postprocess``.
 
         Returns
         -------
         FrequencyEstimate
+
+        Raises
+        ------
+        ValueError
+            For an unknown ``postprocess`` or ``method``, a ``method`` this oracle does not offer, or
+            ``method="mle"`` with a ``postprocess`` other than ``"none"``.
         """
+        check_method(method, self.frequency_methods, mechanism=self.name)
+        check_choice(postprocess, "postprocess", POSTPROCESS)
+        if method == "mle" and postprocess != "none":
+            raise ValueError(f"postprocess must be 'none' with method='mle' (the MLE is already on the simplex); "
+                             f"got {postprocess!r}")
         agg = self._as_aggregate(data)
         p, q = self.support_probabilities
+        if method == "mle":
+            return frequencies_mle(agg, p, q, epsilon=self._epsilon)
         return estimate_frequencies(self._support_counts(agg), agg.n_reports, p, q, postprocess=postprocess,
                                     epsilon=self._epsilon, spec=agg.spec)
 

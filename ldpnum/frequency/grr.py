@@ -48,7 +48,9 @@ class GRR(FrequencyOracle):
     Each call of ``privatize`` on one person's value is ε-LDP; estimators are post-processing.
     Reports are one code each (smallest unsigned dtype). Per-report variance of a frequency estimate at
     true frequency 0: ``(k - 2 + e^ε)/(e^ε - 1)²`` (Wang et al.'s table). GRR is the best choice when
-    ``k < 3 e^ε + 2`` (:func:`ldpnum.frequency.recommend`).
+    ``k < 3 e^ε + 2`` (:func:`ldpnum.frequency.recommend`). ``estimate_frequencies(..., method="mle")``
+    gives the maximum-likelihood frequencies on the simplex with per-category profile-likelihood intervals
+    (:mod:`ldpnum.estimation.likelihood`).
 
     References
     ----------
@@ -66,6 +68,8 @@ class GRR(FrequencyOracle):
 
     name = "grr"
     MAX_K = 1 << 16
+    #: ``estimate_frequencies(..., method="mle")``: the multinomial likelihood of its category counts.
+    frequency_methods = ("unbiased", "mle")
 
     def __init__(self, epsilon: float, k: int) -> None:
         super().__init__(epsilon, k)

@@ -33,6 +33,7 @@ from .._typing import ArrayLike, Bounds, FloatArray
 from .._kernels._jit import launch
 from .._validation import check_binary, check_choice, prepared
 from ..base import MeanOracle
+from ..estimation.likelihood import mean_mle
 from ..plans import TWO53, binary_plan
 
 __all__ = ["RandomizedResponse", "StochasticRounding", "Duchi"]
@@ -40,6 +41,9 @@ __all__ = ["RandomizedResponse", "StochasticRounding", "Duchi"]
 
 class _TwoOutput(MeanOracle):
     """Shared randomizer of the two-output mean oracles."""
+
+    #: ``estimate_mean(..., method="mle")``: the binomial likelihood of the count of ones (its aggregate).
+    mean_methods = ("unbiased", "mle")
 
     def __init__(self, epsilon: float, bounds: Bounds) -> None:
         super().__init__(epsilon, bounds)
@@ -71,6 +75,10 @@ class _TwoOutput(MeanOracle):
         """Probability of each output code for a value ``x`` (from the kernel's own threshold)."""
         p1 = float(self.thresholds(np.asarray([x], dtype=np.float64))[0]) / TWO53
         return np.array([1.0 - p1, p1])
+
+    def _mean_mle(self, agg):
+        p, q = self._p_q
+        return mean_mle(agg, p, q, bounds=self._bounds, epsilon=self._epsilon)
 
     @property
     def code_estimates(self) -> np.ndarray:
@@ -183,7 +191,10 @@ class Duchi(_TwoOutput):
 class RandomizedResponse(_TwoOutput):
     """Warner's randomized response for a 0/1 column: keep the bit with probability e^ε/(1 + e^ε).
 
-    ``estimate_mean`` estimates the proportion of ones, ``(mean(Y) - q)/(p - q)``.
+    ``estimate_mean`` estimates the proportion of ones, ``(mean(Y) - q)/(p - q)``; ``estimate_mean(...,
+    method="mle")`` gives the maximum-likelihood proportion (that estimate clipped to [0, 1]) with
+    likelihood-ratio intervals inside [0, 1], the better choice near 0 or 1 and at small n
+    (:mod:`ldpnum.estimation.likelihood`).
 
     Parameters
     ----------
@@ -210,6 +221,11 @@ class RandomizedResponse(_TwoOutput):
     >>> bits = np.random.default_rng(0).random(100_000) < 0.3
     >>> est = rr.estimate_mean(rr.privatize(bits, rng=1))
     >>> bool(abs(est.value - bits.mean()) < 4 * est.standard_error)
+    True
+    >>> few = rr.privatize(np.zeros(30, dtype=int), rng=2)            # 30 people, none of them a 1
+    >>> mle = rr.estimate_mean(few, method="mle")
+    >>> lo, hi = mle.confidence_interval(0.95)
+    >>> bool(0.0 <= lo <= mle.value <= hi <= 1.0)
     True
     """
 

@@ -562,3 +562,11 @@ def test_clipping_warning_points_at_the_callers_line():
     clipping = [w for w in caught if issubclass(w.category, ClippingWarning)]
     assert len(clipping) == 4
     assert all(w.filename == __file__ for w in clipping), [w.filename for w in clipping]
+
+
+def test_series_estimate_mean_passes_the_method_on():
+    rr = ldp.RandomizedResponse(1.0)
+    s = pd.Series(np.zeros(20, dtype=int), name="flag").ldp.privatize(rr, rng=0)
+    est = s.ldp.estimate_mean(method="mle")
+    assert est.method == "mle" and est.name == "flag"
+    assert est == rr.estimate_mean(s.ldp.aggregate(), method="mle")
