@@ -17,12 +17,23 @@ compute the fast way. Sections, one per family:
 
 import itertools
 import math
+import os
 from fractions import Fraction
 
 import numpy as np
 
 TWO53 = 2**53
 LOW16 = 0xFFFF
+
+#: Whether the kernels run as Python: tests/_kernels/test_jit.py runs the reference tests with
+#: ``NUMBA_DISABLE_JIT=1`` (under coverage), where a kernel takes about a millisecond a row.
+INTERPRETED = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
+
+
+def rows(compiled, interpreted=600):
+    """Records per configuration of a reference test: ``compiled`` normally, ``interpreted`` (fewer, still
+    reaching every line of the kernel: the JIT-disabled run checks its coverage) when the kernels run as Python."""
+    return interpreted if INTERPRETED else compiled
 
 
 def unit(x, low, high):

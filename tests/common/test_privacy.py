@@ -10,7 +10,7 @@ import ldpnum as ldp
 from ldpnum.plans import TWO53, BinaryPlan, WindowPlan, binary_plan, exp_lower, window_plan
 
 from conftest import EPSILONS, adversarial_values
-from naive import naive_float_piecewise
+from naive import naive_float_piecewise, rows
 from privacy_checks import PrivacyViolation, check_exact_epsilon, check_input_free_alphabet, check_kernel_matches
 
 
@@ -95,7 +95,7 @@ def test_hybrid_brute_force_small_grid():
 def test_rounding_probe_matches_plan():
     """The kernel's rounding stays inside 0..n_positions with a threshold in [0, 2**53)."""
     m = ldp.Piecewise(1.0, (-2, 7))
-    s0, t = m.window_starts(adversarial_values((-2, 7)))
+    s0, t = m.window_starts(adversarial_values((-2, 7), n_random=rows(100_000, 5_000)))
     assert s0.min() == 0 and s0.max() == m.plan.n_positions
     assert t.min() >= 0 and t.max() < TWO53
     assert np.all(t[s0 == m.plan.n_positions] == 0)

@@ -140,7 +140,7 @@ def test_walsh_hadamard_matches_dense_matrix():
 @pytest.mark.parametrize("k", [2, 5, 64, 300])
 def test_support_counts_match_naive(k):
     hr = HadamardResponse(1.0, k)
-    x = np.random.default_rng(k).integers(0, k, 3000)
+    x = np.random.default_rng(k).integers(0, k, nh.rows(3000))
     r = hr.privatize(x, rng=1)
     np.testing.assert_array_equal(hadamard_support_counts(hr.aggregate(r).counts, k),
                                   nh.hadamard_support(r.codes, k))

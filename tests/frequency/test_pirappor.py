@@ -175,7 +175,7 @@ def test_uniform_probe_boundaries_match_exact_counts(m):
 def test_mod_probe_is_exact():
     for p in (5, 41, 1031, 8830103, 482106433, P_MAX - 35):
         rng = np.random.default_rng(p)
-        x = np.concatenate([rng.integers(0, 2**62, 20_000, dtype=np.uint64),
+        x = np.concatenate([rng.integers(0, 2**62, naive.rows(20_000, 2_000), dtype=np.uint64),
                             np.array([0, p - 1, p, 2 * p - 1, 2 * p, 2**62 - 1, 2**64 - 1], dtype=np.uint64)])
         out = np.empty_like(x)
         kern.mod_probe(x, p, TWO64 // p, out)
@@ -185,7 +185,7 @@ def test_mod_probe_is_exact():
 def test_parts_probe():
     m = PIRappor(2.0, 16)
     pl = m.plan
-    n = 50_000
+    n = naive.rows(50_000, 5_000)
     v = np.random.default_rng(3).integers(-1, 16, n)
     words = words_for(4, n)
     outs = [np.empty(n, dtype=np.uint64) for _ in range(4)]

@@ -23,6 +23,7 @@ from ldpnum.multi.hdg import (ALPHA1, ALPHA2, PAPER_ALPHA1, HDGPlan, check_hdg_c
                               guideline_granularities, make_consistent, max_inconsistency, noise_weighted_norm_sub,
                               response_matrix, shrink_to_independence, toward_independence)
 
+import naive
 from privacy_checks import PrivacyViolation, check_exact_epsilon, check_kernel_matches
 
 AB = {"a": (0.0, 1.0), "b": (-5.0, 5.0)}
@@ -252,7 +253,7 @@ def naive_aggregate(hdg, codes):
 @pytest.mark.parametrize("eps,gran", [(1.0, (16, 4)), (3.0, (16, 8))])
 def test_cells_and_aggregate_match_naive_references(eps, gran):
     hdg = ldp.HDG(eps, AB, granularities=gran)
-    X = correlated(3000, 6)
+    X = correlated(naive.rows(3000), 6)
     X[:3] = [[0, -5], [1, 5], [0.5, 0]]
     bounds = [AB["a"], AB["b"]]
     for j, attrs in enumerate(hdg.plan.grids):

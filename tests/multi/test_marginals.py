@@ -18,6 +18,7 @@ from ldpnum import Aggregate, Reports, from_spec
 from ldpnum.multi import MarginalsEstimate
 from ldpnum.multi.marginals import check_marginals_codes, consistency_step, max_inconsistency, shared_subsets
 
+import naive
 from privacy_checks import PrivacyViolation, check_exact_epsilon, check_kernel_matches
 
 CATS = {"a": 2, "b": 3, "c": 2}
@@ -165,7 +166,7 @@ def test_kernel_twin_rejects_a_mutant():
 def test_cells_and_aggregate_match_naive_references():
     cats = {"a": 3, "b": 2, "c": 4, "d": 2}
     m = ldp.Marginals(1.0, cats, k=3)
-    X = draw_rows(np.full((3, 2, 4, 2), 1 / 48), 3000, 4)
+    X = draw_rows(np.full((3, 2, 4, 2), 1 / 48), naive.rows(3000), 4)
     cells = m.cells(X)
     for j, s in enumerate(m._plan.grids):
         want = np.zeros(len(X), dtype=np.int64)

@@ -10,7 +10,6 @@ in test_sampled.py.
 """
 
 import math
-import os
 import warnings
 from fractions import Fraction
 
@@ -32,7 +31,7 @@ EPSILONS = [0.1, 0.5, 1.0, 4.0, 8.0, 20.0]
 
 #: Rows per configuration. With the JIT disabled (tests/_kernels/test_jit.py runs this so, under coverage) the
 #: kernel runs as Python at ~1 ms a row; 600 rows still reach every line that 3000 reach.
-ROWS = 600 if os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0") else 3000
+ROWS = naive.rows(3000)
 
 
 def test_duchi_kernel_matches_the_naive_reference():

@@ -10,7 +10,6 @@ multidimensional mechanism (whose own tests are in test_duchi.py).
 """
 
 import math
-import os
 import pickle
 from fractions import Fraction
 
@@ -36,7 +35,7 @@ from test_common import CASES
 #: Rows per configuration of the two reference tests below. With the JIT disabled (tests/_kernels/test_jit.py
 #: runs them so, under coverage) the kernels run as Python at ~1 ms a row; 600 rows still reach every line
 #: that 3000 reach (that run checks its coverage of the kernels).
-ROWS = 600 if os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0") else 3000
+ROWS = naive.rows(3000)
 
 
 def test_coordinate_kernel_matches_the_naive_reference():
