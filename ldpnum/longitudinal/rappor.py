@@ -1295,15 +1295,15 @@ class RAPPOR(Longitudinal):
         from scipy.stats import norm
 
         m_all = len(items)
-        z_crit = float(norm.isf(alpha / m_all)) if m_all else math.inf
+        z_crit = float(norm.isf(alpha / max(m_all, 1)))
         provenance.update(candidates=m_all, alpha=alpha, z_threshold=z_crit, epsilon_permanent=self._epsilon_permanent,
                           round=spec_round(agg.spec))
         table = _count_tables(agg.counts, agg.spec)[0]
         if not table[:, 0].any():
             raise ValueError("estimate_frequencies needs reports: the aggregate holds none")
         if not m_all:
-            provenance.update(selection_z=math.inf, lasso_iterations=0, lasso_converged=True, selected=0,
-                              other_share=math.nan, other_share_standard_error=math.nan, detected=0)
+            provenance.update(selection_z=None, lasso_iterations=0, lasso_converged=True, selected=0,
+                              other_share=None, other_share_standard_error=None, detected=0)
             empty = np.zeros(0)
             return RapporEstimate(items=(), frequencies=empty, standard_errors=empty, n_reports=agg.n_reports,
                                   epsilon=self._epsilon, spec=agg.spec, provenance=provenance, p_values=empty,

@@ -167,6 +167,14 @@ def test_discover_finds_the_planted_strings_and_no_other():
     assert est == m.discover(agg) and est.epsilon == m.epsilon
 
 
+def test_discover_without_frequent_items_returns_none():
+    m = ldp.RAPPOR(k=16, cohorts=2, segments=2, segment_bits=4, item_type="uint")
+    n = 3_000
+    est = m.discover(m.privatize(np.arange(n) % 256, keys=ldp.ClientKeys.generate(n, rng=40), rng=41))
+    assert est.items == () and est.provenance["candidates"] == 0 and est.provenance["detected"] == 0
+    assert est.provenance["pairs_detected"] == 0 and len(est.to_frame()) == 0
+
+
 def test_segment_cliques_are_exactly_the_fully_connected_choices():
     edges = {(0, 1): np.array([[1, 2], [1, 3], [0, 2]]), (0, 2): np.array([[1, 0], [0, 0]]),
              (1, 2): np.array([[2, 0], [3, 1]])}
