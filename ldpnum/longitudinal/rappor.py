@@ -1253,7 +1253,7 @@ class RAPPOR(Longitudinal):
         if not table[:, 0].any():
             raise ValueError("estimate_frequencies needs reports: the aggregate holds none")
         all_pairs = np.arange(n_values, dtype=np.uint64)
-        mask = n_values // (1 << self._segment_bits) - 1
+        mask = (1 << self._segment_bits) - 1
         edges: dict[tuple[int, int], Any] = {}
         for g, ab in enumerate(pairs):
             sub = table[g * self._cohorts:(g + 1) * self._cohorts]
@@ -1261,30 +1261,14 @@ class RAPPOR(Longitudinal):
                 edges[ab] = np.zeros((0, 2), dtype=np.int64)
                 continue
             fit = self._decode(sub, g * self._cohorts, all_pairs)
-            se = fit["standard_errors"]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                zs = np.where(se > 0, fit["frequencies"] / se, np.where(fit["frequencies"] > 0, np.inf, 0.0))
-            hit = fit["selected"][zs > z_pair].astype(np.int64)
+            hit = fit["selected"][_z_scores(fit["frequencies"], fit["standard_errors"]) > z_pair].astype(np.int64)
             edges[ab] = np.stack([hit >> self._segment_bits, hit & mask], axis=1)
         words = segment_cliques(self._segments, self._segment_bits, edges, max_candidates)
-        if self._item_type != "uint" and words.size:  # only the words some item encodes to
-            decoded = decode_items(words, self._item_type, self._item_bits)
-            try:
-                again = encode_items(decoded, self._item_bits, name="candidates", truncate=False)[0]
-            except ValueError:  # NUL inside a str: ambiguous, item by item below
-                again = None
-            if again is None:
-                keep = []
-                for i, v in enumerate(decoded):
-                    try:
-                        keep.append(encode_items([v], self._item_bits, truncate=False)[0][0] == words[i])
-                    except ValueError:
-                        keep.append(False)
-                ok = np.array(keep, dtype=bool)
-            else:
-                ok = again == words
-            words = words[ok]
         items = decode_items(words, self._item_type, self._item_bits)
+        if self._item_type != "uint":  # only the words some item encodes to (UTF-8, zero padding only at the end)
+            ok = [_encodes_to(v, w, self._item_bits) for v, w in zip(items, words.tolist())]
+            words = words[np.array(ok, dtype=bool)]
+            items = [v for v, keep in zip(items, ok) if keep]
         provenance = {"method": "segment-pairs", "pairs_tested": tested, "pair_z_threshold": z_pair,
                       "pairs_detected": int(sum(len(e) for e in edges.values()))}
         return self._estimate(agg, items, words, alpha, provenance)
@@ -1311,8 +1295,7 @@ class RAPPOR(Longitudinal):
         fit = self._decode(table, 0, words)
         selected, freq, freq_se = fit.pop("selected"), fit.pop("frequencies"), fit.pop("standard_errors")
         provenance.update(fit, selected=int(selected.size))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            zs = np.where(freq_se > 0, freq / freq_se, np.where(freq > 0, np.inf, 0.0))
+        zs = _z_scores(freq, freq_se)
         p_values = norm.sf(zs)
         detected = zs > z_crit
         order = np.argsort(-freq, kind="stable")
@@ -1406,6 +1389,20 @@ class RAPPOR(Longitudinal):
             raise ValueError(f"candidates must be distinct items: {dup.size} are not, first candidate {i} ({items[i]!r}) "
                              f"{same} candidate {j} ({items[j]!r})")
         return items, words
+
+
+def _z_scores(freq: NDArray[np.float64], se: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``f̂ / σ̂`` of each estimate (``inf`` for a positive estimate without error, 0 for a non-positive one)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(se > 0, freq / se, np.where(freq > 0, np.inf, 0.0))
+
+
+def _encodes_to(item: Any, word: int, item_bits: int) -> bool:
+    """Whether ``item`` (decoded from ``word``) encodes back to ``word``: a word some str or bytes item has."""
+    try:
+        return int(encode_items([item], item_bits, truncate=False)[0][0]) == word
+    except ValueError:  # e.g. a NUL inside a str
+        return False
 
 
 def _count_tables(counts: NDArray[np.int64], spec: Spec) -> list[NDArray[np.int64]]:
