@@ -235,3 +235,16 @@ def test_spec_round_trip_aggregate_and_merge():
     bad[3 * 17 + 1] = 51  # a segment pair cohort's bit count above the reports
     with pytest.raises(ValueError, match="exceeds"):
         ldp.Aggregate(bad, agg.spec, 50)
+
+
+def test_ledger_charges_both_reports_per_distinct_item():
+    # the memoized value is the item, whose two reports together are ε∞-LDP (twice RAPPOR's): a person whose item
+    # never changes spends at most that ε∞, and min(ε∞, reports × ε1) for each further item
+    m = ldp.RAPPOR(k=16, cohorts=2, segments=2, segment_bits=4)
+    keys = ldp.ClientKeys.generate(2, rng=0)
+    ledger = ldp.PrivacyLedger()
+    for r, items in enumerate((["a", "b"], ["a", "c"]) * 6):
+        ledger.record_longitudinal(m, people=np.arange(2), fingerprints=m.memo_fingerprints(items, keys=keys), round=r)
+    e1, e_inf = m.epsilon_report, m.epsilon_permanent
+    assert e_inf == pytest.approx(2 * ldp.RAPPOR(k=16, cohorts=2, item_bits=8).epsilon_permanent)
+    assert np.allclose(np.asarray(ledger.totals(), dtype=float), [min(e_inf, 12 * e1), 2 * min(e_inf, 6 * e1)])
