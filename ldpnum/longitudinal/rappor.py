@@ -378,6 +378,12 @@ def segment_values(words: NDArray[np.uint64], segments: int, segment_bits: int) 
 
     Segment ``s`` of word ``w`` is ``(w >> (L - (s + 1)·b)) & (2**b - 1)`` with ``L = segments · b``: for str and
     bytes items (big-endian, :func:`ldpnum.heavy.encode_items`) segment 0 holds the first bits of the item.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> segment_values(np.array([0x6869], dtype=np.uint64), 4, 4).tolist()   # "hi": bytes 0x68, 0x69
+    [[6, 8, 6, 9]]
     """
     words = np.asarray(words, dtype=np.uint64)
     shifts = np.array([(segments - 1 - s) * segment_bits for s in range(segments)], dtype=np.uint64)
@@ -392,6 +398,13 @@ def segment_cliques(segments: int, segment_bits: int, edges: dict[tuple[int, int
     ``(m, 2)`` array of segment values ``(u, v)`` at positions ``a < b``). A clique takes one value per position
     and is connected at every pair; found exactly by extending positions left to right, keeping the values
     adjacent to every earlier choice. Raises ValueError when there are more than ``limit``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> edges = {(0, 1): np.array([[1, 2], [3, 0]]), (0, 2): np.array([[1, 1]]), (1, 2): np.array([[2, 1], [0, 1]])}
+    >>> [bin(w) for w in segment_cliques(3, 2, edges, limit=10)]   # 3-0-1 lacks the pair (3, 1) at (0, 2)
+    ['0b11001']
     """
     adjacency: dict[tuple[int, int], dict[int, set[int]]] = {}
     for (a, b), uv in edges.items():
