@@ -33,7 +33,12 @@ Metrics, per (library, method, ε), for the returned top k (k = 20, 50):
 * MAE@k: mean absolute error of the returned items' estimated frequencies (fractions of n) against their true
   frequencies (0 for an item nobody holds).
 
-Runs alone: ``python bench/heavy.py [--n 1e5] [--n-large 0] [--no-peers]`` prints the markdown table.
+Then, without a dictionary either way: PEM against RAPPOR's Segment Pair Method (``RAPPOR(segments=...)``, Fanti,
+Pihur, Erlingsson) on the same people, at the same ε per report, on the items cut to 8 and to 4 bytes
+(:func:`compare_spm`): top-k precision (= recall) of what each returns, and time.
+
+Runs alone: ``python bench/heavy.py [--n 1e5] [--n-large 0] [--no-peers] [--no-spm]`` prints the markdown table;
+``python bench/heavy.py --spm 4 [--n 1e6]`` only the comparison at 4-byte items.
 """
 
 import argparse
@@ -61,6 +66,8 @@ PEER_MAX_SECONDS = 60.0
 #: People per chunk in the streamed memory measurement.
 STREAM_CHUNK = 1_000_000
 PEER_TARGET_SECONDS = 30.0
+#: Item widths (bytes) at which PEM and RAPPOR's Segment Pair Method are compared.
+SPM_BYTES = (8, 4)
 
 
 def word_list():
@@ -108,13 +115,13 @@ def score(items, freqs, truth, k):
 
 
 def _word(b):
-    return int.from_bytes(bytes(b).ljust(8, b"\0"), "big")
+    return int.from_bytes(bytes(b).ljust(8, b"\0")[:8], "big")
 
 
-def ldpnum_runs(method, eps, x, truth, repeats, warm=True):
+def ldpnum_runs(method, eps, x, truth, repeats, warm=True, item_bits=64):
     import ldpnum as ldp
 
-    m = {"pem": ldp.PEM, "treehist": ldp.TreeHist}[method](eps, item_bits=64, top_k=20, item_type="bytes")
+    m = {"pem": ldp.PEM, "treehist": ldp.TreeHist}[method](eps, item_bits=item_bits, top_k=20, item_type="bytes")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the TruncationWarning: counted in the section's notes
         m.estimate_heavy_hitters(m.aggregate(m.privatize(x[:10_000])))  # compile
@@ -143,6 +150,104 @@ def ldpnum_runs(method, eps, x, truth, repeats, warm=True):
     rec["aggregate_mb"] = agg.counts.nbytes / 1e6
     rec["streamed_peak_mb"] = streamed_peak_mb(m, x)
     return rec
+
+
+#: RAPPOR with segments on the bench's items: 4-bit segments (8-byte items: 16 segments, 120 position pairs, so at
+#: most 34 cohorts), one hash function, the instantaneous p = 1/16, q = 15/16, and f solved for each ε (below): all
+#: on the 8-bit lane grid, so each Bloom bit takes 8 bits of a word (off the grid, 32).
+SPM = dict(k=128, h=1, cohorts=32, p=1 / 16, q=15 / 16, segment_bits=4)
+
+
+def spm_mechanism(eps, item_bytes=8):
+    """RAPPOR with segments whose report (both filters) is ε-LDP: the least permanent noise ``f = j/128`` (on the
+    8-bit grid) with ``epsilon <= eps`` (ε1 decreases in f; ε∞ must stay at most 20)."""
+    import ldpnum as ldp
+
+    kw = dict(SPM, segments=8 * item_bytes // SPM["segment_bits"], item_type="bytes")
+    for j in range(1, 128):
+        try:
+            m = ldp.RAPPOR(f=j / 128, **kw)
+        except ValueError:  # ε∞ above 20
+            continue
+        if m.epsilon <= eps:
+            return m
+    raise ValueError(f"no f on the grid gives epsilon <= {eps}")
+
+
+def spm_runs(eps, x, truth, repeats, item_bytes=8):
+    """RAPPOR's Segment Pair Method on the same people, at the same ε per report: privatize (with each person's key),
+    aggregate, discover; the detected items, in decreasing estimated frequency, scored as the top 20 and 50."""
+    import ldpnum as ldp
+
+    m = spm_mechanism(eps, item_bytes)
+    keys = ldp.ClientKeys.generate(len(x), rng=SEED)
+    m.discover(m.aggregate(m.privatize(x[:10_000], keys=keys[:10_000])))  # compile
+    times, scores, parts = [], [], []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        agg = m.aggregate(m.privatize(x, keys=keys))
+        t1 = time.perf_counter()
+        est = m.discover(agg)
+        t2 = time.perf_counter()
+        times.append(t2 - t0)
+        parts.append((t1 - t0, t2 - t1))
+        found = [_word(b) for b in est.detected_items]
+        freqs = est.frequencies[est.detected]
+        s = score(found, freqs, truth, 20)
+        s.update(score(found, freqs, truth, 50))
+        scores.append(s)
+    rec = {"library": "ldpnum", "method": "rappor-spm", "epsilon": eps, "n": len(x), "repeats": repeats,
+           "seconds": statistics.median(times), "seconds_client_and_aggregate": statistics.median(p[0] for p in parts),
+           "seconds_discover": statistics.median(p[1] for p in parts), "epsilon_report": m.epsilon,
+           "epsilon_permanent": m.epsilon_permanent, "f": m.f, "segments": m.segments,
+           "pairs_detected": est.provenance["pairs_detected"], "candidates": est.provenance["candidates"],
+           "detected": est.provenance["detected"]}
+    for key in scores[0]:
+        vals = [s[key] for s in scores if s[key] is not None]
+        rec[key] = float(np.mean(vals)) if vals else None
+    rec["people_per_second"] = rec["n"] / rec["seconds"]
+    return rec
+
+
+def compare_spm(n=N, repeats=1, item_bytes=8):
+    """PEM and RAPPOR's Segment Pair Method on the same people and items (cut to ``item_bytes``), at each ε of
+    the section; returns ``(records, markdown)``."""
+    vocab, raw, p, _ = word_list()
+    nb = item_bytes
+    cut = [b[:nb] for b in raw]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from ldpnum.heavy import encode_items
+        words = np.asarray(encode_items(cut, 8 * nb)[0], dtype=np.uint64) << np.uint64(64 - 8 * nb)
+    idx = sample(p, n)
+    truth = Truth(words, idx)
+    arr = np.empty(len(cut), dtype=object)
+    arr[:] = cut
+    x = arr[idx]
+    records = []
+    for eps in EPSILONS:
+        print(f"heavy ldpnum pem eps={eps:g} n={n:.0e} items of {nb} bytes ...", flush=True)
+        records.append(ldpnum_runs("pem", eps, x, truth, repeats, item_bits=8 * nb))
+        print(f"heavy ldpnum rappor-spm eps={eps:g} n={n:.0e} items of {nb} bytes ...", flush=True)
+        records.append(spm_runs(eps, x, truth, repeats, nb))
+    lines = [f"## Heavy hitters without a dictionary: PEM vs RAPPOR's Segment Pair Method (items of {nb} bytes)", "",
+             f"The section's people (n = {n:.0e}, seed {SEED}), items cut to their first {nb} bytes. PEM at its "
+             "defaults (top_k = 20); RAPPOR with segments: "
+             f"k = {SPM['k']}, h = {SPM['h']}, {SPM['cohorts']} cohorts, {8 * nb // SPM['segment_bits']} segments "
+             f"of {SPM['segment_bits']} bits, p = 1/16, q = 15/16, the least f on the 8-bit grid with which one report "
+             "(both filters) is ε-LDP; its items are the detected ones (family-wise α = 0.05), in decreasing estimate, "
+             "so it may return fewer than k. Time: privatize + aggregate + estimate (top 20 / discover), median of "
+             f"{repeats} run(s), compile excluded.", "",
+             "| method | ε | ε of one report | ε∞ | P@20 | P@50 | returned | MAE@20 (1e-4) | time s | of which decode s |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in records:
+        spm = r["method"] == "rappor-spm"
+        mae = None if r["mae@20"] is None else r["mae@20"] * 1e4
+        lines.append(f"| {'RAPPOR segment pairs' if spm else 'PEM'} | {r['epsilon']:g} | "
+                     f"{r.get('epsilon_report', r['epsilon']):.3g} | {_f(r.get('epsilon_permanent'))} | {r['precision@20']:.2f} | {r['precision@50']:.2f} | "
+                     f"{r['returned@20']:.3g} | {_f(mae, 1)} | {r['seconds']:.3g} | "
+                     f"{_f(r.get('seconds_discover'), 1)} |")
+    return records, "\n".join(lines) + "\n"
 
 
 def streamed_peak_mb(m, x, chunk=STREAM_CHUNK):
@@ -183,8 +288,12 @@ def peer_runs(words_of_people, n, with_peers):
         return json.loads(out.read_text())
 
 
-def run(repeats=3, with_peers=True, n=N, n_large=N_LARGE):
-    """Measure; return ``(records, markdown)``."""
+def run(repeats=3, with_peers=True, n=N, n_large=N_LARGE, spm_bytes=SPM_BYTES):
+    """Measure; return ``(records, markdown)``.
+
+    Then PEM against RAPPOR's Segment Pair Method on the same people at each item width of ``spm_bytes``
+    (:func:`compare_spm`, one run each: RAPPOR's discovery takes about a minute at n = 1e6).
+    """
     vocab, raw, p, words = word_list()
     n_items = len(np.unique(words))
     long_words = sum(len(b) > 8 for b in raw)
@@ -233,7 +342,12 @@ def run(repeats=3, with_peers=True, n=N, n_large=N_LARGE):
             r["throughput_ratio_same_method"] = (ours[(base, r["epsilon"])] / r["people_per_second"]
                                                  if (base, r["epsilon"]) in ours else None)
     records.append({"notes": notes})
-    return records, markdown(records, repeats)
+    md = markdown(records, repeats)
+    for nb in spm_bytes:
+        spm_records, spm_md = compare_spm(n, 1, nb)
+        records += [dict(r, comparison=f"segment pairs, {nb} bytes") for r in spm_records]
+        md += "\n" + spm_md
+    return records, md
 
 
 def _f(v, digits=2):
@@ -311,8 +425,16 @@ def main(argv=None):
     ap.add_argument("--n-large", default=str(N_LARGE), help="ldpnum alone at this n (0: skip)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--spm", type=int, default=0, metavar="BYTES",
+                    help="only compare PEM with RAPPOR's Segment Pair Method on items cut to BYTES (2, 4 or 8)")
+    ap.add_argument("--no-spm", action="store_true", help="skip the comparison with the Segment Pair Method")
     args = ap.parse_args(argv)
-    _, md = run(args.repeats, not args.no_peers, int(float(args.n)), int(float(args.n_large)))
+    if args.spm:
+        _, md = compare_spm(int(float(args.n)), args.repeats, args.spm)
+        print(md)
+        return 0
+    _, md = run(args.repeats, not args.no_peers, int(float(args.n)), int(float(args.n_large)),
+                () if args.no_spm else SPM_BYTES)
     print(md)
     return 0
 

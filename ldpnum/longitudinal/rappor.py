@@ -64,6 +64,28 @@ not a candidate. As in the paper, a sparse regression selects candidates (a non-
 :func:`nonnegative_lasso`), then least squares on the selected ones gives the estimates, their standard
 errors, and a one-sided test of ``f_m > 0`` at the Bonferroni-corrected level ``alpha / M``.
 
+Without a dictionary: segments (the Segment Pair Method)
+--------------------------------------------------------
+``RAPPOR(..., segments=S, segment_bits=b)`` cuts each item's word (``S·b`` bits) into ``S`` segments
+(:func:`segment_values`). Besides the report above, each person reports the pair of segments ``(u, v)`` at a
+position pair ``(a, b)``, ``a < b``, chosen uniformly among the ``P = S(S - 1)/2`` by a keyed word independent of
+the item (:meth:`RAPPOR.person_position_pairs`): the same Bloom filter randomized response, permanent and
+instantaneous, applied to the item ``u·2**b + v`` in cohort ``pair·cohorts + c`` (:attr:`RAPPOR.pair_plan`; the
+position pair is thus public, like the cohort, and each position pair's people are decoded on their own). Its
+permanent noise comes from keyed words of the same memoized item, disjoint from the first filter's (words
+``c … 2c - 1`` of the record). A row is the two reports side by side (``2 · (k/8 + cohort bytes)``); the aggregate
+is the two tables of per-cohort counts.
+
+Privacy: the two reports are independent given the item, so the likelihood ratios multiply: each round's
+report (both filters) is ε1-LDP and all reports about one item ε∞-LDP with
+
+    ε1 = 2h · ln(q*(1 - p*) / (p*(1 - q*))),     ε∞ = 4h · ln((1 - f/2) / (f/2))      (2.15 and 8.79 at the paper's),
+
+exact from the two plans and tight (two items differing at every segment, with disjoint filters in both).
+The collector finds the frequent items by :meth:`RAPPOR.discover`: every segment pair of every position pair
+decoded, the frequent ones (Bonferroni over the ``P · 2**(2b)`` tested) as the edges of a graph, its cliques as the
+dictionary of the items' reports.
+
 References
 ----------
 Ú. Erlingsson, V. Pihur, A. Korolova, "RAPPOR: Randomized Aggregatable Privacy-Preserving Ordinal Response",
@@ -89,7 +111,7 @@ from .._validation import check_scalar
 from ..aggregate import Aggregate
 from ..frequency.unary import count_bits
 from ..heavy import HeavyHittersEstimate
-from ..heavy.items import ITEM_TYPES, check_item_bits, encode_items
+from ..heavy.items import ITEM_TYPES, check_item_bits, decode_items, encode_items
 from ..reports import Reports
 from ..spec import Spec, check_spec
 from .keys import keyed_words, memo_tweak
@@ -101,7 +123,7 @@ if TYPE_CHECKING:
     from .._typing import ArrayLike, NDArray
 
 __all__ = ["RAPPOR", "RapporPlan", "RapporEstimate", "rappor_plan", "cohort_counts", "nonnegative_lasso",
-           "BLOOM_KEY", "HASH_FAMILY", "pair_ratio", "log_ratio"]
+           "BLOOM_KEY", "HASH_FAMILY", "pair_ratio", "log_ratio", "segment_values", "segment_cliques"]
 
 #: The public hash family of the Bloom filters, as the spec names it.
 HASH_FAMILY = "siphash24-bloom-v1"
@@ -114,6 +136,10 @@ LANE_BITS = (8, 16, 32)
 #: Largest Bloom filter and number of cohorts (the aggregate holds ``cohorts · (k + 1)`` counts).
 MAX_K = 4096
 MAX_COHORTS = 4096
+#: Widest segment of the segment pair mode: its decoder tries all ``2**(2 · segment_bits)`` pairs per position pair.
+MAX_SEGMENT_BITS = 6
+#: Default cap on the candidate items the segment pair graph may propose (its cliques).
+MAX_CANDIDATES = 10_000
 #: The non-negative Lasso keeps a candidate when its partial correlation with the residual, in standard errors,
 #: exceeds ``z_{1 - 1/M}`` for ``M`` candidates (at least this): a screen that lets about one null candidate through
 #: whatever the dictionary's size, below the detection level ``z_{1 - alpha/M}``. Null candidates kept on their noise
@@ -317,6 +343,101 @@ def rappor_plan(f: float, p: float, q: float, k: int, h: int, cohorts: int) -> R
     if not t_p < t_q:
         raise ValueError(f"p={p!r} and q={q!r} are too close: on the integer grid of 2**-32 they are equal")
     return RapporPlan(k=k, h=h, cohorts=cohorts, lane_bits=b, t_f=t_f, t_p=t_p, t_q=t_q)
+
+
+def _check_segments(segments: Any, segment_bits: Any, item_bits: Any, item_type: str,
+                    cohorts: int) -> tuple[int, int]:
+    """``(segments, segment_bits)`` of the segment pair mode, ``(0, 0)`` without it; one clear error otherwise."""
+    if segments is None and segment_bits is None:
+        return 0, 0
+    if segments is None or segment_bits is None:
+        raise ValueError(f"segments and segment_bits go together (the item is cut into `segments` pieces of "
+                         f"`segment_bits` bits); got segments={segments!r}, segment_bits={segment_bits!r}")
+    segments = check_scalar(segments, "segments", int, low=2, high=64)
+    segment_bits = check_scalar(segment_bits, "segment_bits", int, low=1, high=MAX_SEGMENT_BITS)
+    bits = segments * segment_bits
+    if bits > 64:
+        raise ValueError(f"segments * segment_bits is the item's width and at most 64; got segments={segments}, "
+                         f"segment_bits={segment_bits} ({bits} bits)")
+    if item_bits is not None and item_bits != bits:
+        raise ValueError(f"item_bits={item_bits!r} but segments={segments} of segment_bits={segment_bits} make "
+                         f"{bits}-bit items: leave item_bits out")
+    if item_type in ("str", "bytes") and bits % 8:
+        raise ValueError(f"{item_type} items are whole bytes: segments * segment_bits must be a multiple of 8; got "
+                         f"segments={segments}, segment_bits={segment_bits} ({bits} bits)")
+    n_pairs = segments * (segments - 1) // 2
+    if n_pairs * cohorts > MAX_COHORTS:
+        raise ValueError(f"the segment pair reports have one cohort per (position pair, cohort): {n_pairs} pairs of "
+                         f"{segments} segments times cohorts={cohorts} is {n_pairs * cohorts}, above {MAX_COHORTS}; "
+                         f"use fewer cohorts (at most {MAX_COHORTS // n_pairs}) or fewer segments")
+    return segments, segment_bits
+
+
+def segment_values(words: NDArray[np.uint64], segments: int, segment_bits: int) -> NDArray[np.uint64]:
+    """The ``(n, segments)`` segments of ``segments · segment_bits``-bit words, the first in the top bits.
+
+    Segment ``s`` of word ``w`` is ``(w >> (L - (s + 1)·b)) & (2**b - 1)`` with ``L = segments · b``: for str and
+    bytes items (big-endian, :func:`ldpnum.heavy.encode_items`) segment 0 holds the first bits of the item.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> segment_values(np.array([0x6869], dtype=np.uint64), 4, 4).tolist()   # "hi": bytes 0x68, 0x69
+    [[6, 8, 6, 9]]
+    """
+    words = np.asarray(words, dtype=np.uint64)
+    shifts = np.array([(segments - 1 - s) * segment_bits for s in range(segments)], dtype=np.uint64)
+    return (words[:, None] >> shifts[None, :]) & np.uint64((1 << segment_bits) - 1)
+
+
+def segment_cliques(segments: int, segment_bits: int, edges: dict[tuple[int, int], Any],
+                    limit: int) -> NDArray[np.uint64]:
+    """Every item whose segment pairs are all edges: the ``segments``-cliques of the segment pair graph, as words.
+
+    The graph has a node per (position, segment value) and an edge per frequent pair ``edges[(a, b)]`` (an
+    ``(m, 2)`` array of segment values ``(u, v)`` at positions ``a < b``). A clique takes one value per position
+    and is connected at every pair; found exactly by extending positions left to right, keeping the values
+    adjacent to every earlier choice. Raises ValueError when there are more than ``limit``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> edges = {(0, 1): np.array([[1, 2], [3, 0]]), (0, 2): np.array([[1, 1]]), (1, 2): np.array([[2, 1], [0, 1]])}
+    >>> [bin(w) for w in segment_cliques(3, 2, edges, limit=10)]   # 3-0-1 lacks the pair (3, 1) at (0, 2)
+    ['0b11001']
+    """
+    adjacency: dict[tuple[int, int], dict[int, set[int]]] = {}
+    for (a, b), uv in edges.items():
+        table: dict[int, set[int]] = {}
+        for u, v in np.asarray(uv, dtype=np.int64).reshape(-1, 2).tolist():
+            table.setdefault(u, set()).add(v)
+        adjacency[(a, b)] = table
+    found: list[int] = []
+
+    def extend(prefix: list[int]) -> None:
+        s = len(prefix)
+        if s == segments:
+            word = 0
+            for v in prefix:
+                word = word << segment_bits | v
+            found.append(word)
+            if len(found) > limit:
+                raise ValueError(f"the segment pair graph has more than max_candidates={limit} cliques (candidate "
+                                 "items): lower alpha, collect more reports, or raise max_candidates")
+            return
+        options: set[int] | None = None
+        for a in range(s):
+            nxt = adjacency.get((a, s), {}).get(prefix[a], set())
+            options = set(nxt) if options is None else options & nxt
+            if not options:
+                return
+        if options is None:  # position 0: every value some edge starts from
+            options = set().union(*(set(t) for (a, _), t in adjacency.items() if a == 0))
+        for v in sorted(options):
+            extend(prefix + [v])
+
+    extend([])
+    return np.array(found, dtype=np.uint64)
 
 
 def cohorts_of(words: NDArray[np.uint64], cohorts: int) -> NDArray[np.int64]:
@@ -538,7 +659,13 @@ class RAPPOR(Longitudinal):
         The type of the items (encoded by :func:`ldpnum.heavy.encode_items`; results decode back to it).
     item_bits : int, default 64
         Width of the item encoding (str and bytes: a multiple of 8; longer items are truncated to
-        ``item_bits / 8`` bytes with a counted warning, as for the heavy hitters).
+        ``item_bits / 8`` bytes with a counted warning, as for the heavy hitters). With segments it is
+        ``segments · segment_bits`` (leave it out) and longer items are refused.
+    segments, segment_bits : int, optional
+        The Segment Pair Method (Fanti, Pihur, Erlingsson): each item is cut into ``segments`` (2 to 64) of
+        ``segment_bits`` (1 to 6) bits, and each person also reports the segment pair at a position pair fixed by
+        their key, so that :meth:`discover` finds frequent items without a dictionary. The report doubles, and so
+        do both ε. ``segments · (segments - 1)/2 · cohorts`` is at most 4096.
 
     Notes
     -----
@@ -546,7 +673,8 @@ class RAPPOR(Longitudinal):
     ε1-LDP with ``ε1 = h·ln(q*(1 - p*)/(p*(1 - q*)))``, ``q* = ½f(p + q) + (1 - f)q``, ``p* = ½f(p + q) + (1 - f)p``
     (:attr:`epsilon`, :attr:`epsilon_report`); all reports of one person about one item together are ε∞-LDP
     with ``ε∞ = 2h·ln((1 - f/2)/(f/2))`` (:attr:`epsilon_permanent`): 1.07 and 4.39 at the defaults (the
-    paper's). Both are computed exactly from the integer plan (:meth:`realized_epsilons`) and tight. A person
+    paper's); with segments each is doubled (two reports of the item; see :mod:`ldpnum.longitudinal.rappor`).
+    Both are computed exactly from the integer plan (:meth:`realized_epsilons`) and tight. A person
     whose item changes spends ε∞ again for each distinct item. Estimators are post-processing. See
     :mod:`ldpnum.longitudinal.rappor` for the client, the report layout and the decoder.
 
@@ -570,7 +698,8 @@ class RAPPOR(Longitudinal):
     name = "rappor"
 
     def __init__(self, k: int = 128, h: int = 2, cohorts: int = 64, f: float = 0.5, p: float = 0.5,
-                 q: float = 0.75, *, item_type: str = "str", item_bits: int = 64) -> None:
+                 q: float = 0.75, *, item_type: str = "str", item_bits: int | None = None,
+                 segments: int | None = None, segment_bits: int | None = None) -> None:
         k = check_scalar(k, "k", int, low=8, high=MAX_K)
         if k % 8:
             raise ValueError(f"k must be a multiple of 8 (reports hold the Bloom filter in whole bytes, then the "
@@ -586,11 +715,19 @@ class RAPPOR(Longitudinal):
         if not isinstance(item_type, str) or item_type not in ITEM_TYPES:
             raise ValueError(f"item_type must be one of {', '.join(map(repr, ITEM_TYPES))}; got {item_type!r}")
         self._item_type = item_type
-        self._item_bits = check_item_bits(item_bits, item_type)
+        self._segments, self._segment_bits = _check_segments(segments, segment_bits, item_bits, item_type, cohorts)
+        if self._segments:
+            item_bits = self._segments * self._segment_bits
+        self._item_bits = check_item_bits(64 if item_bits is None else item_bits, item_type)
         self._k, self._h, self._cohorts = k, h, cohorts
         self._f, self._p, self._q = f, p, q
         self._plan = rappor_plan(f, p, q, k, h, cohorts)
+        self._pair_plan = (rappor_plan(f, p, q, k, h, cohorts * len(self.position_pairs)) if self._segments
+                           else None)
         eps1, eps_inf = self._plan.epsilons()
+        if self._pair_plan is not None:  # two independent reports of one item: the likelihood ratios multiply
+            eps1 = log_ratio(self._plan.report_ratio() * self._pair_plan.report_ratio())
+            eps_inf = log_ratio(self._plan.permanent_ratio() * self._pair_plan.permanent_ratio())
         if not 0 < eps_inf <= 20 or not 0 < eps1 <= 20:
             raise ValueError(f"RAPPOR(h={h}, f={f!r}, p={p!r}, q={q!r}) has epsilon_permanent={eps_inf:.6g} and "
                              f"epsilon_report={eps1:.6g}; both must be in (0, 20] (raise f, narrow q - p, or lower h)")
@@ -639,14 +776,38 @@ class RAPPOR(Longitudinal):
         return self._item_bits
 
     @property
+    def segments(self) -> int | None:
+        """Segments of the segment pair mode (None without it)."""
+        return self._segments or None
+
+    @property
+    def segment_bits(self) -> int | None:
+        """Bits per segment of the segment pair mode (None without it)."""
+        return self._segment_bits or None
+
+    @property
+    def pair_plan(self) -> RapporPlan | None:
+        """The integer plan of the segment pair reports (:attr:`plan`'s, with a cohort per (position pair, cohort))."""
+        return self._pair_plan
+
+    @property
+    def position_pairs(self) -> list[tuple[int, int]]:
+        """The segment position pairs ``(a, b)``, ``a < b``, in order (empty without the segment pair mode)."""
+        return list(itertools.combinations(range(self._segments), 2))
+
+    @property
     def n_cells(self) -> int:
-        """Counts in an aggregate: per cohort, its number of reports and one count per bit."""
-        return self._cohorts * (self._k + 1)
+        """Counts in an aggregate: per cohort, its number of reports and one count per bit.
+
+        With segments, then the same per (position pair, cohort) for the segment pair reports.
+        """
+        pair = self._pair_plan.cohorts if self._pair_plan is not None else 0
+        return (self._cohorts + pair) * (self._k + 1)
 
     @property
     def bytes_per_report(self) -> int:
-        """Size of one report: ``k/8`` bytes of bits plus the cohort's byte(s)."""
-        return self._plan.row_bytes
+        """Size of one report: ``k/8`` bytes of bits plus the cohort's byte(s) (twice with segments)."""
+        return self._plan.row_bytes + (self._pair_plan.row_bytes if self._pair_plan is not None else 0)
 
     @property
     def support_probabilities(self) -> tuple[float, float]:
@@ -655,9 +816,14 @@ class RAPPOR(Longitudinal):
         return float(qs), float(ps)
 
     def _spec_params(self):
-        return {"k": self._k, "h": self._h, "cohorts": self._cohorts, "f": self._f, "p": self._p, "q": self._q,
-                "item_type": self._item_type, "item_bits": self._item_bits, "hash": HASH_FAMILY,
-                "packed_bits": self._k + self._plan.cohort_bits}
+        params = {"k": self._k, "h": self._h, "cohorts": self._cohorts, "f": self._f, "p": self._p, "q": self._q,
+                  "item_type": self._item_type, "item_bits": self._item_bits, "hash": HASH_FAMILY,
+                  "packed_bits": self._k + self._plan.cohort_bits}
+        if self._pair_plan is not None:
+            params.pop("item_bits")
+            params.update(segments=self._segments, segment_bits=self._segment_bits,
+                          packed_bits=8 * self._plan.row_bytes + self._k + self._pair_plan.cohort_bits)
+        return params
 
     @classmethod
     def _from_spec(cls, spec):
@@ -669,10 +835,11 @@ class RAPPOR(Longitudinal):
 
     def _permanent_spec(self) -> Spec:
         plan = self._plan
+        segments = (("segments", self._segments), ("segment_bits", self._segment_bits)) if self._segments else ()
         return Spec("rappor", self._epsilon_permanent, self._k,
                     (("k", self._k), ("h", self._h), ("cohorts", self._cohorts), ("lane_bits", plan.lane_bits),
                      ("t_f", plan.t_f), ("item_type", self._item_type), ("item_bits", self._item_bits),
-                     ("hash", HASH_FAMILY)))
+                     ("hash", HASH_FAMILY), *segments))
 
     @property
     def cohort_tweak(self) -> np.uint64:
@@ -687,9 +854,20 @@ class RAPPOR(Longitudinal):
             tweak = self.__dict__["_cohort_tweak"] = memo_tweak(spec)
         return tweak
 
+    @property
+    def pair_tweak(self) -> np.uint64:
+        """The tweak of the keyed word that assigns each person's segment position pair (independent of the item)."""
+        tweak = self.__dict__.get("_pair_tweak")
+        if tweak is None:
+            spec = Spec("rappor_segment_pair", 1.0, self._segments, (("segments", self._segments),))
+            tweak = self.__dict__["_pair_tweak"] = memo_tweak(spec, "position-pair")
+        return tweak
+
     def __repr__(self) -> str:
         extra = "" if (self._item_type, self._item_bits) == ("str", 64) else \
             f", item_type={self._item_type!r}, item_bits={self._item_bits}"
+        if self._segments:
+            extra = f", item_type={self._item_type!r}, segments={self._segments}, segment_bits={self._segment_bits}"
         return (f"RAPPOR(k={self._k}, h={self._h}, cohorts={self._cohorts}, f={self._f!r}, p={self._p!r}, "
                 f"q={self._q!r}{extra})")
 
@@ -730,29 +908,37 @@ class RAPPOR(Longitudinal):
         (:meth:`permanent_probabilities` and the composition of :meth:`Longitudinal.report_probabilities` over
         :meth:`instantaneous_probabilities`, for the filter of bit 0), so the check sees any change of either
         layer; the tests also compare it with the enumeration over every filter.
+
+        With segments, each person sends two reports with independent randomness given their item (the item's
+        filter and its segment pair's), so both ratios are the products of the two filters' (tight: two items
+        that differ at every segment, with disjoint filters in both).
         """
         if self._k > 8:
-            return self._plan.epsilons()
-        perm = self.permanent_probabilities(1)
-        composed = Longitudinal.report_probabilities(self, 1)
+            report, permanent = self._plan.report_ratio(), self._plan.permanent_ratio()
+        else:
+            perm = self.permanent_probabilities(1)
+            composed = Longitudinal.report_probabilities(self, 1)
 
-        def marginals(dist):  # P[bit 0 = 1] (set in the filter), P[bit 1 = 1] (clear)
-            return (sum((v for y, v in dist.items() if y & 1), Fraction(0)),
-                    sum((v for y, v in dist.items() if y & 2), Fraction(0)))
+            def marginals(dist):  # P[bit 0 = 1] (set in the filter), P[bit 1 = 1] (clear)
+                return (sum((v for y, v in dist.items() if y & 1), Fraction(0)),
+                        sum((v for y, v in dist.items() if y & 2), Fraction(0)))
 
-        (qs, ps), (p1, p0) = marginals(composed), marginals(perm)
-        return log_ratio(pair_ratio(qs, ps, self._h)), log_ratio(pair_ratio(p1, p0, self._h))
+            (qs, ps), (p1, p0) = marginals(composed), marginals(perm)
+            report, permanent = pair_ratio(qs, ps, self._h), pair_ratio(p1, p0, self._h)
+        if self._pair_plan is not None:
+            report, permanent = report * self._pair_plan.report_ratio(), permanent * self._pair_plan.permanent_ratio()
+        return log_ratio(report), log_ratio(permanent)
 
     # -- client side --------------------------------------------------------------------------------
     @property
     def permanent_words(self) -> int:
-        """Keyed words per record: one lane per Bloom bit."""
-        return self._plan.words_per_layer
+        """Keyed words per record: one lane per Bloom bit (of each of the two filters, with segments)."""
+        return self._plan.words_per_layer * (2 if self._segments else 1)
 
     @property
     def instantaneous_words(self) -> int:
-        """Fresh words per record: one lane per Bloom bit."""
-        return self._plan.words_per_layer
+        """Fresh words per record: one lane per Bloom bit (of each of the two filters, with segments)."""
+        return self._plan.words_per_layer * (2 if self._segments else 1)
 
     def prepare_values(self, x: ArrayLike, *, name: str | None = None,  # type: ignore[override]
                        nan_policy: str = "raise", fill_value: Any = None, truncate: bool = True,
@@ -768,7 +954,17 @@ class RAPPOR(Longitudinal):
         if nan_policy != "raise" or fill_value is not None:
             raise ValueError(f"{label}: missing items cannot be imputed (nan_policy={nan_policy!r}, fill_value="
                              f"{fill_value!r}): remove the missing rows before privatizing")
-        words, item_type = self._encode(x, label, truncate=truncate, locate=locate)
+        if self._segments:  # a cut item would be decoded as another: refused, whatever `truncate`
+            try:
+                words, item_type = self._encode(x, label, truncate=False, locate=locate)
+            except ValueError as exc:
+                if "longer than item_bits" not in str(exc):
+                    raise
+                raise ValueError(str(exc).split("; raise item_bits")[0] + f": the segment pair mode cuts each item "
+                                 f"into segments={self._segments} of segment_bits={self._segment_bits} bits and "
+                                 "refuses longer items (a cut item would be found as another)") from None
+        else:
+            words, item_type = self._encode(x, label, truncate=truncate, locate=locate)
         words = np.ascontiguousarray(words, dtype=np.uint64).view()
         words.flags.writeable = False
         return words
@@ -794,30 +990,80 @@ class RAPPOR(Longitudinal):
         word = keyed_words(keys, self.cohort_tweak, np.zeros(len(keys), dtype=np.uint64), 1)
         return cohorts_of(word, self._cohorts)
 
+    def person_position_pairs(self, keys: Any) -> NDArray[np.int64]:
+        """Each person's segment position pair, an index into :attr:`position_pairs`, from their key.
+
+        Uniform over the pairs and independent of the item (a keyed word under :attr:`pair_tweak`); segment pair
+        mode only.
+        """
+        if not self._segments:
+            raise ValueError("person_position_pairs: this RAPPOR has no segments (pass segments= and segment_bits=)")
+        word = keyed_words(keys, self.pair_tweak, np.zeros(len(keys), dtype=np.uint64), 1)
+        return cohorts_of(word, len(self.position_pairs))
+
+    def pair_words(self, values: NDArray[np.uint64], pairs: NDArray[np.int64]) -> NDArray[np.uint64]:
+        """The segment pair item ``u · 2**b + v`` of each word: its segments ``u, v`` at its position pair ``(a, b)``."""
+        seg = segment_values(values, self._segments, self._segment_bits)
+        ab = np.array(self.position_pairs, dtype=np.int64)[pairs]
+        rows = np.arange(seg.shape[0])
+        return (seg[rows, ab[:, 0]] << np.uint64(self._segment_bits)) | seg[rows, ab[:, 1]]
+
     def _memo_values(self, values: np.ndarray, keys: Any) -> tuple[np.ndarray, np.ndarray]:
-        inputs = np.empty((values.shape[0], 2), dtype=np.uint64)
+        cohorts = self.person_cohorts(keys)
+        inputs = np.empty((values.shape[0], 4 if self._segments else 2), dtype=np.uint64)
         inputs[:, 0] = values
-        inputs[:, 1] = self.person_cohorts(keys)
+        inputs[:, 1] = cohorts
+        if self._segments:  # the segment pair report: its item, and its cohort (position pair, cohort)
+            pairs = self.person_position_pairs(keys)
+            inputs[:, 2] = self.pair_words(values, pairs)
+            inputs[:, 3] = pairs * self._cohorts + cohorts
         return values, inputs
 
     def _allocate_permanent(self, n: int) -> np.ndarray:
-        return np.empty((n, self._plan.row_bytes), dtype=np.uint8)
+        return np.empty((n, self.bytes_per_report), dtype=np.uint8)
 
     def _allocate_reports(self, n: int) -> np.ndarray:
-        return np.empty((n, self._plan.row_bytes), dtype=np.uint8)
+        return np.empty((n, self.bytes_per_report), dtype=np.uint8)
+
+    def _layers(self):
+        """``[(plan, first byte, bytes)]`` of each Bloom filter report in a row: the item's, then the segment pair's."""
+        out = [(self._plan, 0, self._plan.row_bytes)]
+        if self._pair_plan is not None:
+            out.append((self._pair_plan, self._plan.row_bytes, self._pair_plan.row_bytes))
+        return out
+
+    def _split(self, words: np.ndarray, n: int, part: int) -> np.ndarray:
+        """Record-major ``words`` of the two filters, the ``part``-th filter's (contiguous, as the kernels take them)."""
+        if not self._segments:
+            return words
+        return np.ascontiguousarray(words.reshape(n, 2, self._plan.words_per_layer)[:, part]).ravel()
 
     def _run_permanent(self, inputs: np.ndarray, words: np.ndarray, out: np.ndarray) -> None:
-        plan = self._plan
-        t_all, t_low = plan.thresholds(plan.t_f)
-        launch(kernels.permanent_kernel, inputs, BLOOM_KEY[0], BLOOM_KEY[1], self._h, self._k, plan.lane_bits,
-               t_all, t_low, words, out)
+        n = inputs.shape[0]
+        for part, (plan, start, size) in enumerate(self._layers()):
+            t_all, t_low = plan.thresholds(plan.t_f)
+            cols = inputs if not self._segments else np.ascontiguousarray(inputs[:, 2 * part:2 * part + 2])
+            cols.flags.writeable = False
+            dest = out if not self._segments else np.empty((n, size), dtype=np.uint8)
+            launch(kernels.permanent_kernel, cols, BLOOM_KEY[0], BLOOM_KEY[1], self._h, self._k, plan.lane_bits,
+                   t_all, t_low, self._split(words, n, part), dest)
+            if self._segments:
+                out[:, start:start + size] = dest
 
     def _run_instantaneous(self, permanent: np.ndarray, words: np.ndarray, out: np.ndarray) -> None:
-        plan = self._plan
-        tp_all, tp_low = plan.thresholds(plan.t_p)
-        tq_all, tq_low = plan.thresholds(plan.t_q)
-        launch(kernels.instantaneous_kernel, permanent, self._k, plan.lane_bits, tp_all, tp_low, tq_all, tq_low,
-               words, out)
+        n = permanent.shape[0]
+        for part, (plan, start, size) in enumerate(self._layers()):
+            tp_all, tp_low = plan.thresholds(plan.t_p)
+            tq_all, tq_low = plan.thresholds(plan.t_q)
+            src, dest = permanent, out
+            if self._segments:
+                src = np.ascontiguousarray(permanent[:, start:start + size])
+                src.flags.writeable = False
+                dest = np.empty((n, size), dtype=np.uint8)
+            launch(kernels.instantaneous_kernel, src, self._k, plan.lane_bits, tp_all, tp_low, tq_all, tq_low,
+                   self._split(words, n, part), dest)
+            if self._segments:
+                out[:, start:start + size] = dest
 
     def bloom_bits(self, items: Any, cohorts: Any = None) -> NDArray[np.int64]:
         """The Bloom bits of ``items`` (str, bytes or int, as :attr:`item_type`) in each cohort.
@@ -843,21 +1089,20 @@ class RAPPOR(Longitudinal):
 
         The cohorts' reports add up to ``n_reports`` (required whenever there are counts).
         """
-        k, n_cohorts = spec.get("k"), spec.get("cohorts")
-        table = counts.reshape(n_cohorts, k + 1)
         if n_reports is None:
             if total:
                 raise ValueError(f"aggregate of {spec}: n_reports is required (each RAPPOR report adds to several "
                                  "counts, so their sum is not the number of reports)")
             return 0
-        held = int(table[:, 0].sum())
-        if held != n_reports:
-            raise ValueError(f"aggregate of {spec}: n_reports={n_reports} but its cohorts hold {held} reports")
-        over = table[:, 1:] > table[:, :1]
-        if over.any():
-            j, i = (int(v) for v in np.argwhere(over)[0])
-            raise ValueError(f"aggregate of {spec}: cohort {j}'s count {table[j, i + 1]} of bit {i} exceeds the "
-                             f"cohort's {table[j, 0]} reports")
+        for what, table in zip(("cohorts", "segment pair cohorts"), _count_tables(counts, spec)):
+            held = int(table[:, 0].sum())
+            if held != n_reports:
+                raise ValueError(f"aggregate of {spec}: n_reports={n_reports} but its {what} hold {held} reports")
+            over = table[:, 1:] > table[:, :1]
+            if over.any():
+                j, i = (int(v) for v in np.argwhere(over)[0])
+                raise ValueError(f"aggregate of {spec}: {what[:-1]} {j}'s count {table[j, i + 1]} of bit {i} exceeds "
+                                 f"the cohort's {table[j, 0]} reports")
         return n_reports
 
     def aggregate(self, reports: Reports) -> Aggregate:
@@ -870,8 +1115,9 @@ class RAPPOR(Longitudinal):
             raise TypeError(f"aggregate expects Reports; got {type(reports).__name__}")
         expected = self._expected_spec(reports.spec)
         check_spec(expected, reports.spec, "reports")
-        counts = cohort_counts(reports.codes, self._k, self._cohorts)
-        return Aggregate(counts.ravel(), expected, len(reports))
+        counts = np.concatenate([cohort_counts(reports.codes[:, start:start + size], self._k, plan.cohorts).ravel()
+                                 for plan, start, size in self._layers()])
+        return Aggregate(counts, expected, len(reports))
 
     def empty_aggregate(self) -> Aggregate:
         """The aggregate of no reports (of this mechanism's round, :meth:`at_round`), the identity of ``+``."""
@@ -884,26 +1130,32 @@ class RAPPOR(Longitudinal):
         (``(cohorts, k)``); ``N_j`` is cohort ``j``'s reports.
         """
         agg = self._as_aggregate(data)
-        table = agg.counts.reshape(self._cohorts, self._k + 1)
+        table = _count_tables(agg.counts, agg.spec)[0]
         qs, ps = self.support_probabilities
         n = table[:, 0]
         return (table[:, 1:] - ps * n[:, None]) / (qs - ps), n
 
-    def estimate_frequencies(self, data: Reports | Aggregate, *, candidates: Any,
-                             alpha: float = 0.05) -> RapporEstimate:
+    def estimate_frequencies(self, data: Reports | Aggregate, *, candidates: Any = None,
+                             alpha: float = 0.05, max_candidates: int = MAX_CANDIDATES) -> RapporEstimate:
         """Decode the reports against a dictionary of candidate items, as Erlingsson, Pihur and Korolova do.
+
+        Without a dictionary (``candidates=None``) a RAPPOR with segments finds its candidates first, by the
+        Segment Pair Method (:meth:`discover`).
 
         Parameters
         ----------
         data : Reports or Aggregate
             Reports of this mechanism or their (merged) aggregate, of one round.
-        candidates : sequence of items
+        candidates : sequence of items, optional
             The dictionary: distinct items of :attr:`item_type` (a list, tuple, NumPy array or pandas Series),
             at least one. Items that encode to the same word (str/bytes cut to ``item_bits / 8`` bytes) are
-            refused: their reports cannot be told apart.
+            refused: their reports cannot be told apart. Required unless the mechanism has segments.
         alpha : float, default 0.05
             Family-wise significance level of detection, in (0, 1): a candidate is detected when its one-sided
             p-value is below ``alpha / len(candidates)`` (Bonferroni).
+        max_candidates : int, default 10,000
+            Without ``candidates``: the most candidate items the segment pair graph may propose (see
+            :meth:`discover`).
 
         Returns
         -------
@@ -931,25 +1183,157 @@ class RAPPOR(Longitudinal):
 
         Everything is post-processing of the reports: it costs no privacy.
         """
+        agg = self._as_aggregate(data)
+        alpha = check_scalar(alpha, "alpha", float, low=0, high=1, include_boundaries="neither")
+        if candidates is None and self._segments:
+            return self._discover(agg, alpha, max_candidates)
+        items, words = self._candidate_words(candidates)
+        return self._estimate(agg, items, words, alpha, {"method": "lasso+least-squares"})
+
+    def discover(self, data: Reports | Aggregate, *, alpha: float = 0.05,
+                 max_candidates: int = MAX_CANDIDATES) -> RapporEstimate:
+        r"""Find the frequent items without a dictionary: the Segment Pair Method of Fanti, Pihur and Erlingsson.
+
+        Needs a RAPPOR with segments: every person reported, besides their item, the pair of its segments
+        ``(u, v)`` at a position pair ``(a, b)`` fixed by their key.
+
+        Parameters
+        ----------
+        data : Reports or Aggregate
+            Reports of this mechanism or their aggregate, of one round.
+        alpha : float, default 0.05
+            Significance level, in (0, 1), of each of the two stages (see Notes).
+        max_candidates : int, default 10,000
+            The most candidate items (cliques) the graph may propose; more raise a ValueError.
+
+        Returns
+        -------
+        RapporEstimate
+            As :meth:`estimate_frequencies` against the candidates found; ``provenance["method"]`` is
+            ``"segment-pairs"``, with ``pairs_tested`` (``P · 2**(2b)``), ``pairs_detected``, ``pair_z_threshold``
+            and ``candidates`` (the cliques that encode an item).
+
+        Notes
+        -----
+        1. *Segment pairs.* For each of the ``P = S(S - 1)/2`` position pairs, the segment pair reports of its
+           people (its cohorts ``pair · cohorts + c``) are decoded against every one of the ``2**(2b)`` segment
+           pairs (the dictionary of all segment values is small by construction: ``b ≤ 6``) by the decoder of
+           :meth:`estimate_frequencies`; a pair is *frequent* when its z-score exceeds ``z_{1 - alpha/(P·2**(2b))}``
+           (Bonferroni over every pair tested).
+        2. *Graph.* A node per (position, segment value), an edge per frequent pair. An item is frequent only if all
+           its ``P`` segment pairs are (each is at least as frequent as the item), so the frequent items are among
+           the graph's ``S``-cliques with one node per position (:func:`segment_cliques`, an exact search).
+        3. *Decoding.* The cliques that encode an item (for str and bytes: valid UTF-8 / padding only at the end) are
+           the dictionary against which the items' own reports are decoded, at family-wise level ``alpha``. The
+           pair reports' randomness is independent of the item reports', so a false candidate proposed in step 2 is
+           detected with probability at most ``alpha / M`` like any other candidate.
+
+        A frequent item is found only when all its segment pairs are detected, which takes about ``P`` times the
+        people a dictionary decoder needs for the same item (each position pair sees ``1/P`` of the people).
+        Everything is post-processing: the privacy is that of the reports (:attr:`epsilon`, :attr:`epsilon_permanent`).
+
+        References
+        ----------
+        G. Fanti, V. Pihur, Ú. Erlingsson, "Building a RAPPOR with the Unknown: Privacy-Preserving Learning of
+        Associations and Data Dictionaries", PoPETs 2016.
+
+        Examples
+        --------
+        >>> import ldpnum as ldp
+        >>> m = ldp.RAPPOR(k=32, cohorts=16, segments=2, segment_bits=4, item_type="uint")
+        >>> keys = ldp.ClientKeys.generate(20_000, rng=0)
+        >>> items = [0x5A] * 8_000 + [0xC3] * 6_000 + list(range(6_000))
+        >>> est = m.discover(m.privatize([v % 256 for v in items], keys=keys, rng=1))
+        >>> sorted(est.detected_items)
+        [90, 195]
+        """
+        agg = self._as_aggregate(data)
+        alpha = check_scalar(alpha, "alpha", float, low=0, high=1, include_boundaries="neither")
+        if not self._segments:
+            raise ValueError("discover needs a RAPPOR with segments (segments=, segment_bits=): without them the "
+                             "reports hold no segment pairs; decode against candidates=[...] instead")
+        return self._discover(agg, alpha, max_candidates)
+
+    def _discover(self, agg: Aggregate, alpha: float, max_candidates: Any) -> RapporEstimate:
+        from scipy.stats import norm
+
+        max_candidates = check_scalar(max_candidates, "max_candidates", int, low=1)
+        n_values = 1 << (2 * self._segment_bits)
+        pairs = self.position_pairs
+        tested = len(pairs) * n_values
+        z_pair = float(norm.isf(alpha / tested))
+        table = _count_tables(agg.counts, agg.spec)[1]
+        if not table[:, 0].any():
+            raise ValueError("estimate_frequencies needs reports: the aggregate holds none")
+        all_pairs = np.arange(n_values, dtype=np.uint64)
+        mask = (1 << self._segment_bits) - 1
+        edges: dict[tuple[int, int], Any] = {}
+        for g, ab in enumerate(pairs):
+            sub = table[g * self._cohorts:(g + 1) * self._cohorts]
+            if not sub[:, 0].any():
+                edges[ab] = np.zeros((0, 2), dtype=np.int64)
+                continue
+            fit = self._decode(sub, g * self._cohorts, all_pairs)
+            hit = fit["selected"][_z_scores(fit["frequencies"], fit["standard_errors"]) > z_pair].astype(np.int64)
+            edges[ab] = np.stack([hit >> self._segment_bits, hit & mask], axis=1)
+        words = segment_cliques(self._segments, self._segment_bits, edges, max_candidates)
+        items = decode_items(words, self._item_type, self._item_bits)
+        if self._item_type != "uint":  # only the words some item encodes to (UTF-8, zero padding only at the end)
+            ok = [_encodes_to(v, w, self._item_bits) for v, w in zip(items, words.tolist())]
+            words = words[np.array(ok, dtype=bool)]
+            items = [v for v, keep in zip(items, ok) if keep]
+        provenance = {"method": "segment-pairs", "pairs_tested": tested, "pair_z_threshold": z_pair,
+                      "pairs_detected": int(sum(len(e) for e in edges.values()))}
+        return self._estimate(agg, items, words, alpha, provenance)
+
+    def _estimate(self, agg: Aggregate, items: list, words: NDArray[np.uint64], alpha: float,
+                  provenance: dict[str, Any]) -> RapporEstimate:
+        """The candidates ``items`` (words ``words``) decoded from the item reports of ``agg``."""
+        from scipy.stats import norm
+
+        m_all = len(items)
+        z_crit = float(norm.isf(alpha / max(m_all, 1)))
+        provenance.update(candidates=m_all, alpha=alpha, z_threshold=z_crit, epsilon_permanent=self._epsilon_permanent,
+                          round=spec_round(agg.spec))
+        table = _count_tables(agg.counts, agg.spec)[0]
+        if not table[:, 0].any():
+            raise ValueError("estimate_frequencies needs reports: the aggregate holds none")
+        if not m_all:
+            provenance.update(selection_z=None, lasso_iterations=0, lasso_converged=True, selected=0,
+                              other_share=None, other_share_standard_error=None, detected=0)
+            empty = np.zeros(0)
+            return RapporEstimate(items=(), frequencies=empty, standard_errors=empty, n_reports=agg.n_reports,
+                                  epsilon=self._epsilon, spec=agg.spec, provenance=provenance, p_values=empty,
+                                  detected=np.zeros(0, dtype=bool))
+        fit = self._decode(table, 0, words)
+        selected, freq, freq_se = fit.pop("selected"), fit.pop("frequencies"), fit.pop("standard_errors")
+        provenance.update(fit, selected=int(selected.size))
+        zs = _z_scores(freq, freq_se)
+        p_values = norm.sf(zs)
+        detected = zs > z_crit
+        order = np.argsort(-freq, kind="stable")
+        provenance["detected"] = int(detected.sum())
+        chosen = selected[order]
+        return RapporEstimate(items=tuple(items[i] for i in chosen.tolist()), frequencies=freq[order],
+                              standard_errors=freq_se[order], n_reports=agg.n_reports, epsilon=self._epsilon,
+                              spec=agg.spec, provenance=provenance, p_values=p_values[order],
+                              detected=detected[order])
+
+    def _decode(self, table: NDArray[np.int64], first_cohort: int, words: NDArray[np.uint64]) -> dict[str, Any]:
+        """Lasso screen and least squares of the candidate ``words`` on one count table.
+
+        ``table`` holds cohorts ``first_cohort, first_cohort + 1, ...`` (their hash functions), at least one with
+        reports. Returns the selected candidates' indices, their frequencies and standard errors, the intercept
+        (``other_share``) and the screen's figures.
+        """
         from scipy import sparse
         from scipy.stats import norm
 
-        agg = self._as_aggregate(data)
-        alpha = check_scalar(alpha, "alpha", float, low=0, high=1, include_boundaries="neither")
-        items, words = self._candidate_words(candidates)
-        m_all = len(items)
+        m_all = words.shape[0]
         k, h = self._k, self._h
-        table = agg.counts.reshape(self._cohorts, k + 1)
         n_j = table[:, 0].astype(np.float64)
         live = np.flatnonzero(n_j > 0)
-        z_crit = float(norm.isf(alpha / m_all))
         z_screen = max(float(norm.isf(1 / max(m_all, 2))), SELECTION_Z)
-        provenance: dict[str, Any] = {"method": "lasso+least-squares", "candidates": m_all, "alpha": alpha,
-                                      "z_threshold": z_crit, "selection_z": z_screen,
-                                      "epsilon_permanent": self._epsilon_permanent,
-                                      "round": spec_round(agg.spec)}
-        if live.size == 0:
-            raise ValueError("estimate_frequencies needs reports: the aggregate holds none")
         qs, ps = self.support_probabilities
         gap = qs - ps
         counts = table[live, 1:].astype(np.float64)
@@ -960,7 +1344,7 @@ class RAPPOR(Longitudinal):
         u = 1.0 - (1.0 - 1.0 / k) ** h
         rows_n = live.size * k
 
-        pos = self._positions(words, live)  # (M, live, h)
+        pos = self._positions(words, live + first_cohort)  # (M, live, h)
         rows = (np.arange(live.size)[None, :, None] * k + pos).ravel()
         cols = np.repeat(np.arange(m_all), live.size * h)
         design = sparse.csc_matrix((np.ones(rows.size), (rows, cols)), shape=(rows_n, m_all))
@@ -977,7 +1361,6 @@ class RAPPOR(Longitudinal):
         if selected.size > cap:
             selected = selected[np.argsort(-coef[selected], kind="stable")[:cap]]
             selected.sort()
-        provenance.update(lasso_iterations=iterations, lasso_converged=converged, selected=int(selected.size))
 
         # -- estimation: weighted least squares on the selected candidates and the intercept
         xs = sparse.hstack([design[:, selected], sparse.csc_matrix(np.full((rows_n, 1), u))], format="csc")
@@ -993,20 +1376,9 @@ class RAPPOR(Longitudinal):
         ginv_meat = _chol_solve(chol, meat)
         cov = _chol_solve(chol, ginv_meat.T).T
         se = np.sqrt(np.maximum(np.diag(cov), 0.0))
-        freq, freq_se = beta[:-1], se[:-1]
-        provenance["other_share"] = float(beta[-1])
-        provenance["other_share_standard_error"] = float(se[-1])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            zs = np.where(freq_se > 0, freq / freq_se, np.where(freq > 0, np.inf, 0.0))
-        p_values = norm.sf(zs)
-        detected = zs > z_crit
-        order = np.argsort(-freq, kind="stable")
-        provenance["detected"] = int(detected.sum())
-        chosen = selected[order]
-        return RapporEstimate(items=tuple(items[i] for i in chosen.tolist()), frequencies=freq[order],
-                              standard_errors=freq_se[order], n_reports=agg.n_reports, epsilon=self._epsilon,
-                              spec=agg.spec, provenance=provenance, p_values=p_values[order],
-                              detected=detected[order])
+        return {"selected": selected, "frequencies": beta[:-1], "standard_errors": se[:-1], "selection_z": z_screen,
+                "lasso_iterations": iterations, "lasso_converged": converged, "other_share": float(beta[-1]),
+                "other_share_standard_error": float(se[-1])}
 
     def _candidate_words(self, candidates: Any) -> tuple[list, NDArray[np.uint64]]:
         """The candidates as a list of items and their words.
@@ -1030,6 +1402,30 @@ class RAPPOR(Longitudinal):
             raise ValueError(f"candidates must be distinct items: {dup.size} are not, first candidate {i} ({items[i]!r}) "
                              f"{same} candidate {j} ({items[j]!r})")
         return items, words
+
+
+def _z_scores(freq: NDArray[np.float64], se: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``f̂ / σ̂`` of each estimate (``inf`` for a positive estimate without error, 0 for a non-positive one)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(se > 0, freq / se, np.where(freq > 0, np.inf, 0.0))
+
+
+def _encodes_to(item: Any, word: int, item_bits: int) -> bool:
+    """Whether ``item`` (decoded from ``word``) encodes back to ``word``: a word some str or bytes item has."""
+    try:
+        return int(encode_items([item], item_bits, truncate=False)[0][0]) == word
+    except ValueError:  # e.g. a NUL inside a str
+        return False
+
+
+def _count_tables(counts: NDArray[np.int64], spec: Spec) -> list[NDArray[np.int64]]:
+    """An aggregate's count tables, ``(cohorts, k + 1)`` each: the items' reports, then the segment pairs' if any."""
+    k, n_cohorts, segments = spec.get("k"), spec.get("cohorts"), spec.get("segments")
+    first = n_cohorts * (k + 1)
+    tables = [counts[:first].reshape(n_cohorts, k + 1)]
+    if segments:
+        tables.append(counts[first:].reshape(-1, k + 1))
+    return tables
 
 
 def _chol_solve(chol: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
