@@ -90,7 +90,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .base import Mechanism, bounded_mechanisms, from_spec, lookup, mechanism_spellings, mechanisms_offering
-from .collect import QUERIES, STRATEGIES, MarginalQueryError, answer_queries, empty_values, record_ledger
+from .collect import QUERIES, STRATEGIES, MarginalQueryError, answer_queries, empty_values, plan_columns, record_ledger
 from .io import (
     DEFAULT_BATCH_SIZE,
     CLIError,
@@ -98,14 +98,15 @@ from .io import (
     check_file_keys,
     check_plot_path,
     check_shuffle_declaration,
+    distinct_people,
     expected_spec_file,
     heavy_hitters_file,
     keys_for_rows,
+    ledger_check,
     one_line,
+    open_ledger,
     privatize_file,
     read_key,
-    read_ledger,
-    read_people,
     read_spec_argument,
     report_column,
     require_pyarrow,
@@ -411,44 +412,9 @@ def _open_ledger(args, mechanisms):
         return None, None
     if args.people_column is None:
         raise CLIError("--ledger needs --people-column C: the column of each row's person id")
-    from .exceptions import BudgetExceededError
-
-    memoized = any(m.memoized for m in mechanisms.values())
-    if memoized and args.strategy == "one-column-per-row":
-        raise CLIError("a --ledger for longitudinal columns under --strategy one-column-per-row is not supported: use "
-                       "all-columns (each memoized column is charged per memoized value)")
-    ledger = read_ledger(args.ledger, args.ledger_cap)
-    people = read_people(args.input, args.people_column, args.delimiter, ledger.id_kind)
-    if memoized:  # checked per memoized value, from a validation pass before anything is drawn (_ledger_check)
-        return ledger, people
-    eps = [m.epsilon for m in mechanisms.values()]
-    planned = max(eps) if args.strategy == "one-column-per-row" else math.fsum(eps)
-    try:
-        ledger.check(epsilon=planned, people=people)
-    except BudgetExceededError as exc:
-        raise CLIError(f"{one_line(exc)} (--ledger {args.ledger})") from None
-    except (ValueError, TypeError) as exc:
-        raise CLIError(f"--people-column {args.people_column!r}: {one_line(exc)}") from None
-    return ledger, people
-
-
-def _ledger_check(args, ledger, people):
-    """``privatize_file``'s ``before_drawing`` for longitudinal columns.
-
-    The ledger's cap and rounds are checked with each row's memoized-value fingerprints, before anything is drawn
-    (one clear error, nothing written).
-    """
-    from .exceptions import BudgetExceededError
-
-    def check(plan, rounds):
-        try:
-            ledger.check_longitudinal(rounds, people=people, epsilon=plan.one_shot_epsilon)
-        except BudgetExceededError as exc:
-            raise CLIError(f"{one_line(exc)} (--ledger {args.ledger})") from None
-        except (ValueError, TypeError) as exc:
-            raise CLIError(f"--ledger {args.ledger}: {one_line(exc)}") from None
-
-    return check
+    plan = plan_columns(mechanisms, args.strategy)  # memoized columns: checked per value before drawing
+    return open_ledger(args.ledger, args.ledger_cap, args.input, args.people_column, args.delimiter,
+                       None if plan.memoized else plan.epsilon_per_row)
 
 
 def _longitudinal_line(mech, round_id):
@@ -944,7 +910,8 @@ def _cmd_privatize(args):
 
 def _privatize(args, mechanisms):
     """``ldpnum privatize`` once its report columns' mechanisms are known."""
-    check_file_keys(mechanisms, args.keys is not None, args.shuffled)
+    check_file_keys(mechanisms, keys=args.keys is not None, shuffled=args.shuffled, ledger=args.ledger is not None,
+                    split=args.strategy == "one-column-per-row")
     if args.round is not None and not any(m.memoized for m in mechanisms.values()):
         raise CLIError("--round numbers the rounds of a longitudinal collection; none of the columns is longitudinal "
                        "(a memoized mechanism such as LGRR, given with --spec)")
@@ -973,23 +940,17 @@ def _privatize(args, mechanisms):
                           out_of_range=args.out_of_range, keep=args.keep, batch_size=args.batch_size,
                           delimiter=delimiter, progress=args.progress, key=key, shuffle_delta=shuffle_delta,
                           keys=row_keys, round=args.round,
-                          before_drawing=_ledger_check(args, ledger, people) if ledger is not None else None)
+                          before_drawing=None if ledger is None else ledger_check(ledger, people, args.ledger))
     if args.write_spec:
         try:
             write_spec_file(args.write_spec, info["specs"], shuffle_delta)
         except OSError as exc:
             raise CLIError(f"cannot write --write-spec file {args.write_spec!r}: {exc.strerror}") from None
-    if ledger is not None and info["rounds"] is not None:
-        # memoized columns: each person charged per memoized value (min(eps_inf, reports x eps_1) per value)
-        record_ledger(ledger, epsilon=info["one_shot_epsilon"], people=people,
-                      specs={c: sp for c, sp in info["specs"].items() if c not in memoized},
-                      strategy=info["strategy"], label=args.label, rounds=info["rounds"])
-        write_atomic(args.ledger, ledger.to_json())
-    elif ledger is not None:
-        record_ledger(ledger, epsilon=info["epsilon_per_row"], people=people, specs=info["specs"],
-                      strategy=info["strategy"], label=args.label, shuffled=args.shuffled,
-                      shuffle_delta=1e-6 if shuffle_delta is None else shuffle_delta,
-                      counts=info["reports"].values())
+    if ledger is not None:  # memoized columns: each person charged per memoized value (their rounds)
+        epsilon, specs = info["plan"].ledger_charge(info["rounds"])
+        record_ledger(ledger, epsilon=epsilon, people=people, specs=specs, strategy=info["strategy"], label=args.label,
+                      shuffled=args.shuffled, shuffle_delta=1e-6 if shuffle_delta is None else shuffle_delta,
+                      counts=info["reports"].values(), rounds=info["rounds"])
         write_atomic(args.ledger, ledger.to_json())
     for c, spec in info["specs"].items():
         print(f"{c}: {spec}")
@@ -1064,8 +1025,6 @@ def _cmd_estimate(args):
 
 def _cmd_keys(args):
     """``ldpnum keys generate [N] OUT [--people FILE --people-column C] [--rng SEED]``."""
-    import pandas as pd
-
     from .io import write_keys_file
     from .longitudinal.keys import ClientKeys
 
@@ -1074,17 +1033,7 @@ def _cmd_keys(args):
                        "column C of FILE (one key per distinct id)")
     ids = None
     if args.people is not None:
-        delimiter = None if args.delimiter is None else args.delimiter.replace("\\t", "\t")
-        try:  # ids written as plain decimal integers are kept as ints (pandas reads the key file's index as such)
-            people = read_people(args.people, args.people_column, delimiter, "int")
-        except CLIError as exc:
-            if "not plain decimal integers" not in str(exc):
-                raise
-            people = read_people(args.people, args.people_column, delimiter)
-        if people.hasnans:
-            raise CLIError(f"--people-column {args.people_column!r}: {int(people.isna().sum())} row(s) of "
-                           f"{args.people!r} name no person")
-        ids = pd.Index(pd.unique(people.to_numpy()), dtype=object)
+        ids = distinct_people(args.people, args.people_column, args.delimiter)
         if args.count is not None and args.count != len(ids):
             raise CLIError(f"N is {args.count:,} but column {args.people_column!r} of {args.people!r} names "
                            f"{len(ids):,} distinct people; give N = {len(ids)} or leave it out")

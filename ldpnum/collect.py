@@ -98,8 +98,9 @@ from .mechanisms import Mechanism, from_spec
 from .reports import Reports
 from .spec import Spec, check_spec
 
-__all__ = ["MAX_COLUMNS", "NAN_POLICIES", "QUERIES", "STRATEGIES", "BatchReports", "CollectionPlan",
-           "ColumnPlan", "MarginalQueryError", "aggregate_series", "answer_queries", "assign_rows", "check_ledger", "check_rng", "check_shuffle",
+__all__ = ["MAX_COLUMNS", "NAN_POLICIES", "PYTHON_NAMES", "QUERIES", "STRATEGIES", "ArgumentNames", "BatchReports",
+           "CollectionPlan", "ColumnPlan", "MarginalQueryError", "aggregate_series", "answer_queries", "assign_rows",
+           "check_ledger", "check_memoized", "check_rng", "check_shuffle",
            "column_subject", "concat", "declare_shuffled", "describe_aggregates", "empty_values",
            "estimate_mean_named", "estimator", "fill_values", "is_real_dtype", "mechanism_of", "partition_rng", "plan_columns",
            "prepare_column", "privatize_batch", "privatize_frame", "privatize_series", "record_ledger",
@@ -251,6 +252,18 @@ class CollectionPlan:
         """
         epsilons = [c.mechanism.epsilon for c in self.columns if not c.mechanism.memoized]
         return float(math.fsum(epsilons)) if epsilons else None
+
+    def ledger_charge(self, rounds: list | None) -> tuple[float | None, dict]:
+        """What a ledger charges each row per collection: ``(ε, {label: spec})``.
+
+        With the memoized columns' ``rounds`` (:meth:`longitudinal_rounds`, charged per memoized value by
+        :func:`record_ledger`), the columns that are not memoized: :attr:`one_shot_epsilon` and their specs;
+        otherwise :attr:`epsilon_per_row` and every column's spec.
+        """
+        if rounds:
+            return self.one_shot_epsilon, {c.label: c.mechanism.spec for c in self.columns
+                                           if not c.mechanism.memoized}
+        return self.epsilon_per_row, self.specs
 
     @property
     def split(self) -> bool:
@@ -505,31 +518,106 @@ def check_ledger(ledger: Any, epsilon: float | None, obj: Any, people: Any, roun
     return ids
 
 
+@dataclass(frozen=True)
+class ArgumentNames:
+    """How a front end names its arguments in the refusals of :func:`check_memoized`.
+
+    The rules are one; the words are the caller's (the Python API says ``keys=``, the command line ``--keys``).
+
+    Attributes
+    ----------
+    keys_unused : str
+        The refusal of keys given when no column is memoized.
+    keys_missing : str
+        The refusal of a memoized column without keys; ``{column!r}`` and ``{mechanism}`` (its class name) are
+        filled in.
+    shuffled, ledger, split, all_columns : str
+        The names of the shuffle declaration, the ledger and the two strategies.
+    error : type or None
+        The exception raised for every refusal; None: TypeError for missing keys, ValueError otherwise.
+    """
+
+    keys_unused: str
+    keys_missing: str
+    shuffled: str
+    ledger: str
+    split: str
+    all_columns: str
+    error: type[Exception] | None = None
+
+
+#: The Python API's names (pandas, Dask, the engines).
+PYTHON_NAMES = ArgumentNames(
+    keys_unused="keys= are each person's keys for longitudinal mechanisms (LGRR, LOSUE, LOLOHA, RAPPOR, memoized "
+                "OneBitMean/DBitFlip); none of these columns is memoized",
+    keys_missing="longitudinal (memoized) columns need each person's key: pass keys=ClientKeys (row for row) or "
+                 "keys=ClientKeys.to_frame(index=person ids)",
+    shuffled="shuffled=True", ledger="ledger", split="'one-column-per-row'", all_columns="'all-columns'")
+
+
+def check_memoized(mechanisms: Mapping, *, keys: bool, shuffled: bool, ledger: bool = False, split: bool = False,
+                   names: ArgumentNames = PYTHON_NAMES) -> None:
+    """One clear error, before anything is drawn, for keys and memoized columns that do not go together.
+
+    Refused: keys given for no memoized column, a memoized column without keys, a memoized collection declared
+    shuffled (the shuffle's amplification assumes fresh randomness in every report, and memoized answers repeat
+    across rounds), and a ledger for memoized columns under "one-column-per-row" (each memoized column is charged
+    per memoized value, which that strategy's accounting does not do).
+
+    Parameters
+    ----------
+    mechanisms : mapping
+        Report column -> mechanism (each says whether it is memoized).
+    keys, shuffled, ledger, split : bool
+        Whether keys are given, the collection is declared shuffled, a ledger is kept, and the strategy is
+        "one-column-per-row".
+    names : ArgumentNames, optional
+        The front end's names of these arguments (default: the Python API's).
+
+    Examples
+    --------
+    >>> import ldpnum as ldp
+    >>> check_memoized({"app": ldp.LGRR(2.0, 1.0, k=4)}, keys=True, shuffled=False)
+    >>> check_memoized({"x": ldp.Duchi(1.0, (0, 1))}, keys=True, shuffled=False)
+    Traceback (most recent call last):
+    ...
+    ValueError: keys= are each person's keys for longitudinal mechanisms (LGRR, LOSUE, LOLOHA, RAPPOR, memoized \
+OneBitMean/DBitFlip); none of these columns is memoized
+    """
+    memoized = [c for c, m in mechanisms.items() if m.memoized]
+
+    def refuse(kind: type[Exception], text: str) -> None:
+        raise (names.error or kind)(text)
+
+    if keys and not memoized:
+        refuse(ValueError, names.keys_unused)
+    if not memoized:
+        return
+    if not keys:
+        refuse(TypeError, names.keys_missing.format(column=memoized[0],
+                                                    mechanism=type(mechanisms[memoized[0]]).__name__))
+    if shuffled:
+        refuse(ValueError, f"{names.shuffled} is not available for longitudinal columns: shuffle amplification "
+                           "assumes fresh randomness in every report, and memoized answers repeat across rounds")
+    if ledger and split:
+        refuse(ValueError, f"a {names.ledger} for longitudinal columns under {names.split} is not supported: use "
+                           f"{names.all_columns} (each memoized column is charged per memoized value)")
+
+
 def check_keys_and_rounds(plan: CollectionPlan, values: list, keys: Any, obj: Any, people: Any, ledger: Any,
                           shuffled: bool) -> tuple:
     """The rows' keys (:func:`align_keys`) and, with a ledger, the memoized columns' rounds to charge.
 
     The rounds are :meth:`CollectionPlan.longitudinal_rounds`. One clear error, before anything is drawn, for keys
-    missing, given for no memoized column, or a memoized collection declared shuffled (the shuffle's amplification
-    assumes fresh randomness in every report, and memoized answers repeat across rounds).
+    and memoized columns that do not go together (:func:`check_memoized`).
     """
     row_keys = align_keys(keys, len(obj), people_ids(obj, people) if isinstance(keys, pd.DataFrame) else None)
+    check_memoized(plan.mechanisms, keys=row_keys is not None, shuffled=shuffled, ledger=ledger is not None,
+                   split=plan.split)
     if not plan.memoized:
-        if row_keys is not None:
-            raise ValueError("keys= are each person's keys for longitudinal mechanisms (LGRR, LOSUE, LOLOHA, RAPPOR, "
-                             "memoized OneBitMean/DBitFlip); none of these columns is memoized")
         return None, None
-    if row_keys is None:
-        raise TypeError("longitudinal (memoized) columns need each person's key: pass keys=ClientKeys (row for row) "
-                        "or keys=ClientKeys.to_frame(index=person ids)")
-    if shuffled:
-        raise ValueError("shuffled=True is not available for longitudinal columns: shuffle amplification assumes "
-                         "fresh randomness in every report, and memoized answers repeat across rounds")
     if ledger is None:
         return row_keys, None
-    if plan.split:
-        raise ValueError("a ledger for longitudinal columns under 'one-column-per-row' is not supported: use "
-                         "'all-columns' (each memoized column is charged per memoized value)")
     return row_keys, plan.longitudinal_rounds(values, row_keys)
 
 
@@ -644,9 +732,8 @@ def privatize_batch(plan: CollectionPlan, values: list, streams: list, n_rows: i
             raise ValueError(f"the values of report column {col.label!r} hold {len(x)} rows; the batch has {n_rows}")
     if plan.memoized:
         keys = check_keys(keys, n_rows)
-    elif keys is not None:
-        raise ValueError("keys= are each person's keys for longitudinal mechanisms (LGRR, LOSUE, LOLOHA, RAPPOR, "
-                         "memoized OneBitMean/DBitFlip); none of these columns is memoized")
+    else:
+        check_memoized(plan.mechanisms, keys=keys is not None, shuffled=False)
 
     def randomize(j, x, rows_j=None):
         mech = plan.columns[j].mechanism
@@ -998,16 +1085,16 @@ def privatize_frame(df: "pd.DataFrame", mechanisms: Mapping, *, rng: SeedLike = 
                 for c in plan.columns]
     delta = check_shuffle(shuffled, shuffle_delta, df)
     row_keys, rounds = check_keys_and_rounds(plan, prepared, keys, df, people, ledger, shuffled)
-    ids = check_ledger(ledger, plan.one_shot_epsilon if rounds else plan.epsilon_per_row, df, people, rounds)
+    charged, charged_specs = plan.ledger_charge(rounds)
+    ids = check_ledger(ledger, charged, df, people, rounds)
     # Everything is valid: from here on, words are drawn.
     batch = privatize_batch(plan, prepared, plan.streams(rng), len(df), digest=_digest, keys=row_keys)
     data = {c: codes if batch.missing[c] is None else pd.arrays.IntegerArray(codes, batch.missing[c])
             for c, codes in batch.codes.items()}
     if ledger is not None:
-        one_shot = {c.label: c.mechanism.spec for c in plan.columns if not c.mechanism.memoized}
-        record_ledger(ledger, epsilon=plan.one_shot_epsilon if rounds else plan.epsilon_per_row, people=ids,
-                      specs=one_shot if rounds else plan.specs, strategy=strategy, label=label, shuffled=shuffled,
-                      shuffle_delta=shuffle_delta, counts=batch.counts.values() if plan.split else (), rounds=rounds)
+        record_ledger(ledger, epsilon=charged, people=ids, specs=charged_specs, strategy=strategy, label=label,
+                      shuffled=shuffled, shuffle_delta=shuffle_delta,
+                      counts=batch.counts.values() if plan.split else (), rounds=rounds)
     out = pd.DataFrame(data, index=df.index, copy=False)
     out.columns.name = df.columns.name
     _copy_other_attrs(df, out)

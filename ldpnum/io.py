@@ -37,10 +37,11 @@ person ids of an input column are read here.
 
 **Used by the command line.** Besides the functions in ``__all__``, :mod:`ldpnum.cli` calls
 :func:`report_column` (a report column's mechanism from the file's metadata, before a batch is read),
-:func:`read_key`, :func:`read_ledger`, :func:`read_people`, :func:`write_atomic`, :func:`read_spec_argument`,
-:func:`expected_spec_file`, :func:`expected_shuffle_file`, :func:`check_shuffle_declaration`,
+:func:`read_key`, :func:`open_ledger` and :func:`ledger_check` (a privacy ledger's file, checked before anything
+is drawn), :func:`distinct_people` (the people a key file is written for), :func:`write_atomic`,
+:func:`read_spec_argument`, :func:`expected_spec_file`, :func:`expected_shuffle_file`, :func:`check_shuffle_declaration`,
 :func:`check_plot_path`, :func:`write_plot` (an estimated distribution drawn into an image file),
-:func:`check_file_keys` (keys given exactly when a column is memoized),
+:func:`check_file_keys` (keys given exactly when a column is memoized, in the command line's words),
 :func:`require_pyarrow` and :func:`one_line`: package-internal API, public so that no module imports
 another's private names, but not part of ``ldpnum``'s namespace.
 
@@ -467,7 +468,8 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
     dict
         ``{"rows": n, "columns": [...], "specs": {column: Spec}, "epsilon_per_row": ε_total,
         "clipped": {column: count}, "one_shot_epsilon": ε of the columns not memoized (None if none),
-        "rounds": the memoized columns' rounds (with ``before_drawing``) or None}``.
+        "rounds": the memoized columns' rounds (with ``before_drawing``) or None, "plan": the collection's
+        CollectionPlan}`` (a ledger records ``info["plan"].ledger_charge(info["rounds"])``, then the rounds).
 
     Notes
     -----
@@ -517,7 +519,7 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
         plan = plan_columns(mechanisms, strategy, round=round)
     except (TypeError, ValueError) as exc:
         raise CLIError(one_line(exc)) from None
-    check_file_keys(plan.mechanisms, keys is not None, shuffle_delta is not None)
+    check_file_keys(plan.mechanisms, keys=keys is not None, shuffled=shuffle_delta is not None)
     if keys is not None and not isinstance(keys, ClientKeys):
         raise TypeError(f"keys must be ClientKeys, row for row; got {type(keys).__name__}")
     mechanisms = plan.mechanisms
@@ -669,25 +671,31 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
     return {"rows": rows, "columns": columns, "specs": specs, "strategy": strategy,
             "epsilon_per_row": info["epsilon_per_row"], "clipped": {c: v[0] for c, v in clipped.items()},
             "kept": keep, "reports": {c: int(d.split(":")[0]) for c, d in digests.items()},
-            "one_shot_epsilon": plan.one_shot_epsilon, "rounds": rounds}
+            "one_shot_epsilon": plan.one_shot_epsilon, "rounds": rounds, "plan": plan}
 
 
-def check_file_keys(mechanisms: "Mapping[Any, Mechanism]", has_keys: bool, shuffled: bool) -> None:
-    """One clear error, before a file is read, for keys and memoized columns that do not go together.
+def _cli_names():
+    """The command line's names in :func:`ldpnum.collect.check_memoized`'s refusals (raised as :class:`CLIError`)."""
+    from .collect import ArgumentNames
 
-    Keys without a memoized column, a memoized column without keys, or a memoized collection declared shuffled
-    (``mechanisms``: report column -> mechanism; the mechanisms say whether they are memoized).
+    return ArgumentNames(
+        keys_unused="--keys are each person's keys for longitudinal (memoized) mechanisms such as LGRR; none of the "
+                    "columns is memoized",
+        keys_missing="column {column!r} is longitudinal ({mechanism}): its permanent answers come from each person's "
+                     "key; pass --keys FILE (`ldpnum keys generate`)",
+        shuffled="--shuffled", ledger="--ledger", split="--strategy one-column-per-row", all_columns="all-columns",
+        error=CLIError)
+
+
+def check_file_keys(mechanisms: "Mapping[Any, Mechanism]", *, keys: bool, shuffled: bool, ledger: bool = False,
+                    split: bool = False) -> None:
+    """:func:`ldpnum.collect.check_memoized` in the command line's words (``--keys``, ``--shuffled``, ...).
+
+    Raises :class:`CLIError`.
     """
-    memoized = [c for c, m in mechanisms.items() if m.memoized]
-    if has_keys and not memoized:
-        raise CLIError("--keys are each person's keys for longitudinal (memoized) mechanisms such as LGRR; none of "
-                       "the columns is memoized")
-    if memoized and not has_keys:
-        raise CLIError(f"column {memoized[0]!r} is longitudinal ({type(mechanisms[memoized[0]]).__name__}): its "
-                       "permanent answers come from each person's key; pass --keys FILE (`ldpnum keys generate`)")
-    if memoized and shuffled:
-        raise CLIError("--shuffled is not available for longitudinal columns: shuffle amplification assumes fresh "
-                       "randomness in every report, and memoized answers repeat across rounds")
+    from .collect import check_memoized
+
+    check_memoized(mechanisms, keys=keys, shuffled=shuffled, ledger=ledger, split=split, names=_cli_names())
 
 
 def _longitudinal_rounds(plan, src, value_columns, keys, options, sources):
@@ -1450,6 +1458,100 @@ def read_people(path: str, column: str, delimiter: "str | None", kind: "str | No
         ids = pd.Series(values, dtype=np.int64 if all(-2**63 <= v < 2**63 for v in values) else object)
     return pd.Index(ids)
 
+
+
+def distinct_people(path: str, column: str, delimiter: "str | None" = None) -> "pd.Index":
+    r"""The distinct person ids of an input file's column, in order of first appearance (``keys generate --people``).
+
+    Ids all written as plain decimal integers are kept as ints (pandas reads the index of a key file written with
+    them as such); otherwise every id is text, as :func:`read_people` reads it.
+
+    Parameters
+    ----------
+    path : str
+        The file (CSV or Parquet): a data file or a list of ids.
+    column : str
+        Its column of person ids (``--people-column``).
+    delimiter : str or None
+        Field delimiter of a CSV file (``\t`` written as two characters stands for a tab).
+
+    Returns
+    -------
+    pandas.Index
+        Of dtype object, one entry per person.
+
+    Raises
+    ------
+    CLIError
+        For an unreadable file, an unknown column, or a row that names no person.
+    """
+    import pandas as pd
+
+    try:
+        people = read_people(path, column, delimiter, "int")
+    except CLIError as exc:
+        if "not plain decimal integers" not in str(exc):
+            raise
+        people = read_people(path, column, delimiter)
+    if people.hasnans:
+        raise CLIError(f"--people-column {column!r}: {int(people.isna().sum())} row(s) of {path!r} name no person")
+    return pd.Index(pd.unique(people.to_numpy()), dtype=object)
+
+
+def open_ledger(path: str, cap: "float | None", source: str, people_column: str, delimiter: "str | None",
+                epsilon: "float | None") -> "tuple[PrivacyLedger, pd.Index]":
+    r"""The ledger of ``privatize --ledger FILE`` and the person ids of ``source``'s rows, before anything is drawn.
+
+    Parameters
+    ----------
+    path, cap
+        As for :func:`read_ledger`.
+    source, people_column, delimiter
+        The input file and its column of person ids (:func:`read_people`, in the ledger's id kind).
+    epsilon : float or None
+        What each row spends on a collection of one-shot columns, checked here against the ledger's cap; None for a
+        collection with memoized columns, whose rows are checked per memoized value (:func:`ledger_check`).
+
+    Returns
+    -------
+    (PrivacyLedger, pandas.Index)
+
+    Raises
+    ------
+    CLIError
+        When the ledger or the ids cannot be read, or the collection would take someone above the cap.
+    """
+    from .exceptions import BudgetExceededError
+
+    ledger = read_ledger(path, cap)
+    people = read_people(source, people_column, delimiter, ledger.id_kind)
+    if epsilon is not None:
+        try:
+            ledger.check(epsilon=epsilon, people=people)
+        except BudgetExceededError as exc:
+            raise CLIError(f"{one_line(exc)} (--ledger {path})") from None
+        except (ValueError, TypeError) as exc:
+            raise CLIError(f"--people-column {people_column!r}: {one_line(exc)}") from None
+    return ledger, people
+
+
+def ledger_check(ledger: "PrivacyLedger", people: "pd.Index", path: str) -> "Callable[[Any, list], None]":
+    """:func:`privatize_file`'s ``before_drawing`` for memoized columns kept in the ledger file ``path``.
+
+    The ledger's cap and rounds are checked with each row's memoized-value fingerprints
+    (:meth:`~ldpnum.PrivacyLedger.check_longitudinal`), before anything is drawn: one clear error, nothing written.
+    """
+    from .exceptions import BudgetExceededError
+
+    def check(plan, rounds):
+        try:
+            ledger.check_longitudinal(rounds, people=people, epsilon=plan.one_shot_epsilon)
+        except BudgetExceededError as exc:
+            raise CLIError(f"{one_line(exc)} (--ledger {path})") from None
+        except (ValueError, TypeError) as exc:
+            raise CLIError(f"--ledger {path}: {one_line(exc)}") from None
+
+    return check
 
 #: Parquet schema metadata key of a client-key file's description (count, fingerprint, id column).
 KEYS_METADATA = b"ldpnum.client_keys"
