@@ -687,11 +687,11 @@ class RAPPOR(Longitudinal):
             tweak = self.__dict__["_cohort_tweak"] = memo_tweak(spec)
         return tweak
 
-    def __repr__(self) -> str:
-        extra = "" if (self._item_type, self._item_bits) == ("str", 64) else \
-            f", item_type={self._item_type!r}, item_bits={self._item_bits}"
-        return (f"RAPPOR(k={self._k}, h={self._h}, cohorts={self._cohorts}, f={self._f!r}, p={self._p!r}, "
-                f"q={self._q!r}{extra})")
+    def _repr_params(self) -> dict[str, Any]:
+        params = super()._repr_params()
+        if (params["item_type"], params["item_bits"]) == ("str", 64):  # the defaults, shown together or not at all
+            del params["item_type"], params["item_bits"]
+        return params
 
     # -- exact plans --------------------------------------------------------------------------------
     def memo_states(self) -> list[int]:

@@ -226,6 +226,7 @@ class MemoizedOneBitMean(Longitudinal, OneBitMean):
     """
 
     name = "memoized_one_bit_mean"
+    _repr_name = "OneBitMean"
     aliases = ("memoized_1bitmean",)
 
     def __init__(self, epsilon: float, bounds: Bounds, *, memoize: bool = True, grid_points: int = 2,
@@ -257,11 +258,6 @@ class MemoizedOneBitMean(Longitudinal, OneBitMean):
     def _permanent_spec(self) -> Spec:
         return Spec(OneBitMean.name, self._epsilon_permanent, 2,
                     (("bounds", self._bounds), ("grid_points", self._grid_points)))
-
-    def __repr__(self) -> str:
-        rnd = "" if self._round is None else f", round={self._round}"
-        return (f"OneBitMean(epsilon={self._epsilon_permanent!r}, bounds={self._bounds!r}, memoize=True, "
-                f"grid_points={self._grid_points!r}, gamma={self._gamma!r}{rnd})")
 
     @property
     def grid_points(self) -> int:
@@ -751,6 +747,7 @@ class MemoizedDBitFlip(Longitudinal, DBitFlip):
     """
 
     name = "memoized_d_bit_flip"
+    _repr_name = "DBitFlip"
     aliases: ClassVar[tuple[str, ...]] = ("memoized_dbitflip",)
 
     def __init__(self, epsilon: float, bounds: Bounds, buckets: int = DEFAULT_BUCKETS, d: int | None = None, *,
@@ -775,11 +772,6 @@ class MemoizedDBitFlip(Longitudinal, DBitFlip):
     def _from_spec(cls, spec):
         return cls(spec.get("epsilon_permanent"), spec.get("bounds"), spec.get("buckets"), spec.get("d"),
                    memoize=True, gamma=spec.get("gamma"))
-
-    def __repr__(self) -> str:
-        rnd = "" if self._round is None else f", round={self._round}"
-        return (f"DBitFlip(epsilon={self._epsilon_permanent!r}, bounds={self._bounds!r}, buckets={self._buckets!r}, "
-                f"d={self._d!r}, memoize=True, gamma={self._gamma!r}{rnd})")
 
     def aggregate(self, reports: Reports) -> Aggregate:
         """:meth:`DBitFlip.aggregate` of the reports of one round, keeping their round.
