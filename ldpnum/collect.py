@@ -19,8 +19,9 @@ Privatizing a batch
     The front end validates every column of a batch first (:func:`prepare_column`: the mechanism's own
     ``prepare_values``), then :func:`privatize_batch` assigns the rows' columns, draws, and returns each
     report column's codes, the mask of rows that did not report it and the digest of its codes
-    (:func:`ldpnum._frame.codes_digest`). :func:`check_shuffle` and :func:`check_ledger` run before the first
-    draw, :func:`record_ledger` after the last.
+    (:func:`ldpnum._frame.codes_digest`). :func:`check_shuffle`, :func:`check_memoized` (keys and memoized
+    columns, in the caller's words: :class:`ArgumentNames`) and :func:`check_ledger` run before the first draw,
+    :func:`record_ledger` after the last (what it charges: :meth:`CollectionPlan.ledger_charge`).
     :meth:`CollectionPlan.record` is what the collection records beside its reports (every column's spec, the
     strategy, ``epsilon_per_row``, digests, a shuffle declaration): the accessor in ``attrs``, the command line
     in the Parquet file's metadata.
