@@ -95,8 +95,8 @@ from .io import (
     DEFAULT_BATCH_SIZE,
     CLIError,
     aggregate_file,
+    check_estimate_request,
     check_file_keys,
-    check_plot_path,
     check_shuffle_declaration,
     distinct_people,
     expected_spec_file,
@@ -256,65 +256,6 @@ def _parse_range(tokens):
             raise CLIError(f"--range {t!r}: LO must not exceed HI")
         query[col] = (lo, hi)
     return query
-
-
-def _check_request(mech, whats, args):
-    """What to estimate (``whats``, or the mechanism's default when None), checked before a report is read.
-
-    Checked against the mechanism and the plot destination: a wrong request fails at once, not after streaming a
-    large file.
-    """
-    name = mech.spec.mechanism
-    is_marginals = mech.offers("estimate_marginals")
-    if is_marginals or (whats and "marginals" in whats) or args.marginal is not None:
-        if not is_marginals:
-            raise CLIError(f"{name} reports do not hold marginals of categorical columns; --what marginals and "
-                           "--marginal need a marginals report column")
-        if whats is not None and whats != ["marginals"]:
-            raise CLIError(f"{name} reports estimate marginals only: use --what marginals (optionally --marginal "
-                           "C1,C2)")
-        if args.plot:
-            raise CLIError(f"--plot does not apply to {name} reports")
-        if args.marginal is not None:  # checked before a report is read
-            cols = [c.strip() for c in args.marginal.split(",")]
-            unknown = [c for c in cols if c not in mech.columns]
-            if unknown or len(set(cols)) != len(cols):
-                raise CLIError(f"--marginal {args.marginal!r}: give distinct columns of the report column "
-                               f"({', '.join(mech.columns)}); " + (f"unknown: {', '.join(unknown)}" if unknown
-                                                                   else "a column is named twice"))
-        return ["marginals"]
-    has_mean = mech.offers("estimate_mean")
-    has_dist = mech.offers("estimate_distribution")
-    is_freq = mech.offers("estimate_frequencies")
-    has_tree = mech.offers("estimate_ranges")
-    numerical = has_mean or has_dist or has_tree
-    ranges_only = has_tree and not (has_mean or has_dist)
-    if whats is None:
-        if ranges_only:
-            raise CLIError(f"{name} reports answer range queries over their columns: pass --range COL:LO:HI ...")
-        whats = ["mean"] if has_mean else ["distribution"] if has_dist else \
-            ["frequencies"] if is_freq else ["mean"]
-    if ranges_only and any(w != "range" for w in whats):
-        raise CLIError(f"{name} reports answer range queries only (--what range with --range COL:LO:HI ...)")
-    for what in whats:
-        if what == "frequencies" and not is_freq:
-            raise CLIError(f"{name} reports are numerical; --what frequencies needs a frequency oracle's reports "
-                           "(grr, oue, olh, ...)")
-        if what != "frequencies" and not numerical:
-            raise CLIError(f"{name} reports are categorical: use --what frequencies")
-        multi = isinstance(args.range, dict)
-        if what == "range" and multi != ranges_only:
-            raise CLIError(f"{name} reports answer --range {'LO HI' if multi else 'COL:LO:HI ...'}, not "
-                           f"{'COL:LO:HI' if multi else 'LO HI'}")
-        if (what in ("distribution", "quantiles") or args.plot or (what == "range" and not multi)) and not has_dist:
-            raise CLIError(f"{name} reports estimate {'frequencies' if is_freq else 'means'} only; distributions, "
-                           "quantiles, ranges and plots need square_wave, general_wave, piecewise, hybrid or "
-                           "hierarchical_histogram")
-    if has_tree and args.n_bins is not None:
-        raise CLIError(f"--n-bins does not apply to {name}: its bins are its leaves ({mech.n_leaves})")
-    if args.plot:
-        check_plot_path(args.plot)
-    return whats
 
 
 def _g(v):
@@ -911,10 +852,7 @@ def _cmd_privatize(args):
 def _privatize(args, mechanisms):
     """``ldpnum privatize`` once its report columns' mechanisms are known."""
     check_file_keys(mechanisms, keys=args.keys is not None, shuffled=args.shuffled, ledger=args.ledger is not None,
-                    split=args.strategy == "one-column-per-row")
-    if args.round is not None and not any(m.memoized for m in mechanisms.values()):
-        raise CLIError("--round numbers the rounds of a longitudinal collection; none of the columns is longitudinal "
-                       "(a memoized mechanism such as LGRR, given with --spec)")
+                    split=args.strategy == "one-column-per-row", round=args.round)
     memoized = [c for c, m in mechanisms.items() if m.memoized]
     key = read_key(args.mac_key_file)
     if args.shuffle_delta is not None and not args.shuffled:
@@ -977,7 +915,8 @@ def _cmd_estimate(args):
     explicit = _explicit_spec(args)
     key = read_key(args.mac_key_file)
     _, mech = report_column(str(args.reports), args.column, explicit)  # the file's metadata only
-    whats = _check_request(mech, whats, args)
+    whats = check_estimate_request(mech, whats, marginal=args.marginal, query=args.range, plot=args.plot,
+                                   n_bins=args.n_bins)  # before a report is read
     agg, n_missing = aggregate_file(args.reports, args.column, spec=explicit, batch_size=args.batch_size,
                                     progress=args.progress, key=key)
     if explicit is None and key is None:
@@ -986,10 +925,9 @@ def _cmd_estimate(args):
               file=sys.stderr)
     if key is None or getattr(args, "expect_spec", None) is not None:
         _check_shuffle_declaration(args, agg)  # (a record signed with --mac-key-file cannot have been edited)
-    marginal = None if args.marginal is None else [tuple(c.strip() for c in args.marginal.split(","))]
     try:
         out, dist = answer_queries(mech, agg, whats, n_bins=args.n_bins, method=args.method, level=args.level,
-                                   quantiles=args.quantiles, query=args.range, marginals=marginal,
+                                   quantiles=args.quantiles, query=args.range, marginals=args.marginal,
                                    postprocess=args.postprocess, distribution=bool(args.plot))
     except MarginalQueryError as exc:
         raise CLIError(f"--marginal {args.marginal!r}: {one_line(exc)}") from None

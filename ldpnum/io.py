@@ -41,7 +41,8 @@ person ids of an input column are read here.
 is drawn), :func:`distinct_people` (the people a key file is written for), :func:`write_atomic`,
 :func:`read_spec_argument`, :func:`expected_spec_file`, :func:`expected_shuffle_file`, :func:`check_shuffle_declaration`,
 :func:`check_plot_path`, :func:`write_plot` (an estimated distribution drawn into an image file),
-:func:`check_file_keys` (keys given exactly when a column is memoized, in the command line's words),
+:func:`check_file_keys` and :func:`check_estimate_request` (the collection layer's rules in the command line's
+words),
 :func:`require_pyarrow` and :func:`one_line`: package-internal API, public so that no module imports
 another's private names, but not part of ``ldpnum``'s namespace.
 
@@ -684,18 +685,55 @@ def _cli_names():
         keys_missing="column {column!r} is longitudinal ({mechanism}): its permanent answers come from each person's "
                      "key; pass --keys FILE (`ldpnum keys generate`)",
         shuffled="--shuffled", ledger="--ledger", split="--strategy one-column-per-row", all_columns="all-columns",
+        round_unused="--round numbers the rounds of a longitudinal collection; none of the columns is longitudinal (a "
+                     "memoized mechanism such as LGRR, given with --spec)",
+        queries={
+            "no_marginals": "{name} reports do not hold marginals of categorical columns; --what marginals and "
+                            "--marginal need a marginals report column",
+            "marginals_only": "{name} reports estimate marginals only: use --what marginals (optionally --marginal "
+                              "C1,C2)",
+            "no_plot": "--plot does not apply to {name} reports",
+            "marginal_columns": "--marginal {value!r}: give distinct columns of the report column ({columns}); "
+                                "{problem}",
+            "ranges_needed": "{name} reports answer range queries over their columns: pass --range COL:LO:HI ...",
+            "ranges_only": "{name} reports answer range queries only (--what range with --range COL:LO:HI ...)",
+            "numerical": "{name} reports are numerical; --what frequencies needs a frequency oracle's reports (grr, "
+                         "oue, olh, ...)",
+            "categorical": "{name} reports are categorical: use --what frequencies",
+            "range_of_columns": "{name} reports answer --range LO HI, not COL:LO:HI",
+            "range_of_values": "{name} reports answer --range COL:LO:HI ..., not LO HI",
+            "no_distribution": "{name} reports estimate {estimates} only; distributions, quantiles, ranges and plots "
+                               "need square_wave, general_wave, piecewise, hybrid or hierarchical_histogram",
+            "n_bins": "--n-bins does not apply to {name}: its bins are {bins}",
+        },
         error=CLIError)
 
 
 def check_file_keys(mechanisms: "Mapping[Any, Mechanism]", *, keys: bool, shuffled: bool, ledger: bool = False,
-                    split: bool = False) -> None:
-    """:func:`ldpnum.collect.check_memoized` in the command line's words (``--keys``, ``--shuffled``, ...).
+                    split: bool = False, round: "int | None" = None) -> None:
+    """:func:`ldpnum.collect.check_memoized` in the command line's words (``--keys``, ``--shuffled``, ``--round``).
 
     Raises :class:`CLIError`.
     """
     from .collect import check_memoized
 
-    check_memoized(mechanisms, keys=keys, shuffled=shuffled, ledger=ledger, split=split, names=_cli_names())
+    check_memoized(mechanisms, keys=keys, shuffled=shuffled, ledger=ledger, split=split, round=round,
+                   names=_cli_names())
+
+
+def check_estimate_request(mech: "Mechanism", whats: "list | None", *, marginal: "str | None", query: Any,
+                           plot: "str | None", n_bins: "int | None") -> list:
+    """:func:`ldpnum.collect.check_queries` in the command line's words (``--what``, ``--marginal``, ``--range``).
+
+    Also checks that the ``--plot`` file can be written. Raises :class:`CLIError`; returns what to estimate.
+    """
+    from .collect import check_queries
+
+    whats = check_queries(mech, whats, marginals=marginal, query=query, distribution=bool(plot), n_bins=n_bins,
+                          names=_cli_names())
+    if plot:
+        check_plot_path(plot)
+    return whats
 
 
 def _longitudinal_rounds(plan, src, value_columns, keys, options, sources):
