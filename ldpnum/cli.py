@@ -90,17 +90,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from .base import Mechanism, bounded_mechanisms, from_spec, lookup, mechanism_spellings, mechanisms_offering
-from .collect import QUERIES, STRATEGIES, MarginalQueryError, answer_queries, empty_values, plan_columns, record_ledger
+from .collect import QUERIES, STRATEGIES, MarginalQueryError, answer_queries, empty_values, plan_columns
 from .io import (
     DEFAULT_BATCH_SIZE,
     CLIError,
     aggregate_file,
     check_estimate_request,
     check_file_keys,
+    check_file_shuffle,
     check_shuffle_declaration,
-    distinct_people,
+    generate_keys_file,
     expected_spec_file,
     heavy_hitters_file,
+    is_user_error,
     keys_for_rows,
     ledger_check,
     one_line,
@@ -108,9 +110,10 @@ from .io import (
     privatize_file,
     read_key,
     read_spec_argument,
+    record_file_ledger,
     report_column,
     require_pyarrow,
-    write_atomic,
+    terminate_as_interrupt,
     write_plot,
     write_spec_file,
 )
@@ -855,21 +858,7 @@ def _privatize(args, mechanisms):
                     split=args.strategy == "one-column-per-row", round=args.round)
     memoized = [c for c, m in mechanisms.items() if m.memoized]
     key = read_key(args.mac_key_file)
-    if args.shuffle_delta is not None and not args.shuffled:
-        raise CLIError("--shuffle-delta goes with --shuffled")
-    if args.shuffled and args.keep:
-        raise CLIError(f"--shuffled declares that the reports reach the analyst with nothing linking them to their "
-                       f"senders, but --keep {args.keep[0]} copies an input column beside them, which can identify "
-                       "each row: write the reports without --keep (record the people with --ledger "
-                       "--people-column, which never writes ids into the reports)")
-    shuffle_delta = (1e-6 if args.shuffle_delta is None else args.shuffle_delta) if args.shuffled else None
-    if shuffle_delta is not None:
-        from .accounting import check_shuffle_delta
-
-        try:
-            check_shuffle_delta(shuffle_delta)  # before the ledger is read or anything is drawn
-        except ValueError as exc:
-            raise CLIError(f"--shuffle-delta: {one_line(exc)}") from None
+    shuffle_delta = check_file_shuffle(args.shuffled, args.shuffle_delta, args.keep)  # before the ledger is read
     ledger, people = _open_ledger(args, mechanisms)
     delimiter = None if args.delimiter is None else args.delimiter.replace("\\t", "\t")
     row_keys = None if args.keys is None else keys_for_rows(args.keys, args.input, args.people_column, delimiter)
@@ -885,11 +874,8 @@ def _privatize(args, mechanisms):
         except OSError as exc:
             raise CLIError(f"cannot write --write-spec file {args.write_spec!r}: {exc.strerror}") from None
     if ledger is not None:  # memoized columns: each person charged per memoized value (their rounds)
-        epsilon, specs = info["plan"].ledger_charge(info["rounds"])
-        record_ledger(ledger, epsilon=epsilon, people=people, specs=specs, strategy=info["strategy"], label=args.label,
-                      shuffled=args.shuffled, shuffle_delta=1e-6 if shuffle_delta is None else shuffle_delta,
-                      counts=info["reports"].values(), rounds=info["rounds"])
-        write_atomic(args.ledger, ledger.to_json())
+        record_file_ledger(ledger, args.ledger, info, people=people, label=args.label, shuffled=args.shuffled,
+                           shuffle_delta=shuffle_delta)
     for c, spec in info["specs"].items():
         print(f"{c}: {spec}")
         if c in memoized:
@@ -963,25 +949,12 @@ def _cmd_estimate(args):
 
 def _cmd_keys(args):
     """``ldpnum keys generate [N] OUT [--people FILE --people-column C] [--rng SEED]``."""
-    from .io import write_keys_file
-    from .longitudinal.keys import ClientKeys
-
     if (args.people is None) != (args.people_column is None):
         raise CLIError("--people FILE and --people-column C go together: the keys are written with the person ids of "
                        "column C of FILE (one key per distinct id)")
-    ids = None
-    if args.people is not None:
-        ids = distinct_people(args.people, args.people_column, args.delimiter)
-        if args.count is not None and args.count != len(ids):
-            raise CLIError(f"N is {args.count:,} but column {args.people_column!r} of {args.people!r} names "
-                           f"{len(ids):,} distinct people; give N = {len(ids)} or leave it out")
-        n = len(ids)
-    elif args.count is None:
-        raise CLIError("give N, the number of keys (people), or --people FILE --people-column C")
-    else:
-        n = args.count
-    keys = ClientKeys.generate(n, rng=args.rng)
-    write_keys_file(args.output, keys, people=ids, people_column=args.people_column)
+    keys, ids = generate_keys_file(args.output, args.count, people=args.people, people_column=args.people_column,
+                                   delimiter=args.delimiter, rng=args.rng)
+    n = len(keys)
     named = f", one per person of column {args.people_column!r}" if ids is not None else " (row for row)"
     mode = (f"seeded with --rng {args.rng}: a SIMULATION, anyone with the seed holds every key" if args.rng is not None
             else "from the operating system's secure source")
@@ -1020,16 +993,6 @@ def _cmd_demo(args):
     return demo(rng=args.rng)
 
 
-def _user_error(exc):
-    if isinstance(exc, (CLIError, ValueError, TypeError, OSError)):
-        return True
-    try:
-        import pyarrow as pa
-    except ImportError:
-        return False
-    return isinstance(exc, pa.ArrowException)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``); return the exit status.
 
@@ -1041,9 +1004,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(_negative_numbers(argv))
     command = {"privatize": _cmd_privatize, "estimate": _cmd_estimate, "heavy-hitters": _cmd_heavy_hitters,
                "keys": _cmd_keys, "demo": _cmd_demo}[args.command]
-    previous = _terminate_as_interrupt()
     try:
-        return command(args)
+        with terminate_as_interrupt():  # a stopped `privatize` removes its hidden file
+            return command(args)
     except KeyboardInterrupt:
         print("ldpnum: interrupted", file=sys.stderr)
         return 130
@@ -1055,36 +1018,10 @@ def main(argv: list[str] | None = None) -> int:
             pass
         return 141
     except Exception as exc:
-        if not _user_error(exc) or os.environ.get("LDPNUM_DEBUG"):
+        if not is_user_error(exc) or os.environ.get("LDPNUM_DEBUG"):
             raise
         print(f"ldpnum: error: {one_line(exc)}", file=sys.stderr)
         return 2
-    finally:
-        _restore_terminate(previous)
-
-
-def _terminate_as_interrupt():
-    """Make SIGTERM unwind like Ctrl-C (so a stopped ``privatize`` removes its hidden file).
-
-    Returns the previous handler (None when signals cannot be set here, e.g. outside the main thread).
-    """
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return None
-
-    def handler(signum, frame):
-        raise KeyboardInterrupt
-
-    return signal.signal(signal.SIGTERM, handler)
-
-
-def _restore_terminate(previous):
-    if previous is not None:
-        import signal
-
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _negative_numbers(argv):

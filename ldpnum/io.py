@@ -38,13 +38,14 @@ person ids of an input column are read here.
 **Used by the command line.** Besides the functions in ``__all__``, :mod:`ldpnum.cli` calls
 :func:`report_column` (a report column's mechanism from the file's metadata, before a batch is read),
 :func:`read_key`, :func:`open_ledger` and :func:`ledger_check` (a privacy ledger's file, checked before anything
-is drawn), :func:`distinct_people` (the people a key file is written for), :func:`write_atomic`,
+is drawn; :func:`record_file_ledger` records the collection), :func:`generate_keys_file` and
+:func:`distinct_people` (the people a key file is written for), :func:`write_atomic`,
 :func:`read_spec_argument`, :func:`expected_spec_file`, :func:`expected_shuffle_file`, :func:`check_shuffle_declaration`,
 :func:`check_plot_path`, :func:`write_plot` (an estimated distribution drawn into an image file),
-:func:`check_file_keys` and :func:`check_estimate_request` (the collection layer's rules in the command line's
-words),
-:func:`require_pyarrow` and :func:`one_line`: package-internal API, public so that no module imports
-another's private names, but not part of ``ldpnum``'s namespace.
+:func:`check_file_keys`, :func:`check_file_shuffle` and :func:`check_estimate_request` (the collection layer's
+rules in the command line's words), :func:`require_pyarrow`, :func:`one_line`, :func:`is_user_error` and
+:func:`terminate_as_interrupt`: package-internal API, public so that no module imports another's private names,
+but not part of ``ldpnum``'s namespace.
 
 Errors caused by the user's files (a missing file, an unknown format or column, an unreadable row, a record
 that fails its checks) raise :class:`CLIError` with a one-line message, which the command line prints
@@ -52,11 +53,12 @@ before exiting with status 2. pyarrow, pandas and tqdm are imported by the funct
 ``import ldpnum.io`` stays light.
 """
 
+import contextlib
 import json
 import os
 import sys
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO, Union
 
 if TYPE_CHECKING:
@@ -66,6 +68,7 @@ if TYPE_CHECKING:
     from .aggregate import Aggregate
     from .base import Mechanism
     from .heavy import PEM, HeavyHittersEstimate, TreeHist
+    from .longitudinal.keys import ClientKeys
     from .spec import Spec
 
 #: A file name: a str or a path object.
@@ -98,6 +101,44 @@ class CLIError(Exception):
     The file functions of this module raise it for the user's files (a missing file or column, a malformed
     or changed record), so the command line reports them without a traceback.
     """
+
+
+def is_user_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is the user's mistake (printed as one line by the command line) rather than a bug.
+
+    :class:`CLIError`, ValueError, TypeError, OSError and pyarrow's errors (an unreadable file) are.
+    """
+    if isinstance(exc, (CLIError, ValueError, TypeError, OSError)):
+        return True
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return False
+    return isinstance(exc, pa.ArrowException)
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt() -> "Iterator[None]":
+    """Within the block, SIGTERM unwinds like Ctrl-C, so a stopped :func:`privatize_file` removes its hidden file.
+
+    The previous handler is restored after the block; outside the main thread (where signals cannot be set) the
+    block runs unchanged.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def one_line(exc: BaseException) -> str:
@@ -719,6 +760,30 @@ def check_file_keys(mechanisms: "Mapping[Any, Mechanism]", *, keys: bool, shuffl
 
     check_memoized(mechanisms, keys=keys, shuffled=shuffled, ledger=ledger, split=split, round=round,
                    names=_cli_names())
+
+
+def check_file_shuffle(shuffled: bool, shuffle_delta: "float | None", keep: Sequence[str]) -> "float | None":
+    """The central δ of ``privatize --shuffled [--shuffle-delta DELTA]`` (default 1e-6), or None when not shuffled.
+
+    Refused: a δ without ``--shuffled``, a δ outside (0, 1), and ``--keep`` beside a shuffled collection (a kept
+    column can identify each row, as the index does for :func:`ldpnum.collect.check_shuffle`). Raises
+    :class:`CLIError`.
+    """
+    if shuffle_delta is not None and not shuffled:
+        raise CLIError("--shuffle-delta goes with --shuffled")
+    if shuffled and keep:
+        raise CLIError(f"--shuffled declares that the reports reach the analyst with nothing linking them to their "
+                       f"senders, but --keep {keep[0]} copies an input column beside them, which can identify "
+                       "each row: write the reports without --keep (record the people with --ledger "
+                       "--people-column, which never writes ids into the reports)")
+    if not shuffled:
+        return None
+    from .accounting import check_shuffle_delta
+
+    try:
+        return check_shuffle_delta(1e-6 if shuffle_delta is None else shuffle_delta)
+    except ValueError as exc:
+        raise CLIError(f"--shuffle-delta: {one_line(exc)}") from None
 
 
 def check_estimate_request(mech: "Mechanism", whats: "list | None", *, marginal: "str | None", query: Any,
@@ -1591,6 +1656,23 @@ def ledger_check(ledger: "PrivacyLedger", people: "pd.Index", path: str) -> "Cal
 
     return check
 
+def record_file_ledger(ledger: "PrivacyLedger", path: str, info: dict, *, people: "pd.Index", label: "str | None",
+                       shuffled: bool, shuffle_delta: "float | None") -> None:
+    """Record a finished :func:`privatize_file` collection (``info``, its return value) in the ledger file ``path``.
+
+    Each person is charged what :meth:`~ldpnum.collect.CollectionPlan.ledger_charge` says: the one-shot columns'
+    ε per row and, per memoized column, each memoized value's ``min(ε∞, reports × ε1)`` for their rounds
+    (:func:`ldpnum.collect.record_ledger`, as the pandas accessor records); the file is then replaced atomically.
+    """
+    from .collect import record_ledger
+
+    epsilon, specs = info["plan"].ledger_charge(info["rounds"])
+    record_ledger(ledger, epsilon=epsilon, people=people, specs=specs, strategy=info["strategy"], label=label,
+                  shuffled=shuffled, shuffle_delta=1e-6 if shuffle_delta is None else shuffle_delta,
+                  counts=info["reports"].values(), rounds=info["rounds"])
+    write_atomic(path, ledger.to_json())
+
+
 #: Parquet schema metadata key of a client-key file's description (count, fingerprint, id column).
 KEYS_METADATA = b"ldpnum.client_keys"
 
@@ -1619,6 +1701,32 @@ def canonical_ids(ids: Any) -> "pd.Index":
     if s.dtype.kind == "f" and s.notna().all() and (s == s.round()).all():
         s = s.astype("int64")
     return pd.Index(s.astype(object).where(s.isna(), s.astype(str)), dtype=object)
+
+
+def generate_keys_file(path: PathLike, count: "int | None", *, people: "str | None" = None,
+                       people_column: "str | None" = None, delimiter: "str | None" = None,
+                       rng: Any = None) -> "tuple[ClientKeys, pd.Index | None]":
+    """Fresh client keys written to a new file (``ldpnum keys generate``): ``(keys, ids)``.
+
+    ``count`` keys, or one per distinct id of column ``people_column`` of the file ``people``
+    (:func:`distinct_people`; ``count``, if given, must equal their number); ``ids`` is None without ``people``.
+    The keys come from the operating system's secure source unless ``rng`` seeds a simulation; the file is
+    written by :func:`write_keys_file`.
+    """
+    from .longitudinal.keys import ClientKeys
+
+    ids = None
+    if people is not None:
+        ids = distinct_people(people, str(people_column), delimiter)
+        if count is not None and count != len(ids):
+            raise CLIError(f"N is {count:,} but column {people_column!r} of {people!r} names {len(ids):,} distinct "
+                           f"people; give N = {len(ids)} or leave it out")
+        count = len(ids)
+    elif count is None:
+        raise CLIError("give N, the number of keys (people), or --people FILE --people-column C")
+    keys = ClientKeys.generate(count, rng=rng)
+    write_keys_file(path, keys, people=ids, people_column=people_column)
+    return keys, ids
 
 
 def write_keys_file(path: PathLike, keys: Any, people: Any = None, people_column: "str | None" = None) -> None:
