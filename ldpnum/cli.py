@@ -1,84 +1,18 @@
-"""Command line of ldpnum: ``ldpnum privatize``, ``estimate``, ``heavy-hitters`` and ``demo``.
+"""Command line of ldpnum: ``ldpnum privatize``, ``estimate``, ``heavy-hitters``, ``keys generate`` and ``demo``.
 
-The file commands stream: the input is read in batches of ``--batch-size`` rows and never held whole, so
-files larger than memory work.
-
-``ldpnum privatize IN OUT --column C --mechanism sw --epsilon 1 --bounds LO HI [--rng N]``
-    Reads CSV (``.csv``, ``.tsv``, optionally ``.gz``/``.bz2``/``.zst``) or Parquet (``.parquet``, ``.pq``),
-    randomizes every value of each ``--column`` with the mechanism, and writes a Parquet file holding one
-    column of integer report codes per privatized column, named like the input column, with the mechanism's
-    spec in the file's metadata (exactly where ``DataFrame.to_parquet`` puts ``attrs``, so
-    ``pandas.read_parquet(OUT)`` gives report columns that the ``.ldp`` accessor reads). Other input columns
-    are not copied, unless named with ``--keep`` (copied unchanged: only for public columns).
-    By default every row reports every privatized column, so a row spends the **sum** of the columns' ε
-    (sequential composition); with ``--strategy one-column-per-row`` each row reports one column, chosen at
-    random, with its full ε, and its other cells are left empty (a row spends the largest ε). The ε per row
-    is printed and recorded in the file. Seeded output is the same as ``df.ldp.privatize`` gives.
-
-``ldpnum estimate REPORTS --column C [--what mean|distribution|quantiles|range]``
-    Reads the spec of column C from the Parquet metadata, streams the codes into a mergeable
-    :class:`~ldpnum.Aggregate` (exact integer counts, so the result is identical to estimating from all
-    reports in memory), estimates once and prints the result; ``--plot out.png`` draws the estimated
-    distribution.
-
-Errors caused by the user (missing or malformed file, unknown column, no spec, spec mismatch, bad ε or
-bounds, unknown mechanism, missing values) print one line ``ldpnum: error: ...`` and exit with status 2,
-without a traceback; so do usage errors. Set the environment variable ``LDPNUM_DEBUG=1`` to see the
-traceback instead.
-
-Randomness: without ``--rng`` reports are drawn from the secure source (a real collection). ``--rng N``
-is a reproducible simulation: privatized column ``i`` (in the order of the ``--column`` options) draws
-from the sub-stream ``ldpnum._random.child_rng(N, i)``, one generator shared by all batches, so the output
-does not depend on ``--batch-size``.
-
-``ldpnum keys generate [N] OUT [--people FILE --people-column C] [--rng SEED]``
-    Writes fresh client keys (128-bit secrets, one per person, from the operating system's secure source
-    unless ``--rng`` seeds a simulation) to OUT, readable by its owner only and never overwritten: Parquet
-    with uint64 columns ``key0``, ``key1`` and, with ``--people``, the distinct ids of column C of FILE
-    (the ids are read as text), or ``.npy`` (row for row). Prints the count and the key set's fingerprint,
-    never a key.
-
-``ldpnum privatize IN OUT --column C --spec JSON --keys FILE [--round R] [--people-column P]``
-    Longitudinal (repeated) collection: a memoized mechanism (e.g. ``ldp.LGRR``, given whole as its spec's
-    JSON, since it takes no bounds) derives each person's permanent answer from their key, so reports of one
-    value in every round spend its ε∞ once. A key file naming people is matched to the rows by
-    ``--people-column`` (a person without a key is one error naming them; nothing is written); one without
-    ids is taken row for row, its count checked against the rows before anything is drawn. ``--round R``
-    is recorded in the column's spec: ``estimate`` shows it with ε1 (per report) and ε∞ (per memoized
-    value), and rounds never merge. With ``--ledger`` each person is charged per memoized value,
-    ``min(ε∞, reports × ε1)``, checked from a validation pass over the file before anything is drawn; a
-    round collected twice from a person is refused.
-
-``ldpnum heavy-hitters IN --column C --epsilon E [--top-k K] [--method pem|treehist] [--json]``
-    A one-round simulation of a heavy-hitter collection (:class:`~ldpnum.PEM` or :class:`~ldpnum.TreeHist`)
-    on a text (``--item-type str``, default), binary or integer-id column: every value is one person's item.
-    The column is read in batches, each batch randomized and counted into the mechanism's mergeable
-    aggregate (memory holds one batch and one aggregate, never the column), then the top ``K`` items are
-    estimated once and printed with their estimated shares, CI half-widths and counts. Missing values
-    (an empty CSV cell) are an error, never imputed; items longer than ``--item-bits / 8`` bytes are cut,
-    with one warning that counts them. ``--rng N`` draws from the one stream ``child_rng(N, 0)`` across
-    batches, so the result does not depend on ``--batch-size``.
-
-The same streaming is available from Python: :func:`ldpnum.io.privatize_file`, :func:`ldpnum.io.aggregate_file`
-and :func:`ldpnum.io.heavy_hitters_file` (also importable from here). The file machinery (sources, records with
-their MAC, spec, key and ledger files, and streaming a file through the collection layer) lives in
-:mod:`ldpnum.io`; this module parses arguments and prints.
-
-``ldpnum demo [heavy-hitters|vectors|telemetry] [--rng N]``
-    Demos on the data shipped in :mod:`ldpnum.data` (no input file). Plain ``ldpnum demo`` (``make demo``)
-    runs :func:`ldpnum.demo.demo_distribution` and :func:`ldpnum.demo.demo` on the NYC flights;
-    ``ldpnum demo heavy-hitters [--epsilon 4] [--n 1e6] [--top-k 20]`` runs
-    :func:`ldpnum.demo.demo_heavy_hitters` on people sampled from the English word list.
+This module parses arguments and prints; the file machinery (streaming a file through the collection layer, the
+records, spec, key and ledger files) is :mod:`ldpnum.io`, the rules and estimates are :mod:`ldpnum.collect`'s.
+``ldpnum --help`` lists the commands and ``ldpnum COMMAND --help`` each command's options; the manual (what the
+commands do with the files, the randomness and the budget) is the project's ``docs/cli.md``. A mistake in the
+command line or its files prints one line ``ldpnum: error: ...`` and exits with status 2 (``LDPNUM_DEBUG=1``
+shows the traceback instead).
 
 Examples
 --------
 ::
 
-    $ ldpnum privatize flights.csv reports.parquet --column dep_time --mechanism sw --epsilon 1 \
-          --bounds 0 1440 --column distance --mechanism piecewise --epsilon 1 --bounds 0 5000 --keep month
+    $ ldpnum privatize flights.csv reports.parquet --column dep_time --mechanism sw --epsilon 1 --bounds 0 1440
     $ ldpnum estimate reports.parquet --column dep_time --what mean quantiles --plot dep_time.png
-    $ ldpnum estimate reports.parquet --column dep_time --what range --range 360 540 --json
-    $ ldpnum heavy-hitters queries.parquet --column query --epsilon 4 --top-k 20
 """
 
 import argparse
