@@ -1,84 +1,18 @@
-"""Command line of ldpnum: ``ldpnum privatize``, ``estimate``, ``heavy-hitters`` and ``demo``.
+"""Command line of ldpnum: ``ldpnum privatize``, ``estimate``, ``heavy-hitters``, ``keys generate`` and ``demo``.
 
-The file commands stream: the input is read in batches of ``--batch-size`` rows and never held whole, so
-files larger than memory work.
-
-``ldpnum privatize IN OUT --column C --mechanism sw --epsilon 1 --bounds LO HI [--rng N]``
-    Reads CSV (``.csv``, ``.tsv``, optionally ``.gz``/``.bz2``/``.zst``) or Parquet (``.parquet``, ``.pq``),
-    randomizes every value of each ``--column`` with the mechanism, and writes a Parquet file holding one
-    column of integer report codes per privatized column, named like the input column, with the mechanism's
-    spec in the file's metadata (exactly where ``DataFrame.to_parquet`` puts ``attrs``, so
-    ``pandas.read_parquet(OUT)`` gives report columns that the ``.ldp`` accessor reads). Other input columns
-    are not copied, unless named with ``--keep`` (copied unchanged: only for public columns).
-    By default every row reports every privatized column, so a row spends the **sum** of the columns' ε
-    (sequential composition); with ``--strategy one-column-per-row`` each row reports one column, chosen at
-    random, with its full ε, and its other cells are left empty (a row spends the largest ε). The ε per row
-    is printed and recorded in the file. Seeded output is the same as ``df.ldp.privatize`` gives.
-
-``ldpnum estimate REPORTS --column C [--what mean|distribution|quantiles|range]``
-    Reads the spec of column C from the Parquet metadata, streams the codes into a mergeable
-    :class:`~ldpnum.Aggregate` (exact integer counts, so the result is identical to estimating from all
-    reports in memory), estimates once and prints the result; ``--plot out.png`` draws the estimated
-    distribution.
-
-Errors caused by the user (missing or malformed file, unknown column, no spec, spec mismatch, bad ε or
-bounds, unknown mechanism, missing values) print one line ``ldpnum: error: ...`` and exit with status 2,
-without a traceback; so do usage errors. Set the environment variable ``LDPNUM_DEBUG=1`` to see the
-traceback instead.
-
-Randomness: without ``--rng`` reports are drawn from the secure source (a real collection). ``--rng N``
-is a reproducible simulation: privatized column ``i`` (in the order of the ``--column`` options) draws
-from the sub-stream ``ldpnum._random.child_rng(N, i)``, one generator shared by all batches, so the output
-does not depend on ``--batch-size``.
-
-``ldpnum keys generate [N] OUT [--people FILE --people-column C] [--rng SEED]``
-    Writes fresh client keys (128-bit secrets, one per person, from the operating system's secure source
-    unless ``--rng`` seeds a simulation) to OUT, readable by its owner only and never overwritten: Parquet
-    with uint64 columns ``key0``, ``key1`` and, with ``--people``, the distinct ids of column C of FILE
-    (the ids are read as text), or ``.npy`` (row for row). Prints the count and the key set's fingerprint,
-    never a key.
-
-``ldpnum privatize IN OUT --column C --spec JSON --keys FILE [--round R] [--people-column P]``
-    Longitudinal (repeated) collection: a memoized mechanism (e.g. ``ldp.LGRR``, given whole as its spec's
-    JSON, since it takes no bounds) derives each person's permanent answer from their key, so reports of one
-    value in every round spend its ε∞ once. A key file naming people is matched to the rows by
-    ``--people-column`` (a person without a key is one error naming them; nothing is written); one without
-    ids is taken row for row, its count checked against the rows before anything is drawn. ``--round R``
-    is recorded in the column's spec: ``estimate`` shows it with ε1 (per report) and ε∞ (per memoized
-    value), and rounds never merge. With ``--ledger`` each person is charged per memoized value,
-    ``min(ε∞, reports × ε1)``, checked from a validation pass over the file before anything is drawn; a
-    round collected twice from a person is refused.
-
-``ldpnum heavy-hitters IN --column C --epsilon E [--top-k K] [--method pem|treehist] [--json]``
-    A one-round simulation of a heavy-hitter collection (:class:`~ldpnum.PEM` or :class:`~ldpnum.TreeHist`)
-    on a text (``--item-type str``, default), binary or integer-id column: every value is one person's item.
-    The column is read in batches, each batch randomized and counted into the mechanism's mergeable
-    aggregate (memory holds one batch and one aggregate, never the column), then the top ``K`` items are
-    estimated once and printed with their estimated shares, CI half-widths and counts. Missing values
-    (an empty CSV cell) are an error, never imputed; items longer than ``--item-bits / 8`` bytes are cut,
-    with one warning that counts them. ``--rng N`` draws from the one stream ``child_rng(N, 0)`` across
-    batches, so the result does not depend on ``--batch-size``.
-
-The same streaming is available from Python: :func:`ldpnum.io.privatize_file`, :func:`ldpnum.io.aggregate_file`
-and :func:`ldpnum.io.heavy_hitters_file` (also importable from here). The file machinery (sources, records with
-their MAC, spec, key and ledger files, and streaming a file through the collection layer) lives in
-:mod:`ldpnum.io`; this module parses arguments and prints.
-
-``ldpnum demo [heavy-hitters|vectors|telemetry] [--rng N]``
-    Demos on the data shipped in :mod:`ldpnum.data` (no input file). Plain ``ldpnum demo`` (``make demo``)
-    runs :func:`ldpnum.demo.demo_distribution` and :func:`ldpnum.demo.demo` on the NYC flights;
-    ``ldpnum demo heavy-hitters [--epsilon 4] [--n 1e6] [--top-k 20]`` runs
-    :func:`ldpnum.demo.demo_heavy_hitters` on people sampled from the English word list.
+This module parses arguments and prints; the file machinery (streaming a file through the collection layer, the
+records, spec, key and ledger files) is :mod:`ldpnum.io`, the rules and estimates are :mod:`ldpnum.collect`'s.
+``ldpnum --help`` lists the commands and ``ldpnum COMMAND --help`` each command's options; the manual (what the
+commands do with the files, the randomness and the budget) is the project's ``docs/cli.md``. A mistake in the
+command line or its files prints one line ``ldpnum: error: ...`` and exits with status 2 (``LDPNUM_DEBUG=1``
+shows the traceback instead).
 
 Examples
 --------
 ::
 
-    $ ldpnum privatize flights.csv reports.parquet --column dep_time --mechanism sw --epsilon 1 \
-          --bounds 0 1440 --column distance --mechanism piecewise --epsilon 1 --bounds 0 5000 --keep month
+    $ ldpnum privatize flights.csv reports.parquet --column dep_time --mechanism sw --epsilon 1 --bounds 0 1440
     $ ldpnum estimate reports.parquet --column dep_time --what mean quantiles --plot dep_time.png
-    $ ldpnum estimate reports.parquet --column dep_time --what range --range 360 540 --json
-    $ ldpnum heavy-hitters queries.parquet --column query --epsilon 4 --top-k 20
 """
 
 import argparse
@@ -90,26 +24,30 @@ from collections.abc import Mapping
 from typing import Any
 
 from .base import Mechanism, bounded_mechanisms, from_spec, lookup, mechanism_spellings, mechanisms_offering
-from .collect import QUERIES, STRATEGIES, MarginalQueryError, answer_queries, empty_values, record_ledger
+from .collect import QUERIES, STRATEGIES, MarginalQueryError, answer_queries, empty_values, plan_columns
 from .io import (
     DEFAULT_BATCH_SIZE,
     CLIError,
     aggregate_file,
+    check_estimate_request,
     check_file_keys,
-    check_plot_path,
+    check_file_shuffle,
     check_shuffle_declaration,
+    generate_keys_file,
     expected_spec_file,
     heavy_hitters_file,
+    is_user_error,
     keys_for_rows,
+    ledger_check,
     one_line,
+    open_ledger,
     privatize_file,
     read_key,
-    read_ledger,
-    read_people,
     read_spec_argument,
+    record_file_ledger,
     report_column,
     require_pyarrow,
-    write_atomic,
+    terminate_as_interrupt,
     write_plot,
     write_spec_file,
 )
@@ -257,65 +195,6 @@ def _parse_range(tokens):
     return query
 
 
-def _check_request(mech, whats, args):
-    """What to estimate (``whats``, or the mechanism's default when None), checked before a report is read.
-
-    Checked against the mechanism and the plot destination: a wrong request fails at once, not after streaming a
-    large file.
-    """
-    name = mech.spec.mechanism
-    is_marginals = mech.offers("estimate_marginals")
-    if is_marginals or (whats and "marginals" in whats) or args.marginal is not None:
-        if not is_marginals:
-            raise CLIError(f"{name} reports do not hold marginals of categorical columns; --what marginals and "
-                           "--marginal need a marginals report column")
-        if whats is not None and whats != ["marginals"]:
-            raise CLIError(f"{name} reports estimate marginals only: use --what marginals (optionally --marginal "
-                           "C1,C2)")
-        if args.plot:
-            raise CLIError(f"--plot does not apply to {name} reports")
-        if args.marginal is not None:  # checked before a report is read
-            cols = [c.strip() for c in args.marginal.split(",")]
-            unknown = [c for c in cols if c not in mech.columns]
-            if unknown or len(set(cols)) != len(cols):
-                raise CLIError(f"--marginal {args.marginal!r}: give distinct columns of the report column "
-                               f"({', '.join(mech.columns)}); " + (f"unknown: {', '.join(unknown)}" if unknown
-                                                                   else "a column is named twice"))
-        return ["marginals"]
-    has_mean = mech.offers("estimate_mean")
-    has_dist = mech.offers("estimate_distribution")
-    is_freq = mech.offers("estimate_frequencies")
-    has_tree = mech.offers("estimate_ranges")
-    numerical = has_mean or has_dist or has_tree
-    ranges_only = has_tree and not (has_mean or has_dist)
-    if whats is None:
-        if ranges_only:
-            raise CLIError(f"{name} reports answer range queries over their columns: pass --range COL:LO:HI ...")
-        whats = ["mean"] if has_mean else ["distribution"] if has_dist else \
-            ["frequencies"] if is_freq else ["mean"]
-    if ranges_only and any(w != "range" for w in whats):
-        raise CLIError(f"{name} reports answer range queries only (--what range with --range COL:LO:HI ...)")
-    for what in whats:
-        if what == "frequencies" and not is_freq:
-            raise CLIError(f"{name} reports are numerical; --what frequencies needs a frequency oracle's reports "
-                           "(grr, oue, olh, ...)")
-        if what != "frequencies" and not numerical:
-            raise CLIError(f"{name} reports are categorical: use --what frequencies")
-        multi = isinstance(args.range, dict)
-        if what == "range" and multi != ranges_only:
-            raise CLIError(f"{name} reports answer --range {'LO HI' if multi else 'COL:LO:HI ...'}, not "
-                           f"{'COL:LO:HI' if multi else 'LO HI'}")
-        if (what in ("distribution", "quantiles") or args.plot or (what == "range" and not multi)) and not has_dist:
-            raise CLIError(f"{name} reports estimate {'frequencies' if is_freq else 'means'} only; distributions, "
-                           "quantiles, ranges and plots need square_wave, general_wave, piecewise, hybrid or "
-                           "hierarchical_histogram")
-    if has_tree and args.n_bins is not None:
-        raise CLIError(f"--n-bins does not apply to {name}: its bins are its leaves ({mech.n_leaves})")
-    if args.plot:
-        check_plot_path(args.plot)
-    return whats
-
-
 def _g(v):
     return f"{v:.6g}"
 
@@ -411,44 +290,9 @@ def _open_ledger(args, mechanisms):
         return None, None
     if args.people_column is None:
         raise CLIError("--ledger needs --people-column C: the column of each row's person id")
-    from .exceptions import BudgetExceededError
-
-    memoized = any(m.memoized for m in mechanisms.values())
-    if memoized and args.strategy == "one-column-per-row":
-        raise CLIError("a --ledger for longitudinal columns under --strategy one-column-per-row is not supported: use "
-                       "all-columns (each memoized column is charged per memoized value)")
-    ledger = read_ledger(args.ledger, args.ledger_cap)
-    people = read_people(args.input, args.people_column, args.delimiter, ledger.id_kind)
-    if memoized:  # checked per memoized value, from a validation pass before anything is drawn (_ledger_check)
-        return ledger, people
-    eps = [m.epsilon for m in mechanisms.values()]
-    planned = max(eps) if args.strategy == "one-column-per-row" else math.fsum(eps)
-    try:
-        ledger.check(epsilon=planned, people=people)
-    except BudgetExceededError as exc:
-        raise CLIError(f"{one_line(exc)} (--ledger {args.ledger})") from None
-    except (ValueError, TypeError) as exc:
-        raise CLIError(f"--people-column {args.people_column!r}: {one_line(exc)}") from None
-    return ledger, people
-
-
-def _ledger_check(args, ledger, people):
-    """``privatize_file``'s ``before_drawing`` for longitudinal columns.
-
-    The ledger's cap and rounds are checked with each row's memoized-value fingerprints, before anything is drawn
-    (one clear error, nothing written).
-    """
-    from .exceptions import BudgetExceededError
-
-    def check(plan, rounds):
-        try:
-            ledger.check_longitudinal(rounds, people=people, epsilon=plan.one_shot_epsilon)
-        except BudgetExceededError as exc:
-            raise CLIError(f"{one_line(exc)} (--ledger {args.ledger})") from None
-        except (ValueError, TypeError) as exc:
-            raise CLIError(f"--ledger {args.ledger}: {one_line(exc)}") from None
-
-    return check
+    plan = plan_columns(mechanisms, args.strategy)  # memoized columns: checked per value before drawing
+    return open_ledger(args.ledger, args.ledger_cap, args.input, args.people_column, args.delimiter,
+                       None if plan.memoized else plan.epsilon_per_row)
 
 
 def _longitudinal_line(mech, round_id):
@@ -944,27 +788,11 @@ def _cmd_privatize(args):
 
 def _privatize(args, mechanisms):
     """``ldpnum privatize`` once its report columns' mechanisms are known."""
-    check_file_keys(mechanisms, args.keys is not None, args.shuffled)
-    if args.round is not None and not any(m.memoized for m in mechanisms.values()):
-        raise CLIError("--round numbers the rounds of a longitudinal collection; none of the columns is longitudinal "
-                       "(a memoized mechanism such as LGRR, given with --spec)")
+    check_file_keys(mechanisms, keys=args.keys is not None, shuffled=args.shuffled, ledger=args.ledger is not None,
+                    split=args.strategy == "one-column-per-row", round=args.round)
     memoized = [c for c, m in mechanisms.items() if m.memoized]
     key = read_key(args.mac_key_file)
-    if args.shuffle_delta is not None and not args.shuffled:
-        raise CLIError("--shuffle-delta goes with --shuffled")
-    if args.shuffled and args.keep:
-        raise CLIError(f"--shuffled declares that the reports reach the analyst with nothing linking them to their "
-                       f"senders, but --keep {args.keep[0]} copies an input column beside them, which can identify "
-                       "each row: write the reports without --keep (record the people with --ledger "
-                       "--people-column, which never writes ids into the reports)")
-    shuffle_delta = (1e-6 if args.shuffle_delta is None else args.shuffle_delta) if args.shuffled else None
-    if shuffle_delta is not None:
-        from .accounting import check_shuffle_delta
-
-        try:
-            check_shuffle_delta(shuffle_delta)  # before the ledger is read or anything is drawn
-        except ValueError as exc:
-            raise CLIError(f"--shuffle-delta: {one_line(exc)}") from None
+    shuffle_delta = check_file_shuffle(args.shuffled, args.shuffle_delta, args.keep)  # before the ledger is read
     ledger, people = _open_ledger(args, mechanisms)
     delimiter = None if args.delimiter is None else args.delimiter.replace("\\t", "\t")
     row_keys = None if args.keys is None else keys_for_rows(args.keys, args.input, args.people_column, delimiter)
@@ -973,24 +801,15 @@ def _privatize(args, mechanisms):
                           out_of_range=args.out_of_range, keep=args.keep, batch_size=args.batch_size,
                           delimiter=delimiter, progress=args.progress, key=key, shuffle_delta=shuffle_delta,
                           keys=row_keys, round=args.round,
-                          before_drawing=_ledger_check(args, ledger, people) if ledger is not None else None)
+                          before_drawing=None if ledger is None else ledger_check(ledger, people, args.ledger))
     if args.write_spec:
         try:
             write_spec_file(args.write_spec, info["specs"], shuffle_delta)
         except OSError as exc:
             raise CLIError(f"cannot write --write-spec file {args.write_spec!r}: {exc.strerror}") from None
-    if ledger is not None and info["rounds"] is not None:
-        # memoized columns: each person charged per memoized value (min(eps_inf, reports x eps_1) per value)
-        record_ledger(ledger, epsilon=info["one_shot_epsilon"], people=people,
-                      specs={c: sp for c, sp in info["specs"].items() if c not in memoized},
-                      strategy=info["strategy"], label=args.label, rounds=info["rounds"])
-        write_atomic(args.ledger, ledger.to_json())
-    elif ledger is not None:
-        record_ledger(ledger, epsilon=info["epsilon_per_row"], people=people, specs=info["specs"],
-                      strategy=info["strategy"], label=args.label, shuffled=args.shuffled,
-                      shuffle_delta=1e-6 if shuffle_delta is None else shuffle_delta,
-                      counts=info["reports"].values())
-        write_atomic(args.ledger, ledger.to_json())
+    if ledger is not None:  # memoized columns: each person charged per memoized value (their rounds)
+        record_file_ledger(ledger, args.ledger, info, people=people, label=args.label, shuffled=args.shuffled,
+                           shuffle_delta=shuffle_delta)
     for c, spec in info["specs"].items():
         print(f"{c}: {spec}")
         if c in memoized:
@@ -1016,7 +835,8 @@ def _cmd_estimate(args):
     explicit = _explicit_spec(args)
     key = read_key(args.mac_key_file)
     _, mech = report_column(str(args.reports), args.column, explicit)  # the file's metadata only
-    whats = _check_request(mech, whats, args)
+    whats = check_estimate_request(mech, whats, marginal=args.marginal, query=args.range, plot=args.plot,
+                                   n_bins=args.n_bins)  # before a report is read
     agg, n_missing = aggregate_file(args.reports, args.column, spec=explicit, batch_size=args.batch_size,
                                     progress=args.progress, key=key)
     if explicit is None and key is None:
@@ -1025,10 +845,9 @@ def _cmd_estimate(args):
               file=sys.stderr)
     if key is None or getattr(args, "expect_spec", None) is not None:
         _check_shuffle_declaration(args, agg)  # (a record signed with --mac-key-file cannot have been edited)
-    marginal = None if args.marginal is None else [tuple(c.strip() for c in args.marginal.split(","))]
     try:
         out, dist = answer_queries(mech, agg, whats, n_bins=args.n_bins, method=args.method, level=args.level,
-                                   quantiles=args.quantiles, query=args.range, marginals=marginal,
+                                   quantiles=args.quantiles, query=args.range, marginals=args.marginal,
                                    postprocess=args.postprocess, distribution=bool(args.plot))
     except MarginalQueryError as exc:
         raise CLIError(f"--marginal {args.marginal!r}: {one_line(exc)}") from None
@@ -1064,37 +883,12 @@ def _cmd_estimate(args):
 
 def _cmd_keys(args):
     """``ldpnum keys generate [N] OUT [--people FILE --people-column C] [--rng SEED]``."""
-    import pandas as pd
-
-    from .io import write_keys_file
-    from .longitudinal.keys import ClientKeys
-
     if (args.people is None) != (args.people_column is None):
         raise CLIError("--people FILE and --people-column C go together: the keys are written with the person ids of "
                        "column C of FILE (one key per distinct id)")
-    ids = None
-    if args.people is not None:
-        delimiter = None if args.delimiter is None else args.delimiter.replace("\\t", "\t")
-        try:  # ids written as plain decimal integers are kept as ints (pandas reads the key file's index as such)
-            people = read_people(args.people, args.people_column, delimiter, "int")
-        except CLIError as exc:
-            if "not plain decimal integers" not in str(exc):
-                raise
-            people = read_people(args.people, args.people_column, delimiter)
-        if people.hasnans:
-            raise CLIError(f"--people-column {args.people_column!r}: {int(people.isna().sum())} row(s) of "
-                           f"{args.people!r} name no person")
-        ids = pd.Index(pd.unique(people.to_numpy()), dtype=object)
-        if args.count is not None and args.count != len(ids):
-            raise CLIError(f"N is {args.count:,} but column {args.people_column!r} of {args.people!r} names "
-                           f"{len(ids):,} distinct people; give N = {len(ids)} or leave it out")
-        n = len(ids)
-    elif args.count is None:
-        raise CLIError("give N, the number of keys (people), or --people FILE --people-column C")
-    else:
-        n = args.count
-    keys = ClientKeys.generate(n, rng=args.rng)
-    write_keys_file(args.output, keys, people=ids, people_column=args.people_column)
+    keys, ids = generate_keys_file(args.output, args.count, people=args.people, people_column=args.people_column,
+                                   delimiter=args.delimiter, rng=args.rng)
+    n = len(keys)
     named = f", one per person of column {args.people_column!r}" if ids is not None else " (row for row)"
     mode = (f"seeded with --rng {args.rng}: a SIMULATION, anyone with the seed holds every key" if args.rng is not None
             else "from the operating system's secure source")
@@ -1133,16 +927,6 @@ def _cmd_demo(args):
     return demo(rng=args.rng)
 
 
-def _user_error(exc):
-    if isinstance(exc, (CLIError, ValueError, TypeError, OSError)):
-        return True
-    try:
-        import pyarrow as pa
-    except ImportError:
-        return False
-    return isinstance(exc, pa.ArrowException)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``); return the exit status.
 
@@ -1154,9 +938,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(_negative_numbers(argv))
     command = {"privatize": _cmd_privatize, "estimate": _cmd_estimate, "heavy-hitters": _cmd_heavy_hitters,
                "keys": _cmd_keys, "demo": _cmd_demo}[args.command]
-    previous = _terminate_as_interrupt()
     try:
-        return command(args)
+        with terminate_as_interrupt():  # a stopped `privatize` removes its hidden file
+            return command(args)
     except KeyboardInterrupt:
         print("ldpnum: interrupted", file=sys.stderr)
         return 130
@@ -1168,36 +952,10 @@ def main(argv: list[str] | None = None) -> int:
             pass
         return 141
     except Exception as exc:
-        if not _user_error(exc) or os.environ.get("LDPNUM_DEBUG"):
+        if not is_user_error(exc) or os.environ.get("LDPNUM_DEBUG"):
             raise
         print(f"ldpnum: error: {one_line(exc)}", file=sys.stderr)
         return 2
-    finally:
-        _restore_terminate(previous)
-
-
-def _terminate_as_interrupt():
-    """Make SIGTERM unwind like Ctrl-C (so a stopped ``privatize`` removes its hidden file).
-
-    Returns the previous handler (None when signals cannot be set here, e.g. outside the main thread).
-    """
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return None
-
-    def handler(signum, frame):
-        raise KeyboardInterrupt
-
-    return signal.signal(signal.SIGTERM, handler)
-
-
-def _restore_terminate(previous):
-    if previous is not None:
-        import signal
-
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _negative_numbers(argv):

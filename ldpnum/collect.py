@@ -19,8 +19,9 @@ Privatizing a batch
     The front end validates every column of a batch first (:func:`prepare_column`: the mechanism's own
     ``prepare_values``), then :func:`privatize_batch` assigns the rows' columns, draws, and returns each
     report column's codes, the mask of rows that did not report it and the digest of its codes
-    (:func:`ldpnum._frame.codes_digest`). :func:`check_shuffle` and :func:`check_ledger` run before the first
-    draw, :func:`record_ledger` after the last.
+    (:func:`ldpnum._frame.codes_digest`). :func:`check_shuffle`, :func:`check_memoized` (keys and memoized
+    columns, in the caller's words: :class:`ArgumentNames`) and :func:`check_ledger` run before the first draw,
+    :func:`record_ledger` after the last (what it charges: :meth:`CollectionPlan.ledger_charge`).
     :meth:`CollectionPlan.record` is what the collection records beside its reports (every column's spec, the
     strategy, ``epsilon_per_row``, digests, a shuffle declaration): the accessor in ``attrs``, the command line
     in the Parquet file's metadata.
@@ -31,7 +32,8 @@ Reading a report column back
     :class:`~ldpnum.Aggregate`, declared shuffled when the record says so (:func:`declare_shuffled`, also
     applied by Dask to the aggregate merged over partitions). :func:`estimator` picks the mechanism's
     estimator or says what its reports estimate instead. :func:`answer_queries` answers named questions of a
-    column's aggregate (:data:`QUERIES`: ``ldpnum estimate --what``), :func:`describe_aggregates` the fixed
+    column's aggregate (:data:`QUERIES`: ``ldpnum estimate --what``; :func:`check_queries` refuses, before a
+    report is read, what the mechanism cannot answer), :func:`describe_aggregates` the fixed
     summary of ``describe``.
 pandas objects
     :func:`privatize_series` and :func:`privatize_frame` (pandas in, pandas out) are the accessor's
@@ -98,8 +100,9 @@ from .mechanisms import Mechanism, from_spec
 from .reports import Reports
 from .spec import Spec, check_spec
 
-__all__ = ["MAX_COLUMNS", "NAN_POLICIES", "QUERIES", "STRATEGIES", "BatchReports", "CollectionPlan",
-           "ColumnPlan", "MarginalQueryError", "aggregate_series", "answer_queries", "assign_rows", "check_ledger", "check_rng", "check_shuffle",
+__all__ = ["MAX_COLUMNS", "NAN_POLICIES", "PYTHON_NAMES", "QUERIES", "STRATEGIES", "ArgumentNames", "BatchReports",
+           "CollectionPlan", "ColumnPlan", "MarginalQueryError", "aggregate_series", "answer_queries", "assign_rows",
+           "check_ledger", "check_memoized", "check_queries", "check_rng", "check_round", "check_shuffle",
            "column_subject", "concat", "declare_shuffled", "describe_aggregates", "empty_values",
            "estimate_mean_named", "estimator", "fill_values", "is_real_dtype", "mechanism_of", "partition_rng", "plan_columns",
            "prepare_column", "privatize_batch", "privatize_frame", "privatize_series", "record_ledger",
@@ -252,6 +255,18 @@ class CollectionPlan:
         epsilons = [c.mechanism.epsilon for c in self.columns if not c.mechanism.memoized]
         return float(math.fsum(epsilons)) if epsilons else None
 
+    def ledger_charge(self, rounds: list | None) -> tuple[float | None, dict]:
+        """What a ledger charges each row per collection: ``(ε, {label: spec})``.
+
+        With the memoized columns' ``rounds`` (:meth:`longitudinal_rounds`, charged per memoized value by
+        :func:`record_ledger`), the columns that are not memoized: :attr:`one_shot_epsilon` and their specs;
+        otherwise :attr:`epsilon_per_row` and every column's spec.
+        """
+        if rounds:
+            return self.one_shot_epsilon, {c.label: c.mechanism.spec for c in self.columns
+                                           if not c.mechanism.memoized}
+        return self.epsilon_per_row, self.specs
+
     @property
     def split(self) -> bool:
         """Whether each row reports one column ("one-column-per-row")."""
@@ -325,10 +340,8 @@ def plan_columns(mechanisms: Mapping, strategy: str, *, round: int | None = None
     if strategy == "one-column-per-row" and len(keys) > MAX_COLUMNS:
         raise ValueError(f"one-column-per-row handles at most {MAX_COLUMNS} columns; got {len(keys)}")
     mechs = dict(mechanisms)
+    check_round(mechs, round)
     if round is not None:
-        if not any(getattr(m, "memoized", False) for m in mechs.values()):
-            raise ValueError("round= numbers the rounds of a longitudinal collection; none of these mechanisms is "
-                             "longitudinal (LGRR, LOSUE, LOLOHA, RAPPOR, memoized OneBitMean/DBitFlip)")
         mechs = {k: m.at_round(round) if getattr(m, "memoized", False) else m for k, m in mechs.items()}
     return CollectionPlan(tuple(ColumnPlan(k, labels[k], mechs[k], sources[k]) for k in keys), strategy)
 
@@ -505,31 +518,160 @@ def check_ledger(ledger: Any, epsilon: float | None, obj: Any, people: Any, roun
     return ids
 
 
+@dataclass(frozen=True)
+class ArgumentNames:
+    """How a front end names its arguments in the refusals of :func:`check_memoized`.
+
+    The rules are one; the words are the caller's (the Python API says ``keys=``, the command line ``--keys``).
+
+    Attributes
+    ----------
+    keys_unused : str
+        The refusal of keys given when no column is memoized.
+    keys_missing : str
+        The refusal of a memoized column without keys; ``{column!r}`` and ``{mechanism}`` (its class name) are
+        filled in.
+    shuffled, ledger, split, all_columns : str
+        The names of the shuffle declaration, the ledger and the two strategies.
+    round_unused : str
+        The refusal of a round given when no column is memoized (:func:`check_round`).
+    queries : mapping of str to str
+        The refusals of :func:`check_queries`, by rule (the keys of :data:`PYTHON_NAMES`' mapping); ``{name}``
+        (the mechanism's spec name) and the rule's own fields are filled in.
+    error : type or None
+        The exception raised for every refusal; None: TypeError for missing keys, ValueError otherwise.
+    """
+
+    keys_unused: str
+    keys_missing: str
+    shuffled: str
+    ledger: str
+    split: str
+    all_columns: str
+    round_unused: str
+    queries: Mapping[str, str]
+    error: type[Exception] | None = None
+
+
+#: The Python API's names (pandas, Dask, the engines).
+PYTHON_NAMES = ArgumentNames(
+    keys_unused="keys= are each person's keys for longitudinal mechanisms (LGRR, LOSUE, LOLOHA, RAPPOR, memoized "
+                "OneBitMean/DBitFlip); none of these columns is memoized",
+    keys_missing="longitudinal (memoized) columns need each person's key: pass keys=ClientKeys (row for row) or "
+                 "keys=ClientKeys.to_frame(index=person ids)",
+    shuffled="shuffled=True", ledger="ledger", split="'one-column-per-row'", all_columns="'all-columns'",
+    round_unused="round= numbers the rounds of a longitudinal collection; none of these mechanisms is longitudinal "
+                 "(LGRR, LOSUE, LOLOHA, RAPPOR, memoized OneBitMean/DBitFlip)",
+    queries={
+        "no_marginals": "{name} reports do not hold marginals of categorical columns; the 'marginals' query and "
+                        "marginals= need a marginals report column",
+        "marginals_only": "{name} reports estimate marginals only: ask for 'marginals' (optionally marginals=[(C1, "
+                          "C2)])",
+        "no_plot": "distribution=True does not apply to {name} reports",
+        "marginal_columns": "marginals={value!r}: give distinct columns of the report column ({columns}); {problem}",
+        "ranges_needed": "{name} reports answer range queries over their columns: ask for 'range' with "
+                         "query={{column: (low, high)}}",
+        "ranges_only": "{name} reports answer range queries only ('range' with query={{column: (low, high)}})",
+        "numerical": "{name} reports are numerical; 'frequencies' needs a frequency oracle's reports (grr, oue, olh, "
+                     "...)",
+        "categorical": "{name} reports are categorical: ask for 'frequencies'",
+        "range_of_columns": "{name} reports answer query=(low, high), not query={{column: (low, high)}}",
+        "range_of_values": "{name} reports answer query={{column: (low, high)}}, not query=(low, high)",
+        "no_distribution": "{name} reports estimate {estimates} only; distributions, quantiles, ranges and "
+                           "distribution=True need square_wave, general_wave, piecewise, hybrid or hierarchical_histogram",
+        "n_bins": "n_bins= does not apply to {name}: its bins are {bins}",
+    })
+
+
+def _refuse(names: ArgumentNames, kind: type[Exception], text: str) -> None:
+    """Raise ``text`` as the front end's exception (:attr:`ArgumentNames.error`), else as ``kind``."""
+    raise (names.error or kind)(text)
+
+
+def check_round(mechanisms: Mapping, round: int | None, *, names: ArgumentNames = PYTHON_NAMES) -> None:
+    """Refuse a ``round`` for a collection of no memoized (longitudinal) column.
+
+    Examples
+    --------
+    >>> import ldpnum as ldp
+    >>> check_round({"app": ldp.LGRR(2.0, 1.0, k=4)}, 3)
+    >>> check_round({"x": ldp.Duchi(1.0, (0, 1))}, 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: round= numbers the rounds of a longitudinal collection; none of these mechanisms is longitudinal \
+(LGRR, LOSUE, LOLOHA, RAPPOR, memoized OneBitMean/DBitFlip)
+    """
+    if round is not None and not any(getattr(m, "memoized", False) for m in mechanisms.values()):
+        _refuse(names, ValueError, names.round_unused)
+
+
+def check_memoized(mechanisms: Mapping, *, keys: bool, shuffled: bool, ledger: bool = False, split: bool = False,
+                   round: int | None = None, names: ArgumentNames = PYTHON_NAMES) -> None:
+    """One clear error, before anything is drawn, for keys and memoized columns that do not go together.
+
+    Refused: keys given for no memoized column, a memoized column without keys, a memoized collection declared
+    shuffled (the shuffle's amplification assumes fresh randomness in every report, and memoized answers repeat
+    across rounds), and a ledger for memoized columns under "one-column-per-row" (each memoized column is charged
+    per memoized value, which that strategy's accounting does not do); and a ``round`` when no column is memoized
+    (:func:`check_round`).
+
+    Parameters
+    ----------
+    mechanisms : mapping
+        Report column -> mechanism (each says whether it is memoized).
+    keys, shuffled, ledger, split : bool
+        Whether keys are given, the collection is declared shuffled, a ledger is kept, and the strategy is
+        "one-column-per-row".
+    round : int, optional
+        The collection's round, if one is given.
+    names : ArgumentNames, optional
+        The front end's names of these arguments (default: the Python API's).
+
+    Examples
+    --------
+    >>> import ldpnum as ldp
+    >>> check_memoized({"app": ldp.LGRR(2.0, 1.0, k=4)}, keys=True, shuffled=False)
+    >>> check_memoized({"x": ldp.Duchi(1.0, (0, 1))}, keys=True, shuffled=False)
+    Traceback (most recent call last):
+    ...
+    ValueError: keys= are each person's keys for longitudinal mechanisms (LGRR, LOSUE, LOLOHA, RAPPOR, memoized \
+OneBitMean/DBitFlip); none of these columns is memoized
+    """
+    memoized = [c for c, m in mechanisms.items() if m.memoized]
+
+    def refuse(kind: type[Exception], text: str) -> None:
+        _refuse(names, kind, text)
+
+    if keys and not memoized:
+        refuse(ValueError, names.keys_unused)
+    check_round(mechanisms, round, names=names)
+    if not memoized:
+        return
+    if not keys:
+        refuse(TypeError, names.keys_missing.format(column=memoized[0],
+                                                    mechanism=type(mechanisms[memoized[0]]).__name__))
+    if shuffled:
+        refuse(ValueError, f"{names.shuffled} is not available for longitudinal columns: shuffle amplification "
+                           "assumes fresh randomness in every report, and memoized answers repeat across rounds")
+    if ledger and split:
+        refuse(ValueError, f"a {names.ledger} for longitudinal columns under {names.split} is not supported: use "
+                           f"{names.all_columns} (each memoized column is charged per memoized value)")
+
+
 def check_keys_and_rounds(plan: CollectionPlan, values: list, keys: Any, obj: Any, people: Any, ledger: Any,
                           shuffled: bool) -> tuple:
     """The rows' keys (:func:`align_keys`) and, with a ledger, the memoized columns' rounds to charge.
 
     The rounds are :meth:`CollectionPlan.longitudinal_rounds`. One clear error, before anything is drawn, for keys
-    missing, given for no memoized column, or a memoized collection declared shuffled (the shuffle's amplification
-    assumes fresh randomness in every report, and memoized answers repeat across rounds).
+    and memoized columns that do not go together (:func:`check_memoized`).
     """
     row_keys = align_keys(keys, len(obj), people_ids(obj, people) if isinstance(keys, pd.DataFrame) else None)
+    check_memoized(plan.mechanisms, keys=row_keys is not None, shuffled=shuffled, ledger=ledger is not None,
+                   split=plan.split)
     if not plan.memoized:
-        if row_keys is not None:
-            raise ValueError("keys= are each person's keys for longitudinal mechanisms (LGRR, LOSUE, LOLOHA, RAPPOR, "
-                             "memoized OneBitMean/DBitFlip); none of these columns is memoized")
         return None, None
-    if row_keys is None:
-        raise TypeError("longitudinal (memoized) columns need each person's key: pass keys=ClientKeys (row for row) "
-                        "or keys=ClientKeys.to_frame(index=person ids)")
-    if shuffled:
-        raise ValueError("shuffled=True is not available for longitudinal columns: shuffle amplification assumes "
-                         "fresh randomness in every report, and memoized answers repeat across rounds")
     if ledger is None:
         return row_keys, None
-    if plan.split:
-        raise ValueError("a ledger for longitudinal columns under 'one-column-per-row' is not supported: use "
-                         "'all-columns' (each memoized column is charged per memoized value)")
     return row_keys, plan.longitudinal_rounds(values, row_keys)
 
 
@@ -644,9 +786,8 @@ def privatize_batch(plan: CollectionPlan, values: list, streams: list, n_rows: i
             raise ValueError(f"the values of report column {col.label!r} hold {len(x)} rows; the batch has {n_rows}")
     if plan.memoized:
         keys = check_keys(keys, n_rows)
-    elif keys is not None:
-        raise ValueError("keys= are each person's keys for longitudinal mechanisms (LGRR, LOSUE, LOLOHA, RAPPOR, "
-                         "memoized OneBitMean/DBitFlip); none of these columns is memoized")
+    else:
+        check_memoized(plan.mechanisms, keys=keys is not None, shuffled=False)
 
     def randomize(j, x, rows_j=None):
         mech = plan.columns[j].mechanism
@@ -998,16 +1139,16 @@ def privatize_frame(df: "pd.DataFrame", mechanisms: Mapping, *, rng: SeedLike = 
                 for c in plan.columns]
     delta = check_shuffle(shuffled, shuffle_delta, df)
     row_keys, rounds = check_keys_and_rounds(plan, prepared, keys, df, people, ledger, shuffled)
-    ids = check_ledger(ledger, plan.one_shot_epsilon if rounds else plan.epsilon_per_row, df, people, rounds)
+    charged, charged_specs = plan.ledger_charge(rounds)
+    ids = check_ledger(ledger, charged, df, people, rounds)
     # Everything is valid: from here on, words are drawn.
     batch = privatize_batch(plan, prepared, plan.streams(rng), len(df), digest=_digest, keys=row_keys)
     data = {c: codes if batch.missing[c] is None else pd.arrays.IntegerArray(codes, batch.missing[c])
             for c, codes in batch.codes.items()}
     if ledger is not None:
-        one_shot = {c.label: c.mechanism.spec for c in plan.columns if not c.mechanism.memoized}
-        record_ledger(ledger, epsilon=plan.one_shot_epsilon if rounds else plan.epsilon_per_row, people=ids,
-                      specs=one_shot if rounds else plan.specs, strategy=strategy, label=label, shuffled=shuffled,
-                      shuffle_delta=shuffle_delta, counts=batch.counts.values() if plan.split else (), rounds=rounds)
+        record_ledger(ledger, epsilon=charged, people=ids, specs=charged_specs, strategy=strategy, label=label,
+                      shuffled=shuffled, shuffle_delta=shuffle_delta,
+                      counts=batch.counts.values() if plan.split else (), rounds=rounds)
     out = pd.DataFrame(data, index=df.index, copy=False)
     out.columns.name = df.columns.name
     _copy_other_attrs(df, out)
@@ -1330,6 +1471,102 @@ class MarginalQueryError(ValueError):
     """A marginal that the estimate of a marginals report column cannot give (:func:`answer_queries`)."""
 
 
+def _marginal_sets(marginals: Any) -> list | None:
+    """The column tuples of ``marginals``: a list of column tuples, or one ``"C1,C2"`` string; None stays None."""
+    if marginals is None:
+        return None
+    if isinstance(marginals, str):
+        return [tuple(c.strip() for c in marginals.split(","))]
+    return [tuple(cols) for cols in marginals]
+
+
+def check_queries(mech: Mechanism, queries: Any, *, marginals: Any = None, query: Any = None,
+                  distribution: bool = False, n_bins: int | None = None,
+                  names: ArgumentNames = PYTHON_NAMES) -> list:
+    """The questions :func:`answer_queries` is to answer, checked against the mechanism before a report is read.
+
+    A request the mechanism cannot answer fails at once, not after a large collection is read.
+
+    Parameters
+    ----------
+    mech : Mechanism
+        The report column's mechanism.
+    queries : list of str or None
+        Among :data:`QUERIES`; None: the mechanism's default (its mean, else its distribution, else its
+        frequencies; marginals for a marginals report column).
+    marginals, query, distribution, n_bins : optional
+        As for :func:`answer_queries` (``marginals`` may also be one ``"C1,C2"`` string).
+    names : ArgumentNames, optional
+        The front end's words for the refusals (default: the Python API's).
+
+    Returns
+    -------
+    list of str
+        The questions to answer.
+
+    Examples
+    --------
+    >>> import ldpnum as ldp
+    >>> check_queries(ldp.SquareWave(1.0, (0, 1)), None), check_queries(ldp.GRR(1.0, k=4), None)
+    (['mean'], ['frequencies'])
+    >>> check_queries(ldp.Duchi(1.0, (0, 1)), ["quantiles"])
+    Traceback (most recent call last):
+    ...
+    ValueError: duchi reports estimate means only; distributions, quantiles, ranges and distribution=True need \
+square_wave, general_wave, piecewise, hybrid or hierarchical_histogram
+    """
+    name = mech.spec.mechanism
+
+    def refuse(rule: str, **fields: Any) -> None:
+        _refuse(names, ValueError, names.queries[rule].format(name=name, **fields))
+
+    unknown = [q for q in queries or () if q not in QUERIES]
+    if unknown:
+        raise ValueError(f"queries must be among {', '.join(QUERIES)}; got {unknown[0]!r}")
+    is_marginals = mech.offers("estimate_marginals")
+    if is_marginals or (queries and "marginals" in queries) or marginals is not None:
+        if not is_marginals:
+            refuse("no_marginals")
+        if queries is not None and list(queries) != ["marginals"]:
+            refuse("marginals_only")
+        if distribution:
+            refuse("no_plot")
+        columns = list(getattr(mech, "columns", ()))
+        for cols in _marginal_sets(marginals) or ():
+            unknown = [c for c in cols if c not in columns]
+            if unknown or len(set(cols)) != len(cols):
+                refuse("marginal_columns", value=marginals, columns=", ".join(columns),
+                       problem=f"unknown: {', '.join(unknown)}" if unknown else "a column is named twice")
+        return ["marginals"]
+    has_mean = mech.offers("estimate_mean")
+    has_dist = mech.offers("estimate_distribution")
+    is_freq = mech.offers("estimate_frequencies")
+    has_tree = mech.offers("estimate_ranges")
+    numerical = has_mean or has_dist or has_tree
+    ranges_only = has_tree and not (has_mean or has_dist)
+    if queries is None:
+        if ranges_only:
+            refuse("ranges_needed")
+        queries = ["mean"] if has_mean else ["distribution"] if has_dist else ["frequencies"] if is_freq else ["mean"]
+    queries = list(queries)
+    if ranges_only and any(q != "range" for q in queries):
+        refuse("ranges_only")
+    multi = isinstance(query, dict)
+    for what in queries:
+        if what == "frequencies" and not is_freq:
+            refuse("numerical")
+        if what != "frequencies" and not numerical:
+            refuse("categorical")
+        if what == "range" and multi != ranges_only:
+            refuse("range_of_columns" if multi else "range_of_values")
+        if (what in ("distribution", "quantiles") or distribution or (what == "range" and not multi)) and not has_dist:
+            refuse("no_distribution", estimates="frequencies" if is_freq else "means")
+    if has_tree and n_bins is not None:
+        n_leaves = getattr(mech, "n_leaves", None)  # a range tree; HDG's bins are the cells of its grids
+        refuse("n_bins", bins="the cells of its grids" if n_leaves is None else f"its leaves ({n_leaves})")
+    return queries
+
+
 def _mean_entry(label: Any, est: Any, level: float) -> dict:
     """One mean estimate (of a column, or of one coordinate of a vector) as JSON: value, standard error, CI."""
     lo, hi = est.confidence_interval(level)
@@ -1375,7 +1612,7 @@ def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: in
     Raises
     ------
     ValueError
-        For an aggregate without reports.
+        For an aggregate without reports, or a question the mechanism cannot answer (:func:`check_queries`).
     MarginalQueryError
         For a marginal the estimate cannot give.
     """
@@ -1393,6 +1630,8 @@ def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: in
                 dist = m.estimate_distribution(agg, n_bins=n_bins, method=method)
         return dist
 
+    queries = check_queries(mech, queries, marginals=marginals, query=query, distribution=distribution,
+                            n_bins=n_bins)
     if agg.n_reports == 0:
         raise ValueError("the column holds no reports")
     for what in queries:
@@ -1434,7 +1673,7 @@ def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: in
                                    "probabilities": [float(v) for v in d.probabilities]}
         elif what == "marginals":
             est = m.estimate_marginals(agg)
-            wanted = list(marginals) if marginals is not None else list(est.sets)
+            wanted = _marginal_sets(marginals) or list(est.sets)
             try:
                 tables = [{"columns": list(cols), "covered": est.covers(cols),
                            "frequency": est.marginal(cols).tolist()} for cols in wanted]

@@ -37,12 +37,15 @@ person ids of an input column are read here.
 
 **Used by the command line.** Besides the functions in ``__all__``, :mod:`ldpnum.cli` calls
 :func:`report_column` (a report column's mechanism from the file's metadata, before a batch is read),
-:func:`read_key`, :func:`read_ledger`, :func:`read_people`, :func:`write_atomic`, :func:`read_spec_argument`,
-:func:`expected_spec_file`, :func:`expected_shuffle_file`, :func:`check_shuffle_declaration`,
+:func:`read_key`, :func:`open_ledger` and :func:`ledger_check` (a privacy ledger's file, checked before anything
+is drawn; :func:`record_file_ledger` records the collection), :func:`generate_keys_file` and
+:func:`distinct_people` (the people a key file is written for), :func:`write_atomic`,
+:func:`read_spec_argument`, :func:`expected_spec_file`, :func:`expected_shuffle_file`, :func:`check_shuffle_declaration`,
 :func:`check_plot_path`, :func:`write_plot` (an estimated distribution drawn into an image file),
-:func:`check_file_keys` (keys given exactly when a column is memoized),
-:func:`require_pyarrow` and :func:`one_line`: package-internal API, public so that no module imports
-another's private names, but not part of ``ldpnum``'s namespace.
+:func:`check_file_keys`, :func:`check_file_shuffle` and :func:`check_estimate_request` (the collection layer's
+rules in the command line's words), :func:`require_pyarrow`, :func:`one_line`, :func:`is_user_error` and
+:func:`terminate_as_interrupt`: package-internal API, public so that no module imports another's private names,
+but not part of ``ldpnum``'s namespace.
 
 Errors caused by the user's files (a missing file, an unknown format or column, an unreadable row, a record
 that fails its checks) raise :class:`CLIError` with a one-line message, which the command line prints
@@ -50,11 +53,12 @@ before exiting with status 2. pyarrow, pandas and tqdm are imported by the funct
 ``import ldpnum.io`` stays light.
 """
 
+import contextlib
 import json
 import os
 import sys
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO, Union
 
 if TYPE_CHECKING:
@@ -64,6 +68,7 @@ if TYPE_CHECKING:
     from .aggregate import Aggregate
     from .base import Mechanism
     from .heavy import PEM, HeavyHittersEstimate, TreeHist
+    from .longitudinal.keys import ClientKeys
     from .spec import Spec
 
 #: A file name: a str or a path object.
@@ -96,6 +101,44 @@ class CLIError(Exception):
     The file functions of this module raise it for the user's files (a missing file or column, a malformed
     or changed record), so the command line reports them without a traceback.
     """
+
+
+def is_user_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is the user's mistake (printed as one line by the command line) rather than a bug.
+
+    :class:`CLIError`, ValueError, TypeError, OSError and pyarrow's errors (an unreadable file) are.
+    """
+    if isinstance(exc, (CLIError, ValueError, TypeError, OSError)):
+        return True
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return False
+    return isinstance(exc, pa.ArrowException)
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt() -> "Iterator[None]":
+    """Within the block, SIGTERM unwinds like Ctrl-C, so a stopped :func:`privatize_file` removes its hidden file.
+
+    The previous handler is restored after the block; outside the main thread (where signals cannot be set) the
+    block runs unchanged.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def one_line(exc: BaseException) -> str:
@@ -462,7 +505,8 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
     dict
         ``{"rows": n, "columns": [...], "specs": {column: Spec}, "epsilon_per_row": ε_total,
         "clipped": {column: count}, "one_shot_epsilon": ε of the columns not memoized (None if none),
-        "rounds": the memoized columns' rounds (with ``before_drawing``) or None}``.
+        "rounds": the memoized columns' rounds (with ``before_drawing``) or None, "plan": the collection's
+        CollectionPlan}`` (a ledger records ``info["plan"].ledger_charge(info["rounds"])``, then the rounds).
 
     Notes
     -----
@@ -512,7 +556,7 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
         plan = plan_columns(mechanisms, strategy, round=round)
     except (TypeError, ValueError) as exc:
         raise CLIError(one_line(exc)) from None
-    check_file_keys(plan.mechanisms, keys is not None, shuffle_delta is not None)
+    check_file_keys(plan.mechanisms, keys=keys is not None, shuffled=shuffle_delta is not None)
     if keys is not None and not isinstance(keys, ClientKeys):
         raise TypeError(f"keys must be ClientKeys, row for row; got {type(keys).__name__}")
     mechanisms = plan.mechanisms
@@ -664,25 +708,92 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
     return {"rows": rows, "columns": columns, "specs": specs, "strategy": strategy,
             "epsilon_per_row": info["epsilon_per_row"], "clipped": {c: v[0] for c, v in clipped.items()},
             "kept": keep, "reports": {c: int(d.split(":")[0]) for c, d in digests.items()},
-            "one_shot_epsilon": plan.one_shot_epsilon, "rounds": rounds}
+            "one_shot_epsilon": plan.one_shot_epsilon, "rounds": rounds, "plan": plan}
 
 
-def check_file_keys(mechanisms: "Mapping[Any, Mechanism]", has_keys: bool, shuffled: bool) -> None:
-    """One clear error, before a file is read, for keys and memoized columns that do not go together.
+def _cli_names():
+    """The command line's names in :func:`ldpnum.collect.check_memoized`'s refusals (raised as :class:`CLIError`)."""
+    from .collect import ArgumentNames
 
-    Keys without a memoized column, a memoized column without keys, or a memoized collection declared shuffled
-    (``mechanisms``: report column -> mechanism; the mechanisms say whether they are memoized).
+    return ArgumentNames(
+        keys_unused="--keys are each person's keys for longitudinal (memoized) mechanisms such as LGRR; none of the "
+                    "columns is memoized",
+        keys_missing="column {column!r} is longitudinal ({mechanism}): its permanent answers come from each person's "
+                     "key; pass --keys FILE (`ldpnum keys generate`)",
+        shuffled="--shuffled", ledger="--ledger", split="--strategy one-column-per-row", all_columns="all-columns",
+        round_unused="--round numbers the rounds of a longitudinal collection; none of the columns is longitudinal (a "
+                     "memoized mechanism such as LGRR, given with --spec)",
+        queries={
+            "no_marginals": "{name} reports do not hold marginals of categorical columns; --what marginals and "
+                            "--marginal need a marginals report column",
+            "marginals_only": "{name} reports estimate marginals only: use --what marginals (optionally --marginal "
+                              "C1,C2)",
+            "no_plot": "--plot does not apply to {name} reports",
+            "marginal_columns": "--marginal {value!r}: give distinct columns of the report column ({columns}); "
+                                "{problem}",
+            "ranges_needed": "{name} reports answer range queries over their columns: pass --range COL:LO:HI ...",
+            "ranges_only": "{name} reports answer range queries only (--what range with --range COL:LO:HI ...)",
+            "numerical": "{name} reports are numerical; --what frequencies needs a frequency oracle's reports (grr, "
+                         "oue, olh, ...)",
+            "categorical": "{name} reports are categorical: use --what frequencies",
+            "range_of_columns": "{name} reports answer --range LO HI, not COL:LO:HI",
+            "range_of_values": "{name} reports answer --range COL:LO:HI ..., not LO HI",
+            "no_distribution": "{name} reports estimate {estimates} only; distributions, quantiles, ranges and plots "
+                               "need square_wave, general_wave, piecewise, hybrid or hierarchical_histogram",
+            "n_bins": "--n-bins does not apply to {name}: its bins are {bins}",
+        },
+        error=CLIError)
+
+
+def check_file_keys(mechanisms: "Mapping[Any, Mechanism]", *, keys: bool, shuffled: bool, ledger: bool = False,
+                    split: bool = False, round: "int | None" = None) -> None:
+    """:func:`ldpnum.collect.check_memoized` in the command line's words (``--keys``, ``--shuffled``, ``--round``).
+
+    Raises :class:`CLIError`.
     """
-    memoized = [c for c, m in mechanisms.items() if m.memoized]
-    if has_keys and not memoized:
-        raise CLIError("--keys are each person's keys for longitudinal (memoized) mechanisms such as LGRR; none of "
-                       "the columns is memoized")
-    if memoized and not has_keys:
-        raise CLIError(f"column {memoized[0]!r} is longitudinal ({type(mechanisms[memoized[0]]).__name__}): its "
-                       "permanent answers come from each person's key; pass --keys FILE (`ldpnum keys generate`)")
-    if memoized and shuffled:
-        raise CLIError("--shuffled is not available for longitudinal columns: shuffle amplification assumes fresh "
-                       "randomness in every report, and memoized answers repeat across rounds")
+    from .collect import check_memoized
+
+    check_memoized(mechanisms, keys=keys, shuffled=shuffled, ledger=ledger, split=split, round=round,
+                   names=_cli_names())
+
+
+def check_file_shuffle(shuffled: bool, shuffle_delta: "float | None", keep: Sequence[str]) -> "float | None":
+    """The central δ of ``privatize --shuffled [--shuffle-delta DELTA]`` (default 1e-6), or None when not shuffled.
+
+    Refused: a δ without ``--shuffled``, a δ outside (0, 1), and ``--keep`` beside a shuffled collection (a kept
+    column can identify each row, as the index does for :func:`ldpnum.collect.check_shuffle`). Raises
+    :class:`CLIError`.
+    """
+    if shuffle_delta is not None and not shuffled:
+        raise CLIError("--shuffle-delta goes with --shuffled")
+    if shuffled and keep:
+        raise CLIError(f"--shuffled declares that the reports reach the analyst with nothing linking them to their "
+                       f"senders, but --keep {keep[0]} copies an input column beside them, which can identify "
+                       "each row: write the reports without --keep (record the people with --ledger "
+                       "--people-column, which never writes ids into the reports)")
+    if not shuffled:
+        return None
+    from .accounting import check_shuffle_delta
+
+    try:
+        return check_shuffle_delta(1e-6 if shuffle_delta is None else shuffle_delta)
+    except ValueError as exc:
+        raise CLIError(f"--shuffle-delta: {one_line(exc)}") from None
+
+
+def check_estimate_request(mech: "Mechanism", whats: "list | None", *, marginal: "str | None", query: Any,
+                           plot: "str | None", n_bins: "int | None") -> list:
+    """:func:`ldpnum.collect.check_queries` in the command line's words (``--what``, ``--marginal``, ``--range``).
+
+    Also checks that the ``--plot`` file can be written. Raises :class:`CLIError`; returns what to estimate.
+    """
+    from .collect import check_queries
+
+    whats = check_queries(mech, whats, marginals=marginal, query=query, distribution=bool(plot), n_bins=n_bins,
+                          names=_cli_names())
+    if plot:
+        check_plot_path(plot)
+    return whats
 
 
 def _longitudinal_rounds(plan, src, value_columns, keys, options, sources):
@@ -1459,6 +1570,117 @@ def read_people(path: str, column: str, delimiter: "str | None", kind: "str | No
     return pd.Index(ids)
 
 
+
+def distinct_people(path: str, column: str, delimiter: "str | None" = None) -> "pd.Index":
+    r"""The distinct person ids of an input file's column, in order of first appearance (``keys generate --people``).
+
+    Ids all written as plain decimal integers are kept as ints (pandas reads the index of a key file written with
+    them as such); otherwise every id is text, as :func:`read_people` reads it.
+
+    Parameters
+    ----------
+    path : str
+        The file (CSV or Parquet): a data file or a list of ids.
+    column : str
+        Its column of person ids (``--people-column``).
+    delimiter : str or None
+        Field delimiter of a CSV file (``\t`` written as two characters stands for a tab).
+
+    Returns
+    -------
+    pandas.Index
+        Of dtype object, one entry per person.
+
+    Raises
+    ------
+    CLIError
+        For an unreadable file, an unknown column, or a row that names no person.
+    """
+    import pandas as pd
+
+    try:
+        people = read_people(path, column, delimiter, "int")
+    except CLIError as exc:
+        if "not plain decimal integers" not in str(exc):
+            raise
+        people = read_people(path, column, delimiter)
+    if people.hasnans:
+        raise CLIError(f"--people-column {column!r}: {int(people.isna().sum())} row(s) of {path!r} name no person")
+    return pd.Index(pd.unique(people.to_numpy()), dtype=object)
+
+
+def open_ledger(path: str, cap: "float | None", source: str, people_column: str, delimiter: "str | None",
+                epsilon: "float | None") -> "tuple[PrivacyLedger, pd.Index]":
+    r"""The ledger of ``privatize --ledger FILE`` and the person ids of ``source``'s rows, before anything is drawn.
+
+    Parameters
+    ----------
+    path, cap
+        As for :func:`read_ledger`.
+    source, people_column, delimiter
+        The input file and its column of person ids (:func:`read_people`, in the ledger's id kind).
+    epsilon : float or None
+        What each row spends on a collection of one-shot columns, checked here against the ledger's cap; None for a
+        collection with memoized columns, whose rows are checked per memoized value (:func:`ledger_check`).
+
+    Returns
+    -------
+    (PrivacyLedger, pandas.Index)
+
+    Raises
+    ------
+    CLIError
+        When the ledger or the ids cannot be read, or the collection would take someone above the cap.
+    """
+    from .exceptions import BudgetExceededError
+
+    ledger = read_ledger(path, cap)
+    people = read_people(source, people_column, delimiter, ledger.id_kind)
+    if epsilon is not None:
+        try:
+            ledger.check(epsilon=epsilon, people=people)
+        except BudgetExceededError as exc:
+            raise CLIError(f"{one_line(exc)} (--ledger {path})") from None
+        except (ValueError, TypeError) as exc:
+            raise CLIError(f"--people-column {people_column!r}: {one_line(exc)}") from None
+    return ledger, people
+
+
+def ledger_check(ledger: "PrivacyLedger", people: "pd.Index", path: str) -> "Callable[[Any, list], None]":
+    """:func:`privatize_file`'s ``before_drawing`` for memoized columns kept in the ledger file ``path``.
+
+    The ledger's cap and rounds are checked with each row's memoized-value fingerprints
+    (:meth:`~ldpnum.PrivacyLedger.check_longitudinal`), before anything is drawn: one clear error, nothing written.
+    """
+    from .exceptions import BudgetExceededError
+
+    def check(plan, rounds):
+        try:
+            ledger.check_longitudinal(rounds, people=people, epsilon=plan.one_shot_epsilon)
+        except BudgetExceededError as exc:
+            raise CLIError(f"{one_line(exc)} (--ledger {path})") from None
+        except (ValueError, TypeError) as exc:
+            raise CLIError(f"--ledger {path}: {one_line(exc)}") from None
+
+    return check
+
+def record_file_ledger(ledger: "PrivacyLedger", path: str, info: dict, *, people: "pd.Index", label: "str | None",
+                       shuffled: bool, shuffle_delta: "float | None") -> None:
+    """Record a finished :func:`privatize_file` collection (``info``, its return value) in the ledger file ``path``.
+
+    Each person is charged what :meth:`~ldpnum.collect.CollectionPlan.ledger_charge` says: the one-shot columns'
+    ε per row and, per memoized column, each memoized value's ``min(ε∞, reports × ε1)`` for their rounds
+    (:func:`ldpnum.collect.record_ledger`, as the pandas accessor records); the file is then replaced atomically.
+    """
+    from .collect import record_ledger
+
+    epsilon, specs = info["plan"].ledger_charge(info["rounds"])
+    record_ledger(ledger, epsilon=epsilon, people=people, specs=specs, strategy=info["strategy"], label=label,
+                  shuffled=shuffled, shuffle_delta=1e-6 if shuffle_delta is None else shuffle_delta,
+                  counts=info["reports"].values(), rounds=info["rounds"])
+    write_atomic(path, ledger.to_json())
+
+
 #: Parquet schema metadata key of a client-key file's description (count, fingerprint, id column).
 KEYS_METADATA = b"ldpnum.client_keys"
 
@@ -1487,6 +1709,32 @@ def canonical_ids(ids: Any) -> "pd.Index":
     if s.dtype.kind == "f" and s.notna().all() and (s == s.round()).all():
         s = s.astype("int64")
     return pd.Index(s.astype(object).where(s.isna(), s.astype(str)), dtype=object)
+
+
+def generate_keys_file(path: PathLike, count: "int | None", *, people: "str | None" = None,
+                       people_column: "str | None" = None, delimiter: "str | None" = None,
+                       rng: Any = None) -> "tuple[ClientKeys, pd.Index | None]":
+    """Fresh client keys written to a new file (``ldpnum keys generate``): ``(keys, ids)``.
+
+    ``count`` keys, or one per distinct id of column ``people_column`` of the file ``people``
+    (:func:`distinct_people`; ``count``, if given, must equal their number); ``ids`` is None without ``people``.
+    The keys come from the operating system's secure source unless ``rng`` seeds a simulation; the file is
+    written by :func:`write_keys_file`.
+    """
+    from .longitudinal.keys import ClientKeys
+
+    ids = None
+    if people is not None:
+        ids = distinct_people(people, str(people_column), delimiter)
+        if count is not None and count != len(ids):
+            raise CLIError(f"N is {count:,} but column {people_column!r} of {people!r} names {len(ids):,} distinct "
+                           f"people; give N = {len(ids)} or leave it out")
+        count = len(ids)
+    elif count is None:
+        raise CLIError("give N, the number of keys (people), or --people FILE --people-column C")
+    keys = ClientKeys.generate(count, rng=rng)
+    write_keys_file(path, keys, people=ids, people_column=people_column)
+    return keys, ids
 
 
 def write_keys_file(path: PathLike, keys: Any, people: Any = None, people_column: "str | None" = None) -> None:

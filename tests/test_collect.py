@@ -253,3 +253,31 @@ def test_a_shuffled_aggregate_counts_the_rows_epsilon_when_it_exceeds_the_column
     own = collect.declare_shuffled(agg, 1e-6)
     assert collect.declare_shuffled(agg, 1e-6, epsilon_per_row=0.5) == own  # below the column's: its own
     assert collect.declare_shuffled(agg, 1e-6, epsilon_per_row=3.0).shuffle.epsilon > own.shuffle.epsilon
+
+
+def test_estimate_requests_are_one_rule_in_the_callers_words():
+    # One rule (check_queries) for every front end: the Python API's words by default, the command line's through
+    # its ArgumentNames; answer_queries applies it too, so an impossible question is refused, never half-answered.
+    from ldpnum.io import CLIError, check_estimate_request
+
+    duchi, grr, hh = ldp.Duchi(1.0, (0, 1)), ldp.GRR(1.0, k=4), ldp.HierarchicalHistogram(1.0, (0, 1), n_leaves=16)
+    assert collect.check_queries(duchi, None) == ["mean"] and collect.check_queries(grr, None) == ["frequencies"]
+    assert collect.check_queries(hh, ["range"], query=(0.1, 0.4)) == ["range"]
+    for mech, kw, python, command_line in [
+            (duchi, {"queries": ["quantiles"]}, "distribution=True need", "plots need"),
+            (grr, {"queries": ["mean"]}, "ask for 'frequencies'", "use --what frequencies"),
+            (grr, {"queries": None, "marginals": [("a", "b")]}, "marginals= need", "--marginal need"),
+            (hh, {"queries": ["distribution"], "n_bins": 8}, "n_bins= does not apply", "--n-bins does not apply"),
+            (hh, {"queries": ["range"], "query": {"x": (0, 1)}}, "not query={column", "not COL:LO:HI")]:
+        with pytest.raises(ValueError, match=python):
+            collect.check_queries(mech, kw["queries"], marginals=kw.get("marginals"), query=kw.get("query"),
+                                  n_bins=kw.get("n_bins"))
+        with pytest.raises(CLIError, match=command_line):
+            check_estimate_request(mech, kw["queries"], marginal=kw.get("marginals") and "a,b", query=kw.get("query"),
+                                   plot=None, n_bins=kw.get("n_bins"))
+    agg = duchi.aggregate(duchi.privatize(np.full(50, 0.5), rng=1))
+    with pytest.raises(ValueError, match="estimate means only"):
+        collect.answer_queries(duchi, agg, ["quantiles"])
+    with pytest.raises(ValueError, match="round= numbers the rounds"):
+        collect.check_round({"x": duchi}, 2)
+    collect.check_round({"x": duchi}, None)

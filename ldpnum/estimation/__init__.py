@@ -24,6 +24,8 @@ Mechanisms validate their arguments and delegate here; nothing in this package s
     matrices (iterative proportional fitting), maximum-entropy reconstruction.
 :mod:`~ldpnum.estimation.grids`
     HDG's post-processing of its grids, end to end.
+:mod:`~ldpnum.estimation.bitflip`
+    dBitFlip's histogram: unbiased bucket frequencies from sampled-bucket bits, their variance, the distribution.
 """
 
 from . import consistency

@@ -141,11 +141,6 @@ class LGRR(Longitudinal, FrequencyOracle):
     def _permanent_spec(self) -> Spec:
         return Spec("grr", self._epsilon_permanent, self._k, (("k", self._k),))
 
-    def __repr__(self) -> str:
-        rnd = "" if self._round is None else f", round={self._round}"
-        return (f"LGRR(epsilon_permanent={self._epsilon_permanent!r}, epsilon_report={self._epsilon!r}, "
-                f"k={self._k!r}{rnd})")
-
     @property
     def n_cells(self) -> int:
         """Size of the output alphabet: the ``k`` categories."""

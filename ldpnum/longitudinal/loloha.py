@@ -219,11 +219,6 @@ class LOLOHA(Longitudinal, LocalHashing):
             tweak = self.__dict__["_hash_tweak"] = memo_tweak(self._permanent_spec(), "hash seed")
         return tweak
 
-    def __repr__(self) -> str:
-        rnd = "" if self._round is None else f", round={self._round}"
-        return (f"LOLOHA(epsilon_permanent={self._epsilon_permanent!r}, epsilon_report={self._epsilon!r}, "
-                f"k={self._k!r}, g={self._g!r}{rnd})")
-
     @property
     def permanent_plan(self) -> GRRPlan:
         """The permanent layer's integer plan (GRR over ``g`` at ε∞)."""

@@ -297,11 +297,6 @@ class LOSUE(Longitudinal, BitVectorOracle):
     def _permanent_spec(self) -> Spec:
         return Spec("oue", self._epsilon_permanent, self._k, (("k", self._k), ("packed_bits", self._k)))
 
-    def __repr__(self) -> str:
-        rnd = "" if self._round is None else f", round={self._round}"
-        return (f"LOSUE(epsilon_permanent={self._epsilon_permanent!r}, epsilon_report={self._epsilon!r}, "
-                f"k={self._k!r}{rnd})")
-
     @property
     def permanent_plan(self) -> UnaryPlan:
         """The permanent layer's integer plan (OUE at ε∞)."""

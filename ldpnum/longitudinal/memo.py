@@ -32,6 +32,7 @@ round, keeping their round.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -109,6 +110,10 @@ class Longitudinal(Mechanism):
     #: The collection round this instance is bound to (:meth:`at_round`), or None.
     _round: int | None = None
 
+    #: The class a repr names: the public class a memoized variant is built through (``OneBitMean(...,
+    #: memoize=True)``), or None for the class itself.
+    _repr_name: ClassVar[str | None] = None
+
     # -- rounds -------------------------------------------------------------------------------------
     @property
     def round(self) -> int | None:
@@ -133,6 +138,31 @@ class Longitudinal(Mechanism):
 
     def _make_spec(self) -> Spec:
         return round_spec(super()._make_spec(), self._round)
+
+    # -- display ------------------------------------------------------------------------------------
+    def _repr_params(self) -> dict[str, Any]:
+        """The constructor's arguments that build this mechanism, in the constructor's order.
+
+        Read from :meth:`_spec_params`, the two budgets under the constructor's names: ``epsilon_permanent`` (ε∞)
+        and ``epsilon_report`` (ε1), or ``epsilon`` (ε∞) with ``memoize=True`` for a memoized variant built through
+        its one-shot class.
+        """
+        known = {**self._spec_params(), "epsilon_permanent": self._epsilon_permanent,
+                 "epsilon_report": self._epsilon, "epsilon": self._epsilon_permanent, "memoize": True}
+        return {name: known[name] for name in inspect.signature(type(self)).parameters if name in known}
+
+    def __repr__(self) -> str:
+        """The constructor call of this mechanism, then its round when it is bound to one (:meth:`at_round`).
+
+        Examples
+        --------
+        >>> import ldpnum as ldp
+        >>> ldp.LGRR(2.0, 0.5, k=8).at_round(3)
+        LGRR(epsilon_permanent=2.0, epsilon_report=0.5, k=8, round=3)
+        """
+        params = ", ".join(f"{k}={v!r}" for k, v in self._repr_params().items())
+        rnd = "" if self._round is None else f", round={self._round}"
+        return f"{self._repr_name or type(self).__name__}({params}{rnd})"
 
     def _expected_spec(self, spec: Any) -> Spec:
         """The spec data of this mechanism must carry: this mechanism's, at the data's round when unbound."""

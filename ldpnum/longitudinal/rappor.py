@@ -863,13 +863,11 @@ class RAPPOR(Longitudinal):
             tweak = self.__dict__["_pair_tweak"] = memo_tweak(spec, "position-pair")
         return tweak
 
-    def __repr__(self) -> str:
-        extra = "" if (self._item_type, self._item_bits) == ("str", 64) else \
-            f", item_type={self._item_type!r}, item_bits={self._item_bits}"
-        if self._segments:
-            extra = f", item_type={self._item_type!r}, segments={self._segments}, segment_bits={self._segment_bits}"
-        return (f"RAPPOR(k={self._k}, h={self._h}, cohorts={self._cohorts}, f={self._f!r}, p={self._p!r}, "
-                f"q={self._q!r}{extra})")
+    def _repr_params(self) -> dict[str, Any]:
+        params = super()._repr_params()
+        if "item_bits" in params and (params["item_type"], params["item_bits"]) == ("str", 64):
+            del params["item_type"], params["item_bits"]  # the defaults, shown together or not at all
+        return params
 
     # -- exact plans --------------------------------------------------------------------------------
     def memo_states(self) -> list[int]:

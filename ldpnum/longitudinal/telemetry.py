@@ -66,7 +66,7 @@ from .._results import DistributionEstimate, FrequencyEstimate
 from .._validation import check_scalar
 from ..aggregate import Aggregate
 from ..base import Mechanism
-from ..estimation.postprocess import norm_sub, project_simplex
+from ..estimation.bitflip import bucket_distribution, estimate_bit_flip_histogram
 from ..mechanisms.binary import StochasticRounding
 from ..plans import TWO53, BinaryPlan, binary_plan, exp_lower, floyd_distribution
 from ..reports import Reports, check_integer_codes, register_code_check
@@ -226,6 +226,7 @@ class MemoizedOneBitMean(Longitudinal, OneBitMean):
     """
 
     name = "memoized_one_bit_mean"
+    _repr_name = "OneBitMean"
     aliases = ("memoized_1bitmean",)
 
     def __init__(self, epsilon: float, bounds: Bounds, *, memoize: bool = True, grid_points: int = 2,
@@ -257,11 +258,6 @@ class MemoizedOneBitMean(Longitudinal, OneBitMean):
     def _permanent_spec(self) -> Spec:
         return Spec(OneBitMean.name, self._epsilon_permanent, 2,
                     (("bounds", self._bounds), ("grid_points", self._grid_points)))
-
-    def __repr__(self) -> str:
-        rnd = "" if self._round is None else f", round={self._round}"
-        return (f"OneBitMean(epsilon={self._epsilon_permanent!r}, bounds={self._bounds!r}, memoize=True, "
-                f"grid_points={self._grid_points!r}, gamma={self._gamma!r}{rnd})")
 
     @property
     def grid_points(self) -> int:
@@ -667,22 +663,16 @@ class DBitFlip(Mechanism):
         """Unbiased estimate of the fraction of values in each bucket, with standard errors.
 
         ``ĥ_v = b/(n d)·(O_v - q S_v)/(p - q)``, variance ``(1/n)·[(b/d)(p q/(p - q)² + h_v) - h_v]``
-        (see the class Notes); the frequencies may be negative and need not sum to 1 (project with
-        :meth:`estimate_distribution`). ``frequencies[v]`` is the fraction in ``bucket_edges[v:v+2]``.
+        (see the class Notes; :func:`ldpnum.estimation.bitflip.estimate_bit_flip_histogram`); the frequencies may be
+        negative and need not sum to 1 (project with :meth:`estimate_distribution`). ``frequencies[v]`` is the
+        fraction in ``bucket_edges[v:v+2]``.
         """
         agg = self._as_aggregate(data)
-        n = agg.n_reports
-        if n == 0:
+        if agg.n_reports == 0:
             raise ValueError("estimate_histogram: no reports")
-        b, d = self._buckets, self._d
         p, q = self.support_probabilities
-        sampled = agg.counts[:b].astype(np.float64)
-        ones = agg.counts[b:].astype(np.float64)
-        freq = b / (n * d) * (ones - q * sampled) / (p - q)
-        h = np.clip(freq, 0.0, 1.0)
-        var = ((b / d) * (p * q / (p - q) ** 2 + h) - h) / n
-        return FrequencyEstimate(counts=freq * n, frequencies=freq, standard_errors=np.sqrt(np.maximum(var, 0.0)),
-                                 n_reports=n, epsilon=self._epsilon, spec=agg.spec)
+        return estimate_bit_flip_histogram(agg.counts, agg.n_reports, self._d, p, q, epsilon=self._epsilon,
+                                           spec=agg.spec)
 
     def estimate_distribution(self, data: Reports | Aggregate, n_bins: int | None = None,
                               method: str | None = None) -> DistributionEstimate:
@@ -698,17 +688,13 @@ class DBitFlip(Mechanism):
         method : str, optional
             ``"simplex"``: the Euclidean projection onto the simplex; anything else (default, ``"norm-sub"``, and
             the window mechanisms' ``"em"``, ``"ems"``, ``"ems-cv"``, which the front ends pass by default and
-            which have no meaning for dBitFlip's bits): norm-sub (shift, clip at 0, sum to 1).
+            which have no meaning for dBitFlip's bits): norm-sub (shift, clip at 0, sum to 1)
+            (:func:`ldpnum.estimation.bitflip.bucket_distribution`).
         """
         if n_bins is not None and n_bins != self._buckets:
             raise ValueError(f"DBitFlip estimates the histogram of its {self._buckets} buckets; got n_bins={n_bins!r} "
                              f"(leave it out, or build the mechanism with buckets={n_bins!r})")
-        est = self.estimate_histogram(data)
-        freq = np.asarray(est.frequencies, dtype=np.float64)
-        chosen = "simplex" if method == "simplex" else "norm-sub"
-        probs = project_simplex(freq) if chosen == "simplex" else norm_sub(freq)
-        return DistributionEstimate(self.bucket_edges, probs, spec=est.spec, epsilon=self._epsilon,
-                                    n_reports=est.n_reports, method=chosen)
+        return bucket_distribution(self.estimate_histogram(data), self.bucket_edges, method, epsilon=self._epsilon)
 
 
 class MemoizedDBitFlip(Longitudinal, DBitFlip):
@@ -751,6 +737,7 @@ class MemoizedDBitFlip(Longitudinal, DBitFlip):
     """
 
     name = "memoized_d_bit_flip"
+    _repr_name = "DBitFlip"
     aliases: ClassVar[tuple[str, ...]] = ("memoized_dbitflip",)
 
     def __init__(self, epsilon: float, bounds: Bounds, buckets: int = DEFAULT_BUCKETS, d: int | None = None, *,
@@ -775,11 +762,6 @@ class MemoizedDBitFlip(Longitudinal, DBitFlip):
     def _from_spec(cls, spec):
         return cls(spec.get("epsilon_permanent"), spec.get("bounds"), spec.get("buckets"), spec.get("d"),
                    memoize=True, gamma=spec.get("gamma"))
-
-    def __repr__(self) -> str:
-        rnd = "" if self._round is None else f", round={self._round}"
-        return (f"DBitFlip(epsilon={self._epsilon_permanent!r}, bounds={self._bounds!r}, buckets={self._buckets!r}, "
-                f"d={self._d!r}, memoize=True, gamma={self._gamma!r}{rnd})")
 
     def aggregate(self, reports: Reports) -> Aggregate:
         """:meth:`DBitFlip.aggregate` of the reports of one round, keeping their round.

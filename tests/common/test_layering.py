@@ -178,3 +178,64 @@ def test_type_checking_imports_are_left_out(tmp_path):
     assert _imports(f) == []
     f.write_text("from ..ranges import R\n")
     assert _imports(f) == [("..ranges", True)]
+
+
+# -- front ends import each other's public names only -----------------------------------------------------------
+
+#: The top-level modules through which people use the package (the collection layer and file I/O below them are
+#: shared, like the core).
+FRONT_ENDS = ("pandas", "cli", "dask", "engines", "demo")
+
+
+def private_front_end_uses(source, module):
+    """``[(line, what)]``: private names (``_name``) of another front end that the source of ``ldpnum.<module>``
+    imports (``from .cli import _x``, ``from ldpnum.cli import _x``) or reads off an imported front-end module
+    (``from . import cli`` then ``cli._x``)."""
+    others = set(FRONT_ENDS) - {module}
+    tree = ast.parse(source)
+    out, aliases = [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            target = (node.module or "") if node.level else (node.module or "").removeprefix("ldpnum")
+            target = target.lstrip(".")
+            if target in others:
+                out += [(node.lineno, f"{target}.{a.name}") for a in node.names if a.name.startswith("_")]
+            elif target == "" and (node.level == 1 or node.module == "ldpnum"):
+                aliases.update({a.asname or a.name: a.name for a in node.names if a.name in others})
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                parts = a.name.split(".")
+                if parts[0] == "ldpnum" and len(parts) > 1 and parts[1] in others and a.asname:
+                    aliases[a.asname] = parts[1]
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and isinstance(node.value, ast.Name)
+                and node.value.id in aliases):
+            out.append((node.lineno, f"{aliases[node.value.id]}.{node.attr}"))
+    return out
+
+
+@pytest.mark.parametrize("module", FRONT_ENDS)
+def test_no_front_end_uses_a_private_name_of_another(module):
+    found = private_front_end_uses((ROOT / f"{module}.py").read_text(), module)
+    assert not found, f"ldpnum/{module}.py: {found}"
+
+
+@pytest.mark.parametrize("source", [
+    "from .pandas import _check_name\n",
+    "def f():\n    from .cli import _parser\n",
+    "from ldpnum.engines import _merge\n",
+    "from . import cli\ncli._parser()\n",
+    "import ldpnum.pandas as lp\nlp._x\n",
+])
+def test_the_front_end_check_rejects_a_planted_violation(source):
+    assert private_front_end_uses(source, "dask"), source
+
+
+@pytest.mark.parametrize("source", [
+    "from .engines import partition_privatize\n",     # another front end's public name
+    "from .collect import _owned\n",                   # the collection layer is shared, not a front end
+    "from . import engines\nengines.tree_merge\n",
+    "from .dask import _own_private\n",                # the module's own names
+])
+def test_the_front_end_check_accepts_allowed_uses(source):
+    assert not private_front_end_uses(source, "dask"), source

@@ -98,6 +98,16 @@ def test_estimate_marginals_prints_tables_and_maximum_entropy(files, tmp_path, c
     assert_user_error(status, err, "estimate marginals only")
 
 
+def test_estimate_refuses_n_bins_for_hdg(files, tmp_path, capsys):
+    # --n-bins on an HDG column raised AttributeError (no n_leaves) with a traceback: now one clear error
+    out = tmp_path / "h.parquet"
+    status, _, err = run(["privatize", files / "in.csv", out, "--columns", "x,y", "--spec", f"@{files / 'h.json'}",
+                          "--rng", 1], capsys)
+    assert status == 0, err
+    status, _, err = run(["estimate", out, "-c", "x,y", "--range", "x:0:0.5", "--n-bins", 4], capsys)
+    assert_user_error(status, err, "--n-bins does not apply to hdg: its bins are the cells of its grids")
+
+
 @pytest.mark.parametrize("extra,fragments", [
     (["--columns", "a,b,c"], ("--columns was given 1 time(s) and --spec 0",)),
     (["--columns", "a", "--spec", "@m.json"], ("two or more",)),

@@ -182,6 +182,13 @@ def test_spec_round_trip_and_epsilons(name, kw):
     assert "key" not in m.spec.to_json().lower()
 
 
+
+@pytest.mark.parametrize("name, kw", INSTANCES)
+def test_repr_is_the_constructor_call_then_the_round(name, kw):
+    m = build(name, kw)
+    assert eval(repr(m), vars(ldp)) == m  # the constructor call that builds it
+    assert repr(m.at_round(3)) == repr(m)[:-1] + ", round=3)"
+
 # -- sampled outputs against the exact plans ----------------------------------------------------------------
 
 def _chisquare(observed_keys, probs, n):

@@ -3,7 +3,8 @@
 The common checks run on them too: tests/common/test_common.py (one-shot, CASES) and
 tests/longitudinal/test_longitudinal.py (memoized, LCASES, with γ > 0). Here: γ = 0, the paper's formulas, the
 α-point rounding's unbiasedness, memoization within a rounding cell, the estimators against their closed-form
-variances, the kernels against tests/naive.py, bad input.
+variances through the mechanisms' reports (dBitFlip's estimator alone: tests/estimation/test_bitflip.py), the
+kernels against tests/naive.py, bad input.
 """
 
 import math
