@@ -180,22 +180,21 @@ cdef int64_t split_suffix(int64_t beta, int m, int64_t q, const int64_t* offs, c
     return 1 + value - pows[sl] + offs[sl]
 
 
-cdef void dp_level(const int64_t* prev, int64_t* cur, int64_t q, int t, int l, const int64_t* offs,
+cdef void dp_level(const int64_t* prev, int64_t* cur, int64_t q, int t, int l, int64_t H, const int64_t* offs,
                    const int64_t* pows, const int64_t* inv, int64_t* table, int64_t* digits,
                    int64_t beta_lo, int64_t beta_hi) noexcept nogil:
     """Level ``l`` of the dynamic program from level ``l + 1``, for suffix indices ``[beta_lo, beta_hi)``.
 
-    ``table``: scratch of ``2q`` entries, ``digits`` of ``t``.
-
     ``F_l(α, β, z) = Σ_d F_{l+1}(α·d, β', (z - d·b_0)/g)`` where ``α`` numbers the prefixes of length ``l`` of the
-    reports (0: zero, else 1 + canonical index), ``β`` the categories' suffixes of length ``t - l`` in the same
-    way, ``b = (b_0, g·b̂')`` with ``β'`` the index of ``b̂'``; stored as ``[β][α][z]``. With ``w = z/g`` the
-    ``q`` terms are cyclic shifts of contiguous rows (``w - d/g``, since ``b_0`` is 0 or 1), summed in ``w``
-    and permuted back to ``z`` once per ``(α, β)``.
+    reports (0: zero, else 1 + canonical index; its children are ``α·d``), ``β`` the categories' suffixes of
+    length ``t - l`` in the same way, ``b = (b_0, g·b̂')`` with ``β'`` the index of ``b̂'``; stored as
+    ``[β][α][z][lane]``, ``H`` lanes (blocks of the hybrid sharing one geometry). With ``w = z/g`` the ``q``
+    terms are cyclic shifts of contiguous rows (``w - d/g``, since ``b_0`` is 0 or 1), summed in ``w`` and
+    permuted back to ``z`` once per ``(α, β)``. Scratch: ``table`` of ``q + qH`` entries, ``digits`` of ``t``.
     """
-    cdef int64_t A = offs[l] + 1, A1 = offs[l + 1] + 1
+    cdef int64_t A = offs[l] + 1, A1 = offs[l + 1] + 1, W = q * H
     cdef int m = t - l
-    cdef int64_t beta, alpha, b0, bp, ginv, d, d_hi, child, shift, z, w
+    cdef int64_t beta, alpha, b0, bp, ginv, d, d_hi, child, shift, z, i, lane, row
     cdef const int64_t* src
     cdef int64_t* dst
     cdef int64_t* acc = table + q
@@ -204,88 +203,91 @@ cdef void dp_level(const int64_t* prev, int64_t* cur, int64_t q, int t, int l, c
         for z in range(q):
             table[z] = z * ginv % q
         for alpha in range(A):
-            dst = cur + (beta * A + alpha) * q
+            dst = cur + (beta * A + alpha) * W
             d_hi = q if alpha > 0 else 2
-            for z in range(q):
-                acc[z] = 0
+            for i in range(W):
+                acc[i] = 0
             for d in range(d_hi):
                 child = q * (alpha - 1) + 2 + d if alpha > 0 else d
-                src = prev + (bp * A1 + child) * q
+                src = prev + (bp * A1 + child) * W
                 # acc[w] += src[w - shift]: with w = z/g the permutation is applied once, after the sum
-                shift = d * ginv % q if b0 else 0
-                for w in range(shift):
-                    acc[w] += src[w + q - shift]
-                for w in range(shift, q):
-                    acc[w] += src[w - shift]
+                shift = (d * ginv % q if b0 else 0) * H
+                for i in range(shift):
+                    acc[i] += src[i + W - shift]
+                for i in range(shift, W):
+                    acc[i] += src[i - shift]
             for z in range(q):
-                dst[z] = acc[table[z]]
+                row = table[z] * H
+                for lane in range(H):
+                    dst[z * H + lane] = acc[row + lane]
 
-cdef void dp_final(const int64_t* prev, int64_t* out, int64_t q, int t, const int64_t* offs, const int64_t* pows,
-                   const int64_t* inv, int64_t* digits) noexcept nogil:
-    """``out[v] = F_0(∅, v, 0) = F_1((0), v', 0) + F_1((1), v', -v_0/g)``."""
-    cdef int64_t v, A1 = offs[1] + 1, b0, bp, ginv, z
+
+cdef void dp_final(const int64_t* prev, int64_t* out, int64_t q, int t, int64_t H, const int64_t* offs,
+                   const int64_t* pows, const int64_t* inv, int64_t* digits) noexcept nogil:
+    """``out[v][lane] = F_0(∅, v, 0) = F_1((0), v', 0) + F_1((1), v', -v_0/g)``."""
+    cdef int64_t v, A1 = offs[1] + 1, b0, bp, ginv, z, lane, W = q * H
     for v in range(offs[t]):
         bp = split_suffix(1 + v, t, q, offs, pows, inv, digits, &b0, &ginv)
         z = (q - b0) % q * ginv % q
-        out[v] = prev[(bp * A1 + 0) * q] + prev[(bp * A1 + 1) * q + z]
+        for lane in range(H):
+            out[v * H + lane] = prev[(bp * A1 + 0) * W + lane] + prev[(bp * A1 + 1) * W + z * H + lane]
 
 
-
-def dp_size(int64_t q, int t, const int64_t[::1] offs):
-    """Entries of the largest level of the dynamic program: ``max_l (A_l)(B_l) q``, ``1 <= l < t``."""
+def dp_size(int64_t q, int t, int64_t H, const int64_t[::1] offs):
+    """Entries of the largest level of the dynamic program: ``max_l A_l B_l q H``, ``1 <= l < t``."""
     cdef int l
     cdef int64_t size = 0
     for l in range(1, t):
-        size = max(size, (offs[l] + 1) * (offs[t - l] + 1) * q)
+        size = max(size, (offs[l] + 1) * (offs[t - l] + 1) * q * H)
     return size
 
 
-def dp_start(const int64_t[::1] hist, int64_t[::1] level, int64_t q, int t, const int64_t[::1] offs):
-    """Level ``t - 1`` of the dynamic program from the histogram of one geometry (``b = offs[t]`` points).
+def dp_start(const int64_t[:, ::1] hist, int64_t[::1] level, int64_t q, int t, const int64_t[::1] offs):
+    """Level ``t - 1`` of the dynamic program from the histograms ``hist[point, lane]`` of one geometry.
 
     Suffix ``b = 0`` keeps ``z = 0`` only (the prefix's total); ``b = (1)`` reads digit ``d = z``.
     """
-    cdef int64_t b = offs[t], A = offs[t - 1] + 1, alpha, d, child, acc
-    if hist.shape[0] != b or level.shape[0] < 2 * A * q:
-        raise ValueError(f"need a histogram of b = {b} entries and a level of at least {2 * A * q}")
+    cdef int64_t b = offs[t], A = offs[t - 1] + 1, H = hist.shape[1], W, alpha, d, child, lane, i
+    W = q * H
+    if hist.shape[0] != b or level.shape[0] < 2 * A * W:
+        raise ValueError(f"need histograms of b = {b} points and a level of at least {2 * A * W} entries")
     with nogil:
-        for alpha in range(2 * A * q):
-            level[alpha] = 0
+        for i in range(2 * A * W):
+            level[i] = 0
         for alpha in range(A):
-            acc = 0
             for d in range(q if alpha > 0 else 2):
                 child = q * (alpha - 1) + 2 + d if alpha > 0 else d
                 if child > 0:
-                    acc += hist[child - 1]
-                    level[(A + alpha) * q + d] = hist[child - 1]
-            level[alpha * q] = acc
+                    for lane in range(H):
+                        level[alpha * W + lane] += hist[child - 1, lane]
+                        level[(A + alpha) * W + d * H + lane] = hist[child - 1, lane]
 
 
-def dp_range(const int64_t[::1] prev, int64_t[::1] cur, int64_t q, int t, int l, const int64_t[::1] offs,
-             const int64_t[::1] pows, const int64_t[::1] inv, int64_t lo, int64_t hi):
+def dp_range(const int64_t[::1] prev, int64_t[::1] cur, int64_t q, int t, int l, int64_t H,
+             const int64_t[::1] offs, const int64_t[::1] pows, const int64_t[::1] inv, int64_t lo, int64_t hi):
     """Level ``l`` (``1 <= l <= t - 2``) from level ``l + 1``, for the suffixes ``[lo, hi)`` (threads split them:
     each writes its own rows of ``cur``). Releases the GIL."""
-    cdef int64_t* scratch = <int64_t*> calloc(2 * q + t, sizeof(int64_t))
+    cdef int64_t* scratch = <int64_t*> calloc(q + q * H + t, sizeof(int64_t))
     if scratch == NULL:
         raise MemoryError()
     try:
         with nogil:
-            dp_level(&prev[0], &cur[0], q, t, l, &offs[0], &pows[0], &inv[0], scratch, scratch + 2 * q, lo, hi)
+            dp_level(&prev[0], &cur[0], q, t, l, H, &offs[0], &pows[0], &inv[0], scratch, scratch + q + q * H,
+                     lo, hi)
     finally:
         free(scratch)
 
 
-def dp_finish(const int64_t[::1] level, int64_t[::1] out, int64_t q, int t, const int64_t[::1] offs,
+def dp_finish(const int64_t[::1] level, int64_t[:, ::1] out, int64_t q, int t, const int64_t[::1] offs,
               const int64_t[::1] pows, const int64_t[::1] inv):
-    """Level 0 from level 1: ``out[v] = Σ_{u ⊥ v} hist[u]`` for the ``b = offs[t]`` points."""
+    """Level 0 from level 1: ``out[v, lane] = Σ_{u ⊥ v} hist[u, lane]`` for the ``b = offs[t]`` points."""
+    if out.shape[0] != offs[t]:
+        raise ValueError(f"need an output of b = {offs[t]} rows")
     cdef int64_t* digits = <int64_t*> calloc(t, sizeof(int64_t))
     if digits == NULL:
         raise MemoryError()
-    if out.shape[0] != offs[t]:
-        free(digits)
-        raise ValueError(f"need an output of b = {offs[t]} entries")
     try:
         with nogil:
-            dp_final(&level[0], &out[0], q, t, &offs[0], &pows[0], &inv[0], digits)
+            dp_final(&level[0], &out[0, 0], q, t, out.shape[1], &offs[0], &pows[0], &inv[0], digits)
     finally:
         free(digits)

@@ -328,9 +328,9 @@ def hyperplane_sums(histogram: NDArray[np.int64], plan: PGRPlan,
                     candidates: NDArray[np.int64] | None = None) -> NDArray[np.int64]:
     """``I_v = Σ_{u ⊥ v, same block} histogram[u]`` for every category ``v`` (or for ``candidates``).
 
-    Every category: per block, the dynamic program (``O(b·q·t)``), or the scattered walks along the
-    hyperplanes of the distinct reports when they are so few that ``c`` additions each cost less
-    (:data:`SCATTER_COST`). Candidates: a walk along each candidate's hyperplane.
+    Every category: the dynamic program (``O(b·q·t)`` per block, the blocks as lanes of one program), or the
+    scattered walks along the hyperplanes of the distinct reports when they are so few that ``c`` additions
+    each cost less (:data:`SCATTER_COST`). Candidates: a walk along each candidate's hyperplane.
     """
     from .._kernels import server_pgr
 
@@ -341,33 +341,26 @@ def hyperplane_sums(histogram: NDArray[np.int64], plan: PGRPlan,
         server_pgr.hyperplane_gather(hist, np.ascontiguousarray(candidates, dtype=np.int64), out, plan.q, plan.t,
                                      sp.offs, sp.pows, sp.inv)
         return out
-    out = np.zeros(plan.n_codes, dtype=np.int64)
     b = plan.b
-    last = -(-plan.k // b)  # blocks that hold categories
-    levels = None
-    for blk in range(last):
-        part, dst = hist[blk * b:(blk + 1) * b], out[blk * b:(blk + 1) * b]
-        distinct = int(np.count_nonzero(part))
-        if distinct * plan.c * SCATTER_COST < dp_operations(plan.q, plan.t):
-            server_pgr.hyperplane_scatter(part, dst, plan.q, plan.t, 1, sp.offs, sp.pows, sp.inv)
-        else:
-            if levels is None:
-                size = server_pgr.dp_size(plan.q, plan.t, sp.offs)
-                levels = (np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64))
-            hyperplane_dp(part, dst, plan, levels)
-    return out[:plan.k]
+    lanes = -(-plan.k // b)  # the blocks that hold categories
+    hist = hist[:lanes * b]
+    if np.count_nonzero(hist) * plan.c * SCATTER_COST < dp_operations(plan.q, plan.t) * lanes:
+        out = np.zeros(lanes * b, dtype=np.int64)
+        server_pgr.hyperplane_scatter(hist, out, plan.q, plan.t, lanes, sp.offs, sp.pows, sp.inv)
+        return out[:plan.k]
+    sums = hyperplane_dp(np.ascontiguousarray(hist.reshape(lanes, b).T), plan)
+    return np.ascontiguousarray(sums.T).reshape(-1)[:plan.k]
 
 
-def hyperplane_dp(histogram: NDArray[np.int64], out: NDArray[np.int64], plan: PGRPlan,
-                  levels: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None,
-                  n_workers: int | None = None) -> None:
-    """``out[v] = Σ_{u ⊥ v} histogram[u]`` over one geometry by the dynamic program over coordinates.
+def hyperplane_dp(histograms: NDArray[np.int64], plan: PGRPlan, n_workers: int | None = None) -> NDArray[np.int64]:
+    """``out[v, B] = Σ_{u ⊥ v} histograms[u, B]`` over one geometry by the dynamic program over coordinates.
 
-    Level ``l`` (from ``t - 1`` down to 0) sums the histogram over the reports with a given prefix of ``l``
-    coordinates whose other coordinates have a given inner product with a given suffix of a category
-    (:mod:`ldpnum._kernels.server_pgr`); each level's suffixes are split between ``n_workers`` threads
-    (default: the JIT policy's thread count), each writing its own rows, so the result does not depend on it.
-    ``levels``: two scratch arrays of ``dp_size`` entries.
+    ``histograms`` has one column per block (``b × H``, C-contiguous int64): the blocks of the hybrid share the
+    geometry and run as lanes of one program. Level ``l`` (from ``t - 1`` down to 0) sums the histogram over
+    the reports with a given prefix of ``l`` coordinates whose other coordinates have a given inner product
+    with a given suffix of a category (:mod:`ldpnum._kernels.server_pgr`); each level's suffixes are split
+    between ``n_workers`` threads (default: the JIT policy's thread count), each writing its own rows, so the
+    result does not depend on it.
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -375,22 +368,23 @@ def hyperplane_dp(histogram: NDArray[np.int64], out: NDArray[np.int64], plan: PG
     from .._kernels import server_pgr
 
     q, t, sp = plan.q, plan.t, plan.space
-    if levels is None:
-        size = server_pgr.dp_size(q, t, sp.offs)
-        levels = (np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64))
-    prev, cur = levels
-    server_pgr.dp_start(histogram, prev, q, t, sp.offs)
+    lanes = histograms.shape[1]
+    size = server_pgr.dp_size(q, t, lanes, sp.offs)
+    prev, cur = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
+    server_pgr.dp_start(histograms, prev, q, t, sp.offs)
     workers = max(1, n_threads() if n_workers is None else n_workers)
     with ThreadPoolExecutor(workers) as pool:
         for level in range(t - 2, 0, -1):
             n_suffixes = int(sp.offs[t - level]) + 1
             cuts = [n_suffixes * w // workers for w in range(workers + 1)]
-            jobs = [pool.submit(server_pgr.dp_range, prev, cur, q, t, level, sp.offs, sp.pows, sp.inv, lo, hi)
+            jobs = [pool.submit(server_pgr.dp_range, prev, cur, q, t, level, lanes, sp.offs, sp.pows, sp.inv, lo, hi)
                     for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo]
             for job in jobs:
                 job.result()
             prev, cur = cur, prev
+    out = np.empty((plan.b, lanes), dtype=np.int64)
     server_pgr.dp_finish(prev, out, q, t, sp.offs, sp.pows, sp.inv)
+    return out
 
 
 class PGR(FrequencyOracle):

@@ -128,10 +128,9 @@ def test_decoder_matches_naive(q, t, h):
     scattered = np.zeros(plan.n_codes, dtype=np.int64)
     server_pgr.hyperplane_scatter(hist, scattered, q, t, h, sp.offs, sp.pows, sp.inv)
     np.testing.assert_array_equal(scattered, want)
-    for blk, workers in zip(range(h), (1, 2, 3)):
-        dp = np.zeros(b, dtype=np.int64)
-        hyperplane_dp(hist[blk * b:(blk + 1) * b], dp, plan, n_workers=workers)
-        np.testing.assert_array_equal(dp, want[blk * b:(blk + 1) * b])
+    lanes = np.ascontiguousarray(hist.reshape(h, b).T)
+    for workers in (1, 2, 3):
+        np.testing.assert_array_equal(hyperplane_dp(lanes, plan, n_workers=workers).T.reshape(-1), want)
     cand = np.array([0, plan.k - 1, plan.k // 2, 0])
     np.testing.assert_array_equal(hyperplane_sums(hist, plan, cand), want[cand])
 
