@@ -14,7 +14,7 @@ What can be estimated
   → :class:`DistributionEstimate` (``cdf``, ``quantile``, ``range``, ``plot``);
 * **range counts**: :class:`HierarchicalHistogram` → :class:`RangeEstimate`;
 * **category frequencies**: :class:`GRR`, :class:`SUE`, :class:`OUE`, :class:`BLH`, :class:`OLH`,
-  :class:`SubsetSelection`, :class:`HadamardResponse`, :class:`PIRappor` → :class:`FrequencyEstimate`;
+  :class:`SubsetSelection`, :class:`HadamardResponse`, :class:`PIRappor`, :class:`PGR` → :class:`FrequencyEstimate`;
 * **heavy hitters** over str, bytes or integer items (:mod:`ldpnum.heavy`) → :class:`HeavyHittersEstimate`;
 * **frequent items and itemsets** of set-valued data: :class:`SVIM` → :class:`HeavyHittersEstimate`, :class:`SVSM`
   → :class:`ItemsetsEstimate` (padding-and-sampling, :class:`PaddingSampling`);
@@ -62,7 +62,7 @@ from .mechanisms import (Duchi, Hybrid, Laplace, Mechanism, MeanOracle, Piecewis
                          StochasticRounding, from_spec)
 from .mechanisms import GeneralWave, SquareWave
 from . import frequency
-from .frequency import BLH, GRR, OLH, OUE, SUE, HadamardResponse, PIRappor, SubsetSelection
+from .frequency import BLH, GRR, OLH, OUE, PGR, SUE, HadamardResponse, PIRappor, SubsetSelection
 from . import ranges
 from .ranges import HierarchicalHistogram, RangeEstimate
 from . import heavy
@@ -89,7 +89,7 @@ __all__ = [
     "Mechanism", "MeanOracle", "from_spec",
     "RandomizedResponse", "StochasticRounding", "Duchi", "Piecewise", "Hybrid",
     "SquareWave", "GeneralWave", "Laplace",
-    "frequency", "FrequencyEstimate", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "SubsetSelection", "PIRappor",
+    "frequency", "FrequencyEstimate", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "SubsetSelection", "PIRappor", "PGR",
     "ranges", "HierarchicalHistogram", "RangeEstimate",
     "heavy", "HeavyHittersEstimate", "TruncationWarning", "PEM", "TreeHist",
     "SVIM", "SVSM", "PaddingSampling", "PaddingSamplingOLH", "ItemsetsEstimate",

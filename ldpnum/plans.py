@@ -52,7 +52,8 @@ if TYPE_CHECKING:
 
 __all__ = ["TWO48", "TWO53", "TWO64", "cell_count", "exp_lower", "binary_plan", "window_plan", "BinaryPlan",
            "WindowPlan", "uniform_count", "uniform_extremes", "grid_size", "shape_counts", "window_estimates",
-           "GRRPlan", "grr_keep_cells", "lie_shift", "floyd_weights", "floyd_distribution"]
+           "GRRPlan", "grr_keep_cells", "lie_shift", "floyd_weights", "floyd_distribution", "is_prime", "next_prime",
+           "uniform_count64", "uniform_extremes64"]
 
 TWO53 = 2**53
 TWO48 = 2**48
@@ -81,6 +82,50 @@ def uniform_extremes(m: int) -> tuple[int, int]:
     """Smallest and largest :func:`uniform_count` over the ``m`` cells."""
     lo = TWO48 // m
     return (lo, lo) if TWO48 % m == 0 else (lo, lo + 1)
+
+
+def is_prime(n: int) -> bool:
+    """Deterministic Miller-Rabin for ``n < 3.3e24`` (bases: the first 13 primes)."""
+    if n < 2:
+        return False
+    bases = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
+    for q in bases:
+        if n % q == 0:
+            return n == q
+    d, s = n - 1, 0
+    while d % 2 == 0:
+        d //= 2
+        s += 1
+    for q in bases:
+        x = pow(q, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(s - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def next_prime(n: int) -> int:
+    """Smallest prime ``>= n``."""
+    n = max(2, int(n))
+    while not is_prime(n):
+        n += 1
+    return n
+
+
+def uniform_count64(c: int, m: int) -> int:
+    """How many of the 2**64 words the kernel's uniform choice ``floor(w·m/2**64)`` maps to cell ``c``."""
+    return cell_count(c, c + 1, m)
+
+
+def uniform_extremes64(m: int) -> tuple[int, int]:
+    """Smallest and largest :func:`uniform_count64` over the ``m`` cells."""
+    lo = TWO64 // m
+    return (lo, lo) if TWO64 % m == 0 else (lo, lo + 1)
 
 
 @dataclass(frozen=True)

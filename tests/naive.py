@@ -1343,3 +1343,71 @@ def memoized_d_bit_flip(x, low, high, b, d, t_lo, t_hi, t_gamma, key_bytes, samp
                     code ^= 1 << (t * width)
         out.append(code)
     return out
+
+
+# -- projective geometry response --------------------------------------------------------------------------
+
+def projective_points(q, t):
+    """Every point of PG(t-1, q) in canonical form, in index order: the leading 1 at position ``t - 1 - s``
+    followed by the ``s``-digit base-q numbers in increasing order, for ``s = 0, 1, ...``."""
+    points = []
+    for s in range(t):
+        for r in range(q**s):
+            tail = [(r // q**(s - 1 - i)) % q for i in range(s)]
+            points.append(tuple([0] * (t - 1 - s) + [1] + tail))
+    return points
+
+
+def _canonical(x, q):
+    lead = next(c for c in x if c)
+    inv = pow(lead, q - 2, q) if q > 2 else 1
+    return tuple(c * inv % q for c in x)
+
+
+def pgr(values, q, t, h, t_in, words):
+    """PGR reports from the same 2 words per person as the kernel: the coin, then a cell of the hyperplane
+    (a point of PG(t-2, q) lifted with ``x_j`` solved, ``j`` the last nonzero of the person's point) or of its
+    complement (``t - 1`` digits with ``<x, v> = 1``, or a code of another block)."""
+    pts = projective_points(q, t)
+    index = {p: i for i, p in enumerate(pts)}
+    low = projective_points(q, t - 1)
+    b, c, own = len(pts), len(low), q ** (t - 1)
+    n_codes, m_out = h * b, h * b - len(low)
+    out = []
+    for i, v in enumerate(values):
+        w0, w1 = int(words[2 * i]), int(words[2 * i + 1])
+        if v < 0:
+            out.append((w1 * n_codes) >> 64)
+            continue
+        blk, pv = divmod(int(v), b)
+        vec = pts[pv]
+        j = max(r for r in range(t) if vec[r])
+        inv_j = pow(vec[j], q - 2, q) if q > 2 else 1
+
+        def lift(y, z):
+            x = list(y[:j]) + [0] + list(y[j:])
+            x[j] = (z - sum(x[r] * vec[r] for r in range(j))) * inv_j % q
+            return index[_canonical(x, q)]
+
+        if (w0 >> 11) < t_in:
+            out.append(blk * b + lift(low[(w1 * c) >> 64], 0))
+            continue
+        o = (w1 * m_out) >> 64
+        if o < own:
+            out.append(blk * b + lift([(o // q**(t - 2 - r)) % q for r in range(t - 1)], 1))
+        else:
+            other, point = divmod(o - own, b)
+            out.append((other + (other >= blk)) * b + point)
+    return np.array(out, dtype=np.int64)
+
+
+def pgr_supports(codes, q, t, k):
+    """``I_v``: the reports in ``v``'s block whose point is orthogonal to ``v``'s, for every ``v < k``; O(n·k)."""
+    pts = np.array(projective_points(q, t), dtype=np.int64)
+    b = len(pts)
+    codes = np.asarray(codes, dtype=np.int64)
+    out = np.zeros(k, dtype=np.int64)
+    for v in range(k):
+        same = codes // b == v // b
+        out[v] = np.count_nonzero(same & ((pts[codes % b] @ pts[v % b]) % q == 0))
+    return out

@@ -8,9 +8,10 @@ from .grr import GRR
 from .hadamard import HadamardResponse
 from .hashing import BLH, OLH
 from .pirappor import PIRappor
+from .pgr import PGR
 from .subset import SubsetSelection
 from .unary import OUE, SUE, pack_bits, unpack_bits
 from .recommend import Recommendation, recommend
 
-__all__ = ["FrequencyOracle", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "SubsetSelection", "PIRappor", "pack_bits", "unpack_bits", "recommend",
+__all__ = ["FrequencyOracle", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "SubsetSelection", "PIRappor", "PGR", "pack_bits", "unpack_bits", "recommend",
            "Recommendation"]

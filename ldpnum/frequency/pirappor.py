@@ -92,7 +92,7 @@ from .._counting import n_threads as default_threads
 from .._kernels import client_pirappor as kernels
 from .._kernels._jit import launch
 from .._validation import check_scalar
-from ..plans import TWO53, TWO64, cell_count, exp_lower
+from ..plans import TWO53, TWO64, exp_lower, is_prime, next_prime, uniform_count64, uniform_extremes64
 from ._base import FrequencyOracle
 
 if TYPE_CHECKING:
@@ -109,51 +109,6 @@ VARIANCE_TOLERANCE = 1e-5
 HISTOGRAM_MAX_CELLS = 1 << 24
 _LOW32 = np.uint64(0xFFFFFFFF)
 _SHIFT = np.uint64(32)
-
-
-# -- primes and exact counts ------------------------------------------------------------------------
-def is_prime(n: int) -> bool:
-    """Deterministic Miller-Rabin for ``n < 3.3e24`` (bases: the first 13 primes)."""
-    if n < 2:
-        return False
-    bases = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
-    for q in bases:
-        if n % q == 0:
-            return n == q
-    d, s = n - 1, 0
-    while d % 2 == 0:
-        d //= 2
-        s += 1
-    for q in bases:
-        x = pow(q, d, n)
-        if x in (1, n - 1):
-            continue
-        for _ in range(s - 1):
-            x = x * x % n
-            if x == n - 1:
-                break
-        else:
-            return False
-    return True
-
-
-def next_prime(n: int) -> int:
-    """Smallest prime ``>= n``."""
-    n = max(2, int(n))
-    while not is_prime(n):
-        n += 1
-    return n
-
-
-def uniform_count64(c: int, m: int) -> int:
-    """How many of the 2**64 words the kernel's uniform choice ``floor(w·m/2**64)`` maps to cell ``c``."""
-    return cell_count(c, c + 1, m)
-
-
-def uniform_extremes64(m: int) -> tuple[int, int]:
-    """Smallest and largest :func:`uniform_count64` over the ``m`` cells."""
-    lo = TWO64 // m
-    return (lo, lo) if TWO64 % m == 0 else (lo, lo + 1)
 
 
 # -- parameter choice -------------------------------------------------------------------------------

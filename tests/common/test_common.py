@@ -315,6 +315,9 @@ CASES = {
     "olh": Case(
         "categorical", [dict(epsilon=2.0, k=5, g=8), dict(epsilon=0.5, k=3)],  # g = 8, the default at ε = 2
         local_hash_rows, category_inputs, lambda m, v, seed: local_hash_given_seed(m, v, seed), seeded=True),
+    "pgr": Case(
+        "categorical", [dict(epsilon=1.0, k=5, q=3), dict(epsilon=2.0, k=20, variant="hybrid", q=2)],
+        category_rows, category_inputs, category_distribution),
     "pi_rappor": Case(
         "categorical", [dict(epsilon=1.0, k=3, p=7), dict(epsilon=2.0, k=4, p=11)],
         category_rows, category_inputs, category_distribution, keys=pair_keys, factory=pirappor_with_prime),
