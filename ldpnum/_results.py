@@ -1222,7 +1222,7 @@ class DistributionEstimate(PrivacyProvenance):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class FrequencyEstimate(PrivacyProvenance):
-    """Estimated frequency of each category ``0..k-1`` from frequency-oracle reports.
+    """Estimated frequency of each category ``0..k-1`` (or of chosen ``categories``) from frequency-oracle reports.
 
     Attributes
     ----------
@@ -1247,6 +1247,10 @@ class FrequencyEstimate(PrivacyProvenance):
     likelihood : GRRLikelihood or None
         For ``method="mle"``, the reports' likelihood, from which :meth:`confidence_interval` computes the
         per-category profile-likelihood intervals; None otherwise.
+    categories : ndarray or None
+        The category each entry estimates, when the estimate covers chosen categories only
+        (``estimate_frequencies(..., candidates=...)``): entry ``i`` is category ``categories[i]``, and
+        :meth:`to_series` and the displays are indexed by them. None when entry ``i`` is category ``i``.
 
     Examples
     --------
@@ -1271,11 +1275,22 @@ class FrequencyEstimate(PrivacyProvenance):
     shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
     method: str = "unbiased"
     likelihood: "GRRLikelihood | None" = None
+    categories: np.ndarray | None = None
 
     def __post_init__(self):
         for name in ("counts", "frequencies", "standard_errors"):
             object.__setattr__(self, name, read_only(getattr(self, name)))
         _check_method_fields(self.method, self.likelihood)
+        if self.categories is not None:
+            cats = np.array(self.categories, copy=True)  # codes or labels, kept as given (read_only is float64)
+            cats.flags.writeable = False
+            if cats.shape != self.frequencies.shape:
+                raise ValueError(f"categories has shape {cats.shape}; the frequencies have {self.frequencies.shape}")
+            object.__setattr__(self, "categories", cats)
+
+    def _labels(self) -> np.ndarray:
+        """The category of each entry: :attr:`categories`, or ``0..k-1``."""
+        return np.arange(self.k) if self.categories is None else self.categories
 
     @property
     def k(self) -> int:
@@ -1304,26 +1319,32 @@ class FrequencyEstimate(PrivacyProvenance):
                                   self.frequencies + z * self.standard_errors)
 
     def to_series(self) -> "pd.Series":
-        """The frequencies as a pandas Series indexed by category."""
+        """The frequencies as a pandas Series indexed by category (by :attr:`categories` when set)."""
         import pandas as pd
 
-        return pd.Series(self.frequencies, index=pd.RangeIndex(self.k, name="category"), name="frequency")
+        index = (pd.RangeIndex(self.k, name="category") if self.categories is None
+                 else pd.Index(self.categories, name="category"))
+        return pd.Series(self.frequencies, index=index, name="frequency")
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, FrequencyEstimate) and self.spec == other.spec
                 and self.postprocess == other.postprocess and self.method == other.method
-                and np.array_equal(self.frequencies, other.frequencies))
+                and np.array_equal(self.frequencies, other.frequencies)
+                and (self.categories is None) == (other.categories is None)
+                and (self.categories is None or np.array_equal(self.categories, other.categories)))
 
     def __repr__(self) -> str:
         return (f"FrequencyEstimate(k={self.k}, n_reports={self.n_reports}, "
                 f"mechanism={self.spec.mechanism!r}, epsilon={self.epsilon:g}, "
                 f"postprocess={self.postprocess!r}{_method_note(self.method)}{_source(self)}{self._shuffle_note()},\n"
-                f"                  frequencies={_preview(self.frequencies)})")
+                + ("" if self.categories is None else f"                  categories={_preview(self.categories)},\n")
+                + f"                  frequencies={_preview(self.frequencies)})")
 
     def _repr_html_(self) -> str:
         k, half = self.k, HTML_MAX_ROWS // 2
         shown = range(k) if k <= HTML_MAX_ROWS else [*range(half), None, *range(k - half, k)]
-        rows = [None if i is None else (i, _g(self.frequencies[i], 4), _g(self.standard_errors[i], 3))
+        labels = self._labels()
+        rows = [None if i is None else (labels[i], _g(self.frequencies[i], 4), _g(self.standard_errors[i], 3))
                 for i in shown]
         about = ", ".join(f"{a} {b}" for a, b in _mechanism_rows(self.spec, self.epsilon, self.n_reports,
                                                                   self.shuffle))

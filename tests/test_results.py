@@ -459,6 +459,22 @@ def test_frequency_estimate_object():
     assert est.spec == g.spec and est.k == 4
 
 
+def test_frequency_estimate_of_chosen_categories_is_indexed_by_them():
+    """An estimate of some categories only (candidates) says which: entry i is categories[i] everywhere."""
+    from ldpnum.spec import Spec
+
+    spec = Spec("grr", 1.0, 10)
+    est = ldp.FrequencyEstimate(counts=np.array([5.0, 7.0]), frequencies=np.array([0.05, 0.07]),
+                                standard_errors=np.array([0.01, 0.01]), n_reports=100, epsilon=1.0, spec=spec,
+                                categories=np.array([7, 2]))
+    assert est.to_series().to_dict() == {7: 0.05, 2: 0.07} and not est.categories.flags.writeable
+    assert "<th>7</th>" in est._repr_html_() and "categories=[7, 2]" in repr(est)
+    assert est != dataclasses.replace(est, categories=None)
+    assert pickle.loads(pickle.dumps(est)) == est
+    with pytest.raises(ValueError, match="categories has shape"):
+        dataclasses.replace(est, categories=np.array([1, 2, 3]))
+
+
 def test_distribution_estimate_discrete_queries():
     d = DistributionEstimate(np.arange(5) - 0.5, [0.1, 0.2, 0.3, 0.4], discrete=True)
     assert d.range(1, 2) == pytest.approx(0.5) and d.range(1.2, 1.8) == 0

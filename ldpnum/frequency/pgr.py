@@ -580,4 +580,5 @@ class PGR(FrequencyOracle):
         se = np.sqrt(self.variance(fv, fb) / n)
         freq_pp = postprocess_frequencies(freq, postprocess)
         return FrequencyEstimate(counts=freq_pp * n, frequencies=freq_pp, standard_errors=np.atleast_1d(se),
-                                 n_reports=n, epsilon=self._epsilon, spec=agg.spec, postprocess=postprocess)
+                                 n_reports=n, epsilon=self._epsilon, spec=agg.spec, postprocess=postprocess,
+                                 categories=cand)

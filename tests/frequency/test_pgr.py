@@ -162,6 +162,11 @@ def test_candidates_equal_the_full_decoding():
     np.testing.assert_allclose(part.frequencies, full.frequencies[cand], rtol=1e-12)
     np.testing.assert_allclose(part.standard_errors, full.standard_errors[cand], rtol=1e-12)
     assert np.all(m.estimate_frequencies(agg, candidates=cand, postprocess="clip").frequencies >= 0)
+    # the result names the categories it estimates: its Series is indexed by the candidates, not 0..3
+    assert part.categories.tolist() == [3, 499, 0, 3] and full.categories is None
+    assert part.to_series().index.tolist() == [3, 499, 0, 3]
+    assert part.to_series().loc[499].item() == full.to_series().loc[499]
+    assert "categories=[  3, 499,   0,   3]" in repr(part) and part != m.estimate_frequencies(agg, candidates=cand[::-1])
 
 
 SS_SETTINGS = [(5.0, 3_307_948), (1.0, 10_000), (2.0, 1_000), (3.0, 100_000), (0.5, 5_000)]
