@@ -47,9 +47,15 @@ One run measures, on this machine:
    oracles (memoized from client keys) against multi-freq-ldpy's L-GRR, L-OSUE and L-SOUE at n = 1e6, k = 16 and
    1024, ε∞ = 1, 2, 4 over 30 rounds: people/s, server time and MSE per round, and each person's ε after the rounds
    (the ledger's memoized totals) against naive repeated collection.
+13. huge domains (section ``huge-domains``, ``bench/huge_domains.py``): k = 3,307,948, ε = 5, n = 1e4 and 1e6 (the
+   setting of Feldman et al.'s projective geometry response): client people/s, the collector's aggregate (and its
+   reports/s per core) and decode times, and MSE against the closed form of ldpnum's count-mean sketches (CMS,
+   HCMS), Hadamard response, PI-RAPPOR and subset selection, next to pure-ldp's CMS and HCMS and the published C++
+   collector times.
 
 Medians of ``--repeats`` runs (default 3). ``--only SECTIONS`` (comma list of rng, compile, mean, accuracy,
-distribution, peers, frequency, accessor, cli, scaling, heavy, setvalued, multi, marginals, ranges, longitudinal) runs some
+distribution, peers, frequency, accessor, cli, scaling, heavy, setvalued, multi, marginals, ranges, longitudinal,
+huge-domains) runs some
 sections alone. Writes ``bench/results/bench-<timestamp>.json`` and
 ``bench/results/latest.md`` (a partial run: ``latest-<sections>.md``), and prints the markdown.
 """
@@ -652,7 +658,7 @@ def markdown(res):
 EXTERNAL_SECTIONS = {"accessor": "accessor", "cli": "cli_stream", "scaling": "scaling", "heavy": "heavy",
                      "setvalued": "setvalued", "vectors": "vectors", "bands": "bands", "multi": "multi",
                      "marginals": "marginals", "ranges": "ranges", "recommend": "recommend",
-                     "longitudinal": "longitudinal"}
+                     "longitudinal": "longitudinal", "huge-domains": "huge_domains"}
 
 
 def external_section(name, repeats, with_peers=True):
@@ -674,7 +680,8 @@ def external_section(name, repeats, with_peers=True):
 
 
 SECTIONS = ("rng", "compile", "mean", "accuracy", "distribution", "peers", "frequency", "accessor", "cli", "scaling",
-            "heavy", "setvalued", "vectors", "bands", "multi", "marginals", "ranges", "recommend", "longitudinal")
+            "heavy", "setvalued", "vectors", "bands", "multi", "marginals", "ranges", "recommend", "longitudinal",
+            "huge-domains")
 SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times", "mean": "mean-oracle throughput",
                 "accuracy": "mean-estimate MSE", "distribution": "Square Wave EM/EMS/ems-cv, and estimators side by side "
                 "(bench/dist_candidates.py)",
@@ -694,7 +701,9 @@ SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times",
                 "recommend": "ldp.recommend's predicted errors next to the measured ones on the flights "
                 "(bench/recommend.py)",
                 "longitudinal": "repeated collection: longitudinal oracles vs multi-freq-ldpy, epsilon per person "
-                "with memoization vs naive (bench/longitudinal.py)"}
+                "with memoization vs naive (bench/longitudinal.py)",
+                "huge-domains": "k = 3,307,948, eps = 5: count-mean sketches, Hadamard response, PI-RAPPOR, subset "
+                "selection vs pure-ldp's CMS/HCMS and the published C++ times (bench/huge_domains.py)"}
 
 
 def block_fill_rate(rng, total=10_000_000):

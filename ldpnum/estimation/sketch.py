@@ -86,7 +86,7 @@ import numpy as np
 from .._typing import NDArray
 
 __all__ = ["METHODS", "DENSE_MAX", "MAX_LOAD", "sketch_reads", "collision_block", "apple_counts", "apple_variances",
-           "check_dictionary", "check_dictionary_size", "unbiased_counts", "fwht_rows"]
+           "check_dictionary", "check_dictionary_size", "unbiased_counts", "CollisionMatrix", "fwht_rows"]
 
 #: The estimators: ``"unbiased"`` (for the fixed hash family, :func:`unbiased_counts`) and ``"apple"`` (textbook).
 METHODS = ("unbiased", "apple")
@@ -118,36 +118,38 @@ def sketch_reads(rows: NDArray[np.float64], positions: NDArray[np.int64]) -> NDA
     return rows[np.arange(k)[None, :], positions].sum(axis=1)
 
 
-def _onehots(positions, weights, width):
-    from scipy import sparse
+class CollisionMatrix:
+    """``A_{de} = Σ_j π_j 1[h_j(d) = h_j(e)]`` over a dictionary, as two sparse one-hot factors ``A = W Oᵀ``.
 
-    n, k = positions.shape
-    cols = (np.arange(k, dtype=np.int64)[None, :] * width + positions).ravel()
-    rows = np.repeat(np.arange(n, dtype=np.int64), k)
-    shape = (n, k * width)
-    weighted = sparse.csr_matrix((np.tile(weights, n), (rows, cols)), shape=shape)
-    ones = sparse.csr_matrix((np.ones(n * k), (rows, cols)), shape=shape)
-    return weighted, ones
+    ``W`` (``|D| × k·m``) holds ``π_j`` at column ``j·m + h_j(d)`` of row ``d``, ``O`` the same with ones; both have
+    ``k`` entries per row, so a product ``A x`` costs ``O(k|D|)`` and a block of rows of ``A`` ``O(k|D|²/m)``.
+    """
+
+    def __init__(self, positions: NDArray[np.int64], weights: NDArray[np.float64], width: int) -> None:
+        from scipy import sparse
+
+        n, k = positions.shape
+        cols = (np.arange(k, dtype=np.int64)[None, :] * width + positions).ravel()
+        rows = np.repeat(np.arange(n, dtype=np.int64), k)
+        shape = (n, k * width)
+        self.size = n
+        self.weighted = sparse.csr_matrix((np.tile(weights, n), (rows, cols)), shape=shape)
+        self.ones_t = sparse.csr_matrix((np.ones(n * k), (cols, rows)), shape=(k * width, n))
+
+    def matvec(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``A x``."""
+        return self.weighted @ (self.ones_t @ x)
+
+    def rows(self, block: slice | None = None) -> NDArray[np.float64]:
+        """Rows ``block`` of ``A`` (all rows by default), dense."""
+        part = self.weighted if block is None else self.weighted[block]
+        return np.asarray((part @ self.ones_t).toarray())
 
 
 def collision_block(positions: NDArray[np.int64], weights: NDArray[np.float64], width: int,
                     rows: slice | None = None) -> NDArray[np.float64]:
     """Rows ``rows`` of ``A_{de} = Σ_j π_j 1[h_j(d) = h_j(e)]`` over the candidates (dense)."""
-    weighted, ones = _onehots(positions, weights, width)
-    part = weighted if rows is None else weighted[rows]
-    return np.asarray((part @ ones.T).toarray())
-
-
-def _matvec(positions, weights, width):
-    n, k = positions.shape
-    flat = (np.arange(k, dtype=np.int64)[None, :] * width + positions)
-    ravel = flat.ravel()
-
-    def apply(x):
-        sums = np.bincount(ravel, weights=np.repeat(x, k), minlength=k * width)
-        return sums[flat] @ weights
-
-    return apply
+    return CollisionMatrix(positions, weights, width).rows(rows)
 
 
 def apple_counts(y: NDArray[np.float64], n: int, width: int) -> NDArray[np.float64]:
@@ -204,16 +206,16 @@ def unbiased_counts(y: NDArray[np.float64], n: int, positions: NDArray[np.int64]
     b = 1 - 1 / m
     rhs = y - n / m
     ones = np.ones(d)
+    coll = CollisionMatrix(positions, weights, width)
     if d <= DENSE_MAX:
-        big_b = collision_block(positions, weights, width) - 1 / m
+        big_b = coll.rows() - 1 / m
         inv = np.linalg.inv(big_b)
         counts = inv @ rhs
         u = inv @ ones
         s = _plugin_excess(y, counts, n, width, weights, g)
         var = n * a * (np.diag(inv) + u * u / m) + (inv * inv) @ s
         return counts, np.maximum(var, 0.0), {"solver": "dense"}
-    apply_a = _matvec(positions, weights, width)
-    op = LinearOperator((d, d), matvec=lambda x: apply_a(x) - x.sum() / m, dtype=np.float64)
+    op = LinearOperator((d, d), matvec=lambda x: coll.matvec(x) - x.sum() / m, dtype=np.float64)
     solutions, iterations = [], []
     for target in (rhs, ones):
         count = [0]
@@ -234,7 +236,7 @@ def unbiased_counts(y: NDArray[np.float64], n: int, positions: NDArray[np.int64]
     delta_sq_s = np.empty(d)
     for start in range(0, d, _BLOCK):
         rows = slice(start, min(start + _BLOCK, d))
-        delta = collision_block(positions, weights, width, rows) - 1 / m
+        delta = coll.rows(rows) - 1 / m
         idx = np.arange(rows.start, rows.stop)
         delta[idx - start, idx] = 0.0
         sq = delta * delta
