@@ -69,7 +69,7 @@ from ..plans import TWO48, TWO53, binary_plan, uniform_count
 from ..reports import Reports
 from ..spec import check_spec
 from ._result import HeavyHittersEstimate
-from .items import ITEM_TYPES, check_item_bits, distinct_candidates, encode_items
+from .items import ITEM_TYPES, check_item_bits, distinct_candidates, encode_typed_items
 
 if TYPE_CHECKING:
     from .._typing import ArrayLike, NDArray, SeedLike
@@ -437,20 +437,8 @@ class CountMeanSketch(Mechanism):
         return words
 
     def _encode(self, x, label, *, truncate=True, locate=False):
-        def mismatch(item_type):
-            return TypeError(f"{label} holds {item_type} items but this CountMeanSketch was built for "
-                             f"{self._item_type} items; pass item_type={item_type!r} to the constructor")
-
-        try:
-            words, item_type, _ = encode_items(x, self._item_bits, name=label, truncate=truncate, locate=locate)
-        except ValueError as exc:  # str/bytes items at a width that is not whole bytes: a uint sketch
-            for t in ("str", "bytes"):
-                if str(exc).startswith(f"{t} items need item_bits a multiple of 8"):
-                    raise mismatch(t) from exc
-            raise
-        if len(words) and item_type != self._item_type:
-            raise mismatch(item_type)
-        return words
+        return encode_typed_items(x, self._item_type, self._item_bits, name=label, owner=type(self).__name__,
+                                  truncate=truncate, locate=locate)
 
     def privatize(self, x: ArrayLike, *, rng: SeedLike = None,  # type: ignore[override]
                   nan_policy: str = "raise", fill_value: int | None = None, unknown: str = "raise",

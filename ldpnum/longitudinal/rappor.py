@@ -89,7 +89,7 @@ from .._validation import check_scalar
 from ..aggregate import Aggregate
 from ..frequency.unary import check_grouped_bit_counts, grouped_bit_counts
 from ..heavy import HeavyHittersEstimate
-from ..heavy.items import ITEM_TYPES, check_item_bits, distinct_candidates, encode_items
+from ..heavy.items import ITEM_TYPES, check_item_bits, distinct_candidates, encode_typed_items
 from ..reports import Reports
 from ..spec import Spec, check_spec
 from .keys import keyed_words, memo_tweak
@@ -749,20 +749,9 @@ class RAPPOR(Longitudinal):
         return words
 
     def _encode(self, x, label, *, truncate=True, locate=False):
-        def mismatch(item_type):
-            return TypeError(f"{label} holds {item_type} items but this RAPPOR was built for {self._item_type} items; "
-                             f"pass item_type={item_type!r} to the constructor")
-
-        try:
-            words, item_type, _ = encode_items(x, self._item_bits, name=label, truncate=truncate, locate=locate)
-        except ValueError as exc:  # str/bytes items at a width that is not whole bytes: a uint mechanism
-            for t in ("str", "bytes"):
-                if str(exc).startswith(f"{t} items need item_bits a multiple of 8"):
-                    raise mismatch(t) from exc
-            raise
-        if len(words) and item_type != self._item_type:
-            raise mismatch(item_type)
-        return words, item_type
+        words = encode_typed_items(x, self._item_type, self._item_bits, name=label, owner=type(self).__name__,
+                                   truncate=truncate, locate=locate)
+        return words, self._item_type
 
     def person_cohorts(self, keys: Any) -> NDArray[np.int64]:
         """Each person's cohort, from their key (independent of their item)."""
