@@ -158,7 +158,8 @@ def apple_counts(y: NDArray[np.float64], n: int, width: int) -> NDArray[np.float
     return (y - n / m) * (m / (m - 1))
 
 
-def _plugin_excess(y, counts, n, width, weights, g):
+def _plugin_excess(y: NDArray[np.float64], counts: NDArray[np.float64], n: int, width: int,
+                   weights: NDArray[np.float64], g: float) -> NDArray[np.float64]:
     """``s_d``, the plug-in of ``Σ_i (g A_{dv_i} - A_{dv_i}²)`` (see the module's notes)."""
     m = float(width)
     kappa = 1 / m**2 + (1 / m) * (1 - 1 / m) * float(np.sum(weights**2))
@@ -166,8 +167,9 @@ def _plugin_excess(y, counts, n, width, weights, g):
     return g * np.clip(y, 0, n) - (own + (n - own) * kappa)
 
 
-def apple_variances(y, counts, n, width, weights, a, g):
-    """Variance of Apple's estimate of each candidate's count."""
+def apple_variances(y: NDArray[np.float64], counts: NDArray[np.float64], n: int, width: int,
+                    weights: NDArray[np.float64], a: float, g: float) -> NDArray[np.float64]:
+    """Variance of Apple's estimate of each candidate's count: ``(n a + s_d) (m/(m-1))²`` (plug-in ``s_d``)."""
     m = float(width)
     return np.maximum(n * a + _plugin_excess(y, counts, n, width, weights, g), 0.0) * (m / (m - 1)) ** 2
 

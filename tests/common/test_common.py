@@ -329,7 +329,7 @@ CASES = {
         "categorical", [dict(epsilon=1.0, k=3, p=7), dict(epsilon=2.0, k=4, p=11)],
         category_rows, category_inputs, category_distribution, keys=pair_keys, factory=pirappor_with_prime),
     "count_mean_sketch": Case(
-        "categorical", [dict(epsilon=1.0, k=5, width=8, hashes=4), dict(epsilon=4.0, k=3, width=8, hashes=2),
+        "categorical", [dict(epsilon=1.0, k=5, width=8, hashes=16), dict(epsilon=4.0, k=3, width=8, hashes=8),
                         dict(epsilon=2.0, k=4, width=256, hashes=256, variant="hcms")],
         sketch_rows, category_inputs, lambda m, v, seed: m.plan.exact_probabilities(v, seed),
         keys=lambda m, r: bit_keys(m, r) if m.variant == "cms" else r.codes.astype(np.int64), seeded=True),
