@@ -216,8 +216,8 @@ def table(records):
             lines.append(f"| {r['variant'].upper()} (pure-ldp {r['version']}), {r['n']:,} people | "
                          f"{r['n_requested']:,} | — | {r['client_people_per_s']:,.0f}{ratio} | "
                          f"— ({r['aggregate_people_per_s']:,.0f}{agg_ratio}) | "
-                         f"{r['estimate_s_per_candidate'] * N_CANDIDATES:.2f} ({N_CANDIDATES:,} candidates, "
-                         f"projected) | — | {r['mse'] * scale:.3g} (scaled to n) |")
+                         f"{r['estimate_s_per_candidate'] * N_CANDIDATES:.2f} ({N_CANDIDATES:,} candidates, Apple's "
+                         f"estimator) | — | {r['mse'] * scale:.3g} (scaled to n) |")
     return "\n".join(lines)
 
 
