@@ -51,10 +51,15 @@ One run measures, on this machine:
    enumeration over the count) and width of the likelihood-ratio interval of ``estimate_mean(method="mle")``
    against the default Wald-type interval, n ∈ {20, 50, 200, 10^4}, p ∈ {0.01, 0.1, 0.5}, ε ∈ {0.5, 1, 2};
    GRR's profile-likelihood intervals against Wald by simulation (k = 3).
+14. huge domains (section ``huge-domains``, ``bench/huge_domains.py``): k = 3,307,948, ε = 5, n = 1e4 and 1e6 (the
+   setting of Feldman et al.'s projective geometry response): client people/s, the collector's aggregate (and its
+   reports/s per core) and decode times, and MSE against the closed form of ldpnum's count-mean sketches (CMS,
+   HCMS), Hadamard response, PI-RAPPOR and subset selection, next to pure-ldp's CMS and HCMS and the published C++
+   collector times.
 
 Medians of ``--repeats`` runs (default 3). ``--only SECTIONS`` (comma list of rng, compile, mean, accuracy,
 distribution, peers, frequency, accessor, cli, scaling, heavy, setvalued, multi, marginals, ranges, longitudinal,
-likelihood) runs some
+likelihood, huge-domains) runs some
 sections alone. Writes ``bench/results/bench-<timestamp>.json`` and
 ``bench/results/latest.md`` (a partial run: ``latest-<sections>.md``), and prints the markdown.
 """
@@ -657,7 +662,7 @@ def markdown(res):
 EXTERNAL_SECTIONS = {"accessor": "accessor", "cli": "cli_stream", "scaling": "scaling", "heavy": "heavy",
                      "setvalued": "setvalued", "vectors": "vectors", "bands": "bands", "multi": "multi",
                      "marginals": "marginals", "ranges": "ranges", "recommend": "recommend",
-                     "longitudinal": "longitudinal", "likelihood": "likelihood"}
+                     "longitudinal": "longitudinal", "likelihood": "likelihood", "huge-domains": "huge_domains"}
 
 
 def external_section(name, repeats, with_peers=True):
@@ -680,7 +685,7 @@ def external_section(name, repeats, with_peers=True):
 
 SECTIONS = ("rng", "compile", "mean", "accuracy", "distribution", "peers", "frequency", "accessor", "cli", "scaling",
             "heavy", "setvalued", "vectors", "bands", "multi", "marginals", "ranges", "recommend", "longitudinal",
-            "likelihood")
+            "likelihood", "huge-domains")
 SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times", "mean": "mean-oracle throughput",
                 "accuracy": "mean-estimate MSE", "distribution": "Square Wave EM/EMS/ems-cv, and estimators side by side "
                 "(bench/dist_candidates.py)",
@@ -701,7 +706,9 @@ SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times",
                 "(bench/recommend.py)",
                 "longitudinal": "repeated collection: longitudinal oracles vs multi-freq-ldpy, epsilon per person "
                 "with memoization vs naive (bench/longitudinal.py)",
-                "likelihood": "randomized response: coverage of likelihood-ratio vs Wald intervals (bench/likelihood.py)"}
+                "likelihood": "randomized response: coverage of likelihood-ratio vs Wald intervals (bench/likelihood.py)",
+                "huge-domains": "k = 3,307,948, eps = 5: count-mean sketches, Hadamard response, PI-RAPPOR, subset "
+                "selection vs pure-ldp's CMS/HCMS and the published C++ times (bench/huge_domains.py)"}
 
 
 def block_fill_rate(rng, total=10_000_000):

@@ -66,7 +66,7 @@ from .frequency import BLH, GRR, OLH, OUE, PGR, SUE, HadamardResponse, PIRappor,
 from . import ranges
 from .ranges import HierarchicalHistogram, RangeEstimate
 from . import heavy
-from .heavy import HeavyHittersEstimate, PEM, TreeHist
+from .heavy import CountMeanSketch, HeavyHittersEstimate, PEM, TreeHist
 from .heavy import ItemsetsEstimate, PaddingSampling, PaddingSamplingOLH, SVIM, SVSM
 from . import accounting
 from ._recommend import recommend
@@ -91,7 +91,7 @@ __all__ = [
     "SquareWave", "GeneralWave", "Laplace",
     "frequency", "FrequencyEstimate", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "SubsetSelection", "PIRappor", "PGR",
     "ranges", "HierarchicalHistogram", "RangeEstimate",
-    "heavy", "HeavyHittersEstimate", "TruncationWarning", "PEM", "TreeHist",
+    "heavy", "HeavyHittersEstimate", "TruncationWarning", "PEM", "TreeHist", "CountMeanSketch",
     "SVIM", "SVSM", "PaddingSampling", "PaddingSamplingOLH", "ItemsetsEstimate",
     "accounting", "PrivacyLedger", "recommend",
     "vectors", "VectorMeanEstimate", "SampledDimensions", "DuchiMultivariate", "PrivHS", "PrivUnit", "PrivUnitG",

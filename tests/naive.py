@@ -1410,4 +1410,47 @@ def pgr_supports(codes, q, t, k):
     for v in range(k):
         same = codes // b == v // b
         out[v] = np.count_nonzero(same & ((pts[codes % b] @ pts[v % b]) % q == 0))
+
+
+# -- count-mean sketch (ldpnum.heavy.cms), person by person ---------------------------------------------------
+
+def sketch_key_bytes(hash_seed):
+    """The 16 bytes of the sketch family's SipHash key: SHA-256 of the tag and the seed (8 bytes, little-endian)."""
+    import hashlib
+
+    return hashlib.sha256(b"ldpnum/count-mean-sketch/v1" + int(hash_seed).to_bytes(8, "little")).digest()[:16]
+
+
+def count_mean_sketch(values, key, hashes, width, lane_bits, t_other, t_true, words, unknown=None):
+    """CMS report rows: ``width`` bits of SUE on ``h_j(v)`` then ``j`` little-endian (``c = 2 + width·lane_bits/64``
+    words per record: the hash index, the true bit, the lanes). ``unknown``: the word reported as no value."""
+    c = 2 + (width // 8) * lane_bits // 8
+    index_bytes = -(-max(1, (hashes - 1).bit_length()) // 8)
+    out = np.zeros((len(values), width // 8 + index_bytes), dtype=np.uint8)
+    for i, v in enumerate(values):
+        rec = words[c * i: c * i + c]
+        j = uniform(rec[0], hashes)
+        pos = -1 if unknown is not None and int(v) == unknown else rappor_bloom(key, j, int(v), 1, width)[0]
+        for s, bit in enumerate(unary_bits(pos, width, lane_bits, t_other, t_true, rec[1:])):
+            if bit:
+                out[i, s // 8] |= 1 << (s % 8)
+        for b in range(index_bytes):
+            out[i, width // 8 + b] = (j >> (8 * b)) & 0xFF
+    return out
+
+
+def hadamard_count_mean_sketch(values, key, hashes, width, t_keep, words, unknown=None):
+    """HCMS codes ``(j·width + l)·2 + s``: word 0 gives ``j`` (bits 63..16) and ``l`` (low bits), word 1 keeps the
+    sign ``(-1)^popcount(h_j(v) & l)`` (``s = 1`` for +1) or flips it; an unknown word gets a fair bit."""
+    out = np.zeros(len(values), dtype=np.uint64)
+    for i, v in enumerate(values):
+        w0, w1 = int(words[2 * i]), int(words[2 * i + 1])
+        j, col = uniform(w0, hashes), w0 & (width - 1)
+        if unknown is not None and int(v) == unknown:
+            s = 1 if (w1 >> 11) < (1 << 52) else 0
+        else:
+            pos = rappor_bloom(key, j, int(v), 1, width)[0]
+            plus = 1 - (bin(pos & col).count("1") & 1)
+            s = plus if bernoulli(w1, t_keep) else 1 - plus
+        out[i] = (j * width + col) * 2 + s
     return out

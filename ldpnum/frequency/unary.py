@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["SUE", "OUE", "UnaryPlan", "BitVectorOracle", "unary_plan", "unary_extreme_ratio", "lane_thresholds",
-           "pack_bits", "unpack_bits", "count_bits"]
+           "pack_bits", "unpack_bits", "count_bits", "grouped_bit_counts", "check_grouped_bit_counts"]
 
 #: Lane widths tried, narrowest (fastest: 8 bits per random byte) first.
 LANE_BITS = (8, 16, 32)
@@ -443,3 +443,62 @@ def count_bits(codes: NDArray[np.uint8], k: int) -> NDArray[np.int64]:
         raise ValueError(f"reports have padding bits set beyond bit {k - 1} "
                          f"({int(full[k:].sum())} of them): not reports of a {k}-bit unary encoding")
     return full[:k]
+
+
+def grouped_bit_counts(codes: NDArray[np.uint8], k: int, groups: int, *, group: str = "group",
+                       what: str = "this mechanism") -> NDArray[np.int64]:
+    """Per-group counts of bit-packed reports that end with their group's index.
+
+    A report row is ``k/8`` bytes of bits followed by its group (a RAPPOR cohort, a count-mean sketch's hash
+    index) as a little-endian integer in the row's last bytes. Returns an ``(groups, k + 1)`` int64 array whose
+    row ``j`` is the number of reports of group ``j`` followed by how many of them set each of the ``k`` bits.
+
+    Reports are grouped (one stable sort) and each group's bits counted by :func:`count_bits`. Raises ValueError
+    for a group ``≥ groups`` (naming the count and the first report; ``group`` and ``what`` word the message).
+    """
+    n_bytes = k // 8
+    codes = np.ascontiguousarray(codes, dtype=np.uint8)
+    index = np.zeros(codes.shape[0], dtype=np.int64)
+    for b in range(codes.shape[1] - n_bytes):
+        index |= codes[:, n_bytes + b].astype(np.int64) << (8 * b)
+    bad = index >= groups
+    if bad.any():
+        first = int(np.argmax(bad))
+        raise ValueError(f"reports have {int(bad.sum())} {group}(s) outside 0..{groups - 1}, first at index {first} "
+                         f"({int(index[first])}): not reports of this {what}")
+    sizes = np.bincount(index, minlength=groups)
+    out = np.zeros((groups, k + 1), dtype=np.int64)
+    out[:, 0] = sizes
+    if codes.shape[0]:
+        order = np.argsort(index, kind="stable")
+        bits = np.ascontiguousarray(codes[order, :n_bytes])
+        start = 0
+        for j in np.flatnonzero(sizes).tolist():
+            stop = start + int(sizes[j])
+            out[j, 1:] = count_bits(bits[start:stop], k)
+            start = stop
+    return out
+
+
+def check_grouped_bit_counts(counts: NDArray[np.int64], total: int, n_reports: int | None, spec: Any, groups: int,
+                             k: int, *, group: str = "group") -> int:
+    """The count check of :func:`grouped_bit_counts`' aggregates (see :func:`ldpnum.aggregate.register_count_check`).
+
+    Per group: its reports' number, then each bit's count, which cannot exceed it; the groups' reports add up to
+    ``n_reports`` (required whenever there are counts). Returns ``n_reports``.
+    """
+    table = counts.reshape(groups, k + 1)
+    if n_reports is None:
+        if total:
+            raise ValueError(f"aggregate of {spec}: n_reports is required (each {spec.mechanism} report adds to "
+                             "several counts, so their sum is not the number of reports)")
+        return 0
+    held = int(table[:, 0].sum())
+    if held != n_reports:
+        raise ValueError(f"aggregate of {spec}: n_reports={n_reports} but its {group}s hold {held} reports")
+    over = table[:, 1:] > table[:, :1]
+    if over.any():
+        j, i = (int(v) for v in np.argwhere(over)[0])
+        raise ValueError(f"aggregate of {spec}: {group} {j}'s count {table[j, i + 1]} of bit {i} exceeds the "
+                         f"{group}'s {table[j, 0]} reports")
+    return n_reports

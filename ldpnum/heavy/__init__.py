@@ -22,8 +22,9 @@ from ._result import HeavyHittersEstimate, item_label
 from .items import ITEM_TYPES, decode_items, encode_items
 from .prefix import PEM, TreeHist
 from .padding import PaddingSampling, PaddingSamplingOLH
+from .cms import CountMeanSketch
 from .setvalued import SVIM, SVSM, ItemsetsEstimate, Payload, SetValuedState
 
 __all__ = ["encode_items", "decode_items", "ITEM_TYPES", "HeavyHittersEstimate", "TruncationWarning", "PEM", "TreeHist",
            "PaddingSampling", "PaddingSamplingOLH", "SVIM", "SVSM", "ItemsetsEstimate", "Payload", "SetValuedState",
-           "item_label"]
+           "item_label", "CountMeanSketch"]

@@ -36,6 +36,7 @@ so the prefix of length :math:`l` of the item is ``w >> (L - l)``. Words are sto
 """
 
 import codecs
+from typing import Any
 import numbers
 import warnings
 
@@ -46,7 +47,7 @@ from .._kernels.objects import object_words
 from ..exceptions import TruncationWarning
 from .._validation import _caller_stacklevel, check_scalar, plain_array
 
-__all__ = ["admissible_prefixes", "ITEM_TYPES", "encode_items", "decode_items", "check_item_bits", "check_words"]
+__all__ = ["admissible_prefixes", "distinct_candidates", "encode_typed_items", "ITEM_TYPES", "encode_items", "decode_items", "check_item_bits", "check_words"]
 
 #: The kinds of items heavy-hitter mechanisms accept, as :func:`encode_items` names them.
 ITEM_TYPES = ("str", "bytes", "uint")
@@ -665,3 +666,50 @@ def admissible_prefixes(prefixes: object, length: int, item_type: str, item_bits
                 # an incomplete character at the very end is a cut, not an error
                 out[i] = exc.reason == "unexpected end of data" and exc.end == len(stripped)
     return out
+
+
+def distinct_candidates(candidates: Any, words: np.ndarray, item_type: str, item_bits: int) -> list:
+    """A dictionary of candidate items as a list, after checking it is not empty and its items are distinct.
+
+    ``words`` are the candidates' words (:func:`encode_items`). Items that encode to the same word (str/bytes cut
+    to ``item_bits / 8`` bytes) are refused: reports about them cannot be told apart. Integer items are returned as
+    Python ints. One ValueError names the first repeated candidate and the one it repeats.
+    """
+    if words.size == 0:
+        raise ValueError("candidates is empty: pass at least one candidate item")
+    items = list(candidates.tolist() if hasattr(candidates, "tolist") else candidates)
+    if item_type == "uint":
+        items = [int(v) for v in items]
+    uniq, first, inverse = np.unique(words, return_index=True, return_inverse=True)
+    if uniq.size != words.size:
+        dup = np.flatnonzero(first[inverse] != np.arange(words.size))
+        i = int(dup[0])
+        j = int(first[inverse[i]])
+        same = "repeats" if items[i] == items[j] else f"encodes to the same {item_bits}-bit word as"
+        raise ValueError(f"candidates must be distinct items: {dup.size} are not, first candidate {i} ({items[i]!r}) "
+                         f"{same} candidate {j} ({items[j]!r})")
+    return items
+
+
+def encode_typed_items(x: Any, item_type: str, item_bits: int, *, name: str, owner: str, truncate: bool = True,
+                       locate: bool = False) -> np.ndarray:
+    """:func:`encode_items` for a mechanism built for ``item_type`` items: their words, or one TypeError.
+
+    Items of another type (including str/bytes items given to a mechanism whose ``item_bits`` is not whole bytes,
+    which only uint items admit) raise a TypeError naming both types and the constructor argument to change;
+    ``owner`` names the mechanism in it.
+    """
+    def mismatch(got):
+        return TypeError(f"{name} holds {got} items but this {owner} was built for {item_type} items; "
+                         f"pass item_type={got!r} to the constructor")
+
+    try:
+        words, got, _ = encode_items(x, item_bits, name=name, truncate=truncate, locate=locate)
+    except ValueError as exc:  # str/bytes items at a width that is not whole bytes: a uint mechanism
+        for t in ("str", "bytes"):
+            if str(exc).startswith(f"{t} items need item_bits a multiple of 8"):
+                raise mismatch(t) from exc
+        raise
+    if len(words) and got != item_type:
+        raise mismatch(got)
+    return words

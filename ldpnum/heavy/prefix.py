@@ -52,7 +52,7 @@ from ..base import Mechanism
 from ..plans import TWO48, TWO64, GRRPlan, grr_keep_cells, uniform_count
 from ..reports import Reports
 from ._result import HeavyHittersEstimate
-from .items import ITEM_TYPES, admissible_prefixes, check_item_bits, decode_items, encode_items
+from .items import ITEM_TYPES, admissible_prefixes, check_item_bits, decode_items, encode_typed_items
 
 __all__ = ["PEM", "TreeHist", "PrefixPlan", "HASH_FAMILY", "HASH_SEED", "hash_constants"]
 
@@ -271,19 +271,8 @@ class _PrefixProtocol(Mechanism):
                              f"{fill_value!r}): a public fill item would be counted as a heavy hitter; remove the "
                              "missing rows before privatizing")
 
-        def mismatch(item_type):
-            return TypeError(f"{label} holds {item_type} items but this {type(self).__name__} was built for "
-                             f"{self._item_type} items; pass item_type={item_type!r} to the constructor")
-
-        try:
-            words, item_type, _ = encode_items(x, self._item_bits, name=label, truncate=truncate, locate=locate)
-        except ValueError as exc:  # str/bytes items at a width that is not whole bytes: a uint mechanism
-            for t in ("str", "bytes"):
-                if str(exc).startswith(f"{t} items need item_bits a multiple of 8"):
-                    raise mismatch(t) from exc
-            raise
-        if len(words) and item_type != self._item_type:
-            raise mismatch(item_type)
+        words = encode_typed_items(x, self._item_type, self._item_bits, name=label, owner=type(self).__name__,
+                                   truncate=truncate, locate=locate)
         words = np.ascontiguousarray(words, dtype=np.uint64).view()
         words.flags.writeable = False
         return words

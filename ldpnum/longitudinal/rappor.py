@@ -109,9 +109,10 @@ from .._kernels import client_rappor_bloom as kernels
 from .._kernels._jit import launch
 from .._validation import check_scalar
 from ..aggregate import Aggregate
-from ..frequency.unary import count_bits
+from ..frequency.unary import check_grouped_bit_counts, grouped_bit_counts
 from ..heavy import HeavyHittersEstimate
-from ..heavy.items import ITEM_TYPES, check_item_bits, decode_items, encode_items
+from ..heavy.items import (ITEM_TYPES, check_item_bits, decode_items, distinct_candidates, encode_items,
+                           encode_typed_items)
 from ..reports import Reports
 from ..spec import Spec, check_spec
 from .keys import keyed_words, memo_tweak
@@ -438,6 +439,13 @@ def segment_cliques(segments: int, segment_bits: int, edges: dict[tuple[int, int
 
     extend([])
     return np.array(found, dtype=np.uint64)
+def cohort_counts(codes: NDArray[np.uint8], k: int, cohorts: int) -> NDArray[np.int64]:
+    """Per-cohort counts of RAPPOR reports: :func:`ldpnum.frequency.unary.grouped_bit_counts` with the cohorts as groups.
+
+    An ``(cohorts, k + 1)`` int64 array whose row ``j`` is the number of reports of cohort ``j`` followed by how
+    many of them set each of the ``k`` bits.
+    """
+    return grouped_bit_counts(codes, k, cohorts, group="cohort", what="RAPPOR")
 
 
 def cohorts_of(words: NDArray[np.uint64], cohorts: int) -> NDArray[np.int64]:
@@ -446,40 +454,6 @@ def cohorts_of(words: NDArray[np.uint64], cohorts: int) -> NDArray[np.int64]:
     hi = (words >> np.uint64(32)) * m
     lo = ((words & np.uint64(0xFFFFFFFF)) * m) >> np.uint64(32)
     return ((hi + lo) >> np.uint64(32)).astype(np.int64)
-
-
-def cohort_counts(codes: NDArray[np.uint8], k: int, cohorts: int) -> NDArray[np.int64]:
-    """Per-cohort counts of RAPPOR reports.
-
-    An ``(cohorts, k + 1)`` int64 array whose row ``j`` is the number of reports of cohort ``j`` followed by how
-    many of them set each of the ``k`` bits.
-
-    Reports are grouped by cohort (one stable sort) and each group's bits counted by
-    :func:`ldpnum.frequency.unary.count_bits`. Raises ValueError for a cohort ``≥ cohorts`` (naming the count and
-    the first report).
-    """
-    n_bytes = k // 8
-    codes = np.ascontiguousarray(codes, dtype=np.uint8)
-    cohort = np.zeros(codes.shape[0], dtype=np.int64)
-    for b in range(codes.shape[1] - n_bytes):
-        cohort |= codes[:, n_bytes + b].astype(np.int64) << (8 * b)
-    bad = cohort >= cohorts
-    if bad.any():
-        first = int(np.argmax(bad))
-        raise ValueError(f"reports have {int(bad.sum())} cohort(s) outside 0..{cohorts - 1}, first at index {first} "
-                         f"({int(cohort[first])}): not reports of this RAPPOR")
-    sizes = np.bincount(cohort, minlength=cohorts)
-    out = np.zeros((cohorts, k + 1), dtype=np.int64)
-    out[:, 0] = sizes
-    if codes.shape[0]:
-        order = np.argsort(cohort, kind="stable")
-        bits = np.ascontiguousarray(codes[order, :n_bytes])
-        start = 0
-        for j in np.flatnonzero(sizes).tolist():
-            stop = start + int(sizes[j])
-            out[j, 1:] = count_bits(bits[start:stop], k)
-            start = stop
-    return out
 
 
 # -- the collector's regression -----------------------------------------------------------------------------
@@ -968,20 +942,9 @@ class RAPPOR(Longitudinal):
         return words
 
     def _encode(self, x, label, *, truncate=True, locate=False):
-        def mismatch(item_type):
-            return TypeError(f"{label} holds {item_type} items but this RAPPOR was built for {self._item_type} items; "
-                             f"pass item_type={item_type!r} to the constructor")
-
-        try:
-            words, item_type, _ = encode_items(x, self._item_bits, name=label, truncate=truncate, locate=locate)
-        except ValueError as exc:  # str/bytes items at a width that is not whole bytes: a uint mechanism
-            for t in ("str", "bytes"):
-                if str(exc).startswith(f"{t} items need item_bits a multiple of 8"):
-                    raise mismatch(t) from exc
-            raise
-        if len(words) and item_type != self._item_type:
-            raise mismatch(item_type)
-        return words, item_type
+        words = encode_typed_items(x, self._item_type, self._item_bits, name=label, owner=type(self).__name__,
+                                   truncate=truncate, locate=locate)
+        return words, self._item_type
 
     def person_cohorts(self, keys: Any) -> NDArray[np.int64]:
         """Each person's cohort, from their key (independent of their item)."""
@@ -1087,21 +1050,9 @@ class RAPPOR(Longitudinal):
 
         The cohorts' reports add up to ``n_reports`` (required whenever there are counts).
         """
-        if n_reports is None:
-            if total:
-                raise ValueError(f"aggregate of {spec}: n_reports is required (each RAPPOR report adds to several "
-                                 "counts, so their sum is not the number of reports)")
-            return 0
-        for what, table in zip(("cohorts", "segment pair cohorts"), _count_tables(counts, spec)):
-            held = int(table[:, 0].sum())
-            if held != n_reports:
-                raise ValueError(f"aggregate of {spec}: n_reports={n_reports} but its {what} hold {held} reports")
-            over = table[:, 1:] > table[:, :1]
-            if over.any():
-                j, i = (int(v) for v in np.argwhere(over)[0])
-                raise ValueError(f"aggregate of {spec}: {what[:-1]} {j}'s count {table[j, i + 1]} of bit {i} exceeds "
-                                 f"the cohort's {table[j, 0]} reports")
-        return n_reports
+        for group, table in zip(("cohort", "segment pair cohort"), _count_tables(counts, spec)):
+            check_grouped_bit_counts(table, total, n_reports, spec, table.shape[0], table.shape[1] - 1, group=group)
+        return 0 if n_reports is None else n_reports
 
     def aggregate(self, reports: Reports) -> Aggregate:
         """Count the reports per cohort (its reports, and how many set each bit) into a mergeable Aggregate.
@@ -1386,20 +1337,7 @@ class RAPPOR(Longitudinal):
         if candidates is None:
             raise TypeError("estimate_frequencies needs candidates=[...]: the dictionary of items to decode against")
         words, _ = self._encode(candidates, "candidates", locate=True)
-        if words.size == 0:
-            raise ValueError("candidates is empty: pass at least one candidate item")
-        items = list(candidates.tolist() if hasattr(candidates, "tolist") else candidates)
-        if self._item_type == "uint":
-            items = [int(v) for v in items]
-        uniq, first, inverse = np.unique(words, return_index=True, return_inverse=True)
-        if uniq.size != words.size:
-            dup = np.flatnonzero(first[inverse] != np.arange(words.size))
-            i = int(dup[0])
-            j = int(first[inverse[i]])
-            same = "repeats" if items[i] == items[j] else f"encodes to the same {self._item_bits}-bit word as"
-            raise ValueError(f"candidates must be distinct items: {dup.size} are not, first candidate {i} ({items[i]!r}) "
-                             f"{same} candidate {j} ({items[j]!r})")
-        return items, words
+        return distinct_candidates(candidates, words, self._item_type, self._item_bits), words
 
 
 def _z_scores(freq: NDArray[np.float64], se: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -177,6 +177,16 @@ def local_set_hash_rows(m):
     return [m.plan.exact_probabilities(x, SEEDS[0]) for x in sets], worst
 
 
+def sketch_rows(m):
+    """Count-mean sketch: every category given each fixed first word (it chooses the hash index, and HCMS's
+    column, never from the value), so the ratio over (word, report) pairs is the largest ratio given the word."""
+    states = [*range(m.k), -1]  # -1: an unknown value (unknown="uniform")
+    worst = Fraction(1)
+    for s in SEEDS:
+        worst = max(worst, max_ratio([m.plan.exact_probabilities(v, s) for v in states]))
+    return [m.plan.exact_probabilities(v, SEEDS[0]) for v in states], worst
+
+
 # -- sampling: what the kernel reports for one input --------------------------------------------------------
 
 def float_table(probs):
@@ -321,6 +331,11 @@ CASES = {
     "pi_rappor": Case(
         "categorical", [dict(epsilon=1.0, k=3, p=7), dict(epsilon=2.0, k=4, p=11)],
         category_rows, category_inputs, category_distribution, keys=pair_keys, factory=pirappor_with_prime),
+    "count_mean_sketch": Case(
+        "categorical", [dict(epsilon=1.0, k=5, width=8, hashes=16), dict(epsilon=4.0, k=3, width=8, hashes=8),
+                        dict(epsilon=2.0, k=4, width=256, hashes=256, variant="hcms")],
+        sketch_rows, category_inputs, lambda m, v, seed: m.plan.exact_probabilities(v, seed),
+        keys=lambda m, r: bit_keys(m, r) if m.variant == "cms" else r.codes.astype(np.int64), seeded=True),
     "pem": Case(
         "items", [dict(epsilon=2.0, item_bits=6, top_k=2, g=8, n_hashes=16, item_type="uint"),
                   dict(epsilon=4.0, item_bits=7, top_k=3, eta=2, g=16, n_hashes=4, item_type="uint")],

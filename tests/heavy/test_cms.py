@@ -1,0 +1,267 @@
+"""Count-mean sketch (ldpnum/heavy/cms.py) and its estimators (ldpnum/estimation/sketch.py).
+
+The common suite (tests/common/test_common.py, ``count_mean_sketch``) checks exact ε (tight), the kernels against
+the plans, the bad-input matrix of category codes and reproducibility; here: the kernels bit for bit against
+tests/naive.py, the textbook estimator's bias under the fixed family's collisions next to the unbiased estimator,
+standard errors against the spread of repeated collections, merging, items, and the estimator's refusals.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ldpnum as ldp
+from ldpnum import _random
+from ldpnum.estimation import sketch as est_sketch
+from ldpnum.heavy.cms import sketch_key, sketch_positions
+
+import naive
+from privacy_checks import PrivacyViolation, check_exact_epsilon, max_ratio
+
+#: A sketch small enough that collisions matter: 32 buckets, 8 hash functions, 12 categories (12 ≤ 32·8/16).
+SMALL = dict(k=12, width=32, hashes=8)
+#: One heavy category (half the people) and eleven light ones.
+SHARES = np.array([0.5] + [0.5 / 11] * 11)
+
+
+def collection(m, n, seed):
+    x = np.repeat(np.arange(m.k), np.round(SHARES * n).astype(int))
+    return x, np.bincount(x, minlength=m.k)
+
+
+def collision_matrix(m):
+    pos = sketch_positions(np.arange(m.k, dtype=np.uint64), m.hashes, m.width, m.plan.key)
+    return est_sketch.collision_block(pos, m.plan.index_weights, m.width)
+
+
+@pytest.mark.parametrize("variant, kwargs", [("cms", dict(width=16, hashes=3)), ("cms", dict(width=24, hashes=300)),
+                                             ("hcms", dict(width=256, hashes=256))])
+def test_kernels_match_the_naive_reference(variant, kwargs):
+    """Same words, same bytes: the kernels against tests/naive.py, items and category codes (with unknowns)."""
+    key = naive.sketch_key_bytes(5)
+    for k in (None, 7):
+        m = ldp.CountMeanSketch(2.0, k, variant=variant, hash_seed=5, item_type="uint", **kwargs)
+        x = np.arange(40) % 7 if k else np.random.default_rng(1).integers(0, 2**64, 40, dtype=np.uint64)
+        if k:  # every fifth code is outside [0, k): reported as no value
+            values = m.prepare_values(np.where(np.arange(40) % 5 == 0, 99, x), unknown="uniform")
+        else:
+            values = m.prepare_values(x)
+        words = np.random.default_rng(2).bit_generator.random_raw(40 * m.words_per_record)
+        out = m._allocate_reports(40)
+        m._run_kernel(values, words, out)
+        unknown = 2**64 - 1 if k else None
+        if variant == "cms":
+            u = m.plan.bits
+            want = naive.count_mean_sketch(values, key, m.hashes, m.width, u.lane_bits, u.t_other, u.t_true, words,
+                                           unknown)
+        else:
+            want = naive.hadamard_count_mean_sketch(values, key, m.hashes, m.width, m.plan.t_keep, words, unknown)
+        np.testing.assert_array_equal(out, want.astype(out.dtype))
+    assert sketch_key(5) == (np.uint64(int.from_bytes(key[:8], "little")), np.uint64(int.from_bytes(key[8:], "little")))
+
+
+@pytest.mark.parametrize("variant", ["cms", "hcms"])
+@pytest.mark.parametrize("epsilon", [0.05, 1.0, 5.0, 12.0, 20.0])
+def test_exact_epsilon_is_tight_at_every_epsilon(variant, epsilon):
+    """The structural ratio (any first word) is ≤ the rigorous lower bound of e^ε and reaches it; the rows of a
+    few first words reach it too, and the same sketch planned at 1.25 ε is refused."""
+    width = 8 if variant == "cms" else 64
+    m = ldp.CountMeanSketch(epsilon, 4, width=width, hashes=5, variant=variant)
+    ratio = check_exact_epsilon([], epsilon, ratio=m.plan.extreme_ratio())  # ≤ E, and within 1e-6 of e^ε
+    seeds = [int(w) for w in np.random.default_rng(3).bit_generator.random_raw(6)]
+    worst = max(max_ratio([m.plan.exact_probabilities(v, s) for v in (-1, 0, 1, 2, 3)]) for s in seeds)
+    assert worst <= ratio
+    check_exact_epsilon([m.plan.exact_probabilities(v, seeds[0]) for v in range(4)], epsilon, ratio=worst)
+    if 1.25 * epsilon <= 20:
+        bad = ldp.CountMeanSketch(1.25 * epsilon, 4, width=width, hashes=5, variant=variant)
+        with pytest.raises(PrivacyViolation, match="exceeds"):
+            check_exact_epsilon([bad.plan.exact_probabilities(v, seeds[0]) for v in range(4)], epsilon,
+                                ratio=bad.plan.extreme_ratio())
+
+
+def test_hash_index_drawn_from_the_value_is_caught():
+    """Planted bug: a client whose hash index depends on its value. Over (first word, report) pairs the exact
+    check sees a report one value never sends: the index must come from a word that never sees the value."""
+    m = ldp.CountMeanSketch(1.0, 3, width=8, hashes=4)
+    seeds = [int(w) for w in np.random.default_rng(4).bit_generator.random_raw(4)]
+
+    def honest(v):  # the first word is uniform over the seeds, independent of v
+        return {(s, y): p / len(seeds) for s in seeds for y, p in m.plan.exact_probabilities(v, s).items()}
+
+    def planted(v):  # the first word is the v-th seed: the index follows the value
+        return {(seeds[v], y): p for y, p in m.plan.exact_probabilities(v, seeds[v]).items()}
+
+    assert check_exact_epsilon([honest(v) for v in range(3)], 1.0) == m.plan.extreme_ratio()
+    with pytest.raises(PrivacyViolation, match="exceeds"):
+        check_exact_epsilon([planted(v) for v in range(3)], 1.0)
+
+
+def test_textbook_estimator_is_biased_by_collisions_and_the_unbiased_one_is_not():
+    """A 32 × 8 sketch, 12 categories, one held by half the people. The fixed family makes some categories collide
+    with the heavy one in more than 8/32 of the hash functions: Apple's estimate of them is shifted by the exact bias
+    ``n_heavy (A - 1/m) m/(m-1)``, which 30 collections show (z-test on the mean), while the unbiased estimate is on
+    its true value within its own standard errors, whose spread matches the closed form."""
+    m = ldp.CountMeanSketch(2.0, **SMALL)
+    n, reps = 20_000, 30
+    x, truth = collection(m, n, 0)
+    a = collision_matrix(m)
+    off = a - 1 / m.width
+    np.fill_diagonal(off, 0.0)
+    bias = off @ truth * m.width / (m.width - 1)  # exact expectation of Apple's estimate minus the truth
+    z_apple, z_unbiased, apple_mean = [], [], np.zeros(m.k)
+    for seed in range(reps):
+        agg = m.aggregate(m.privatize(x, rng=seed))
+        ub = m.estimate_frequencies(agg)
+        ap = m.estimate_frequencies(agg, method="apple")
+        z_unbiased.append((ub.counts - truth) / (ub.standard_errors * n))
+        z_apple.append((ap.counts - truth - bias) / (ap.standard_errors * n))
+        apple_mean += ap.counts / reps
+    z_unbiased, z_apple = np.array(z_unbiased), np.array(z_apple)
+    # unbiased: every category's mean z within 4.5 standard errors of 0, and unit spread (closed-form variance)
+    assert np.all(np.abs(z_unbiased.mean(axis=0)) < 4.5 / np.sqrt(reps))
+    assert 0.85 < z_unbiased.std() < 1.15
+    # Apple's: centred on truth + the exact bias, with the spread its variance states ...
+    assert np.all(np.abs(z_apple.mean(axis=0)) < 4.5 / np.sqrt(reps))
+    assert 0.85 < z_apple.std() < 1.15
+    # ... and that bias is far outside the noise of 30 collections for the most collided categories
+    se_mean = ap.standard_errors * n / np.sqrt(reps)
+    worst = int(np.argmax(np.abs(bias) / se_mean))
+    assert abs(bias[worst]) > 10 * se_mean[worst] and abs(apple_mean[worst] - truth[worst]) > 8 * se_mean[worst]
+
+
+def test_hcms_is_unbiased_and_its_standard_errors_hold():
+    """HCMS (one bit per person): the unbiased estimate against the truth over 20 collections (z-tests)."""
+    m = ldp.CountMeanSketch(3.0, 12, width=16, hashes=4096, variant="hcms")
+    n, reps = 20_000, 20
+    x, truth = collection(m, n, 1)
+    z = []
+    for seed in range(reps):
+        est = m.estimate_frequencies(m.privatize(x, rng=100 + seed))
+        z.append((est.counts - truth) / (est.standard_errors * n))
+    z = np.array(z)
+    assert np.all(np.abs(z.mean(axis=0)) < 4.5 / np.sqrt(reps))
+    assert 0.8 < z.std() < 1.2
+    assert est.standard_errors[1] * np.sqrt(n) == pytest.approx(np.sqrt(m.variance_per_report), rel=0.05)
+
+
+def test_conjugate_gradients_agree_with_the_dense_solve(monkeypatch):
+    """Above DENSE_MAX the system is solved by conjugate gradients and the variance to second order: the same
+    estimates (1e-9) and standard errors (within 1%) as the exact dense route on the same aggregate."""
+    m = ldp.CountMeanSketch(2.0, 60, width=64, hashes=16)
+    x = np.random.default_rng(5).integers(0, 60, 30_000)
+    agg = m.aggregate(m.privatize(x, rng=6))
+    dense = m.estimate_frequencies(agg)
+    monkeypatch.setattr(est_sketch, "DENSE_MAX", 10)
+    cg = m.estimate_frequencies(agg)
+    np.testing.assert_allclose(cg.frequencies, dense.frequencies, atol=1e-9)
+    np.testing.assert_allclose(cg.standard_errors, dense.standard_errors, rtol=1e-2)
+
+
+@pytest.mark.parametrize("variant", ["cms", "hcms"])
+def test_aggregates_merge(variant):
+    m = ldp.CountMeanSketch(1.0, item_type="bytes", width=64 if variant == "cms" else 128, hashes=1024,
+                            variant=variant)
+    items = [b"a", b"bb", b"\x00c", b"dd\x00e"] * 500
+    whole = m.privatize(items, rng=np.random.default_rng(7))
+    g = np.random.default_rng(7)
+    parts = [m.privatize(c, rng=g) for c in (items[:700], items[700:701], items[701:])]
+    merged = ldp.Aggregate.merge([m.aggregate(p) for p in parts])
+    assert merged == m.aggregate(whole) and merged.n_reports == len(items)
+    assert m.aggregate(whole) + m.empty_aggregate() == m.aggregate(whole)
+    a = m.estimate_frequencies(merged, candidates=[b"a", b"bb", b"\x00c", b"dd\x00e"])
+    assert a == m.estimate_frequencies(whole, candidates=[b"a", b"bb", b"\x00c", b"dd\x00e"])
+    assert ldp.from_spec(merged.spec) == m
+
+
+def test_string_items_are_found_with_their_shares():
+    words = ["privacy", "sketch", "émoji", "😀", "a"]
+    shares = [0.35, 0.25, 0.2, 0.15, 0.05]
+    x = np.random.default_rng(8).choice(words, 40_000, p=shares).tolist()
+    for variant in ("cms", "hcms"):
+        m = ldp.CountMeanSketch(4.0, width=256, hashes=256, variant=variant)
+        est = m.estimate_frequencies(m.privatize(x, rng=9), candidates=words + ["absent"])
+        assert est.items[:5] == tuple(words) and est.provenance["candidates"] == 6
+        truth = np.array([x.count(w) for w in est.items]) / len(x)
+        assert np.all(np.abs(est.frequencies - truth) < 4.5 * est.standard_errors)
+
+
+def test_bad_parameters_and_candidates_get_one_clear_error(monkeypatch):
+    with pytest.raises(ValueError, match="power of two"):
+        ldp.CountMeanSketch(1.0, width=1000, variant="hcms")
+    with pytest.raises(ValueError, match="multiple of 8"):
+        ldp.CountMeanSketch(1.0, width=1001)
+    with pytest.raises(ValueError, match="variant"):
+        ldp.CountMeanSketch(1.0, variant="count-min")
+    with pytest.raises(TypeError, match="variant"):
+        ldp.CountMeanSketch(1.0, variant=1)
+    for bad, exc in [(0, ValueError), (2**16 + 1, ValueError), (2.0, TypeError), (True, TypeError)]:
+        with pytest.raises(exc, match="hashes"):
+            ldp.CountMeanSketch(1.0, hashes=bad)
+    with pytest.raises(ValueError, match="hash_seed"):
+        ldp.CountMeanSketch(1.0, hash_seed=-1)
+    with pytest.raises(ValueError, match="item_type"):
+        ldp.CountMeanSketch(1.0, item_type="float")
+
+    def forbidden(self, n):
+        raise AssertionError("random words were drawn for a bad input")
+
+    monkeypatch.setattr(_random.WordSource, "draw", forbidden)
+    items = ldp.CountMeanSketch(1.0, width=64, hashes=16)
+    with pytest.raises(TypeError, match="item 1"):
+        items.privatize(["a", 2])
+    with pytest.raises(TypeError, match="built for str items"):
+        items.privatize([b"a"])
+    with pytest.raises(ValueError, match="cannot be imputed"):
+        items.privatize(["a"], nan_policy="impute", fill_value=0)
+    with pytest.raises(ValueError, match="category codes"):
+        items.privatize(["a"], unknown="uniform")
+    monkeypatch.undo()
+
+    agg = items.aggregate(items.privatize(["a", "b"], rng=0))
+    with pytest.raises(TypeError, match="candidates"):
+        items.estimate_frequencies(agg)
+    with pytest.raises(ValueError, match="distinct"):
+        items.estimate_frequencies(agg, candidates=["a", "b", "a"])
+    with pytest.raises(ValueError, match="empty"):
+        items.estimate_frequencies(agg, candidates=[])
+    with pytest.raises(ValueError, match="method"):
+        items.estimate_frequencies(agg, candidates=["a"], method="median")
+    with pytest.raises(ValueError, match="at most width·hashes/16 = 64"):
+        items.estimate_frequencies(agg, candidates=[str(i) for i in range(65)])
+    assert items.estimate_frequencies(agg, candidates=[str(i) for i in range(65)], method="apple").k == 65
+    codes = ldp.CountMeanSketch(1.0, 10, width=64, hashes=16)
+    agg = codes.aggregate(codes.privatize(np.arange(10), rng=0))
+    with pytest.raises(ValueError, match=r"1 value.* first at index 1"):
+        codes.estimate_frequencies(agg, candidates=[3, 10, 2])
+    with pytest.raises(ValueError, match="distinct codes"):
+        codes.estimate_frequencies(agg, candidates=[3, 3])
+    with pytest.raises(ValueError, match="no reports"):
+        codes.estimate_frequencies(codes.empty_aggregate())
+    big = ldp.CountMeanSketch(1.0, 2**20, width=64, hashes=16)
+    with pytest.raises(ValueError, match="at most"):
+        big.estimate_frequencies(big.aggregate(big.privatize([1, 2], rng=0)))
+
+
+def test_candidates_sharing_every_hash_value_are_refused():
+    m = ldp.CountMeanSketch(1.0, 2000, width=16, hashes=2)  # 256 signatures for 2000 codes
+    agg = m.aggregate(m.privatize(np.arange(50), rng=0))
+    pos = sketch_positions(np.arange(100, dtype=np.uint64), 2, 16, m.plan.key)
+    i, j = next((i, j) for i in range(100) for j in range(i) if (pos[i] == pos[j]).all())
+    with pytest.raises(ValueError, match=f"candidates {j} and {i} have the same value under all 2 hash"):
+        m.estimate_frequencies(agg, candidates=[j, i])
+
+
+def test_reports_and_column_codes():
+    cms = ldp.CountMeanSketch(1.0, 5, width=1024, hashes=256)
+    r = cms.privatize(np.arange(5), rng=0)
+    assert r.codes.shape == (5, 129) and cms.bytes_per_report == 129 and cms.words_per_record == 2 + 128
+    with pytest.raises(TypeError, match="variant='hcms'"):
+        cms.column_codes(r)
+    hcms = ldp.CountMeanSketch(1.0, 5, width=1024, hashes=256, variant="hcms")
+    r = hcms.privatize(np.arange(5), rng=0)
+    assert r.codes.dtype == np.uint32 and hcms.bytes_per_report == 4 and hcms.words_per_record == 2
+    np.testing.assert_array_equal(hcms.column_codes(r), r.codes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert repr(hcms).startswith("CountMeanSketch(epsilon=1.0, k=5, width=1024")
