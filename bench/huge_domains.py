@@ -90,9 +90,11 @@ CONTESTANTS = [
     Contestant("subset selection (ldpnum)", lambda: ldp.SubsetSelection(EPSILON, K), max_n=10_000, run_n=SS_MAX_N,
                why="k-bit reports: 413 KB per person"),
 ]
-# Projective geometry response joins with one entry each (being written as ldp.PGR):
-if hasattr(ldp, "PGR"):
-    CONTESTANTS.append(Contestant("PGR (ldpnum)", lambda: ldp.PGR(EPSILON, K), cpp="PGR"))
+CONTESTANTS += [
+    Contestant("PGR (ldpnum)", lambda: ldp.PGR(EPSILON, K), cpp="PGR"),
+    Contestant("hybrid PGR, q = 3 (ldpnum)", lambda: ldp.PGR(EPSILON, K, variant="hybrid", q=3),
+               cpp="hybrid PGR (q = 3)"),
+]
 
 
 _PROBS: dict = {}
