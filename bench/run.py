@@ -47,9 +47,14 @@ One run measures, on this machine:
    oracles (memoized from client keys) against multi-freq-ldpy's L-GRR, L-OSUE and L-SOUE at n = 1e6, k = 16 and
    1024, ε∞ = 1, 2, 4 over 30 rounds: people/s, server time and MSE per round, and each person's ε after the rounds
    (the ledger's memoized totals) against naive repeated collection.
+13. adaptive two-round collection (section ``adaptive``, ``bench/adaptive.py``): ``AdaptiveDistribution`` (a 20% Square
+   Wave pilot, a warped second round when the pilot calls for it) against one round of SW + ems-cv on spiky,
+   heavy-tailed and smooth data, n = 1e6, ε = 0.5, 1, 2, 4, 5 collections: W1, KS and range-query MSE as ratios,
+   time per round.
 
 Medians of ``--repeats`` runs (default 3). ``--only SECTIONS`` (comma list of rng, compile, mean, accuracy,
-distribution, peers, frequency, accessor, cli, scaling, heavy, setvalued, multi, marginals, ranges, longitudinal) runs some
+distribution, peers, frequency, accessor, cli, scaling, heavy, setvalued, multi, marginals, ranges, longitudinal,
+adaptive) runs some
 sections alone. Writes ``bench/results/bench-<timestamp>.json`` and
 ``bench/results/latest.md`` (a partial run: ``latest-<sections>.md``), and prints the markdown.
 """
@@ -652,7 +657,7 @@ def markdown(res):
 EXTERNAL_SECTIONS = {"accessor": "accessor", "cli": "cli_stream", "scaling": "scaling", "heavy": "heavy",
                      "setvalued": "setvalued", "vectors": "vectors", "bands": "bands", "multi": "multi",
                      "marginals": "marginals", "ranges": "ranges", "recommend": "recommend",
-                     "longitudinal": "longitudinal"}
+                     "longitudinal": "longitudinal", "adaptive": "adaptive"}
 
 
 def external_section(name, repeats, with_peers=True):
@@ -674,7 +679,8 @@ def external_section(name, repeats, with_peers=True):
 
 
 SECTIONS = ("rng", "compile", "mean", "accuracy", "distribution", "peers", "frequency", "accessor", "cli", "scaling",
-            "heavy", "setvalued", "vectors", "bands", "multi", "marginals", "ranges", "recommend", "longitudinal")
+            "heavy", "setvalued", "vectors", "bands", "multi", "marginals", "ranges", "recommend", "longitudinal",
+            "adaptive")
 SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times", "mean": "mean-oracle throughput",
                 "accuracy": "mean-estimate MSE", "distribution": "Square Wave EM/EMS/ems-cv, and estimators side by side "
                 "(bench/dist_candidates.py)",
@@ -694,7 +700,9 @@ SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times",
                 "recommend": "ldp.recommend's predicted errors next to the measured ones on the flights "
                 "(bench/recommend.py)",
                 "longitudinal": "repeated collection: longitudinal oracles vs multi-freq-ldpy, epsilon per person "
-                "with memoization vs naive (bench/longitudinal.py)"}
+                "with memoization vs naive (bench/longitudinal.py)",
+                "adaptive": "two-round adaptive distribution collection vs one round of SW + ems-cv "
+                "(bench/adaptive.py)"}
 
 
 def block_fill_rate(rng, total=10_000_000):

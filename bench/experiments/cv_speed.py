@@ -14,7 +14,6 @@ Prints, per case, the level each variant picks and the iterations of its half fi
     python bench/experiments/cv_speed.py
 """
 import sys
-import time
 from pathlib import Path
 
 import numpy as np

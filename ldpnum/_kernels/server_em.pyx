@@ -480,3 +480,90 @@ def ems_smooth(const double[::1] x, double[::1] out):
             out[i] = x[i]
         total = _smooth(&out[0], d)
     return total
+
+
+def em_window_joint(const double[::1] counts_a, const int64_t[::1] indptr_a, const int64_t[::1] s_index_a,
+                    const double[::1] weight_a, const double[::1] counts_b, const int64_t[::1] indptr_b,
+                    const int64_t[::1] s_index_b, const double[::1] weight_b, Py_ssize_t m, double p_lo,
+                    double p_hi, const double[::1] delta, Py_ssize_t smooth, Py_ssize_t max_iter, double tol,
+                    double atol, double[::1] x, double[::1] loglik, bint warm=False):
+    """:func:`em_window` over two collections of one distribution: the same window (``m``, ``p_lo``, ``p_hi``,
+    ``delta``) and buckets, each with its own band (``B_a``, ``B_b``) and counts.
+
+    E-step ``P_i = x_i ((M_a^T r_a)_i + (M_b^T r_b)_i)`` with ``r = n / (M x)`` per collection; the M-step
+    normalises (after ``smooth`` passes); ``loglik`` holds ``L_a + L_b``. Same outputs and stopping rule as
+    :func:`em_window`.
+    """
+    cdef Py_ssize_t n_cells = counts_a.shape[0]
+    cdef Py_ssize_t d = indptr_a.shape[0] - 1
+    if counts_b.shape[0] != n_cells or indptr_b.shape[0] - 1 != d:
+        raise ValueError("both collections need the same cells and buckets")
+    if d < 1 or x.shape[0] != d:
+        raise ValueError("x must have length n_bins")
+    if max_iter < 1 or loglik.shape[0] < max_iter + 1:
+        raise ValueError("need max_iter >= 1 and len(loglik) >= max_iter + 1")
+    if smooth < 0:
+        raise ValueError(f"smooth must be >= 0 passes; got {smooth}")
+    cdef Band band_a, band_b
+    _prepare(&band_a, n_cells, m, indptr_a, s_index_a, weight_a, delta)
+    try:
+        _prepare(&band_b, n_cells, m, indptr_b, s_index_b, weight_b, delta)
+    except BaseException:
+        _band_free(&band_a)
+        raise
+    cdef Py_ssize_t n_pos = n_cells - m + 1
+    cdef Py_ssize_t n_delta = delta.shape[0]
+    # p_s, c_fwd (n_pos + 1), y_a, y_b, r_a, r_b, c_bwd (n_cells + 1), ws (n_pos), z, z_b (d)
+    cdef double* scratch = <double*> malloc((3 * n_pos + 5 * n_cells + 2 + 2 * d) * sizeof(double))
+    if scratch == NULL:
+        _band_free(&band_a)
+        _band_free(&band_b)
+        raise MemoryError()
+    cdef double* p_s = scratch
+    cdef double* c_fwd = p_s + n_pos
+    cdef double* y_a = c_fwd + n_pos + 1
+    cdef double* y_b = y_a + n_cells
+    cdef double* r_a = y_b + n_cells
+    cdef double* r_b = r_a + n_cells
+    cdef double* c_bwd = r_b + n_cells
+    cdef double* ws = c_bwd + n_cells + 1
+    cdef double* z = ws + n_pos
+    cdef double* z_b = z + d
+    cdef const double* dp = &delta[0] if n_delta else NULL
+    cdef const double* cnt_a = &counts_a[0]
+    cdef const double* cnt_b = &counts_b[0]
+    cdef double* xp = &x[0]
+    cdef Py_ssize_t i, it = 0
+    cdef double prev, cur, total
+    cdef bint converged = False
+    with nogil:
+        if not warm:
+            for i in range(d):
+                xp[i] = 1.0 / d
+        _forward(&band_a, n_cells, m, p_lo, p_hi, dp, n_delta, xp, p_s, c_fwd, y_a)
+        _forward(&band_b, n_cells, m, p_lo, p_hi, dp, n_delta, xp, p_s, c_fwd, y_b)
+        prev = _ratio_loglik(cnt_a, y_a, r_a, n_cells) + _ratio_loglik(cnt_b, y_b, r_b, n_cells)
+        loglik[0] = prev
+        while it < max_iter:
+            it += 1
+            _backward(&band_a, n_cells, m, p_lo, p_hi, dp, n_delta, r_a, c_bwd, ws, z)
+            _backward(&band_b, n_cells, m, p_lo, p_hi, dp, n_delta, r_b, c_bwd, ws, z_b)
+            total = 0.0
+            for i in range(d):
+                xp[i] *= z[i] + z_b[i]
+                total += xp[i]
+            if smooth:
+                total = _smooth_passes(xp, z, d, smooth)
+            _scale(xp, d, total)
+            _forward(&band_a, n_cells, m, p_lo, p_hi, dp, n_delta, xp, p_s, c_fwd, y_a)
+            _forward(&band_b, n_cells, m, p_lo, p_hi, dp, n_delta, xp, p_s, c_fwd, y_b)
+            cur = _ratio_loglik(cnt_a, y_a, r_a, n_cells) + _ratio_loglik(cnt_b, y_b, r_b, n_cells)
+            loglik[it] = cur
+            if fabs(cur - prev) < tol * fabs(prev) + atol:
+                converged = True
+                break
+            prev = cur
+    free(scratch)
+    _band_free(&band_a)
+    _band_free(&band_b)
+    return int(it), bool(converged)
