@@ -9,7 +9,7 @@ are estimated by
   a payload, a second round warped to the pilot when the pilot's held-out likelihood prefers no smoothing (else
   plain), one joint estimate;
 * **warped (forced)**, ``adapt=True``: the warped second round on every data set (the candidate design itself,
-  to show what the switch avoids);
+  to show what the switch avoids; where the switch warped, the same pilot, payload and reports as *adaptive*);
 * **warped λ = 0.2**: the same with a steeper warp (a fifth of the slope uniform instead of half; a dropped
   candidate).
 
@@ -99,6 +99,10 @@ def one(name, eps, seed, n, methods):
     xs = np.sort(x)
     out = []
     for method in methods:
+        same = [r for r in out if r["method"] == "adaptive" and r["design"] == "warped"]
+        if method == "warped (forced)" and same:  # the switch warped: the same pilot, payload and reports
+            out.append({**same[0], "method": method})
+            continue
         if method == BASELINE:
             sw = ldp.SquareWave(eps, bounds)
 
@@ -122,7 +126,7 @@ def one(name, eps, seed, n, methods):
     return out
 
 
-def run(collections=COLLECTIONS, n=N, epsilons=EPSILONS, datasets=DATASETS, methods=METHODS):
+def run(collections=COLLECTIONS, n=N, epsilons=EPSILONS, datasets=DATASETS, methods=METHODS, json_path=None):
     records = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # point-mass warnings of the spiky data
@@ -130,6 +134,10 @@ def run(collections=COLLECTIONS, n=N, epsilons=EPSILONS, datasets=DATASETS, meth
             for eps in epsilons:
                 for seed in range(collections):
                     records += one(name, eps, seed, n, methods)
+                    if json_path:  # after every collection: a long run interrupted keeps its figures
+                        import json
+
+                        Path(json_path).write_text(json.dumps(records, indent=1))
                     print(f"adaptive: {name} ε={eps:g} collection {seed + 1}/{collections}", file=sys.stderr,
                           flush=True)
     return records, markdown(records)
@@ -187,18 +195,15 @@ def main(argv=None):
     ap.add_argument("--collections", type=int, default=COLLECTIONS)
     ap.add_argument("--n", type=float, default=N)
     ap.add_argument("--epsilons", default=",".join(f"{e:g}" for e in EPSILONS))
-    ap.add_argument("--datasets", default=",".join(DATASETS))
-    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--datasets", default=";".join(DATASETS), help="names separated by ';'")
+    ap.add_argument("--methods", default=";".join(METHODS), help="names separated by ';'")
     ap.add_argument("--quick", action="store_true", help="n = 1e5, 1 collection")
     ap.add_argument("--json", help="also write the records here")
     args = ap.parse_args(argv)
     n, k = (100_000, 1) if args.quick else (int(args.n), args.collections)
     records, md = run(collections=k, n=n, epsilons=tuple(float(e) for e in args.epsilons.split(",")),
-                      datasets=tuple(args.datasets.split(",")), methods=tuple(args.methods.split(",")))
-    if args.json:
-        import json
-
-        Path(args.json).write_text(json.dumps(records, indent=1))
+                      datasets=tuple(args.datasets.split(";")), methods=tuple(args.methods.split(";")),
+                      json_path=args.json)
     print(md)
     return 0
 
