@@ -1220,6 +1220,11 @@ class DistributionEstimate(PrivacyProvenance):
                              self.replicates, self.shuffle, self.smoothing, self.discrete))
 
 
+def _same_categories(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Whether two estimates name the same categories (both None: categories ``0..k-1``)."""
+    return a is None and b is None or a is not None and b is not None and np.array_equal(a, b)
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class FrequencyEstimate(PrivacyProvenance):
     """Estimated frequency of each category ``0..k-1`` (or of chosen ``categories``) from frequency-oracle reports.
@@ -1330,8 +1335,7 @@ class FrequencyEstimate(PrivacyProvenance):
         return (isinstance(other, FrequencyEstimate) and self.spec == other.spec
                 and self.postprocess == other.postprocess and self.method == other.method
                 and np.array_equal(self.frequencies, other.frequencies)
-                and (self.categories is None) == (other.categories is None)
-                and (self.categories is None or np.array_equal(self.categories, other.categories)))
+                and _same_categories(self.categories, other.categories))
 
     def __repr__(self) -> str:
         return (f"FrequencyEstimate(k={self.k}, n_reports={self.n_reports}, "

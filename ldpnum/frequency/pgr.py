@@ -60,6 +60,7 @@ from .._kernels._jit import launch
 from .._results import FrequencyEstimate
 from .._validation import check_choice, check_scalar
 from ..estimation.frequency import estimate_frequencies as pure_estimate
+from ..estimation.likelihood import check_method
 from ..estimation.postprocess import POSTPROCESS, postprocess_frequencies
 from ..plans import TWO53, TWO64, exp_lower, is_prime, uniform_count64, uniform_extremes64
 from ._base import FrequencyOracle
@@ -537,7 +538,7 @@ class PGR(FrequencyOracle):
         return float(out) if out.ndim == 0 else out
 
     def estimate_frequencies(self, data: Reports | Aggregate, *, candidates: ArrayLike | None = None,
-                             postprocess: str = "none") -> FrequencyEstimate:
+                             postprocess: str = "none", method: str = "unbiased") -> FrequencyEstimate:
         """Unbiased estimate of how many people hold each category (or each of ``candidates``).
 
         Parameters
@@ -550,11 +551,15 @@ class PGR(FrequencyOracle):
         postprocess : {"none", "norm-sub", "simplex", "clip"}, optional
             As for every frequency oracle; with ``candidates`` only ``"none"`` and ``"clip"`` (the others need
             all ``k`` categories).
+        method : {"unbiased"}, optional
+            The only estimator offered (``"mle"`` is refused with a clear message, as by every oracle whose
+            likelihood is not implemented).
 
         Returns
         -------
         FrequencyEstimate
         """
+        check_method(method, self.frequency_methods, mechanism=self.name)
         agg = self._as_aggregate(data)
         check_choice(postprocess, "postprocess", POSTPROCESS)
         cand = None
