@@ -1331,7 +1331,8 @@ class FrequencyEstimate(PrivacyProvenance):
                 and self.postprocess == other.postprocess and self.method == other.method
                 and np.array_equal(self.frequencies, other.frequencies)
                 and (self.categories is None) == (other.categories is None)
-                and (self.categories is None or np.array_equal(self.categories, other.categories)))
+                and (self.categories is None or other.categories is None
+                     or np.array_equal(self.categories, other.categories)))
 
     def __repr__(self) -> str:
         return (f"FrequencyEstimate(k={self.k}, n_reports={self.n_reports}, "

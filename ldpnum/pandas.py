@@ -163,9 +163,11 @@ class SeriesAccessor:
     @staticmethod
     def _validate(obj):
         dtype = obj.dtype
-        if not (is_real_dtype(dtype) or pd.api.types.is_bool_dtype(dtype) or _is_text(dtype)):
+        if not (is_real_dtype(dtype) or pd.api.types.is_bool_dtype(dtype) or _is_text(dtype)
+                or isinstance(dtype, pd.CategoricalDtype)):
             raise AttributeError(f"the .ldp accessor works on Series of real numbers or bools (values), of "
-                                 f"text items (heavy hitters) and of integer codes (reports); "
+                                 f"categories or text (frequency oracles, heavy hitters) and of integer codes "
+                                 f"(reports); "
                                  f"{column_subject(obj.name)} has dtype {dtype}: {dtype_hint(dtype)}")
 
     # -- privatizing

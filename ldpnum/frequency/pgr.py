@@ -536,8 +536,9 @@ class PGR(FrequencyOracle):
         out = f * one(P, beta) + (fb - f) * one(a, beta) + (1 - fb) * one(r, gamma)
         return float(out) if out.ndim == 0 else out
 
-    def estimate_frequencies(self, data: Reports | Aggregate, *, candidates: ArrayLike | None = None,
-                             postprocess: str = "none") -> FrequencyEstimate:
+    def estimate_frequencies(  # type: ignore[override]  # candidates instead of method
+            self, data: Reports | Aggregate, *, candidates: ArrayLike | None = None,
+            postprocess: str = "none") -> FrequencyEstimate:
         """Unbiased estimate of how many people hold each category (or each of ``candidates``).
 
         Parameters
@@ -570,7 +571,8 @@ class PGR(FrequencyOracle):
         support = hyperplane_sums(agg.counts, plan, cand).astype(np.float64)
         P, a, r, beta, gamma = plan.support_terms()
         if plan.h == 1 and cand is None:
-            return pure_estimate(support, n, P, a, postprocess=postprocess, epsilon=self._epsilon, spec=agg.spec)
+            return self._labelled(pure_estimate(support, n, P, a, postprocess=postprocess, epsilon=self._epsilon,
+                                                spec=agg.spec))
         cats = np.arange(self._k) if cand is None else cand
         blocks = agg.counts.reshape(plan.h, plan.b).sum(axis=1).astype(np.float64)[cats // plan.b]
         n_block = (blocks - n * gamma) / (beta - gamma) if plan.h > 1 else np.full(cats.shape, float(n))
@@ -579,6 +581,6 @@ class PGR(FrequencyOracle):
         fv = np.minimum(np.clip(freq, 0.0, 1.0), fb)
         se = np.sqrt(self.variance(fv, fb) / n)
         freq_pp = postprocess_frequencies(freq, postprocess)
-        return FrequencyEstimate(counts=freq_pp * n, frequencies=freq_pp, standard_errors=np.atleast_1d(se),
-                                 n_reports=n, epsilon=self._epsilon, spec=agg.spec, postprocess=postprocess,
-                                 categories=cand)
+        return self._labelled(FrequencyEstimate(counts=freq_pp * n, frequencies=freq_pp,
+                                                standard_errors=np.atleast_1d(se), n_reports=n, epsilon=self._epsilon,
+                                                spec=agg.spec, postprocess=postprocess, categories=cand))
