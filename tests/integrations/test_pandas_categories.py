@@ -130,3 +130,17 @@ def test_numeric_mechanisms_still_refuse_category_columns():
     s, _ = _drinks(n=5)
     with pytest.raises(TypeError, match="column 'drink' has dtype category.*frequency oracle"):
         s.ldp.privatize(ldp.Duchi(1.0, (0, 1)))
+
+
+def test_dask_partitions_of_a_category_column_are_labelled():
+    dd = pytest.importorskip("dask.dataframe")
+    import ldpnum.dask  # noqa: F401  (registers the accessor)
+
+    s, codes = _drinks(n=900)
+    ddf = dd.from_pandas(s.to_frame(), npartitions=3)
+    reports = ddf.ldp.privatize({"drink": ldp.GRR(1.0, k=3)}, rng=4)
+    # the threaded scheduler: partitions digest their codes concurrently
+    est = reports.ldp.estimate_frequencies("drink")
+    assert est.to_series().index.tolist() == DRINKS
+    got = reports.compute(scheduler="sync")
+    assert got.ldp.specs["drink"].get("categories") == tuple(DRINKS)
