@@ -440,8 +440,8 @@ def check_k(k, name="k"):
 _CATEGORY_HINTS = {
     "f": "convert with .astype(int) after checking the values are whole numbers",
     "b": "convert flags with .astype(int)",
-    "category": "declare the categories on the oracle, mech.with_categories(s.cat.categories), or privatize "
-                "through the column's accessor, s.ldp.privatize(mech)",
+    "category": "privatize through the column's accessor, s.ldp.privatize(mech) (a frequency oracle takes its "
+                "declared categories; or mech.with_categories(s.cat.categories)), or pass its codes s.cat.codes",
 }
 _TEXT_CATEGORIES = ("declare the public, fixed list of the k categories on the oracle, e.g. "
                     "ldp.GRR(epsilon, categories=[...]) or mech.with_categories([...]) (not categories learned from "

@@ -1724,7 +1724,8 @@ def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: in
         elif what == "frequencies":
             est = m.estimate_frequencies(agg, postprocess=postprocess)
             lo, hi = est.confidence_interval(level)
-            out["frequencies"] = {"postprocess": est.postprocess, "level": level,
+            labels = est.to_series().index.tolist()  # the declared categories, or the codes 0..k-1
+            out["frequencies"] = {"postprocess": est.postprocess, "level": level, "category": labels,
                                   "frequency": [float(v) for v in est.frequencies],
                                   "standard_error": [float(v) for v in est.standard_errors],
                                   "ci_low": [float(v) for v in lo], "ci_high": [float(v) for v in hi],

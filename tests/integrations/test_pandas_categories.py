@@ -144,3 +144,13 @@ def test_dask_partitions_of_a_category_column_are_labelled():
     assert est.to_series().index.tolist() == DRINKS
     got = reports.compute(scheduler="sync")
     assert got.ldp.specs["drink"].get("categories") == tuple(DRINKS)
+
+
+def test_longitudinal_oracles_take_codes_only():
+    lgrr = ldp.LGRR(epsilon_permanent=2.0, epsilon_report=1.0, k=3)
+    assert not lgrr.takes_categories
+    with pytest.raises(TypeError, match="takes category codes 0..k-1 only"):
+        lgrr.with_categories(DRINKS)
+    s, _ = _drinks(n=5)
+    with pytest.raises(TypeError, match="has dtype category.*s.cat.codes"):
+        s.ldp.privatize(lgrr, keys=ldp.ClientKeys.generate(5, rng=0), rng=0)
