@@ -503,23 +503,24 @@ def category_codes(x, categories, *, name="x", fill_value=None, unknown="raise")
     if getattr(dtype, "kind", "O") in "fcbmM" and not _is_categorical(dtype):
         raise TypeError(f"{name} has dtype {dtype}: it must hold labels of the declared categories (text or int), "
                         f"e.g. {list(categories[:3])!r}")
-    values = x.to_numpy() if hasattr(x, "to_numpy") and not isinstance(x, np.ndarray) else np.asarray(x)
-    if values.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional; got shape {values.shape}")
-    index = pd.Index(list(categories), dtype=object)
     if _is_categorical(dtype):  # matched by value: the column's categories onto the declared ones
         cat = pd.Categorical(x)
-        own = np.asarray(cat.codes, dtype=np.int64)
-        codes = np.where(own >= 0, index.get_indexer(cat.categories)[np.maximum(own, 0)], -1)
+        own, uniques = np.asarray(cat.codes, dtype=np.int64), cat.categories
     else:
-        codes = np.asarray(index.get_indexer(values), dtype=np.int64)
-    missing = np.asarray(pd.isna(values), dtype=bool)
+        values = x.to_numpy() if hasattr(x, "to_numpy") and not isinstance(x, np.ndarray) else np.asarray(x)
+        if values.ndim != 1:
+            raise ValueError(f"{name} must be one-dimensional; got shape {values.shape}")
+        own, uniques = pd.factorize(values)  # one hash pass; missing values as -1
+        own = np.asarray(own, dtype=np.int64)
+    missing = own < 0
+    mapping = pd.Index(list(categories), dtype=object).get_indexer(uniques)
+    codes = np.where(missing, -1, mapping[np.maximum(own, 0)]) if len(uniques) else np.full(own.shape, -1)
     outside = (codes < 0) & ~missing
     if outside.any():
         i = _first(outside)
         if unknown == "raise":
             raise InvalidValuesError(f"{name} has {int(outside.sum())} value(s) outside the declared categories, "
-                                     f"first at index {i} ({values[i]!r}); the categories are "
+                                     f"first at index {i} ({uniques[own[i]]!r}); the categories are "
                                      f"{list(categories[:8])!r}{' ...' if k > 8 else ''}: declare it among them, or pass "
                                      "unknown='uniform' to report such values uniformly at random",
                                      count=int(outside.sum()), first_index=i)
