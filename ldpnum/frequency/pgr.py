@@ -575,7 +575,8 @@ class PGR(FrequencyOracle):
         support = hyperplane_sums(agg.counts, plan, cand).astype(np.float64)
         P, a, r, beta, gamma = plan.support_terms()
         if plan.h == 1 and cand is None:
-            return pure_estimate(support, n, P, a, postprocess=postprocess, epsilon=self._epsilon, spec=agg.spec)
+            return self._labelled(pure_estimate(support, n, P, a, postprocess=postprocess, epsilon=self._epsilon,
+                                                spec=agg.spec))
         cats = np.arange(self._k) if cand is None else cand
         blocks = agg.counts.reshape(plan.h, plan.b).sum(axis=1).astype(np.float64)[cats // plan.b]
         n_block = (blocks - n * gamma) / (beta - gamma) if plan.h > 1 else np.full(cats.shape, float(n))
@@ -584,6 +585,6 @@ class PGR(FrequencyOracle):
         fv = np.minimum(np.clip(freq, 0.0, 1.0), fb)
         se = np.sqrt(self.variance(fv, fb) / n)
         freq_pp = postprocess_frequencies(freq, postprocess)
-        return FrequencyEstimate(counts=freq_pp * n, frequencies=freq_pp, standard_errors=np.atleast_1d(se),
-                                 n_reports=n, epsilon=self._epsilon, spec=agg.spec, postprocess=postprocess,
-                                 categories=cand)
+        return self._labelled(FrequencyEstimate(counts=freq_pp * n, frequencies=freq_pp,
+                                                standard_errors=np.atleast_1d(se), n_reports=n, epsilon=self._epsilon,
+                                                spec=agg.spec, postprocess=postprocess, categories=cand))
