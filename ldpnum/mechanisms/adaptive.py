@@ -164,8 +164,9 @@ class WarpedSquareWave(Mechanism):
         Privacy parameter in (0, 20].
     bounds : (float, float)
         Public range of the values.
-    knots : sequence of int
-        The warp: integers increasing strictly from 0 (at most 4,097; :func:`warp_knots` fits them).
+    knots : sequence of int, optional
+        The warp: integers increasing strictly from 0 (at most 4,097; :func:`warp_knots` fits them). The default
+        ``(0, 1)`` is the identity warp: the reports are a Square Wave's on the bounds.
     bandwidth, n_cells : optional
         As for :class:`~ldpnum.SquareWave`.
 
@@ -193,8 +194,8 @@ class WarpedSquareWave(Mechanism):
     name = "warped_square_wave"
     aliases = ("wsw",)
 
-    def __init__(self, epsilon: float, bounds: Bounds, *, knots: Sequence[int], bandwidth: float | None = None,
-                 n_cells: int | None = None) -> None:
+    def __init__(self, epsilon: float, bounds: Bounds, *, knots: Sequence[int] = (0, 1),
+                 bandwidth: float | None = None, n_cells: int | None = None) -> None:
         super().__init__(epsilon, bounds)
         self._knots = _check_knots(knots)
         self._sw = SquareWave(self._epsilon, (0.0, 1.0), bandwidth=bandwidth, n_cells=n_cells)
@@ -252,7 +253,9 @@ class WarpedSquareWave(Mechanism):
         return warped_transition_from_plan(self._plan, self.unit_edges(n_bins))
 
     def _run_kernel(self, values, words, out):
-        self._sw._run_kernel(self.warp(values), words, out)
+        warped = self.warp(values)
+        warped.flags.writeable = False  # validated values are read-only: the Square Wave kernel's one signature
+        self._sw._run_kernel(warped, words, out)
 
     def window_starts(self, x: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """The kernel's rounding of each value's warped position: base window start and threshold for +1."""
