@@ -1,6 +1,7 @@
 # Two commands on a fresh machine: `make demo` and `make test` (plus `make bench`).
 # Each creates .venv if needed, installs ldpnum with what it needs (building the Cython kernels), then runs:
-# `make demo` only the plot extra, `make test` and `make bench` the test, bench and plot extras.
+# `make demo` only the plot extra, `make test` and `make bench` the test, bench and plot extras. Then
+# `ldpnum compile` fills Numba's cache with every client kernel, so no first call waits for the compiler.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -16,12 +17,14 @@ $(PY):
 
 $(STAMP): $(PY) $(BUILD_INPUTS)
 	$(PY) -m pip install --quiet -e ".[test,bench,plot]"
+	$(PY) -m ldpnum compile
 	touch $(STAMP) $(DEMO_STAMP)
 
 # The full install above includes everything the demo needs, so it satisfies this stamp too.
 $(DEMO_STAMP): $(PY) $(BUILD_INPUTS)
 	@echo "make demo installs ldpnum with its dependencies (numpy, numba, scipy, pandas, cryptography, tbb) and the [plot] extra (matplotlib), nothing else"
 	$(PY) -m pip install --quiet -e ".[plot]"
+	$(PY) -m ldpnum compile
 	touch $(DEMO_STAMP)
 
 install: $(STAMP)

@@ -20,6 +20,7 @@ import json
 import math
 import os
 import sys
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -692,6 +693,12 @@ def _parser():
                         "devices (default 100,000)")
     d.add_argument("--top-k", "-k", type=_positive_int, default=None, metavar="K",
                    help="heavy-hitters: how many of the most frequent words to find (default 20)")
+    c = sub.add_parser("compile", help="compile every client kernel into Numba's cache, so no first call waits",
+                       description="Compile the signature of every client kernel the registered mechanisms launch "
+                                   "(ldpnum/_kernels/signatures.txt) into Numba's on-disk cache, in worker "
+                                   "processes; later processes load the compiled code instead of compiling it. "
+                                   "Run once after installing or upgrading ldpnum or Numba (`make install` does).")
+    c.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: the CPU count)")
     return parser
 
 
@@ -957,6 +964,17 @@ def _cmd_keys(args):
     return 0
 
 
+def _cmd_compile(args):
+    from ._kernels import _cache
+
+    t0 = time.perf_counter()
+    rows = _cache.compile_all(jobs=args.jobs)
+    kernels, loaded = len({r["kernel"] for r in rows}), sum(r["loaded"] for r in rows)
+    print(f"ldpnum compile: {len(rows)} signature{'s' * (len(rows) != 1)} of {kernels} kernel{'s' * (kernels != 1)} "
+          f"in {time.perf_counter() - t0:.1f} s ({loaded} already in Numba's cache)")
+    return 0
+
+
 def _cmd_demo(args):
     from .demo import PLOT_PATH, demo, demo_distribution, demo_heavy_hitters
 
@@ -997,7 +1015,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = _parser().parse_args(_negative_numbers(argv))
     command = {"privatize": _cmd_privatize, "estimate": _cmd_estimate, "heavy-hitters": _cmd_heavy_hitters,
-               "keys": _cmd_keys, "demo": _cmd_demo}[args.command]
+               "keys": _cmd_keys, "demo": _cmd_demo, "compile": _cmd_compile}[args.command]
     try:
         with terminate_as_interrupt():  # a stopped `privatize` removes its hidden file
             return command(args)
