@@ -55,17 +55,6 @@ def spark():
     session.stop()
 
 
-def _jobs_run_by(spark, group, fn):
-    """``fn()`` in a job group of its own; returns the number of Spark jobs it started."""
-    sc = spark.sparkContext
-    sc.setJobGroup(group, group)
-    try:
-        fn()
-    finally:
-        sc.setLocalProperty("spark.jobGroup.id", None)
-    return len(sc.statusTracker().getJobIdsForGroup(group))
-
-
 # -- the five kinds of input ------------------------------------------------------------------------------------
 def _frame(seed=0):
     rng = np.random.default_rng(seed)
@@ -162,17 +151,16 @@ def test_empty_partitions_yield_the_empty_aggregate(spark):
     (m,) = columns.values()
     base = {"COLUMNS": columns, "REPORT": "drink", "m": m, "SEED": SEED, "ldp": ldp}
 
-    def drinks(keep):  # partition 0 holds ids [0, N/2), partition 1 [N/2, N); the filter runs in each partition
-        ids = spark.range(0, N, 1, numPartitions=2).filter(keep)
-        return ids.select(F.when(F.col("id") % 3 == 0, "tea").when(F.col("id") % 3 == 1, "coffee")
-                          .otherwise("water").alias("drink"))
-
-    ns = _run({**base, "values": drinks(F.col("id") < N // 2)}, RECIPE)  # partition 1 is empty
-    assert ns["agg"].n_reports == N // 2
+    # checkpointed, the rows sit in Spark's two partitions, so a filter runs in each (a filter on the local data
+    # of createDataFrame would run before Spark splits it, leaving no partition empty)
+    values = spark.createDataFrame(_frame()[["drink"]]).localCheckpoint()
+    ns = _run({**base, "values": values.filter(F.spark_partition_id() == 0)}, RECIPE)  # partition 1 is empty
+    n_first = ns["agg"].n_reports
+    assert 0 < n_first < N
     # one aggregate per partition, the empty one included
-    assert sorted(ldp.Aggregate.from_bytes(row.aggregate).n_reports for row in ns["rows"]) == [0, N // 2]
-    ns = _run({**base, "values": drinks(F.col("id") < 0)}, RECIPE)
-    assert ns["agg"] == m.empty_aggregate()
+    assert sorted(ldp.Aggregate.from_bytes(row.aggregate).n_reports for row in ns["rows"]) == [0, n_first]
+    ns = _run({**base, "values": values.filter(F.spark_partition_id() < 0)}, RECIPE)  # both are empty
+    assert len(ns["rows"]) == 2 and ns["agg"] == m.empty_aggregate()
 
 
 def test_unreported_cells_travel_as_nulls(spark):
@@ -200,6 +188,9 @@ def _privatize_one_column_per_row(columns):
     return privatize_batches
 
 
+CHECK = "partition_privatize(empty_frame(values.dtypes), COLUMNS, seed=SEED, partition_index=0)\n"
+
+
 @pytest.mark.parametrize("change, error, match", [
     ({"COLUMNS": {"nope": ldp.SquareWave(1.0, (0, 1440))}}, ValueError, "'nope'"),
     ({"COLUMNS": {"drink": ldp.SquareWave(1.0, (0, 1440))}}, TypeError, "drink"),      # text, not numbers
@@ -211,19 +202,23 @@ def test_bad_input_raises_on_the_driver_before_any_job(spark, change, error, mat
     values = spark.createDataFrame(_frame()[["dep_time", "drink"]])
     ns = {"values": values, "COLUMNS": {"dep_time": ldp.SquareWave(1.0, (0, 1440))}, "REPORT": "dep_time",
           "m": ldp.SquareWave(1.0, (0, 1440)), "SEED": SEED, "ldp": ldp, **change}
-
-    def run():
-        with pytest.raises(error, match=match):
-            _run(ns, RECIPE)
-
-    assert _jobs_run_by(spark, f"bad-input-{change}", run) == 0
-    assert "privatize_batches" not in ns  # raised by the check at the top of the recipe
+    assert CHECK in RECIPE
+    with pytest.raises(error, match=match):  # ldpnum's own error, not a failed task's PythonException
+        _run(ns, RECIPE)
+    # raised by the check on the schema: the recipe stopped before its first Spark action
+    assert "privatize_batches" not in ns and "reports" not in ns
 
 
-def test_the_job_count_sees_a_job(spark):
-    """Negative control of the check above: the tempting check on ``values.limit(0).toPandas()`` runs a job."""
-    values = spark.createDataFrame(_frame()[["dep_time"]])
-    assert _jobs_run_by(spark, "control", lambda: values.limit(0).toPandas()) >= 1
+def test_without_the_check_bad_input_fails_in_a_task(spark):
+    """Negative control of the test above: the same input, the recipe without its check, fails in a task."""
+    from pyspark.errors import PythonException
+
+    values = spark.createDataFrame(_frame()[["drink"]])
+    m = ldp.SquareWave(1.0, (0, 1440))
+    ns = {"values": values, "COLUMNS": {"drink": m}, "REPORT": "drink", "m": m, "SEED": SEED, "ldp": ldp}
+    with pytest.raises(PythonException, match="drink"):
+        _run(ns, RECIPE.replace(CHECK, ""))
+    assert "privatize_batches" in ns  # it got as far as the first job
 
 
 def test_spark_session_returns_the_running_session(spark):
