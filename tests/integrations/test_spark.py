@@ -24,7 +24,7 @@ from ldpnum.pandas import privatize_frame
 pyspark = pytest.importorskip("pyspark", reason="the [spark] extra (pulled in by [test]) installs pyspark")
 from pyspark.sql import functions as F  # noqa: E402
 
-# pyspark 3.5 calls pandas and distutils APIs that pandas 3 and Python 3.12 deprecate: its warnings, not ours
+# pyspark 3.5 calls deprecated pandas and distutils APIs: its warnings, not ours
 pytestmark = pytest.mark.filterwarnings("ignore:::pyspark.*")
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "scaling.md"
@@ -67,7 +67,7 @@ def _frame(seed=0):
         "a": a, "b": np.clip(a + rng.normal(0, 0.1, N), 0, 1)})
 
 
-#: kind -> (COLUMNS, REPORT, the estimate as numbers). Each is one entry of the table in docs/scaling.md.
+#: kind -> (COLUMNS, REPORT, the estimate as numbers): the kinds of input of the table in docs/scaling.md.
 KINDS = {
     "number": (lambda: {"dep_time": ldp.SquareWave(1.0, (0, 1440))}, "dep_time",
                lambda m, agg: m.estimate_distribution(agg).quantile([0.25, 0.5, 0.75])),
