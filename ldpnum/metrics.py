@@ -292,10 +292,11 @@ def wasserstein_binned(est: DistributionEstimate, values: ArrayLike, n_bins: int
 
     :math:`r_j` the right edge of bucket ``j`` and :math:`F_{emp}(r_j)` the fraction of ``values`` in
     buckets ``1..j`` (the cumulative empirical histogram of the values on the same buckets). This is the
-    measure of issue 3's accuracy targets ("mean over the 1024 buckets of |F̂ − F| against the empirical
-    histogram of the same samples"); it is ``wasserstein(est, values, n_bins=n_bins)``, and the module
-    docstring relates it to the exact :func:`wasserstein`. Either argument may be an estimate or raw
-    samples (``bounds`` then as for :func:`wasserstein`).
+    accuracy measure of the bucketised comparisons (the mean over, e.g., 1024 buckets of
+    :math:`|\hat F - F|` against the empirical histogram of the same samples); it is
+    ``wasserstein(est, values, n_bins=n_bins)``, and the module docstring relates it to the exact
+    :func:`wasserstein`. Either argument may be an estimate or raw samples (``bounds`` then as for
+    :func:`wasserstein`).
 
     Examples
     --------
