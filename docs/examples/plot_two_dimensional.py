@@ -31,7 +31,9 @@ table, edges_t, edges_d = est.joint("dep_time", "distance", as_frame=False)
 true_table, _, _ = np.histogram2d(df["dep_time"], df["distance"], bins=[edges_t, edges_d])
 fig, axes = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
 area = np.outer(np.diff(edges_t), np.diff(edges_d))
-vmax = (true_table / true_table.sum() / area).max()
+# one colour scale for both; the true distances sit on a few hundred values (point masses), which no grid
+# collected at ε = 1 resolves, so the scale stops at the truth's 99th percentile
+vmax = np.quantile(true_table / true_table.sum() / area, 0.99)
 est.plot("dep_time", "distance", ax=axes[0], vmin=0, vmax=vmax)
 mesh = axes[1].pcolormesh(edges_t, edges_d, (true_table / true_table.sum() / area).T, vmin=0, vmax=vmax)
 fig.colorbar(mesh, ax=axes[1], label="density")
