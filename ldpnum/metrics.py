@@ -24,7 +24,7 @@ over each piece (splitting a piece where the difference changes sign), and the s
 at a breakpoint or as a limit at one.
 
 The **bucketised** variants (``n_bins=`` or :func:`wasserstein_binned` / :func:`ks_binned`) are the
-seed's and issue 3's accuracy measure: with the domain split into ``n_bins`` equal buckets with right
+accuracy measure of Li et al.'s experiments: with the domain split into ``n_bins`` equal buckets with right
 edges :math:`r_1 < \dots < r_{n} = hi`,
 
 .. math::
