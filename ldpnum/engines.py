@@ -2,7 +2,7 @@
 
 A distributed engine (Dask, Spark, a ``multiprocessing`` pool, ...) splits the data into partitions and runs
 a function on each; ldpnum needs only two such functions and one merge, because an :class:`~ldpnum.Aggregate`
-is a mergeable sufficient statistic (DESIGN.md R4)::
+is a mergeable sufficient statistic::
 
     partition i ──partition_privatize(seed, i)──> report columns ──partition_aggregate──> one small frame
                                                                                            │ (to_bytes or
