@@ -216,9 +216,9 @@ def test_same_key_and_grid_point_give_the_same_bit_and_output_perturbation_flips
 def test_d_bit_flip_keyed_sample_is_floyds_sampler_on_the_keyed_words(buckets, d):
     # The fused kernel derives the sample's words itself: the same picks as the one-shot sampler fed keyed_words.
     m = ldp.DBitFlip(1.0, (0, 8), buckets, d, memoize=True)
-    keys = ldp.ClientKeys.generate(2000, rng=28)
-    words = keyed_words(keys, m.sample_tweak, np.zeros(2000, dtype=np.uint64), d)
-    want = np.empty((2000, d), dtype=np.int64)
+    keys = ldp.ClientKeys.generate(400, rng=28)
+    words = keyed_words(keys, m.sample_tweak, np.zeros(400, dtype=np.uint64), d)
+    want = np.empty((400, d), dtype=np.int64)
     client_telemetry.sample_buckets.py_func(words, d, 0, buckets, d, want)
     assert np.array_equal(m.sampled_buckets(keys), want)
     assert not np.array_equal(m.sampled_buckets(keys[::-1]), want)  # negative control: other people's keys
