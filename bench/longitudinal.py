@@ -219,7 +219,8 @@ def table(records, n):
     lines = ["| library | protocol | k | ε∞ | ε1 | people | client people/s | server s/round | MSE (unbiased) | "
              "MSE (norm-sub / peer's MI) at n | ε per person after the rounds: median / max (naive) |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
-    peers = {(r["protocol"].replace("-", "").replace("PM", "").split("(")[0], r["k"], r["eps_perm"]): r
+    # the peer's protocol names without "-" and "PM", case-folded: "L-OSUE" is LOSUE, "dBitFlipPM(...)" DBitFlip
+    peers = {(r["protocol"].replace("-", "").replace("PM", "").split("(")[0].lower(), r["k"], r["eps_perm"]): r
              for r in records if r["library"] != "ldpnum" and "error" not in r}
     for r in records:
         if "error" in r:
@@ -230,7 +231,7 @@ def table(records, n):
         scaled = r["people"] / n
         if r["library"] == "ldpnum":
             mse_pp = f"{statistics.mean(r['mse_norm_sub']):.3g}"
-            peer = peers.get((r["protocol"].split("(")[0], r["k"], r["eps_perm"]))
+            peer = peers.get((r["protocol"].split("(")[0].lower(), r["k"], r["eps_perm"]))
             ratio = f" ({rate / (peer['people'] / peer['client_s_per_round']):,.0f}× peer)" if peer else ""
             eps = f"{r['eps_person_median']:.2f} / {r['eps_person_max']:.2f} ({r['eps_naive']:g})"
             closed = r["variance_closed_form"]

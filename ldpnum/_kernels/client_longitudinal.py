@@ -8,7 +8,8 @@ is bit ``j % 8`` of byte ``j // 8``); every bit is randomized independently, wit
 an output bit is 1 iff its lane is below ``t_one`` when the input bit is 1, below ``t_zero`` when it is 0.
 Words of record ``i``: ``c = n_bytes · lane_bits / 8`` of them, fixed whatever the input; bit ``s`` uses lane
 ``s % L`` of word ``c·i + s // L`` (``L = 64 / lane_bits``), the unary kernel's lane layout, compared eight
-(or four) lanes at a time with the same SWAR comparisons. Padding bits of the last byte are zero.
+(or four) lanes at a time with the same SWAR comparisons; on 16-bit lanes each lane is compared once, with the
+threshold its input bit selects (:func:`lane_choice16_inline`). Padding bits of the last byte are zero.
 
 **Seeded GRR** (:func:`seeded_grr_kernel`, both layers of LOLOHA). One word per record: GRR over ``[0, g)``
 (:func:`~ldpnum._kernels.client_grr.grr_inline`) of the person's hashed value, written under the seed bits of
@@ -21,7 +22,7 @@ import numpy as np
 from ._jit import jit, prange
 from .client_grr import grr_inline
 from .client_hashing import SEED_MASK
-from .client_unary import below8_inline, below16_inline, below32_inline
+from .client_unary import H16, below8_inline, below16_inline, below32_inline
 
 U1 = np.uint64(1)
 U2 = np.uint64(2)
@@ -29,12 +30,30 @@ U3 = np.uint64(3)
 U4 = np.uint64(4)
 U6 = np.uint64(6)
 FF = np.uint64(0xFF)
+F4 = np.uint64(0xF)
+#: ``nibble * SPREAD16`` puts bit ``l`` of a nibble at bit ``16l``; ``LOW16`` keeps those bits, ``LANE16`` widens each
+#: to its whole 16-bit lane.
+SPREAD16 = np.uint64(0x0000200040008001)
+LOW16 = np.uint64(0x0001000100010001)
+LANE16 = np.uint64(0xFFFF)
 
 
 @jit(inline=True)
 def flip_byte_inline(z, one, zero):
     """The output byte: where input bit ``z`` is 1 the ``one`` comparison's bit, else the ``zero`` one's."""
     return np.uint8(((z & one) | (~z & zero)) & FF)
+
+
+@jit(inline=True)
+def lane_choice16_inline(nibble, t0_all, t1_all):
+    """``(t_all, t_low)`` of one word's four 16-bit lanes: lane ``l`` holds ``t_one`` where bit ``l`` of ``nibble`` is 1.
+
+    Else ``t_zero``. The nibble's bits are spread to bit ``16l`` by one multiply (its four shifted copies do not
+    overlap, so nothing carries), then widened to whole-lane masks: one lane comparison per word instead of two.
+    """
+    lanes = ((nibble * SPREAD16) & LOW16) * LANE16
+    t_all = t0_all ^ ((t0_all ^ t1_all) & lanes)
+    return t_all, t_all & ~H16
 
 
 @jit(parallel=True)
@@ -60,10 +79,12 @@ def bit_flip_kernel(bits, lane_bits, t0_all, t0_low, t1_all, t1_low, tail_mask, 
             for jj in range(n_bytes):
                 j = np.uint64(jj)
                 b = base + U2 * j
-                one = below16_inline(words[b], t1_all, t1_low) | (below16_inline(words[b + U1], t1_all, t1_low) << U4)
-                zero = (below16_inline(words[b], t0_all, t0_low)
-                        | (below16_inline(words[b + U1], t0_all, t0_low) << U4))
-                out[i, j] = flip_byte_inline(np.uint64(bits[i, j]), one, zero)
+                z = np.uint64(bits[i, j])
+                ta, tl = lane_choice16_inline(z & F4, t0_all, t1_all)
+                lo = below16_inline(words[b], ta, tl)
+                ta, tl = lane_choice16_inline(z >> U4, t0_all, t1_all)
+                hi = below16_inline(words[b + U1], ta, tl)
+                out[i, j] = np.uint8(lo | (hi << U4))
         else:
             for jj in range(n_bytes):
                 j = np.uint64(jj)

@@ -11,10 +11,11 @@ buckets, never the value, and every record does the same work whatever its value
 import numpy as np
 
 from ._jit import jit, prange
+from .client_keyed import siphash24_last_inline, siphash24_prefix_inline
 from .client_numeric import bernoulli_inline, uniform_inline, unit_inline
 
-#: Records per task of the sampler's parallel loop (each task allocates its membership bytes once).
-CHUNK = 128
+U0 = np.uint64(0)
+U1 = np.uint64(1)
 
 
 @jit(parallel=True)
@@ -25,32 +26,55 @@ def bucket_of(x, low, inv_range, b, out):
         out[i] = j if j < b else b - 1
 
 
+@jit(inline=True)
+def floyd_insert_inline(out, i, col, t, j, r):
+    """Floyd's step ``t`` of record ``i``: ``r`` (or ``j`` if ``r`` is in already) into the picks ``out[i, col:col + t]``.
+
+    The picks stay sorted. Membership is a scan of the picks (``t < d ≤ 32``: a report holds at most 32 fields); the insertion keeps the
+    row sorted (``d`` is small; NumPy's sort of a short row costs 10x).
+    """
+    row, base = np.uint64(i), np.uint64(col)  # unsigned indices: Numba wraps signed ones on every access
+    pick = r
+    for s in range(np.uint64(t)):
+        pick = j if out[row, base + s] == r else pick
+    s = base + np.uint64(t)
+    while s > base and out[row, s - U1] > pick:
+        out[row, s] = out[row, s - U1]
+        s -= U1
+    out[row, s] = pick
+
+
 @jit(parallel=True)
 def sample_buckets(words, c, offset, b, d, out):
     """Each record's ``d`` distinct buckets of ``b``, sorted, into ``out[i, 0:d]``.
 
     Floyd's pick at ``j = b - d + t`` draws ``r`` uniform in ``0..j`` from word ``c·i + offset + t`` and adds ``r``,
-    or ``j`` if ``r`` is in already. Membership is one byte per bucket (scratch of each task, cleared after each
-    record); the picks are inserted in order as they come (the order depends on the words alone, never on the
-    value).
+    or ``j`` if ``r`` is in already (:func:`floyd_insert_inline`); the picks are inserted in order as they come (the
+    order depends on the words alone, never on the value).
     """
-    n = out.shape[0]
-    for chunk in prange((n + CHUNK - 1) // CHUNK):
-        flags = np.zeros(b, np.uint8)
-        for i in range(chunk * CHUNK, min(n, (chunk + 1) * CHUNK)):
-            row = out[i]
-            for t in range(d):
-                j = b - d + t
-                r = uniform_inline(words[c * i + offset + t], j + 1)
-                pick = j if flags[np.uint64(r)] else r
-                flags[np.uint64(pick)] = 1
-                s = t  # insertion into the sorted prefix (d is small; NumPy's sort of a short row costs 10x)
-                while s > 0 and row[s - 1] > pick:
-                    row[s] = row[s - 1]
-                    s -= 1
-                row[s] = pick
-            for t in range(d):
-                flags[np.uint64(row[t])] = 0
+    for i in prange(out.shape[0]):
+        for t in range(d):
+            j = b - d + t
+            floyd_insert_inline(out, i, 0, t, j, uniform_inline(words[c * i + offset + t], j + 1))
+
+
+@jit(parallel=True)
+def keyed_sample_kernel(keys, tweak, b, d, col, out):
+    """:func:`sample_buckets` on each person's keyed words, into ``out[i, col:col + d]``.
+
+    Word ``t`` of person ``i`` is ``SipHash-2-4_{keys[i]}(tweak ‖ 0 ‖ t)``, the words
+    :func:`~ldpnum._kernels.client_keyed.keyed_words_kernel` derives for the memoized value 0, computed here as they
+    are used (no array of words).
+    """
+    for ii in prange(out.shape[0]):
+        i = np.uint64(ii)
+        v0, v1, v2, v3 = siphash24_prefix_inline(keys[i, U0], keys[i, U1], tweak, U0)
+        # The raw picks first (independent hashes, computed back to back), then Floyd's steps in place: step t reads
+        # pick t and writes only the sorted prefix out[i, col:col + t + 1].
+        for t in range(d):
+            out[ii, col + t] = uniform_inline(siphash24_last_inline(v0, v1, v2, v3, np.uint64(t)), b - d + t + 1)
+        for t in range(d):
+            floyd_insert_inline(out, ii, col, t, b - d + t, out[ii, col + t])
 
 
 @jit(parallel=True)

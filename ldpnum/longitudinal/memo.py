@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from .._random import block_sizes, resolve_rng
+from .._random import block_sizes, draw_pool, resolve_rng
 from .._validation import check_scalar
 from ..base import Mechanism
 from ..aggregate import Aggregate
@@ -371,21 +371,36 @@ class Longitudinal(Mechanism):
         out = self._allocate_reports(n)
         c_perm, c_inst = self.permanent_words, self.instantaneous_words
         tweak = self.tweak
+        sizes = block_sizes(n, max(c_perm + c_inst, 1))
+        # With an instantaneous layer, a helper thread draws the next block's fresh words (the generator releases the
+        # GIL) while this block's keyed words and permanent layer are computed: the stream is still read in record
+        # order, one pending draw at a time, so the reports do not depend on the block size.
+        pool = draw_pool() if c_inst and len(sizes) > 1 else None
+        pending = pool.submit(source.draw, sizes[0] * c_inst) if pool is not None else None
         start = 0
-        for size in block_sizes(n, max(c_perm + c_inst, 1)):
-            stop = start + size
-            block_keys = keys[start:stop]
-            memo, inputs = self._memo_values(values[start:stop], block_keys)
-            inputs.flags.writeable = False  # kernels take read-only inputs: one compiled signature each
-            words = keyed_words(block_keys, tweak, memo, c_perm)
-            if c_inst:
-                permanent = self._allocate_permanent(size)
-                self._run_permanent(inputs, words, permanent)
-                permanent.flags.writeable = False  # kernels take read-only inputs: one compiled signature each
-                self._run_instantaneous(permanent, source.draw(size * c_inst), out[start:stop])
-            else:
-                self._run_permanent(inputs, words, out[start:stop])
-            start = stop
+        try:
+            for j, size in enumerate(sizes):
+                stop = start + size
+                block_keys = keys[start:stop]
+                memo, inputs = self._memo_values(values[start:stop], block_keys)
+                inputs.flags.writeable = False  # kernels take read-only inputs: one compiled signature each
+                words = keyed_words(block_keys, tweak, memo, c_perm)
+                if c_inst:
+                    permanent = self._allocate_permanent(size)
+                    self._run_permanent(inputs, words, permanent)
+                    permanent.flags.writeable = False  # kernels take read-only inputs: one compiled signature each
+                    if pool is None or pending is None:
+                        fresh = source.draw(size * c_inst)
+                    else:
+                        fresh = pending.result()
+                        pending = pool.submit(source.draw, sizes[j + 1] * c_inst) if j + 1 < len(sizes) else None
+                    self._run_instantaneous(permanent, fresh, out[start:stop])
+                else:
+                    self._run_permanent(inputs, words, out[start:stop])
+                start = stop
+        finally:
+            if pending is not None:  # a kernel raised: let the pending draw finish before unwinding
+                pending.cancel() or pending.exception()
         out.flags.writeable = False
         return Reports._from_kernel(out, self.spec)
 

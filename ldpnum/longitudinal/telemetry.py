@@ -622,8 +622,10 @@ class DBitFlip(Mechanism):
         n, d = values.shape[0], self._d
         samples = np.empty((n, d), dtype=np.int64)
         launch(client_telemetry.sample_buckets, words, 2 * d, 0, self._buckets, d, samples)
-        launch(client_telemetry.bit_flip_kernel, self._bucketize(values), samples, self._plan.t_lo,
-               self._plan.t_hi, self._width, words, 2 * d, d, out)
+        buckets = self._bucketize(values)
+        buckets.flags.writeable = samples.flags.writeable = False  # as the memoized class hands them: one signature
+        launch(client_telemetry.bit_flip_kernel, buckets, samples, self._plan.t_lo, self._plan.t_hi, self._width,
+               words, 2 * d, d, out)
 
     # -- server side --------------------------------------------------------------------------------
     @classmethod
@@ -793,11 +795,18 @@ class MemoizedDBitFlip(Longitudinal, DBitFlip):
 
     def sampled_buckets(self, keys: Any) -> np.ndarray:
         """Each person's ``d`` sampled buckets, sorted (an ``(n, d)`` array), from their key alone."""
-        n, d = len(keys), self._d
-        words = keyed_words(keys, self.sample_tweak, np.zeros(n, dtype=np.uint64), d)
-        out = np.empty((n, d), dtype=np.int64)
-        launch(client_telemetry.sample_buckets, words, d, 0, self._buckets, d, out)
+        out = np.empty((len(keys), self._d), dtype=np.int64)
+        self._sample_into(keys, out, 0)
         return out
+
+    def _sample_into(self, keys: Any, out: np.ndarray, col: int) -> None:
+        """Each person's sampled buckets into ``out[:, col:col + d]``.
+
+        Floyd's sampler on the keyed words ``keyed_words(keys, sample_tweak, 0, d)``, derived inside the kernel.
+        """
+        if len(keys):
+            launch(client_telemetry.keyed_sample_kernel, keys.words, self.sample_tweak, self._buckets, self._d, col,
+                   out)
 
     # -- exact plans --------------------------------------------------------------------------------
     def memo_states(self) -> list[int]:
@@ -841,7 +850,7 @@ class MemoizedDBitFlip(Longitudinal, DBitFlip):
         buckets = self._bucketize(values)
         inputs = np.empty((buckets.shape[0], self._d + 1), dtype=np.int64)
         inputs[:, 0] = buckets
-        inputs[:, 1:] = self.sampled_buckets(keys)
+        self._sample_into(keys, inputs, 1)
         return buckets.astype(np.uint64), inputs
 
     def _allocate_permanent(self, n: int) -> np.ndarray:

@@ -17,7 +17,9 @@ from scipy import stats
 import ldpnum as ldp
 import naive
 from ldpnum import _random
+from ldpnum._kernels import client_telemetry
 from ldpnum.base import lookup, memoized_mechanisms, registered
+from ldpnum.longitudinal.keys import keyed_words
 from ldpnum.longitudinal.telemetry import (DBitFlip, MemoizedDBitFlip, MemoizedOneBitMean, OneBitMean,
                                            flip_threshold)
 from ldpnum.plans import TWO53, binary_plan, exp_lower
@@ -208,6 +210,18 @@ def test_same_key_and_grid_point_give_the_same_bit_and_output_perturbation_flips
     reports = np.array([m.privatize([1.0], keys=keys, rng=r).codes[0] for r in range(2000)])
     flipped = np.mean(reports != perm)
     assert abs(flipped - m.gamma) < Z * math.sqrt(m.gamma * (1 - m.gamma) / 2000)
+
+
+@pytest.mark.parametrize("buckets, d", [(8, 3), (32, 4), (1000, 5)])
+def test_d_bit_flip_keyed_sample_is_floyds_sampler_on_the_keyed_words(buckets, d):
+    # The fused kernel derives the sample's words itself: the same picks as the one-shot sampler fed keyed_words.
+    m = ldp.DBitFlip(1.0, (0, 8), buckets, d, memoize=True)
+    keys = ldp.ClientKeys.generate(400, rng=28)
+    words = keyed_words(keys, m.sample_tweak, np.zeros(400, dtype=np.uint64), d)
+    want = np.empty((400, d), dtype=np.int64)
+    client_telemetry.sample_buckets.py_func(words, d, 0, buckets, d, want)
+    assert np.array_equal(m.sampled_buckets(keys), want)
+    assert not np.array_equal(m.sampled_buckets(keys[::-1]), want)  # negative control: other people's keys
 
 
 def test_d_bit_flip_sample_is_fixed_by_the_key_alone():
