@@ -12,10 +12,10 @@ import numpy as np
 
 from .._checks import check_provenance, normal_quantile, read_only
 from ..accounting import ShuffleAmplification
-from .._results import DistributionEstimate, EstimateInterval, PrivacyProvenance
+from .._results import DistributionEstimate, EstimateInterval, PrivacyProvenance, bootstrap_interval
 from ..estimation.joint import max_entropy
 from ..estimation.tables import max_inconsistency, project
-from ..exceptions import NoisyRangesWarning
+from ..exceptions import BootstrapBiasWarning, NoisyRangesWarning
 from ..spec import Spec
 
 if TYPE_CHECKING:
@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 
 __all__ = ["MultiRangeEstimate", "MarginalsEstimate", "NoisyRangesWarning", "NOISE_WARNING_SE"]
 
+#: What an estimate outside its own bootstrap interval means for grids and tables of cells.
+GRID_BIAS = ("the post-processing (non-negativity, consistency, shrinkage) is biased there by more than the noise; "
+             "the interval may under-cover there")
 #: :class:`NoisyRangesWarning` is raised when a range over half of a grid's cells has a standard error above this.
 NOISE_WARNING_SE = 0.2
 
@@ -146,6 +149,9 @@ class MultiRangeEstimate(PrivacyProvenance):
     #: The central ε of a shuffled collection (:meth:`ldpnum.Aggregate.shuffled`), None when the reports were
     #: not declared shuffled; shown next to the local ε (:attr:`privacy`). Provenance only.
     shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
+    #: Bootstrap replicates (MultiRangeEstimates refitted on simulated aggregates, ``HDG.estimate_ranges(...,
+    #: bootstrap=B)``), None when not bootstrapped; ``range(query, ci=)`` and ``joint(a, b, ci=)`` read them.
+    replicates: tuple | None = field(default=None, compare=False)
     _cum: tuple = field(default=(), init=False, repr=False)
     _prefix: tuple = field(default=(), init=False, repr=False)
 
@@ -177,6 +183,15 @@ class MultiRangeEstimate(PrivacyProvenance):
         eps, n = check_provenance(self.spec, self.epsilon, self.n_reports)
         set_(self, "epsilon", eps)
         set_(self, "n_reports", n)
+        if self.replicates is not None:
+            reps = tuple(self.replicates)
+            if len(reps) < 2 or not all(isinstance(r, MultiRangeEstimate) and r.columns == cols
+                                        and r.granularities == tuple(self.granularities)
+                                        and all(a.shape == b.shape for a, b in zip(r.joints, joints))
+                                        for r in reps):
+                raise ValueError("replicates must be at least 2 MultiRangeEstimates of the same columns, "
+                                 "granularities and joint tables")
+            set_(self, "replicates", reps)
         set_(self, "_cum", tuple(_cumulative_1d(m) for m in marg))
         set_(self, "_prefix", tuple(_prefix_2d(j) for j in joints))
 
@@ -226,7 +241,13 @@ class MultiRangeEstimate(PrivacyProvenance):
                 np.clip((np.clip(hi_b, low, high) - low) * scale, 0, cells))
 
     # -- queries --------------------------------------------------------------------------------------------
-    def range(self, query: Mapping, *, ci: float | None = None) -> Any:
+    def _reps(self):
+        if self.replicates is None:
+            raise ValueError("this estimate carries no bootstrap replicates: estimate it with "
+                             "HDG.estimate_ranges(..., bootstrap=200) for bootstrap intervals")
+        return self.replicates
+
+    def range(self, query: Mapping, *, ci: float | None = None, interval: str | None = None) -> Any:
         r"""Estimated fraction of people whose values lie in the given ranges of one or two columns.
 
         Parameters
@@ -253,13 +274,36 @@ class MultiRangeEstimate(PrivacyProvenance):
             bias -0.046). Measured coverage (tests/multi/test_hdg.py): at least the nominal level, often more
             (conservative).
 
+            With bootstrap replicates (``HDG.estimate_ranges(..., bootstrap=B)``) the interval is instead the
+            **percentile bootstrap interval** of the replicates' answers (the 1-D estimates' kind; ends at the
+            :math:`(B+1)(1 \mp L)/2`-th order statistics, a level needing more replicates refused): the
+            estimator's spread under the oracles' noise and the sampling of people, re-running the whole
+            post-processing (consistency, shrinkage, copula and response matrix). It does not contain the
+            within-cell model's bias where a query cuts populated cells; measured coverage in
+            ``bench/bands_multi.py``.
+        interval : {None, "bootstrap", "cells"}
+            Which interval ``ci`` gives: ``"bootstrap"`` (refused with a ValueError when the estimate carries no
+            replicates), ``"cells"`` (the conservative closed-form interval above), or None: bootstrap when
+            replicates are attached, else cells.
+
         Returns
         -------
         float or numpy.ndarray, or EstimateInterval with ``ci``
         """
+        if interval not in (None, "bootstrap", "cells"):
+            raise ValueError(f"range: interval must be None, 'bootstrap' or 'cells'; got {interval!r}")
         point = self._range(query)
         if ci is None:
+            if interval is not None:
+                raise ValueError("range: interval= chooses the kind of a ci= interval; give ci=level too")
             return point
+        if interval == "bootstrap" or (interval is None and self.replicates is not None):
+            reps = np.stack([np.asarray(r._range(query), dtype=np.float64) for r in self._reps()])
+            low, high = bootstrap_interval(point, reps, ci, what="range", clip=(0.0, 1.0),
+                                           warning=BootstrapBiasWarning, reason=GRID_BIAS)
+            if np.ndim(point) == 0:
+                return EstimateInterval(point, float(low), float(high))
+            return EstimateInterval(point, low, high)
         low, high = self._cell_interval(query, normal_quantile(ci))
         if np.ndim(point) == 0:
             return EstimateInterval(point, float(low), float(high))
@@ -400,20 +444,29 @@ class MultiRangeEstimate(PrivacyProvenance):
         low, high = self.bounds[c]
         return np.linspace(low, high, (self.marginals[c].size if cells is None else cells) + 1)
 
-    def joint(self, a: str, b: str, *, as_frame: bool = True) -> Any:
+    def joint(self, a: str, b: str, *, as_frame: bool = True, ci: float | None = None) -> Any:
         """The joint table of columns ``a`` (rows) and ``b`` (columns).
 
         A pandas DataFrame indexed by intervals, or with ``as_frame=False`` the array and the two edge arrays.
+        With ``ci=level`` (a bootstrapped estimate, ``HDG.estimate_ranges(..., bootstrap=B)``): an
+        :class:`~ldpnum.EstimateInterval` of three tables (the estimate and the cells' percentile bootstrap
+        intervals, frames or arrays), refused with a ValueError without replicates.
         """
         k, swapped = self._pair(a, b)
         T = self.joints[k].T if swapped else self.joints[k]
         ea, eb = self.edges(a, T.shape[0]), self.edges(b, T.shape[1])
+        tables = [T]
+        if ci is not None:
+            reps = np.stack([r.joints[k].T if swapped else r.joints[k] for r in self._reps()])
+            tables += list(bootstrap_interval(T, reps, ci, what="joint", clip=(0.0, 1.0),
+                                              warning=BootstrapBiasWarning, reason=GRID_BIAS))
         if not as_frame:
-            return T, ea, eb
+            return (T, ea, eb) if ci is None else EstimateInterval(*tables)
         import pandas as pd
 
-        return pd.DataFrame(T, index=pd.IntervalIndex.from_breaks(ea, closed="left", name=str(a)),
-                            columns=pd.IntervalIndex.from_breaks(eb, closed="left", name=str(b)))
+        frames = [pd.DataFrame(t, index=pd.IntervalIndex.from_breaks(ea, closed="left", name=str(a)),
+                               columns=pd.IntervalIndex.from_breaks(eb, closed="left", name=str(b))) for t in tables]
+        return frames[0] if ci is None else EstimateInterval(*frames)
 
     def quantile(self, q: Any, *args: Any, **kwargs: Any) -> Any:
         """Refused with a TypeError: a joint estimate of several columns has no quantiles of its own.

@@ -1,0 +1,88 @@
+"""HDG's bootstrap intervals: the resampling of grid counts, reproducibility, coverage and refusals."""
+
+import numpy as np
+import pytest
+
+import ldpnum as ldp
+from ldpnum.estimation.bootstrap import resample_table_counts
+from ldpnum.multi.hdg import GRRLevel, GridOLH
+
+
+def _pair(n, rng):
+    a = rng.uniform(0, 1, n)
+    return np.column_stack([a, np.clip(a + rng.normal(0, 0.1, n), 0, 1)])
+
+
+@pytest.mark.parametrize("oracle", [GRRLevel(1.0, 6), GridOLH(1.0, 6)])
+def test_resampled_counts_have_the_oracles_mean_and_covariance(oracle):
+    # the unbiased estimate from resampled blocks: mean pi, covariance [diag(V) - pi pi^T (p-q)^2...] in closed form
+    pi = np.array([0.4, 0.3, 0.2, 0.1, 0.0, 0.0])
+    n, B = 500, 20_000
+    blocks = resample_table_counts([oracle], [pi], [n], B, rng=3)
+    est = np.array([oracle.estimate(b) for b in blocks])
+    p, q = (float(v) for v in oracle.oracle.support_probabilities)
+    s = q + (p - q) * pi  # a report's chance to support each cell
+    cov = (-np.outer(pi, pi) * (p - q) ** 2 + np.diag(s * (1 - s) + (p - q) ** 2 * pi ** 2)) / (n * (p - q) ** 2)
+    if not oracle.hashed:  # GRR: the output histogram is multinomial, supports of two cells exclusive
+        cov = (np.diag(s) - np.outer(s, s)) / (n * (p - q) ** 2)
+    se_mean = np.sqrt(np.diag(cov) / B)
+    assert np.all(np.abs(est.mean(0) - pi) < 5 * se_mean)
+    # sample variances within 5 SE of the closed form (SE of a variance: var * sqrt(2 / B))
+    assert np.all(np.abs(est.var(0) - np.diag(cov)) < 5 * np.diag(cov) * np.sqrt(2 / B))
+    corr = np.cov(est.T)[0, 1] / np.sqrt(cov[0, 0] * cov[1, 1])
+    assert abs(corr - cov[0, 1] / np.sqrt(cov[0, 0] * cov[1, 1])) < 5 / np.sqrt(B)
+    assert (blocks[:, :oracle.k] >= 0).all() and (blocks[:, :oracle.k] <= n).all()
+
+
+def test_replicates_reproducible_and_intervals_of_ranges_and_joint_cells():
+    hdg = ldp.HDG(2.0, bounds={"a": (0, 1), "b": (0, 1)}, granularities=(8, 4))
+    agg = hdg.aggregate(hdg.privatize(_pair(4000, np.random.default_rng(0)), rng=1))
+    est = hdg.estimate_ranges(agg, bootstrap=39, rng=2, within_cell="uniform")
+    again = hdg.estimate_ranges(agg, bootstrap=39, rng=2, within_cell="uniform")
+    assert len(est.replicates) == 39
+    assert all(np.array_equal(r.joints[0], s.joints[0]) for r, s in zip(est.replicates, again.replicates))
+    q = {"a": (0, [0.5, 1.0]), "b": (0, 0.5)}
+    r = est.range(q, ci=0.95)
+    assert np.all(r.low <= r.estimate) and np.all(r.estimate <= r.high) and np.all(r.high - r.low > 0)
+    assert np.array_equal(r.low, again.range(q, ci=0.95).low)
+    cells = est.range(q, ci=0.95, interval="cells")  # the conservative closed-form interval is still there
+    assert not np.array_equal(cells.low, r.low)
+    j = est.joint("b", "a", ci=0.95, as_frame=False)
+    assert j.estimate.shape == j.low.shape == (8, 8) and np.all(j.low <= j.high)
+    assert np.allclose(j.estimate, est.joint("a", "b", as_frame=False)[0].T)
+    with pytest.raises(ValueError, match="needs at least 199 bootstrap replicates"):
+        est.range(q, ci=0.99)
+
+
+def test_ci_from_bootstrap_refused_without_replicates():
+    hdg = ldp.HDG(2.0, bounds={"a": (0, 1), "b": (0, 1)}, granularities=(8, 4))
+    est = hdg.estimate_ranges(hdg.aggregate(hdg.privatize(_pair(2000, np.random.default_rng(0)), rng=1)))
+    with pytest.raises(ValueError, match=r"no bootstrap replicates.*bootstrap=200"):
+        est.range({"a": (0, 0.5)}, ci=0.95, interval="bootstrap")
+    with pytest.raises(ValueError, match=r"no bootstrap replicates"):
+        est.joint("a", "b", ci=0.95)
+    with pytest.raises(ValueError, match="interval must be"):
+        est.range({"a": (0, 0.5)}, ci=0.95, interval="wald")
+    with pytest.raises(ValueError, match="bootstrap must be an integer >= 20"):
+        hdg.estimate_ranges(hdg.empty_aggregate(), bootstrap=5)
+
+
+def test_bootstrap_intervals_cover_aligned_queries():
+    # 40 collections of the raw grids (their refits are cheap), B = 39: coverage of nominal 95% intervals of a 1-D
+    # and a 2-D query aligned with the cells; tolerance 4 binomial SEs below 0.95 (0.81), plus 1/(B+1) of
+    # Monte Carlo slack in the ends
+    hdg = ldp.HDG(1.0, bounds={"a": (0, 1), "b": (0, 1)}, granularities=(8, 4))
+    rng = np.random.default_rng(5)
+    queries = [{"a": (0.25, 0.5)}, {"a": (0, 0.5), "b": (0, 0.5)}]
+    hits = np.zeros(2)
+    runs = 40
+    for k in range(runs):
+        x = _pair(3000, rng)
+        truth = [np.mean((x[:, 0] >= 0.25) & (x[:, 0] < 0.5)), np.mean((x[:, 0] < 0.5) & (x[:, 1] < 0.5))]
+        est = hdg.estimate_ranges(hdg.aggregate(hdg.privatize(x, rng=rng)), consistency="none", bootstrap=39,
+                                  rng=rng)
+        for i, q in enumerate(queries):
+            r = est.range(q, ci=0.95)
+            hits[i] += r.low <= truth[i] <= r.high
+    floor = 0.95 - 4 * np.sqrt(0.95 * 0.05 / runs) - 1 / 40
+    assert np.all(hits / runs >= floor), hits / runs
