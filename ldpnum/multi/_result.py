@@ -583,9 +583,18 @@ class MarginalsEstimate(PrivacyProvenance):
     #: The central ε of a shuffled collection (:meth:`ldpnum.Aggregate.shuffled`), None when the reports were
     #: not declared shuffled; shown next to the local ε (:attr:`privacy`). Provenance only.
     shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
+    #: Bootstrap replicates (MarginalsEstimates refitted on simulated aggregates,
+    #: ``Marginals.estimate_marginals(..., bootstrap=B)``), None when not bootstrapped.
+    replicates: tuple | None = field(default=None, compare=False)
 
     def __post_init__(self):
         set_ = object.__setattr__
+        if self.replicates is not None:
+            reps = tuple(self.replicates)
+            if len(reps) < 2 or not all(isinstance(r, MarginalsEstimate) and r.sets == self.sets
+                                        and r.categories == self.categories for r in reps):
+                raise ValueError("replicates must be at least 2 MarginalsEstimates of the same sets and categories")
+            set_(self, "replicates", reps)
         set_(self, "columns", tuple(str(c) for c in self.columns))
         set_(self, "categories", tuple(int(c) for c in self.categories))
         set_(self, "sets", tuple(tuple(str(a) for a in s) for s in self.sets))
@@ -634,7 +643,21 @@ class MarginalsEstimate(PrivacyProvenance):
         w = np.array([self.weights[i] for i in holders])
         return sum(wi * project(self.tables[i], self.sets[i], srt) for wi, i in zip(w, holders)) / w.sum()
 
-    def marginal(self, cols: Any, *more: str, as_frame: bool = False) -> Any:
+    def _reps(self):
+        if self.replicates is None:
+            raise ValueError("this estimate carries no bootstrap replicates: estimate it with "
+                             "Marginals.estimate_marginals(..., bootstrap=200) for standard errors and intervals")
+        return self.replicates
+
+    def standard_error(self, cols: Any, *more: str) -> np.ndarray:
+        """Bootstrap standard error of every cell of ``marginal(cols)`` (the replicates' standard deviation).
+
+        Refused with a ValueError when the estimate carries no replicates.
+        """
+        reps = self._reps()
+        return np.stack([r.marginal(cols, *more) for r in reps]).std(axis=0, ddof=1)
+
+    def marginal(self, cols: Any, *more: str, as_frame: bool = False, ci: float | None = None) -> Any:
         r"""Joint frequencies of ``cols``, an array of shape ``(c_a, c_b, …)`` in the order given.
 
         ``cols`` is a name or a tuple of names; ``marginal("a", "b")`` is ``marginal(("a", "b"))``. When a released set
@@ -645,7 +668,20 @@ class MarginalsEstimate(PrivacyProvenance):
         richer than the released sets (e.g. no 3-way interaction given all pairs). ``as_frame=True``: a Series (one
         column), a DataFrame (rows: the first column's categories, columns: the second's) or a MultiIndex Series (three
         or more).
+
+        ``ci=level`` (a bootstrapped estimate, ``Marginals.estimate_marginals(..., bootstrap=B)``): an
+        :class:`~ldpnum.EstimateInterval` of the table and its cells' percentile bootstrap intervals (the same
+        marginal of every replicate; a level needing more replicates is refused), each an array or, with
+        ``as_frame``, a frame; refused with a ValueError without replicates.
         """
+        if ci is not None:
+            point = self.marginal(cols, *more)
+            reps = np.stack([r.marginal(cols, *more) for r in self._reps()])
+            low, high = bootstrap_interval(point, reps, ci, what="marginal", clip=(0.0, 1.0),
+                                           warning=BootstrapBiasWarning, reason=GRID_BIAS)
+            if not as_frame:
+                return EstimateInterval(point, low, high)
+            return EstimateInterval(*(self._frame(t, cols, *more) for t in (point, low, high)))
         if more:
             if not isinstance(cols, str) or not all(isinstance(c, str) for c in more):
                 raise TypeError(f"marginal: give the columns as names, marginal('a', 'b'), or as one tuple, "
@@ -667,6 +703,11 @@ class MarginalsEstimate(PrivacyProvenance):
         out = np.transpose(out, [srt.index(c) for c in cols])
         if not as_frame:
             return out
+        return self._frame(out, cols)
+
+    def _frame(self, out, cols, *more):
+        """A table of ``marginal(cols)``'s shape as a Series / DataFrame / MultiIndex Series."""
+        cols = self._names((cols,) + more if more else cols)
         import pandas as pd
 
         if len(cols) == 1:

@@ -67,6 +67,7 @@ def test_ci_from_bootstrap_refused_without_replicates():
         hdg.estimate_ranges(hdg.empty_aggregate(), bootstrap=5)
 
 
+@pytest.mark.filterwarnings("ignore::ldpnum.exceptions.BootstrapBiasWarning")  # raw grids clipped to resample
 def test_bootstrap_intervals_cover_aligned_queries():
     # 40 collections of the raw grids (their refits are cheap), B = 39: coverage of nominal 95% intervals of a 1-D
     # and a 2-D query aligned with the cells; tolerance 4 binomial SEs below 0.95 (0.81), plus 1/(B+1) of
@@ -84,5 +85,56 @@ def test_bootstrap_intervals_cover_aligned_queries():
         for i, q in enumerate(queries):
             r = est.range(q, ci=0.95)
             hits[i] += r.low <= truth[i] <= r.high
+    floor = 0.95 - 4 * np.sqrt(0.95 * 0.05 / runs) - 1 / 40
+    assert np.all(hits / runs >= floor), hits / runs
+
+
+# -- Marginals ------------------------------------------------------------------------------------------------
+
+def _categorical(n, rng):
+    a = rng.integers(0, 3, n)
+    return np.column_stack([a, np.where(rng.random(n) < 0.8, a, rng.integers(0, 3, n)), rng.integers(0, 2, n)])
+
+
+def test_marginals_replicates_reproducible_errors_and_refusals():
+    mech = ldp.Marginals(2.0, categories={"a": 3, "b": 3, "c": 2})
+    agg = mech.aggregate(mech.privatize(_categorical(4000, np.random.default_rng(0)), rng=1))
+    est = mech.estimate_marginals(agg, bootstrap=39, rng=2)
+    again = mech.estimate_marginals(agg, bootstrap=39, rng=2)
+    r, s = est.marginal("b", "a", ci=0.95), again.marginal(("b", "a"), ci=0.95)
+    assert np.array_equal(r.low, s.low) and np.array_equal(r.high, s.high)
+    assert np.allclose(r.estimate, est.marginal("b", "a")) and np.all(r.low <= r.high)
+    se = est.standard_error("a", "b")
+    reps = np.stack([x.marginal("a", "b") for x in est.replicates])
+    assert se.shape == (3, 3) and np.allclose(se, reps.std(axis=0, ddof=1))
+    three = est.marginal(("a", "b", "c"), ci=0.95, as_frame=True)  # reconstructed (maximum entropy) too
+    assert three.low.shape == (18,) and (three.low <= three.high).all()
+    plain = mech.estimate_marginals(agg)
+    assert plain.replicates is None
+    with pytest.raises(ValueError, match=r"no bootstrap replicates.*bootstrap=200"):
+        plain.marginal("a", ci=0.95)
+    with pytest.raises(ValueError, match=r"no bootstrap replicates"):
+        plain.standard_error("a")
+    with pytest.raises(TypeError, match="bootstrap"):
+        mech.estimate_marginals(agg, bootstrap=50.0)
+
+
+def test_marginals_bootstrap_intervals_cover_populated_cells():
+    # 40 collections of real reports (one batch privatized, then split), B = 39: coverage of nominal 95%
+    # intervals of the 2-way table's populated (diagonal) cells and of a 1-way marginal; tolerance 4 binomial
+    # SEs below 0.95 plus 1/(B+1) for the Monte Carlo error of the ends. Near-empty cells are measured in
+    # bench/bands_multi.py (non-negativity biases them upwards).
+    mech = ldp.Marginals(2.0, categories={"a": 3, "b": 3, "c": 2})
+    truth = np.full((3, 3), 0.2 / 9) + np.eye(3) * 0.8 / 3
+    runs, n = 40, 3000
+    rng = np.random.default_rng(7)
+    reports = mech.privatize(_categorical(runs * n, rng), rng=rng)
+    hits = np.zeros(4)
+    for k in range(runs):
+        est = mech.estimate_marginals(mech.aggregate(reports[k * n:(k + 1) * n]), bootstrap=39, rng=rng)
+        r = est.marginal("a", "b", ci=0.95)
+        hits[:3] += (np.diag(r.low) <= np.diag(truth)) & (np.diag(truth) <= np.diag(r.high))
+        m = est.marginal("c", ci=0.95)
+        hits[3] += m.low[0] <= 0.5 <= m.high[0]
     floor = 0.95 - 4 * np.sqrt(0.95 * 0.05 / runs) - 1 / 40
     assert np.all(hits / runs >= floor), hits / runs
