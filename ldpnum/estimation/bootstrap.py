@@ -98,6 +98,16 @@ With ``method="ems-cv"`` the smoothing strength is chosen **once**, on the obser
 each replicate (that would answer how much smoothing data from the pilot needs, and cost twice the time). The
 bootstrap's own randomness is a simulation, not part of any report: it costs no privacy.
 
+**Tables of cells** (HDG's grids, Marginals' attribute sets: :func:`bootstrap_tables`). Each table's counts
+are redrawn from the fitted (non-negative, consistent) table with the observed reports per table
+(:func:`resample_table_counts`: a GRR table's histogram exactly multinomial, an OLH table's support counts with
+their exact mean and covariance) and the whole post-processing is re-run; ``HDG.estimate_ranges(...,
+bootstrap=B)`` and ``Marginals.estimate_marginals(..., bootstrap=B)`` attach the refits, from which ranges,
+joint cells and marginal cells get percentile intervals. What they do not show is the bias of a model the
+post-processing assumes where the data leave it free: HDG's distribution inside a grid cell (the copula
+start of the response matrix) for a query that cuts populated cells, and the non-negativity step's upward
+bias on near-empty cells. Measured (``make bench``, section ``bands-multi``): see ``bench/bands_multi.py``.
+
 References
 ----------
 P. Hall, "Effect of Bias Estimation on Coverage Accuracy of Bootstrap Confidence Intervals for a Probability
