@@ -279,8 +279,11 @@ class MultiRangeEstimate(PrivacyProvenance):
             :math:`(B+1)(1 \mp L)/2`-th order statistics, a level needing more replicates refused): the
             estimator's spread under the oracles' noise and the sampling of people, re-running the whole
             post-processing (consistency, shrinkage, copula and response matrix). It does not contain the
-            within-cell model's bias where a query cuts populated cells; measured coverage in
-            ``bench/bands_multi.py``.
+            within-cell model's bias where a query cuts populated cells. Measured (``python bench/bands_multi.py
+            --replicates 40 --epsilons 1``: n = 20,000, ε = 1, grids (8, 2), 100 collections, B = 40): 0.92-1.00
+            on five ranges of the flights and four of the correlated pair, but 0.73 on the correlated pair's
+            square [0.4, 0.6]², which cuts all four 2-D cells at their populated corner; there the conservative
+            ``interval="cells"`` is the one to quote.
         interval : {None, "bootstrap", "cells"}
             Which interval ``ci`` gives: ``"bootstrap"`` (refused with a ValueError when the estimate carries no
             replicates), ``"cells"`` (the conservative closed-form interval above), or None: bootstrap when
@@ -450,7 +453,12 @@ class MultiRangeEstimate(PrivacyProvenance):
         A pandas DataFrame indexed by intervals, or with ``as_frame=False`` the array and the two edge arrays.
         With ``ci=level`` (a bootstrapped estimate, ``HDG.estimate_ranges(..., bootstrap=B)``): an
         :class:`~ldpnum.EstimateInterval` of three tables (the estimate and the cells' percentile bootstrap
-        intervals, frames or arrays), refused with a ValueError without replicates.
+        intervals, frames or arrays), refused with a ValueError without replicates. **These cell intervals
+        show the noise only**: a joint table's cell (``R g1`` a side) is finer than the 2-D grid, and its mass
+        inside a 2-D cell comes from the within-cell model (the copula), whose bias they do not contain.
+        Measured (``bench/bands_multi.py``, n = 20,000, ε = 1, B = 40, 100 collections, cells above the mean
+        mass): 0.82 coverage on the correlated pair, 0.50 on the flights; ranges over whole grid cells
+        (``range(query, ci=)``) are the statement to rely on.
         """
         k, swapped = self._pair(a, b)
         T = self.joints[k].T if swapped else self.joints[k]
