@@ -59,10 +59,14 @@ One run measures, on this machine:
    reports/s per core) and decode times, and MSE against the closed form of ldpnum's count-mean sketches (CMS,
    HCMS), Hadamard response, PI-RAPPOR and subset selection, next to pure-ldp's CMS and HCMS and the published C++
    collector times.
+15. adaptive two-round collection (section ``adaptive``, ``bench/adaptive.py``): ``AdaptiveDistribution`` (a 20% Square
+   Wave pilot, a warped second round when the pilot calls for it) against one round of SW + ems-cv on spiky,
+   heavy-tailed and smooth data, n = 1e6, ε = 0.5, 1, 2, 4, 5 collections: W1, KS and range-query MSE as ratios,
+   time per round.
 
 Medians of ``--repeats`` runs (default 3). ``--only SECTIONS`` (comma list of rng, compile, mean, accuracy,
 distribution, peers, frequency, accessor, cli, scaling, heavy, setvalued, bands, bands-multi, multi, marginals,
-ranges, longitudinal, likelihood, huge-domains) runs some
+ranges, longitudinal, likelihood, huge-domains, adaptive) runs some
 sections alone. Writes ``bench/results/bench-<timestamp>.json`` and
 ``bench/results/latest.md`` (a partial run: ``latest-<sections>.md``), and prints the markdown.
 """
@@ -663,9 +667,11 @@ def markdown(res):
 #: Sections implemented in their own scripts (bench/<module>.py, each runnable alone): a ``run()`` returning
 #: ``(records, markdown)``.
 EXTERNAL_SECTIONS = {"accessor": "accessor", "cli": "cli_stream", "scaling": "scaling", "heavy": "heavy",
-                     "setvalued": "setvalued", "vectors": "vectors", "bands": "bands", "bands-multi": "bands_multi", "multi": "multi",
+                     "setvalued": "setvalued", "vectors": "vectors", "bands": "bands", "bands-multi": "bands_multi",
+                     "multi": "multi",
                      "marginals": "marginals", "ranges": "ranges", "recommend": "recommend",
-                     "longitudinal": "longitudinal", "likelihood": "likelihood", "huge-domains": "huge_domains"}
+                     "longitudinal": "longitudinal", "likelihood": "likelihood", "huge-domains": "huge_domains",
+                     "adaptive": "adaptive"}
 
 
 def external_section(name, repeats, with_peers=True):
@@ -688,7 +694,7 @@ def external_section(name, repeats, with_peers=True):
 
 SECTIONS = ("rng", "compile", "mean", "accuracy", "distribution", "peers", "frequency", "accessor", "cli", "scaling",
             "heavy", "setvalued", "vectors", "bands", "bands-multi", "multi", "marginals", "ranges", "recommend",
-            "longitudinal", "likelihood", "huge-domains")
+            "longitudinal", "likelihood", "huge-domains", "adaptive")
 SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times", "mean": "mean-oracle throughput",
                 "accuracy": "mean-estimate MSE", "distribution": "Square Wave EM/EMS/ems-cv, and estimators side by side "
                 "(bench/dist_candidates.py)",
@@ -713,7 +719,9 @@ SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times",
                 "with memoization vs naive (bench/longitudinal.py)",
                 "likelihood": "randomized response: coverage of likelihood-ratio vs Wald intervals (bench/likelihood.py)",
                 "huge-domains": "k = 3,307,948, eps = 5: count-mean sketches, Hadamard response, PI-RAPPOR, subset "
-                "selection vs pure-ldp's CMS/HCMS and the published C++ times (bench/huge_domains.py)"}
+                "selection vs pure-ldp's CMS/HCMS and the published C++ times (bench/huge_domains.py)",
+                "adaptive": "two-round adaptive distribution collection vs one round of SW + ems-cv "
+                "(bench/adaptive.py)"}
 
 
 def block_fill_rate(rng, total=10_000_000):

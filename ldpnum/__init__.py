@@ -61,6 +61,7 @@ from .exceptions import (BootstrapBiasWarning, BudgetExceededError, BudgetWarnin
 from .mechanisms import (Duchi, Hybrid, Laplace, Mechanism, MeanOracle, Piecewise, RandomizedResponse,
                          StochasticRounding, from_spec)
 from .mechanisms import GeneralWave, SquareWave
+from .mechanisms import AdaptiveDistribution, AdaptivePayload, WarpedSquareWave
 from . import frequency
 from .frequency import BLH, GRR, OLH, OUE, PGR, SUE, HadamardResponse, PIRappor, SubsetSelection
 from . import ranges
@@ -88,7 +89,7 @@ __all__ = [
     "PointMassWarning", "SizeCorrectionWarning", "NoisyRangesWarning", "BootstrapBiasWarning",
     "Mechanism", "MeanOracle", "from_spec",
     "RandomizedResponse", "StochasticRounding", "Duchi", "Piecewise", "Hybrid",
-    "SquareWave", "GeneralWave", "Laplace",
+    "SquareWave", "GeneralWave", "Laplace", "AdaptiveDistribution", "AdaptivePayload", "WarpedSquareWave",
     "frequency", "FrequencyEstimate", "GRR", "SUE", "OUE", "BLH", "OLH", "HadamardResponse", "SubsetSelection", "PIRappor", "PGR",
     "ranges", "HierarchicalHistogram", "RangeEstimate",
     "heavy", "HeavyHittersEstimate", "TruncationWarning", "PEM", "TreeHist", "CountMeanSketch",

@@ -116,7 +116,8 @@ _TABLES: list[np.ndarray] = []
 def _tables():
     if not _TABLES:
         cells = np.arange(_TABLE_CELLS, dtype=np.uint64)
-        _TABLES.extend(_mix(cells + salt) for salt in _SALTS)
+        # built whole, then put in place in one step: a thread (a Dask task) must never see some of the tables
+        _TABLES[:] = [_mix(cells + salt) for salt in _SALTS]
     return _TABLES
 
 

@@ -1220,6 +1220,11 @@ class DistributionEstimate(PrivacyProvenance):
                              self.replicates, self.shuffle, self.smoothing, self.discrete))
 
 
+def _same_categories(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Whether two estimates name the same categories (both None: categories ``0..k-1``)."""
+    return a is None and b is None or a is not None and b is not None and np.array_equal(a, b)
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class FrequencyEstimate(PrivacyProvenance):
     """Estimated frequency of each category ``0..k-1`` (or of chosen ``categories``) from frequency-oracle reports.
@@ -1318,20 +1323,56 @@ class FrequencyEstimate(PrivacyProvenance):
         return ConfidenceInterval(self.frequencies - z * self.standard_errors,
                                   self.frequencies + z * self.standard_errors)
 
+    def _index(self) -> "pd.Index":
+        import pandas as pd
+
+        return (pd.RangeIndex(self.k, name="category") if self.categories is None
+                else pd.Index(self.categories, name="category"))
+
     def to_series(self) -> "pd.Series":
         """The frequencies as a pandas Series indexed by category (by :attr:`categories` when set)."""
         import pandas as pd
 
-        index = (pd.RangeIndex(self.k, name="category") if self.categories is None
-                 else pd.Index(self.categories, name="category"))
-        return pd.Series(self.frequencies, index=index, name="frequency")
+        return pd.Series(self.frequencies, index=self._index(), name="frequency")
+
+    def to_frame(self, level: float = 0.95) -> "pd.DataFrame":
+        """The estimate as a DataFrame indexed by category (by :attr:`categories` when set).
+
+        Parameters
+        ----------
+        level : float, default 0.95
+            Confidence level of the ``low`` and ``high`` columns, in (0, 1).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``frequency``, ``standard_error`` and the :meth:`confidence_interval` at ``level``,
+            ``low`` and ``high`` (``frequency ± z·standard_error``; the profile-likelihood interval for
+            ``method="mle"``); one row per category, the index named ``category``.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, ldpnum as ldp
+        >>> s = pd.Series(pd.Categorical(np.random.default_rng(0).choice(["tea", "coffee"], 20_000),
+        ...                              categories=["tea", "coffee"]), name="drink")
+        >>> table = s.ldp.privatize(ldp.GRR(2.0, k=2), rng=1).ldp.estimate_frequencies().to_frame()
+        >>> table.columns.tolist(), table.index.tolist()
+        (['frequency', 'standard_error', 'low', 'high'], ['tea', 'coffee'])
+        >>> bool(((table["low"] < 0.5) & (0.5 < table["high"])).all())
+        True
+        """
+        import pandas as pd
+
+        low, high = self.confidence_interval(level)
+        return pd.DataFrame({"frequency": self.frequencies, "standard_error": self.standard_errors,
+                             "low": np.asarray(low, dtype=np.float64), "high": np.asarray(high, dtype=np.float64)},
+                            index=self._index())
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, FrequencyEstimate) and self.spec == other.spec
                 and self.postprocess == other.postprocess and self.method == other.method
                 and np.array_equal(self.frequencies, other.frequencies)
-                and (self.categories is None) == (other.categories is None)
-                and (self.categories is None or np.array_equal(self.categories, other.categories)))
+                and _same_categories(self.categories, other.categories))
 
     def __repr__(self) -> str:
         return (f"FrequencyEstimate(k={self.k}, n_reports={self.n_reports}, "

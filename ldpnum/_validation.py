@@ -20,8 +20,8 @@ import numpy as np
 from ._typing import ArrayLike, FloatArray
 from .exceptions import ClippingWarning, InvalidValuesError
 
-__all__ = ["check_scalar", "check_epsilon", "check_bounds", "check_values", "check_categories", "check_binary",
-           "check_choice", "prepared", "dtype_hint", "check_vector_bounds", "check_vectors", "check_frame_columns",
+__all__ = ["check_scalar", "check_epsilon", "check_bounds", "check_values", "check_categories", "check_category_labels",
+           "category_codes", "check_labelled_categories", "check_binary", "check_choice", "prepared", "dtype_hint", "check_vector_bounds", "check_vectors", "check_frame_columns",
            "refuse_non_numeric", "EPSILON_MAX", "BOUND_MAX", "WIDTH_MIN", "MAX_DIM"]
 
 EPSILON_MAX = 20.0
@@ -215,8 +215,9 @@ def _is_categorical(dtype):
 def dtype_hint(dtype):
     """How to turn values of ``dtype`` (not real numbers) into values ldpnum can privatize."""
     if _is_categorical(dtype):
-        return ("privatize the category codes s.cat.codes with a frequency oracle, or convert numbers "
-                "with .astype(float)")
+        return ("privatize it with a frequency oracle, e.g. s.ldp.privatize(ldp.GRR(epsilon, "
+                "k=len(s.cat.categories))) (its declared categories are recorded and label the estimates), or "
+                "convert numbers with .astype(float)")
     return _DTYPE_HINTS.get(getattr(dtype, "kind", "O"), "convert numbers stored as text with pd.to_numeric(s)")
 
 
@@ -439,12 +440,108 @@ def check_k(k, name="k"):
 _CATEGORY_HINTS = {
     "f": "convert with .astype(int) after checking the values are whole numbers",
     "b": "convert flags with .astype(int)",
-    "category": "privatize the category codes s.cat.codes",
+    "category": "privatize through the column's accessor, s.ldp.privatize(mech) (a frequency oracle takes its "
+                "declared categories; or mech.with_categories(s.cat.categories)), or pass its codes s.cat.codes",
 }
-_TEXT_CATEGORIES = ("map each category to its position in a public, fixed list of the k categories, e.g. "
-                    "pd.Categorical(s, categories=[...]).codes (not codes learned from the data: they would depend "
-                    "on who answered)")
+_TEXT_CATEGORIES = ("declare the public, fixed list of the k categories on the oracle, e.g. "
+                    "ldp.GRR(epsilon, categories=[...]) or mech.with_categories([...]) (not categories learned from "
+                    "the data: they would depend on who answered)")
 _CATEGORY_HINTS.update({kind: _TEXT_CATEGORIES for kind in "USOT"})
+
+
+def check_category_labels(categories, k=None, *, name="categories"):
+    """The declared categories as a tuple of str or int labels (JSON-safe, unique, in the given order).
+
+    Categories are public parameters of a frequency oracle (category ``categories[i]`` is code ``i``): they
+    must be declared, never read off the data (the set of values present would leak). ``k``, when given,
+    must equal their number.
+
+    Examples
+    --------
+    >>> check_category_labels(["tea", "coffee"])
+    ('tea', 'coffee')
+    """
+    if isinstance(categories, (str, bytes)) or not hasattr(categories, "__len__") or np.ndim(categories) != 1:
+        raise TypeError(f"{name} must be a list of category labels (str or int), e.g. ['tea', 'coffee']; got "
+                        f"{type(categories).__name__}")
+    out = []
+    for i, c in enumerate(categories):
+        if isinstance(c, np.generic):
+            c = c.item()
+        if isinstance(c, bool) or not isinstance(c, (str, int)):
+            raise TypeError(f"{name} must hold str or int labels (they are recorded as JSON in the reports' spec); "
+                            f"entry {i} is {c!r} ({type(c).__name__})")
+        out.append(c)
+    if len(out) < 2:
+        raise ValueError(f"{name} must declare at least 2 categories; got {len(out)}")
+    seen: dict = {}
+    for i, c in enumerate(out):
+        if c in seen:
+            raise ValueError(f"{name} must be unique; entry {i} ({c!r}) repeats entry {seen[c]}")
+        seen[c] = i
+    if k is not None and len(out) != k:
+        raise ValueError(f"{name} declares {len(out)} categories but k={k}: k must equal the number of categories "
+                         f"(leave k out to derive it)")
+    return tuple(out)
+
+
+def category_codes(x, categories, *, name="x", fill_value=None, unknown="raise"):
+    """Labels ``x`` as codes ``0..k-1`` of the declared ``categories`` (``categories[i]`` is code ``i``).
+
+    Returns ``(codes, fill_code)`` for :func:`check_categories`: a nullable integer array (missing values
+    stay missing, for ``nan_policy``), values outside the categories as code ``k`` with ``unknown="uniform"``
+    (a :class:`~ldpnum.exceptions.InvalidValuesError` naming the first one otherwise), and ``fill_value`` (a
+    label) as its code. A pandas ``category`` column is matched by value, whatever its own categories' order.
+    """
+    import pandas as pd
+
+    k = len(categories)
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or isinstance(x, (list, tuple)):
+        x = np.asarray(x, dtype=object) if not isinstance(x, np.ndarray) else x
+        dtype = x.dtype
+    if getattr(dtype, "kind", "O") in "fcbmM" and not _is_categorical(dtype):
+        raise TypeError(f"{name} has dtype {dtype}: it must hold labels of the declared categories (text or int), "
+                        f"e.g. {list(categories[:3])!r}")
+    if _is_categorical(dtype):  # matched by value: the column's categories onto the declared ones
+        cat = pd.Categorical(x)
+        own, uniques = np.asarray(cat.codes, dtype=np.int64), cat.categories
+    else:
+        values = x.to_numpy() if hasattr(x, "to_numpy") and not isinstance(x, np.ndarray) else np.asarray(x)
+        if values.ndim != 1:
+            raise ValueError(f"{name} must be one-dimensional; got shape {values.shape}")
+        own, uniques = pd.factorize(values)  # one hash pass; missing values as -1
+        own = np.asarray(own, dtype=np.int64)
+    missing = own < 0
+    mapping = pd.Index(list(categories), dtype=object).get_indexer(uniques)
+    codes = np.where(missing, -1, mapping[np.maximum(own, 0)]) if len(uniques) else np.full(own.shape, -1)
+    outside = (codes < 0) & ~missing
+    if outside.any():
+        i = _first(outside)
+        if unknown == "raise":
+            raise InvalidValuesError(f"{name} has {int(outside.sum())} value(s) outside the declared categories, "
+                                     f"first at index {i} ({uniques[own[i]]!r}); the categories are "
+                                     f"{list(categories[:8])!r}{' ...' if k > 8 else ''}: declare it among them, or pass "
+                                     "unknown='uniform' to report such values uniformly at random",
+                                     count=int(outside.sum()), first_index=i)
+        codes[outside] = k
+    fill_code = None
+    if fill_value is not None:
+        if isinstance(fill_value, np.generic):
+            fill_value = fill_value.item()
+        if isinstance(fill_value, bool) or fill_value not in categories:
+            raise ValueError(f"fill_value must be one of the declared categories; got {fill_value!r}")
+        fill_code = categories.index(fill_value)
+    if missing.any():
+        return pd.arrays.IntegerArray(np.where(missing, 0, codes), missing), fill_code
+    return codes, fill_code
+
+
+def check_labelled_categories(x, categories, *, name="x", nan_policy="raise", fill_value=None, unknown="raise"):
+    """:func:`check_categories` of labels of the declared ``categories`` (:func:`category_codes`)."""
+    codes, fill_code = category_codes(x, categories, name=name, fill_value=fill_value, unknown=unknown)
+    return check_categories(codes, len(categories), name=name, nan_policy=nan_policy, fill_value=fill_code,
+                            unknown=unknown)
 
 
 def check_categories(x, k, *, name="x", nan_policy="raise", fill_value=None, unknown="raise"):

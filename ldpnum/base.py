@@ -156,6 +156,10 @@ def from_spec(spec: Spec) -> "Mechanism":
         # A longitudinal mechanism's spec may record a collection round: the mechanism is rebuilt from the rest,
         # then bound to that round (ldpnum.longitudinal.Longitudinal.at_round).
         spec = dataclasses.replace(spec, params=tuple((k, v) for k, v in spec.params if k != "round"))
+    categories = spec.get("categories") if cls.takes_categories else None
+    if categories is not None:
+        # Declared categories are rebuilt apart, like a round: the mechanism from the rest, then labelled.
+        spec = dataclasses.replace(spec, params=tuple((k, v) for k, v in spec.params if k != "categories"))
     try:
         mech = cls._from_spec(spec)
     except (AttributeError, KeyError, IndexError, OverflowError, ZeroDivisionError) as exc:
@@ -177,6 +181,11 @@ def from_spec(spec: Spec) -> "Mechanism":
         raise ValueError(f"spec of {spec.mechanism!r} names unknown parameter(s) {', '.join(map(repr, unknown))}; "
                          f"{cls.__name__} takes {', '.join(map(repr, sorted(dict(mech.spec.params))))}")
     check_spec(spec, mech.spec, "the spec")
+    if categories is not None:
+        try:
+            mech = mech.with_categories(categories)
+        except TypeError as exc:
+            raise ValueError(f"spec of {spec.mechanism!r}: {exc}") from None
     return mech if round_id is None else mech.at_round(round_id)
 
 
@@ -244,6 +253,8 @@ class Mechanism:
     #: Whether reports are memoized responses derived from each person's key (:mod:`ldpnum.longitudinal`): such
     #: a mechanism's ``privatize`` needs ``keys=``, and the front ends pass them (they ask this, not the type).
     memoized: ClassVar[bool] = False
+    #: Whether the mechanism takes declared, public category labels (``with_categories``; frequency oracles).
+    takes_categories: ClassVar[bool] = False
     #: The integer plan of the kernels, set by each subclass's constructor.
     _plan: Any
 

@@ -88,7 +88,10 @@ def _mechanism_class(name):
                        "square_wave or SquareWave)") from None
     if cls.name not in cli_mechanisms():
         hint = ""
-        if cls.offers("estimate_heavy_hitters"):
+        if cls.takes_categories:
+            hint = (f"; {cls.__name__} privatizes categories: give that column --categories A,B,... (its declared, "
+                    "public categories, code i the i-th) instead of --bounds")
+        elif cls.offers("estimate_heavy_hitters"):
             hint = (f"; {cls.__name__} finds frequent items (text, bytes or ids): run `ldpnum heavy-hitters FILE "
                     f"--column C --method {cls.name}`")
         else:
@@ -269,7 +272,8 @@ def _print_estimates(out, head, file):
         print(f"{'category':>10}  {'frequency':>10}  {'±':>8}  {'people':>12}", file=file)
         for i in shown:
             half = (f["ci_high"][i] - f["ci_low"][i]) / 2
-            print(f"{i:>10}  {f['frequency'][i]:>10.4f}  {half:>8.4f}  {f['count'][i]:>12,.0f}", file=file)
+            print(f"{f['category'][i]!s:>10}  {f['frequency'][i]:>10.4f}  {half:>8.4f}  {f['count'][i]:>12,.0f}",
+                  file=file)
         if k > len(shown):
             print(f"  ... {k - len(shown)} more categories (--json prints all {k})", file=file)
     if "distribution" in out:
@@ -498,6 +502,11 @@ def _parser():
                    help="privacy parameter of each report, in (0, 20]: once, or once per --column")
     p.add_argument("--bounds", "-b", action="append", nargs=2, type=float, default=[], metavar=("LO", "HI"),
                    help="public range of the values (never taken from the data): once, or once per --column")
+    p.add_argument("--categories", action="append", default=[], metavar="A,B,...",
+                   help="the declared, public categories of a --column whose --mechanism is a frequency oracle "
+                        "(grr, olh, ...), comma-separated, code i being the i-th (never read off the data: which "
+                        "values occur would leak); once per such column, in order; those columns take no --bounds. "
+                        "The reports' spec records them, so estimates are labelled")
     p.add_argument("--columns", action="append", default=[], metavar="C1,C2,...",
                    help="several value columns privatized together into one report column 'C1,C2,...' by the "
                         "mechanism of the matching --spec (HDG, Marginals, a vector mechanism); repeat for "
@@ -764,6 +773,55 @@ def _spec_column_mechanisms(args):
     return out
 
 
+def _oracle_class(name):
+    """The registered mechanism ``name`` if it takes declared categories (a frequency oracle), else None."""
+    try:
+        cls = lookup(str(name))
+    except ValueError:
+        return None
+    return cls if cls.takes_categories else None
+
+
+def _category_column_mechanisms(args):
+    """``{column: mechanism}`` when ``--categories`` is given: frequency oracles over them, others with bounds.
+
+    Each ``--column`` whose ``--mechanism`` is a frequency oracle takes the next ``--categories`` (its ``k`` is
+    their number); every other column takes the next ``--bounds``, as without categories.
+    """
+    columns = args.column
+    if not columns or args.spec or args.columns or args.param:
+        raise CLIError("--categories goes with --column, --mechanism and --epsilon (no --spec, --columns or --param)")
+    missing = [flag for flag, v in (("--mechanism", args.mechanism), ("--epsilon", args.epsilon)) if not v]
+    if missing:
+        raise CLIError(f"--column needs {', '.join(missing)}")
+    names = _per_column(args.mechanism, len(columns), "--mechanism")
+    epsilons = _per_column(args.epsilon, len(columns), "--epsilon")
+    oracles = [c for c, name in zip(columns, names) if _oracle_class(name) is not None]
+    if len(args.categories) != len(oracles):
+        raise CLIError(f"--categories was given {len(args.categories)} time(s) for {len(oracles)} column(s) with a "
+                       "frequency-oracle --mechanism (grr, olh, ...): give it once per such column, in order")
+    others = [c for c in columns if c not in oracles]
+    if len(args.bounds) != len(others):
+        raise CLIError(f"--bounds was given {len(args.bounds)} time(s) for {len(others)} column(s) of numbers: give "
+                       "--bounds LO HI once per column whose mechanism is not a frequency oracle, in order")
+    categories = iter(args.categories)
+    bounds = iter(tuple(b) for b in args.bounds)
+    mechanisms = {}
+    for c, name, eps in zip(columns, names, epsilons):
+        if c in mechanisms:
+            raise CLIError(f"column {c!r} is named twice")
+        try:
+            cls = _oracle_class(name)
+            if cls is None:
+                mechanisms[c] = make_mechanism(name, eps, next(bounds))
+                continue
+            labels = [x.strip() for x in next(categories).split(",")]
+            mechanisms[c] = cls(eps, len(labels)).with_categories(labels)
+        except (ValueError, TypeError) as exc:
+            raise CLIError(f"column {c!r}: {one_line(exc)}") from None
+    return mechanisms
+
+
 def _cmd_privatize(args):
     columns = args.column
     if not columns and not args.columns:
@@ -775,6 +833,8 @@ def _cmd_privatize(args):
         raise CLIError("--spec gives the mechanism of each --columns, or of every --column when no --mechanism is "
                        "given: to mix mechanisms with and without bounds, give every --column's mechanism as a --spec "
                        "(any mechanism has one, e.g. json.dumps(ldp.Duchi(1.0, (0, 100)).spec.to_dict()))")
+    if args.categories:
+        return _privatize(args, _category_column_mechanisms(args))
     for name in (args.mechanism or []) if columns else []:
         _mechanism_class(name)  # a mechanism that takes no bounds is named as such, not asked for --bounds
     missing = [flag for flag, v in (("--mechanism", args.mechanism), ("--epsilon", args.epsilon),

@@ -427,6 +427,42 @@ def empty_values(sources: "list | None") -> "np.ndarray | pd.DataFrame":
     return np.empty(0) if sources is None else pd.DataFrame({c: np.empty(0) for c in sources})
 
 
+def column_mechanism(mech: Any, x: Any, name: Any) -> Any:
+    """The mechanism that privatizes column ``x``: a frequency oracle takes a ``category`` column's categories.
+
+    A pandas ``category`` dtype declares its categories (public, in their order): an oracle without declared
+    categories (``mech.takes_categories``, ``mech.categories is None``) is given them
+    (:meth:`~ldpnum.frequency.FrequencyOracle.with_categories`; its ``k`` must equal their number), so the
+    report column's spec records them and estimates are labelled. A text column needs categories declared on
+    the oracle and is refused without them; any other mechanism or column is returned unchanged (refused later
+    if unsuitable).
+    """
+    if not (isinstance(mech, Mechanism) and mech.takes_categories):
+        return mech
+    oracle: Any = mech  # a frequency oracle: k, categories, with_categories
+    if oracle.categories is not None:
+        return mech
+    dtype = getattr(x, "dtype", None)
+    subject = column_subject(name)
+    if isinstance(dtype, pd.CategoricalDtype):
+        cats = list(dtype.categories)
+        if len(cats) != oracle.k:
+            raise ValueError(f"{subject} is a category column of {len(cats)} categories but {type(mech).__name__} "
+                             f"has k={oracle.k}: build it with k={len(cats)} (its codes are the column's categories "
+                             "in their declared order)")
+        try:
+            return oracle.with_categories(cats)
+        except TypeError as exc:
+            raise TypeError(f"{subject}: its {exc}") from None
+    if isinstance(dtype, pd.StringDtype) or getattr(dtype, "kind", "") in "OSU":
+        raise TypeError(f"{subject} holds text: declare its categories, public and fixed in advance (never read "
+                        f"off the data: which values occur would leak), e.g. "
+                        f"{type(mech).__name__}(epsilon, ...).with_categories(['a', 'b', ...]) or "
+                        "ldp.GRR(epsilon, categories=['a', 'b', ...]), or give the column a declared category "
+                        "dtype, pd.CategoricalDtype(['a', 'b', ...])")
+    return mech
+
+
 def takes_unknown(mech: Any) -> bool:
     """Whether ``mech.prepare_values`` takes ``unknown=`` (categorical mechanisms: frequency oracles)."""
     import inspect
@@ -1013,6 +1049,7 @@ def privatize_series(s: "pd.Series", mechanism: Mechanism, *, rng: SeedLike = No
     _check_mechanism(mechanism, s.name)
     _check_name(s.name, allow_none=True)
     check_rng(rng)
+    mechanism = column_mechanism(mechanism, s, s.name)
     values = prepare_column(mechanism, s, column_subject(s.name), nan_policy, fill_value, unknown)
     delta = check_shuffle(shuffled, shuffle_delta, s)
     plan = plan_columns({s.name: mechanism}, "all-columns", round=round) if round is not None else \
@@ -1112,6 +1149,9 @@ def privatize_frame(df: "pd.DataFrame", mechanisms: Mapping, *, rng: SeedLike = 
     check_choice(strategy, "strategy", STRATEGIES)
     check_choice(nan_policy, "nan_policy", NAN_POLICIES)
     # a vector mechanism reads several value columns, named by a tuple key, into one report column
+    mechanisms = {key: column_mechanism(mech, df[key], key)
+                  if not isinstance(key, tuple) and key in df.columns and df.columns.is_unique else mech
+                  for key, mech in mechanisms.items()}
     plan = plan_columns(mechanisms, strategy, round=round)
     missing = [v for c in plan.columns for v in c.value_columns if v not in df.columns]
     if missing:
@@ -1728,7 +1768,8 @@ def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: in
         elif what == "frequencies":
             est = m.estimate_frequencies(agg, postprocess=postprocess)
             lo, hi = est.confidence_interval(level)
-            out["frequencies"] = {"postprocess": est.postprocess, "level": level,
+            labels = est.to_series().index.tolist()  # the declared categories, or the codes 0..k-1
+            out["frequencies"] = {"postprocess": est.postprocess, "level": level, "category": labels,
                                   "frequency": [float(v) for v in est.frequencies],
                                   "standard_error": [float(v) for v in est.standard_errors],
                                   "ci_low": [float(v) for v in lo], "ci_high": [float(v) for v in hi],

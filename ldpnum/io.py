@@ -597,7 +597,9 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
     if os.path.exists(out) and os.path.samefile(out, src.path):
         raise CLIError(f"the output {out!r} is the input file; write the reports to a new file")
     src.check_columns(value_columns + keep)
-    for c in value_columns:
+    labelled = [c for c in columns if sources[c] is None and _text_labels(mechanisms[c])]  # read as text
+    numeric = [c for c in value_columns if c not in labelled]
+    for c in numeric:
         t = src.schema.field(c).type
         if src.kind == "parquet" and not _is_numeric(t):  # CSV columns are parsed as numbers, row by row
             raise CLIError(f"column {c!r} of {src.path!r} holds {t} values, not numbers; ldpnum privatizes "
@@ -649,7 +651,7 @@ def privatize_file(source: PathLike, out: PathLike, mechanisms: "Mapping[Any, Me
     wanted = [c for c in src.columns if c in value_columns or c in keep]
     try:
         writer = pq.ParquetWriter(tmp, schema)
-        batches = src.batches(wanted, numeric=value_columns)
+        batches = src.batches(wanted, numeric=numeric, text=labelled)
         for start, batch in batches:
             n = batch.num_rows
             # every column of the batch is validated by its mechanism before the batch's first word is drawn
@@ -804,7 +806,8 @@ def _longitudinal_rounds(plan, src, value_columns, keys, options, sources):
     import numpy as np
 
     parts = []  # per batch: the memoized columns' (mechanism, fingerprints, round)
-    batches = src.batches(value_columns, numeric=value_columns)
+    labelled = [c.label for c in plan.columns if c.sources is None and _text_labels(c.mechanism)]
+    batches = src.batches(value_columns, numeric=[c for c in value_columns if c not in labelled], text=labelled)
     for start, batch in batches:
         # (clipped values are counted, and warned about once, by the drawing pass)
         values = [_prepare_batch(c.mechanism, c.label, batch, start, batches, options, [0, -1], src.kind,
@@ -815,14 +818,24 @@ def _longitudinal_rounds(plan, src, value_columns, keys, options, sources):
             for j, m in enumerate(memoized)]
 
 
-def _batch_input(batch, column, sources, categorical=False):
+def _text_labels(mech):
+    """Whether ``mech`` takes text labels: declared categories that are all str (read as text, not numbers)."""
+    categories = getattr(mech, "categories", None) if getattr(mech, "takes_categories", False) else None
+    return categories is not None and all(isinstance(c, str) for c in categories)
+
+
+def _batch_input(batch, column, sources, categorical=False, labels=False):
     """A batch's values for a mechanism: the column's numbers, or a DataFrame of its value columns.
 
     The mechanism selects and orders them, as for ``df.ldp.privatize``. For a categorical mechanism, numbers that
-    are all whole (a CSV column is parsed as float64) become integer codes, missing ones kept missing.
+    are all whole (a CSV column is parsed as float64) become integer codes, missing ones kept missing. With
+    ``labels`` (:func:`_text_labels`), the column's text as pandas gives it (a Parquet dictionary as a category
+    column), for the mechanism to match to its declared categories.
     """
     import pandas as pd
 
+    if labels:
+        return batch.column(column).to_pandas()
     if sources is None:
         values = _values(batch.column(column))
         return _category_codes(values) if categorical else values
@@ -846,6 +859,10 @@ def _empty_input(mech, sources):
     """No rows of a report column's input, as :func:`_batch_input` gives them to ``mech``."""
     from .collect import empty_values
 
+    if _text_labels(mech):
+        import numpy as np
+
+        return np.empty(0, dtype=object)
     x = empty_values(sources)
     return _category_codes(x) if sources is None and getattr(mech, "categorical", False) else x
 
@@ -877,7 +894,7 @@ def _prepare_batch(mech, column, batch, start, batches, options, clipped, kind, 
     """
     from .exceptions import ClippingWarning, InvalidValuesError
 
-    values = _batch_input(batch, column, sources, getattr(mech, "categorical", False))
+    values = _batch_input(batch, column, sources, getattr(mech, "categorical", False), _text_labels(mech))
     n = len(values)
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -917,7 +934,8 @@ def _count_missing(mech, batches, column, sources=None):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                mech.prepare_values(_batch_input(batch, column, sources, getattr(mech, "categorical", False)))
+                mech.prepare_values(_batch_input(batch, column, sources, getattr(mech, "categorical", False),
+                                                 _text_labels(mech)))
         except InvalidValuesError as exc:
             total += exc.count if exc.reason == "missing" else 0
     return total

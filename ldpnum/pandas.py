@@ -163,9 +163,11 @@ class SeriesAccessor:
     @staticmethod
     def _validate(obj):
         dtype = obj.dtype
-        if not (is_real_dtype(dtype) or pd.api.types.is_bool_dtype(dtype) or _is_text(dtype)):
+        if not (is_real_dtype(dtype) or pd.api.types.is_bool_dtype(dtype) or _is_text(dtype)
+                or isinstance(dtype, pd.CategoricalDtype)):
             raise AttributeError(f"the .ldp accessor works on Series of real numbers or bools (values), of "
-                                 f"text items (heavy hitters) and of integer codes (reports); "
+                                 f"categories or text (frequency oracles, heavy hitters) and of integer codes "
+                                 f"(reports); "
                                  f"{column_subject(obj.name)} has dtype {dtype}: {dtype_hint(dtype)}")
 
     # -- privatizing
@@ -174,16 +176,82 @@ class SeriesAccessor:
                   label: str | None = None, epsilon: float | None = None, bounds: Any = None,
                   task: str = "distribution", shuffled: bool = False, shuffle_delta: float = 1e-6,
                   unknown: str = "raise", keys: Any = None, round: int | None = None, **kwargs: Any) -> pd.Series:
-        """Privatize the values: see :func:`privatize_series`.
+        """Randomize each person's value: a new Series of report codes, same index and name, spec recorded.
 
-        ``mechanism="auto"`` (with ``epsilon`` and ``bounds``) uses the mechanism :func:`ldpnum.recommend`
-        picks for ``task`` ("mean", "distribution", "quantiles" or "ranges") at this column's length.
+        The column is one value per person. Every value is validated before the first random word is drawn;
+        raw values never travel with the reports.
+
+        Parameters
+        ----------
+        mechanism : ldpnum.Mechanism or "auto"
+            The randomizer, e.g. ``ldp.SquareWave(epsilon=1.0, bounds=(0, 1440))`` for numbers, a frequency
+            oracle (``ldp.GRR(epsilon, k)``) for categories, ``ldp.PEM(...)`` for text items. ``"auto"`` (with
+            ``epsilon`` and ``bounds``) uses the mechanism :func:`ldpnum.recommend` picks for ``task`` at this
+            column's length.
+        rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
+            ``None`` (default): secure randomness, for real collections. Anything else: a reproducible
+            simulation (the words come from ``child_rng(rng, 0)``).
+        nan_policy : {"raise", "impute"}, optional
+            Missing values raise (default) or are replaced by the public ``fill_value``; never dropped
+            (dropping would reveal who is missing).
+        fill_value : scalar, optional
+            Public replacement of missing values with ``nan_policy="impute"`` (a category label for a column of
+            declared categories).
+        ledger, people, label : optional
+            A :class:`~ldpnum.PrivacyLedger` that records the collection (its cap checked before any draw),
+            the rows' person ids (default: the index) and the collection's name in it.
+        epsilon, bounds, task : optional
+            For ``mechanism="auto"`` only: the budget, the public range of the values and the task ("mean",
+            "distribution", "quantiles" or "ranges").
+        shuffled, shuffle_delta : optional
+            Declare that the reports reach the analyst anonymized and shuffled as one batch, with central δ
+            ``shuffle_delta``; estimates then show the central ε too.
+        unknown : {"raise", "uniform"}, optional
+            Frequency oracles: values outside the categories raise (default) or are reported uniformly at
+            random.
+        keys, round : optional
+            The people's keys and the round of a longitudinal (memoized) collection.
+
+        Returns
+        -------
+        pandas.Series
+            Report codes in the smallest unsigned dtype of the mechanism's alphabet; ``.ldp.spec`` and
+            ``.ldp.epsilon_per_row`` read what was recorded (it travels through ``copy``, ``concat`` and
+            Parquet files).
+
+        Raises
+        ------
+        TypeError
+            For a non-mechanism, a dtype the mechanism does not take, or a text column given to a frequency
+            oracle without declared categories.
+        ValueError
+            For bad values (missing, outside the categories, a ``k`` that differs from the declared number of
+            categories) or bad options. Nothing is drawn when anything is wrong.
+
+        Notes
+        -----
+        **Categories.** A frequency oracle takes a pandas ``category`` column as its declared categories, in
+        their order (``k`` must equal their number): code ``i`` is ``s.cat.categories[i]``, the report
+        column's spec records the categories and estimates are labelled by them. The categories are public
+        parameters: declare them (``pd.CategoricalDtype([...])``), do not derive them from the data
+        (``astype("category")`` keeps only the values present, which leaks who answered what). A text column
+        needs them declared on the oracle: ``ldp.GRR(epsilon, categories=[...])`` or
+        ``mech.with_categories([...])``.
+
+        See :func:`privatize_series` for the details.
 
         Examples
         --------
         >>> import numpy as np, pandas as pd, ldpnum as ldp
-        >>> s = pd.Series(np.random.default_rng(0).uniform(0, 100, 1000), name="age")
-        >>> s.ldp.privatize("auto", epsilon=4.0, bounds=(0, 100), task="mean", rng=1).ldp.spec.mechanism
+        >>> drinks = pd.CategoricalDtype(["tea", "coffee", "water"])
+        >>> s = pd.Series(np.random.default_rng(0).choice(["tea", "coffee", "water"], 20_000), name="drink")
+        >>> r = s.astype(drinks).ldp.privatize(ldp.GRR(epsilon=2.0, k=3), rng=1)
+        >>> r.ldp.spec.get("categories")
+        ('tea', 'coffee', 'water')
+        >>> r.ldp.estimate_frequencies().to_series().round(1).to_dict()
+        {'tea': 0.3, 'coffee': 0.3, 'water': 0.3}
+        >>> age = pd.Series(np.random.default_rng(0).uniform(0, 100, 1000), name="age")
+        >>> age.ldp.privatize("auto", epsilon=4.0, bounds=(0, 100), task="mean", rng=1).ldp.spec.mechanism
         'hybrid'
         """
         _no_other_arguments("Series.ldp.privatize", kwargs)
@@ -220,11 +288,54 @@ class SeriesAccessor:
 
     # -- estimating
     def reports(self, spec: Spec | None = None) -> Reports:
-        """The column's :class:`~ldpnum.Reports` (see :func:`reports_of`)."""
+        """The report column as :class:`~ldpnum.Reports`, checked against its recorded spec.
+
+        Parameters
+        ----------
+        spec : Spec, optional
+            For a column that carries no spec (e.g. read from a CSV file); it must equal the recorded one
+            otherwise (:class:`~ldpnum.SpecMismatchError`).
+
+        Returns
+        -------
+        Reports
+            The reports of the rows that reported the column (missing cells left out).
+
+        See :func:`reports_of` for the details.
+
+        Examples
+        --------
+        >>> import pandas as pd, ldpnum as ldp
+        >>> r = pd.Series([0.2, 0.8, 0.5], name="x").ldp.privatize(ldp.Duchi(1.0, (0, 1)), rng=0)
+        >>> len(r.ldp.reports()), r.ldp.reports().spec == ldp.Duchi(1.0, (0, 1)).spec
+        (3, True)
+        """
         return reports_of(self._obj, spec)
 
     def aggregate(self, spec: Spec | None = None) -> Aggregate:
-        """The column's mergeable :class:`~ldpnum.Aggregate` (see :func:`aggregate_series`)."""
+        """The report column's counts as a mergeable :class:`~ldpnum.Aggregate`.
+
+        Parameters
+        ----------
+        spec : Spec, optional
+            As for :meth:`reports`.
+
+        Returns
+        -------
+        Aggregate
+            The counts of each report code; aggregates of one spec add up (``a + b``) and serialize, so
+            batches or partitions are estimated together.
+
+        See :func:`aggregate_series` for the details.
+
+        Examples
+        --------
+        >>> import pandas as pd, ldpnum as ldp
+        >>> r = pd.Series([0, 1, 1, 2], name="c").ldp.privatize(ldp.GRR(1.0, k=3), rng=0)
+        >>> agg = r.ldp.aggregate()
+        >>> agg.n_reports, (agg + agg).n_reports
+        (4, 8)
+        """
         return aggregate_series(self._obj, spec)
 
     def _mech_agg(self, spec):
@@ -242,7 +353,28 @@ class SeriesAccessor:
         return estimate_mean_named(mech, agg, self._obj, self._obj.name, **kwargs)
 
     def estimate_distribution(self, spec: Spec | None = None, **kwargs: Any) -> DistributionEstimate:
-        """:class:`~ldpnum.DistributionEstimate` of the values; ``kwargs`` go to the mechanism's estimator."""
+        """Estimated distribution of the values, from a report column of a distribution mechanism.
+
+        Parameters
+        ----------
+        spec : Spec, optional
+            As for :meth:`reports`.
+        **kwargs
+            Go to the mechanism's ``estimate_distribution`` (e.g. ``n_bins``, ``smoothing``).
+
+        Returns
+        -------
+        DistributionEstimate
+            Named like the column; its ``mean``, ``quantile`` and ``range`` answer queries.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, ldpnum as ldp
+        >>> x = pd.Series(np.random.default_rng(0).uniform(0, 10, 20_000), name="x")
+        >>> d = x.ldp.privatize(ldp.SquareWave(2.0, (0, 10)), rng=1).ldp.estimate_distribution()
+        >>> d.name, bool(abs(d.range(0, 5) - 0.5) < 0.1)
+        ('x', True)
+        """
         mech, agg = self._mech_agg(spec)
         return named(estimator(mech, "estimate_distribution")(agg, **kwargs), self._obj.name)
 
@@ -252,7 +384,30 @@ class SeriesAccessor:
         return named(estimator(mech, "estimate_ranges")(agg, **kwargs), self._obj.name)
 
     def estimate_frequencies(self, spec: Spec | None = None, **kwargs: Any) -> FrequencyEstimate:
-        """:class:`~ldpnum.FrequencyEstimate` of the categories (frequency oracles)."""
+        """Estimated frequency of each category, from a report column of a frequency oracle.
+
+        Parameters
+        ----------
+        spec : Spec, optional
+            As for :meth:`reports`.
+        **kwargs
+            Go to the oracle's ``estimate_frequencies``, e.g. ``postprocess="norm-sub"`` or ``method="mle"``.
+
+        Returns
+        -------
+        FrequencyEstimate
+            Named like the column; indexed by the declared categories when the column was privatized from
+            a ``category`` or text column (they are in its spec), by the codes ``0..k-1`` otherwise.
+            ``to_series()`` and ``to_frame()`` (with 95% intervals) give pandas objects.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, ldpnum as ldp
+        >>> s = pd.Series(np.random.default_rng(0).choice(["yes", "no"], 20_000, p=[0.7, 0.3]), name="q")
+        >>> r = s.ldp.privatize(ldp.GRR(2.0, categories=["yes", "no"]), rng=1)
+        >>> r.ldp.estimate_frequencies().to_frame()["frequency"].round(1).to_dict()
+        {'yes': 0.7, 'no': 0.3}
+        """
         mech, agg = self._mech_agg(spec)
         return named(estimator(mech, "estimate_frequencies")(agg, **kwargs), self._obj.name)
 
@@ -395,12 +550,65 @@ class DataFrameAccessor:
                   label: str | None = None, shuffled: bool = False, shuffle_delta: float = 1e-6,
                   unknown: str = "raise", keys: Any = None, round: int | None = None,
                   **kwargs: Any) -> pd.DataFrame:
-        """Privatize columns: see :func:`privatize_frame`.
+        """Randomize some columns: a new DataFrame of report columns (same index), the budget recorded.
 
-        ``mechanisms`` maps columns to mechanisms; ``mechanism="auto"`` with ``epsilon=``/``bounds=`` is the
-        Series accessor's (one column, one public range): ``df[c].ldp.privatize("auto", epsilon=...,
-        bounds=...)``, or build each column's mechanism with :func:`ldpnum.recommend`. ``people`` may name
-        the frame's column of person ids.
+        Every cell of every named column is validated before the first random word is drawn; columns not
+        named are not carried over (raw values never travel with reports).
+
+        Parameters
+        ----------
+        mechanisms : mapping
+            Column label -> mechanism, the result's columns in this order, e.g. ``{"age":
+            ldp.SquareWave(1.0, (0, 100)), "drink": ldp.GRR(1.0, k=3)}``; a tuple key names the value columns
+            of a vector mechanism. A ``category`` column given to a frequency oracle uses its declared
+            categories; a text column needs them declared on the oracle (see :meth:`SeriesAccessor.privatize`).
+            ``mechanism="auto"`` is the Series accessor's (``df[c].ldp.privatize("auto", epsilon=...,
+            bounds=...)``), or build each column's mechanism with :func:`ldpnum.recommend`.
+        rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
+            ``None`` (default): secure. Otherwise column ``j`` of the mapping draws from ``child_rng(rng, j)``.
+        strategy : {"all-columns", "one-column-per-row"}, optional
+            How a row (a person) shares its budget: every row reports every column and spends the sum of
+            their ε (default; a :class:`~ldpnum.exceptions.BudgetWarning` when left to the default with several
+            columns), or each row reports one column drawn independently of the values and spends their
+            largest ε (the other cells are missing).
+        nan_policy, fill_value : optional
+            Missing values raise (default) or are replaced by a public value (one for every column, or a
+            mapping column -> value) with ``nan_policy="impute"``.
+        ledger, people, label : optional
+            A :class:`~ldpnum.PrivacyLedger` charged ``epsilon_per_row`` per person (cap checked before any
+            draw), the rows' person ids (default: the index; or the name of the frame's column of ids) and the
+            collection's name.
+        shuffled, shuffle_delta, unknown, keys, round : optional
+            As for :meth:`SeriesAccessor.privatize`, for every column.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The report columns; ``.ldp.specs``, ``.ldp.epsilon_per_row`` and ``.ldp.strategy`` read what was
+            recorded (``attrs``, carried through selection, ``concat`` and Parquet files).
+
+        Raises
+        ------
+        TypeError
+            For a non-mapping, a non-mechanism, or a column whose dtype its mechanism does not take (the
+            message names the column, its dtype and a conversion).
+        ValueError
+            For a column not in the frame, an unknown strategy, or bad values in any column. If anything is
+            wrong nothing is randomized.
+
+        See :func:`privatize_frame` for the details.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, ldpnum as ldp
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"age": rng.uniform(18, 90, 30_000),
+        ...                    "drink": pd.Categorical(rng.choice(["tea", "coffee"], 30_000),
+        ...                                            categories=["tea", "coffee"])})
+        >>> r = df.ldp.privatize({"age": ldp.SquareWave(2.0, (0, 100)), "drink": ldp.GRR(2.0, k=2)},
+        ...                      rng=1, strategy="one-column-per-row")
+        >>> r.ldp.epsilon_per_row, r["drink"].ldp.estimate_frequencies().to_series().round(1).to_dict()
+        (2.0, {'tea': 0.5, 'coffee': 0.5})
         """
         if "mechanism" in kwargs or "epsilon" in kwargs or "bounds" in kwargs or "task" in kwargs:
             raise TypeError("DataFrame.ldp.privatize takes a mapping {column: mechanism}; mechanism='auto' with "

@@ -1410,6 +1410,7 @@ def pgr_supports(codes, q, t, k):
     for v in range(k):
         same = codes // b == v // b
         out[v] = np.count_nonzero(same & ((pts[codes % b] @ pts[v % b]) % q == 0))
+    return out
 
 
 # -- count-mean sketch (ldpnum.heavy.cms), person by person ---------------------------------------------------

@@ -475,6 +475,34 @@ def test_frequency_estimate_of_chosen_categories_is_indexed_by_them():
         dataclasses.replace(est, categories=np.array([1, 2, 3]))
 
 
+def test_frequency_estimate_to_frame_is_indexed_by_its_labels():
+    """to_frame: frequency, standard_error and the level interval per category, labels as the index."""
+    from ldpnum.spec import Spec
+
+    est = ldp.FrequencyEstimate(counts=np.array([40.0, 60.0]), frequencies=np.array([0.4, 0.6]),
+                                standard_errors=np.array([0.05, 0.05]), n_reports=100, epsilon=1.0,
+                                spec=Spec("grr", 1.0, 2), categories=np.array(["tea", "coffee"], dtype=object))
+    table = est.to_frame()
+    assert table.columns.tolist() == ["frequency", "standard_error", "low", "high"]
+    assert table.index.tolist() == ["tea", "coffee"] and table.index.name == "category"
+    z = 1.959963984540054
+    np.testing.assert_allclose(table["low"], [0.4 - z * 0.05, 0.6 - z * 0.05])
+    np.testing.assert_allclose(table.loc["coffee", "high"], 0.6 + z * 0.05)
+    narrow = est.to_frame(level=0.5)
+    assert (narrow["high"] - narrow["low"] < table["high"] - table["low"]).all()
+    assert dataclasses.replace(est, categories=None).to_frame().index.tolist() == [0, 1]
+    with pytest.raises(ValueError, match="level"):
+        est.to_frame(level=1.5)
+    # MLE estimates give their profile-likelihood intervals
+    grr = ldp.GRR(1.0, categories=["a", "b", "c"])
+    mle = grr.estimate_frequencies(ldp.Aggregate([2, 40, 58], grr.spec), method="mle")
+    lo, hi = mle.confidence_interval(0.9)
+    frame = mle.to_frame(0.9)
+    np.testing.assert_array_equal(frame["low"], lo)
+    np.testing.assert_array_equal(frame["high"], hi)
+    assert frame.index.tolist() == ["a", "b", "c"]
+
+
 def test_distribution_estimate_discrete_queries():
     d = DistributionEstimate(np.arange(5) - 0.5, [0.1, 0.2, 0.3, 0.4], discrete=True)
     assert d.range(1, 2) == pytest.approx(0.5) and d.range(1.2, 1.8) == 0

@@ -389,6 +389,80 @@ def window_backward(Py_ssize_t n_cells, Py_ssize_t m, const int64_t[::1] indptr,
     _band_free(&band)
 
 
+cdef struct Part:
+    # One collection of the EM fit: its band and counts, and its scratch (y = M x, r = n / y; n_cells each).
+    Band band
+    const double* counts
+    double* y
+    double* r
+
+
+cdef (Py_ssize_t, bint) _em_loop(Part* parts, Py_ssize_t n_parts, Py_ssize_t n_cells, Py_ssize_t m, double p_lo,
+                                 double p_hi, const double* dp, Py_ssize_t n_delta, Py_ssize_t d, Py_ssize_t smooth,
+                                 Py_ssize_t max_iter, double tol, double atol, double* xp, double* loglik, bint warm,
+                                 double* scratch) noexcept nogil:
+    """The EM / EMS iterations over ``n_parts`` collections of one distribution (one window, one set of buckets).
+
+    E-step ``P_i = x_i sum_r (M_r^T r_r)_i`` with ``r_r = n_r / (M_r x)``; M-step: normalise (EMS smooths first);
+    ``loglik`` gets ``sum_r L_r`` at the start and after every iteration. ``scratch``: ``3 n_pos + n_cells + 2 + 2d``
+    doubles. Returns ``(iterations, converged)``.
+    """
+    cdef Py_ssize_t n_pos = n_cells - m + 1
+    cdef double* p_s = scratch
+    cdef double* c_fwd = p_s + n_pos
+    cdef double* c_bwd = c_fwd + n_pos + 1
+    cdef double* ws = c_bwd + n_cells + 1
+    cdef double* z = ws + n_pos
+    cdef double* z_more = z + d
+    cdef Py_ssize_t i, q, it = 0
+    cdef double prev, cur, total
+    cdef bint converged = False
+    if not warm:
+        for i in range(d):
+            xp[i] = 1.0 / d
+    prev = 0.0
+    for q in range(n_parts):
+        _forward(&parts[q].band, n_cells, m, p_lo, p_hi, dp, n_delta, xp, p_s, c_fwd, parts[q].y)
+        prev += _ratio_loglik(parts[q].counts, parts[q].y, parts[q].r, n_cells)
+    loglik[0] = prev
+    while it < max_iter:
+        it += 1
+        # E-step: P_i = x_i sum_j n_j M[j, i] / (M x)_j = x_i (M^T r)_i with r_j = n_j / (M x)_j, per collection.
+        _backward(&parts[0].band, n_cells, m, p_lo, p_hi, dp, n_delta, parts[0].r, c_bwd, ws, z)
+        for q in range(1, n_parts):
+            _backward(&parts[q].band, n_cells, m, p_lo, p_hi, dp, n_delta, parts[q].r, c_bwd, ws, z_more)
+            for i in range(d):
+                z[i] += z_more[i]
+        total = 0.0
+        for i in range(d):
+            xp[i] *= z[i]
+            total += xp[i]
+        # M-step: normalise. EMS smooths first: the smoothing is linear and preserves the total, so
+        # normalising once afterwards equals normalise -> smooth -> renormalise.
+        if smooth:
+            total = _smooth_passes(xp, z, d, smooth)    # z is free after the E-step
+        _scale(xp, d, total)
+        cur = 0.0
+        for q in range(n_parts):
+            _forward(&parts[q].band, n_cells, m, p_lo, p_hi, dp, n_delta, xp, p_s, c_fwd, parts[q].y)
+            cur += _ratio_loglik(parts[q].counts, parts[q].y, parts[q].r, n_cells)
+        loglik[it] = cur
+        if fabs(cur - prev) < tol * fabs(prev) + atol:
+            converged = True
+            break
+        prev = cur
+    return it, converged
+
+
+cdef _check_run(Py_ssize_t d, double[::1] x, double[::1] loglik, Py_ssize_t smooth, Py_ssize_t max_iter):
+    if d < 1 or x.shape[0] != d:
+        raise ValueError("x must have length n_bins")
+    if max_iter < 1 or loglik.shape[0] < max_iter + 1:
+        raise ValueError("need max_iter >= 1 and len(loglik) >= max_iter + 1")
+    if smooth < 0:
+        raise ValueError(f"smooth must be >= 0 passes; got {smooth}")
+
+
 def em_window(const double[::1] counts, Py_ssize_t m, const int64_t[::1] indptr, const int64_t[::1] s_index,
               const double[::1] weight, double p_lo, double p_hi, const double[::1] delta,
               Py_ssize_t smooth, Py_ssize_t max_iter, double tol, double atol, double[::1] x, double[::1] loglik,
@@ -403,65 +477,55 @@ def em_window(const double[::1] counts, Py_ssize_t m, const int64_t[::1] indptr,
 
     Returns ``(n_iter, converged)``; ``loglik[:n_iter + 1]`` is the trace.
     """
-    cdef Py_ssize_t n_cells = counts.shape[0]
-    cdef Py_ssize_t d = indptr.shape[0] - 1
-    if d < 1 or x.shape[0] != d:
-        raise ValueError("x must have length n_bins")
-    if max_iter < 1 or loglik.shape[0] < max_iter + 1:
-        raise ValueError("need max_iter >= 1 and len(loglik) >= max_iter + 1")
-    if smooth < 0:
-        raise ValueError(f"smooth must be >= 0 passes; got {smooth}")
-    cdef Band band
-    _prepare(&band, n_cells, m, indptr, s_index, weight, delta)
+    return _em(counts, indptr, s_index, weight, None, None, None, None, m, p_lo, p_hi, delta, smooth, max_iter,
+               tol, atol, x, loglik, warm)
+
+
+def _em(const double[::1] counts_a, const int64_t[::1] indptr_a, const int64_t[::1] s_index_a,
+        const double[::1] weight_a, const double[::1] counts_b, const int64_t[::1] indptr_b,
+        const int64_t[::1] s_index_b, const double[::1] weight_b, Py_ssize_t m, double p_lo, double p_hi,
+        const double[::1] delta, Py_ssize_t smooth, Py_ssize_t max_iter, double tol, double atol, double[::1] x,
+        double[::1] loglik, bint warm):
+    """One or two collections (``counts_b`` None: one) through :func:`_em_loop`."""
+    cdef Py_ssize_t n_cells = counts_a.shape[0]
+    cdef Py_ssize_t d = indptr_a.shape[0] - 1
+    cdef Py_ssize_t n_parts = 1 if counts_b is None else 2
+    if n_parts == 2 and (counts_b.shape[0] != n_cells or indptr_b.shape[0] - 1 != d):
+        raise ValueError("both collections need the same cells and buckets")
+    _check_run(d, x, loglik, smooth, max_iter)
+    cdef Part parts[2]
+    _prepare(&parts[0].band, n_cells, m, indptr_a, s_index_a, weight_a, delta)
+    if n_parts == 2:
+        try:
+            _prepare(&parts[1].band, n_cells, m, indptr_b, s_index_b, weight_b, delta)
+        except BaseException:
+            _band_free(&parts[0].band)
+            raise
     cdef Py_ssize_t n_pos = n_cells - m + 1
-    cdef Py_ssize_t n_delta = delta.shape[0]
-    # p_s, c_fwd (n_pos + 1), y, r, c_bwd (n_cells + 1), ws (n_pos), z (d)
-    cdef double* scratch = <double*> malloc((3 * n_pos + 3 * n_cells + 2 + d) * sizeof(double))
+    cdef Py_ssize_t q
+    # p_s, c_fwd (n_pos + 1), c_bwd (n_cells + 1), ws (n_pos), z, z_more (d); y, r (n_cells) per collection
+    cdef double* scratch = <double*> malloc((3 * n_pos + n_cells + 2 + 2 * d + 2 * n_parts * n_cells)
+                                            * sizeof(double))
     if scratch == NULL:
-        _band_free(&band)
+        for q in range(n_parts):
+            _band_free(&parts[q].band)
         raise MemoryError()
-    cdef double* p_s = scratch
-    cdef double* c_fwd = p_s + n_pos
-    cdef double* y = c_fwd + n_pos + 1
-    cdef double* r = y + n_cells
-    cdef double* c_bwd = r + n_cells
-    cdef double* ws = c_bwd + n_cells + 1
-    cdef double* z = ws + n_pos
-    cdef const double* dp = &delta[0] if n_delta else NULL
-    cdef const double* cnt = &counts[0]
-    cdef double* xp = &x[0]
-    cdef Py_ssize_t i, it = 0
-    cdef double prev, cur, total
-    cdef bint converged = False
+    cdef double* tail = scratch + 3 * n_pos + n_cells + 2 + 2 * d
+    parts[0].counts = &counts_a[0]
+    if n_parts == 2:
+        parts[1].counts = &counts_b[0]
+    for q in range(n_parts):
+        parts[q].y = tail + 2 * q * n_cells
+        parts[q].r = parts[q].y + n_cells
+    cdef const double* dp = &delta[0] if delta.shape[0] else NULL
+    cdef Py_ssize_t it
+    cdef bint converged
     with nogil:
-        if not warm:
-            for i in range(d):
-                xp[i] = 1.0 / d
-        _forward(&band, n_cells, m, p_lo, p_hi, dp, n_delta, xp, p_s, c_fwd, y)
-        prev = _ratio_loglik(cnt, y, r, n_cells)
-        loglik[0] = prev
-        while it < max_iter:
-            it += 1
-            # E-step: P_i = x_i sum_j n_j M[j, i] / (M x)_j = x_i (M^T r)_i with r_j = n_j / (M x)_j.
-            _backward(&band, n_cells, m, p_lo, p_hi, dp, n_delta, r, c_bwd, ws, z)
-            total = 0.0
-            for i in range(d):
-                xp[i] *= z[i]
-                total += xp[i]
-            # M-step: normalise. EMS smooths first: the smoothing is linear and preserves the total, so
-            # normalising once afterwards equals normalise -> smooth -> renormalise.
-            if smooth:
-                total = _smooth_passes(xp, z, d, smooth)    # z is free after the E-step
-            _scale(xp, d, total)
-            _forward(&band, n_cells, m, p_lo, p_hi, dp, n_delta, xp, p_s, c_fwd, y)
-            cur = _ratio_loglik(cnt, y, r, n_cells)
-            loglik[it] = cur
-            if fabs(cur - prev) < tol * fabs(prev) + atol:
-                converged = True
-                break
-            prev = cur
+        it, converged = _em_loop(parts, n_parts, n_cells, m, p_lo, p_hi, dp, delta.shape[0], d, smooth, max_iter,
+                                 tol, atol, &x[0], &loglik[0], warm, scratch)
     free(scratch)
-    _band_free(&band)
+    for q in range(n_parts):
+        _band_free(&parts[q].band)
     return int(it), bool(converged)
 
 
@@ -480,3 +544,19 @@ def ems_smooth(const double[::1] x, double[::1] out):
             out[i] = x[i]
         total = _smooth(&out[0], d)
     return total
+
+
+def em_window_joint(const double[::1] counts_a, const int64_t[::1] indptr_a, const int64_t[::1] s_index_a,
+                    const double[::1] weight_a, const double[::1] counts_b, const int64_t[::1] indptr_b,
+                    const int64_t[::1] s_index_b, const double[::1] weight_b, Py_ssize_t m, double p_lo,
+                    double p_hi, const double[::1] delta, Py_ssize_t smooth, Py_ssize_t max_iter, double tol,
+                    double atol, double[::1] x, double[::1] loglik, bint warm=False):
+    """:func:`em_window` over two collections of one distribution: the same window (``m``, ``p_lo``, ``p_hi``,
+    ``delta``) and buckets, each with its own band (``B_a``, ``B_b``) and counts.
+
+    E-step ``P_i = x_i ((M_a^T r_a)_i + (M_b^T r_b)_i)`` with ``r = n / (M x)`` per collection; the M-step
+    normalises (after ``smooth`` passes); ``loglik`` holds ``L_a + L_b``. Same outputs and stopping rule as
+    :func:`em_window`.
+    """
+    return _em(counts_a, indptr_a, s_index_a, weight_a, counts_b, indptr_b, s_index_b, weight_b, m, p_lo, p_hi,
+               delta, smooth, max_iter, tol, atol, x, loglik, warm)

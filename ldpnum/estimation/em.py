@@ -75,6 +75,9 @@ __all__ = [
     "window_transition",
     "window_transition_from_plan",
     "point_transition_from_plan",
+    "warped_transition_from_plan",
+    "joint_expectation_maximization",
+    "joint_ems_heldout",
 ]
 
 #: With ``tol=None`` (the default), iterations stop once one of them changes the log-likelihood by less than
@@ -119,6 +122,9 @@ class WindowTransition:
     #: The inputs are points (one integer each, :func:`point_transition_from_plan`), not equal buckets: the
     #: band cannot be rebuilt for another number of inputs.
     points: bool = False
+    #: The buckets are equal on the data's scale but map to unequal intervals of window positions (a warped
+    #: input domain, :func:`warped_transition_from_plan`): the band cannot be rebuilt for another bucket count.
+    warped: bool = False
 
     def __post_init__(self):
         check_scalar(self.n_cells, "n_cells", int, low=2)
@@ -157,8 +163,9 @@ class WindowTransition:
         n_bins = check_scalar(n_bins, "n_bins", int, low=1)
         if n_bins == self.n_bins:
             return self
-        if self.points:
-            raise ValueError(f"a transition of {self.n_bins} input points cannot be regridded to {n_bins} buckets")
+        if self.points or self.warped:
+            what = "input points" if self.points else "warped buckets"
+            raise ValueError(f"a transition of {self.n_bins} {what} cannot be regridded to {n_bins} buckets")
         indptr, s_index, weight = _band(self.n_cells - self.m, n_bins)
         return WindowTransition(n_cells=self.n_cells, m=self.m, p_hi=self.p_hi, p_lo=self.p_lo, n_bins=n_bins,
                                 indptr=indptr, s_index=s_index, weight=weight, delta=self.delta)
@@ -311,6 +318,66 @@ def point_transition_from_plan(plan: Any, n_points: int) -> WindowTransition:
     weight[indptr[:-1][two] + 1] = rem[two] / (n_points - 1)
     return WindowTransition(n_cells=base.n_cells, m=base.m, p_hi=base.p_hi, p_lo=base.p_lo, n_bins=n_points,
                             indptr=indptr, s_index=s_index, weight=weight, delta=base.delta, points=True)
+
+
+def _hat_integral(t):
+    """``H(t) = ∫_{-inf}^t max(0, 1 - |τ|) dτ``, elementwise."""
+    t = np.clip(t, -1.0, 1.0)
+    return np.where(t <= 0, (t + 1) ** 2 / 2, 1 - (1 - t) ** 2 / 2)
+
+
+def _warped_band(last_start, positions):
+    """CSR band of ``P(s = k | bucket i)`` for bucket positions uniform on ``[positions[i], positions[i+1])``.
+
+    ``positions`` increase from 0 to ``last_start``; the weights are the hat's integral
+    ``(H(b - k) - H(a - k)) / (b - a)`` for ``k = floor(a) .. ceil(b)`` (clipped to ``0..last_start``).
+    """
+    pos = np.asarray(positions, dtype=np.float64)
+    a, b = pos[:-1], pos[1:]
+    k_lo = np.floor(a).astype(np.int64)
+    k_hi = np.minimum(np.ceil(b).astype(np.int64), last_start)
+    cnt = k_hi - k_lo + 1
+    indptr = np.zeros(a.size + 1, dtype=np.int64)
+    np.cumsum(cnt, out=indptr[1:])
+    row = np.repeat(np.arange(a.size), cnt)
+    k = np.arange(int(indptr[-1]), dtype=np.int64) - np.repeat(indptr[:-1] - k_lo, cnt)
+    weight = (_hat_integral(b[row] - k) - _hat_integral(a[row] - k)) / (b[row] - a[row])
+    weight /= np.add.reduceat(weight, indptr[:-1])[row]  # each row sums to 1 up to rounding
+    return indptr, k, weight
+
+
+def warped_transition_from_plan(plan: Any, positions: ArrayLike) -> WindowTransition:
+    r""":class:`WindowTransition` of a window plan whose input buckets are warped.
+
+    Bucket ``i`` covers ``[positions[i], positions[i+1])`` of the unit scale the randomizer sees.
+
+    A warped mechanism (:class:`~ldpnum.mechanisms.adaptive.WarpedSquareWave`) randomizes ``F(x)`` instead of
+    the value's unit position, with ``F`` increasing and linear on each bucket of the data's equal grid; a value
+    uniform in bucket ``i`` then has its window position uniform on ``P·[positions[i], positions[i+1])``
+    (``P = n_cells - m``), and
+
+    .. math:: P(s = k \mid i) = \frac{H(b_i - k) - H(a_i - k)}{b_i - a_i}, \qquad
+              H(t) = \int_{-\infty}^t \max(0, 1 - |\tau|)\, d\tau,
+
+    for ``a_i, b_i`` the ends in positions (computed in float64, each row renormalised). The window (box or
+    shaped) is the plan's, as in :func:`window_transition_from_plan`.
+
+    Parameters
+    ----------
+    plan : WindowPlan
+    positions : array_like, shape (n_bins + 1,)
+        Strictly increasing, from 0 to 1.
+    """
+    pos = np.asarray(positions, dtype=np.float64)
+    if pos.ndim != 1 or pos.size < 2:
+        raise ValueError(f"positions must be a 1-D array of at least 2 edges; got shape {pos.shape}")
+    if not (np.all(np.isfinite(pos)) and pos[0] == 0 and pos[-1] == 1 and np.all(np.diff(pos) > 0)):
+        raise ValueError("positions must increase strictly from 0 to 1")
+    base = window_transition_from_plan(plan, 1)
+    last = base.n_cells - base.m
+    indptr, s_index, weight = _warped_band(last, pos * last)
+    return WindowTransition(n_cells=base.n_cells, m=base.m, p_hi=base.p_hi, p_lo=base.p_lo, n_bins=pos.size - 1,
+                            indptr=indptr, s_index=s_index, weight=weight, delta=base.delta, warped=True)
 
 
 def window_transition_from_plan(plan: Any, n_bins: int) -> WindowTransition:
@@ -552,6 +619,39 @@ def _thin(n, seed):
     return first, n - first
 
 
+def _best_level(levels, held, fit):
+    """The held-out search of :func:`ems_heldout`: ``(best level, iterations)``.
+
+    ``fit(k, x)`` fits level ``k`` to the first half (warm from the previous level's ``x``) and returns
+    ``(x, iterations, log (M x)_j)`` at the held-out cells, whose counts are ``held``; the search stops at the
+    first level that scores lower than the one before.
+    """
+    best_k, best_log, x, total = levels[0], None, None, 0
+    for k in levels:
+        x, it, log_y = fit(k, x)
+        total += it
+        if best_log is not None and not float(np.dot(held, log_y - best_log)) > 0.0:
+            break
+        best_k, best_log = k, log_y
+    return best_k, total
+
+
+def _final_level(best_k):
+    """Passes of the fit on all the counts: half the level chosen on half of them (0 and 1 kept)."""
+    return best_k // 2 if best_k > 1 else best_k
+
+
+def _check_levels(levels):
+    if levels is None:
+        return list(SMOOTHING_LEVELS)
+    if isinstance(levels, (str, bytes)) or not hasattr(levels, "__len__") or len(levels) == 0:
+        raise TypeError("levels must be a non-empty sequence of integers")
+    levels = [check_scalar(k, "levels", int, low=0) for k in levels]
+    if any(a <= b for a, b in zip(levels, levels[1:])):
+        raise ValueError(f"levels must be strictly decreasing; got {levels}")
+    return levels
+
+
 def ems_heldout(counts: ArrayLike, transition: WindowTransition, *, levels: Sequence[int] | None = None,
                 max_iter: int = DEFAULT_MAX_ITER, tol: float | None = None) -> EMResult:
     """EMS with its smoothing strength chosen by held-out likelihood on a thinning of the counts.
@@ -625,30 +725,154 @@ def ems_heldout(counts: ArrayLike, transition: WindowTransition, *, levels: Sequ
         raise TypeError(f"transition must be a WindowTransition; got {type(transition).__name__}")
     max_iter = check_scalar(max_iter, "max_iter", int, low=1)
     rtol, atol = _stopping(tol)
-    if levels is None:
-        levels = SMOOTHING_LEVELS
-    if isinstance(levels, (str, bytes)) or not hasattr(levels, "__len__") or len(levels) == 0:
-        raise TypeError("levels must be a non-empty sequence of integers")
-    levels = [check_scalar(k, "levels", int, low=0) for k in levels]
-    if any(a <= b for a, b in zip(levels, levels[1:])):
-        raise ValueError(f"levels must be strictly decreasing; got {levels}")
+    levels = _check_levels(levels)
     n = _check_counts(counts, transition.n_cells)
     a, b = _thin(n, HELDOUT_SEED)
     scored = b > 0
     t = transition
-    best_k, best_log, x, total_iter = levels[0], None, None, 0
+    best_k, total_iter = levels[0], 0
     if a.sum() > 0 and scored.any():
-        held = b[scored]
         grids: dict[int, Any] = {}
-        for k in levels:
-            d_k, passes = (t.n_bins, k) if t.points else _level_grid(k, t.n_bins)
+
+        def fit(k, x):
+            d_k, passes = (t.n_bins, k) if t.points or t.warped else _level_grid(k, t.n_bins)
             t_k = grids.setdefault(d_k, t.with_bins(d_k))
             x, it, _, _ = _run(a, t_k, passes, max_iter, 0.0, HELDOUT_LOGLIK_STEP, _regrid(x, d_k))
-            total_iter += it
-            log_y = np.log(np.maximum(t_k.forward(x)[scored], np.finfo(float).tiny))
-            if best_log is not None and not float(np.dot(held, log_y - best_log)) > 0.0:
-                break
-            best_k, best_log = k, log_y
-    final = best_k // 2 if best_k > 1 else best_k
+            return x, it, np.log(np.maximum(t_k.forward(x)[scored], np.finfo(float).tiny))
+
+        best_k, total_iter = _best_level(levels, b[scored], fit)
+    final = _final_level(best_k)
     x, it, converged, loglik = _run(n, t, final, max_iter, rtol, atol, None)
+    return _result(x, total_iter + it, converged, loglik, "ems-cv", final)
+
+
+def _check_parts(parts):
+    """``[(counts, transition), ...]``: one or two collections through the same window over the same buckets.
+
+    Collections without reports are dropped (they add nothing to the likelihood); at least one must have some.
+    """
+    if isinstance(parts, (str, bytes)) or not hasattr(parts, "__len__") or not 1 <= len(parts) <= 2:
+        raise TypeError("parts must be a sequence of one or two (counts, transition) pairs")
+    out = []
+    for counts, t in parts:
+        if not isinstance(t, WindowTransition):
+            raise TypeError(f"parts: a transition must be a WindowTransition; got {type(t).__name__}")
+        first = parts[0][1]
+        if (t.n_bins, t.n_cells, t.m, t.p_lo, t.p_hi) != (first.n_bins, first.n_cells, first.m, first.p_lo,
+                                                          first.p_hi) or \
+                (t.delta is None) != (first.delta is None) or (t.delta is not None and
+                                                               not np.array_equal(t.delta, first.delta)):
+            raise ValueError("parts: every transition must have the same window and buckets (one plan, one grid)")
+        arr = np.asarray(counts)
+        if arr.shape != (t.n_cells,):
+            raise ValueError(f"counts must have one entry per output cell ({t.n_cells}); got shape {arr.shape}")
+        if arr.any():
+            out.append((_check_counts(arr, t.n_cells), t))
+    if not out:
+        raise ValueError("counts are all zero: no reports to estimate from")
+    return out
+
+
+def _joint_run(parts, smoothing, max_iter, atol, start):
+    """EM / EMS over one or two collections: ``(x, n_iter, converged, loglik)``.
+
+    One collection runs ``em_window``, two ``em_window_joint``.
+    """
+    if len(parts) == 1:
+        return _run(parts[0][0], parts[0][1], smoothing, max_iter, 0.0, atol, start)
+    (na, ta), (nb, tb) = parts
+    warm = start is not None
+    x = start.copy() if warm else np.empty(ta.n_bins)
+    loglik = np.empty(max_iter + 1)
+    n_iter, converged = server_em.em_window_joint(na, ta.indptr, ta.s_index, ta.weight, nb, tb.indptr, tb.s_index,
+                                                  tb.weight, ta.m, ta.p_lo, ta.p_hi,
+                                                  _EMPTY if ta.delta is None else ta.delta, smoothing, max_iter, 0.0,
+                                                  atol, x, loglik, warm)
+    return x, n_iter, converged, loglik[:n_iter + 1].copy()
+
+
+def joint_expectation_maximization(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, smoothing: int = 0,
+                                   max_iter: int = DEFAULT_MAX_ITER, start: ArrayLike | None = None) -> EMResult:
+    r"""EM (or EMS) over two collections of reports about one distribution, each with its own exact transition.
+
+    People report in one of several rounds (a pilot and a second round adapted to it, say); round ``r``
+    reports with transition :math:`M_r` over the same input buckets. The log-likelihood of all reports is
+    :math:`\sum_r \sum_j n_{rj} \log (M_r x)_j` and its EM step is
+
+    .. math:: x_i \leftarrow \frac{x_i}{N} \sum_r \sum_j n_{rj} \frac{M_r[j, i]}{(M_r x)_j},
+              \qquad N = \sum_{r, j} n_{rj},
+
+    followed, for EMS, by ``smoothing`` passes of the ½, ¼, ¼ filter (as in :func:`expectation_maximization`).
+    It stops once an iteration gains less than ``DEFAULT_LOGLIK_STEP`` nats, or after ``max_iter``.
+
+    Parameters
+    ----------
+    parts : sequence of one or two (counts, WindowTransition)
+        Each collection's cell counts and exact transition: the same window (one plan) and the same buckets,
+        with their own bands (a plain and a warped Square Wave, say).
+    smoothing : int, default 0
+        Smoothing passes per iteration (0: plain EM).
+    max_iter : int
+    start : array of n_bins positive numbers, optional
+
+    Returns
+    -------
+    EMResult
+        ``method="em"`` or ``"ems"``.
+
+    Examples
+    --------
+    Two rounds of the same Square Wave: the joint fit is the fit of the merged counts.
+
+    >>> import numpy as np, ldpnum as ldp
+    >>> from ldpnum.estimation.em import (expectation_maximization, joint_expectation_maximization,
+    ...                                   window_transition_from_plan)
+    >>> sw = ldp.SquareWave(epsilon=1.0, bounds=(0, 1))
+    >>> x = np.random.default_rng(0).beta(5, 2, 20_000)
+    >>> a, b = (sw.aggregate(sw.privatize(x[s], rng=1)).counts for s in (slice(0, 5000), slice(5000, None)))
+    >>> t = window_transition_from_plan(sw.plan, 64)
+    >>> joint = joint_expectation_maximization([(a, t), (b, t)], smoothing=1, max_iter=200)
+    >>> one = expectation_maximization(a + b, t, method="ems", max_iter=200, tol=0)
+    >>> bool(np.allclose(joint.x, one.x, atol=1e-6))
+    True
+    """
+    checked = _check_parts(parts)
+    smoothing = check_scalar(smoothing, "smoothing", int, low=0)
+    max_iter = check_scalar(max_iter, "max_iter", int, low=1)
+    start = _check_start(start, checked[0][1].n_bins)
+    x, n_iter, converged, loglik = _joint_run(checked, smoothing, max_iter, DEFAULT_LOGLIK_STEP, start)
+    return _result(x, n_iter, converged, loglik, "ems" if smoothing else "em", smoothing)
+
+
+def joint_ems_heldout(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, levels: Sequence[int] | None = None,
+                      max_iter: int = DEFAULT_MAX_ITER) -> EMResult:
+    """:func:`ems_heldout` over two collections: one smoothing level chosen by their summed held-out likelihood.
+
+    Every collection's counts are thinned (the same fixed seed, one sub-stream each); the levels are fitted
+    jointly (:func:`joint_expectation_maximization`) on the first halves, scored on the second halves, and the
+    final joint fit on all the counts uses half the best level, as :func:`ems_heldout` does. All levels are
+    fitted on the transitions' own buckets.
+
+    Returns
+    -------
+    EMResult
+        ``method="ems-cv"``.
+    """
+    checked = _check_parts(parts)
+    levels = _check_levels(levels)
+    max_iter = check_scalar(max_iter, "max_iter", int, low=1)
+    halves = [(_thin(n, HELDOUT_SEED + r), t) for r, (n, t) in enumerate(checked)]
+    first = [(a, t) for (a, _), t in halves if a.sum() > 0]
+    scored = [(b > 0) for (_, b), _ in halves]
+    held = np.concatenate([b[s] for ((_, b), _), s in zip(halves, scored)])
+    best_k, total_iter = levels[0], 0
+    if first and held.size:
+        def fit(k, x):
+            x, it, _, _ = _joint_run(first, k, max_iter, HELDOUT_LOGLIK_STEP, x)
+            logs = [np.log(np.maximum(t.forward(x)[s], np.finfo(float).tiny)) for (_, t), s in zip(halves, scored)]
+            return x, it, np.concatenate(logs)
+
+        best_k, total_iter = _best_level(levels, held, fit)
+    final = _final_level(best_k)
+    x, it, converged, loglik = _joint_run(checked, final, max_iter, DEFAULT_LOGLIK_STEP, None)
     return _result(x, total_iter + it, converged, loglik, "ems-cv", final)

@@ -5,6 +5,8 @@ The estimator of a *pure* frequency oracle (Wang et al., USENIX Security 2017) i
 (from its integer plan) and its support counts.
 """
 
+import copy
+import dataclasses
 from typing import Any, ClassVar
 
 import numpy as np
@@ -13,7 +15,8 @@ from ..reports import Reports
 from ..aggregate import Aggregate
 from .._results import FrequencyEstimate
 from .._typing import ArrayLike, NDArray, SeedLike
-from .._validation import check_categories, check_choice, check_epsilon, check_k, prepared
+from .._validation import (check_categories, check_category_labels, check_labelled_categories, check_choice, check_epsilon,
+                           check_k, prepared)
 from ..estimation.frequency import estimate_frequencies, support_variance
 from ..estimation.likelihood import check_method, frequencies_mle
 from ..estimation.postprocess import POSTPROCESS
@@ -23,10 +26,24 @@ __all__ = ["FrequencyOracle"]
 
 
 class FrequencyOracle(Mechanism):
-    """Base class of the categorical frequency oracles over codes ``0..k-1``."""
+    """Base class of the categorical frequency oracles over codes ``0..k-1``.
 
-    def __init__(self, epsilon: float, k: int) -> None:
+    An oracle may carry declared **categories** (:meth:`with_categories`, or ``categories=`` where the
+    constructor takes it): public labels, str or int, ``categories[i]`` being code ``i``. It then takes
+    labels instead of codes, records the categories in its spec, and its estimates are indexed by them.
+    """
+
+    #: Frequency oracles take declared categories (:meth:`with_categories`).
+    takes_categories: ClassVar[bool] = True
+    _categories: tuple | None = None
+
+    def __init__(self, epsilon: float, k: int | None, categories: Any = None) -> None:
         self._epsilon = check_epsilon(epsilon)
+        if categories is not None:
+            self._categories = check_category_labels(categories, None if k is None else check_k(k))
+            k = len(self._categories)
+        elif k is None:
+            raise TypeError(f"{type(self).__name__} needs k (the number of categories) or categories=[...]")
         self._k = check_k(k)
         self._bounds = None
 
@@ -34,6 +51,51 @@ class FrequencyOracle(Mechanism):
     def k(self) -> int:
         """Number of categories: values are codes ``0..k-1``."""
         return self._k
+
+    @property
+    def categories(self) -> tuple | None:
+        """The declared categories (``categories[i]`` is code ``i``), or None: the values are codes."""
+        return self._categories
+
+    def with_categories(self, categories: Any) -> "FrequencyOracle":
+        """The same oracle over declared, public ``categories`` (str or int labels; ``categories[i]`` is code ``i``).
+
+        The result takes labels instead of codes (a text or pandas ``category`` column; values outside the
+        categories raise, or are reported uniformly at random with ``unknown="uniform"``), records the
+        categories in its :attr:`spec` (so report columns and files carry them) and labels its estimates.
+        The categories must be declared, not read off the data: which values occur would leak. Their number
+        must equal :attr:`k`. The randomization is the same: reports of a label equal those of its code.
+
+        Examples
+        --------
+        >>> import ldpnum as ldp
+        >>> grr = ldp.GRR(2.0, k=3).with_categories(["tea", "coffee", "water"])
+        >>> r = grr.privatize(["tea", "water", "tea"], rng=0)
+        >>> grr.estimate_frequencies(r).to_series().index.tolist()
+        ['tea', 'coffee', 'water']
+        """
+        cats = check_category_labels(categories, self._k)
+        new = copy.copy(self)
+        new.__dict__.pop("_spec", None)
+        new._categories = cats
+        return new
+
+    def _make_spec(self):
+        spec = super()._make_spec()
+        if self._categories is None:
+            return spec
+        return dataclasses.replace(spec, params=spec.params + (("categories", self._categories),))
+
+    def __repr__(self) -> str:
+        text = super().__repr__()
+        return text if self._categories is None else f"{text[:-1]}, categories={list(self._categories)!r})"
+
+    def _labelled(self, est: FrequencyEstimate) -> FrequencyEstimate:
+        """``est`` indexed by the declared categories (entry codes, ``0..k-1`` or chosen ones, become labels)."""
+        if self._categories is None:
+            return est
+        codes = np.arange(self._k) if est.categories is None else np.asarray(est.categories, dtype=np.int64)
+        return dataclasses.replace(est, categories=np.array(self._categories, dtype=object)[codes])
 
     def _spec_params(self):
         return {"k": self._k}
@@ -77,7 +139,13 @@ class FrequencyOracle(Mechanism):
         are refused even when whole), returned as a read-only C-contiguous int64 array; codes outside
         ``[0, k)`` raise, or with ``unknown="uniform"`` become ``-1`` (reported uniformly at random).
         ``name`` is how messages refer to the values (default ``"x"``).
+
+        With declared :attr:`categories`, the values are their labels (text, int, or a pandas ``category``
+        column matched by value) and ``fill_value`` is a label.
         """
+        if self._categories is not None:
+            return prepared(check_labelled_categories, x, self._categories, name=name, nan_policy=nan_policy,
+                            fill_value=fill_value, unknown=unknown)
         return prepared(check_categories, x, self._k, name=name, nan_policy=nan_policy, fill_value=fill_value,
                         unknown=unknown)
 
@@ -152,9 +220,9 @@ class FrequencyOracle(Mechanism):
         agg = self._as_aggregate(data)
         p, q = self.support_probabilities
         if method == "mle":
-            return frequencies_mle(agg, p, q, epsilon=self._epsilon)
-        return estimate_frequencies(self._support_counts(agg), agg.n_reports, p, q, postprocess=postprocess,
-                                    epsilon=self._epsilon, spec=agg.spec)
+            return self._labelled(frequencies_mle(agg, p, q, epsilon=self._epsilon))
+        return self._labelled(estimate_frequencies(self._support_counts(agg), agg.n_reports, p, q,
+                                                   postprocess=postprocess, epsilon=self._epsilon, spec=agg.spec))
 
     def empty_aggregate(self) -> Aggregate:
         return Aggregate.empty(self.spec)

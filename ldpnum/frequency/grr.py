@@ -25,6 +25,8 @@ USENIX Security 2017 (generalized random response / direct encoding, variance ta
 Lecture 3, "Intro to Differential Privacy", course lecture notes (Warner's randomized response).
 """
 
+from typing import Any
+
 from .._kernels import client_grr as kernels
 from .._kernels._jit import launch
 from ..plans import TWO64, GRRPlan, cell_count, grr_keep_cells
@@ -40,8 +42,13 @@ class GRR(FrequencyOracle):
     ----------
     epsilon : float
         Privacy parameter in (0, 20].
-    k : int
-        Number of categories (codes ``0..k-1``), 2 ≤ k ≤ 2**16.
+    k : int, optional
+        Number of categories (codes ``0..k-1``), 2 ≤ k ≤ 2**16. Derived from ``categories`` when left out.
+    categories : list of str or int, optional
+        Declared, public labels of the categories (``categories[i]`` is code ``i``): the oracle then takes
+        labels (a text or pandas ``category`` column) and labels its estimates (see
+        :meth:`~ldpnum.frequency.FrequencyOracle.with_categories`). Never read them off the data: which
+        values occur would leak.
 
     Notes
     -----
@@ -71,8 +78,8 @@ class GRR(FrequencyOracle):
     #: ``estimate_frequencies(..., method="mle")``: the multinomial likelihood of its category counts.
     frequency_methods = ("unbiased", "mle")
 
-    def __init__(self, epsilon: float, k: int) -> None:
-        super().__init__(epsilon, k)
+    def __init__(self, epsilon: float, k: int | None = None, *, categories: Any = None) -> None:
+        super().__init__(epsilon, k, categories)
         if self._k > self.MAX_K:
             # Reports are at most uint16 codes, and lie blocks stay ≥ 2**34 cells wide (exact ratios within ~1e-10
             # of e^ε up to ε = 20); beyond 2**16 GRR's variance, (k - 2 + e^ε)/(e^ε - 1)², makes it the wrong

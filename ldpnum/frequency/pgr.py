@@ -60,6 +60,7 @@ from .._kernels._jit import launch
 from .._results import FrequencyEstimate
 from .._validation import check_choice, check_scalar
 from ..estimation.frequency import estimate_frequencies as pure_estimate
+from ..estimation.likelihood import check_method
 from ..estimation.postprocess import POSTPROCESS, postprocess_frequencies
 from ..plans import TWO53, TWO64, exp_lower, is_prime, uniform_count64, uniform_extremes64
 from ._base import FrequencyOracle
@@ -537,7 +538,7 @@ class PGR(FrequencyOracle):
         return float(out) if out.ndim == 0 else out
 
     def estimate_frequencies(self, data: Reports | Aggregate, *, candidates: ArrayLike | None = None,
-                             postprocess: str = "none") -> FrequencyEstimate:
+                             postprocess: str = "none", method: str = "unbiased") -> FrequencyEstimate:
         """Unbiased estimate of how many people hold each category (or each of ``candidates``).
 
         Parameters
@@ -550,11 +551,15 @@ class PGR(FrequencyOracle):
         postprocess : {"none", "norm-sub", "simplex", "clip"}, optional
             As for every frequency oracle; with ``candidates`` only ``"none"`` and ``"clip"`` (the others need
             all ``k`` categories).
+        method : {"unbiased"}, optional
+            The only estimator offered (``"mle"`` is refused with a clear message, as by every oracle whose
+            likelihood is not implemented).
 
         Returns
         -------
         FrequencyEstimate
         """
+        check_method(method, self.frequency_methods, mechanism=self.name)
         agg = self._as_aggregate(data)
         check_choice(postprocess, "postprocess", POSTPROCESS)
         cand = None
@@ -570,7 +575,8 @@ class PGR(FrequencyOracle):
         support = hyperplane_sums(agg.counts, plan, cand).astype(np.float64)
         P, a, r, beta, gamma = plan.support_terms()
         if plan.h == 1 and cand is None:
-            return pure_estimate(support, n, P, a, postprocess=postprocess, epsilon=self._epsilon, spec=agg.spec)
+            return self._labelled(pure_estimate(support, n, P, a, postprocess=postprocess, epsilon=self._epsilon,
+                                                spec=agg.spec))
         cats = np.arange(self._k) if cand is None else cand
         blocks = agg.counts.reshape(plan.h, plan.b).sum(axis=1).astype(np.float64)[cats // plan.b]
         n_block = (blocks - n * gamma) / (beta - gamma) if plan.h > 1 else np.full(cats.shape, float(n))
@@ -579,6 +585,6 @@ class PGR(FrequencyOracle):
         fv = np.minimum(np.clip(freq, 0.0, 1.0), fb)
         se = np.sqrt(self.variance(fv, fb) / n)
         freq_pp = postprocess_frequencies(freq, postprocess)
-        return FrequencyEstimate(counts=freq_pp * n, frequencies=freq_pp, standard_errors=np.atleast_1d(se),
-                                 n_reports=n, epsilon=self._epsilon, spec=agg.spec, postprocess=postprocess,
-                                 categories=cand)
+        return self._labelled(FrequencyEstimate(counts=freq_pp * n, frequencies=freq_pp,
+                                                standard_errors=np.atleast_1d(se), n_reports=n, epsilon=self._epsilon,
+                                                spec=agg.spec, postprocess=postprocess, categories=cand))

@@ -105,6 +105,15 @@ class Longitudinal(Mechanism):
 
     #: Longitudinal mechanisms need keys: the front ends ask this rather than inspect types.
     memoized: ClassVar[bool] = True
+    #: Longitudinal oracles take codes only: their memoized values are fingerprinted from the codes, and declared
+    #: categories are not carried through rounds (a category column's codes go in as codes).
+    takes_categories: ClassVar[bool] = False
+
+    def with_categories(self, categories: Any) -> Any:
+        """Refused: a longitudinal oracle takes category codes (see :attr:`takes_categories`)."""
+        raise TypeError(f"{type(self).__name__} takes category codes 0..k-1 only, not declared categories: pass a "
+                        "category column's codes, s.cat.codes")
+
     _epsilon_permanent: float
 
     #: The collection round this instance is bound to (:meth:`at_round`), or None.

@@ -304,6 +304,10 @@ CASES = {
         "numeric", [dict(epsilon=1.0, bounds=(0, 1440)), dict(epsilon=2.0, bounds=(0, 1), n_cells=64),
                     dict(epsilon=2.0, bounds=(0, 10), n_cells=64, discrete=True)],
         window_rows, numeric_inputs, numeric_distribution),
+    "warped_square_wave": Case(
+        "numeric", [dict(epsilon=1.0, bounds=(0, 10), knots=(0, 3, 40, 41, 50), n_cells=64),
+                    dict(epsilon=4.0, bounds=(-1, 1), knots=tuple(range(0, 2**20 + 1, 2**13)))],
+        window_rows, numeric_inputs, numeric_distribution),
     "grr": Case(
         "categorical", [dict(epsilon=1.0, k=5), dict(epsilon=0.1, k=2), dict(epsilon=4.0, k=64)],
         category_rows, category_inputs, category_distribution),

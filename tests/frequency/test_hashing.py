@@ -42,7 +42,8 @@ def seed_word(a, b, low=0):
 
 
 def run_kernel(m, values, words):
-    values = np.ascontiguousarray(values, dtype=np.int64)
+    values = np.array(values, dtype=np.int64)  # read-only, as privatize hands its validated values to kernels
+    values.flags.writeable = False
     out = np.empty(values.shape[0], dtype=np.uint64)
     m._run_kernel(values, np.ascontiguousarray(words, dtype=np.uint64), out)
     return out

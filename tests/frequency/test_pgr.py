@@ -218,4 +218,6 @@ def test_bad_inputs_one_clear_error():
         m.estimate_frequencies(agg, candidates=[1.5])
     with pytest.raises(ValueError, match="postprocess"):
         m.estimate_frequencies(agg, candidates=[1], postprocess="norm-sub")
+    with pytest.raises(ValueError, match="method must be 'unbiased' for pgr"):
+        m.estimate_frequencies(agg, method="mle")
     assert MAX_CODES == 1 << 26 and choose_q(5.0, 3_307_948) == 149

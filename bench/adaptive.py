@@ -1,0 +1,226 @@
+"""Adaptive two-round collection against one round of Square Wave (``make bench``, section ``adaptive``).
+
+For each data set and ε, ``COLLECTIONS`` collections of ``N`` people (fixed seeds; a fresh sample per collection)
+are estimated by
+
+* **SW + ems-cv** (the baseline): everyone reports with ``SquareWave(ε, bounds)``, estimated with the default
+  ``estimate_distribution`` at 1024 buckets;
+* **adaptive** (``ldp.AdaptiveDistribution(ε, bounds)``, the default ``adapt="auto"``): a 20% Square Wave pilot,
+  a payload, a second round warped to the pilot when the pilot's held-out likelihood prefers no smoothing (else
+  plain), one joint estimate;
+* **warped (forced)**, ``adapt=True``: the warped second round on every data set (the candidate design itself,
+  to show what the switch avoids; where the switch warped, the same pilot, payload and reports as *adaptive*);
+* **warped λ = 0.2**: the same with a steeper warp (a fifth of the slope uniform instead of half; a dropped
+  candidate).
+
+Metrics against the people's own values: W1 and KS (``ldpnum.metrics``), and the MSE of 1000 random ranges
+of each volume 0.1 and 0.5 of the bounds (starts uniform, fixed seeds), as ratios of the means over the collections
+to the baseline's (< 1 is better). Time per round (median over the collections, seconds): the pilot's privatize +
+aggregate, the fit of the payload, the second round's privatize + aggregate, and the joint estimate; the
+baseline's privatize + aggregate + estimate.
+
+Data: spiky = 70% Beta(2, 5) + point masses 0.10/0.08/0.05/0.04/0.03 at 0.1/0.3/0.45/0.7/0.9 on (0, 1);
+heavy = log-normal(0, 1) on the wide public bound (0, 100); smooth: Beta(5, 2) on (0, 1), N(0.5, 0.1²) on (0, 1)
+and the embedded flights' distance (328,521 flights, people drawn with replacement) on (0, 4983).
+
+Runs alone: ``PYTHONPATH=. python bench/adaptive.py [--collections 5] [--n 1e6] [--quick]``.
+"""
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+N = 1_000_000
+COLLECTIONS = 5
+EPSILONS = (0.5, 1.0, 2.0, 4.0)
+DATASETS = ("spiky", "heavy", "Beta(5, 2)", "gaussian", "flights distance")
+VOLUMES = (0.1, 0.5)
+N_QUERIES = 1000
+METHODS = ("SW + ems-cv", "adaptive", "warped (forced)", "warped λ=0.2")
+BASELINE = "SW + ems-cv"
+
+
+def sample(name, n, seed):
+    """``(values, bounds)`` of data set ``name`` (see the module docstring)."""
+    from ranges import sample as range_sample
+
+    if name in ("spiky", "heavy", "gaussian"):
+        return range_sample(name, n, seed)
+    rng = np.random.default_rng(seed)
+    if name == "Beta(5, 2)":
+        return rng.beta(5, 2, n), (0.0, 1.0)
+    if name == "flights distance":
+        from ldpnum.demo import flights_frame
+
+        dist = flights_frame()["distance"].to_numpy(dtype=np.float64)
+        return rng.choice(dist, n), (0.0, 4983.0)
+    raise ValueError(name)
+
+
+def range_mse(est, xs, bounds, volume):
+    from ranges import queries, truth
+
+    a, b = queries(bounds, volume, N_QUERIES, 7 + int(100 * volume))
+    return float(np.mean((est.range(a, b) - truth(xs, a, b)) ** 2))
+
+
+def _timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t
+
+
+def protocol(proto, x, seed):
+    """The adaptive protocol round by round, timed: ``(estimate, design, seconds per round)``."""
+    rounds = proto.assign_rounds(x.size, rng=seed)
+    pilot = proto.pilot_mechanism()
+    pilot_agg, t1 = _timed(lambda: pilot.aggregate(pilot.privatize(x[rounds == 0], rng=seed + 1)))
+    payload, t2 = _timed(lambda: proto.fit_payload(pilot_agg))
+    second = proto.second_mechanism(payload)
+    second_agg, t3 = _timed(lambda: second.aggregate(second.privatize(x[rounds == 1], rng=seed + 2)))
+    est, t4 = _timed(lambda: proto.estimate(pilot_agg, second_agg))
+    return est, payload.design, {"pilot": t1, "fit": t2, "second": t3, "estimate": t4}
+
+
+def one(name, eps, seed, n, methods):
+    import ldpnum as ldp
+    import ldpnum.mechanisms.adaptive as adaptive
+    from ldpnum.metrics import ks, wasserstein
+
+    x, bounds = sample(name, n, 1000 + seed)
+    xs = np.sort(x)
+    out = []
+    for method in methods:
+        same = [r for r in out if r["method"] == "adaptive" and r["design"] == "warped"]
+        if method == "warped (forced)" and same:  # the switch warped: the same pilot, payload and reports
+            out.append({**same[0], "method": method})
+            continue
+        if method == BASELINE:
+            sw = ldp.SquareWave(eps, bounds)
+
+            def base():
+                return sw.estimate_distribution(sw.aggregate(sw.privatize(x, rng=seed + 10)), n_bins=1024)
+            est, t = _timed(base)
+            design, times = "plain", {"total": t}
+        else:
+            mix = adaptive.UNIFORM_MIX
+            proto = ldp.AdaptiveDistribution(eps, bounds, adapt="auto" if method == "adaptive" else True)
+            adaptive.UNIFORM_MIX = 0.2 if method == "warped λ=0.2" else mix
+            try:
+                est, design, times = protocol(proto, x, seed + 20)
+            finally:
+                adaptive.UNIFORM_MIX = mix
+            times["total"] = sum(times.values())
+        out.append({"data": name, "epsilon": eps, "seed": seed, "n": n, "method": method, "design": design,
+                    "w1": float(wasserstein(est, x)), "ks": float(ks(est, x)),
+                    **{f"mse{v:g}": range_mse(est, xs, bounds, v) for v in VOLUMES},
+                    "smoothing": est.smoothing, "times": times})
+    return out
+
+
+def run(collections=COLLECTIONS, n=N, epsilons=EPSILONS, datasets=DATASETS, methods=METHODS, json_path=None):
+    records = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # point-mass warnings of the spiky data
+        for name in datasets:
+            for eps in epsilons:
+                for seed in range(collections):
+                    records += one(name, eps, seed, n, methods)
+                    if json_path:  # after every collection: a long run interrupted keeps its figures
+                        import json
+
+                        Path(json_path).write_text(json.dumps(records, indent=1))
+                    print(f"adaptive: {name} ε={eps:g} collection {seed + 1}/{collections}", file=sys.stderr,
+                          flush=True)
+    return records, markdown(records)
+
+
+def _mean(records, data, eps, method, key):
+    return float(np.mean([r[key] for r in records if (r["data"], r["epsilon"], r["method"]) == (data, eps, method)]))
+
+
+def markdown(records):
+    methods = [m for m in METHODS if any(r["method"] == m for r in records)]
+    others = [m for m in methods if m != BASELINE]
+    r0 = records[0]
+    k = len({r["seed"] for r in records})
+    lines = ["## Adaptive two-round collection (AdaptiveDistribution) against one round of SW + ems-cv", "",
+             f"bench/adaptive.py: n = {r0['n']:,} people, {k} collections per cell, ratios of the mean error over the "
+             f"collections to {BASELINE}'s (< 1 is better). Metrics: W1, KS, MSE of {N_QUERIES} random ranges of "
+             "volume 0.1 and 0.5. *design*: how many of the collections the switch warped.", "",
+             "| data | ε | " + " | ".join(f"{m} W1 / KS / MSE.1 / MSE.5" for m in others) + " | adaptive warped |",
+             "|---|---:|" + "---|" * len(others) + "---:|"]
+    datasets = [d for d in DATASETS if any(r["data"] == d for r in records)]
+    epsilons = sorted({r["epsilon"] for r in records})
+    for data in datasets:
+        for eps in epsilons:
+            cells = []
+            for m in others:
+                if not any((r["data"], r["epsilon"], r["method"]) == (data, eps, m) for r in records):
+                    cells.append("-")
+                    continue
+                ratios = [_mean(records, data, eps, m, key) / _mean(records, data, eps, BASELINE, key)
+                          for key in ("w1", "ks", "mse0.1", "mse0.5")]
+                cells.append(" / ".join(f"{v:.2f}" for v in ratios))
+            warped = [r for r in records if (r["data"], r["epsilon"], r["method"]) == (data, eps, "adaptive")]
+            share = f"{sum(r['design'] == 'warped' for r in warped)}/{len(warped)}" if warped else "-"
+            lines.append(f"| {data} | {eps:g} | " + " | ".join(cells) + f" | {share} |")
+    lines += ["", "Baseline's absolute errors (mean over the collections; W1 on the unit scale of the bounds, as "
+              "ldpnum.metrics.wasserstein gives it):", "",
+              "| data | ε | W1 | KS | MSE.1 | MSE.5 |", "|---|---:|---:|---:|---:|---:|"]
+    for data in datasets:
+        for eps in epsilons:
+            rows = [r for r in records if (r["data"], r["epsilon"], r["method"]) == (data, eps, BASELINE)]
+            lines.append(f"| {data} | {eps:g} | {np.mean([r['w1'] for r in rows]):.2e} | "
+                         f"{np.mean([r['ks'] for r in rows]):.2e} | {np.mean([r['mse0.1'] for r in rows]):.2e} | "
+                         f"{np.mean([r['mse0.5'] for r in rows]):.2e} |")
+    lines += ["", "Time per round (seconds, median over ε and collections; 2-core shared machine; the baseline's "
+              "total is its privatize + aggregate + estimate):", "",
+              "| data | method | pilot privatize+aggregate | fit payload | second privatize+aggregate | estimate | "
+              "total |", "|---|---|---:|---:|---:|---:|---:|"]
+    for data in datasets:
+        for m in methods:
+            rows = [r["times"] for r in records if r["method"] == m and r["data"] == data]
+            if not rows:
+                continue
+            med = {key: np.median([t[key] for t in rows if key in t]) if any(key in t for t in rows) else None
+                   for key in ("pilot", "fit", "second", "estimate", "total")}
+            lines.append(f"| {data} | {m} | " + " | ".join("-" if v is None else f"{v:.2f}" for v in med.values())
+                         + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--collections", type=int, default=COLLECTIONS)
+    ap.add_argument("--n", type=float, default=N)
+    ap.add_argument("--epsilons", default=",".join(f"{e:g}" for e in EPSILONS))
+    ap.add_argument("--datasets", default=";".join(DATASETS), help="names separated by ';'")
+    ap.add_argument("--methods", default=";".join(METHODS), help="names separated by ';'")
+    ap.add_argument("--quick", action="store_true", help="n = 1e5, 1 collection")
+    ap.add_argument("--json", help="also write the records here")
+    ap.add_argument("--render", nargs="+", help="print the tables of records written by --json (no run)")
+    args = ap.parse_args(argv)
+    if args.render:
+        import json
+
+        print(markdown([r for path in args.render for r in json.loads(Path(path).read_text())]))
+        return 0
+    n, k = (100_000, 1) if args.quick else (int(args.n), args.collections)
+    records, md = run(collections=k, n=n, epsilons=tuple(float(e) for e in args.epsilons.split(",")),
+                      datasets=tuple(args.datasets.split(";")), methods=tuple(args.methods.split(";")),
+                      json_path=args.json)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,243 @@
+"""The adaptive two-round protocol: the warped Square Wave, its payload, the joint estimate and the switch."""
+
+import json
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import ldpnum as ldp
+from ldpnum.estimation.em import (joint_expectation_maximization, warped_transition_from_plan,
+                                  window_transition_from_plan)
+from ldpnum.mechanisms.adaptive import MIN_PILOT_REPORTS, WarpedSquareWave, warp_knots
+from ldpnum.plans import TWO53, window_plan
+from privacy_checks import PrivacyViolation, check_exact_epsilon
+
+SPIKES = np.array([0.1, 0.3, 0.45, 0.7, 0.9]), np.array([0.10, 0.08, 0.05, 0.04, 0.03])
+
+
+def spiky(n, seed):
+    """70% Beta(2, 5) with point masses at 0.1, 0.3, 0.45, 0.7 and 0.9 (10%, 8%, 5%, 4%, 3%)."""
+    rng = np.random.default_rng(seed)
+    points, weights = SPIKES
+    k = np.searchsorted(np.cumsum(weights), rng.random(n), side="right")
+    return np.where(k < points.size, points[np.minimum(k, points.size - 1)], rng.beta(2, 5, n))
+
+
+def naive_warp(x, bounds, knots):
+    """The warp by hand: linear interpolation of knots/total at the segment ends."""
+    low, high = bounds
+    grid = np.linspace(low, high, len(knots))
+    return np.array([np.interp(v, grid, np.asarray(knots, float) / knots[-1]) for v in x])
+
+
+def window_rows(m):
+    plan = m.plan
+    return [plan.exact_probabilities(s) for s in range(plan.n_positions + 1)]
+
+
+# -- the warp and its transition, against naive references ---------------------------------------------------
+
+def test_warp_matches_naive_interpolation():
+    knots = (0, 7, 9, 30, 31, 64)
+    m = WarpedSquareWave(1.0, (-2.0, 3.0), knots=knots, n_cells=64)
+    x = np.r_[np.linspace(-2, 3, 101), -1.0, 0.0, 2.0]
+    np.testing.assert_allclose(m.warp(x), naive_warp(x, (-2.0, 3.0), knots), rtol=0, atol=1e-15)
+    assert m.warp([-5.0, 9.0]).tolist() == [0.0, 1.0]
+
+
+def test_warped_transition_matches_averaged_output_probabilities():
+    """Each column: the exact rows of the kernel's own window starts, averaged over values uniform in the bucket
+    (midpoint rule on 4,000 points; the integrand is piecewise linear in the position, so its error is ~1e-8)."""
+    m = WarpedSquareWave(2.0, (0.0, 8.0), knots=(0, 2, 13, 16), n_cells=64)
+    d = 12
+    dense = m.transition(d).dense()
+    rows = np.array([[float(r.get(j, 0)) for j in range(m.n_cells)] for r in window_rows(m)])
+    edges = np.linspace(0.0, 8.0, d + 1)
+    u = (np.arange(4000) + 0.5) / 4000
+    for i in range(d):
+        s0, t_up = m.window_starts(edges[i] + u * (edges[i + 1] - edges[i]))
+        f = (t_up / TWO53)[:, None]
+        ref = ((1 - f) * rows[s0] + f * rows[np.minimum(s0 + 1, len(rows) - 1)]).mean(axis=0)
+        np.testing.assert_allclose(dense[:, i], ref, rtol=0, atol=1e-7)
+    np.testing.assert_allclose(dense.sum(axis=0), 1.0, atol=1e-12)
+
+
+def test_identity_warp_gives_the_square_wave_transition():
+    sw = ldp.SquareWave(1.0, (0, 1), n_cells=128)
+    t = warped_transition_from_plan(sw.plan, np.linspace(0, 1, 33))
+    np.testing.assert_allclose(t.dense(), window_transition_from_plan(sw.plan, 32).dense(), atol=1e-13)
+
+
+def test_warp_knots_by_hand():
+    # masses 0.7, 0.1 | 0.1, 0.1 -> segments 0.8, 0.2, mixed half and half with 0.5, 0.5: 0.65, 0.35
+    assert warp_knots([0.7, 0.1, 0.1, 0.1], 2, mix=0.5, total=100) == (0, 65, 100)
+    capped = warp_knots(np.r_[1.0, np.zeros(127)], 128)  # all mass in one segment: its share capped at 16/128
+    assert np.diff(capped).max() == round(2**20 * 16 / 128) and capped[-1] == 2**20
+
+
+# -- privacy of the second round --------------------------------------------------------------------------------
+
+def test_second_round_exact_epsilon_from_a_fitted_payload():
+    proto = ldp.AdaptiveDistribution(1.5, (0, 1), n_cells=64, adapt=True)
+    pilot = proto.pilot_mechanism()
+    payload = proto.fit_payload(pilot.aggregate(pilot.privatize(spiky(5000, 0), rng=1)))
+    m = proto.second_mechanism(payload)
+    assert isinstance(m, WarpedSquareWave) and m.plan == pilot.plan
+    check_exact_epsilon(window_rows(m), 1.5)  # tight: the largest ratio reaches e^1.5
+    # the rows are those of the reports: every value's distribution is a mixture of two of them
+    rows = window_rows(m)
+    for v in (0.0, 0.1, 0.37, 1.0):
+        s0, t_up = m.window_starts([v])
+        f = Fraction(int(t_up[0]), TWO53)
+        exact = [(1 - f) * rows[int(s0[0])].get(j, 0) + f * rows[min(int(s0[0]) + 1, len(rows) - 1)].get(j, 0)
+                 for j in range(m.n_cells)]
+        np.testing.assert_allclose(m.output_probabilities(v), [float(p) for p in exact], rtol=1e-9)
+
+
+def test_negative_control_a_plan_for_more_epsilon_is_rejected():
+    m = WarpedSquareWave(1.0, (0, 1), knots=(0, 5, 6, 20), n_cells=64)
+    planted = window_plan(1.25, m.plan.n_cells, m.plan.m)  # the same grid planned for 1.25 ε
+    with pytest.raises(PrivacyViolation):
+        check_exact_epsilon([planted.exact_probabilities(s) for s in range(planted.n_positions + 1)], 1.0)
+
+
+def test_second_round_reports_depend_on_the_pilot_only_through_the_payload():
+    """Two collectors with different pilots, handed the same payload, give the same reports for the same words."""
+    protos = [ldp.AdaptiveDistribution(1.0, (0, 1), adapt=True) for _ in range(2)]
+    pilot = protos[0].pilot_mechanism()
+    payload = protos[0].fit_payload(pilot.aggregate(pilot.privatize(spiky(4000, 1), rng=2)))
+    other = protos[1].fit_payload(pilot.aggregate(pilot.privatize(spiky(4000, 3), rng=4)))
+    assert other != payload
+    received = ldp.AdaptivePayload.from_json(json.loads(json.dumps(payload.to_json())))
+    x = spiky(3000, 5)
+    a = protos[0].second_mechanism(payload).privatize(x, rng=6)
+    b = protos[1].second_mechanism(received).privatize(x, rng=6)
+    c = WarpedSquareWave(1.0, (0, 1), knots=payload.knots).privatize(x, rng=6)
+    assert np.array_equal(a.codes, b.codes) and np.array_equal(a.codes, c.codes) and a.spec == b.spec == c.spec
+    assert ldp.from_spec(a.spec) == protos[1].second_mechanism(received)
+
+
+# -- the protocol --------------------------------------------------------------------------------------------
+
+def test_each_person_reports_once():
+    proto = ldp.AdaptiveDistribution(2.0, (0, 1), pilot_share=0.25)
+    rounds = proto.assign_rounds(100_000, rng=0)
+    assert set(np.unique(rounds)) == {0, 1}
+    share = np.mean(rounds == 0)
+    assert abs(share - 0.25) < 5 * np.sqrt(0.25 * 0.75 / 100_000)
+    assert np.array_equal(rounds, proto.assign_rounds(100_000, rng=0))
+    d = proto.run(spiky(20_000, 0), rng=1)
+    assert d.n_reports == 20_000
+
+
+def test_run_equals_the_round_by_round_protocol():
+    proto = ldp.AdaptiveDistribution(2.0, (0, 1), adapt=True)
+    x = spiky(20_000, 2)
+    d = proto.run(x, rng=7)
+    from ldpnum._random import child_rng
+
+    rounds = proto.assign_rounds(x.size, child_rng(7, 0))
+    pilot = proto.pilot_mechanism()
+    pilot_agg = pilot.aggregate(pilot.privatize(x[rounds == 0], rng=child_rng(7, 1)))
+    second = proto.second_mechanism(proto.fit_payload(pilot_agg))
+    second_agg = second.aggregate(second.privatize(x[rounds == 1], rng=child_rng(7, 2)))
+    assert proto.estimate(pilot_agg, second_agg) == d
+
+
+def test_switch_falls_back_on_smooth_data_and_adapts_on_spikes():
+    proto = ldp.AdaptiveDistribution(1.0, (0, 1))
+    pilot = proto.pilot_mechanism()
+    smooth = np.random.default_rng(0).beta(5, 2, 20_000)
+    payload = proto.fit_payload(pilot.aggregate(pilot.privatize(smooth, rng=1)))
+    assert payload.design == "plain" and payload.knots == ()
+    assert proto.second_mechanism(payload) == pilot
+    sharp = ldp.AdaptiveDistribution(4.0, (0, 1))  # at ε = 4 the spikes are clear in 20,000 pilot reports
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ldp.PointMassWarning)
+        spikes = sharp.fit_payload(sharp.pilot_mechanism().aggregate(sharp.pilot_mechanism().privatize(
+            spiky(20_000, 0), rng=1)))
+    assert spikes.design == "warped"
+    # falling back, the two rounds are one Square Wave collection, estimated as one
+    x = np.random.default_rng(2).beta(5, 2, 40_000)
+    d = proto.run(x, rng=3)
+    assert d.method == "ems-cv" and d.spec == pilot.spec
+
+
+def test_joint_fit_matches_dense_em():
+    """The joint kernel against plain NumPy EM with the dense transitions (plain and warped), 30 iterations."""
+    sw = ldp.SquareWave(1.0, (0, 1), n_cells=128)
+    w = WarpedSquareWave(1.0, (0, 1), knots=(0, 1, 30, 31, 40), n_cells=128)
+    x = spiky(4000, 4)
+    a, b = sw.aggregate(sw.privatize(x[:1000], rng=1)).counts, w.aggregate(w.privatize(x[1000:], rng=2)).counts
+    ta, tb = window_transition_from_plan(sw.plan, 64), w.transition(64)
+    ma, mb = ta.dense(), tb.dense()
+    p = np.full(64, 1 / 64)
+    for _ in range(30):
+        p = p * (ma.T @ (a / (ma @ p)) + mb.T @ (b / (mb @ p))) / (a.sum() + b.sum())
+    res = joint_expectation_maximization([(a, ta), (b, tb)], max_iter=30)
+    if res.n_iter == 30:
+        np.testing.assert_allclose(res.x, p, rtol=1e-9, atol=1e-15)
+    else:  # stopped earlier by the 1e-3-nat rule: compare at its iteration count
+        q = np.full(64, 1 / 64)
+        for _ in range(res.n_iter):
+            q = q * (ma.T @ (a / (ma @ q)) + mb.T @ (b / (mb @ q))) / (a.sum() + b.sum())
+        np.testing.assert_allclose(res.x, q, rtol=1e-9, atol=1e-15)
+
+
+def test_bootstrap_intervals_of_a_warped_collection():
+    proto = ldp.AdaptiveDistribution(2.0, (0, 1), adapt=True)
+    x = spiky(20_000, 6)
+    d = proto.run(x, rng=1, bootstrap=20)
+    assert d.replicates.shape == (20, d.n_bins)
+    ci = d.range(0.25, 0.5, ci=0.9)
+    truth = np.mean((x >= 0.25) & (x < 0.5))
+    assert ci.low <= ci.estimate <= ci.high and ci.high - ci.low < 0.1 and abs(ci.estimate - truth) < 0.05
+
+
+# -- bad input: one clear error, nothing drawn ---------------------------------------------------------------
+
+def test_pilot_too_small_to_fit():
+    proto = ldp.AdaptiveDistribution(1.0, (0, 1))
+    pilot = proto.pilot_mechanism()
+    agg = pilot.aggregate(pilot.privatize(np.full(MIN_PILOT_REPORTS - 1, 0.5), rng=0))
+    with pytest.raises(ValueError, match="pilot has 1,999 reports"):
+        proto.fit_payload(agg)
+    gen = np.random.default_rng(0)
+    state = gen.bit_generator.state
+    with pytest.raises(ValueError, match="pilot reports"):
+        proto.run(np.full(5000, 0.5), rng=gen)
+    assert gen.bit_generator.state == state
+
+
+def test_payload_for_another_collection_is_refused():
+    proto = ldp.AdaptiveDistribution(1.0, (0, 1))
+    payload = ldp.AdaptiveDistribution(1.0, (0, 1), adapt=True).fit_payload(
+        proto.pilot_mechanism().aggregate(proto.pilot_mechanism().privatize(spiky(4000, 0), rng=0)))
+    for other, what in ((ldp.AdaptiveDistribution(2.0, (0, 1)), "epsilon"),
+                        (ldp.AdaptiveDistribution(1.0, (0, 2)), "bounds"),
+                        (ldp.AdaptiveDistribution(1.0, (0, 1), n_cells=2048), "n_cells")):
+        with pytest.raises(ValueError, match=f"payload: {what}"):
+            other.second_mechanism(payload)
+    with pytest.raises(TypeError, match="AdaptivePayload"):
+        proto.second_mechanism(payload.to_json())
+    with pytest.raises(ValueError, match="adaptive payload"):
+        ldp.AdaptivePayload.from_json('{"epsilon": 1}')
+    with pytest.raises(ldp.SpecMismatchError):
+        proto.fit_payload(ldp.SquareWave(2.0, (0, 1)).empty_aggregate())
+
+
+@pytest.mark.parametrize("knots, error", [((0,), ValueError), ((1, 5), ValueError), ((0, 5, 5), ValueError),
+                                          ((0, 2.5), TypeError), ("0,5", TypeError)])
+def test_bad_knots(knots, error):
+    with pytest.raises(error, match="knots"):
+        WarpedSquareWave(1.0, (0, 1), knots=knots)
+
+
+@pytest.mark.parametrize("kwargs, error", [(dict(pilot_share=0.0), ValueError), (dict(pilot_share=1), ValueError),
+                                           (dict(pilot_share="0.2"), TypeError), (dict(adapt="yes"), ValueError),
+                                           (dict(n_segments=0), ValueError)])
+def test_bad_parameters(kwargs, error):
+    with pytest.raises(error):
+        ldp.AdaptiveDistribution(1.0, (0, 1), **kwargs)
