@@ -49,13 +49,22 @@ def pairs():
                                  {"a": (0.0, 720.0), "b": (0.0, 2500.0)}, {"a": (1020.0, 1200.0), "b": (500.0, 1500.0)}])}
 
 
-def _mass(X, query):
+def _mass(X, query, bounds, closed=True):
+    """The population's share inside ``query`` (closed ranges; ``closed=False``: ``[lo, hi)`` but for the upper
+    bound, the cells' convention, for ranges on cell edges where the values have ties, as the flights' minutes)."""
     inside = np.ones(len(X), dtype=bool)
     for i, c in enumerate(("a", "b")):
         if c in query:
             lo, hi = query[c]
-            inside &= (X[:, i] >= lo) & (X[:, i] <= hi)
+            inside &= (X[:, i] >= lo) & ((X[:, i] <= hi) if closed or hi >= bounds[i][1] else (X[:, i] < hi))
     return float(inside.mean())
+
+
+def _cells_truth(X, bounds, cells):
+    """Each column's 1-D cells (``cells[0]`` a side) and the pair's 2-D cells (``cells[1]``): population shares."""
+    one = [np.histogram(np.clip(X[:, i], *bounds[i]), np.linspace(*bounds[i], cells[0] + 1))[0] / len(X)
+           for i in range(2)]
+    return one, _joint_truth(X, bounds, (cells[1], cells[1]))
 
 
 def _joint_truth(X, bounds, shape):
@@ -65,44 +74,88 @@ def _joint_truth(X, bounds, shape):
 
 
 def _label(query):
-    return " × ".join(f"{c} [{lo:g}, {hi:g}]" for c, (lo, hi) in query.items())
+    return " × ".join(f"{c} [{lo:g}, {hi:g}]" for c, (lo, hi) in query.items()).replace("a ", "x ").replace("b ", "y ")
+
+
+def _aligned(est, query):
+    try:
+        est._refuse_cut(query)
+    except ValueError:
+        return False
+    return True
+
+
+def _percentile(est, answer):
+    """The percentile interval of ``answer(replicate)`` over the replicates (what is refused, for the record)."""
+    from ldpnum._results import percentile_interval
+
+    return percentile_interval(np.stack([np.asarray(answer(r), dtype=np.float64) for r in est.replicates]), LEVEL)
 
 
 def run_hdg(name, eps, collections, n, replicates):
+    """Coverage of HDG's intervals on one pair: what ``ci=`` offers, and what it refuses (for the record)."""
     import ldpnum as ldp
 
     X, bounds, queries = pairs()[name]
     rng = np.random.default_rng(11)
     hdg = ldp.HDG(eps, bounds={"a": bounds[0], "b": bounds[1]}, n=n)
-    truth = [_mass(X, q) for q in queries]
+    g1, g2 = hdg.granularities
+    e1 = [np.linspace(*b, g1 + 1) for b in bounds]
+    e2 = [np.linspace(*b, g2 + 1) for b in bounds]
+    # aligned ranges of this grid: a wide 1-D one and, when the 2-D grid has more than one cell a side, a 2-D one
+    queries = queries + [{"a": (e1[0][1], e1[0][g1 // 2 + 1])}, {"b": (e1[1][0], e1[1][g1 // 2])}]
+    if g2 > 2:
+        queries.append({"a": (e2[0][1], e2[0][g2 // 2 + 1]), "b": (e2[1][0], e2[1][g2 // 2])})
+    one, two = _cells_truth(X, bounds, (g1, g2))
+    big1 = [t >= 1.0 / g1 for t in one]
+    big2 = two >= 1.0 / two.size
     reports = hdg.privatize(X[rng.integers(0, len(X), collections * n)], rng=rng)
-    hits, widths = np.zeros(len(queries)), np.zeros(len(queries))
-    cell_hits, cell_width, joint = 0.0, 0.0, None
+    tallies: dict = {}
+
+    def tally(key, cover, width):
+        h, w, c = tallies.get(key, (0.0, 0.0, 0))
+        tallies[key] = (h + float(np.mean(cover)), w + float(np.mean(width)), c + 1)
+
+    aligned = None
+    fine_truth = None
     t0 = time.perf_counter()
     for k in range(collections):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est = hdg.estimate_ranges(hdg.aggregate(reports[k * n:(k + 1) * n]), bootstrap=replicates, rng=rng)
-            for i, q in enumerate(queries):
-                r = est.range(q, ci=LEVEL)
-                hits[i] += r.low <= truth[i] <= r.high
-                widths[i] += r.high - r.low
-            j = est.joint("a", "b", as_frame=False, ci=LEVEL)
-        if joint is None:
-            joint = _joint_truth(X, bounds, j.estimate.shape)
-        big = joint >= 1.0 / joint.size  # the cells above the mean cell mass
-        cell_hits += np.mean(((j.low <= joint) & (joint <= j.high))[big])
-        cell_width += np.mean((j.high - j.low)[big])
+            if aligned is None:
+                aligned = [_aligned(est, q) for q in queries]
+                truth = [_mass(X, q, bounds, closed=not a) for q, a in zip(queries, aligned)]
+            for q, a, t in zip(queries, aligned, truth):
+                if a:
+                    r = est.range(q, ci=LEVEL)
+                    tally(("bootstrap", _label(q)), r.low <= t <= r.high, r.high - r.low)
+                else:
+                    r = est.range(q, ci=LEVEL, interval="cells")
+                    tally(("cells", _label(q)), r.low <= t <= r.high, r.high - r.low)
+                    lo, hi = _percentile(est, lambda e: e._range(q))
+                    tally(("refused: bootstrap", _label(q)), lo <= t <= hi, hi - lo)
+            for c, col in enumerate(("a", "b")):  # every 1-D grid cell, as one range query each
+                cell = {col: (e1[c][:-1], e1[c][1:])}
+                r = est.range(cell, ci=LEVEL)
+                cover = (r.low <= one[c]) & (one[c] <= r.high)
+                tally(("bootstrap", "1-D grid cells, all"), cover, r.high - r.low)
+                tally(("bootstrap", "1-D grid cells ≥ mean mass"), cover[big1[c]], (r.high - r.low)[big1[c]])
+            j = est.joint("a", "b", grid=True, ci=LEVEL, as_frame=False)
+            cover = (j.low <= two) & (two <= j.high)
+            tally(("bootstrap", f"2-D grid cells, all ({two.size})"), cover, j.high - j.low)
+            tally(("bootstrap", f"2-D grid cells ≥ mean mass ({int(big2.sum())})"), cover[big2], (j.high - j.low)[big2])
+            T = est.joint("a", "b", as_frame=False)[0]
+            if fine_truth is None:
+                fine_truth = _joint_truth(X, bounds, T.shape)
+            lo, hi = _percentile(est, lambda e: e.joints[0])
+            big = fine_truth >= 1.0 / fine_truth.size
+            tally(("refused: bootstrap", f"joint table cells ≥ mean mass ({int(big.sum())} of {big.size})"),
+                  ((lo <= fine_truth) & (fine_truth <= hi))[big], (hi - lo)[big])
     seconds = (time.perf_counter() - t0) / collections
-    rows = [dict(kind="hdg", data=name, epsilon=eps, query=_label(q).replace("a ", "x ").replace("b ", "y "),
-                 truth=t, coverage=h / collections, width=w / collections)
-            for q, t, h, w in zip(queries, truth, hits, widths)]
-    rows.append(dict(kind="hdg", data=name, epsilon=eps, query=f"joint cells ≥ mean mass ({int(big.sum())} of {big.size})",
-                     truth=None, coverage=cell_hits / collections, width=cell_width / collections))
-    for r in rows:
-        r.update(n=n, collections=collections, replicates=replicates, granularities=hdg.granularities,
-                 seconds_per_collection=seconds)
-    return rows
+    return [dict(kind="hdg", data=name, epsilon=eps, interval=kind, query=label, coverage=h / c, width=w / c,
+                 n=n, collections=collections, replicates=replicates, granularities=(g1, g2),
+                 seconds_per_collection=seconds) for (kind, label), (h, w, c) in tallies.items()]
 
 
 def run_marginals(eps, collections, n, replicates):
@@ -132,7 +185,7 @@ def run_marginals(eps, collections, n, replicates):
                 hit_big += cover[big].sum() / big_cells
                 w_big += width[big].sum() / big_cells
     seconds = (time.perf_counter() - t0) / collections
-    base = dict(kind="marginals", data="flights (5 columns, all pairs)", epsilon=eps, truth=None, n=n,
+    base = dict(kind="marginals", data="flights (5 columns, all pairs)", epsilon=eps, interval="bootstrap", n=n,
                 collections=collections, replicates=replicates, seconds_per_collection=seconds)
     return [dict(base, query=f"all {cells} cells", coverage=hit_all / collections, width=w_all / collections),
             dict(base, query=f"cells ≥ 1% ({big_cells})", coverage=hit_big / collections, width=w_big / collections)]
@@ -157,12 +210,18 @@ def markdown(records):
     r0 = records[0]
     lines = ["## bands-multi: bootstrap intervals of several columns", "",
              f"{r0['collections']} collections of {r0['n']:,} people per row, {r0['replicates']} replicates, nominal "
-             f"{LEVEL:.0%}; coverage ± its binomial standard error (`python bench/bands_multi.py`).", "",
-             "| mechanism | data | ε | query | coverage | mean width | s / collection |", "|---|---|---|---|---|---|---|"]
-    for r in records:
+             f"{LEVEL:.0%}; coverage ± its binomial standard error (`python bench/bands_multi.py`). Interval "
+             "*bootstrap*: what `ci=` gives (HDG: ranges on the grid's cell edges, the 2-D grid's cells; Marginals: "
+             "released sets' cells); *cells*: `interval=\"cells\"`, the conservative interval, for ranges cutting "
+             "cells; *refused: bootstrap*: the percentile interval that `ci=` refuses there, computed from the "
+             "replicates for the record.", "",
+             "| mechanism | data | ε | interval | query | coverage | mean width | s / collection |",
+             "|---|---|---|---|---|---|---|---|"]
+    order = {"bootstrap": 0, "cells": 1, "refused: bootstrap": 2}
+    for r in sorted(records, key=lambda r: (r["epsilon"], r["kind"], r["data"], order[r["interval"]])):
         se = np.sqrt(max(r["coverage"] * (1 - r["coverage"]), LEVEL * (1 - LEVEL)) / r["collections"])
         grid = f" {tuple(r['granularities'])}" if "granularities" in r else ""
-        lines.append(f"| {r['kind']}{grid} | {r['data']} | {r['epsilon']:g} | {r['query']} | "
+        lines.append(f"| {r['kind']}{grid} | {r['data']} | {r['epsilon']:g} | {r['interval']} | {r['query']} | "
                      f"{r['coverage']:.3f} ± {se:.3f} | {r['width']:.4f} | {r['seconds_per_collection']:.2f} |")
     return "\n".join(lines) + "\n"
 

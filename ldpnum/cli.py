@@ -24,7 +24,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from .base import Mechanism, bounded_mechanisms, from_spec, lookup, mechanism_spellings, mechanisms_offering
-from .collect import QUERIES, STRATEGIES, MarginalQueryError, answer_queries, empty_values, plan_columns
+from .collect import (QUERIES, STRATEGIES, MarginalQueryError, answer_queries, empty_values, marginal_lines,
+                      plan_columns)
 from .io import (
     DEFAULT_BATCH_SIZE,
     CLIError,
@@ -51,7 +52,7 @@ from .io import (
     write_plot,
     write_spec_file,
 )
-from ._results import check_replicates_support, thaw
+from ._results import thaw
 from ._typing import Bounds
 
 __all__ = ["MECHANISM_ALIASES",  # noqa: F822 (provided by the module __getattr__ below)
@@ -222,15 +223,10 @@ def _print_estimates(out, head, file):
             print(f"mean: {_g(m['value'])} (mean of the estimated distribution; no standard error)", file=file)
     if "quantiles" in out:
         q = out["quantiles"]
-        if "ci" in q:
-            label = f"{100 * q['level']:g}% bootstrap CI"
-            print(f"{'quantile':>10}  {'value':>12}  {label:>28}", file=file)
-            for p, v, (lo, hi) in zip(q["q"], q["value"], q["ci"]):
-                print(f"{p:>10g}  {_g(v):>12}  {'[' + _g(lo) + ', ' + _g(hi) + ']':>28}", file=file)
-        else:
-            print(f"{'quantile':>10}  {'value':>12}", file=file)
-            for p, v in zip(q["q"], q["value"]):
-                print(f"{p:>10g}  {_g(v):>12}", file=file)
+        cis = [f"[{_g(lo)}, {_g(hi)}]" for lo, hi in q["ci"]] if "ci" in q else [""] * len(q["q"])
+        print(f"{'quantile':>10}  {'value':>12}  " + (f"{100 * q['level']:g}% CI" if "ci" in q else ""), file=file)
+        for p, v, ci in zip(q["q"], q["value"], cis):
+            print(f"{p:>10g}  {_g(v):>12}  {ci}", file=file)
     if "range" in out:
         r = out["range"]
         where = (" and ".join(f"{_g(lo)} <= {c} <= {_g(hi)}" for c, (lo, hi) in r["query"].items()) if "query" in r
@@ -238,31 +234,7 @@ def _print_estimates(out, head, file):
         ci = (f"; {100 * r['level']:g}% bootstrap CI [{r['ci'][0]:.4f}, {r['ci'][1]:.4f}]" if "ci" in r else "")
         print(f"P({where}) = {r['mass']:.4f} (about {r['count']:,.0f} of {r['n_reports']:,} values{ci})", file=file)
     if "marginals" in out:
-        import numpy as np
-
-        mg = out["marginals"]
-        print(f"marginals ({mg['consistency']} post-processing; released sets: "
-              + "; ".join(",".join(v) for v in mg["sets"]) + ")", file=file)
-        for t in mg["tables"]:
-            freq = np.asarray(t["frequency"])
-            how = "" if t["covered"] else " (maximum entropy: no released set holds these columns)"
-            print(f"P({', '.join(t['columns'])}){how}:", file=file)
-            if "ci_low" in t:  # bootstrapped: one cell a line, with its interval and standard error
-                lo_t, hi_t, se_t = (np.asarray(t[k]) for k in ("ci_low", "ci_high", "standard_error"))
-                label = f"{100 * t['level']:g}% bootstrap CI"
-                print(f"  {', '.join(t['columns']):>14}  {'frequency':>9}  {label:>22}  {'std error':>9}", file=file)
-                for idx in np.ndindex(freq.shape):
-                    band = f"[{lo_t[idx]:.4f}, {hi_t[idx]:.4f}]"
-                    print(f"  {', '.join(map(str, idx)):>14}  {freq[idx]:9.4f}  {band:>22}  {se_t[idx]:9.4f}",
-                          file=file)
-            elif freq.ndim == 2:
-                print(f"  {t['columns'][0] + ' / ' + t['columns'][1]:>14}  "
-                      + "  ".join(f"{j:>7}" for j in range(freq.shape[1])), file=file)
-                for i, row in enumerate(freq):
-                    print(f"  {i:>14}  " + "  ".join(f"{v:7.4f}" for v in row), file=file)
-            else:
-                for idx in np.ndindex(freq.shape):
-                    print(f"  {', '.join(map(str, idx)):>14}  {freq[idx]:7.4f}", file=file)
+        print("\n".join(marginal_lines(out["marginals"])), file=file)
     if "frequencies" in out:
         f = out["frequencies"]
         k = len(f["frequency"])
@@ -599,12 +571,9 @@ def _parser():
     e.add_argument("--postprocess", choices=("none", "norm-sub", "simplex", "clip"), default="none",
                    help="frequencies: keep the unbiased estimate (default) or make it a distribution")
     e.add_argument("--level", type=_level, default=0.95, help="confidence level of the CIs (default 0.95)")
-    e.add_argument("--bootstrap", type=int, default=None, metavar="B",
-                   help="give the quantiles, ranges and marginals --level intervals from B parametric bootstrap "
-                        "replicates (20 to 100000; at least 39 for 95%%); means and frequencies keep their "
-                        "closed-form intervals")
-    e.add_argument("--rng", type=int, default=None, metavar="SEED",
-                   help="seed of the --bootstrap resampling (a simulation on the collector's side)")
+    e.add_argument("--bootstrap", type=int, default=None, metavar="B", help="--level intervals of the quantiles, "
+                   "ranges and marginals from B bootstrap replicates (20 to 100000; 39 or more for 95%%)")
+    e.add_argument("--rng", type=int, default=None, metavar="SEED", help="seed of the --bootstrap resampling")
     e.add_argument("--plot", default=None, metavar="PNG", help="write a plot of the estimated distribution")
     e.add_argument("--json", action="store_true", help="print the result as JSON (exact floats)")
     e.add_argument("--expect-spec", default=None, metavar="FILE",
@@ -917,17 +886,8 @@ def _cmd_estimate(args):
     key = read_key(args.mac_key_file)
     _, mech = report_column(str(args.reports), args.column, explicit)  # the file's metadata only
     whats = check_estimate_request(mech, whats, marginal=args.marginal, query=args.range, plot=args.plot,
-                                   n_bins=args.n_bins)  # before a report is read
-    if args.rng is not None and args.bootstrap is None:
-        raise CLIError("--rng seeds the --bootstrap resampling; give --bootstrap B too")
-    if args.bootstrap is not None:
-        from .estimation.bootstrap import check_replicates
-
-        try:
-            check_replicates(args.bootstrap, 1, name="--bootstrap")
-            check_replicates_support(args.level, args.bootstrap, name="--level")
-        except ValueError as exc:
-            raise CLIError(one_line(exc)) from None
+                                   n_bins=args.n_bins, bootstrap=args.bootstrap, level=args.level,
+                                   rng=args.rng)  # before a report is read
     agg, n_missing = aggregate_file(args.reports, args.column, spec=explicit, batch_size=args.batch_size,
                                     progress=args.progress, key=key)
     if explicit is None and key is None:
@@ -943,10 +903,6 @@ def _cmd_estimate(args):
                                    bootstrap=args.bootstrap, rng=args.rng)
     except MarginalQueryError as exc:
         raise CLIError(f"--marginal {args.marginal!r}: {one_line(exc)}") from None
-    except ValueError as exc:
-        if args.bootstrap is None:
-            raise
-        raise CLIError(one_line(exc)) from None
     spec = agg.spec
     if args.plot:
         from ._results import named

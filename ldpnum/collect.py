@@ -102,6 +102,7 @@ from .spec import Spec, check_spec
 
 __all__ = ["MAX_COLUMNS", "NAN_POLICIES", "PYTHON_NAMES", "QUERIES", "STRATEGIES", "ArgumentNames", "BatchReports",
            "CollectionPlan", "ColumnPlan", "MarginalQueryError", "aggregate_series", "answer_queries", "assign_rows",
+           "marginal_lines",
            "check_ledger", "check_memoized", "check_queries", "check_rng", "check_round", "check_shuffle",
            "column_subject", "concat", "declare_shuffled", "describe_aggregates", "empty_values",
            "estimate_mean_named", "estimator", "fill_values", "is_real_dtype", "mechanism_of", "partition_rng", "plan_columns",
@@ -1509,6 +1510,34 @@ QUERIES = ("mean", "distribution", "quantiles", "range", "frequencies", "margina
 
 class MarginalQueryError(ValueError):
     """A marginal that the estimate of a marginals report column cannot give (:func:`answer_queries`)."""
+
+
+def marginal_lines(mg: dict) -> list[str]:
+    """The text lines of :func:`answer_queries`'s ``"marginals"`` answer (what ``ldpnum estimate`` prints).
+
+    A 2-way table as a grid of cells; other tables (and bootstrapped ones, with every cell's interval and
+    standard error) one cell a line.
+    """
+    import numpy as np
+
+    lines = [f"marginals ({mg['consistency']} post-processing; released sets: "
+             + "; ".join(",".join(v) for v in mg["sets"]) + ")"]
+    for t in mg["tables"]:
+        freq = np.asarray(t["frequency"])
+        how = "" if t["covered"] else " (maximum entropy: no released set holds these columns)"
+        lines.append(f"P({', '.join(t['columns'])}){how}:")
+        boot = [np.asarray(t[k]) for k in ("ci_low", "ci_high", "standard_error")] if "ci_low" in t else None
+        if freq.ndim == 2 and boot is None:
+            lines.append(f"  {t['columns'][0] + ' / ' + t['columns'][1]:>14}  "
+                         + "  ".join(f"{j:>7}" for j in range(freq.shape[1])))
+            lines += [f"  {i:>14}  " + "  ".join(f"{v:7.4f}" for v in row) for i, row in enumerate(freq)]
+            continue
+        if boot:
+            lines.append(f"  {'cell':>14}  {'frequency':>9}  {100 * t['level']:g}% bootstrap CI, standard error")
+        for idx in np.ndindex(freq.shape):
+            ci = f"    [{boot[0][idx]:.4f}, {boot[1][idx]:.4f}], {boot[2][idx]:.4f}" if boot else ""
+            lines.append(f"  {', '.join(map(str, idx)):>14}  {freq[idx]:7.4f}{ci}")
+    return lines
 
 
 def _marginal_sets(marginals: Any) -> list | None:

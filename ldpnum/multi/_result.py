@@ -301,7 +301,9 @@ class MultiRangeEstimate(PrivacyProvenance):
                 raise ValueError("range: interval= chooses the kind of a ci= interval; give ci=level too")
             return point
         if interval == "bootstrap" or (interval is None and self.replicates is not None):
-            reps = np.stack([np.asarray(r._range(query), dtype=np.float64) for r in self._reps()])
+            reps = self._reps()
+            self._refuse_cut(query)
+            reps = np.stack([np.asarray(r._range(query), dtype=np.float64) for r in reps])
             low, high = bootstrap_interval(point, reps, ci, what="range", clip=(0.0, 1.0),
                                            warning=BootstrapBiasWarning, reason=GRID_BIAS)
             if np.ndim(point) == 0:
@@ -348,6 +350,46 @@ class MultiRangeEstimate(PrivacyProvenance):
             xl, xh, yl, yh = np.broadcast_arrays(xl, xh, yl, yh)
             out = _bilinear(S, xh, yh) - _bilinear(S, xl, yh) - _bilinear(S, xh, yl) + _bilinear(S, xl, yl)
         return float(out) if np.ndim(out) == 0 else out
+
+    def _grid_of(self, query):
+        """``[(column, lo, hi, cells)]`` of a query, ``cells`` the size of the grid answering it along the column.
+
+        A 1-D query is answered on the column's 1-D grid (``g1`` cells), a 2-D one on the pair's 2-D grid
+        (``g2`` a side): the cells whose masses the reports pin down without a within-cell model.
+        """
+        items = self._items(query)
+        if len(items) == 1:
+            return [items[0] + (int(self.marginals[self._index(items[0][0])].size),)]
+        g2 = int(self.granularities[1])
+        return [it + (g2,) for it in items]
+
+    def _refuse_cut(self, query):
+        """Raise ValueError when a query cuts a cell of the grid answering it (bootstrap intervals refused there).
+
+        Every end must lie on a cell edge (ends outside the bounds are clipped to them, which are edges).
+        """
+        parts = self._grid_of(query)
+        pos = np.broadcast_arrays(*(t for col, lo, hi, cells in parts for t in self._positions(col, lo, hi, cells)))
+        cut = np.zeros(pos[0].shape, dtype=bool)
+        for t in pos:
+            cut |= np.abs(t - np.round(t)) > 1e-9
+        if not cut.any():
+            return
+        first = int(np.argmax(cut.ravel()))
+        edges, wider = [], {}
+        for i, (col, lo, hi, cells) in enumerate(parts):
+            e = self.edges(col, cells)
+            tl, th = (np.ravel(x)[first] for x in (pos[2 * i], pos[2 * i + 1]))
+            edges.append(f"{col!r}: {', '.join(f'{v:g}' for v in e)}")
+            wider[col] = (float(e[int(np.floor(tl + 1e-9))]), float(e[int(np.ceil(th - 1e-9))]))
+        grid = "1-D grid" if len(parts) == 1 else f"2-D grid ({parts[0][3]} x {parts[0][3]} cells)"
+        raise ValueError(
+            f"range(ci=): {int(cut.sum())} of {cut.size} queries cut cells of the {grid}, first at query {first}; "
+            f"the grid's cell edges are {'; '.join(edges)}. The share of a cut cell inside a range comes from the "
+            "within-cell model, whose bias the bootstrap does not contain (measured coverage of nominal 95% down "
+            "to 0.73 on such ranges). Align the range with the cell edges (the smallest aligned range holding "
+            f"query {first}: {wider}), or ask interval='cells' for the conservative interval that holds whatever "
+            "the distribution inside the cells, or collect with finer grids (more people or a larger epsilon)")
 
     def _cell_interval(self, query, z):
         """``(low, high)`` of :meth:`range`'s ``ci``.
@@ -447,25 +489,46 @@ class MultiRangeEstimate(PrivacyProvenance):
         low, high = self.bounds[c]
         return np.linspace(low, high, (self.marginals[c].size if cells is None else cells) + 1)
 
-    def joint(self, a: str, b: str, *, as_frame: bool = True, ci: float | None = None) -> Any:
+    def joint(self, a: str, b: str, *, as_frame: bool = True, grid: bool = False, ci: float | None = None) -> Any:
         """The joint table of columns ``a`` (rows) and ``b`` (columns).
 
         A pandas DataFrame indexed by intervals, or with ``as_frame=False`` the array and the two edge arrays.
-        With ``ci=level`` (a bootstrapped estimate, ``HDG.estimate_ranges(..., bootstrap=B)``): an
-        :class:`~ldpnum.EstimateInterval` of three tables (the estimate and the cells' percentile bootstrap
-        intervals, frames or arrays), refused with a ValueError without replicates. **These cell intervals
-        show the noise only**: a joint table's cell (``R g1`` a side) is finer than the 2-D grid, and its mass
-        inside a 2-D cell comes from the within-cell model (the copula), whose bias they do not contain.
-        Measured (``bench/bands_multi.py``, n = 20,000, ε = 1, B = 40, 100 collections, cells above the mean
-        mass): 0.82 coverage on the correlated pair, 0.50 on the flights; ranges over whole grid cells
-        (``range(query, ci=)``) are the statement to rely on.
+        ``grid=True``: the table on the pair's 2-D grid instead (``g2 x g2`` cells; each cell the answer of
+        :meth:`range` to it, the joint table summed over it): the cells whose masses the reports pin down
+        without a within-cell model.
+
+        ``ci=level`` (a bootstrapped estimate, ``HDG.estimate_ranges(..., bootstrap=B)``) with ``grid=True``:
+        an :class:`~ldpnum.EstimateInterval` of three tables (the estimate and its cells' percentile bootstrap
+        intervals, frames or arrays), as ``range(cell, ci=level)`` gives for each cell; refused with a
+        ValueError without replicates. The finer joint table (``R g1`` a side) gets **no** interval: its cells
+        split the 2-D grid's cells by the within-cell model (the copula), whose bias the bootstrap does not
+        contain: percentile intervals of its cells covered 0.50 (flights) and 0.82 (correlated pair) of nominal
+        95% (``bench/bands_multi.py``, n = 20,000, ε = 1, B = 100), so ``ci=`` without ``grid=True`` is refused
+        with a ValueError, unless the table is the 2-D grid itself (``consistency="none"``). Measured coverage
+        of the grid cells' intervals: see :meth:`range`.
         """
         k, swapped = self._pair(a, b)
         T = self.joints[k].T if swapped else self.joints[k]
-        ea, eb = self.edges(a, T.shape[0]), self.edges(b, T.shape[1])
+        g2 = int(self.granularities[1])
+        if grid:
+            ea, eb = self.edges(a, g2), self.edges(b, g2)
+            cell = {a: (ea[:-1, None], ea[1:, None]), b: (eb[None, :-1], eb[None, 1:])}
+            T = np.asarray(self._range(cell), dtype=np.float64)
+        else:
+            ea, eb = self.edges(a, T.shape[0]), self.edges(b, T.shape[1])
         tables = [T]
         if ci is not None:
-            reps = np.stack([r.joints[k].T if swapped else r.joints[k] for r in self._reps()])
+            reps = self._reps()
+            if T.shape != (g2, g2):
+                raise ValueError(
+                    f"joint(ci=): the joint table's {T.shape[0]} x {T.shape[1]} cells split the 2-D grid's {g2} x "
+                    f"{g2} cells by the within-cell model, whose bias the bootstrap does not contain (measured "
+                    "coverage of nominal 95%: 0.50-0.82); ask joint(a, b, grid=True, ci=level) for the grid's "
+                    "cells, or range(query, ci=level) for ranges aligned with them")
+            if grid:
+                reps = np.stack([np.asarray(r._range(cell), dtype=np.float64) for r in reps])
+            else:
+                reps = np.stack([r.joints[k].T if swapped else r.joints[k] for r in reps])
             tables += list(bootstrap_interval(T, reps, ci, what="joint", clip=(0.0, 1.0),
                                               warning=BootstrapBiasWarning, reason=GRID_BIAS))
         if not as_frame:
@@ -663,7 +726,18 @@ class MarginalsEstimate(PrivacyProvenance):
         Refused with a ValueError when the estimate carries no replicates.
         """
         reps = self._reps()
+        self._refuse_reconstructed(cols, *more, what="standard_error")
         return np.stack([r.marginal(cols, *more) for r in reps]).std(axis=0, ddof=1)
+
+    def _refuse_reconstructed(self, cols, *more, what):
+        """ValueError for intervals of a marginal no released set holds (maximum entropy: a model)."""
+        names = self._names((cols,) + more if more else cols)
+        if not self.covers(names):
+            raise ValueError(
+                f"{what}: no released set holds {list(names)}; its table is a maximum-entropy reconstruction "
+                "(no interaction beyond the released sets), whose bias the bootstrap does not contain, so it gets "
+                f"no interval. Ask a marginal of a released set (the sets are {[list(s) for s in self.sets]}), "
+                f"or collect with Marginals(k={len(names)}) to release these columns together")
 
     def marginal(self, cols: Any, *more: str, as_frame: bool = False, ci: float | None = None) -> Any:
         r"""Joint frequencies of ``cols``, an array of shape ``(c_a, c_b, …)`` in the order given.
@@ -684,7 +758,9 @@ class MarginalsEstimate(PrivacyProvenance):
         """
         if ci is not None:
             point = self.marginal(cols, *more)
-            reps = np.stack([r.marginal(cols, *more) for r in self._reps()])
+            reps_ = self._reps()
+            self._refuse_reconstructed(cols, *more, what="marginal(ci=)")
+            reps = np.stack([r.marginal(cols, *more) for r in reps_])
             low, high = bootstrap_interval(point, reps, ci, what="marginal", clip=(0.0, 1.0),
                                            warning=BootstrapBiasWarning, reason=GRID_BIAS)
             if not as_frame:
