@@ -1676,8 +1676,9 @@ def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: in
         replicates (20 to 100,000; 39 or more for 95%): ``ci`` ``[low, high]`` next to each value (marginals:
         ``ci_low``, ``ci_high`` and ``standard_error`` tables), the estimates' own ``ci=`` intervals
         (window mechanisms' ``estimate_distribution(bootstrap=)``, range trees' and HDG's
-        ``estimate_ranges(bootstrap=)``, ``Marginals.estimate_marginals(bootstrap=)``). Means and frequencies
-        keep their closed-form intervals. ``rng`` seeds the resampling.
+        ``estimate_ranges(bootstrap=)``, ``Marginals.estimate_marginals(bootstrap=)``), refused with their
+        ValueError where they cannot vouch for one (an HDG range cutting a grid cell, a maximum-entropy marginal).
+        Means and frequencies keep their closed-form intervals. ``rng`` seeds the resampling.
 
     Returns
     -------

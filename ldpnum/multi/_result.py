@@ -150,7 +150,8 @@ class MultiRangeEstimate(PrivacyProvenance):
     #: not declared shuffled; shown next to the local ε (:attr:`privacy`). Provenance only.
     shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
     #: Bootstrap replicates (MultiRangeEstimates refitted on simulated aggregates, ``HDG.estimate_ranges(...,
-    #: bootstrap=B)``), None when not bootstrapped; ``range(query, ci=)`` and ``joint(a, b, ci=)`` read them.
+    #: bootstrap=B)``), None when not bootstrapped; ``range(query, ci=)`` and ``joint(a, b, grid=True, ci=)``
+    #: read them.
     replicates: tuple | None = field(default=None, compare=False)
     _cum: tuple = field(default=(), init=False, repr=False)
     _prefix: tuple = field(default=(), init=False, repr=False)

@@ -740,9 +740,12 @@ class HDG(PackedTables):
             each grid's counts are redrawn from the fitted grids with the observed reports per grid
             (:func:`ldpnum.estimation.bootstrap.resample_table_counts`: GRR exactly multinomial, OLH's support
             counts with their exact mean and covariance) and the whole post-processing is re-run with the same
-            settings (:func:`ldpnum.estimation.bootstrap.bootstrap_tables`). ``range(query, ci=)`` and
-            ``joint(a, b, ci=)`` then give percentile bootstrap intervals. ``rng`` seeds the resampling (a
-            simulation: it costs no privacy).
+            settings (:func:`ldpnum.estimation.bootstrap.bootstrap_tables`). ``range(query, ci=)`` then gives
+            percentile bootstrap intervals of the ranges on the grids' cell edges, and ``joint(a, b, grid=True,
+            ci=)`` of the 2-D grid's cells; a range cutting a cell is refused (its answer rests on the
+            within-cell model, whose bias the replicates do not contain; measured coverage in
+            :meth:`~ldpnum.multi.MultiRangeEstimate.range`). ``rng`` seeds the resampling (a simulation: it
+            costs no privacy).
         rng : None, int or numpy.random.Generator
             Randomness of the bootstrap's resampling.
 

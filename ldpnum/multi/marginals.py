@@ -590,8 +590,9 @@ class Marginals(PackedTables):
             each set's counts are redrawn from the fitted tables with the observed reports per set
             (:func:`ldpnum.estimation.bootstrap.resample_table_counts`, as for :meth:`ldpnum.HDG.estimate_ranges`)
             and the post-processing is re-run. Then ``marginal(cols, ci=)`` gives percentile intervals of every
-            cell and ``standard_error(cols)`` the replicates' standard deviations, for released and
-            reconstructed (maximum-entropy) marginals alike.
+            cell and ``standard_error(cols)`` the replicates' standard deviations, for the marginals of a
+            released set (a maximum-entropy reconstruction is a model: refused; measured coverage in
+            :meth:`~ldpnum.multi.MarginalsEstimate.marginal`).
         rng : None, int or numpy.random.Generator
             Randomness of the bootstrap's resampling (a simulation: it costs no privacy).
 

@@ -34,6 +34,7 @@ def test_resampled_counts_have_the_oracles_mean_and_covariance(oracle):
     assert (blocks[:, :oracle.k] >= 0).all() and (blocks[:, :oracle.k] <= n).all()
 
 
+@pytest.mark.filterwarnings("ignore::ldpnum.exceptions.BootstrapBiasWarning")  # near-empty cells
 def test_replicates_reproducible_and_intervals_of_ranges_and_joint_cells():
     hdg = ldp.HDG(2.0, bounds={"a": (0, 1), "b": (0, 1)}, granularities=(8, 4))
     agg = hdg.aggregate(hdg.privatize(_pair(4000, np.random.default_rng(0)), rng=1))
@@ -58,6 +59,7 @@ def test_replicates_reproducible_and_intervals_of_ranges_and_joint_cells():
         est.range(q, ci=0.99)
 
 
+@pytest.mark.filterwarnings("ignore::ldpnum.exceptions.BootstrapBiasWarning")  # near-empty cells
 def test_bootstrap_intervals_refused_where_the_within_cell_model_decides():
     # a range cutting a grid cell, or a cell of the joint table finer than the 2-D grid, relies on the within-cell
     # model, whose bias the bootstrap does not contain (bench/bands_multi.py: 0.50-0.82 coverage of nominal 95%)
