@@ -25,7 +25,24 @@ __all__ = ["MultiRangeEstimate", "MarginalsEstimate", "NoisyRangesWarning", "NOI
 
 #: What an estimate outside its own bootstrap interval means for grids and tables of cells.
 GRID_BIAS = ("the post-processing (non-negativity, consistency, shrinkage) is biased there by more than the noise; "
-             "the interval may under-cover there")
+             "the interval is widened by twice the replicates' shift (table_interval)")
+def table_interval(point: Any, reps: Any, level: float, what: str) -> tuple:
+    r"""The bootstrap interval of an answer of grids or tables of cells: percentile and basic, whichever is wider.
+
+    With :math:`q_\mp` the replicates' percentile ends (:func:`ldpnum._results.bootstrap_interval`),
+    :math:`[\min(q_-, 2\hat\theta - q_+),\ \max(q_+, 2\hat\theta - q_-)] \cap [0, 1]`: the percentile
+    interval widened on one side by twice the replicates' shift from the estimate, the bootstrap's estimate of
+    the post-processing's bias. Non-negativity and consistency bias near-empty cells upwards, the same way in
+    the replicates as in the estimate, so the percentile interval alone sits twice that bias away from the truth:
+    a range summing many near-empty cells (the flights' distance above 2,500 miles at ε = 4, 16 of 32 cells)
+    covered 0.83 of nominal 95% (``bench/bands_multi.py``); the basic interval undoes that shift, the percentile
+    one stays right where the replicates do not reproduce the bias, and the hull is right in both.
+    """
+    low, high = bootstrap_interval(point, reps, level, what=what, warning=BootstrapBiasWarning, reason=GRID_BIAS)
+    return (np.clip(np.minimum(low, 2 * np.asarray(point) - high), 0.0, 1.0),
+            np.clip(np.maximum(high, 2 * np.asarray(point) - low), 0.0, 1.0))
+
+
 #: :class:`NoisyRangesWarning` is raised when a range over half of a grid's cells has a standard error above this.
 NOISE_WARNING_SE = 0.2
 
@@ -305,8 +322,7 @@ class MultiRangeEstimate(PrivacyProvenance):
             reps = self._reps()
             self._refuse_cut(query)
             reps = np.stack([np.asarray(r._range(query), dtype=np.float64) for r in reps])
-            low, high = bootstrap_interval(point, reps, ci, what="range", clip=(0.0, 1.0),
-                                           warning=BootstrapBiasWarning, reason=GRID_BIAS)
+            low, high = table_interval(point, reps, ci, "range")
             if np.ndim(point) == 0:
                 return EstimateInterval(point, float(low), float(high))
             return EstimateInterval(point, low, high)
@@ -530,8 +546,7 @@ class MultiRangeEstimate(PrivacyProvenance):
                 reps = np.stack([np.asarray(r._range(cell), dtype=np.float64) for r in reps])
             else:
                 reps = np.stack([r.joints[k].T if swapped else r.joints[k] for r in reps])
-            tables += list(bootstrap_interval(T, reps, ci, what="joint", clip=(0.0, 1.0),
-                                              warning=BootstrapBiasWarning, reason=GRID_BIAS))
+            tables += list(table_interval(T, reps, ci, "joint"))
         if not as_frame:
             return (T, ea, eb) if ci is None else EstimateInterval(*tables)
         import pandas as pd
@@ -762,8 +777,7 @@ class MarginalsEstimate(PrivacyProvenance):
             reps_ = self._reps()
             self._refuse_reconstructed(cols, *more, what="marginal(ci=)")
             reps = np.stack([r.marginal(cols, *more) for r in reps_])
-            low, high = bootstrap_interval(point, reps, ci, what="marginal", clip=(0.0, 1.0),
-                                           warning=BootstrapBiasWarning, reason=GRID_BIAS)
+            low, high = table_interval(point, reps, ci, "marginal")
             if not as_frame:
                 return EstimateInterval(point, low, high)
             return EstimateInterval(*(self._frame(t, cols, *more) for t in (point, low, high)))
