@@ -11,6 +11,11 @@ cells, some cutting them) and every cell of the pair's joint table (mean coverag
 the mean cell mass); Marginals: every cell of the released 2-way tables (mean over cells, and over cells of at least
 1%). The 1-D bands (``bench/bands.py``) use the same N, B and ε.
 
+HDG's rows say which interval: what ``ci=`` gives (ranges on the grid's cell edges, every cell of the 1-D grids
+and of the 2-D grid), the plain percentile interval of the same replicates (before ``ci=`` widens it to hold the
+basic one), and, for the queries ``ci=`` refuses (ranges cutting cells, the finer joint table's cells), the
+percentile interval computed from the replicates for the record and the conservative ``interval="cells"``.
+
 Runs alone: ``PYTHONPATH=. python bench/bands_multi.py [--collections 100] [--epsilons 1 4]`` (from the repository
 root, so that this checkout's ``ldpnum`` is measured).
 """

@@ -103,10 +103,14 @@ are redrawn from the fitted (non-negative, consistent) table with the observed r
 (:func:`resample_table_counts`: a GRR table's histogram exactly multinomial, an OLH table's support counts with
 their exact mean and covariance) and the whole post-processing is re-run; ``HDG.estimate_ranges(...,
 bootstrap=B)`` and ``Marginals.estimate_marginals(..., bootstrap=B)`` attach the refits, from which ranges,
-joint cells and marginal cells get percentile intervals. What they do not show is the bias of a model the
-post-processing assumes where the data leave it free: HDG's distribution inside a grid cell (the copula
-start of the response matrix) for a query that cuts populated cells, and the non-negativity step's upward
-bias on near-empty cells. Measured (``make bench``, section ``bands-multi``): see ``bench/bands_multi.py``.
+grid cells and marginal cells get intervals (:func:`ldpnum.multi._result.table_interval`: the percentile
+interval widened to hold the basic one, which undoes the non-negativity step's upward bias on near-empty
+cells, repeated by the replicates). What they cannot show is the bias of a model the post-processing assumes
+where the data leave it free: HDG's distribution inside a grid cell (the copula start of the response matrix)
+for a range that cuts cells or a cell of the finer joint table, and maximum entropy for a marginal no released
+set holds; those get no bootstrap interval (refused with a ValueError). Measured coverage (``make bench``,
+section ``bands-multi``): in :meth:`ldpnum.multi.MultiRangeEstimate.range` and
+:meth:`ldpnum.multi.MarginalsEstimate.marginal`.
 
 References
 ----------
