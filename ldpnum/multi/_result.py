@@ -424,7 +424,7 @@ class MultiRangeEstimate(PrivacyProvenance):
             f"range(ci=): {int(cut.sum())} of {cut.size} queries cut cells of the {grid}, first at query {first}; "
             f"the grid's cell edges are {'; '.join(edges)}. The share of a cut cell inside a range comes from the "
             "within-cell model, whose bias the bootstrap does not contain (measured coverage of nominal 95% down "
-            "to 0.73 on such ranges). Align the range with the cell edges (the smallest aligned range holding "
+            "to 0.00 on such ranges). Align the range with the cell edges (the smallest aligned range holding "
             f"query {first}: {wider}), or ask interval='cells' for the conservative interval that holds whatever "
             "the distribution inside the cells, or collect with finer grids (more people or a larger epsilon)")
 
@@ -539,8 +539,8 @@ class MultiRangeEstimate(PrivacyProvenance):
         intervals, frames or arrays), as ``range(cell, ci=level)`` gives for each cell; refused with a
         ValueError without replicates. The finer joint table (``R g1`` a side) gets **no** interval: its cells
         split the 2-D grid's cells by the within-cell model (the copula), whose bias the bootstrap does not
-        contain: percentile intervals of its cells covered 0.50 (flights) and 0.82 (correlated pair) of nominal
-        95% (``bench/bands_multi.py``, n = 20,000, ε = 1, B = 100), so ``ci=`` without ``grid=True`` is refused
+        contain: percentile intervals of its cells covered 0.19-0.74 (flights) and 0.54-0.89 (correlated pair)
+        of nominal 95% (``bench/bands_multi.py``, n = 20,000, ε = 0.5-4, B = 100), so ``ci=`` without ``grid=True`` is refused
         with a ValueError, unless the table is the 2-D grid itself (``consistency="none"``). Measured coverage
         of the grid cells' intervals: see :meth:`range`.
         """
@@ -560,7 +560,7 @@ class MultiRangeEstimate(PrivacyProvenance):
                 raise ValueError(
                     f"joint(ci=): the joint table's {T.shape[0]} x {T.shape[1]} cells split the 2-D grid's {g2} x "
                     f"{g2} cells by the within-cell model, whose bias the bootstrap does not contain (measured "
-                    "coverage of nominal 95%: 0.50-0.82); ask joint(a, b, grid=True, ci=level) for the grid's "
+                    "coverage of nominal 95%: 0.19-0.89); ask joint(a, b, grid=True, ci=level) for the grid's "
                     "cells, or range(query, ci=level) for ranges aligned with them")
             if grid:
                 reps = np.stack([np.asarray(r._range(cell), dtype=np.float64) for r in reps])
