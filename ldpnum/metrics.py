@@ -24,7 +24,7 @@ over each piece (splitting a piece where the difference changes sign), and the s
 at a breakpoint or as a limit at one.
 
 The **bucketised** variants (``n_bins=`` or :func:`wasserstein_binned` / :func:`ks_binned`) are the
-seed's and issue 3's accuracy measure: with the domain split into ``n_bins`` equal buckets with right
+accuracy measure of Li et al.'s experiments: with the domain split into ``n_bins`` equal buckets with right
 edges :math:`r_1 < \dots < r_{n} = hi`,
 
 .. math::
@@ -292,10 +292,11 @@ def wasserstein_binned(est: DistributionEstimate, values: ArrayLike, n_bins: int
 
     :math:`r_j` the right edge of bucket ``j`` and :math:`F_{emp}(r_j)` the fraction of ``values`` in
     buckets ``1..j`` (the cumulative empirical histogram of the values on the same buckets). This is the
-    measure of issue 3's accuracy targets ("mean over the 1024 buckets of |F̂ − F| against the empirical
-    histogram of the same samples"); it is ``wasserstein(est, values, n_bins=n_bins)``, and the module
-    docstring relates it to the exact :func:`wasserstein`. Either argument may be an estimate or raw
-    samples (``bounds`` then as for :func:`wasserstein`).
+    accuracy measure of the bucketised comparisons (the mean over, e.g., 1024 buckets of
+    :math:`|\hat F - F|` against the empirical histogram of the same samples); it is
+    ``wasserstein(est, values, n_bins=n_bins)``, and the module docstring relates it to the exact
+    :func:`wasserstein`. Either argument may be an estimate or raw samples (``bounds`` then as for
+    :func:`wasserstein`).
 
     Examples
     --------

@@ -1,4 +1,4 @@
-r"""The ``.ldp`` accessors: privatize pandas columns and estimate from report columns (DESIGN.md §1, R3).
+r"""The ``.ldp`` accessors: privatize pandas columns and estimate from report columns.
 
 ``import ldpnum`` registers an accessor named ``ldp`` on :class:`pandas.Series` and
 :class:`pandas.DataFrame` through pandas' public extension API. The accessors hold no state and contain no

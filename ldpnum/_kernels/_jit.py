@@ -201,18 +201,20 @@ class Kernel:
         Compiled with ``parallel=True``; inlined into its callers by Numba (a helper, never launched).
     """
 
-    def __init__(self, py_func, options, parallel, inline, plan_arrays=()):
+    def __init__(self, py_func, options, parallel, inline, plan_arrays=(), buffers=()):
         functools.update_wrapper(self, py_func)
         self.py_func = py_func
         self.options = options
         self.parallel = parallel
         self.inline = inline
         params = py_func.__code__.co_varnames[:py_func.__code__.co_argcount]
-        unknown = set(plan_arrays) - set(params)
+        unknown = (set(plan_arrays) | set(buffers)) - set(params)
         if unknown:
             raise TypeError(f"{py_func.__qualname__} has no parameters {sorted(unknown)}")
-        #: Positions of the arguments whose size measures a call's work (all but the plan's tables).
-        self.work_args = tuple(i for i, name in enumerate(params) if name not in plan_arrays)
+        #: Positions of the arguments whose size measures a call's work (all but the plan's tables and buffers).
+        self.work_args = tuple(i for i, name in enumerate(params) if name not in (*plan_arrays, *buffers))
+        #: Positions of the plan's tables, always handed to the kernel read-only (see :meth:`__call__`).
+        self.plan_args = tuple(i for i, name in enumerate(params) if name in plan_arrays)
         self._dispatcher = None
         self.interpreted_elements = 0
 
@@ -297,6 +299,8 @@ class Kernel:
     def __call__(self, *args):
         if self.inline:  # helpers run inside a kernel; called directly (tests), they are plain Python
             return self.interpret(*args)
+        if self.plan_args:
+            args = _plan_read_only(args, self.plan_args)
         if self._interpret_this(args):
             return self.interpret(*args)
         d = self.dispatcher
@@ -306,11 +310,29 @@ class Kernel:
         return d(*args)
 
 
+def _plan_read_only(args, positions):
+    """``args`` with the plan's tables at ``positions`` as read-only views.
+
+    A plan's tables are read-only when the mechanism builds them, but NumPy does not pickle the flag: a
+    mechanism sent to a worker process (Dask, Spark, multiprocessing) would hand its kernels writable tables,
+    a second signature that ``ldpnum compile`` never compiled. A read-only view costs a few hundred
+    nanoseconds per launch and keeps one signature.
+    """
+    out = list(args)
+    for i in positions:
+        a = out[i]
+        if isinstance(a, np.ndarray) and a.flags.writeable:
+            a = a.view()
+            a.flags.writeable = False
+            out[i] = a
+    return tuple(out)
+
+
 def _kernel_by_name(module, qualname):
     return getattr(importlib.import_module(module), qualname)
 
 
-def jit(*, parallel=False, inline=False, plan_arrays=()):
+def jit(*, parallel=False, inline=False, plan_arrays=(), buffers=()):
     """Decorate a kernel with ldpnum's policy; returns a :class:`Kernel`.
 
     Parameters
@@ -321,7 +343,10 @@ def jit(*, parallel=False, inline=False, plan_arrays=()):
         A helper inlined into the kernels that call it (Numba's ``inline="always"``).
     plan_arrays : tuple of str
         Parameters holding the plan's tables (not per-record data): their size does not count as work
-        when choosing the tier.
+        when choosing the tier, and they are handed to the kernel read-only (one compiled signature whether
+        or not the mechanism was unpickled).
+    buffers : tuple of str
+        Parameters of a helper's scratch arrays, written by it, whose size its caller counted already.
     """
     options = dict(cache=True, nogil=True, fastmath=False, error_model="numpy", boundscheck=False)
     if parallel:
@@ -330,7 +355,7 @@ def jit(*, parallel=False, inline=False, plan_arrays=()):
         options["inline"] = "always"
 
     def decorate(py_func):
-        return Kernel(py_func, options, parallel, inline, plan_arrays)
+        return Kernel(py_func, options, parallel, inline, plan_arrays, buffers)
 
     return decorate
 

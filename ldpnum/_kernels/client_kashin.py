@@ -196,7 +196,7 @@ def coordinate_inline(seed, t, shift):
     return np.int64(splitmix_inline(seed + np.uint64(t) * GOLDEN) >> np.uint64(shift))
 
 
-@jit(parallel=True)
+@jit(parallel=True, plan_arrays=("pos", "sign"))
 def sqkr_kernel(x, scale, pos, sign, level, truncation, iterations, k, frame_bits, a_keep, grr_shift, words, out,
                 clipped):
     """SQKR, ``k + 2`` words per record (seed, ``k`` quantization words, the randomized-response word)."""
@@ -234,7 +234,7 @@ def kashin_probe(x, scale, pos, sign, level, truncation, iterations, frame_bits,
         clipped[i] = kashin_inline(x, i, scale[i], pos, sign, level, truncation, iterations, xt, z, out[i])
 
 
-@jit(parallel=True)
+@jit(parallel=True, plan_arrays=("pos", "sign"))
 def kashin_clip_flags(x, scale, pos, sign, level, truncation, iterations, frame_bits, clipped):
     """``clipped[i] = 1`` when Kashin's representation of row ``i`` needs a coefficient clipped to the level.
 

@@ -127,7 +127,7 @@ def scan_categories(x, k):
     return n_bad
 
 
-@jit(parallel=True)
+@jit(parallel=True, plan_arrays=("lows", "highs"))
 def scan_vectors(x, lows, highs, integral):
     """Count the bad values of an ``(n, d)`` array in one pass.
 

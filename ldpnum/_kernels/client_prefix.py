@@ -53,7 +53,7 @@ def prefix_hash_inline(p, a, b, g):
     return np.int64(mulhi64_inline(mix64_inline(p * a + b), np.uint64(g)))
 
 
-@jit(parallel=True)
+@jit(parallel=True, plan_arrays=("lengths", "hash_a", "hash_b"))
 def prefix_kernel(items, item_bits, lengths, n_hashes, hash_a, hash_b, g, a_keep, shift, words, out):
     """Prefix report (2 words per record): code ``(j·H + h)·g + y``.
 

@@ -232,7 +232,7 @@ def settle_inline(base, j0, buf, cnt, misses):
         k += 1
 
 
-@jit(plan_arrays=("g",))  # a helper: its caller counted the work (the tier notes in ``_jit``)
+@jit(buffers=("g",))  # a helper: its caller counted the work (the tier notes in ``_jit``)
 def direction(seed, g):
     """Write ``g_seed`` (the family's ``len(g)`` normals for ``seed``) into ``g``; return ``‖g‖²``.
 

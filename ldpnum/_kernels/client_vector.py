@@ -21,7 +21,7 @@ TWO53 = float(2**53)
 CHUNK = 128
 
 
-@jit(parallel=True)
+@jit(parallel=True, plan_arrays=("lows", "inv_ranges"))
 def sample_coordinates(x, lows, inv_ranges, k, c, words, coords, units):
     """Each record's ``k`` distinct coordinates of ``d``, sorted, and their values mapped to ``[0, 1]``.
 
@@ -65,7 +65,7 @@ def sign_threshold_inline(u):
     return np.int64(u * TWO53)
 
 
-@jit(parallel=True)
+@jit(parallel=True, plan_arrays=("lows", "inv_ranges"))
 def duchi_multivariate_kernel(x, lows, inv_ranges, t_lo, t_hi, n_bit_words, words, out):
     """Duchi et al.'s multidimensional randomizer, ``d + n_bit_words + 1`` words per record.
 

@@ -1,4 +1,4 @@
-"""Repeated collection from the same people (DESIGN.md R9): client keys and memoized responses.
+"""Repeated collection from the same people: client keys and memoized responses.
 
 A person who reports again about the same value must not spend ε again. Each person holds a secret key
 (:class:`ClientKeys`); a longitudinal mechanism's *permanent* response to a value is a deterministic function of

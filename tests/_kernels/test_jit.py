@@ -378,6 +378,26 @@ def test_plan_arrays_do_not_count_as_work():
         _jit.jit(parallel=True, plan_arrays=("tabel",))(_plus_words.py_func)
 
 
+def _table_flags(values, table, out):
+    out[0] = table.flags.writeable
+    out[1] = values.flags.writeable
+
+
+def test_plan_arrays_are_handed_to_kernels_read_only(monkeypatch):
+    """A plan's tables reach the kernel read-only even when the caller's copy is writable (an unpickled
+    mechanism: NumPy does not pickle the flag), so one signature is compiled; other arguments are untouched.
+    Negative control: without ``plan_arrays`` the writable table gets through."""
+    monkeypatch.setattr(_jit, "MODE", "interpret")
+    table, values, out = np.arange(3.0), np.arange(2.0), np.empty(2)
+    _jit.jit(plan_arrays=("table",))(_table_flags)(values, table, out)
+    assert list(out) == [0.0, 1.0] and table.flags.writeable
+    _jit.jit()(_table_flags)(values, table, out)
+    assert list(out) == [1.0, 1.0]
+    m = pickle.loads(pickle.dumps(ldp.Laplace(1.0, (0, 1))))
+    assert m.plan.table_hi.flags.writeable  # what a worker receives
+    assert m.privatize(np.full(10, 0.5), rng=3) == ldp.Laplace(1.0, (0, 1)).privatize(np.full(10, 0.5), rng=3)
+
+
 def test_forced_modes(monkeypatch):
     k = _fresh_plus_words()
     args = (np.arange(3, dtype=np.uint64), np.ones(6, np.uint64), np.empty(3, np.uint64))

@@ -3,7 +3,6 @@
 import pickle
 import re
 import sys
-import types
 from pathlib import Path
 
 import numpy as np
@@ -207,7 +206,25 @@ def test_partition_privatize_of_a_series_draws_from_the_partitions_stream():
         partition_privatize(s, M, seed=1.5, partition_index=4)
 
 
-# -- the recipes of docs/scaling.md run as written ----------------------------------------------------------
+def test_empty_frame_has_the_types_a_partition_would_have():
+    from ldpnum.engines import empty_frame
+
+    df = empty_frame([("t", "double"), ("n", "bigint"), ("i", "int"), ("s", "string"), ("d", "decimal(10,2)"),
+                      ("b", "binary"), ("u", np.uint8)])
+    assert len(df) == 0 and list(df.columns) == ["t", "n", "i", "s", "d", "b", "u"]
+    assert [str(t) for t in df.dtypes] == ["float64", "int64", "int32", "object", "object", "object", "uint8"]
+    assert empty_frame({"x": "float32"}).dtypes["x"] == np.float32
+    # what it is for: the checks that do not depend on the values, with nothing drawn
+    with pytest.raises(TypeError, match="'s'"):
+        partition_privatize(df, {"s": M}, seed=0, partition_index=0)
+    assert len(partition_privatize(df, {"t": M}, seed=0, partition_index=0)) == 0
+    with pytest.raises(ValueError, match="twice"):
+        empty_frame([("a", "double"), ("a", "int")])
+    with pytest.raises(TypeError, match="pairs"):
+        empty_frame(["a"])
+
+
+# -- the recipe of docs/scaling.md runs as written (Spark's: tests/integrations/test_spark.py) ---------------
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "scaling.md"
 
 
@@ -216,74 +233,6 @@ def _doc_blocks(section):
     text = DOCS.read_text()
     body = text.split(f"\n## {section}", 1)[1].split("\n## ", 1)[0]
     return re.findall(r"```python\n(.*?)```", body, flags=re.S)
-
-
-class _FakeSparkFrame:
-    """Just enough of a pyspark DataFrame for the recipe: partitions of pandas rows; ``mapInPandas`` hands
-    each partition's Arrow batches over without ``attrs`` and casts what comes back to the schema."""
-
-    TYPES = {"int": "int32", "long": "int64", "binary": "binary"}
-    context = None  # the TaskContext of the running task
-
-    def __init__(self, partitions, batch_rows=700):
-        self.partitions, self.batch_rows = partitions, batch_rows
-
-    def select(self, *columns):
-        return _FakeSparkFrame([p[list(columns)] for p in self.partitions], self.batch_rows)
-
-    def mapInPandas(self, fn, schema):
-        import pyarrow as pa
-
-        fields = [f.split() for f in schema.split(",")]
-        arrow = pa.schema([(name, getattr(pa, self.TYPES[kind])()) for name, kind in fields])
-        out = []
-        for i, part in enumerate(self.partitions):
-            batches = (pd.DataFrame(part.iloc[j:j + self.batch_rows].to_dict("series"))  # attrs dropped
-                       for j in range(0, len(part), self.batch_rows))
-            _FakeSparkFrame.context = types.SimpleNamespace(partitionId=lambda i=i: i)
-            frames = [pa.Table.from_pandas(f, schema=arrow, preserve_index=False).to_pandas()
-                      for f in fn(batches)]
-            out.append(pd.concat(frames, ignore_index=True))
-        return _FakeSparkFrame(out, self.batch_rows)
-
-    def collect(self):
-        return [row for p in self.partitions for row in p.itertuples(index=False, name="Row")]
-
-    def groupBy(self, key):
-        whole = pd.concat(self.partitions, ignore_index=True)
-        return types.SimpleNamespace(sum=lambda c: _FakeSparkFrame(
-            [whole.groupby(key, as_index=False)[c].sum().rename(columns={c: f"sum({c})"})]))
-
-    def withColumnRenamed(self, old, new):
-        return _FakeSparkFrame([p.rename(columns={old: new}) for p in self.partitions])
-
-    def toPandas(self):
-        return pd.concat(self.partitions, ignore_index=True)
-
-
-def test_the_spark_recipe(monkeypatch):
-    pytest.importorskip("pyarrow")
-    fake = types.ModuleType("pyspark")
-    fake.TaskContext = types.SimpleNamespace(get=lambda: _FakeSparkFrame.context)
-    monkeypatch.setitem(sys.modules, "pyspark", fake)
-    dep = np.random.default_rng(3).uniform(0, 1440, 5000)
-    sdf = _FakeSparkFrame([pd.DataFrame({"dep_time": c, "carrier": 1}) for c in np.array_split(dep, 3)])
-    recipe, long_form = _doc_blocks("Spark")
-    seeded = recipe.replace("SEED = None", "SEED = 11")
-    assert seeded != recipe
-    ns = {"sdf": sdf}
-    exec(seeded, ns)
-    m, agg, reports = ns["m"], ns["agg"], ns["reports"]
-    codes = np.concatenate([p["dep_time"].to_numpy() for p in reports.partitions])
-    assert codes.dtype == np.int32  # Spark's schema type
-    assert agg == m.aggregate(ldp.Reports(codes, m.spec))
-    assert agg.n_reports == dep.size and ns["est"] == m.estimate_distribution(agg)
-    exec(seeded, again := {"sdf": sdf})
-    assert again["agg"] == agg  # seeded: the same reports on every run (stream per partition and batch)
-    exec(long_form, ns)
-    assert ns["agg"] == agg  # the SQL-style merge of the long form gives the same aggregate
-    exec(recipe, sec := {"sdf": sdf})
-    assert sec["agg"].n_reports == dep.size and sec["agg"] != agg
 
 
 @pytest.mark.slow
