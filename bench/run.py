@@ -47,6 +47,9 @@ One run measures, on this machine:
    oracles (memoized from client keys) against multi-freq-ldpy's L-GRR, L-OSUE and L-SOUE at n = 1e6, k = 16 and
    1024, ε∞ = 1, 2, 4 over 30 rounds: people/s, server time and MSE per round, and each person's ε after the rounds
    (the ledger's memoized totals) against naive repeated collection.
+12b. bootstrap intervals of several columns (section ``bands-multi``, ``bench/bands_multi.py``): coverage of
+   95% intervals of HDG's 1-D and 2-D ranges and joint cells on the correlated pair and the flights, and of
+   Marginals' 2-way cells on the flights' categorical columns (N = 20,000, B = 100, 100 collections).
 13. likelihood-based randomized response (section ``likelihood``, ``bench/likelihood.py``): exact coverage (by
    enumeration over the count) and width of the likelihood-ratio interval of ``estimate_mean(method="mle")``
    against the default Wald-type interval, n ∈ {20, 50, 200, 10^4}, p ∈ {0.01, 0.1, 0.5}, ε ∈ {0.5, 1, 2};
@@ -62,8 +65,8 @@ One run measures, on this machine:
    time per round.
 
 Medians of ``--repeats`` runs (default 3). ``--only SECTIONS`` (comma list of rng, compile, mean, accuracy,
-distribution, peers, frequency, accessor, cli, scaling, heavy, setvalued, multi, marginals, ranges, longitudinal,
-likelihood, huge-domains, adaptive) runs some
+distribution, peers, frequency, accessor, cli, scaling, heavy, setvalued, bands, bands-multi, multi, marginals,
+ranges, longitudinal, likelihood, huge-domains, adaptive) runs some
 sections alone. Writes ``bench/results/bench-<timestamp>.json`` and
 ``bench/results/latest.md`` (a partial run: ``latest-<sections>.md``), and prints the markdown.
 """
@@ -664,7 +667,8 @@ def markdown(res):
 #: Sections implemented in their own scripts (bench/<module>.py, each runnable alone): a ``run()`` returning
 #: ``(records, markdown)``.
 EXTERNAL_SECTIONS = {"accessor": "accessor", "cli": "cli_stream", "scaling": "scaling", "heavy": "heavy",
-                     "setvalued": "setvalued", "vectors": "vectors", "bands": "bands", "multi": "multi",
+                     "setvalued": "setvalued", "vectors": "vectors", "bands": "bands", "bands-multi": "bands_multi",
+                     "multi": "multi",
                      "marginals": "marginals", "ranges": "ranges", "recommend": "recommend",
                      "longitudinal": "longitudinal", "likelihood": "likelihood", "huge-domains": "huge_domains",
                      "adaptive": "adaptive"}
@@ -689,8 +693,8 @@ def external_section(name, repeats, with_peers=True):
 
 
 SECTIONS = ("rng", "compile", "mean", "accuracy", "distribution", "peers", "frequency", "accessor", "cli", "scaling",
-            "heavy", "setvalued", "vectors", "bands", "multi", "marginals", "ranges", "recommend", "longitudinal",
-            "likelihood", "huge-domains", "adaptive")
+            "heavy", "setvalued", "vectors", "bands", "bands-multi", "multi", "marginals", "ranges", "recommend",
+            "longitudinal", "likelihood", "huge-domains", "adaptive")
 SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times", "mean": "mean-oracle throughput",
                 "accuracy": "mean-estimate MSE", "distribution": "Square Wave EM/EMS/ems-cv, and estimators side by side "
                 "(bench/dist_candidates.py)",
@@ -702,6 +706,8 @@ SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times",
                 "setvalued": "SVIM/SVSM frequent items and itemsets vs the truth (bench/setvalued.py)",
                 "vectors": "PrivHS/PrivUnit/PrivUnitG/SQKR mean of unit vectors, error and speed (bench/vectors.py)",
                 "bands": "coverage of bootstrap intervals of distributions, quantiles, ranges (bench/bands.py)",
+                "bands-multi": "coverage of bootstrap intervals of HDG ranges and joint cells and of Marginals' cells "
+                "(bench/bands_multi.py)",
                 "multi": "HDG 2-D range queries vs one 2-D OLH grid and independent 1-D SW (bench/multi.py)",
                 "marginals": "2-way marginals of categorical columns: all pairs, CALM, 1-way product "
                 "(bench/marginals.py)",

@@ -24,7 +24,7 @@ import sys
 import time
 
 from .base import mechanism_spellings
-from .collect import QUERIES, STRATEGIES, MarginalQueryError, answer_queries, plan_columns
+from .collect import QUERIES, STRATEGIES, MarginalQueryError, answer_queries, marginal_lines, plan_columns
 from .io import (
     DEFAULT_BATCH_SIZE,
     CLIError,
@@ -143,32 +143,18 @@ def _print_estimates(out, head, file):
             print(f"mean: {_g(m['value'])} (mean of the estimated distribution; no standard error)", file=file)
     if "quantiles" in out:
         q = out["quantiles"]
-        print(f"{'quantile':>10}  {'value':>12}", file=file)
-        for p, v in zip(q["q"], q["value"]):
-            print(f"{p:>10g}  {_g(v):>12}", file=file)
+        cis = [f"[{_g(lo)}, {_g(hi)}]" for lo, hi in q["ci"]] if "ci" in q else [""] * len(q["q"])
+        print(f"{'quantile':>10}  {'value':>12}  " + (f"{100 * q['level']:g}% CI" if "ci" in q else ""), file=file)
+        for p, v, ci in zip(q["q"], q["value"], cis):
+            print(f"{p:>10g}  {_g(v):>12}  {ci}", file=file)
     if "range" in out:
         r = out["range"]
         where = (" and ".join(f"{_g(lo)} <= {c} <= {_g(hi)}" for c, (lo, hi) in r["query"].items()) if "query" in r
                  else f"{_g(r['low'])} <= X <= {_g(r['high'])}")
-        print(f"P({where}) = {r['mass']:.4f} (about {r['count']:,.0f} of {r['n_reports']:,} values)", file=file)
+        ci = (f"; {100 * r['level']:g}% bootstrap CI [{r['ci'][0]:.4f}, {r['ci'][1]:.4f}]" if "ci" in r else "")
+        print(f"P({where}) = {r['mass']:.4f} (about {r['count']:,.0f} of {r['n_reports']:,} values{ci})", file=file)
     if "marginals" in out:
-        import numpy as np
-
-        mg = out["marginals"]
-        print(f"marginals ({mg['consistency']} post-processing; released sets: "
-              + "; ".join(",".join(v) for v in mg["sets"]) + ")", file=file)
-        for t in mg["tables"]:
-            freq = np.asarray(t["frequency"])
-            how = "" if t["covered"] else " (maximum entropy: no released set holds these columns)"
-            print(f"P({', '.join(t['columns'])}){how}:", file=file)
-            if freq.ndim == 2:
-                print(f"  {t['columns'][0] + ' / ' + t['columns'][1]:>14}  "
-                      + "  ".join(f"{j:>7}" for j in range(freq.shape[1])), file=file)
-                for i, row in enumerate(freq):
-                    print(f"  {i:>14}  " + "  ".join(f"{v:7.4f}" for v in row), file=file)
-            else:
-                for idx in np.ndindex(freq.shape):
-                    print(f"  {', '.join(map(str, idx)):>14}  {freq[idx]:7.4f}", file=file)
+        print("\n".join(marginal_lines(out["marginals"])), file=file)
     if "frequencies" in out:
         f = out["frequencies"]
         k = len(f["frequency"])
@@ -461,6 +447,9 @@ def _parser():
     e.add_argument("--postprocess", choices=("none", "norm-sub", "simplex", "clip"), default="none",
                    help="frequencies: keep the unbiased estimate (default) or make it a distribution")
     e.add_argument("--level", type=_level, default=0.95, help="confidence level of the CIs (default 0.95)")
+    e.add_argument("--bootstrap", type=int, default=None, metavar="B", help="--level intervals of the quantiles, "
+                   "ranges and marginals from B bootstrap replicates (20 to 100000; 39 or more for 95%%)")
+    e.add_argument("--rng", type=int, default=None, metavar="SEED", help="seed of the --bootstrap resampling")
     e.add_argument("--plot", default=None, metavar="PNG", help="write a plot of the estimated distribution")
     e.add_argument("--json", action="store_true", help="print the result as JSON (exact floats)")
     e.add_argument("--expect-spec", default=None, metavar="FILE",
@@ -675,7 +664,8 @@ def _cmd_estimate(args):
     key = read_key(args.mac_key_file)
     _, mech = report_column(str(args.reports), args.column, explicit)  # the file's metadata only
     whats = check_estimate_request(mech, whats, marginal=args.marginal, query=args.range, plot=args.plot,
-                                   n_bins=args.n_bins)  # before a report is read
+                                   n_bins=args.n_bins, bootstrap=args.bootstrap, level=args.level,
+                                   rng=args.rng)  # before a report is read
     agg, n_missing = aggregate_file(args.reports, args.column, spec=explicit, batch_size=args.batch_size,
                                     progress=args.progress, key=key)
     if explicit is None and key is None:
@@ -687,7 +677,8 @@ def _cmd_estimate(args):
     try:
         out, dist = answer_queries(mech, agg, whats, n_bins=args.n_bins, method=args.method, level=args.level,
                                    quantiles=args.quantiles, query=args.range, marginals=args.marginal,
-                                   postprocess=args.postprocess, distribution=bool(args.plot))
+                                   postprocess=args.postprocess, distribution=bool(args.plot),
+                                   bootstrap=args.bootstrap, rng=args.rng)
     except MarginalQueryError as exc:
         raise CLIError(f"--marginal {args.marginal!r}: {one_line(exc)}") from None
     spec = agg.spec

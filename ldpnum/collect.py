@@ -102,6 +102,7 @@ from .spec import Spec, check_spec
 
 __all__ = ["MAX_COLUMNS", "NAN_POLICIES", "PYTHON_NAMES", "QUERIES", "STRATEGIES", "ArgumentNames", "BatchReports",
            "CollectionPlan", "ColumnPlan", "MarginalQueryError", "aggregate_series", "answer_queries", "assign_rows",
+           "marginal_lines",
            "check_ledger", "check_memoized", "check_queries", "check_rng", "check_round", "check_shuffle",
            "column_subject", "concat", "declare_shuffled", "describe_aggregates", "empty_values",
            "estimate_mean_named", "estimator", "fill_values", "is_real_dtype", "mechanism_of", "partition_rng", "plan_columns",
@@ -1511,6 +1512,34 @@ class MarginalQueryError(ValueError):
     """A marginal that the estimate of a marginals report column cannot give (:func:`answer_queries`)."""
 
 
+def marginal_lines(mg: dict) -> list[str]:
+    """The text lines of :func:`answer_queries`'s ``"marginals"`` answer (what ``ldpnum estimate`` prints).
+
+    A 2-way table as a grid of cells; other tables (and bootstrapped ones, with every cell's interval and
+    standard error) one cell a line.
+    """
+    import numpy as np
+
+    lines = [f"marginals ({mg['consistency']} post-processing; released sets: "
+             + "; ".join(",".join(v) for v in mg["sets"]) + ")"]
+    for t in mg["tables"]:
+        freq = np.asarray(t["frequency"])
+        how = "" if t["covered"] else " (maximum entropy: no released set holds these columns)"
+        lines.append(f"P({', '.join(t['columns'])}){how}:")
+        boot = [np.asarray(t[k]) for k in ("ci_low", "ci_high", "standard_error")] if "ci_low" in t else None
+        if freq.ndim == 2 and boot is None:
+            lines.append(f"  {t['columns'][0] + ' / ' + t['columns'][1]:>14}  "
+                         + "  ".join(f"{j:>7}" for j in range(freq.shape[1])))
+            lines += [f"  {i:>14}  " + "  ".join(f"{v:7.4f}" for v in row) for i, row in enumerate(freq)]
+            continue
+        if boot:
+            lines.append(f"  {'cell':>14}  {'frequency':>9}  {100 * t['level']:g}% bootstrap CI, standard error")
+        for idx in np.ndindex(freq.shape):
+            ci = f"    [{boot[0][idx]:.4f}, {boot[1][idx]:.4f}], {boot[2][idx]:.4f}" if boot else ""
+            lines.append(f"  {', '.join(map(str, idx)):>14}  {freq[idx]:7.4f}{ci}")
+    return lines
+
+
 def _marginal_sets(marginals: Any) -> list | None:
     """The column tuples of ``marginals``: a list of column tuples, or one ``"C1,C2"`` string; None stays None."""
     if marginals is None:
@@ -1617,7 +1646,8 @@ def _mean_entry(label: Any, est: Any, level: float) -> dict:
 def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: int | None = None,
                    method: str = "ems-cv", level: float = 0.95, quantiles: Any = (0.25, 0.5, 0.75),
                    query: Any = None, marginals: list | None = None, postprocess: str = "none",
-                   distribution: bool = False) -> tuple[dict, Any]:
+                   distribution: bool = False, bootstrap: int | None = None,
+                   rng: SeedLike = None) -> tuple[dict, Any]:
     """Answer named questions of one report column's aggregate, as JSON-friendly values.
 
     The command line's ``ldpnum estimate --what ...`` prints (or writes as JSON) what this returns; the
@@ -1641,6 +1671,14 @@ def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: in
         The distribution estimator's settings (range trees take neither: their bins are their leaves).
     distribution : bool, default False
         Estimate the distribution even when no question needs it (to plot it).
+    bootstrap : int, optional
+        Give the quantiles, ranges and marginals ``level`` intervals from this many parametric bootstrap
+        replicates (20 to 100,000; 39 or more for 95%): ``ci`` ``[low, high]`` next to each value (marginals:
+        ``ci_low``, ``ci_high`` and ``standard_error`` tables), the estimates' own ``ci=`` intervals
+        (window mechanisms' ``estimate_distribution(bootstrap=)``, range trees' and HDG's
+        ``estimate_ranges(bootstrap=)``, ``Marginals.estimate_marginals(bootstrap=)``), refused with their
+        ValueError where they cannot vouch for one (an HDG range cutting a grid cell, a maximum-entropy marginal).
+        Means and frequencies keep their closed-form intervals. ``rng`` seeds the resampling.
 
     Returns
     -------
@@ -1658,8 +1696,10 @@ def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: in
     """
     is_tree = mech.offers("estimate_ranges")  # range trees: the distribution is the tree's leaves
     dist = None
+    tree = None
     out: dict = {}
     m: Any = mech
+    boot = {} if bootstrap is None else {"bootstrap": bootstrap, "rng": rng}
 
     def estimated():
         nonlocal dist
@@ -1667,11 +1707,38 @@ def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: in
             if is_tree:
                 dist = m.estimate_distribution(agg)
             else:
-                dist = m.estimate_distribution(agg, n_bins=n_bins, method=method)
+                dist = m.estimate_distribution(agg, n_bins=n_bins, method=method, **boot)
         return dist
+
+    def queryable():  # what answers quantiles and ranges, with its replicates when bootstrapped
+        nonlocal tree
+        if not is_tree:
+            return estimated()
+        if tree is None:
+            tree = m.estimate_ranges(agg, **boot)
+        return tree
+
+    def with_ci(entry, iv, many=False):
+        if bootstrap is not None:
+            entry["level"] = level
+            entry["ci"] = ([[float(a), float(b)] for a, b in zip(iv.low, iv.high)] if many
+                           else [float(iv.low), float(iv.high)])
+        return entry
 
     queries = check_queries(mech, queries, marginals=marginals, query=query, distribution=distribution,
                             n_bins=n_bins)
+    if bootstrap is not None:
+        import inspect
+
+        from .estimation.bootstrap import check_replicates
+
+        check_replicates(bootstrap, 1, name="bootstrap")
+        takes = [getattr(mech, f) for f in ("estimate_distribution", "estimate_ranges", "estimate_marginals")
+                 if mech.offers(f)]
+        if not any("bootstrap" in inspect.signature(f).parameters for f in takes):
+            raise ValueError(f"{mech.spec.mechanism} reports give no bootstrap intervals (bootstrap= applies to "
+                             "the quantiles, ranges and marginals of square_wave, general_wave, piecewise, hybrid, "
+                             "hierarchical_histogram, hdg and marginals reports)")
     if agg.n_reports == 0:
         raise ValueError("the column holds no reports")
     for what in queries:
@@ -1689,20 +1756,22 @@ def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: in
                 out["mean"] = {"value": estimated().mean, "standard_error": None, "level": None, "ci": None,
                                "unbiased": False}
         elif what == "quantiles":
-            d = estimated()
-            out["quantiles"] = {"q": list(quantiles), "value": [float(v) for v in d.quantile(quantiles)]}
+            d = queryable() if bootstrap is not None else estimated()
+            iv = d.quantile(list(quantiles), ci=level) if bootstrap is not None else None
+            out["quantiles"] = with_ci({"q": list(quantiles), "value": [float(v) for v in d.quantile(quantiles)]},
+                                       iv, many=True)
         elif what == "range" and isinstance(query, dict):  # several value columns (HDG)
-            mass = float(m.estimate_ranges(agg).range(query))
-            out["range"] = {"query": {c: list(v) for c, v in query.items()}, "mass": mass,
-                            "count": mass * agg.n_reports, "n_reports": agg.n_reports}
+            hdg = m.estimate_ranges(agg, **boot)
+            mass = float(hdg.range(query))
+            out["range"] = with_ci({"query": {c: list(v) for c, v in query.items()}, "mass": mass,
+                                    "count": mass * agg.n_reports, "n_reports": agg.n_reports},
+                                   hdg.range(query, ci=level, interval="bootstrap") if boot else None)
         elif what == "range":
             lo, hi = query
-            if is_tree:
-                mass = float(m.estimate_ranges(agg).range(lo, hi))
-            else:
-                mass = float(estimated().range(lo, hi))
-            out["range"] = {"low": lo, "high": hi, "mass": mass, "count": mass * agg.n_reports,
-                            "n_reports": agg.n_reports}
+            d = queryable()
+            mass = float(d.range(lo, hi))
+            out["range"] = with_ci({"low": lo, "high": hi, "mass": mass, "count": mass * agg.n_reports,
+                                    "n_reports": agg.n_reports}, d.range(lo, hi, ci=level) if boot else None)
         elif what == "distribution":
             d = estimated()
             qs = (0.05, 0.25, 0.5, 0.75, 0.95)
@@ -1712,11 +1781,16 @@ def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: in
                                    "bin_edges": [float(v) for v in d.bin_edges],
                                    "probabilities": [float(v) for v in d.probabilities]}
         elif what == "marginals":
-            est = m.estimate_marginals(agg)
+            est = m.estimate_marginals(agg, **boot)
             wanted = _marginal_sets(marginals) or list(est.sets)
             try:
                 tables = [{"columns": list(cols), "covered": est.covers(cols),
                            "frequency": est.marginal(cols).tolist()} for cols in wanted]
+                if boot:
+                    for t, cols in zip(tables, wanted):
+                        iv = est.marginal(cols, ci=level)
+                        t.update(level=level, ci_low=iv.low.tolist(), ci_high=iv.high.tolist(),
+                                 standard_error=est.standard_error(cols).tolist())
             except (TypeError, ValueError) as exc:
                 raise MarginalQueryError(str(exc).strip() or type(exc).__name__) from exc
             out["marginals"] = {"sets": [list(v) for v in est.sets], "consistency": est.consistency,

@@ -784,13 +784,23 @@ def check_file_shuffle(shuffled: bool, shuffle_delta: "float | None", keep: Sequ
 
 
 def check_estimate_request(mech: "Mechanism", whats: "list | None", *, marginal: "str | None", query: Any,
-                           plot: "str | None", n_bins: "int | None") -> list:
+                           plot: "str | None", n_bins: "int | None", bootstrap: "int | None" = None,
+                           level: float = 0.95, rng: "int | None" = None) -> list:
     """:func:`ldpnum.collect.check_queries` in the command line's words (``--what``, ``--marginal``, ``--range``).
 
-    Also checks that the ``--plot`` file can be written. Raises :class:`CLIError`; returns what to estimate.
+    Also checks that the ``--plot`` file can be written, and ``--bootstrap`` (a replicate count that supports
+    ``--level``; ``--rng`` only with it). Raises :class:`CLIError` or ValueError; returns what to estimate.
     """
     from .collect import check_queries
 
+    if rng is not None and bootstrap is None:
+        raise CLIError("--rng seeds the --bootstrap resampling; give --bootstrap B too")
+    if bootstrap is not None:
+        from ._results import check_replicates_support
+        from .estimation.bootstrap import check_replicates
+
+        check_replicates(bootstrap, 1, name="--bootstrap")
+        check_replicates_support(level, bootstrap, name="--level")
     whats = check_queries(mech, whats, marginals=marginal, query=query, distribution=bool(plot), n_bins=n_bins,
                           names=_cli_names())
     if plot:

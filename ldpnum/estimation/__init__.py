@@ -24,6 +24,9 @@ Mechanisms validate their arguments and delegate here; nothing in this package s
     matrices (iterative proportional fitting), maximum-entropy reconstruction.
 :mod:`~ldpnum.estimation.grids`
     HDG's post-processing of its grids, end to end.
+:mod:`~ldpnum.estimation.bootstrap`
+    Parametric bootstrap intervals over the aggregate: distributions, range trees, and tables of cells (HDG's
+    grids, Marginals' sets).
 :mod:`~ldpnum.estimation.bitflip`
     dBitFlip's histogram: unbiased bucket frequencies from sampled-bucket bits, their variance, the distribution.
 """
@@ -35,9 +38,10 @@ from .em import (EMResult, WindowTransition, ems_heldout, expectation_maximizati
 from .frequency import estimate_frequencies, support_variance, unbiased_frequencies
 from .mean import estimate_mean
 from .postprocess import POSTPROCESS, norm_sub, postprocess_frequencies, project_simplex
-from .bootstrap import bootstrap_distribution, bootstrap_ranges
+from .bootstrap import bootstrap_distribution, bootstrap_ranges, bootstrap_tables, resample_table_counts
 
 __all__ = ["consistency", "default_n_bins", "estimate_window_distribution", "EMResult", "WindowTransition",
            "ems_heldout", "expectation_maximization", "window_transition", "window_transition_from_plan",
            "estimate_frequencies", "support_variance", "unbiased_frequencies", "estimate_mean", "POSTPROCESS",
-           "norm_sub", "postprocess_frequencies", "project_simplex", "bootstrap_distribution", "bootstrap_ranges"]
+           "norm_sub", "postprocess_frequencies", "project_simplex", "bootstrap_distribution", "bootstrap_ranges",
+           "bootstrap_tables", "resample_table_counts"]

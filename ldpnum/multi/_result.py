@@ -12,16 +12,36 @@ import numpy as np
 
 from .._checks import check_provenance, normal_quantile, read_only
 from ..accounting import ShuffleAmplification
-from .._results import DistributionEstimate, EstimateInterval, PrivacyProvenance
+from .._results import DistributionEstimate, EstimateInterval, PrivacyProvenance, bootstrap_interval
 from ..estimation.joint import max_entropy
 from ..estimation.tables import max_inconsistency, project
-from ..exceptions import NoisyRangesWarning
+from ..exceptions import BootstrapBiasWarning, NoisyRangesWarning
 from ..spec import Spec
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
 __all__ = ["MultiRangeEstimate", "MarginalsEstimate", "NoisyRangesWarning", "NOISE_WARNING_SE"]
+
+#: What an estimate outside its own bootstrap interval means for grids and tables of cells.
+GRID_BIAS = ("the post-processing (non-negativity, consistency, shrinkage) is biased there by more than the noise; "
+             "the interval is widened by twice the replicates' shift (table_interval)")
+def table_interval(point: Any, reps: Any, level: float, what: str) -> tuple:
+    r"""The bootstrap interval of an answer of grids or tables of cells: percentile and basic, whichever is wider.
+
+    With :math:`q_\mp` the replicates' percentile ends (:func:`ldpnum._results.bootstrap_interval`),
+    :math:`[\min(q_-, 2\hat\theta - q_+),\ \max(q_+, 2\hat\theta - q_-)] \cap [0, 1]`: the percentile
+    interval widened on one side by twice the replicates' shift from the estimate, the bootstrap's estimate of
+    the post-processing's bias. Non-negativity and consistency bias near-empty cells upwards, the same way in
+    the replicates as in the estimate, so the percentile interval alone sits twice that bias away from the truth:
+    a range summing many near-empty cells (the flights' distance above 2,500 miles at ε = 4, 16 of 32 cells)
+    covered 0.83 of nominal 95% (``bench/bands_multi.py``); the basic interval undoes that shift, the percentile
+    one stays right where the replicates do not reproduce the bias, and the hull is right in both.
+    """
+    low, high = bootstrap_interval(point, reps, level, what=what, warning=BootstrapBiasWarning, reason=GRID_BIAS)
+    return (np.clip(np.minimum(low, 2 * np.asarray(point) - high), 0.0, 1.0),
+            np.clip(np.maximum(high, 2 * np.asarray(point) - low), 0.0, 1.0))
+
 
 #: :class:`NoisyRangesWarning` is raised when a range over half of a grid's cells has a standard error above this.
 NOISE_WARNING_SE = 0.2
@@ -146,6 +166,10 @@ class MultiRangeEstimate(PrivacyProvenance):
     #: The central ε of a shuffled collection (:meth:`ldpnum.Aggregate.shuffled`), None when the reports were
     #: not declared shuffled; shown next to the local ε (:attr:`privacy`). Provenance only.
     shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
+    #: Bootstrap replicates (MultiRangeEstimates refitted on simulated aggregates, ``HDG.estimate_ranges(...,
+    #: bootstrap=B)``), None when not bootstrapped; ``range(query, ci=)`` and ``joint(a, b, grid=True, ci=)``
+    #: read them.
+    replicates: tuple | None = field(default=None, compare=False)
     _cum: tuple = field(default=(), init=False, repr=False)
     _prefix: tuple = field(default=(), init=False, repr=False)
 
@@ -177,6 +201,15 @@ class MultiRangeEstimate(PrivacyProvenance):
         eps, n = check_provenance(self.spec, self.epsilon, self.n_reports)
         set_(self, "epsilon", eps)
         set_(self, "n_reports", n)
+        if self.replicates is not None:
+            reps = tuple(self.replicates)
+            if len(reps) < 2 or not all(isinstance(r, MultiRangeEstimate) and r.columns == cols
+                                        and r.granularities == tuple(self.granularities)
+                                        and all(a.shape == b.shape for a, b in zip(r.joints, joints))
+                                        for r in reps):
+                raise ValueError("replicates must be at least 2 MultiRangeEstimates of the same columns, "
+                                 "granularities and joint tables")
+            set_(self, "replicates", reps)
         set_(self, "_cum", tuple(_cumulative_1d(m) for m in marg))
         set_(self, "_prefix", tuple(_prefix_2d(j) for j in joints))
 
@@ -226,7 +259,13 @@ class MultiRangeEstimate(PrivacyProvenance):
                 np.clip((np.clip(hi_b, low, high) - low) * scale, 0, cells))
 
     # -- queries --------------------------------------------------------------------------------------------
-    def range(self, query: Mapping, *, ci: float | None = None) -> Any:
+    def _reps(self):
+        if self.replicates is None:
+            raise ValueError("this estimate carries no bootstrap replicates: estimate it with "
+                             "HDG.estimate_ranges(..., bootstrap=200) for bootstrap intervals")
+        return self.replicates
+
+    def range(self, query: Mapping, *, ci: float | None = None, interval: str | None = None) -> Any:
         r"""Estimated fraction of people whose values lie in the given ranges of one or two columns.
 
         Parameters
@@ -253,13 +292,60 @@ class MultiRangeEstimate(PrivacyProvenance):
             bias -0.046). Measured coverage (tests/multi/test_hdg.py): at least the nominal level, often more
             (conservative).
 
+            With bootstrap replicates (``HDG.estimate_ranges(..., bootstrap=B)``) the interval is instead the
+            **bootstrap interval** of the replicates' answers (:func:`table_interval`: the percentile interval,
+            ends at the :math:`(B+1)(1 \mp L)/2`-th order statistics, a level needing more replicates refused,
+            widened to hold the basic one): the estimator's spread under the oracles' noise and the sampling of
+            people, re-running the whole post-processing (consistency, shrinkage, copula and response matrix).
+            **Only for ranges on the cell edges** of the grid answering them (a 1-D range on its column's 1-D
+            grid, ``g1`` cells; a 2-D range on the pair's 2-D grid, ``g2`` a side; ends outside the bounds are
+            clipped to them, which are edges). A range cutting a cell is refused with a ValueError naming the
+            edges and the smallest aligned range holding it: the share of a cut cell inside it comes from the
+            within-cell model, whose bias the replicates do not contain. Measured (``python
+            bench/bands_multi.py``: n = 20,000, B = 100, nominal 95%, the correlated pair and the flights'
+            departure time × distance; ``ci=`` as given, 50 collections, a coverage's binomial SE 0.031; the
+            rest 100 collections, SE 0.022; ε = 0.5 was measured before the widening, which can only raise it):
+
+            ============================================  ===========  ==========  ==========
+            query kind                                     ε = 0.5      ε = 1       ε = 4
+            ============================================  ===========  ==========  ==========
+            ``ci=``: ranges on the cells' edges            ≥ 0.92-0.98  0.94-1.00   0.92-1.00
+            ``ci=``: 1-D and 2-D grid cells (mean)         ≥ 0.95-0.97  0.96-1.00   0.95-0.99
+            the percentile interval alone, same ranges     0.92-0.98    0.90-0.98   0.78-0.98
+            refused: cut ranges, percentile                0.00-1.00    0.73-0.98   0.28-0.92
+            refused: joint table cells, percentile         0.54-0.74    0.47-0.81   0.19-0.89
+            ``interval="cells"`` on the cut ranges         1.00         1.00        1.00
+            ============================================  ===========  ==========  ==========
+
+            The percentile interval alone fell to 0.78 on a wide range over many near-empty cells (the
+            flights' distance [0, 2500] of [0, 5000] at ε = 4, 16 of 32 cells): non-negativity biases
+            near-empty cells upwards in the replicates as in the estimate; the widening brought it to 0.94
+            (width 0.017 to 0.021; 8-30% wider elsewhere). The conservative ``interval="cells"`` covered every
+            cut range (it spans the cut cells' whole mass: 0.12 to 1.0 wide).
+        interval : {None, "bootstrap", "cells"}
+            Which interval ``ci`` gives: ``"bootstrap"`` (refused with a ValueError when the estimate carries no
+            replicates), ``"cells"`` (the conservative closed-form interval above), or None: bootstrap when
+            replicates are attached, else cells.
+
         Returns
         -------
         float or numpy.ndarray, or EstimateInterval with ``ci``
         """
+        if interval not in (None, "bootstrap", "cells"):
+            raise ValueError(f"range: interval must be None, 'bootstrap' or 'cells'; got {interval!r}")
         point = self._range(query)
         if ci is None:
+            if interval is not None:
+                raise ValueError("range: interval= chooses the kind of a ci= interval; give ci=level too")
             return point
+        if interval == "bootstrap" or (interval is None and self.replicates is not None):
+            reps = self._reps()
+            self._refuse_cut(query)
+            reps = np.stack([np.asarray(r._range(query), dtype=np.float64) for r in reps])
+            low, high = table_interval(point, reps, ci, "range")
+            if np.ndim(point) == 0:
+                return EstimateInterval(point, float(low), float(high))
+            return EstimateInterval(point, low, high)
         low, high = self._cell_interval(query, normal_quantile(ci))
         if np.ndim(point) == 0:
             return EstimateInterval(point, float(low), float(high))
@@ -301,6 +387,46 @@ class MultiRangeEstimate(PrivacyProvenance):
             xl, xh, yl, yh = np.broadcast_arrays(xl, xh, yl, yh)
             out = _bilinear(S, xh, yh) - _bilinear(S, xl, yh) - _bilinear(S, xh, yl) + _bilinear(S, xl, yl)
         return float(out) if np.ndim(out) == 0 else out
+
+    def _grid_of(self, query):
+        """``[(column, lo, hi, cells)]`` of a query, ``cells`` the size of the grid answering it along the column.
+
+        A 1-D query is answered on the column's 1-D grid (``g1`` cells), a 2-D one on the pair's 2-D grid
+        (``g2`` a side): the cells whose masses the reports pin down without a within-cell model.
+        """
+        items = self._items(query)
+        if len(items) == 1:
+            return [items[0] + (int(self.marginals[self._index(items[0][0])].size),)]
+        g2 = int(self.granularities[1])
+        return [it + (g2,) for it in items]
+
+    def _refuse_cut(self, query):
+        """Raise ValueError when a query cuts a cell of the grid answering it (bootstrap intervals refused there).
+
+        Every end must lie on a cell edge (ends outside the bounds are clipped to them, which are edges).
+        """
+        parts = self._grid_of(query)
+        pos = np.broadcast_arrays(*(t for col, lo, hi, cells in parts for t in self._positions(col, lo, hi, cells)))
+        cut = np.zeros(pos[0].shape, dtype=bool)
+        for t in pos:
+            cut |= np.abs(t - np.round(t)) > 1e-9
+        if not cut.any():
+            return
+        first = int(np.argmax(cut.ravel()))
+        edges, wider = [], {}
+        for i, (col, lo, hi, cells) in enumerate(parts):
+            e = self.edges(col, cells)
+            tl, th = (np.ravel(x)[first] for x in (pos[2 * i], pos[2 * i + 1]))
+            edges.append(f"{col!r}: {', '.join(f'{v:g}' for v in e)}")
+            wider[col] = (float(e[int(np.floor(tl + 1e-9))]), float(e[int(np.ceil(th - 1e-9))]))
+        grid = "1-D grid" if len(parts) == 1 else f"2-D grid ({parts[0][3]} x {parts[0][3]} cells)"
+        raise ValueError(
+            f"range(ci=): {int(cut.sum())} of {cut.size} queries cut cells of the {grid}, first at query {first}; "
+            f"the grid's cell edges are {'; '.join(edges)}. The share of a cut cell inside a range comes from the "
+            "within-cell model, whose bias the bootstrap does not contain (measured coverage of nominal 95% down "
+            "to 0.00 on such ranges). Align the range with the cell edges (the smallest aligned range holding "
+            f"query {first}: {wider}), or ask interval='cells' for the conservative interval that holds whatever "
+            "the distribution inside the cells, or collect with finer grids (more people or a larger epsilon)")
 
     def _cell_interval(self, query, z):
         """``(low, high)`` of :meth:`range`'s ``ci``.
@@ -400,20 +526,54 @@ class MultiRangeEstimate(PrivacyProvenance):
         low, high = self.bounds[c]
         return np.linspace(low, high, (self.marginals[c].size if cells is None else cells) + 1)
 
-    def joint(self, a: str, b: str, *, as_frame: bool = True) -> Any:
+    def joint(self, a: str, b: str, *, as_frame: bool = True, grid: bool = False, ci: float | None = None) -> Any:
         """The joint table of columns ``a`` (rows) and ``b`` (columns).
 
         A pandas DataFrame indexed by intervals, or with ``as_frame=False`` the array and the two edge arrays.
+        ``grid=True``: the table on the pair's 2-D grid instead (``g2 x g2`` cells; each cell the answer of
+        :meth:`range` to it, the joint table summed over it): the cells whose masses the reports pin down
+        without a within-cell model.
+
+        ``ci=level`` (a bootstrapped estimate, ``HDG.estimate_ranges(..., bootstrap=B)``) with ``grid=True``:
+        an :class:`~ldpnum.EstimateInterval` of three tables (the estimate and its cells' percentile bootstrap
+        intervals, frames or arrays), as ``range(cell, ci=level)`` gives for each cell; refused with a
+        ValueError without replicates. The finer joint table (``R g1`` a side) gets **no** interval: its cells
+        split the 2-D grid's cells by the within-cell model (the copula), whose bias the bootstrap does not
+        contain: percentile intervals of its cells covered 0.19-0.74 (flights) and 0.54-0.89 (correlated pair)
+        of nominal 95% (``bench/bands_multi.py``, n = 20,000, ε = 0.5-4, B = 100), so ``ci=`` without ``grid=True`` is refused
+        with a ValueError, unless the table is the 2-D grid itself (``consistency="none"``). Measured coverage
+        of the grid cells' intervals: see :meth:`range`.
         """
         k, swapped = self._pair(a, b)
         T = self.joints[k].T if swapped else self.joints[k]
-        ea, eb = self.edges(a, T.shape[0]), self.edges(b, T.shape[1])
+        g2 = int(self.granularities[1])
+        if grid:
+            ea, eb = self.edges(a, g2), self.edges(b, g2)
+            cell = {a: (ea[:-1, None], ea[1:, None]), b: (eb[None, :-1], eb[None, 1:])}
+            T = np.asarray(self._range(cell), dtype=np.float64)
+        else:
+            ea, eb = self.edges(a, T.shape[0]), self.edges(b, T.shape[1])
+        tables = [T]
+        if ci is not None:
+            reps = self._reps()
+            if T.shape != (g2, g2):
+                raise ValueError(
+                    f"joint(ci=): the joint table's {T.shape[0]} x {T.shape[1]} cells split the 2-D grid's {g2} x "
+                    f"{g2} cells by the within-cell model, whose bias the bootstrap does not contain (measured "
+                    "coverage of nominal 95%: 0.19-0.89); ask joint(a, b, grid=True, ci=level) for the grid's "
+                    "cells, or range(query, ci=level) for ranges aligned with them")
+            if grid:
+                reps = np.stack([np.asarray(r._range(cell), dtype=np.float64) for r in reps])
+            else:
+                reps = np.stack([r.joints[k].T if swapped else r.joints[k] for r in reps])
+            tables += list(table_interval(T, reps, ci, "joint"))
         if not as_frame:
-            return T, ea, eb
+            return (T, ea, eb) if ci is None else EstimateInterval(*tables)
         import pandas as pd
 
-        return pd.DataFrame(T, index=pd.IntervalIndex.from_breaks(ea, closed="left", name=str(a)),
-                            columns=pd.IntervalIndex.from_breaks(eb, closed="left", name=str(b)))
+        frames = [pd.DataFrame(t, index=pd.IntervalIndex.from_breaks(ea, closed="left", name=str(a)),
+                               columns=pd.IntervalIndex.from_breaks(eb, closed="left", name=str(b))) for t in tables]
+        return frames[0] if ci is None else EstimateInterval(*frames)
 
     def quantile(self, q: Any, *args: Any, **kwargs: Any) -> Any:
         """Refused with a TypeError: a joint estimate of several columns has no quantiles of its own.
@@ -530,9 +690,18 @@ class MarginalsEstimate(PrivacyProvenance):
     #: The central ε of a shuffled collection (:meth:`ldpnum.Aggregate.shuffled`), None when the reports were
     #: not declared shuffled; shown next to the local ε (:attr:`privacy`). Provenance only.
     shuffle: "ShuffleAmplification | None" = field(default=None, compare=False)
+    #: Bootstrap replicates (MarginalsEstimates refitted on simulated aggregates,
+    #: ``Marginals.estimate_marginals(..., bootstrap=B)``), None when not bootstrapped.
+    replicates: tuple | None = field(default=None, compare=False)
 
     def __post_init__(self):
         set_ = object.__setattr__
+        if self.replicates is not None:
+            reps = tuple(self.replicates)
+            if len(reps) < 2 or not all(isinstance(r, MarginalsEstimate) and r.sets == self.sets
+                                        and r.categories == self.categories for r in reps):
+                raise ValueError("replicates must be at least 2 MarginalsEstimates of the same sets and categories")
+            set_(self, "replicates", reps)
         set_(self, "columns", tuple(str(c) for c in self.columns))
         set_(self, "categories", tuple(int(c) for c in self.categories))
         set_(self, "sets", tuple(tuple(str(a) for a in s) for s in self.sets))
@@ -581,7 +750,33 @@ class MarginalsEstimate(PrivacyProvenance):
         w = np.array([self.weights[i] for i in holders])
         return sum(wi * project(self.tables[i], self.sets[i], srt) for wi, i in zip(w, holders)) / w.sum()
 
-    def marginal(self, cols: Any, *more: str, as_frame: bool = False) -> Any:
+    def _reps(self):
+        if self.replicates is None:
+            raise ValueError("this estimate carries no bootstrap replicates: estimate it with "
+                             "Marginals.estimate_marginals(..., bootstrap=200) for standard errors and intervals")
+        return self.replicates
+
+    def standard_error(self, cols: Any, *more: str) -> np.ndarray:
+        """Bootstrap standard error of every cell of ``marginal(cols)`` (the replicates' standard deviation).
+
+        Refused with a ValueError when the estimate carries no replicates, and for a marginal no released set
+        holds (as :meth:`marginal`'s ``ci=``).
+        """
+        reps = self._reps()
+        self._refuse_reconstructed(cols, *more, what="standard_error")
+        return np.stack([r.marginal(cols, *more) for r in reps]).std(axis=0, ddof=1)
+
+    def _refuse_reconstructed(self, cols, *more, what):
+        """ValueError for intervals of a marginal no released set holds (maximum entropy: a model)."""
+        names = self._names((cols,) + more if more else cols)
+        if not self.covers(names):
+            raise ValueError(
+                f"{what}: no released set holds {list(names)}; its table is a maximum-entropy reconstruction "
+                "(no interaction beyond the released sets), whose bias the bootstrap does not contain, so it gets "
+                f"no interval. Ask a marginal of a released set (the sets are {[list(s) for s in self.sets]}), "
+                f"or collect with Marginals(k={len(names)}) to release these columns together")
+
+    def marginal(self, cols: Any, *more: str, as_frame: bool = False, ci: float | None = None) -> Any:
         r"""Joint frequencies of ``cols``, an array of shape ``(c_a, c_b, …)`` in the order given.
 
         ``cols`` is a name or a tuple of names; ``marginal("a", "b")`` is ``marginal(("a", "b"))``. When a released set
@@ -592,7 +787,26 @@ class MarginalsEstimate(PrivacyProvenance):
         richer than the released sets (e.g. no 3-way interaction given all pairs). ``as_frame=True``: a Series (one
         column), a DataFrame (rows: the first column's categories, columns: the second's) or a MultiIndex Series (three
         or more).
+
+        ``ci=level`` (a bootstrapped estimate, ``Marginals.estimate_marginals(..., bootstrap=B)``): an
+        :class:`~ldpnum.EstimateInterval` of the table and its cells' percentile bootstrap intervals (the same
+        marginal of every replicate, :func:`table_interval`; a level needing more replicates is refused), each an
+        array or, with ``as_frame``, a frame; refused with a ValueError without replicates, and for a marginal no
+        released set holds (the maximum-entropy reconstruction is a model whose bias the replicates do not
+        contain). Measured (``python bench/bands_multi.py``: the flights' five categorical columns, all ten
+        2-way tables, n = 20,000, B = 100, 100 collections, nominal 95%, the percentile interval before its
+        widening, which can only raise it): mean coverage over the 191 cells 0.975 (ε = 0.5), 0.966 (ε = 1),
+        0.951 (ε = 4); over the 149 cells of at least 1%, 0.975, 0.969, 0.948 (binomial SE 0.022).
         """
+        if ci is not None:
+            point = self.marginal(cols, *more)
+            reps_ = self._reps()
+            self._refuse_reconstructed(cols, *more, what="marginal(ci=)")
+            reps = np.stack([r.marginal(cols, *more) for r in reps_])
+            low, high = table_interval(point, reps, ci, "marginal")
+            if not as_frame:
+                return EstimateInterval(point, low, high)
+            return EstimateInterval(*(self._frame(t, cols, *more) for t in (point, low, high)))
         if more:
             if not isinstance(cols, str) or not all(isinstance(c, str) for c in more):
                 raise TypeError(f"marginal: give the columns as names, marginal('a', 'b'), or as one tuple, "
@@ -614,6 +828,11 @@ class MarginalsEstimate(PrivacyProvenance):
         out = np.transpose(out, [srt.index(c) for c in cols])
         if not as_frame:
             return out
+        return self._frame(out, cols)
+
+    def _frame(self, out, cols, *more):
+        """A table of ``marginal(cols)``'s shape as a Series / DataFrame / MultiIndex Series."""
+        cols = self._names((cols,) + more if more else cols)
         import pandas as pd
 
         if len(cols) == 1:

@@ -187,3 +187,50 @@ def test_every_vector_mechanism_through_the_cli(vectors, tmp_path, capsys, m):
     assert np.array_equal(got["u,v,w"].ldp.estimate_mean().mean, lib.mean)
     status, stdout, err = run(["estimate", out, "-c", "u,v,w"], capsys)
     assert status == 0 and all(f"[{j}]" in stdout for j in range(3)), err
+
+
+def test_estimate_bootstrap_prints_intervals_of_ranges_marginals_and_quantiles(files, tmp_path, capsys):
+    out = tmp_path / "b.parquet"
+    status, _, err = run(["privatize", files / "in.parquet", out, "--columns", "a,b,c", "--spec",
+                          f"@{files / 'm.json'}", "--columns", "x,y", "--spec", json.dumps(HDG.spec.to_dict()),
+                          "--column", "x", "-m", "sw", "-e", "2", "-b", "0", "1", "--rng", 3], capsys)
+    assert status == 0, err
+    got = pd.read_parquet(out)
+    query = {"x": (0.0, 0.5), "y": (0.0, 0.5)}
+    # HDG: the same interval as the estimate's own, reproducible from --rng
+    argv = ["estimate", out, "-c", "x,y", "--range", "x:0:0.5", "y:0:0.5", "--bootstrap", 39, "--rng", 4]
+    status, stdout, err = run(argv + ["--json"], capsys)
+    assert status == 0, err
+    doc = json.loads(stdout)["range"]
+    want = HDG.estimate_ranges(HDG.aggregate(ldp.Reports(got["x,y"].to_numpy(), HDG.spec)), bootstrap=39,
+                               rng=4).range(query, ci=0.95)
+    assert doc["ci"] == [want.low, want.high] and doc["level"] == 0.95
+    status, stdout, err = run(argv, capsys)
+    assert status == 0 and "95% bootstrap CI [" in stdout, err
+    # marginals: every cell with its interval and standard error
+    status, stdout, err = run(["estimate", out, "-c", "a,b,c", "--marginal", "a,b", "--bootstrap", 39, "--rng", 1],
+                              capsys)
+    assert status == 0, err
+    assert "95% bootstrap CI, standard error" in stdout and len(stdout.splitlines()) >= 11
+    # a window mechanism's quantiles and range
+    status, stdout, err = run(["estimate", out, "-c", "x", "--what", "quantiles", "range", "--range", 0.2, 0.4,
+                               "--bootstrap", 39, "--rng", 2, "--json"], capsys)
+    assert status == 0, err
+    doc = json.loads(stdout)
+    assert len(doc["quantiles"]["ci"]) == 3 and all(lo <= v <= hi for v, (lo, hi) in zip(doc["quantiles"]["value"],
+                                                                                            doc["quantiles"]["ci"]))
+    assert doc["range"]["ci"][0] <= doc["range"]["mass"] <= doc["range"]["ci"][1]
+    # refused where the answer rests on a model the bootstrap does not contain: a range cutting HDG's cells, a
+    # reconstructed (maximum-entropy) marginal
+    for cmd, what in ((argv[:5] + ["x:0.1:0.5"] + argv[6:], "cut cells of the 2-D grid (2 x 2 cells)"),
+                      (["estimate", out, "-c", "a,b,c", "--marginal", "a,b,c", "--bootstrap", 39],
+                       "no released set holds ['a', 'b', 'c']")):
+        status, _, err = run(cmd, capsys)  # (after the note that the spec was read from the file)
+        assert status == 2 and err.splitlines()[-1].startswith("ldpnum: error: ") and what in err, err
+    # refusals before a report is read: too few replicates, a level they cannot support, --rng alone
+    status, _, err = run(["estimate", out, "-c", "x,y", "--range", "x:0:1", "--bootstrap", 5], capsys)
+    assert_user_error(status, err, "--bootstrap must be an integer >= 20")
+    status, _, err = run(["estimate", out, "-c", "x", "-w", "quantiles", "--bootstrap", 39, "--level", 0.99], capsys)
+    assert_user_error(status, err, "--level=0.99 needs at least 199 bootstrap replicates")
+    status, _, err = run(["estimate", out, "-c", "x", "-w", "quantiles", "--rng", 3], capsys)
+    assert_user_error(status, err, "--rng seeds the --bootstrap resampling")
