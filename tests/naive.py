@@ -208,7 +208,7 @@ def em_dense(counts, matrix, method="ems", max_iter=10_000, tol=1e-7, atol=0.0, 
 
 
 def ems_heldout_dense(counts, matrix_for, levels, seed, n_bins, max_iter=10_000, atol=1e-3, min_bins=64,
-                      zero_se=1.0, folds=2):
+                      zero_se=0.5, folds=2):
     """EMS with held-out smoothing, spelled out: thin the counts (Binomial(n_j, 1/2) from
     ``default_rng(seed)``, fractional parts halved) into halves ``a`` and ``b``; fit each level strongest
     first on ``a`` (warm starts), score ``sum_j b_j log (M x)_j``, keep the last level before the score
