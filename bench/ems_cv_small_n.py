@@ -24,13 +24,17 @@ privatized anew; samples drawn without replacement where n is below the data's s
 n ∈ {2,000, 8,759, 30,000}, ε ∈ {0.5, 1, 2, 4}. W1 and KS between each estimate and its sample
 (``ldpnum.metrics``, unit scale): mean and 90th percentile over the collections.
 
-Runs alone: ``python bench/ems_cv_small_n.py [--runs 200] [--quick]``; prints markdown (about 25 minutes at
-200 runs on a 2-core machine; ``--quick``: 20 runs, ε ∈ {1, 2}).
+Runs alone: ``python bench/ems_cv_small_n.py [--runs 200] [--quick] [--only NAME] [--large SEEDS]``; prints
+markdown. Cost: about 2 x 0.05-1 s per collection (both rules), so 200 runs of every cell take about 2 hours on
+a 2-core machine; the figures in ``bench/results/ems_cv_small_n.md`` took 100 runs (Seattle, 17 min) and 40
+(the rest, about 25 min), measured with several jobs at once. ``--quick``: 20 runs, ε ∈ {1, 2}.
+``--large 5``: the large-n cases of ``bench/dist_candidates.py`` (about 15 minutes).
 """
 
 import argparse
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -153,6 +157,8 @@ def main():
     ap.add_argument("--large", type=int, default=0, metavar="SEEDS",
                     help="only the large-n table (n = 1e5-1e6), SEEDS collections per cell")
     args = ap.parse_args()
+    # plain EM's spikes at small n set off the point-mass warning (part of what the rule prevents); not shown here
+    warnings.simplefilter("ignore", ldp.PointMassWarning)
     if args.large:
         large(args.large, args.only)
         return
