@@ -947,13 +947,14 @@ def joint_ems_heldout(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, le
 
     Every collection's counts are thinned (the same fixed seed, one sub-stream each); the levels are fitted
     jointly (:func:`joint_expectation_maximization`) on the first halves, scored on the second halves, and the
-    final joint fit on all the counts uses half the best level, as :func:`ems_heldout` does. All levels are
-    fitted on the transitions' own buckets.
+    final joint fit on all the counts uses half the best level, as :func:`ems_heldout` does; no smoothing is
+    confirmed the same way (fitted on the second halves and scored on the first too, past ``HELDOUT_ZERO_SE``
+    standard errors). All levels are fitted on the transitions' own buckets.
 
     Returns
     -------
     EMResult
-        ``method="ems-cv"``.
+        ``method="ems-cv"``; ``smoothing_fallback`` as for :func:`ems_heldout`.
     """
     checked = _check_parts(parts)
     levels = _check_levels(levels)
