@@ -13,7 +13,13 @@ terms; fit the full counts at every final level. Every rule is then a look-up:
 The SE of a gain ``G = Σ_j b_j Δ_j`` (``Δ_j`` the change of ``log (M x)_j`` between the two levels) is the
 multinomial one given the fit, ``sqrt(Σ_j b_j Δ_j² - G²/N_b)``.
 
-Runs alone: ``python bench/experiments/cv_rules.py [--runs 200]``; prints markdown.
+Kept from this (``ems_heldout``'s docstring has the figures): ``se-zero 2`` stopped the small-n failures but
+also real spikes (log-normal n = 1e5, ε = 4; the flights' distances at n = 328,521); ``cross`` and
+``cross-se-zero`` changed smooth data's levels too and doubled the search. The default confirms level 0 on the
+second fold only (both folds' gains summed, 0.5 SE), measured against the old rule in
+``bench/ems_cv_small_n.py``.
+
+Runs alone: ``python bench/experiments/cv_rules.py [--runs 200] [--eps ...] [--only NAME]``; prints markdown.
 """
 
 import argparse
