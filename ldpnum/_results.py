@@ -600,6 +600,10 @@ class DistributionEstimate(PrivacyProvenance):
         Smoothing passes per iteration of the EM fit behind the estimate: 0 for plain EM (``"em"``), 1 for
         Li et al.'s EMS (``"ems"``), the level chosen from the data for ``"ems-cv"``; None (default) when the
         estimate is not an EM fit. Shown in the repr. Provenance only: it does not take part in equality.
+    smoothing_fallback : bool, default False
+        ``"ems-cv"`` only: True when no smoothing scored higher on the held-out half than the smoothed level,
+        but within the noise of that score, so the smoothed level was kept
+        (:func:`ldpnum.estimation.ems_heldout`). Shown in the repr when True. Provenance only.
 
     Attributes
     ----------
@@ -668,6 +672,9 @@ class DistributionEstimate(PrivacyProvenance):
     smoothing: int | None = field(default=None, compare=False)
     #: Discrete mode: bin ``[k - 1/2, k + 1/2)`` is the point mass of the integer ``k`` (see above).
     discrete: bool = False
+    #: ``"ems-cv"``: no smoothing scored higher than the smoothed level kept, but within its noise (see
+    #: :func:`ldpnum.estimation.ems_heldout`). Provenance only.
+    smoothing_fallback: bool = field(default=False, compare=False)
     # Derived, read-only: the CDF at the edges (exactly 0 and 1 at the ends) and the density per bin.
     _cum: np.ndarray = field(init=False, repr=False, compare=False)
     _pdf: np.ndarray = field(init=False, repr=False, compare=False)
@@ -754,6 +761,9 @@ class DistributionEstimate(PrivacyProvenance):
         if self.name is not None and not isinstance(self.name, str):
             raise TypeError(f"name must be a str or None; got {type(self.name).__name__}")
         set_(self, "smoothing", check_scalar(self.smoothing, "smoothing", int, low=0, allow_none=True))
+        if not isinstance(self.smoothing_fallback, (bool, np.bool_)):
+            raise TypeError(f"smoothing_fallback must be a bool; got {type(self.smoothing_fallback).__name__}")
+        set_(self, "smoothing_fallback", bool(self.smoothing_fallback))
 
     # -- the model ---------------------------------------------------------------------------------------
 
@@ -1165,7 +1175,8 @@ class DistributionEstimate(PrivacyProvenance):
         if self.discrete:
             parts.insert(0, "discrete=True")
         if self.smoothing is not None:
-            parts.insert(1, f"smoothing={self.smoothing}")
+            parts.insert(1, f"smoothing={self.smoothing}" + (", smoothing_fallback=True" if self.smoothing_fallback
+                                                             else ""))
         if self.epsilon is not None:
             parts.append(f"epsilon={self.epsilon:g}")
         if self.n_reports is not None:
@@ -1187,6 +1198,7 @@ class DistributionEstimate(PrivacyProvenance):
                 ("bins", self.n_bins),
                 ("method", self.method
                  + ("" if self.smoothing is None else f", {self.smoothing} smoothing passes")
+                 + (" (kept: no smoothing scored higher, within the noise)" if self.smoothing_fallback else "")
                  + ("" if self.converged else " (not converged)")),
                 *_mechanism_rows(self.spec, self.epsilon, self.n_reports, self.shuffle)]
         return _html_table(_title("DistributionEstimate", self), rows)
@@ -1217,7 +1229,8 @@ class DistributionEstimate(PrivacyProvenance):
         # Rebuild through __init__, so an unpickled estimate is validated and read-only again.
         return (type(self), (self.bin_edges, self.probabilities, self.spec, self.epsilon, self.n_reports,
                              self.method, self.n_iter, self.converged, self.log_likelihood, self.name,
-                             self.replicates, self.shuffle, self.smoothing, self.discrete))
+                             self.replicates, self.shuffle, self.smoothing, self.discrete,
+                             self.smoothing_fallback))
 
 
 def _same_categories(a: np.ndarray | None, b: np.ndarray | None) -> bool:

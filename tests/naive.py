@@ -207,21 +207,29 @@ def em_dense(counts, matrix, method="ems", max_iter=10_000, tol=1e-7, atol=0.0, 
     return x, it, converged, np.array(trace)
 
 
-def ems_heldout_dense(counts, matrix_for, levels, seed, n_bins, max_iter=10_000, atol=1e-3, min_bins=64):
+def ems_heldout_dense(counts, matrix_for, levels, seed, n_bins, max_iter=10_000, atol=1e-3, min_bins=64,
+                      zero_se=0.5, folds=2):
     """EMS with held-out smoothing, spelled out: thin the counts (Binomial(n_j, 1/2) from
-    ``default_rng(seed)``, fractional parts halved), fit each level strongest first on one half (warm starts),
-    score ``sum_j b_j log (M x)_j`` on the other, keep the last level before the score drops, and refit all
-    counts from the uniform start with ``k // 2`` passes (``k`` itself for 0 and 1). A level ``k`` is fitted
-    with ``k / 4**j`` passes on ``n_bins / 2**j`` buckets for the largest ``j`` with ``4**j`` dividing ``k``,
-    ``2**j`` dividing ``n_bins`` and at least ``min_bins`` buckets left; a warm start moves between grids by
-    summing neighbouring buckets or splitting one evenly. ``matrix_for(d)`` is the dense transition at ``d``
-    buckets. Returns ``(x, smoothing, iterations of the half fits and the final fit)``."""
+    ``default_rng(seed)``, fractional parts halved) into halves ``a`` and ``b``; fit each level strongest
+    first on ``a`` (warm starts), score ``sum_j b_j log (M x)_j``, keep the last level before the score
+    drops, and refit all counts from the uniform start with ``k // 2`` passes (``k`` itself for 0 and 1).
+    Before level 0 is kept over the level ``p`` before it, ``folds=2`` fits ``p`` and then 0 on ``b`` too
+    (``p`` from the start that ``a``'s fit of ``p`` had, 0 from that fit) and scores them on ``a``; the two
+    directions' gains of 0 over ``p`` are added, and 0 must beat ``p`` by more than ``zero_se`` standard
+    errors: each direction's SE is the multinomial one of its held-out cells given the fits (the
+    ``w``-weighted standard deviation of the per-cell log ratio of 0 to ``p`` times ``sqrt(sum_j w_j)``,
+    ``w`` the held-out counts), and the variances add. When 0 gains less, ``p`` is kept and the fit "fell
+    back". A level ``k`` is fitted with ``k / 4**j`` passes on ``n_bins / 2**j`` buckets for the largest
+    ``j`` with ``4**j`` dividing ``k``, ``2**j`` dividing ``n_bins`` and at least ``min_bins`` buckets left;
+    a warm start moves between grids by summing neighbouring buckets or splitting one evenly.
+    ``matrix_for(d)`` is the dense transition at ``d`` buckets. Returns ``(x, smoothing, iterations of the
+    half fits and the final fit, fell back)``."""
     n = np.asarray(counts, dtype=float)
     whole = np.floor(n)
     a = np.random.default_rng(seed).binomial(whole.astype(np.int64), 0.5) + (n - whole) / 2
     b = n - a
-    best, kept, x, total = -np.inf, levels[0], None, 0
-    for k in levels:
+
+    def fit_level(k, fitted, held, x):
         d, passes = n_bins, k
         while passes > 0 and passes % 4 == 0 and d % 2 == 0 and d // 2 >= min_bins:
             d, passes = d // 2, passes // 4
@@ -230,16 +238,39 @@ def ems_heldout_dense(counts, matrix_for, levels, seed, n_bins, max_iter=10_000,
             x = np.repeat(x / (d // x.size), d // x.size)
         elif x is not None and x.size > d:
             x = np.array([x[i * (x.size // d):(i + 1) * (x.size // d)].sum() for i in range(d)])
-        x, it = em_dense(a, mat, "ems", max_iter, 0.0, atol, smoothing=passes, start=x)[:2]
+        x, it = em_dense(fitted, mat, "ems", max_iter, 0.0, atol, smoothing=passes, start=x)[:2]
+        return x, it, np.log(mat[held > 0] @ x)
+
+    def gain_var(held, lg, pv):
+        w, ratio = held[held > 0], lg - pv
+        mean = np.sum(w * ratio) / w.sum()
+        return float(np.sum(w * ratio)), float(np.sum(w * (ratio - mean) ** 2))
+
+    best, kept, x, total, fell = -np.inf, levels[0], None, 0, False
+    prev_logs, prev_start = None, None
+    for k in levels:
+        start = x
+        x, it, logs = fit_level(k, a, b, x)
         total += it
-        score = float(np.sum(b[b > 0] * np.log(mat[b > 0] @ x)))
+        score = float(np.sum(b[b > 0] * logs))
         if score <= best:
             break
-        best, kept = score, k
+        if k == 0 and prev_logs is not None:
+            g, var = gain_var(b, logs, prev_logs)
+            if folds == 2:
+                xb, it1, pb = fit_level(kept, b, a, prev_start)
+                _, it2, lb = fit_level(0, b, a, xb)
+                total += it1 + it2
+                g2, v2 = gain_var(a, lb, pb)
+                g, var = g + g2, var + v2
+            if not g > zero_se * np.sqrt(var):
+                fell = True
+                break
+        best, kept, prev_logs, prev_start = score, k, logs, start
     final = kept // 2 if kept > 1 else kept
     x, it = em_dense(n, np.asarray(matrix_for(n_bins), dtype=float), "ems", max_iter, 0.0, atol,
                      smoothing=final)[:2]
-    return x, final, total + it
+    return x, final, total + it, fell
 
 
 def grr(values, k, a_keep, shift, words):

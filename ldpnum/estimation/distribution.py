@@ -255,4 +255,4 @@ def estimate_window_distribution(mechanism: Any, agg: Aggregate, *, n_bins: int 
                           f"{type(mechanism).__name__}.estimate_distribution", stacklevel=5)
     return DistributionEstimate(edges, x, method=method, n_iter=res.n_iter, converged=res.converged,
                                 log_likelihood=tuple(float(v) for v in res.loglik), smoothing=res.smoothing,
-                                **common)
+                                smoothing_fallback=res.smoothing_fallback, **common)

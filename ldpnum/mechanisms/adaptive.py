@@ -321,7 +321,8 @@ def _fit(aggs, mechanisms, *, n_bins=None, method="ems-cv", max_iter=None, spec=
     low, high = mechanisms[-1].bounds
     return DistributionEstimate(np.linspace(low, high, n_bins + 1), x / x.sum(), spec=spec or aggs[-1].spec,
                                 n_reports=n, method=method, n_iter=res.n_iter, converged=res.converged,
-                                log_likelihood=tuple(float(v) for v in res.loglik), smoothing=res.smoothing)
+                                log_likelihood=tuple(float(v) for v in res.loglik), smoothing=res.smoothing,
+                                smoothing_fallback=res.smoothing_fallback)
 
 
 def _digest(spec: Spec) -> str:

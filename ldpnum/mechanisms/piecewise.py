@@ -145,6 +145,8 @@ class _WindowOracle(MeanOracle):
             n = 1e6 identical to EMS for ε <= 2 (it picks EMS's level), W1 0.94 and KS 0.83 at ε = 4; a
             log-normal tail, KS 0.20-0.34; flight distances, W1 0.59-0.81; flight departure times,
             within noise (W1 1.00-1.04). It costs about 2-3x the time of EMS (more when it picks plain EM).
+            Plain EM is chosen only when both halves of the thinning confirm it past the noise of the score;
+            ``smoothing_fallback`` on the result says when it scored higher but was not confirmed.
             ``"ems"``: Li et al.'s EM with one smoothing pass per iteration; ``"em"``: plain EM (Algorithm
             1 of the seed); ``"norm-sub"``: least squares followed by Norm-Sub.
         max_iter, tol : optional
