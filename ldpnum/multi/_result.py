@@ -309,8 +309,8 @@ class MultiRangeEstimate(PrivacyProvenance):
             ============================================  ===========  ==========  ==========
             query kind                                     ε = 0.5      ε = 1       ε = 4
             ============================================  ===========  ==========  ==========
-            ``ci=``: ranges on the cells' edges            ≥ 0.92-0.98  0.94-1.00   0.92-1.00
-            ``ci=``: 1-D and 2-D grid cells (mean)         ≥ 0.95-0.97  0.96-1.00   0.95-0.99
+            ``ci=``: ranges on the cells' edges            ≥0.92-0.98   0.94-1.00   0.92-1.00
+            ``ci=``: 1-D and 2-D grid cells (mean)         ≥0.95-0.97   0.96-1.00   0.95-0.99
             the percentile interval alone, same ranges     0.92-0.98    0.90-0.98   0.78-0.98
             refused: cut ranges, percentile                0.00-1.00    0.73-0.98   0.28-0.92
             refused: joint table cells, percentile         0.54-0.74    0.47-0.81   0.19-0.89
