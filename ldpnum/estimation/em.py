@@ -642,7 +642,7 @@ def _gain(held, log_y, best_log):
     return g, math.sqrt(max(var, 0.0))
 
 
-def _best_level(levels, folds):
+def _best_level(levels, folds, margin=None):
     """The held-out search of :func:`ems_heldout`: ``(best level, iterations, fell back)``.
 
     ``folds`` is a list of ``(held, fit)``: ``fit(k, x)`` fits level ``k`` to one half of the thinning, from
@@ -652,8 +652,10 @@ def _best_level(levels, folds):
     chosen: the other folds fit the level before it and level 0 the same way (from the start the first fold
     used), the gains of all folds are added (:func:`_gain`, their variances too), and level 0 must gain more
     than :data:`HELDOUT_ZERO_SE` standard errors. When it gains less, but its first-fold score was higher,
-    the level before it is kept and ``fell back`` is True.
+    the level before it is kept and ``fell back`` is True. ``margin`` (default :data:`HELDOUT_ZERO_SE`) is that
+    number of standard errors; 0 with one fold is the rule without confirmation.
     """
+    margin = HELDOUT_ZERO_SE if margin is None else margin
     (held, fit), others = folds[0], folds[1:]
     best_k, best_log, best_start, x, total = levels[0], None, None, None, 0
     for k in levels:
@@ -672,7 +674,7 @@ def _best_level(levels, folds):
                     total += it_prev + it_0
                     g_f, se_f = _gain(held_f, log_f, prev_f)
                     g, var = g + g_f, var + se_f * se_f
-                if not g > HELDOUT_ZERO_SE * math.sqrt(var):
+                if not g > margin * math.sqrt(var):
                     return best_k, total, True
         best_k, best_log, best_start = k, log_y, start
     return best_k, total, False
@@ -715,7 +717,10 @@ def ems_heldout(counts: ArrayLike, transition: WindowTransition, *, levels: Sequ
        ``HELDOUT_ZERO_SE = 0.5`` standard errors, ``sqrt(Σ_j b_j Δ_j² − G²/Σ_j b_j)`` per direction from the
        per-cell held-out terms ``b_j Δ_j`` (``Δ_j`` the change of ``log (M x)_j``, ``G`` their sum), the
        directions' variances added. When it does not, ``p`` is kept and the result says so
-       (``smoothing_fallback=True``);
+       (``smoothing_fallback=True``). Discrete mode (one bucket per integer of the support) keeps the search
+       without this confirmation: there a spike is the model rather than noise, and on a count column with
+       31% zeros (n = 5,000, ε = 2) the confirmation kept one pass, which moved a quarter of the zeros to 1
+       and the lower quartile from 0 to 1 (not measured beyond that case);
     3. fit the full counts from the uniform start with ``k*/2`` passes (``k*`` itself when it is 0 or 1:
        half the data needs more smoothing than all of it, and halving was measured to track the best
        level of the full data). So the result is exactly EMS (``"ems"``) whenever ``k*`` is 1 or 2, and
@@ -834,11 +839,13 @@ def ems_heldout(counts: ArrayLike, transition: WindowTransition, *, levels: Sequ
 
         return held[scored], fit
 
-    pairs = list(zip(halves, halves[::-1]))[:HELDOUT_FOLDS]
+    # Discrete mode (one bucket per integer) keeps the rule without confirmation: its buckets are the support's
+    # points, where a spike is the model rather than noise (see the docstring).
+    pairs = list(zip(halves, halves[::-1]))[:1 if t.points else HELDOUT_FOLDS]
     folds = [fold(fitted, held) for fitted, held in pairs if fitted.sum() > 0 and held.sum() > 0]
     best_k, total_iter, fallback = levels[0], 0, False
     if folds:
-        best_k, total_iter, fallback = _best_level(levels, folds)
+        best_k, total_iter, fallback = _best_level(levels, folds, 0.0 if t.points else None)
     final = _final_level(best_k)
     x, it, converged, loglik = _run(n, t, final, max_iter, rtol, atol, None)
     return _result(x, total_iter + it, converged, loglik, "ems-cv", final, fallback)
