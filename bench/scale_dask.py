@@ -4,7 +4,7 @@ A local cluster of worker *processes* (default 2, one thread each, Numba limited
 processes do not oversubscribe the cores) privatizes and aggregates one Square Wave column (ε = 1, 1024 cells)
 whose values are generated inside each partition (``dd.from_map``: nothing is materialized on the driver or
 shipped to the workers but the partition number); the driver merges the partitions' aggregates and runs the
-estimator once. For each n the cluster's workers are restarted, so each worker's peak resident memory (from
+estimator once. For each n a fresh cluster is started, so each worker's peak resident memory (from
 ``getrusage``) is that run's; the driver's peak is its own process's so far. Figures: wall time of the whole
 pipeline, reports/s and reports/s per core, the estimate's time on the driver, peak memory, next to one process
 doing the same (privatize + aggregate of a partition in this process with the same thread count as all the
@@ -48,7 +48,6 @@ def run(client, n, partition):
     import ldpnum as ldp
     import ldpnum.dask  # noqa: F401
 
-    client.restart()
     parts = [partition] * (n // partition) + ([n % partition] if n % partition else [])
     ddf = dd.from_map(_generate, range(len(parts)), parts, meta={"x": "f8"}, enforce_metadata=False)
     m = ldp.SquareWave(epsilon=EPSILON, bounds=(0, 1))
@@ -99,12 +98,12 @@ def main(argv=None):
     one = single_process(partition, args.workers)
     rows = []
     env = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, env=env,
-                      dashboard_address=None, memory_limit="6GiB") as cluster, Client(cluster) as client:
-        for n in args.n:
+    for n in args.n:  # a fresh cluster per n: each worker's peak memory is that run's
+        with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, env=env,
+                          dashboard_address=None, memory_limit="6GiB") as cluster, Client(cluster) as client:
             rows.append(run(client, int(n), partition))
-            r = rows[-1]
-            print(f"  n = {r['n']:.0e}: {r['wall_s']:.1f} s", file=sys.stderr, flush=True)
+        r = rows[-1]
+        print(f"  n = {r['n']:.0e}: {r['wall_s']:.1f} s", file=sys.stderr, flush=True)
     per_s = partition / one["privatize_aggregate_s"]
     print(f"Square Wave, ε = {EPSILON:g}, 1024 cells; {args.workers} worker processes × 1 thread on "
           f"{os.cpu_count()} cores; partitions of {partition:.0e} values generated in the workers")
