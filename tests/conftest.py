@@ -5,8 +5,25 @@
 # Both tiers are compared kernel by kernel, bit for bit, on every registered mechanism in
 # tests/_kernels/test_jit.py, and the common suite's one-signature check forces the compiled tier.
 
+import contextlib
+
 import numpy as np
 import pytest
+
+@contextlib.contextmanager
+def one_thread():
+    """Run the block with Numba's thread count lowered to 1 (``numba.set_num_threads``, which ldpnum's kernels
+    and block scheduling read), restored after. The per-family thread-count checks use it in process; one test
+    (tests/common/test_reproducibility.py) starts processes with ``NUMBA_NUM_THREADS`` set, as users do."""
+    import numba
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
+
 
 EPSILONS = [1e-3, 0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 20.0]
 

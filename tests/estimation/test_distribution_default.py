@@ -313,7 +313,7 @@ def test_spiky_data_at_small_n_still_chooses_plain_em():
     assert est.smoothing == 0 and not est.smoothing_fallback
 
 
-def test_fallback_matches_naive_selection(monkeypatch):
+def test_heldout_fallback_matches_naive_selection(monkeypatch):
     """A smooth bucket distribution at n = 20,000 whose plain-EM score is higher, but within one SE: the
     kernel's search and the dense reference keep one pass and fall back alike."""
     n_cells, m, n_bins = 128, 40, 64

@@ -993,7 +993,7 @@ def test_answers_from_a_handful_of_reports_say_they_are_noise():
 
 def test_standard_error_matches_a_naive_reference():
     hdg = ldp.HDG(1.0, AB, granularities=(8, 4))
-    est = hdg.estimate_ranges(hdg.privatize(correlated(20_000, 4), rng=2))
+    est = hdg.estimate_ranges(hdg.privatize(correlated(naive.rows(20_000, 2_000), 4), rng=2))
     V1, V2 = est.cell_variances[0], est.cell_variances[2]
     # a = [0.1, 0.6]: 8 cells of 0.125 -> 0.2 of cell 0, cells 1-3, 0.8 of cell 4; b = [-5, 0]: 2 of 4 cells
     wa = np.array([0.2, 1, 1, 1, 0.8, 0, 0, 0])
