@@ -1,4 +1,4 @@
-"""How report columns carry their specs through pandas objects and Parquet files (DESIGN.md R3).
+"""How report columns carry their specs through pandas objects and Parquet files (design rule R3).
 
 A report column holds integer codes; the :class:`~ldpnum.Spec` that decodes them travels in the object's
 ``attrs`` under the key ``"ldpnum"``::

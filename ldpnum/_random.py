@@ -1,4 +1,4 @@
-"""Where randomness comes from (DESIGN.md R2).
+"""Where randomness comes from (design rule R2).
 
 Kernels never draw randomness: they receive *words*, unsigned 64-bit integers drawn here, a fixed number
 per record (the mechanism's ``words_per_record``), record ``i`` reading words ``[c*i, c*i + c)``.
@@ -14,7 +14,7 @@ zero bytes, counter from 0) under a fresh 128-bit key read from the operating sy
 (``os.urandom``) on every call, computed by OpenSSL through the ``cryptography`` package. AES-CTR under a
 uniformly random key is a standard cryptographic pseudorandom generator (the core of NIST SP 800-90A's
 CTR_DRBG); a fresh key per call also makes forked worker processes draw independent streams. Chosen by
-measurement (DESIGN.md R2): OpenSSL's pipelined AES-NI counter mode fills about 1.1 G words/s on one core
+measurement (design rule R2): OpenSSL's pipelined AES-NI counter mode fills about 1.1 G words/s on one core
 of the 2-core machine the project is benchmarked on, three to four times ``randomgen.AESCounter`` (the
 previous choice) and NumPy's PCG64, and far faster than reading ``os.urandom`` directly (``make bench``
 measures all of them, in its RNG table). The GIL is released while it fills.

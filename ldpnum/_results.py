@@ -1,4 +1,4 @@
-"""Frozen result objects you can query (DESIGN.md R7)."""
+"""Frozen result objects you can query (design rule R7)."""
 
 import html
 import math

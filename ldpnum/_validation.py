@@ -1,4 +1,4 @@
-"""Input validation shared by every public function (DESIGN.md R5).
+"""Input validation shared by every public function (design rule R5).
 
 Everything is checked before the first random word is drawn. TypeError for a wrong kind, ValueError for a
 wrong value; messages name the parameter, the offending value, and for arrays the count and first index of

@@ -545,7 +545,7 @@ class PrivacyLedger:
             self._kind = _id_kind(ids[0])
         return {k: v for k, v in entry.items() if k != "people"}
 
-    # -- longitudinal collections (DESIGN.md R9) -------------------------------------------------------------
+    # -- longitudinal collections (design rule R9) -------------------------------------------------------------
     def _longitudinal_spend(self, stream, people, fingerprints, round_id, state=None):
         """Each person's added ε for one round of the longitudinal ``stream``, and the stream's state after it.
 

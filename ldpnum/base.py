@@ -1,4 +1,4 @@
-"""The shared shape of every randomizer: validate → convert → draw → allocate → kernel → wrap (DESIGN.md R6)."""
+"""The shared shape of every randomizer: validate → convert → draw → allocate → kernel → wrap (design rule R6)."""
 
 import dataclasses
 import functools

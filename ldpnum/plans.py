@@ -1,4 +1,4 @@
-"""Exact integer plans: the thresholds kernels compare words against (DESIGN.md R1, TESTING.md D2).
+"""Exact integer plans: the thresholds kernels compare words against (design rule R1).
 
 Every probability a kernel realizes is a ratio of integers fixed here, in Python integers and
 ``fractions.Fraction``. Thresholds are rounded *conservatively* against a rigorous lower bound of e^ε,

@@ -1,4 +1,4 @@
-"""Randomized reports: integer codes of a finite output alphabet and the spec that decodes them (DESIGN.md R3)."""
+"""Randomized reports: integer codes of a finite output alphabet and the spec that decodes them (design rule R3)."""
 
 from collections.abc import Callable, Iterable
 from typing import Any

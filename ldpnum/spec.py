@@ -1,4 +1,4 @@
-"""The specification that ties reports and aggregates to the mechanism that produced them (DESIGN.md R3).
+"""The specification that ties reports and aggregates to the mechanism that produced them (design rule R3).
 
 A :class:`Spec` names the mechanism, its ε, its output alphabet and its parameters; it travels with every
 report column, Parquet file and serialized aggregate, and estimators refuse reports of another spec.

@@ -1,4 +1,4 @@
-"""All compiled code of ldpnum (DESIGN.md R6), named by side and family.
+"""All compiled code of ldpnum (design rule R6), named by side and family.
 
 ``client_<family>.py``
     Numba kernels of the per-record randomizers (the client's work), all decorated through the one JIT

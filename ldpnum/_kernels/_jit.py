@@ -1,4 +1,4 @@
-"""The one JIT policy of ldpnum (DESIGN.md R6): how every client kernel is compiled, and when.
+"""The one JIT policy of ldpnum (design rule R6): how every client kernel is compiled, and when.
 
 Every Numba kernel is decorated through :func:`jit`, which returns a :class:`Kernel`: the plain Python
 function plus, made on demand, its Numba dispatcher. A kernel call runs on one of two tiers:
@@ -10,7 +10,7 @@ function plus, made on demand, its Numba dispatcher. A kernel call runs on one o
   arithmetic reassociated; bounds checks left to validation, which runs before any kernel).
 
 Both tiers run the same source on the same words, record by record, so reports are bit-identical whichever
-runs (DESIGN.md R2; tests/_kernels/test_jit.py checks every registered mechanism on both).
+runs (design rule R2; tests/_kernels/test_jit.py checks every registered mechanism on both).
 
 Why two tiers (measured with ``bench/startup.py`` on a 2-vCPU VM, first ``privatize`` of 1000 values in a
 fresh process with an empty Numba cache). Compiling costs 1.2-5.2 s per mechanism (Subset selection 5.2 s,

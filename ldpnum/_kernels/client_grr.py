@@ -1,4 +1,4 @@
-"""Client kernels of the categorical frequency oracles (Numba; DESIGN.md R6).
+"""Client kernels of the categorical frequency oracles (Numba; design rule R6).
 
 Values are int64 category codes already validated to lie in ``0..k-1``, or ``-1`` for an unknown value
 that must be reported uniformly at random (``unknown="uniform"``).

@@ -1,4 +1,4 @@
-"""Client kernel of the hierarchical histogram (Numba; DESIGN.md R6).
+"""Client kernel of the hierarchical histogram (Numba; design rule R6).
 
 A value is bucketized to a leaf, the person's level is chosen from the words alone (never from the value),
 and the level's frequency oracle reports the index of the node holding the leaf at that level; the report

@@ -1,4 +1,4 @@
-"""Client kernel of SQKR (Numba; DESIGN.md R6).
+"""Client kernel of SQKR (Numba; design rule R6).
 
 Kashin's representation of each vector over a randomized Hadamard frame, stochastic quantization of ``k`` sampled
 coefficients to one bit each, and ``2**k``-ary randomized response of the ``k`` bits.

@@ -1,7 +1,7 @@
 """Client kernel of memoized (permanent) responses: SipHash-2-4 as a keyed pseudo-random function.
 
 A memoized response must be a deterministic function of (person's secret key, mechanism, memoized value)
-(DESIGN.md R9): the words a randomizer consumes for its permanent layer are
+(design rule R9): the words a randomizer consumes for its permanent layer are
 
     word[i, j] = SipHash-2-4_{key_i}(tweak ‖ memo_i ‖ j),      j = 0 .. c - 1,
 

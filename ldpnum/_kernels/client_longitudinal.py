@@ -1,6 +1,6 @@
 """Client kernels of the longitudinal frequency oracles' layers that no one-shot oracle has.
 
-Numba kernels; see DESIGN.md R2, R6, R9.
+Numba kernels; see the design rules R2, R6, R9.
 
 **Bit flip** (:func:`bit_flip_kernel`, the instantaneous layer of L-OSUE). The input is a bit-packed ``k``-bit
 vector per person (the permanent unary report, in the layout of :mod:`ldpnum._kernels.client_unary`: bit ``j``

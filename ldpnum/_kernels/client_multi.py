@@ -1,4 +1,4 @@
-"""Client kernel of hybrid-dimensional grids (HDG; Numba, DESIGN.md R6).
+"""Client kernel of hybrid-dimensional grids (HDG; Numba, design rule R6).
 
 A person's vector of ``d`` values is mapped to the unit cube; their **grid** is chosen from a word alone
 (never from the values), and the grid's frequency oracle reports the index of the cell of that grid holding

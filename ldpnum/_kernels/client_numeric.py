@@ -1,4 +1,4 @@
-"""Client-side kernels: per-record randomizers (Numba, DESIGN.md R6).
+"""Client-side kernels: per-record randomizers (Numba, design rule R6).
 
 Every kernel is a pure function of ``(values, words, plan integers)`` writing into an output array that the
 caller allocated; no kernel draws randomness or writes into its inputs. Record ``i`` reads words

@@ -1,4 +1,4 @@
-"""Client kernel of projective geometry response (Numba; DESIGN.md R6).
+"""Client kernel of projective geometry response (Numba; design rule R6).
 
 Points of the projective space PG(t-1, q) are the *canonical* vectors of F_q^t (first nonzero coordinate 1),
 numbered by :func:`point_index_inline`: a point whose leading 1 is followed by ``s`` coordinates has index

@@ -1,4 +1,4 @@
-"""Client kernel of PI-RAPPOR (pairwise-independent RAPPOR, Numba; DESIGN.md R6).
+"""Client kernel of PI-RAPPOR (pairwise-independent RAPPOR, Numba; design rule R6).
 
 A person with category ``v`` (field element ``j = v + 1``; ``j = 0`` for an unknown value) reports an affine
 function ``φ(z) = φ0 + z·φ1 mod p`` drawn uniformly from ``Φ_{j,b} = {φ : bool(φ(j)) = b}``, where

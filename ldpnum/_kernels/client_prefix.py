@@ -1,4 +1,4 @@
-"""Client kernel of the prefix heavy-hitter protocols, PEM and TreeHist (Numba; DESIGN.md R6).
+"""Client kernel of the prefix heavy-hitter protocols, PEM and TreeHist (Numba; design rule R6).
 
 Items are ``uint64`` words already validated to lie in ``[0, 2**item_bits)``, most significant bit first:
 the prefix of length ``l`` of item ``w`` is ``w >> (item_bits - l)``.

@@ -1,6 +1,6 @@
 """Client kernels of RAPPOR: the cohort's Bloom filter and both randomized responses.
 
-Numba kernels (DESIGN.md R2, R6): the cohort's Bloom filter, the permanent randomized response (from keyed words)
+Numba kernels (design rules R2, R6): the cohort's Bloom filter, the permanent randomized response (from keyed words)
 and the instantaneous one (from fresh words).
 
 A report row is ``k/8`` bytes of Bloom bits (bit ``j`` is bit ``j % 8`` of byte ``j // 8``, least significant

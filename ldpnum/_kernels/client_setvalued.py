@@ -1,4 +1,4 @@
-"""Client kernel of padding-and-sampling (SVIM, SVSM's frequency phases; Numba, DESIGN.md R6).
+"""Client kernel of padding-and-sampling (SVIM, SVSM's frequency phases; Numba, design rule R6).
 
 A person's local set ``L ⊆ {0..k-1}`` arrives as a row of ``W`` uint64 bitmask words (bit ``c % 64`` of
 word ``c // 64`` set when ``c ∈ L``), already validated. Record ``i`` reads two words:

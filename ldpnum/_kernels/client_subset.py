@@ -1,4 +1,4 @@
-"""Client kernel of subset selection (Numba; DESIGN.md R6).
+"""Client kernel of subset selection (Numba; design rule R6).
 
 Record ``i`` reads ``c = 1 + ω - ⌊ω/4⌋`` words, ``[c i, c (i + 1))``:
 

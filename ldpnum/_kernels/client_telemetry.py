@@ -1,4 +1,4 @@
-"""Client kernels of dBitFlip (Numba, DESIGN.md R6): bucketize, sample ``d`` buckets, one bit per sampled bucket.
+"""Client kernels of dBitFlip (Numba, design rule R6): bucketize, sample ``d`` buckets, one bit per sampled bucket.
 
 A report is one ``uint64`` code: the ``d`` sampled buckets in increasing order, each with its bit, field ``t`` at
 bits ``[t·w, (t + 1)·w)`` holding ``bucket << 1 | bit`` (``w = bit_length(buckets - 1) + 1``). The sampler is

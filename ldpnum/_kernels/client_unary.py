@@ -1,4 +1,4 @@
-"""Client kernel of the unary encodings SUE and OUE (Numba; DESIGN.md R2, R6).
+"""Client kernel of the unary encodings SUE and OUE (Numba; design rules R2, R6).
 
 A report is ``k`` bits, written bit-packed: bit ``j`` is bit ``j % 8`` of byte ``j // 8`` of the output row
 (least significant first, ``numpy.packbits(..., bitorder="little")``); the padding bits of the last byte

@@ -1,4 +1,4 @@
-"""Kernels of the unit-vector mechanisms (Numba; DESIGN.md R6).
+"""Kernels of the unit-vector mechanisms (Numba; design rule R6).
 
 PrivHS, and the rejection sampler that compresses PrivUnit and PrivUnitG to seed indices; plus the collector's decoder,
 which must regenerate the very same public directions and therefore shares this module's generator.

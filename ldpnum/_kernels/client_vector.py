@@ -1,4 +1,4 @@
-"""Client kernels of the vector mechanisms (Numba; DESIGN.md R6).
+"""Client kernels of the vector mechanisms (Numba; design rule R6).
 
 Sampled dimensions and Duchi et al.'s multidimensional mechanism.
 

@@ -1,4 +1,4 @@
-"""Client kernel of the shaped-window randomizer (General Wave family; DESIGN.md R6).
+"""Client kernel of the shaped-window randomizer (General Wave family; design rule R6).
 
 Same structure as ``client_numeric.window_kernel`` (3 words per record: rounding, in/out, cell), except that the
 cell inside the window is drawn by inverting an integer cumulative table ``cum`` (``cum[0] = 0``,

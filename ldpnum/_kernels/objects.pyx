@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Conversion of Python objects for the heavy-hitter and set-valued inputs (DESIGN.md R6): items to
+"""Conversion of Python objects for the heavy-hitter and set-valued inputs (design rule R6): items to
 fixed-width words (:func:`object_words`), lists of sets to lengths and elements (:func:`flatten_collections`),
 and each person's words sorted (:func:`sort_segments`).
 

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Server-side kernel: stream report codes into a histogram of output cells (DESIGN.md R4, R6).
+"""Server-side kernel: stream report codes into a histogram of output cells (design rules R4, R6).
 
 This is the collector's hot loop, so it is compiled ahead of time (no JIT warm-up on the server): one pass
 over the codes both checks that every code lies inside the output alphabet and counts it. The GIL is

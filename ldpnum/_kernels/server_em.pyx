@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Server-side kernel: EM / EMS reconstruction for the window randomizer (DESIGN.md R6).
+"""Server-side kernel: EM / EMS reconstruction for the window randomizer (design rule R6).
 
 Model (see ``ldpnum.estimation.em``): a value in input bucket ``i`` lands on window start ``s`` with
 probability ``B[i, s]`` (a band, stored CSR-like: ``indptr``, ``s_index``, ``weight``); given ``s``, output

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Server-side kernels of the hashing frequency oracles (DESIGN.md R4, R6).
+"""Server-side kernels of the hashing frequency oracles (design rules R4, R6).
 
 :func:`local_hash_support` streams local-hashing reports (BLH, OLH) into the support counts
 ``I_v = #{reports with h_{a,b}(v) = y}`` for every category ``v`` — the sufficient statistic of the

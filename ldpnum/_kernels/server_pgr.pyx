@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Server-side kernels of projective geometry response (DESIGN.md R4, R6).
+"""Server-side kernels of projective geometry response (design rules R4, R6).
 
 The support count of category ``v`` is ``I_v = Σ_{u ⊥ v} hist[u]`` over the points ``u`` of ``v``'s block:
 the sum of the code histogram over ``v``'s hyperplane. The incidence of points and hyperplanes of PG(t-1, q)

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Server-side kernels of PI-RAPPOR: reports → support counts ``I_j`` for every category (DESIGN.md R4, R6).
+"""Server-side kernels of PI-RAPPOR: reports → support counts ``I_j`` for every category (design rules R4, R6).
 
 A report is the code ``φ1 << 32 | φ0`` of an affine map ``φ(z) = φ0 + z·φ1 mod p``; it *supports* category
 ``c`` (field element ``j = c + 1``) when ``bool(φ(j)) = [φ(j) < a]`` is 1. The aggregate is

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Server-side kernel of the prefix heavy-hitter protocols (PEM, TreeHist; DESIGN.md R6).
+"""Server-side kernel of the prefix heavy-hitter protocols (PEM, TreeHist; design rule R6).
 
 :func:`prefix_supports` evaluates ``I_j(p) = Σ_h counts_j[h, hash_h(p)]`` for every candidate prefix ``p``
 (see :mod:`ldpnum.estimation.heavy`): one pass over the ``H`` functions per candidate, the hash computed in

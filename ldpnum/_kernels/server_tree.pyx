@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Server-side kernels of hierarchical histograms: consistent trees (DESIGN.md R6).
+"""Server-side kernels of hierarchical histograms: consistent trees (design rule R6).
 
 A tree is stored level by level in one array: level ``l`` (``0`` = the root, ``L`` = the leaves) holds nodes
 ``starts[l] .. starts[l+1]-1``, and the children of node ``j`` of level ``l`` (its index within the level) are

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Server-side kernel: per-bit counts of bit-packed reports (unary encodings; DESIGN.md R4, R6).
+"""Server-side kernel: per-bit counts of bit-packed reports (unary encodings; design rules R4, R6).
 
 A report is a row of ``n_bytes`` bytes; bit ``j`` is bit ``j % 8`` of byte ``j // 8``. Counting how many
 rows have each bit set is a *positional population count*. Rows are read as 64-bit words (little-endian

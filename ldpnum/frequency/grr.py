@@ -4,7 +4,7 @@ A person with category ``v`` reports ``v`` with probability ``p = e^ε / (e^ε +
 category with probability ``q = 1 / (e^ε + k - 1)``. With ``k = 2`` it is Warner's randomized response
 (:class:`ldpnum.RandomizedResponse`): the two have the same integer plan.
 
-Finite-output plan (DESIGN.md R1, TESTING.md D2), one random word per person. The word picks one of
+Finite-output plan (design rule R1), one random word per person. The word picks one of
 ``G = a_keep + (k - 1)·2**b`` cells, ``c = floor(word · G / 2**64)`` (the high word of a 64×64-bit product):
 the first ``a_keep`` cells keep ``v``, and each of the ``k - 1`` *other* categories owns a block of
 ``2**b`` cells, ``b`` as large as keeps ``G < 2**63`` (``b = 63 - bitlength(ceil(e^ε) + k - 1)``: 58 at

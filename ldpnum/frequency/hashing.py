@@ -1,6 +1,6 @@
 """Local hashing frequency oracles: binary local hashing (BLH, ``g = 2``) and optimized local hashing (OLH).
 
-One randomizer with a parameter ``g`` (DESIGN.md §5): each person draws a hash function ``h`` from a public
+One randomizer with a parameter ``g``: each person draws a hash function ``h`` from a public
 family mapping the categories to ``[0, g)``, applies generalized randomized response over ``[0, g)`` to
 ``h(v)`` and reports ``(h, y)``. BLH is ``g = 2``; OLH is ``g = round(e^ε) + 1``, the choice that minimizes
 the variance (Wang et al., USENIX Security 2017).

@@ -17,7 +17,7 @@ points (``t`` the smallest with ``h·b ≥ k``); category ``v`` is point ``v mod
 the report is a code ``block·b + point`` of ``K = h·b``, weighted ``e^ε`` on the person's own hyperplane in
 their own block and 1 elsewhere (plain PGR is ``h = 1``). The decoder then works on ``h`` small geometries.
 
-**Integer plan (DESIGN.md R1).** Word 0 decides "in the set" with the integer threshold ``t_in`` over
+**Integer plan (design rule R1).** Word 0 decides "in the set" with the integer threshold ``t_in`` over
 2**53; word 1 picks a uniform cell of the set (``c`` cells) or of its complement (``K - c`` cells) as
 ``floor(w·m/2**64)``, cell ``i`` getting exactly ``C_m(i) = ⌈(i+1)2**64/m⌉ - ⌈i 2**64/m⌉`` of the 2**64
 words; cells map to points by index arithmetic (:mod:`ldpnum._kernels.client_pgr`: bijections, so every

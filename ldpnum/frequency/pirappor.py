@@ -25,7 +25,7 @@ costs variance to second order. Concretely:
   ``t_b · C1_max ≤ E · (2**53 - t_b) · C0_min`` where ``C1_max = ceil(2**64/a)`` and
   ``C0_min = floor(2**64/(p - a))`` are the extreme counts of the kernel's uniform draws below.
 
-Exactness (DESIGN.md R1, TESTING.md D2)
+Exactness (design rule R1)
 ---------------------------------------
 The kernel draws ``b`` from word 0 (``(w >> 11) < t_b``), ``φ1 = floor(w1·p/2**64)`` and the target
 ``t = φ(j)``: ``floor(w2·a/2**64)`` if ``b`` else ``a + floor(w2·(p-a)/2**64)``, then ``φ0 = t - j·φ1``.

@@ -15,7 +15,7 @@ when ``t`` is already in. Ideally every ``r``-subset then has probability ``1/C(
 ``1 + ω - ⌊ω/4⌋`` words whatever ``k`` (:mod:`ldpnum._kernels.client_subset` has the layout; an unknown
 value gets a uniform ``ω``-subset of all ``k`` categories, ``n = k``, ``r = ω``).
 
-Exact plan (DESIGN.md R1). Cell ``t`` of ``m`` has ``c = uniform_count(t, m)`` of the 2**48 draws, so a
+Exact plan (design rule R1). Cell ``t`` of ``m`` has ``c = uniform_count(t, m)`` of the 2**48 draws, so a
 subset's probability is the sum, over Floyd's draw sequences that produce it, of ``∏ c_i / 2**48``: exact
 and computable (:meth:`SubsetPlan.subset_probability`, :meth:`SubsetPlan.exact_probabilities`, which sum
 over the sequences by dynamic programming over the partial subsets).

@@ -12,7 +12,7 @@ Two inputs ``v ≠ v'`` change only bits ``v`` and ``v'``, so the largest likeli
 the *product bound* ``[p/q]·[(1 - q)/(1 - p)]``; an unknown value (``unknown="uniform"``: every bit at
 ``q``) differs from ``v`` in bit ``v`` only, so its ratios ``p/q`` and ``(1 - q)/(1 - p)`` are smaller.
 
-Finite-output integer plan (DESIGN.md R1, TESTING.md D2). Unary encodings need ``k`` random bits per
+Finite-output integer plan (design rule R1). Unary encodings need ``k`` random bits per
 person, so the "other" bits are drawn several per random word: each 64-bit word is cut into lanes of
 ``b ∈ {8, 16, 32}`` bits and a bit is 1 iff its lane is below ``t_other``, so ``q = t_other / 2**b``
 exactly. The true bit is drawn from a word of its own as a 53-bit event, ``p = t_true / 2**53``, with

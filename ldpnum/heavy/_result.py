@@ -1,4 +1,4 @@
-"""The results of the heavy-hitter and set-valued protocols (DESIGN.md R7).
+"""The results of the heavy-hitter and set-valued protocols (design rule R7).
 
 The top items (or itemsets), their estimated shares, provenance.
 """

@@ -1,7 +1,7 @@
 """L-GRR: generalized randomized response, memoized, then randomized again at every report (Arcolezi et al.).
 
 A person with category ``v`` holds a *permanent* GRR response ``z`` of ``v`` at ``epsilon_permanent`` (ε∞), derived
-from their key (DESIGN.md R9: the same ``z`` for the same key and ``v``, however often they report), and at every
+from their key (design rule R9: the same ``z`` for the same key and ``v``, however often they report), and at every
 report sends an *instantaneous* GRR response ``y`` of ``z`` at the ε2 that makes one report ε1-LDP:
 
     P[y = v | v]  = p1·p2 + (1 - p1)·q2,           P[y = v | v'] = q1·p2 + (1 - q1)·q2,

@@ -1,4 +1,4 @@
-"""Each person's secret key, and the keyed words of memoized (permanent) responses (DESIGN.md R9).
+"""Each person's secret key, and the keyed words of memoized (permanent) responses (design rule R9).
 
 Repeated collection from the same people spends ε again at every round unless a person who reports the same
 value again gives the same *permanent* answer. RAPPOR (Erlingsson, Pihur, Korolova) derives that answer from

@@ -1,6 +1,6 @@
 """A permanent (memoized) randomizer followed by an optional instantaneous one.
 
-The one idea of repeated collection (DESIGN.md R9), shared by every longitudinal mechanism.
+The one idea of repeated collection (design rule R9), shared by every longitudinal mechanism.
 
 A person ``i`` with value ``x`` reports
 

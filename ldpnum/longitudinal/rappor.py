@@ -17,11 +17,11 @@ The client (one person, item ``x``)
 4. *Permanent randomized response*, memoized: ``B'_i = 1`` w.p. ``f/2``, ``0`` w.p. ``f/2``, ``B_i`` w.p.
    ``1 - f`` (i.e. ``B' = B XOR N``, every bit of ``N`` 1 w.p. ``f/2``), from words keyed by the person's key
    with the item's word as the memoized value: the same person and item give the same ``B'`` at every
-   report, on every call and machine, with nothing stored (DESIGN.md R9).
+   report, on every call and machine, with nothing stored (design rule R9).
 5. *Instantaneous randomized response*, at every report: ``S_i = 1`` w.p. ``q`` if ``B'_i = 1``, w.p. ``p`` if
    ``B'_i = 0``, from fresh words (``rng``).
 
-The report is ``S`` and the cohort. Integer plan (DESIGN.md R1): every bit is drawn from a *lane* of a 64-bit
+The report is ``S`` and the cohort. Integer plan (design rule R1): every bit is drawn from a *lane* of a 64-bit
 word (8, 16 or 32 bits, as the unary encodings draw theirs, :mod:`ldpnum.frequency.unary`) compared with a
 threshold, so ``f/2``, ``p`` and ``q`` are realized exactly as ``t / 2**lane_bits``: the narrowest lane on
 whose grid all three lie (8 bits for the paper's ``f = 1/2, p = 1/2, q = 3/4``), else 32-bit lanes with each

@@ -15,7 +15,7 @@ Both mechanisms collect a counter ``x`` in public bounds ``[low, high]`` (``u = 
   estimator (bucket ``v``, ``n`` reports, ``S_v`` people who sampled ``v``, ``O_v`` of them reporting 1)
   is ``ĥ_v = buckets/(n d) · (O_v - q S_v)/(p - q)``.
 
-Memoization (``memoize=True``; DESIGN.md R9). Reports of the same person, day after day, are memoized on a
+Memoization (``memoize=True``; design rule R9). Reports of the same person, day after day, are memoized on a
 *public* discretization, keyed by the person's :class:`~ldpnum.ClientKeys`:
 
 * 1BitMean: **α-point rounding**. The bounds carry ``grid_points`` equally spaced points

@@ -1,6 +1,6 @@
 """Two-output mean oracles: randomized response, stochastic rounding and Duchi et al.'s 1-D mechanism.
 
-These three published mechanisms are one randomizer (DESIGN.md §5): a value ``x`` in ``[low, high]`` is
+These three published mechanisms are one randomizer: a value ``x`` in ``[low, high]`` is
 mapped to ``u = (x - low) / (high - low)`` and reported as code 1 with probability
 
     P[1 | u] = q + u (p - q),        p = e^ε / (1 + e^ε),  q = 1 / (1 + e^ε),

@@ -1,4 +1,4 @@
-r"""The Laplace mean oracle on a finite output alphabet: discrete Laplace noise on a grid (DESIGN.md R1, D3).
+r"""The Laplace mean oracle on a finite output alphabet: discrete Laplace noise on a grid (design rule R1, D3).
 
 The textbook local Laplace mechanism reports ``y = x + Lap((high - low)/ε)`` (lecture notes "Local Model of
 Differential Privacy", Lecture 20). In floating point that output leaks the input through its representation

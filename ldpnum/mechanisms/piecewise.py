@@ -3,7 +3,7 @@
 The textbook Piecewise mechanism (PM) maps ``t`` in [-1, 1] to a real number in [-C, C],
 ``C = (e^{ε/2} + 1)/(e^{ε/2} - 1)``: with probability ``e^{ε/2}/(e^{ε/2} + 1)`` uniform on a window
 ``[l(t), l(t) + C - 1]`` centred at ``(C + 1) t / 2``, otherwise uniform outside it. Reporting that real number
-in floating point leaks the input through its representation (DESIGN.md R1), so ldpnum reports a *cell* of a
+in floating point leaks the input through its representation (design rule R1), so ldpnum reports a *cell* of a
 fixed grid instead: ``n_cells`` cells over [-C', C'], the window ``m`` cells wide with
 ``m ≈ n_cells / (e^{ε/2} + 1)`` (the textbook window fraction), ``C' = n_cells / (n_cells - 2m)``.
 The input is randomly rounded to a window start ``s ∈ {0..n_cells-m}`` with ``E[s] = u (n_cells - m)``,

@@ -7,7 +7,7 @@ A value is scaled to ``v`` in [0, 1]; the output domain is ``[-b, 1 + b]``. A Ge
 different inputs, so it is the most informative for distribution estimation (Li et al.,
 SIGMOD 2020, Theorem 2).
 
-Grid (DESIGN.md R1, TESTING.md D1). Reports are cells of a fixed grid of ``N`` cells (default 1024, doubled
+Grid (design rule R1). Reports are cells of a fixed grid of ``N`` cells (default 1024, doubled
 until the window holds ≥ 16 cells, at most 2**16) over ``[-b', 1 + b']``: the window is
 ``m = round(2bN/(1 + 2b))`` cells, ``b' = m / (2(N - m))``, cell width ``1/(N - m)``. The value is randomly
 rounded to a window start ``s ∈ {0..N-m}`` with ``E[s] = v (N - m)``, so the window centre equals ``v`` in

@@ -1,4 +1,4 @@
-r"""RangeEstimate: a (possibly consistent) tree of node frequency estimates you can query (DESIGN.md R7)."""
+r"""RangeEstimate: a (possibly consistent) tree of node frequency estimates you can query (design rule R7)."""
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any

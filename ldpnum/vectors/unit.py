@@ -1,7 +1,7 @@
 r"""Unit vectors (the ℓ2 ball): PrivHS, and PrivUnit and PrivUnitG compressed to seed indices.
 
 Each person holds a vector ``x`` of ``dim`` numbers with ``‖x‖ <= 1`` and sends a report of a few bytes:
-an index into a finite, public family of directions (DESIGN.md, "R1 for vectors"). The collector
+an index into a finite, public family of directions (design rule R1 for vectors). The collector
 regenerates each report's direction, sums them in fixed point, and estimates the mean vector without bias.
 
 **Rounding to the sphere.** A row with ``0 < ‖x‖ = r <= 1`` becomes ``w = x/r`` with probability
