@@ -555,6 +555,26 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
             raise ValueError(f"unknown estimator {estimator!r}; one of {', '.join(ESTIMATORS)}")
         return callable(getattr(cls, estimator, None))
 
+    @classmethod
+    def estimate_methods(cls, estimator: str) -> tuple[str, ...]:
+        """The ``method`` values ``estimator`` takes: ``"unbiased"``, and ``"mle"`` where the likelihood is known.
+
+        For ``"estimate_mean"`` (the two-output mean oracles also take ``"mle"``) and ``"estimate_frequencies"``
+        (GRR also takes ``"mle"``); ``()`` when the reports do not answer ``estimator``. The front ends check a
+        requested ``method`` against this before any report is read.
+
+        >>> import ldpnum as ldp
+        >>> ldp.RandomizedResponse.estimate_methods("estimate_mean"), ldp.OUE.estimate_methods("estimate_frequencies")
+        (('unbiased', 'mle'), ('unbiased',))
+        """
+        attr = {"estimate_mean": "mean_methods", "estimate_frequencies": "frequency_methods"}.get(estimator)
+        if attr is None:
+            raise ValueError(f"estimator must be 'estimate_mean' or 'estimate_frequencies' (the estimators with a "
+                             f"method= of 'unbiased' or 'mle'); got {estimator!r}")
+        if not cls.offers(estimator):
+            return ()
+        return tuple(getattr(cls, attr, ("unbiased",)))
+
     def queryable_estimate(self, data: Reports | Aggregate, **kwargs: Any) -> Any:
         """The estimate that answers quantiles and ranges of the values.
 
@@ -569,8 +589,16 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
         raise TypeError(f"{type(self).__name__} reports estimate {self.answers} only; quantiles and ranges need a "
                         "distribution mechanism (SquareWave, GeneralWave, Piecewise, Hybrid, HierarchicalHistogram)")
 
+    def check_range_interval(self, query: Any) -> None:
+        """Refuse, from the spec alone, a range ``query`` whose bootstrap interval the estimate would refuse.
+
+        Called before any report is read (``ldpnum estimate --range ... --bootstrap B``). The default has nothing
+        to check; :class:`~ldpnum.HDG` raises ValueError for a range that cuts a cell of the grid answering it.
+        """
+
     def describe_rows(self, agg: Aggregate, *, column: Any, names: Any = None, level: float = 0.95,
-                      bootstrap: int | None = None, rng: SeedLike = None) -> list[tuple[Any, dict]]:
+                      bootstrap: int | None = None, rng: SeedLike = None,
+                      method: str = "unbiased") -> list[tuple[Any, dict]]:
         """The rows this mechanism's report column adds to a summary table: ``[(label, statistics), ...]``.
 
         The summary table is the pandas accessor's ``describe``.
@@ -580,13 +608,14 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
         (:meth:`queryable_estimate`), with the quartiles' bootstrap intervals (``"25% low"``, ...) when
         ``bootstrap`` replicates are asked for and the distribution estimator takes them. Statistics a
         mechanism cannot give are NaN. Mechanisms of several value columns override it (one row per column;
-        ``names`` are the value columns behind the report column).
+        ``names`` are the value columns behind the report column). ``method="mle"``: the mean is the
+        maximum-likelihood estimate with its likelihood-ratio interval (:meth:`estimate_methods`).
         """
         nan = float("nan")
         stats = {"mean": nan, "std_error": nan, "ci_low": nan, "ci_high": nan, "dist_mean": nan,
                  "25%": nan, "50%": nan, "75%": nan}
         if self.offers("estimate_mean"):
-            mean = self.estimate_mean(agg)  # type: ignore[attr-defined]
+            mean = self.estimate_mean(agg, **({} if method == "unbiased" else {"method": method}))  # type: ignore[attr-defined]
             lo, hi = mean.confidence_interval(level)
             stats.update(mean=mean.value, std_error=mean.standard_error, ci_low=lo, ci_high=hi)
         est = self._describe_estimate(agg, bootstrap, rng)

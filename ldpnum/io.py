@@ -743,6 +743,13 @@ def _cli_names():
             "no_distribution": "{name} reports estimate {estimates} only; distributions, quantiles, ranges and plots "
                                "need square_wave, general_wave, piecewise, hybrid or hierarchical_histogram",
             "n_bins": "--n-bins does not apply to {name}: its bins are {bins}",
+            "no_mle": "--method mle: {name} reports have no maximum-likelihood estimate of {what} (their likelihood "
+                      "is not implemented); it is offered for {what} of {offered} reports",
+            "mle_queries": "--method mle gives the maximum-likelihood mean or frequencies (--what mean, "
+                           "frequencies); it does not apply to --what {what}",
+            "range_interval": "--range with --bootstrap: {problem}",
+            "mle_postprocess": "--method mle takes no --postprocess (its frequencies are already on the simplex); "
+                               "got --postprocess {value}",
         },
         error=CLIError)
 
@@ -785,11 +792,14 @@ def check_file_shuffle(shuffled: bool, shuffle_delta: "float | None", keep: Sequ
 
 def check_estimate_request(mech: "Mechanism", whats: "list | None", *, marginal: "str | None", query: Any,
                            plot: "str | None", n_bins: "int | None", bootstrap: "int | None" = None,
-                           level: float = 0.95, rng: "int | None" = None) -> list:
+                           level: float = 0.95, rng: "int | None" = None, estimate_method: str = "unbiased",
+                           postprocess: str = "none") -> list:
     """:func:`ldpnum.collect.check_queries` in the command line's words (``--what``, ``--marginal``, ``--range``).
 
     Also checks that the ``--plot`` file can be written, and ``--bootstrap`` (a replicate count that supports
-    ``--level``; ``--rng`` only with it). Raises :class:`CLIError` or ValueError; returns what to estimate.
+    ``--level``; ``--rng`` only with it). ``estimate_method`` is ``--method unbiased|mle`` (the MLE only where
+    the mechanism offers it, for ``--what mean`` and ``frequencies``). Raises :class:`CLIError` or ValueError;
+    returns what to estimate.
     """
     from .collect import check_queries
 
@@ -802,6 +812,7 @@ def check_estimate_request(mech: "Mechanism", whats: "list | None", *, marginal:
         check_replicates(bootstrap, 1, name="--bootstrap")
         check_replicates_support(level, bootstrap, name="--level")
     whats = check_queries(mech, whats, marginals=marginal, query=query, distribution=bool(plot), n_bins=n_bins,
+                          estimate_method=estimate_method, postprocess=postprocess, bootstrap=bootstrap,
                           names=_cli_names())
     if plot:
         check_plot_path(plot)

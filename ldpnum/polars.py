@@ -284,9 +284,18 @@ class SeriesNamespace:
         """The column's mergeable :class:`~ldpnum.Aggregate` (see :func:`ldpnum.pandas.aggregate_series`)."""
         return self._pandas(spec).ldp.aggregate(spec)
 
-    def estimate_mean(self, spec: Spec | None = None) -> Any:
-        """Unbiased :class:`~ldpnum.MeanEstimate` of the mean (a vector mean for a vector report column)."""
-        return self._pandas(spec).ldp.estimate_mean(spec)
+    def estimate_mean(self, spec: Spec | None = None, **kwargs: Any) -> Any:
+        """:class:`~ldpnum.MeanEstimate` of the mean (a vector mean for a vector report column).
+
+        ``kwargs`` as for :meth:`ldpnum.pandas.SeriesAccessor.estimate_mean` (``method="mle"``).
+        """
+        return self._pandas(spec).ldp.estimate_mean(spec, **kwargs)
+
+    def describe(self, *, level: float = 0.95, spec: Spec | None = None, bootstrap: int | None = None,
+                 rng: Any = None, method: str = "unbiased") -> pl.DataFrame:
+        """The report column's summary row (:meth:`ldpnum.pandas.SeriesAccessor.describe`) as a Polars DataFrame."""
+        table = self._pandas(spec).ldp.describe(level=level, spec=spec, bootstrap=bootstrap, rng=rng, method=method)
+        return pl.from_pandas(table.reset_index())
 
     def estimate_distribution(self, spec: Spec | None = None, **kwargs: Any) -> Any:
         """:class:`~ldpnum.DistributionEstimate` of the values; ``kwargs`` go to the mechanism's estimator."""
@@ -440,7 +449,7 @@ class DataFrameNamespace:
         return self._pandas().ldp.aggregate(specs, by=_plain(by))
 
     def describe(self, *, level: float = 0.95, specs: Mapping[Any, Spec] | None = None, by: Any = None,
-                 bootstrap: int | None = None, rng: Any = None) -> pl.DataFrame:
+                 bootstrap: int | None = None, rng: Any = None, method: str = "unbiased") -> pl.DataFrame:
         """Per report column (and group, with ``by``): mean with a ``level`` interval and quartiles.
 
         The table of :meth:`ldpnum.pandas.DataFrameAccessor.describe` as a Polars DataFrame: its row labels become
@@ -448,7 +457,8 @@ class DataFrameNamespace:
         """
         if record_of(self._obj) is None and not specs:
             raise _no_record(self._obj.columns[0] if self._obj.columns else None)
-        table = self._pandas().ldp.describe(level=level, specs=specs, by=_plain(by), bootstrap=bootstrap, rng=rng)
+        table = self._pandas().ldp.describe(level=level, specs=specs, by=_plain(by), bootstrap=bootstrap, rng=rng,
+                                            method=method)
         names = ["column"] if table.index.nlevels == 1 else [table.index.names[0] or "group", "column"]
         return pl.from_pandas(table.rename_axis(names).reset_index())
 
