@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .spec import Spec, check_spec
-from .reports import Reports, code_dtype
+from .reports import MAX_COLUMN_BITS, Reports, code_dtype, packed_column_codes, packed_column_rows
 from .aggregate import Aggregate, count_codes, register_count_check, single_code_counts
 from ._random import block_sizes, draw_pool, resolve_rng
 from ._results import MeanEstimate
@@ -498,30 +498,51 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
 
         The pandas accessor, the command line and Dask hold reports that way; :meth:`column_codes` packs them.
 
-        A mechanism whose reports are single codes fits; bit-vector reports (SUE, OUE, subset selection) do
-        not, unless the mechanism packs its rows into one 64-bit code (the vector mechanisms, when small).
+        A mechanism whose reports are single codes fits; so do bit-vector reports (SUE, OUE, subset selection,
+        Duchi et al.'s multivariate signs) of at most 64 bits, as one unsigned code whose bit ``j`` is the
+        report's bit ``j``. Longer bit vectors do not.
         """
-        if self.spec.get("packed_bits") is not None:
+        bits = self.spec.get("packed_bits")
+        if bits is not None and int(bits) > MAX_COLUMN_BITS:
             name = type(self).__name__
-            raise TypeError(f"{name} reports are bit vectors ({self.spec.get('packed_bits')} bits per person), which "
-                            f"{where} of codes cannot hold; call {name}.privatize on the values and keep the Reports, "
-                            "or use an oracle whose report is one code (GRR, OLH, HadamardResponse)")
+            raise TypeError(f"{name} reports are bit vectors of {bits} bits per person, more than {where} of "
+                            f"{MAX_COLUMN_BITS}-bit codes holds; call {name}.privatize on the values and keep the "
+                            "Reports, or use an oracle whose report is one code (GRR, OLH, HadamardResponse)")
+
+    def _column_of(self, reports: Reports) -> np.ndarray:
+        """The column codes of reports already checked against the spec (bit vectors packed into one code)."""
+        bits = self.spec.get("packed_bits")
+        return reports.codes if bits is None else packed_column_codes(reports.codes, int(bits))
 
     def column_codes(self, reports: Reports) -> np.ndarray:
         """Each report as one non-negative integer code, for a table column.
 
-        :meth:`reports_from_column` inverts it. The default: the report codes themselves (one per person).
+        :meth:`reports_from_column` inverts it. The default: the report codes themselves (one per person); a
+        bit-vector report of ``b <= 64`` bits as the code ``sum_j bit_j 2**j`` (the smallest unsigned dtype of
+        ``b`` bits).
+
+        Examples
+        --------
+        >>> import numpy as np, ldpnum as ldp
+        >>> oue = ldp.OUE(1.0, k=10)
+        >>> r = oue.privatize(np.arange(10), rng=0)
+        >>> codes = oue.column_codes(r)
+        >>> codes.dtype, oue.reports_from_column(codes) == r
+        (dtype('uint16'), True)
         """
         self.check_column_codes()
         check_spec(self.spec, reports.spec, "reports")
-        return reports.codes
+        return self._column_of(reports)
 
     def reports_from_column(self, codes: ArrayLike) -> Reports:
         """The :class:`~ldpnum.Reports` behind the codes of a table column (:meth:`column_codes`'s inverse).
 
-        Codes outside the alphabet raise ValueError.
+        Codes outside the alphabet (for bit vectors: with a bit set beyond the report's bits) raise ValueError.
         """
         self.check_column_codes()
+        bits = self.spec.get("packed_bits")
+        if bits is not None:
+            return Reports(packed_column_rows(codes, int(bits), f"{type(self).__name__} column codes"), self.spec)
         return Reports(codes, self.spec)
 
     # -- server side --------------------------------------------------------------------------------

@@ -1010,8 +1010,10 @@ def privatize_series(s: "pd.Series", mechanism: Mechanism, *, rng: SeedLike = No
         One value per person: integer or float dtype (nullable ``Int64``/``Float64`` included; bool only for
         :class:`~ldpnum.RandomizedResponse`).
     mechanism : ldpnum.Mechanism
-        The randomizer, e.g. ``ldp.SquareWave(epsilon=1.0, bounds=(0, 1440))``. Mechanisms whose reports are
-        bit vectors (SUE, OUE, subset selection) are refused: a column holds one code per person.
+        The randomizer, e.g. ``ldp.SquareWave(epsilon=1.0, bounds=(0, 1440))``. A column holds one code per
+        person: the report of a bit-vector mechanism (SUE, OUE, subset selection) as one unsigned code whose bit
+        ``j`` is the report's bit ``j`` (:meth:`~ldpnum.Mechanism.column_codes`), up to 64 bits; longer bit
+        vectors are refused.
     rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
         ``None`` (default): secure randomness, for real collections. Anything else: a reproducible
         simulation; the words come from ``child_rng(rng, 0)``.
@@ -1059,7 +1061,7 @@ def privatize_series(s: "pd.Series", mechanism: Mechanism, *, rng: SeedLike = No
     Raises
     ------
     TypeError
-        For a non-Series, a non-mechanism, a bit-vector mechanism, or a dtype that does not hold real
+        For a non-Series, a non-mechanism, a bit vector of more than 64 bits, or a dtype that does not hold real
         numbers (strings, objects, datetimes, categories; bools except for randomized response).
     ValueError
         For missing values with ``nan_policy="raise"``, a bad ``fill_value`` or ``nan_policy``, a negative
@@ -1310,7 +1312,7 @@ def reports_of(s: "pd.Series", spec: Spec | None = None, *, _check: bool = True)
     Raises
     ------
     TypeError
-        For a non-Series, non-integer codes, or a bit-vector spec.
+        For a non-Series, non-integer codes, or a spec of bit vectors longer than 64 bits.
     ValueError
         When no spec is known, or for codes outside the spec's alphabet (with the count and first index).
     SpecMismatchError

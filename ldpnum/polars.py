@@ -16,7 +16,9 @@ Privatizing
 ``ledger``, ``people``, ``label``, ``shuffled``, ``shuffle_delta``, ``unknown``, ``keys``, ``round``, and
 ``mechanism="auto"`` on a Series) are those of :meth:`ldpnum.pandas.DataFrameAccessor.privatize` and
 :meth:`ldpnum.pandas.SeriesAccessor.privatize`. ``people`` may name a column of the frame, or be a Series or an
-array of one person id per row.
+array of one person id per row. A ``pl.Enum`` column given to a frequency oracle uses its declared categories, in
+their order (as a pandas ``category`` column); a ``pl.Categorical`` column holds only the values Polars has met, so
+it is read as text, and the oracle needs its categories declared (``ldp.GRR(epsilon, categories=[...])``).
 
 Where the specs travel
 ----------------------
@@ -131,7 +133,15 @@ def record_of(obj: Any) -> dict[str, Any] | None:
 # -- conversion -------------------------------------------------------------------------------------------------
 
 def _pandas_column(s: pl.Series) -> pd.Series:
-    """A Polars column as pandas: integer columns with nulls as nullable integers (codes stay integers)."""
+    """A Polars column as pandas: integer columns with nulls as nullable integers (codes stay integers).
+
+    A ``pl.Enum`` column becomes a pandas ``category`` column of its declared categories, in their order. A
+    ``pl.Categorical`` column's categories are the values Polars has met, not declared ones (``pl.from_pandas``
+    keeps only the categories present), so it becomes text: a frequency oracle then needs its categories
+    declared (``ldp.GRR(epsilon, categories=[...])``), as for any text column.
+    """
+    if s.dtype == pl.Categorical:
+        return s.cast(pl.Utf8).to_pandas()
     if s.dtype.is_numeric() and not s.null_count():  # numbers without nulls: a view of the values, no copy
         return pd.Series(s.to_numpy(), name=s.name, copy=False)
     if s.dtype.is_integer():
