@@ -59,6 +59,7 @@ from ._cli_mechanisms import (
     heavy_mechanism,
     make_mechanism,
     multi_column_mechanisms,
+    oracle_class,
     parse_params,
     per_column,
     mechanism_class,
@@ -593,8 +594,9 @@ def _cmd_privatize(args):
         raise CLIError("--spec gives the mechanism of each --columns, or of every --column when no --mechanism is "
                        "given: to mix mechanisms with and without bounds, give every --column's mechanism as a --spec "
                        "(any mechanism has one, e.g. json.dumps(ldp.Duchi(1.0, (0, 100)).spec.to_dict()))")
-    if args.categories:
-        return _privatize(args, category_column_mechanisms(args))
+    if args.categories or (columns and not args.spec and not args.columns
+                           and any(oracle_class(n) is not None for n in args.mechanism or [])):
+        return _privatize(args, category_column_mechanisms(args))  # (categories given, or read from the file)
     for name in (args.mechanism or []) if columns else []:
         mechanism_class(name)  # a mechanism that takes no bounds is named as such, not asked for --bounds
     missing = [flag for flag, v in (("--mechanism", args.mechanism), ("--epsilon", args.epsilon),

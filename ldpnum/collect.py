@@ -447,6 +447,7 @@ def column_mechanism(mech: Any, x: Any, name: Any) -> Any:
     subject = column_subject(name)
     if isinstance(dtype, pd.CategoricalDtype):
         cats = list(dtype.categories)
+        _warn_derived_categories(x, cats, subject)
         if len(cats) != oracle.k:
             raise ValueError(f"{subject} is a category column of {len(cats)} categories but {type(mech).__name__} "
                              f"has k={oracle.k}: build it with k={len(cats)} (its codes are the column's categories "
@@ -462,6 +463,30 @@ def column_mechanism(mech: Any, x: Any, name: Any) -> Any:
                         "ldp.GRR(epsilon, categories=['a', 'b', ...]), or give the column a declared category "
                         "dtype, pd.CategoricalDtype(['a', 'b', ...])")
     return mech
+
+
+def _warn_derived_categories(x: Any, cats: list, subject: str) -> None:
+    """:class:`~ldpnum.exceptions.CategoriesWarning` when a category column's categories look read off its values.
+
+    Sorted, and every one occurring: what ``astype("category")`` makes (declared categories are usually in an order
+    of their own, or include values no one holds).
+    """
+    try:
+        ordered = len(cats) > 1 and cats == sorted(cats)
+    except TypeError:  # categories of mixed types: not what astype("category") makes
+        ordered = False
+    if not ordered or not hasattr(x, "cat"):
+        return
+    codes = np.asarray(x.cat.codes.to_numpy(), dtype=np.int64)
+    if np.bincount(codes[codes >= 0], minlength=len(cats)).all():
+        from ._validation import _caller_stacklevel
+        from .exceptions import CategoriesWarning
+
+        warnings.warn(CategoriesWarning(
+            f"{subject}: its {len(cats)} categories are sorted and all occur in it, as astype('category') derives "
+            "them from the data; categories are public parameters, and categories read off the data reveal which "
+            "values occur. Declare all the possible values on the oracle (e.g. ldp.GRR(epsilon, categories=[...]) "
+            "or mech.with_categories([...])), which silences this warning"), stacklevel=_caller_stacklevel())
 
 
 def takes_unknown(mech: Any) -> bool:
