@@ -1,8 +1,10 @@
 r"""The ``.ldp`` namespaces on Polars DataFrames and Series: privatize columns, estimate from report columns.
 
 ``import ldpnum.polars`` (``import ldpnum`` alone never imports Polars; install the extra:
-``pip install ldpnum[polars]``) registers a namespace named ``ldp`` on :class:`polars.DataFrame` and
-:class:`polars.Series` through Polars' public extension API (``polars.api.register_dataframe_namespace``). The
+``pip install ldpnum[polars]``) registers a namespace named ``ldp`` on :class:`polars.DataFrame`,
+:class:`polars.Series` and :class:`polars.LazyFrame` through Polars' public extension API
+(``polars.api.register_dataframe_namespace``; a LazyFrame's ``privatize`` collects the columns it names and
+returns a report DataFrame: reports are drawn once, never inside a lazy plan that each ``collect`` runs again). The
 namespaces hold no math and draw no words: they convert the columns they need to pandas, call the collection
 layer through the pandas accessor (:mod:`ldpnum.pandas`, over :mod:`ldpnum.collect`) and wrap the codes in Polars
 objects again. A seeded collection therefore gives, bit for bit, the reports and the record of the pandas accessor
@@ -73,7 +75,7 @@ from .mechanisms import Mechanism
 from .reports import Reports
 from .spec import Spec
 
-__all__ = ["DataFrameNamespace", "SeriesNamespace", "read_parquet", "record_of", "with_record"]
+__all__ = ["DataFrameNamespace", "LazyFrameNamespace", "SeriesNamespace", "read_parquet", "record_of", "with_record"]
 
 
 # -- the record beside a Polars object --------------------------------------------------------------------------
@@ -175,6 +177,25 @@ def _no_record(name: Any) -> ValueError:
     return ValueError(f"report column {name!r} carries no ldpnum record: Polars operations (select, filter, "
                       "df[name], ...) make new objects without it. Take report columns with reports.ldp.column(name), "
                       "read files with ldpnum.polars.read_parquet, or pass spec= to vouch for the codes yourself")
+
+
+def _needed_columns(mechanisms: Any, people: Any, columns: list) -> list:
+    """The value columns a privatize mapping names (and a ``people`` column), in order; checked against ``columns``."""
+    if not isinstance(mechanisms, Mapping):
+        raise TypeError("mechanisms must be a mapping {column: mechanism}, e.g. "
+                        f"{{'dep_time': ldp.SquareWave(1.0, (0, 1440))}}; got {type(mechanisms).__name__}")
+    wanted: list = []
+    for key in mechanisms:
+        for c in key if isinstance(key, tuple) else (key,):
+            if c not in wanted:
+                wanted.append(c)
+    if isinstance(people, str) and people in columns and people not in wanted:
+        wanted.append(people)
+    missing = [c for c in wanted if c not in columns]
+    if missing:
+        raise ValueError(f"{len(missing)} column(s) to privatize are not in the DataFrame, first {missing[0]!r}; "
+                         f"its columns: {columns}")
+    return wanted
 
 
 # -- files -------------------------------------------------------------------------------------------------------
@@ -360,20 +381,7 @@ class DataFrameNamespace:
         The arguments are those of :meth:`ldpnum.pandas.DataFrameAccessor.privatize`; ``people`` may name a column
         of the frame. Only the columns named (and the ``people`` column) are converted.
         """
-        if not isinstance(mechanisms, Mapping):
-            raise TypeError("mechanisms must be a mapping {column: mechanism}, e.g. "
-                            f"{{'dep_time': ldp.SquareWave(1.0, (0, 1440))}}; got {type(mechanisms).__name__}")
-        wanted = []
-        for key in mechanisms:
-            for c in key if isinstance(key, tuple) else (key,):
-                if c not in wanted:
-                    wanted.append(c)
-        if isinstance(people, str) and people in self._obj.columns and people not in wanted:
-            wanted.append(people)
-        missing = [c for c in wanted if c not in self._obj.columns]
-        if missing:
-            raise ValueError(f"{len(missing)} column(s) to privatize are not in the DataFrame, first {missing[0]!r}; "
-                             f"its columns: {self._obj.columns}")
+        wanted = _needed_columns(mechanisms, people, self._obj.columns)
         out = _pandas_frame(self._obj, wanted).ldp.privatize(
             mechanisms, rng=rng, strategy=strategy, nan_policy=nan_policy, fill_value=fill_value, ledger=ledger,
             people=_plain(people), label=label, shuffled=shuffled, shuffle_delta=shuffle_delta, unknown=unknown,
@@ -472,3 +480,32 @@ class DataFrameNamespace:
         names = ["column"] if table.index.nlevels == 1 else [table.index.names[0] or "group", "column"]
         return pl.from_pandas(table.rename_axis(names).reset_index())
 
+
+
+@pl.api.register_lazyframe_namespace("ldp")
+class LazyFrameNamespace:
+    """``lf.ldp``: privatize columns of a Polars LazyFrame (e.g. ``pl.scan_parquet(...)``), eagerly.
+
+    Only the columns the mapping names (and a ``people`` column) are collected. The result is a report
+    **DataFrame** with its record, as :meth:`DataFrameNamespace.privatize` returns: reports are drawn once. A
+    lazy plan is run again by every ``collect``, and each run would draw fresh reports (with secure randomness,
+    other reports of the same people: ε spent again), so privatizing is never part of a lazy plan. Estimate
+    from the returned frame, or write it (:meth:`DataFrameNamespace.write_parquet`) and read it back with
+    :func:`read_parquet`.
+
+    Examples
+    --------
+    >>> import polars as pl, ldpnum as ldp
+    >>> lf = pl.LazyFrame({"age": [34.0, 51.0, 27.0], "name": ["a", "b", "c"]})
+    >>> r = lf.ldp.privatize({"age": ldp.SquareWave(1.0, (0, 100))}, rng=0)
+    >>> type(r).__name__, r.columns, r.ldp.specs["age"].mechanism
+    ('DataFrame', ['age'], 'square_wave')
+    """
+
+    def __init__(self, lf: pl.LazyFrame):
+        self._obj = lf
+
+    def privatize(self, mechanisms: Mapping[Any, Mechanism], **kwargs: Any) -> pl.DataFrame:
+        """Collect the columns ``mechanisms`` names and privatize them: see :meth:`DataFrameNamespace.privatize`."""
+        wanted = _needed_columns(mechanisms, kwargs.get("people"), self._obj.collect_schema().names())
+        return DataFrameNamespace(self._obj.select(wanted).collect()).privatize(mechanisms, **kwargs)
