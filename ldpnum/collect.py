@@ -107,7 +107,7 @@ __all__ = ["MAX_COLUMNS", "NAN_POLICIES", "PYTHON_NAMES", "QUERIES", "STRATEGIES
            "column_subject", "concat", "declare_shuffled", "describe_aggregates", "empty_values",
            "estimate_mean_named", "estimator", "fill_values", "is_real_dtype", "mechanism_of", "partition_rng", "plan_columns",
            "prepare_column", "privatize_batch", "privatize_frame", "privatize_series", "record_ledger",
-           "report_label", "reports_of", "resolve_strategy", "run_seed", "takes_unknown", "vector_sources"]
+           "report_label", "reports_of", "resolve_strategy", "run_seed", "subset", "takes_unknown", "vector_sources"]
 
 #: How the columns of a table share each row's privacy budget.
 STRATEGIES = ("all-columns", "one-column-per-row")
@@ -1421,6 +1421,76 @@ def estimate_mean_named(mech: Any, agg: Aggregate, record: Any, name: Any, **kwa
     if names is not None:
         return estimator(mech, "estimate_mean", kwargs)(agg, names=names, **kwargs)
     return named(estimator(mech, "estimate_mean", kwargs)(agg, **kwargs), name)
+
+
+def subset(obj: Any, mask: Any) -> Any:
+    """The rows of report object ``obj`` (a report Series or DataFrame) where ``mask`` is True, still reports.
+
+    Selecting people by a **public** key (a region, a day, an ``aggregate(by=)`` group) is post-processing: the
+    subset's estimates describe those people and cost no privacy. The record is kept (specs, strategy,
+    ``epsilon_per_row``) with the digests of the rows kept, after checking that every report column is unchanged.
+    The mask must not be computed from the report codes: selecting reports by their own values biases every
+    estimate.
+
+    Parameters
+    ----------
+    obj : pandas.Series or pandas.DataFrame
+        An unchanged report object (from ``privatize``, :func:`concat` or a Parquet file).
+    mask : array-like of bool or pandas.Series of bool
+        One entry per row (a Series is aligned on the index); no missing entries.
+
+    Returns
+    -------
+    pandas.Series or pandas.DataFrame
+
+    Raises
+    ------
+    TypeError
+        For a mask that is not boolean.
+    ValueError
+        For an object without a record, a mask of the wrong length or with missing entries, or a collection
+        declared shuffled (its reports carry no row to select by).
+    ReportsChangedError
+        For a report column changed since it was privatized.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, ldpnum as ldp
+    >>> df = pd.DataFrame({"x": np.r_[np.full(20_000, 2.0), np.full(20_000, 8.0)]})
+    >>> r = df.ldp.privatize({"x": ldp.Duchi(2.0, (0, 10))}, rng=0)
+    >>> south = np.repeat([False, True], 20_000)       # public: where each report was collected
+    >>> round(r.ldp.subset(south)["x"].ldp.estimate_mean().value)
+    8
+    """
+    info = frame_info(obj)
+    if info is None:
+        raise ValueError("subset needs a report object (from privatize, concat or a report file); this one carries no "
+                         "ldpnum record")
+    if info.get("shuffle_delta") is not None:
+        raise ValueError("these reports are declared one shuffled batch: they reach the analyst without rows to "
+                         "select people by, so a subset of them is not a shuffled batch; collect the groups apart")
+    if isinstance(mask, pd.Series) and mask.index.is_unique:
+        mask = mask.reindex(obj.index)
+    keep = mask.to_numpy() if isinstance(mask, (pd.Series, pd.Index)) else np.asarray(mask)
+    if keep.ndim != 1 or len(keep) != len(obj):
+        raise ValueError(f"mask has {len(keep)} entries for {len(obj)} rows: give one boolean per row")
+    if pd.isna(keep).any():
+        raise ValueError(f"mask has {int(pd.isna(keep).sum())} missing entries, first at row "
+                         f"{int(np.flatnonzero(pd.isna(keep))[0])}: say whether those rows belong to the subset")
+    if keep.dtype != bool:
+        raise TypeError(f"mask must be boolean (one True/False per row); got dtype {keep.dtype}")
+    specs = column_specs(obj)
+    columns = [obj] if isinstance(obj, pd.Series) else [obj[c] for c in specs if c in obj.columns]
+    out = obj[keep]
+    digests = {}
+    for col in columns:
+        reports_of(col)  # raises ReportsChangedError for a changed column
+        part = out if isinstance(out, pd.Series) else out[col.name]
+        digests[col.name] = codes_digest(mechanism_of(specs[col.name]).column_codes(
+            reports_of(part, specs[col.name], _check=False)))
+    sources = {c: column_sources(obj, c) for c in specs if column_sources(obj, c) is not None}
+    return attach_specs(out, specs, strategy=info.get("strategy"), epsilon_per_row=info.get("epsilon_per_row"),
+                        digests=digests, sources=sources)
 
 
 def concat(objs: Any, **kwargs: Any) -> Any:

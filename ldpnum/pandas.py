@@ -5,7 +5,7 @@ r"""The ``.ldp`` accessors: privatize pandas columns and estimate from report co
 math: they call the table-collection layer :mod:`ldpnum.collect` (which the command line, Dask and other
 engines call too, per Arrow batch or partition), and that delegates to the mechanisms and estimators. Its
 functions that take and return pandas objects are re-exported here: :func:`privatize_series`,
-:func:`privatize_frame`, :func:`reports_of`, :func:`aggregate_series`, :func:`concat` and
+:func:`privatize_frame`, :func:`reports_of`, :func:`aggregate_series`, :func:`concat`, :func:`subset` and
 :func:`describe_aggregates`.
 
 Privatizing
@@ -75,7 +75,7 @@ from ._frame import column_sources, column_specs, frame_info, spec_for
 from .collect import (STRATEGIES, aggregate_series, check_describe_method, check_ledger, check_rng, check_shuffle,
                       column_subject, concat,
                       describe_aggregates, estimate_mean_named, estimator, is_real_dtype, mechanism_of,
-                      privatize_frame, privatize_series, record_ledger, report_label, reports_of)
+                      privatize_frame, privatize_series, record_ledger, report_label, reports_of, subset)
 from ._results import DistributionEstimate, FrequencyEstimate, named
 from .heavy import HeavyHittersEstimate
 from ._typing import ArrayLike, SeedLike
@@ -83,7 +83,7 @@ from ._validation import dtype_hint
 from .mechanisms import Mechanism
 
 __all__ = ["STRATEGIES", "privatize_series", "privatize_frame", "reports_of", "aggregate_series", "concat",
-           "describe_aggregates", "SeriesAccessor", "DataFrameAccessor"]
+           "describe_aggregates", "subset", "SeriesAccessor", "DataFrameAccessor"]
 
 
 # -- validation ------------------------------------------------------------------------------------------
@@ -424,6 +424,10 @@ class SeriesAccessor:
         mech, agg = self._mech_agg(spec, "estimate_frequencies", kwargs)
         return named(estimator(mech, "estimate_frequencies")(agg, **kwargs), self._obj.name)
 
+    def subset(self, mask: Any) -> pd.Series:
+        """The reports of the rows a **public** boolean ``mask`` selects, still reports (see :func:`subset`)."""
+        return subset(self._obj, mask)
+
     def describe(self, *, level: float = 0.95, spec: Spec | None = None, bootstrap: int | None = None,
                  rng: Any = None, method: str = "unbiased") -> pd.DataFrame:
         """The report column's row of :meth:`DataFrameAccessor.describe`: mean with its interval, and quartiles.
@@ -760,6 +764,14 @@ class DataFrameAccessor:
             if total is not None and total != whole[c]:  # pragma: no cover - a partition always adds up
                 raise AssertionError(f"group aggregates of column {c!r} do not add up")
         return out
+
+    def subset(self, mask: Any) -> pd.DataFrame:
+        """The report rows a **public** boolean ``mask`` selects (one per row, or a Series on the index), still reports.
+
+        Their estimates describe the people selected; see :func:`subset` (and :meth:`aggregate` with ``by=`` for
+        every group at once).
+        """
+        return subset(self._obj, mask)
 
     def _group_keys(self, by, names):
         n = len(self._obj)
