@@ -706,6 +706,17 @@ class DaskSeriesAccessor:
         meta = make_meta(self._obj)
         return estimate_mean_named(mech, agg, meta, meta.name, **kwargs)
 
+    def describe(self, *, level: float = 0.95, spec: Spec | None = None, method: str = "unbiased") -> pd.DataFrame:
+        """The report column's summary row (:meth:`ldpnum.pandas.SeriesAccessor.describe`), from the merged aggregate.
+
+        ``method="mle"`` is checked against the recorded spec before any partition is read.
+        """
+        meta = make_meta(self._obj)
+        known = _column_spec(self._obj, None, spec)
+        if known is not None:
+            check_describe_method({meta.name: known}, method)
+        return describe_aggregates({meta.name: aggregate(self._obj, spec=spec).compute()}, level=level, method=method)
+
     def estimate_distribution(self, spec: Spec | None = None, **kwargs: Any) -> DistributionEstimate:
         """:class:`~ldpnum.DistributionEstimate`; ``kwargs`` go to the estimator."""
         return _estimate(self._obj, None, spec, "estimate_distribution", **kwargs)

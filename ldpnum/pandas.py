@@ -697,8 +697,8 @@ class DataFrameAccessor:
                 raise ValueError(f"column {c!r} is not in the DataFrame; its columns: {list(self._obj.columns)}")
         return names, specs
 
-    def estimate_mean(self, column: Any) -> pd.Series:
-        """Unbiased means of one report column as a Series.
+    def estimate_mean(self, column: Any, **kwargs: Any) -> pd.Series:
+        """Means of one report column as a Series (``kwargs`` as for :meth:`SeriesAccessor.estimate_mean`).
 
         A vector column (``column`` its tuple key, e.g. ``("q1", "q2")``, or its label ``"q1,q2"``) indexed by its value
         columns; a one-value column as a Series of one entry. For standard errors use
@@ -717,8 +717,8 @@ class DataFrameAccessor:
         if label not in self._obj.columns:
             raise ValueError(f"report column {label!r} is not in the DataFrame; its columns: {list(self._obj.columns)}")
         column_reports = self._obj[label]
-        mech, agg = column_reports.ldp._mech_agg(None)
-        return estimate_mean_named(mech, agg, column_reports, label).to_series()
+        mech, agg = column_reports.ldp._mech_agg(None, "estimate_mean", kwargs)
+        return estimate_mean_named(mech, agg, column_reports, label, **kwargs).to_series()
 
     def aggregate(self, specs: Mapping[Any, Spec] | None = None, *, by: Any = None) -> dict[Any, Any]:
         """Column -> :class:`~ldpnum.Aggregate` of every report column (``specs`` adds or checks columns).

@@ -64,6 +64,7 @@ def test_accessors_give_the_mechanisms_mle(reports):
         assert table.loc[col, ["mean", "ci_low", "ci_high"]].tolist() == [est.value, lo, hi]
     # the Series' describe is the frame's row
     pd.testing.assert_frame_equal(reports["smoker"].ldp.describe(method="mle", level=0.9), table.loc[["smoker"]])
+    assert reports.ldp.estimate_mean("smoker", method="mle").tolist() == [table.loc["smoker", "mean"]]
     unbiased = reports["smoker"].ldp.describe()
     assert unbiased.loc["smoker", "mean"] == RR.estimate_mean(reports["smoker"].ldp.aggregate()).value
 
@@ -107,11 +108,14 @@ def test_polars_and_dask(values, reports, monkeypatch):
         freq = ddf.ldp.estimate_frequencies("drink", method="mle")
         assert np.array_equal(freq.frequencies, GRR.estimate_frequencies(aggs["drink"], method="mle").frequencies)
         assert ddf[["smoker", "hours"]].ldp.describe(method="mle").loc["smoker", "mean"] == want.value
+        assert ddf["smoker"].ldp.describe(method="mle").loc["smoker", "mean"] == want.value
         unread(monkeypatch, ldp_dask, "aggregate")  # refused before any partition is read
         with pytest.raises(ValueError, match="square_wave reports have no maximum-likelihood"):
             ddf.ldp.estimate_mean("t", method="mle")
         with pytest.raises(ValueError, match="column 't': method='mle'"):
             ddf.ldp.describe(method="mle")
+        with pytest.raises(ValueError, match="column 't': method='mle'"):
+            ddf["t"].ldp.describe(method="mle")
 
 
 def run(argv, capsys):
