@@ -13,7 +13,7 @@ from typing import Any
 from ._typing import Bounds
 from .base import Mechanism, bounded_mechanisms, from_spec, lookup, mechanism_spellings, mechanisms_offering
 from .collect import empty_values
-from .io import CLIError, expected_spec_file, one_line, read_spec_argument
+from .io import CLIError, dictionary_categories, expected_spec_file, one_line, read_spec_argument
 
 __all__ = ["cli_mechanisms", "mechanism_class", "make_mechanism", "parse_params", "per_column", "explicit_spec",
            "heavy_classes", "heavy_mechanism", "multi_column_mechanisms", "spec_column_mechanisms", "oracle_class",
@@ -208,6 +208,22 @@ def spec_column_mechanisms(args):
     return out
 
 
+def _file_categories(path, column):
+    """``--categories`` of a Parquet category column, read from the file's dictionary, with a note on stderr."""
+    import sys
+
+    labels = dictionary_categories(path, column)
+    if labels is None:
+        raise CLIError(f"column {column!r} needs its categories: give --categories A,B,... (declared, public, code i "
+                       "the i-th), or privatize a Parquet file whose column is a category column with its declared "
+                       "categories (pandas: astype(pd.CategoricalDtype([...])))")
+    print(f"ldpnum: note: column {column!r}: {len(labels)} categories read from the file's dictionary "
+          f"({', '.join(labels[:8])}{', ...' if len(labels) > 8 else ''}): they must be public and fixed in "
+          "advance (a dictionary derived from the data, e.g. by astype('category'), reveals which values occur); "
+          "state them with --categories to silence this note", file=sys.stderr)
+    return labels
+
+
 def oracle_class(name):
     """The registered mechanism ``name`` if it takes declared categories (a frequency oracle), else None."""
     try:
@@ -221,7 +237,10 @@ def category_column_mechanisms(args):
     """``{column: mechanism}`` when ``--categories`` is given: frequency oracles over them, others with bounds.
 
     Each ``--column`` whose ``--mechanism`` is a frequency oracle takes the next ``--categories`` (its ``k`` is
-    their number); every other column takes the next ``--bounds``, as without categories.
+    their number); every other column takes the next ``--bounds``, as without categories. Without any
+    ``--categories``, an oracle's column must be a Parquet category (dictionary) column: its declared categories
+    are read from the file (:func:`ldpnum.io.dictionary_categories`), with a note on stderr that they must be
+    public, not derived from the data.
     """
     columns = args.column
     if not columns or args.spec or args.columns or args.param:
@@ -232,6 +251,8 @@ def category_column_mechanisms(args):
     names = per_column(args.mechanism, len(columns), "--mechanism")
     epsilons = per_column(args.epsilon, len(columns), "--epsilon")
     oracles = [c for c, name in zip(columns, names) if oracle_class(name) is not None]
+    if not args.categories:
+        args.categories = [_file_categories(args.input, c) for c in oracles]
     if len(args.categories) != len(oracles):
         raise CLIError(f"--categories was given {len(args.categories)} time(s) for {len(oracles)} column(s) with a "
                        "frequency-oracle --mechanism (grr, olh, ...): give it once per such column, in order")
@@ -250,7 +271,8 @@ def category_column_mechanisms(args):
             if cls is None:
                 mechanisms[c] = make_mechanism(name, eps, next(bounds))
                 continue
-            labels = [x.strip() for x in next(categories).split(",")]
+            given = next(categories)
+            labels = given if isinstance(given, list) else [x.strip() for x in given.split(",")]
             mechanisms[c] = cls(eps, len(labels)).with_categories(labels)
         except (ValueError, TypeError) as exc:
             raise CLIError(f"column {c!r}: {one_line(exc)}") from None

@@ -348,9 +348,9 @@ def check_codes(obj: Any, name: Any, codes: Any = None, *, digest: str | None = 
         raise ReportsChangedError(
             f"column {name!r} no longer holds the reports it was privatized as: {what}. Arithmetic, casts that "
             "change values, filling, filtering or truncating a report column make it stop being reports, and "
-            "estimating it would give a wrong answer. Estimate the column as privatized; to estimate a chosen "
-            "subset of the people on purpose, drop the record (s.attrs.pop('ldpnum')) and pass spec= to vouch "
-            "for the codes yourself")
+            "estimating it would give a wrong answer. Estimate the column as privatized; to estimate the people "
+            "chosen by a public column, take reports.ldp.subset(mask) (a report object again) or group them with "
+            "reports.ldp.aggregate(by=column) / describe(by=column)")
 
 
 def spec_for(obj: Any, name: Any, spec: Spec | None = None) -> Spec:

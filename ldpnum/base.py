@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .spec import Spec, check_spec
-from .reports import Reports, code_dtype
+from .reports import MAX_COLUMN_BITS, Reports, code_dtype, packed_column_codes, packed_column_rows
 from .aggregate import Aggregate, count_codes, register_count_check, single_code_counts
 from ._random import block_sizes, draw_pool, resolve_rng
 from ._results import MeanEstimate
@@ -498,30 +498,51 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
 
         The pandas accessor, the command line and Dask hold reports that way; :meth:`column_codes` packs them.
 
-        A mechanism whose reports are single codes fits; bit-vector reports (SUE, OUE, subset selection) do
-        not, unless the mechanism packs its rows into one 64-bit code (the vector mechanisms, when small).
+        A mechanism whose reports are single codes fits; so do bit-vector reports (SUE, OUE, subset selection,
+        Duchi et al.'s multivariate signs) of at most 64 bits, as one unsigned code whose bit ``j`` is the
+        report's bit ``j``. Longer bit vectors do not.
         """
-        if self.spec.get("packed_bits") is not None:
+        bits = self.spec.get("packed_bits")
+        if bits is not None and int(bits) > MAX_COLUMN_BITS:
             name = type(self).__name__
-            raise TypeError(f"{name} reports are bit vectors ({self.spec.get('packed_bits')} bits per person), which "
-                            f"{where} of codes cannot hold; call {name}.privatize on the values and keep the Reports, "
-                            "or use an oracle whose report is one code (GRR, OLH, HadamardResponse)")
+            raise TypeError(f"{name} reports are bit vectors of {bits} bits per person, more than {where} of "
+                            f"{MAX_COLUMN_BITS}-bit codes holds; call {name}.privatize on the values and keep the "
+                            "Reports, or use an oracle whose report is one code (GRR, OLH, HadamardResponse)")
+
+    def _column_of(self, reports: Reports) -> np.ndarray:
+        """The column codes of reports already checked against the spec (bit vectors packed into one code)."""
+        bits = self.spec.get("packed_bits")
+        return reports.codes if bits is None else packed_column_codes(reports.codes, int(bits))
 
     def column_codes(self, reports: Reports) -> np.ndarray:
         """Each report as one non-negative integer code, for a table column.
 
-        :meth:`reports_from_column` inverts it. The default: the report codes themselves (one per person).
+        :meth:`reports_from_column` inverts it. The default: the report codes themselves (one per person); a
+        bit-vector report of ``b <= 64`` bits as the code ``sum_j bit_j 2**j`` (the smallest unsigned dtype of
+        ``b`` bits).
+
+        Examples
+        --------
+        >>> import numpy as np, ldpnum as ldp
+        >>> oue = ldp.OUE(1.0, k=10)
+        >>> r = oue.privatize(np.arange(10), rng=0)
+        >>> codes = oue.column_codes(r)
+        >>> codes.dtype, oue.reports_from_column(codes) == r
+        (dtype('uint16'), True)
         """
         self.check_column_codes()
         check_spec(self.spec, reports.spec, "reports")
-        return reports.codes
+        return self._column_of(reports)
 
     def reports_from_column(self, codes: ArrayLike) -> Reports:
         """The :class:`~ldpnum.Reports` behind the codes of a table column (:meth:`column_codes`'s inverse).
 
-        Codes outside the alphabet raise ValueError.
+        Codes outside the alphabet (for bit vectors: with a bit set beyond the report's bits) raise ValueError.
         """
         self.check_column_codes()
+        bits = self.spec.get("packed_bits")
+        if bits is not None:
+            return Reports(packed_column_rows(codes, int(bits), f"{type(self).__name__} column codes"), self.spec)
         return Reports(codes, self.spec)
 
     # -- server side --------------------------------------------------------------------------------
@@ -555,6 +576,26 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
             raise ValueError(f"unknown estimator {estimator!r}; one of {', '.join(ESTIMATORS)}")
         return callable(getattr(cls, estimator, None))
 
+    @classmethod
+    def estimate_methods(cls, estimator: str) -> tuple[str, ...]:
+        """The ``method`` values ``estimator`` takes: ``"unbiased"``, and ``"mle"`` where the likelihood is known.
+
+        For ``"estimate_mean"`` (the two-output mean oracles also take ``"mle"``) and ``"estimate_frequencies"``
+        (GRR also takes ``"mle"``); ``()`` when the reports do not answer ``estimator``. The front ends check a
+        requested ``method`` against this before any report is read.
+
+        >>> import ldpnum as ldp
+        >>> ldp.RandomizedResponse.estimate_methods("estimate_mean"), ldp.OUE.estimate_methods("estimate_frequencies")
+        (('unbiased', 'mle'), ('unbiased',))
+        """
+        attr = {"estimate_mean": "mean_methods", "estimate_frequencies": "frequency_methods"}.get(estimator)
+        if attr is None:
+            raise ValueError(f"estimator must be 'estimate_mean' or 'estimate_frequencies' (the estimators with a "
+                             f"method= of 'unbiased' or 'mle'); got {estimator!r}")
+        if not cls.offers(estimator):
+            return ()
+        return tuple(getattr(cls, attr, ("unbiased",)))
+
     def queryable_estimate(self, data: Reports | Aggregate, **kwargs: Any) -> Any:
         """The estimate that answers quantiles and ranges of the values.
 
@@ -569,8 +610,16 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
         raise TypeError(f"{type(self).__name__} reports estimate {self.answers} only; quantiles and ranges need a "
                         "distribution mechanism (SquareWave, GeneralWave, Piecewise, Hybrid, HierarchicalHistogram)")
 
+    def check_range_interval(self, query: Any) -> None:
+        """Refuse, from the spec alone, a range ``query`` whose bootstrap interval the estimate would refuse.
+
+        Called before any report is read (``ldpnum estimate --range ... --bootstrap B``). The default has nothing
+        to check; :class:`~ldpnum.HDG` raises ValueError for a range that cuts a cell of the grid answering it.
+        """
+
     def describe_rows(self, agg: Aggregate, *, column: Any, names: Any = None, level: float = 0.95,
-                      bootstrap: int | None = None, rng: SeedLike = None) -> list[tuple[Any, dict]]:
+                      bootstrap: int | None = None, rng: SeedLike = None,
+                      method: str = "unbiased") -> list[tuple[Any, dict]]:
         """The rows this mechanism's report column adds to a summary table: ``[(label, statistics), ...]``.
 
         The summary table is the pandas accessor's ``describe``.
@@ -580,13 +629,14 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
         (:meth:`queryable_estimate`), with the quartiles' bootstrap intervals (``"25% low"``, ...) when
         ``bootstrap`` replicates are asked for and the distribution estimator takes them. Statistics a
         mechanism cannot give are NaN. Mechanisms of several value columns override it (one row per column;
-        ``names`` are the value columns behind the report column).
+        ``names`` are the value columns behind the report column). ``method="mle"``: the mean is the
+        maximum-likelihood estimate with its likelihood-ratio interval (:meth:`estimate_methods`).
         """
         nan = float("nan")
         stats = {"mean": nan, "std_error": nan, "ci_low": nan, "ci_high": nan, "dist_mean": nan,
                  "25%": nan, "50%": nan, "75%": nan}
         if self.offers("estimate_mean"):
-            mean = self.estimate_mean(agg)  # type: ignore[attr-defined]
+            mean = self.estimate_mean(agg, **({} if method == "unbiased" else {"method": method}))  # type: ignore[attr-defined]
             lo, hi = mean.confidence_interval(level)
             stats.update(mean=mean.value, std_error=mean.standard_error, ci_low=lo, ci_high=hi)
         est = self._describe_estimate(agg, bootstrap, rng)

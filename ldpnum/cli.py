@@ -49,7 +49,8 @@ from .io import (
     write_plot,
     write_spec_file,
 )
-from ._results import thaw
+from ._results import ESTIMATE_METHODS, thaw
+from .estimation.distribution import METHODS as DISTRIBUTION_METHODS
 from ._cli_mechanisms import (
     category_column_mechanisms,
     cli_mechanisms,
@@ -58,6 +59,7 @@ from ._cli_mechanisms import (
     heavy_mechanism,
     make_mechanism,
     multi_column_mechanisms,
+    oracle_class,
     parse_params,
     per_column,
     mechanism_class,
@@ -134,7 +136,11 @@ def _print_estimates(out, head, file):
                   f"error {e['standard_error']:.3g})", file=file)
     elif "mean" in out:
         m = out["mean"]
-        if m["unbiased"]:
+        if m["method"] == "mle":
+            lo, hi = m["ci"]
+            print(f"mean (maximum likelihood): {_g(m['value'])} ({100 * m['level']:g}% likelihood-ratio CI "
+                  f"[{_g(lo)}, {_g(hi)}]; standard error at the estimate {m['standard_error']:.3g})", file=file)
+        elif m["unbiased"]:
             lo, hi = m["ci"]
             z = (hi - lo) / 2
             print(f"mean (unbiased): {_g(m['value'])} ± {z:.3g} ({100 * m['level']:g}% CI [{_g(lo)}, {_g(hi)}]; "
@@ -159,12 +165,17 @@ def _print_estimates(out, head, file):
         f = out["frequencies"]
         k = len(f["frequency"])
         shown = range(min(k, MAX_PRINTED_CATEGORIES))
-        print(f"frequencies ({f['postprocess']}; ± {100 * f['level']:g}% CI half-width from the unbiased "
-              "estimate):", file=file)
-        print(f"{'category':>10}  {'frequency':>10}  {'±':>8}  {'people':>12}", file=file)
+        if f["method"] == "mle":
+            print(f"frequencies (maximum likelihood; {100 * f['level']:g}% profile-likelihood CI):", file=file)
+            print(f"{'category':>10}  {'frequency':>10}  {'CI':>17}  {'people':>12}", file=file)
+        else:
+            print(f"frequencies ({f['postprocess']}; ± {100 * f['level']:g}% CI half-width from the unbiased "
+                  "estimate):", file=file)
+            print(f"{'category':>10}  {'frequency':>10}  {'±':>8}  {'people':>12}", file=file)
         for i in shown:
-            half = (f["ci_high"][i] - f["ci_low"][i]) / 2
-            print(f"{f['category'][i]!s:>10}  {f['frequency'][i]:>10.4f}  {half:>8.4f}  {f['count'][i]:>12,.0f}",
+            lo, hi = f["ci_low"][i], f["ci_high"][i]
+            ci = f"[{lo:.4f}, {hi:.4f}]" if f["method"] == "mle" else f"{(hi - lo) / 2:>8.4f}"
+            print(f"{f['category'][i]!s:>10}  {f['frequency'][i]:>10.4f}  {ci}  {f['count'][i]:>12,.0f}",
                   file=file)
         if k > len(shown):
             print(f"  ... {k - len(shown)} more categories (--json prints all {k})", file=file)
@@ -441,9 +452,12 @@ def _parser():
                         "e.g. --range dep_time:360:540 distance:0:1000")
     e.add_argument("--n-bins", type=_positive_int, default=None, metavar="N",
                    help="buckets of the estimated distribution (window mechanisms; default: from n)")
-    e.add_argument("--method", choices=("ems-cv", "ems", "em", "norm-sub"), default="ems-cv",
-                   help="distribution estimator of window mechanisms (default ems-cv, the library's: EMS with its "
-                        "smoothing chosen by held-out likelihood; ems: Li et al.'s EMS)")
+    e.add_argument("--method", choices=DISTRIBUTION_METHODS + ESTIMATE_METHODS, default=None,
+                   help="the estimator: of the distribution of window mechanisms, ems-cv (default, the library's: EMS "
+                        "with its smoothing chosen by held-out likelihood), ems (Li et al.'s EMS), em or norm-sub; of "
+                        "means and frequencies, unbiased (default) or mle (maximum likelihood with likelihood-ratio "
+                        "intervals: randomized_response, stochastic_rounding and duchi means, grr frequencies; "
+                        "refused for other reports before any is read)")
     e.add_argument("--postprocess", choices=("none", "norm-sub", "simplex", "clip"), default="none",
                    help="frequencies: keep the unbiased estimate (default) or make it a distribution")
     e.add_argument("--level", type=_level, default=0.95, help="confidence level of the CIs (default 0.95)")
@@ -580,8 +594,9 @@ def _cmd_privatize(args):
         raise CLIError("--spec gives the mechanism of each --columns, or of every --column when no --mechanism is "
                        "given: to mix mechanisms with and without bounds, give every --column's mechanism as a --spec "
                        "(any mechanism has one, e.g. json.dumps(ldp.Duchi(1.0, (0, 100)).spec.to_dict()))")
-    if args.categories:
-        return _privatize(args, category_column_mechanisms(args))
+    if args.categories or (columns and not args.spec and not args.columns
+                           and any(oracle_class(n) is not None for n in args.mechanism or [])):
+        return _privatize(args, category_column_mechanisms(args))  # (categories given, or read from the file)
     for name in (args.mechanism or []) if columns else []:
         mechanism_class(name)  # a mechanism that takes no bounds is named as such, not asked for --bounds
     missing = [flag for flag, v in (("--mechanism", args.mechanism), ("--epsilon", args.epsilon),
@@ -663,9 +678,12 @@ def _cmd_estimate(args):
     explicit = explicit_spec(args)
     key = read_key(args.mac_key_file)
     _, mech = report_column(str(args.reports), args.column, explicit)  # the file's metadata only
+    estimate_method = args.method if args.method in ESTIMATE_METHODS else "unbiased"
+    dist_method = "ems-cv" if args.method is None or args.method in ESTIMATE_METHODS else args.method
     whats = check_estimate_request(mech, whats, marginal=args.marginal, query=args.range, plot=args.plot,
                                    n_bins=args.n_bins, bootstrap=args.bootstrap, level=args.level,
-                                   rng=args.rng)  # before a report is read
+                                   rng=args.rng, estimate_method=estimate_method,
+                                   postprocess=args.postprocess)  # before a report is read
     agg, n_missing = aggregate_file(args.reports, args.column, spec=explicit, batch_size=args.batch_size,
                                     progress=args.progress, key=key)
     if explicit is None and key is None:
@@ -675,10 +693,10 @@ def _cmd_estimate(args):
     if key is None or getattr(args, "expect_spec", None) is not None:
         _check_shuffle_declaration(args, agg)  # (a record signed with --mac-key-file cannot have been edited)
     try:
-        out, dist = answer_queries(mech, agg, whats, n_bins=args.n_bins, method=args.method, level=args.level,
+        out, dist = answer_queries(mech, agg, whats, n_bins=args.n_bins, method=dist_method, level=args.level,
                                    quantiles=args.quantiles, query=args.range, marginals=args.marginal,
                                    postprocess=args.postprocess, distribution=bool(args.plot),
-                                   bootstrap=args.bootstrap, rng=args.rng)
+                                   bootstrap=args.bootstrap, rng=args.rng, estimate_method=estimate_method)
     except MarginalQueryError as exc:
         raise CLIError(f"--marginal {args.marginal!r}: {one_line(exc)}") from None
     spec = agg.spec

@@ -89,7 +89,7 @@ from ._frame import (
     spec_for,
 )
 from ._random import MAX_ASSIGNED, assign_columns, child_rng, resolve_rng
-from ._results import named
+from ._results import ESTIMATE_METHODS, named
 from ._typing import SeedLike
 from ._validation import check_choice, check_scalar
 from .aggregate import Aggregate
@@ -103,11 +103,11 @@ from .spec import Spec, check_spec
 __all__ = ["MAX_COLUMNS", "NAN_POLICIES", "PYTHON_NAMES", "QUERIES", "STRATEGIES", "ArgumentNames", "BatchReports",
            "CollectionPlan", "ColumnPlan", "MarginalQueryError", "aggregate_series", "answer_queries", "assign_rows",
            "marginal_lines",
-           "check_ledger", "check_memoized", "check_queries", "check_rng", "check_round", "check_shuffle",
+           "check_describe_method", "check_estimate_method", "check_ledger", "check_memoized", "check_queries", "check_rng", "check_round", "check_shuffle",
            "column_subject", "concat", "declare_shuffled", "describe_aggregates", "empty_values",
            "estimate_mean_named", "estimator", "fill_values", "is_real_dtype", "mechanism_of", "partition_rng", "plan_columns",
            "prepare_column", "privatize_batch", "privatize_frame", "privatize_series", "record_ledger",
-           "report_label", "reports_of", "resolve_strategy", "run_seed", "takes_unknown", "vector_sources"]
+           "report_label", "reports_of", "resolve_strategy", "run_seed", "subset", "takes_unknown", "vector_sources"]
 
 #: How the columns of a table share each row's privacy budget.
 STRATEGIES = ("all-columns", "one-column-per-row")
@@ -447,6 +447,7 @@ def column_mechanism(mech: Any, x: Any, name: Any) -> Any:
     subject = column_subject(name)
     if isinstance(dtype, pd.CategoricalDtype):
         cats = list(dtype.categories)
+        _warn_derived_categories(x, cats, subject)
         if len(cats) != oracle.k:
             raise ValueError(f"{subject} is a category column of {len(cats)} categories but {type(mech).__name__} "
                              f"has k={oracle.k}: build it with k={len(cats)} (its codes are the column's categories "
@@ -462,6 +463,30 @@ def column_mechanism(mech: Any, x: Any, name: Any) -> Any:
                         "ldp.GRR(epsilon, categories=['a', 'b', ...]), or give the column a declared category "
                         "dtype, pd.CategoricalDtype(['a', 'b', ...])")
     return mech
+
+
+def _warn_derived_categories(x: Any, cats: list, subject: str) -> None:
+    """:class:`~ldpnum.exceptions.CategoriesWarning` when a category column's categories look read off its values.
+
+    Sorted, and every one occurring: what ``astype("category")`` makes (declared categories are usually in an order
+    of their own, or include values no one holds).
+    """
+    try:
+        ordered = len(cats) > 1 and cats == sorted(cats)
+    except TypeError:  # categories of mixed types: not what astype("category") makes
+        ordered = False
+    if not ordered or not hasattr(x, "cat"):
+        return
+    codes = np.asarray(x.cat.codes.to_numpy(), dtype=np.int64)
+    if np.bincount(codes[codes >= 0], minlength=len(cats)).all():
+        from ._validation import _caller_stacklevel
+        from .exceptions import CategoriesWarning
+
+        warnings.warn(CategoriesWarning(
+            f"{subject}: its {len(cats)} categories are sorted and all occur in it, as astype('category') derives "
+            "them from the data; categories are public parameters, and categories read off the data reveal which "
+            "values occur. Declare all the possible values on the oracle (e.g. ldp.GRR(epsilon, categories=[...]) "
+            "or mech.with_categories([...])), which silences this warning"), stacklevel=_caller_stacklevel())
 
 
 def takes_unknown(mech: Any) -> bool:
@@ -617,12 +642,51 @@ PYTHON_NAMES = ArgumentNames(
         "no_distribution": "{name} reports estimate {estimates} only; distributions, quantiles, ranges and "
                            "distribution=True need square_wave, general_wave, piecewise, hybrid or hierarchical_histogram",
         "n_bins": "n_bins= does not apply to {name}: its bins are {bins}",
+        "no_mle": "method='mle': {name} reports have no maximum-likelihood estimate of {what} (their likelihood is "
+                  "not implemented); it is offered for {what} of {offered} reports; use method='unbiased'",
+        "mle_queries": "method='mle' gives the maximum-likelihood mean or frequencies; it does not apply to "
+                       "{what} (their estimators are set by their own options)",
+        "range_interval": "{problem}",
+        "mle_postprocess": "method='mle' takes no postprocess (its frequencies are already on the simplex); got "
+                           "postprocess={value!r}",
     })
 
 
 def _refuse(names: ArgumentNames, kind: type[Exception], text: str) -> None:
     """Raise ``text`` as the front end's exception (:attr:`ArgumentNames.error`), else as ``kind``."""
     raise (names.error or kind)(text)
+
+
+def check_estimate_method(mech: Mechanism, estimator: str, method: Any, *,
+                          names: ArgumentNames = PYTHON_NAMES) -> str:
+    """``method`` (``"unbiased"`` or ``"mle"``) of ``mech``'s ``estimator``, checked before a report is read.
+
+    ``estimator`` is ``"estimate_mean"`` or ``"estimate_frequencies"``; what the mechanism offers is its own
+    :meth:`~ldpnum.Mechanism.estimate_methods`. A method it does not offer is refused in the front end's words
+    (``names``), naming the mechanisms that offer it.
+
+    Examples
+    --------
+    >>> import ldpnum as ldp
+    >>> check_estimate_method(ldp.RandomizedResponse(1.0), "estimate_mean", "mle")
+    'mle'
+    >>> check_estimate_method(ldp.OUE(1.0, k=4), "estimate_frequencies", "mle")
+    Traceback (most recent call last):
+    ...
+    ValueError: method='mle': oue reports have no maximum-likelihood estimate of frequencies (their likelihood is \
+not implemented); it is offered for frequencies of grr reports; use method='unbiased'
+    """
+    from .base import registered
+    from .estimation.likelihood import METHODS
+
+    if method not in METHODS:
+        _refuse(names, ValueError, f"method must be one of {', '.join(map(repr, METHODS))}; got {method!r}")
+    if method not in mech.estimate_methods(estimator):
+        what = "the mean" if estimator == "estimate_mean" else "frequencies"
+        offered = [n for n, cls in registered().items() if method in cls.estimate_methods(estimator)]
+        _refuse(names, ValueError, names.queries["no_mle"].format(name=mech.spec.mechanism, what=what,
+                                                                 offered=", ".join(offered)))
+    return str(method)
 
 
 def check_round(mechanisms: Mapping, round: int | None, *, names: ArgumentNames = PYTHON_NAMES) -> None:
@@ -971,8 +1035,10 @@ def privatize_series(s: "pd.Series", mechanism: Mechanism, *, rng: SeedLike = No
         One value per person: integer or float dtype (nullable ``Int64``/``Float64`` included; bool only for
         :class:`~ldpnum.RandomizedResponse`).
     mechanism : ldpnum.Mechanism
-        The randomizer, e.g. ``ldp.SquareWave(epsilon=1.0, bounds=(0, 1440))``. Mechanisms whose reports are
-        bit vectors (SUE, OUE, subset selection) are refused: a column holds one code per person.
+        The randomizer, e.g. ``ldp.SquareWave(epsilon=1.0, bounds=(0, 1440))``. A column holds one code per
+        person: the report of a bit-vector mechanism (SUE, OUE, subset selection) as one unsigned code whose bit
+        ``j`` is the report's bit ``j`` (:meth:`~ldpnum.Mechanism.column_codes`), up to 64 bits; longer bit
+        vectors are refused.
     rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
         ``None`` (default): secure randomness, for real collections. Anything else: a reproducible
         simulation; the words come from ``child_rng(rng, 0)``.
@@ -1020,7 +1086,7 @@ def privatize_series(s: "pd.Series", mechanism: Mechanism, *, rng: SeedLike = No
     Raises
     ------
     TypeError
-        For a non-Series, a non-mechanism, a bit-vector mechanism, or a dtype that does not hold real
+        For a non-Series, a non-mechanism, a bit vector of more than 64 bits, or a dtype that does not hold real
         numbers (strings, objects, datetimes, categories; bools except for randomized response).
     ValueError
         For missing values with ``nan_policy="raise"``, a bad ``fill_value`` or ``nan_policy``, a negative
@@ -1236,14 +1302,19 @@ def mechanism_of(spec: Any) -> Any:
         return from_spec(spec)
 
 
-def estimator(mech: Any, method: str) -> Any:
+def estimator(mech: Any, method: str, options: Mapping | None = None) -> Any:
     """``mech``'s bound estimator ``method`` (e.g. ``"estimate_mean"``).
 
-    Otherwise a TypeError naming what its reports estimate instead.
+    Otherwise a TypeError naming what its reports estimate instead. ``options`` are the keyword arguments the
+    estimator is to be called with: their ``method=`` of a mean or frequency estimate (``"unbiased"`` or
+    ``"mle"``) is checked too (:func:`check_estimate_method`), so a front end that asks this before reading the
+    reports refuses a method the mechanism does not offer before any report is read.
     """
     if not mech.offers(method):
         raise TypeError(f"{type(mech).__name__} reports do not estimate {ESTIMATORS[method]} (they estimate "
                         f"{mech.answers})")
+    if options and "method" in options and method in ("estimate_mean", "estimate_frequencies"):
+        check_estimate_method(mech, method, options["method"])
     return getattr(mech, method)
 
 
@@ -1266,7 +1337,7 @@ def reports_of(s: "pd.Series", spec: Spec | None = None, *, _check: bool = True)
     Raises
     ------
     TypeError
-        For a non-Series, non-integer codes, or a bit-vector spec.
+        For a non-Series, non-integer codes, or a spec of bit vectors longer than 64 bits.
     ValueError
         When no spec is known, or for codes outside the spec's alphabet (with the count and first index).
     SpecMismatchError
@@ -1348,8 +1419,78 @@ def estimate_mean_named(mech: Any, agg: Aggregate, record: Any, name: Any, **kwa
     """
     names = column_sources(record, name)
     if names is not None:
-        return estimator(mech, "estimate_mean")(agg, names=names, **kwargs)
-    return named(estimator(mech, "estimate_mean")(agg, **kwargs), name)
+        return estimator(mech, "estimate_mean", kwargs)(agg, names=names, **kwargs)
+    return named(estimator(mech, "estimate_mean", kwargs)(agg, **kwargs), name)
+
+
+def subset(obj: Any, mask: Any) -> Any:
+    """The rows of report object ``obj`` (a report Series or DataFrame) where ``mask`` is True, still reports.
+
+    Selecting people by a **public** key (a region, a day, an ``aggregate(by=)`` group) is post-processing: the
+    subset's estimates describe those people and cost no privacy. The record is kept (specs, strategy,
+    ``epsilon_per_row``) with the digests of the rows kept, after checking that every report column is unchanged.
+    The mask must not be computed from the report codes: selecting reports by their own values biases every
+    estimate.
+
+    Parameters
+    ----------
+    obj : pandas.Series or pandas.DataFrame
+        An unchanged report object (from ``privatize``, :func:`concat` or a Parquet file).
+    mask : array-like of bool or pandas.Series of bool
+        One entry per row (a Series is aligned on the index); no missing entries.
+
+    Returns
+    -------
+    pandas.Series or pandas.DataFrame
+
+    Raises
+    ------
+    TypeError
+        For a mask that is not boolean.
+    ValueError
+        For an object without a record, a mask of the wrong length or with missing entries, or a collection
+        declared shuffled (its reports carry no row to select by).
+    ReportsChangedError
+        For a report column changed since it was privatized.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, ldpnum as ldp
+    >>> df = pd.DataFrame({"x": np.r_[np.full(20_000, 2.0), np.full(20_000, 8.0)]})
+    >>> r = df.ldp.privatize({"x": ldp.Duchi(2.0, (0, 10))}, rng=0)
+    >>> south = np.repeat([False, True], 20_000)       # public: where each report was collected
+    >>> round(r.ldp.subset(south)["x"].ldp.estimate_mean().value)
+    8
+    """
+    info = frame_info(obj)
+    if info is None:
+        raise ValueError("subset needs a report object (from privatize, concat or a report file); this one carries no "
+                         "ldpnum record")
+    if info.get("shuffle_delta") is not None:
+        raise ValueError("these reports are declared one shuffled batch: they reach the analyst without rows to "
+                         "select people by, so a subset of them is not a shuffled batch; collect the groups apart")
+    if isinstance(mask, pd.Series) and mask.index.is_unique:
+        mask = mask.reindex(obj.index)
+    keep = mask.to_numpy() if isinstance(mask, (pd.Series, pd.Index)) else np.asarray(mask)
+    if keep.ndim != 1 or len(keep) != len(obj):
+        raise ValueError(f"mask has {len(keep)} entries for {len(obj)} rows: give one boolean per row")
+    if pd.isna(keep).any():
+        raise ValueError(f"mask has {int(pd.isna(keep).sum())} missing entries, first at row "
+                         f"{int(np.flatnonzero(pd.isna(keep))[0])}: say whether those rows belong to the subset")
+    if keep.dtype != bool:
+        raise TypeError(f"mask must be boolean (one True/False per row); got dtype {keep.dtype}")
+    specs = column_specs(obj)
+    columns = [obj] if isinstance(obj, pd.Series) else [obj[c] for c in specs if c in obj.columns]
+    out = obj[keep]
+    digests = {}
+    for col in columns:
+        reports_of(col)  # raises ReportsChangedError for a changed column
+        part = out if isinstance(out, pd.Series) else out[col.name]
+        digests[col.name] = codes_digest(mechanism_of(specs[col.name]).column_codes(
+            reports_of(part, specs[col.name], _check=False)))
+    sources = {c: column_sources(obj, c) for c in specs if column_sources(obj, c) is not None}
+    return attach_specs(out, specs, strategy=info.get("strategy"), epsilon_per_row=info.get("epsilon_per_row"),
+                        digests=digests, sources=sources)
 
 
 def concat(objs: Any, **kwargs: Any) -> Any:
@@ -1432,8 +1573,34 @@ def concat(objs: Any, **kwargs: Any) -> Any:
                         epsilon_per_row=infos[0].get("epsilon_per_row"), digests=digests, sources=sources)
 
 
+def check_describe_method(specs: Mapping, method: Any) -> str:
+    """``method`` of :func:`describe_aggregates` for report columns of ``specs`` (label -> Spec), before a report is read.
+
+    ``"unbiased"`` for every column; ``"mle"`` only when every numerical column's mechanism offers the
+    maximum-likelihood mean (:func:`check_estimate_method`; categorical columns are not summarised). A refusal
+    names the first column that does not.
+
+    Examples
+    --------
+    >>> import ldpnum as ldp
+    >>> check_describe_method({"smoker": ldp.RandomizedResponse(1.0).spec}, "mle")
+    'mle'
+    """
+    check_choice(method, "method", ESTIMATE_METHODS)
+    for name, spec in specs.items() if method != "unbiased" else ():
+        mech = mechanism_of(spec)
+        if mech.categorical:
+            continue
+        try:
+            check_estimate_method(mech, "estimate_mean", method)
+        except ValueError as exc:
+            raise ValueError(f"{column_subject(name)}: {exc}") from None
+    return str(method)
+
+
 def describe_aggregates(aggregates: Mapping, *, level: float = 0.95, sources: Mapping | None = None,
-                        bootstrap: int | None = None, rng: SeedLike = None) -> "pd.DataFrame":
+                        bootstrap: int | None = None, rng: SeedLike = None,
+                        method: str = "unbiased") -> "pd.DataFrame":
     """Per column: the mean with its confidence interval and the quartiles, from aggregates.
 
     Parameters
@@ -1450,6 +1617,10 @@ def describe_aggregates(aggregates: Mapping, *, level: float = 0.95, sources: Ma
         columns ``25% low``, ``25% high``, ... (NaN for the others). ``rng`` seeds the resampling.
     level : float, optional
         Confidence level of the interval (default 0.95).
+    method : {"unbiased", "mle"}, optional
+        ``"mle"``: ``mean``, ``std_error``, ``ci_low`` and ``ci_high`` are the maximum-likelihood mean, its
+        Wald standard error and its likelihood-ratio interval (randomized response, stochastic rounding,
+        Duchi et al.); refused (:func:`check_describe_method`) when a numerical column's mechanism has none.
 
     Returns
     -------
@@ -1475,6 +1646,7 @@ def describe_aggregates(aggregates: Mapping, *, level: float = 0.95, sources: Ma
     small ε and small n) and has no standard error. It agrees with ``mean`` within a few standard errors
     when the distribution is well estimated; use it to keep one coherent picture next to the quartiles.
     """
+    check_describe_method({name: agg.spec for name, agg in aggregates.items()}, method)
     rows, index, skipped = [], [], []
     sources = sources or {}
     for name, agg in aggregates.items():
@@ -1485,7 +1657,7 @@ def describe_aggregates(aggregates: Mapping, *, level: float = 0.95, sources: Ma
         row = {"mechanism": agg.spec.mechanism, "epsilon": agg.spec.epsilon, "n_reports": agg.n_reports,
                "central_epsilon": np.nan if agg.shuffle is None else agg.shuffle.epsilon}
         for label, stats in mech.describe_rows(agg, column=name, names=sources.get(name), level=level,
-                                               bootstrap=bootstrap, rng=rng):
+                                               bootstrap=bootstrap, rng=rng, method=method):
             rows.append({**row, **stats})
             index.append(label)
     columns = ["mechanism", "epsilon", "n_reports", "mean", "std_error", "ci_low", "ci_high", "dist_mean", "25%",
@@ -1550,7 +1722,8 @@ def _marginal_sets(marginals: Any) -> list | None:
 
 
 def check_queries(mech: Mechanism, queries: Any, *, marginals: Any = None, query: Any = None,
-                  distribution: bool = False, n_bins: int | None = None,
+                  distribution: bool = False, n_bins: int | None = None, estimate_method: str = "unbiased",
+                  postprocess: str = "none", bootstrap: int | None = None,
                   names: ArgumentNames = PYTHON_NAMES) -> list:
     """The questions :func:`answer_queries` is to answer, checked against the mechanism before a report is read.
 
@@ -1563,8 +1736,11 @@ def check_queries(mech: Mechanism, queries: Any, *, marginals: Any = None, query
     queries : list of str or None
         Among :data:`QUERIES`; None: the mechanism's default (its mean, else its distribution, else its
         frequencies; marginals for a marginals report column).
-    marginals, query, distribution, n_bins : optional
-        As for :func:`answer_queries` (``marginals`` may also be one ``"C1,C2"`` string).
+    marginals, query, distribution, n_bins, estimate_method, postprocess, bootstrap : optional
+        As for :func:`answer_queries` (``marginals`` may also be one ``"C1,C2"`` string); ``"mle"`` is checked
+        against the mechanism (:func:`check_estimate_method`) and refused for the questions it does not apply to;
+        with ``bootstrap``, a range whose interval the estimate would refuse is refused from the spec
+        (:meth:`~ldpnum.Mechanism.check_range_interval`: an HDG range cutting a grid cell).
     names : ArgumentNames, optional
         The front end's words for the refusals (default: the Python API's).
 
@@ -1633,6 +1809,19 @@ square_wave, general_wave, piecewise, hybrid or hierarchical_histogram
     if has_tree and n_bins is not None:
         n_leaves = getattr(mech, "n_leaves", None)  # a range tree; HDG's bins are the cells of its grids
         refuse("n_bins", bins="the cells of its grids" if n_leaves is None else f"its leaves ({n_leaves})")
+    if bootstrap is not None and query is not None and "range" in queries:
+        try:
+            mech.check_range_interval(query)
+        except ValueError as exc:
+            refuse("range_interval", problem=str(exc))
+    if estimate_method != "unbiased":
+        for what in queries:
+            if what not in ("mean", "frequencies"):
+                refuse("mle_queries", what=what)
+            check_estimate_method(mech, "estimate_mean" if what == "mean" else "estimate_frequencies",
+                                  estimate_method, names=names)
+            if what == "frequencies" and postprocess != "none":
+                refuse("mle_postprocess", value=postprocess)
     return queries
 
 
@@ -1647,7 +1836,7 @@ def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: in
                    method: str = "ems-cv", level: float = 0.95, quantiles: Any = (0.25, 0.5, 0.75),
                    query: Any = None, marginals: list | None = None, postprocess: str = "none",
                    distribution: bool = False, bootstrap: int | None = None,
-                   rng: SeedLike = None) -> tuple[dict, Any]:
+                   rng: SeedLike = None, estimate_method: str = "unbiased") -> tuple[dict, Any]:
     """Answer named questions of one report column's aggregate, as JSON-friendly values.
 
     The command line's ``ldpnum estimate --what ...`` prints (or writes as JSON) what this returns; the
@@ -1679,6 +1868,11 @@ def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: in
         ``estimate_ranges(bootstrap=)``, ``Marginals.estimate_marginals(bootstrap=)``), refused with their
         ValueError where they cannot vouch for one (an HDG range cutting a grid cell, a maximum-entropy marginal).
         Means and frequencies keep their closed-form intervals. ``rng`` seeds the resampling.
+    estimate_method : {"unbiased", "mle"}, optional
+        How means and frequencies are estimated: unbiased (default), or by maximum likelihood with
+        likelihood-ratio intervals (``estimate_mean(method="mle")`` of randomized response, stochastic rounding
+        and Duchi et al.'s mechanism; ``estimate_frequencies(method="mle")`` of GRR); refused, before a report
+        is read, for other mechanisms and other questions (:func:`check_queries`).
 
     Returns
     -------
@@ -1726,7 +1920,10 @@ def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: in
         return entry
 
     queries = check_queries(mech, queries, marginals=marginals, query=query, distribution=distribution,
-                            n_bins=n_bins)
+                            n_bins=n_bins, estimate_method=estimate_method, postprocess=postprocess,
+                            bootstrap=bootstrap)
+    mle = estimate_method == "mle"
+    how = {"method": "mle"} if mle else {}
     if bootstrap is not None:
         import inspect
 
@@ -1744,17 +1941,18 @@ def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: in
     for what in queries:
         if what == "mean":
             if mech.offers("estimate_mean"):
-                est = m.estimate_mean(agg)
+                est = m.estimate_mean(agg, **how)
                 coordinates = getattr(est, "coordinates", None)  # a vector's mean: one estimate per coordinate
                 if coordinates is not None:
                     out["mean"] = {"coordinates": [_mean_entry(label, e, level)
                                                    for label, e in coordinates().items()],
-                                   "level": level, "unbiased": True}
+                                   "level": level, "unbiased": True, "method": "unbiased"}
                 else:
-                    out["mean"] = {**_mean_entry(None, est, level), "level": level, "unbiased": True}
+                    out["mean"] = {**_mean_entry(None, est, level), "level": level, "unbiased": not mle,
+                                   "method": estimate_method}
             else:
                 out["mean"] = {"value": estimated().mean, "standard_error": None, "level": None, "ci": None,
-                               "unbiased": False}
+                               "unbiased": False, "method": None}
         elif what == "quantiles":
             d = queryable() if bootstrap is not None else estimated()
             iv = d.quantile(list(quantiles), ci=level) if bootstrap is not None else None
@@ -1796,10 +1994,11 @@ def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: in
             out["marginals"] = {"sets": [list(v) for v in est.sets], "consistency": est.consistency,
                                 "tables": tables, "n_reports": agg.n_reports}
         elif what == "frequencies":
-            est = m.estimate_frequencies(agg, postprocess=postprocess)
+            est = m.estimate_frequencies(agg, postprocess=postprocess, **how)
             lo, hi = est.confidence_interval(level)
             labels = est.to_series().index.tolist()  # the declared categories, or the codes 0..k-1
-            out["frequencies"] = {"postprocess": est.postprocess, "level": level, "category": labels,
+            out["frequencies"] = {"postprocess": est.postprocess, "method": est.method, "level": level,
+                                  "category": labels,
                                   "frequency": [float(v) for v in est.frequencies],
                                   "standard_error": [float(v) for v in est.standard_errors],
                                   "ci_low": [float(v) for v in lo], "ci_high": [float(v) for v in hi],

@@ -61,7 +61,8 @@ import numpy as np
 
 from .spec import Spec
 from ._frame import new_collection_id
-from .collect import (aggregate_series, check_shuffle, declare_shuffled, describe_aggregates, estimate_mean_named,
+from .collect import (aggregate_series, check_describe_method, check_shuffle, declare_shuffled, describe_aggregates,
+                      estimate_mean_named,
                       estimator, mechanism_of, resolve_strategy, run_seed)
 from .engines import aggregate_frame, partition_privatize, tree_merge
 from .exceptions import InvalidValuesError
@@ -504,17 +505,24 @@ def _one_batch(obj, total):
                                                                              info.get("epsilon_per_row"))
 
 
-def _mech_agg(obj, column, spec):
-    """Compute the merged aggregate; return (mechanism, aggregate) on the driver."""
+def _mech_agg(obj, column, spec, estimate=None, options=None):
+    """Compute the merged aggregate; return (mechanism, aggregate) on the driver.
+
+    With ``estimate``, the estimator and its ``method=`` in ``options`` are checked against the spec in the
+    collection's metadata first, before any partition is read.
+    """
+    known = _column_spec(obj, column, spec) if estimate is not None else None
+    if known is not None:
+        estimator(mechanism_of(known), estimate, options)
     agg = aggregate(obj, column, spec=spec).compute()
     return mechanism_of(agg.spec), agg
 
 
-def _estimate(obj, column, spec, method, **kwargs):
+def _estimate(obj, column, spec, which, **kwargs):
     from ._results import named
 
-    mech, agg = _mech_agg(obj, column, spec)
-    return named(estimator(mech, method)(agg, **kwargs), obj.name if column is None else column)
+    mech, agg = _mech_agg(obj, column, spec, which, kwargs)
+    return named(estimator(mech, which)(agg, **kwargs), obj.name if column is None else column)
 
 
 def _quantile(obj, column, q, spec, **kwargs):
@@ -596,13 +604,15 @@ class DaskFrameAccessor:
         """
         return aggregate(self._obj, column, spec=spec)
 
-    def estimate_mean(self, column: Any, *, spec: Spec | None = None) -> Any:
+    def estimate_mean(self, column: Any, *, spec: Spec | None = None, **kwargs: Any) -> Any:
         """:class:`~ldpnum.MeanEstimate` of ``column``'s mean, from the merged aggregate.
 
         A vector report column gives a :class:`~ldpnum.vectors.VectorMeanEstimate` named by its value columns.
+        ``kwargs`` go to the mechanism's ``estimate_mean``: ``method="mle"`` (randomized response, stochastic
+        rounding, Duchi et al.) is checked against the recorded spec before any partition is read.
         """
-        mech, agg = _mech_agg(self._obj, column, spec)
-        return estimate_mean_named(mech, agg, make_meta(self._obj), column)
+        mech, agg = _mech_agg(self._obj, column, spec, "estimate_mean", kwargs)
+        return estimate_mean_named(mech, agg, make_meta(self._obj), column, **kwargs)
 
     def estimate_distribution(self, column: Any, *, spec: Spec | None = None,
                               **kwargs: Any) -> DistributionEstimate:
@@ -635,12 +645,14 @@ class DaskFrameAccessor:
         """Estimated fraction of people with ``column`` in ``[lo, hi]``."""
         return _range(self._obj, column, lo, hi, spec, **kwargs)
 
-    def describe(self, *, level: float = 0.95) -> pd.DataFrame:
+    def describe(self, *, level: float = 0.95, method: str = "unbiased") -> pd.DataFrame:
         """Per report column: mean with a ``level`` confidence interval and quartiles.
 
-        Computed by :func:`ldpnum.collect.describe_aggregates` of the merged aggregates.
+        Computed by :func:`ldpnum.collect.describe_aggregates` of the merged aggregates; ``method="mle"`` gives
+        maximum-likelihood means (checked for every recorded column before any partition is read).
         """
-        return describe_aggregates(aggregate(self._obj).compute(), level=level)
+        check_describe_method(_report_columns(self._obj), method)
+        return describe_aggregates(aggregate(self._obj).compute(), level=level, method=method)
 
 
 @register_series_accessor("ldp")
@@ -684,14 +696,26 @@ class DaskSeriesAccessor:
         """Delayed merged Aggregate of the reports; see :func:`ldpnum.dask.aggregate`."""
         return aggregate(self._obj, spec=spec)
 
-    def estimate_mean(self, spec: Spec | None = None) -> Any:
+    def estimate_mean(self, spec: Spec | None = None, **kwargs: Any) -> Any:
         """:class:`~ldpnum.MeanEstimate` of the mean, from the merged aggregate.
 
-        A vector report column gives a :class:`~ldpnum.vectors.VectorMeanEstimate`.
+        A vector report column gives a :class:`~ldpnum.vectors.VectorMeanEstimate`; ``kwargs`` as for
+        :meth:`DaskFrameAccessor.estimate_mean`.
         """
-        mech, agg = _mech_agg(self._obj, None, spec)
+        mech, agg = _mech_agg(self._obj, None, spec, "estimate_mean", kwargs)
         meta = make_meta(self._obj)
-        return estimate_mean_named(mech, agg, meta, meta.name)
+        return estimate_mean_named(mech, agg, meta, meta.name, **kwargs)
+
+    def describe(self, *, level: float = 0.95, spec: Spec | None = None, method: str = "unbiased") -> pd.DataFrame:
+        """The report column's summary row (:meth:`ldpnum.pandas.SeriesAccessor.describe`), from the merged aggregate.
+
+        ``method="mle"`` is checked against the recorded spec before any partition is read.
+        """
+        meta = make_meta(self._obj)
+        known = _column_spec(self._obj, None, spec)
+        if known is not None:
+            check_describe_method({meta.name: known}, method)
+        return describe_aggregates({meta.name: aggregate(self._obj, spec=spec).compute()}, level=level, method=method)
 
     def estimate_distribution(self, spec: Spec | None = None, **kwargs: Any) -> DistributionEstimate:
         """:class:`~ldpnum.DistributionEstimate`; ``kwargs`` go to the estimator."""

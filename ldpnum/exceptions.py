@@ -2,7 +2,7 @@
 
 __all__ = ["ClippingWarning", "TruncationWarning", "BudgetWarning", "BootstrapBiasWarning", "SmoothingBiasWarning",
            "BudgetExceededError", "InvalidValuesError", "SpecMismatchError", "PointMassWarning", "SizeCorrectionWarning",
-           "NoisyRangesWarning"]
+           "NoisyRangesWarning", "CategoriesWarning"]
 
 
 class ClippingWarning(UserWarning):
@@ -124,6 +124,17 @@ class BudgetWarning(UserWarning):
     """Each row (person) spends the sum of several columns' ε because no strategy was chosen.
 
     The default ``"all-columns"`` composes sequentially. Pass ``strategy=`` explicitly to silence it.
+    """
+
+
+class CategoriesWarning(UserWarning):
+    """A category column's categories look derived from the data, not declared: the set of values may leak.
+
+    Raised when a frequency oracle takes its categories from a pandas ``category`` column whose categories are
+    sorted and all occur in it, as ``astype("category")`` makes them. Categories are public parameters of the
+    collection: which values occur is what the reports are to hide. Declare them, all the possible values in a
+    fixed order, on the oracle (``ldp.GRR(epsilon, categories=[...])``, ``mech.with_categories([...])``), which
+    also silences this warning.
     """
 
 

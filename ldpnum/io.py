@@ -74,7 +74,8 @@ if TYPE_CHECKING:
 #: A file name: a str or a path object.
 PathLike = Union[str, "os.PathLike[str]"]
 
-__all__ = ["DEFAULT_BATCH_SIZE", "CLIError", "aggregate_file", "heavy_hitters_file", "keys_for_rows", "parquet_parts",
+__all__ = ["DEFAULT_BATCH_SIZE", "CLIError", "aggregate_file", "dictionary_categories", "heavy_hitters_file",
+           "keys_for_rows", "parquet_parts",
            "privatize_file", "read_keys_file", "write_keys_file", "write_spec_file"]
 
 #: Rows read, randomized and written per step (about 2 MB of uint16 codes per column).
@@ -229,6 +230,53 @@ def _open_parquet(path):
         return pq.ParquetFile(path, pre_buffer=False, buffer_size=READ_BUFFER)
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for a file that is not Parquet
         raise CLIError(f"cannot read {path!r} as Parquet: {one_line(exc)}") from None
+
+
+def dictionary_categories(path: PathLike, column: str) -> "list[str] | None":
+    """The categories a Parquet file declares for ``column``: its dictionary's text values, in their order.
+
+    A pandas ``category`` column (``to_parquet``) or an Arrow dictionary column is stored with its whole
+    dictionary, unused categories included; its first row group's dictionary is read (a few bytes of the
+    column). The other row groups are checked as their values are privatized (a label outside these categories
+    is refused). ``ldpnum privatize -c C -m grr -e EPS`` without ``--categories`` uses them, with a note that they
+    must be public.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The input file.
+    column : str
+        The column.
+
+    Returns
+    -------
+    list of str or None
+        The categories; None for a CSV file, a column that is not a dictionary of text, or a file of no rows.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile, pandas as pd
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "answers.parquet"
+    >>> pd.DataFrame({"q": pd.Categorical(["no"], categories=["yes", "no", "maybe"])}).to_parquet(path)
+    >>> dictionary_categories(path, "q")
+    ['yes', 'no', 'maybe']
+    """
+    import pyarrow as pa
+
+    if _file_kind(path) != "parquet":
+        return None
+    pf = _open_parquet(str(path))
+    names = pf.schema_arrow.names
+    if column not in names:
+        return None
+    kind = pf.schema_arrow.field(column).type
+    if not pa.types.is_dictionary(kind) or not (pa.types.is_string(kind.value_type)
+                                                or pa.types.is_large_string(kind.value_type)):
+        return None
+    if pf.metadata.num_row_groups == 0:
+        return None
+    chunks = pf.read_row_group(0, columns=[column]).column(0).chunks
+    return [str(v) for v in chunks[0].dictionary.to_pylist()] if chunks else None
 
 
 class _Source:
@@ -743,6 +791,13 @@ def _cli_names():
             "no_distribution": "{name} reports estimate {estimates} only; distributions, quantiles, ranges and plots "
                                "need square_wave, general_wave, piecewise, hybrid or hierarchical_histogram",
             "n_bins": "--n-bins does not apply to {name}: its bins are {bins}",
+            "no_mle": "--method mle: {name} reports have no maximum-likelihood estimate of {what} (their likelihood "
+                      "is not implemented); it is offered for {what} of {offered} reports",
+            "mle_queries": "--method mle gives the maximum-likelihood mean or frequencies (--what mean, "
+                           "frequencies); it does not apply to --what {what}",
+            "range_interval": "--range with --bootstrap: {problem}",
+            "mle_postprocess": "--method mle takes no --postprocess (its frequencies are already on the simplex); "
+                               "got --postprocess {value}",
         },
         error=CLIError)
 
@@ -785,11 +840,14 @@ def check_file_shuffle(shuffled: bool, shuffle_delta: "float | None", keep: Sequ
 
 def check_estimate_request(mech: "Mechanism", whats: "list | None", *, marginal: "str | None", query: Any,
                            plot: "str | None", n_bins: "int | None", bootstrap: "int | None" = None,
-                           level: float = 0.95, rng: "int | None" = None) -> list:
+                           level: float = 0.95, rng: "int | None" = None, estimate_method: str = "unbiased",
+                           postprocess: str = "none") -> list:
     """:func:`ldpnum.collect.check_queries` in the command line's words (``--what``, ``--marginal``, ``--range``).
 
     Also checks that the ``--plot`` file can be written, and ``--bootstrap`` (a replicate count that supports
-    ``--level``; ``--rng`` only with it). Raises :class:`CLIError` or ValueError; returns what to estimate.
+    ``--level``; ``--rng`` only with it). ``estimate_method`` is ``--method unbiased|mle`` (the MLE only where
+    the mechanism offers it, for ``--what mean`` and ``frequencies``). Raises :class:`CLIError` or ValueError;
+    returns what to estimate.
     """
     from .collect import check_queries
 
@@ -802,6 +860,7 @@ def check_estimate_request(mech: "Mechanism", whats: "list | None", *, marginal:
         check_replicates(bootstrap, 1, name="--bootstrap")
         check_replicates_support(level, bootstrap, name="--level")
     whats = check_queries(mech, whats, marginals=marginal, query=query, distribution=bool(plot), n_bins=n_bins,
+                          estimate_method=estimate_method, postprocess=postprocess, bootstrap=bootstrap,
                           names=_cli_names())
     if plot:
         check_plot_path(plot)

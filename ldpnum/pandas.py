@@ -5,7 +5,7 @@ r"""The ``.ldp`` accessors: privatize pandas columns and estimate from report co
 math: they call the table-collection layer :mod:`ldpnum.collect` (which the command line, Dask and other
 engines call too, per Arrow batch or partition), and that delegates to the mechanisms and estimators. Its
 functions that take and return pandas objects are re-exported here: :func:`privatize_series`,
-:func:`privatize_frame`, :func:`reports_of`, :func:`aggregate_series`, :func:`concat` and
+:func:`privatize_frame`, :func:`reports_of`, :func:`aggregate_series`, :func:`concat`, :func:`subset` and
 :func:`describe_aggregates`.
 
 Privatizing
@@ -71,10 +71,11 @@ import pandas as pd
 from .spec import Spec
 from .reports import Reports
 from .aggregate import Aggregate
-from ._frame import column_sources, column_specs, frame_info
-from .collect import (STRATEGIES, aggregate_series, check_ledger, check_rng, check_shuffle, column_subject, concat,
+from ._frame import column_sources, column_specs, frame_info, spec_for
+from .collect import (STRATEGIES, aggregate_series, check_describe_method, check_ledger, check_rng, check_shuffle,
+                      column_subject, concat,
                       describe_aggregates, estimate_mean_named, estimator, is_real_dtype, mechanism_of,
-                      privatize_frame, privatize_series, record_ledger, report_label, reports_of)
+                      privatize_frame, privatize_series, record_ledger, report_label, reports_of, subset)
 from ._results import DistributionEstimate, FrequencyEstimate, named
 from .heavy import HeavyHittersEstimate
 from ._typing import ArrayLike, SeedLike
@@ -82,7 +83,7 @@ from ._validation import dtype_hint
 from .mechanisms import Mechanism
 
 __all__ = ["STRATEGIES", "privatize_series", "privatize_frame", "reports_of", "aggregate_series", "concat",
-           "describe_aggregates", "SeriesAccessor", "DataFrameAccessor"]
+           "describe_aggregates", "subset", "SeriesAccessor", "DataFrameAccessor"]
 
 
 # -- validation ------------------------------------------------------------------------------------------
@@ -338,18 +339,30 @@ class SeriesAccessor:
         """
         return aggregate_series(self._obj, spec)
 
-    def _mech_agg(self, spec):
+    def _mech_agg(self, spec, estimate=None, options=None):
+        if estimate is not None:  # the estimator and its method= are checked before a report is read
+            estimator(mechanism_of(spec_for(self._obj, self._obj.name, spec)), estimate, options)
         agg = aggregate_series(self._obj, spec)
         return mechanism_of(agg.spec), agg
 
     def estimate_mean(self, spec: Spec | None = None, **kwargs: Any) -> Any:
-        """Unbiased :class:`~ldpnum.MeanEstimate` of the mean, or a vector mean for a vector report column.
+        """:class:`~ldpnum.MeanEstimate` of the mean (unbiased, or ``method="mle"``), or a vector report column's mean.
 
         A :class:`~ldpnum.MeanEstimate` for mean oracles and distribution mechanisms; a
         :class:`~ldpnum.vectors.VectorMeanEstimate` for a vector report column (coordinates named by the value columns).
-        ``kwargs`` go to the mechanism's ``estimate_mean`` (e.g. ``method="mle"`` for randomized response).
+        ``kwargs`` go to the mechanism's ``estimate_mean``: ``method="mle"`` gives the maximum-likelihood mean with a
+        likelihood-ratio interval (randomized response, stochastic rounding, Duchi et al.; refused, before a report
+        is read, for other mechanisms).
+
+        Examples
+        --------
+        >>> import pandas as pd, ldpnum as ldp
+        >>> r = pd.Series([True] * 3 + [False] * 27, name="smoker").ldp.privatize(ldp.RandomizedResponse(1.0), rng=0)
+        >>> est = r.ldp.estimate_mean(method="mle")
+        >>> est.method, bool(0 <= est.confidence_interval(0.95)[0] <= est.value <= 1)
+        ('mle', True)
         """
-        mech, agg = self._mech_agg(spec)
+        mech, agg = self._mech_agg(spec, "estimate_mean", kwargs)
         return estimate_mean_named(mech, agg, self._obj, self._obj.name, **kwargs)
 
     def estimate_distribution(self, spec: Spec | None = None, **kwargs: Any) -> DistributionEstimate:
@@ -408,8 +421,33 @@ class SeriesAccessor:
         >>> r.ldp.estimate_frequencies().to_frame()["frequency"].round(1).to_dict()
         {'yes': 0.7, 'no': 0.3}
         """
-        mech, agg = self._mech_agg(spec)
+        mech, agg = self._mech_agg(spec, "estimate_frequencies", kwargs)
         return named(estimator(mech, "estimate_frequencies")(agg, **kwargs), self._obj.name)
+
+    def subset(self, mask: Any) -> pd.Series:
+        """The reports of the rows a **public** boolean ``mask`` selects, still reports (see :func:`subset`)."""
+        return subset(self._obj, mask)
+
+    def describe(self, *, level: float = 0.95, spec: Spec | None = None, bootstrap: int | None = None,
+                 rng: Any = None, method: str = "unbiased") -> pd.DataFrame:
+        """The report column's row of :meth:`DataFrameAccessor.describe`: mean with its interval, and quartiles.
+
+        One row (one per coordinate for a vector report column); ``level``, ``bootstrap``, ``rng`` and ``method``
+        as there, ``spec`` as for :meth:`reports`. See :func:`describe_aggregates` for the columns.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, ldpnum as ldp
+        >>> x = pd.Series(np.random.default_rng(0).uniform(0, 60, 20_000), name="t")
+        >>> d = x.ldp.privatize(ldp.SquareWave(epsilon=2.0, bounds=(0, 60)), rng=1).ldp.describe()
+        >>> d.index.tolist(), bool(d.loc["t", "ci_low"] < 30 < d.loc["t", "ci_high"])
+        (['t'], True)
+        """
+        name = self._obj.name
+        check_describe_method({name: spec_for(self._obj, name, spec)}, method)  # before a report is read
+        sources = column_sources(self._obj, name)
+        return describe_aggregates({name: self.aggregate(spec)}, level=level, bootstrap=bootstrap, rng=rng,
+                                   sources=None if sources is None else {name: sources}, method=method)
 
     def heavy_hitters(self, spec: Spec | None = None, **kwargs: Any) -> "HeavyHittersEstimate":
         """:class:`~ldpnum.HeavyHittersEstimate`: the most frequent items (PEM, TreeHist reports).
@@ -659,8 +697,8 @@ class DataFrameAccessor:
                 raise ValueError(f"column {c!r} is not in the DataFrame; its columns: {list(self._obj.columns)}")
         return names, specs
 
-    def estimate_mean(self, column: Any) -> pd.Series:
-        """Unbiased means of one report column as a Series.
+    def estimate_mean(self, column: Any, **kwargs: Any) -> pd.Series:
+        """Means of one report column as a Series (``kwargs`` as for :meth:`SeriesAccessor.estimate_mean`).
 
         A vector column (``column`` its tuple key, e.g. ``("q1", "q2")``, or its label ``"q1,q2"``) indexed by its value
         columns; a one-value column as a Series of one entry. For standard errors use
@@ -679,8 +717,8 @@ class DataFrameAccessor:
         if label not in self._obj.columns:
             raise ValueError(f"report column {label!r} is not in the DataFrame; its columns: {list(self._obj.columns)}")
         column_reports = self._obj[label]
-        mech, agg = column_reports.ldp._mech_agg(None)
-        return estimate_mean_named(mech, agg, column_reports, label).to_series()
+        mech, agg = column_reports.ldp._mech_agg(None, "estimate_mean", kwargs)
+        return estimate_mean_named(mech, agg, column_reports, label, **kwargs).to_series()
 
     def aggregate(self, specs: Mapping[Any, Spec] | None = None, *, by: Any = None) -> dict[Any, Any]:
         """Column -> :class:`~ldpnum.Aggregate` of every report column (``specs`` adds or checks columns).
@@ -727,6 +765,14 @@ class DataFrameAccessor:
                 raise AssertionError(f"group aggregates of column {c!r} do not add up")
         return out
 
+    def subset(self, mask: Any) -> pd.DataFrame:
+        """The report rows a **public** boolean ``mask`` selects (one per row, or a Series on the index), still reports.
+
+        Their estimates describe the people selected; see :func:`subset` (and :meth:`aggregate` with ``by=`` for
+        every group at once).
+        """
+        return subset(self._obj, mask)
+
     def _group_keys(self, by, names):
         n = len(self._obj)
         if isinstance(by, str) or np.ndim(by) == 0:
@@ -751,11 +797,14 @@ class DataFrameAccessor:
         return keys.to_numpy()
 
     def describe(self, *, level: float = 0.95, specs: Mapping[Any, Spec] | None = None,
-                 by: Any = None, bootstrap: int | None = None, rng: Any = None) -> pd.DataFrame:
+                 by: Any = None, bootstrap: int | None = None, rng: Any = None,
+                 method: str = "unbiased") -> pd.DataFrame:
         """Per report column: mean with a ``level`` confidence interval and quartiles.
 
         With ``by`` (a public group key, see :meth:`aggregate`), per group and column (a two-level row index); with
-        ``bootstrap=B`` (e.g. 200), ``level`` intervals of the quartiles too (``25% low``, ``25% high``, ...).
+        ``bootstrap=B`` (e.g. 200), ``level`` intervals of the quartiles too (``25% low``, ``25% high``, ...);
+        with ``method="mle"``, maximum-likelihood means with likelihood-ratio intervals (checked for every
+        numerical column before a report is read).
 
         See :func:`describe_aggregates` for the columns of the result.
 
@@ -768,16 +817,18 @@ class DataFrameAccessor:
         >>> d.columns.tolist()[:4], bool(d.loc["t", "ci_low"] < 30 < d.loc["t", "ci_high"])
         (['mechanism', 'epsilon', 'n_reports', 'mean'], True)
         """
+        check_describe_method({**self.specs, **(specs or {})}, method)
         sources = {c: column_sources(self._obj, c) for c in self.specs if column_sources(self._obj, c) is not None}
         if by is None:
             return describe_aggregates(self.aggregate(specs), level=level, sources=sources, bootstrap=bootstrap,
-                                       rng=rng)
+                                       rng=rng, method=method)
         parts = {}
         for g, aggregates in self.aggregate(specs, by=by).items():
             for c, agg in aggregates.items():
                 if agg.n_reports == 0:
                     raise ValueError(f"group {g!r} has no reports in column {c!r}: nothing can be estimated for it "
                                      "(merge it with another group, or collect more)")
-            parts[g] = describe_aggregates(aggregates, level=level, sources=sources, bootstrap=bootstrap, rng=rng)
+            parts[g] = describe_aggregates(aggregates, level=level, sources=sources, bootstrap=bootstrap, rng=rng,
+                                           method=method)
         label = by if isinstance(by, str) else "group"
         return pd.concat(parts, names=[label])

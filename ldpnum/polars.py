@@ -1,8 +1,10 @@
 r"""The ``.ldp`` namespaces on Polars DataFrames and Series: privatize columns, estimate from report columns.
 
 ``import ldpnum.polars`` (``import ldpnum`` alone never imports Polars; install the extra:
-``pip install ldpnum[polars]``) registers a namespace named ``ldp`` on :class:`polars.DataFrame` and
-:class:`polars.Series` through Polars' public extension API (``polars.api.register_dataframe_namespace``). The
+``pip install ldpnum[polars]``) registers a namespace named ``ldp`` on :class:`polars.DataFrame`,
+:class:`polars.Series` and :class:`polars.LazyFrame` through Polars' public extension API
+(``polars.api.register_dataframe_namespace``; a LazyFrame's ``privatize`` collects the columns it names and
+returns a report DataFrame: reports are drawn once, never inside a lazy plan that each ``collect`` runs again). The
 namespaces hold no math and draw no words: they convert the columns they need to pandas, call the collection
 layer through the pandas accessor (:mod:`ldpnum.pandas`, over :mod:`ldpnum.collect`) and wrap the codes in Polars
 objects again. A seeded collection therefore gives, bit for bit, the reports and the record of the pandas accessor
@@ -16,7 +18,9 @@ Privatizing
 ``ledger``, ``people``, ``label``, ``shuffled``, ``shuffle_delta``, ``unknown``, ``keys``, ``round``, and
 ``mechanism="auto"`` on a Series) are those of :meth:`ldpnum.pandas.DataFrameAccessor.privatize` and
 :meth:`ldpnum.pandas.SeriesAccessor.privatize`. ``people`` may name a column of the frame, or be a Series or an
-array of one person id per row.
+array of one person id per row. A ``pl.Enum`` column given to a frequency oracle uses its declared categories, in
+their order (as a pandas ``category`` column); a ``pl.Categorical`` column holds only the values Polars has met, so
+it is read as text, and the oracle needs its categories declared (``ldp.GRR(epsilon, categories=[...])``).
 
 Where the specs travel
 ----------------------
@@ -71,7 +75,7 @@ from .mechanisms import Mechanism
 from .reports import Reports
 from .spec import Spec
 
-__all__ = ["DataFrameNamespace", "SeriesNamespace", "read_parquet", "record_of", "with_record"]
+__all__ = ["DataFrameNamespace", "LazyFrameNamespace", "SeriesNamespace", "read_parquet", "record_of", "with_record"]
 
 
 # -- the record beside a Polars object --------------------------------------------------------------------------
@@ -131,7 +135,15 @@ def record_of(obj: Any) -> dict[str, Any] | None:
 # -- conversion -------------------------------------------------------------------------------------------------
 
 def _pandas_column(s: pl.Series) -> pd.Series:
-    """A Polars column as pandas: integer columns with nulls as nullable integers (codes stay integers)."""
+    """A Polars column as pandas: integer columns with nulls as nullable integers (codes stay integers).
+
+    A ``pl.Enum`` column becomes a pandas ``category`` column of its declared categories, in their order. A
+    ``pl.Categorical`` column's categories are the values Polars has met, not declared ones (``pl.from_pandas``
+    keeps only the categories present), so it becomes text: a frequency oracle then needs its categories
+    declared (``ldp.GRR(epsilon, categories=[...])``), as for any text column.
+    """
+    if s.dtype == pl.Categorical:
+        return s.cast(pl.Utf8).to_pandas()
     if s.dtype.is_numeric() and not s.null_count():  # numbers without nulls: a view of the values, no copy
         return pd.Series(s.to_numpy(), name=s.name, copy=False)
     if s.dtype.is_integer():
@@ -165,6 +177,25 @@ def _no_record(name: Any) -> ValueError:
     return ValueError(f"report column {name!r} carries no ldpnum record: Polars operations (select, filter, "
                       "df[name], ...) make new objects without it. Take report columns with reports.ldp.column(name), "
                       "read files with ldpnum.polars.read_parquet, or pass spec= to vouch for the codes yourself")
+
+
+def _needed_columns(mechanisms: Any, people: Any, columns: list) -> list:
+    """The value columns a privatize mapping names (and a ``people`` column), in order; checked against ``columns``."""
+    if not isinstance(mechanisms, Mapping):
+        raise TypeError("mechanisms must be a mapping {column: mechanism}, e.g. "
+                        f"{{'dep_time': ldp.SquareWave(1.0, (0, 1440))}}; got {type(mechanisms).__name__}")
+    wanted: list = []
+    for key in mechanisms:
+        for c in key if isinstance(key, tuple) else (key,):
+            if c not in wanted:
+                wanted.append(c)
+    if isinstance(people, str) and people in columns and people not in wanted:
+        wanted.append(people)
+    missing = [c for c in wanted if c not in columns]
+    if missing:
+        raise ValueError(f"{len(missing)} column(s) to privatize are not in the DataFrame, first {missing[0]!r}; "
+                         f"its columns: {columns}")
+    return wanted
 
 
 # -- files -------------------------------------------------------------------------------------------------------
@@ -284,9 +315,18 @@ class SeriesNamespace:
         """The column's mergeable :class:`~ldpnum.Aggregate` (see :func:`ldpnum.pandas.aggregate_series`)."""
         return self._pandas(spec).ldp.aggregate(spec)
 
-    def estimate_mean(self, spec: Spec | None = None) -> Any:
-        """Unbiased :class:`~ldpnum.MeanEstimate` of the mean (a vector mean for a vector report column)."""
-        return self._pandas(spec).ldp.estimate_mean(spec)
+    def estimate_mean(self, spec: Spec | None = None, **kwargs: Any) -> Any:
+        """:class:`~ldpnum.MeanEstimate` of the mean (a vector mean for a vector report column).
+
+        ``kwargs`` as for :meth:`ldpnum.pandas.SeriesAccessor.estimate_mean` (``method="mle"``).
+        """
+        return self._pandas(spec).ldp.estimate_mean(spec, **kwargs)
+
+    def describe(self, *, level: float = 0.95, spec: Spec | None = None, bootstrap: int | None = None,
+                 rng: Any = None, method: str = "unbiased") -> pl.DataFrame:
+        """The report column's summary row (:meth:`ldpnum.pandas.SeriesAccessor.describe`) as a Polars DataFrame."""
+        table = self._pandas(spec).ldp.describe(level=level, spec=spec, bootstrap=bootstrap, rng=rng, method=method)
+        return pl.from_pandas(table.reset_index())
 
     def estimate_distribution(self, spec: Spec | None = None, **kwargs: Any) -> Any:
         """:class:`~ldpnum.DistributionEstimate` of the values; ``kwargs`` go to the mechanism's estimator."""
@@ -341,20 +381,7 @@ class DataFrameNamespace:
         The arguments are those of :meth:`ldpnum.pandas.DataFrameAccessor.privatize`; ``people`` may name a column
         of the frame. Only the columns named (and the ``people`` column) are converted.
         """
-        if not isinstance(mechanisms, Mapping):
-            raise TypeError("mechanisms must be a mapping {column: mechanism}, e.g. "
-                            f"{{'dep_time': ldp.SquareWave(1.0, (0, 1440))}}; got {type(mechanisms).__name__}")
-        wanted = []
-        for key in mechanisms:
-            for c in key if isinstance(key, tuple) else (key,):
-                if c not in wanted:
-                    wanted.append(c)
-        if isinstance(people, str) and people in self._obj.columns and people not in wanted:
-            wanted.append(people)
-        missing = [c for c in wanted if c not in self._obj.columns]
-        if missing:
-            raise ValueError(f"{len(missing)} column(s) to privatize are not in the DataFrame, first {missing[0]!r}; "
-                             f"its columns: {self._obj.columns}")
+        wanted = _needed_columns(mechanisms, people, self._obj.columns)
         out = _pandas_frame(self._obj, wanted).ldp.privatize(
             mechanisms, rng=rng, strategy=strategy, nan_policy=nan_policy, fill_value=fill_value, ledger=ledger,
             people=_plain(people), label=label, shuffled=shuffled, shuffle_delta=shuffle_delta, unknown=unknown,
@@ -440,7 +467,7 @@ class DataFrameNamespace:
         return self._pandas().ldp.aggregate(specs, by=_plain(by))
 
     def describe(self, *, level: float = 0.95, specs: Mapping[Any, Spec] | None = None, by: Any = None,
-                 bootstrap: int | None = None, rng: Any = None) -> pl.DataFrame:
+                 bootstrap: int | None = None, rng: Any = None, method: str = "unbiased") -> pl.DataFrame:
         """Per report column (and group, with ``by``): mean with a ``level`` interval and quartiles.
 
         The table of :meth:`ldpnum.pandas.DataFrameAccessor.describe` as a Polars DataFrame: its row labels become
@@ -448,7 +475,37 @@ class DataFrameNamespace:
         """
         if record_of(self._obj) is None and not specs:
             raise _no_record(self._obj.columns[0] if self._obj.columns else None)
-        table = self._pandas().ldp.describe(level=level, specs=specs, by=_plain(by), bootstrap=bootstrap, rng=rng)
+        table = self._pandas().ldp.describe(level=level, specs=specs, by=_plain(by), bootstrap=bootstrap, rng=rng,
+                                            method=method)
         names = ["column"] if table.index.nlevels == 1 else [table.index.names[0] or "group", "column"]
         return pl.from_pandas(table.rename_axis(names).reset_index())
 
+
+
+@pl.api.register_lazyframe_namespace("ldp")
+class LazyFrameNamespace:
+    """``lf.ldp``: privatize columns of a Polars LazyFrame (e.g. ``pl.scan_parquet(...)``), eagerly.
+
+    Only the columns the mapping names (and a ``people`` column) are collected. The result is a report
+    **DataFrame** with its record, as :meth:`DataFrameNamespace.privatize` returns: reports are drawn once. A
+    lazy plan is run again by every ``collect``, and each run would draw fresh reports (with secure randomness,
+    other reports of the same people: ε spent again), so privatizing is never part of a lazy plan. Estimate
+    from the returned frame, or write it (:meth:`DataFrameNamespace.write_parquet`) and read it back with
+    :func:`read_parquet`.
+
+    Examples
+    --------
+    >>> import polars as pl, ldpnum as ldp
+    >>> lf = pl.LazyFrame({"age": [34.0, 51.0, 27.0], "name": ["a", "b", "c"]})
+    >>> r = lf.ldp.privatize({"age": ldp.SquareWave(1.0, (0, 100))}, rng=0)
+    >>> type(r).__name__, r.columns, r.ldp.specs["age"].mechanism
+    ('DataFrame', ['age'], 'square_wave')
+    """
+
+    def __init__(self, lf: pl.LazyFrame):
+        self._obj = lf
+
+    def privatize(self, mechanisms: Mapping[Any, Mechanism], **kwargs: Any) -> pl.DataFrame:
+        """Collect the columns ``mechanisms`` names and privatize them: see :meth:`DataFrameNamespace.privatize`."""
+        wanted = _needed_columns(mechanisms, kwargs.get("people"), self._obj.collect_schema().names())
+        return DataFrameNamespace(self._obj.select(wanted).collect()).privatize(mechanisms, **kwargs)

@@ -8,7 +8,8 @@ import numpy as np
 from ._typing import ArrayLike
 from .spec import Spec, check_spec
 
-__all__ = ["Reports", "code_dtype", "register_code_check"]
+__all__ = ["MAX_COLUMN_BITS", "Reports", "code_dtype", "packed_column_codes", "packed_column_rows",
+           "register_code_check"]
 
 
 def code_dtype(n_cells: int) -> "np.dtype[np.unsignedinteger]":
@@ -170,6 +171,52 @@ class Reports:
 
 
 _CODE_CHECKS: dict[str, Callable[[np.ndarray, Spec], np.ndarray]] = {}
+
+
+#: The most bits a bit-packed report may have to fit one table-column code (a uint64).
+MAX_COLUMN_BITS = 64
+
+
+def packed_column_codes(codes: np.ndarray, n_bits: int) -> np.ndarray:
+    """Bit-packed reports (``(n, ceil(n_bits/8))`` uint8) as one code per person: bit ``j`` of the report is bit ``j``.
+
+    The code of a report is ``sum_j bit_j * 2**j`` in the smallest unsigned dtype holding ``n_bits`` bits (at
+    most :data:`MAX_COLUMN_BITS`); :func:`packed_column_rows` inverts it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rows = np.packbits([[1, 0, 1], [0, 1, 1]], axis=1, bitorder="little")
+    >>> packed_column_codes(rows, 3).tolist()
+    [5, 6]
+    """
+    if n_bits > MAX_COLUMN_BITS:
+        raise ValueError(f"{n_bits}-bit reports do not fit one {MAX_COLUMN_BITS}-bit column code")
+    n = codes.shape[0]
+    words = np.zeros((n, 8), dtype=np.uint8)
+    words[:, :codes.shape[1]] = codes
+    out = words.view("<u8").reshape(n)
+    return out.astype(code_dtype(1 << n_bits) if n_bits <= 32 else np.uint64)
+
+
+def packed_column_rows(codes: ArrayLike, n_bits: int, what: str = "column codes") -> np.ndarray:
+    """The bit-packed rows (``(n, ceil(n_bits/8))`` uint8) behind :func:`packed_column_codes`' codes.
+
+    Codes that are negative, not integers, or have a bit set at or beyond bit ``n_bits`` raise ValueError
+    (with the count and first index).
+
+    Examples
+    --------
+    >>> packed_column_rows([5, 6], 3).tolist()
+    [[5], [6]]
+    """
+    words = check_integer_codes(codes, what).astype(np.uint64)
+    if n_bits < 64 and words.size and int(words.max()) >> n_bits:
+        bad = np.flatnonzero(words >> np.uint64(n_bits))
+        raise ValueError(f"{what}: {bad.size} code(s) have bits set beyond the {n_bits} bits of a report, first at "
+                         f"index {bad[0]} ({int(words[bad[0]])})")
+    rows = words.astype("<u8").view(np.uint8).reshape(-1, 8)[:, :-(-n_bits // 8)]
+    return np.ascontiguousarray(rows)
 
 
 def register_code_check(mechanism: str, check: Callable[[np.ndarray, Spec], np.ndarray]) -> None:

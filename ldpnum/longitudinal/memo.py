@@ -430,7 +430,7 @@ class Longitudinal(Mechanism):
         """The report codes of one table column (see :meth:`ldpnum.Mechanism.column_codes`), of any one round."""
         self.check_column_codes()
         check_spec(self._expected_spec(reports.spec), reports.spec, "reports")
-        return reports.codes
+        return self._column_of(reports)
 
 
 def _extreme_ratio(dists: list[dict[int, Fraction]]) -> Fraction:

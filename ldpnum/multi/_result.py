@@ -21,7 +21,7 @@ from ..spec import Spec
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-__all__ = ["MultiRangeEstimate", "MarginalsEstimate", "NoisyRangesWarning", "NOISE_WARNING_SE"]
+__all__ = ["GridGeometry", "GridQueries", "MultiRangeEstimate", "MarginalsEstimate", "NoisyRangesWarning", "NOISE_WARNING_SE"]
 
 #: What an estimate outside its own bootstrap interval means for grids and tables of cells.
 GRID_BIAS = ("the post-processing (non-negativity, consistency, shrinkage) is biased there by more than the noise; "
@@ -77,8 +77,125 @@ def _bilinear(S, tx, ty):
             + fx * fy * S[i + 1, j + 1])
 
 
+class GridQueries:
+    """HDG's grids as range queries see them: the columns, their bounds and the granularities ``(g1, g2)``.
+
+    Shared by :class:`MultiRangeEstimate` and by the mechanism (:class:`GridGeometry`), so whether a range
+    query lies on the grids' cell edges is known from the spec alone, before any report is read.
+    """
+
+    if TYPE_CHECKING:
+        columns: tuple
+        bounds: tuple
+        granularities: tuple
+
+    def _cells_1d(self, c: int) -> int:
+        """The cells of column ``c``'s 1-D grid."""
+        return int(self.granularities[0])
+
+    def _index(self, column):
+        try:
+            return self.columns.index(str(column)) if isinstance(column, str) else self.columns.index(column)
+        except ValueError:
+            raise ValueError(f"unknown column {column!r}; this estimate has {list(self.columns)}") from None
+
+    def _positions(self, column, lo, hi, cells):
+        """``lo``/``hi`` of ``column`` as fractional cell positions in ``[0, cells]`` (validated)."""
+        c = self._index(column)
+        low, high = self.bounds[c]
+        try:
+            lo_a = np.asarray(lo, dtype=np.float64)
+            hi_a = np.asarray(hi, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"range: lo and hi of column {column!r} must be real numbers or arrays of them") from None
+        lo_b, hi_b = np.broadcast_arrays(lo_a, hi_a)
+        bad = np.isnan(lo_b) | np.isnan(hi_b)
+        if bad.any():
+            raise ValueError(f"range: column {column!r} has {int(bad.sum())} NaN bound(s), first at query "
+                             f"{int(np.flatnonzero(bad.ravel())[0])}")
+        bad = lo_b > hi_b
+        if bad.any():
+            first = int(np.flatnonzero(bad.ravel())[0])
+            raise ValueError(f"range: {int(bad.sum())} range(s) of column {column!r} have lo > hi, first at query "
+                             f"{first} ([{float(lo_b.ravel()[first])!r}, {float(hi_b.ravel()[first])!r}])")
+        scale = cells / (high - low)  # ends outside the bounds (±inf too) are clipped to them
+        return (np.clip((np.clip(lo_b, low, high) - low) * scale, 0, cells),
+                np.clip((np.clip(hi_b, low, high) - low) * scale, 0, cells))
+
+    def _items(self, query):
+        """The validated ``(column, lo, hi)`` of a query."""
+        if not isinstance(query, Mapping):
+            raise TypeError(f"range: query must be a dict {{column: (lo, hi)}} of one or two columns; got "
+                            f"{type(query).__name__}")
+        if not 1 <= len(query) <= 2:
+            raise ValueError(f"range: HDG answers queries on one or two columns; got {len(query)} "
+                             f"({list(query)})")
+        items = []
+        for col, rng in query.items():
+            self._index(col)
+            if isinstance(rng, (str, bytes)) or not hasattr(rng, "__len__") or len(rng) != 2:
+                raise TypeError(f"range: the range of column {col!r} must be a pair (lo, hi); got {rng!r}")
+            items.append((col, rng[0], rng[1]))
+        return items
+
+    def _grid_of(self, query):
+        """``[(column, lo, hi, cells)]`` of a query, ``cells`` the size of the grid answering it along the column.
+
+        A 1-D query is answered on the column's 1-D grid (``g1`` cells), a 2-D one on the pair's 2-D grid
+        (``g2`` a side): the cells whose masses the reports pin down without a within-cell model.
+        """
+        items = self._items(query)
+        if len(items) == 1:
+            return [items[0] + (self._cells_1d(self._index(items[0][0])),)]
+        g2 = int(self.granularities[1])
+        return [it + (g2,) for it in items]
+
+    def _refuse_cut(self, query):
+        """Raise ValueError when a query cuts a cell of the grid answering it (bootstrap intervals refused there).
+
+        Every end must lie on a cell edge (ends outside the bounds are clipped to them, which are edges).
+        """
+        parts = self._grid_of(query)
+        pos = np.broadcast_arrays(*(t for col, lo, hi, cells in parts for t in self._positions(col, lo, hi, cells)))
+        cut = np.zeros(pos[0].shape, dtype=bool)
+        for t in pos:
+            cut |= np.abs(t - np.round(t)) > 1e-9
+        if not cut.any():
+            return
+        first = int(np.argmax(cut.ravel()))
+        edges, wider = [], {}
+        for i, (col, lo, hi, cells) in enumerate(parts):
+            e = self.edges(col, cells)
+            tl, th = (np.ravel(x)[first] for x in (pos[2 * i], pos[2 * i + 1]))
+            edges.append(f"{col!r}: {', '.join(f'{v:g}' for v in e)}")
+            wider[col] = (float(e[int(np.floor(tl + 1e-9))]), float(e[int(np.ceil(th - 1e-9))]))
+        grid = "1-D grid" if len(parts) == 1 else f"2-D grid ({parts[0][3]} x {parts[0][3]} cells)"
+        raise ValueError(
+            f"range(ci=): {int(cut.sum())} of {cut.size} queries cut cells of the {grid}, first at query {first}; "
+            f"the grid's cell edges are {'; '.join(edges)}. The share of a cut cell inside a range comes from the "
+            "within-cell model, whose bias the bootstrap does not contain (measured coverage of nominal 95% down "
+            "to 0.00 on such ranges). Align the range with the cell edges (the smallest aligned range holding "
+            f"query {first}: {wider}), or ask interval='cells' for the conservative interval that holds whatever "
+            "the distribution inside the cells, or collect with finer grids (more people or a larger epsilon)")
+
+    def edges(self, column: str, cells: int | None = None) -> np.ndarray:
+        """Cell edges of ``column`` at ``cells`` cells (default: its 1-D grid's ``g1``)."""
+        c = self._index(column)
+        low, high = self.bounds[c]
+        return np.linspace(low, high, (self._cells_1d(c) if cells is None else cells) + 1)
+
+
+@dataclass(frozen=True)
+class GridGeometry(GridQueries):
+    """The cells of an HDG collection's grids, from its spec: no counts (see :class:`GridQueries`)."""
+
+    columns: tuple
+    bounds: tuple
+    granularities: tuple
+
+
 @dataclass(frozen=True, eq=False, repr=False)
-class MultiRangeEstimate(PrivacyProvenance):
+class MultiRangeEstimate(GridQueries, PrivacyProvenance):
     r"""Estimated 1-D and 2-D distributions of several columns (HDG), and the range queries they answer.
 
     Queries. :meth:`range` takes ``{column: (lo, hi)}`` for one or two columns (``lo``/``hi`` scalars or
@@ -220,11 +337,8 @@ class MultiRangeEstimate(PrivacyProvenance):
         return tuple((self.columns[a], self.columns[b]) for a in range(len(self.columns))
                      for b in range(a + 1, len(self.columns)))
 
-    def _index(self, column):
-        try:
-            return self.columns.index(str(column)) if isinstance(column, str) else self.columns.index(column)
-        except ValueError:
-            raise ValueError(f"unknown column {column!r}; this estimate has {list(self.columns)}") from None
+    def _cells_1d(self, c: int) -> int:
+        return int(self.marginals[c].size)
 
     def _pair(self, a, b):
         i, j = self._index(a), self._index(b)
@@ -234,29 +348,6 @@ class MultiRangeEstimate(PrivacyProvenance):
         d = len(self.columns)
         k = lo * d - lo * (lo + 1) // 2 + (hi - lo - 1)
         return k, i > j
-
-    def _positions(self, column, lo, hi, cells):
-        """``lo``/``hi`` of ``column`` as fractional cell positions in ``[0, cells]`` (validated)."""
-        c = self._index(column)
-        low, high = self.bounds[c]
-        try:
-            lo_a = np.asarray(lo, dtype=np.float64)
-            hi_a = np.asarray(hi, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"range: lo and hi of column {column!r} must be real numbers or arrays of them") from None
-        lo_b, hi_b = np.broadcast_arrays(lo_a, hi_a)
-        bad = np.isnan(lo_b) | np.isnan(hi_b)
-        if bad.any():
-            raise ValueError(f"range: column {column!r} has {int(bad.sum())} NaN bound(s), first at query "
-                             f"{int(np.flatnonzero(bad.ravel())[0])}")
-        bad = lo_b > hi_b
-        if bad.any():
-            first = int(np.flatnonzero(bad.ravel())[0])
-            raise ValueError(f"range: {int(bad.sum())} range(s) of column {column!r} have lo > hi, first at query "
-                             f"{first} ([{float(lo_b.ravel()[first])!r}, {float(hi_b.ravel()[first])!r}])")
-        scale = cells / (high - low)  # ends outside the bounds (±inf too) are clipped to them
-        return (np.clip((np.clip(lo_b, low, high) - low) * scale, 0, cells),
-                np.clip((np.clip(hi_b, low, high) - low) * scale, 0, cells))
 
     # -- queries --------------------------------------------------------------------------------------------
     def _reps(self):
@@ -351,22 +442,6 @@ class MultiRangeEstimate(PrivacyProvenance):
             return EstimateInterval(point, float(low), float(high))
         return EstimateInterval(point, low, high)
 
-    def _items(self, query):
-        """The validated ``(column, lo, hi)`` of a query."""
-        if not isinstance(query, Mapping):
-            raise TypeError(f"range: query must be a dict {{column: (lo, hi)}} of one or two columns; got "
-                            f"{type(query).__name__}")
-        if not 1 <= len(query) <= 2:
-            raise ValueError(f"range: HDG answers queries on one or two columns; got {len(query)} "
-                             f"({list(query)})")
-        items = []
-        for col, rng in query.items():
-            self._index(col)
-            if isinstance(rng, (str, bytes)) or not hasattr(rng, "__len__") or len(rng) != 2:
-                raise TypeError(f"range: the range of column {col!r} must be a pair (lo, hi); got {rng!r}")
-            items.append((col, rng[0], rng[1]))
-        return items
-
     def _range(self, query):
         items = self._items(query)
         if len(items) == 1:
@@ -387,46 +462,6 @@ class MultiRangeEstimate(PrivacyProvenance):
             xl, xh, yl, yh = np.broadcast_arrays(xl, xh, yl, yh)
             out = _bilinear(S, xh, yh) - _bilinear(S, xl, yh) - _bilinear(S, xh, yl) + _bilinear(S, xl, yl)
         return float(out) if np.ndim(out) == 0 else out
-
-    def _grid_of(self, query):
-        """``[(column, lo, hi, cells)]`` of a query, ``cells`` the size of the grid answering it along the column.
-
-        A 1-D query is answered on the column's 1-D grid (``g1`` cells), a 2-D one on the pair's 2-D grid
-        (``g2`` a side): the cells whose masses the reports pin down without a within-cell model.
-        """
-        items = self._items(query)
-        if len(items) == 1:
-            return [items[0] + (int(self.marginals[self._index(items[0][0])].size),)]
-        g2 = int(self.granularities[1])
-        return [it + (g2,) for it in items]
-
-    def _refuse_cut(self, query):
-        """Raise ValueError when a query cuts a cell of the grid answering it (bootstrap intervals refused there).
-
-        Every end must lie on a cell edge (ends outside the bounds are clipped to them, which are edges).
-        """
-        parts = self._grid_of(query)
-        pos = np.broadcast_arrays(*(t for col, lo, hi, cells in parts for t in self._positions(col, lo, hi, cells)))
-        cut = np.zeros(pos[0].shape, dtype=bool)
-        for t in pos:
-            cut |= np.abs(t - np.round(t)) > 1e-9
-        if not cut.any():
-            return
-        first = int(np.argmax(cut.ravel()))
-        edges, wider = [], {}
-        for i, (col, lo, hi, cells) in enumerate(parts):
-            e = self.edges(col, cells)
-            tl, th = (np.ravel(x)[first] for x in (pos[2 * i], pos[2 * i + 1]))
-            edges.append(f"{col!r}: {', '.join(f'{v:g}' for v in e)}")
-            wider[col] = (float(e[int(np.floor(tl + 1e-9))]), float(e[int(np.ceil(th - 1e-9))]))
-        grid = "1-D grid" if len(parts) == 1 else f"2-D grid ({parts[0][3]} x {parts[0][3]} cells)"
-        raise ValueError(
-            f"range(ci=): {int(cut.sum())} of {cut.size} queries cut cells of the {grid}, first at query {first}; "
-            f"the grid's cell edges are {'; '.join(edges)}. The share of a cut cell inside a range comes from the "
-            "within-cell model, whose bias the bootstrap does not contain (measured coverage of nominal 95% down "
-            "to 0.00 on such ranges). Align the range with the cell edges (the smallest aligned range holding "
-            f"query {first}: {wider}), or ask interval='cells' for the conservative interval that holds whatever "
-            "the distribution inside the cells, or collect with finer grids (more people or a larger epsilon)")
 
     def _cell_interval(self, query, z):
         """``(low, high)`` of :meth:`range`'s ``ci``.
@@ -519,12 +554,6 @@ class MultiRangeEstimate(PrivacyProvenance):
             var = np.einsum("qu,uv,qv->q", wx, V, wy)
         se = np.sqrt(var).reshape(shape)
         return float(se) if se.ndim == 0 else se
-
-    def edges(self, column: str, cells: int | None = None) -> np.ndarray:
-        """Cell edges of ``column`` at ``cells`` cells (default: its marginal's ``g1``)."""
-        c = self._index(column)
-        low, high = self.bounds[c]
-        return np.linspace(low, high, (self.marginals[c].size if cells is None else cells) + 1)
 
     def joint(self, a: str, b: str, *, as_frame: bool = True, grid: bool = False, ci: float | None = None) -> Any:
         """The joint table of columns ``a`` (rows) and ``b`` (columns).

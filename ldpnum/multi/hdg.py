@@ -155,7 +155,7 @@ from ..ranges.hierarchical import GRRLevel, OLHLevel
 from ..reports import Reports, check_integer_codes, register_code_check
 from ..spec import check_spec
 from ..vectors import VectorMechanism
-from ._result import MultiRangeEstimate
+from ._result import GridGeometry, MultiRangeEstimate
 
 if TYPE_CHECKING:
     from ..spec import Spec
@@ -786,6 +786,23 @@ class HDG(PackedTables):
         import dataclasses
 
         return dataclasses.replace(est, replicates=reps)
+
+    def check_range_interval(self, query: Any) -> None:
+        """Raise ValueError when ``range(query, ci=)`` would be refused: the query cuts a cell of its grid.
+
+        The grids are in the spec, so this needs no reports (see :meth:`MultiRangeEstimate.range`).
+
+        Examples
+        --------
+        >>> import ldpnum as ldp
+        >>> hdg = ldp.HDG(1.0, {"a": (0, 1), "b": (0, 1)}, granularities=(4, 2))
+        >>> hdg.check_range_interval({"a": (0, 0.5)})       # on the 1-D grid's edges
+        >>> hdg.check_range_interval({"a": (0, 0.3), "b": (0, 1)})
+        Traceback (most recent call last):
+        ...
+        ValueError: range(ci=): 1 of 1 queries cut cells of the 2-D grid (2 x 2 cells), first at query 0; ...
+        """
+        GridGeometry(self._columns, self._vector_bounds, self.granularities)._refuse_cut(query)
 
     def _fit_ranges(self, agg: Aggregate, *, consistency: str = "hdg", shrink: bool | None = None,
                     within_cell: str = "copula", warn: bool = False) -> MultiRangeEstimate:

@@ -101,13 +101,17 @@ class VectorMechanism(_OffersEstimators, Mechanism):
         self._inv_ranges.flags.writeable = False
 
     def describe_rows(self, agg: Any, *, column: Any, names: Any = None, level: float = 0.95,
-                      bootstrap: int | None = None, rng: SeedLike = None) -> list[tuple[Any, dict]]:
+                      bootstrap: int | None = None, rng: SeedLike = None,
+                      method: str = "unbiased") -> list[tuple[Any, dict]]:
         """Summary rows (:meth:`ldpnum.mechanisms.Mechanism.describe_rows`), one per value column.
 
         The mean of each coordinate with its confidence interval (mechanisms that estimate vector means), or the mean
         and quartiles of each column's marginal (joint estimates such as HDG's). Rows are labelled by ``names`` (the
         value columns), else ``column[j]`` / the estimate's column names.
         """
+        from ..estimation.likelihood import check_method
+
+        check_method(method, self.estimate_methods("estimate_mean") or ("unbiased",), mechanism=self.spec.mechanism)
         nan = float("nan")
         rows = []
         if self.offers("estimate_mean"):

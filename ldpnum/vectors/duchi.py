@@ -59,7 +59,7 @@ from ..frequency.unary import count_bits
 from ..plans import TWO53, binary_plan
 from ..reports import Reports
 from ..spec import check_spec
-from ._base import IMPLAUSIBLE, VectorMechanism, ceil_div, check_names, check_report_variance, column_words
+from ._base import IMPLAUSIBLE, VectorMechanism, ceil_div, check_names, check_report_variance
 from ._result import VectorMeanEstimate
 
 __all__ = ["DuchiMultivariate", "DuchiMultivariatePlan", "duchi_constant"]
@@ -244,43 +244,12 @@ class DuchiMultivariate(VectorMechanism):
         launch(client_vector.sign_thresholds, values, self._lows, self._inv_ranges, out)
         return out
 
-    # -- reports in a table column: the d sign bits as one 64-bit code (bit j = coordinate j) -------------
+    # -- reports in a table column: the d sign bits as one code (bit j = coordinate j), Mechanism's packing ---------
     def check_column_codes(self, where: str = "a column") -> None:
         """Reports of up to 64 coordinates fit one 64-bit column code (bit ``j`` is coordinate ``j``'s sign)."""
         if self.dim > 64:
             raise TypeError(f"DuchiMultivariate reports are {self.dim} sign bits per person, more than {where} of "
                             "64-bit codes holds; keep the Reports from privatize")
-
-    def column_codes(self, reports: Reports) -> np.ndarray:
-        """Each report's sign bits as one uint64 (bit ``j`` set when coordinate ``j`` reported ``+B``).
-
-        Examples
-        --------
-        >>> import numpy as np, ldpnum as ldp
-        >>> m = ldp.DuchiMultivariate(1.0, [(0, 1)] * 3)
-        >>> r = m.privatize(np.full((4, 3), 0.5), rng=0)
-        >>> m.reports_from_column(m.column_codes(r)) == r
-        True
-        """
-        self.check_column_codes()
-        check_spec(self.spec, reports.spec, "reports")
-        rows = np.zeros((len(reports), 8), dtype=np.uint8)
-        rows[:, :reports.codes.shape[1]] = reports.codes
-        return rows.view("<u8").reshape(-1).astype(np.uint64)
-
-    def reports_from_column(self, codes: ArrayLike) -> Reports:
-        """The Reports behind column codes (:meth:`column_codes`'s inverse).
-
-        A code with a bit set beyond the ``dim`` coordinates raises ValueError.
-        """
-        self.check_column_codes()
-        words = column_words(codes, "DuchiMultivariate")
-        if self.dim < 64 and words.size and words.max() >> np.uint64(self.dim):
-            bad = np.flatnonzero(words >> np.uint64(self.dim))
-            raise ValueError(f"{bad.size} column code(s) have bits set beyond the {self.dim} coordinates, first at "
-                             f"index {bad[0]} ({int(words[bad[0]])})")
-        rows = words.astype("<u8").view(np.uint8).reshape(-1, 8)[:, :ceil_div(self.dim, 8)]
-        return Reports(np.ascontiguousarray(rows), self.spec)
 
     def aggregate(self, reports: Reports) -> Aggregate:
         """Count, per coordinate, the reports whose sign is ``+``: ``dim`` counts plus the number of reports."""

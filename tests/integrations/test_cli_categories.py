@@ -59,3 +59,24 @@ def test_refusals(files, capsys, tmp_path):
     status, _, err = run(base + ["--categories", "tea,coffee,water", "--categories", "a,b"], capsys)
     assert status != 0 and "--categories was given 2 time(s) for 1 column(s)" in err
     assert not out.exists()
+
+
+def test_categories_read_from_a_parquet_category_column(files, capsys, tmp_path):
+    d, frame = files
+    # declared categories, one of them held by no one, survive in the file's dictionary and are used in order
+    declared = ["tea", "coffee", "water", "juice"]
+    frame.astype({"drink": pd.CategoricalDtype(declared)}).to_parquet(tmp_path / "in.parquet", row_group_size=900)
+    status, _, err = run(["privatize", tmp_path / "in.parquet", tmp_path / "a.parquet", "-c", "drink", "-m", "grr",
+                          "-e", "2", "--rng", "3", "--batch-size", "700"], capsys)
+    assert status == 0, err
+    assert "4 categories read from the file's dictionary (tea, coffee, water, juice): they must be public" in err
+    status, _, err = run(["privatize", tmp_path / "in.parquet", tmp_path / "b.parquet", "-c", "drink", "-m", "grr",
+                          "-e", "2", "--rng", "3", "--categories", ",".join(declared)], capsys)
+    assert status == 0 and "note" not in err, err
+    a, b = pd.read_parquet(tmp_path / "a.parquet")["drink"], pd.read_parquet(tmp_path / "b.parquet")["drink"]
+    assert a.ldp.spec == b.ldp.spec == ldp.GRR(2.0, categories=declared).spec
+    assert np.array_equal(a.to_numpy(), b.to_numpy())
+    # no dictionary to read: a CSV file, or a numeric column
+    for src, column in ((d / "in.csv", "drink"), (d / "in.parquet", "age")):
+        status, _, err = run(["privatize", src, tmp_path / "c.parquet", "-c", column, "-m", "grr", "-e", "2"], capsys)
+        assert status == 2 and f"column {column!r} needs its categories: give --categories A,B" in err, err

@@ -86,3 +86,33 @@ def test_groupby_apply_equivalent_is_documented():
     # report column's record cannot be read inside groupby(...).apply; aggregate(by=...) is the path.
     doc = ldp.pandas.DataFrameAccessor.aggregate.__doc__
     assert "by" in doc and "public" in doc.lower()
+
+
+def test_subset_is_a_group_as_a_report_object(collected, tmp_path):
+    _, r = collected
+    north = (r["region"] == "north").to_numpy()
+    part = r.ldp.subset(north)
+    aggs = r.ldp.aggregate(by="region")["north"]
+    assert {c: part[c].ldp.aggregate() for c in ("x", "t")} == aggs
+    assert part.ldp.epsilon_per_row == r.ldp.epsilon_per_row and part.ldp.strategy == "all-columns"
+    # a Series subset, with a boolean Series aligned on the index; the result survives a Parquet file
+    col = r["x"].ldp.subset(pd.Series(north, index=r.index)[::-1])
+    assert col.ldp.aggregate() == aggs["x"]
+    part.to_parquet(tmp_path / "north.parquet")
+    assert pd.read_parquet(tmp_path / "north.parquet")["t"].ldp.aggregate() == aggs["t"]
+    # filtering by hand is refused, pointing to subset and aggregate(by=)
+    with pytest.raises(ReportsChangedError, match=r"reports.ldp.subset\(mask\).*aggregate\(by=column\)"):
+        r[north]["x"].ldp.estimate_mean()
+    with pytest.raises(TypeError, match="boolean"):
+        r.ldp.subset(np.ones(N, dtype=int))
+    with pytest.raises(ValueError, match="3 entries for 30000 rows"):
+        r.ldp.subset([True, False, True])
+    with pytest.raises(ValueError, match="1 missing entries, first at row 0"):
+        r.ldp.subset(pd.Series([None] + [True] * (N - 1), index=r.index, dtype="boolean"))
+    changed = r.copy()
+    changed.loc[changed.index[0], "x"] = 1 - changed["x"].iloc[0]  # one Duchi report flipped
+    with pytest.raises(ReportsChangedError):
+        changed.ldp.subset(north)
+    shuffled = pd.Series(np.ones(50), name="y").ldp.privatize(ldp.Duchi(1.0, (0, 1)), rng=0, shuffled=True)
+    with pytest.raises(ValueError, match="shuffled batch"):
+        shuffled.ldp.subset(np.ones(50, dtype=bool))

@@ -231,10 +231,10 @@ def test_kind_and_value_errors(frame):
         frame.ldp.privatize({"age": SW, "nope": SW})
     with pytest.raises(TypeError, match="column 'age' must be an ldpnum mechanism"):
         frame.ldp.privatize({"age": "square_wave"})
-    with pytest.raises(TypeError, match="bit vectors"):
-        frame.ldp.privatize({"cat": ldp.OUE(1.0, k=4)})
-    with pytest.raises(TypeError, match="bit vectors"):
-        frame["cat"].ldp.privatize(ldp.SUE(1.0, k=4))
+    with pytest.raises(TypeError, match="bit vectors of 65 bits per person, more than a pandas column"):
+        frame.ldp.privatize({"cat": ldp.OUE(1.0, k=65)})
+    with pytest.raises(TypeError, match="bit vectors of 70 bits"):
+        frame["cat"].ldp.privatize(ldp.SUE(1.0, k=70))
     with pytest.raises(ValueError, match="strategy"):
         frame.ldp.privatize({"age": SW}, strategy="split")
     with pytest.raises(ValueError, match="nan_policy"):

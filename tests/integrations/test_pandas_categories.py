@@ -154,3 +154,18 @@ def test_longitudinal_oracles_take_codes_only():
     s, _ = _drinks(n=5)
     with pytest.raises(TypeError, match="has dtype category.*s.cat.codes"):
         s.ldp.privatize(lgrr, keys=ldp.ClientKeys.generate(5, rng=0), rng=0)
+
+
+def test_a_warning_when_the_categories_look_derived_from_the_data():
+    from ldpnum.exceptions import CategoriesWarning
+
+    values = pd.Series(np.random.default_rng(1).choice(["no", "yes"], 300), name="q")
+    with pytest.warns(CategoriesWarning, match="column 'q': its 2 categories are sorted and all occur in it"):
+        values.astype("category").ldp.privatize(ldp.GRR(1.0, k=2), rng=0)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CategoriesWarning)
+        values.astype("category").ldp.privatize(ldp.GRR(1.0, categories=["no", "yes"]), rng=0)  # declared
+        values.astype(pd.CategoricalDtype(["yes", "no"])).ldp.privatize(ldp.GRR(1.0, k=2), rng=0)  # own order
+        values.astype(pd.CategoricalDtype(["maybe", "no", "yes"])).ldp.privatize(ldp.GRR(1.0, k=3), rng=0)  # unheld

@@ -177,3 +177,22 @@ def test_polars_is_an_extra_installed_for_the_tests():
     assert any(r.startswith("polars") and 'extra == "polars"' in r for r in requires)
     assert any(r.startswith("polars") and 'extra == "test"' in r for r in requires)
     assert not any(r.startswith("polars") and "extra ==" not in r for r in requires)
+
+
+def test_lazy_frames_privatize_eagerly_and_keys_pass_through(pdf, tmp_path):
+    want = pdf.ldp.privatize(MECHS, rng=5, strategy="one-column-per-row")
+    pdf.to_parquet(tmp_path / "values.parquet")
+    lazy = pl.scan_parquet(tmp_path / "values.parquet")
+    got = lazy.ldp.privatize(MECHS, rng=5, strategy="one-column-per-row")
+    assert isinstance(got, pl.DataFrame) and got.columns == ["age", "cat"]
+    assert got.ldp.record == want.attrs["ldpnum"]
+    with pytest.raises(ValueError, match="not in the DataFrame, first 'nope'"):
+        lazy.ldp.privatize({"nope": SW})
+    # longitudinal columns: each person's key goes through to the collection layer
+    lgrr = ldp.LGRR(2.0, 1.0, k=4)
+    keys = ldp.ClientKeys.generate(N, rng=1)
+    expected = pdf[["cat"]].ldp.privatize({"cat": lgrr}, keys=keys, rng=2)
+    polars_reports = pl.from_pandas(pdf[["cat"]]).ldp.privatize({"cat": lgrr}, keys=keys, rng=2)
+    assert polars_reports["cat"].to_list() == expected["cat"].tolist()
+    with pytest.raises(TypeError, match="need each person's key"):
+        pl.from_pandas(pdf[["cat"]]).ldp.privatize({"cat": lgrr}, rng=2)

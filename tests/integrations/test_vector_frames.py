@@ -107,7 +107,7 @@ def test_bad_keys_get_one_clear_error_and_draw_nothing(frame, monkeypatch):
 
 def test_column_codes_refuse_codes_outside_the_alphabet():
     d = ldp.DuchiMultivariate(1.0, BOUNDS)
-    with pytest.raises(ValueError, match="beyond the 3 coordinates"):
+    with pytest.raises(ValueError, match="beyond the 3 bits of a report"):
         d.reports_from_column(np.array([1, 8], dtype=np.uint64))
     s = ldp.SampledDimensions("duchi", 4.0, BOUNDS, k=2)
     with pytest.raises(ValueError):
