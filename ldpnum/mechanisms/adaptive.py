@@ -83,9 +83,16 @@ _ROUND_CELLS = 1 << 16
 DESIGNS = ("warped", "plain")
 #: Point-mass detection on the pilot's plain-EM histogram (:func:`point_mass_zones`): half-width of the running
 #: median (buckets), the peak-to-median ratio, the least excess mass of a zone and the buckets added each side.
-ZONE_WINDOW, ZONE_RATIO, ZONE_MIN_MASS, ZONE_PAD = 24, 3.0, 0.02, 3
-#: Iterations of the pilot's plain-EM fit that detection reads when the pilot's own fit smoothed.
-ZONE_EM_ITER = 2000
+ZONE_WINDOW, ZONE_RATIO, ZONE_MIN_MASS, ZONE_PAD = 24, 2.0, 0.02, 3
+#: Point masses are detected on the pilot's plain-EM histogram of this many buckets (coarser than the fit: plain
+#: EM converges there within its cap, where at 1024 buckets and small ε it is still a flat bump), run for at
+#: most this many iterations.
+ZONE_BINS, ZONE_EM_ITER = 256, 2000
+#: Iteration cap of the pilot's fit (its held-out search and final fit): the payload needs the level's side of
+#: the switch, 128 segment masses and the plain-EM histogram, not plain EM run to its 1e-3-nat stop.
+PILOT_MAX_ITER = 2000
+#: Iteration cap of the joint fit of both rounds (its held-out search and final fit).
+JOINT_MAX_ITER = 10_000
 
 
 def _check_knots(knots: Any, name: str = "knots") -> tuple[int, ...]:
@@ -608,19 +615,19 @@ class AdaptiveDistribution:
                              f"least {MIN_PILOT_REPORTS:,} (raise pilot_share or collect more people)")
         d = max(self._n_segments, FIT_BINS)
         d = -(-d // self._n_segments) * self._n_segments
-        est = self._pilot.estimate_distribution(pilot_agg, n_bins=d)
+        est = self._pilot.estimate_distribution(pilot_agg, n_bins=d, max_iter=PILOT_MAX_ITER)
         warped = self._adapt is True or (self._adapt == "auto" and est.smoothing is not None
                                          and est.smoothing <= ADAPT_MAX_SMOOTHING)
         knots = warp_knots(est.probabilities, self._n_segments) if warped else ()
         zones: tuple[tuple[int, int], ...] = ()
         if warped and self._pin and d == FIT_BINS:
-            plain = est.probabilities
-            if est.smoothing != 0:
-                from ..estimation.em import expectation_maximization, window_transition_from_plan
+            from ..estimation.em import expectation_maximization, window_transition_from_plan
 
-                t = window_transition_from_plan(self._pilot.plan, d)
-                plain = expectation_maximization(pilot_agg.counts, t, method="em", max_iter=ZONE_EM_ITER).x
-            zones = point_mass_zones(plain)
+            t = window_transition_from_plan(self._pilot.plan, ZONE_BINS)
+            plain = expectation_maximization(pilot_agg.counts, t, method="em", max_iter=ZONE_EM_ITER).x
+            f = FIT_BINS // ZONE_BINS
+            zones = tuple((lo * f, hi * f) for lo, hi in point_mass_zones(plain, window=ZONE_WINDOW // f,
+                                                                           pad=max(1, ZONE_PAD // f)))
         return AdaptivePayload(self._epsilon, self._bounds, "warped" if warped else "plain", knots,
                                _digest(self._pilot.spec), self._pilot.n_cells, zones)
 
@@ -676,7 +683,7 @@ class AdaptiveDistribution:
             raise ValueError("payload: its knots are not those of the second round's reports")
         d = -(-FIT_BINS // second.n_segments) * second.n_segments
         pinned = _pinned_mask(payload.pinned, d) if d == FIT_BINS else None
-        est = _fit([pilot_agg, second_agg], [self._pilot, second], pinned=pinned)
+        est = _fit([pilot_agg, second_agg], [self._pilot, second], pinned=pinned, max_iter=JOINT_MAX_ITER)
         if bootstrap is None:
             return est
         return _bootstrap(est, [pilot_agg, second_agg], [self._pilot, second], bootstrap, rng, pinned)
