@@ -975,7 +975,8 @@ def joint_expectation_maximization(parts: Sequence[tuple[ArrayLike, WindowTransi
 
 
 def joint_ems_heldout(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, levels: Sequence[int] | None = None,
-                      max_iter: int = DEFAULT_MAX_ITER, pinned: ArrayLike | None = None) -> EMResult:
+                      max_iter: int = DEFAULT_MAX_ITER, pinned: ArrayLike | None = None,
+                      search_max_iter: int | None = None) -> EMResult:
     """:func:`ems_heldout` over two collections: one smoothing level chosen by their summed held-out likelihood.
 
     Every collection's counts are thinned (the same fixed seed, one sub-stream each); the levels are fitted
@@ -983,7 +984,8 @@ def joint_ems_heldout(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, le
     final joint fit on all the counts uses half the best level, as :func:`ems_heldout` does; no smoothing is
     confirmed the same way (fitted on the second halves and scored on the first too, past ``HELDOUT_ZERO_SE``
     standard errors). All levels are fitted on the transitions' own buckets. ``pinned`` buckets are left out of
-    every fit's smoothing (:func:`joint_expectation_maximization`).
+    every fit's smoothing (:func:`joint_expectation_maximization`). ``search_max_iter`` caps the fits on halves
+    that only rank the levels (default ``max_iter``); the final fit runs to ``max_iter``.
 
     Returns
     -------
@@ -993,6 +995,8 @@ def joint_ems_heldout(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, le
     checked = _check_parts(parts)
     levels = _check_levels(levels)
     max_iter = check_scalar(max_iter, "max_iter", int, low=1)
+    search_iter = max_iter if search_max_iter is None else check_scalar(search_max_iter, "search_max_iter", int,
+                                                                         low=1)
     halves = [_thin(n, HELDOUT_SEED + r) for r, (n, _) in enumerate(checked)]
     transitions = [t for _, t in checked]
     smoothed = _smoothed_index(pinned, transitions[0].n_bins)
@@ -1003,7 +1007,7 @@ def joint_ems_heldout(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, le
         held = np.concatenate([h[1 - side][s] for h, s in zip(halves, scored)])
 
         def fit(k, x):
-            x, it, _, _ = _joint_run(fitted, k, max_iter, HELDOUT_LOGLIK_STEP, x, smoothed)
+            x, it, _, _ = _joint_run(fitted, k, search_iter, HELDOUT_LOGLIK_STEP, x, smoothed)
             logs = [np.log(np.maximum(t.forward(x)[s], np.finfo(float).tiny)) for t, s in zip(transitions, scored)]
             return x, it, np.concatenate(logs)
 
