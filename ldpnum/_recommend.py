@@ -35,11 +35,11 @@ The rules, per task:
   ``"distribution"`` and ``"ranges"`` only from a public ``reference`` showing the shape it was measured to help,
   at ``n >= 10^5`` (a pilot of at least 20,000 reports) and ``ε >= 2``: point masses on a continuous background
   (the reference's repeated values hold 10-90% of it; all values repeating is a discrete column, for the
-  discrete mode). Measured by ``bench/adaptive.py`` (n = 10^6, 3 collections per cell; ratios to one round of
-  Square Wave + ems-cv): five point masses holding 30% on a Beta(2, 5), ε = 2 and 4, W1 0.4-0.7 and range
-  MSE 0.3-1.0; at ε <= 1 the pilot's point masses are not clear enough and it was within noise of one round,
-  so one round is kept. Heavy tails on wide bounds gain in KS and range MSE but not in W1 at ε <= 1, so they
-  are not chosen. It is never the pick of ``mechanism="auto"`` (one ``privatize`` call cannot run two rounds)
+  discrete mode). Measured by ``bench/adaptive.py`` (n = 10^6, 10 collections per cell; ratios to one round of
+  Square Wave + ems-cv): five point masses holding 30% on a Beta(2, 5), ε = 2 and 4, W1 0.58-0.74 and range
+  MSE 0.51-0.93 (below the adaptive tree's 0.83 / 0.60 at ε = 2 in ``bench/ranges.py``); at ε <= 1 the pilot's
+  point masses are not clear enough and it stayed within 0.8-1.1 of one round, so one round is kept. Heavy
+  tails on wide bounds gain in KS and range MSE but lose in W1 at ε <= 1 (1.3x), so they are not chosen. It is never the pick of ``mechanism="auto"`` (one ``privatize`` call cannot run two rounds)
   nor without a reference. The predicted error is then Square Wave's simulated one (an upper figure).
 
 The simulations draw from a reference distribution: by default a Beta(2, 2) rescaled to the bounds; with

@@ -303,6 +303,12 @@ def test_payload_for_another_collection_is_refused():
         ldp.AdaptivePayload(1.0, (0, 1), "plain", (), "p", 64, ((3, 9),))
     with pytest.raises(ldp.SpecMismatchError):
         proto.fit_payload(ldp.SquareWave(2.0, (0, 1)).empty_aggregate())
+    # the estimate refuses a payload whose warp is not the one the second round's reports used
+    second = ldp.AdaptiveDistribution(1.0, (0, 1), adapt=True).second_mechanism(payload)
+    pilot = proto.pilot_mechanism()
+    other = ldp.AdaptivePayload(1.0, (0, 1), "warped", (0, 1, 2), payload.pilot, payload.n_cells)
+    with pytest.raises(ValueError, match="knots"):
+        proto.estimate(pilot.empty_aggregate(), second.empty_aggregate(), payload=other)
 
 
 @pytest.mark.parametrize("knots, error", [((0,), ValueError), ((1, 5), ValueError), ((0, 5, 5), ValueError),
