@@ -36,10 +36,11 @@ The rules, per task:
   at ``n >= 10^5`` (a pilot of at least 20,000 reports) and ``ε >= 2``: point masses on a continuous background
   (the reference's repeated values hold 10-90% of it; all values repeating is a discrete column, for the
   discrete mode). Measured by ``bench/adaptive.py`` (n = 10^6, 10 collections per cell; ratios to one round of
-  Square Wave + ems-cv): five point masses holding 30% on a Beta(2, 5), ε = 2 and 4, W1 0.58-0.74 and range
-  MSE 0.51-0.93 (below the adaptive tree's 0.83 / 0.60 at ε = 2 in ``bench/ranges.py``); at ε <= 1 the pilot's
-  point masses are not clear enough and it stayed within 0.8-1.1 of one round, so one round is kept. Heavy
-  tails on wide bounds gain in KS and range MSE but lose in W1 at ε <= 1 (1.3x), so they are not chosen. It is never the pick of ``mechanism="auto"`` (one ``privatize`` call cannot run two rounds)
+  Square Wave + ems-cv): five point masses holding 30% on a Beta(2, 5), ε = 2: W1 0.71, range MSE 0.69 / 0.51
+  (volumes 0.1 / 0.5; the adaptive tree's were 0.83 / 0.60 at ε = 2 in ``bench/ranges.py``); ε = 4: W1 0.77,
+  range MSE 1.07 / 0.77; at ε <= 1 the pilot's point masses are not clear enough and it stayed within 0.82-1.05
+  of one round, so one round is kept. Heavy tails on wide bounds gain in KS and range MSE (0.40-0.68) but not
+  in W1 at ε <= 1 (1.01-1.16), so they are not chosen. It is never the pick of ``mechanism="auto"`` (one ``privatize`` call cannot run two rounds)
   nor without a reference. The predicted error is then Square Wave's simulated one (an upper figure).
 
 The simulations draw from a reference distribution: by default a Beta(2, 2) rescaled to the bounds; with

@@ -20,14 +20,16 @@ Square Wave collection and its estimate is exactly one round's on all n people (
 
 Measured (``make bench``, section ``adaptive``: n = 10^6, ε = 0.5-4, 10 collections per cell, ratios of W1 / KS /
 range MSE (volumes 0.1 and 0.5) to one round of SW + ems-cv on the same people and reports): five point masses
-(30%) on a Beta(2, 5) at ε = 2, W1 0.74, range MSE 0.71 / 0.51, at ε = 4 0.58 and 0.93 / 0.64 (the zones: 0.93
-and 0.86 / 0.65, 0.97 and 1.17 / 0.95 without them); at ε <= 1 within 0.8-1.1 (the pilot's point masses are
-not clear enough to pin). KS does not fall there: a histogram's CDF is continuous, so against a point mass of
-10% it is at least 0.05 off, and one round is already at 0.052-0.058. A log-normal tail on the bound (0, 100):
-KS 0.40-0.58, range MSE 0.37-0.88, but W1 1.28-1.34 at ε <= 1 (the warp thins the long tail's resolution). The
-flights' distance: W1 0.63-0.98, range MSE 0.66-0.89. Smooth data (Beta(5, 2), a Gaussian): the switch fell back
-in 36 of 40 collections (ratio 1.00 exactly); the collections it warped moved the cells' means by -16% to +19%.
-The whole protocol costs 1.3-1.6x one round's time (fit of the pilot and the joint fit of two collections).
+(30%) on a Beta(2, 5) at ε = 2, 0.71 / 1.02 / 0.69 / 0.51, at ε = 4 0.77 / 1.09 / 1.07 / 0.77 (without the zones
+0.91 / 1.02 / 0.85 / 0.67 and 1.04 / 1.10 / 1.22 / 0.97); at ε <= 1 within 0.82-1.05 (the pilot's point masses
+are not clear enough to pin). KS does not fall there: a histogram's CDF is continuous, so against a point mass
+of 10% it is at least 0.05 off, and one round is already at 0.052-0.058. A log-normal tail on the bound
+(0, 100): KS 0.44-0.59, range MSE 0.40-0.68, W1 0.71-0.89 at ε >= 2 but 1.01-1.16 at ε <= 1 (the warp thins the
+long tail's resolution). The flights' distance: W1 0.72-0.96, KS 0.80-1.00, range MSE 0.69-0.85. Smooth data
+(Beta(5, 2), a Gaussian): the switch fell back in 74 of 80 collections (those collections are one round exactly);
+the cells where it warped some moved by 0.90-1.22 (Gaussian at ε = 1, 2 of 10 warped: 1.07 / 1.15 / 1.22 /
+1.04). Time: 1.4-2.4x one round's (the pilot's fit and the joint fit of two collections; 3.4-4.7 s at n = 10^6
+on a loaded 2-core machine where one round took 1.4-3.1 s).
 
 Privacy. The warp is a fixed public function of the value, applied before the Square Wave's randomized rounding;
 whatever the warp, a report's distribution is a mixture of the Square Wave's window rows, so every report is ε-LDP
@@ -523,9 +525,9 @@ class AdaptiveDistribution:
         With a warped second round, detect point masses in the pilot's plain-EM histogram
         (:func:`point_mass_zones`), publish them in the payload, and leave those buckets out of the smoothing of
         the joint fit: the background is smoothed, the point masses stay sharp. Measured (``make bench``,
-        section ``adaptive``): on point masses over a smooth background at ε = 2 and 4, W1 and range MSE
-        fell by a further 10-60% against the warp alone; KS cannot fall below half the largest point mass for
-        any histogram (its CDF is continuous), so it barely moves.
+        section ``adaptive``, 10 collections): on five point masses over a Beta(2, 5) at ε = 2 and 4, W1 and
+        range MSE fell by a further 12-26% against the warp alone; KS cannot fall below half the largest point
+        mass for any histogram (its CDF is continuous), so it does not move.
 
     Notes
     -----
