@@ -91,3 +91,21 @@ def test_accessor_auto():
         s.ldp.privatize("auto", epsilon=1.0)
     with pytest.raises(ValueError, match="go with mechanism='auto'"):
         s.ldp.privatize(ldp.Duchi(1.0, (0, 100)), epsilon=1.0)
+
+
+def test_adaptive_rule_needs_point_masses_on_a_background_in_a_public_reference():
+    """The rule alone (no simulation): point masses holding 10-90% of the reference, n >= 1e5, ε >= 2."""
+    from ldpnum._recommend import _adaptive_pays, _check_reference
+
+    rng = np.random.default_rng(0)
+    spiky = _check_reference(np.where(rng.random(5000) < 0.3, rng.choice([0.1, 0.5, 0.9], 5000),
+                                      rng.beta(2, 5, 5000)), (0.0, 1.0))
+    smooth = _check_reference(rng.beta(2, 5, 5000), (0.0, 1.0))
+    integers = _check_reference(rng.integers(0, 10, 5000).astype(float) / 10, (0.0, 1.0))
+    assert _adaptive_pays("distribution", 2.0, 100_000, spiky) and _adaptive_pays("ranges", 4.0, 10**6, spiky)
+    assert not _adaptive_pays("distribution", 1.0, 10**6, spiky)          # ε below 2
+    assert not _adaptive_pays("distribution", 2.0, 99_999, spiky)          # pilot under 20,000 reports
+    assert not _adaptive_pays("quantiles", 2.0, 10**6, spiky)              # not measured for quantiles
+    assert not _adaptive_pays("distribution", 2.0, 10**6, smooth)          # no point masses
+    assert not _adaptive_pays("distribution", 2.0, 10**6, integers)        # a discrete column
+    assert not _adaptive_pays("distribution", 2.0, 10**6, None)            # no reference: never

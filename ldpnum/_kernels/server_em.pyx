@@ -400,12 +400,14 @@ cdef struct Part:
 cdef (Py_ssize_t, bint) _em_loop(Part* parts, Py_ssize_t n_parts, Py_ssize_t n_cells, Py_ssize_t m, double p_lo,
                                  double p_hi, const double* dp, Py_ssize_t n_delta, Py_ssize_t d, Py_ssize_t smooth,
                                  Py_ssize_t max_iter, double tol, double atol, double* xp, double* loglik, bint warm,
-                                 double* scratch) noexcept nogil:
+                                 double* scratch, const int64_t* free_idx, Py_ssize_t n_free) noexcept nogil:
     """The EM / EMS iterations over ``n_parts`` collections of one distribution (one window, one set of buckets).
 
     E-step ``P_i = x_i sum_r (M_r^T r_r)_i`` with ``r_r = n_r / (M_r x)``; M-step: normalise (EMS smooths first);
     ``loglik`` gets ``sum_r L_r`` at the start and after every iteration. ``scratch``: ``3 n_pos + n_cells + 2 + 2d``
-    doubles. Returns ``(iterations, converged)``.
+    doubles. With ``n_free > 0`` only the buckets ``free_idx[0..n_free-1]`` (increasing) are smoothed, as one
+    sequence (the others, point masses, are left out of the filter: neither spread nor filled by it).
+    Returns ``(iterations, converged)``.
     """
     cdef Py_ssize_t n_pos = n_cells - m + 1
     cdef double* p_s = scratch
@@ -439,7 +441,16 @@ cdef (Py_ssize_t, bint) _em_loop(Part* parts, Py_ssize_t n_parts, Py_ssize_t n_c
             total += xp[i]
         # M-step: normalise. EMS smooths first: the smoothing is linear and preserves the total, so
         # normalising once afterwards equals normalise -> smooth -> renormalise.
-        if smooth:
+        if smooth and n_free > 0:
+            for i in range(n_free):                     # z, z_more are free after the E-step
+                z[i] = xp[free_idx[i]]
+            _smooth_passes(z, z_more, n_free, smooth)
+            for i in range(n_free):
+                xp[free_idx[i]] = z[i]
+            total = 0.0
+            for i in range(d):
+                total += xp[i]
+        elif smooth:
             total = _smooth_passes(xp, z, d, smooth)    # z is free after the E-step
         _scale(xp, d, total)
         cur = 0.0
@@ -466,26 +477,27 @@ cdef _check_run(Py_ssize_t d, double[::1] x, double[::1] loglik, Py_ssize_t smoo
 def em_window(const double[::1] counts, Py_ssize_t m, const int64_t[::1] indptr, const int64_t[::1] s_index,
               const double[::1] weight, double p_lo, double p_hi, const double[::1] delta,
               Py_ssize_t smooth, Py_ssize_t max_iter, double tol, double atol, double[::1] x, double[::1] loglik,
-              bint warm=False):
+              bint warm=False, const int64_t[::1] smoothed=None):
     """Run EM (``smooth=0``) or EMS with ``smooth`` smoothing passes per iteration (``1`` is Li et al.'s EMS).
 
     ``counts`` (length ``n_cells``) are the observed cell counts. Outputs owned by the caller: ``x`` (length
     ``n_bins``) receives the estimate, ``loglik`` (length ``max_iter + 1``) the log-likelihood of the start
     and after every iteration. The start is uniform, or with ``warm=True`` the positive distribution the
     caller left in ``x`` (summing to 1). Stops after the first iteration ``t`` with
-    ``|L_t - L_{t-1}| < tol * |L_{t-1}| + atol``, or after ``max_iter`` iterations.
+    ``|L_t - L_{t-1}| < tol * |L_{t-1}| + atol``, or after ``max_iter`` iterations. ``smoothed`` (increasing
+    bucket indices, optional): smooth only those buckets, as one sequence (the rest are point masses left sharp).
 
     Returns ``(n_iter, converged)``; ``loglik[:n_iter + 1]`` is the trace.
     """
     return _em(counts, indptr, s_index, weight, None, None, None, None, m, p_lo, p_hi, delta, smooth, max_iter,
-               tol, atol, x, loglik, warm)
+               tol, atol, x, loglik, warm, smoothed)
 
 
 def _em(const double[::1] counts_a, const int64_t[::1] indptr_a, const int64_t[::1] s_index_a,
         const double[::1] weight_a, const double[::1] counts_b, const int64_t[::1] indptr_b,
         const int64_t[::1] s_index_b, const double[::1] weight_b, Py_ssize_t m, double p_lo, double p_hi,
         const double[::1] delta, Py_ssize_t smooth, Py_ssize_t max_iter, double tol, double atol, double[::1] x,
-        double[::1] loglik, bint warm):
+        double[::1] loglik, bint warm, const int64_t[::1] smoothed):
     """One or two collections (``counts_b`` None: one) through :func:`_em_loop`."""
     cdef Py_ssize_t n_cells = counts_a.shape[0]
     cdef Py_ssize_t d = indptr_a.shape[0] - 1
@@ -493,6 +505,12 @@ def _em(const double[::1] counts_a, const int64_t[::1] indptr_a, const int64_t[:
     if n_parts == 2 and (counts_b.shape[0] != n_cells or indptr_b.shape[0] - 1 != d):
         raise ValueError("both collections need the same cells and buckets")
     _check_run(d, x, loglik, smooth, max_iter)
+    cdef Py_ssize_t n_free = 0 if smoothed is None else smoothed.shape[0]
+    cdef Py_ssize_t f
+    for f in range(n_free):
+        if smoothed[f] < 0 or smoothed[f] >= d or (f > 0 and smoothed[f] <= smoothed[f - 1]):
+            raise ValueError("smoothed must hold increasing bucket indices in 0..n_bins-1")
+    cdef const int64_t* fp = &smoothed[0] if n_free else NULL
     cdef Part parts[2]
     _prepare(&parts[0].band, n_cells, m, indptr_a, s_index_a, weight_a, delta)
     if n_parts == 2:
@@ -522,7 +540,7 @@ def _em(const double[::1] counts_a, const int64_t[::1] indptr_a, const int64_t[:
     cdef bint converged
     with nogil:
         it, converged = _em_loop(parts, n_parts, n_cells, m, p_lo, p_hi, dp, delta.shape[0], d, smooth, max_iter,
-                                 tol, atol, &x[0], &loglik[0], warm, scratch)
+                                 tol, atol, &x[0], &loglik[0], warm, scratch, fp, n_free)
     free(scratch)
     for q in range(n_parts):
         _band_free(&parts[q].band)
@@ -550,7 +568,7 @@ def em_window_joint(const double[::1] counts_a, const int64_t[::1] indptr_a, con
                     const double[::1] weight_a, const double[::1] counts_b, const int64_t[::1] indptr_b,
                     const int64_t[::1] s_index_b, const double[::1] weight_b, Py_ssize_t m, double p_lo,
                     double p_hi, const double[::1] delta, Py_ssize_t smooth, Py_ssize_t max_iter, double tol,
-                    double atol, double[::1] x, double[::1] loglik, bint warm=False):
+                    double atol, double[::1] x, double[::1] loglik, bint warm=False, const int64_t[::1] smoothed=None):
     """:func:`em_window` over two collections of one distribution: the same window (``m``, ``p_lo``, ``p_hi``,
     ``delta``) and buckets, each with its own band (``B_a``, ``B_b``) and counts.
 
@@ -559,4 +577,4 @@ def em_window_joint(const double[::1] counts_a, const int64_t[::1] indptr_a, con
     :func:`em_window`.
     """
     return _em(counts_a, indptr_a, s_index_a, weight_a, counts_b, indptr_b, s_index_b, weight_b, m, p_lo, p_hi,
-               delta, smooth, max_iter, tol, atol, x, loglik, warm)
+               delta, smooth, max_iter, tol, atol, x, loglik, warm, smoothed)

@@ -878,26 +878,47 @@ def _check_parts(parts):
     return out
 
 
-def _joint_run(parts, smoothing, max_iter, atol, start):
+def _smoothed_index(pinned, n_bins):
+    """Increasing indices of the buckets the smoothing acts on (``None``: all), from a mask of pinned buckets."""
+    if pinned is None:
+        return None
+    mask = np.asarray(pinned)
+    if mask.dtype != np.bool_ or mask.shape != (n_bins,):
+        raise ValueError(f"pinned must be a boolean mask of the {n_bins} buckets; got dtype {mask.dtype}, "
+                         f"shape {mask.shape}")
+    if mask.all():
+        raise ValueError("pinned: every bucket is pinned; nothing is left to smooth")
+    return np.ascontiguousarray(np.flatnonzero(~mask), dtype=np.int64) if mask.any() else None
+
+
+def _joint_run(parts, smoothing, max_iter, atol, start, smoothed=None):
     """EM / EMS over one or two collections: ``(x, n_iter, converged, loglik)``.
 
-    One collection runs ``em_window``, two ``em_window_joint``.
+    One collection runs ``em_window``, two ``em_window_joint``; ``smoothed`` (increasing bucket indices, None for
+    all) are the buckets the smoothing acts on.
     """
-    if len(parts) == 1:
+    if len(parts) == 1 and smoothed is None:
         return _run(parts[0][0], parts[0][1], smoothing, max_iter, 0.0, atol, start)
-    (na, ta), (nb, tb) = parts
     warm = start is not None
-    x = start.copy() if warm else np.empty(ta.n_bins)
+    x = start.copy() if warm else np.empty(parts[0][1].n_bins)
     loglik = np.empty(max_iter + 1)
+    if len(parts) == 1:
+        (na, ta), = parts
+        n_iter, converged = server_em.em_window(na, ta.m, ta.indptr, ta.s_index, ta.weight, ta.p_lo, ta.p_hi,
+                                                _EMPTY if ta.delta is None else ta.delta, smoothing, max_iter, 0.0,
+                                                atol, x, loglik, warm, smoothed)
+        return x, n_iter, converged, loglik[:n_iter + 1].copy()
+    (na, ta), (nb, tb) = parts
     n_iter, converged = server_em.em_window_joint(na, ta.indptr, ta.s_index, ta.weight, nb, tb.indptr, tb.s_index,
                                                   tb.weight, ta.m, ta.p_lo, ta.p_hi,
                                                   _EMPTY if ta.delta is None else ta.delta, smoothing, max_iter, 0.0,
-                                                  atol, x, loglik, warm)
+                                                  atol, x, loglik, warm, smoothed)
     return x, n_iter, converged, loglik[:n_iter + 1].copy()
 
 
 def joint_expectation_maximization(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, smoothing: int = 0,
-                                   max_iter: int = DEFAULT_MAX_ITER, start: ArrayLike | None = None) -> EMResult:
+                                   max_iter: int = DEFAULT_MAX_ITER, start: ArrayLike | None = None,
+                                   pinned: ArrayLike | None = None) -> EMResult:
     r"""EM (or EMS) over two collections of reports about one distribution, each with its own exact transition.
 
     People report in one of several rounds (a pilot and a second round adapted to it, say); round ``r``
@@ -919,6 +940,9 @@ def joint_expectation_maximization(parts: Sequence[tuple[ArrayLike, WindowTransi
         Smoothing passes per iteration (0: plain EM).
     max_iter : int
     start : array of n_bins positive numbers, optional
+    pinned : array of n_bins bool, optional
+        Buckets left out of the smoothing (point masses the fit keeps sharp): the filter runs over the other
+        buckets as one sequence, so a pinned bucket neither spreads its mass nor receives its neighbours'.
 
     Returns
     -------
@@ -945,19 +969,23 @@ def joint_expectation_maximization(parts: Sequence[tuple[ArrayLike, WindowTransi
     smoothing = check_scalar(smoothing, "smoothing", int, low=0)
     max_iter = check_scalar(max_iter, "max_iter", int, low=1)
     start = _check_start(start, checked[0][1].n_bins)
-    x, n_iter, converged, loglik = _joint_run(checked, smoothing, max_iter, DEFAULT_LOGLIK_STEP, start)
+    smoothed = _smoothed_index(pinned, checked[0][1].n_bins)
+    x, n_iter, converged, loglik = _joint_run(checked, smoothing, max_iter, DEFAULT_LOGLIK_STEP, start, smoothed)
     return _result(x, n_iter, converged, loglik, "ems" if smoothing else "em", smoothing)
 
 
 def joint_ems_heldout(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, levels: Sequence[int] | None = None,
-                      max_iter: int = DEFAULT_MAX_ITER) -> EMResult:
+                      max_iter: int = DEFAULT_MAX_ITER, pinned: ArrayLike | None = None,
+                      search_max_iter: int | None = None) -> EMResult:
     """:func:`ems_heldout` over two collections: one smoothing level chosen by their summed held-out likelihood.
 
     Every collection's counts are thinned (the same fixed seed, one sub-stream each); the levels are fitted
     jointly (:func:`joint_expectation_maximization`) on the first halves, scored on the second halves, and the
     final joint fit on all the counts uses half the best level, as :func:`ems_heldout` does; no smoothing is
     confirmed the same way (fitted on the second halves and scored on the first too, past ``HELDOUT_ZERO_SE``
-    standard errors). All levels are fitted on the transitions' own buckets.
+    standard errors). All levels are fitted on the transitions' own buckets. ``pinned`` buckets are left out of
+    every fit's smoothing (:func:`joint_expectation_maximization`). ``search_max_iter`` caps the fits on halves
+    that only rank the levels (default ``max_iter``); the final fit runs to ``max_iter``.
 
     Returns
     -------
@@ -967,8 +995,11 @@ def joint_ems_heldout(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, le
     checked = _check_parts(parts)
     levels = _check_levels(levels)
     max_iter = check_scalar(max_iter, "max_iter", int, low=1)
+    search_iter = max_iter if search_max_iter is None else check_scalar(search_max_iter, "search_max_iter", int,
+                                                                         low=1)
     halves = [_thin(n, HELDOUT_SEED + r) for r, (n, _) in enumerate(checked)]
     transitions = [t for _, t in checked]
+    smoothed = _smoothed_index(pinned, transitions[0].n_bins)
 
     def fold(side):
         fitted = [(h[side], t) for h, t in zip(halves, transitions) if h[side].sum() > 0]
@@ -976,7 +1007,7 @@ def joint_ems_heldout(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, le
         held = np.concatenate([h[1 - side][s] for h, s in zip(halves, scored)])
 
         def fit(k, x):
-            x, it, _, _ = _joint_run(fitted, k, max_iter, HELDOUT_LOGLIK_STEP, x)
+            x, it, _, _ = _joint_run(fitted, k, search_iter, HELDOUT_LOGLIK_STEP, x, smoothed)
             logs = [np.log(np.maximum(t.forward(x)[s], np.finfo(float).tiny)) for t, s in zip(transitions, scored)]
             return x, it, np.concatenate(logs)
 
@@ -987,5 +1018,5 @@ def joint_ems_heldout(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, le
     if folds:
         best_k, total_iter, fallback = _best_level(levels, folds)
     final = _final_level(best_k)
-    x, it, converged, loglik = _joint_run(checked, final, max_iter, DEFAULT_LOGLIK_STEP, None)
+    x, it, converged, loglik = _joint_run(checked, final, max_iter, DEFAULT_LOGLIK_STEP, None, smoothed)
     return _result(x, total_iter + it, converged, loglik, "ems-cv", final, fallback)

@@ -10,7 +10,7 @@ import pytest
 import ldpnum as ldp
 from ldpnum.estimation.em import (joint_expectation_maximization, warped_transition_from_plan,
                                   window_transition_from_plan)
-from ldpnum.mechanisms.adaptive import MIN_PILOT_REPORTS, WarpedSquareWave, warp_knots
+from ldpnum.mechanisms.adaptive import MIN_PILOT_REPORTS, WarpedSquareWave, point_mass_zones, warp_knots
 from ldpnum.plans import TWO53, window_plan
 from privacy_checks import PrivacyViolation, check_exact_epsilon
 
@@ -75,6 +75,60 @@ def test_warp_knots_by_hand():
     assert warp_knots([0.7, 0.1, 0.1, 0.1], 2, mix=0.5, total=100) == (0, 65, 100)
     capped = warp_knots(np.r_[1.0, np.zeros(127)], 128)  # all mass in one segment: its share capped at 16/128
     assert np.diff(capped).max() == round(2**20 * 16 / 128) and capped[-1] == 2**20
+
+
+def naive_zones(p, window, ratio, min_mass, pad):
+    """Point-mass zones by hand: bucket by bucket, the median of its window, runs, excess, merged if touching."""
+    d = len(p)
+    bg = [float(np.median([p[min(max(j, 0), d - 1)] for j in range(i - window, i + window + 1)])) for i in range(d)]
+    hot = [p[i] > ratio * bg[i] for i in range(d)]
+    zones, i = [], 0
+    while i < d:
+        if not hot[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 < d and hot[j + 1]:
+            j += 1
+        lo, hi = max(0, i - pad), min(d, j + 1 + pad)
+        if sum(p[k] - bg[k] for k in range(lo, hi)) > min_mass:
+            if zones and lo <= zones[-1][1]:
+                lo = zones.pop()[0]
+            zones.append((lo, hi))
+        i = j + 1
+    return tuple(zones)
+
+
+def test_point_mass_zones_match_naive_reference():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        p = rng.gamma(2.0, 1.0, 60)
+        p[rng.choice(60, 3, replace=False)] += rng.uniform(0, 40, 3)
+        p /= p.sum()
+        for args in ((5, 3.0, 0.02, 2), (3, 2.0, 0.0, 0), (8, 4.0, 0.1, 4)):
+            assert point_mass_zones(p, window=args[0], ratio=args[1], min_mass=args[2], pad=args[3]) == \
+                naive_zones(list(p), *args)
+
+
+def test_pinned_buckets_are_left_out_of_the_smoothing():
+    """The joint fit with pinned buckets against NumPy EMS whose filter runs over the other buckets only."""
+    sw = ldp.SquareWave(1.0, (0, 1), n_cells=128)
+    counts = sw.aggregate(sw.privatize(spiky(5000, 0), rng=1)).counts.astype(float)
+    t = window_transition_from_plan(sw.plan, 64)
+    pin = np.zeros(64, bool)
+    pin[[6, 19, 20, 45]] = True
+    res = joint_expectation_maximization([(counts, t)], smoothing=2, max_iter=40, pinned=pin)
+    m, x = t.dense(), np.full(64, 1 / 64)
+    for _ in range(res.n_iter):
+        x = x * (m.T @ (counts / (m @ x)))
+        b = x[~pin]
+        for _ in range(2):
+            b = 0.5 * b + 0.25 * (np.r_[b[0], b[:-1]] + np.r_[b[1:], b[-1]])
+        x[~pin] = b
+        x /= x.sum()
+    np.testing.assert_allclose(res.x, x, rtol=1e-9, atol=1e-15)
+    with pytest.raises(ValueError, match="pinned"):
+        joint_expectation_maximization([(counts, t)], smoothing=1, pinned=np.ones(64, bool))
 
 
 # -- privacy of the second round --------------------------------------------------------------------------------
@@ -165,6 +219,22 @@ def test_switch_falls_back_on_smooth_data_and_adapts_on_spikes():
     assert d.method == "ems-cv" and d.spec == pilot.spec
 
 
+def test_plain_fallback_is_one_round_on_everyone():
+    """Falling back, the estimate is SW + ems-cv of all n people's reports: the same reports, one merged aggregate,
+    so the protocol equals one round exactly (never worse)."""
+    proto = ldp.AdaptiveDistribution(1.0, (0, 1))
+    sw = proto.pilot_mechanism()
+    x = np.random.default_rng(8).beta(5, 2, 30_000)
+    reports = sw.privatize(x, rng=9)                    # each person's one Square Wave report
+    rounds = proto.assign_rounds(x.size, rng=10)
+    pilot_agg, second_agg = sw.aggregate(reports[rounds == 0]), sw.aggregate(reports[rounds == 1])
+    payload = proto.fit_payload(pilot_agg)
+    assert payload.design == "plain" and proto.second_mechanism(payload) == sw
+    one_round = sw.estimate_distribution(sw.aggregate(reports))
+    assert proto.estimate(pilot_agg, second_agg) == one_round
+    assert np.array_equal(proto.estimate(pilot_agg, second_agg).probabilities, one_round.probabilities)
+
+
 def test_joint_fit_matches_dense_em():
     """The joint kernel against plain NumPy EM with the dense transitions (plain and warped), 30 iterations."""
     sw = ldp.SquareWave(1.0, (0, 1), n_cells=128)
@@ -224,8 +294,21 @@ def test_payload_for_another_collection_is_refused():
         proto.second_mechanism(payload.to_json())
     with pytest.raises(ValueError, match="adaptive payload"):
         ldp.AdaptivePayload.from_json('{"epsilon": 1}')
+    pinned = ldp.AdaptivePayload(1.0, (0, 1), "warped", (0, 3, 8), "p", 64, ((3, 9), (40, 47)))
+    assert ldp.AdaptivePayload.from_json(pinned.to_json()) == pinned
+    for zones in (((3, 9), (9, 12)), ((5, 5),), ((0, 2000),), ((1, 2, 3),)):
+        with pytest.raises(ValueError, match="pinned"):
+            ldp.AdaptivePayload(1.0, (0, 1), "warped", (0, 3, 8), "p", 64, zones)
+    with pytest.raises(ValueError, match="plain payload pins"):
+        ldp.AdaptivePayload(1.0, (0, 1), "plain", (), "p", 64, ((3, 9),))
     with pytest.raises(ldp.SpecMismatchError):
         proto.fit_payload(ldp.SquareWave(2.0, (0, 1)).empty_aggregate())
+    # the estimate refuses a payload whose warp is not the one the second round's reports used
+    second = ldp.AdaptiveDistribution(1.0, (0, 1), adapt=True).second_mechanism(payload)
+    pilot = proto.pilot_mechanism()
+    other = ldp.AdaptivePayload(1.0, (0, 1), "warped", (0, 1, 2), payload.pilot, payload.n_cells)
+    with pytest.raises(ValueError, match="knots"):
+        proto.estimate(pilot.empty_aggregate(), second.empty_aggregate(), payload=other)
 
 
 @pytest.mark.parametrize("knots, error", [((0,), ValueError), ((1, 5), ValueError), ((0, 5, 5), ValueError),
