@@ -1,0 +1,70 @@
+"""Kernel of the item encoding's wide items (more than 64 bits): a prefix of each item as one word (Numba).
+
+An item of ``L`` bits (``64 < L <= 256``) is a row of ``W = ceil(L/64)`` uint64 words, most significant first:
+the integer ``I = sum_k items[i, k] · 2**(64·(W-1-k))`` in ``[0, 2**L)`` (:func:`ldpnum.heavy.encode_items`).
+Its prefix of length ``l`` is ``P = I >> (L - l)``; :func:`prefix_digest_kernel` makes one word of it:
+
+* ``l <= 64``: ``P`` itself (so a prefix protocol's short levels hash exactly what they hash for narrow items);
+* ``l > 64``: the *digest* ``SipHash-2-4_K(P_{m-1} ‖ ... ‖ P_0)``, ``m = ceil(l/64)``, of ``P``'s base-2**64
+  digits, most significant first, each read as one little-endian 64-bit message word (an ``8m``-byte message),
+  under the public key ``K`` (:data:`ldpnum.heavy.items.DIGEST_KEY`).
+
+The digest is what the hash-based mechanisms (count-mean sketch, RAPPOR's Bloom filter, the long levels of
+PEM/TreeHist) hash in place of the item: it is public and deterministic, so the collector computes it for its
+candidates with the same kernel. Two distinct prefixes share a digest with probability about ``2**-64`` (SipHash
+is a pseudo-random function); such a pair would be counted as one item.
+"""
+
+import numpy as np
+
+from ._jit import jit, prange
+from .client_keyed import _C0, _C1, _C2, _C3, _FF, sip_rounds_inline
+
+U56 = np.uint64(56)
+U64 = np.int64(64)
+
+
+@jit(inline=True)
+def prefix_word_inline(items, i, n_words, shift, m):
+    """Digit ``m`` (0 = least significant) of ``items[i] >> shift`` in base ``2**64``."""
+    t = shift + U64 * m
+    q = t // U64
+    r = np.uint64(t - q * U64)
+    k = n_words - 1 - q
+    if k < 0:
+        return np.uint64(0)
+    lo = items[i, k] >> r
+    if r != 0 and k >= 1:
+        lo |= items[i, k - 1] << (np.uint64(64) - r)
+    return lo
+
+
+@jit(parallel=True)
+def prefix_digest_kernel(items, item_bits, shifts, key0, key1, out):
+    """``out[i]`` = the prefix ``items[i] >> shifts[i]`` (``item_bits - shifts[i]`` bits) as one word.
+
+    The prefix itself when it has at most 64 bits, else its SipHash-2-4 digest under ``(key0, key1)``.
+    """
+    n_words = np.int64(items.shape[1])
+    for i in prange(items.shape[0]):
+        s = np.int64(shifts[i])
+        m_words = (np.int64(item_bits) - s + 63) // U64
+        if m_words <= 1:
+            out[i] = prefix_word_inline(items, i, n_words, s, np.int64(0))
+            continue
+        v0 = key0 ^ _C0
+        v1 = key1 ^ _C1
+        v2 = key0 ^ _C2
+        v3 = key1 ^ _C3
+        for mm in range(m_words):
+            b = prefix_word_inline(items, i, n_words, s, m_words - 1 - mm)
+            v3 ^= b
+            v0, v1, v2, v3 = sip_rounds_inline(v0, v1, v2, v3, 2)
+            v0 ^= b
+        last = np.uint64(8 * m_words) << U56
+        v3 ^= last
+        v0, v1, v2, v3 = sip_rounds_inline(v0, v1, v2, v3, 2)
+        v0 ^= last
+        v2 ^= _FF
+        v0, v1, v2, v3 = sip_rounds_inline(v0, v1, v2, v3, 4)
+        out[i] = v0 ^ v1 ^ v2 ^ v3
