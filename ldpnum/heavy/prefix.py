@@ -52,7 +52,8 @@ from ..base import Mechanism
 from ..plans import TWO48, TWO64, GRRPlan, grr_keep_cells, uniform_count
 from ..reports import Reports
 from ._result import HeavyHittersEstimate
-from .items import ITEM_TYPES, admissible_prefixes, check_item_bits, decode_items, encode_typed_items
+from .items import (ITEM_TYPES, admissible_prefixes, check_item_bits, decode_items, encode_typed_items, ints_to_words,
+                    prefix_digests, words_to_ints)
 
 __all__ = ["PEM", "TreeHist", "PrefixPlan", "HASH_FAMILY", "HASH_SEED", "hash_constants"]
 
@@ -109,6 +110,9 @@ class PrefixPlan:
         self.g = g
         self.grr = GRRPlan(g, a_keep, shift)
         self.hash_a, self.hash_b = hash_constants(n_hashes)
+        #: Every group's prefix length as 64: the kernel's lengths when it is handed each record's prefix word.
+        self.full_lengths = np.full(self.n_groups, 64, dtype=np.int64)
+        self.full_lengths.flags.writeable = False
 
     def __repr__(self):
         return (f"PrefixPlan(item_bits={self.item_bits}, lengths={self.lengths.tolist()}, "
@@ -123,9 +127,25 @@ class PrefixPlan:
         """Exact probability of group ``j`` (the multiply-shift cell count over ``2**48``)."""
         return Fraction(uniform_count(j, self.n_groups), TWO48)
 
+    def prefix_word(self, item: int, j: int) -> int:
+        """The one word group ``j`` hashes for ``item``: its prefix of length ``l_j``, or that prefix's digest.
+
+        The digest (:func:`~ldpnum.heavy.items.prefix_digests`) stands for prefixes longer than 64 bits.
+        """
+        shift = self.item_bits - int(self.lengths[j])
+        if int(self.lengths[j]) <= 64:
+            return int(item) >> shift
+        return int(prefix_digests(ints_to_words([item], self.item_bits), self.item_bits,
+                                  np.array([shift], dtype=np.int64))[0])
+
+    def groups_of(self, words: NDArray[np.uint64]) -> NDArray[np.int64]:
+        """Each record's group ``j``, from its first word (as the kernel draws it: multiply-shift on 48 bits)."""
+        w = np.asarray(words, dtype=np.uint64)
+        return (((w >> np.uint64(16)) * np.uint64(self.n_groups)) >> np.uint64(48)).astype(np.int64)
+
     def hashed_prefix(self, item: int, j: int, h: int) -> int:
-        """``hash_h(prefix of item of length l_j)``, in exact Python integers."""
-        p = int(item) >> (self.item_bits - int(self.lengths[j]))
+        """``hash_h(prefix of item of length l_j)``, in exact Python integers (of its digest above 64 bits)."""
+        p = self.prefix_word(item, j)
         z = (int(self.hash_a[h]) * p + int(self.hash_b[h])) % TWO64
         for mult in (0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53):
             z ^= z >> 33
@@ -303,8 +323,17 @@ class _PrefixProtocol(Mechanism):
 
     def _run_kernel(self, values, words, out):
         p = self._plan
-        launch(kernels.prefix_kernel, values, self._item_bits, p.lengths, p.n_hashes, p.hash_a, p.hash_b, p.g,
-               p.grr.a_keep, p.grr.shift, words, out)
+        if values.ndim == 1:
+            launch(kernels.prefix_kernel, values, self._item_bits, p.lengths, p.n_hashes, p.hash_a, p.hash_b, p.g,
+                   p.grr.a_keep, p.grr.shift, words, out)
+            return
+        # Wide items: each record's group from its first word (as the kernel reads it), then the one word of its
+        # group's prefix (the prefix itself up to 64 bits, else its digest); the same kernel hashes and randomizes it.
+        shifts = self._item_bits - p.lengths[p.groups_of(words[0::2])]
+        prefix = prefix_digests(values, self._item_bits, shifts).view()
+        prefix.flags.writeable = False
+        launch(kernels.prefix_kernel, prefix, 64, p.full_lengths, p.n_hashes, p.hash_a, p.hash_b, p.g, p.grr.a_keep,
+               p.grr.shift, words, out)
 
     # -- server side -----------------------------------------------------------------------------------
     def estimate_heavy_hitters(self, data: Reports | Aggregate, *,
@@ -358,7 +387,8 @@ class _PrefixProtocol(Mechanism):
         n_cand = max(self._n_candidates, -(-self._n_candidates * k // self._top_k))
         levels = estimate_prefix_levels(
             counts, p.lengths, p.hash_a, p.hash_b, p.g, p_star, q_star, n_cand, 2 * n_cand,
-            admissible=lambda c, length: admissible_prefixes(c, length, item_type, item_bits))
+            admissible=lambda c, length: admissible_prefixes(c, length, item_type, item_bits),
+            digest=lambda rows, length: prefix_digests(rows, length, np.zeros(rows.shape[0], dtype=np.int64)))
         if levels.holdout is None:
             warnings.warn(f"{type(self).__name__} with n_hashes=1 cannot split the last group's reports between "
                           "selecting the top items and estimating them: their frequencies are the selected "
@@ -379,7 +409,7 @@ class _PrefixProtocol(Mechanism):
                       "hash": HASH_FAMILY, "holdout": levels.holdout,
                       # the words the clients encoded, every last-level candidate in rank order (before merging
                       # encodings that decode alike): a later phase (SVIM) must use these, not re-encoded text
-                      "candidate_words": [int(w) for w in levels.items]}
+                      "candidate_words": words_to_ints(levels.items)}
         items = tuple(decoded[i] for i in idx)
         return HeavyHittersEstimate(items, levels.frequencies[idx], levels.standard_errors[idx], agg.n_reports,
                                     self._epsilon, agg.spec, provenance)

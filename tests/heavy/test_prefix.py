@@ -205,7 +205,7 @@ def test_planted_heavy_hitters_are_recovered_within_four_standard_errors(cls):
 def test_bad_parameters(cls):
     for kwargs, exc in [(dict(top_k=0), ValueError), (dict(top_k=-3), ValueError), (dict(top_k=True), TypeError),
                         (dict(top_k=2.0), TypeError), (dict(item_bits=0), ValueError),
-                        (dict(item_bits=65), ValueError), (dict(item_bits="64"), TypeError),
+                        (dict(item_bits=257), ValueError), (dict(item_bits="64"), TypeError),
                         (dict(n_hashes=100), ValueError), (dict(n_hashes=0), ValueError),
                         (dict(g=1), ValueError), (dict(s=64), ValueError), (dict(groups=3), ValueError),
                         (dict(item_type="float"), ValueError), (dict(top_k=5, n_candidates=4), ValueError)]:
