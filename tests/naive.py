@@ -907,15 +907,29 @@ def prefix_hash_one(p, a, b, g):
     return (z * g) >> 64
 
 
-def prefix_reports(items, item_bits, lengths, n_hashes, hash_a, hash_b, g, a_keep, shift, words):
+def prefix_word(v, item_bits, length, digest_key=None):
+    """The one word a prefix protocol hashes for item ``v`` (a Python int) at prefix length ``length``: the prefix
+    ``v >> (item_bits - length)`` up to 64 bits, else SipHash-2-4 under ``digest_key`` (two ints) of its base-2**64
+    digits, most significant first, each a little-endian message word."""
+    p = int(v) >> (item_bits - int(length))
+    if length <= 64:
+        return p
+    m = -(-int(length) // 64)
+    key = b"".join(int(k).to_bytes(8, "little") for k in digest_key)
+    return siphash24(key, b"".join(((p >> (64 * (m - 1 - t))) & (2**64 - 1)).to_bytes(8, "little")
+                                   for t in range(m)))
+
+
+def prefix_reports(items, item_bits, lengths, n_hashes, hash_a, hash_b, g, a_keep, shift, words, digest_key=None):
     """PEM / TreeHist reports one record at a time: group and hash index from word 2i, the group's prefix
-    hashed and randomized by GRR with word 2i + 1; code ``(j·H + h)·g + y``."""
+    (its digest above 64 bits, :func:`prefix_word`) hashed and randomized by GRR with word 2i + 1; code
+    ``(j·H + h)·g + y``. Items are Python ints of any width."""
     out = []
     for i, v in enumerate(items):
         w = int(words[2 * i])
         j = ((w >> 16) * len(lengths)) >> 48
         h = w & (n_hashes - 1)
-        p = int(v) >> (item_bits - int(lengths[j]))
+        p = prefix_word(v, item_bits, int(lengths[j]), digest_key)
         y = grr_one(prefix_hash_one(p, hash_a[h], hash_b[h], g), words[2 * i + 1], g, a_keep, shift)
         out.append((j * n_hashes + h) * g + y)
     return np.array(out, dtype=np.int64)
