@@ -2,7 +2,7 @@
 
 Every mechanism over items (the count-mean sketch, RAPPOR, PEM, TreeHist) takes items of up to 256 bits. Items up to
 64 bits are one word each; wider ones are rows of four words: the hash-based mechanisms hash one 64-bit digest per
-item (SipHash-2-4 of its words), the prefix protocols run more levels, a level of at most 64 bits hashing its prefix
+item (SipHash-1-3 of its words), the prefix protocols run more levels, a level of at most 64 bits hashing its prefix
 word as for short items and a longer one its prefix digest. This section measures what that costs, on the same
 people at both widths:
 
@@ -12,7 +12,8 @@ people at both widths:
   bits kept whole;
 * ``encode``: ``prepare_values`` seconds (validation and the item encoding, no randomness);
 * ``privatize``: people/s of ``privatize`` (encoding included; seeded PCG64 words), median of ``--repeats`` after
-  one untimed call (the compile), and the kernel's part alone (``privatize`` minus ``encode``);
+  one untimed call (the compile), and the randomization alone (the words drawn and the kernels run on the prepared
+  values: ``Mechanism._randomize``; not for RAPPOR, whose reports also draw keyed words per person);
 * for PEM and TreeHist the number of levels (groups): every person reports one level, so the people/s of a
   collection is the people/s per level;
 * ``estimate``: the collector's seconds to the top 20 (PEM, TreeHist) or to decode the 1,000 items (CMS, RAPPOR).
@@ -23,7 +24,6 @@ Runs alone: ``python bench/long_items.py [--n 1e6] [--repeats 3]``.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 import warnings
@@ -33,6 +33,9 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from run import median_time  # noqa: E402
 
 N = 1_000_000
 EPSILON = 4.0
@@ -80,15 +83,6 @@ def contestants(bits: int):
     ]
 
 
-def median_seconds(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def run(repeats: int = 3, n: int = N) -> tuple[list[dict], str]:
     """Measure; return ``(records, markdown)``."""
     x, items = generate(n)
@@ -101,15 +95,17 @@ def run(repeats: int = 3, n: int = N) -> tuple[list[dict], str]:
                 small = {k: v[:10_000] for k, v in kw.items()}
                 cands = items if bits > 64 else sorted({s[:8] for s in items})
                 estimate(m, m.privatize(x[:10_000], rng=0, **small), cands)  # compile
-                encode = median_seconds(lambda: m.prepare_values(x), repeats)
-                priv = median_seconds(lambda: m.privatize(x, rng=1, **kw), repeats)
+                encode = median_time(lambda: m.prepare_values(x), repeats)
+                priv = median_time(lambda: m.privatize(x, rng=1, **kw), repeats)
+                values = m.prepare_values(x)
+                rand = None if extra else median_time(lambda: m._randomize(values, 1), repeats)
                 reports = m.privatize(x, rng=1, **kw)
                 t0 = time.perf_counter()
                 estimate(m, reports, cands)
                 est_s = time.perf_counter() - t0
                 records.append({"mechanism": name, "item_bits": bits, "n": n, "epsilon": EPSILON,
                                 "levels": getattr(m, "groups", None), "encode_s": encode, "privatize_s": priv,
-                                "people_per_s": n / priv, "kernel_people_per_s": n / max(priv - encode, 1e-9),
+                                "people_per_s": n / priv, "kernel_people_per_s": None if rand is None else n / rand,
                                 "estimate_s": est_s})
                 print(f"long-items {name} bits={bits}: {n / priv:,.0f} people/s", flush=True)
     return records, markdown(records)
@@ -119,13 +115,16 @@ def markdown(records: list[dict]) -> str:
     lines = ["## Items longer than 8 bytes (item_bits 64 vs 256)", "",
              f"n = {records[0]['n']:,} people, ε = {EPSILON:g}, path-like str items of 20–32 bytes (cut to 8 at 64 "
              "bits); medians; the compile excluded. `python bench/long_items.py`.", "",
-             "| mechanism | item_bits | levels | encode s | privatize people/s | kernel people/s | ratio 256/64 "
-             "| estimate s |", "|---|---|---|---|---|---|---|---|"]
+             "| mechanism | item_bits | levels | encode s | privatize people/s | ratio 256/64 | randomize people/s "
+             "| ratio 256/64 | estimate s |", "|---|---|---|---|---|---|---|---|---|"]
     base = {r["mechanism"]: r for r in records if r["item_bits"] == 64}
     for r in records:
-        ratio = r["people_per_s"] / base[r["mechanism"]]["people_per_s"] if r["mechanism"] in base else float("nan")
+        b = base.get(r["mechanism"], r)
+        ratio = r["people_per_s"] / b["people_per_s"]
+        rand = r["kernel_people_per_s"]
+        rand_s = "—" if rand is None else f"{rand:,.0f} | {rand / b['kernel_people_per_s']:.2f}"
         lines.append(f"| {r['mechanism']} | {r['item_bits']} | {r['levels'] or ''} | {r['encode_s']:.3f} | "
-                     f"{r['people_per_s']:,.0f} | {r['kernel_people_per_s']:,.0f} | {ratio:.2f} | "
+                     f"{r['people_per_s']:,.0f} | {ratio:.2f} | {rand_s if rand is not None else '— | —'} | "
                      f"{r['estimate_s']:.2f} |")
     return "\n".join(lines) + "\n"
 

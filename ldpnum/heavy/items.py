@@ -28,7 +28,7 @@ for a narrow one.
 
 **Digests.** A mechanism that only *hashes* items (the count-mean sketch, RAPPOR's Bloom filter) and the levels of
 a prefix protocol longer than 64 bits hash one word per item: the item (or prefix) itself when it has at most 64
-bits, else its *digest*, SipHash-2-4 under the public key :data:`DIGEST_KEY` of its base-:math:`2^{64}` digits
+bits, else its *digest*, SipHash-1-3 under the public key :data:`DIGEST_KEY` of its base-:math:`2^{64}` digits
 (:func:`item_digests`, :func:`prefix_digests`). Items of at most 64 bits are hashed as they always were; two
 distinct wide items share a digest with probability about :math:`2^{-64}`.
 
@@ -71,11 +71,11 @@ ITEM_TYPES = ("str", "bytes", "uint")
 
 #: Widest item encoding, in bits (four 64-bit words: 32-byte ids, long words, most URLs' first 32 bytes).
 MAX_ITEM_BITS = 256
-#: Public SipHash-2-4 key of the digest of wide items and prefixes (:func:`item_digests`): ASCII
+#: Public SipHash-1-3 key of the digest of wide items and prefixes (:func:`item_digests`): ASCII
 #: ``"ldpnum:item-dig1"`` as two little-endian words. A change of key changes every digest (and the name below).
 DIGEST_KEY = (0x693A6D756E70646C, 0x316769642D6D6574)
 #: Name of the digest in specs that depend on it.
-DIGEST_NAME = "siphash24-words/v1"
+DIGEST_NAME = "siphash13-words/v1"
 
 _KIND = {str: "str", bytes: "bytes", int: "uint"}
 _SHOWN = 40  # characters of an offending item shown in a message
@@ -120,7 +120,7 @@ def prefix_digests(words: np.ndarray, item_bits: int, shifts: np.ndarray) -> np.
     r"""One word per item for the prefix ``words[i] >> shifts[i]``: the prefix itself up to 64 bits, else its digest.
 
     ``words`` are rows of :math:`W` words (items of ``item_bits`` > 64 bits); ``shifts`` (int64, one per row) in
-    ``[0, item_bits)``. The digest of a prefix :math:`P` of :math:`l > 64` bits is SipHash-2-4 under the public
+    ``[0, item_bits)``. The digest of a prefix :math:`P` of :math:`l > 64` bits is SipHash-1-3 under the public
     key :data:`DIGEST_KEY` of its :math:`m = \lceil l/64 \rceil` base-:math:`2^{64}` digits, most significant
     first, each one little-endian message word (:mod:`ldpnum._kernels.client_items`).
     """
@@ -140,7 +140,7 @@ def item_digests(words: np.ndarray, item_bits: int) -> np.ndarray:
     r"""The one word a hash-based mechanism hashes per item: the word itself up to 64 bits, else the item's digest.
 
     Items of :math:`L \le 64` bits are returned unchanged (their reports stay what they were). Rows of wider items
-    become their SipHash-2-4 digests under the public key :data:`DIGEST_KEY` (see :func:`prefix_digests`): two
+    become their SipHash-1-3 digests under the public key :data:`DIGEST_KEY` (see :func:`prefix_digests`): two
     distinct items share a digest with probability about :math:`2^{-64}`.
 
     Examples
@@ -321,7 +321,7 @@ def _object_words(arr, bits):
     Returns ``(words, item_type, n_truncated, first_truncated)``; None for anything else (the checked NumPy route then
     classifies the items and names the offending one).
     """
-    if bits % 8 or bits > 64:
+    if bits % 8:
         return None
     return object_words(arr, bits // 8)
 
@@ -603,12 +603,17 @@ def _words(words, bits, name="words", width="item_bits"):
         arr = np.asarray(words)
     n_words = item_words(bits)
     if n_words > 1 and arr.ndim == 2 and arr.shape[1] == n_words and (arr.dtype.kind in "iu" or arr.size == 0):
-        rows = _words(arr.reshape(-1), 64, name, width)  # non-negative 64-bit digits
-        top = rows.reshape(arr.shape)[:, 0] >> np.uint64(bits - 64 * (n_words - 1))
+        if arr.dtype.kind == "i" and (arr < 0).any():  # rows of base-2**64 digits: each in [0, 2**64)
+            count, first = where((arr < 0).any(axis=1))
+            raise ValueError(f"{name} must be non-negative; {count} rows hold a negative digit, first at index "
+                             f"{first}")
+        rows = np.ascontiguousarray(arr, dtype=np.uint64)
+        top_bits = bits - 64 * (n_words - 1)  # the bits of the first digit, 1..64 (a shift by 64 is undefined)
+        top = rows[:, 0] >> np.uint64(top_bits) if top_bits < 64 else np.zeros(0, np.uint64)
         if top.any():
             count, first = where(top != 0)
             raise ValueError(f"{name} must be below 2**{width} = 2**{bits}; {count} are not, first at index {first}")
-        return rows.reshape(arr.shape)
+        return rows
     if arr.ndim != 1:
         expect = f"one-dimensional, or ({arr.shape[0] if arr.ndim else 'n'}, {n_words}) rows of words" \
             if n_words > 1 else "one-dimensional"

@@ -1,7 +1,10 @@
 r"""Prefix heavy-hitter protocols: PEM (Wang, Li, Jha) and TreeHist (Bassily, Nissim, Stemmer, Thakurta).
 
 Items are words of ``item_bits`` bits, most significant bit first (the prefix of length ``l`` of item ``w``
-is ``w >> (item_bits - l)``). One round, every person reports once with the full ε:
+is ``w >> (item_bits - l)``); above 64 bits (up to 256) an item is a row of 64-bit words and a prefix longer than
+64 bits is reported through its public digest, one 64-bit word (:func:`ldpnum.heavy.items.prefix_digests`: two
+distinct prefixes share it with probability about ``2**-64``, which adds that to their collision rate). One
+round, every person reports once with the full ε:
 
 1. From a word independent of the item, the person draws a group ``j`` in ``0..G-1`` (multiply-shift on 48
    bits, as :func:`ldpnum._random.assign_columns`: probability ``⌈2^48/G⌉/2^48`` or ``⌊2^48/G⌋/2^48``) and a
@@ -52,7 +55,7 @@ from ..base import Mechanism
 from ..plans import TWO48, TWO64, GRRPlan, grr_keep_cells, uniform_count
 from ..reports import Reports
 from ._result import HeavyHittersEstimate
-from .items import (ITEM_TYPES, admissible_prefixes, check_item_bits, decode_items, encode_typed_items, ints_to_words,
+from .items import (DIGEST_KEY, ITEM_TYPES, admissible_prefixes, check_item_bits, decode_items, encode_typed_items, ints_to_words,
                     prefix_digests, words_to_ints)
 
 __all__ = ["PEM", "TreeHist", "PrefixPlan", "HASH_FAMILY", "HASH_SEED", "hash_constants"]
@@ -110,9 +113,6 @@ class PrefixPlan:
         self.g = g
         self.grr = GRRPlan(g, a_keep, shift)
         self.hash_a, self.hash_b = hash_constants(n_hashes)
-        #: Every group's prefix length as 64: the kernel's lengths when it is handed each record's prefix word.
-        self.full_lengths = np.full(self.n_groups, 64, dtype=np.int64)
-        self.full_lengths.flags.writeable = False
 
     def __repr__(self):
         return (f"PrefixPlan(item_bits={self.item_bits}, lengths={self.lengths.tolist()}, "
@@ -137,11 +137,6 @@ class PrefixPlan:
             return int(item) >> shift
         return int(prefix_digests(ints_to_words([item], self.item_bits), self.item_bits,
                                   np.array([shift], dtype=np.int64))[0])
-
-    def groups_of(self, words: NDArray[np.uint64]) -> NDArray[np.int64]:
-        """Each record's group ``j``, from its first word (as the kernel draws it: multiply-shift on 48 bits)."""
-        w = np.asarray(words, dtype=np.uint64)
-        return (((w >> np.uint64(16)) * np.uint64(self.n_groups)) >> np.uint64(48)).astype(np.int64)
 
     def hashed_prefix(self, item: int, j: int, h: int) -> int:
         """``hash_h(prefix of item of length l_j)``, in exact Python integers (of its digest above 64 bits)."""
@@ -200,7 +195,7 @@ class _PrefixProtocol(Mechanism):
         if groups is not None and check_scalar(groups, "groups", int, low=1, high=1 << 16, verb="lie") != n_groups:
             raise ValueError(f"groups={groups} disagrees with item_bits={self._item_bits}, s={self._s}, "
                              f"eta={self._eta}, which give {n_groups} groups")
-        if n_groups > 1 << 16:  # pragma: no cover - item_bits <= 64 keeps n_groups <= 64
+        if n_groups > 1 << 16:  # pragma: no cover - item_bits <= 256 keeps n_groups <= 256
             raise ValueError(f"too many groups: {n_groups}")
         self._g = olh_g(self._epsilon) if g is None else check_scalar(g, "g", int, low=2, high=G_MAX, verb="lie")
         if n_hashes is None:
@@ -327,13 +322,10 @@ class _PrefixProtocol(Mechanism):
             launch(kernels.prefix_kernel, values, self._item_bits, p.lengths, p.n_hashes, p.hash_a, p.hash_b, p.g,
                    p.grr.a_keep, p.grr.shift, words, out)
             return
-        # Wide items: each record's group from its first word (as the kernel reads it), then the one word of its
-        # group's prefix (the prefix itself up to 64 bits, else its digest); the same kernel hashes and randomizes it.
-        shifts = self._item_bits - p.lengths[p.groups_of(words[0::2])]
-        prefix = prefix_digests(values, self._item_bits, shifts).view()
-        prefix.flags.writeable = False
-        launch(kernels.prefix_kernel, prefix, 64, p.full_lengths, p.n_hashes, p.hash_a, p.hash_b, p.g, p.grr.a_keep,
-               p.grr.shift, words, out)
+        # Wide items: the one word of each record's group prefix (itself up to 64 bits, else its digest), then the
+        # same hash and GRR as for narrow items.
+        launch(kernels.prefix_wide_kernel, values, self._item_bits, p.lengths, p.n_hashes, p.hash_a, p.hash_b, p.g,
+               p.grr.a_keep, p.grr.shift, np.uint64(DIGEST_KEY[0]), np.uint64(DIGEST_KEY[1]), words, out)
 
     # -- server side -----------------------------------------------------------------------------------
     def estimate_heavy_hitters(self, data: Reports | Aggregate, *,
@@ -423,7 +415,10 @@ class PEM(_PrefixProtocol):
     epsilon : float
         Privacy parameter in (0, 20].
     item_bits : int, optional
-        Width of the items in bits, 1..64 (default 64).
+        Width of the items in bits, 1..256 (default 64; str/bytes: ``item_bits / 8`` bytes). Wider items run more
+        groups (levels): at η = 4, 15 groups at 64 bits and 63 at 256, each person still reporting once. A level's
+        prefix of at most 64 bits is hashed as for 64-bit items; a longer one through its public digest
+        (:func:`ldpnum.heavy.items.prefix_digests`), and the collector's candidates become rows of words.
     top_k : int, optional
         How many heavy hitters to find (default 20).
     eta : int, optional

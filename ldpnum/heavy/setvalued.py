@@ -1531,7 +1531,9 @@ class SVIM(_SetValued):
     top_k : int, optional
         How many items to find (default 20); ``2·top_k`` candidates are kept after the first phase.
     item_bits : int, optional
-        Width of the encoded items in bits (default 64; str/bytes need a multiple of 8).
+        Width of the encoded items in bits, 1..256 (default 64; str/bytes need a multiple of 8). Above 64 bits the
+        candidates phase runs PEM over the whole items (more levels, the same report per person) and the other
+        phases compare the items' 64-bit digests (:func:`ldpnum.heavy.items.item_digests`).
     item_type : {"str", "bytes", "uint"}, optional
         What the items are (default ``"str"``).
     domain : sequence of items, optional

@@ -345,32 +345,32 @@ def _numpy_route(values, bits):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TruncationWarning)
         words, cut, _ = items_module._bytes_words(encoded, bits, "items", "bytes", True)
-    return words.tolist(), cut
+    return items_module.words_to_ints(words), cut
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.binary(max_size=12), min_size=1, max_size=30), st.sampled_from([8, 16, 40, 64]))
+@given(st.lists(st.binary(max_size=40), min_size=1, max_size=30), st.sampled_from([8, 16, 40, 64, 72, 136, 256]))
 def test_compiled_bytes_pass_matches_the_numpy_route_and_the_definition(blobs, bits):
     arr = np.empty(len(blobs), dtype=object)
     arr[:] = blobs
     words, kind, cut, first = items_module._object_words(arr, bits)
-    assert kind == "bytes"
-    assert (words.tolist(), cut) == _numpy_route(blobs, bits)
-    assert words.tolist() == [_naive_bytes_word(b, bits) for b in blobs]
+    assert kind == "bytes" and words.shape == ((len(blobs),) if bits <= 64 else (len(blobs), -(-bits // 64)))
+    assert (items_module.words_to_ints(words), cut) == _numpy_route(blobs, bits)
+    assert items_module.words_to_ints(words) == [_naive_bytes_word(b, bits) for b in blobs]
     long = [i for i, b in enumerate(blobs) if len(b) > bits // 8 and b[bits // 8] != 0]
     assert first == (long[0] if long else -1)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(no_nul_text | st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)),
-                                      min_size=9, max_size=14), min_size=1, max_size=30),
-       st.sampled_from([8, 24, 64]))
+                                      min_size=9, max_size=40), min_size=1, max_size=30),
+       st.sampled_from([8, 24, 64, 96, 256]))
 def test_compiled_str_pass_matches_the_numpy_route_for_unicode(strings, bits):
     arr = np.empty(len(strings), dtype=object)
     arr[:] = strings
     words, kind, cut, _ = items_module._object_words(arr, bits)
     assert kind == "str"
-    assert (words.tolist(), cut) == _numpy_route(strings, bits)
+    assert (items_module.words_to_ints(words), cut) == _numpy_route(strings, bits)
 
 
 def test_compiled_pass_reads_strided_and_read_only_arrays():
@@ -380,6 +380,8 @@ def test_compiled_pass_reads_strided_and_read_only_arrays():
     for view in (base, base[::2], base[::-1], base[1::3]):
         words = items_module._object_words(view, 64)[0]
         assert words.tolist() == [_naive_bytes_word(b, 64) for b in view]
+        wide = items_module._object_words(view, 72)[0]
+        assert items_module.words_to_ints(wide) == [_naive_bytes_word(b, 72) for b in view]
 
 
 @pytest.mark.parametrize("values", [
@@ -543,7 +545,7 @@ def test_item_digests_are_siphash_of_the_words_and_keep_narrow_items():
 
     key = b"".join(int(k).to_bytes(8, "little") for k in items_module.DIGEST_KEY)
     words, _, _ = encode_items(["a" * 30, "a" * 29 + "b", ""], 256)
-    want = [naive.siphash24(key, b"".join(int(w).to_bytes(8, "little") for w in row)) for row in words.tolist()]
+    want = [naive.siphash13(key, b"".join(int(w).to_bytes(8, "little") for w in row)) for row in words.tolist()]
     assert items_module.item_digests(words, 256).tolist() == want
     narrow, _, _ = encode_items(["abc"], 64)
     assert items_module.item_digests(narrow, 64) is narrow or items_module.item_digests(narrow, 64).tolist() == \
@@ -552,7 +554,7 @@ def test_item_digests_are_siphash_of_the_words_and_keep_narrow_items():
     v = items_module.words_to_ints(words)[0]
     got = items_module.prefix_digests(words[:1].repeat(3, axis=0), 256, np.array([256 - 20, 192, 256 - 100]))
     p100 = v >> 156
-    want100 = naive.siphash24(key, b"".join(((p100 >> s) & (2**64 - 1)).to_bytes(8, "little") for s in (64, 0)))
+    want100 = naive.siphash13(key, b"".join(((p100 >> s) & (2**64 - 1)).to_bytes(8, "little") for s in (64, 0)))
     assert got.tolist() == [v >> 236, v >> 192, want100]
 
 
@@ -565,3 +567,22 @@ def test_wide_candidates_admissibility_and_distinctness():
         cw, _, _ = encode_items(["a" * 20 + "b", "a" * 20 + "c"], 160)
     with pytest.raises(ValueError, match="candidate 1 .* encodes to the same 160-bit word as candidate 0"):
         items_module.distinct_candidates(["a" * 20 + "b", "a" * 20 + "c"], cw, "str", 160)
+
+
+def test_naive_siphash13_is_cpythons_hash_of_bytes():
+    """The digest's reference, SipHash-1-3, against an independent implementation: CPython hashes bytes with it
+    (``sys.hash_info.algorithm``), under a zero key when ``PYTHONHASHSEED=0``."""
+    import os
+    import subprocess
+    import sys
+
+    import naive
+
+    if sys.hash_info.algorithm != "siphash13":
+        pytest.skip(f"this Python hashes with {sys.hash_info.algorithm}")
+    msgs = [b"abc", bytes(range(32)), "société".encode()]
+    out = subprocess.run([sys.executable, "-c", f"print([hash(m) for m in {msgs!r}])"], capture_output=True,
+                         text=True, env={**os.environ, "PYTHONHASHSEED": "0"}, check=True).stdout
+    want = [h - 2**64 if h >= 2**63 else h for h in (naive.siphash13(bytes(16), m) for m in msgs)]
+    assert eval(out) == want
+    assert naive.siphash(bytes(16), b"abc", 2, 4) != naive.siphash13(bytes(16), b"abc")  # negative control
