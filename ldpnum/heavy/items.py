@@ -767,10 +767,10 @@ def admissible_prefixes(prefixes: object, length: int, item_type: str, item_bits
     n_bits = int(length)
     arr = _words(prefixes, n_bits, name="prefixes", width="length")
     if item_type != "str":
-        return np.ones(arr.shape, dtype=bool)
+        return np.ones(arr.shape[0], dtype=bool)
     n_bytes = n_bits // 8
     if n_bytes == 0:
-        return np.ones(arr.shape, dtype=bool)
+        return np.ones(arr.shape[0], dtype=bool)
     n_partial = n_bits - 8 * n_bytes
     if arr.ndim == 1:
         whole = arr >> np.uint64(n_partial)  # the complete bytes of each prefix, as an integer of n_bytes bytes

@@ -600,3 +600,15 @@ def test_wide_items_bad_input_one_clear_error_before_any_draw(monkeypatch):
         m.privatize([5, 2**100, 7], rng=0)
     with pytest.raises(ValueError, match="first at index 0"):
         ldp.PEM(2.0, item_bits=256).privatize(["x" * 33], rng=0, truncate=False)
+
+
+def test_planted_wide_integers_come_back_as_python_ints():
+    """200-bit uint items (ints above 2**64): found whole, decoded to Python ints, within 4 standard errors."""
+    a, b = 2**199 + 5, 2**150 + 7
+    x = [a] * 30_000 + [b] * 20_000 + list(range(10_000))
+    m = ldp.PEM(8.0, item_bits=200, top_k=2, item_type="uint")
+    est = m.estimate_heavy_hitters(m.privatize(x, rng=1))
+    assert est.items == (a, b) and all(type(v) is int for v in est.items)
+    truth = {a: 0.5, b: 1 / 3}
+    assert all(abs(f - truth[v]) < 4 * se for v, f, se in zip(est.items, est.frequencies, est.standard_errors))
+    assert set(est.provenance["candidate_words"][:2]) == {a, b}  # the words the clients encoded, as ints
