@@ -540,7 +540,7 @@ def test_long_items_bad_input_one_clear_error_before_anything():
     assert check_words([2**71], 72).tolist() == [[128, 0]]
 
 
-def test_item_digests_are_siphash_of_the_words_and_keep_narrow_items():
+def test_item_digests_match_the_naive_siphash_and_keep_narrow_items():
     import naive
 
     key = b"".join(int(k).to_bytes(8, "little") for k in items_module.DIGEST_KEY)
