@@ -20,7 +20,7 @@ is a pseudo-random function); such a pair would be counted as one item.
 import numpy as np
 
 from ._jit import jit, prange
-from .client_keyed import _C0, _C1, _C2, _C3, _FF, sip_rounds_inline
+from .client_keyed import _C0, _C1, _C2, _C3, sip_finish_inline, sip_rounds_inline
 
 U1 = np.uint64(1)
 U56 = np.uint64(56)
@@ -59,13 +59,7 @@ def prefix_digest_inline(items, i, n_words, item_bits, shift, key0, key1):
         v3 ^= b
         v0, v1, v2, v3 = sip_rounds_inline(v0, v1, v2, v3, 1)
         v0 ^= b
-    last = (m_words << np.uint64(3)) << U56
-    v3 ^= last
-    v0, v1, v2, v3 = sip_rounds_inline(v0, v1, v2, v3, 1)
-    v0 ^= last
-    v2 ^= _FF
-    v0, v1, v2, v3 = sip_rounds_inline(v0, v1, v2, v3, 3)
-    return v0 ^ v1 ^ v2 ^ v3
+    return sip_finish_inline(v0, v1, v2, v3, (m_words << np.uint64(3)) << U56, 1, 3)
 
 
 @jit(parallel=True)
