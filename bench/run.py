@@ -63,10 +63,13 @@ One run measures, on this machine:
    Wave pilot, a warped second round when the pilot calls for it) against one round of SW + ems-cv on spiky,
    heavy-tailed and smooth data, n = 1e6, ε = 0.5, 1, 2, 4, 5 collections: W1, KS and range-query MSE as ratios,
    time per round.
+16. items longer than 8 bytes (section ``long-items``, ``bench/long_items.py``): people/s of CMS, HCMS, RAPPOR, PEM
+   and TreeHist at item_bits = 64 and 256 on the same people (n = 1e6, ε = 4), the encoding's share apart, the
+   levels of the prefix protocols and the collector's time.
 
 Medians of ``--repeats`` runs (default 3). ``--only SECTIONS`` (comma list of rng, compile, mean, accuracy,
 distribution, peers, frequency, accessor, cli, scaling, heavy, setvalued, bands, bands-multi, multi, marginals,
-ranges, longitudinal, likelihood, huge-domains, adaptive) runs some
+ranges, longitudinal, likelihood, huge-domains, adaptive, long-items) runs some
 sections alone. Writes ``bench/results/bench-<timestamp>.json`` and
 ``bench/results/latest.md`` (a partial run: ``latest-<sections>.md``), and prints the markdown.
 """
@@ -671,7 +674,7 @@ EXTERNAL_SECTIONS = {"accessor": "accessor", "cli": "cli_stream", "scaling": "sc
                      "multi": "multi",
                      "marginals": "marginals", "ranges": "ranges", "recommend": "recommend",
                      "longitudinal": "longitudinal", "likelihood": "likelihood", "huge-domains": "huge_domains",
-                     "adaptive": "adaptive"}
+                     "adaptive": "adaptive", "long-items": "long_items"}
 
 
 def external_section(name, repeats, with_peers=True):
@@ -694,7 +697,7 @@ def external_section(name, repeats, with_peers=True):
 
 SECTIONS = ("rng", "compile", "mean", "accuracy", "distribution", "peers", "frequency", "accessor", "cli", "scaling",
             "heavy", "setvalued", "vectors", "bands", "bands-multi", "multi", "marginals", "ranges", "recommend",
-            "longitudinal", "likelihood", "huge-domains", "adaptive")
+            "longitudinal", "likelihood", "huge-domains", "adaptive", "long-items")
 SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times", "mean": "mean-oracle throughput",
                 "accuracy": "mean-estimate MSE", "distribution": "Square Wave EM/EMS/ems-cv, and estimators side by side "
                 "(bench/dist_candidates.py)",
@@ -721,7 +724,8 @@ SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times",
                 "huge-domains": "k = 3,307,948, eps = 5: count-mean sketches, Hadamard response, PI-RAPPOR, subset "
                 "selection vs pure-ldp's CMS/HCMS and the published C++ times (bench/huge_domains.py)",
                 "adaptive": "two-round adaptive distribution collection vs one round of SW + ems-cv "
-                "(bench/adaptive.py)"}
+                "(bench/adaptive.py)",
+                "long-items": "people/s at item_bits 64 and 256: CMS, HCMS, RAPPOR, PEM, TreeHist (bench/long_items.py)"}
 
 
 def block_fill_rate(rng, total=10_000_000):

@@ -136,8 +136,10 @@ def heavy_classes():
 
 def heavy_mechanism(args):
     """The heavy-hitter protocol of the command line, every argument checked (nothing read yet)."""
-    if not 1 <= args.item_bits <= 64:
-        raise CLIError(f"--item-bits must lie in [1, 64]; got {args.item_bits}")
+    from .heavy.items import MAX_ITEM_BITS
+
+    if not 1 <= args.item_bits <= MAX_ITEM_BITS:
+        raise CLIError(f"--item-bits must lie in [1, {MAX_ITEM_BITS}]; got {args.item_bits}")
     if args.item_type in ("str", "bytes") and args.item_bits % 8:
         raise CLIError(f"--item-type {args.item_type} needs --item-bits a multiple of 8 (whole bytes); got "
                        f"{args.item_bits}")

@@ -498,8 +498,8 @@ def _parser():
     h.add_argument("--method", choices=sorted(heavy_classes()), default="pem",
                    help="pem (default; Prefix Extending Method) or treehist (one bit per level)")
     h.add_argument("--item-bits", type=int, default=64, metavar="B",
-                   help="width of an item in bits, 1..64 (default 64: str/bytes items are cut to their first "
-                        "B/8 bytes, with a warning that counts them)")
+                   help="width of an item in bits, 1..256 (default 64: str/bytes items are cut to their first "
+                        "B/8 bytes, with a warning that counts them; 256 keeps 32 bytes, with more levels)")
     h.add_argument("--item-type", choices=("str", "bytes", "uint"), default="str",
                    help="str (default: the column as UTF-8 text), bytes (binary), uint (non-negative integer ids)")
     h.add_argument("--rng", type=_seed, default=None, metavar="N",

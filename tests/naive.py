@@ -907,15 +907,29 @@ def prefix_hash_one(p, a, b, g):
     return (z * g) >> 64
 
 
-def prefix_reports(items, item_bits, lengths, n_hashes, hash_a, hash_b, g, a_keep, shift, words):
+def prefix_word(v, item_bits, length, digest_key=None):
+    """The one word a prefix protocol hashes for item ``v`` (a Python int) at prefix length ``length``: the prefix
+    ``v >> (item_bits - length)`` up to 64 bits, else SipHash-1-3 under ``digest_key`` (two ints) of its base-2**64
+    digits, most significant first, each a little-endian message word."""
+    p = int(v) >> (item_bits - int(length))
+    if length <= 64:
+        return p
+    m = -(-int(length) // 64)
+    key = b"".join(int(k).to_bytes(8, "little") for k in digest_key)
+    return siphash13(key, b"".join(((p >> (64 * (m - 1 - t))) & (2**64 - 1)).to_bytes(8, "little")
+                                   for t in range(m)))
+
+
+def prefix_reports(items, item_bits, lengths, n_hashes, hash_a, hash_b, g, a_keep, shift, words, digest_key=None):
     """PEM / TreeHist reports one record at a time: group and hash index from word 2i, the group's prefix
-    hashed and randomized by GRR with word 2i + 1; code ``(j·H + h)·g + y``."""
+    (its digest above 64 bits, :func:`prefix_word`) hashed and randomized by GRR with word 2i + 1; code
+    ``(j·H + h)·g + y``. Items are Python ints of any width."""
     out = []
     for i, v in enumerate(items):
         w = int(words[2 * i])
         j = ((w >> 16) * len(lengths)) >> 48
         h = w & (n_hashes - 1)
-        p = int(v) >> (item_bits - int(lengths[j]))
+        p = prefix_word(v, item_bits, int(lengths[j]), digest_key)
         y = grr_one(prefix_hash_one(p, hash_a[h], hash_b[h], g), words[2 * i + 1], g, a_keep, shift)
         out.append((j * n_hashes + h) * g + y)
     return np.array(out, dtype=np.int64)
@@ -1164,6 +1178,16 @@ def _rotl(x, b):
 def siphash24(key, msg):
     """SipHash-2-4 of the bytes ``msg`` under the 16-byte ``key``, as Aumasson and Bernstein specify it (any
     length; the kernel hashes 24-byte messages only)."""
+    return siphash(key, msg, 2, 4)
+
+
+def siphash13(key, msg):
+    """SipHash-1-3 (one round per message word, three to finalize; CPython's hash of str and bytes since 3.11)."""
+    return siphash(key, msg, 1, 3)
+
+
+def siphash(key, msg, c, d):
+    """SipHash-c-d of the bytes ``msg`` under the 16-byte ``key`` (any length)."""
     k0, k1 = int.from_bytes(key[:8], "little"), int.from_bytes(key[8:16], "little")
     v = [k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D, k0 ^ 0x6C7967656E657261, k1 ^ 0x7465646279746573]
 
@@ -1185,11 +1209,11 @@ def siphash24(key, msg):
     blocks.append(int.from_bytes(msg[full:], "little") | ((n & 0xFF) << 56))
     for m in blocks:
         v[3] ^= m
-        sip_round()
-        sip_round()
+        for _ in range(c):
+            sip_round()
         v[0] ^= m
     v[2] ^= 0xFF
-    for _ in range(4):
+    for _ in range(d):
         sip_round()
     return v[0] ^ v[1] ^ v[2] ^ v[3]
 

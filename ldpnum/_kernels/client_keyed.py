@@ -73,17 +73,26 @@ def siphash24_prefix_inline(k0, k1, m0, m1):
 
 
 @jit(inline=True)
+def sip_finish_inline(v0, v1, v2, v3, last, c, d):
+    """SipHash-c-d's end: the last block ``last`` with ``c`` rounds, then ``d`` rounds; the 64-bit result.
+
+    ``last`` holds the message's length in its top byte (its last bytes below, none for whole words).
+    """
+    v3 ^= last
+    v0, v1, v2, v3 = sip_rounds_inline(v0, v1, v2, v3, c)
+    v0 ^= last
+    v2 ^= _FF
+    v0, v1, v2, v3 = sip_rounds_inline(v0, v1, v2, v3, d)
+    return v0 ^ v1 ^ v2 ^ v3
+
+
+@jit(inline=True)
 def siphash24_last_inline(v0, v1, v2, v3, m2):
     """SipHash-2-4 of the 24-byte message whose first 16 bytes gave the state ``(v0, v1, v2, v3)``, then ``m2``."""
     v3 ^= m2
     v0, v1, v2, v3 = sip_rounds_inline(v0, v1, v2, v3, 2)
     v0 ^= m2
-    v3 ^= _LAST
-    v0, v1, v2, v3 = sip_rounds_inline(v0, v1, v2, v3, 2)
-    v0 ^= _LAST
-    v2 ^= _FF
-    v0, v1, v2, v3 = sip_rounds_inline(v0, v1, v2, v3, 4)
-    return v0 ^ v1 ^ v2 ^ v3
+    return sip_finish_inline(v0, v1, v2, v3, _LAST, 2, 4)
 
 
 @jit(inline=True)

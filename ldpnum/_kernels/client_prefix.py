@@ -26,6 +26,7 @@ import numpy as np
 
 from ._jit import jit, prange
 from .client_grr import grr_inline
+from .client_items import prefix_digest_inline
 from .client_numeric import mulhi64_inline
 
 U16 = np.uint64(16)
@@ -67,6 +68,28 @@ def prefix_kernel(items, item_bits, lengths, n_hashes, hash_a, hash_b, g, a_keep
         j = np.int64(((w >> U16) * n_groups) >> U48)
         h = np.int64(w & hmask)
         p = items[i] >> np.uint64(item_bits - lengths[j])
+        v = prefix_hash_inline(p, hash_a[h], hash_b[h], g)
+        y = grr_inline(v, words[2 * i + 1], g, a_keep, shift)
+        out[i] = (j * n_hashes + h) * g + y
+
+
+@jit(parallel=True, plan_arrays=("lengths", "hash_a", "hash_b"))
+def prefix_wide_kernel(items, item_bits, lengths, n_hashes, hash_a, hash_b, g, a_keep, shift, key0, key1, words,
+                       out):
+    """:func:`prefix_kernel` for items wider than 64 bits (rows of words, most significant first).
+
+    Group ``j``'s prefix of length ``l_j`` is hashed as one word: itself when ``l_j <= 64``, else its digest
+    (:func:`ldpnum._kernels.client_items.prefix_digest_inline`, SipHash-1-3 under ``(key0, key1)``).
+    """
+    n_groups = np.uint64(lengths.shape[0])
+    hmask = np.uint64(n_hashes - 1)
+    n_words = np.uint64(items.shape[1])
+    bits = np.uint64(item_bits)
+    for i in prange(items.shape[0]):
+        w = words[2 * i]
+        j = np.int64(((w >> U16) * n_groups) >> U48)
+        h = np.int64(w & hmask)
+        p = prefix_digest_inline(items, i, n_words, bits, bits - np.uint64(lengths[j]), key0, key1)
         v = prefix_hash_inline(p, hash_a[h], hash_b[h], g)
         y = grr_inline(v, words[2 * i + 1], g, a_keep, shift)
         out[i] = (j * n_hashes + h) * g + y

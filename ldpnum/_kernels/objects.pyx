@@ -31,49 +31,64 @@ cdef extern from "Python.h":
 def object_words(cnp.ndarray items, int nbytes):
     """Words of an object array holding only exact ``bytes`` or only exact ``str`` (NUL-free) items.
 
-    Returns ``(words, kind, n_long, first_long)``: ``words`` (uint64, one per item) is the big-endian integer of
-    the item's first ``nbytes`` bytes (UTF-8 for str), zero-padded; ``kind`` is ``"bytes"`` or ``"str"``;
-    ``n_long`` counts the items whose byte at position ``nbytes`` exists and is not zero (the items cut, by the
-    NumPy route's rule: zero bytes beyond the width are padding), ``first_long`` is the first such index (-1 if
-    none). Returns ``None`` for an empty array, ``nbytes`` outside [1, 8], or any other content. ``items`` is a
-    one-dimensional NumPy array of dtype object (any strides, read-only too); it is only read.
+    Returns ``(words, kind, n_long, first_long)``: ``words`` holds, per item, the big-endian integer of the item's
+    first ``nbytes`` bytes (UTF-8 for str), zero-padded on the right: one uint64 per item for ``nbytes <= 8``
+    (shape ``(n,)``), else ``W = ceil(nbytes / 8)`` uint64 digits per item, most significant first (shape
+    ``(n, W)``, the item encoding's wide form); ``kind`` is ``"bytes"`` or ``"str"``; ``n_long`` counts the items
+    whose byte at position ``nbytes`` exists and is not zero (the items cut, by the NumPy route's rule: zero bytes
+    beyond the width are padding), ``first_long`` is the first such index (-1 if none). Returns ``None`` for an
+    empty array, ``nbytes`` outside [1, 32], or any other content. ``items`` is a one-dimensional NumPy array of
+    dtype object (any strides, read-only too); it is only read.
     """
     if items.ndim != 1 or items.dtype.kind != "O":
         return None
-    cdef Py_ssize_t n = items.shape[0], i, size, j, m
+    cdef Py_ssize_t n = items.shape[0], i, size, j, m, k, t, lead
     cdef Py_ssize_t step = items.strides[0] // <Py_ssize_t> sizeof(PyObject*)
     cdef PyObject** data = <PyObject**> cnp.PyArray_DATA(items)
     cdef const unsigned char* p
     cdef uint64_t word
-    cdef int kind = 0, k
+    cdef int kind = 0, kk
     cdef Py_ssize_t n_long = 0, first_long = -1
+    cdef Py_ssize_t n_words = (nbytes + 7) // 8
     cdef object obj
-    if n == 0 or nbytes < 1 or nbytes > 8:
+    if n == 0 or nbytes < 1 or nbytes > 32:
         return None
-    words = np.empty(n, dtype=np.uint64)
-    cdef uint64_t[::1] w = words
+    if n_words > 1:
+        words = np.empty((n, n_words), dtype=np.uint64)
+    else:
+        words = np.empty(n, dtype=np.uint64)
+    cdef uint64_t[::1] w = words.reshape(-1)
+    lead = 8 * n_words - nbytes  # zero bytes before the item's first byte in its 8·W-byte big-endian form
     for i in range(n):
         obj = <object> data[i * step]
         if PyBytes_CheckExact(obj):
-            k = 1
+            kk = 1
             p = <const unsigned char*> PyBytes_AS_STRING(obj)
             size = PyBytes_GET_SIZE(obj)
         elif PyUnicode_CheckExact(obj):
-            k = 2
+            kk = 2
             p = <const unsigned char*> PyUnicode_AsUTF8AndSize(obj, &size)
             if size and memchr(p, 0, <size_t> size) != NULL:
                 return None
         else:
             return None
         if kind == 0:
-            kind = k
-        elif kind != k:
+            kind = kk
+        elif kind != kk:
             return None
         m = size if size < nbytes else nbytes
-        word = 0
-        for j in range(m):
-            word = (word << 8) | p[j]
-        w[i] = word << (8 * (nbytes - m))
+        if n_words == 1:
+            word = 0
+            for j in range(m):
+                word = (word << 8) | p[j]
+            w[i] = word << (8 * (nbytes - m))
+        else:
+            for k in range(n_words):
+                word = 0
+                for j in range(8):
+                    t = 8 * k + j - lead
+                    word = (word << 8) | (p[t] if 0 <= t < m else 0)
+                w[i * n_words + k] = word
         if size > nbytes and p[nbytes] != 0:
             n_long += 1
             if first_long < 0:

@@ -126,24 +126,45 @@ def prefix_supports(counts_j: NDArray[Any], prefixes: NDArray[np.uint64], hash_a
     return out
 
 
-def extend_candidates(kept: NDArray[np.uint64], extra_bits: int) -> NDArray[np.uint64]:
+def extend_candidates(kept: NDArray[np.uint64], extra_bits: int, length: int = 64) -> NDArray[np.uint64]:
     """Every extension of the kept prefixes by ``extra_bits`` bits, in the order of ``kept`` then ``e``.
 
-    ``(p << d) | e`` for ``e < 2**d``.
+    ``(p << d) | e`` for ``e < 2**d``. ``length`` is the extensions' length in bits: up to 64 they are one word each
+    (a 1-D array, as ``kept``); above, rows of ``ceil(length / 64)`` words, most significant first (the item
+    encoding's wide form), and ``kept`` may be either form.
 
     Examples
     --------
     >>> extend_candidates(np.array([1, 3], np.uint64), 1)
     array([2, 3, 6, 7], dtype=uint64)
+    >>> extend_candidates(np.array([2**63 + 1], np.uint64), 2, length=66).tolist()
+    [[2, 4], [2, 5], [2, 6], [2, 7]]
     """
     kept = np.asarray(kept, dtype=np.uint64)
     ext = np.arange(1 << extra_bits, dtype=np.uint64)
-    return ((kept[:, None] << np.uint64(extra_bits)) | ext[None, :]).ravel()
+    n_words = -(-int(length) // 64)
+    if n_words == 1:
+        return ((kept[:, None] << np.uint64(extra_bits)) | ext[None, :]).ravel()
+    rows = kept.reshape(kept.shape[0], -1)
+    wide = np.zeros((rows.shape[0], n_words), dtype=np.uint64)
+    wide[:, n_words - rows.shape[1]:] = rows
+    d = np.uint64(extra_bits)
+    shifted = wide << d
+    shifted[:, :-1] |= wide[:, 1:] >> (np.uint64(64) - d)  # the bits that cross into the word above
+    out = np.repeat(shifted, ext.size, axis=0)
+    out[:, -1] |= np.tile(ext, rows.shape[0])
+    return out
 
 
 def top_indices(values: NDArray[Any], count: int, keys: NDArray[Any]) -> NDArray[np.intp]:
-    """Indices of the ``count`` largest ``values``, largest first; ties broken by the smaller ``key``."""
-    order = np.lexsort((np.asarray(keys), -np.asarray(values)))
+    """Indices of the ``count`` largest ``values``, largest first; ties broken by the smaller ``key``.
+
+    ``keys`` is one word per value, or rows of words, most significant first (compared as the integers they
+    make).
+    """
+    keys = np.asarray(keys)
+    columns = (keys,) if keys.ndim == 1 else tuple(keys[:, c] for c in range(keys.shape[1] - 1, -1, -1))
+    order = np.lexsort((*columns, -np.asarray(values)))
     return order[:count]
 
 
@@ -192,7 +213,8 @@ def holdout_split(n_hashes: int) -> tuple[slice, slice] | None:
 
 def estimate_prefix_levels(counts: NDArray[Any], lengths: Sequence[int], hash_a: NDArray[Any],
                            hash_b: NDArray[Any], g: int, p_star: float, q_star: float, n_candidates: int,
-                           top_k: int, admissible: Any = None, holdout: bool = True) -> PrefixLevels:
+                           top_k: int, admissible: Any = None, holdout: bool = True,
+                           digest: Any = None) -> PrefixLevels:
     r"""The prefix-extending search over ``counts[j, h, y]`` (see the module docstring).
 
     Group 0 estimates all ``2**lengths[0]`` prefixes; each later group estimates the extensions of the
@@ -201,6 +223,11 @@ def estimate_prefix_levels(counts: NDArray[Any], lengths: Sequence[int], hash_a:
     length)``, when given, is a boolean mask of the candidates that can be prefixes of real items (e.g. not
     invalid UTF-8): the others are never kept (post-processing of public candidates; no privacy cost), so
     noise cannot fill the result with impossible items.
+
+    Prefixes of more than 64 bits (items wider than 64 bits) are rows of words, most significant first
+    (:func:`extend_candidates`); ``digest(rows, length)`` gives the one word per candidate that the clients hashed
+    for them (the item encoding's prefix digest), and is required when some ``lengths`` exceed 64. Levels of at
+    most 64 bits are one word per candidate whatever the item width.
 
     **Selection and estimation use different reports** (``holdout=True``, the default). The ``top_k`` items
     are the largest of many noisy estimates, so their estimates from the same reports are biased upward
@@ -245,18 +272,21 @@ def estimate_prefix_levels(counts: NDArray[Any], lengths: Sequence[int], hash_a:
             raise ValueError(f"the last group's {n_per_group[last]} report(s) all fall in one half of the hash "
                              f"functions (selection half: {halves[0]}, estimation half: {halves[1]}); the "
                              "selected items' frequencies are estimated from the other half: collect more reports")
+    if max(int(v) for v in lengths) > 64 and digest is None:
+        raise ValueError("prefixes longer than 64 bits need digest=: the one word the clients hashed for them")
     cands = np.arange(1 << int(lengths[0]), dtype=np.uint64)
     seen, kept_sizes = [], []
     for j in range(len(lengths)):
         if j:
-            cands = extend_candidates(cands, int(lengths[j]) - int(lengths[j - 1]))
-        seen.append(int(cands.size))
+            cands = extend_candidates(cands, int(lengths[j]) - int(lengths[j - 1]), int(lengths[j]))
+        seen.append(int(cands.shape[0]))
+        hashed = cands if cands.ndim == 1 else digest(cands, int(lengths[j]))
         if j == last and split is not None:
             sel = split[0]
-            support = prefix_supports(counts[j, sel], cands, hash_a[sel], hash_b[sel], g)
+            support = prefix_supports(counts[j, sel], hashed, hash_a[sel], hash_b[sel], g)
             freq, se = support_estimates(support, float(halves[0]), p_star, q_star)
         else:
-            support = prefix_supports(counts[j], cands, hash_a, hash_b, g)
+            support = prefix_supports(counts[j], hashed, hash_a, hash_b, g)
             freq, se = support_estimates(support, float(n_per_group[j]), p_star, q_star)
         if admissible is not None:
             ok = np.asarray(admissible(cands, int(lengths[j])), dtype=bool)
@@ -267,7 +297,8 @@ def estimate_prefix_levels(counts: NDArray[Any], lengths: Sequence[int], hash_a:
     split_info = None
     if split is not None:
         est = split[1]
-        support = prefix_supports(counts[last, est], cands, hash_a[est], hash_b[est], g)
+        hashed = cands if cands.ndim == 1 else digest(cands, int(lengths[last]))
+        support = prefix_supports(counts[last, est], hashed, hash_a[est], hash_b[est], g)
         freq, se = support_estimates(support, float(halves[1]), p_star, q_star)
         split_info = {"select_reports": halves[0], "estimate_reports": halves[1],
                       "select_hashes": [split[0].start, split[0].stop],

@@ -7,7 +7,9 @@ Privacy at Scale", 2017).
 The client (one person, item or category ``d``)
 -----------------------------------------------
 1. *Value.* An item (str, bytes or a non-negative int) is encoded to a word by the heavy hitters' item encoding
-   (:func:`ldpnum.heavy.encode_items`); a category code in ``[0, k)`` is its own word.
+   (:func:`ldpnum.heavy.encode_items`); a category code in ``[0, k)`` is its own word. Items wider than 64 bits
+   (``item_bits`` up to 256) are hashed through their public digest, one word
+   (:func:`ldpnum.heavy.items.item_digests`): the report is then the same computation on that word.
 2. *Hash index.* ``j`` uniform among the ``hashes`` public hash functions, from a random word of its own (never
    from the value): ``h_j(d) = floor(SipHash-2-4_K(j ‖ d ‖ 0) · width / 2**64)``, with ``K`` derived from the
    spec's ``hash_seed`` (:func:`sketch_key`), so the family is public and the collector recomputes it.
@@ -69,7 +71,7 @@ from ..plans import TWO48, TWO53, binary_plan, uniform_count
 from ..reports import Reports
 from ..spec import check_spec
 from ._result import HeavyHittersEstimate
-from .items import ITEM_TYPES, check_item_bits, distinct_candidates, encode_typed_items
+from .items import ITEM_TYPES, check_item_bits, distinct_candidates, encode_typed_items, item_digests
 
 if TYPE_CHECKING:
     from .._typing import ArrayLike, NDArray, SeedLike
@@ -247,7 +249,9 @@ class CountMeanSketch(Mechanism):
     item_type : {"str", "bytes", "uint"}, default "str"
         The items' type (``k=None`` only).
     item_bits : int, default 64
-        Width of the item encoding (``k=None`` only), see :func:`ldpnum.heavy.encode_items`.
+        Width of the item encoding (``k=None`` only), in [1, 256], see :func:`ldpnum.heavy.encode_items`. Above 64
+        bits the family hashes each item's 64-bit digest (at the same people/s: one SipHash of the item's words
+        more per person).
     hash_seed : int, default 0
         Seed of the public hash family, in ``[0, 2**64)``; stored in the spec.
 
@@ -436,9 +440,11 @@ class CountMeanSketch(Mechanism):
         words.flags.writeable = False
         return words
 
-    def _encode(self, x, label, *, truncate=True, locate=False):
-        return encode_typed_items(x, self._item_type, self._item_bits, name=label, owner=type(self).__name__,
-                                  truncate=truncate, locate=locate)
+    def _encode(self, x, label, *, truncate=True, locate=False, digest=True):
+        """The items' words; with ``digest``, the one word per item the sketch hashes (``item_digests``)."""
+        words = encode_typed_items(x, self._item_type, self._item_bits, name=label, owner=type(self).__name__,
+                                   truncate=truncate, locate=locate)
+        return item_digests(words, self._item_bits) if digest else words
 
     def privatize(self, x: ArrayLike, *, rng: SeedLike = None,  # type: ignore[override]
                   nan_policy: str = "raise", fill_value: int | None = None, unknown: str = "raise",
@@ -542,8 +548,9 @@ class CountMeanSketch(Mechanism):
         if candidates is None:
             raise TypeError("estimate_frequencies needs candidates=[...] for a sketch over items: the dictionary of "
                             "items to decode against")
-        words = self._encode(candidates, "candidates", locate=True)
-        return distinct_candidates(candidates, words, self._item_type, self._item_bits), words
+        words = self._encode(candidates, "candidates", locate=True, digest=False)
+        return (distinct_candidates(candidates, words, self._item_type, self._item_bits),
+                item_digests(words, self._item_bits))
 
     def _reads(self, rows, words):
         out = np.empty(words.shape[0])

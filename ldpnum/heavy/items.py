@@ -1,20 +1,36 @@
 r"""Items from huge domains as fixed-width unsigned words: the one place heavy hitters encode and decode them.
 
-Heavy-hitter mechanisms (PEM, TreeHist) never see strings, bytes or Python integers: :func:`encode_items`
-turns every item into one unsigned word of ``item_bits`` bits before any mechanism sees it, and
-:func:`decode_items` turns the words of a result back into items of the input's type.
+Heavy-hitter mechanisms (PEM, TreeHist, SVIM/SVSM), the count-mean sketch and RAPPOR never see strings, bytes or
+Python integers: :func:`encode_items` turns every item into the unsigned integer of ``item_bits`` bits that
+encodes it before any mechanism sees it, and :func:`decode_items` turns the words of a result back into items of
+the input's type.
 
 The encoding
 ------------
 An item's *encoding* is a bit string :math:`b_1 b_2 \dots b_L` of length :math:`L` = ``item_bits``
-(:math:`1 \le L \le 64`); its *word* is the integer
+(:math:`1 \le L \le 256`, :data:`MAX_ITEM_BITS`); its *value* is the integer
 
 .. math::
 
     w = \sum_{i=1}^{L} b_i \, 2^{L - i} \in [0, 2^L),
 
-so the prefix of length :math:`l` of the item is ``w >> (L - l)``. Words are stored in ``uint64`` whatever
-:math:`L` is.
+so the prefix of length :math:`l` of the item is ``w >> (L - l)``. It is stored in :math:`W = \lceil L/64
+\rceil` unsigned 64-bit *words*, its base-:math:`2^{64}` digits, most significant first:
+
+.. math::
+
+    w = \sum_{k=0}^{W-1} w_k \, 2^{64 (W - 1 - k)}, \qquad 0 \le w_k < 2^{64}.
+
+Up to 64 bits (:math:`W = 1`) an array of items is a one-dimensional ``uint64`` array, one word per item;
+wider items are an ``(n, W)`` array, one row per item (``W`` = 2, 3 or 4). The value, and so every prefix, is the
+same whatever the width of the storage: the prefix of length :math:`l \le 64` of a wide item is one word, as it is
+for a narrow one.
+
+**Digests.** A mechanism that only *hashes* items (the count-mean sketch, RAPPOR's Bloom filter) and the levels of
+a prefix protocol longer than 64 bits hash one word per item: the item (or prefix) itself when it has at most 64
+bits, else its *digest*, SipHash-1-3 under the public key :data:`DIGEST_KEY` of its base-:math:`2^{64}` digits
+(:func:`item_digests`, :func:`prefix_digests`). Items of at most 64 bits are hashed as they always were; two
+distinct wide items share a digest with probability about :math:`2^{-64}`.
 
 * **uint** (unsigned integers): the bit string is the :math:`L`-bit binary expansion, so :math:`w` is the
   integer itself. Integers must lie in :math:`[0, 2^L)`; they are never truncated (a cut integer would be
@@ -30,13 +46,13 @@ so the prefix of length :math:`l` of the item is ``w >> (L - l)``. Words are sto
   encoding of variable-length items, not an estimation error; for fixed-length binary ids (addresses,
   hashes) restore the width with ``item.ljust(L // 8, b"\x00")``, or encode them as integers
   (``int.from_bytes(b, "big")``, ``item_type="uint"``), which keeps every id distinct.
-* **str**: the UTF-8 bytes of the string, then as **bytes**. Truncation may cut a multi-byte character; the
-  cut character is dropped when decoding. Strings containing the NUL character ``"\x00"`` are refused (its
+* **str**: the UTF-8 bytes of the string, then as **bytes**. Truncation may cut a multi-byte character; its
+  partial bytes decode to one replacement mark U+FFFD (``"société"`` at 64 bits reads ``"sociét\ufffd"``), so
+  a cut item is never mistaken for a shorter complete one. Strings containing the NUL character ``"\x00"`` are refused (its
   UTF-8 byte is the padding byte, so they would be ambiguous).
 """
 
-import codecs
-from typing import Any
+from typing import Any, Sequence
 import numbers
 import warnings
 
@@ -47,21 +63,97 @@ from .._kernels.objects import object_words
 from ..exceptions import TruncationWarning
 from .._validation import _caller_stacklevel, check_scalar, plain_array
 
-__all__ = ["admissible_prefixes", "distinct_candidates", "encode_typed_items", "ITEM_TYPES", "encode_items", "decode_items", "check_item_bits", "check_words"]
+__all__ = ["MAX_ITEM_BITS", "item_words", "ints_to_words", "words_to_ints", "item_digests", "prefix_digests",
+           "admissible_prefixes", "distinct_candidates", "encode_typed_items", "ITEM_TYPES", "encode_items", "decode_items", "check_item_bits", "check_words"]
 
 #: The kinds of items heavy-hitter mechanisms accept, as :func:`encode_items` names them.
 ITEM_TYPES = ("str", "bytes", "uint")
+
+#: Widest item encoding, in bits (four 64-bit words: 32-byte ids, long words, most URLs' first 32 bytes).
+MAX_ITEM_BITS = 256
+#: Public SipHash-1-3 key of the digest of wide items and prefixes (:func:`item_digests`): ASCII
+#: ``"ldpnum:item-dig1"`` as two little-endian words. A change of key changes every digest (and the name below).
+DIGEST_KEY = (0x693A6D756E70646C, 0x316769642D6D6574)
+#: Name of the digest in specs that depend on it.
+DIGEST_NAME = "siphash13-words/v1"
 
 _KIND = {str: "str", bytes: "bytes", int: "uint"}
 _SHOWN = 40  # characters of an offending item shown in a message
 
 
 def check_item_bits(item_bits: object, item_type: str | None = None) -> int:
-    """``item_bits`` as an int in [1, 64] (and a multiple of 8 for str/bytes items); TypeError/ValueError."""
-    bits = check_scalar(item_bits, "item_bits", int, low=1, high=64)
+    """``item_bits`` as an int in [1, 256] (and a multiple of 8 for str/bytes items); TypeError/ValueError."""
+    bits = check_scalar(item_bits, "item_bits", int, low=1, high=MAX_ITEM_BITS)
     if item_type in ("str", "bytes") and bits % 8:
         raise ValueError(f"{item_type} items need item_bits a multiple of 8 (whole bytes); got item_bits={bits}")
     return bits
+
+
+def item_words(item_bits: int) -> int:
+    """Words per item: 1 up to 64 bits (a 1-D array of words), else ``ceil(item_bits / 64)`` (a row each)."""
+    return -(-int(item_bits) // 64)
+
+
+def ints_to_words(ints: Sequence[int], item_bits: int) -> np.ndarray:
+    """Python ints below ``2**item_bits`` as the encoding's words: shape ``(n,)`` up to 64 bits, else ``(n, W)``.
+
+    A row holds the base-``2**64`` digits of its int, most significant first.
+    """
+    n_words = item_words(item_bits)
+    if n_words == 1:
+        return np.array([int(v) for v in ints], dtype=np.uint64)
+    raw = b"".join(int(v).to_bytes(8 * n_words, "big") for v in ints)
+    return np.frombuffer(raw, dtype=">u8").astype(np.uint64).reshape(-1, n_words)
+
+
+def words_to_ints(words: np.ndarray) -> list[int]:
+    """The encoding's words (a 1-D array, or rows of ``W`` words, most significant first) as Python ints."""
+    words = np.asarray(words, dtype=np.uint64)
+    if words.ndim == 1:
+        return words.tolist()
+    size = 8 * words.shape[1]
+    raw = np.ascontiguousarray(words.astype(">u8")).tobytes()
+    return [int.from_bytes(raw[i:i + size], "big") for i in range(0, len(raw), size)]
+
+
+def prefix_digests(words: np.ndarray, item_bits: int, shifts: np.ndarray) -> np.ndarray:
+    r"""One word per item for the prefix ``words[i] >> shifts[i]``: the prefix itself up to 64 bits, else its digest.
+
+    ``words`` are rows of :math:`W` words (items of ``item_bits`` > 64 bits); ``shifts`` (int64, one per row) in
+    ``[0, item_bits)``. The digest of a prefix :math:`P` of :math:`l > 64` bits is SipHash-1-3 under the public
+    key :data:`DIGEST_KEY` of its :math:`m = \lceil l/64 \rceil` base-:math:`2^{64}` digits, most significant
+    first, each one little-endian message word (:mod:`ldpnum._kernels.client_items`).
+    """
+    from .._kernels import client_items
+    from .._kernels._jit import launch
+
+    words = np.ascontiguousarray(words, dtype=np.uint64).view()
+    words.flags.writeable = False
+    shifts = np.ascontiguousarray(shifts, dtype=np.int64)
+    out = np.empty(words.shape[0], dtype=np.uint64)
+    launch(client_items.prefix_digest_kernel, words, int(item_bits), shifts, np.uint64(DIGEST_KEY[0]),
+           np.uint64(DIGEST_KEY[1]), out)
+    return out
+
+
+def item_digests(words: np.ndarray, item_bits: int) -> np.ndarray:
+    r"""The one word a hash-based mechanism hashes per item: the word itself up to 64 bits, else the item's digest.
+
+    Items of :math:`L \le 64` bits are returned unchanged (their reports stay what they were). Rows of wider items
+    become their SipHash-1-3 digests under the public key :data:`DIGEST_KEY` (see :func:`prefix_digests`): two
+    distinct items share a digest with probability about :math:`2^{-64}`.
+
+    Examples
+    --------
+    >>> w, _, _ = encode_items(["a" * 30, "a" * 29 + "b"], 256)
+    >>> d = item_digests(w, 256)
+    >>> w.shape, d.shape, bool(d[0] != d[1])
+    ((2, 4), (2,), True)
+    """
+    if item_words(item_bits) == 1:
+        return np.asarray(words, dtype=np.uint64)
+    words = np.asarray(words, dtype=np.uint64)
+    return prefix_digests(words, item_bits, np.zeros(words.shape[0], dtype=np.int64))
 
 
 def _short(v):
@@ -194,6 +286,10 @@ def _check_uint(arr, bits, name):
             raise ValueError(f"{name} must be integers below 2**item_bits = 2**{bits}; {count} item(s) are not, "
                              f"first at index {first} ({int(words[first])}); integer items are never truncated: "
                              "raise item_bits")
+    if bits > 64:  # below 2**64 <= 2**bits: the lowest word of each row
+        wide = np.zeros((words.size, item_words(bits)), dtype=np.uint64)
+        wide[:, -1] = words
+        return wide
     return words
 
 
@@ -214,9 +310,9 @@ def _ints(arr, bits, name):
     bad = [i for i, v in enumerate(ints) if v >> bits]
     if bad:
         raise ValueError(f"{name} must be integers below 2**item_bits = 2**{bits}; {len(bad)} item(s) are not, "
-                         f"first at index {bad[0]} ({ints[bad[0]]}); integer items are never truncated: "
+                         f"first at index {bad[0]} ({_short(ints[bad[0]])}); integer items are never truncated: "
                          "raise item_bits")
-    return np.array(ints, dtype=np.uint64)
+    return ints_to_words(ints, bits)
 
 
 def _object_words(arr, bits):
@@ -270,12 +366,12 @@ def _bytes_words(values, bits, name, item_type, truncate):
     first = int(np.argmax(long)) if n_truncated else -1
     if n_truncated and not truncate:
         raise _refuse_truncation(n_truncated, first, len(values[first]), bits, name, item_type)
-    raw = np.zeros((fixed.size, 8), dtype=np.uint8)  # zero bytes on the right, big-endian
-    raw[:, :nbytes] = fixed.view(np.uint8).reshape(fixed.size, nbytes + 1)[:, :nbytes]
-    words = raw.view(">u8")[:, 0].astype(np.uint64)
-    if bits < 64:
-        words >>= np.uint64(64 - bits)
-    return words, n_truncated, first
+    n_words = item_words(bits)
+    # the item's nbytes bytes (zero bytes on the right) as the low bytes of a big-endian integer of n_words words
+    raw = np.zeros((fixed.size, 8 * n_words), dtype=np.uint8)
+    raw[:, 8 * n_words - nbytes:] = fixed.view(np.uint8).reshape(fixed.size, nbytes + 1)[:, :nbytes]
+    words = raw.view(">u8").astype(np.uint64)
+    return (words[:, 0] if n_words == 1 else words), n_truncated, first
 
 
 def _strings(values, bits, name, truncate):
@@ -336,7 +432,8 @@ def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
         Index or array of object, ``string`` (python or pyarrow storage), categorical or integer (nullable
         too) dtype.
     item_bits : int, default 64
-        The width :math:`L` of the encoding, in [1, 64]; a multiple of 8 for str and bytes items.
+        The width :math:`L` of the encoding, in [1, 256]; a multiple of 8 for str and bytes items (at most
+        :math:`L/8` bytes, e.g. 32 bytes of UTF-8 at 256 bits).
     name : str, default "items"
         How messages name the items (e.g. the column's name).
     truncate : bool, default True
@@ -351,10 +448,12 @@ def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
 
     Returns
     -------
-    words : numpy.ndarray of uint64, shape (n,)
+    words : numpy.ndarray of uint64, shape (n,) up to 64 bits, (n, W) above
         C-contiguous and read-only. ``words[i]`` is the integer :math:`w \in [0, 2^L)` whose :math:`L`-bit
         binary expansion (most significant bit first) is item ``i``'s encoding, so its prefix of length
-        :math:`l` is ``words[i] >> (L - l)`` (see the module docstring for the encoding of each type).
+        :math:`l` is ``words[i] >> (L - l)`` (see the module docstring for the encoding of each type). For
+        :math:`L > 64` row ``i`` holds the :math:`W = \lceil L/64 \rceil` base-:math:`2^{64}` digits of
+        :math:`w`, most significant first (:func:`words_to_ints` gives the Python ints).
     item_type : {"str", "bytes", "uint"}
         The type of the items, for :func:`decode_items`. For an empty input it is read from the dtype when
         there is one (integers: "uint", ``S``: "bytes", ``U``/``string``: "str"); otherwise it is "str",
@@ -370,7 +469,7 @@ def encode_items(items: object, item_bits: int = 64, *, name: str = "items",
     ValueError
         Missing values (None, NaN, pandas NA: never imputed), negative integers, integers of :math:`L` bits
         or more, strings containing NUL, items too long with ``truncate=False``, a multi-dimensional array,
-        ``item_bits`` outside [1, 64] or not a multiple of 8 for str/bytes items. Messages give the count and
+        ``item_bits`` outside [1, 256] or not a multiple of 8 for str/bytes items. Messages give the count and
         first index of the bad items; nothing is returned or warned before all checks pass.
 
     Warns
@@ -451,7 +550,7 @@ def _encode(arr, bits, name, truncate):
     if arr.size == 0:
         item_type = _empty_type(arr, bits)
         check_item_bits(bits, item_type)
-        words = np.empty(0, dtype=np.uint64)
+        words = np.empty((0, item_words(bits)) if bits > 64 else 0, dtype=np.uint64)
     elif arr.dtype.kind in "iu":
         item_type, words = "uint", _check_uint(arr, bits, name)
     elif arr.dtype.kind == "U":
@@ -502,8 +601,23 @@ def _words(words, bits, name="words", width="item_bits"):
         arr[:] = words if len(words) else []
     else:
         arr = np.asarray(words)
+    n_words = item_words(bits)
+    if n_words > 1 and arr.ndim == 2 and arr.shape[1] == n_words and (arr.dtype.kind in "iu" or arr.size == 0):
+        if arr.dtype.kind == "i" and (arr < 0).any():  # rows of base-2**64 digits: each in [0, 2**64)
+            count, first = where((arr < 0).any(axis=1))
+            raise ValueError(f"{name} must be non-negative; {count} rows hold a negative digit, first at index "
+                             f"{first}")
+        rows = np.ascontiguousarray(arr, dtype=np.uint64)
+        top_bits = bits - 64 * (n_words - 1)  # the bits of the first digit, 1..64 (a shift by 64 is undefined)
+        top = rows[:, 0] >> np.uint64(top_bits) if top_bits < 64 else np.zeros(0, np.uint64)
+        if top.any():
+            count, first = where(top != 0)
+            raise ValueError(f"{name} must be below 2**{width} = 2**{bits}; {count} are not, first at index {first}")
+        return rows
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional; got shape {arr.shape}")
+        expect = f"one-dimensional, or ({arr.shape[0] if arr.ndim else 'n'}, {n_words}) rows of words" \
+            if n_words > 1 else "one-dimensional"
+        raise ValueError(f"{name} must be {expect}; got shape {arr.shape}")
     if arr.dtype.kind == "O":
         values = arr.tolist()
         bad = [i for i, v in enumerate(values)
@@ -520,8 +634,8 @@ def _words(words, bits, name="words", width="item_bits"):
         bad = [i for i, v in enumerate(ints) if v >> bits]
         if bad:
             raise ValueError(f"{name} must be below 2**{width} = 2**{bits}; {len(bad)} are not, first at index "
-                             f"{bad[0]} ({ints[bad[0]]})")
-        return np.array(ints, dtype=np.uint64)
+                             f"{bad[0]} ({_short(ints[bad[0]])})")
+        return ints_to_words(ints, bits)
     if arr.dtype.kind not in "iu" and not (arr.size == 0 and arr.dtype.kind == "f"):
         raise TypeError(f"{name} must be an array of unsigned integers; got dtype {arr.dtype}")
     if arr.dtype.kind == "i" and (arr < 0).any():
@@ -533,11 +647,18 @@ def _words(words, bits, name="words", width="item_bits"):
         count, first = where((arr >> np.uint64(bits)) != 0)
         raise ValueError(f"{name} must be below 2**{width} = 2**{bits}; {count} are not, first at index {first} "
                          f"({int(arr[first])})")
+    if n_words > 1:
+        wide = np.zeros((arr.size, n_words), dtype=np.uint64)
+        wide[:, -1] = arr
+        return wide
     return arr
 
 
 def check_words(words: object, item_bits: int, *, name: str = "words") -> np.ndarray:
     """Words (encoded items, e.g. candidates read from a payload or a file) checked and returned as uint64.
+
+    Up to 64 bits one word per item; wider items as rows of ``W = ceil(item_bits / 64)`` words (most significant
+    first), from such rows or from Python ints below ``2**item_bits``.
 
     Lists and tuples are read as Python ints one by one, so a bad entry is named by its index and value
     instead of failing in a C conversion (``Python int too large to convert to C long``, ``Python integer -1
@@ -570,8 +691,10 @@ def decode_items(words: object, item_type: str, item_bits: int) -> list:
 
     Parameters
     ----------
-    words : array_like of unsigned int, shape (k,)
-        Words in :math:`[0, 2^L)`, ``L = item_bits``.
+    words : array_like of unsigned int, shape (k,) or (k, W)
+        Words in :math:`[0, 2^L)`, ``L = item_bits``: one per item up to 64 bits; for wider items rows of
+        :math:`W = \lceil L/64 \rceil` words, most significant first (as :func:`encode_items` returns them), or
+        Python ints below :math:`2^L`.
     item_type : {"str", "bytes", "uint"}
         The type :func:`encode_items` returned.
     item_bits : int
@@ -580,10 +703,11 @@ def decode_items(words: object, item_type: str, item_bits: int) -> list:
     Returns
     -------
     list
-        ``"uint"``: Python ints. ``"bytes"``: the :math:`L/8` bytes of each word with the trailing zero bytes
-        (the padding) stripped. ``"str"``: those bytes decoded as UTF-8; a multi-byte character cut at the end
-        by truncation is dropped (it was incomplete), and any other invalid byte sequence (a word that no
-        string encodes, e.g. a noisy candidate) is replaced by U+FFFD.
+        ``"uint"``: Python ints (up to :math:`2^{256} - 1`). ``"bytes"``: the :math:`L/8` bytes of each word with
+        the trailing zero bytes (the padding) stripped. ``"str"``: those bytes decoded as UTF-8 with
+        ``errors="replace"``: a multi-byte character cut at the end by truncation becomes one replacement mark
+        U+FFFD (so a cut item never reads as a complete shorter word), as does any other invalid byte sequence
+        (a word that no string encodes, e.g. a noisy candidate).
 
     Examples
     --------
@@ -593,23 +717,24 @@ def decode_items(words: object, item_type: str, item_bits: int) -> list:
     ...     warnings.simplefilter("ignore")
     ...     words, kind, cut = encode_items(["día", "naïve!"], item_bits=24)
     >>> decode_items(words, kind, 24), cut   # "naïve!" was cut inside the two-byte "ï"
-    (['dí', 'na'], 2)
+    (['dí', 'na\ufffd'], 2)
+    >>> words, kind, _ = encode_items(["https://example.org/a/long/path"], item_bits=256)
+    >>> words.shape, decode_items(words, kind, 256)
+    ((1, 4), ['https://example.org/a/long/path'])
     """
     if item_type not in ITEM_TYPES:
         raise ValueError(f"item_type must be one of {ITEM_TYPES}; got {item_type!r}")
     bits = check_item_bits(item_bits, item_type)
     arr = _words(words, bits)
     if item_type == "uint":
-        return arr.tolist()
-    top = (arr << np.uint64(64 - bits)) if bits < 64 else arr
-    raw = top.astype(">u8").view("S8").astype(f"S{bits // 8}").tolist()  # NumPy strips b"\0"
+        return words_to_ints(arr)
+    nbytes, n_words = bits // 8, item_words(bits)
+    big = np.ascontiguousarray(arr.reshape(-1, n_words).astype(">u8"))
+    raw = np.ascontiguousarray(big.view(np.uint8).reshape(-1, 8 * n_words)[:, 8 * n_words - nbytes:])
+    values = raw.view(f"S{nbytes}").reshape(-1).tolist()  # NumPy strips the trailing b"\0" (the padding)
     if item_type == "bytes":
-        return raw
-    out = []
-    for b in raw:
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        out.append(decoder.decode(b, final=False))  # an incomplete last character stays in the buffer
-    return out
+        return values
+    return [b.decode("utf-8", errors="replace") for b in values]
 
 
 def admissible_prefixes(prefixes: object, length: int, item_type: str, item_bits: int) -> np.ndarray:
@@ -642,14 +767,20 @@ def admissible_prefixes(prefixes: object, length: int, item_type: str, item_bits
     n_bits = int(length)
     arr = _words(prefixes, n_bits, name="prefixes", width="length")
     if item_type != "str":
-        return np.ones(arr.shape, dtype=bool)
+        return np.ones(arr.shape[0], dtype=bool)
     n_bytes = n_bits // 8
     if n_bytes == 0:
-        return np.ones(arr.shape, dtype=bool)
+        return np.ones(arr.shape[0], dtype=bool)
     n_partial = n_bits - 8 * n_bytes
-    whole = arr >> np.uint64(n_partial)  # the complete bytes of each prefix, as an integer of n_bytes bytes
-    partial = (arr & np.uint64((1 << n_partial) - 1)) != 0  # non-zero first bits of the next byte
-    raw = whole.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - n_bytes:]  # (n, n_bytes), first byte first
+    if arr.ndim == 1:
+        whole = arr >> np.uint64(n_partial)  # the complete bytes of each prefix, as an integer of n_bytes bytes
+        partial = (arr & np.uint64((1 << n_partial) - 1)) != 0  # non-zero first bits of the next byte
+        raw = whole.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - n_bytes:]  # (n, n_bytes), first byte first
+    else:  # prefixes of more than 64 bits: rows of words, read as Python ints (a level's few candidates)
+        ints = words_to_ints(arr)
+        partial = np.array([v & ((1 << n_partial) - 1) != 0 for v in ints], dtype=bool)
+        raw = np.frombuffer(b"".join((v >> n_partial).to_bytes(n_bytes, "big") for v in ints),
+                            dtype=np.uint8).reshape(-1, n_bytes)
     nonzero = raw != 0
     # the last non-zero byte's position (-1 for none); a zero byte before it, or any zero byte when the next
     # byte has begun with non-zero bits, is a zero byte followed by a non-zero one
@@ -675,14 +806,16 @@ def distinct_candidates(candidates: Any, words: np.ndarray, item_type: str, item
     to ``item_bits / 8`` bytes) are refused: reports about them cannot be told apart. Integer items are returned as
     Python ints. One ValueError names the first repeated candidate and the one it repeats.
     """
-    if words.size == 0:
+    if words.shape[0] == 0:
         raise ValueError("candidates is empty: pass at least one candidate item")
     items = list(candidates.tolist() if hasattr(candidates, "tolist") else candidates)
     if item_type == "uint":
         items = [int(v) for v in items]
-    uniq, first, inverse = np.unique(words, return_index=True, return_inverse=True)
-    if uniq.size != words.size:
-        dup = np.flatnonzero(first[inverse] != np.arange(words.size))
+    uniq, first, inverse = np.unique(words, return_index=True, return_inverse=True,
+                                     axis=0 if words.ndim == 2 else None)
+    inverse = inverse.reshape(-1)
+    if uniq.shape[0] != words.shape[0]:
+        dup = np.flatnonzero(first[inverse] != np.arange(words.shape[0]))
         i = int(dup[0])
         j = int(first[inverse[i]])
         same = "repeats" if items[i] == items[j] else f"encodes to the same {item_bits}-bit word as"

@@ -1,7 +1,10 @@
 r"""Prefix heavy-hitter protocols: PEM (Wang, Li, Jha) and TreeHist (Bassily, Nissim, Stemmer, Thakurta).
 
 Items are words of ``item_bits`` bits, most significant bit first (the prefix of length ``l`` of item ``w``
-is ``w >> (item_bits - l)``). One round, every person reports once with the full ε:
+is ``w >> (item_bits - l)``); above 64 bits (up to 256) an item is a row of 64-bit words and a prefix longer than
+64 bits is reported through its public digest, one 64-bit word (:func:`ldpnum.heavy.items.prefix_digests`: two
+distinct prefixes share it with probability about ``2**-64``, which adds that to their collision rate). One
+round, every person reports once with the full ε:
 
 1. From a word independent of the item, the person draws a group ``j`` in ``0..G-1`` (multiply-shift on 48
    bits, as :func:`ldpnum._random.assign_columns`: probability ``⌈2^48/G⌉/2^48`` or ``⌊2^48/G⌋/2^48``) and a
@@ -52,7 +55,8 @@ from ..base import Mechanism
 from ..plans import TWO48, TWO64, GRRPlan, grr_keep_cells, uniform_count
 from ..reports import Reports
 from ._result import HeavyHittersEstimate
-from .items import ITEM_TYPES, admissible_prefixes, check_item_bits, decode_items, encode_typed_items
+from .items import (DIGEST_KEY, ITEM_TYPES, admissible_prefixes, check_item_bits, decode_items, encode_typed_items, ints_to_words,
+                    prefix_digests, words_to_ints)
 
 __all__ = ["PEM", "TreeHist", "PrefixPlan", "HASH_FAMILY", "HASH_SEED", "hash_constants"]
 
@@ -123,9 +127,20 @@ class PrefixPlan:
         """Exact probability of group ``j`` (the multiply-shift cell count over ``2**48``)."""
         return Fraction(uniform_count(j, self.n_groups), TWO48)
 
+    def prefix_word(self, item: int, j: int) -> int:
+        """The one word group ``j`` hashes for ``item``: its prefix of length ``l_j``, or that prefix's digest.
+
+        The digest (:func:`~ldpnum.heavy.items.prefix_digests`) stands for prefixes longer than 64 bits.
+        """
+        shift = self.item_bits - int(self.lengths[j])
+        if int(self.lengths[j]) <= 64:
+            return int(item) >> shift
+        return int(prefix_digests(ints_to_words([item], self.item_bits), self.item_bits,
+                                  np.array([shift], dtype=np.int64))[0])
+
     def hashed_prefix(self, item: int, j: int, h: int) -> int:
-        """``hash_h(prefix of item of length l_j)``, in exact Python integers."""
-        p = int(item) >> (self.item_bits - int(self.lengths[j]))
+        """``hash_h(prefix of item of length l_j)``, in exact Python integers (of its digest above 64 bits)."""
+        p = self.prefix_word(item, j)
         z = (int(self.hash_a[h]) * p + int(self.hash_b[h])) % TWO64
         for mult in (0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53):
             z ^= z >> 33
@@ -180,7 +195,7 @@ class _PrefixProtocol(Mechanism):
         if groups is not None and check_scalar(groups, "groups", int, low=1, high=1 << 16, verb="lie") != n_groups:
             raise ValueError(f"groups={groups} disagrees with item_bits={self._item_bits}, s={self._s}, "
                              f"eta={self._eta}, which give {n_groups} groups")
-        if n_groups > 1 << 16:  # pragma: no cover - item_bits <= 64 keeps n_groups <= 64
+        if n_groups > 1 << 16:  # pragma: no cover - item_bits <= 256 keeps n_groups <= 256
             raise ValueError(f"too many groups: {n_groups}")
         self._g = olh_g(self._epsilon) if g is None else check_scalar(g, "g", int, low=2, high=G_MAX, verb="lie")
         if n_hashes is None:
@@ -303,8 +318,14 @@ class _PrefixProtocol(Mechanism):
 
     def _run_kernel(self, values, words, out):
         p = self._plan
-        launch(kernels.prefix_kernel, values, self._item_bits, p.lengths, p.n_hashes, p.hash_a, p.hash_b, p.g,
-               p.grr.a_keep, p.grr.shift, words, out)
+        if values.ndim == 1:
+            launch(kernels.prefix_kernel, values, self._item_bits, p.lengths, p.n_hashes, p.hash_a, p.hash_b, p.g,
+                   p.grr.a_keep, p.grr.shift, words, out)
+            return
+        # Wide items: the one word of each record's group prefix (itself up to 64 bits, else its digest), then the
+        # same hash and GRR as for narrow items.
+        launch(kernels.prefix_wide_kernel, values, self._item_bits, p.lengths, p.n_hashes, p.hash_a, p.hash_b, p.g,
+               p.grr.a_keep, p.grr.shift, np.uint64(DIGEST_KEY[0]), np.uint64(DIGEST_KEY[1]), words, out)
 
     # -- server side -----------------------------------------------------------------------------------
     def estimate_heavy_hitters(self, data: Reports | Aggregate, *,
@@ -358,7 +379,8 @@ class _PrefixProtocol(Mechanism):
         n_cand = max(self._n_candidates, -(-self._n_candidates * k // self._top_k))
         levels = estimate_prefix_levels(
             counts, p.lengths, p.hash_a, p.hash_b, p.g, p_star, q_star, n_cand, 2 * n_cand,
-            admissible=lambda c, length: admissible_prefixes(c, length, item_type, item_bits))
+            admissible=lambda c, length: admissible_prefixes(c, length, item_type, item_bits),
+            digest=lambda rows, length: prefix_digests(rows, length, np.zeros(rows.shape[0], dtype=np.int64)))
         if levels.holdout is None:
             warnings.warn(f"{type(self).__name__} with n_hashes=1 cannot split the last group's reports between "
                           "selecting the top items and estimating them: their frequencies are the selected "
@@ -379,7 +401,7 @@ class _PrefixProtocol(Mechanism):
                       "hash": HASH_FAMILY, "holdout": levels.holdout,
                       # the words the clients encoded, every last-level candidate in rank order (before merging
                       # encodings that decode alike): a later phase (SVIM) must use these, not re-encoded text
-                      "candidate_words": [int(w) for w in levels.items]}
+                      "candidate_words": words_to_ints(levels.items)}
         items = tuple(decoded[i] for i in idx)
         return HeavyHittersEstimate(items, levels.frequencies[idx], levels.standard_errors[idx], agg.n_reports,
                                     self._epsilon, agg.spec, provenance)
@@ -393,7 +415,10 @@ class PEM(_PrefixProtocol):
     epsilon : float
         Privacy parameter in (0, 20].
     item_bits : int, optional
-        Width of the items in bits, 1..64 (default 64).
+        Width of the items in bits, 1..256 (default 64; str/bytes: ``item_bits / 8`` bytes). Wider items run more
+        groups (levels): at η = 4, 15 groups at 64 bits and 63 at 256, each person still reporting once. A level's
+        prefix of at most 64 bits is hashed as for 64-bit items; a longer one through its public digest
+        (:func:`ldpnum.heavy.items.prefix_digests`), and the collector's candidates become rows of words.
     top_k : int, optional
         How many heavy hitters to find (default 20).
     eta : int, optional

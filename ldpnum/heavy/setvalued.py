@@ -125,7 +125,8 @@ from ..plans import TWO48, uniform_count
 from ..reports import Reports
 from .._results import thaw
 from ._result import HeavyHittersEstimate, ItemsetsEstimate, SetItemsEstimate, _plain
-from .items import ITEM_TYPES, check_item_bits, decode_items, encode_items
+from .items import (ITEM_TYPES, MAX_ITEM_BITS, check_item_bits, decode_items, encode_items, ints_to_words,
+                    item_digests, item_words, words_to_ints)
 from .._kernels.objects import sort_segments
 from .padding import flatten_sets, padding_sampling
 from .prefix import PEM
@@ -164,11 +165,17 @@ GUESS_FACTOR = 0.9
 
 @dataclass(frozen=True)
 class EncodedSets:
-    """Sets of items as words: person ``i`` holds ``words[offsets[i]:offsets[i+1]]`` (sorted, distinct)."""
+    """Sets of items as words: person ``i`` holds ``words[offsets[i]:offsets[i+1]]`` (sorted, distinct).
+
+    Items wider than 64 bits are held as their digests in ``words`` (what membership compares) and whole in
+    ``wide``, one row of words per item in ``words`` order (what the candidates phase reports); ``wide`` is None up
+    to 64 bits.
+    """
 
     offsets: NDArray[np.int64]
     words: NDArray[np.uint64]
     item_type: str
+    wide: NDArray[np.uint64] | None = None
 
     @property
     def n(self) -> int:
@@ -192,8 +199,8 @@ class EncodedSets:
         offsets = np.zeros(idx.size + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         starts = np.repeat(self.offsets[:-1][idx] - offsets[:-1], lengths)
-        words = self.words[starts + np.arange(offsets[-1], dtype=np.int64)]
-        return EncodedSets(offsets, words, self.item_type)
+        at = starts + np.arange(offsets[-1], dtype=np.int64)
+        return EncodedSets(offsets, self.words[at], self.item_type, None if self.wide is None else self.wide[at])
 
     def membership_pairs(self, candidates: NDArray[np.uint64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """``(persons, columns)``: person ``persons[t]`` holds candidate ``columns[t]``.
@@ -242,12 +249,22 @@ def encode_sets(sets: object, item_bits: int = 64, *, item_type: str | None = No
                         f"item_type={kind!r} to the constructor")
     offsets = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    words, count, first = _sort_sets(offsets, np.ascontiguousarray(words, dtype=np.uint64))
+    wide = None
+    if words.ndim == 2:  # items wider than 64 bits: sets of digests, each with its item's row of words
+        digests = item_digests(words, item_bits)
+        person = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
+        order = np.lexsort((digests, person))
+        words, wide, person = digests[order], np.ascontiguousarray(words[order]), person[order]
+        repeats = np.unique(person[1:][(person[1:] == person[:-1]) & (words[1:] == words[:-1])])
+        count, first = int(repeats.size), int(repeats[0]) if repeats.size else -1
+        wide.flags.writeable = False
+    else:
+        words, count, first = _sort_sets(offsets, np.ascontiguousarray(words, dtype=np.uint64))
     if count:
         raise ValueError(f"{name}: a set holds each item once; {count} list(s) repeat an item (after encoding to "
                          f"{item_bits} bits), first at index {first}")
     words.flags.writeable = False
-    return EncodedSets(offsets, words, kind)
+    return EncodedSets(offsets, words, kind, wide)
 
 
 #: Sets longer than this are sorted with NumPy's O(m log m) sort before the per-person insertion sort.
@@ -365,7 +382,7 @@ def _field_str(value, name):
 
 
 def _field_words(values, name):
-    """A tuple of item words: ints in ``[0, 2**64)`` (TypeError/ValueError with the count and first index)."""
+    """A tuple of item words: ints in ``[0, 2**256)`` (TypeError/ValueError with the count and first index)."""
     if isinstance(values, np.ndarray) and values.ndim == 1:
         values = values.tolist()
     if not isinstance(values, (list, tuple)):
@@ -375,13 +392,13 @@ def _field_words(values, name):
            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral)]
     if bad:
         v = values[bad[0]]
-        raise TypeError(f"{name} must be item words (ints in [0, 2**64)); {len(bad)} are not, first at index "
+        raise TypeError(f"{name} must be item words (ints in [0, 2**{MAX_ITEM_BITS})); {len(bad)} are not, first at index "
                         f"{bad[0]} ({type(v).__name__} {v!r:.60})")
     ints = tuple(int(v) for v in values)
-    bad = [i for i, v in enumerate(ints) if not 0 <= v < 1 << 64]
+    bad = [i for i, v in enumerate(ints) if not 0 <= v < 1 << MAX_ITEM_BITS]
     if bad:
-        raise ValueError(f"{name} must be item words in [0, 2**64); {len(bad)} are not, first at index {bad[0]} "
-                         f"({ints[bad[0]]})")
+        raise ValueError(f"{name} must be item words in [0, 2**{MAX_ITEM_BITS}); {len(bad)} are not, first at index "
+                         f"{bad[0]} ({ints[bad[0]]})")
     return ints
 
 
@@ -641,19 +658,18 @@ class _SetValued:
         Items of ``item_type``, distinct, 1..65535 of them, each fitting in ``item_bits`` bits whole.
         """
         words, kind = self._encode_domain(domain)
-        if words.size == 0:
+        if words.shape[0] == 0:
             raise ValueError("domain is empty: give the public list of possible items, or None")
         if kind != self._item_type:
             raise TypeError(f"domain holds {kind} items but item_type={self._item_type!r}")
-        if words.size > MAX_DOMAIN:
-            raise ValueError(f"domain has {words.size} items; at most {MAX_DOMAIN} (with the dummy, GRR's and the "
-                             "local-hashing report's limit of 65536 values)")
-        ordered = np.sort(words)
-        repeated = ordered[1:][ordered[1:] == ordered[:-1]]
-        if repeated.size:
-            raise ValueError(f"domain items must be distinct (after encoding to item_bits bits); {repeated.size} "
+        if words.shape[0] > MAX_DOMAIN:
+            raise ValueError(f"domain has {words.shape[0]} items; at most {MAX_DOMAIN} (with the dummy, GRR's and "
+                             "the local-hashing report's limit of 65536 values)")
+        n_repeated = words.shape[0] - np.unique(words, axis=0 if words.ndim == 2 else None).shape[0]
+        if n_repeated:
+            raise ValueError(f"domain items must be distinct (after encoding to item_bits bits); {n_repeated} "
                              "repeat an earlier one")
-        return tuple(int(w) for w in words)
+        return tuple(words_to_ints(words))
 
     def _encode_domain(self, domain):
         """``(words, item_type)`` of the domain; a str/bytes item longer than ``item_bits`` allows is refused.
@@ -680,7 +696,7 @@ class _SetValued:
             item, size, longest = items[first], sizes[first], max(sizes)
             bits, what = self._item_bits, "bytes of UTF-8" if kind == "str" else "bytes"
             longer = (f"raise item_bits to {8 * longest} (the longest item has {longest} bytes; item_bits is at "
-                      "most 64), or " if 8 * longest <= 64 else "")
+                      f"most {MAX_ITEM_BITS}), or " if 8 * longest <= MAX_ITEM_BITS else "")
             raise ValueError(
                 f"domain: {count} item(s) do not fit in item_bits={bits} bits ({bits // 8} {what}), first at index "
                 f"{first} ({item!r:.60}, {size} bytes). A public domain's items are compared whole with the "
@@ -965,13 +981,18 @@ class _SetValued:
         rec = recommend(n_cands + 1, self._epsilon, communication="low")
         return GRR(self._epsilon, n_cands + 1) if rec.name == "GRR" else OLH(self._epsilon, n_cands + 1)
 
+    def _member_words(self, items):
+        """The words membership compares for item values (Python ints): themselves, or their digests above 64 bits."""
+        if self._item_bits <= 64:
+            return np.array(items, dtype=np.uint64)
+        return item_digests(ints_to_words(items, self._item_bits), self._item_bits)
+
     def _local_sets(self, payload, sets):
         """Person × candidate membership for the payload's candidates (items or itemsets)."""
-        cands = np.array(payload.candidates, dtype=np.uint64)
-        held = sets.membership(cands)
+        held = sets.membership(self._member_words(payload.candidates))
         if not payload.phase.startswith("itemset"):
             return held
-        index = {int(c): j for j, c in enumerate(cands)}
+        index = {int(c): j for j, c in enumerate(payload.candidates)}
         out = np.ones((sets.n, len(payload.itemsets)), dtype=bool)
         for j, itemset in enumerate(payload.itemsets):
             for w in itemset:
@@ -1011,7 +1032,7 @@ class _SetValued:
             return mech._randomize(self._sample_items(enc, gen), gen)
         if payload.phase == "candidates":
             # a catalogue of thousands of items: the sets as (person, item) pairs, never an n × k array
-            persons, columns = enc.membership_pairs(np.array(self._domain, dtype=np.uint64))
+            persons, columns = enc.membership_pairs(self._member_words(self._domain))
             return mech._randomize(mech._masks_from_pairs(enc.n, persons, columns), gen)
         local = self._local_sets(payload, enc)
         if payload.phase.endswith("size"):
@@ -1026,6 +1047,18 @@ class _SetValued:
         if enc.item_type != self._item_type:
             raise TypeError(f"sets were encoded as {enc.item_type} items but the protocol was built for "
                             f"{self._item_type} items")
+        n_words = item_words(self._item_bits)
+        if (enc.wide is None) != (n_words == 1) or (enc.wide is not None and enc.wide.shape[1] != n_words):
+            got = "at most 64" if enc.wide is None else f"{64 * (enc.wide.shape[1] - 1) + 1} to {64 * enc.wide.shape[1]}"
+            raise ValueError(f"sets were encoded with {got} bits per item but the protocol has item_bits="
+                             f"{self._item_bits}; encode them with this protocol's encode()")
+        if enc.wide is not None and enc.wide.size:
+            wide = np.flatnonzero(enc.wide[:, 0] >> np.uint64(self._item_bits - 64 * (n_words - 1)))
+            if wide.size:
+                person = int(np.searchsorted(enc.offsets, wide[0], side="right") - 1)
+                raise ValueError(f"sets were encoded with more than item_bits={self._item_bits} bits: "
+                                 f"{wide.size} item(s) are wider, first in the set at index {person}; encode them "
+                                 f"with this protocol's encode()")
         if self._item_bits < 64 and enc.words.size:
             wide = np.flatnonzero(enc.words >> np.uint64(self._item_bits))
             if wide.size:
@@ -1039,7 +1072,8 @@ class _SetValued:
         """One item of each set, uniformly, from one word per person.
 
         The top 48 bits pick the ``j``-th smallest word of the set by multiply-shift; an empty set takes the word's top
-        ``item_bits`` bits as an item.
+        ``item_bits`` bits as an item. Items wider than 64 bits: the picked item's row of words (the ``j``-th smallest
+        digest's item), and for an empty set the item whose top 64 bits are the word and whose other bits are 0.
         """
         n = enc.n
         words = resolve_rng(rng).draw(n) if n else np.zeros(0, np.uint64)
@@ -1048,6 +1082,14 @@ class _SetValued:
         empty = lengths == 0
         pick = np.where(empty, 0, enc.offsets[:-1] + j)
         items = enc.words[np.minimum(pick, max(enc.words.size - 1, 0))] if enc.words.size else np.zeros(n, np.uint64)
+        if enc.wide is not None:
+            out = ints_to_words([int(w) << (self._item_bits - 64) for w in words[empty].tolist()], self._item_bits)
+            rows = np.zeros((n, enc.wide.shape[1]), dtype=np.uint64)
+            rows[empty] = out
+            if enc.wide.shape[0]:
+                rows[~empty] = enc.wide[pick[~empty]]
+            rows.flags.writeable = False
+            return rows
         random_item = words >> np.uint64(64 - self._item_bits)
         out = np.ascontiguousarray(np.where(empty, random_item, items), dtype=np.uint64)
         out.flags.writeable = False
@@ -1078,12 +1120,11 @@ class _SetValued:
         if phase == "candidates" and self._domain is not None:
             p_star, q_star = mech.support_probabilities
             pi_hat, _ = support_estimates(agg.counts.astype(np.float64), float(agg.n_reports), p_star, q_star)
-            dom = np.array(self._domain, dtype=np.uint64)
-            best = np.lexsort((dom, -pi_hat[:dom.size]))[:2 * self._top_k]
-            return replace(base, candidates=tuple(int(w) for w in dom[best]))
+            best = _ranked(pi_hat[:len(self._domain)], self._domain)[:2 * self._top_k]
+            return replace(base, candidates=tuple(self._domain[i] for i in best.tolist()))
         if phase == "candidates":
             words = _candidate_words(mech.estimate_heavy_hitters(agg, top_k=2 * self._top_k), 2 * self._top_k)
-            if words.size == 0:
+            if not words:
                 raise ValueError("the candidates phase found no candidate items")
             return replace(base, candidates=tuple(int(w) for w in words))
         if phase.endswith("size"):
@@ -1110,8 +1151,7 @@ class _SetValued:
             chosen = candidate_itemsets(np.array(freq)[top], 2 * self._top_k)
             if not chosen:
                 raise ValueError("fewer than two frequent items: no candidate itemsets")
-            cands = np.array(state.candidates, dtype=np.uint64)
-            itemsets = tuple(tuple(int(cands[top[i]]) for i in t) for t in chosen)
+            itemsets = tuple(tuple(int(state.candidates[top[i]]) for i in t) for t in chosen)
             base = replace(base, itemsets=itemsets)
         return base
 
@@ -1228,9 +1268,7 @@ class _SetValued:
         return real if real.size >= 2 else top
 
     def _top_items(self, state):
-        freq = np.array(state.item_frequencies)
-        cands = np.array(state.candidates, dtype=np.uint64)
-        return np.lexsort((cands, -freq))[:self._top_k]
+        return _ranked(np.array(state.item_frequencies), state.candidates)[:self._top_k]
 
     def shuffle(self, state: SetValuedState) -> ShuffleAmplification | None:
         r"""The central ε of the collection, when every phase's reports were declared shuffled, else None.
@@ -1287,7 +1325,8 @@ class _SetValued:
         return [v.hex() if isinstance(v, bytes) else v for v in self._decode(list(words))]
 
     def _decode(self, words):
-        return decode_items(np.array(words, dtype=np.uint64), self._item_type, self._item_bits)
+        words = list(words) if self._item_bits > 64 else np.array(words, dtype=np.uint64)
+        return decode_items(words, self._item_type, self._item_bits)
 
     def _check_done(self, state):
         self._check_state(state)
@@ -1330,17 +1369,24 @@ class _SetValued:
         return self.result(state)
 
 
+def _ranked(values, items):
+    """Indices of ``values`` largest first, ties by the smaller item (Python ints, of any width)."""
+    if all(v < 1 << 64 for v in items):
+        return np.lexsort((np.array(items, dtype=np.uint64), -np.asarray(values)))
+    return np.array(sorted(range(len(items)), key=lambda i: (-float(values[i]), items[i])), dtype=np.intp)
+
+
 def _candidate_words(estimate, count):
     """The ``count`` best candidates of PEM's estimate as the words the clients encoded (rank order).
 
-    Never re-encode the decoded items: a str item cut inside a multi-byte character decodes without the cut
-    character, and its re-encoding is another word that no client holds (measured: "日本語の", cut at 8 bytes,
-    was estimated at 0.0 instead of 0.5). The words are PEM's last-level candidates
+    Never re-encode the decoded items: a str item cut inside a multi-byte character decodes with a replacement mark
+    for the cut character, and its re-encoding is another word that no client holds (measured when the cut
+    character was dropped instead: "日本語の", cut at 8 bytes, was estimated at 0.0 instead of 0.5). The words are
+    Python ints, of up to ``item_bits`` = 256 bits. The words are PEM's last-level candidates
     (``provenance["candidate_words"]``), before it merges encodings that decode alike: both are real words of
     clients, estimated separately; only the result's display merges them (:meth:`SVIM.result`).
     """
-    words = np.array(estimate.provenance["candidate_words"], dtype=np.uint64)[:count]
-    return np.ascontiguousarray(words)
+    return [int(w) for w in estimate.provenance["candidate_words"][:count]]
 
 
 def significant_sizes(estimate: Any) -> NDArray[np.float64]:
@@ -1485,7 +1531,9 @@ class SVIM(_SetValued):
     top_k : int, optional
         How many items to find (default 20); ``2·top_k`` candidates are kept after the first phase.
     item_bits : int, optional
-        Width of the encoded items in bits (default 64; str/bytes need a multiple of 8).
+        Width of the encoded items in bits, 1..256 (default 64; str/bytes need a multiple of 8). Above 64 bits the
+        candidates phase runs PEM over the whole items (more levels, the same report per person) and the other
+        phases compare the items' 64-bit digests (:func:`ldpnum.heavy.items.item_digests`).
     item_type : {"str", "bytes", "uint"}, optional
         What the items are (default ``"str"``).
     domain : sequence of items, optional

@@ -6,7 +6,9 @@ Korolova).
 The client (one person, item ``x``)
 -----------------------------------
 1. *Item.* ``x`` (str, bytes or a non-negative int) is encoded to a word ``w`` by the heavy hitters' item
-   encoding (:func:`ldpnum.heavy.encode_items`, ``item_bits`` bits).
+   encoding (:func:`ldpnum.heavy.encode_items`, ``item_bits`` bits). An item wider than 64 bits (up to 256) is
+   represented here by its public 64-bit digest (:func:`ldpnum.heavy.items.item_digests`), hashed, memoized and
+   decoded against exactly as a 64-bit word.
 2. *Cohort.* The person's cohort ``c ∈ [0, cohorts)`` is ``floor(u · cohorts / 2**64)`` for a keyed word
    ``u = SipHash_{key}(tweak_c ‖ 0 ‖ 0)`` (:func:`~ldpnum.longitudinal.keys.keyed_words` under a tweak of its
    own), so it is fixed for the person, independent of their item, and never stored.
@@ -112,7 +114,7 @@ from ..aggregate import Aggregate
 from ..frequency.unary import check_grouped_bit_counts, grouped_bit_counts
 from ..heavy import HeavyHittersEstimate
 from ..heavy.items import (ITEM_TYPES, check_item_bits, decode_items, distinct_candidates, encode_items,
-                           encode_typed_items)
+                           encode_typed_items, item_digests)
 from ..reports import Reports
 from ..spec import Spec, check_spec
 from .keys import keyed_words, memo_tweak
@@ -632,9 +634,10 @@ class RAPPOR(Longitudinal):
     item_type : {"str", "bytes", "uint"}, default "str"
         The type of the items (encoded by :func:`ldpnum.heavy.encode_items`; results decode back to it).
     item_bits : int, default 64
-        Width of the item encoding (str and bytes: a multiple of 8; longer items are truncated to
-        ``item_bits / 8`` bytes with a counted warning, as for the heavy hitters). With segments it is
-        ``segments · segment_bits`` (leave it out) and longer items are refused.
+        Width of the item encoding, in [1, 256] (str and bytes: a multiple of 8; longer items are truncated to
+        ``item_bits / 8`` bytes with a counted warning, as for the heavy hitters; above 64 bits the Bloom filter
+        hashes each item's 64-bit digest). With segments it is ``segments · segment_bits`` (leave it out, at most
+        64) and longer items are refused.
     segments, segment_bits : int, optional
         The Segment Pair Method (Fanti, Pihur, Erlingsson): each item is cut into ``segments`` (2 to 64) of
         ``segment_bits`` (1 to 6) bits, and each person also reports the segment pair at a position pair fixed by
@@ -941,10 +944,11 @@ class RAPPOR(Longitudinal):
         words.flags.writeable = False
         return words
 
-    def _encode(self, x, label, *, truncate=True, locate=False):
+    def _encode(self, x, label, *, truncate=True, locate=False, digest=True):
+        """The items' words; with ``digest``, the one word per item the Bloom filter hashes (``item_digests``)."""
         words = encode_typed_items(x, self._item_type, self._item_bits, name=label, owner=type(self).__name__,
                                    truncate=truncate, locate=locate)
-        return words, self._item_type
+        return (item_digests(words, self._item_bits) if digest else words), self._item_type
 
     def person_cohorts(self, keys: Any) -> NDArray[np.int64]:
         """Each person's cohort, from their key (independent of their item)."""
@@ -1336,8 +1340,9 @@ class RAPPOR(Longitudinal):
         """
         if candidates is None:
             raise TypeError("estimate_frequencies needs candidates=[...]: the dictionary of items to decode against")
-        words, _ = self._encode(candidates, "candidates", locate=True)
-        return distinct_candidates(candidates, words, self._item_type, self._item_bits), words
+        words, _ = self._encode(candidates, "candidates", locate=True, digest=False)
+        return (distinct_candidates(candidates, words, self._item_type, self._item_bits),
+                item_digests(words, self._item_bits))
 
 
 def _z_scores(freq: NDArray[np.float64], se: NDArray[np.float64]) -> NDArray[np.float64]:

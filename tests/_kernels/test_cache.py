@@ -49,6 +49,10 @@ def mechanism_calls():
     for name in test_attack.VECTOR_NAMES:
         m = test_attack.make(name)
         calls.append((name, lambda m=m, name=name: run(m, test_attack.good_input(name, m, 200))))
+    # items wider than 64 bits: PEM's wide kernel, and the digest the sketches and RAPPOR hash (and the collectors)
+    calls.append(("pem", lambda: run(ldp.PEM(4.0, item_bits=256, top_k=2), ["a" * 40, "b" * 9] * 100)))
+    calls.append(("count_mean_sketch", lambda: run(ldp.CountMeanSketch(4.0, item_bits=256, width=64, hashes=16),
+                                                   ["a" * 40, "b" * 9] * 100)))
     for name, case in test_longitudinal.LCASES.items():
         for kw in case.settings:
             m = test_longitudinal.build(name, kw)

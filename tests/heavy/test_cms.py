@@ -265,3 +265,44 @@ def test_reports_and_column_codes():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert repr(hcms).startswith("CountMeanSketch(epsilon=1.0, k=5, width=1024")
+
+
+def test_long_items_are_hashed_through_their_digest_and_found_with_their_shares():
+    """256-bit items (up to 32 bytes): the kernel hashes each item's digest (same words, same bytes as the naive
+    sketch on the digests), and the unbiased estimates of long words that share their first 8 bytes hold."""
+    from ldpnum.heavy.items import encode_items, item_digests
+
+    words = ["internationalisation", "international", "internationale", "https://example.org/" + "x" * 12]
+    shares = [0.4, 0.3, 0.2, 0.1]
+    x = np.random.default_rng(18).choice(words, 12_000, p=shares).tolist()
+    key = naive.sketch_key_bytes(0)
+    m = ldp.CountMeanSketch(4.0, width=256, hashes=256, item_bits=256)
+    values = m.prepare_values(x[:50])
+    assert np.array_equal(values, item_digests(encode_items(x[:50], 256)[0], 256))
+    raw = np.random.default_rng(2).bit_generator.random_raw(50 * m.words_per_record)
+    out = m._allocate_reports(50)
+    m._run_kernel(values, raw, out)
+    u = m.plan.bits
+    want = naive.count_mean_sketch(values, key, m.hashes, m.width, u.lane_bits, u.t_other, u.t_true, raw, None)
+    np.testing.assert_array_equal(out, want.astype(out.dtype))
+    for variant in ("cms", "hcms"):
+        m = ldp.CountMeanSketch(4.0, width=256, hashes=256, item_bits=256, variant=variant)
+        est = m.estimate_frequencies(m.privatize(x, rng=19), candidates=words + ["international airport"])
+        assert est.items[:4] == tuple(words)
+        truth = np.array([x.count(w) for w in est.items]) / len(x)
+        assert np.all(np.abs(est.frequencies - truth) < 4.5 * est.standard_errors)
+    short = ldp.CountMeanSketch(4.0)  # what 64 bits could not tell apart
+    with pytest.raises(ValueError, match="encodes to the same 64-bit word"):
+        short.estimate_frequencies(short.empty_aggregate(), candidates=words[:2])
+
+
+def test_long_items_bad_input_before_any_draw(monkeypatch):
+    from ldpnum import _random
+
+    with pytest.raises(ValueError, match=r"item_bits must be in \[1, 256\]; got 257"):
+        ldp.CountMeanSketch(2.0, item_bits=257)
+    with pytest.raises(ValueError, match="bytes items need item_bits a multiple of 8"):
+        ldp.CountMeanSketch(2.0, item_bits=130, item_type="bytes")
+    monkeypatch.setattr(_random.WordSource, "draw", lambda self, n: pytest.fail("words drawn for a bad input"))
+    with pytest.raises(ValueError, match=r"2\*\*item_bits = 2\*\*130; 1 item\(s\) are not, first at index 2"):
+        ldp.CountMeanSketch(2.0, item_bits=130, item_type="uint").privatize([1, 2, 2**130], rng=0)

@@ -134,7 +134,7 @@ def test_pandas_pyarrow_strings_with_truncation_and_unicode():
     with pytest.warns(TruncationWarning):
         words, kind, cut = encode_items(s, 32)
     assert cut == 2
-    assert decode_items(words, kind, 32) == ["naï", "x", "日"]
+    assert decode_items(words, kind, 32) == ["naï", "x", "日\ufffd"]
 
 
 # -- truncation ---------------------------------------------------------------------------------------------
@@ -186,11 +186,24 @@ def test_truncate_false_raises_instead_and_names_count_and_first_index():
         encode_items(np.array([b"abc"]), 16, truncate=False)
 
 
-def test_truncation_inside_a_multibyte_character_drops_it_when_decoding():
+def test_truncation_inside_a_multibyte_character_decodes_to_a_replacement_mark():
     with pytest.warns(TruncationWarning):
         words, kind, _ = encode_items(["aé", "€uro"], 16)  # é = c3 a9, € = e2 82 ac
     assert words.tolist() == [0x61C3, 0xE282]
-    assert decode_items(words, kind, 16) == ["a", ""]
+    assert decode_items(words, kind, 16) == ["a\ufffd", "\ufffd"]
+
+
+def test_societe_cut_inside_its_last_character_is_marked_not_silently_shortened():
+    # "société" is 9 bytes of UTF-8 (é = c3 a9): 64 bits cut the last é after its first byte; 48 bits end on a
+    # character boundary ("socié", 6 bytes), so nothing is marked there.
+    with pytest.warns(TruncationWarning):
+        w64, kind, _ = encode_items(["société"], 64)
+    assert decode_items(w64, kind, 64) == ["sociét\ufffd"]
+    with pytest.warns(TruncationWarning):
+        w48, kind, _ = encode_items(["société"], 48)
+    assert decode_items(w48, kind, 48) == ["socié"]
+    w72, kind, _ = encode_items(["société"], 72)
+    assert decode_items(w72, kind, 72) == ["société"]
 
 
 def test_decoding_a_word_no_string_encodes_replaces_interior_bad_bytes():
@@ -250,7 +263,7 @@ def test_ints_too_wide_for_a_narrow_width_are_refused_not_truncated():
         encode_items(np.array([256, 3], dtype=np.uint16), 8)
 
 
-@pytest.mark.parametrize("bits, exc", [(0, ValueError), (65, ValueError), (-8, ValueError), (8.0, TypeError),
+@pytest.mark.parametrize("bits, exc", [(0, ValueError), (257, ValueError), (-8, ValueError), (8.0, TypeError),
                                        (True, TypeError), ("64", TypeError), (None, TypeError)])
 def test_bad_item_bits(bits, exc):
     with pytest.raises(exc, match="item_bits"):
@@ -332,32 +345,32 @@ def _numpy_route(values, bits):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TruncationWarning)
         words, cut, _ = items_module._bytes_words(encoded, bits, "items", "bytes", True)
-    return words.tolist(), cut
+    return items_module.words_to_ints(words), cut
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.binary(max_size=12), min_size=1, max_size=30), st.sampled_from([8, 16, 40, 64]))
+@given(st.lists(st.binary(max_size=40), min_size=1, max_size=30), st.sampled_from([8, 16, 40, 64, 72, 136, 256]))
 def test_compiled_bytes_pass_matches_the_numpy_route_and_the_definition(blobs, bits):
     arr = np.empty(len(blobs), dtype=object)
     arr[:] = blobs
     words, kind, cut, first = items_module._object_words(arr, bits)
-    assert kind == "bytes"
-    assert (words.tolist(), cut) == _numpy_route(blobs, bits)
-    assert words.tolist() == [_naive_bytes_word(b, bits) for b in blobs]
+    assert kind == "bytes" and words.shape == ((len(blobs),) if bits <= 64 else (len(blobs), -(-bits // 64)))
+    assert (items_module.words_to_ints(words), cut) == _numpy_route(blobs, bits)
+    assert items_module.words_to_ints(words) == [_naive_bytes_word(b, bits) for b in blobs]
     long = [i for i, b in enumerate(blobs) if len(b) > bits // 8 and b[bits // 8] != 0]
     assert first == (long[0] if long else -1)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(no_nul_text | st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)),
-                                      min_size=9, max_size=14), min_size=1, max_size=30),
-       st.sampled_from([8, 24, 64]))
+                                      min_size=9, max_size=40), min_size=1, max_size=30),
+       st.sampled_from([8, 24, 64, 96, 256]))
 def test_compiled_str_pass_matches_the_numpy_route_for_unicode(strings, bits):
     arr = np.empty(len(strings), dtype=object)
     arr[:] = strings
     words, kind, cut, _ = items_module._object_words(arr, bits)
     assert kind == "str"
-    assert (words.tolist(), cut) == _numpy_route(strings, bits)
+    assert (items_module.words_to_ints(words), cut) == _numpy_route(strings, bits)
 
 
 def test_compiled_pass_reads_strided_and_read_only_arrays():
@@ -367,6 +380,8 @@ def test_compiled_pass_reads_strided_and_read_only_arrays():
     for view in (base, base[::2], base[::-1], base[1::3]):
         words = items_module._object_words(view, 64)[0]
         assert words.tolist() == [_naive_bytes_word(b, 64) for b in view]
+        wide = items_module._object_words(view, 72)[0]
+        assert items_module.words_to_ints(wide) == [_naive_bytes_word(b, 72) for b in view]
 
 
 @pytest.mark.parametrize("values", [
@@ -456,7 +471,7 @@ def test_check_words_is_the_one_check_of_encoded_items_read_back():
     with pytest.raises(TypeError, match=r"candidates must be unsigned integers; 1 are not, first at index 0"):
         check_words([None], 8, name="candidates")
     with pytest.raises(ValueError, match="item_bits"):
-        check_words([1], 65)
+        check_words([1], 257)
 
 
 def test_a_prefix_protocols_truncation_warning_points_at_the_callers_line():
@@ -467,3 +482,107 @@ def test_a_prefix_protocols_truncation_warning_points_at_the_callers_line():
         m.privatize(["abcdef", "ab"], rng=0)
     cut = [r for r in rec if issubclass(r.category, ldp.TruncationWarning)]
     assert len(cut) == 1 and cut[0].filename == __file__, [(r.category, r.filename) for r in rec]
+
+
+# -- items wider than 64 bits ---------------------------------------------------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=32),
+                max_size=12), st.sampled_from([72, 128, 200, 256]))
+def test_long_str_round_trip_and_the_definition(strings, bits):
+    fits = [s for s in strings if len(s.encode()) <= bits // 8]
+    words, kind, cut = encode_items(fits, bits)
+    assert kind == "str" and cut == 0 and words.shape == (len(fits), -(-bits // 64)) and words.dtype == np.uint64
+    assert items_module.words_to_ints(words) == [_naive_bytes_word(s.encode(), bits) for s in fits]
+    assert decode_items(words, kind, bits) == fits
+    assert decode_items(items_module.words_to_ints(words), kind, bits) == fits  # Python ints are accepted too
+
+
+def test_long_bytes_and_int_round_trip_with_each_route():
+    blobs = [bytes(range(1, 33)), b"\x00" * 5 + b"id", b"x" * 9]
+    for container in (blobs, np.array(blobs, dtype="S32"), np.array(blobs, dtype=object)):
+        words, kind, cut = encode_items(container, 256)
+        assert kind == "bytes" and cut == 0 and words.shape == (3, 4)
+        assert decode_items(words, kind, 256) == blobs
+    ints = [0, 2**64, 2**200 + 12345, 2**256 - 1]
+    words, kind, _ = encode_items(ints, 256)
+    assert words.shape == (4, 4) and words[1].tolist() == [0, 0, 1, 0] and decode_items(words, kind, 256) == ints
+    small = np.array([3, 2**64 - 1], np.uint64)  # a NumPy array at a wide width: the low word of each row
+    words, _, _ = encode_items(small, 100)
+    assert words.tolist() == [[0, 3], [0, 2**64 - 1]] and decode_items(words, "uint", 100) == [3, 2**64 - 1]
+
+
+def test_a_long_item_keeps_the_prefixes_of_the_narrow_encoding():
+    # The value is the same integer whatever the storage: the top 64 bits of a 256-bit item are its 64-bit word.
+    text = ["aéroport Charles-de-Gaulle", "Zürich"]
+    wide, _, _ = encode_items(text, 256)
+    with pytest.warns(TruncationWarning):
+        narrow, _, _ = encode_items(text, 64)
+    assert [v >> 192 for v in items_module.words_to_ints(wide)] == narrow.tolist()
+
+
+def test_long_items_bad_input_one_clear_error_before_anything():
+    with pytest.raises(ValueError, match=r"item_bits must be in \[1, 256\]; got 257"):
+        encode_items(["a"], 257)
+    with pytest.raises(ValueError, match=r"bytes items need item_bits a multiple of 8.*item_bits=100"):
+        encode_items([b"a"], 100)
+    with pytest.raises(ValueError, match=r"2\*\*item_bits = 2\*\*256; 1 item\(s\) are not, first at index 1"):
+        encode_items([1, 2**256, 5], 256)
+    with pytest.raises(ValueError, match=r"2\*\*item_bits = 2\*\*70; 1 item\(s\) are not, first at index 0"):
+        encode_items([2**70], 70)
+    with pytest.raises(ValueError, match="first at index 1.*33 bytes"):
+        encode_items(["a", "b" * 33], 256, truncate=False)
+    from ldpnum.heavy.items import check_words
+    with pytest.raises(ValueError, match=r"below 2\*\*item_bits = 2\*\*72; 1 are not, first at index 1"):
+        check_words(np.array([[0, 1], [256, 0]], np.uint64), 72)
+    with pytest.raises(ValueError, match=r"must be one-dimensional, or \(2, 2\) rows of words"):
+        check_words(np.zeros((2, 3), np.uint64), 72)
+    assert check_words([2**71], 72).tolist() == [[128, 0]]
+
+
+def test_item_digests_match_the_naive_siphash_and_keep_narrow_items():
+    import naive
+
+    key = b"".join(int(k).to_bytes(8, "little") for k in items_module.DIGEST_KEY)
+    words, _, _ = encode_items(["a" * 30, "a" * 29 + "b", ""], 256)
+    want = [naive.siphash13(key, b"".join(int(w).to_bytes(8, "little") for w in row)) for row in words.tolist()]
+    assert items_module.item_digests(words, 256).tolist() == want
+    narrow, _, _ = encode_items(["abc"], 64)
+    assert items_module.item_digests(narrow, 64) is narrow or items_module.item_digests(narrow, 64).tolist() == \
+        narrow.tolist()
+    # a prefix of at most 64 bits is the prefix itself; a longer one the digest of its words
+    v = items_module.words_to_ints(words)[0]
+    got = items_module.prefix_digests(words[:1].repeat(3, axis=0), 256, np.array([256 - 20, 192, 256 - 100]))
+    p100 = v >> 156
+    want100 = naive.siphash13(key, b"".join(((p100 >> s) & (2**64 - 1)).to_bytes(8, "little") for s in (64, 0)))
+    assert got.tolist() == [v >> 236, v >> 192, want100]
+
+
+def test_wide_candidates_admissibility_and_distinctness():
+    words, _, _ = encode_items(["naïve long word ok", "x"], 160)
+    bad = items_module.ints_to_words([0x61 << 80 | 0x62], 160)  # "\0...a\0b": a zero byte before a non-zero one
+    ok = items_module.admissible_prefixes(np.concatenate([words, bad]), 160, "str", 160)
+    assert ok.tolist() == [True, True, False]
+    with pytest.warns(TruncationWarning):
+        cw, _, _ = encode_items(["a" * 20 + "b", "a" * 20 + "c"], 160)
+    with pytest.raises(ValueError, match="candidate 1 .* encodes to the same 160-bit word as candidate 0"):
+        items_module.distinct_candidates(["a" * 20 + "b", "a" * 20 + "c"], cw, "str", 160)
+
+
+def test_naive_siphash13_is_cpythons_hash_of_bytes():
+    """The digest's reference, SipHash-1-3, against an independent implementation: CPython hashes bytes with it
+    (``sys.hash_info.algorithm``), under a zero key when ``PYTHONHASHSEED=0``."""
+    import os
+    import subprocess
+    import sys
+
+    import naive
+
+    if sys.hash_info.algorithm != "siphash13":
+        pytest.skip(f"this Python hashes with {sys.hash_info.algorithm}")
+    msgs = [b"abc", bytes(range(32)), "société".encode()]
+    out = subprocess.run([sys.executable, "-c", f"print([hash(m) for m in {msgs!r}])"], capture_output=True,
+                         text=True, env={**os.environ, "PYTHONHASHSEED": "0"}, check=True).stdout
+    want = [h - 2**64 if h >= 2**63 else h for h in (naive.siphash13(bytes(16), m) for m in msgs)]
+    assert eval(out) == want
+    assert naive.siphash(bytes(16), b"abc", 2, 4) != naive.siphash13(bytes(16), b"abc")  # negative control

@@ -205,7 +205,7 @@ def test_planted_heavy_hitters_are_recovered_within_four_standard_errors(cls):
 def test_bad_parameters(cls):
     for kwargs, exc in [(dict(top_k=0), ValueError), (dict(top_k=-3), ValueError), (dict(top_k=True), TypeError),
                         (dict(top_k=2.0), TypeError), (dict(item_bits=0), ValueError),
-                        (dict(item_bits=65), ValueError), (dict(item_bits="64"), TypeError),
+                        (dict(item_bits=257), ValueError), (dict(item_bits="64"), TypeError),
                         (dict(n_hashes=100), ValueError), (dict(n_hashes=0), ValueError),
                         (dict(g=1), ValueError), (dict(s=64), ValueError), (dict(groups=3), ValueError),
                         (dict(item_type="float"), ValueError), (dict(top_k=5, n_candidates=4), ValueError)]:
@@ -518,3 +518,97 @@ def test_default_hash_family_can_always_split():
         est = m.estimate_heavy_hitters(m.privatize(x, rng=4))
     assert est.items == (2**63 + 5, 77) and est.provenance["holdout"]["estimate_hashes"] == (1, 2)
     assert np.all(np.abs(est.frequencies - [0.6, 0.4]) <= 4 * est.standard_errors)
+
+
+# -- items wider than 64 bits ---------------------------------------------------------------------------------
+
+def test_wide_items_kernel_matches_the_naive_reference_at_every_level():
+    """200-bit items: levels up to 64 bits hash the prefix word, longer ones its SipHash digest (Python reference)."""
+    from ldpnum.heavy.items import DIGEST_KEY
+
+    m = ldp.PEM(3.0, item_bits=200, top_k=4, eta=8, n_hashes=16, item_type="uint")
+    assert max(m.prefix_lengths) == 200 and min(m.prefix_lengths) <= 64
+    p = m.plan
+    n = 2000
+    rng = np.random.default_rng(9)
+    items = [int.from_bytes(rng.bytes(25), "big") for _ in range(n)]
+    words = rng.bit_generator.random_raw(2 * n)
+    got = run_kernel(m, items, words)
+    ref = naive.prefix_reports(items, 200, p.lengths, p.n_hashes, p.hash_a, p.hash_b, p.g, p.grr.a_keep,
+                               p.grr.shift, words, DIGEST_KEY)
+    assert np.array_equal(got.astype(np.int64), ref)
+    j, _ = group_and_hash(m, got)
+    assert (p.lengths[j] > 64).any() and (p.lengths[j] <= 64).any()  # both kinds of level were exercised
+
+
+def test_wide_reports_are_exactly_epsilon_ldp_through_grr_plan():
+    """The plan of a 256-bit PEM: given the first word, GRR over [0, g) at the hashed prefix (or prefix digest)."""
+    epsilon = 2.0
+    m = ldp.PEM(epsilon, item_bits=256, top_k=2, n_hashes=8, item_type="uint")
+    grr = GRRPlan(m.g, *grr_keep_cells(epsilon, m.g))
+    rng = np.random.default_rng(4)
+    items = [int.from_bytes(rng.bytes(32), "big") for _ in range(6)] + [0, 2**256 - 1]
+    long_level = 0
+    for w in WORDS + [int(v) for v in rng.bit_generator.random_raw(40)]:
+        j, _ = m.plan.group_and_hash(w)
+        long_level += m.prefix_lengths[j] > 64
+        rows = [m.plan.exact_probabilities(v, w) for v in items]
+        check_exact_epsilon(rows, epsilon)
+        assert max_ratio(rows) <= grr.extreme_ratio()
+    assert long_level > 20
+    mutant = ldp.PEM(1.25 * epsilon, item_bits=256, top_k=2, n_hashes=8, g=m.g, item_type="uint")
+    with pytest.raises(PrivacyViolation, match="exceeds"):  # negative control
+        check_exact_epsilon([mutant.plan.exact_probabilities(v, WORDS[0]) for v in items], epsilon)
+
+
+LONG_NAMES = ["aéroport international Charles-de-Gaulle", "aéroport de Paris-Orly (ORY)",  # cut to 32 bytes
+              "Flughafen Zürich (ZRH)", "https://example.org/a/b/c?q=1", "société générale"]
+
+
+@pytest.mark.parametrize("cls,n", [(ldp.PEM, 120_000), (ldp.TreeHist, 200_000)])
+def test_planted_long_items_are_recovered_within_four_standard_errors(cls, n):
+    """256-bit str items (up to 32 bytes of UTF-8): every level runs, the planted items come back whole."""
+    import warnings
+
+    rng = np.random.default_rng(31)
+    shares = np.array([0.2, 0.16, 0.13, 0.1, 0.08])
+    which = rng.choice(6, n, p=np.append(shares, 1 - shares.sum()))
+    noise = [f"rare item {i:09d} with a long tail" for i in rng.integers(0, 10**9, n)]
+    x = [LONG_NAMES[k] if k < 5 else noise[i] for i, k in enumerate(which)]
+    m = cls(4.0, item_bits=256, top_k=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ldp.TruncationWarning)
+        est = m.estimate_heavy_hitters(m.privatize(x, rng=32))
+    cut = [s.encode()[:32].decode(errors="replace") for s in LONG_NAMES]
+    assert set(est.items) == set(cut)
+    truth = dict(zip(cut, np.bincount(which, minlength=6)[:5] / n))
+    z = [(f - truth[v]) / se for v, f, se in zip(est.items, est.frequencies, est.standard_errors)]
+    assert np.all(np.abs(z) < 4), z
+    assert len(est.provenance["prefix_lengths"]) == m.groups and m.prefix_lengths[-1] == 256
+
+
+def test_wide_items_bad_input_one_clear_error_before_any_draw(monkeypatch):
+    from ldpnum import _random
+
+    with pytest.raises(ValueError, match=r"item_bits must be in \[1, 256\]; got 257"):
+        ldp.PEM(2.0, item_bits=257)
+    with pytest.raises(ValueError, match="bytes items need item_bits a multiple of 8"):
+        ldp.TreeHist(2.0, item_bits=100, item_type="bytes")
+    m = ldp.PEM(2.0, item_bits=100, item_type="uint")
+    monkeypatch.setattr(_random.WordSource, "draw", lambda self, n: pytest.fail("words drawn for a bad input"))
+    with pytest.raises(ValueError, match=r"below 2\*\*item_bits = 2\*\*100; 1 item\(s\) are not, first at index 1"):
+        m.privatize([5, 2**100, 7], rng=0)
+    with pytest.raises(ValueError, match="first at index 0"):
+        ldp.PEM(2.0, item_bits=256).privatize(["x" * 33], rng=0, truncate=False)
+
+
+def test_planted_wide_integers_come_back_as_python_ints():
+    """200-bit uint items (ints above 2**64): found whole, decoded to Python ints, within 4 standard errors."""
+    a, b = 2**199 + 5, 2**150 + 7
+    x = [a] * 30_000 + [b] * 20_000 + list(range(10_000))
+    m = ldp.PEM(8.0, item_bits=200, top_k=2, item_type="uint")
+    est = m.estimate_heavy_hitters(m.privatize(x, rng=1))
+    assert est.items == (a, b) and all(type(v) is int for v in est.items)
+    truth = {a: 0.5, b: 1 / 3}
+    assert all(abs(f - truth[v]) < 4 * se for v, f, se in zip(est.items, est.frequencies, est.standard_errors))
+    assert set(est.provenance["candidate_words"][:2]) == {a, b}  # the words the clients encoded, as ints

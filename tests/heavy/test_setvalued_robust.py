@@ -75,9 +75,9 @@ def svsm_payload(stage, **fields):
     (7, TypeError, "payload JSON must be str or bytes; got int"),
     ('{"protocol": "svim", "stage": "1", "phase": "size", "params": {}}', TypeError,
      "payload stage must be an integer; got str '1'"),
-    ('{"protocol": "svim", "stage": 1, "phase": "size", "params": {}, "candidates": [1180591620717411303424]}',
-     ValueError, (r"payload candidates must be item words in \[0, 2\*\*64\); 1 are not, first at index 0 "
-                  r"\(1180591620717411303424\)")),
+    ('{"protocol": "svim", "stage": 1, "phase": "size", "params": {}, "candidates": [1852673427797059126777135760139006525652319754650249024631321344126610074238976]}',
+     ValueError, (r"payload candidates must be item words in \[0, 2\*\*256\); 1 are not, first at index 0 "
+                  r"\(18526734277970591267")),
     ('{"protocol": "svim", "stage": 1, "phase": "size", "params": {}, "candidates": [3, -1]}', ValueError,
      r"payload candidates .* first at index 1 \(-1\)"),
     ('{"protocol": "svim", "stage": 1, "phase": "size", "params": {}, "candidates": [3, "a"]}', TypeError,

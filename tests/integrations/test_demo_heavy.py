@@ -17,8 +17,8 @@ ROW = re.compile(r"^\s*(\d+)  (.+?)\s+(-?\d+\.\d{3}) ± (\d+\.\d{3})\s+(\d+|-)\s
 
 def naive_truth(people, nbytes=8):
     """Counts of the truncated items, straight from the definition: each word's first ``nbytes`` UTF-8 bytes,
-    decoded with an incomplete last character dropped; ranked by decreasing count, ties by item."""
-    c = Counter(w.encode("utf-8")[:nbytes].decode("utf-8", "ignore") for w in people)
+    decoded with an incomplete last character as a replacement mark; ranked by decreasing count, ties by item."""
+    c = Counter(w.encode("utf-8")[:nbytes].decode("utf-8", "replace") for w in people)
     return sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))
 
 

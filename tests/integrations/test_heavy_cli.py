@@ -192,8 +192,8 @@ def test_csv_words_that_look_like_numbers_or_na_stay_items(tmp_path, capsys):
     (["--epsilon", 0], "epsilon"),
     (["--epsilon", 25], "epsilon"),
     (["--top-k", 0], "--top-k must be at least 1; got 0"),
-    (["--item-bits", 65], "--item-bits must lie in [1, 64]; got 65"),
-    (["--item-bits", 0], "--item-bits must lie in [1, 64]; got 0"),
+    (["--item-bits", 257], "--item-bits must lie in [1, 256]; got 257"),
+    (["--item-bits", 0], "--item-bits must lie in [1, 256]; got 0"),
     (["--item-bits", 12], "needs --item-bits a multiple of 8"),
 ])
 def test_bad_arguments(files, capsys, extra, needle):

@@ -400,3 +400,26 @@ def test_ledger_charges_eps_inf_per_distinct_item():
     e1, e_inf = m.epsilon_report, m.epsilon_permanent
     want = [e_inf, e_inf + min(e_inf, 3 * e1), min(e_inf, 3 * e1) + e_inf]
     assert np.allclose(np.asarray(ledger.totals(), dtype=float), want)
+
+
+def test_long_items_share_their_first_bytes_and_are_told_apart():
+    """256-bit items: the Bloom filter hashes each item's digest, so long words sharing their first 8 bytes (one
+    64-bit word) are separate candidates, detected with their shares."""
+    m = ldp.RAPPOR(item_bits=256)
+    n = 30_000
+    long = ["aéroport international A", "aéroport international B", "aéroport international C"]
+    rng = np.random.default_rng(40)
+    which = rng.choice(4, n, p=[0.3, 0.2, 0.15, 0.35])
+    items = np.array([long[k] if k < 3 else f"someone else {i}" for i, k in enumerate(which)], dtype=object)
+    candidates = long + ["aéroport international D", "aéroport"]
+    est = m.estimate_frequencies(m.privatize(items.tolist(), keys=ldp.ClientKeys.generate(n, rng=41), rng=42),
+                                 candidates=candidates)
+    assert set(est.detected_items) == set(long)
+    frame = est.to_frame()
+    for item, f, se in zip(frame["item"], frame["frequency"], frame["standard_error"]):
+        if item in long:
+            assert abs(f - np.mean(items == item)) < 4 * se
+    with pytest.raises(ValueError, match="encodes to the same 64-bit word"):
+        ldp.RAPPOR().estimate_frequencies(ldp.RAPPOR().empty_aggregate(), candidates=long)
+    with pytest.raises(ValueError, match=r"item_bits must be in \[1, 256\]; got 264"):
+        ldp.RAPPOR(item_bits=264)
