@@ -15,7 +15,9 @@ a key (:class:`ldpnum.ClientKeys`, seeded), secure instantaneous randomness, ``p
 timed per round (client), ``aggregate`` + ``estimate_frequencies`` timed per round (server; median over rounds,
 JIT compile excluded by one untimed warm-up round), with the client's CPU time per round (``time.process_time``:
 every thread of this process) next to its wall time and the machine's 1-minute load average before and after each
-cell, so ratios taken under load can be read. MSE of the frequencies against the round's truth, averaged
+cell, so ratios taken under load can be read: the client column gives ldpnum's people/s over the peer's, and
+its CPU time per person over the peer's ("by CPU"; ldpnum's kernels run on both cores, the peer's loop on one, so
+on an idle machine the wall ratio would be about twice that). MSE of the frequencies against the round's truth, averaged
 over rounds, for the unbiased estimate and after norm-sub (multi-freq-ldpy's MI estimator clips negatives and
 renormalizes, so its MSE is comparable with norm-sub). Per-person ε: a :class:`ldpnum.PrivacyLedger` records every
 round of the first ``LEDGER_PEOPLE`` people (``record_longitudinal``); the table gives the median and largest
@@ -247,7 +249,13 @@ def table(records, n):
         if r["library"] == "ldpnum":
             mse_pp = f"{statistics.mean(r['mse_norm_sub']):.3g}"
             peer = peers.get((r["protocol"].split("(")[0].lower(), r["k"], r["eps_perm"]))
-            ratio = f" ({rate / (peer['people'] / peer['client_s_per_round']):,.0f}× peer)" if peer else ""
+            ratio = f" ({rate / (peer['people'] / peer['client_s_per_round']):,.0f}× peer" if peer else ""
+            if peer and r.get("client_cpu_s_per_round") and peer.get("client_cpu_s_per_round"):
+                # CPU per person, the peer's over ldpnum's: what the wall ratio would be if each got its cores
+                cpu_ratio = ((peer["client_cpu_s_per_round"] / peer["people"])
+                             / (r["client_cpu_s_per_round"] / r["people"]))
+                ratio += f"; {cpu_ratio:,.0f}× by CPU"
+            ratio += ")" if peer else ""
             eps = f"{r['eps_person_median']:.2f} / {r['eps_person_max']:.2f} ({r['eps_naive']:g})"
             closed = r["variance_closed_form"]
             mse = f"{statistics.mean(r['mse']):.3g}" + ("" if closed != closed else f" (closed form {closed:.3g})")
