@@ -13,7 +13,11 @@ MSE of the bucket histogram after clipping negatives and normalizing (what the p
 ldpnum: every longitudinal frequency oracle it has (L-GRR, L-OSUE, LOLOHA), each person with
 a key (:class:`ldpnum.ClientKeys`, seeded), secure instantaneous randomness, ``privatize(..., keys=, round=r)``
 timed per round (client), ``aggregate`` + ``estimate_frequencies`` timed per round (server; median over rounds,
-JIT compile excluded by one untimed warm-up round). MSE of the frequencies against the round's truth, averaged
+JIT compile excluded by one untimed warm-up round), with the client's CPU time per round (``time.process_time``:
+every thread of this process) next to its wall time and the machine's 1-minute load average before and after each
+cell, so ratios taken under load can be read: the client column gives ldpnum's people/s over the peer's, and
+its CPU time per person over the peer's ("by CPU"; ldpnum's kernels run on both cores, the peer's loop on one, so
+on an idle machine the wall ratio would be about twice that). MSE of the frequencies against the round's truth, averaged
 over rounds, for the unbiased estimate and after norm-sub (multi-freq-ldpy's MI estimator clips negatives and
 renormalizes, so its MSE is comparable with norm-sub). Per-person ε: a :class:`ldpnum.PrivacyLedger` records every
 round of the first ``LEDGER_PEOPLE`` people (``record_longitudinal``); the table gives the median and largest
@@ -34,6 +38,7 @@ Runs alone: ``python bench/longitudinal.py [--n 1e5] [--rounds 5] [--no-peers]``
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -75,12 +80,14 @@ def ldpnum_runs(values, k, rounds):
                 continue
             m.estimate_frequencies(m.aggregate(m.privatize(values[:50_000, 0], keys=keys[:50_000])))  # warm-up
             ledger = ldp.PrivacyLedger()
-            client, server, mse, mse_ns = [], [], [], []
+            client, client_cpu, server, mse, mse_ns = [], [], [], [], []
+            load_before = os.getloadavg()
             for r in range(rounds):
                 x = values[:, r]
-                t0 = time.perf_counter()
+                c0, t0 = time.process_time(), time.perf_counter()
                 reports = m.privatize(x, keys=keys, round=r)
-                t1 = time.perf_counter()
+                t1, c1 = time.perf_counter(), time.process_time()
+                client_cpu.append(c1 - c0)
                 agg = m.aggregate(reports)
                 est = m.estimate_frequencies(agg)
                 t2 = time.perf_counter()
@@ -97,14 +104,17 @@ def ldpnum_runs(values, k, rounds):
             records.append({"library": "ldpnum", "protocol": name, "k": k, "eps_perm": ep, "eps_1": RATIO * ep,
                             "people": n, "rounds_measured": rounds,
                             "client_s_per_round": statistics.median(client),
+                            "client_cpu_s_per_round": statistics.median(client_cpu),
+                            "load": [load_before[0], os.getloadavg()[0]],
                             "server_s_per_round": statistics.median(server),
                             "mse": mse, "mse_norm_sub": mse_ns, "variance_closed_form": float(np.mean(
                                 m.variance(np.bincount(values[:, 0], minlength=k) / n)) / n),
                             "eps_person_median": float(totals.median()), "eps_person_max": float(totals.max()),
                             "eps_naive": rounds * RATIO * ep})
             rec = records[-1]
-            print(f"  ldpnum {name} k={k} eps_inf={ep:g}: {n / rec['client_s_per_round']:,.0f} people/s client, "
-                  f"MSE {statistics.mean(mse):.3g}", flush=True)
+            print(f"  ldpnum {name} k={k} eps_inf={ep:g}: {n / rec['client_s_per_round']:,.0f} people/s client "
+                  f"({rec['client_cpu_s_per_round']:.3f} CPU s/round, load {rec['load'][0]:.1f} → "
+                  f"{rec['load'][1]:.1f}), MSE {statistics.mean(mse):.3g}", flush=True)
     return records
 
 
@@ -121,12 +131,14 @@ def dbitflip_runs(values, k, rounds):
         m = ldp.DBitFlip(ep, (0, k), buckets=min(BUCKETS, k), d=D_BITS, memoize=True, gamma=0.0)
         m.estimate_histogram(m.aggregate(m.privatize(values[:50_000, 0].astype(float), keys=keys[:50_000])))
         ledger = ldp.PrivacyLedger()
-        client, server, mse = [], [], []
+        client, client_cpu, server, mse = [], [], [], []
+        load_before = os.getloadavg()
         for r in range(rounds):
             x = values[:, r].astype(float)
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             reports = m.privatize(x, keys=keys, round=r)
-            t1 = time.perf_counter()
+            t1, c1 = time.perf_counter(), time.process_time()
+            client_cpu.append(c1 - c0)
             est = m.estimate_histogram(m.aggregate(reports))
             t2 = time.perf_counter()
             b = min(BUCKETS, k)
@@ -142,10 +154,14 @@ def dbitflip_runs(values, k, rounds):
         records.append({"library": "ldpnum", "protocol": f"DBitFlip(b={min(BUCKETS, k)}, d={D_BITS}, memoized)", "k": k,
                         "eps_perm": ep, "eps_1": m.epsilon, "people": n, "rounds_measured": rounds,
                         "client_s_per_round": statistics.median(client),
+                        "client_cpu_s_per_round": statistics.median(client_cpu),
+                        "load": [load_before[0], os.getloadavg()[0]],
                         "server_s_per_round": statistics.median(server), "mse": mse, "mse_norm_sub": mse,
                         "variance_closed_form": float("nan"), "eps_person_median": float(totals.median()),
                         "eps_person_max": float(totals.max()), "eps_naive": rounds * m.epsilon})
-        print(f"  ldpnum DBitFlip k={k} eps={ep:g}: {n / statistics.median(client):,.0f} people/s client", flush=True)
+        print(f"  ldpnum DBitFlip k={k} eps={ep:g}: {n / statistics.median(client):,.0f} people/s client "
+              f"({statistics.median(client_cpu):.3f} CPU s/round, load {load_before[0]:.1f} → "
+              f"{os.getloadavg()[0]:.1f})", flush=True)
     return records
 
 
@@ -216,31 +232,43 @@ def peer_runs(values, k, with_peers):
 
 
 def table(records, n):
-    lines = ["| library | protocol | k | ε∞ | ε1 | people | client people/s | server s/round | MSE (unbiased) | "
-             "MSE (norm-sub / peer's MI) at n | ε per person after the rounds: median / max (naive) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| library | protocol | k | ε∞ | ε1 | people | client people/s | client CPU µs/person | load (1 min) "
+             "before → after | server s/round | MSE (unbiased) | MSE (norm-sub / peer's MI) at n | "
+             "ε per person after the rounds: median / max (naive) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     # the peer's protocol names without "-" and "PM", case-folded: "L-OSUE" is LOSUE, "dBitFlipPM(...)" DBitFlip
     peers = {(r["protocol"].replace("-", "").replace("PM", "").split("(")[0].lower(), r["k"], r["eps_perm"]): r
              for r in records if r["library"] != "ldpnum" and "error" not in r}
     for r in records:
         if "error" in r:
             lines.append(f"| {r['library']} | {r.get('protocol', '')} | {r.get('k', '')} | {r.get('eps_perm', '')} | "
-                         f"error: {r['error']} |||||||")
+                         f"error: {r['error']} |||||||||")
             continue
         rate = r["people"] / r["client_s_per_round"]
         scaled = r["people"] / n
         if r["library"] == "ldpnum":
             mse_pp = f"{statistics.mean(r['mse_norm_sub']):.3g}"
             peer = peers.get((r["protocol"].split("(")[0].lower(), r["k"], r["eps_perm"]))
-            ratio = f" ({rate / (peer['people'] / peer['client_s_per_round']):,.0f}× peer)" if peer else ""
+            ratio = f" ({rate / (peer['people'] / peer['client_s_per_round']):,.0f}× peer" if peer else ""
+            if peer and r.get("client_cpu_s_per_round") and peer.get("client_cpu_s_per_round"):
+                # CPU per person, the peer's over ldpnum's: what the wall ratio would be if each got its cores
+                cpu_ratio = ((peer["client_cpu_s_per_round"] / peer["people"])
+                             / (r["client_cpu_s_per_round"] / r["people"]))
+                ratio += f"; {cpu_ratio:,.0f}× by CPU"
+            ratio += ")" if peer else ""
             eps = f"{r['eps_person_median']:.2f} / {r['eps_person_max']:.2f} ({r['eps_naive']:g})"
             closed = r["variance_closed_form"]
             mse = f"{statistics.mean(r['mse']):.3g}" + ("" if closed != closed else f" (closed form {closed:.3g})")
         else:
             mse_pp = f"{statistics.mean(r['mse']) * scaled:.3g}" + ("" if r["people"] == n else " (scaled)")
             ratio, eps, mse = "", "not memoized", "—"
+        cpu = r.get("client_cpu_s_per_round")
+        cpu = "—" if cpu is None else f"{cpu / r['people'] * 1e6:.3g}"
+        load = r.get("load")
+        load = "—" if load is None else f"{load[0]:.1f} → {load[1]:.1f}"
         lines.append(f"| {r['library']} | {r['protocol']} | {r['k']} | {r['eps_perm']:g} | {r['eps_1']:g} | "
-                     f"{r['people']:,} | {rate:,.0f}{ratio} | {r['server_s_per_round']:.3f} | {mse} | {mse_pp} | {eps} |")
+                     f"{r['people']:,} | {rate:,.0f}{ratio} | {cpu} | {load} | {r['server_s_per_round']:.3f} | "
+                     f"{mse} | {mse_pp} | {eps} |")
     return "\n".join(lines)
 
 

@@ -19,7 +19,9 @@ family imports it from here rather than from a sibling's private names:
 - generalized randomized response from one word (:class:`GRRPlan`, :func:`grr_keep_cells`,
   :func:`lie_shift`): GRR itself, local hashing, PEM/TreeHist, padding-and-sampling, SQKR;
 - Floyd's sampler with the kernels' 48-bit picks (:func:`floyd_weights`, :func:`floyd_distribution`): subset
-  selection and sampled dimensions.
+  selection and sampled dimensions;
+- a subset by its rank from one word (:func:`subsets_by_rank`, :func:`rank_distribution`): dBitFlip's sampled
+  buckets.
 
 References
 ----------
@@ -35,6 +37,7 @@ J. Bentley, R. Floyd, "A sample of brilliance", Comm. ACM 1987 (Floyd's sampling
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -53,7 +56,7 @@ if TYPE_CHECKING:
 __all__ = ["TWO48", "TWO53", "TWO64", "cell_count", "exp_lower", "binary_plan", "window_plan", "BinaryPlan",
            "WindowPlan", "uniform_count", "uniform_extremes", "grid_size", "shape_counts", "window_estimates",
            "GRRPlan", "grr_keep_cells", "lie_shift", "floyd_weights", "floyd_distribution", "is_prime", "next_prime",
-           "uniform_count64", "uniform_extremes64"]
+           "uniform_count64", "uniform_extremes64", "RANK_SUBSETS", "subsets_by_rank", "rank_distribution"]
 
 TWO53 = 2**53
 TWO48 = 2**48
@@ -152,14 +155,23 @@ class BinaryPlan:
         return {0: 1 - p1, 1: p1}
 
 
-def binary_plan(epsilon: float) -> BinaryPlan:
-    """Thresholds of the ε-LDP two-output randomizer (Warner's randomized response when u ∈ {0, 1})."""
+def binary_plan(epsilon: float, bits: int = 53) -> BinaryPlan:
+    """Thresholds of the ε-LDP two-output randomizer (Warner's randomized response when u ∈ {0, 1}).
+
+    On a ``2**bits`` grid (``bits ≤ 53``): ``t_lo = ceil(2**bits / (1 + E))``, ``t_hi = 2**bits - t_lo`` for ``E``
+    a rigorous lower bound of e^ε, returned scaled to the 2**53 grid of :class:`BinaryPlan` (multiplied by
+    ``2**(53 - bits)``), so its probabilities are exact as they are. With ``bits = 32`` a kernel draws the bit from
+    one 32-bit half ``h`` of a word as ``h < t >> 21``, two bits per word; the ratio then falls short of e^ε by a
+    relative ``(1 + e^ε)/2**32`` at most.
+    """
     e = exp_lower(epsilon)
-    t_lo = math.ceil(Fraction(TWO53) / (1 + e))
-    t_hi = TWO53 - t_lo
-    if not 0 < t_lo < t_hi < TWO53:
-        raise ValueError(f"epsilon={epsilon!r} is too small to separate the two outputs on a 2**53 grid")
-    return BinaryPlan(t_lo=t_lo, t_hi=t_hi)
+    grid = 1 << bits
+    t_lo = math.ceil(Fraction(grid) / (1 + e))
+    t_hi = grid - t_lo
+    if not 0 < t_lo < t_hi < grid:
+        raise ValueError(f"epsilon={epsilon!r} is too small to separate the two outputs on a 2**{bits} grid")
+    scale = 1 << (53 - bits)
+    return BinaryPlan(t_lo=t_lo * scale, t_hi=t_hi * scale)
 
 
 @dataclass(frozen=True)
@@ -462,3 +474,33 @@ def floyd_distribution(n: int, r: int) -> dict[int, Fraction]:
     """``{bitmask of indices: Fraction}``: the exact output distribution of the kernel's Floyd sampler."""
     scale = TWO48 ** r
     return {s: Fraction(w, scale) for s, w in floyd_weights(n, r).items()}
+
+
+#: Most subsets a kernel draws by their rank from one 64-bit word, looked up in a table of them all (≤ 512 KiB of
+#: codes; each subset's probability within a relative 2**-48 of uniform).
+RANK_SUBSETS = 1 << 16
+
+
+@lru_cache(maxsize=32)
+def subsets_by_rank(n: int, r: int) -> tuple[tuple[int, ...], ...]:
+    """Every ``r``-subset of ``0..n-1``, increasing, in lexicographic order: the subset of rank ``j`` is entry ``j``.
+
+    At most :data:`RANK_SUBSETS` of them (``C(n, r)``).
+    """
+    m = math.comb(n, r)
+    if m > RANK_SUBSETS:
+        raise ValueError(f"C({n}, {r}) = {m} subsets: more than the {RANK_SUBSETS} drawn by rank")
+    return tuple(itertools.combinations(range(n), r))
+
+
+@lru_cache(maxsize=32)
+def rank_distribution(n: int, r: int) -> dict[int, Fraction]:
+    """``{bitmask of indices: Fraction}``: the exact distribution of the kernels' ``r``-subset by rank.
+
+    The rank is ``floor(w·C(n, r)/2**64)`` of one uniform 64-bit word ``w`` (``mulhi64``), the subset entry
+    ``rank`` of :func:`subsets_by_rank`: subset ``j`` has probability :func:`uniform_count64` ``(j, C(n, r)) /
+    2**64``, within a relative ``C(n, r)/2**64 ≤ 2**-48`` of uniform.
+    """
+    subsets = subsets_by_rank(n, r)
+    m = len(subsets)
+    return {sum(1 << c for c in s): Fraction(uniform_count64(j, m), TWO64) for j, s in enumerate(subsets)}

@@ -15,6 +15,7 @@ compute the fast way. Sections, one per family:
   multidimensional sign mechanism.
 """
 
+import functools
 import itertools
 import math
 import os
@@ -1363,35 +1364,58 @@ def floyd_sorted(words, b, d):
 
 
 def d_bit_flip_code(bucket, sample, bit_words, t_lo, t_hi, width):
-    """One dBitFlip code: field ``t`` is ``sample[t] << 1 | bit`` at bit ``t·width``."""
+    """One dBitFlip code: field ``t`` is ``sample[t] << 1 | bit`` at bit ``t·width``; the bit of field ``t`` is
+    the low (``t`` even) or high (odd) 32-bit half of ``bit_words[t // 2]`` below ``t_hi >> 21`` (its bucket) or
+    ``t_lo >> 21`` (another)."""
     code = 0
     for t, j in enumerate(sample):
-        bit = int((int(bit_words[t]) >> 11) < (t_hi if j == bucket else t_lo))
+        word = int(bit_words[t // 2])
+        half = word >> 32 if t % 2 else word & 0xFFFFFFFF
+        bit = int(half < ((t_hi if j == bucket else t_lo) >> 21))
         code |= (j << 1 | bit) << (t * width)
     return code
 
 
+@functools.lru_cache(maxsize=8)
+def _subsets(b, d):
+    return list(itertools.combinations(range(b), d))
+
+
+def rank_sample(word, b, d):
+    """The ``d``-subset of ``0..b-1`` of rank ``floor(word·C(b, d)/2**64)`` in lexicographic order."""
+    subsets = _subsets(b, d)
+    return list(subsets[(int(word) * len(subsets)) >> 64])
+
+
+def d_bit_flip_sample(words, b, d):
+    """dBitFlip's sample from its words: by rank from one word when ``C(b, d) ≤ 2**16``, else Floyd's from ``d``."""
+    return rank_sample(words[0], b, d) if math.comb(b, d) <= 1 << 16 else floyd_sorted(words[:d], b, d)
+
+
 def d_bit_flip(x, low, high, b, d, t_lo, t_hi, words):
-    """One-shot dBitFlip reports: ``2d`` words per person, the sampler's ``d`` picks then the ``d`` bits."""
+    """One-shot dBitFlip reports: the sample's words (1 or ``d``), then ``ceil(d/2)`` words of bits, per person."""
     width = (b - 1).bit_length() + 1
+    n_sample = 1 if math.comb(b, d) <= 1 << 16 else d
+    c = n_sample + (d + 1) // 2
     out = []
     for i, v in enumerate(x):
         bucket = min(int(unit_value(v, low, high) * b), b - 1)
-        w = words[2 * d * i:2 * d * (i + 1)]
-        out.append(d_bit_flip_code(bucket, floyd_sorted(w[:d], b, d), w[d:], t_lo, t_hi, width))
+        w = words[c * i:c * (i + 1)]
+        out.append(d_bit_flip_code(bucket, d_bit_flip_sample(w, b, d), w[n_sample:], t_lo, t_hi, width))
     return out
 
 
 def memoized_d_bit_flip(x, low, high, b, d, t_lo, t_hi, t_gamma, key_bytes, sample_tweak, tweak, words):
-    """Memoized dBitFlip reports: the sample from keyed words of the person alone, the bits from keyed words of
-    their bucket, then each bit flipped with probability ``t_gamma/2**53`` from the person's ``d`` fresh words."""
+    """Memoized dBitFlip reports: the sample from keyed words of the person alone, the bits from ``ceil(d/2)`` keyed
+    words of their bucket, then each bit flipped with probability ``t_gamma/2**53`` from the person's ``d`` fresh
+    words."""
     width = (b - 1).bit_length() + 1
     out = []
     for i, v in enumerate(x):
         key = key_bytes[16 * i:16 * i + 16]
         bucket = min(int(unit_value(v, low, high) * b), b - 1)
-        sample = floyd_sorted(keyed_words(key, sample_tweak, 0, d), b, d)
-        code = d_bit_flip_code(bucket, sample, keyed_words(key, tweak, bucket, d), t_lo, t_hi, width)
+        sample = d_bit_flip_sample(keyed_words(key, sample_tweak, 0, d), b, d)
+        code = d_bit_flip_code(bucket, sample, keyed_words(key, tweak, bucket, (d + 1) // 2), t_lo, t_hi, width)
         if t_gamma:
             for t in range(d):
                 if (int(words[d * i + t]) >> 11) < t_gamma:

@@ -6,11 +6,13 @@ peer's client is called once per person per round (its API takes one value; it d
 the first-round (permanent) response is drawn afresh each round), then its MI aggregator estimates the round's
 frequencies. If a pilot round projects more than ``--max-seconds`` per round, the first people are used, sized to
 ``--target-seconds``. Output: JSON records with people used, client and server seconds per round (median), and the
-MSE of each measured round against that round's true frequencies.
+MSE of each measured round against that round's true frequencies, the client's CPU seconds per round
+(``time.process_time``) and the 1-minute load average before and after each cell.
 """
 
 import argparse
 import json
+import os
 import statistics
 import time
 
@@ -38,23 +40,23 @@ def dbitflip(k, b, d):
 
 def one_round_buckets(client, server, x, ep, k, b):
     """A dBitFlipPM round: MSE of the bucket histogram (bucket of v = floor(v·b/k))."""
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     reports = [client(v, ep, None) for v in x]
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     est = np.asarray(server(reports, ep, None), dtype=float)
     t2 = time.perf_counter()
     truth = np.bincount((x * b) // k, minlength=b) / len(x)
-    return t1 - t0, t2 - t1, float(np.mean((est - truth) ** 2))
+    return t1 - t0, t2 - t1, float(np.mean((est - truth) ** 2)), c1 - c0
 
 
 def one_round(client, server, x, ep, e1, k):
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     reports = [client(v, ep, e1) for v in x]
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     est = np.asarray(server(reports, ep, e1), dtype=float)
     t2 = time.perf_counter()
     truth = np.bincount(x, minlength=k) / len(x)
-    return t1 - t0, t2 - t1, float(np.mean((est - truth) ** 2))
+    return t1 - t0, t2 - t1, float(np.mean((est - truth) ** 2)), c1 - c0
 
 
 def main():
@@ -80,11 +82,14 @@ def main():
             one_round(client, server, pilot, ep, e1, args.k)
             per_person = (time.perf_counter() - t0) / len(pilot)
             used = n if per_person * n <= args.max_seconds else max(1000, int(args.target_seconds / per_person))
+            load_before = os.getloadavg()
             rows = [one_round(client, server, values[:used, r], ep, e1, args.k)
                     for r in range(min(args.rounds, total_rounds))]
             records.append({"library": "multi-freq-ldpy 0.2.5", "protocol": name, "k": args.k, "eps_perm": ep,
                             "eps_1": e1, "people": used, "rounds_measured": len(rows),
                             "client_s_per_round": statistics.median(r[0] for r in rows),
+                            "client_cpu_s_per_round": statistics.median(r[3] for r in rows),
+                            "load": [load_before[0], os.getloadavg()[0]],
                             "server_s_per_round": statistics.median(r[1] for r in rows),
                             "mse": [r[2] for r in rows]})
             print(f"  peer {name} k={args.k} eps_inf={ep:g}: {used:,} people, "
@@ -98,11 +103,14 @@ def main():
             one_round_buckets(client, server, pilot, ep, args.k, b)
             per_person = (time.perf_counter() - t0) / len(pilot)
             used = n if per_person * n <= args.max_seconds else max(1000, int(args.target_seconds / per_person))
+            load_before = os.getloadavg()
             rows = [one_round_buckets(client, server, values[:used, r], ep, args.k, b)
                     for r in range(min(args.rounds, total_rounds))]
             records.append({"library": "multi-freq-ldpy 0.2.5", "protocol": f"dBitFlipPM(b={b}, d={d})",
                             "k": args.k, "eps_perm": ep, "eps_1": ep, "people": used, "rounds_measured": len(rows),
                             "client_s_per_round": statistics.median(r[0] for r in rows),
+                            "client_cpu_s_per_round": statistics.median(r[3] for r in rows),
+                            "load": [load_before[0], os.getloadavg()[0]],
                             "server_s_per_round": statistics.median(r[1] for r in rows),
                             "mse": [r[2] for r in rows]})
             print(f"  peer dBitFlipPM k={args.k} eps={ep:g}: {used:,} people", flush=True)

@@ -11,6 +11,10 @@ Words of record ``i``: ``c = n_bytes · lane_bits / 8`` of them, fixed whatever 
 (or four) lanes at a time with the same SWAR comparisons; on 16-bit lanes each lane is compared once, with the
 threshold its input bit selects (:func:`lane_choice16_inline`). Padding bits of the last byte are zero.
 
+**Keyed unary encoding** (:func:`keyed_unary_kernel`, the permanent layer of L-OSUE): OUE's
+:func:`~ldpnum._kernels.client_unary.unary_kernel` on each person's keyed words, derived as they are used (no array
+of words): the same words and so the same permanent reports.
+
 **Seeded GRR** (:func:`seeded_grr_kernel`, both layers of LOLOHA). One word per record: GRR over ``[0, g)``
 (:func:`~ldpnum._kernels.client_grr.grr_inline`) of the person's hashed value, written under the seed bits of
 their local-hashing report (``seed & SEED_MASK | y``, the layout of
@@ -22,7 +26,9 @@ import numpy as np
 from ._jit import jit, prange
 from .client_grr import grr_inline
 from .client_hashing import SEED_MASK
-from .client_unary import H16, below8_inline, below16_inline, below32_inline
+from .client_keyed import siphash24_last_inline, siphash24_prefix_inline
+from .client_unary import (H16, below8_inline, below16_inline, below32_inline, byte16_inline, byte32_inline,
+                           true_bit_inline)
 
 U1 = np.uint64(1)
 U2 = np.uint64(2)
@@ -97,6 +103,44 @@ def bit_flip_kernel(bits, lane_bits, t0_all, t0_low, t1_all, t1_low, tail_mask, 
                         | (below32_inline(words[b + U3], t0_all) << U6))
                 out[i, j] = flip_byte_inline(np.uint64(bits[i, j]), one, zero)
         out[i, nb - U1] &= tail_mask
+
+
+@jit(parallel=True)
+def keyed_unary_kernel(keys, tweak, values, k, lane_bits, t_all, t_low, t_true, out):
+    """OUE's :func:`~ldpnum._kernels.client_unary.unary_kernel` of each value on its person's keyed words.
+
+    Word ``j`` of person ``i`` is ``SipHash-2-4_{keys[i]}(tweak ‖ values[i] ‖ j)``, as
+    :func:`~ldpnum._kernels.client_keyed.keyed_words_kernel` derives it (the state after ``tweak ‖ values[i]``
+    once per person). Word 0 decides the value's own bit, words ``1 + lane_bits/8·b ..`` byte ``b``'s lanes. Writing and reading
+    the ``1 + ceil(k/8)·lane_bits/8`` words per person through memory cost more than hashing them (k = 1024: 1 KiB
+    per person).
+    """
+    n_bytes = out.shape[1]
+    tail = k & 7
+    tail_mask = np.uint8((1 << tail) - 1) if tail else np.uint8(0xFF)
+    nb = np.uint64(n_bytes)
+    for ii in prange(values.shape[0]):
+        i = np.uint64(ii)
+        v = values[i]
+        v0, v1, v2, v3 = siphash24_prefix_inline(keys[i, np.uint64(0)], keys[i, U1], tweak, np.uint64(v))
+        if lane_bits == 8:
+            for jj in range(n_bytes):
+                j = np.uint64(jj)
+                out[i, j] = np.uint8(below8_inline(siphash24_last_inline(v0, v1, v2, v3, U1 + j), t_all, t_low))
+        elif lane_bits == 16:
+            for jj in range(n_bytes):
+                b = U1 + U2 * np.uint64(jj)
+                out[i, np.uint64(jj)] = byte16_inline(siphash24_last_inline(v0, v1, v2, v3, b),
+                                                      siphash24_last_inline(v0, v1, v2, v3, b + U1), t_all, t_low)
+        else:
+            for jj in range(n_bytes):
+                b = U1 + U4 * np.uint64(jj)
+                out[i, np.uint64(jj)] = byte32_inline(
+                    siphash24_last_inline(v0, v1, v2, v3, b), siphash24_last_inline(v0, v1, v2, v3, b + U1),
+                    siphash24_last_inline(v0, v1, v2, v3, b + U2), siphash24_last_inline(v0, v1, v2, v3, b + U3),
+                    t_all)
+        out[i, nb - U1] &= tail_mask
+        true_bit_inline(out, i, v, siphash24_last_inline(v0, v1, v2, v3, np.uint64(0)), t_true)
 
 
 @jit(parallel=True)

@@ -1,21 +1,27 @@
 """Client kernels of dBitFlip (Numba, design rule R6): bucketize, sample ``d`` buckets, one bit per sampled bucket.
 
 A report is one ``uint64`` code: the ``d`` sampled buckets in increasing order, each with its bit, field ``t`` at
-bits ``[t·w, (t + 1)·w)`` holding ``bucket << 1 | bit`` (``w = bit_length(buckets - 1) + 1``). The sampler is
-Floyd's algorithm with the kernels' 48-bit picks (the sampler of subset selection and sampled dimensions), one
-word per pick, so its exact distribution is :func:`ldpnum.plans.floyd_distribution`; the bits are the
-two-output randomizer's integer events (``client_numeric.bernoulli_inline``). Only the words decide the sampled
-buckets, never the value, and every record does the same work whatever its value.
+bits ``[t·w, (t + 1)·w)`` holding ``bucket << 1 | bit`` (``w = bit_length(buckets - 1) + 1``).
+
+The sample. When there are at most 2**16 subsets (``M = C(buckets, d)``), it is the subset of rank
+``floor(word·M/2**64)`` (one word, ``mulhi64``), looked up in a table of every subset's fields
+(:func:`ldpnum.plans.subsets_by_rank`), its exact distribution :func:`ldpnum.plans.rank_distribution`. Beyond that it
+is Floyd's algorithm with the kernels' 48-bit picks, one word per pick, exactly
+:func:`ldpnum.plans.floyd_distribution`. The bits are integer events on 32-bit halves of
+words, two bits per word (field ``t`` reads the low half of word ``t >> 1`` when ``t`` is even, the high half when
+it is odd; threshold ``t_32 = t >> 21`` of a :func:`ldpnum.plans.binary_plan` on a 2**32 grid). Only the words
+decide the sampled buckets, never the value, and every record does the same work whatever its value.
 """
 
 import numpy as np
 
 from ._jit import jit, prange
 from .client_keyed import siphash24_last_inline, siphash24_prefix_inline
-from .client_numeric import bernoulli_inline, uniform_inline, unit_inline
+from .client_numeric import M32, U32, bernoulli_inline, mulhi64_inline, uniform_inline, unit_inline
 
 U0 = np.uint64(0)
 U1 = np.uint64(1)
+U2 = np.uint64(2)
 
 
 @jit(parallel=True)
@@ -77,13 +83,20 @@ def keyed_sample_kernel(keys, tweak, b, d, col, out):
             floyd_insert_inline(out, ii, col, t, b - d + t, out[ii, col + t])
 
 
+@jit(inline=True)
+def half_bit_inline(word, t, threshold):
+    """Bit ``t`` of a pair from one word: its low 32-bit half (``t`` even) or high half (odd) below ``threshold``."""
+    half = (word >> U32) if t & 1 else (word & M32)
+    return U1 if half < threshold else U0
+
+
 @jit(parallel=True)
 def bit_flip_kernel(buckets, samples, t_lo, t_hi, width, words, c, offset, out):
-    """The report code of each record, one field per sampled bucket.
+    """The report code of each record from its sampled buckets (Floyd's sample), one field per bucket.
 
-    For its sampled bucket ``j_t`` (``samples[i, t]``, sorted) the bit is 1 with probability ``t_hi / 2**53`` if
-    ``j_t`` is the record's bucket, else ``t_lo / 2**53`` (word ``c·i + offset + t``); field ``t`` of the code is
-    ``j_t << 1 | bit`` at bit ``t·width``.
+    For its sampled bucket ``j_t`` (``samples[i, t]``, sorted) the bit is 1 with probability ``t_hi / 2**32`` if
+    ``j_t`` is the record's bucket, else ``t_lo / 2**32`` (:func:`half_bit_inline` of word ``c·i + offset + t//2``);
+    field ``t`` of the code is ``j_t << 1 | bit`` at bit ``t·width``.
     """
     d = samples.shape[1]
     for i in prange(buckets.shape[0]):
@@ -91,10 +104,67 @@ def bit_flip_kernel(buckets, samples, t_lo, t_hi, width, words, c, offset, out):
         code = np.uint64(0)
         for t in range(d):
             j = samples[i, t]
-            threshold = t_hi if j == v else t_lo
-            bit = 1 if bernoulli_inline(words[c * i + offset + t], threshold) else 0
-            code |= np.uint64(j * 2 + bit) << np.uint64(t * width)
+            bit = half_bit_inline(words[c * i + offset + (t >> 1)], t, t_hi if j == v else t_lo)
+            code |= (np.uint64(j) * U2 + bit) << np.uint64(t * width)
         out[i] = code
+
+
+@jit(inline=True)
+def pair_bits_inline(sample, v, s, d, width, word, t_lo, t_hi):
+    """The bits of fields ``2s`` and ``2s + 1`` (if ``< d``) of a sample's code, from one word, in place.
+
+    ``sample`` is the code with every field ``j_t << 1``; field ``t``'s bit is :func:`half_bit_inline` at ``t_hi``
+    if its bucket is the record's bucket ``v``, else ``t_lo``.
+    """
+    mask = (U1 << np.uint64(width - 1)) - U1
+    bits = U0
+    for t in range(2 * s, min(2 * s + 2, d)):
+        shift = np.uint64(t * width)
+        j = (sample >> (shift + U1)) & mask
+        bits |= half_bit_inline(word, t, t_hi if j == v else t_lo) << shift
+    return bits
+
+
+@jit(parallel=True)
+def rank_bit_flip_kernel(buckets, words, c, table, d, t_lo, t_hi, width, out):
+    """The report code of each record, its sample by rank from word ``c·i``, its bits from the words after it.
+
+    Word ``c·i + 1 + s`` holds the bits of fields ``2s, 2s + 1``. The rank ``r = floor(word·M/2**64)`` of the ``M`` samples of ``table`` (each sample's code with every field
+    ``j_t << 1``, in the order of :func:`ldpnum.plans.subsets_by_rank`), then :func:`pair_bits_inline`.
+    """
+    m = np.uint64(table.shape[0])
+    cu = np.uint64(c)
+    for ii in prange(buckets.shape[0]):
+        base = cu * np.uint64(ii)
+        v = np.uint64(buckets[ii])
+        sample = table[mulhi64_inline(words[base], m)]
+        code = sample
+        for s in range((d + 1) // 2):
+            code |= pair_bits_inline(sample, v, s, d, width, words[base + U1 + np.uint64(s)], t_lo, t_hi)
+        out[ii] = code
+
+
+@jit(parallel=True)
+def keyed_rank_bit_flip_kernel(keys, sample_tweak, tweak, buckets, table, d, t_lo, t_hi, width, out):
+    """:func:`rank_bit_flip_kernel` on each person's keyed words, derived as they are used (no array of words).
+
+    The rank from ``SipHash-2-4_{keys[i]}(sample_tweak ‖ 0 ‖ 0)`` (the person alone: the same sample for every
+    bucket), the bits of fields ``2s, 2s + 1`` from ``SipHash-2-4_{keys[i]}(tweak ‖ bucket_i ‖ s)``: the words
+    :func:`~ldpnum._kernels.client_keyed.keyed_words_kernel` derives.
+    """
+    m = np.uint64(table.shape[0])
+    for ii in prange(buckets.shape[0]):
+        i = np.uint64(ii)
+        k0, k1 = keys[i, U0], keys[i, U1]
+        v = np.uint64(buckets[ii])
+        s0, s1, s2, s3 = siphash24_prefix_inline(k0, k1, sample_tweak, U0)
+        sample = table[mulhi64_inline(siphash24_last_inline(s0, s1, s2, s3, U0), m)]
+        v0, v1, v2, v3 = siphash24_prefix_inline(k0, k1, tweak, v)
+        code = sample
+        for s in range((d + 1) // 2):
+            code |= pair_bits_inline(sample, v, s, d, width, siphash24_last_inline(v0, v1, v2, v3, np.uint64(s)),
+                                     t_lo, t_hi)
+        out[ii] = code
 
 
 @jit(parallel=True)

@@ -68,6 +68,31 @@ def below32_inline(x, t):
     return lo | hi
 
 
+@jit(inline=True)
+def byte16_inline(w0, w1, t_all, t_low):
+    """One output byte from two words of four 16-bit lanes each (bits 0-3 from ``w0``, 4-7 from ``w1``)."""
+    return np.uint8(below16_inline(w0, t_all, t_low) | (below16_inline(w1, t_all, t_low) << U4))
+
+
+@jit(inline=True)
+def byte32_inline(w0, w1, w2, w3, t):
+    """One output byte from four words of two 32-bit lanes each."""
+    return np.uint8(below32_inline(w0, t) | (below32_inline(w1, t) << U2) | (below32_inline(w2, t) << U4)
+                    | (below32_inline(w3, t) << U6))
+
+
+@jit(inline=True)
+def true_bit_inline(out, i, v, word, t_true):
+    """Bit ``v`` of row ``i`` (``v ≥ 0``; ``-1``: unknown, left alone) set with probability ``t_true / 2**53``."""
+    if v >= 0:
+        j = np.uint64(v >> 3)
+        m = np.uint8(1 << (v & 7))
+        if bernoulli_inline(word, t_true):
+            out[i, j] |= m
+        else:
+            out[i, j] &= ~m
+
+
 @jit(parallel=True)
 def unary_kernel(values, k, lane_bits, t_all, t_low, t_true, words, out):
     """Unary encoding of each value (``-1``: unknown, every bit at the "other" probability).
@@ -93,22 +118,10 @@ def unary_kernel(values, k, lane_bits, t_all, t_low, t_true, words, out):
         elif lane_bits == 16:
             for jj in range(n_bytes):
                 b = base + U2 * np.uint64(jj)
-                lo = below16_inline(words[b], t_all, t_low)
-                hi = below16_inline(words[b + U1], t_all, t_low)
-                out[i, np.uint64(jj)] = np.uint8(lo | (hi << U4))
+                out[i, np.uint64(jj)] = byte16_inline(words[b], words[b + U1], t_all, t_low)
         else:
             for jj in range(n_bytes):
                 b = base + U4 * np.uint64(jj)
-                r = (below32_inline(words[b], t_all) | (below32_inline(words[b + U1], t_all) << U2)
-                     | (below32_inline(words[b + U2], t_all) << U4)
-                     | (below32_inline(words[b + U3], t_all) << U6))
-                out[i, np.uint64(jj)] = np.uint8(r)
+                out[i, np.uint64(jj)] = byte32_inline(words[b], words[b + U1], words[b + U2], words[b + U3], t_all)
         out[i, nb - U1] &= tail_mask
-        v = values[i]
-        if v >= 0:
-            j = np.uint64(v >> 3)
-            m = np.uint8(1 << (v & 7))
-            if bernoulli_inline(words[head], t_true):
-                out[i, j] |= m
-            else:
-                out[i, j] &= ~m
+        true_bit_inline(out, i, values[i], words[head], t_true)

@@ -257,7 +257,8 @@ def keyed_words(keys: ClientKeys, tweak: Any, memo: Any, words_per_record: int) 
     words_per_record : int
         Words each person's permanent randomizer consumes.
     """
-    memo = np.ascontiguousarray(memo, dtype=np.uint64)
+    memo = np.ascontiguousarray(memo, dtype=np.uint64).view()
+    memo.flags.writeable = False  # read-only whatever the caller's array: one compiled signature
     c = int(words_per_record)
     if memo.ndim != 1 or memo.shape[0] != len(keys):
         raise ValueError(f"memoized values: expected {len(keys)}, one per key; got shape {memo.shape}")

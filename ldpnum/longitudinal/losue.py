@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from .._kernels import client_longitudinal, client_unary
+from .._kernels import client_longitudinal
 from .._kernels._jit import launch
 from ..frequency.unary import OUE, BitVectorOracle, UnaryPlan, lane_thresholds, unary_extreme_ratio
 from ..plans import exp_lower
@@ -369,10 +369,13 @@ class LOSUE(Longitudinal, BitVectorOracle):
     def _memo_values(self, values: np.ndarray, keys: Any) -> tuple[np.ndarray, np.ndarray]:
         return values.astype(np.uint64), values  # unknown (-1) memoizes as 2**64 - 1: its own value
 
-    def _run_permanent(self, inputs: np.ndarray, words: np.ndarray, out: np.ndarray) -> None:
-        plan = self._perm
-        t_all, t_low = plan.kernel_thresholds()
-        launch(client_unary.unary_kernel, inputs, plan.k, plan.lane_bits, t_all, t_low, plan.t_true, words, out)
+    def _permanent_layer(self, inputs: np.ndarray, memo: np.ndarray, keys: Any, out: np.ndarray) -> None:
+        """OUE's unary kernel on the keyed words, derived inside the kernel (the words of :meth:`_run_permanent`)."""
+        if inputs.shape[0]:
+            plan = self._perm
+            t_all, t_low = plan.kernel_thresholds()
+            launch(client_longitudinal.keyed_unary_kernel, keys.words, self.tweak, inputs, plan.k, plan.lane_bits,
+                   t_all, t_low, plan.t_true, out)
 
     def _run_instantaneous(self, permanent: np.ndarray, words: np.ndarray, out: np.ndarray) -> None:
         plan = self._plan

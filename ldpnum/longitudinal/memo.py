@@ -96,7 +96,9 @@ class Longitudinal(Mechanism):
       instantaneous layer);
     * :meth:`_memo_values` ``(values, keys) -> (memo, inputs)``: each person's memoized value as a uint64 (what
       the keyed words are derived from) and the input array of the permanent kernel;
-    * :meth:`_allocate_permanent`, :meth:`_run_permanent` ``(inputs, words, out)``, and, with an instantaneous
+    * :meth:`_allocate_permanent`, :meth:`_run_permanent` ``(inputs, words, out)`` (or
+      :meth:`_permanent_layer` ``(inputs, memo, keys, out)`` for a kernel that derives its keyed words), and, with
+      an instantaneous
       layer, :meth:`_run_instantaneous` ``(permanent, words, out)``;
     * the exact plans: :meth:`permanent_probabilities`, :meth:`instantaneous_probabilities` (dicts of
       ``Fraction``), and the inputs/states they range over (:meth:`memo_states`, :meth:`permanent_outputs`),
@@ -269,6 +271,15 @@ class Longitudinal(Mechanism):
     def _run_permanent(self, inputs: np.ndarray, words: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
         raise NotImplementedError
 
+    def _permanent_layer(self, inputs: np.ndarray, memo: np.ndarray, keys: Any, out: np.ndarray) -> None:
+        """The permanent responses of one block into ``out``: its keyed words, then :meth:`_run_permanent`.
+
+        ``permanent_words`` words per person, ``SipHash-2-4_{key_i}(tweak ‖ memo_i ‖ j)``. A subclass whose kernel
+        derives its keyed words as it uses them (no array of words) overrides this instead of
+        :meth:`_run_permanent`.
+        """
+        self._run_permanent(inputs, keyed_words(keys, self.tweak, memo, self.permanent_words), out)
+
     def _run_instantaneous(self, permanent: np.ndarray, words: np.ndarray, out: np.ndarray) -> None:  # noqa
         raise NotImplementedError  # pragma: no cover - abstract
 
@@ -289,7 +300,7 @@ class Longitudinal(Mechanism):
         memo, inputs = self._memo_values(values, keys)
         inputs.flags.writeable = False
         out = self._allocate_permanent(values.shape[0])
-        self._run_permanent(inputs, keyed_words(keys, self.tweak, memo, self.permanent_words), out)
+        self._permanent_layer(inputs, memo, keys, out)
         return out
 
     def memo_values(self, x: ArrayLike, *, keys: Any = None, **prepare: Any) -> np.ndarray:
@@ -370,7 +381,6 @@ class Longitudinal(Mechanism):
         source = resolve_rng(rng)
         out = self._allocate_reports(n)
         c_perm, c_inst = self.permanent_words, self.instantaneous_words
-        tweak = self.tweak
         sizes = block_sizes(n, max(c_perm + c_inst, 1))
         # With an instantaneous layer, a helper thread draws the next block's fresh words (the generator releases the
         # GIL) while this block's keyed words and permanent layer are computed: the stream is still read in record
@@ -384,10 +394,9 @@ class Longitudinal(Mechanism):
                 block_keys = keys[start:stop]
                 memo, inputs = self._memo_values(values[start:stop], block_keys)
                 inputs.flags.writeable = False  # kernels take read-only inputs: one compiled signature each
-                words = keyed_words(block_keys, tweak, memo, c_perm)
                 if c_inst:
                     permanent = self._allocate_permanent(size)
-                    self._run_permanent(inputs, words, permanent)
+                    self._permanent_layer(inputs, memo, block_keys, permanent)
                     permanent.flags.writeable = False  # kernels take read-only inputs: one compiled signature each
                     if pool is None or pending is None:
                         fresh = source.draw(size * c_inst)
@@ -396,7 +405,7 @@ class Longitudinal(Mechanism):
                         pending = pool.submit(source.draw, sizes[j + 1] * c_inst) if j + 1 < len(sizes) else None
                     self._run_instantaneous(permanent, fresh, out[start:stop])
                 else:
-                    self._run_permanent(inputs, words, out[start:stop])
+                    self._permanent_layer(inputs, memo, block_keys, out[start:stop])
                 start = stop
         finally:
             if pending is not None:  # a kernel raised: let the pending draw finish before unwinding

@@ -68,7 +68,8 @@ from ..aggregate import Aggregate
 from ..base import Mechanism
 from ..estimation.bitflip import bucket_distribution, estimate_bit_flip_histogram
 from ..mechanisms.binary import StochasticRounding
-from ..plans import TWO53, BinaryPlan, binary_plan, exp_lower, floyd_distribution
+from ..plans import (RANK_SUBSETS, TWO53, BinaryPlan, binary_plan, exp_lower, floyd_distribution, rank_distribution,
+                     subsets_by_rank)
 from ..reports import Reports, check_integer_codes, register_code_check
 from ..spec import Spec, check_spec
 from .keys import keyed_words, memo_tweak
@@ -82,7 +83,7 @@ __all__ = ["OneBitMean", "MemoizedOneBitMean", "DBitFlip", "MemoizedDBitFlip", "
 
 #: Most grid points of α-point rounding (a grid point is a memoized value: 16-bit like the other grids).
 MAX_GRID_POINTS = 1 << 16
-#: Most dBitFlip buckets (Floyd's 48-bit picks choose among at most 2**16).
+#: Most dBitFlip buckets (Floyd's 48-bit picks, used beyond 2**32 samples, choose among at most 2**16).
 MAX_BUCKETS = 1 << 16
 #: dBitFlip's default number of buckets.
 DEFAULT_BUCKETS = 16
@@ -451,7 +452,7 @@ class DBitFlip(Mechanism):
     With ``memoize=True``, memoized per (person, bucket) for repeated collection.
 
     The bounds are split into ``buckets`` equal buckets (bucket ``min(⌊u·buckets⌋, buckets - 1)``); each
-    person samples ``d`` distinct buckets uniformly (Floyd's sampler) and reports one bit per sampled bucket:
+    person samples ``d`` distinct buckets uniformly and reports one bit per sampled bucket:
     1 with probability ``p = e^ε_b/(e^ε_b + 1)`` if the value lies in it, else ``q = 1/(e^ε_b + 1)``, with ``ε_b = ε/2`` (the paper's; two sampled buckets can tell two values apart)
     when ``d ≥ 2`` and ``ε_b = ε`` when ``d = 1`` (a single bit can only differ at one of the two buckets, so the
     paper's ε/2 would spend half the budget: its realized guarantee is ε/2).
@@ -480,8 +481,16 @@ class DBitFlip(Mechanism):
     paper's unbiased estimator ``ĥ_v = b/(n d)·(O_v - q S_v)/(p - q)`` with variance
     ``(1/n)·[(b/d)(p q/(p - q)² + h_v) - h_v]`` (standard errors by plug-in of ``ĥ_v`` clipped to [0, 1]);
     :meth:`estimate_distribution` projects it onto the simplex (norm-sub) as a
-    :class:`~ldpnum.DistributionEstimate` over the buckets. The sampler's 48-bit picks make a bucket's
-    inclusion probability ``d/b`` up to a relative 2**-47, which bounds the estimator's bias.
+    :class:`~ldpnum.DistributionEstimate` over the buckets.
+
+    The sample and the bits, exactly. With at most 2**16 possible samples (``M = C(buckets, d)``; 35,960 for 32
+    buckets and d = 4) the sample is the subset of rank ``floor(w·M/2**64)`` of one word ``w`` in a table of all
+    of them (:func:`ldpnum.plans.rank_distribution`); with more, Floyd's sampler with one 48-bit pick per bucket
+    (:func:`ldpnum.plans.floyd_distribution`). Either way a bucket's inclusion probability is ``d/b`` up to a
+    relative 2**-32, which bounds the estimator's bias. The bits are integer events on a 2**32
+    grid (:func:`ldpnum.plans.binary_plan` with ``bits=32``), two per word; the realized ε falls short of the
+    stated one by a relative ``(1 + e^ε_b)/2**32`` at most. Words per report: ``1 + ⌈d/2⌉`` (rank) or
+    ``d + ⌈d/2⌉`` (Floyd).
 
     References
     ----------
@@ -524,7 +533,8 @@ class DBitFlip(Mechanism):
                              f"code: use d <= {64 // w} or fewer buckets")
         self._width = w
         self._epsilon_bit = self._epsilon if self._d == 1 else self._epsilon / 2
-        self._plan = binary_plan(self._epsilon_bit)
+        self._plan = binary_plan(self._epsilon_bit, bits=32)
+        self._subsets = math.comb(self._buckets, self._d)
         self._t_gamma = 0
         low, high = self._bounds
         self._inv_range = 1.0 / (high - low)
@@ -568,9 +578,48 @@ class DBitFlip(Mechanism):
         return 2 * self._buckets
 
     @property
+    def by_rank(self) -> bool:
+        """Whether the sample is drawn by its rank from one word (at most 2**16 samples), not by Floyd's picks."""
+        return self._subsets <= RANK_SUBSETS
+
+    @property
+    def sample_words(self) -> int:
+        """Words of the sample: 1 (by rank) or ``d`` (Floyd's picks)."""
+        return 1 if self.by_rank else self._d
+
+    @property
+    def bit_words(self) -> int:
+        """Words of the ``d`` bits, two per word: ``⌈d/2⌉``."""
+        return (self._d + 1) // 2
+
+    @property
     def words_per_record(self) -> int:
-        """``2d``: ``d`` sampler picks, then ``d`` bits."""
-        return 2 * self._d
+        """The sample's words (:attr:`sample_words`), then the bits' (:attr:`bit_words`)."""
+        return self.sample_words + self.bit_words
+
+    def _sample_table(self) -> np.ndarray:
+        """Every sample's code with each field ``j_t << 1``, by rank (:func:`~ldpnum.plans.subsets_by_rank`), once.
+
+        Read-only uint64, ``C(buckets, d) ≤ 2**16`` entries.
+        """
+        table = self.__dict__.get("_samples_by_rank")
+        if table is None:
+            subsets = np.array(subsets_by_rank(self._buckets, self._d), dtype=np.uint64).reshape(-1, self._d)
+            shifts = np.arange(self._d, dtype=np.uint64) * np.uint64(self._width) + np.uint64(1)
+            table = np.bitwise_or.reduce(subsets << shifts, axis=1)
+            table.flags.writeable = False
+            self.__dict__["_samples_by_rank"] = table
+        return table
+
+    def _thresholds32(self) -> tuple[np.uint64, np.uint64]:
+        """The bits' thresholds on the 2**32 grid the kernels compare 32-bit halves with: ``(t_lo, t_hi) >> 21``."""
+        return np.uint64(self._plan.t_lo >> 21), np.uint64(self._plan.t_hi >> 21)
+
+    def sample_distribution(self) -> dict[int, Fraction]:
+        """``{bitmask of buckets: probability}`` of the sample, exactly (rank or Floyd, see the class Notes)."""
+        if self.by_rank:
+            return rank_distribution(self._buckets, self._d)
+        return floyd_distribution(self._buckets, self._d)
 
     def _report_dtype(self):
         return np.dtype(np.uint64)
@@ -599,13 +648,13 @@ class DBitFlip(Mechanism):
     def exact_probabilities(self, bucket: int) -> dict[int, Fraction]:
         """``{code: probability}`` of a report of a value in ``bucket``: for small configurations.
 
-        Exact: Floyd's sampler with the kernel's 48-bit picks, :func:`~ldpnum.plans.floyd_distribution`, times the
-        bits' integer plan. Enumerates ``C(buckets, d)·2**d`` codes.
+        Exact: the sample's distribution (:meth:`sample_distribution`) times the bits' integer plan. Enumerates
+        ``C(buckets, d)·2**d`` codes.
         """
         b, d, w = self._buckets, self._d, self._width
         hit, miss = Fraction(self._plan.t_hi, TWO53), Fraction(self._plan.t_lo, TWO53)
         out: dict[int, Fraction] = {}
-        for mask, p_set in floyd_distribution(b, d).items():
+        for mask, p_set in self.sample_distribution().items():
             chosen = [j for j in range(b) if mask >> j & 1]
             for bits in range(1 << d):
                 prob, code = p_set, 0
@@ -619,13 +668,18 @@ class DBitFlip(Mechanism):
 
     # -- client side --------------------------------------------------------------------------------
     def _run_kernel(self, values, words, out):
-        n, d = values.shape[0], self._d
-        samples = np.empty((n, d), dtype=np.int64)
-        launch(client_telemetry.sample_buckets, words, 2 * d, 0, self._buckets, d, samples)
+        n, d, c = values.shape[0], self._d, self.words_per_record
         buckets = self._bucketize(values)
-        buckets.flags.writeable = samples.flags.writeable = False  # as the memoized class hands them: one signature
-        launch(client_telemetry.bit_flip_kernel, buckets, samples, self._plan.t_lo, self._plan.t_hi, self._width,
-               words, 2 * d, d, out)
+        buckets.flags.writeable = False  # as the memoized class hands them: one signature
+        t_lo, t_hi = self._thresholds32()
+        if self.by_rank:
+            launch(client_telemetry.rank_bit_flip_kernel, buckets, words, c, self._sample_table(), d, t_lo, t_hi,
+                   self._width, out)
+            return
+        samples = np.empty((n, d), dtype=np.int64)
+        launch(client_telemetry.sample_buckets, words, c, 0, self._buckets, d, samples)
+        samples.flags.writeable = False
+        launch(client_telemetry.bit_flip_kernel, buckets, samples, t_lo, t_hi, self._width, words, c, d, out)
 
     # -- server side --------------------------------------------------------------------------------
     @classmethod
@@ -802,11 +856,23 @@ class MemoizedDBitFlip(Longitudinal, DBitFlip):
     def _sample_into(self, keys: Any, out: np.ndarray, col: int) -> None:
         """Each person's sampled buckets into ``out[:, col:col + d]``.
 
-        Floyd's sampler on the keyed words ``keyed_words(keys, sample_tweak, 0, d)``, derived inside the kernel.
+        The sample of :class:`DBitFlip` on the keyed words ``keyed_words(keys, sample_tweak, 0, sample_words)``:
+        by rank, the fields of the permanent codes of the lowest bucket (the sample does not depend on it); else
+        Floyd's sampler, its words derived inside the kernel.
         """
-        if len(keys):
-            launch(client_telemetry.keyed_sample_kernel, keys.words, self.sample_tweak, self._buckets, self._d, col,
-                   out)
+        if not len(keys):
+            return
+        if self.by_rank:
+            low = np.full(len(keys), self._bounds[0])
+            codes = np.empty(len(keys), dtype=np.uint64)
+            buckets = self._bucketize(low)
+            buckets.flags.writeable = False
+            self._permanent_layer(buckets, buckets.astype(np.uint64), keys, codes)
+            mask = np.uint64((1 << self._width) - 1)
+            for t in range(self._d):
+                out[:, col + t] = (codes >> np.uint64(t * self._width + 1)) & (mask >> np.uint64(1))
+            return
+        launch(client_telemetry.keyed_sample_kernel, keys.words, self.sample_tweak, self._buckets, self._d, col, out)
 
     # -- exact plans --------------------------------------------------------------------------------
     def memo_states(self) -> list[int]:
@@ -816,7 +882,7 @@ class MemoizedDBitFlip(Longitudinal, DBitFlip):
     def permanent_probabilities(self, state: int) -> dict[int, Fraction]:
         """The permanent response's distribution for bucket ``state`` (:meth:`DBitFlip.exact_probabilities`).
 
-        The sample from the key is Floyd's sampler on uniform words, like the one-shot's.
+        The sample from the key is the one-shot's sampler (:meth:`sample_distribution`) on uniform words.
         """
         return self.exact_probabilities(state)
 
@@ -838,8 +904,8 @@ class MemoizedDBitFlip(Longitudinal, DBitFlip):
     # -- client side --------------------------------------------------------------------------------
     @property
     def permanent_words(self) -> int:
-        """``d`` keyed words per record: the bits (the sample's words are keyed on the person alone)."""
-        return self._d
+        """``⌈d/2⌉`` keyed words per record: the bits, two per word (the sample's are keyed on the person alone)."""
+        return self.bit_words
 
     @property
     def instantaneous_words(self) -> int:
@@ -848,6 +914,8 @@ class MemoizedDBitFlip(Longitudinal, DBitFlip):
 
     def _memo_values(self, values: np.ndarray, keys: Any) -> tuple[np.ndarray, np.ndarray]:
         buckets = self._bucketize(values)
+        if self.by_rank:  # the sample is drawn in the permanent kernel
+            return buckets.astype(np.uint64), buckets
         inputs = np.empty((buckets.shape[0], self._d + 1), dtype=np.int64)
         inputs[:, 0] = buckets
         self._sample_into(keys, inputs, 1)
@@ -859,12 +927,22 @@ class MemoizedDBitFlip(Longitudinal, DBitFlip):
     def _run_instantaneous(self, permanent: np.ndarray, words: np.ndarray, out: np.ndarray) -> None:
         launch(client_telemetry.flip_bits_kernel, permanent, self._d, self._width, self._t_gamma, words, out)
 
+    def _permanent_layer(self, inputs: np.ndarray, memo: np.ndarray, keys: Any, out: np.ndarray) -> None:
+        """By rank, one kernel from the keys and buckets (its keyed words derived as used); else the base's."""
+        if not self.by_rank:
+            super()._permanent_layer(inputs, memo, keys, out)
+        elif inputs.shape[0]:
+            t_lo, t_hi = self._thresholds32()
+            launch(client_telemetry.keyed_rank_bit_flip_kernel, keys.words, self.sample_tweak, self.tweak, inputs,
+                   self._sample_table(), self._d, t_lo, t_hi, self._width, out)
+
     def _run_permanent(self, inputs: np.ndarray, words: np.ndarray, out: np.ndarray) -> None:
-        d = self._d
+        """Floyd's sample (``inputs[:, 1:]``), then the bits from ``⌈d/2⌉`` keyed words per person."""
         buckets, sampled = np.ascontiguousarray(inputs[:, 0]), np.ascontiguousarray(inputs[:, 1:])
         buckets.flags.writeable = sampled.flags.writeable = False  # the one-shot class's signature (read-only)
-        launch(client_telemetry.bit_flip_kernel, buckets, sampled, self._plan.t_lo, self._plan.t_hi, self._width,
-               words, d, 0, out)
+        t_lo, t_hi = self._thresholds32()
+        launch(client_telemetry.bit_flip_kernel, buckets, sampled, t_lo, t_hi, self._width, words,
+               self.bit_words, 0, out)
 
 
 for _name in (DBitFlip.name, MemoizedDBitFlip.name):

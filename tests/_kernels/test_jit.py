@@ -229,8 +229,10 @@ def test_interpreted_and_compiled_kernels_agree_bit_for_bit(monkeypatch):
             m.bloom_bits(["a", "b"])
         u = np.linspace(0.0, 100.0, 300)  # memoized telemetry: alpha-point rounding, the bits and the gamma flips
         for m in (ldp.OneBitMean(2.0, (0, 100), memoize=True, grid_points=5, gamma=0.1),
-                  ldp.DBitFlip(2.0, (0, 100), buckets=6, d=2, memoize=True, gamma=0.1)):
+                  ldp.DBitFlip(2.0, (0, 100), buckets=6, d=2, memoize=True, gamma=0.1),
+                  ldp.DBitFlip(2.0, (0, 100), buckets=300, d=3, memoize=True)):  # beyond 2**16 samples: Floyd's
             m.privatize(u, keys=keys, rng=3)
+        ldp.DBitFlip(2.0, (0, 100), buckets=300, d=3).privatize(u, rng=3)
         for m, x, _ in cases:  # HDG's cell probe (its tests read the cells with it), a 1-D and a 2-D grid
             if m.name == "hdg":
                 m.cells(x, 0)

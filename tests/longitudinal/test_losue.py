@@ -111,8 +111,12 @@ def test_bit_flip_kernel_matches_naive(k, lane_bits):
                                                    mutant="keep"))
 
 
-def test_reports_match_naive_keyed_words_unary_and_flip():
-    m = LOSUE(2.0, 1.0, 13)
+@pytest.mark.parametrize("eps_perm, eps_report, lane_bits", [(2.0, 1.0, 8), (8.0, 4.0, 16), (12.0, 6.0, 32)])
+def test_reports_match_naive_keyed_words_unary_and_flip(eps_perm, eps_report, lane_bits):
+    # The permanent kernel derives its keyed words itself: the same bits as OUE's unary kernel fed keyed_words, on
+    # each of OUE's lane widths.
+    m = LOSUE(eps_perm, eps_report, 13)
+    assert m.permanent_plan.lane_bits == lane_bits
     n = 25
     x = np.arange(n) % 13
     keys = ldp.ClientKeys.generate(n, rng=5)

@@ -17,11 +17,11 @@ from scipy import stats
 import ldpnum as ldp
 import naive
 from ldpnum import _random
-from ldpnum._kernels import client_telemetry
 from ldpnum.base import lookup, memoized_mechanisms, registered
 from ldpnum.longitudinal.keys import keyed_words
 from ldpnum.longitudinal.telemetry import (DBitFlip, MemoizedDBitFlip, MemoizedOneBitMean, OneBitMean,
                                            flip_threshold)
+from ldpnum import plans
 from ldpnum.plans import TWO53, binary_plan, exp_lower
 from privacy_checks import PrivacyViolation, check_exact_epsilon
 
@@ -213,15 +213,40 @@ def test_same_key_and_grid_point_give_the_same_bit_and_output_perturbation_flips
 
 
 @pytest.mark.parametrize("buckets, d", [(8, 3), (32, 4), (1000, 5)])
-def test_d_bit_flip_keyed_sample_is_floyds_sampler_on_the_keyed_words(buckets, d):
-    # The fused kernel derives the sample's words itself: the same picks as the one-shot sampler fed keyed_words.
+def test_d_bit_flip_keyed_sample_is_the_one_shot_sampler_on_the_keyed_words(buckets, d):
+    # The fused kernels derive the sample's words themselves: by rank (C(8, 3), C(32, 4) <= 2**16) or Floyd's picks
+    # (C(1000, 5)), the sample tests/naive.py draws from keyed_words.
     m = ldp.DBitFlip(1.0, (0, 8), buckets, d, memoize=True)
-    keys = ldp.ClientKeys.generate(400, rng=28)
-    words = keyed_words(keys, m.sample_tweak, np.zeros(400, dtype=np.uint64), d)
-    want = np.empty((400, d), dtype=np.int64)
-    client_telemetry.sample_buckets.py_func(words, d, 0, buckets, d, want)
+    assert m.by_rank == (math.comb(buckets, d) <= 1 << 16) and m.sample_words == (1 if m.by_rank else d)
+    keys = ldp.ClientKeys.generate(300, rng=28)
+    words = keyed_words(keys, m.sample_tweak, np.zeros(300, dtype=np.uint64), d).reshape(300, d)
+    want = np.array([naive.d_bit_flip_sample(w, buckets, d) for w in words])
     assert np.array_equal(m.sampled_buckets(keys), want)
     assert not np.array_equal(m.sampled_buckets(keys[::-1]), want)  # negative control: other people's keys
+
+
+def test_d_bit_flip_rank_and_bits_are_exact_at_the_word_boundaries():
+    # The rank's cells are exactly rank_distribution's: the first word of cell j, ceil(j·2**64/M), gives subset j
+    # and the word just below it subset j - 1 (a cell one word off would fail here); a bit is 1 exactly below its
+    # 32-bit threshold: t_hi for the field holding the value, t_lo for the others.
+    m = ldp.DBitFlip(2.0, (0, 6), 6, 3)
+    subsets = plans.subsets_by_rank(6, 3)
+    total = len(subsets)
+    firsts = [-(-j * 2**64 // total) for j in range(total)] + [2**64]
+    assert [plans.uniform_count64(j, total) for j in range(total)] == [firsts[j + 1] - firsts[j] for j in range(total)]
+    assert sum(plans.rank_distribution(6, 3).values()) == 1
+    t_lo, t_hi = (int(t) for t in m._thresholds32())
+    cases = [(firsts[j], j) for j in range(total)] + [(firsts[j] - 1, j - 1) for j in range(1, total)]
+    words, values, want = [], [], []
+    for word, j in cases:
+        sample = subsets[j]
+        for low, high, bits in [(t_lo - 1, t_hi - 1, (1, 1, 0)), (t_lo, t_hi, (0, 0, 0))]:
+            words += [word, high << 32 | low, 0xFFFFFFFF]  # field 2's low half at the top: bit 0
+            values.append(sample[1] + 0.5)  # field 1 holds the value (its bit at t_hi), fields 0 and 2 do not
+            want.append(sum((s_t << 1 | b_t) << (t * m._width) for t, (s_t, b_t) in enumerate(zip(sample, bits))))
+    out = np.empty(len(values), dtype=np.uint64)
+    m._run_kernel(np.array(values), np.array(words, dtype=np.uint64), out)
+    assert out.tolist() == want
 
 
 def test_d_bit_flip_sample_is_fixed_by_the_key_alone():
@@ -312,24 +337,26 @@ def test_memoized_vs_one_shot_mse_at_equal_epsilon():
 
 # -- kernels against the naive references ------------------------------------------------------------------------
 
-def test_one_shot_d_bit_flip_matches_naive():
-    m = ldp.DBitFlip(1.5, (-2, 9), 12, 3)
+@pytest.mark.parametrize("buckets, d", [(12, 3), (300, 4)])  # sample by rank, Floyd's
+def test_one_shot_d_bit_flip_matches_naive(buckets, d):
+    m = ldp.DBitFlip(1.5, (-2, 9), buckets, d)
     x = np.random.default_rng(60).uniform(-3, 10, 500)
     with pytest.warns(ldp.ClippingWarning):
         r = m.privatize(x, rng=61)
-    words = _random.resolve_rng(61).draw(500 * 6)
-    want = naive.d_bit_flip(x, -2.0, 9.0, 12, 3, m.plan.t_lo, m.plan.t_hi, words)
+    words = _random.resolve_rng(61).draw(500 * m.words_per_record)
+    want = naive.d_bit_flip(x, -2.0, 9.0, buckets, d, m.plan.t_lo, m.plan.t_hi, words)
     assert r.codes.tolist() == want
 
 
-def test_memoized_d_bit_flip_matches_naive():
-    m = ldp.DBitFlip(2.0, (0, 1), 7, 2, memoize=True, gamma=0.2)
+@pytest.mark.parametrize("buckets, d", [(7, 2), (300, 3)])  # sample by rank, Floyd's
+def test_memoized_d_bit_flip_matches_naive(buckets, d):
+    m = ldp.DBitFlip(2.0, (0, 1), buckets, d, memoize=True, gamma=0.2)
     keys = ldp.ClientKeys.generate(300, rng=62)
     x = np.random.default_rng(63).uniform(0, 1, 300)
     r = m.privatize(x, keys=keys, rng=64)
-    words = _random.resolve_rng(64).draw(300 * 2)
-    want = naive.memoized_d_bit_flip(x, 0.0, 1.0, 7, 2, m.plan.t_lo, m.plan.t_hi, m._t_gamma, keys.to_bytes(),
-                                     m.sample_tweak, m.tweak, words)
+    words = _random.resolve_rng(64).draw(300 * d)
+    want = naive.memoized_d_bit_flip(x, 0.0, 1.0, buckets, d, m.plan.t_lo, m.plan.t_hi, m._t_gamma,
+                                     keys.to_bytes(), m.sample_tweak, m.tweak, words)
     assert r.codes.tolist() == want
 
 
