@@ -56,7 +56,8 @@ bench: $(STAMP)
 	$(PY) bench/run.py
 
 # The documentation site into docs/_build/html: API reference, guides, the gallery's examples executed. Warnings
-# are errors (-W; --keep-going lists them all first), so a malformed docstring or a broken link fails the build.
+# are errors (-W; --keep-going lists them all first) and docs/conf.py sets nitpicky, so a malformed docstring, a broken
+# link or a cross-reference to a name that does not exist fails the build.
 docs: $(DOCS_STAMP)
 	$(PY) -m sphinx -b html -W --keep-going -q docs docs/_build/html
 	@echo "docs/_build/html/index.html"

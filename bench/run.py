@@ -66,11 +66,17 @@ One run measures, on this machine:
 16. items longer than 8 bytes (section ``long-items``, ``bench/long_items.py``): people/s of CMS, HCMS, RAPPOR, PEM
    and TreeHist at item_bits = 64 and 256 on the same people (n = 1e6, ε = 4), the encoding's share apart, the
    levels of the prefix protocols and the collector's time.
+17. a billion reports on Dask (section ``scale-dask``, ``bench/scale_dask.py``): 10^7, 10^8 and 10^9 Square Wave
+   reports (ε = 1, 1024 cells) privatized and aggregated on a ``dask.distributed`` cluster of 2 worker processes,
+   values generated per partition, merged and estimated on the driver: wall time, reports/s per core, the estimate's
+   time, peak memory of each worker and of the driver, next to one process (docs/scaling.md's table). ``--quick``
+   runs its smallest n only.
 
 Medians of ``--repeats`` runs (default 3). ``--only SECTIONS`` (comma list of rng, compile, mean, accuracy,
 distribution, peers, frequency, accessor, cli, scaling, heavy, setvalued, bands, bands-multi, multi, marginals,
-ranges, longitudinal, likelihood, huge-domains, adaptive, long-items) runs some
-sections alone. Writes ``bench/results/bench-<timestamp>.json`` and
+ranges, longitudinal, likelihood, huge-domains, adaptive, long-items, scale-dask) runs some
+sections alone; ``--quick`` runs the sections that have a quick form (``scale-dask``) in it, and writes its
+markdown apart (``latest-<sections>-quick.md``). Writes ``bench/results/bench-<timestamp>.json`` and
 ``bench/results/latest.md`` (a partial run: ``latest-<sections>.md``), and prints the markdown.
 """
 
@@ -597,7 +603,8 @@ def markdown(res):
     lines = [f"# ldpnum benchmark ({res['when']})", "",
              "Machine: " + ", ".join(f"{k} {v}" for k, v in res["machine"].items() if k != "ldpnum_path"), "",
              f"ε = {EPSILON}; medians of {res['repeats']} runs; values/s; compile time excluded (see below).",
-             f"Sections: {', '.join(res['sections'])}."]
+             f"Sections: {', '.join(res['sections'])}."
+             + (" Quick run (--quick): a check of the set-up, not the section's figures." if res.get("quick") else "")]
     if "rng" in res:
         lines += ["", "## Word sources (the machine's limit)", "",
                   "The ldpnum rows draw as `privatize` does, in blocks of 2**18 words (each freed before the next); "
@@ -674,10 +681,10 @@ EXTERNAL_SECTIONS = {"accessor": "accessor", "cli": "cli_stream", "scaling": "sc
                      "multi": "multi",
                      "marginals": "marginals", "ranges": "ranges", "recommend": "recommend",
                      "longitudinal": "longitudinal", "likelihood": "likelihood", "huge-domains": "huge_domains",
-                     "adaptive": "adaptive", "long-items": "long_items"}
+                     "adaptive": "adaptive", "long-items": "long_items", "scale-dask": "scale_dask"}
 
 
-def external_section(name, repeats, with_peers=True):
+def external_section(name, repeats, with_peers=True, quick=False):
     """Run bench/<module>.py's ``run`` for section ``name``; an error is recorded, not raised."""
     import importlib
     import inspect
@@ -689,6 +696,8 @@ def external_section(name, repeats, with_peers=True):
         kwargs = {"repeats": repeats} if "repeats" in params else {}
         if "with_peers" in params:
             kwargs["with_peers"] = with_peers
+        if quick and "quick" in params:
+            kwargs["quick"] = True
         records, md = module.run(**kwargs)
     except Exception as exc:  # one broken section must not lose the others' figures
         records, md = [], f"## {name}\n\nfailed: {exc!r}\n"
@@ -697,7 +706,7 @@ def external_section(name, repeats, with_peers=True):
 
 SECTIONS = ("rng", "compile", "mean", "accuracy", "distribution", "peers", "frequency", "accessor", "cli", "scaling",
             "heavy", "setvalued", "vectors", "bands", "bands-multi", "multi", "marginals", "ranges", "recommend",
-            "longitudinal", "likelihood", "huge-domains", "adaptive", "long-items")
+            "longitudinal", "likelihood", "huge-domains", "adaptive", "long-items", "scale-dask")
 SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times", "mean": "mean-oracle throughput",
                 "accuracy": "mean-estimate MSE", "distribution": "Square Wave EM/EMS/ems-cv, and estimators side by side "
                 "(bench/dist_candidates.py)",
@@ -725,7 +734,9 @@ SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times",
                 "selection vs pure-ldp's CMS/HCMS and the published C++ times (bench/huge_domains.py)",
                 "adaptive": "two-round adaptive distribution collection vs one round of SW + ems-cv "
                 "(bench/adaptive.py)",
-                "long-items": "people/s at item_bits 64 and 256: CMS, HCMS, RAPPOR, PEM, TreeHist (bench/long_items.py)"}
+                "long-items": "people/s at item_bits 64 and 256: CMS, HCMS, RAPPOR, PEM, TreeHist (bench/long_items.py)",
+                "scale-dask": "10^7, 10^8 and 10^9 reports end to end on dask.distributed, 2 worker processes "
+                "(bench/scale_dask.py)"}
 
 
 def block_fill_rate(rng, total=10_000_000):
@@ -756,6 +767,8 @@ def main(argv=None):
     ap.add_argument("--n", default="1000000,10000000")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-peers", action="store_true", help="skip the peer libraries in every section")
+    ap.add_argument("--quick", action="store_true",
+                    help="a check of the set-up: sections with a quick form run it (scale-dask: its smallest n only)")
     ap.add_argument("--only", default=",".join(SECTIONS), metavar="SECTIONS",
                     help="comma list of sections to run (default: all): "
                          + "; ".join(f"{k}: {v}" for k, v in SECTION_HELP.items()))
@@ -770,7 +783,7 @@ def main(argv=None):
         sections = [s for s in sections if s != "peers"]
 
     res = {"when": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "repeats": args.repeats,
-           "sections": sections, "machine": machine()}
+           "sections": sections, "quick": args.quick, "machine": machine()}
     if "rng" in sections:
         print("word sources ...", flush=True)
         res["rng"] = measure_fill_rates(n_words=10_000_000, repeats=5)
@@ -812,15 +825,16 @@ def main(argv=None):
     for name in EXTERNAL_SECTIONS:
         if name in sections:
             print(f"{name} ...", flush=True)
-            res[name] = external_section(name, args.repeats, not args.no_peers)
+            res[name] = external_section(name, args.repeats, not args.no_peers, args.quick)
 
     out = HERE / "results"
     out.mkdir(exist_ok=True)
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     (out / f"bench-{stamp}.json").write_text(json.dumps(res, indent=2))
     md = markdown(res)
-    # A partial run (--only) leaves the full run's latest.md alone.
-    (out / ("latest.md" if full else f"latest-{'+'.join(sections)}.md")).write_text(md)
+    # A partial run (--only) leaves the full run's latest.md alone, a quick one every full section's.
+    name = "latest" if full else f"latest-{'+'.join(sections)}"
+    (out / f"{name}{'-quick' if args.quick else ''}.md").write_text(md)
     print(md)
     return 0
 

@@ -1520,7 +1520,7 @@ def concat(objs: Any, **kwargs: Any) -> Any:
     Raises
     ------
     ValueError
-        For no parts, parts without an ldpnum record, a changed part (:class:`ReportsChangedError`), or
+        For no parts, parts without an ldpnum record, a changed part (:class:`~ldpnum._frame.ReportsChangedError`), or
         parts with other columns, strategy or ``epsilon_per_row``.
     SpecMismatchError
         For a column whose specs differ between parts.

@@ -87,7 +87,7 @@ def _frozen_provenance(provenance):
 
 
 def item_label(item: "str | bytes | int", *, one_line: bool = False) -> str:
-    r"""An item as results show it: bytes as their repr, at most :data:`LABEL_MAX_CHARS` characters.
+    r"""An item as results show it: bytes as their repr, at most :data:`~ldpnum.heavy._result.LABEL_MAX_CHARS` characters.
 
     Longer labels end with an ellipsis.
 

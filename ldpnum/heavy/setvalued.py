@@ -497,7 +497,7 @@ class Payload:
 
 @dataclass(frozen=True)
 class SetValuedState:
-    """The collector's state between phases: small and JSON-able (:meth:`to_json`, :meth:`from_json`).
+    """The collector's state between phases: small and JSON-able (:meth:`~SetValuedState.to_json`, ``from_json``).
 
     ``stage`` is the number of phases collected so far. After the candidates phase it holds the candidate
     item words; after a size phase the size distribution and ℓ; after an estimate phase the estimated

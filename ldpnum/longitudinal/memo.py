@@ -101,7 +101,7 @@ class Longitudinal(Mechanism):
       an instantaneous
       layer, :meth:`_run_instantaneous` ``(permanent, words, out)``;
     * the exact plans: :meth:`permanent_probabilities`, :meth:`instantaneous_probabilities` (dicts of
-      ``Fraction``), and the inputs/states they range over (:meth:`memo_states`, :meth:`permanent_outputs`),
+      ``Fraction``), and the inputs/states they range over (:meth:`memo_states`; the permanent outputs are the keys of :meth:`permanent_probabilities`),
       from which :meth:`report_probabilities` and :meth:`realized_epsilons` are composed.
     """
 

@@ -365,7 +365,7 @@ class MultiRangeEstimate(GridQueries, PrivacyProvenance):
             ``{column: (lo, hi)}`` for one or two columns; ``lo`` and ``hi`` are numbers or arrays (all
             broadcast together: one answer per query).
         ci : float, optional
-            A confidence level in (0, 1): return an :class:`~ldpnum.EstimateInterval` ``(estimate, low,
+            A confidence level in (0, 1): return an :class:`~ldpnum._results.EstimateInterval` ``(estimate, low,
             high)``, a **conservative** interval that holds whatever the distribution inside the grid's
             cells: with ``I`` the grid cells wholly inside the query and ``O`` the cells it touches (the
             column's 1-D grid for a 1-D query, the pair's 2-D grid for a 2-D one; post-processed, so that
@@ -564,7 +564,7 @@ class MultiRangeEstimate(GridQueries, PrivacyProvenance):
         without a within-cell model.
 
         ``ci=level`` (a bootstrapped estimate, ``HDG.estimate_ranges(..., bootstrap=B)``) with ``grid=True``:
-        an :class:`~ldpnum.EstimateInterval` of three tables (the estimate and its cells' percentile bootstrap
+        an :class:`~ldpnum._results.EstimateInterval` of three tables (the estimate and its cells' percentile bootstrap
         intervals, frames or arrays), as ``range(cell, ci=level)`` gives for each cell; refused with a
         ValueError without replicates. The finer joint table (``R g1`` a side) gets **no** interval: its cells
         split the 2-D grid's cells by the within-cell model (the copula), whose bias the bootstrap does not
@@ -818,7 +818,7 @@ class MarginalsEstimate(PrivacyProvenance):
         or more).
 
         ``ci=level`` (a bootstrapped estimate, ``Marginals.estimate_marginals(..., bootstrap=B)``): an
-        :class:`~ldpnum.EstimateInterval` of the table and its cells' percentile bootstrap intervals (the same
+        :class:`~ldpnum._results.EstimateInterval` of the table and its cells' percentile bootstrap intervals (the same
         marginal of every replicate, :func:`table_interval`; a level needing more replicates is refused), each an
         array or, with ``as_frame``, a frame; refused with a ValueError without replicates, and for a marginal no
         released set holds (the maximum-entropy reconstruction is a model whose bias the replicates do not

@@ -479,7 +479,7 @@ class PackedTables(VectorMechanism):
         return np.dtype(np.uint64)
 
     def report_grids(self, reports: Reports) -> np.ndarray:
-        """The grid (index into :attr:`grids`) of each report."""
+        """The table of each report: an index into the mechanism's ``grids`` (HDG's grids, the attribute sets of Marginals)."""
         if not isinstance(reports, Reports):
             raise TypeError(f"report_grids expects Reports; got {type(reports).__name__}")
         check_spec(self.spec, reports.spec, "reports")
