@@ -567,6 +567,9 @@ class AdaptiveDistribution:
     True
     """
 
+    #: The protocol's name, as a mechanism's (``ldp.recommend(...).mechanism.name``).
+    name = "adaptive_distribution"
+
     def __init__(self, epsilon: float, bounds: Bounds, *, pilot_share: float | None = None,
                  n_segments: int | None = None, n_cells: int | None = None, adapt: Any = "auto",
                  pin_point_masses: bool = True) -> None:
