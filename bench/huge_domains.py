@@ -161,7 +161,12 @@ def measure(c, n, repeats):
     else:
         est_s, est = timed(lambda: m.estimate_frequencies(agg), 1)
         freq, se = est.frequencies[:N_CANDIDATES], est.standard_errors[:N_CANDIDATES]
-        closed = float(np.mean(m.variance(truth))) / n
+        if m.name == "pgr" and m.blocks > 1:  # the hybrid's variance depends on each category's whole block
+            b = m.n_cells // m.blocks
+            block_freq = (np.bincount(x // b, minlength=m.blocks) / n)[np.arange(N_CANDIDATES) // b]
+            closed = float(np.mean(m.variance(truth, block_freq))) / n
+        else:
+            closed = float(np.mean(m.variance(truth))) / n
     mse = float(np.mean((freq - truth) ** 2))
     size = reports.codes.itemsize * (reports.codes.shape[1] if reports.codes.ndim == 2 else 1)
     return {**rec, "n": n, "bytes_per_report": int(size), "client_s": client_s, "client_people_per_s": n / client_s,
