@@ -201,8 +201,10 @@ def table(records):
     ours = {(r["contestant"], r["n"]): r for r in records if r.get("library") == "ldpnum" and "n" in r}
     for r in records:
         if "error" in r or "skipped" in r:
-            lines.append(f"| {r.get('contestant', r.get('library'))} | {r.get('n_requested', ''):,} | "
-                         f"{r.get('skipped') or 'error: ' + r['error']} ||||||")
+            n_req = r.get("n_requested", r.get("n"))
+            lines.append(f"| {r.get('contestant', r.get('library'))} | {n_req:,} | " if isinstance(n_req, int)
+                         else f"| {r.get('contestant', r.get('library'))} | — | ")
+            lines[-1] += f"{r.get('skipped') or 'error: ' + str(r['error'])} ||||||"
             continue
         if r["library"] == "ldpnum":
             cpp = f" ({CPP_COLLECTOR_S[r['cpp']]:,} s)" if r.get("cpp") and r["n"] == 10_000 else ""
