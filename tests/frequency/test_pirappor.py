@@ -3,7 +3,6 @@
 import math
 from fractions import Fraction
 
-import numba
 import numpy as np
 import pytest
 from scipy import stats
@@ -17,7 +16,7 @@ from ldpnum.frequency.pirappor import (P_MAX, TWO64, PIRappor, PIRapporPlan,
 from ldpnum.plans import TWO53, exp_lower
 
 import naive
-from conftest import EPSILONS
+from conftest import EPSILONS, one_thread
 from privacy_checks import ALPHA, PrivacyViolation, check_exact_epsilon, check_kernel_matches, max_ratio
 
 SMALL_PRIMES = [5, 7, 11]
@@ -499,10 +498,6 @@ def test_reproducible_chunked_and_thread_independent():
     assert whole == m.privatize(x, rng=5) and whole != m.privatize(x, rng=6)
     g = np.random.default_rng(5)
     assert ldp.Reports.concat([m.privatize(c, rng=g) for c in np.array_split(x, 7)]) == whole
-    before = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
+    with one_thread():
         one = m.privatize(x, rng=5)
-    finally:
-        numba.set_num_threads(before)
     assert one == whole
