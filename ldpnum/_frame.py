@@ -39,7 +39,7 @@ from numpy.typing import NDArray
 from .aggregate import collector_key, count_codes
 from .spec import Spec, check_spec
 
-__all__ = ["ATTRS_KEY", "attach_specs", "column_specs", "frame_info", "parquet_metadata", "spec_for",
+__all__ = ["ATTRS_KEY", "attach_specs", "budget_text", "column_specs", "frame_info", "parquet_metadata", "spec_for",
            "specs_from_parquet_metadata", "codes_digest", "add_digests", "column_digest", "ReportsChangedError",
            "sign_info", "verify_info", "collector_key", "histogram_digest", "check_codes", "column_sources",
            "report_record"]
@@ -291,6 +291,15 @@ def shuffle_delta_of(obj: Any) -> float | None:
     """The central δ of a report object declared one shuffled batch (:func:`attach_specs`), else None."""
     info = frame_info(obj)
     return None if info is None else info.get("shuffle_delta")
+
+
+def budget_text(info: Mapping[str, Any] | None) -> str:
+    """``"epsilon per row 1 (one-column-per-row)"`` (and the shuffle's δ) of a record, ``""`` without a budget."""
+    if info is None or info.get("epsilon_per_row") is None:
+        return ""
+    strategy = info.get("strategy")
+    shuffled = "" if info.get("shuffle_delta") is None else f"; shuffled (central delta {info['shuffle_delta']:g})"
+    return f"epsilon per row {info['epsilon_per_row']:g}" + (f" ({strategy})" if strategy else "") + shuffled
 
 
 def frame_info(obj: Any) -> dict[str, Any] | None:

@@ -101,13 +101,14 @@ from .reports import Reports
 from .spec import Spec, check_spec
 
 __all__ = ["MAX_COLUMNS", "NAN_POLICIES", "PYTHON_NAMES", "QUERIES", "STRATEGIES", "ArgumentNames", "BatchReports",
-           "CollectionPlan", "ColumnPlan", "MarginalQueryError", "aggregate_series", "answer_queries", "assign_rows",
+           "CollectionPlan", "ColumnPlan", "MarginalQueryError", "aggregate_frame", "aggregate_series", "answer_queries", "assign_rows",
            "marginal_lines",
-           "check_describe_method", "check_estimate_method", "check_ledger", "check_memoized", "check_queries", "check_rng", "check_round", "check_shuffle",
-           "column_subject", "concat", "declare_shuffled", "describe_aggregates", "empty_values",
-           "estimate_mean_named", "estimator", "fill_values", "is_real_dtype", "mechanism_of", "partition_rng", "plan_columns",
+           "check_describe_method", "check_estimate_method", "check_ledger", "check_memoized", "check_no_other_arguments",
+           "check_queries", "check_rng", "check_round", "check_shuffle",
+           "column_subject", "concat", "declare_shuffled", "describe_aggregates", "describe_frame", "empty_values",
+           "estimate_mean_named", "estimator", "fill_values", "group_keys", "is_real_dtype", "is_text_dtype", "mechanism_of", "partition_rng", "plan_columns",
            "prepare_column", "privatize_batch", "privatize_frame", "privatize_series", "record_ledger",
-           "report_label", "reports_of", "resolve_strategy", "run_seed", "subset", "takes_unknown", "vector_sources"]
+           "report_label", "reports_of", "resolve_strategy", "run_seed", "run_sets", "subset", "takes_unknown", "vector_sources"]
 
 #: How the columns of a table share each row's privacy budget.
 STRATEGIES = ("all-columns", "one-column-per-row")
@@ -1010,6 +1011,49 @@ def is_real_dtype(dtype: Any) -> bool:
             and not isinstance(dtype, pd.CategoricalDtype))
 
 
+def is_text_dtype(dtype: Any) -> bool:
+    """String or object dtypes: items (words, URLs, ids as text) for the heavy-hitter mechanisms."""
+    if isinstance(dtype, pd.CategoricalDtype):
+        return False  # categories: privatize their codes with a frequency oracle (the hint says so)
+    return isinstance(dtype, pd.StringDtype) or getattr(dtype, "kind", "") in "OSU"
+
+
+def check_no_other_arguments(what: str, kwargs: Mapping) -> None:
+    """A clear TypeError for keywords a privatizing call does not take (rather than Python's bare one)."""
+    if not kwargs:
+        return
+    name = next(iter(kwargs))
+    hint = {"bandwidth": "a mechanism's parameters are given to its constructor (e.g. "
+                         "ldp.GeneralWave(epsilon, bounds, shape=...)), estimator settings to the "
+                         "estimate (e.g. reports.ldp.estimate_distribution(...))",
+            "out_of_range": "out-of-range values are clipped with a ClippingWarning; check them before privatizing "
+                            "to refuse them instead"}.get(name, "see help(" + what + ")")
+    raise TypeError(f"{what} got an unexpected keyword argument {name!r}: {hint}")
+
+
+def run_sets(protocol: Any, finds: str, s: "pd.Series", rng: SeedLike, truncate: bool, shuffled: bool,
+             shuffle_delta: float, ledger: Any = None, people: Any = None, label: str | None = None) -> Any:
+    """``protocol.run`` on a column of sets, for a protocol that finds ``finds`` ("items" or "itemsets").
+
+    ``shuffled``/``shuffle_delta`` go to it unchanged (each phase one shuffled batch). With a ledger, the cap is checked
+    before anything is drawn and the collection recorded after it: each person reports in one phase with the protocol's
+    full ε (parallel composition over the phases), so each spends ``protocol.epsilon``.
+    """
+    if getattr(protocol, "finds", None) != finds:
+        want = "ldp.SVIM(...)" if finds == "items" else "ldp.SVSM(...)"
+        raise TypeError(f"frequent_{finds} needs a set-valued protocol that finds {finds}, e.g. {want}; got "
+                        f"{type(protocol).__name__}")
+    check_rng(rng)
+    if shuffled:
+        check_shuffle(shuffled, shuffle_delta)
+    ids = check_ledger(ledger, protocol.epsilon, s, people)
+    result = protocol.run(s, rng=rng, truncate=truncate, shuffled=shuffled, shuffle_delta=shuffle_delta)
+    if ledger is not None:
+        record_ledger(ledger, epsilon=protocol.epsilon, people=ids, specs=[repr(protocol)], label=label,
+                      shuffled=shuffled, shuffle_delta=shuffle_delta)
+    return named(result, s.name) if hasattr(result, "name") else result
+
+
 def check_rng(rng: Any) -> None:
     """Validate ``rng`` without drawing from it (a Generator is not advanced)."""
     if rng is not None:
@@ -1682,6 +1726,104 @@ QUERIES = ("mean", "distribution", "quantiles", "range", "frequencies", "margina
 
 class MarginalQueryError(ValueError):
     """A marginal that the estimate of a marginals report column cannot give (:func:`answer_queries`)."""
+
+
+# -- a report frame's columns, whole or by a public group key ---------------------------------------------------
+
+def _frame_columns(df: "pd.DataFrame", recorded: Mapping, specs: Any) -> tuple[list, Mapping]:
+    """The report columns of ``df`` (the recorded ones, then those ``specs`` adds) and the explicit specs."""
+    if specs is None:
+        specs = {}
+    elif not isinstance(specs, Mapping):
+        raise TypeError(f"specs must be a mapping {{column: Spec}}; got {type(specs).__name__}")
+    names = list(recorded) + [c for c in specs if c not in recorded]
+    for c in names:
+        if c not in df.columns:
+            raise ValueError(f"column {c!r} is not in the DataFrame; its columns: {list(df.columns)}")
+    return names, specs
+
+
+def group_keys(df: "pd.DataFrame", by: Any, names: list) -> np.ndarray:
+    """One public group key per row of ``df``.
+
+    ``by`` is a column that is not a report column, a Series on the index, or an array of ``len(df)`` keys; refused
+    when a key is missing or ``by`` names a report column.
+    """
+    n = len(df)
+    if isinstance(by, str) or np.ndim(by) == 0:
+        if by not in df.columns:
+            raise ValueError(f"by={by!r} is not a column of the DataFrame; its columns: {list(df.columns)}")
+        if by in names:
+            raise ValueError(f"by={by!r} is a report column: its codes are randomized, not group keys; group by "
+                             "a public column")
+        keys = df[by]
+    else:
+        if isinstance(by, pd.Series):  # aligned on the index (rows without a key are missing keys)
+            by = by.reindex(df.index) if by.index.is_unique else by
+        values = by.to_numpy() if isinstance(by, (pd.Series, pd.Index)) else np.asarray(by, dtype=object)
+        if values.ndim != 1 or len(values) != n:
+            raise ValueError(f"by has {len(values)} keys for {n} rows: give one key per row (or a column name)")
+        keys = pd.Series(values, index=df.index)
+    missing = keys.isna()
+    if missing.any():
+        first = int(np.flatnonzero(missing.to_numpy())[0])
+        raise ValueError(f"the group key has {int(missing.sum())} missing value(s), first at row {first}: every "
+                         "report belongs to a group (fill them with a group of their own)")
+    return keys.to_numpy()
+
+
+def aggregate_frame(df: "pd.DataFrame", recorded: Mapping, specs: Any = None, *, by: Any = None) -> dict:
+    """Column -> :class:`~ldpnum.Aggregate` of every report column of ``df`` (with ``by``, per group).
+
+    With ``by`` (a public key, see :func:`group_keys`): group -> {column -> Aggregate}, groups sorted (first-seen
+    order for keys that do not sort). ``recorded`` are the frame's recorded specs, ``specs`` adds or checks columns. Each column's record is checked
+    once on the whole column; the group aggregates add up to the column's. This is
+    :meth:`ldpnum.pandas.DataFrameAccessor.aggregate`.
+    """
+    names, specs = _frame_columns(df, recorded, specs)
+    if by is None:
+        return {c: aggregate_series(df[c], specs.get(c)) for c in names}
+    keys = group_keys(df, by, names)
+    whole = {c: aggregate_series(df[c], specs.get(c)) for c in names}  # checks each record once
+    groups = pd.unique(keys)
+    try:
+        groups = sorted(groups)
+    except TypeError:  # keys of mixed types: first-seen order
+        pass
+    out: dict[Any, dict[Any, Aggregate]] = {}
+    for g in groups:
+        rows = np.asarray(keys == g)
+        out[g] = {c: mechanism_of(whole[c].spec).aggregate(
+            reports_of(df[c][rows], whole[c].spec, _check=False)) for c in names}
+    for c in names:  # the groups partition the rows: their aggregates add up to the column's
+        total = sum((out[g][c] for g in groups[1:]), out[groups[0]][c]) if len(groups) else None
+        if total is not None and total != whole[c]:  # pragma: no cover - a partition always adds up
+            raise AssertionError(f"group aggregates of column {c!r} do not add up")
+    return out
+
+
+def describe_frame(df: "pd.DataFrame", recorded: Mapping, specs: Any = None, *, level: float = 0.95, by: Any = None,
+                   bootstrap: int | None = None, rng: Any = None, method: str = "unbiased") -> "pd.DataFrame":
+    """:func:`describe_aggregates` of every report column of ``df`` (with ``by``: per group).
+
+    Per group, the table has a two-level row index. The estimate ``method`` is checked for every column before a
+    report is read. This is :meth:`ldpnum.pandas.DataFrameAccessor.describe`.
+    """
+    check_describe_method({**recorded, **(specs or {})}, method)
+    sources = {c: column_sources(df, c) for c in recorded if column_sources(df, c) is not None}
+    if by is None:
+        return describe_aggregates(aggregate_frame(df, recorded, specs), level=level, sources=sources,
+                                   bootstrap=bootstrap, rng=rng, method=method)
+    parts = {}
+    for g, aggregates in aggregate_frame(df, recorded, specs, by=by).items():
+        for c, agg in aggregates.items():
+            if agg.n_reports == 0:
+                raise ValueError(f"group {g!r} has no reports in column {c!r}: nothing can be estimated for it "
+                                 "(merge it with another group, or collect more)")
+        parts[g] = describe_aggregates(aggregates, level=level, sources=sources, bootstrap=bootstrap, rng=rng,
+                                       method=method)
+    label = by if isinstance(by, str) else "group"
+    return pd.concat(parts, names=[label])
 
 
 def marginal_lines(mg: dict) -> list[str]:

@@ -71,11 +71,11 @@ import pandas as pd
 from .spec import Spec
 from .reports import Reports
 from .aggregate import Aggregate
-from ._frame import column_sources, column_specs, frame_info, spec_for
-from .collect import (STRATEGIES, aggregate_series, check_describe_method, check_ledger, check_rng, check_shuffle,
-                      column_subject, concat,
-                      describe_aggregates, estimate_mean_named, estimator, is_real_dtype, mechanism_of,
-                      privatize_frame, privatize_series, record_ledger, report_label, reports_of, subset)
+from ._frame import budget_text, column_sources, column_specs, frame_info, spec_for
+from .collect import (STRATEGIES, aggregate_frame, aggregate_series, check_describe_method, check_no_other_arguments,
+                      column_subject, concat, describe_aggregates, describe_frame, estimate_mean_named, estimator,
+                      is_real_dtype, is_text_dtype, mechanism_of, privatize_frame, privatize_series, report_label,
+                      reports_of, run_sets, subset)
 from ._results import DistributionEstimate, FrequencyEstimate, named
 from .heavy import HeavyHittersEstimate
 from ._typing import ArrayLike, SeedLike
@@ -84,58 +84,6 @@ from .mechanisms import Mechanism
 
 __all__ = ["STRATEGIES", "privatize_series", "privatize_frame", "reports_of", "aggregate_series", "concat",
            "describe_aggregates", "subset", "SeriesAccessor", "DataFrameAccessor"]
-
-
-# -- validation ------------------------------------------------------------------------------------------
-
-def _is_text(dtype):
-    """String or object dtypes: items (words, URLs, ids as text) for the heavy-hitter mechanisms."""
-    if isinstance(dtype, pd.CategoricalDtype):
-        return False  # categories: privatize their codes with a frequency oracle (the hint says so)
-    return isinstance(dtype, pd.StringDtype) or getattr(dtype, "kind", "") in "OSU"
-
-
-def _no_other_arguments(what, kwargs):
-    """A clear TypeError for keywords a privatizing call does not take (rather than Python's bare one)."""
-    if not kwargs:
-        return
-    name = next(iter(kwargs))
-    hint = {"bandwidth": "a mechanism's parameters are given to its constructor (e.g. "
-                         "ldp.GeneralWave(epsilon, bounds, shape=...)), estimator settings to the "
-                         "estimate (e.g. reports.ldp.estimate_distribution(...))",
-            "out_of_range": "out-of-range values are clipped with a ClippingWarning; check them before privatizing "
-                            "to refuse them instead"}.get(name, "see help(" + what + ")")
-    raise TypeError(f"{what} got an unexpected keyword argument {name!r}: {hint}")
-
-
-def _run_sets(protocol, finds, s, rng, truncate, shuffled, shuffle_delta, ledger=None, people=None, label=None):
-    """``protocol.run`` on a column of sets, for a protocol that finds ``finds`` ("items" or "itemsets").
-
-    ``shuffled``/``shuffle_delta`` go to it unchanged (each phase one shuffled batch). With a ledger, the cap is checked
-    before anything is drawn and the collection recorded after it: each person reports in one phase with the protocol's
-    full ε (parallel composition over the phases), so each spends ``protocol.epsilon``.
-    """
-    if getattr(protocol, "finds", None) != finds:
-        want = "ldp.SVIM(...)" if finds == "items" else "ldp.SVSM(...)"
-        raise TypeError(f"frequent_{finds} needs a set-valued protocol that finds {finds}, e.g. {want}; got "
-                        f"{type(protocol).__name__}")
-    check_rng(rng)
-    if shuffled:
-        check_shuffle(shuffled, shuffle_delta)
-    ids = check_ledger(ledger, protocol.epsilon, s, people)
-    result = protocol.run(s, rng=rng, truncate=truncate, shuffled=shuffled, shuffle_delta=shuffle_delta)
-    if ledger is not None:
-        record_ledger(ledger, epsilon=protocol.epsilon, people=ids, specs=[repr(protocol)], label=label,
-                      shuffled=shuffled, shuffle_delta=shuffle_delta)
-    return named(result, s.name) if hasattr(result, "name") else result
-
-
-def _budget_text(info):
-    if info is None or info.get("epsilon_per_row") is None:
-        return ""
-    strategy = info.get("strategy")
-    shuffled = "" if info.get("shuffle_delta") is None else f"; shuffled (central delta {info['shuffle_delta']:g})"
-    return f"epsilon per row {info['epsilon_per_row']:g}" + (f" ({strategy})" if strategy else "") + shuffled
 
 
 # -- the accessors ---------------------------------------------------------------------------------------
@@ -164,7 +112,7 @@ class SeriesAccessor:
     @staticmethod
     def _validate(obj):
         dtype = obj.dtype
-        if not (is_real_dtype(dtype) or pd.api.types.is_bool_dtype(dtype) or _is_text(dtype)
+        if not (is_real_dtype(dtype) or pd.api.types.is_bool_dtype(dtype) or is_text_dtype(dtype)
                 or isinstance(dtype, pd.CategoricalDtype)):
             raise AttributeError(f"the .ldp accessor works on Series of real numbers or bools (values), of "
                                  f"categories or text (frequency oracles, heavy hitters) and of integer codes "
@@ -255,7 +203,7 @@ class SeriesAccessor:
         >>> age.ldp.privatize("auto", epsilon=4.0, bounds=(0, 100), task="mean", rng=1).ldp.spec.mechanism
         'hybrid'
         """
-        _no_other_arguments("Series.ldp.privatize", kwargs)
+        check_no_other_arguments("Series.ldp.privatize", kwargs)
         if isinstance(mechanism, str) and mechanism == "auto":
             if epsilon is None or bounds is None:
                 raise ValueError("mechanism='auto' needs epsilon= and bounds= (the public range of the values)")
@@ -284,7 +232,7 @@ class SeriesAccessor:
         spec = self.spec
         if spec is None:
             return f"<ldp accessor: {column_subject(self._obj.name)}, values (no ldpnum spec)>"
-        budget = _budget_text(frame_info(self._obj))
+        budget = budget_text(frame_info(self._obj))
         return f"<ldp accessor: {column_subject(self._obj.name)}, reports of {spec}{'; ' + budget if budget else ''}>"
 
     # -- estimating
@@ -504,7 +452,7 @@ class SeriesAccessor:
         >>> s.ldp.frequent_items(ldp.SVIM(epsilon=4.0, top_k=2), rng=1).items
         ('milk', 'bread')
         """
-        return _run_sets(protocol, "items", self._obj, rng, truncate, shuffled, shuffle_delta, ledger, people, label)
+        return run_sets(protocol, "items", self._obj, rng, truncate, shuffled, shuffle_delta, ledger, people, label)
 
     def frequent_itemsets(self, protocol: Any, *, rng: SeedLike = None, truncate: bool = True, shuffled: bool = False,
                           shuffle_delta: float = 1e-6, ledger: Any = None, people: Any = None,
@@ -515,7 +463,7 @@ class SeriesAccessor:
         :class:`~ldpnum.ItemsetsEstimate`. ``shuffled``, ``shuffle_delta``, ``ledger``, ``people``, ``label``: as for
         :meth:`frequent_items`.
         """
-        return _run_sets(protocol, "itemsets", self._obj, rng, truncate, shuffled, shuffle_delta, ledger, people,
+        return run_sets(protocol, "itemsets", self._obj, rng, truncate, shuffled, shuffle_delta, ledger, people,
                          label)
 
     def quantile(self, q: ArrayLike = 0.5, *, spec: Spec | None = None, **kwargs: Any) -> Any:
@@ -653,7 +601,7 @@ class DataFrameAccessor:
                             "epsilon=, bounds= and task= chooses the mechanism of one column: use "
                             "df[column].ldp.privatize('auto', epsilon=..., bounds=...), or give each column "
                             "ldp.recommend(task, n=len(df), epsilon=..., bounds=...).mechanism in the mapping")
-        _no_other_arguments("DataFrame.ldp.privatize", kwargs)
+        check_no_other_arguments("DataFrame.ldp.privatize", kwargs)
         return privatize_frame(self._obj, mechanisms, rng=rng, strategy=strategy, nan_policy=nan_policy,
                                fill_value=fill_value, ledger=ledger, people=people, label=label, shuffled=shuffled,
                                shuffle_delta=shuffle_delta, unknown=unknown, keys=keys, round=round)
@@ -682,20 +630,9 @@ class DataFrameAccessor:
         specs = self.specs
         if not specs:
             return "<ldp accessor: no report columns>"
-        lines = [f"<ldp accessor: {len(specs)} report column(s); {_budget_text(frame_info(self._obj))}"]
+        lines = [f"<ldp accessor: {len(specs)} report column(s); {budget_text(frame_info(self._obj))}"]
         lines += [f"  {c!r}: {s}" for c, s in specs.items()]
         return "\n".join(lines) + ">"
-
-    def _specs_for(self, specs):
-        if specs is None:
-            specs = {}
-        elif not isinstance(specs, Mapping):
-            raise TypeError(f"specs must be a mapping {{column: Spec}}; got {type(specs).__name__}")
-        names = list(self.specs) + [c for c in specs if c not in self.specs]
-        for c in names:
-            if c not in self._obj.columns:
-                raise ValueError(f"column {c!r} is not in the DataFrame; its columns: {list(self._obj.columns)}")
-        return names, specs
 
     def estimate_mean(self, column: Any, **kwargs: Any) -> pd.Series:
         """Means of one report column as a Series (``kwargs`` as for :meth:`SeriesAccessor.estimate_mean`).
@@ -744,26 +681,7 @@ class DataFrameAccessor:
         >>> {g: round(ldp.Duchi(2.0, (0, 10)).estimate_mean(a["x"]).value) for g, a in aggs.items()}
         {'north': 2, 'south': 8}
         """
-        names, specs = self._specs_for(specs)
-        if by is None:
-            return {c: aggregate_series(self._obj[c], specs.get(c)) for c in names}
-        keys = self._group_keys(by, names)
-        whole = {c: aggregate_series(self._obj[c], specs.get(c)) for c in names}  # checks each record once
-        groups = pd.unique(keys)
-        try:
-            groups = sorted(groups)
-        except TypeError:  # keys of mixed types: first-seen order
-            pass
-        out: dict[Any, dict[Any, Aggregate]] = {}
-        for g in groups:
-            rows = np.asarray(keys == g)
-            out[g] = {c: mechanism_of(whole[c].spec).aggregate(
-                reports_of(self._obj[c][rows], whole[c].spec, _check=False)) for c in names}
-        for c in names:  # the groups partition the rows: their aggregates add up to the column's
-            total = sum((out[g][c] for g in groups[1:]), out[groups[0]][c]) if len(groups) else None
-            if total is not None and total != whole[c]:  # pragma: no cover - a partition always adds up
-                raise AssertionError(f"group aggregates of column {c!r} do not add up")
-        return out
+        return aggregate_frame(self._obj, self.specs, specs, by=by)
 
     def subset(self, mask: Any) -> pd.DataFrame:
         """The report rows a **public** boolean ``mask`` selects (one per row, or a Series on the index), still reports.
@@ -772,29 +690,6 @@ class DataFrameAccessor:
         every group at once).
         """
         return subset(self._obj, mask)
-
-    def _group_keys(self, by, names):
-        n = len(self._obj)
-        if isinstance(by, str) or np.ndim(by) == 0:
-            if by not in self._obj.columns:
-                raise ValueError(f"by={by!r} is not a column of the DataFrame; its columns: {list(self._obj.columns)}")
-            if by in names:
-                raise ValueError(f"by={by!r} is a report column: its codes are randomized, not group keys; group by "
-                                 "a public column")
-            keys = self._obj[by]
-        else:
-            if isinstance(by, pd.Series):  # aligned on the index (rows without a key are missing keys)
-                by = by.reindex(self._obj.index) if by.index.is_unique else by
-            values = by.to_numpy() if isinstance(by, (pd.Series, pd.Index)) else np.asarray(by, dtype=object)
-            if values.ndim != 1 or len(values) != n:
-                raise ValueError(f"by has {len(values)} keys for {n} rows: give one key per row (or a column name)")
-            keys = pd.Series(values, index=self._obj.index)
-        missing = keys.isna()
-        if missing.any():
-            first = int(np.flatnonzero(missing.to_numpy())[0])
-            raise ValueError(f"the group key has {int(missing.sum())} missing value(s), first at row {first}: every "
-                             "report belongs to a group (fill them with a group of their own)")
-        return keys.to_numpy()
 
     def describe(self, *, level: float = 0.95, specs: Mapping[Any, Spec] | None = None,
                  by: Any = None, bootstrap: int | None = None, rng: Any = None,
@@ -817,18 +712,5 @@ class DataFrameAccessor:
         >>> d.columns.tolist()[:4], bool(d.loc["t", "ci_low"] < 30 < d.loc["t", "ci_high"])
         (['mechanism', 'epsilon', 'n_reports', 'mean'], True)
         """
-        check_describe_method({**self.specs, **(specs or {})}, method)
-        sources = {c: column_sources(self._obj, c) for c in self.specs if column_sources(self._obj, c) is not None}
-        if by is None:
-            return describe_aggregates(self.aggregate(specs), level=level, sources=sources, bootstrap=bootstrap,
-                                       rng=rng, method=method)
-        parts = {}
-        for g, aggregates in self.aggregate(specs, by=by).items():
-            for c, agg in aggregates.items():
-                if agg.n_reports == 0:
-                    raise ValueError(f"group {g!r} has no reports in column {c!r}: nothing can be estimated for it "
-                                     "(merge it with another group, or collect more)")
-            parts[g] = describe_aggregates(aggregates, level=level, sources=sources, bootstrap=bootstrap, rng=rng,
-                                           method=method)
-        label = by if isinstance(by, str) else "group"
-        return pd.concat(parts, names=[label])
+        return describe_frame(self._obj, self.specs, specs, level=level, by=by, bootstrap=bootstrap, rng=rng,
+                              method=method)
