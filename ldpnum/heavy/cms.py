@@ -491,11 +491,15 @@ class CountMeanSketch(Mechanism):
                    self._width.bit_length() - 1, plan.t_keep, words, out)
 
     def check_column_codes(self, where: str = "a column") -> None:
-        """Raise TypeError for CMS reports (bit vectors), which no column of codes holds; HCMS reports are codes."""
-        if self._variant == "cms":
-            raise TypeError(f"CountMeanSketch(variant='cms') reports are {self._width}-bit vectors plus a hash index, "
-                            f"which {where} of codes cannot hold; keep the Reports, or use variant='hcms' (one code "
-                            "per person)")
+        """Raise TypeError unless a report fits one code of a table column.
+
+        HCMS reports are codes; a CMS report (its hash index and ``width`` bits) fits when it has at most 64 bits
+        (``width = 32, hashes ≤ 2**32`` for instance), packed as one unsigned code like any bit-vector report.
+        """
+        try:
+            super().check_column_codes(where)
+        except TypeError as e:
+            raise TypeError(f"{e}; a count-mean sketch can also use variant='hcms' (one code per person)") from None
 
     # -- server side -------------------------------------------------------------------------------
     def aggregate(self, reports: Reports) -> Aggregate:

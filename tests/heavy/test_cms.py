@@ -267,6 +267,25 @@ def test_reports_and_column_codes():
         assert repr(hcms).startswith("CountMeanSketch(epsilon=1.0, k=5, width=1024")
 
 
+def test_a_cms_report_of_at_most_64_bits_is_a_table_column():
+    """width 32 + a 2-bit hash index = 34 bits: one uint64 code per person through pandas, back to the same reports;
+    a code with a bit beyond the report or a hash index past ``hashes`` is refused."""
+    import pandas as pd
+
+    from ldpnum._random import child_rng
+
+    cms = ldp.CountMeanSketch(2.0, k=100, width=32, hashes=3)
+    x = pd.Series(np.random.default_rng(0).integers(0, 5, 5000), name="c")
+    col = x.ldp.privatize(cms, rng=0)
+    assert col.dtype == np.uint64 and cms.spec.get("packed_bits") == 34
+    assert col.ldp.reports() == cms.privatize(x.to_numpy(), rng=child_rng(0, 0))
+    assert col.ldp.aggregate() == cms.aggregate(col.ldp.reports())
+    with pytest.raises(ValueError, match="bits set beyond the 34 bits"):
+        cms.reports_from_column(np.array([1 << 40], dtype=np.uint64))
+    with pytest.raises(ValueError, match="hash index"):
+        cms.aggregate(cms.reports_from_column(np.array([3 << 32], dtype=np.uint64)))
+
+
 def test_long_items_are_hashed_through_their_digest_and_found_with_their_shares():
     """256-bit items (up to 32 bytes): the kernel hashes each item's digest (same words, same bytes as the naive
     sketch on the digests), and the unbiased estimates of long words that share their first 8 bytes hold."""
