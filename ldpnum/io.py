@@ -168,7 +168,7 @@ def require_pyarrow() -> None:
 
     if importlib.util.find_spec("pyarrow") is None:
         raise CLIError('reading and writing files needs pyarrow, which is not installed: pip install '
-                       '"ldpnum[parquet]" (see the README\'s "Command line" section)') from None
+                       '"ldpnum[parquet]" (see the command-line guide, docs/guides/command-line.md)') from None
 
 
 def _file_kind(path):

@@ -115,31 +115,3 @@ def test_negative_control_a_new_name_is_reported(tmp_path):
     fake.__all__ = ["GRR", "SUE", "Renamed", "LIMIT", "__version__"]
     # GRR listed; Renamed is OUE's object, documented as ldpnum.OUE; SUE (outside the list) and LIMIT are not
     assert undocumented([fake], names, modules) == ["ldpnum_fake.SUE", "ldpnum_fake.LIMIT"]
-
-
-INCLUDE = re.compile(r"```\{include\} (\S+)\n((?::[\w-]+: .*\n)*)```")
-
-
-def readme_includes():
-    """``[(guide, start, end)]``: the README sections the guides of docs/guides/ include (None: no bound)."""
-    found = []
-    for guide in sorted((ROOT / "docs" / "guides").glob("*.md")):
-        for target, options in INCLUDE.findall(guide.read_text(encoding="utf-8")):
-            if target.endswith("README.md"):
-                opts = dict(re.findall(r":([\w-]+): \"(.*)\"", options))
-                found.append((guide.name, opts.get("start-after"), opts.get("end-before")))
-    return found
-
-
-def test_guides_include_readme_sections_that_exist():
-    # The guides include the README's sections by their headings (until the README becomes a landing page and
-    # their text moves into the guides): a renamed or moved heading is found here, before `make docs` fails.
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    includes = readme_includes()
-    assert len(includes) >= 15
-    for guide, start, end in includes:
-        # a section starts after its whole heading line (a renamed "### Polars DataFrames" must not match
-        # "### Polars") and ends before a later line that starts with the next heading
-        assert start is not None and f"\n{start}\n" in readme, f"{guide}: README has no line {start!r}"
-        begin = readme.index(f"\n{start}\n") + len(start) + 1
-        assert end is None or f"\n{end}" in readme[begin:], f"{guide}: README has no {end!r} after {start!r}"
