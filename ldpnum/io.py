@@ -798,6 +798,10 @@ def _cli_names():
             "range_interval": "--range with --bootstrap: {problem}",
             "mle_postprocess": "--method mle takes no --postprocess (its frequencies are already on the simplex); "
                                "got --postprocess {value}",
+            "no_candidates": "--candidates apply to reports decoded against a dictionary of items (rappor, "
+                             "count_mean_sketch); {name} reports estimate their own categories",
+            "candidates_postprocess": "{name} frequencies are decoded against the candidates and take no "
+                                      "--postprocess; got --postprocess {value}",
         },
         error=CLIError)
 
@@ -841,13 +845,14 @@ def check_file_shuffle(shuffled: bool, shuffle_delta: "float | None", keep: Sequ
 def check_estimate_request(mech: "Mechanism", whats: "list | None", *, marginal: "str | None", query: Any,
                            plot: "str | None", n_bins: "int | None", bootstrap: "int | None" = None,
                            level: float = 0.95, rng: "int | None" = None, estimate_method: str = "unbiased",
-                           postprocess: str = "none") -> list:
+                           postprocess: str = "none", candidates: Any = None) -> list:
     """:func:`ldpnum.collect.check_queries` in the command line's words (``--what``, ``--marginal``, ``--range``).
 
     Also checks that the ``--plot`` file can be written, and ``--bootstrap`` (a replicate count that supports
     ``--level``; ``--rng`` only with it). ``estimate_method`` is ``--method unbiased|mle`` (the MLE only where
-    the mechanism offers it, for ``--what mean`` and ``frequencies``). Raises :class:`CLIError` or ValueError;
-    returns what to estimate.
+    the mechanism offers it, for ``--what mean`` and ``frequencies``); ``candidates`` (``--candidates``) only for
+    reports decoded against a dictionary of items (RAPPOR, count-mean sketches). Raises :class:`CLIError` or
+    ValueError; returns what to estimate.
     """
     from .collect import check_queries
 
@@ -861,7 +866,7 @@ def check_estimate_request(mech: "Mechanism", whats: "list | None", *, marginal:
         check_replicates_support(level, bootstrap, name="--level")
     whats = check_queries(mech, whats, marginals=marginal, query=query, distribution=bool(plot), n_bins=n_bins,
                           estimate_method=estimate_method, postprocess=postprocess, bootstrap=bootstrap,
-                          names=_cli_names())
+                          candidates=candidates, names=_cli_names())
     if plot:
         check_plot_path(plot)
     return whats
