@@ -2,7 +2,6 @@
 
 import importlib
 import os
-import pathlib
 import re
 import warnings
 
@@ -52,7 +51,7 @@ nitpick_ignore_regex = [
                r"collections\.abc\..+|enum\..+|dataclasses\..+)"),
 ]
 
-# -- Markdown guides (docs/*.md and the README sections the guides include) ----------------------------------
+# -- Markdown guides (docs/guides/*.md and docs/*.md) --------------------------------------------------------
 myst_enable_extensions = ["dollarmath", "colon_fence"]
 myst_heading_anchors = 3
 
@@ -84,18 +83,6 @@ html_static_path = []
 # took 40% of the build); the right one shows the page's own contents, and the reference index lists them all.
 html_sidebars = {"api/generated/*": []}
 html_show_sourcelink = False
-
-
-# -- README sections included by the guides ------------------------------------------------------------------
-# The guides include sections of the repository's README.md (``{include}`` with ``:relative-docs: docs/``,
-# so its links to docs/*.md become links to these pages). Its links to other files of the source tree (the
-# data's provenance notes, scripts) have no page on this site: they are shown as the path, in code.
-_SOURCE_LINK = re.compile(r"\[([^\]]+)\]\((?!https?:|#|docs/)([^)\s]+)\)")
-
-
-def _source_links_as_paths(app, relative_path, parent_docname, content):
-    if pathlib.PurePath(relative_path).name == "README.md":
-        content[0] = _SOURCE_LINK.sub(lambda m: f"`{m.group(2)}`", content[0])
 
 
 # -- ldpnum's own names -------------------------------------------------------------------------------------
@@ -220,6 +207,5 @@ def _numpydoc_warnings_to_sphinx(app):
 
 
 def setup(app):
-    app.connect("include-read", _source_links_as_paths)
     app.connect("missing-reference", _resolve_ldpnum_reference)
     _numpydoc_warnings_to_sphinx(app)

@@ -54,7 +54,8 @@ from .spec import Spec
 from .reports import Reports
 from .aggregate import Aggregate
 from . import metrics
-from ._results import ConfidenceInterval, DistributionEstimate, FrequencyEstimate, MeanEstimate
+from ._results import (ConfidenceBand, ConfidenceInterval, DistributionEstimate, EstimateInterval, FrequencyEstimate,
+                       MeanEstimate, PrivacyProvenance)
 from .exceptions import (BootstrapBiasWarning, BudgetExceededError, BudgetWarning, ClippingWarning, NoisyRangesWarning,
                          PointMassWarning, SizeCorrectionWarning, SmoothingBiasWarning, SpecMismatchError,
                          TruncationWarning)
@@ -85,6 +86,7 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "Aggregate", "Reports", "Spec", "MeanEstimate", "ConfidenceInterval", "DistributionEstimate", "metrics",
+    "EstimateInterval", "ConfidenceBand", "PrivacyProvenance",
     "ClippingWarning", "BudgetWarning", "BudgetExceededError", "SpecMismatchError", "SmoothingBiasWarning",
     "PointMassWarning", "SizeCorrectionWarning", "NoisyRangesWarning", "BootstrapBiasWarning",
     "Mechanism", "MeanOracle", "from_spec",

@@ -214,7 +214,10 @@ def _file_categories(path, column):
     """``--categories`` of a Parquet category column, read from the file's dictionary, with a note on stderr."""
     import sys
 
-    labels = dictionary_categories(path, column)
+    try:
+        labels = dictionary_categories(path, column)
+    except ValueError as exc:
+        raise CLIError(one_line(exc)) from None
     if labels is None:
         raise CLIError(f"column {column!r} needs its categories: give --categories A,B,... (declared, public, code i "
                        "the i-th), or privatize a Parquet file whose column is a category column with its declared "

@@ -93,7 +93,31 @@ def _mechanism_rows(spec, epsilon, n_reports, shuffle=None):
 class PrivacyProvenance:
     """What every result shows of its privacy: each report's local ε and, if shuffled, the batch's central ε.
 
-    The central ε is shown for a collection declared shuffled (:meth:`ldpnum.Aggregate.shuffled`).
+    The base class of ldpnum's results (:class:`MeanEstimate`, :class:`DistributionEstimate`,
+    :class:`FrequencyEstimate` and the families' results): ``result.privacy`` is one line, shown in the result's
+    repr and tables. The central ε is shown for a collection declared shuffled (:meth:`ldpnum.Aggregate.shuffled`):
+    by amplification by shuffling (Feldman, McMillan, Talwar, "Hiding Among the Clones"), n reports that are each
+    ε-LDP, anonymized and permuted, are (ε_c, δ)-DP together with ε_c well below ε.
+
+    Attributes
+    ----------
+    epsilon : float or None
+        Each report's local ε (the mechanism's).
+    shuffle : object or None
+        The shuffle declaration of the collection (its n, δ and central ε), or None when it was not declared
+        shuffled.
+
+    Examples
+    --------
+    >>> import ldpnum as ldp
+    >>> rr = ldp.RandomizedResponse(epsilon=4.0)
+    >>> agg = ldp.Aggregate([40_000, 60_000], rr.spec)
+    >>> rr.estimate_mean(agg).privacy
+    'local ε = 4'
+    >>> rr.estimate_mean(agg.shuffled(1e-6)).privacy
+    'local ε = 4, central ε (shuffled, n = 100,000, δ = 1e-06) = 0.1698'
+    >>> isinstance(rr.estimate_mean(agg), ldp.PrivacyProvenance)
+    True
     """
 
     epsilon: Any
@@ -352,7 +376,32 @@ def critical_value(level: float, degrees_of_freedom: Any = None) -> Any:
 
 
 class EstimateInterval(NamedTuple):
-    """An estimate with a confidence interval: floats, or arrays of one per query."""
+    """An estimate with a confidence interval: floats, or arrays of one per query.
+
+    Returned by the ``ci=`` forms of the results' queries (``quantile(q, ci=0.95)``, ``range(lo, hi, ci=0.95)``
+    of :class:`DistributionEstimate`, :class:`~ldpnum.RangeEstimate` and :class:`~ldpnum.MultiRangeEstimate`),
+    whose intervals are read from bootstrap replicates: ``low`` and ``high`` are the replicates' order statistics
+    at ``(B + 1)(1 - level)/2`` and ``(B + 1)(1 + level)/2`` (Davison and Hinkley, "Bootstrap Methods and their
+    Application").
+
+    Attributes
+    ----------
+    estimate : float or ndarray
+        The point estimate (the same as the query without ``ci=``).
+    low, high : float or ndarray
+        The interval's ends.
+
+    Examples
+    --------
+    >>> import numpy as np, ldpnum as ldp
+    >>> x = np.random.default_rng(0).beta(2, 5, 20_000)
+    >>> sw = ldp.SquareWave(epsilon=2.0, bounds=(0, 1))
+    >>> est = sw.estimate_distribution(sw.aggregate(sw.privatize(x, rng=1)), bootstrap=39, rng=2)
+    >>> iv = est.quantile(0.5, ci=0.95)
+    >>> type(iv).__name__, bool(iv.low <= iv.estimate <= iv.high)
+    ('EstimateInterval', True)
+    >>> estimate, low, high = est.range(0.0, 0.2, ci=0.95)   # a tuple: unpacks
+    """
 
     estimate: float | FloatArray
     low: float | FloatArray
@@ -360,7 +409,29 @@ class EstimateInterval(NamedTuple):
 
 
 class ConfidenceBand(NamedTuple):
-    """A band for a CDF: at each ``x`` (the bin edges), ``low <= F(x) <= high``."""
+    """A band for a CDF: at each ``x`` (the bin edges), ``low <= F(x) <= high``.
+
+    Returned by :meth:`DistributionEstimate.confidence_band` (``kind="pointwise"``: each ``x`` on its own at the
+    level; ``kind="simultaneous"``: all of them at once), from the estimate's bootstrap replicates; ``low`` and
+    ``high`` are non-decreasing in ``x``.
+
+    Attributes
+    ----------
+    x : ndarray
+        The bin edges.
+    low, high : ndarray
+        The band's ends at each edge.
+
+    Examples
+    --------
+    >>> import numpy as np, ldpnum as ldp
+    >>> x = np.random.default_rng(0).beta(2, 5, 20_000)
+    >>> sw = ldp.SquareWave(epsilon=2.0, bounds=(0, 1))
+    >>> est = sw.estimate_distribution(sw.aggregate(sw.privatize(x, rng=1)), bootstrap=39, rng=2)
+    >>> band = est.confidence_band(0.95)
+    >>> type(band).__name__, bool(np.all(band.low <= band.high)), band.x.shape == band.low.shape
+    ('ConfidenceBand', True, True)
+    """
 
     x: FloatArray
     low: FloatArray

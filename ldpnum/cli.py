@@ -89,6 +89,30 @@ def __getattr__(attr):
 
 # -- estimate ----------------------------------------------------------------------------------------------
 
+def _parse_candidates(text, mech):
+    """``--candidates a,b,c`` or ``@FILE`` (one item per line) as the mechanism's items (ints for ``uint``)."""
+    if text is None:
+        return None
+    if text.startswith("@"):
+        try:
+            with open(text[1:], encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except OSError as exc:
+            raise CLIError(f"--candidates {text}: cannot read the file ({exc.strerror or exc})") from None
+        items = [line.strip() for line in lines if line.strip()]
+    else:
+        items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise CLIError(f"--candidates {text!r}: no items")
+    kind = getattr(mech, "item_type", "str")
+    if kind == "uint":
+        bad = [v for v in items if not v.isdigit()]
+        if bad:
+            raise CLIError(f"--candidates: {mech.spec.mechanism} items are unsigned integers; got {bad[0]!r}")
+        return [int(v) for v in items]
+    return [v.encode("utf-8") for v in items] if kind == "bytes" else items
+
+
 def _parse_range(tokens):
     """``--range`` as ``(lo, hi)`` (two numbers) or ``{column: (lo, hi)}`` (``COL:LO:HI`` tokens)."""
     def number(text):
@@ -460,6 +484,9 @@ def _parser():
                         "refused for other reports before any is read)")
     e.add_argument("--postprocess", choices=("none", "norm-sub", "simplex", "clip"), default="none",
                    help="frequencies: keep the unbiased estimate (default) or make it a distribution")
+    e.add_argument("--candidates", default=None, metavar="ITEM,ITEM,... | @FILE",
+                   help="frequencies of reports decoded against a dictionary (rappor, count_mean_sketch): the "
+                        "candidate items, comma-separated or one per line of FILE (integers for uint items)")
     e.add_argument("--level", type=_level, default=0.95, help="confidence level of the CIs (default 0.95)")
     e.add_argument("--bootstrap", type=int, default=None, metavar="B", help="--level intervals of the quantiles, "
                    "ranges and marginals from B bootstrap replicates (20 to 100000; 39 or more for 95%%)")
@@ -678,12 +705,13 @@ def _cmd_estimate(args):
     explicit = explicit_spec(args)
     key = read_key(args.mac_key_file)
     _, mech = report_column(str(args.reports), args.column, explicit)  # the file's metadata only
+    candidates = _parse_candidates(args.candidates, mech)
     estimate_method = args.method if args.method in ESTIMATE_METHODS else "unbiased"
     dist_method = "ems-cv" if args.method is None or args.method in ESTIMATE_METHODS else args.method
     whats = check_estimate_request(mech, whats, marginal=args.marginal, query=args.range, plot=args.plot,
                                    n_bins=args.n_bins, bootstrap=args.bootstrap, level=args.level,
                                    rng=args.rng, estimate_method=estimate_method,
-                                   postprocess=args.postprocess)  # before a report is read
+                                   postprocess=args.postprocess, candidates=candidates)  # before a report is read
     agg, n_missing = aggregate_file(args.reports, args.column, spec=explicit, batch_size=args.batch_size,
                                     progress=args.progress, key=key)
     if explicit is None and key is None:
@@ -696,7 +724,8 @@ def _cmd_estimate(args):
         out, dist = answer_queries(mech, agg, whats, n_bins=args.n_bins, method=dist_method, level=args.level,
                                    quantiles=args.quantiles, query=args.range, marginals=args.marginal,
                                    postprocess=args.postprocess, distribution=bool(args.plot),
-                                   bootstrap=args.bootstrap, rng=args.rng, estimate_method=estimate_method)
+                                   bootstrap=args.bootstrap, rng=args.rng, estimate_method=estimate_method,
+                                   candidates=candidates)
     except MarginalQueryError as exc:
         raise CLIError(f"--marginal {args.marginal!r}: {one_line(exc)}") from None
     spec = agg.spec

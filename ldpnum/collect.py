@@ -497,6 +497,17 @@ def takes_unknown(mech: Any) -> bool:
     return "unknown" in inspect.signature(mech.prepare_values).parameters
 
 
+def decodes_candidates(mech: Any) -> bool:
+    """Whether ``mech.estimate_frequencies`` decodes against a dictionary (``candidates=``: RAPPOR, sketches).
+
+    Such estimates are a :class:`~ldpnum.HeavyHittersEstimate` of the candidates and take no ``postprocess``.
+    """
+    import inspect
+
+    return mech.offers("estimate_frequencies") and "candidates" in inspect.signature(
+        mech.estimate_frequencies).parameters
+
+
 def prepare_column(mech: Any, x: Any, name: str | None, nan_policy: str = "raise", fill_value: Any = None,
                    unknown: str = "raise", **options: Any) -> Any:
     """``mech.prepare_values`` of one column (validated, nothing drawn).
@@ -650,6 +661,10 @@ PYTHON_NAMES = ArgumentNames(
         "range_interval": "{problem}",
         "mle_postprocess": "method='mle' takes no postprocess (its frequencies are already on the simplex); got "
                            "postprocess={value!r}",
+        "no_candidates": "candidates= apply to reports decoded against a dictionary of items (rappor, "
+                         "count_mean_sketch); {name} reports estimate their own categories",
+        "candidates_postprocess": "{name} frequencies are decoded against the candidates and take no postprocess; "
+                                  "got postprocess={value!r}",
     })
 
 
@@ -1865,7 +1880,7 @@ def _marginal_sets(marginals: Any) -> list | None:
 
 def check_queries(mech: Mechanism, queries: Any, *, marginals: Any = None, query: Any = None,
                   distribution: bool = False, n_bins: int | None = None, estimate_method: str = "unbiased",
-                  postprocess: str = "none", bootstrap: int | None = None,
+                  postprocess: str = "none", bootstrap: int | None = None, candidates: Any = None,
                   names: ArgumentNames = PYTHON_NAMES) -> list:
     """The questions :func:`answer_queries` is to answer, checked against the mechanism before a report is read.
 
@@ -1878,8 +1893,10 @@ def check_queries(mech: Mechanism, queries: Any, *, marginals: Any = None, query
     queries : list of str or None
         Among :data:`QUERIES`; None: the mechanism's default (its mean, else its distribution, else its
         frequencies; marginals for a marginals report column).
-    marginals, query, distribution, n_bins, estimate_method, postprocess, bootstrap : optional
-        As for :func:`answer_queries` (``marginals`` may also be one ``"C1,C2"`` string); ``"mle"`` is checked
+    marginals, query, distribution, n_bins, estimate_method, postprocess, bootstrap, candidates : optional
+        As for :func:`answer_queries` (``marginals`` may also be one ``"C1,C2"`` string); ``candidates`` only for
+        reports decoded against a dictionary (:func:`decodes_candidates`), whose frequencies take no
+        ``postprocess``; ``"mle"`` is checked
         against the mechanism (:func:`check_estimate_method`) and refused for the questions it does not apply to;
         with ``bootstrap``, a range whose interval the estimate would refuse is refused from the spec
         (:meth:`~ldpnum.Mechanism.check_range_interval`: an HDG range cutting a grid cell).
@@ -1956,6 +1973,11 @@ square_wave, general_wave, piecewise, hybrid or hierarchical_histogram
             mech.check_range_interval(query)
         except ValueError as exc:
             refuse("range_interval", problem=str(exc))
+    dictionary = decodes_candidates(mech)
+    if candidates is not None and not dictionary:
+        refuse("no_candidates")
+    if dictionary and "frequencies" in queries and postprocess != "none":
+        refuse("candidates_postprocess", value=postprocess)
     if estimate_method != "unbiased":
         for what in queries:
             if what not in ("mean", "frequencies"):
@@ -1978,7 +2000,8 @@ def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: in
                    method: str = "ems-cv", level: float = 0.95, quantiles: Any = (0.25, 0.5, 0.75),
                    query: Any = None, marginals: list | None = None, postprocess: str = "none",
                    distribution: bool = False, bootstrap: int | None = None,
-                   rng: SeedLike = None, estimate_method: str = "unbiased") -> tuple[dict, Any]:
+                   rng: SeedLike = None, estimate_method: str = "unbiased",
+                   candidates: Any = None) -> tuple[dict, Any]:
     """Answer named questions of one report column's aggregate, as JSON-friendly values.
 
     The command line's ``ldpnum estimate --what ...`` prints (or writes as JSON) what this returns; the
@@ -1997,7 +2020,8 @@ def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: in
         mass and count in ``query``: ``(low, high)``, or ``{column: (low, high)}`` for a mechanism of
         several columns), ``"distribution"`` (its summary, bins and probabilities), ``"marginals"`` (the
         tables of ``marginals``, a list of column tuples, default every released set) and ``"frequencies"``
-        (with ``postprocess`` and ``level`` intervals).
+        (with ``postprocess`` and ``level`` intervals; of reports decoded against a dictionary, RAPPOR's or a
+        count-mean sketch's, the frequencies of ``candidates``, a sequence of items, in decreasing order).
     n_bins, method : optional
         The distribution estimator's settings (range trees take neither: their bins are their leaves).
     distribution : bool, default False
@@ -2063,7 +2087,7 @@ def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: in
 
     queries = check_queries(mech, queries, marginals=marginals, query=query, distribution=distribution,
                             n_bins=n_bins, estimate_method=estimate_method, postprocess=postprocess,
-                            bootstrap=bootstrap)
+                            bootstrap=bootstrap, candidates=candidates)
     mle = estimate_method == "mle"
     how = {"method": "mle"} if mle else {}
     if bootstrap is not None:
@@ -2136,11 +2160,17 @@ def answer_queries(mech: Mechanism, agg: Aggregate, queries: list, *, n_bins: in
             out["marginals"] = {"sets": [list(v) for v in est.sets], "consistency": est.consistency,
                                 "tables": tables, "n_reports": agg.n_reports}
         elif what == "frequencies":
-            est = m.estimate_frequencies(agg, postprocess=postprocess, **how)
+            if decodes_candidates(m):  # against the candidates (a HeavyHittersEstimate), or a sketch's codes
+                est = m.estimate_frequencies(agg, **({} if candidates is None else {"candidates": candidates}), **how)
+            else:
+                est = m.estimate_frequencies(agg, postprocess=postprocess, **how)
+            items = getattr(est, "items", None)
             lo, hi = est.confidence_interval(level)
-            labels = est.to_series().index.tolist()  # the declared categories, or the codes 0..k-1
-            out["frequencies"] = {"postprocess": est.postprocess, "method": est.method, "level": level,
-                                  "category": labels,
+            # the candidates found, or the declared categories, or the codes 0..k-1
+            labels = list(items) if items is not None else est.to_series().index.tolist()
+            out["frequencies"] = {"postprocess": getattr(est, "postprocess", "none"),
+                                  "method": est.provenance.get("method") if items is not None else est.method,
+                                  "level": level, "category": labels,
                                   "frequency": [float(v) for v in est.frequencies],
                                   "standard_error": [float(v) for v in est.standard_errors],
                                   "ci_low": [float(v) for v in lo], "ci_high": [float(v) for v in hi],

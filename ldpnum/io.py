@@ -168,7 +168,7 @@ def require_pyarrow() -> None:
 
     if importlib.util.find_spec("pyarrow") is None:
         raise CLIError('reading and writing files needs pyarrow, which is not installed: pip install '
-                       '"ldpnum[parquet]" (see the README\'s "Command line" section)') from None
+                       '"ldpnum[parquet]" (see the command-line guide, docs/guides/command-line.md)') from None
 
 
 def _file_kind(path):
@@ -233,13 +233,16 @@ def _open_parquet(path):
 
 
 def dictionary_categories(path: PathLike, column: str) -> "list[str] | None":
-    """The categories a Parquet file declares for ``column``: its dictionary's text values, in their order.
+    """The categories a Parquet file declares for ``column``: its dictionaries' text values, in their order.
 
-    A pandas ``category`` column (``to_parquet``) or an Arrow dictionary column is stored with its whole
-    dictionary, unused categories included; its first row group's dictionary is read (a few bytes of the
-    column). The other row groups are checked as their values are privatized (a label outside these categories
-    is refused). ``ldpnum privatize -c C -m grr -e EPS`` without ``--categories`` uses them, with a note that they
-    must be public.
+    A pandas ``category`` column (``to_parquet``) or an Arrow dictionary column is stored with a dictionary in
+    every row group, unused categories included. pandas writes the whole dictionary to each; a file written row
+    group by row group (Arrow's ``ParquetWriter``) may hold a different one in each. The categories are their
+    union in the order of first appearance (the order ``pd.read_parquet`` gives them), read row group by row
+    group (the column's values are decoded once, one row group in memory at a time). Two row groups that order
+    two of their shared categories differently make the codes ambiguous (is ``"a"`` category 0 or 1?): they are
+    refused. ``ldpnum privatize -c C -m grr -e EPS`` without ``--categories`` uses these categories, with a note
+    that they must be public.
 
     Parameters
     ----------
@@ -253,13 +256,25 @@ def dictionary_categories(path: PathLike, column: str) -> "list[str] | None":
     list of str or None
         The categories; None for a CSV file, a column that is not a dictionary of text, or a file of no rows.
 
+    Raises
+    ------
+    ValueError
+        When two row groups' dictionaries order shared categories differently.
+
     Examples
     --------
     >>> import pathlib, tempfile, pandas as pd
+    >>> import pyarrow as pa, pyarrow.parquet as pq
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "answers.parquet"
     >>> pd.DataFrame({"q": pd.Categorical(["no"], categories=["yes", "no", "maybe"])}).to_parquet(path)
     >>> dictionary_categories(path, "q")
     ['yes', 'no', 'maybe']
+    >>> groups = [pa.table({"q": pa.array(v).dictionary_encode()}) for v in (["b", "a"], ["c", "a"])]
+    >>> with pq.ParquetWriter(path, groups[0].schema) as writer:
+    ...     for group in groups:
+    ...         writer.write_table(group)
+    >>> dictionary_categories(path, "q")   # b, a from the first row group, then c
+    ['b', 'a', 'c']
     """
     import pyarrow as pa
 
@@ -273,10 +288,30 @@ def dictionary_categories(path: PathLike, column: str) -> "list[str] | None":
     if not pa.types.is_dictionary(kind) or not (pa.types.is_string(kind.value_type)
                                                 or pa.types.is_large_string(kind.value_type)):
         return None
-    if pf.metadata.num_row_groups == 0:
-        return None
-    chunks = pf.read_row_group(0, columns=[column]).column(0).chunks
-    return [str(v) for v in chunks[0].dictionary.to_pylist()] if chunks else None
+    categories: dict[str, int] = {}  # category -> its position, in order of first appearance
+    first: dict[str, int] = {}  # category -> the row group that first listed it
+    for group in range(pf.metadata.num_row_groups):
+        for chunk in pf.read_row_group(group, columns=[column]).column(0).chunks:
+            labels = [str(v) for v in chunk.dictionary.to_pylist()]
+            for label in labels:
+                if label not in categories:
+                    categories[label], first[label] = len(categories), group
+            _check_dictionary_order(labels, categories, first, group, column)
+    return list(categories) or None
+
+
+def _check_dictionary_order(labels: list, categories: dict, first: dict, group: int, column: str) -> None:
+    """Refuse a row group's dictionary that orders two categories of earlier row groups the other way round.
+
+    Categories new in this row group come after the known ones, in this dictionary's order, wherever it lists them.
+    """
+    known = [label for label in labels if first[label] < group]
+    for a, b in zip(known, known[1:]):
+        if categories[b] < categories[a]:
+            raise ValueError(
+                f"column {column!r}: row group {group} lists category {a!r} before {b!r}, row group "
+                f"{max(first[a], first[b])} the other way round; the categories' order (their codes) is ambiguous: "
+                "declare them (--categories A,B,... on the command line) or rewrite the file with one dictionary")
 
 
 class _Source:
@@ -798,6 +833,10 @@ def _cli_names():
             "range_interval": "--range with --bootstrap: {problem}",
             "mle_postprocess": "--method mle takes no --postprocess (its frequencies are already on the simplex); "
                                "got --postprocess {value}",
+            "no_candidates": "--candidates apply to reports decoded against a dictionary of items (rappor, "
+                             "count_mean_sketch); {name} reports estimate their own categories",
+            "candidates_postprocess": "{name} frequencies are decoded against the candidates and take no "
+                                      "--postprocess; got --postprocess {value}",
         },
         error=CLIError)
 
@@ -841,13 +880,14 @@ def check_file_shuffle(shuffled: bool, shuffle_delta: "float | None", keep: Sequ
 def check_estimate_request(mech: "Mechanism", whats: "list | None", *, marginal: "str | None", query: Any,
                            plot: "str | None", n_bins: "int | None", bootstrap: "int | None" = None,
                            level: float = 0.95, rng: "int | None" = None, estimate_method: str = "unbiased",
-                           postprocess: str = "none") -> list:
+                           postprocess: str = "none", candidates: Any = None) -> list:
     """:func:`ldpnum.collect.check_queries` in the command line's words (``--what``, ``--marginal``, ``--range``).
 
     Also checks that the ``--plot`` file can be written, and ``--bootstrap`` (a replicate count that supports
     ``--level``; ``--rng`` only with it). ``estimate_method`` is ``--method unbiased|mle`` (the MLE only where
-    the mechanism offers it, for ``--what mean`` and ``frequencies``). Raises :class:`CLIError` or ValueError;
-    returns what to estimate.
+    the mechanism offers it, for ``--what mean`` and ``frequencies``); ``candidates`` (``--candidates``) only for
+    reports decoded against a dictionary of items (RAPPOR, count-mean sketches). Raises :class:`CLIError` or
+    ValueError; returns what to estimate.
     """
     from .collect import check_queries
 
@@ -861,7 +901,7 @@ def check_estimate_request(mech: "Mechanism", whats: "list | None", *, marginal:
         check_replicates_support(level, bootstrap, name="--level")
     whats = check_queries(mech, whats, marginals=marginal, query=query, distribution=bool(plot), n_bins=n_bins,
                           estimate_method=estimate_method, postprocess=postprocess, bootstrap=bootstrap,
-                          names=_cli_names())
+                          candidates=candidates, names=_cli_names())
     if plot:
         check_plot_path(plot)
     return whats

@@ -211,3 +211,60 @@ def test_aggregate_file_declares_a_shuffled_file_as_the_pandas_read_back_does(tm
     assert aggregate_file(rewrite(epsilon_per_row=2), "x")[0].shuffle == agg.shuffle
     with pytest.raises(CLIError, match="carries a malformed shuffle declaration"):
         aggregate_file(rewrite(shuffle_delta="abc"), "x")
+
+
+def _dictionary_file(path, groups):
+    """A Parquet file of one dictionary column ``q``, one row group per list of values (each its own dictionary)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tables = [pa.table({"q": pa.array(values).dictionary_encode()}) for values in groups]
+    with pq.ParquetWriter(path, tables[0].schema) as writer:
+        for table in tables:
+            writer.write_table(table)
+    assert pq.ParquetFile(path).metadata.num_row_groups == len(groups)
+    return path
+
+
+def test_dictionary_categories_reads_every_row_group(tmp_path):
+    import pandas as pd
+
+    from ldpnum.io import dictionary_categories
+
+    # pandas writes the whole declared dictionary, unused categories included, to each of the row groups
+    declared = pd.CategoricalDtype(["yes", "no", "maybe", "never"])
+    pd.DataFrame({"q": pd.Series(["no", "maybe", "yes", "no", "maybe"], dtype=declared)}).to_parquet(
+        tmp_path / "p.parquet", row_group_size=2)
+    assert dictionary_categories(tmp_path / "p.parquet", "q") == ["yes", "no", "maybe", "never"]
+    # row groups with their own dictionaries: the union in order of first appearance, as pandas reads it back
+    path = _dictionary_file(tmp_path / "u.parquet", [["b", "a", "b"], ["a"], ["c", "a", "d"]])
+    assert dictionary_categories(path, "q") == ["b", "a", "c", "d"]
+    assert pd.read_parquet(path)["q"].cat.categories.tolist() == ["b", "a", "c", "d"]
+    # the first row group alone (the old reading) misses c and d
+    assert dictionary_categories(_dictionary_file(tmp_path / "f.parquet", [["b", "a"]]), "q") == ["b", "a"]
+    # two row groups that order shared categories the other way round: refused, naming both
+    path = _dictionary_file(tmp_path / "x.parquet", [["x", "a", "b"], ["c", "b", "a"]])
+    with pytest.raises(ValueError, match="row group 1 lists category 'b' before 'a', row group 0 the other way"):
+        dictionary_categories(path, "q")
+
+
+def test_privatize_takes_the_categories_of_every_row_group(tmp_path, capsys):
+    import numpy as np
+    import pandas as pd
+
+    from ldpnum import cli
+    from ldpnum._random import child_rng
+
+    groups = [["b", "a", "b"] * 100, ["a"] * 50, ["c", "a", "d"] * 100]
+    path = _dictionary_file(tmp_path / "in.parquet", groups)
+    out = tmp_path / "out.parquet"
+    assert cli.main(["privatize", str(path), str(out), "-c", "q", "-m", "grr", "-e", "2", "--rng", "1"]) == 0
+    assert "4 categories read from the file's dictionary (b, a, c, d)" in capsys.readouterr().err
+    labels = ["b", "a", "c", "d"]
+    codes = np.array([labels.index(v) for g in groups for v in g])
+    direct = ldpnum.GRR(2.0, k=4).privatize(codes, rng=child_rng(1, 0))
+    np.testing.assert_array_equal(pd.read_parquet(out)["q"].to_numpy(), direct.codes)
+    bad = _dictionary_file(tmp_path / "bad.parquet", [["a", "b"], ["b", "a"]])
+    assert cli.main(["privatize", str(bad), str(tmp_path / "o2.parquet"), "-c", "q", "-m", "grr", "-e", "2"]) == 2
+    assert "the categories' order (their codes) is ambiguous" in capsys.readouterr().err
+    assert not (tmp_path / "o2.parquet").exists()

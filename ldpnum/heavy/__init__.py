@@ -18,7 +18,7 @@ Examples
 """
 
 from ..exceptions import TruncationWarning
-from ._result import HeavyHittersEstimate, item_label
+from ._result import HeavyHittersEstimate, SetItemsEstimate, item_label
 from .items import ITEM_TYPES, decode_items, encode_items
 from .prefix import PEM, TreeHist
 from .padding import PaddingSampling, PaddingSamplingOLH
@@ -26,5 +26,5 @@ from .cms import CountMeanSketch
 from .setvalued import SVIM, SVSM, ItemsetsEstimate, Payload, SetValuedState
 
 __all__ = ["encode_items", "decode_items", "ITEM_TYPES", "HeavyHittersEstimate", "TruncationWarning", "PEM", "TreeHist",
-           "PaddingSampling", "PaddingSamplingOLH", "SVIM", "SVSM", "ItemsetsEstimate", "Payload", "SetValuedState",
-           "item_label", "CountMeanSketch"]
+           "PaddingSampling", "PaddingSamplingOLH", "SVIM", "SVSM", "ItemsetsEstimate", "SetItemsEstimate", "Payload",
+           "SetValuedState", "item_label", "CountMeanSketch"]

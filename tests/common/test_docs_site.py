@@ -8,7 +8,6 @@ as text: Sphinx is not needed.
 """
 
 import importlib
-import inspect
 import pathlib
 import re
 import types
@@ -50,6 +49,12 @@ def _resolve(dotted):
     return getattr(importlib.import_module(module), name)
 
 
+def _has_identity(value):
+    # a class, a function or a container is one object wherever it is exported; an int or a string is not (equal
+    # small ints and interned strings are shared by unrelated names)
+    return not isinstance(value, (int, float, complex, str, bytes, bool, type(None)))
+
+
 def undocumented(modules, names, documented_modules):
     """``[module.name]`` of the public names of ``modules`` that the reference does not document."""
     by_identity = {id(_resolve(n)) for n in names}
@@ -63,7 +68,7 @@ def undocumented(modules, names, documented_modules):
                 continue
             if isinstance(value, types.ModuleType) and value.__name__ in documented_modules:
                 continue
-            if (inspect.isclass(value) or inspect.isfunction(value)) and id(value) in by_identity:
+            if _has_identity(value) and id(value) in by_identity:
                 continue
             missing.append(f"{module.__name__}.{name}")
     return missing
@@ -92,9 +97,32 @@ def test_every_public_submodule_has_a_reference_page():
     _, _, documented_modules = _reference()
     submodules = {f"ldpnum.{n}" for n in ldpnum.__all__ if isinstance(getattr(ldpnum, n), types.ModuleType)}
     assert submodules - documented_modules == set()
-    index = (API / "index.rst").read_text(encoding="utf-8")
-    unlisted = [m for m in documented_modules - {"ldpnum"} if f"   {m}\n" not in index]
-    assert not unlisted, f"module pages missing from the toctree of docs/api/index.rst: {unlisted}"
+    unlisted = [m for m in documented_modules - {"ldpnum"} if not listed(m)]
+    assert not unlisted, ("module pages missing from the toctree of docs/api/index.rst (or of their package's "
+                          f"page): {unlisted}")
+
+
+def listed(module):
+    """Whether ``module``'s page is in the toctree of docs/api/index.rst or of its parent package's page."""
+    parent = module.rpartition(".")[0]
+    pages = [API / "index.rst"] + ([API / f"{parent}.rst"] if parent != "ldpnum" else [])
+    return any(page.is_file() and f"   {module}\n" in page.read_text(encoding="utf-8") for page in pages)
+
+
+def test_every_estimation_submodule_has_a_reference_page():
+    # ldpnum.estimation is the library of server-side post-processing: its submodules are public (its docstring
+    # lists them), each with its own __all__
+    import pkgutil
+
+    import ldpnum.estimation
+
+    _, _, documented_modules = _reference()
+    submodules = {f"ldpnum.estimation.{s.name}" for s in pkgutil.iter_modules(ldpnum.estimation.__path__)
+                  if not s.name.startswith("_")}
+    assert len(submodules) >= 10
+    assert submodules - documented_modules == set()
+    for name in submodules:
+        assert importlib.import_module(name).__all__, f"{name} has no __all__"
 
 
 def test_reference_names_exist():
@@ -115,31 +143,11 @@ def test_negative_control_a_new_name_is_reported(tmp_path):
     fake.__all__ = ["GRR", "SUE", "Renamed", "LIMIT", "__version__"]
     # GRR listed; Renamed is OUE's object, documented as ldpnum.OUE; SUE (outside the list) and LIMIT are not
     assert undocumented([fake], names, modules) == ["ldpnum_fake.SUE", "ldpnum_fake.LIMIT"]
+    # a container exported under a second name is the documented object; an equal int is not
+    import ldpnum.estimation.postprocess as postprocess
+    import ldpnum.estimation.mean as mean
 
-
-INCLUDE = re.compile(r"```\{include\} (\S+)\n((?::[\w-]+: .*\n)*)```")
-
-
-def readme_includes():
-    """``[(guide, start, end)]``: the README sections the guides of docs/guides/ include (None: no bound)."""
-    found = []
-    for guide in sorted((ROOT / "docs" / "guides").glob("*.md")):
-        for target, options in INCLUDE.findall(guide.read_text(encoding="utf-8")):
-            if target.endswith("README.md"):
-                opts = dict(re.findall(r":([\w-]+): \"(.*)\"", options))
-                found.append((guide.name, opts.get("start-after"), opts.get("end-before")))
-    return found
-
-
-def test_guides_include_readme_sections_that_exist():
-    # The guides include the README's sections by their headings (until the README becomes a landing page and
-    # their text moves into the guides): a renamed or moved heading is found here, before `make docs` fails.
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    includes = readme_includes()
-    assert len(includes) >= 15
-    for guide, start, end in includes:
-        # a section starts after its whole heading line (a renamed "### Polars DataFrames" must not match
-        # "### Polars") and ends before a later line that starts with the next heading
-        assert start is not None and f"\n{start}\n" in readme, f"{guide}: README has no line {start!r}"
-        begin = readme.index(f"\n{start}\n") + len(start) + 1
-        assert end is None or f"\n{end}" in readme[begin:], f"{guide}: README has no {end!r} after {start!r}"
+    fake.CHOICES, fake.SMALL, fake.__all__ = postprocess.POSTPROCESS, mean.SMALL_SAMPLE, ["CHOICES", "SMALL"]
+    documented_as = {"ldpnum.estimation.POSTPROCESS", "ldpnum.estimation.mean.SMALL_SAMPLE"}
+    assert undocumented([fake], documented_as, set()) == ["ldpnum_fake.SMALL"]
+    assert not listed("ldpnum.estimation.nonexistent")

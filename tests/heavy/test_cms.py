@@ -6,6 +6,7 @@ tests/naive.py, the textbook estimator's bias under the fixed family's collision
 standard errors against the spread of repeated collections, merging, items, and the estimator's refusals.
 """
 
+import math
 import warnings
 
 import numpy as np
@@ -325,3 +326,24 @@ def test_long_items_bad_input_before_any_draw(monkeypatch):
     monkeypatch.setattr(_random.WordSource, "draw", lambda self, n: pytest.fail("words drawn for a bad input"))
     with pytest.raises(ValueError, match=r"2\*\*item_bits = 2\*\*130; 1 item\(s\) are not, first at index 2"):
         ldp.CountMeanSketch(2.0, item_bits=130, item_type="uint").privatize([1, 2, 2**130], rng=0)
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 2.0, 4.0, 8.0])
+@pytest.mark.parametrize("width,hashes", [(1024, 256), (16, 1), (64, 257)])
+def test_the_mechanisms_guide_table_row_holds(epsilon, width, hashes):
+    # docs/guides/mechanisms.md, the CountMeanSketch row: bytes, words per record, code type, per-report variance
+    cms = ldp.CountMeanSketch(epsilon, width=width, hashes=hashes, variant="cms")
+    hcms = ldp.CountMeanSketch(epsilon, width=width, hashes=hashes, variant="hcms")
+    assert cms.bytes_per_report == width // 8 + math.ceil(max(1, math.ceil(math.log2(hashes))) / 8)
+    lane = 8 if epsilon <= 2 else 16
+    assert cms.words_per_record == 2 + width * lane // 64 and hcms.words_per_record == 2
+    codes = hcms.privatize(["a", "b"], rng=0).codes
+    assert codes.dtype == np.min_scalar_type(2 * width * hashes - 1)
+    e, m = math.exp(epsilon), width
+    collisions = (m / (m - 1)) ** 2
+    # CMS on SUE's integer plan: the realized ε is at most the stated one, within 0.15% in variance here
+    assert cms.variance_per_report == pytest.approx(collisions * math.exp(epsilon / 2) / math.expm1(epsilon / 2) ** 2,
+                                                    rel=2e-3)
+    assert hcms.variance_per_report == pytest.approx(collisions * ((e + 1) / (e - 1)) ** 2, rel=1e-9)
+    with pytest.raises(TypeError, match="cannot hold"):
+        cms.check_column_codes()

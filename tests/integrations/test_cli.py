@@ -722,7 +722,7 @@ def test_messages_name_what_works(tmp_path, capsys):
     ldp.GRR(1e-15, k=5)  # the stated bound is admissible
 
 
-def test_the_missing_pyarrow_message_names_the_extra_the_readme_documents(monkeypatch):
+def test_the_missing_pyarrow_message_names_the_extra_the_guide_documents(monkeypatch):
     import importlib.util
     import re
     import tomllib
@@ -733,6 +733,6 @@ def test_the_missing_pyarrow_message_names_the_extra_the_readme_documents(monkey
         ldpnum_io.require_pyarrow()
     command = re.search(r'pip install "ldpnum\[(\w+)\]"', str(info.value))
     assert command, str(info.value)
-    assert command.group(0) in (root / "README.md").read_text()
+    assert command.group(0) in (root / "docs" / "guides" / "command-line.md").read_text()
     extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert any(d.startswith("pyarrow") for d in extras[command.group(1)])

@@ -96,3 +96,42 @@ def test_packing_round_trip_and_refusals():
         ldp.OUE(1.0, k=3).reports_from_column(np.array([-1]))
     with pytest.raises(TypeError, match="bit vectors of 65 bits per person"):
         pd.Series(np.zeros(3, dtype=int)).ldp.privatize(ldp.OUE(1.0, k=65))
+
+
+def test_rappor_column_through_parquet_and_the_command_line(tmp_path, capsys):
+    # RAPPOR's report (k Bloom bits, then the cohort) packed in one code per person, decoded against candidates
+    import json
+
+    rappor = ldp.RAPPOR(k=32, h=2, cohorts=8)
+    assert rappor.spec.get("packed_bits") == 35
+    rng = np.random.default_rng(0)
+    words = pd.Series(rng.choice(DRINKS + ["juice"], 5000, p=[0.4, 0.3, 0.2, 0.1]), name="drink")
+    keys = ldp.ClientKeys.generate(len(words), rng=1)
+    r = words.ldp.privatize(rappor, keys=keys, round=1, rng=2)
+    assert r.dtype == np.uint64 and int(r.max()) < 2 ** 35
+    candidates = DRINKS + ["juice"]
+    want = r.ldp.estimate_frequencies(candidates=candidates)
+    r.to_frame().to_parquet(tmp_path / "r.parquet")
+    back = pd.read_parquet(tmp_path / "r.parquet")["drink"]
+    assert back.ldp.aggregate() == r.ldp.aggregate()
+    assert rappor.reports_from_column(back.to_numpy()).codes.shape == (len(words), 5)  # 4 Bloom bytes + cohort
+    capsys.readouterr()
+    assert cli.main(["estimate", str(tmp_path / "r.parquet"), "-c", "drink", "--candidates", ",".join(candidates),
+                     "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)["frequencies"]
+    assert got["category"] == list(want.items) and got["method"] == "lasso+least-squares"
+    np.testing.assert_array_equal(got["frequency"], want.frequencies)
+    np.testing.assert_array_equal(got["standard_error"], want.standard_errors)
+    (tmp_path / "words.txt").write_text("\n".join(candidates) + "\n", encoding="utf-8")
+    assert cli.main(["estimate", str(tmp_path / "r.parquet"), "-c", "drink", "--candidates",
+                     f"@{tmp_path / 'words.txt'}"]) == 0
+    assert "coffee" in capsys.readouterr().out
+    # refused before a report is read: a postprocess, candidates for a column that has its own categories
+    assert cli.main(["estimate", str(tmp_path / "r.parquet"), "-c", "drink", "--candidates", "tea",
+                     "--postprocess", "clip"]) == 2
+    assert "decoded against the candidates and take no --postprocess" in capsys.readouterr().err
+    pd.DataFrame({"drink": words}).to_csv(tmp_path / "in.csv", index=False)
+    assert cli.main(["privatize", str(tmp_path / "in.csv"), str(tmp_path / "g.parquet"), "-c", "drink", "-m", "grr",
+                     "-e", "2", "--categories", ",".join(candidates), "--rng", "1"]) == 0
+    assert cli.main(["estimate", str(tmp_path / "g.parquet"), "-c", "drink", "--candidates", "tea"]) == 2
+    assert "--candidates apply to reports decoded against a dictionary" in capsys.readouterr().err
