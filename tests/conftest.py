@@ -40,6 +40,42 @@ def adversarial_values(bounds, n_random=100_000, seed=12345):
 
 
 
+# -- what a fresh interpreter imports ---------------------------------------------------------------------
+#: One fresh interpreter (the default JIT policy) imports pandas, then ``ldpnum``, then ``ldpnum.plot``, and
+#: records the top-level packages loaded after each step; the tests that ``import ldpnum`` stays light read
+#: these records instead of each starting its own interpreter (about 1 CPU-s apiece). Modules only
+#: accumulate, so a package absent after a later step was absent after the earlier ones too.
+_FRESH_IMPORTS = """
+import json, sys
+def top():
+    return {m.split(".")[0] for m in sys.modules}
+import pandas
+out = {"before_ldpnum": sorted(top())}
+import ldpnum
+out["ldpnum"] = sorted(top())
+out["accessor"] = hasattr(pandas.Series([1.0]), "ldp")
+import ldpnum.plot
+out["ldpnum.plot"] = sorted(top())
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="session")
+def fresh_imports():
+    """``{"before_ldpnum", "ldpnum", "ldpnum.plot": sets of top-level packages loaded, "accessor": bool}``
+    from one fresh interpreter (see ``_FRESH_IMPORTS``), run once per test process."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("LDPNUM_JIT", "NUMBA_DISABLE_JIT")}
+    res = subprocess.run([sys.executable, "-c", _FRESH_IMPORTS], env=env, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    return {k: (set(v) if isinstance(v, list) else v) for k, v in out.items()}
+
+
 # -- one compilation per kernel per session ---------------------------------------------------------------
 # `make test` runs two xdist workers. On a clean clone Numba's on-disk cache is empty, and both workers would
 # compile the same kernel signatures (SQKR's and Kashin's take 15-20 s each). The controller makes a directory

@@ -183,9 +183,10 @@ def em_dense(counts, matrix, method="ems", max_iter=10_000, tol=1e-7, atol=0.0, 
     mat = np.asarray(matrix, dtype=float)
     d = mat.shape[1]
     seen = n > 0
+    n_seen, mat_seen = n[seen], mat[seen]  # cells without reports add nothing to the sums below
 
     def loglik(x):
-        return float(np.sum(n[seen] * np.log(mat[seen] @ x)))
+        return float(np.sum(n_seen * np.log(mat_seen @ x)))
 
     x = np.full(d, 1.0 / d) if start is None else np.array(start, dtype=float)
     trace = [loglik(x)]
@@ -193,8 +194,8 @@ def em_dense(counts, matrix, method="ems", max_iter=10_000, tol=1e-7, atol=0.0, 
     it = 0
     while it < max_iter:
         it += 1
-        y = mat @ x
-        p = np.array([x[i] * np.sum(n[seen] * mat[seen, i] / y[seen]) for i in range(d)])   # E-step
+        y = mat_seen @ x
+        p = x * ((n_seen / y) @ mat_seen)   # E-step: p_i = x_i sum_j n_j M_ji / y_j
         x = p / p.sum()
         if method == "ems":
             for _ in range(smoothing):

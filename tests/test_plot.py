@@ -1,6 +1,5 @@
 """Plots: every function returns its Axes and draws the expected artists (Agg backend, no display)."""
 
-import subprocess
 import sys
 
 import numpy as np
@@ -136,10 +135,9 @@ def test_no_global_style_change_and_no_show(data, monkeypatch):
     assert dict(matplotlib.rcParams) == before
 
 
-def test_importing_plot_does_not_import_matplotlib():
-    code = "import sys, ldpnum.plot; print('matplotlib' in sys.modules)"
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert res.stdout.strip() == "False"
+def test_importing_plot_does_not_import_matplotlib(fresh_imports):
+    """A fresh interpreter's ``import ldpnum.plot`` (conftest's ``fresh_imports``)."""
+    assert "matplotlib" not in fresh_imports["ldpnum.plot"]
 
 
 @pytest.mark.parametrize("what", ["distribution", "ranges", "compare"])
