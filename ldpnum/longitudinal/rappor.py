@@ -1297,8 +1297,8 @@ class RAPPOR(Longitudinal):
         -----
         1. *Segment pairs.* For each of the ``P = S(S - 1)/2`` position pairs, the segment pair reports of its
            people (its cohorts ``pair · cohorts + c``) are decoded against every one of the ``2**(2b)`` segment
-           pairs (``2**16`` at ``b = 8``, one byte per segment, held as :class:`BloomDesign`) by the decoder of
-           :meth:`estimate_frequencies`; a pair is *frequent* when its z-score exceeds ``z_{1 - alpha/(P·2**(2b))}``
+           pairs (``2**16`` at ``b = 8``, one byte per segment: held as their Bloom bits, two bytes per candidate,
+           cohort and hash, without building the design matrix) by the decoder of :meth:`estimate_frequencies`; a pair is *frequent* when its z-score exceeds ``z_{1 - alpha/(P·2**(2b))}``
            (Bonferroni over every pair tested).
         2. *Graph.* A node per (position, segment value), an edge per frequent pair. An item is frequent only if all
            its ``P`` segment pairs are (each is at least as frequent as the item), so the frequent items are among
