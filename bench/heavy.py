@@ -158,12 +158,12 @@ def ldpnum_runs(method, eps, x, truth, repeats, warm=True, item_bits=64):
 SPM = dict(k=128, h=1, cohorts=32, p=1 / 16, q=15 / 16, segment_bits=4)
 
 
-def spm_mechanism(eps, item_bytes=8):
+def spm_mechanism(eps, item_bytes=8, segment_bits=SPM["segment_bits"]):
     """RAPPOR with segments whose report (both filters) is ε-LDP: the least permanent noise ``f = j/128`` (on the
     8-bit grid) with ``epsilon <= eps`` (ε1 decreases in f; ε∞ must stay at most 20)."""
     import ldpnum as ldp
 
-    kw = dict(SPM, segments=8 * item_bytes // SPM["segment_bits"], item_type="bytes")
+    kw = dict(SPM, segments=8 * item_bytes // segment_bits, segment_bits=segment_bits, item_type="bytes")
     for j in range(1, 128):
         try:
             m = ldp.RAPPOR(f=j / 128, **kw)
@@ -174,12 +174,12 @@ def spm_mechanism(eps, item_bytes=8):
     raise ValueError(f"no f on the grid gives epsilon <= {eps}")
 
 
-def spm_runs(eps, x, truth, repeats, item_bytes=8):
+def spm_runs(eps, x, truth, repeats, item_bytes=8, segment_bits=SPM["segment_bits"]):
     """RAPPOR's Segment Pair Method on the same people, at the same ε per report: privatize (with each person's key),
     aggregate, discover; the detected items, in decreasing estimated frequency, scored as the top 20 and 50."""
     import ldpnum as ldp
 
-    m = spm_mechanism(eps, item_bytes)
+    m = spm_mechanism(eps, item_bytes, segment_bits)
     keys = ldp.ClientKeys.generate(len(x), rng=SEED)
     m.discover(m.aggregate(m.privatize(x[:10_000], keys=keys[:10_000])))  # compile
     times, scores, parts = [], [], []
@@ -199,7 +199,7 @@ def spm_runs(eps, x, truth, repeats, item_bytes=8):
     rec = {"library": "ldpnum", "method": "rappor-spm", "epsilon": eps, "n": len(x), "repeats": repeats,
            "seconds": statistics.median(times), "seconds_client_and_aggregate": statistics.median(p[0] for p in parts),
            "seconds_discover": statistics.median(p[1] for p in parts), "epsilon_report": m.epsilon,
-           "epsilon_permanent": m.epsilon_permanent, "f": m.f, "segments": m.segments,
+           "epsilon_permanent": m.epsilon_permanent, "f": m.f, "segments": m.segments, "segment_bits": m.segment_bits,
            "pairs_detected": est.provenance["pairs_detected"], "candidates": est.provenance["candidates"],
            "detected": est.provenance["detected"]}
     for key in scores[0]:
@@ -209,7 +209,7 @@ def spm_runs(eps, x, truth, repeats, item_bytes=8):
     return rec
 
 
-def compare_spm(n=N, repeats=1, item_bytes=8):
+def compare_spm(n=N, repeats=1, item_bytes=8, segment_bits=SPM["segment_bits"]):
     """PEM and RAPPOR's Segment Pair Method on the same people and items (cut to ``item_bytes``), at each ε of
     the section; returns ``(records, markdown)``."""
     vocab, raw, p, _ = word_list()
@@ -229,12 +229,12 @@ def compare_spm(n=N, repeats=1, item_bytes=8):
         print(f"heavy ldpnum pem eps={eps:g} n={n:.0e} items of {nb} bytes ...", flush=True)
         records.append(ldpnum_runs("pem", eps, x, truth, repeats, item_bits=8 * nb))
         print(f"heavy ldpnum rappor-spm eps={eps:g} n={n:.0e} items of {nb} bytes ...", flush=True)
-        records.append(spm_runs(eps, x, truth, repeats, nb))
+        records.append(spm_runs(eps, x, truth, repeats, nb, segment_bits))
     lines = [f"## Heavy hitters without a dictionary: PEM vs RAPPOR's Segment Pair Method (items of {nb} bytes)", "",
              f"The section's people (n = {n:.0e}, seed {SEED}), items cut to their first {nb} bytes. PEM at its "
              "defaults (top_k = 20); RAPPOR with segments: "
-             f"k = {SPM['k']}, h = {SPM['h']}, {SPM['cohorts']} cohorts, {8 * nb // SPM['segment_bits']} segments "
-             f"of {SPM['segment_bits']} bits, p = 1/16, q = 15/16, the least f on the 8-bit grid with which one report "
+             f"k = {SPM['k']}, h = {SPM['h']}, {SPM['cohorts']} cohorts, {8 * nb // segment_bits} segments "
+             f"of {segment_bits} bits, p = 1/16, q = 15/16, the least f on the 8-bit grid with which one report "
              "(both filters) is ε-LDP; its items are the detected ones (family-wise α = 0.05), in decreasing estimate, "
              "so it may return fewer than k. Time: privatize + aggregate + estimate (top 20 / discover), median of "
              f"{repeats} run(s), compile excluded.", "",
@@ -428,9 +428,11 @@ def main(argv=None):
     ap.add_argument("--spm", type=int, default=0, metavar="BYTES",
                     help="only compare PEM with RAPPOR's Segment Pair Method on items cut to BYTES (2, 4 or 8)")
     ap.add_argument("--no-spm", action="store_true", help="skip the comparison with the Segment Pair Method")
+    ap.add_argument("--segment-bits", type=int, default=SPM["segment_bits"],
+                    help="with --spm: bits per segment of RAPPOR (4; 8: one byte per segment)")
     args = ap.parse_args(argv)
     if args.spm:
-        _, md = compare_spm(int(float(args.n)), args.repeats, args.spm)
+        _, md = compare_spm(int(float(args.n)), args.repeats, args.spm, args.segment_bits)
         print(md)
         return 0
     _, md = run(args.repeats, not args.no_peers, int(float(args.n)), int(float(args.n_large)),

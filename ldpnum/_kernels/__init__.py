@@ -12,7 +12,7 @@
     randomized response; the collector decodes its reports with NumPy).
 ``server_<family>.pyx``
     Cython kernels of the collector (built by ``setup.py``, no JIT warm-up): ``server_counts`` (code
-    histograms), ``server_unary``, ``server_hashing``, ``server_pirappor`` (support counts), ``server_em``
+    histograms), ``server_unary``, ``server_hashing``, ``server_pirappor`` (support counts), ``server_rappor`` (RAPPOR's regression design), ``server_em``
     (EM/EMS), ``server_tree`` (hierarchical consistency); each with a ``.pyi`` stub for type checkers.
 ``objects.pyx``
     Cython conversion of Python objects that Numba cannot read: ``object_words`` (``bytes``/``str`` items to

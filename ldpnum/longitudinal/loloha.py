@@ -309,6 +309,7 @@ class LOLOHA(Longitudinal, LocalHashing):
 
     def _run_instantaneous(self, permanent: np.ndarray, words: np.ndarray, out: np.ndarray) -> None:
         hashed = (permanent & Y_MASK).astype(np.int64)
+        hashed.flags.writeable = False  # read-only like the permanent layer's inputs: one compiled signature
         launch(client_longitudinal.seeded_grr_kernel, permanent, hashed, self._g, self._inst.a_keep,
                self._inst.shift, words, out)
 

@@ -53,6 +53,11 @@ def mechanism_calls():
     calls.append(("pem", lambda: run(ldp.PEM(4.0, item_bits=256, top_k=2), ["a" * 40, "b" * 9] * 100)))
     calls.append(("count_mean_sketch", lambda: run(ldp.CountMeanSketch(4.0, item_bits=256, width=64, hashes=16),
                                                    ["a" * 40, "b" * 9] * 100)))
+    # dBitFlip with more than 2**16 d-subsets (C(40, 4) = 91,390): Floyd's sampler instead of the subset ranks
+    floyd = dict(epsilon=2.0, bounds=(0, 1), buckets=40, d=4)
+    calls.append(("d_bit_flip", lambda: run(ldp.DBitFlip(**floyd), np.linspace(0, 1, 200))))
+    calls.append(("memoized_d_bit_flip", lambda: run(ldp.DBitFlip(**floyd, memoize=True, gamma=0.1),
+                                                     np.linspace(0, 1, 200), keys=ldp.ClientKeys.generate(200, rng=1))))
     for name, case in test_longitudinal.LCASES.items():
         for kw in case.settings:
             m = test_longitudinal.build(name, kw)

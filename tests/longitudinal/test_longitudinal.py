@@ -39,7 +39,8 @@ class LCase:
     privatize and the memoized state :meth:`permanent_probabilities`/:meth:`report_probabilities` take for them.
     ``valid(m, n, rng)``: ``n`` valid values. ``bad(m)``: ``[(values, exception), ...]`` refused inputs.
     ``permanent_key(m, perm)`` / ``report_key(m, reports)``: each person's permanent output / report as the int
-    the exact plans key it by (default: the codes themselves).
+    the exact plans key it by (default: the codes themselves). ``mechanism``: the registered name, when the entry's
+    name is that of a mode of it (default: the entry's name).
     """
 
     settings: list
@@ -50,6 +51,7 @@ class LCase:
     report_key: Callable = lambda m, reports: reports.codes.astype(np.int64)
     n_people: int = 20_000
     extra: dict = field(default_factory=dict)
+    mechanism: str = ""
 
 
 def categories(m, n, rng):
@@ -96,6 +98,24 @@ LCASES = {
                    (np.array([0.5]), TypeError)],
         permanent_key=lambda m, perm: np.asarray(perm)[:, 0].astype(np.int64),
         report_key=lambda m, reports: reports.codes[:, 0].astype(np.int64)),
+    # RAPPOR with segments (the Segment Pair Method): two segments of 4 bits, so one position pair whose segment pair
+    # item is the item itself, and one cohort: both filters are the item's, the same for every key. The exact plans
+    # are the item filter's (the report's first byte; the pair filter's bits: tests/longitudinal/test_rappor_spm.py);
+    # ε1 and ε∞ are those of both filters.
+    "rappor_segments": LCase(
+        [dict(k=8, h=1, cohorts=1, segments=2, segment_bits=4, item_type="uint"),
+         dict(k=8, h=2, cohorts=1, f=0.25, p=0.25, q=0.875, segments=2, segment_bits=4, item_type="uint"),
+         dict(k=8, h=2, cohorts=1, segments=2, segment_bits=8, item_type="bytes")],
+        lambda m: [(v, int(np.bitwise_or.reduce(1 << m.bloom_bits([v])[0, 0])))
+                   for v in ((0x5A, 0xC3) if m.item_type == "uint" else (b"ok", b"no"))],
+        lambda m, n, rng: (rng.integers(0, 256, n) if m.item_type == "uint"
+                           else np.array([bytes(b) for b in rng.integers(1, 256, (n, 2), dtype=np.uint8)],
+                                         dtype=object)),
+        lambda m: ([(np.array([1, 256]), ValueError), (np.array(["a"], dtype=object), TypeError),
+                    (np.array([0.5]), TypeError)] if m.item_type == "uint"
+                   else [(np.array([b"abc"], dtype=object), ValueError), (np.array([1, 2]), TypeError)]),
+        permanent_key=lambda m, perm: np.asarray(perm)[:, 0].astype(np.int64),
+        report_key=lambda m, reports: reports.codes[:, 0].astype(np.int64), mechanism="rappor"),
     "losue": LCase(
         [dict(epsilon_permanent=2.0, epsilon_report=1.0, k=4), dict(epsilon_permanent=4.0, epsilon_report=0.5, k=2),
          dict(epsilon_permanent=1.0, epsilon_report=0.9, k=3)],
@@ -126,11 +146,15 @@ LCASES = {
 }
 
 
+def _mechanism(name):
+    return LCASES[name].mechanism or name
+
+
 def _instances():
-    out = []
-    for name in memoized_mechanisms():
-        case = LCASES.get(name)
-        for i, kw in enumerate(case.settings if case else [None]):
+    out = [pytest.param(name, None, id=f"{name}-0") for name in memoized_mechanisms()
+           if name not in {_mechanism(c) for c in LCASES}]
+    for name, case in LCASES.items():
+        for i, kw in enumerate(case.settings):
             out.append(pytest.param(name, kw, id=f"{name}-{i}"))
     return out
 
@@ -141,11 +165,11 @@ INSTANCES = _instances()
 def build(name, kw):
     if name not in LCASES:
         pytest.fail(f"longitudinal mechanism {name!r} has no entry in tests/longitudinal/test_longitudinal.py LCASES")
-    return memoized_mechanisms()[name](**kw)
+    return memoized_mechanisms()[_mechanism(name)](**kw)
 
 
 def test_every_memoized_mechanism_has_a_case():
-    assert set(LCASES) == set(memoized_mechanisms())
+    assert {_mechanism(name) for name in LCASES} == set(memoized_mechanisms())
 
 
 def test_memoized_mechanisms_are_not_listed_with_the_one_shot_ones():
@@ -263,15 +287,18 @@ def test_seeded_reports_are_reproducible_in_chunks(name, kw):
     assert np.array_equal(a.codes, np.concatenate([p.codes for p in parts]))
 
 
-def test_permanent_answers_are_the_same_in_other_processes_and_thread_counts():
+@pytest.mark.parametrize("make, values", [
+    ("ldp.LGRR(2.0, 1.0, 8)", "np.arange(5000) % 8"),
+    ("ldp.RAPPOR(k=16, h=2, cohorts=4, segments=4, segment_bits=4, item_type='uint')", "np.arange(5000) * 13 % 65536"),
+])
+def test_permanent_answers_are_the_same_in_other_processes_and_thread_counts(make, values):
     # Compiled kernels (LDPNUM_JIT=compile) on 1 and 2 Numba threads, in fresh processes: the keyed words and the
-    # permanent answers are those of this process.
-    m = ldp.LGRR(2.0, 1.0, 8)
+    # permanent answers (both filters, with RAPPOR's segments) are those of this process.
+    m, x = eval(make, {"ldp": ldp, "np": np}), eval(values, {"np": np})
     keys = ldp.ClientKeys.generate(5000, rng=7)
-    x = np.arange(5000) % 8
-    code = ("import numpy as np, ldpnum as ldp, numba, hashlib; m = ldp.LGRR(2.0, 1.0, 8); "
+    code = (f"import numpy as np, ldpnum as ldp, numba, hashlib; m = {make}; "
             "k = ldp.ClientKeys.generate(5000, rng=7); "
-            "print(numba.get_num_threads(), hashlib.sha256(m.permanent(np.arange(5000) % 8, keys=k).tobytes()"
+            f"print(numba.get_num_threads(), hashlib.sha256(m.permanent({values}, keys=k).tobytes()"
             ").hexdigest())")
     want = hashlib.sha256(m.permanent(x, keys=keys).tobytes()).hexdigest()
     for threads in ("1", "2"):
