@@ -71,7 +71,8 @@ from ..plans import TWO48, TWO53, binary_plan, uniform_count
 from ..reports import Reports
 from ..spec import check_spec
 from ._result import HeavyHittersEstimate
-from .items import ITEM_TYPES, check_item_bits, distinct_candidates, encode_typed_items, item_digests
+from .items import (ITEM_TYPES, check_digest, check_item_bits, digest_params, distinct_candidates, encode_typed_items,
+                    item_digests)
 
 if TYPE_CHECKING:
     from .._typing import ArrayLike, NDArray, SeedLike
@@ -391,7 +392,7 @@ class CountMeanSketch(Mechanism):
 
     def _spec_params(self):
         params: dict[str, Any] = {"k": self._k} if self._k is not None else {
-            "item_type": self._item_type, "item_bits": self._item_bits}
+            "item_type": self._item_type, "item_bits": self._item_bits, **digest_params(self._item_bits)}
         params.update(width=self._width, hashes=self._hashes, variant=self._variant, hash_seed=self._hash_seed,
                       hash=HASH_FAMILY)
         if self._variant == "cms":
@@ -404,6 +405,7 @@ class CountMeanSketch(Mechanism):
         if params.pop("hash", HASH_FAMILY) != HASH_FAMILY:
             raise ValueError(f"spec names the hash family {spec.get('hash')!r}; this ldpnum has {HASH_FAMILY!r}")
         params.pop("packed_bits", None)
+        check_digest(params, spec.mechanism)
         return cls(spec.epsilon, **params)
 
     def __repr__(self) -> str:
