@@ -1502,17 +1502,60 @@ def sketch_key_bytes(hash_seed):
     return hashlib.sha256(b"ldpnum/count-mean-sketch/v1" + int(hash_seed).to_bytes(8, "little")).digest()[:16]
 
 
-def count_mean_sketch(values, key, hashes, width, lane_bits, t_other, t_true, words, unknown=None):
+def sparse_bits(n_bits, levels, t_high, lane_bits, t_lane, pool, record_words):
+    """The ``n_bits`` bits of ``ldpnum.frequency.unary.SparseBits``, one at a time in Python integers.
+
+    Bit ``s`` compares bit ``s % 64`` of the ``levels`` mask words of its chunk with ``t_high``'s bits, from the top:
+    at the first that differs it is 1 if ``t_high``'s bit is 1, else 0. If all agree, it is the ``r``-th alive bit
+    (in bit order) and reads lane ``r % L`` of lane word ``r // L`` (``L = 64 // lane_bits``): word
+    ``levels·chunks + r // L`` of the record while ``r // L < pool``, else SipHash-2-4 under the two words after
+    the pool of ``SPARSE_TAG ‖ 0 ‖ r // L``; it is 1 iff that lane is below ``t_lane``.
+    """
+    chunks = -(-n_bits // 64)
+    rec = [int(w) for w in record_words]
+    key = rec[levels * chunks + pool].to_bytes(8, "little") + rec[levels * chunks + pool + 1].to_bytes(8, "little")
+    per_word = 64 // lane_bits
+    bits, r = [], 0
+    for s in range(n_bits):
+        ch = s // 64
+        decided = None
+        for lvl in range(levels):
+            mask_bit = (rec[ch * levels + lvl] >> (s % 64)) & 1
+            t_bit = (t_high >> (levels - 1 - lvl)) & 1
+            if mask_bit != t_bit:
+                decided = t_bit
+                break
+        if decided is not None:
+            bits.append(decided)
+            continue
+        i = r // per_word
+        word = rec[levels * chunks + i] if i < pool else siphash(
+            key, b"".join(v.to_bytes(8, "little") for v in (0x312D657372617073, 0, i)), 2, 4)
+        lane = (word >> (lane_bits * (r % per_word))) & ((1 << lane_bits) - 1)
+        bits.append(1 if lane < t_lane else 0)
+        r += 1
+    return bits
+
+
+def count_mean_sketch(values, key, hashes, width, lane_bits, t_other, t_true, words, unknown=None, sparse=None):
     """CMS report rows: ``width`` bits of SUE on ``h_j(v)`` then ``j`` little-endian (``c = 2 + width·lane_bits/64``
-    words per record: the hash index, the true bit, the lanes). ``unknown``: the word reported as no value."""
-    c = 2 + (width // 8) * lane_bits // 8
+    words per record: the hash index, the true bit, the lanes). ``unknown``: the word reported as no value.
+    ``sparse``: the plan's ``SparseBits``; the other bits then come from :func:`sparse_bits` (``c = 2 +`` its words)."""
+    c = 2 + ((width // 8) * lane_bits // 8 if sparse is None else sparse.words)
     index_bytes = -(-max(1, (hashes - 1).bit_length()) // 8)
     out = np.zeros((len(values), width // 8 + index_bytes), dtype=np.uint8)
     for i, v in enumerate(values):
         rec = words[c * i: c * i + c]
         j = uniform(rec[0], hashes)
         pos = -1 if unknown is not None and int(v) == unknown else rappor_bloom(key, j, int(v), 1, width)[0]
-        for s, bit in enumerate(unary_bits(pos, width, lane_bits, t_other, t_true, rec[1:])):
+        if sparse is None:
+            bits = unary_bits(pos, width, lane_bits, t_other, t_true, rec[1:])
+        else:
+            bits = sparse_bits(width, sparse.levels, sparse.t_high, sparse.lane_bits, sparse.t_lane, sparse.pool_words,
+                               rec[2:])
+            if pos >= 0:
+                bits[pos] = 1 if (int(rec[1]) >> 11) < t_true else 0
+        for s, bit in enumerate(bits):
             if bit:
                 out[i, s // 8] |= 1 << (s % 8)
         for b in range(index_bytes):

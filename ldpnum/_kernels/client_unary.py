@@ -22,6 +22,7 @@ consecutive bits. ``tests/naive_unary.py`` computes the same bits one lane at a 
 import numpy as np
 
 from ._jit import jit, prange
+from .client_keyed import siphash24_three_inline
 from .client_numeric import bernoulli_inline
 
 H8 = np.uint64(0x8080808080808080)
@@ -125,3 +126,72 @@ def unary_kernel(values, k, lane_bits, t_all, t_low, t_true, words, out):
                 out[i, np.uint64(jj)] = byte32_inline(words[b], words[b + U1], words[b + U2], words[b + U3], t_all)
         out[i, nb - U1] &= tail_mask
         true_bit_inline(out, i, values[i], words[head], t_true)
+
+
+#: ``ldpnum.frequency.unary.SPARSE_TAG``: the first message word of a record's lane words beyond its pool.
+SPARSE_TAG = np.uint64(0x312D657372617073)
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+_U0 = np.uint64(0)
+_U8 = np.uint64(8)
+_U64 = np.uint64(64)
+_UFF = np.uint64(0xFF)
+
+
+@jit(inline=True)
+def sparse_bits_inline(words, base, n_bits, levels, t_high, lane_bits, t_lane, pool, out, ii, first_byte):
+    """Write ``n_bits`` independent Bernoulli bits (:class:`ldpnum.frequency.unary.SparseBits`) into ``out[ii]``.
+
+    The record's layout starts at word ``base``: ``levels`` mask words per 64-bit chunk, ``pool`` lane words, two
+    key words. Mask word ``k`` of a chunk decides its alive bits whose mask bit differs from bit ``k`` (from the
+    top) of ``t_high``: 1 if that bit of ``t_high`` is 1, else 0. The bits alive after the masks, in bit order,
+    read consecutive ``lane_bits``-bit lanes (lane words ``i >= pool`` are SipHash-2-4 under the key words of
+    ``SPARSE_TAG ‖ 0 ‖ i``) and are 1 iff their lane is ``< t_lane``. Bit ``s`` is bit ``s % 8`` of byte
+    ``first_byte + s // 8`` (``n_bits`` a multiple of 8). Alive bits are visited by their lowest set bit, with
+    no loop over the others.
+    """
+    nb = np.uint64(n_bits)
+    lv = np.uint64(levels)
+    width = np.uint64(lane_bits)
+    per_word = _U64 // width
+    lane_mask = (U1 << width) - U1
+    n_chunks = (nb + np.uint64(63)) >> np.uint64(6)
+    pool_base = base + lv * n_chunks
+    pool_u = np.uint64(pool)
+    key0 = words[pool_base + pool_u]
+    key1 = words[pool_base + pool_u + U1]
+    used = _U0  # lane words read so far
+    left = _U0  # lanes left in `cur`
+    cur = _U0
+    th = np.uint64(t_high)
+    for ch in range(n_chunks):
+        c = np.uint64(ch)
+        alive = _ALL
+        ones = _U0
+        m = base + c * lv
+        for lvl in range(lv):
+            w = words[m + np.uint64(lvl)]
+            if (th >> (lv - U1 - np.uint64(lvl))) & U1:
+                ones |= alive & ~w  # a 0 in the lane where t has a 1: below t
+                alive &= w
+            else:
+                alive &= ~w  # a 1 in the lane where t has a 0: not below t
+        bits_here = nb - _U64 * c
+        if bits_here < _U64:
+            alive &= (U1 << bits_here) - U1
+            ones &= (U1 << bits_here) - U1
+        kept = alive | ones
+        while alive:
+            if left == _U0:
+                cur = words[pool_base + used] if used < pool_u else siphash24_three_inline(key0, key1, SPARSE_TAG,
+                                                                                           _U0, used)
+                used += U1
+                left = per_word
+            low = alive & (~alive + U1)
+            kept ^= low * np.uint64((cur & lane_mask) >= t_lane)  # a survivor whose lane is >= t_lane is 0
+            cur >>= width
+            left -= U1
+            alive ^= low
+        n_out = (bits_here >> U3) if bits_here < _U64 else _U8
+        byte0 = np.uint64(first_byte) + _U8 * c
+        for k in range(n_out):
+            out[ii, byte0 + np.uint64(k)] = np.uint8((kept >> (_U8 * np.uint64(k))) & _UFF)

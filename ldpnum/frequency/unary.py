@@ -65,7 +65,7 @@ from ._base import FrequencyOracle
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["SUE", "OUE", "UnaryPlan", "BitVectorOracle", "unary_plan", "unary_extreme_ratio", "lane_thresholds",
+__all__ = ["SUE", "OUE", "UnaryPlan", "SparseBits", "sparse_bits", "BitVectorOracle", "unary_plan", "unary_extreme_ratio", "lane_thresholds",
            "pack_bits", "unpack_bits", "count_bits", "grouped_bit_counts", "check_grouped_bit_counts"]
 
 #: Lane widths tried, narrowest (fastest: 8 bits per random byte) first.
@@ -187,6 +187,96 @@ def lane_thresholds(t: int, lane_bits: int) -> tuple[np.uint64, np.uint64]:
         t_all |= t << (b * lane)
         high |= 1 << (b * lane + b - 1)
     return np.uint64(t_all), np.uint64(t_all & ~high & (2**64 - 1))
+
+
+@dataclass(frozen=True)
+class SparseBits:
+    r"""Layout of words that draws ``n_bits`` independent bits of probability ``q = t / 2**b`` sparsely.
+
+    The lane method of :class:`UnaryPlan` spends ``b`` random bits on every bit, comparing a uniform ``b``-bit lane
+    ``U`` with ``t``. That comparison is decided at the first bit, from the top, where ``U`` and ``t`` differ: half
+    the time at the first bit, a quarter at the second... This layout makes the first ``ℓ`` = ``levels`` of those
+    decisions for 64 bits at once, bit-sliced: for each 64-bit chunk of the report, mask word ``k`` holds bit ``k``
+    (from the top) of the 64 lanes ``U``. A report bit still *alive* before level ``k`` (its lane's top ``k - 1``
+    bits equal ``t``'s) is decided there when its mask bit differs from ``t``'s bit ``k`` (``t_k``): it is 1 if
+    ``t_k = 1`` (its lane has a 0 there, so ``U < t``), 0 if ``t_k = 0``; it stays alive when the bits agree. The
+    ``≈ n_bits / 2**ℓ`` bits alive after ``ℓ`` levels compare the rest of their lane with the rest of ``t``: taken
+    in bit order over the whole record, they read consecutive ``λ``-bit lanes (``λ`` = ``lane_bits``; lane ``l``
+    of a word is its bits ``[l·λ, (l+1)·λ)``) and are 1 iff the lane is below ``t_lane = (t mod 2**(b - ℓ)) ·
+    2**(λ - (b - ℓ))``, so the lane's top ``b - ℓ`` bits stand for the rest of ``U``. So
+
+    .. math::
+
+        P[\text{bit} = 1] = \sum_{k \le \ell,\ t_k = 1} 2^{-k} + 2^{-\ell}\,\frac{t_{\text{lane}}}{2^{\lambda}}
+        = \frac{t}{2^b} = q
+
+    exactly, for every bit independently of the others (an alive bit's lane is a fresh part of a uniform word,
+    whatever the other bits' masks), so the report has the plan's exact distribution. ``t_high`` is ``t``'s top
+    ``ℓ`` bits, ``t >> (b - ℓ)``.
+
+    Words of a record: ``ℓ`` mask words per chunk (chunk ``ch``, level ``k`` at ``ch·ℓ + k``), then
+    ``pool_words`` lane words, then two key words. The number of alive bits is random (binomial, mean
+    ``n_bits / 2**ℓ``); lane word ``i ≥ pool_words`` is SipHash-2-4 under the record's two key words of the message
+    ``(SPARSE_TAG, 0, i)``, a pseudo-random function of words the record drew, as the memoized responses use it.
+    ``pool_words`` covers the mean plus four standard deviations, so a record reads beyond its pool about once in
+    30,000. Words per record stay fixed (design rule R2); a bit costs ``ℓ + λ/2**ℓ`` random bits on average
+    instead of ``b``.
+
+    Attributes
+    ----------
+    n_bits, levels, t_high, lane_bits, t_lane, pool_words : int
+    """
+
+    n_bits: int
+    levels: int
+    t_high: int
+    lane_bits: int
+    t_lane: int
+    pool_words: int
+
+    @property
+    def n_chunks(self) -> int:
+        """64-bit chunks of the bits, ``ceil(n_bits / 64)``."""
+        return -(-self.n_bits // 64)
+
+    @property
+    def words(self) -> int:
+        """Words this layout reads per record: masks, lane pool, the two key words."""
+        return self.levels * self.n_chunks + self.pool_words + 2
+
+    @property
+    def q(self) -> Fraction:
+        """Exact probability of every bit: ``(t_high + t_lane / 2**lane_bits) / 2**levels``."""
+        return (self.t_high + Fraction(self.t_lane, 2**self.lane_bits)) / 2**self.levels
+
+
+#: The first message word of the lane words a :class:`SparseBits` record reads beyond its pool (ASCII "sparse-1").
+SPARSE_TAG = 0x312D657372617073
+
+
+def sparse_bits(n_bits: int, lane_bits: int, t: int) -> SparseBits:
+    """The :class:`SparseBits` layout of ``n_bits`` bits of probability ``t / 2**lane_bits`` (``0 < t < 2**lane_bits``).
+
+    Of the level counts from the number ``a`` of leading zeros of ``t`` (in ``lane_bits`` bits) to ``a + 3``, the
+    one that reads the fewest words (the most levels among equals: fewer alive bits to visit); the lanes are the
+    narrowest of 8, 16 and 32 bits that hold the ``lane_bits - levels`` remaining bits of ``t``.
+    """
+    if not 0 < t < 2**lane_bits:
+        raise ValueError(f"t must be in (0, 2**lane_bits); got t={t}, lane_bits={lane_bits}")
+    t = int(t)
+    best = None
+    lead = lane_bits - t.bit_length()
+    for levels in range(lead, min(lane_bits - 1, lead + 3) + 1):
+        rest = lane_bits - levels
+        width = next(b for b in LANE_BITS if b >= rest)
+        mean = n_bits / 2**levels
+        sd = math.sqrt(mean * (1 - 2.0**-levels))
+        pool = max(1, math.ceil((mean + 4 * sd + 1) / (64 // width)))
+        out = SparseBits(n_bits, levels, t >> rest, width, (t & ((1 << rest) - 1)) << (width - rest), pool)
+        if best is None or out.words <= best.words:
+            best = out
+    assert best is not None and best.q == Fraction(t, 2**lane_bits)
+    return best
 
 
 def _true_threshold(e, q):

@@ -30,7 +30,8 @@ for a narrow one.
 a prefix protocol longer than 64 bits hash one word per item: the item (or prefix) itself when it has at most 64
 bits, else its *digest*, SipHash-1-3 under the public key :data:`DIGEST_KEY` of its base-:math:`2^{64}` digits
 (:func:`item_digests`, :func:`prefix_digests`). Items of at most 64 bits are hashed as they always were; two
-distinct wide items share a digest with probability about :math:`2^{-64}`.
+distinct wide items share a digest with probability about :math:`2^{-64}`. The spec of a mechanism that hashes
+wide items names the digest (``digest``, :data:`DIGEST_NAME`), so reports hashed with another are refused.
 
 * **uint** (unsigned integers): the bit string is the :math:`L`-bit binary expansion, so :math:`w` is the
   integer itself. Integers must lie in :math:`[0, 2^L)`; they are never truncated (a cut integer would be
@@ -64,7 +65,7 @@ from ..exceptions import TruncationWarning
 from .._validation import _caller_stacklevel, check_scalar, plain_array
 
 __all__ = ["MAX_ITEM_BITS", "item_words", "ints_to_words", "words_to_ints", "item_digests", "prefix_digests",
-           "admissible_prefixes", "distinct_candidates", "encode_typed_items", "ITEM_TYPES", "encode_items", "decode_items", "check_item_bits", "check_words"]
+           "digest_params", "check_digest", "admissible_prefixes", "distinct_candidates", "encode_typed_items", "ITEM_TYPES", "encode_items", "decode_items", "check_item_bits", "check_words"]
 
 #: The kinds of items heavy-hitter mechanisms accept, as :func:`encode_items` names them.
 ITEM_TYPES = ("str", "bytes", "uint")
@@ -74,7 +75,9 @@ MAX_ITEM_BITS = 256
 #: Public SipHash-1-3 key of the digest of wide items and prefixes (:func:`item_digests`): ASCII
 #: ``"ldpnum:item-dig1"`` as two little-endian words. A change of key changes every digest (and the name below).
 DIGEST_KEY = (0x693A6D756E70646C, 0x316769642D6D6574)
-#: Name of the digest in specs that depend on it.
+#: Name of the digest, recorded as the ``digest`` parameter of the spec of every mechanism that hashes items of more
+#: than 64 bits (:func:`digest_params`), so that reports hashed with another digest are refused
+#: (:func:`check_digest`). A change of the digest must change this name.
 DIGEST_NAME = "siphash13-words/v1"
 
 _KIND = {str: "str", bytes: "bytes", int: "uint"}
@@ -154,6 +157,59 @@ def item_digests(words: np.ndarray, item_bits: int) -> np.ndarray:
         return np.asarray(words, dtype=np.uint64)
     words = np.asarray(words, dtype=np.uint64)
     return prefix_digests(words, item_bits, np.zeros(words.shape[0], dtype=np.int64))
+
+
+def digest_params(item_bits: int) -> dict[str, str]:
+    """The spec parameters that name the digest a mechanism hashes items of ``item_bits`` bits with.
+
+    ``{"digest": DIGEST_NAME}`` above 64 bits (items are hashed through :func:`item_digests` or
+    :func:`prefix_digests`); ``{}`` up to 64 bits, where items are hashed themselves, so those specs are
+    unchanged.
+
+    Examples
+    --------
+    >>> digest_params(64), digest_params(256)
+    ({}, {'digest': 'siphash13-words/v1'})
+    """
+    return {"digest": DIGEST_NAME} if int(item_bits) > 64 else {}
+
+
+def check_digest(params: dict, mechanism: str) -> None:
+    """Remove ``"digest"`` from the parameters of a spec being rebuilt, after checking it is this ldpnum's digest.
+
+    ``params`` are the spec's parameters (its ``item_bits`` defaulting to 64). A spec of items wider than 64 bits
+    must name :data:`DIGEST_NAME`: reports hashed with another digest, or with one the spec does not name (an
+    older release), cannot be merged with or estimated as this release's. A spec of at most 64 bits names none.
+
+    Raises
+    ------
+    ValueError
+        The digest is missing, another, or named for items of at most 64 bits.
+
+    Examples
+    --------
+    >>> params = {"item_bits": 256, "digest": "siphash13-words/v0"}
+    >>> check_digest(params, "pem")
+    Traceback (most recent call last):
+    ...
+    ValueError: spec of 'pem' hashes its 256-bit items with the digest 'siphash13-words/v0'; this ldpnum computes 'siphash13-words/v1': its reports and aggregates cannot be merged with or estimated as this release's (estimate them with the release that produced them)
+    """
+    bits = params.get("item_bits", 64)
+    digest = params.pop("digest", None)
+    wide = isinstance(bits, int) and not isinstance(bits, bool) and bits > 64
+    if not wide:
+        if digest is not None:
+            raise ValueError(f"spec of {mechanism!r} names the digest {digest!r} but its items have item_bits="
+                             f"{bits!r}: items of at most 64 bits are hashed themselves, and such specs name no digest")
+        return
+    if digest is None:
+        raise ValueError(f"spec of {mechanism!r} has {bits}-bit items but names no digest (parameter 'digest'): items "
+                         f"wider than 64 bits are hashed through a digest, and this ldpnum computes {DIGEST_NAME!r}; "
+                         "a spec without one comes from an older release (estimate its reports with that release)")
+    if digest != DIGEST_NAME:
+        raise ValueError(f"spec of {mechanism!r} hashes its {bits}-bit items with the digest {digest!r}; this ldpnum "
+                         f"computes {DIGEST_NAME!r}: its reports and aggregates cannot be merged with or estimated "
+                         "as this release's (estimate them with the release that produced them)")
 
 
 def _short(v):

@@ -55,8 +55,8 @@ from ..base import Mechanism
 from ..plans import TWO48, TWO64, GRRPlan, grr_keep_cells, uniform_count
 from ..reports import Reports
 from ._result import HeavyHittersEstimate
-from .items import (DIGEST_KEY, ITEM_TYPES, admissible_prefixes, check_item_bits, decode_items, encode_typed_items, ints_to_words,
-                    prefix_digests, words_to_ints)
+from .items import (DIGEST_KEY, ITEM_TYPES, admissible_prefixes, check_digest, check_item_bits, decode_items,
+                    digest_params, encode_typed_items, ints_to_words, prefix_digests, words_to_ints)
 
 __all__ = ["PEM", "TreeHist", "PrefixPlan", "HASH_FAMILY", "HASH_SEED", "hash_constants"]
 
@@ -253,13 +253,14 @@ class _PrefixProtocol(Mechanism):
     def _spec_params(self):
         return {"item_bits": self._item_bits, "top_k": self._top_k, "groups": self.groups, "eta": self._eta,
                 "s": self._s, "n_candidates": self._n_candidates, "n_hashes": self.n_hashes, "g": self._g,
-                "item_type": self._item_type, "hash": HASH_FAMILY}
+                "item_type": self._item_type, "hash": HASH_FAMILY, **digest_params(self._item_bits)}
 
     @classmethod
     def _from_spec(cls, spec):
         params = {k: spec.get(k) for k, _ in spec.params}
         if params.pop("hash", HASH_FAMILY) != HASH_FAMILY:
             raise ValueError(f"spec names the hash family {spec.get('hash')!r}; this ldpnum has {HASH_FAMILY!r}")
+        check_digest(params, spec.mechanism)
         return cls(spec.epsilon, **params)
 
     def __repr__(self):

@@ -114,8 +114,8 @@ from .._validation import check_scalar
 from ..aggregate import Aggregate
 from ..frequency.unary import check_grouped_bit_counts, grouped_bit_counts
 from ..heavy import HeavyHittersEstimate
-from ..heavy.items import (ITEM_TYPES, check_item_bits, decode_items, distinct_candidates, encode_items,
-                           encode_typed_items, item_digests)
+from ..heavy.items import (ITEM_TYPES, check_digest, check_item_bits, decode_items, digest_params,
+                           distinct_candidates, encode_items, encode_typed_items, item_digests)
 from ..reports import Reports
 from ..spec import Spec, check_spec
 from .keys import keyed_words, memo_tweak
@@ -905,7 +905,7 @@ class RAPPOR(Longitudinal):
     def _spec_params(self):
         params = {"k": self._k, "h": self._h, "cohorts": self._cohorts, "f": self._f, "p": self._p, "q": self._q,
                   "item_type": self._item_type, "item_bits": self._item_bits, "hash": HASH_FAMILY,
-                  "packed_bits": self._k + self._plan.cohort_bits}
+                  "packed_bits": self._k + self._plan.cohort_bits, **digest_params(self._item_bits)}
         if self._pair_plan is not None:
             params.pop("item_bits")
             params.update(segments=self._segments, segment_bits=self._segment_bits,
@@ -918,6 +918,7 @@ class RAPPOR(Longitudinal):
         if params.pop("hash", HASH_FAMILY) != HASH_FAMILY:
             raise ValueError(f"spec names the hash family {spec.get('hash')!r}; this ldpnum has {HASH_FAMILY!r}")
         params.pop("packed_bits", None)
+        check_digest(params, spec.mechanism)
         return cls(**params)
 
     def _permanent_spec(self) -> Spec:

@@ -245,6 +245,7 @@ def test_interpreted_and_compiled_kernels_agree_bit_for_bit(monkeypatch):
         wide = ldp.PEM(4.0, item_bits=200, top_k=2, item_type="uint")  # items wider than 64 bits: prefix digests
         wide.privatize([(7 << 150) + 3 * i for i in range(300)], rng=3)
         ldp.CountMeanSketch(2.0, item_bits=256, width=64, hashes=4).privatize(["a" * 40, "b"] * 150, rng=3)
+        ldp.CountMeanSketch(4.0, 7, width=1024, hashes=4).privatize(np.arange(300) % 7, rng=3)  # sparse bits
         from ldpnum._kernels import client_setvalued  # padding-and-sampling's slot, as its tests probe it
         sets = ldp.PaddingSampling(1.0, 70, 3).prepare_values(np.random.default_rng(9).random((300, 70)) < 0.1)
         client_setvalued.sample_slot_probe(sets, 70, 3, np.random.default_rng(6).bit_generator.random_raw(300),

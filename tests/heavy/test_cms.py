@@ -6,6 +6,7 @@ tests/naive.py, the textbook estimator's bias under the fixed family's collision
 standard errors against the spread of repeated collections, merging, items, and the estimator's refusals.
 """
 
+import dataclasses
 import math
 import warnings
 
@@ -15,10 +16,11 @@ import pytest
 import ldpnum as ldp
 from ldpnum import _random
 from ldpnum.estimation import sketch as est_sketch
+from ldpnum.frequency.unary import sparse_bits
 from ldpnum.heavy.cms import sketch_key, sketch_positions
 
 import naive
-from privacy_checks import PrivacyViolation, check_exact_epsilon, max_ratio
+from privacy_checks import PrivacyViolation, check_exact_epsilon, check_kernel_matches, max_ratio
 
 #: A sketch small enough that collisions matter: 32 buckets, 8 hash functions, 12 categories (12 ≤ 32·8/16).
 SMALL = dict(k=12, width=32, hashes=8)
@@ -36,13 +38,32 @@ def collision_matrix(m):
     return est_sketch.collision_block(pos, m.plan.index_weights, m.width)
 
 
-@pytest.mark.parametrize("variant, kwargs", [("cms", dict(width=16, hashes=3)), ("cms", dict(width=24, hashes=300)),
-                                             ("hcms", dict(width=256, hashes=256))])
-def test_kernels_match_the_naive_reference(variant, kwargs):
-    """Same words, same bytes: the kernels against tests/naive.py, items and category codes (with unknowns)."""
+def with_sparse(m, pool=None):
+    """``m`` drawing its other bits with the sparse layout (whatever its width), its lane pool ``pool`` words if given
+    (``pool=1``: most records read lane words past the pool, from SipHash under their key words)."""
+    u = m.plan.bits
+    layout = sparse_bits(m.width, u.lane_bits, u.t_other)
+    if pool is not None:
+        layout = dataclasses.replace(layout, pool_words=pool)
+    m._plan = dataclasses.replace(m.plan, sparse=layout)
+    return m
+
+
+@pytest.mark.parametrize("variant, epsilon, kwargs, pool", [
+    ("cms", 2.0, dict(width=16, hashes=3), None), ("cms", 2.0, dict(width=24, hashes=300), None),
+    ("cms", 4.0, dict(width=1024, hashes=256), None), ("cms", 1.0, dict(width=200, hashes=5), None),
+    ("cms", 16.0, dict(width=1024, hashes=2), None), ("cms", 4.0, dict(width=1024, hashes=3), 1),
+    ("cms", 1.0, dict(width=24, hashes=3), 1), ("hcms", 2.0, dict(width=256, hashes=256), None)])
+def test_kernels_match_the_naive_reference(variant, epsilon, kwargs, pool):
+    """Same words, same bytes: the kernels against tests/naive.py, items and category codes (with unknowns); CMS
+    with the lanes (narrow widths) and the sparse layout (wide ones, or forced), its pool cut to one word in two
+    cases so that records read lane words past it."""
     key = naive.sketch_key_bytes(5)
     for k in (None, 7):
-        m = ldp.CountMeanSketch(2.0, k, variant=variant, hash_seed=5, item_type="uint", **kwargs)
+        m = ldp.CountMeanSketch(epsilon, k, variant=variant, hash_seed=5, item_type="uint", **kwargs)
+        if pool is not None:
+            with_sparse(m, pool)
+        assert (m.plan.sparse is not None) == (variant == "cms" and (pool is not None or m.width >= 200))
         x = np.arange(40) % 7 if k else np.random.default_rng(1).integers(0, 2**64, 40, dtype=np.uint64)
         if k:  # every fifth code is outside [0, k): reported as no value
             values = m.prepare_values(np.where(np.arange(40) % 5 == 0, 99, x), unknown="uniform")
@@ -55,11 +76,60 @@ def test_kernels_match_the_naive_reference(variant, kwargs):
         if variant == "cms":
             u = m.plan.bits
             want = naive.count_mean_sketch(values, key, m.hashes, m.width, u.lane_bits, u.t_other, u.t_true, words,
-                                           unknown)
+                                           unknown, sparse=m.plan.sparse)
         else:
             want = naive.hadamard_count_mean_sketch(values, key, m.hashes, m.width, m.plan.t_keep, words, unknown)
         np.testing.assert_array_equal(out, want.astype(out.dtype))
     assert sketch_key(5) == (np.uint64(int.from_bytes(key[:8], "little")), np.uint64(int.from_bytes(key[8:], "little")))
+
+
+@pytest.mark.parametrize("epsilon", [0.05, 1.0, 4.0, 8.0, 20.0])
+def test_sparse_bits_have_the_plans_exact_distribution(epsilon):
+    """The sparse layout (forced at width 16, its pool one word so that most records also read SipHash's lane
+    words) against the plan's exact report distribution, given a fixed first word: chi-square at α = 1e-6 over
+    2·10^5 reports of a known value and of an unknown one. Negative control: the last mask level compared with the
+    wrong bit of t (every other bit 1 with probability q ± 2^-levels) is rejected."""
+    m = with_sparse(ldp.CountMeanSketch(epsilon, 3, width=16, hashes=4), pool=1)
+    sp, n = m.plan.sparse, 200_000
+    assert sp.q == m.plan.bits.q
+    seed = int(np.random.default_rng(5).bit_generator.random_raw(1)[0])
+    c = m.words_per_record
+
+    def counts(mech, v):
+        words = np.random.default_rng(6 + v).bit_generator.random_raw(n * c)
+        words[::c] = seed  # the first word: the hash index, independent of the value
+        values = mech.prepare_values(np.full(n, v if v >= 0 else 99), unknown="uniform")
+        out = mech._allocate_reports(n)
+        mech._run_kernel(values, words, out)
+        return np.unique(out[:, 0].astype(np.int64) | out[:, 1].astype(np.int64) << 8 | out[:, 2].astype(np.int64)
+                         << 16, return_counts=True)
+
+    for v in (1, -1):
+        probs = m.plan.exact_probabilities(v, seed)
+        keys, got = counts(m, v)
+        assert set(keys.tolist()) <= set(probs)
+        table = sorted(probs)
+        observed = dict(zip(keys.tolist(), got.tolist()))
+        check_kernel_matches([observed.get(y, 0) for y in table], [float(probs[y]) for y in table])
+    bad = dataclasses.replace(m.plan, sparse=dataclasses.replace(sp, t_high=sp.t_high ^ 1))
+    mutant = ldp.CountMeanSketch(epsilon, 3, width=16, hashes=4)
+    mutant._plan = bad
+    keys, got = counts(mutant, 1)
+    probs = m.plan.exact_probabilities(1, seed)
+    observed = dict(zip(keys.tolist(), got.tolist()))
+    with pytest.raises(PrivacyViolation, match="do not match"):
+        check_kernel_matches([observed.get(y, 0) for y in sorted(probs)], [float(probs[y]) for y in sorted(probs)])
+
+
+def test_the_sparse_layout_reads_fewer_words():
+    """At the default width every ε draws its other bits sparsely: 92 words per person instead of 258 at ε = 4
+    (the lanes' 2 + 1024·16/64), and far fewer random bits per report bit than the lanes' 8 or 16."""
+    for epsilon in (0.05, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 20.0):
+        m = ldp.CountMeanSketch(epsilon, width=1024)
+        lanes = 1 + m.plan.bits.words_per_record
+        assert m.plan.sparse is not None and m.words_per_record < lanes, epsilon
+    assert ldp.CountMeanSketch(4.0, width=1024).words_per_record == 92
+    assert ldp.CountMeanSketch(4.0, width=8).plan.sparse is None  # one chunk: the lanes are fewer words
 
 
 @pytest.mark.parametrize("variant", ["cms", "hcms"])
@@ -256,7 +326,9 @@ def test_candidates_sharing_every_hash_value_are_refused():
 def test_reports_and_column_codes():
     cms = ldp.CountMeanSketch(1.0, 5, width=1024, hashes=256)
     r = cms.privatize(np.arange(5), rng=0)
-    assert r.codes.shape == (5, 129) and cms.bytes_per_report == 129 and cms.words_per_record == 2 + 128
+    sparse = cms.plan.sparse  # ε = 1: three mask words per 64 bits, a pool of 8-bit lanes, two key words
+    assert (sparse.levels, sparse.lane_bits, sparse.pool_words) == (3, 8, 22)
+    assert r.codes.shape == (5, 129) and cms.bytes_per_report == 129 and cms.words_per_record == 2 + 48 + 22 + 2
     with pytest.raises(TypeError, match="variant='hcms'"):
         cms.column_codes(r)
     hcms = ldp.CountMeanSketch(1.0, 5, width=1024, hashes=256, variant="hcms")
@@ -303,7 +375,8 @@ def test_long_items_are_hashed_through_their_digest_and_found_with_their_shares(
     out = m._allocate_reports(50)
     m._run_kernel(values, raw, out)
     u = m.plan.bits
-    want = naive.count_mean_sketch(values, key, m.hashes, m.width, u.lane_bits, u.t_other, u.t_true, raw, None)
+    want = naive.count_mean_sketch(values, key, m.hashes, m.width, u.lane_bits, u.t_other, u.t_true, raw, None,
+                                   sparse=m.plan.sparse)
     np.testing.assert_array_equal(out, want.astype(out.dtype))
     for variant in ("cms", "hcms"):
         m = ldp.CountMeanSketch(4.0, width=256, hashes=256, item_bits=256, variant=variant)
@@ -336,7 +409,11 @@ def test_the_mechanisms_guide_table_row_holds(epsilon, width, hashes):
     hcms = ldp.CountMeanSketch(epsilon, width=width, hashes=hashes, variant="hcms")
     assert cms.bytes_per_report == width // 8 + math.ceil(max(1, math.ceil(math.log2(hashes))) / 8)
     lane = 8 if epsilon <= 2 else 16
-    assert cms.words_per_record == 2 + width * lane // 64 and hcms.words_per_record == 2
+    lanes = width * lane // 64  # the other bits' words with the lanes; the sparse layout when it reads fewer
+    sparse = cms.plan.sparse
+    assert cms.words_per_record == (2 + sparse.words if sparse is not None else 2 + lanes)
+    assert sparse is None or sparse.words < lanes
+    assert hcms.words_per_record == 2
     codes = hcms.privatize(["a", "b"], rng=0).codes
     assert codes.dtype == np.min_scalar_type(2 * width * hashes - 1)
     e, m = math.exp(epsilon), width

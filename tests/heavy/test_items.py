@@ -586,3 +586,64 @@ def test_naive_siphash13_is_cpythons_hash_of_bytes():
     want = [h - 2**64 if h >= 2**63 else h for h in (naive.siphash13(bytes(16), m) for m in msgs)]
     assert eval(out) == want
     assert naive.siphash(bytes(16), b"abc", 2, 4) != naive.siphash13(bytes(16), b"abc")  # negative control
+
+
+#: Every mechanism that hashes items through their digest above 64 bits, at 256 and at 64 bits.
+DIGEST_MECHANISMS = {
+    "pem": lambda bits: ldp.PEM(4.0, item_bits=bits, top_k=2, n_hashes=4),
+    "treehist": lambda bits: ldp.TreeHist(4.0, item_bits=bits, top_k=2, n_hashes=4),
+    "count_mean_sketch": lambda bits: ldp.CountMeanSketch(4.0, item_bits=bits, width=64, hashes=4),
+    "rappor": lambda bits: ldp.RAPPOR(k=16, h=2, cohorts=2, item_bits=bits),
+}
+
+
+def _with_digest(spec, digest):
+    """``spec`` with its ``digest`` parameter replaced (``None``: removed)."""
+    import dataclasses
+
+    params = {k: v for k, v in spec.params if k != "digest"}
+    if digest is not None:
+        params["digest"] = digest
+    return dataclasses.replace(spec, params=tuple(params.items()))
+
+
+def _collect(m, items):
+    kw = {"keys": ldp.ClientKeys.generate(len(items), rng=1)} if m.memoized else {}
+    return m.aggregate(m.privatize(items, rng=2, **kw))
+
+
+@pytest.mark.parametrize("name", sorted(DIGEST_MECHANISMS))
+def test_specs_of_wide_items_name_the_digest_and_others_are_refused(name):
+    wide, narrow = DIGEST_MECHANISMS[name](256), DIGEST_MECHANISMS[name](64)
+    assert wide.spec.get("digest") == items_module.DIGEST_NAME
+    assert "digest" not in dict(narrow.spec.params)  # specs of at most 64 bits are unchanged
+    assert ldp.from_spec(wide.spec) == wide and ldp.from_spec(narrow.spec) == narrow
+    with pytest.raises(ValueError, match=f"hashes its 256-bit items with the digest 'siphash13-words/v0'; this "
+                                         f"ldpnum computes '{items_module.DIGEST_NAME}'"):
+        ldp.from_spec(_with_digest(wide.spec, "siphash13-words/v0"))
+    with pytest.raises(ValueError, match="has 256-bit items but names no digest"):
+        ldp.from_spec(_with_digest(wide.spec, None))
+    with pytest.raises(ValueError, match="names the digest .* but its items have item_bits=64"):
+        ldp.from_spec(_with_digest(narrow.spec, items_module.DIGEST_NAME))
+
+
+@pytest.mark.parametrize("name", sorted(DIGEST_MECHANISMS))
+def test_aggregates_of_another_digest_are_neither_merged_nor_estimated(name):
+    m = DIGEST_MECHANISMS[name](256)
+    agg = _collect(m, ["a" * 31 + "x", "b" * 30] * 1000)
+    other = ldp.Aggregate(agg.counts, _with_digest(agg.spec, "siphash13-words/v0"), agg.n_reports)
+    older = ldp.Aggregate(agg.counts, _with_digest(agg.spec, None), agg.n_reports)
+    for bad, what in ((other, r"parameter digest='siphash13-words/v0' \(str\) instead of"),
+                      (older, "parameter 'digest' missing")):
+        with pytest.raises(ldp.SpecMismatchError, match=what):
+            agg + bad
+        with pytest.raises(ldp.SpecMismatchError, match=what):
+            ldp.Aggregate.merge([agg, bad])
+        estimate = m.estimate_frequencies if name in ("count_mean_sketch", "rappor") else m.estimate_heavy_hitters
+        kw = {"candidates": ["a" * 31 + "x"]} if name in ("count_mean_sketch", "rappor") else {}
+        with pytest.raises(ldp.SpecMismatchError, match=what):
+            estimate(bad, **kw)
+    # read back from bytes, the edited spec is refused when the collector states the mechanism it expects
+    with pytest.raises(ValueError, match="digest 'siphash13-words/v0'"):
+        ldp.from_spec(ldp.Aggregate.from_bytes(other.to_bytes()).spec)
+    assert estimate(agg, **kw).n_reports == 2000  # the control: this release's own aggregate is estimated
