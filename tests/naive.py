@@ -1578,3 +1578,23 @@ def hadamard_count_mean_sketch(values, key, hashes, width, t_keep, words, unknow
             s = plus if bernoulli(w1, t_keep) else 1 - plus
         out[i] = (j * width + col) * 2 + s
     return out
+
+
+def nonnegative_lasso(design, response, intercept, penalty, tol=1e-9, max_iter=100_000):
+    """The non-negative Lasso of :func:`ldpnum.longitudinal.rappor.nonnegative_lasso` by plain proximal gradient
+    (ISTA, no momentum) on the dense standardized design with the intercept projected out: ``(coef, iterations)``."""
+    x = np.asarray(design.toarray() if hasattr(design, "toarray") else design, dtype=np.float64)
+    norms = np.sqrt((x * x).sum(axis=0))
+    u = intercept / np.linalg.norm(intercept)
+    z = x / norms
+    z = z - np.outer(u, u @ z)
+    r0 = response - u * (u @ response)
+    lip = np.linalg.norm(z, 2) ** 2
+    g = np.zeros(x.shape[1])
+    for it in range(1, max_iter + 1):
+        g_new = np.maximum(g + (z.T @ (r0 - z @ g) - penalty) / lip, 0.0)
+        moved = np.abs(g_new - g).max()
+        g = g_new
+        if moved <= tol * max(g.max(), 1e-12):
+            return g / norms, it
+    raise AssertionError("the reference did not converge")
