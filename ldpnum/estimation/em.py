@@ -470,6 +470,12 @@ def _stopping(tol):
     return check_scalar(tol, "tol", float, low=0, allow_none=True), 0.0
 
 
+def _check_accelerate(accelerate):
+    if not isinstance(accelerate, (bool, np.bool_)):
+        raise TypeError(f"accelerate must be True or False; got {type(accelerate).__name__} {accelerate!r}")
+    return bool(accelerate)
+
+
 def _check_start(start, n_bins):
     """A private positive copy of a starting distribution over the buckets (renormalised), or None."""
     if start is None:
@@ -485,14 +491,17 @@ def _check_start(start, n_bins):
     return arr / arr.sum()
 
 
-def _run(n, t, smoothing, max_iter, rtol, atol, start):
-    """One kernel run on checked counts ``n``: returns ``(x, n_iter, converged, loglik)`` (fresh arrays)."""
+def _run(n, t, smoothing, max_iter, rtol, atol, start, accelerate=False):
+    """One kernel run on checked counts ``n``: returns ``(x, n_iter, converged, loglik)`` (fresh arrays).
+
+    ``accelerate``: the same map and stopping rule, accelerated by SQUAREM (see :func:`expectation_maximization`).
+    """
     warm = start is not None
     x = start.copy() if warm else np.empty(t.n_bins)
     loglik = np.empty(max_iter + 1)
     n_iter, converged = server_em.em_window(n, t.m, t.indptr, t.s_index, t.weight, t.p_lo, t.p_hi,
                                             _EMPTY if t.delta is None else t.delta, smoothing, max_iter, rtol,
-                                            atol, x, loglik, warm)
+                                            atol, x, loglik, warm, None, accelerate)
     return x, n_iter, converged, loglik[:n_iter + 1].copy()
 
 
@@ -505,7 +514,8 @@ def _result(x, n_iter, converged, loglik, method, smoothing, fallback=False):
 
 def expectation_maximization(counts: ArrayLike, transition: WindowTransition, *, method: str = "ems",
                              max_iter: int = DEFAULT_MAX_ITER, tol: float | None = None,
-                             smoothing: int | None = None, start: ArrayLike | None = None) -> EMResult:
+                             smoothing: int | None = None, start: ArrayLike | None = None,
+                             accelerate: bool = False) -> EMResult:
     """Reconstruct the bucket distribution from output-cell counts with EM or EMS.
 
     Parameters
@@ -531,6 +541,14 @@ def expectation_maximization(counts: ArrayLike, transition: WindowTransition, *,
         smoother; :func:`ems_heldout` chooses ``k`` from the data.
     start : array of n_bins positive numbers, optional
         Starting distribution (renormalised); default uniform.
+    accelerate : bool, default False
+        Accelerate the fixed-point iteration with SQUAREM (Varadhan & Roland): every cycle of two plain steps
+        ``x1 = F(x0)``, ``x2 = F(x1)`` extrapolates to ``x0 + 2a r + a^2 v`` (``r = x1 - x0``,
+        ``v = x2 - 2 x1 + x0``, the S3 step length ``a = ||r|| / ||v||`` within a growing cap), projects it onto
+        the simplex and takes one more step from it; the step is kept only if it does not lower ``L`` below
+        ``L(x2)`` (plain EM) or, for EMS, does not raise the fixed-point residual ``||F(x) - x||``. The stopping
+        rule is the same, checked at every step of the map (``n_iter`` counts those steps), so the result is a
+        point where one step changes ``L`` by less than the tolerance, as the plain iteration's is. Off by default: see the Notes.
 
     Returns
     -------
@@ -571,8 +589,9 @@ def expectation_maximization(counts: ArrayLike, transition: WindowTransition, *,
         if method == "em":
             raise ValueError("smoothing applies to method='ems' only (plain EM does not smooth)")
     start = _check_start(start, transition.n_bins)
+    accelerate = _check_accelerate(accelerate)
     n = _check_counts(counts, transition.n_cells)
-    x, n_iter, converged, loglik = _run(n, transition, smoothing, max_iter, rtol, atol, start)
+    x, n_iter, converged, loglik = _run(n, transition, smoothing, max_iter, rtol, atol, start, accelerate)
     return _result(x, n_iter, converged, loglik, method, smoothing)
 
 
@@ -697,7 +716,7 @@ def _check_levels(levels):
 
 
 def ems_heldout(counts: ArrayLike, transition: WindowTransition, *, levels: Sequence[int] | None = None,
-                max_iter: int = DEFAULT_MAX_ITER, tol: float | None = None) -> EMResult:
+                max_iter: int = DEFAULT_MAX_ITER, tol: float | None = None, accelerate: bool = False) -> EMResult:
     """EMS with its smoothing strength chosen by held-out likelihood on a thinning of the counts.
 
     EMS smooths once per iteration; how much smoothing the fixed point needs depends on the noise (n, ε)
@@ -769,6 +788,8 @@ def ems_heldout(counts: ArrayLike, transition: WindowTransition, *, levels: Sequ
         As for :func:`expectation_maximization` (``tol`` is the stopping rule of the final fit).
     levels : sequence of int
         Smoothing passes to try, in decreasing order (default :data:`SMOOTHING_LEVELS`).
+    accelerate : bool, default False
+        Every fit (the half fits and the final fit) with SQUAREM, as :func:`expectation_maximization`.
 
     Returns
     -------
@@ -823,6 +844,7 @@ def ems_heldout(counts: ArrayLike, transition: WindowTransition, *, levels: Sequ
     max_iter = check_scalar(max_iter, "max_iter", int, low=1)
     rtol, atol = _stopping(tol)
     levels = _check_levels(levels)
+    accelerate = _check_accelerate(accelerate)
     n = _check_counts(counts, transition.n_cells)
     halves = _thin(n, HELDOUT_SEED)
     t = transition
@@ -834,7 +856,7 @@ def ems_heldout(counts: ArrayLike, transition: WindowTransition, *, levels: Sequ
         def fit(k, x):
             d_k, passes = (t.n_bins, k) if t.points or t.warped else _level_grid(k, t.n_bins)
             t_k = grids.setdefault(d_k, t.with_bins(d_k))
-            x, it, _, _ = _run(fitted, t_k, passes, max_iter, 0.0, HELDOUT_LOGLIK_STEP, _regrid(x, d_k))
+            x, it, _, _ = _run(fitted, t_k, passes, max_iter, 0.0, HELDOUT_LOGLIK_STEP, _regrid(x, d_k), accelerate)
             return x, it, np.log(np.maximum(t_k.forward(x)[scored], np.finfo(float).tiny))
 
         return held[scored], fit
@@ -847,7 +869,7 @@ def ems_heldout(counts: ArrayLike, transition: WindowTransition, *, levels: Sequ
     if folds:
         best_k, total_iter, fallback = _best_level(levels, folds, 0.0 if t.points else None)
     final = _final_level(best_k)
-    x, it, converged, loglik = _run(n, t, final, max_iter, rtol, atol, None)
+    x, it, converged, loglik = _run(n, t, final, max_iter, rtol, atol, None, accelerate)
     return _result(x, total_iter + it, converged, loglik, "ems-cv", final, fallback)
 
 
@@ -891,14 +913,14 @@ def _smoothed_index(pinned, n_bins):
     return np.ascontiguousarray(np.flatnonzero(~mask), dtype=np.int64) if mask.any() else None
 
 
-def _joint_run(parts, smoothing, max_iter, atol, start, smoothed=None):
+def _joint_run(parts, smoothing, max_iter, atol, start, smoothed=None, accelerate=False):
     """EM / EMS over one or two collections: ``(x, n_iter, converged, loglik)``.
 
     One collection runs ``em_window``, two ``em_window_joint``; ``smoothed`` (increasing bucket indices, None for
-    all) are the buckets the smoothing acts on.
+    all) are the buckets the smoothing acts on; ``accelerate``: SQUAREM.
     """
     if len(parts) == 1 and smoothed is None:
-        return _run(parts[0][0], parts[0][1], smoothing, max_iter, 0.0, atol, start)
+        return _run(parts[0][0], parts[0][1], smoothing, max_iter, 0.0, atol, start, accelerate)
     warm = start is not None
     x = start.copy() if warm else np.empty(parts[0][1].n_bins)
     loglik = np.empty(max_iter + 1)
@@ -906,19 +928,19 @@ def _joint_run(parts, smoothing, max_iter, atol, start, smoothed=None):
         (na, ta), = parts
         n_iter, converged = server_em.em_window(na, ta.m, ta.indptr, ta.s_index, ta.weight, ta.p_lo, ta.p_hi,
                                                 _EMPTY if ta.delta is None else ta.delta, smoothing, max_iter, 0.0,
-                                                atol, x, loglik, warm, smoothed)
+                                                atol, x, loglik, warm, smoothed, accelerate)
         return x, n_iter, converged, loglik[:n_iter + 1].copy()
     (na, ta), (nb, tb) = parts
     n_iter, converged = server_em.em_window_joint(na, ta.indptr, ta.s_index, ta.weight, nb, tb.indptr, tb.s_index,
                                                   tb.weight, ta.m, ta.p_lo, ta.p_hi,
                                                   _EMPTY if ta.delta is None else ta.delta, smoothing, max_iter, 0.0,
-                                                  atol, x, loglik, warm, smoothed)
+                                                  atol, x, loglik, warm, smoothed, accelerate)
     return x, n_iter, converged, loglik[:n_iter + 1].copy()
 
 
 def joint_expectation_maximization(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, smoothing: int = 0,
                                    max_iter: int = DEFAULT_MAX_ITER, start: ArrayLike | None = None,
-                                   pinned: ArrayLike | None = None) -> EMResult:
+                                   pinned: ArrayLike | None = None, accelerate: bool = True) -> EMResult:
     r"""EM (or EMS) over two collections of reports about one distribution, each with its own exact transition.
 
     People report in one of several rounds (a pilot and a second round adapted to it, say); round ``r``
@@ -943,6 +965,14 @@ def joint_expectation_maximization(parts: Sequence[tuple[ArrayLike, WindowTransi
     pinned : array of n_bins bool, optional
         Buckets left out of the smoothing (point masses the fit keeps sharp): the filter runs over the other
         buckets as one sequence, so a pinned bucket neither spreads its mass nor receives its neighbours'.
+    accelerate : bool, default True
+        Accelerate the fixed-point iteration with SQUAREM (Varadhan & Roland): every cycle of two plain steps
+        ``x1 = F(x0)``, ``x2 = F(x1)`` extrapolates to ``x0 + 2a r + a^2 v`` (``r = x1 - x0``,
+        ``v = x2 - 2 x1 + x0``, the S3 step length ``a = ||r|| / ||v||`` within a growing cap), projects it onto
+        the simplex and takes one more step from it; the step is kept only if it does not lower ``L`` below
+        ``L(x2)`` (plain EM) or, for EMS, does not raise the fixed-point residual ``||F(x) - x||``. The stopping
+        rule is the same, checked at every step of the map (``n_iter`` counts those steps), so the result is a
+        point where one step changes ``L`` by less than the tolerance, as the plain iteration's is. On by default here: see :func:`joint_ems_heldout`.
 
     Returns
     -------
@@ -970,13 +1000,15 @@ def joint_expectation_maximization(parts: Sequence[tuple[ArrayLike, WindowTransi
     max_iter = check_scalar(max_iter, "max_iter", int, low=1)
     start = _check_start(start, checked[0][1].n_bins)
     smoothed = _smoothed_index(pinned, checked[0][1].n_bins)
-    x, n_iter, converged, loglik = _joint_run(checked, smoothing, max_iter, DEFAULT_LOGLIK_STEP, start, smoothed)
+    accelerate = _check_accelerate(accelerate)
+    x, n_iter, converged, loglik = _joint_run(checked, smoothing, max_iter, DEFAULT_LOGLIK_STEP, start, smoothed,
+                                              accelerate)
     return _result(x, n_iter, converged, loglik, "ems" if smoothing else "em", smoothing)
 
 
 def joint_ems_heldout(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, levels: Sequence[int] | None = None,
                       max_iter: int = DEFAULT_MAX_ITER, pinned: ArrayLike | None = None,
-                      search_max_iter: int | None = None) -> EMResult:
+                      search_max_iter: int | None = None, accelerate: bool = True) -> EMResult:
     """:func:`ems_heldout` over two collections: one smoothing level chosen by their summed held-out likelihood.
 
     Every collection's counts are thinned (the same fixed seed, one sub-stream each); the levels are fitted
@@ -1000,6 +1032,7 @@ def joint_ems_heldout(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, le
     halves = [_thin(n, HELDOUT_SEED + r) for r, (n, _) in enumerate(checked)]
     transitions = [t for _, t in checked]
     smoothed = _smoothed_index(pinned, transitions[0].n_bins)
+    accelerate = _check_accelerate(accelerate)
 
     def fold(side):
         fitted = [(h[side], t) for h, t in zip(halves, transitions) if h[side].sum() > 0]
@@ -1007,7 +1040,7 @@ def joint_ems_heldout(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, le
         held = np.concatenate([h[1 - side][s] for h, s in zip(halves, scored)])
 
         def fit(k, x):
-            x, it, _, _ = _joint_run(fitted, k, search_iter, HELDOUT_LOGLIK_STEP, x, smoothed)
+            x, it, _, _ = _joint_run(fitted, k, search_iter, HELDOUT_LOGLIK_STEP, x, smoothed, accelerate)
             logs = [np.log(np.maximum(t.forward(x)[s], np.finfo(float).tiny)) for t, s in zip(transitions, scored)]
             return x, it, np.concatenate(logs)
 
@@ -1018,5 +1051,5 @@ def joint_ems_heldout(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, le
     if folds:
         best_k, total_iter, fallback = _best_level(levels, folds)
     final = _final_level(best_k)
-    x, it, converged, loglik = _joint_run(checked, final, max_iter, DEFAULT_LOGLIK_STEP, None, smoothed)
+    x, it, converged, loglik = _joint_run(checked, final, max_iter, DEFAULT_LOGLIK_STEP, None, smoothed, accelerate)
     return _result(x, total_iter + it, converged, loglik, "ems-cv", final, fallback)
