@@ -39,7 +39,8 @@ row-normalises the truncated edge rows to ``(2x_0 + x_1)/3``, which drains mass 
 before its renormalisation), then renormalises. Both start from the uniform distribution; with
 ``L_t = Σ_j n_j log (M x_t)_j`` (cells with ``n_j = 0`` skipped) they stop after the first iteration with
 ``|L_t - L_{t-1}| < tol·|L_{t-1}|``, or by default once an iteration gains less than 1e-3 nats, or after
-``max_iter`` iterations (see :func:`expectation_maximization`). One iteration costs one forward and one
+``max_iter`` iterations (see :func:`expectation_maximization`; ``accelerate=True`` runs the same map with
+SQUAREM's extrapolation, Varadhan & Roland 2008). One iteration costs one forward and one
 backward product, each ``O(d + N)`` for a box (the window sums are differences of prefix sums) and
 ``O(N·m)`` for a general ``delta`` (~9 µs and ~80 µs per iteration at N = d = 1024, m = 347, on a 2-core
 CI-class machine). The loop runs in the Cython kernel ``ldpnum._kernels.server_em`` without the GIL.
@@ -48,6 +49,8 @@ References
 ----------
 Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li, B. Škorić, "Estimating Numerical Distributions under Local
 Differential Privacy", SIGMOD 2020 (Square Wave, General Wave, EM Algorithm 1, EMS smoothing).
+R. Varadhan, C. Roland, "Simple and Globally Convergent Methods for Accelerating the Convergence of Any EM
+Algorithm", Scandinavian Journal of Statistics 35(2), 2008 (SQUAREM).
 """
 
 from __future__ import annotations
@@ -576,6 +579,22 @@ def expectation_maximization(counts: ArrayLike, transition: WindowTransition, *,
     ``max_iter = 10,000`` bounds the worst case to ~90 ms at 1024 x 1024; EMS needed ~2,500 iterations
     on average in the slowest case measured (n = 1e6, ε = 0.5); plain EM needs 4,000-8,000 at n = 1e5 and
     hits the cap at n = 1e6 for ε ≥ 1 (``converged=False``).
+
+    SQUAREM (``accelerate=True``) iterates the same map to the same stopping rule in fewer steps. Measured
+    on the seven reference cases of the test suite (n = 20,000, 16-64 buckets): 2-40x fewer steps; EMS
+    stops within L1 1.5e-3 of the plain iteration's estimate (whose own distance to the fixed point is up
+    to 1.3e-3), plain EM 0.005-0.05 away from it and higher in likelihood (the plain iteration stops far
+    short of the maximum: L1 0.2-1.2 from it); run to relative tol 1e-15 both reach the same fixed point.
+    On the adaptive protocol's joint fits at n = 10^6 (1024 buckets, two collections) a final fit of plain
+    EM went from 10,000 steps (the cap, not converged; 0.44 s CPU) to 1,306 (converged, 0.08 s) and one of
+    EMS from 6,345 to 1,633 steps (0.31 to 0.11 s). It is off by default here because the one-round estimates
+    (their iteration counts, and through the held-out search sometimes their smoothing level) would change
+    from those the library has always given; the joint fits of :func:`joint_ems_heldout` use it by default.
+
+    References
+    ----------
+    R. Varadhan, C. Roland, "Simple and Globally Convergent Methods for Accelerating the Convergence of Any EM
+    Algorithm", Scandinavian Journal of Statistics 35(2), 2008 (SQUAREM, the S3 step length).
     """
     if not isinstance(transition, WindowTransition):
         raise TypeError(f"transition must be a WindowTransition; got {type(transition).__name__}")
@@ -1021,7 +1040,11 @@ def joint_ems_heldout(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, le
     confirmed the same way (fitted on the second halves and scored on the first too, past ``HELDOUT_ZERO_SE``
     standard errors). All levels are fitted on the transitions' own buckets. ``pinned`` buckets are left out of
     every fit's smoothing (:func:`joint_expectation_maximization`). ``search_max_iter`` caps the fits on halves
-    that only rank the levels (default ``max_iter``); the final fit runs to ``max_iter``.
+    that only rank the levels (default ``max_iter``); the final fit runs to ``max_iter``. ``accelerate`` (default
+    True): every fit with SQUAREM (:func:`joint_expectation_maximization`). Measured on the adaptive protocol's
+    spiky data (n = 10^6, one collection, CPU seconds on a loaded 2-core machine): ε = 1, 17,200 steps and
+    0.84 s to 6,150 and 0.45 s; ε = 4, 5,586 and 0.35 s to 2,679 and 0.23 s. The level the search chooses can
+    differ (more converged half fits of plain EM score lower on the held-out halves).
 
     Returns
     -------
