@@ -551,7 +551,8 @@ def expectation_maximization(counts: ArrayLike, transition: WindowTransition, *,
         the simplex and takes one more step from it; the step is kept only if it does not lower ``L`` below
         ``L(x2)`` (plain EM) or, for EMS, does not raise the fixed-point residual ``||F(x) - x||``. The stopping
         rule is the same, checked at every step of the map (``n_iter`` counts those steps), so the result is a
-        point where one step changes ``L`` by less than the tolerance, as the plain iteration's is. Off by default: see the Notes.
+        point where one step changes ``L`` by less than the tolerance, as the plain iteration's is. Off by
+        default: see the Notes.
 
     Returns
     -------
@@ -991,7 +992,8 @@ def joint_expectation_maximization(parts: Sequence[tuple[ArrayLike, WindowTransi
         the simplex and takes one more step from it; the step is kept only if it does not lower ``L`` below
         ``L(x2)`` (plain EM) or, for EMS, does not raise the fixed-point residual ``||F(x) - x||``. The stopping
         rule is the same, checked at every step of the map (``n_iter`` counts those steps), so the result is a
-        point where one step changes ``L`` by less than the tolerance, as the plain iteration's is. On by default here: see :func:`joint_ems_heldout`.
+        point where one step changes ``L`` by less than the tolerance, as the plain iteration's is. On by
+        default here: see :func:`joint_ems_heldout`.
 
     Returns
     -------
