@@ -21,7 +21,7 @@ multiprocessing, Dask and Spark. The GIL is released for the whole iteration loo
 outputs are owned by the caller; scratch memory is allocated here and freed before returning.
 """
 
-from libc.math cimport fabs, log
+from libc.math cimport fabs, log, sqrt
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
@@ -397,71 +397,212 @@ cdef struct Part:
     double* r
 
 
-cdef (Py_ssize_t, bint) _em_loop(Part* parts, Py_ssize_t n_parts, Py_ssize_t n_cells, Py_ssize_t m, double p_lo,
-                                 double p_hi, const double* dp, Py_ssize_t n_delta, Py_ssize_t d, Py_ssize_t smooth,
-                                 Py_ssize_t max_iter, double tol, double atol, double* xp, double* loglik, bint warm,
-                                 double* scratch, const int64_t* free_idx, Py_ssize_t n_free) noexcept nogil:
-    """The EM / EMS iterations over ``n_parts`` collections of one distribution (one window, one set of buckets).
+cdef struct Fit:
+    # One EM fit: the collections, the window, the buckets the smoothing acts on, and the scratch of one step
+    # (p_s, c_fwd: n_pos and n_pos + 1; c_bwd: n_cells + 1; ws: n_pos; z, z_more: d).
+    Part* parts
+    Py_ssize_t n_parts
+    Py_ssize_t n_cells
+    Py_ssize_t m
+    double p_lo
+    double p_hi
+    const double* dp
+    Py_ssize_t n_delta
+    Py_ssize_t d
+    Py_ssize_t smooth
+    const int64_t* free_idx
+    Py_ssize_t n_free
+    double* p_s
+    double* c_fwd
+    double* c_bwd
+    double* ws
+    double* z
+    double* z_more
 
-    E-step ``P_i = x_i sum_r (M_r^T r_r)_i`` with ``r_r = n_r / (M_r x)``; M-step: normalise (EMS smooths first);
-    ``loglik`` gets ``sum_r L_r`` at the start and after every iteration. ``scratch``: ``3 n_pos + n_cells + 2 + 2d``
-    doubles. With ``n_free > 0`` only the buckets ``free_idx[0..n_free-1]`` (increasing) are smoothed, as one
-    sequence (the others, point masses, are left out of the filter: neither spread nor filled by it).
-    Returns ``(iterations, converged)``.
+
+cdef double _loglik_at(Fit* f, const double* xp) noexcept nogil:
+    """``L(x) = sum_r L_r``; leaves every collection's ``y = M_r x`` and ratios ``r = n_r / y`` for the next step."""
+    cdef Py_ssize_t q
+    cdef double total = 0.0
+    for q in range(f.n_parts):
+        _forward(&f.parts[q].band, f.n_cells, f.m, f.p_lo, f.p_hi, f.dp, f.n_delta, xp, f.p_s, f.c_fwd,
+                 f.parts[q].y)
+        total += _ratio_loglik(f.parts[q].counts, f.parts[q].y, f.parts[q].r, f.n_cells)
+    return total
+
+
+cdef double _em_map(Fit* f, double* xp) noexcept nogil:
+    """One EM / EMS step in place, ``x <- F(x)``, from the ratios the last :func:`_loglik_at` of ``x`` left.
+
+    E-step ``P_i = x_i sum_r (M_r^T r_r)_i``; M-step: normalise (EMS smooths first). With ``n_free > 0`` only the
+    buckets ``free_idx[0..n_free-1]`` (increasing) are smoothed, as one sequence (the others, point masses, are
+    left out of the filter: neither spread nor filled by it). Returns ``L(F(x))`` and leaves its ratios.
     """
-    cdef Py_ssize_t n_pos = n_cells - m + 1
-    cdef double* p_s = scratch
-    cdef double* c_fwd = p_s + n_pos
-    cdef double* c_bwd = c_fwd + n_pos + 1
-    cdef double* ws = c_bwd + n_cells + 1
-    cdef double* z = ws + n_pos
-    cdef double* z_more = z + d
-    cdef Py_ssize_t i, q, it = 0
-    cdef double prev, cur, total
-    cdef bint converged = False
-    if not warm:
+    cdef Py_ssize_t i, q, d = f.d
+    cdef double total
+    cdef double* z = f.z
+    cdef double* z_more = f.z_more
+    # E-step: P_i = x_i sum_j n_j M[j, i] / (M x)_j = x_i (M^T r)_i with r_j = n_j / (M x)_j, per collection.
+    _backward(&f.parts[0].band, f.n_cells, f.m, f.p_lo, f.p_hi, f.dp, f.n_delta, f.parts[0].r, f.c_bwd, f.ws, z)
+    for q in range(1, f.n_parts):
+        _backward(&f.parts[q].band, f.n_cells, f.m, f.p_lo, f.p_hi, f.dp, f.n_delta, f.parts[q].r, f.c_bwd, f.ws,
+                  z_more)
         for i in range(d):
-            xp[i] = 1.0 / d
-    prev = 0.0
-    for q in range(n_parts):
-        _forward(&parts[q].band, n_cells, m, p_lo, p_hi, dp, n_delta, xp, p_s, c_fwd, parts[q].y)
-        prev += _ratio_loglik(parts[q].counts, parts[q].y, parts[q].r, n_cells)
+            z[i] += z_more[i]
+    total = 0.0
+    for i in range(d):
+        xp[i] *= z[i]
+        total += xp[i]
+    # M-step: normalise. EMS smooths first: the smoothing is linear and preserves the total, so
+    # normalising once afterwards equals normalise -> smooth -> renormalise.
+    if f.smooth and f.n_free > 0:
+        for i in range(f.n_free):                     # z, z_more are free after the E-step
+            z[i] = xp[f.free_idx[i]]
+        _smooth_passes(z, z_more, f.n_free, f.smooth)
+        for i in range(f.n_free):
+            xp[f.free_idx[i]] = z[i]
+        total = 0.0
+        for i in range(d):
+            total += xp[i]
+    elif f.smooth:
+        total = _smooth_passes(xp, z, d, f.smooth)    # z is free after the E-step
+    _scale(xp, d, total)
+    return _loglik_at(f, xp)
+
+
+cdef (Py_ssize_t, bint) _em_loop(Fit* f, Py_ssize_t max_iter, double tol, double atol, double* xp,
+                                 double* loglik) noexcept nogil:
+    """The plain EM / EMS iteration ``x <- F(x)`` (:func:`_em_map`); ``loglik`` gets ``L`` at the start and after
+    every iteration. Returns ``(iterations, converged)``."""
+    cdef Py_ssize_t it = 0
+    cdef double prev, cur
+    cdef bint converged = False
+    prev = _loglik_at(f, xp)
     loglik[0] = prev
     while it < max_iter:
         it += 1
-        # E-step: P_i = x_i sum_j n_j M[j, i] / (M x)_j = x_i (M^T r)_i with r_j = n_j / (M x)_j, per collection.
-        _backward(&parts[0].band, n_cells, m, p_lo, p_hi, dp, n_delta, parts[0].r, c_bwd, ws, z)
-        for q in range(1, n_parts):
-            _backward(&parts[q].band, n_cells, m, p_lo, p_hi, dp, n_delta, parts[q].r, c_bwd, ws, z_more)
-            for i in range(d):
-                z[i] += z_more[i]
-        total = 0.0
-        for i in range(d):
-            xp[i] *= z[i]
-            total += xp[i]
-        # M-step: normalise. EMS smooths first: the smoothing is linear and preserves the total, so
-        # normalising once afterwards equals normalise -> smooth -> renormalise.
-        if smooth and n_free > 0:
-            for i in range(n_free):                     # z, z_more are free after the E-step
-                z[i] = xp[free_idx[i]]
-            _smooth_passes(z, z_more, n_free, smooth)
-            for i in range(n_free):
-                xp[free_idx[i]] = z[i]
-            total = 0.0
-            for i in range(d):
-                total += xp[i]
-        elif smooth:
-            total = _smooth_passes(xp, z, d, smooth)    # z is free after the E-step
-        _scale(xp, d, total)
-        cur = 0.0
-        for q in range(n_parts):
-            _forward(&parts[q].band, n_cells, m, p_lo, p_hi, dp, n_delta, xp, p_s, c_fwd, parts[q].y)
-            cur += _ratio_loglik(parts[q].counts, parts[q].y, parts[q].r, n_cells)
+        cur = _em_map(f, xp)
         loglik[it] = cur
         if fabs(cur - prev) < tol * fabs(prev) + atol:
             converged = True
             break
         prev = cur
+    return it, converged
+
+
+#: SQUAREM: an extrapolated bucket that falls to or below zero is set to this share of its value after the two
+#: plain steps (EM multiplies a bucket by its E-step factor, so a zero bucket would stay zero for good).
+cdef double SQUAREM_FLOOR = 0.1
+#: SQUAREM: the step-length cap starts at 1 (a plain double step) and is multiplied by this factor each time the
+#: S3 length reaches it (and divided by it after a rejected step), Varadhan & Roland's globally convergent scheme.
+cdef double SQUAREM_STEP_FACTOR = 4.0
+
+
+cdef (Py_ssize_t, bint) _squarem_loop(Fit* f, Py_ssize_t max_iter, double tol, double atol, double* xp,
+                                      double* loglik, double* x0, double* x1) noexcept nogil:
+    """The EM / EMS fixed-point iteration ``x <- F(x)`` accelerated by SQUAREM (Varadhan & Roland 2008, S3).
+
+    One cycle: two plain steps ``x1 = F(x0)``, ``x2 = F(x1)``; ``r = x1 - x0``, ``v = x2 - 2 x1 + x0``, step length
+    ``a = ||r|| / ||v||`` clipped to ``[1, a_max]``; the extrapolation ``x' = x0 + 2a r + a^2 v`` (``a = 1`` gives
+    ``x2``) is projected onto the simplex (a bucket at or below 0 is set to ``SQUAREM_FLOOR x2_i``, then the
+    total renormalised to 1) and stabilised by one more step, ``x_new = F(x')``. Safeguard: EM (no smoothing)
+    keeps ``x_new`` only if ``L(x_new) >= L(x2)`` (monotone, as plain EM); EMS, whose map does not ascend
+    ``L``, only if its fixed-point residual does not grow, ``||F(x') - x'|| <= ||x2 - x1||``; otherwise the
+    cycle ends at ``x2`` and ``a_max`` shrinks. The stopping rule is the plain loop's, applied to every step of
+    the map: stop after the first step ``z -> F(z)`` with ``|L(F(z)) - L(z)| < tol |L(z)| + atol``, so the
+    result is a point where one step of ``F`` changes ``L`` as little as where the plain loop stops (never
+    farther from the fixed point than one such step). ``max_iter`` bounds the steps of ``F`` (three per
+    cycle, each one backward and one forward product; the extrapolated point costs one more forward
+    product); ``loglik[t]`` is ``L`` of the current iterate after step ``t``. Scratch ``x0``, ``x1``: ``d``
+    doubles each. Returns ``(steps, converged)``.
+    """
+    cdef Py_ssize_t i, d = f.d, it = 0
+    cdef double prev, cur, at_x, sr2, sv2, ri, vi, alpha, a_max = 1.0, total, res_old, res_new, xn
+    cdef bint converged = False, accept
+    prev = _loglik_at(f, xp)
+    loglik[0] = prev
+    while it < max_iter:
+        for i in range(d):
+            x0[i] = xp[i]
+        it += 1
+        cur = _em_map(f, xp)
+        loglik[it] = cur
+        if fabs(cur - prev) < tol * fabs(prev) + atol:
+            converged = True
+            break
+        prev = cur
+        if it == max_iter:
+            break
+        for i in range(d):
+            x1[i] = xp[i]
+        it += 1
+        cur = _em_map(f, xp)
+        loglik[it] = cur
+        if fabs(cur - prev) < tol * fabs(prev) + atol:
+            converged = True
+            break
+        prev = cur                                  # L(x2); xp holds x2
+        if it == max_iter:
+            break
+        sr2 = 0.0
+        sv2 = 0.0
+        res_old = 0.0
+        for i in range(d):
+            ri = x1[i] - x0[i]
+            vi = xp[i] - 2.0 * x1[i] + x0[i]
+            sr2 += ri * ri
+            sv2 += vi * vi
+            res_old += (xp[i] - x1[i]) * (xp[i] - x1[i])
+        if not sv2 > 0.0:
+            continue
+        alpha = sqrt(sr2 / sv2)
+        if alpha > a_max:
+            alpha = a_max
+        if alpha < 1.0:
+            alpha = 1.0
+        if alpha > 1.01:
+            # x' into xp, x2 kept in x1 (for the fallback), x' kept in x0 (for the residual)
+            total = 0.0
+            for i in range(d):
+                ri = x1[i] - x0[i]
+                vi = xp[i] - 2.0 * x1[i] + x0[i]
+                xn = x0[i] + 2.0 * alpha * ri + alpha * alpha * vi
+                x1[i] = xp[i]
+                if not xn > 0.0:
+                    xn = SQUAREM_FLOOR * x1[i]
+                xp[i] = xn
+                total += xn
+            _scale(xp, d, total)
+            for i in range(d):
+                x0[i] = xp[i]
+            at_x = _loglik_at(f, xp)
+            it += 1
+            cur = _em_map(f, xp)
+            if f.smooth:
+                res_new = 0.0
+                for i in range(d):
+                    res_new += (xp[i] - x0[i]) * (xp[i] - x0[i])
+                accept = res_new <= res_old
+            else:
+                accept = cur >= prev
+            if accept:
+                loglik[it] = cur
+                if fabs(cur - at_x) < tol * fabs(at_x) + atol:
+                    converged = True
+                    break
+                prev = cur
+            else:
+                for i in range(d):
+                    xp[i] = x1[i]
+                prev = _loglik_at(f, xp)
+                loglik[it] = prev
+                if alpha == a_max:
+                    a_max = a_max / SQUAREM_STEP_FACTOR
+                    if a_max < 1.0:
+                        a_max = 1.0
+                alpha = 1.0
+        if alpha == a_max:
+            a_max *= SQUAREM_STEP_FACTOR
     return it, converged
 
 
@@ -477,7 +618,7 @@ cdef _check_run(Py_ssize_t d, double[::1] x, double[::1] loglik, Py_ssize_t smoo
 def em_window(const double[::1] counts, Py_ssize_t m, const int64_t[::1] indptr, const int64_t[::1] s_index,
               const double[::1] weight, double p_lo, double p_hi, const double[::1] delta,
               Py_ssize_t smooth, Py_ssize_t max_iter, double tol, double atol, double[::1] x, double[::1] loglik,
-              bint warm=False, const int64_t[::1] smoothed=None):
+              bint warm=False, const int64_t[::1] smoothed=None, bint accelerate=False):
     """Run EM (``smooth=0``) or EMS with ``smooth`` smoothing passes per iteration (``1`` is Li et al.'s EMS).
 
     ``counts`` (length ``n_cells``) are the observed cell counts. Outputs owned by the caller: ``x`` (length
@@ -486,19 +627,21 @@ def em_window(const double[::1] counts, Py_ssize_t m, const int64_t[::1] indptr,
     caller left in ``x`` (summing to 1). Stops after the first iteration ``t`` with
     ``|L_t - L_{t-1}| < tol * |L_{t-1}| + atol``, or after ``max_iter`` iterations. ``smoothed`` (increasing
     bucket indices, optional): smooth only those buckets, as one sequence (the rest are point masses left sharp).
+    ``accelerate=True`` runs the same map and stopping rule accelerated by SQUAREM (:func:`_squarem_loop`;
+    ``n_iter`` then counts the steps of the map).
 
     Returns ``(n_iter, converged)``; ``loglik[:n_iter + 1]`` is the trace.
     """
     return _em(counts, indptr, s_index, weight, None, None, None, None, m, p_lo, p_hi, delta, smooth, max_iter,
-               tol, atol, x, loglik, warm, smoothed)
+               tol, atol, x, loglik, warm, smoothed, accelerate)
 
 
 def _em(const double[::1] counts_a, const int64_t[::1] indptr_a, const int64_t[::1] s_index_a,
         const double[::1] weight_a, const double[::1] counts_b, const int64_t[::1] indptr_b,
         const int64_t[::1] s_index_b, const double[::1] weight_b, Py_ssize_t m, double p_lo, double p_hi,
         const double[::1] delta, Py_ssize_t smooth, Py_ssize_t max_iter, double tol, double atol, double[::1] x,
-        double[::1] loglik, bint warm, const int64_t[::1] smoothed):
-    """One or two collections (``counts_b`` None: one) through :func:`_em_loop`."""
+        double[::1] loglik, bint warm, const int64_t[::1] smoothed, bint accelerate):
+    """One or two collections (``counts_b`` None: one) through :func:`_em_loop` (or :func:`_squarem_loop`)."""
     cdef Py_ssize_t n_cells = counts_a.shape[0]
     cdef Py_ssize_t d = indptr_a.shape[0] - 1
     cdef Py_ssize_t n_parts = 1 if counts_b is None else 2
@@ -521,8 +664,9 @@ def _em(const double[::1] counts_a, const int64_t[::1] indptr_a, const int64_t[:
             raise
     cdef Py_ssize_t n_pos = n_cells - m + 1
     cdef Py_ssize_t q
-    # p_s, c_fwd (n_pos + 1), c_bwd (n_cells + 1), ws (n_pos), z, z_more (d); y, r (n_cells) per collection
-    cdef double* scratch = <double*> malloc((3 * n_pos + n_cells + 2 + 2 * d + 2 * n_parts * n_cells)
+    # p_s, c_fwd (n_pos + 1), c_bwd (n_cells + 1), ws (n_pos), z, z_more (d); y, r (n_cells) per collection;
+    # SQUAREM's x0, x1 (d)
+    cdef double* scratch = <double*> malloc((3 * n_pos + n_cells + 2 + 4 * d + 2 * n_parts * n_cells)
                                             * sizeof(double))
     if scratch == NULL:
         for q in range(n_parts):
@@ -535,12 +679,37 @@ def _em(const double[::1] counts_a, const int64_t[::1] indptr_a, const int64_t[:
     for q in range(n_parts):
         parts[q].y = tail + 2 * q * n_cells
         parts[q].r = parts[q].y + n_cells
-    cdef const double* dp = &delta[0] if delta.shape[0] else NULL
-    cdef Py_ssize_t it
+    cdef Fit fit
+    fit.parts = parts
+    fit.n_parts = n_parts
+    fit.n_cells = n_cells
+    fit.m = m
+    fit.p_lo = p_lo
+    fit.p_hi = p_hi
+    fit.dp = &delta[0] if delta.shape[0] else NULL
+    fit.n_delta = delta.shape[0]
+    fit.d = d
+    fit.smooth = smooth
+    fit.free_idx = fp
+    fit.n_free = n_free
+    fit.p_s = scratch
+    fit.c_fwd = fit.p_s + n_pos
+    fit.c_bwd = fit.c_fwd + n_pos + 1
+    fit.ws = fit.c_bwd + n_cells + 1
+    fit.z = fit.ws + n_pos
+    fit.z_more = fit.z + d
+    cdef double* x0 = tail + 2 * n_parts * n_cells
+    cdef Py_ssize_t it, i
     cdef bint converged
+    cdef double* xp = &x[0]
     with nogil:
-        it, converged = _em_loop(parts, n_parts, n_cells, m, p_lo, p_hi, dp, delta.shape[0], d, smooth, max_iter,
-                                 tol, atol, &x[0], &loglik[0], warm, scratch, fp, n_free)
+        if not warm:
+            for i in range(d):
+                xp[i] = 1.0 / d
+        if accelerate:
+            it, converged = _squarem_loop(&fit, max_iter, tol, atol, xp, &loglik[0], x0, x0 + d)
+        else:
+            it, converged = _em_loop(&fit, max_iter, tol, atol, xp, &loglik[0])
     free(scratch)
     for q in range(n_parts):
         _band_free(&parts[q].band)
@@ -568,7 +737,8 @@ def em_window_joint(const double[::1] counts_a, const int64_t[::1] indptr_a, con
                     const double[::1] weight_a, const double[::1] counts_b, const int64_t[::1] indptr_b,
                     const int64_t[::1] s_index_b, const double[::1] weight_b, Py_ssize_t m, double p_lo,
                     double p_hi, const double[::1] delta, Py_ssize_t smooth, Py_ssize_t max_iter, double tol,
-                    double atol, double[::1] x, double[::1] loglik, bint warm=False, const int64_t[::1] smoothed=None):
+                    double atol, double[::1] x, double[::1] loglik, bint warm=False, const int64_t[::1] smoothed=None,
+                    bint accelerate=False):
     """:func:`em_window` over two collections of one distribution: the same window (``m``, ``p_lo``, ``p_hi``,
     ``delta``) and buckets, each with its own band (``B_a``, ``B_b``) and counts.
 
@@ -577,4 +747,4 @@ def em_window_joint(const double[::1] counts_a, const int64_t[::1] indptr_a, con
     :func:`em_window`.
     """
     return _em(counts_a, indptr_a, s_index_a, weight_a, counts_b, indptr_b, s_index_b, weight_b, m, p_lo, p_hi,
-               delta, smooth, max_iter, tol, atol, x, loglik, warm, smoothed)
+               delta, smooth, max_iter, tol, atol, x, loglik, warm, smoothed, accelerate)

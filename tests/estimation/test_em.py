@@ -15,6 +15,8 @@ import ldpnum as ldp
 from ldpnum._kernels import server_em
 from ldpnum.estimation import (EMResult, WindowTransition, expectation_maximization, window_transition,
                                window_transition_from_plan)
+from ldpnum.estimation import em as em_module
+from ldpnum.estimation.em import joint_expectation_maximization
 from ldpnum.plans import TWO53, window_plan
 
 import naive
@@ -262,6 +264,95 @@ def test_zero_count_cells_are_skipped():
     x, _, _, loglik = naive.em_dense(counts, ref, "em", 50, 0.0)
     np.testing.assert_allclose(got.x, x, atol=1e-10)
     np.testing.assert_allclose(got.loglik, loglik, rtol=1e-12)
+
+
+# --- SQUAREM ------------------------------------------------------------------------------------------------
+
+def _em_gradient(ref, counts, x):
+    """``z_i = (M^T (n / M x))_i / N``: the EM fixed point (the MLE) has ``z_i = 1`` where ``x_i > 0``, ``<= 1``
+    elsewhere (the Kuhn-Tucker conditions on the simplex); EM's step is ``x_i <- x_i z_i``."""
+    return ref.T @ (counts / (ref @ x)) / counts.sum()
+
+
+@pytest.mark.parametrize("n_cells,m,n_bins,epsilon,box", EM_CASES)
+def test_squarem_em_reaches_the_likelihood_maximum(n_cells, m, n_bins, epsilon, box):
+    """Run to the fixed point (relative tol 1e-15), SQUAREM's EM meets the Kuhn-Tucker conditions of the MLE
+    against the dense reference matrix: measured max(z) - 1 <= 1.1e-7 and |z_i - 1| <= 5.8e-6 where x_i > 1e-4,
+    in 582-9,529 steps where the plain iteration needs 77,000 to more than 200,000. Negative control: the plain
+    iteration stopped by the default 1e-3-nat rule is visibly short of it (max(z) - 1 >= 2.2e-4 measured)."""
+    t, ref, counts = _case(n_cells, m, n_bins, epsilon, box, seed=n_cells + m)
+    res = expectation_maximization(counts, t, method="em", max_iter=50_000, tol=1e-15, accelerate=True)
+    z = _em_gradient(ref, counts, res.x)
+    assert z.max() - 1 < 1e-6
+    assert np.abs(z - 1)[res.x > 1e-4].max() < 5e-5
+    early = expectation_maximization(counts, t, method="em")
+    assert _em_gradient(ref, counts, early.x).max() - 1 > 1e-5
+    assert res.x.min() >= 0 and res.x.sum() == pytest.approx(1.0, abs=1e-14)
+
+
+@pytest.mark.parametrize("n_cells,m,n_bins,epsilon,box", EM_CASES)
+def test_squarem_ems_reaches_the_plain_fixed_point(n_cells, m, n_bins, epsilon, box):
+    """EMS has no likelihood to maximise; its fixed point is the map's. Both iterations run to relative tol 1e-15
+    land on the same point (measured max |difference| <= 7.3e-10 in L1), and the plain one is the dense NumPy
+    reference's, checked above."""
+    t, ref, counts = _case(n_cells, m, n_bins, epsilon, box, seed=n_cells + m)
+    plain = expectation_maximization(counts, t, method="ems", max_iter=20_000, tol=1e-15)
+    fast = expectation_maximization(counts, t, method="ems", max_iter=20_000, tol=1e-15, accelerate=True)
+    assert plain.converged and fast.converged and fast.n_iter < plain.n_iter
+    np.testing.assert_allclose(fast.x, plain.x, rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("n_cells,m,n_bins,epsilon,box", EM_CASES)
+@pytest.mark.parametrize("method", ["ems", "em"])
+def test_squarem_stops_where_the_plain_iteration_stops(n_cells, m, n_bins, epsilon, box, method):
+    """With the default rule (a step gaining < 1e-3 nats) SQUAREM stops in fewer steps (measured 2-40x fewer),
+    no lower in likelihood than the plain iteration (measured 1.4e-3 to 0.25 nats higher), and, for EMS, as
+    close to the fixed point (measured L1 distance at most 1.9x the plain one's, 3.7e-4 to 1.3e-3)."""
+    t, _, counts = _case(n_cells, m, n_bins, epsilon, box, seed=n_cells + m)
+    plain = expectation_maximization(counts, t, method=method)
+    fast = expectation_maximization(counts, t, method=method, accelerate=True)
+    assert fast.converged and fast.n_iter < plain.n_iter
+    one_more = expectation_maximization(counts, t, method=method, max_iter=1, tol=0.0, start=fast.x).loglik
+    assert abs(one_more[1] - one_more[0]) < 1e-3           # a point where one step of the map gains < 1e-3 nats
+    assert fast.loglik[-1] >= plain.loglik[-1] - 1e-3
+    assert fast.loglik.shape == (fast.n_iter + 1,) and fast.x.min() >= 0
+    if method == "ems":
+        fixed = expectation_maximization(counts, t, method="ems", max_iter=20_000, tol=1e-15).x
+        assert np.abs(fast.x - fixed).sum() <= 3 * np.abs(plain.x - fixed).sum() + 1e-5
+    else:  # the safeguard keeps EM monotone
+        assert np.diff(fast.loglik).min() >= -1e-12 * abs(fast.loglik[0])
+
+
+def test_squarem_respects_the_cap_and_checks_its_flag():
+    t, _, counts = _case(128, 40, 32, 2.0, True, seed=11)
+    for k in range(1, 8):
+        capped = expectation_maximization(counts, t, method="em", max_iter=k, tol=0.0, accelerate=True)
+        assert (capped.n_iter, capped.converged, capped.loglik.shape) == (k, False, (k + 1,))
+    with pytest.raises(TypeError, match="accelerate"):
+        expectation_maximization(counts, t, accelerate=1)
+
+
+def test_squarem_joint_fit_with_pinned_buckets_reaches_the_plain_fixed_point():
+    """Two collections (a plain and a warped Square Wave) and pinned buckets: the joint EMS fixed point is the
+    same with and without SQUAREM (200,000 steps each: measured max difference 1.4e-15; after 5,000 steps the
+    plain iteration is 6.4e-3 off, SQUAREM 1e-4, after 50,000 both within 1.6e-8 of each other), and the
+    default stop is reached in fewer steps."""
+    sw = ldp.SquareWave(1.0, (0, 1), n_cells=128)
+    w = ldp.WarpedSquareWave(1.0, (0, 1), knots=(0, 1, 30, 31, 40), n_cells=128)
+    x = np.random.default_rng(4).beta(2, 5, 20_000)
+    x[::7] = 0.3
+    parts = [(sw.aggregate(sw.privatize(x[:5000], rng=1)).counts, window_transition_from_plan(sw.plan, 64)),
+             (w.aggregate(w.privatize(x[5000:], rng=2)).counts, w.transition(64))]
+    pin = np.zeros(64, bool)
+    pin[17:22] = True
+    for k in (0, 2):
+        fits = [joint_expectation_maximization(parts, smoothing=k, pinned=pin, accelerate=a) for a in (False, True)]
+        assert fits[1].n_iter < fits[0].n_iter
+        if k:
+            tight = [em_module._joint_run(em_module._check_parts(parts), k, steps, 0.0, None,
+                                          em_module._smoothed_index(pin, 64), a)[0]
+                     for a, steps in ((False, 200_000), (True, 200_000))]
+            np.testing.assert_allclose(tight[1], tight[0], rtol=0, atol=1e-10)
 
 
 # --- EMS smoothing ------------------------------------------------------------------------------------------
