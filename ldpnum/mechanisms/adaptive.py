@@ -28,15 +28,13 @@ of 10% it is at least 0.05 off, and one round is already at 0.052-0.058. A log-n
 long tail's resolution). The flights' distance: W1 0.72-0.96, KS 0.80-1.00, range MSE 0.69-0.85. Smooth data
 (Beta(5, 2), a Gaussian): the switch fell back in 74 of 80 collections (those collections are one round exactly);
 the cells where it warped some moved by 0.90-1.22 (Gaussian at ε = 1, 2 of 10 warped: 1.07 / 1.15 / 1.22 /
-1.04). Time (CPU seconds, median of 3, n = 10^6, one collection each of spiky, heavy and the flights' distance at
-ε = 1 and 4, on a 2-core machine at load 1.5): 0.43-1.00 s for the whole protocol, of which the pilot's fit
-0.18-0.42 s and the joint fit 0.14-0.69 s. The joint fit's EM runs accelerated by SQUAREM
-(:func:`~ldpnum.estimation.em.joint_ems_heldout`), which cut it from 0.37-1.07 s (the protocol from 0.66-1.39 s;
-17,200 to 6,059 steps at spiky ε = 1, where the plain final fit of EM stopped at its 10,000-step cap); the pilot's
-fit is still plain. Against the plain joint fit on the same 10 collections (W1 / KS / range MSE 0.1 / 0.5): spiky
-ε = 1 1.06 / 1.00 / 1.25 / 1.15 (the held-out search chose smoothing where it chose none), ε = 2 0.92 / 1.00 /
-1.03 / 1.09, ε = 4 0.79 / 1.00 / 0.93 / 0.85; heavy 0.90-1.01 / 1.01-1.06 / 1.02-1.05 / 1.02-1.11; the flights'
-distance 0.99-1.01 / 0.98-1.05 / 0.96-1.03 / 0.94-1.04 (the ratios above are of the plain joint fit).
+1.04). Time (CPU seconds, median of 3, n = 10^6, spiky, heavy and the flights' distance at ε = 1 and 4, 2-core
+machine at load 1-2): 0.60-1.08 s for the whole protocol (0.66-1.39 s before the final joint fit was accelerated).
+The final joint fit runs accelerated by SQUAREM (:func:`~ldpnum.estimation.em.joint_ems_heldout`: at spiky ε = 1
+the plain final fit of EM stopped at its 10,000-step cap); the held-out search that chooses the smoothing level and
+the pilot's fit stay plain. Accelerating the search too gave 0.43-1.00 s, but changed the level chosen: against the
+plain search on the same 10 collections (W1 / KS / range MSE 0.1 / 0.5), spiky ε = 1 1.06 / 1.00 / 1.25 / 1.15
+(smoothing where the plain search chose none), ε = 4 0.79 / 1.00 / 0.93 / 0.85; so it is not the default.
 
 Privacy. The warp is a fixed public function of the value, applied before the Square Wave's randomized rounding;
 whatever the warp, a report's distribution is a mixture of the Square Wave's window rows, so every report is ε-LDP
