@@ -986,14 +986,9 @@ def joint_expectation_maximization(parts: Sequence[tuple[ArrayLike, WindowTransi
         Buckets left out of the smoothing (point masses the fit keeps sharp): the filter runs over the other
         buckets as one sequence, so a pinned bucket neither spreads its mass nor receives its neighbours'.
     accelerate : bool, default True
-        Accelerate the fixed-point iteration with SQUAREM (Varadhan & Roland): every cycle of two plain steps
-        ``x1 = F(x0)``, ``x2 = F(x1)`` extrapolates to ``x0 + 2a r + a^2 v`` (``r = x1 - x0``,
-        ``v = x2 - 2 x1 + x0``, the S3 step length ``a = ||r|| / ||v||`` within a growing cap), projects it onto
-        the simplex and takes one more step from it; the step is kept only if it does not lower ``L`` below
-        ``L(x2)`` (plain EM) or, for EMS, does not raise the fixed-point residual ``||F(x) - x||``. The stopping
-        rule is the same, checked at every step of the map (``n_iter`` counts those steps), so the result is a
-        point where one step changes ``L`` by less than the tolerance, as the plain iteration's is. On by
-        default here: see :func:`joint_ems_heldout`.
+        Accelerate the fixed-point iteration with SQUAREM (Varadhan & Roland), as described for
+        :func:`expectation_maximization`: the same map and stopping rule in fewer steps. On by default here: see
+        :func:`joint_ems_heldout`.
 
     Returns
     -------
