@@ -673,6 +673,16 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
         """True when the reports describe categories, items or their marginals rather than numbers."""
         return any(self.offers(e) for e in ("estimate_frequencies", "estimate_heavy_hitters", "estimate_marginals"))
 
+    @property
+    def needs_candidates(self) -> bool:
+        """True when :meth:`estimate_frequencies` can only decode against a dictionary (``candidates=[...]``).
+
+        RAPPOR without segment pairs and a count-mean sketch over items: their reports name no item, so the
+        frequencies of the items a user asks about need the list of those items. The front ends refuse such a
+        request without candidates before a report is read. False for every other mechanism.
+        """
+        return False
+
     def _as_aggregate(self, data):
         if isinstance(data, Reports):
             return self.aggregate(data)

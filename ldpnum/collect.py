@@ -663,9 +663,17 @@ PYTHON_NAMES = ArgumentNames(
                            "postprocess={value!r}",
         "no_candidates": "candidates= apply to reports decoded against a dictionary of items (rappor, "
                          "count_mean_sketch); {name} reports estimate their own categories",
+        "needs_candidates": "{name} frequencies {why}: pass candidates=[...], the items to estimate",
         "candidates_postprocess": "{name} frequencies are decoded against the candidates and take no postprocess; "
                                   "got postprocess={value!r}",
     })
+
+
+#: Why a mechanism's frequencies need candidates (:attr:`~ldpnum.Mechanism.needs_candidates`), in a refusal.
+_WHY_CANDIDATES = {
+    "rappor": "without segment pairs are decoded against a dictionary of items only",
+    "count_mean_sketch": "over items are those of a dictionary of items (the sketch names none)",
+}
 
 
 def _refuse(names: ArgumentNames, kind: type[Exception], text: str) -> None:
@@ -1976,6 +1984,8 @@ square_wave, general_wave, piecewise, hybrid or hierarchical_histogram
     dictionary = decodes_candidates(mech)
     if candidates is not None and not dictionary:
         refuse("no_candidates")
+    if candidates is None and mech.needs_candidates and "frequencies" in queries:
+        refuse("needs_candidates", why=_WHY_CANDIDATES.get(name, "are decoded against a dictionary of items"))
     if dictionary and "frequencies" in queries and postprocess != "none":
         refuse("candidates_postprocess", value=postprocess)
     if estimate_method != "unbiased":

@@ -835,6 +835,8 @@ def _cli_names():
                                "got --postprocess {value}",
             "no_candidates": "--candidates apply to reports decoded against a dictionary of items (rappor, "
                              "count_mean_sketch); {name} reports estimate their own categories",
+            "needs_candidates": "{name} frequencies {why}: give --candidates ITEM,ITEM,... or @FILE (one item "
+                                "per line)",
             "candidates_postprocess": "{name} frequencies are decoded against the candidates and take no "
                                       "--postprocess; got --postprocess {value}",
         },

@@ -12,26 +12,14 @@ Privatizing
 -----------
 ``s.ldp.privatize(mech, rng=None)`` returns a new Series of integer report codes with the same index and
 name; ``df.ldp.privatize({column: mech, ...}, strategy=...)`` a new DataFrame holding the report columns
-only (raw values never travel with reports). Two strategies share the privacy budget of a row (a person):
-
-``"all-columns"``
-    Each row reports every column. By sequential composition the row spends
-    :math:`\varepsilon_\text{row} = \sum_j \varepsilon_j`.
-``"one-column-per-row"``
-    Each row reports **one** column, with that column's full :math:`\varepsilon_j`; its other cells are
-    missing (``pd.NA`` in a nullable unsigned column such as ``UInt16``). Row :math:`i`'s column is drawn
-    uniformly over the :math:`m` columns, independently of every value
-    (:func:`ldpnum._random.assign_columns`), so the assignment reveals nothing, and the row spends
-    :math:`\varepsilon_\text{row} = \max_j \varepsilon_j`.
-    Splitting people rather than splitting ε is the more accurate choice for most mechanisms
-    (T. Wang, N. Li, S. Jha, "Locally Differentially Private Heavy Hitter Identification", IEEE TDSC 2021,
-    appendix; the lecture slides "Local Differential Privacy (Part 1)", "On answering multiple questions"):
-    each column is estimated from about :math:`n/m` reports at ε instead of :math:`n` reports at ε/m.
-
-The j-th column of the mapping draws its words from ``child_rng(rng, j)`` and the assignment words come from
-``child_rng(rng, m)``, so a seeded result is reproducible on any machine, and a single Series privatized with
-``rng`` equals ``mech.privatize(values, rng=child_rng(rng, 0))``. Every column is validated (kind, dtype,
-missing and out-of-range values) before the first word is drawn.
+only (raw values never travel with reports). How a row (a person) shares its budget between columns — every
+column at the sum of their ε (``"all-columns"``), or one column drawn independently of the values at its full
+ε (``"one-column-per-row"``, the more accurate choice for most mechanisms: each column is estimated from about
+:math:`n/m` reports at ε instead of :math:`n` at ε/m) — and which random stream each column draws from are
+the collection layer's (:mod:`ldpnum.collect`, its *Strategies*): a seeded result is the same through every
+front end, and a single Series privatized with ``rng`` equals ``mech.privatize(values,
+rng=child_rng(rng, 0))``. Every column is validated (kind, dtype, missing and out-of-range values) before
+the first word is drawn.
 
 The budget is recorded on the result: ``attrs["ldpnum"]`` holds each column's :class:`~ldpnum.Spec`, the
 strategy and ``epsilon_per_row`` (see :mod:`ldpnum._frame`). ``reports.ldp.epsilon_per_row`` reads it and

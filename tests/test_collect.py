@@ -281,3 +281,16 @@ def test_estimate_requests_are_one_rule_in_the_callers_words():
     with pytest.raises(ValueError, match="round= numbers the rounds"):
         collect.check_round({"x": duchi}, 2)
     collect.check_round({"x": duchi}, None)
+
+
+def test_frequencies_that_need_a_dictionary_are_refused_without_candidates_before_any_report():
+    # RAPPOR without segment pairs and a sketch over items decode against candidates only; the others do not need them
+    for mech in (ldp.RAPPOR(k=32, h=2, cohorts=4), ldp.CountMeanSketch(2.0, width=64, hashes=16)):
+        assert mech.needs_candidates
+        with pytest.raises(ValueError, match="frequencies .* dictionary of items.*: pass candidates=\\[\\.\\.\\.\\]"):
+            collect.check_queries(mech, None)
+        assert collect.check_queries(mech, None, candidates=["a"]) == ["frequencies"]
+    for mech in (ldp.RAPPOR(k=32, h=1, cohorts=4, segments=2, segment_bits=4, item_type="uint", item_bits=8),
+                 ldp.CountMeanSketch(2.0, k=10, width=64, hashes=16), ldp.GRR(1.0, k=4), ldp.SquareWave(1.0, (0, 1))):
+        assert not mech.needs_candidates
+    assert collect.check_queries(ldp.CountMeanSketch(2.0, k=10, width=64, hashes=16), None) == ["frequencies"]

@@ -356,6 +356,14 @@ class CountMeanSketch(Mechanism):
         return self._k
 
     @property
+    def needs_candidates(self) -> bool:
+        """True for a sketch over items: its frequencies are those of a dictionary (``candidates=``).
+
+        Over category codes the whole domain is estimated when no candidates are given.
+        """
+        return self._k is None
+
+    @property
     def width(self) -> int:
         """Buckets per hash function."""
         return self._width

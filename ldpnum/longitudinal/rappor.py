@@ -865,6 +865,11 @@ class RAPPOR(Longitudinal):
         return self._item_bits
 
     @property
+    def needs_candidates(self) -> bool:
+        """True without segment pairs: the reports are then decoded against a dictionary only (``candidates=``)."""
+        return not self._segments
+
+    @property
     def segments(self) -> int | None:
         """Segments of the segment pair mode (None without it)."""
         return self._segments or None

@@ -126,7 +126,15 @@ def test_rappor_column_through_parquet_and_the_command_line(tmp_path, capsys):
     assert cli.main(["estimate", str(tmp_path / "r.parquet"), "-c", "drink", "--candidates",
                      f"@{tmp_path / 'words.txt'}"]) == 0
     assert "coffee" in capsys.readouterr().out
-    # refused before a report is read: a postprocess, candidates for a column that has its own categories
+    # refused before a report is read: no candidates, a postprocess, candidates for a column with its own categories
+    def no_reading(*args, **kwargs):
+        raise AssertionError("the reports were read")
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cli, "aggregate_file", no_reading)
+        assert cli.main(["estimate", str(tmp_path / "r.parquet"), "-c", "drink"]) == 2
+    assert ("rappor frequencies without segment pairs are decoded against a dictionary of items only: give "
+            "--candidates") in capsys.readouterr().err
     assert cli.main(["estimate", str(tmp_path / "r.parquet"), "-c", "drink", "--candidates", "tea",
                      "--postprocess", "clip"]) == 2
     assert "decoded against the candidates and take no --postprocess" in capsys.readouterr().err
