@@ -2,7 +2,7 @@
 
 Every mechanism over items (the count-mean sketch, RAPPOR, PEM, TreeHist) takes items of up to 256 bits. Items up to
 64 bits are one word each; wider ones are rows of four words: the hash-based mechanisms hash one 64-bit digest per
-item (SipHash-1-3 of its words), the prefix protocols run more levels, a level of at most 64 bits hashing its prefix
+item (a public mix of its words, the spec's ``digest``), the prefix protocols run more levels, a level of at most 64 bits hashing its prefix
 word as for short items and a longer one its prefix digest. This section measures what that costs, on the same
 people at both widths:
 

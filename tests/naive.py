@@ -911,15 +911,31 @@ def prefix_hash_one(p, a, b, g):
 
 def prefix_word(v, item_bits, length, digest_key=None):
     """The one word a prefix protocol hashes for item ``v`` (a Python int) at prefix length ``length``: the prefix
-    ``v >> (item_bits - length)`` up to 64 bits, else SipHash-1-3 under ``digest_key`` (two ints) of its base-2**64
-    digits, most significant first, each a little-endian message word."""
+    ``v >> (item_bits - length)`` up to 64 bits, else its digest under ``digest_key`` (two ints,
+    :func:`digest64`)."""
     p = int(v) >> (item_bits - int(length))
     if length <= 64:
         return p
-    m = -(-int(length) // 64)
-    key = b"".join(int(k).to_bytes(8, "little") for k in digest_key)
-    return siphash13(key, b"".join(((p >> (64 * (m - 1 - t))) & (2**64 - 1)).to_bytes(8, "little")
-                                   for t in range(m)))
+    return digest64(digest_key, p, -(-int(length) // 64))
+
+
+def digest64(key, p, m, finalize=True):
+    """The digest of a prefix ``p`` of ``m`` 64-bit digits (``m >= 2``) under the public ``key`` (two ints), written
+    from its definition: ``h = K0 ^ m·C3``; for the four digits of ``p``, most significant first,
+    ``h = rotl(h ^ d·C2, 31)·C1``; then MurmurHash3's fmix64 of ``h ^ K1`` (all mod 2**64; ``finalize=False``
+    leaves the finalizer out, a planted weakness for the tests' negative controls)."""
+    c1, c2, c3 = 0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9
+    h = int(key[0]) ^ (m * c3) & _M64
+    for t in (3, 2, 1, 0):
+        h ^= ((p >> (64 * t)) & _M64) * c2 & _M64
+        h = _rotl(h, 31) * c1 & _M64
+    h ^= int(key[1])
+    if not finalize:
+        return h
+    for mult in (0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53):
+        h ^= h >> 33
+        h = h * mult & _M64
+    return h ^ (h >> 33)
 
 
 def prefix_reports(items, item_bits, lengths, n_hashes, hash_a, hash_b, g, a_keep, shift, words, digest_key=None):

@@ -79,7 +79,7 @@ def prefix_wide_kernel(items, item_bits, lengths, n_hashes, hash_a, hash_b, g, a
     """:func:`prefix_kernel` for items wider than 64 bits (rows of words, most significant first).
 
     Group ``j``'s prefix of length ``l_j`` is hashed as one word: itself when ``l_j <= 64``, else its digest
-    (:func:`ldpnum._kernels.client_items.prefix_digest_inline`, SipHash-1-3 under ``(key0, key1)``).
+    (:func:`ldpnum._kernels.client_items.prefix_digest_inline` under ``(key0, key1)``).
     """
     n_groups = np.uint64(lengths.shape[0])
     hmask = np.uint64(n_hashes - 1)

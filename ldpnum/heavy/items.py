@@ -28,8 +28,8 @@ for a narrow one.
 
 **Digests.** A mechanism that only *hashes* items (the count-mean sketch, RAPPOR's Bloom filter) and the levels of
 a prefix protocol longer than 64 bits hash one word per item: the item (or prefix) itself when it has at most 64
-bits, else its *digest*, SipHash-1-3 under the public key :data:`DIGEST_KEY` of its base-:math:`2^{64}` digits
-(:func:`item_digests`, :func:`prefix_digests`). Items of at most 64 bits are hashed as they always were; two
+bits, else its *digest*, a public 64-bit hash under the key :data:`DIGEST_KEY` of its base-:math:`2^{64}` digits
+(:func:`item_digests`, :func:`prefix_digests`; the construction is in :mod:`ldpnum._kernels.client_items`). Items of at most 64 bits are hashed as they always were; two
 distinct wide items share a digest with probability about :math:`2^{-64}`. The spec of a mechanism that hashes
 wide items names the digest (``digest``, :data:`DIGEST_NAME`), so reports hashed with another are refused.
 
@@ -72,13 +72,15 @@ ITEM_TYPES = ("str", "bytes", "uint")
 
 #: Widest item encoding, in bits (four 64-bit words: 32-byte ids, long words, most URLs' first 32 bytes).
 MAX_ITEM_BITS = 256
-#: Public SipHash-1-3 key of the digest of wide items and prefixes (:func:`item_digests`): ASCII
-#: ``"ldpnum:item-dig1"`` as two little-endian words. A change of key changes every digest (and the name below).
+#: Public key of the digest of wide items and prefixes (:func:`item_digests`): ASCII ``"ldpnum:item-dig1"`` as two
+#: little-endian words. A change of key changes every digest (and the name below).
 DIGEST_KEY = (0x693A6D756E70646C, 0x316769642D6D6574)
 #: Name of the digest, recorded as the ``digest`` parameter of the spec of every mechanism that hashes items of more
 #: than 64 bits (:func:`digest_params`), so that reports hashed with another digest are refused
 #: (:func:`check_digest`). A change of the digest must change this name.
-DIGEST_NAME = "siphash13-words/v1"
+DIGEST_NAME = "mix64-words/v2"
+# v1 ("siphash13-words/v1") was SipHash-1-3 of the prefix's m words: a keyed pseudo-random function under a public
+# key, and a loop over m that random prefix lengths mispredict; v2 costs a fifth of it per record of a prefix protocol.
 
 _KIND = {str: "str", bytes: "bytes", int: "uint"}
 _SHOWN = 40  # characters of an offending item shown in a message
@@ -123,9 +125,9 @@ def prefix_digests(words: np.ndarray, item_bits: int, shifts: np.ndarray) -> np.
     r"""One word per item for the prefix ``words[i] >> shifts[i]``: the prefix itself up to 64 bits, else its digest.
 
     ``words`` are rows of :math:`W` words (items of ``item_bits`` > 64 bits); ``shifts`` (int64, one per row) in
-    ``[0, item_bits)``. The digest of a prefix :math:`P` of :math:`l > 64` bits is SipHash-1-3 under the public
-    key :data:`DIGEST_KEY` of its :math:`m = \lceil l/64 \rceil` base-:math:`2^{64}` digits, most significant
-    first, each one little-endian message word (:mod:`ldpnum._kernels.client_items`).
+    ``[0, item_bits)``. The digest of a prefix :math:`P` of :math:`l > 64` bits mixes its four base-:math:`2^{64}`
+    digits, most significant first, and :math:`m = \lceil l/64 \rceil` under the public key :data:`DIGEST_KEY`
+    (:mod:`ldpnum._kernels.client_items`).
     """
     from .._kernels import client_items
     from .._kernels._jit import launch
@@ -143,7 +145,7 @@ def item_digests(words: np.ndarray, item_bits: int) -> np.ndarray:
     r"""The one word a hash-based mechanism hashes per item: the word itself up to 64 bits, else the item's digest.
 
     Items of :math:`L \le 64` bits are returned unchanged (their reports stay what they were). Rows of wider items
-    become their SipHash-1-3 digests under the public key :data:`DIGEST_KEY` (see :func:`prefix_digests`): two
+    become their digests under the public key :data:`DIGEST_KEY` (see :func:`prefix_digests`): two
     distinct items share a digest with probability about :math:`2^{-64}`.
 
     Examples
@@ -169,7 +171,7 @@ def digest_params(item_bits: int) -> dict[str, str]:
     Examples
     --------
     >>> digest_params(64), digest_params(256)
-    ({}, {'digest': 'siphash13-words/v1'})
+    ({}, {'digest': 'mix64-words/v2'})
     """
     return {"digest": DIGEST_NAME} if int(item_bits) > 64 else {}
 
@@ -188,11 +190,11 @@ def check_digest(params: dict, mechanism: str) -> None:
 
     Examples
     --------
-    >>> params = {"item_bits": 256, "digest": "siphash13-words/v0"}
+    >>> params = {"item_bits": 256, "digest": "siphash13-words/v1"}
     >>> check_digest(params, "pem")
     Traceback (most recent call last):
     ...
-    ValueError: spec of 'pem' hashes its 256-bit items with the digest 'siphash13-words/v0'; this ldpnum computes 'siphash13-words/v1': its reports and aggregates cannot be merged with or estimated as this release's (estimate them with the release that produced them)
+    ValueError: spec of 'pem' hashes its 256-bit items with the digest 'siphash13-words/v1'; this ldpnum computes 'mix64-words/v2': its reports and aggregates cannot be merged with or estimated as this release's (estimate them with the release that produced them)
     """
     bits = params.get("item_bits", 64)
     digest = params.pop("digest", None)
