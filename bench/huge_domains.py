@@ -197,14 +197,14 @@ def measure(c, n, repeats, measured=()):
         would = (f"; its aggregate at the measured {rates[-1]:,.0f} reports/s would take {n / rates[-1] / 60:,.0f} min"
                  if rates else "")
         return closed_form_only(c, n, {**rec, "skipped": f"not run above n = {c.max_n:,} ({c.why}{would})"})
-    if c.run_n is not None:
-        n = min(n, c.run_n)
-        rec["note"] = f"run at n = {n:,} ({c.why})"
-    repeats = c.repeats or repeats
     try:
         m = c.build()
     except ValueError as exc:  # a mechanism that does not take this k: said, not fatal
         return closed_form_only(c, n, {**rec, "skipped": f"not available: {exc}"})
+    if c.run_n is not None:
+        n = min(n, c.run_n)
+        rec["note"] = f"run at n = {n:,} ({c.why})"
+    repeats = c.repeats or repeats
     x = zipf_people(n)
     truth = np.bincount(x[x < N_CANDIDATES], minlength=N_CANDIDATES) / n
     warm(m, x)
