@@ -35,8 +35,9 @@ n (MSE ∝ 1/n). The C++ collector times published for the same setting (n = 10^
 The client table (:func:`cms_client`, also ``python bench/cms_client.py``): ldpnum's CMS client with the sparse
 layout of the other bits (the default) and with SUE's lanes, and HCMS, each seeded and secure, at n = 10^6, ε = 4
 (``--client-n``, ``--client-epsilon``): people/s, CPU µs per person (all threads, the words' drawing included),
-words per person and the ratio to pure-ldp's clients at the same ε, with the seeded floor (words per person times
-PCG64's fill rate).
+words per person and the ratio to pure-ldp's clients at the same ε, with the seeded floor: the default layout's
+words per person times the seeded source's CPU time per word, measured in the same run (the words are one stream
+drawn in order, so that floor holds on one core whatever the cores).
 
 Runs alone: ``python bench/huge_domains.py [--ns 10000,1000000] [--repeats 3] [--no-peers] [--client-n 0]``
 (``--ns ''``: the client table only).
@@ -77,8 +78,6 @@ SKETCH = dict(width=1024, hashes=256)
 #: The CMS client table's setting (the client alone; pure-ldp's clients at the same ε).
 CLIENT_N = 1_000_000
 CLIENT_EPSILON = 4.0
-#: PCG64's measured fill rate on this machine (ns per 64-bit word; ``bench/rng_fill.py``): the seeded client's floor.
-PCG64_NS_PER_WORD = 5.6
 #: People whose codes go to the peers' process (pure-ldp's pilot sizes its n far below this).
 PEER_MAX_N = 1_000_000
 #: Collector times (s) published by Feldman, Nelson, Nguyen and Talwar for k = 3,307,948, ε = 5, n = 10^4 (C++).
@@ -321,6 +320,9 @@ CLIENT_ROWS = (
     ("ldpnum HCMS, secure", lambda e: ldp.CountMeanSketch(e, K, variant="hcms", **SKETCH), None),
 )
 
+#: The row whose words give the seeded floor (words per person times PCG64's fill rate).
+FLOOR_ROW = CLIENT_ROWS[0][0]
+
 
 def cms_client(n=CLIENT_N, epsilon=CLIENT_EPSILON, repeats=3, with_peers=True, peer_seconds=10.0):
     """The count-mean sketch's client alone: ldpnum's layouts, seeded and secure, next to pure-ldp's.
@@ -341,14 +343,29 @@ def cms_client(n=CLIENT_N, epsilon=CLIENT_EPSILON, repeats=3, with_peers=True, p
                             "cpu_us_per_person": 1e6 * t["cpu_s"] / n})
         except Exception as exc:  # noqa: BLE001  (one row's failure is recorded, the others still run)
             records.append(failure(rec, exc))
+    records.append(fill_rate(repeats))
     if with_peers:
         records += [{**p, "part": "cms-client"} for p in peer_runs(x, epsilon, peer_seconds, candidates=100)]
     return records, client_table(records, n, epsilon, repeats)
 
 
+def fill_rate(repeats, blocks=40):
+    """CPU ns per word of the seeded source drawn as ``privatize`` draws it (blocks of ``BLOCK_WORDS``)."""
+    from ldpnum._random import BLOCK_WORDS, resolve_rng
+
+    src = resolve_rng(0)
+    t, _ = timed(lambda: [src.draw(BLOCK_WORDS) for _ in range(blocks)], max(repeats, 5))
+    return {"library": "ldpnum", "part": "cms-client", "label": "PCG64 words", "ns_per_word":
+            1e9 * t["cpu_s"] / (blocks * BLOCK_WORDS), "load": t["load"]}
+
+
 def _client_row(r, peers):
+    if "ns_per_word" in r:
+        return (f"| seeded floor: PCG64's words alone ({r['ns_per_word']:.2f} ns CPU per word, one stream, one core) "
+                f"| {r['floor_people_per_s']:,.0f} | {r['floor_us']:.2f} | {r['floor_words']} | | "
+                f"{min(r['load'])}–{max(r['load'])} |") if "floor_us" in r else ""
     if "error" in r:
-        return f"| {r.get('label') or 'pure-ldp ' + r.get('variant', '')} | error: {r['error']} |||||"
+        return f"| {r.get('label') or ('pure-ldp ' + r.get('variant', '')).strip()} | error: {r['error']} |||||"
     if r["library"] == "pure-ldp":
         return (f"| pure-ldp {r['version']} {r['variant'].upper()} (n = {r['n']:,}) | {r['client_people_per_s']:,.0f} "
                 f"| | | 1× | {r['load'][0]}–{r['load'][1]} |")
@@ -360,17 +377,19 @@ def _client_row(r, peers):
 
 def client_table(records, n, epsilon, repeats):
     peers = {p["variant"]: p for p in records if p.get("library") == "pure-ldp" and "client_people_per_s" in p}
-    words = [r["words_per_person"] for r in records if r.get("label") == CLIENT_ROWS[0][0] and "words_per_person" in r]
-    floor = (f" The seeded floor of the sparse layout: {words[0]} words × {PCG64_NS_PER_WORD} ns (PCG64's fill rate "
-             f"here) = {words[0] * PCG64_NS_PER_WORD / 1000:.2f} µs per person, "
-             f"{1e9 / (words[0] * PCG64_NS_PER_WORD) / 1e6:.2f} M people/s (one stream, drawn in order)."
-             if words else "")
+    words = [r["words_per_person"] for r in records if r.get("label") == FLOOR_ROW and "words_per_person" in r]
+    for r in records:
+        if "ns_per_word" in r and words:  # the sparse layout's words at the measured fill rate
+            r.update(floor_words=words[0], floor_us=words[0] * r["ns_per_word"] / 1000,
+                     floor_people_per_s=1e9 / (words[0] * r["ns_per_word"]))
+    rows = [line for line in _rows(records, lambda r: _client_row(r, peers)) if line]
     return "\n".join([
         f"#### Count-mean sketch client: n = {n:,}, ε = {epsilon:g}, width {SKETCH['width']}, {SKETCH['hashes']} "
         f"hashes (medians of {repeats}; load average around the calls)", "",
         "| client | people/s | CPU µs/person | words/person | × pure-ldp | load |", "|---|---|---|---|---|---|"]
-        + _rows(records, lambda r: _client_row(r, peers))) + "\n\nCPU time is the process's, all threads " \
-        "(the words' drawing included); pure-ldp's client is one `privatise` call per person." + floor
+        + rows) + ("\n\nCPU time is the process's, all threads (the words' drawing included); pure-ldp's client is "
+                   "one `privatise` call per person. The seeded floor is the default layout's words per person at the "
+                   "seeded source's CPU time per word: no seeded client of that layout can spend less.")
 
 
 def run(ns=NS, repeats=3, with_peers=True, peer_seconds=20.0, client_n=CLIENT_N, client_epsilon=CLIENT_EPSILON):
