@@ -57,8 +57,10 @@ One run measures, on this machine:
 14. huge domains (section ``huge-domains``, ``bench/huge_domains.py``): k = 3,307,948, ε = 5, n = 1e4 and 1e6 (the
    setting of Feldman et al.'s projective geometry response): client people/s, the collector's aggregate (and its
    reports/s per core) and decode times, and MSE against the closed form of ldpnum's count-mean sketches (CMS,
-   HCMS), Hadamard response, PI-RAPPOR and subset selection, next to pure-ldp's CMS and HCMS and the published C++
-   collector times.
+   HCMS), Hadamard response, PI-RAPPOR, subset selection, PGR and hybrid PGR, next to pure-ldp's CMS and HCMS and
+   the published C++ collector times; then the CMS client alone (n = 1e6, ε = 4: its two layouts of the other bits
+   and HCMS, seeded and secure, CPU µs and words per person, against pure-ldp's clients; ``bench/cms_client.py``
+   runs that table alone).
 15. adaptive two-round collection (section ``adaptive``, ``bench/adaptive.py``): ``AdaptiveDistribution`` (a 20% Square
    Wave pilot, a warped second round when the pilot calls for it) against one round of SW + ems-cv on spiky,
    heavy-tailed and smooth data, n = 1e6, ε = 0.5, 1, 2, 4, 5 collections: W1, KS and range-query MSE as ratios,
@@ -700,7 +702,10 @@ def external_section(name, repeats, with_peers=True, quick=False):
             kwargs["quick"] = True
         records, md = module.run(**kwargs)
     except Exception as exc:  # one broken section must not lose the others' figures
-        records, md = [], f"## {name}\n\nfailed: {exc!r}\n"
+        import traceback
+
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        records, md = [], f"## {name}\n\nfailed: {exc!r} at {Path(frame.filename).name}:{frame.lineno}\n"
     return {"records": records, "markdown": md, "seconds": time.perf_counter() - t0}
 
 
@@ -731,7 +736,8 @@ SECTION_HELP = {"rng": "word-source fill rates", "compile": "JIT compile times",
                 "with memoization vs naive (bench/longitudinal.py)",
                 "likelihood": "randomized response: coverage of likelihood-ratio vs Wald intervals (bench/likelihood.py)",
                 "huge-domains": "k = 3,307,948, eps = 5: count-mean sketches, Hadamard response, PI-RAPPOR, subset "
-                "selection vs pure-ldp's CMS/HCMS and the published C++ times (bench/huge_domains.py)",
+                "selection, PGR vs pure-ldp's CMS/HCMS and the published C++ times; the CMS client alone at eps = 4 "
+                "(bench/huge_domains.py)",
                 "adaptive": "two-round adaptive distribution collection vs one round of SW + ems-cv "
                 "(bench/adaptive.py)",
                 "long-items": "people/s at item_bits 64 and 256: CMS, HCMS, RAPPOR, PEM, TreeHist (bench/long_items.py)",
