@@ -33,7 +33,9 @@ RAPPOR (no installable peer decodes it): the paper's parameters, n people, a 10^
 strings are held (Zipf) by 70% of people and the rest hold strings outside it; privatize, aggregate and decode
 times and what the decoder detected against what was planted.
 
-Runs alone: ``python bench/longitudinal.py [--n 1e5] [--rounds 5] [--no-peers]``.
+Runs alone: ``python bench/longitudinal.py [--n 1e5] [--rounds 5] [--no-peers] [--protocols LOSUE]``
+(``--protocols``: only these of ldpnum's oracles, with the peer's protocol of the same name, and no dBitFlip or
+RAPPOR unless named: ``DBitFlip``, ``RAPPOR``).
 """
 
 import argparse
@@ -64,11 +66,11 @@ LEDGER_PEOPLE = 100_000
 PROTOCOLS = ("LGRR", "LOSUE", "LOLOHA")
 
 
-def ldpnum_runs(values, k, rounds):
+def ldpnum_runs(values, k, rounds, protocols=PROTOCOLS):
     records = []
     n = values.shape[0]
     keys = ldp.ClientKeys.generate(n, rng=1)
-    for name in PROTOCOLS:
+    for name in protocols:
         cls = getattr(ldp, name, None)
         if cls is None:
             continue
@@ -213,7 +215,13 @@ def rappor_table(r):
             f"{r['smallest_detected_share']:.3%}, the largest missed {r['largest_missed_share']:.3%}).")
 
 
-def peer_runs(values, k, with_peers):
+#: ldpnum's protocol names against the peer's.
+PEER_NAMES = {"LGRR": "L-GRR", "LOSUE": "L-OSUE"}
+
+
+def peer_runs(values, k, with_peers, protocols=None):
+    """The peer's protocols (``protocols``: only the peers of these of ldpnum's names, and dBitFlipPM only if
+    ``DBitFlip`` is among them; ``None``: all)."""
     if not with_peers:
         return []
     venv_py = HERE / ".peers-venv" / "bin" / "python"
@@ -224,7 +232,11 @@ def peer_runs(values, k, with_peers):
         out = Path(tmp) / "out.json"
         cmd = [str(venv_py), str(HERE / "peers" / "longitudinal_peers.py"), "--values", str(Path(tmp) / "values.npy"),
                "--k", str(k), "--eps-perm", ",".join(f"{e:g}" for e in EPS_PERM), "--ratio", str(RATIO),
-               "--rounds", "3", "--json", str(out), "--dbitflip", f"{min(BUCKETS, k)},{D_BITS}"]
+               "--rounds", "3", "--json", str(out)]
+        if protocols is None or "DBitFlip" in protocols:
+            cmd += ["--dbitflip", f"{min(BUCKETS, k)},{D_BITS}"]
+        if protocols is not None:
+            cmd += ["--only", ",".join(PEER_NAMES.get(p, p) for p in protocols)]
         proc = subprocess.run(cmd)
         if proc.returncode or not out.exists():
             return [{"library": "multi-freq-ldpy", "error": f"longitudinal_peers.py exited with {proc.returncode}"}]
@@ -272,17 +284,21 @@ def table(records, n):
     return "\n".join(lines)
 
 
-def run(n=N, rounds=ROUNDS, with_peers=True, ks=KS):
+def run(n=N, rounds=ROUNDS, with_peers=True, ks=KS, protocols=None):
+    """Every section, or (``protocols``) only the named ones: ldpnum's oracles, ``DBitFlip``, ``RAPPOR``."""
     records = []
     for k in ks:
         values = telemetry_population(n, rounds, k, CHANGE)
-        records += ldpnum_runs(values, k, rounds)
-        records += dbitflip_runs(values, k, rounds)
-        records += peer_runs(values, k, with_peers)
-    rappor = rappor_run(n)
-    records.append(rappor)
+        records += ldpnum_runs(values, k, rounds, [p for p in PROTOCOLS if protocols is None or p in protocols])
+        if protocols is None or "DBitFlip" in protocols:
+            records += dbitflip_runs(values, k, rounds)
+        records += peer_runs(values, k, with_peers, protocols)
+    rappor = rappor_run(n) if protocols is None or "RAPPOR" in protocols else None
     md = (f"### Longitudinal frequency oracles (n = {n:,}, {rounds} rounds, ε1 = ε∞/2, 10% of people change value "
-          f"per round)\n\n" + table([r for r in records if r is not rappor], n) + "\n\n" + rappor_table(rappor))
+          f"per round)\n\n" + table(records, n))
+    if rappor is not None:
+        records.append(rappor)
+        md += "\n\n" + rappor_table(rappor)
     return records, md
 
 
@@ -293,8 +309,12 @@ def main():
     ap.add_argument("--k", default=",".join(map(str, KS)))
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--protocols", default=None, help="only these, comma-separated (LGRR, LOSUE, LOLOHA, DBitFlip, "
+                    "RAPPOR); default: all")
     args = ap.parse_args()
-    records, md = run(int(args.n), args.rounds, not args.no_peers, tuple(int(k) for k in args.k.split(",")))
+    protocols = None if args.protocols is None else args.protocols.split(",")
+    records, md = run(int(args.n), args.rounds, not args.no_peers, tuple(int(k) for k in args.k.split(",")),
+                      protocols)
     print(md)
     if args.json:
         Path(args.json).write_text(json.dumps(records))

@@ -1283,17 +1283,30 @@ def rappor_reports(words_items, key_bytes, tweak, cohort_tweak, bloom_key, k, h,
 
 # -- L-OSUE (ldpnum.longitudinal.losue): the instantaneous bit flip, one lane at a time --------------------------
 
-def bit_flip(bits, k, lane_bits, t_zero, t_one, words, mutant=None):
+def bit_flip(bits, k, lane_bits, t_zero, t_one, words, mutant=None, sparse=None):
     """Packed ``(n, ceil(k/8))`` outputs of the bit flip: output bit ``s`` of record ``i`` is lane ``s % L`` of word
     ``c·i + s // L`` (``c = ceil(k/8)·lane_bits/8``, ``L = 64 // lane_bits``) compared with ``t_one`` if input bit
-    ``s`` is 1, else with ``t_zero``. ``mutant="keep"`` plants a flip that copies input 1 bits unchanged."""
+    ``s`` is 1, else with ``t_zero``. ``mutant="keep"`` plants a flip that copies input 1 bits unchanged.
+    ``sparse``: the plan's ``SparseBits``; the bits then come from :func:`sparse_bits` with the input bits as the
+    selectors (``c`` = its words)."""
     bits = np.asarray(bits, dtype=np.uint8)
     n_bytes = -(-k // 8)
-    c = n_bytes * lane_bits // 8
+    c = n_bytes * lane_bits // 8 if sparse is None else sparse.words
     per_word = 64 // lane_bits
     mask = (1 << lane_bits) - 1
     out = np.zeros((bits.shape[0], n_bytes), dtype=np.uint8)
     for i in range(bits.shape[0]):
+        if sparse is not None:
+            z = [(int(bits[i, s // 8]) >> (s % 8)) & 1 for s in range(8 * n_bytes)]
+            high0, high1, lane0, lane1 = sparse.thresholds()
+            y = sparse_bits(8 * n_bytes, sparse.levels, high0, sparse.lane_bits, lane0, sparse.pool_words,
+                            words[c * i: c * i + c], select=z, t_high_one=high1, t_lane_one=lane1)
+            for s in range(k):
+                if mutant == "keep" and z[s]:
+                    y[s] = 1
+                if y[s]:
+                    out[i, s // 8] |= 1 << (s % 8)
+            continue
         for s in range(k):
             z = (int(bits[i, s // 8]) >> (s % 8)) & 1
             w = int(words[c * i + s // per_word])
@@ -1518,14 +1531,16 @@ def sketch_key_bytes(hash_seed):
     return hashlib.sha256(b"ldpnum/count-mean-sketch/v1" + int(hash_seed).to_bytes(8, "little")).digest()[:16]
 
 
-def sparse_bits(n_bits, levels, t_high, lane_bits, t_lane, pool, record_words):
+def sparse_bits(n_bits, levels, t_high, lane_bits, t_lane, pool, record_words, select=None, t_high_one=None,
+                t_lane_one=None):
     """The ``n_bits`` bits of ``ldpnum.frequency.unary.SparseBits``, one at a time in Python integers.
 
     Bit ``s`` compares bit ``s % 64`` of the ``levels`` mask words of its chunk with ``t_high``'s bits, from the top:
     at the first that differs it is 1 if ``t_high``'s bit is 1, else 0. If all agree, it is the ``r``-th alive bit
     (in bit order) and reads lane ``r % L`` of lane word ``r // L`` (``L = 64 // lane_bits``): word
     ``levels·chunks + r // L`` of the record while ``r // L < pool``, else SipHash-2-4 under the two words after
-    the pool of ``SPARSE_TAG ‖ 0 ‖ r // L``; it is 1 iff that lane is below ``t_lane``.
+    the pool of ``SPARSE_TAG ‖ 0 ‖ r // L``; it is 1 iff that lane is below ``t_lane``. ``select``: a list of
+    selector bits; where one is 1 the bit uses ``t_high_one`` and ``t_lane_one`` instead.
     """
     chunks = -(-n_bits // 64)
     rec = [int(w) for w in record_words]
@@ -1534,10 +1549,12 @@ def sparse_bits(n_bits, levels, t_high, lane_bits, t_lane, pool, record_words):
     bits, r = [], 0
     for s in range(n_bits):
         ch = s // 64
+        one = select is not None and select[s]
+        high, low = (t_high_one, t_lane_one) if one else (t_high, t_lane)
         decided = None
         for lvl in range(levels):
             mask_bit = (rec[ch * levels + lvl] >> (s % 64)) & 1
-            t_bit = (t_high >> (levels - 1 - lvl)) & 1
+            t_bit = (high >> (levels - 1 - lvl)) & 1
             if mask_bit != t_bit:
                 decided = t_bit
                 break
@@ -1548,7 +1565,7 @@ def sparse_bits(n_bits, levels, t_high, lane_bits, t_lane, pool, record_words):
         word = rec[levels * chunks + i] if i < pool else siphash(
             key, b"".join(v.to_bytes(8, "little") for v in (0x312D657372617073, 0, i)), 2, 4)
         lane = (word >> (lane_bits * (r % per_word))) & ((1 << lane_bits) - 1)
-        bits.append(1 if lane < t_lane else 0)
+        bits.append(1 if lane < low else 0)
         r += 1
     return bits
 

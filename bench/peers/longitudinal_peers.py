@@ -70,11 +70,15 @@ def main():
     ap.add_argument("--target-seconds", type=float, default=10.0)
     ap.add_argument("--json", required=True)
     ap.add_argument("--dbitflip", default=None, metavar="B,D", help="also dBitFlipPM with B buckets and D bits")
+    ap.add_argument("--only", default=None, metavar="NAMES", help="only these protocols (comma-separated, e.g. L-OSUE)")
     args = ap.parse_args()
+    only = None if args.only is None else set(args.only.split(","))
     values = np.load(args.values)
     n, total_rounds = values.shape
     records = []
     for name, (client, server) in protocols(args.k).items():
+        if only is not None and name not in only:
+            continue
         for ep in (float(e) for e in args.eps_perm.split(",")):
             e1 = args.ratio * ep
             pilot = values[: min(n, 2000), 0]

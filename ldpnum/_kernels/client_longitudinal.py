@@ -11,6 +11,12 @@ Words of record ``i``: ``c = n_bytes · lane_bits / 8`` of them, fixed whatever 
 (or four) lanes at a time with the same SWAR comparisons; on 16-bit lanes each lane is compared once, with the
 threshold its input bit selects (:func:`lane_choice16_inline`). Padding bits of the last byte are zero.
 
+**Bit flip, sparse** (:func:`bit_flip_sparse_kernel`, the default at ``k`` of about 64 and more): the same
+thresholds, the bits drawn by :func:`~ldpnum._kernels.client_unary.sparse_bits_inline` with each bit's input bit
+as its selector (:class:`ldpnum.frequency.unary.SparseBits`: a few mask words per 64 bits, then lanes for the bits
+they leave undecided), so a bit costs about five random bits instead of a 16-bit lane; every bit keeps its exact
+probability, independently of the others.
+
 **Keyed unary encoding** (:func:`keyed_unary_kernel`, the permanent layer of L-OSUE): OUE's
 :func:`~ldpnum._kernels.client_unary.unary_kernel` on each person's keyed words, derived as they are used (no array
 of words): the same words and so the same permanent reports.
@@ -28,7 +34,7 @@ from .client_grr import grr_inline
 from .client_hashing import SEED_MASK
 from .client_keyed import siphash24_last_inline, siphash24_prefix_inline
 from .client_unary import (H16, below8_inline, below16_inline, below32_inline, byte16_inline, byte32_inline,
-                           true_bit_inline)
+                           sparse_bits_inline, true_bit_inline)
 
 U1 = np.uint64(1)
 U2 = np.uint64(2)
@@ -102,6 +108,25 @@ def bit_flip_kernel(bits, lane_bits, t0_all, t0_low, t1_all, t1_low, tail_mask, 
                         | (below32_inline(words[b + U2], t0_all) << U4)
                         | (below32_inline(words[b + U3], t0_all) << U6))
                 out[i, j] = flip_byte_inline(np.uint64(bits[i, j]), one, zero)
+        out[i, nb - U1] &= tail_mask
+
+
+@jit(parallel=True)
+def bit_flip_sparse_kernel(bits, levels, t_high_zero, t_high_one, lane_bits, t_lane_zero, t_lane_one, pool, tail_mask,
+                           words, out):
+    """:func:`bit_flip_kernel`'s output, its bits drawn by the sparse layout (with each input bit as its selector).
+
+    ``levels·ceil(8·n_bytes/64) + pool + 2`` words per record; ``(t_high_zero, t_lane_zero)`` and ``(t_high_one,
+    t_lane_one)`` split the thresholds of input bits 0 and 1 (:class:`ldpnum.frequency.unary.SparseBits`).
+    """
+    n_bytes = out.shape[1]
+    n_bits = 8 * n_bytes
+    c = np.uint64(levels * ((n_bits + 63) // 64) + pool + 2)
+    nb = np.uint64(n_bytes)
+    for ii in prange(bits.shape[0]):
+        i = np.uint64(ii)
+        sparse_bits_inline(words, c * i, n_bits, levels, t_high_zero, t_high_one, lane_bits, t_lane_zero, t_lane_one,
+                           pool, True, bits, out, i, 0)
         out[i, nb - U1] &= tail_mask
 
 

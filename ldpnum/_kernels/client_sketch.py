@@ -103,7 +103,8 @@ def cms_sparse_kernel(values, use_unknown, unknown_word, key0, key1, n_hashes, w
         head = c * np.uint64(ii)
         j = uniform_inline(words[head], n_hashes)
         w = values[ii]
-        sparse_bits_inline(words, head + U2, width, levels, t_high, lane_bits, t_lane, pool, out, ii, 0)
+        sparse_bits_inline(words, head + U2, width, levels, t_high, t_high, lane_bits, t_lane, t_lane, pool, False,
+                           out, out, ii, 0)
         pos = bloom_position_inline(key0, key1, np.uint64(j), w, 0, width)
         true_bit_and_index_inline(out, ii, not (use_unknown and w == unknown_word), pos, words[head + U1], t_true,
                                   j, n_bytes)

@@ -138,16 +138,18 @@ _UFF = np.uint64(0xFF)
 
 
 @jit(inline=True)
-def sparse_bits_inline(words, base, n_bits, levels, t_high, lane_bits, t_lane, pool, out, ii, first_byte):
+def sparse_bits_inline(words, base, n_bits, levels, t_high, t_high_one, lane_bits, t_lane, t_lane_one, pool, select,
+                       sel, out, ii, first_byte):
     """Write ``n_bits`` independent Bernoulli bits (:class:`ldpnum.frequency.unary.SparseBits`) into ``out[ii]``.
 
     The record's layout starts at word ``base``: ``levels`` mask words per 64-bit chunk, ``pool`` lane words, two
-    key words. Mask word ``k`` of a chunk decides its alive bits whose mask bit differs from bit ``k`` (from the
-    top) of ``t_high``: 1 if that bit of ``t_high`` is 1, else 0. The bits alive after the masks, in bit order,
-    read consecutive ``lane_bits``-bit lanes (lane words ``i >= pool`` are SipHash-2-4 under the key words of
-    ``SPARSE_TAG ‖ 0 ‖ i``) and are 1 iff their lane is ``< t_lane``. Bit ``s`` is bit ``s % 8`` of byte
-    ``first_byte + s // 8`` (``n_bits`` a multiple of 8). Alive bits are visited by their lowest set bit, with
-    no loop over the others.
+    key words. Each bit has its threshold: ``(t_high_one, t_lane_one)`` where its selector bit is 1 (``select`` set:
+    bit ``s`` of ``sel[ii]``, bit ``s % 8`` of byte ``s // 8``), else ``(t_high, t_lane)``. Mask word ``k`` of a
+    chunk decides its alive bits whose mask bit differs from bit ``k`` (from the top) of their ``t_high``: 1 if
+    that bit of ``t_high`` is 1, else 0. The bits alive after the masks, in bit order, read consecutive
+    ``lane_bits``-bit lanes (lane words ``i >= pool`` are SipHash-2-4 under the key words of ``SPARSE_TAG ‖ 0 ‖
+    i``) and are 1 iff their lane is ``< t_lane``. Bit ``s`` is bit ``s % 8`` of byte ``first_byte + s // 8``
+    (``n_bits`` a multiple of 8). Alive bits are visited by their lowest set bit, with no loop over the others.
     """
     nb = np.uint64(n_bits)
     lv = np.uint64(levels)
@@ -162,20 +164,30 @@ def sparse_bits_inline(words, base, n_bits, levels, t_high, lane_bits, t_lane, p
     used = _U0  # lane words read so far
     left = _U0  # lanes left in `cur`
     cur = _U0
-    th = np.uint64(t_high)
+    th0 = np.uint64(t_high)
+    th1 = np.uint64(t_high_one)
+    tl0 = np.uint64(t_lane)
+    tl1 = np.uint64(t_lane_one)
     for ch in range(n_chunks):
         c = np.uint64(ch)
+        bits_here = nb - _U64 * c
+        n_out = (bits_here >> U3) if bits_here < _U64 else _U8
+        byte0 = np.uint64(first_byte) + _U8 * c
+        s = _U0  # the chunk's selector bits
+        if select:
+            for k in range(n_out):
+                s |= np.uint64(sel[ii, byte0 + np.uint64(k)]) << (_U8 * np.uint64(k))
         alive = _ALL
         ones = _U0
         m = base + c * lv
         for lvl in range(lv):
             w = words[m + np.uint64(lvl)]
-            if (th >> (lv - U1 - np.uint64(lvl))) & U1:
-                ones |= alive & ~w  # a 0 in the lane where t has a 1: below t
-                alive &= w
-            else:
-                alive &= ~w  # a 1 in the lane where t has a 0: not below t
-        bits_here = nb - _U64 * c
+            shift = lv - U1 - np.uint64(lvl)
+            b0 = _U0 - ((th0 >> shift) & U1)  # bit `lvl` of each threshold, as a whole word
+            b1 = _U0 - ((th1 >> shift) & U1)
+            t = b0 ^ ((b0 ^ b1) & s)  # each bit's threshold bit
+            ones |= alive & ~w & t  # a 0 in the lane where t has a 1: below t
+            alive &= ~(w ^ t)  # decided where the lane's bit differs from t's
         if bits_here < _U64:
             alive &= (U1 << bits_here) - U1
             ones &= (U1 << bits_here) - U1
@@ -187,11 +199,10 @@ def sparse_bits_inline(words, base, n_bits, levels, t_high, lane_bits, t_lane, p
                 used += U1
                 left = per_word
             low = alive & (~alive + U1)
-            kept ^= low * np.uint64((cur & lane_mask) >= t_lane)  # a survivor whose lane is >= t_lane is 0
+            tl = tl1 if s & low else tl0
+            kept ^= low * np.uint64((cur & lane_mask) >= tl)  # a survivor whose lane is >= its t_lane is 0
             cur >>= width
             left -= U1
             alive ^= low
-        n_out = (bits_here >> U3) if bits_here < _U64 else _U8
-        byte0 = np.uint64(first_byte) + _U8 * c
         for k in range(n_out):
             out[ii, byte0 + np.uint64(k)] = np.uint8((kept >> (_U8 * np.uint64(k))) & _UFF)

@@ -222,9 +222,18 @@ class SparseBits:
     30,000. Words per record stay fixed (design rule R2); a bit costs ``ℓ + λ/2**ℓ`` random bits on average
     instead of ``b``.
 
+    **Two thresholds.** With ``t_high_one`` and ``t_lane_one`` (the split of a second threshold ``t_one`` at the same
+    ``ℓ``), a bit whose *selector* bit is 1 compares its lane's bits with ``t_one``'s instead of ``t``'s, so it is 1
+    with probability ``q_one = t_one / 2**b``, and the others with ``q``: the decisions per level are the same
+    bit-sliced comparisons, with each bit's threshold bit chosen by its selector. L-OSUE's instantaneous flip draws
+    each output bit with its input bit as the selector (``P[1 | 1]``, ``P[1 | 0]``); the count-mean sketch has one
+    threshold.
+
     Attributes
     ----------
     n_bits, levels, t_high, lane_bits, t_lane, pool_words : int
+    t_high_one, t_lane_one : int or None
+        The second threshold's split (None: the same as ``t_high``, ``t_lane``).
     """
 
     n_bits: int
@@ -233,6 +242,8 @@ class SparseBits:
     lane_bits: int
     t_lane: int
     pool_words: int
+    t_high_one: int | None = None
+    t_lane_one: int | None = None
 
     @property
     def n_chunks(self) -> int:
@@ -246,36 +257,60 @@ class SparseBits:
 
     @property
     def q(self) -> Fraction:
-        """Exact probability of every bit: ``(t_high + t_lane / 2**lane_bits) / 2**levels``."""
+        """Exact probability of every bit (with two thresholds, of a bit whose selector is 0).
+
+        ``(t_high + t_lane / 2**lane_bits) / 2**levels``.
+        """
         return (self.t_high + Fraction(self.t_lane, 2**self.lane_bits)) / 2**self.levels
+
+    @property
+    def q_one(self) -> Fraction:
+        """Exact probability of a bit whose selector is 1: ``(t_high_one + t_lane_one / 2**lane_bits) / 2**levels``."""
+        _, high, _, lane = self.thresholds()
+        return (high + Fraction(lane, 2**self.lane_bits)) / 2**self.levels
+
+    def thresholds(self) -> tuple[int, int, int, int]:
+        """``(t_high, t_high_one, t_lane, t_lane_one)`` as the kernels take them (one threshold: each twice)."""
+        high_one = self.t_high if self.t_high_one is None else self.t_high_one
+        lane_one = self.t_lane if self.t_lane_one is None else self.t_lane_one
+        return self.t_high, high_one, self.t_lane, lane_one
 
 
 #: The first message word of the lane words a :class:`SparseBits` record reads beyond its pool (ASCII "sparse-1").
 SPARSE_TAG = 0x312D657372617073
 
 
-def sparse_bits(n_bits: int, lane_bits: int, t: int) -> SparseBits:
+def sparse_bits(n_bits: int, lane_bits: int, t: int, t_one: int | None = None) -> SparseBits:
     """The :class:`SparseBits` layout of ``n_bits`` bits of probability ``t / 2**lane_bits`` (``0 < t < 2**lane_bits``).
 
-    Of the level counts from the number ``a`` of leading zeros of ``t`` (in ``lane_bits`` bits) to ``a + 3``, the
-    one that reads the fewest words (the most levels among equals: fewer alive bits to visit); the lanes are the
-    narrowest of 8, 16 and 32 bits that hold the ``lane_bits - levels`` remaining bits of ``t``.
+    With ``t_one``, bits whose selector is 1 have probability ``t_one / 2**lane_bits`` instead. Of the level counts
+    from the fewest leading zeros of the thresholds (in ``lane_bits`` bits) to the most plus 3, the one that reads
+    the fewest words (the most levels among equals: fewer alive bits to visit); the lanes are the narrowest of 8, 16
+    and 32 bits that hold the ``lane_bits - levels`` remaining bits of the thresholds.
+
+    >>> sp = sparse_bits(1024, 16, 13_000, 52_600)
+    >>> sp.levels, sp.lane_bits, sp.words, (sp.q, sp.q_one) == (Fraction(13_000, 2**16), Fraction(52_600, 2**16))
+    (4, 16, 90, True)
     """
-    if not 0 < t < 2**lane_bits:
-        raise ValueError(f"t must be in (0, 2**lane_bits); got t={t}, lane_bits={lane_bits}")
-    t = int(t)
+    ts = [t] if t_one is None else [t, t_one]
+    for x in ts:
+        if not 0 < x < 2**lane_bits:
+            raise ValueError(f"thresholds must be in (0, 2**lane_bits); got {x}, lane_bits={lane_bits}")
+    ts = [int(x) for x in ts]
     best = None
-    lead = lane_bits - t.bit_length()
-    for levels in range(lead, min(lane_bits - 1, lead + 3) + 1):
+    leads = [lane_bits - x.bit_length() for x in ts]
+    for levels in range(min(leads), min(lane_bits - 1, max(leads) + 3) + 1):
         rest = lane_bits - levels
         width = next(b for b in LANE_BITS if b >= rest)
         mean = n_bits / 2**levels
         sd = math.sqrt(mean * (1 - 2.0**-levels))
         pool = max(1, math.ceil((mean + 4 * sd + 1) / (64 // width)))
-        out = SparseBits(n_bits, levels, t >> rest, width, (t & ((1 << rest) - 1)) << (width - rest), pool)
+        high, lane = [x >> rest for x in ts], [(x & ((1 << rest) - 1)) << (width - rest) for x in ts]
+        out = SparseBits(n_bits, levels, high[0], width, lane[0], pool,
+                         *((high[1], lane[1]) if t_one is not None else ()))
         if best is None or out.words <= best.words:
             best = out
-    assert best is not None and best.q == Fraction(t, 2**lane_bits)
+    assert best is not None and best.q == Fraction(ts[0], 2**lane_bits) and best.q_one == Fraction(ts[-1], 2**lane_bits)
     return best
 
 

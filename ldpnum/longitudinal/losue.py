@@ -19,8 +19,11 @@ and ``P[1 | 0] = t_zero/2**b``. A symmetric pair ``t_one + t_zero = 2**b`` resol
 ``4·2**-b``, so the plan chooses, near the symmetric pair, the most symmetric pair whose composed ratio on the
 *realized* permanent plan is at most ``E < e^ε1`` and whose realized ε1 is within a relative 1e-7 of ε1, with a
 variance within 1% of the symmetric flip's (:func:`bit_flip_plan`). Lanes of 8, 16 or 32 bits, the narrowest
-with such a pair within an asymmetry ``|P[1|1] + P[1|0] - 1|`` of 2**-6, 2**-5 or 2**-14, fix the words per
-record at ``ceil(k/8)·b/8``. (Where ``P[1|0]`` is so small that one step of it moves the solution by more, at
+with such a pair within an asymmetry ``|P[1|1] + P[1|0] - 1|`` of 2**-6, 2**-5 or 2**-14, fix the thresholds'
+grid. The output bits are drawn from ``ceil(k/8)·b/8`` words of lanes or, where that reads fewer words (``k`` of about
+64 and more), by the sparse layout (:class:`~ldpnum.frequency.unary.SparseBits` with each bit's input bit selecting
+its threshold: a few mask words per 64 bits decide most bits, lanes the rest), with the same probability for every
+bit, independently: at ``k = 1024`` on 16-bit lanes, 90 words per record instead of 256. (Where ``P[1|0]`` is so small that one step of it moves the solution by more, at
 ε1 above about 12, the most symmetric tight pair on 32-bit lanes is used: asymmetry up to 2e-3 below ε1 = 18, 0.09
 at ε1 = 19.8 after ε∞ = 20.)
 
@@ -43,6 +46,7 @@ Aggregatable Privacy-Preserving Ordinal Response", CCS 2014 (permanent and insta
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -52,7 +56,8 @@ import numpy as np
 
 from .._kernels import client_longitudinal
 from .._kernels._jit import launch
-from ..frequency.unary import OUE, BitVectorOracle, UnaryPlan, lane_thresholds, unary_extreme_ratio
+from ..frequency.unary import (OUE, BitVectorOracle, SparseBits, UnaryPlan, lane_thresholds, sparse_bits,
+                               unary_extreme_ratio)
 from ..plans import exp_lower
 from ..spec import Spec
 from .memo import Longitudinal, check_epsilons
@@ -117,12 +122,17 @@ class BitFlipPlan:
         Lane width ``b`` (8, 16 or 32).
     t_zero, t_one : int
         Thresholds: ``P[1 | 0] = t_zero / 2**b``, ``P[1 | 1] = t_one / 2**b``.
+    sparse : SparseBits or None
+        The layout that draws the ``8·n_bytes`` output bits sparsely, each with its input bit as the selector of its
+        threshold (:class:`~ldpnum.frequency.unary.SparseBits`), when it reads fewer words than the lanes (``k`` of
+        about 64 and more); the same probabilities.
     """
 
     k: int
     lane_bits: int
     t_zero: int
     t_one: int
+    sparse: SparseBits | None = None
 
     @property
     def n_bytes(self) -> int:
@@ -130,9 +140,14 @@ class BitFlipPlan:
         return -(-self.k // 8)
 
     @property
-    def words_per_record(self) -> int:
-        """``lane_bits`` bits of words for each of the ``8·n_bytes`` bits."""
+    def lane_words(self) -> int:
+        """Words per record of the lanes: ``lane_bits`` bits for each of the ``8·n_bytes`` bits."""
         return self.n_bytes * self.lane_bits // 8
+
+    @property
+    def words_per_record(self) -> int:
+        """Words per record: the sparse layout's if there is one, else the lanes'."""
+        return self.sparse.words if self.sparse is not None else self.lane_words
 
     @property
     def one(self) -> Fraction:
@@ -228,6 +243,9 @@ def bit_flip_plan(permanent: UnaryPlan, epsilon_report: float) -> BitFlipPlan:
             exact_gap = 1 - _ratio(p1, q1, Fraction(to, scale), Fraction(tz, scale)) / e_bound
             if to > tz and exact_gap <= tol and (last or abs(tz + to - scale) <= _ASYMMETRY[b]):
                 best = BitFlipPlan(permanent.k, b, tz, to)
+                sparse = sparse_bits(8 * best.n_bytes, b, tz, to)
+                if sparse.words < best.lane_words:
+                    best = dataclasses.replace(best, sparse=sparse)
                 break
         if best is not None:
             return best
@@ -257,7 +275,8 @@ class LOSUE(Longitudinal, BitVectorOracle):
     Reports are ``k`` bits packed into ``ceil(k/8)`` bytes, aggregated into per-bit counts; the estimator is the
     pure-protocol one with the composed support probabilities (:attr:`support_probabilities`), per round. See
     :mod:`ldpnum.longitudinal.losue` for the integer plans. Per report, the client derives
-    ``1 + ceil(k/8)·b∞/8`` keyed words (OUE's plan, ``b∞`` its lane width) and draws ``ceil(k/8)·b/8`` fresh ones.
+    ``1 + ceil(k/8)·b∞/8`` keyed words (OUE's plan, ``b∞`` its lane width) and draws the flip's
+    :attr:`instantaneous_words` fresh ones (``ceil(k/8)·b/8`` on lanes, fewer with the sparse layout at large ``k``).
 
     References
     ----------
@@ -381,5 +400,12 @@ class LOSUE(Longitudinal, BitVectorOracle):
         plan = self._plan
         tail = self._k & 7
         tail_mask = np.uint8((1 << tail) - 1 if tail else 0xFF)
-        launch(client_longitudinal.bit_flip_kernel, permanent, plan.lane_bits, *plan.kernel_thresholds(),
-               tail_mask, words, out)
+        sp = plan.sparse
+        if sp is not None:
+            high0, high1, lane0, lane1 = sp.thresholds()
+            launch(client_longitudinal.bit_flip_sparse_kernel, permanent, sp.levels, np.uint64(high0),
+                   np.uint64(high1), sp.lane_bits, np.uint64(lane0), np.uint64(lane1), sp.pool_words, tail_mask,
+                   words, out)
+        else:
+            launch(client_longitudinal.bit_flip_kernel, permanent, plan.lane_bits, *plan.kernel_thresholds(),
+                   tail_mask, words, out)

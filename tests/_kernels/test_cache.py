@@ -58,6 +58,9 @@ def mechanism_calls():
     calls.append(("d_bit_flip", lambda: run(ldp.DBitFlip(**floyd), np.linspace(0, 1, 200))))
     calls.append(("memoized_d_bit_flip", lambda: run(ldp.DBitFlip(**floyd, memoize=True, gamma=0.1),
                                                      np.linspace(0, 1, 200), keys=ldp.ClientKeys.generate(200, rng=1))))
+    # L-OSUE at k = 1024: the instantaneous flip drawn by the sparse layout (the small cases below use lanes)
+    calls.append(("losue", lambda: run(ldp.LOSUE(2.0, 1.0, 1024), np.arange(200) * 5 % 1024,
+                                       keys=ldp.ClientKeys.generate(200, rng=1))))
     for name, case in test_longitudinal.LCASES.items():
         for kw in case.settings:
             m = test_longitudinal.build(name, kw)

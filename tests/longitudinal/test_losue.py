@@ -3,6 +3,7 @@ k) with negative controls, the kernels against the naive references, sampled bit
 unbiasedness from the closed-form variance. The common checks (memoization, rounds, bad input) are in
 test_longitudinal.py."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -11,12 +12,12 @@ from scipy import stats
 
 import ldpnum as ldp
 from ldpnum._kernels import client_longitudinal
-from ldpnum.frequency.unary import unary_extreme_ratio
+from ldpnum.frequency.unary import sparse_bits, unary_extreme_ratio
 from ldpnum.longitudinal import losue
 from ldpnum.longitudinal.losue import LOSUE, BitFlipPlan, bit_flip_plan, losue_p2
 
 import naive
-from privacy_checks import PrivacyViolation, check_exact_epsilon, max_ratio
+from privacy_checks import PrivacyViolation, check_exact_epsilon, check_kernel_matches, max_ratio
 
 ALPHA = 1e-6
 GRID = [(0.5, 0.1), (1.0, 0.5), (1.0, 0.99), (2.0, 1.0), (4.0, 0.5), (4.0, 3.9), (8.0, 4.0), (20.0, 10.0),
@@ -111,6 +112,85 @@ def test_bit_flip_kernel_matches_naive(k, lane_bits):
                                                    mutant="keep"))
 
 
+def _sparse_flip(kernel_plan, pool=None):
+    """``kernel_plan`` with its bits drawn by the sparse layout (whatever its k; the levels of its layout at k = 1024,
+    so that small k have mask levels too), its lane pool ``pool`` words if given (``pool=1``: records read lane
+    words past the pool, from SipHash under their key words)."""
+    layout = dataclasses.replace(sparse_bits(1024, kernel_plan.lane_bits, kernel_plan.t_zero, kernel_plan.t_one),
+                                 n_bits=8 * kernel_plan.n_bytes)
+    if pool is not None:
+        layout = dataclasses.replace(layout, pool_words=pool)
+    assert layout.levels > 0
+    return dataclasses.replace(kernel_plan, sparse=layout)
+
+
+def _run_flip(plan, bits, words):
+    m = LOSUE(2.0, 1.0, plan.k)
+    m._plan = plan
+    out = np.empty_like(bits)
+    m._run_instantaneous(bits, words, out)
+    return out
+
+
+@pytest.mark.parametrize("k, lane_bits, pool", [(3, 8, None), (13, 16, 1), (70, 16, None), (70, 32, 1),
+                                                (1024, 16, None), (1024, 8, 2)])
+def test_sparse_bit_flip_kernel_matches_naive(k, lane_bits, pool):
+    """Same words, same bytes: the sparse flip against tests/naive.py (the pool cut short in some cases, so that
+    records read SipHash's lane words past it); the planted flip that keeps input 1 bits is told apart."""
+    rng = np.random.default_rng(k * lane_bits)
+    n = 40 if k < 1024 else 12
+    plan = _sparse_flip(BitFlipPlan(k, lane_bits, int(rng.integers(1, 2**lane_bits // 2)),
+                                    int(rng.integers(2**lane_bits // 2, 2**lane_bits))), pool)
+    bits = ldp.frequency.unary.pack_bits(rng.integers(0, 2, (n, k)))
+    words = rng.integers(0, 2**64, n * plan.words_per_record, dtype=np.uint64)
+    want = naive.bit_flip(bits, k, lane_bits, plan.t_zero, plan.t_one, words, sparse=plan.sparse)
+    assert np.array_equal(_run_flip(plan, bits, words), want)
+    assert not np.array_equal(want, naive.bit_flip(bits, k, lane_bits, plan.t_zero, plan.t_one, words,
+                                                   mutant="keep", sparse=plan.sparse))
+
+
+@pytest.mark.parametrize("eps_inf, eps_1", [(2.0, 1.0), (4.0, 0.5), (20.0, 10.0)])
+def test_sparse_flip_has_the_plans_exact_distribution(eps_inf, eps_1):
+    """The sparse flip (forced at k = 8, its pool one word so that most records also read SipHash's lane words)
+    against the plan's exact report distribution for two permanent vectors: chi-square at α = 1e-6 over 2·10^5
+    reports of each. Negative control: the last mask level of input 1 bits compared with the wrong bit of t_one
+    (P[1 | 1] off by 2^-levels) is rejected."""
+    m = LOSUE(eps_inf, eps_1, 8)
+    plan = _sparse_flip(m.instantaneous_plan, pool=1)
+    n = 200_000
+
+    def observed(p, z, seed):
+        bits = np.full((n, 1), z, dtype=np.uint8)
+        words = np.random.default_rng(seed).bit_generator.random_raw(n * p.words_per_record)
+        keys, got = np.unique(_run_flip(p, bits, words)[:, 0], return_counts=True)
+        return dict(zip(keys.tolist(), got.tolist()))
+
+    for z in (0b10110010, 0b00000001):
+        probs = plan.exact_probabilities(z)
+        got = observed(plan, z, z)
+        assert set(got) <= set(probs)
+        check_kernel_matches([got.get(y, 0) for y in range(256)], [float(probs[y]) for y in range(256)])
+    sp = plan.sparse
+    bad = dataclasses.replace(plan, sparse=dataclasses.replace(sp, t_high_one=sp.thresholds()[1] ^ 1))
+    probs = plan.exact_probabilities(0b10110010)
+    got = observed(bad, 0b10110010, 7)
+    with pytest.raises(PrivacyViolation, match="do not match"):
+        check_kernel_matches([got.get(y, 0) for y in range(256)], [float(probs[y]) for y in range(256)])
+
+
+def test_the_sparse_flip_reads_fewer_words_at_large_k():
+    """At k = 1024 every benchmarked budget (and the grid's) draws the flip sparsely, 90 words per person on 16-bit
+    lanes instead of 256; at k = 16 the lanes are fewer words, and the sparse layout is not used."""
+    for eps_inf, eps_1 in GRID + [(1.0, 0.5), (2.0, 1.0), (4.0, 2.0)]:
+        plan = LOSUE(eps_inf, eps_1, 1024).instantaneous_plan
+        assert plan.sparse is not None and plan.words_per_record < plan.lane_words, (eps_inf, eps_1)
+        assert (plan.sparse.q, plan.sparse.q_one) == (plan.zero, plan.one)
+    for eps_inf in (1.0, 2.0, 4.0):
+        plan = LOSUE(eps_inf, eps_inf / 2, 1024).instantaneous_plan
+        assert (plan.lane_bits, plan.words_per_record, plan.lane_words) == (16, 90, 256)
+        assert LOSUE(eps_inf, eps_inf / 2, 16).instantaneous_plan.sparse is None
+
+
 @pytest.mark.parametrize("eps_perm, eps_report, lane_bits", [(2.0, 1.0, 8), (8.0, 4.0, 16), (12.0, 6.0, 32)])
 def test_reports_match_naive_keyed_words_unary_and_flip(eps_perm, eps_report, lane_bits):
     # The permanent kernel derives its keyed words itself: the same bits as OUE's unary kernel fed keyed_words, on
@@ -128,6 +208,20 @@ def test_reports_match_naive_keyed_words_unary_and_flip(eps_perm, eps_report, la
     assert np.array_equal(m.permanent(x, keys=keys), permanent)
     fresh = ldp._random.resolve_rng(9).draw(n * m.instantaneous_words)
     want = naive.bit_flip(permanent, 13, plan.lane_bits, plan.t_zero, plan.t_one, fresh)
+    assert np.array_equal(m.privatize(x, keys=keys, rng=9).codes, want)
+
+
+def test_reports_match_naive_with_the_sparse_flip():
+    """privatize at k = 200 (the sparse flip): keyed OUE bits, then the sparse flip of tests/naive.py."""
+    m = LOSUE(2.0, 1.0, 200)
+    plan = m.instantaneous_plan
+    assert plan.sparse is not None
+    n = 10
+    x = np.arange(n) * 19 % 200
+    keys = ldp.ClientKeys.generate(n, rng=5)
+    permanent = m.permanent(x, keys=keys)
+    fresh = ldp._random.resolve_rng(9).draw(n * m.instantaneous_words)
+    want = naive.bit_flip(permanent, 200, plan.lane_bits, plan.t_zero, plan.t_one, fresh, sparse=plan.sparse)
     assert np.array_equal(m.privatize(x, keys=keys, rng=9).codes, want)
 
 
