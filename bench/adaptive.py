@@ -53,7 +53,9 @@ DATASETS = ("spiky", "heavy", "Beta(5, 2)", "gaussian", "flights distance")
 SHARP = ("spiky", "heavy")
 VOLUMES = (0.1, 0.5)
 N_QUERIES = 1000
-METHODS = ("SW + ems-cv", "adaptive", "warped (forced)", "warped, no pins", "warped λ=0.2")
+#: The adaptive protocol's joint fit with the zones as atoms (``PIN_ATOMS``), on the same rounds as "adaptive".
+ATOMS = "adaptive, atoms"
+METHODS = ("SW + ems-cv", "adaptive", "warped (forced)", "warped, no pins", "warped λ=0.2", ATOMS)
 #: What ``make bench`` runs (the λ = 0.2 warp was measured and dropped: docstring).
 DEFAULT_METHODS = METHODS[:4]
 BASELINE = "SW + ems-cv"
@@ -107,8 +109,20 @@ def protocol(proto, x, seed, reports):
     second_agg, t3 = _timed(lambda: second.aggregate(second.privatize(x[rounds == 1], rng=seed + 2)))
     if second == pilot:
         second_agg = second.aggregate(reports[rounds == 1])
-    est, t4 = _timed(lambda: proto.estimate(pilot_agg, second_agg))
-    return est, payload.design, {"pilot": t1, "fit": t2, "second": t3, "estimate": t4}
+    est, t4 = _timed(lambda: proto.estimate(pilot_agg, second_agg, payload=payload))
+    return est, payload, {"pilot": t1, "fit": t2, "second": t3, "estimate": t4}, (pilot_agg, second_agg)
+
+
+def with_atoms(proto, payload, aggs):
+    """The joint estimate of the same rounds with the zones fitted as atoms (``PIN_ATOMS``), timed."""
+    import ldpnum.mechanisms.adaptive as adaptive
+
+    saved = adaptive.PIN_ATOMS
+    adaptive.PIN_ATOMS = True
+    try:
+        return _timed(lambda: proto.estimate(*aggs, payload=payload))
+    finally:
+        adaptive.PIN_ATOMS = saved
 
 
 def one(name, eps, seed, n, methods):
@@ -121,10 +135,26 @@ def one(name, eps, seed, n, methods):
     sw = ldp.SquareWave(eps, bounds)
     reports = sw.privatize(x, rng=seed + 10) if BASELINE not in methods else None
     out = []
+    adaptive_run = None  # (protocol, payload, both rounds' aggregates) of the method "adaptive"
     for method in methods:
         same = [r for r in out if r["method"] == "adaptive" and r["design"] == "warped"]
         if method == "warped (forced)" and same:  # the switch warped: the same pilot, payload and reports
             out.append({**same[0], "method": method})
+            continue
+        if method == ATOMS:
+            if adaptive_run is None:
+                raise ValueError(f"{ATOMS!r} re-estimates the rounds of 'adaptive': list 'adaptive' before it")
+            base_rec = next(r for r in out if r["method"] == "adaptive")
+            proto, payload, aggs = adaptive_run
+            if not payload.pinned:  # no zone: the same fit as adaptive's
+                out.append({**base_rec, "method": method})
+                continue
+            est, t = with_atoms(proto, payload, aggs)
+            times = {**base_rec["times"], "estimate": t}
+            times["total"] = sum(v for k, v in times.items() if k != "total")
+            out.append({**base_rec, "method": method, "w1": float(wasserstein(est, x)), "ks": float(ks(est, x)),
+                        **{f"mse{v:g}": range_mse(est, xs, bounds, v) for v in VOLUMES},
+                        "smoothing": est.smoothing, "times": times})
             continue
         if method == "warped, no pins" and name not in SHARP:  # the zones are for sharp data (and cost a run)
             continue
@@ -141,9 +171,12 @@ def one(name, eps, seed, n, methods):
                                              pin_point_masses=method != "warped, no pins")
             adaptive.UNIFORM_MIX = 0.2 if method == "warped λ=0.2" else mix
             try:
-                est, design, times = protocol(proto, x, seed + 20, reports)
+                est, payload, times, aggs = protocol(proto, x, seed + 20, reports)
             finally:
                 adaptive.UNIFORM_MIX = mix
+            design = payload.design
+            if method == "adaptive":
+                adaptive_run = (proto, payload, aggs)
             times["total"] = sum(times.values())
         out.append({"data": name, "epsilon": eps, "seed": seed, "n": n, "method": method, "design": design,
                     "w1": float(wasserstein(est, x)), "ks": float(ks(est, x)),

@@ -115,6 +115,10 @@ PILOT_MAX_ITER = 2000
 #: more often: see :func:`ldpnum.estimation.em.joint_ems_heldout`.)
 JOINT_MAX_ITER = 10_000
 JOINT_SEARCH_MAX_ITER = 800
+#: How the joint fit treats the payload's point-mass zones: False leaves their buckets out of the smoothing;
+#: True fits each of them as a smoothed continuous part plus an unsmoothed atom (``atoms=True`` of
+#: :func:`~ldpnum.estimation.em.joint_ems_heldout`).
+PIN_ATOMS = False
 
 
 def _check_knots(knots: Any, name: str = "knots") -> tuple[int, ...]:
@@ -387,7 +391,7 @@ def _transition_of(mechanism, n_bins):
 
 
 def _fit(aggs, mechanisms, *, n_bins=None, method="ems-cv", max_iter=None, spec=None, pinned=None,
-         search_max_iter=None):
+         search_max_iter=None, atoms=False):
     """One histogram of equal buckets fitted to every aggregate through its mechanism's exact transition."""
     from ..estimation.em import DEFAULT_MAX_ITER, joint_ems_heldout, joint_expectation_maximization
 
@@ -402,10 +406,11 @@ def _fit(aggs, mechanisms, *, n_bins=None, method="ems-cv", max_iter=None, spec=
     max_iter = DEFAULT_MAX_ITER if max_iter is None else check_scalar(max_iter, "max_iter", int, low=1)
     parts = [(np.asarray(a.counts, dtype=np.float64), _transition_of(m, n_bins)) for a, m in zip(aggs, mechanisms)]
     if method == "ems-cv":
-        res = joint_ems_heldout(parts, max_iter=max_iter, pinned=pinned, search_max_iter=search_max_iter)
+        res = joint_ems_heldout(parts, max_iter=max_iter, pinned=pinned, search_max_iter=search_max_iter,
+                                atoms=atoms)
     else:
         res = joint_expectation_maximization(parts, smoothing=1 if method == "ems" else 0, max_iter=max_iter,
-                                             pinned=pinned)
+                                             pinned=pinned, atoms=atoms)
     x = np.maximum(res.x, 0.0)
     low, high = mechanisms[-1].bounds
     return DistributionEstimate(np.linspace(low, high, n_bins + 1), x / x.sum(), spec=spec or aggs[-1].spec,
@@ -715,10 +720,10 @@ class AdaptiveDistribution:
         d = -(-JOINT_BINS // second.n_segments) * second.n_segments
         pinned = _pinned_mask(payload.pinned, d) if d == JOINT_BINS else None
         est = _fit([pilot_agg, second_agg], [self._pilot, second], n_bins=d, pinned=pinned,
-                   max_iter=JOINT_MAX_ITER, search_max_iter=JOINT_SEARCH_MAX_ITER)
+                   max_iter=JOINT_MAX_ITER, search_max_iter=JOINT_SEARCH_MAX_ITER, atoms=PIN_ATOMS)
         if bootstrap is None:
             return est
-        return _bootstrap(est, [pilot_agg, second_agg], [self._pilot, second], bootstrap, rng, pinned)
+        return _bootstrap(est, [pilot_agg, second_agg], [self._pilot, second], bootstrap, rng, pinned, PIN_ATOMS)
 
     # -- the whole protocol ---------------------------------------------------------------------------------
     def run(self, values: ArrayLike, rng: SeedLike = None, *, bootstrap: int | None = None) -> DistributionEstimate:
@@ -747,7 +752,7 @@ class AdaptiveDistribution:
         return self.estimate(pilot_agg, second_agg, payload=payload, bootstrap=bootstrap, rng=child_rng(rng, 3))
 
 
-def _bootstrap(est, aggs, mechanisms, n_boot, rng, pinned=None):
+def _bootstrap(est, aggs, mechanisms, n_boot, rng, pinned=None, atoms=False):
     """``est`` with parametric bootstrap replicates: each round's counts redrawn from the fit, refitted jointly."""
     from ..estimation.bootstrap import check_replicates
     from ..estimation.em import joint_expectation_maximization
@@ -764,6 +769,6 @@ def _bootstrap(est, aggs, mechanisms, n_boot, rng, pinned=None):
     reps = np.empty((n_boot, d))
     for b in range(n_boot):
         res = joint_expectation_maximization([(c[b], t) for c, t in zip(draws, trans)], smoothing=level,
-                                             pinned=pinned)
+                                             pinned=pinned, atoms=atoms)
         reps[b] = np.maximum(res.x, 0.0) / np.maximum(res.x, 0.0).sum()
     return est._with_replicates(reps)
