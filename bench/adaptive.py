@@ -53,7 +53,9 @@ DATASETS = ("spiky", "heavy", "Beta(5, 2)", "gaussian", "flights distance")
 SHARP = ("spiky", "heavy")
 VOLUMES = (0.1, 0.5)
 N_QUERIES = 1000
-METHODS = ("SW + ems-cv", "adaptive", "warped (forced)", "warped, no pins", "warped λ=0.2")
+#: The adaptive protocol's joint fit with the zones as atoms (``PIN_ATOMS``), on the same rounds as "adaptive".
+ATOMS = "adaptive, atoms"
+METHODS = ("SW + ems-cv", "adaptive", "warped (forced)", "warped, no pins", "warped λ=0.2", ATOMS)
 #: What ``make bench`` runs (the λ = 0.2 warp was measured and dropped: docstring).
 DEFAULT_METHODS = METHODS[:4]
 BASELINE = "SW + ems-cv"
@@ -84,9 +86,10 @@ def range_mse(est, xs, bounds, volume):
 
 
 def _timed(fn):
-    t = time.perf_counter()
+    """``(fn(), wall seconds, CPU seconds of the process)``: the CPU time is steadier on a loaded machine."""
+    t, c = time.perf_counter(), time.process_time()
     out = fn()
-    return out, time.perf_counter() - t
+    return out, time.perf_counter() - t, time.process_time() - c
 
 
 def protocol(proto, x, seed, reports):
@@ -100,15 +103,28 @@ def protocol(proto, x, seed, reports):
     rounds = proto.assign_rounds(x.size, rng=seed)
     pilot = proto.pilot_mechanism()
     # timed on a fresh draw of the pilot's reports (the same work as the real round), then the common ones used
-    _, t1 = _timed(lambda: pilot.aggregate(pilot.privatize(x[rounds == 0], rng=seed + 1)))
+    _, t1, c1 = _timed(lambda: pilot.aggregate(pilot.privatize(x[rounds == 0], rng=seed + 1)))
     pilot_agg = pilot.aggregate(reports[rounds == 0])
-    payload, t2 = _timed(lambda: proto.fit_payload(pilot_agg))
+    payload, t2, c2 = _timed(lambda: proto.fit_payload(pilot_agg))
     second = proto.second_mechanism(payload)
-    second_agg, t3 = _timed(lambda: second.aggregate(second.privatize(x[rounds == 1], rng=seed + 2)))
+    second_agg, t3, c3 = _timed(lambda: second.aggregate(second.privatize(x[rounds == 1], rng=seed + 2)))
     if second == pilot:
         second_agg = second.aggregate(reports[rounds == 1])
-    est, t4 = _timed(lambda: proto.estimate(pilot_agg, second_agg))
-    return est, payload.design, {"pilot": t1, "fit": t2, "second": t3, "estimate": t4}
+    est, t4, c4 = _timed(lambda: proto.estimate(pilot_agg, second_agg, payload=payload))
+    return (est, payload, {"pilot": t1, "fit": t2, "second": t3, "estimate": t4},
+            {"pilot": c1, "fit": c2, "second": c3, "estimate": c4}, (pilot_agg, second_agg))
+
+
+def with_atoms(proto, payload, aggs):
+    """The joint estimate of the same rounds with the zones fitted as atoms (``PIN_ATOMS``), timed."""
+    import ldpnum.mechanisms.adaptive as adaptive
+
+    saved = adaptive.PIN_ATOMS
+    adaptive.PIN_ATOMS = True
+    try:
+        return _timed(lambda: proto.estimate(*aggs, payload=payload))
+    finally:
+        adaptive.PIN_ATOMS = saved
 
 
 def one(name, eps, seed, n, methods):
@@ -121,10 +137,28 @@ def one(name, eps, seed, n, methods):
     sw = ldp.SquareWave(eps, bounds)
     reports = sw.privatize(x, rng=seed + 10) if BASELINE not in methods else None
     out = []
+    adaptive_run = None  # (protocol, payload, both rounds' aggregates) of the method "adaptive"
     for method in methods:
         same = [r for r in out if r["method"] == "adaptive" and r["design"] == "warped"]
         if method == "warped (forced)" and same:  # the switch warped: the same pilot, payload and reports
             out.append({**same[0], "method": method})
+            continue
+        if method == ATOMS:
+            if adaptive_run is None:
+                raise ValueError(f"{ATOMS!r} re-estimates the rounds of 'adaptive': list 'adaptive' before it")
+            base_rec = next(r for r in out if r["method"] == "adaptive")
+            proto, payload, aggs = adaptive_run
+            if not payload.pinned:  # no zone: the same fit as adaptive's
+                out.append({**base_rec, "method": method})
+                continue
+            est, t, c = with_atoms(proto, payload, aggs)
+            times = {**base_rec["times"], "estimate": t}
+            cpu = {**base_rec["cpu"], "estimate": c}
+            for d in (times, cpu):
+                d["total"] = sum(v for k, v in d.items() if k != "total")
+            out.append({**base_rec, "method": method, "w1": float(wasserstein(est, x)), "ks": float(ks(est, x)),
+                        **{f"mse{v:g}": range_mse(est, xs, bounds, v) for v in VOLUMES},
+                        "smoothing": est.smoothing, "times": times, "cpu": cpu})
             continue
         if method == "warped, no pins" and name not in SHARP:  # the zones are for sharp data (and cost a run)
             continue
@@ -133,22 +167,26 @@ def one(name, eps, seed, n, methods):
                 nonlocal reports
                 reports = sw.privatize(x, rng=seed + 10)
                 return sw.estimate_distribution(sw.aggregate(reports), n_bins=1024)
-            est, t = _timed(base)
-            design, times = "plain", {"total": t}
+            est, t, c = _timed(base)
+            design, times, cpu = "plain", {"total": t}, {"total": c}
         else:
             mix = adaptive.UNIFORM_MIX
             proto = ldp.AdaptiveDistribution(eps, bounds, adapt="auto" if method == "adaptive" else True,
                                              pin_point_masses=method != "warped, no pins")
             adaptive.UNIFORM_MIX = 0.2 if method == "warped λ=0.2" else mix
             try:
-                est, design, times = protocol(proto, x, seed + 20, reports)
+                est, payload, times, cpu, aggs = protocol(proto, x, seed + 20, reports)
             finally:
                 adaptive.UNIFORM_MIX = mix
+            design = payload.design
+            if method == "adaptive":
+                adaptive_run = (proto, payload, aggs)
             times["total"] = sum(times.values())
+            cpu["total"] = sum(cpu.values())
         out.append({"data": name, "epsilon": eps, "seed": seed, "n": n, "method": method, "design": design,
                     "w1": float(wasserstein(est, x)), "ks": float(ks(est, x)),
                     **{f"mse{v:g}": range_mse(est, xs, bounds, v) for v in VOLUMES},
-                    "smoothing": est.smoothing, "times": times})
+                    "smoothing": est.smoothing, "times": times, "cpu": cpu})
     return out
 
 
@@ -214,16 +252,28 @@ def markdown(records):
               "total is its privatize + aggregate + estimate):", "",
               "| data | method | pilot privatize+aggregate | fit payload | second privatize+aggregate | estimate | "
               "total |", "|---|---|---:|---:|---:|---:|---:|"]
+    lines += _time_rows(records, datasets, methods, "times")
+    if any("cpu" in r for r in records):
+        lines += ["", "CPU seconds per round (`time.process_time`: every thread of the process, steadier than the wall "
+                  "clock on a shared machine; median over ε and collections):", "",
+                  "| data | method | pilot privatize+aggregate | fit payload | second privatize+aggregate | estimate | "
+                  "total |", "|---|---|---:|---:|---:|---:|---:|"]
+        lines += _time_rows([r for r in records if "cpu" in r], datasets, methods, "cpu")
+    return "\n".join(lines) + "\n"
+
+
+def _time_rows(records, datasets, methods, field):
+    lines = []
     for data in datasets:
         for m in methods:
-            rows = [r["times"] for r in records if r["method"] == m and r["data"] == data]
+            rows = [r[field] for r in records if r["method"] == m and r["data"] == data]
             if not rows:
                 continue
             med = {key: np.median([t[key] for t in rows if key in t]) if any(key in t for t in rows) else None
                    for key in ("pilot", "fit", "second", "estimate", "total")}
             lines.append(f"| {data} | {m} | " + " | ".join("-" if v is None else f"{v:.2f}" for v in med.values())
                          + " |")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def main(argv=None):

@@ -24,10 +24,11 @@ privatized anew; samples drawn without replacement where n is below the data's s
 n ∈ {2,000, 8,759, 30,000}, ε ∈ {0.5, 1, 2, 4}. W1 and KS between each estimate and its sample
 (``ldpnum.metrics``, unit scale): mean and 90th percentile over the collections.
 
-Runs alone: ``python bench/ems_cv_small_n.py [--runs 200] [--quick] [--only NAME] [--large SEEDS]``; prints
-markdown. Cost: about 2 x 0.05-1 s per collection (both rules), so 200 runs of every cell take about 2 hours on
-a 2-core machine; the figures in ``bench/results/ems_cv_small_n.md`` took 100 runs (Seattle, 17 min) and 40
-(the rest, about 25 min), measured with several jobs at once. ``--quick``: 20 runs, ε ∈ {1, 2}.
+Runs alone: ``python bench/ems_cv_small_n.py [--runs 200] [--quick] [--only NAME] [--sizes 2000,8759]
+[--large SEEDS]``; prints markdown (``--sizes``: only those subsample sizes; each cell keeps the seeds of a
+run of every size). Cost: about 2 x 0.05-1 s per collection (both rules), so 200 runs of every cell take about
+2 hours on a 2-core machine; the figures in ``bench/results/ems_cv_small_n.md`` took 200 runs (Seattle, 20 min
+at load 7-10) and 40 (the rest, about 25 min), measured with several jobs at once. ``--quick``: 20 runs, ε ∈ {1, 2}.
 ``--large 5``: the large-n cases of ``bench/dist_candidates.py`` (about 15 minutes).
 """
 
@@ -154,6 +155,8 @@ def main():
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default="", help="only the data sets whose name contains this")
+    ap.add_argument("--sizes", default=",".join(str(n) for n in SIZES),
+                    help="sample sizes of the subsampled data sets (comma list; Seattle is always its 8,759)")
     ap.add_argument("--large", type=int, default=0, metavar="SEEDS",
                     help="only the large-n table (n = 1e5-1e6), SEEDS collections per cell")
     args = ap.parse_args()
@@ -174,8 +177,9 @@ def main():
     t_all = time.perf_counter()
     warm = ldp.SquareWave(1.0, (0.0, 1.0))
     warm.estimate_distribution(warm.aggregate(warm.privatize(np.full(100, 0.5), rng=0)))  # load the kernels
-    for i, (name, bounds, n, sample) in enumerate(cases()):
-        if args.only not in name:
+    sizes = tuple(int(v) for v in args.sizes.split(","))
+    for i, (name, bounds, n, sample) in enumerate(cases()):  # i (the cell's seeds) as in a run of every size
+        if args.only not in name or (not name.startswith("Seattle") and n not in sizes):
             continue
         for eps in epsilons:
             rows, levels, fell, ms = run_cell(bounds, sample, eps, runs, 10_000 * i + int(10 * eps))

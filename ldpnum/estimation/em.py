@@ -770,16 +770,16 @@ def ems_heldout(counts: ArrayLike, transition: WindowTransition, *, levels: Sequ
     noisy, and plain EM used to win by chance on smooth data: Seattle's hourly temperatures of 2010
     (n = 8,759, bounds [0, 100] °F) chose it in 84% of collections at ε = 0.5 and 15% at ε = 2, and its
     spiky density had up to twice the KS error of EMS. The confirmation above is what keeps it from
-    doing so. Measured (``python bench/ems_cv_small_n.py``; Square Wave, default buckets; 100 collections
+    doing so. Measured (``python bench/ems_cv_small_n.py``; Square Wave, default buckets; 200 collections
     per cell for Seattle, 40 for the rest; share of collections whose final fit is plain EM, old → new,
     and KS against the sample, mean and 90th percentile, old → new):
 
     ========================================  ====  =========  ===============  ===============
     data, n                                    ε    plain EM   KS mean          KS p90
     ========================================  ====  =========  ===============  ===============
-    Seattle temperature [0, 100] °F, 8,759    0.5   87% → 30%  0.134 → 0.122    0.179 → 0.164
-    Seattle temperature [0, 100] °F, 8,759    2     19% → 9%   0.046 → 0.043    0.078 → 0.055
-    Seattle temperature [30, 80] °F, 8,759    0.5   46% → 5%   0.107 → 0.088    0.150 → 0.122
+    Seattle temperature [0, 100] °F, 8,759    0.5   84% → 28%  0.133 → 0.124    0.179 → 0.165
+    Seattle temperature [0, 100] °F, 8,759    2     20% → 7%   0.047 → 0.043    0.072 → 0.054
+    Seattle temperature [30, 80] °F, 8,759    0.5   50% → 7%   0.108 → 0.089    0.158 → 0.129
     flights dep_time, 2,000                   0.5   45% → 10%  0.159 → 0.131    0.220 → 0.185
     flights dep_time, 2,000                   1     40% → 10%  0.100 → 0.085    0.156 → 0.125
     flights dep_time, 8,759                   0.5   48% → 15%  0.106 → 0.089    0.163 → 0.154
@@ -790,9 +790,12 @@ def ems_heldout(counts: ArrayLike, transition: WindowTransition, *, levels: Sequ
     Beta(5, 2), 2,000                         1     22% → 2%   0.089 → 0.070    0.170 → 0.095
     ========================================  ====  =========  ===============  ===============
 
+    Over 200 Seattle collections the wide bound [0, 100] °F at ε = 0.5 still ends on plain EM in 28% (its
+    confirmation kept the smoothed level in 56%: ``smoothing_fallback``), at ε ≥ 1 in at most 7%; the tight
+    bound [30, 80] °F in at most 7% at every ε.
     The other cells of n ∈ {2,000, 8,759, 30,000} × ε ∈ {0.5, 1, 2, 4} changed by less than 0.003 in KS
     (most not at all: the rules differ only where the first fold prefers plain EM); the only ones for the
-    worse are Seattle [0, 100] at ε = 0.5 in W1 (0.0265 → 0.0269) and the flights' distances at n = 8,759,
+    worse are Seattle [0, 100] at ε = 0.5 in W1 (0.0269 → 0.0271) and the flights' distances at n = 8,759,
     ε = 4 in KS (0.0441 → 0.0443). At large n (5 collections, the cases above): Beta(5, 2) at n = 1e5 and 1e6 and the
     log-normal at 1e5 choose exactly as before (the log-normal's plain EM wins by 3.6-5 SE); the flights'
     departure times at ε = 0.5 keep one pass in one collection of 5 (W1 0.0074 → 0.0071); their distances
@@ -933,6 +936,40 @@ def _smoothed_index(pinned, n_bins):
     return np.ascontiguousarray(np.flatnonzero(~mask), dtype=np.int64) if mask.any() else None
 
 
+def _atom_layout(parts, pinned):
+    """Parts whose transitions give every pinned bucket an atom column next to it, for :func:`_joint_run`.
+
+    Returns ``(parts, smoothed, collapse)``: bucket ``i`` keeps its column (the continuous part, smoothed
+    with every other bucket as one sequence) and a pinned bucket gets a copy of its column right after it
+    (its atom, never smoothed; next to it, so the band stays narrow); ``collapse(x)`` adds each atom to its
+    bucket. Without pinned buckets, the parts as they are.
+    """
+    mask = np.asarray(pinned)
+    _smoothed_index(mask, parts[0][1].n_bins)  # validates the mask
+    if not mask.any():
+        return parts, None, _identity
+    d = mask.size
+    twice = 1 + mask.astype(np.int64)
+    order = np.repeat(np.arange(d), twice)                        # extended column -> its bucket
+    first = np.concatenate([[0], np.cumsum(twice)[:-1]])           # the continuous column of each bucket
+    atom = first[mask] + 1
+    out = []
+    for n, t in parts:
+        cnt = np.diff(t.indptr)[order]
+        indptr = np.concatenate([[0], np.cumsum(cnt)])
+        take = np.arange(int(indptr[-1]), dtype=np.int64) - np.repeat(indptr[:-1] - t.indptr[order], cnt)
+        out.append((n, WindowTransition(n_cells=t.n_cells, m=t.m, p_hi=t.p_hi, p_lo=t.p_lo, n_bins=order.size,
+                                        indptr=indptr, s_index=t.s_index[take], weight=t.weight[take],
+                                        delta=t.delta, warped=True)))
+
+    def collapse(x):
+        y = x[first].copy()
+        y[mask] += x[atom]
+        return y
+
+    return out, np.ascontiguousarray(first, dtype=np.int64), collapse
+
+
 def _joint_run(parts, smoothing, max_iter, atol, start, smoothed=None, accelerate=False):
     """EM / EMS over one or two collections: ``(x, n_iter, converged, loglik)``.
 
@@ -960,7 +997,8 @@ def _joint_run(parts, smoothing, max_iter, atol, start, smoothed=None, accelerat
 
 def joint_expectation_maximization(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, smoothing: int = 0,
                                    max_iter: int = DEFAULT_MAX_ITER, start: ArrayLike | None = None,
-                                   pinned: ArrayLike | None = None, accelerate: bool = True) -> EMResult:
+                                   pinned: ArrayLike | None = None, accelerate: bool = True,
+                                   atoms: bool = False) -> EMResult:
     r"""EM (or EMS) over two collections of reports about one distribution, each with its own exact transition.
 
     People report in one of several rounds (a pilot and a second round adapted to it, say); round ``r``
@@ -989,6 +1027,12 @@ def joint_expectation_maximization(parts: Sequence[tuple[ArrayLike, WindowTransi
         Accelerate the fixed-point iteration with SQUAREM (Varadhan & Roland), as described for
         :func:`expectation_maximization`: the same map and stopping rule in fewer steps. On by default here: see
         :func:`joint_ems_heldout`.
+    atoms : bool, default False
+        With ``pinned``: instead of leaving the pinned buckets out of the smoothing, model each as a continuous
+        part plus an atom, :math:`x_i = c_i + a_i`. The continuous parts :math:`c` of all buckets are smoothed
+        as one sequence (the background runs smoothly through a point mass) and the atoms :math:`a`, only at
+        pinned buckets, are not; both share the bucket's column of the transition, so EM splits the bucket's
+        share between them in proportion, and the result is :math:`c + a`.
 
     Returns
     -------
@@ -1021,14 +1065,36 @@ def joint_expectation_maximization(parts: Sequence[tuple[ArrayLike, WindowTransi
     start = _check_start(start, checked[0][1].n_bins)
     smoothed = _smoothed_index(pinned, checked[0][1].n_bins)
     accelerate = _check_accelerate(accelerate)
+    collapse = _identity
+    if _check_atoms(atoms) and pinned is not None:
+        checked, smoothed, collapse = _atom_layout(checked, pinned)
+        if start is not None:
+            start = _atom_start(start, pinned)
     x, n_iter, converged, loglik = _joint_run(checked, smoothing, max_iter, DEFAULT_LOGLIK_STEP, start, smoothed,
                                               accelerate)
-    return _result(x, n_iter, converged, loglik, "ems" if smoothing else "em", smoothing)
+    return _result(collapse(x), n_iter, converged, loglik, "ems" if smoothing else "em", smoothing)
+
+
+def _identity(x):
+    return x
+
+
+def _check_atoms(atoms):
+    if not isinstance(atoms, (bool, np.bool_)):
+        raise TypeError(f"atoms must be True or False; got {atoms!r}")
+    return bool(atoms)
+
+
+def _atom_start(start, pinned):
+    """A start over the buckets carried to the atom layout: a pinned bucket's share split evenly between its parts."""
+    mask = np.asarray(pinned)
+    twice = 1 + mask.astype(np.int64)
+    return np.repeat(start / twice, twice)
 
 
 def joint_ems_heldout(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, levels: Sequence[int] | None = None,
                       max_iter: int = DEFAULT_MAX_ITER, pinned: ArrayLike | None = None,
-                      search_max_iter: int | None = None, accelerate: bool = True) -> EMResult:
+                      search_max_iter: int | None = None, accelerate: bool = True, atoms: bool = False) -> EMResult:
     """:func:`ems_heldout` over two collections: one smoothing level chosen by their summed held-out likelihood.
 
     Every collection's counts are thinned (the same fixed seed, one sub-stream each); the levels are fitted
@@ -1042,7 +1108,8 @@ def joint_ems_heldout(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, le
     levels stay plain. Accelerating them too was measured on the adaptive protocol's spiky data (n = 10^6, CPU
     seconds on a loaded 2-core machine: ε = 1, 17,200 steps and 0.84 s to 6,150 and 0.45 s), but it changes the
     level chosen (more converged half fits of plain EM score lower on the held-out halves): over 10 paired
-    collections at ε = 1, W1 1.06× and range MSE 1.15-1.25× the plain search's.
+    collections at ε = 1, W1 1.06× and range MSE 1.15-1.25× the plain search's. ``atoms``: the pinned buckets as
+    a smoothed continuous part plus an unsmoothed atom, in every fit (:func:`joint_expectation_maximization`).
 
     Returns
     -------
@@ -1055,9 +1122,12 @@ def joint_ems_heldout(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, le
     search_iter = max_iter if search_max_iter is None else check_scalar(search_max_iter, "search_max_iter", int,
                                                                          low=1)
     halves = [_thin(n, HELDOUT_SEED + r) for r, (n, _) in enumerate(checked)]
-    transitions = [t for _, t in checked]
-    smoothed = _smoothed_index(pinned, transitions[0].n_bins)
+    smoothed = _smoothed_index(pinned, checked[0][1].n_bins)
     accelerate = _check_accelerate(accelerate)
+    collapse = _identity
+    if _check_atoms(atoms) and pinned is not None:
+        checked, smoothed, collapse = _atom_layout(checked, pinned)
+    transitions = [t for _, t in checked]
 
     def fold(side):
         fitted = [(h[side], t) for h, t in zip(halves, transitions) if h[side].sum() > 0]
@@ -1077,4 +1147,4 @@ def joint_ems_heldout(parts: Sequence[tuple[ArrayLike, WindowTransition]], *, le
         best_k, total_iter, fallback = _best_level(levels, folds)
     final = _final_level(best_k)
     x, it, converged, loglik = _joint_run(checked, final, max_iter, DEFAULT_LOGLIK_STEP, None, smoothed, accelerate)
-    return _result(x, total_iter + it, converged, loglik, "ems-cv", final, fallback)
+    return _result(collapse(x), total_iter + it, converged, loglik, "ems-cv", final, fallback)

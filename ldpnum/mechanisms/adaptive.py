@@ -18,18 +18,18 @@ to adapt: when the pilot's held-out likelihood prefers smoothing (a smooth densi
 ``design="plain"`` and the second round is the pilot's own Square Wave, so that the whole collection is one plain
 Square Wave collection and its estimate is exactly one round's on all n people (the aggregates merge).
 
-Measured (``make bench``, section ``adaptive``: n = 10^6, ε = 0.5-4, 10 collections per cell, ratios of W1 / KS /
+Measured (``python bench/adaptive.py``: n = 10^6, ε = 0.5-4, 19 collections per cell, ratios of W1 / KS /
 range MSE (volumes 0.1 and 0.5) to one round of SW + ems-cv on the same people and reports): five point masses
-(30%) on a Beta(2, 5) at ε = 2, 0.71 / 1.02 / 0.69 / 0.51, at ε = 4 0.77 / 1.09 / 1.07 / 0.77 (without the zones
-0.91 / 1.02 / 0.85 / 0.67 and 1.04 / 1.10 / 1.22 / 0.97); at ε <= 1 within 0.82-1.05 (the pilot's point masses
+(30%) on a Beta(2, 5) at ε = 2, 0.69 / 1.02 / 0.72 / 0.51, at ε = 4 0.83 / 1.09 / 1.13 / 0.81 (without the zones
+0.97 / 1.03 / 0.96 / 0.75 and 1.09 / 1.09 / 1.27 / 0.99); at ε <= 1 within 0.82-1.05 (the pilot's point masses
 are not clear enough to pin). KS does not fall there: a histogram's CDF is continuous, so against a point mass
-of 10% it is at least 0.05 off, and one round is already at 0.052-0.058. A log-normal tail on the bound
-(0, 100): KS 0.44-0.59, range MSE 0.40-0.68, W1 0.71-0.89 at ε >= 2 but 1.01-1.16 at ε <= 1 (the warp thins the
-long tail's resolution). The flights' distance: W1 0.72-0.96, KS 0.80-1.00, range MSE 0.69-0.85. Smooth data
-(Beta(5, 2), a Gaussian): the switch fell back in 74 of 80 collections (those collections are one round exactly);
-the cells where it warped some moved by 0.90-1.22 (Gaussian at ε = 1, 2 of 10 warped: 1.07 / 1.15 / 1.22 /
-1.04). Time (CPU seconds, median of 3, n = 10^6, spiky, heavy and the flights' distance at ε = 1 and 4, 2-core
-machine at load 1-2): 0.60-1.08 s for the whole protocol (0.66-1.39 s before the final joint fit was accelerated).
+of 10% it is at least 0.05 off, and one round is already at 0.053-0.060. A log-normal tail on the bound
+(0, 100): KS 0.43-0.55, range MSE 0.33-0.63 at every ε, W1 0.64 at ε = 4 but 0.79-0.98 at ε <= 2 (the warp
+thins the long tail's resolution). The flights' distance: W1 0.76-0.91, KS 0.84-1.03, range MSE 0.67-0.83.
+Smooth data (Beta(5, 2), a Gaussian): the switch fell back in most collections (those collections are one round
+exactly); the Gaussian at ε = 1, where it warped a few, came to 1.05 / 1.08 / 1.11 / 1.00. Time (CPU seconds,
+median of 3, n = 10^6, spiky, heavy and the flights' distance at ε = 1 and 4, 2-core machine at load 1-2):
+0.60-1.08 s for the whole protocol (0.66-1.39 s before the final joint fit was accelerated).
 The final joint fit runs accelerated by SQUAREM (:func:`~ldpnum.estimation.em.joint_ems_heldout`: at spiky ε = 1
 the plain final fit of EM stopped at its 10,000-step cap); the held-out search that chooses the smoothing level and
 the pilot's fit stay plain. Accelerating the search too gave 0.43-1.00 s, but changed the level chosen: against the
@@ -115,6 +115,12 @@ PILOT_MAX_ITER = 2000
 #: more often: see :func:`ldpnum.estimation.em.joint_ems_heldout`.)
 JOINT_MAX_ITER = 10_000
 JOINT_SEARCH_MAX_ITER = 800
+#: How the joint fit treats the payload's point-mass zones: False leaves their buckets out of the smoothing;
+#: True fits each of them as a smoothed continuous part plus an unsmoothed atom (``atoms=True`` of
+#: :func:`~ldpnum.estimation.em.joint_ems_heldout`). Measured and dropped (19 paired collections, n = 10^6): no cell
+#: better, spiky ε = 4 W1 1.31× and range MSE 1.12-1.22× (the likelihood cannot split a bucket between its two
+#: parts, so half of each point mass stays in the smoothed part, and the held-out search then picks no smoothing).
+PIN_ATOMS = False
 
 
 def _check_knots(knots: Any, name: str = "knots") -> tuple[int, ...]:
@@ -387,7 +393,7 @@ def _transition_of(mechanism, n_bins):
 
 
 def _fit(aggs, mechanisms, *, n_bins=None, method="ems-cv", max_iter=None, spec=None, pinned=None,
-         search_max_iter=None):
+         search_max_iter=None, atoms=False):
     """One histogram of equal buckets fitted to every aggregate through its mechanism's exact transition."""
     from ..estimation.em import DEFAULT_MAX_ITER, joint_ems_heldout, joint_expectation_maximization
 
@@ -402,10 +408,11 @@ def _fit(aggs, mechanisms, *, n_bins=None, method="ems-cv", max_iter=None, spec=
     max_iter = DEFAULT_MAX_ITER if max_iter is None else check_scalar(max_iter, "max_iter", int, low=1)
     parts = [(np.asarray(a.counts, dtype=np.float64), _transition_of(m, n_bins)) for a, m in zip(aggs, mechanisms)]
     if method == "ems-cv":
-        res = joint_ems_heldout(parts, max_iter=max_iter, pinned=pinned, search_max_iter=search_max_iter)
+        res = joint_ems_heldout(parts, max_iter=max_iter, pinned=pinned, search_max_iter=search_max_iter,
+                                atoms=atoms)
     else:
         res = joint_expectation_maximization(parts, smoothing=1 if method == "ems" else 0, max_iter=max_iter,
-                                             pinned=pinned)
+                                             pinned=pinned, atoms=atoms)
     x = np.maximum(res.x, 0.0)
     low, high = mechanisms[-1].bounds
     return DistributionEstimate(np.linspace(low, high, n_bins + 1), x / x.sum(), spec=spec or aggs[-1].spec,
@@ -531,9 +538,9 @@ class AdaptiveDistribution:
     pin_point_masses : bool, default True
         With a warped second round, detect point masses in the pilot's plain-EM histogram
         (:func:`point_mass_zones`), publish them in the payload, and leave those buckets out of the smoothing of
-        the joint fit: the background is smoothed, the point masses stay sharp. Measured (``make bench``,
-        section ``adaptive``, 10 collections): on five point masses over a Beta(2, 5) at ε = 2 and 4, W1 and
-        range MSE fell by a further 12-26% against the warp alone; KS cannot fall below half the largest point
+        the joint fit: the background is smoothed, the point masses stay sharp. Measured (``python
+        bench/adaptive.py``, 19 collections): on five point masses over a Beta(2, 5) at ε = 2 and 4, W1 and
+        range MSE fell by 11-32% against the warp alone; KS cannot fall below half the largest point
         mass for any histogram (its CDF is continuous), so it does not move.
 
     Notes
@@ -715,10 +722,10 @@ class AdaptiveDistribution:
         d = -(-JOINT_BINS // second.n_segments) * second.n_segments
         pinned = _pinned_mask(payload.pinned, d) if d == JOINT_BINS else None
         est = _fit([pilot_agg, second_agg], [self._pilot, second], n_bins=d, pinned=pinned,
-                   max_iter=JOINT_MAX_ITER, search_max_iter=JOINT_SEARCH_MAX_ITER)
+                   max_iter=JOINT_MAX_ITER, search_max_iter=JOINT_SEARCH_MAX_ITER, atoms=PIN_ATOMS)
         if bootstrap is None:
             return est
-        return _bootstrap(est, [pilot_agg, second_agg], [self._pilot, second], bootstrap, rng, pinned)
+        return _bootstrap(est, [pilot_agg, second_agg], [self._pilot, second], bootstrap, rng, pinned, PIN_ATOMS)
 
     # -- the whole protocol ---------------------------------------------------------------------------------
     def run(self, values: ArrayLike, rng: SeedLike = None, *, bootstrap: int | None = None) -> DistributionEstimate:
@@ -747,7 +754,7 @@ class AdaptiveDistribution:
         return self.estimate(pilot_agg, second_agg, payload=payload, bootstrap=bootstrap, rng=child_rng(rng, 3))
 
 
-def _bootstrap(est, aggs, mechanisms, n_boot, rng, pinned=None):
+def _bootstrap(est, aggs, mechanisms, n_boot, rng, pinned=None, atoms=False):
     """``est`` with parametric bootstrap replicates: each round's counts redrawn from the fit, refitted jointly."""
     from ..estimation.bootstrap import check_replicates
     from ..estimation.em import joint_expectation_maximization
@@ -764,6 +771,6 @@ def _bootstrap(est, aggs, mechanisms, n_boot, rng, pinned=None):
     reps = np.empty((n_boot, d))
     for b in range(n_boot):
         res = joint_expectation_maximization([(c[b], t) for c, t in zip(draws, trans)], smoothing=level,
-                                             pinned=pinned)
+                                             pinned=pinned, atoms=atoms)
         reps[b] = np.maximum(res.x, 0.0) / np.maximum(res.x, 0.0).sum()
     return est._with_replicates(reps)

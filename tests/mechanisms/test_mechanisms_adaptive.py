@@ -132,6 +132,37 @@ def test_pinned_buckets_are_left_out_of_the_smoothing():
         joint_expectation_maximization([(counts, t)], smoothing=1, pinned=np.ones(64, bool))
 
 
+def test_pinned_buckets_as_atoms_smooth_the_continuous_part_only():
+    """``atoms=True``: every bucket's continuous part is smoothed (all buckets, one sequence) and a pinned bucket's
+    atom is not; both share the bucket's column. Against NumPy EM step by step, from the layout's uniform start;
+    and the atom layout is the same joint likelihood (two rounds, the held-out search)."""
+    sw = ldp.SquareWave(1.0, (0, 1), n_cells=128)
+    counts = sw.aggregate(sw.privatize(spiky(5000, 0), rng=1)).counts.astype(float)
+    t = window_transition_from_plan(sw.plan, 64)
+    pin = np.zeros(64, bool)
+    pin[[6, 19, 20, 45]] = True
+    res = joint_expectation_maximization([(counts, t)], smoothing=2, max_iter=40, pinned=pin, accelerate=False,
+                                         atoms=True)
+    m = t.dense()
+    d_ext = 64 + pin.sum()
+    c, a = np.full(64, 1 / d_ext), np.where(pin, 1 / d_ext, 0.0)
+    for _ in range(res.n_iter):
+        g = m.T @ (counts / (m @ (c + a)))
+        c, a = c * g, a * g
+        for _ in range(2):
+            c = 0.5 * c + 0.25 * (np.r_[c[0], c[:-1]] + np.r_[c[1:], c[-1]])
+        total = c.sum() + a.sum()
+        c, a = c / total, a / total
+    np.testing.assert_allclose(res.x, c + a, rtol=1e-9, atol=1e-15)
+    # without pinned buckets, atoms change nothing
+    plain = joint_expectation_maximization([(counts, t)], smoothing=2, max_iter=40, accelerate=False)
+    none = joint_expectation_maximization([(counts, t)], smoothing=2, max_iter=40, accelerate=False, atoms=True,
+                                          pinned=np.zeros(64, bool))
+    np.testing.assert_array_equal(plain.x, none.x)
+    with pytest.raises(TypeError, match="atoms"):
+        joint_expectation_maximization([(counts, t)], smoothing=1, pinned=pin, atoms="yes")
+
+
 # -- privacy of the second round --------------------------------------------------------------------------------
 
 def test_second_round_exact_epsilon_from_a_fitted_payload():
