@@ -27,6 +27,22 @@ def test_grr_plan_is_the_plan_of_grr():
     assert repr(m.plan).startswith("GRRPlan(k=5, ")
 
 
+def test_grr_keep_cells_is_memoized_and_equal_to_a_fresh_bisection():
+    """The plan is cached per ``(epsilon, k)`` (a hierarchical histogram's constructor asks ~40 times); the cached
+    answer is the uncached function's, the argument kinds the callers pass share one entry, and a refusal (ε too
+    small for ``k``) is raised again, not cached."""
+    fresh = plans.grr_keep_cells.__wrapped__
+    for eps, k in [(1e-3, 2), (0.5, 3), (1.0, 5), (2.0, 64), (8.0, 1024), (20.0, 65536)]:
+        assert plans.grr_keep_cells(eps, k) == fresh(eps, k)
+    assert plans.grr_keep_cells(np.float64(1.0), np.int64(5)) == fresh(1.0, 5)
+    before = plans.grr_keep_cells.cache_info()
+    plans.grr_keep_cells(1.0, 5)
+    assert plans.grr_keep_cells.cache_info().hits == before.hits + 1
+    for _ in range(2):
+        with pytest.raises(ValueError, match="too small for GRR"):
+            plans.grr_keep_cells(1e-18, 5)
+
+
 def test_floyd_distribution_sums_to_one_over_all_subsets():
     dist = plans.floyd_distribution(5, 2)
     assert len(dist) == 10 and sum(dist.values()) == 1
