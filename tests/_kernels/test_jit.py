@@ -221,7 +221,8 @@ def test_interpreted_and_compiled_kernels_agree_bit_for_bit(monkeypatch):
                     getattr(m, probe)(x)
         _hash_nodes(12345 << 16, np.arange(300), 17)
         keys = ldp.ClientKeys.generate(300, rng=7)  # longitudinal mechanisms take keys (not in CASES)
-        for m in (ldp.LGRR(2.0, 1.0, 8), ldp.LOSUE(2.0, 1.0, 13), ldp.LOSUE(1.0, 0.5, 8), ldp.LOLOHA(2.0, 1.0, 8)):
+        for m in (ldp.LGRR(2.0, 1.0, 8), ldp.LOSUE(2.0, 1.0, 13), ldp.LOSUE(1.0, 0.5, 8), ldp.LOLOHA(2.0, 1.0, 8),
+                  ldp.LOSUE(2.0, 1.0, 1024)):  # (the last one's instantaneous flip by the sparse bit layout)
             m.privatize(np.where(np.arange(300) == 5, m.k, np.arange(300) % m.k), keys=keys, rng=3, unknown="uniform")
         for m in (ldp.RAPPOR(k=16, h=2, cohorts=5), ldp.RAPPOR(k=24, h=2, cohorts=300, f=2000 / 2**16),
                   ldp.RAPPOR(k=16, h=3, cohorts=3, f=0.3, p=0.1, q=0.8)):  # RAPPOR's three lane widths
