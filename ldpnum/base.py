@@ -675,7 +675,7 @@ first at index 1 (nan); pass nan_policy='impute' with a public fill_value, or re
 
     @property
     def needs_candidates(self) -> bool:
-        """True when :meth:`estimate_frequencies` can only decode against a dictionary (``candidates=[...]``).
+        """True when ``estimate_frequencies`` can only decode against a dictionary (``candidates=[...]``).
 
         RAPPOR without segment pairs and a count-mean sketch over items: their reports name no item, so the
         frequencies of the items a user asks about need the list of those items. The front ends refuse such a
