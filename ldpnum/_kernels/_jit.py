@@ -215,6 +215,10 @@ class Kernel:
         self.work_args = tuple(i for i, name in enumerate(params) if name not in (*plan_arrays, *buffers))
         #: Positions of the plan's tables, always handed to the kernel read-only (see :meth:`__call__`).
         self.plan_args = tuple(i for i, name in enumerate(params) if name in plan_arrays)
+        #: Positions handed read-only: the plan's tables and the records' input (the first parameter, unless it
+        #: is the words drawn or a scratch buffer), so one signature serves every caller (see :func:`_read_only`).
+        first = (0,) if params and params[0] not in ("words", *buffers) and 0 not in self.plan_args else ()
+        self.read_only_args = first + self.plan_args
         self._dispatcher = None
         self.interpreted_elements = 0
 
@@ -299,8 +303,8 @@ class Kernel:
     def __call__(self, *args):
         if self.inline:  # helpers run inside a kernel; called directly (tests), they are plain Python
             return self.interpret(*args)
-        if self.plan_args:
-            args = _plan_read_only(args, self.plan_args)
+        if self.read_only_args:
+            args = _read_only(args, self.read_only_args)
         if self._interpret_this(args):
             return self.interpret(*args)
         d = self.dispatcher
@@ -310,13 +314,16 @@ class Kernel:
         return d(*args)
 
 
-def _plan_read_only(args, positions):
-    """``args`` with the plan's tables at ``positions`` as read-only views.
+def _read_only(args, positions):
+    """``args`` with the arrays at ``positions`` (the plan's tables, the records' input) as read-only views.
 
-    A plan's tables are read-only when the mechanism builds them, but NumPy does not pickle the flag: a
-    mechanism sent to a worker process (Dask, Spark, multiprocessing) would hand its kernels writable tables,
-    a second signature that ``ldpnum compile`` never compiled. A read-only view costs a few hundred
-    nanoseconds per launch and keeps one signature.
+    Numba compiles one signature per tuple of argument types, and an array's type includes whether it is
+    writable. A plan's tables are read-only when the mechanism builds them, but NumPy does not pickle the flag:
+    a mechanism sent to a worker process (Dask, Spark, multiprocessing) would hand its kernels writable tables,
+    a second signature that ``ldpnum compile`` never compiled. Likewise the records' input: validation hands
+    the kernels read-only values, but a caller holding a writable array (a reference test, a chunked reader)
+    would compile the kernel again, for a few seconds each. A read-only view costs a few hundred nanoseconds
+    per launch and keeps one signature.
     """
     out = list(args)
     for i in positions:

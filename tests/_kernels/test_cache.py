@@ -79,7 +79,7 @@ def launched_signatures(monkeypatch, calls):
     def spy(self, *args):
         if not self.inline:  # the arguments as the dispatcher receives them (plan tables made read-only)
             seen.add((self.__module__.removeprefix("ldpnum._kernels."), self.__qualname__,
-                      _cache.encode(tuple(numba.typeof(a) for a in _jit._plan_read_only(args, self.plan_args)))))
+                      _cache.encode(tuple(numba.typeof(a) for a in _jit._read_only(args, self.read_only_args)))))
         return original(self, *args)
 
     monkeypatch.setattr(_jit, "MODE", "compile")

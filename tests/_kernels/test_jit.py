@@ -385,21 +385,29 @@ def test_plan_arrays_do_not_count_as_work():
         _jit.jit(parallel=True, plan_arrays=("tabel",))(_plus_words.py_func)
 
 
-def _table_flags(values, table, out):
+def _table_flags(values, table, words, out):
     out[0] = table.flags.writeable
     out[1] = values.flags.writeable
+    out[2] = words.flags.writeable
 
 
-def test_plan_arrays_are_handed_to_kernels_read_only(monkeypatch):
-    """A plan's tables reach the kernel read-only even when the caller's copy is writable (an unpickled
-    mechanism: NumPy does not pickle the flag), so one signature is compiled; other arguments are untouched.
-    Negative control: without ``plan_arrays`` the writable table gets through."""
+def _words_first(words, out):
+    out[0] = words.flags.writeable
+
+
+def test_plan_arrays_and_record_inputs_are_handed_to_kernels_read_only(monkeypatch):
+    """A plan's tables and the records' input (the first parameter) reach the kernel read-only even when the
+    caller's copy is writable (an unpickled mechanism: NumPy does not pickle the flag; a test or reader holding
+    a writable array), so one signature is compiled; the words and the outputs are untouched, and so is the
+    caller's array. Negative control: without ``plan_arrays`` the writable table gets through."""
     monkeypatch.setattr(_jit, "MODE", "interpret")
-    table, values, out = np.arange(3.0), np.arange(2.0), np.empty(2)
-    _jit.jit(plan_arrays=("table",))(_table_flags)(values, table, out)
-    assert list(out) == [0.0, 1.0] and table.flags.writeable
-    _jit.jit()(_table_flags)(values, table, out)
-    assert list(out) == [1.0, 1.0]
+    table, values, words, out = np.arange(3.0), np.arange(2.0), np.arange(2.0), np.empty(3)
+    _jit.jit(plan_arrays=("table",))(_table_flags)(values, table, words, out)
+    assert list(out) == [0.0, 0.0, 1.0] and table.flags.writeable and values.flags.writeable
+    _jit.jit()(_table_flags)(values, table, words, out)
+    assert list(out) == [1.0, 0.0, 1.0]
+    _jit.jit()(_words_first)(words, out)  # the words drawn come first here: not an input, left as given
+    assert out[0] == 1.0
     m = pickle.loads(pickle.dumps(ldp.Laplace(1.0, (0, 1))))
     assert m.plan.table_hi.flags.writeable  # what a worker receives
     assert m.privatize(np.full(10, 0.5), rng=3) == ldp.Laplace(1.0, (0, 1)).privatize(np.full(10, 0.5), rng=3)
