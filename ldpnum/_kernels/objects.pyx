@@ -17,12 +17,32 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SI
 from cpython.unicode cimport PyUnicode_CheckExact
 from libc.stdint cimport uint64_t
 from cpython.object cimport PyObject
-from libc.string cimport memchr
+from libc.string cimport memchr, memcpy, memset
 
 cimport numpy as cnp
 import numpy as np
 
 cnp.import_array()
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    /* The big-endian 64-bit word of the 8 bytes at p (one load and a byte swap where the compiler has one). */
+    static inline uint64_t ldpnum_load_be64(const unsigned char* p) {
+    #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return __builtin_bswap64(v);
+    #else
+        uint64_t v = 0;
+        for (int j = 0; j < 8; j++) v = (v << 8) | p[j];
+        return v;
+    #endif
+    }
+    """
+    uint64_t ldpnum_load_be64(const unsigned char* p) nogil
+
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object unicode, Py_ssize_t* size) except NULL
@@ -42,11 +62,12 @@ def object_words(cnp.ndarray items, int nbytes):
     """
     if items.ndim != 1 or items.dtype.kind != "O":
         return None
-    cdef Py_ssize_t n = items.shape[0], i, size, j, m, k, t, lead
+    cdef Py_ssize_t n = items.shape[0], i, size, m, k, s, lead
     cdef Py_ssize_t step = items.strides[0] // <Py_ssize_t> sizeof(PyObject*)
     cdef PyObject** data = <PyObject**> cnp.PyArray_DATA(items)
     cdef const unsigned char* p
     cdef uint64_t word
+    cdef unsigned char row[32]
     cdef int kind = 0, kk
     cdef Py_ssize_t n_long = 0, first_long = -1
     cdef Py_ssize_t n_words = (nbytes + 7) // 8
@@ -77,18 +98,25 @@ def object_words(cnp.ndarray items, int nbytes):
         elif kind != kk:
             return None
         m = size if size < nbytes else nbytes
-        if n_words == 1:
-            word = 0
-            for j in range(m):
-                word = (word << 8) | p[j]
-            w[i] = word << (8 * (nbytes - m))
-        else:
+        if m >= 8:
+            # word k holds the item's bytes [s, s + 8), s = 8k - lead, zero outside [0, m): one big-endian load of
+            # them (of the first 8 - lead bytes, shifted right, for k = 0 when lead > 0; of the item's last 8 bytes,
+            # shifted left, for the word the item ends inside), or 0
             for k in range(n_words):
-                word = 0
-                for j in range(8):
-                    t = 8 * k + j - lead
-                    word = (word << 8) | (p[t] if 0 <= t < m else 0)
+                s = 8 * k - lead
+                if s + 8 <= m:
+                    word = ldpnum_load_be64(p + s) if s >= 0 else ldpnum_load_be64(p) >> (8 * lead)
+                elif s < m:
+                    word = ldpnum_load_be64(p + m - 8) << (8 * (8 - (m - s)))
+                else:
+                    word = 0
                 w[i * n_words + k] = word
+        else:
+            # fewer than 8 bytes: the 8·W-byte big-endian form (lead zero bytes, the m bytes, zero bytes) in a buffer
+            memset(row, 0, 32)
+            memcpy(row + lead, p, <size_t> m)
+            for k in range(n_words):
+                w[i * n_words + k] = ldpnum_load_be64(row + 8 * k)
         if size > nbytes and p[nbytes] != 0:
             n_long += 1
             if first_long < 0:
