@@ -121,6 +121,13 @@ def words_to_ints(words: np.ndarray) -> list[int]:
     return [int.from_bytes(raw[i:i + size], "big") for i in range(0, len(raw), size)]
 
 
+def _read_only_rows(words):
+    """Rows of words as the digest kernels take them: a C-contiguous read-only uint64 view (one signature)."""
+    words = np.ascontiguousarray(words, dtype=np.uint64).view()
+    words.flags.writeable = False
+    return words
+
+
 def prefix_digests(words: np.ndarray, item_bits: int, shifts: np.ndarray) -> np.ndarray:
     r"""One word per item for the prefix ``words[i] >> shifts[i]``: the prefix itself up to 64 bits, else its digest.
 
@@ -132,8 +139,7 @@ def prefix_digests(words: np.ndarray, item_bits: int, shifts: np.ndarray) -> np.
     from .._kernels import client_items
     from .._kernels._jit import launch
 
-    words = np.ascontiguousarray(words, dtype=np.uint64).view()
-    words.flags.writeable = False
+    words = _read_only_rows(words)
     shifts = np.ascontiguousarray(shifts, dtype=np.int64)
     out = np.empty(words.shape[0], dtype=np.uint64)
     launch(client_items.prefix_digest_kernel, words, int(item_bits), shifts, np.uint64(DIGEST_KEY[0]),
@@ -157,8 +163,14 @@ def item_digests(words: np.ndarray, item_bits: int) -> np.ndarray:
     """
     if item_words(item_bits) == 1:
         return np.asarray(words, dtype=np.uint64)
-    words = np.asarray(words, dtype=np.uint64)
-    return prefix_digests(words, item_bits, np.zeros(words.shape[0], dtype=np.int64))
+    from .._kernels import client_items
+    from .._kernels._jit import launch
+
+    words = _read_only_rows(words)
+    out = np.empty(words.shape[0], dtype=np.uint64)
+    launch(client_items.item_digest_kernel, words, int(item_bits), np.uint64(DIGEST_KEY[0]), np.uint64(DIGEST_KEY[1]),
+           out)
+    return out
 
 
 def digest_params(item_bits: int) -> dict[str, str]:
