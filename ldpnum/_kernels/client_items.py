@@ -17,9 +17,13 @@ Its prefix of length ``l`` is ``P = I >> (L - l)``; :func:`prefix_digest_kernel`
   mechanisms' own hashes rely on). Each step is a bijection of the digit for a given ``h``, so two prefixes that
   differ in their last digit only never collide; the key is public, so only the spread matters and a keyed
   pseudo-random function (SipHash) would add nothing but cost. Always four digits, read without branches
-  (:func:`prefix_digit_inline`): a prefix protocol's records have prefix lengths that vary from record to record,
-  and a loop or a branch on that length is mispredicted at random (77 ns per record with SipHash-1-3 over ``m``
-  words against 15.5 ns here, measured on one core over random lengths).
+  (:func:`prefix_digest_inline`): a prefix protocol's records have prefix lengths that vary from record to record,
+  and a loop or a branch on that length is mispredicted at random. The row's words are loaded once, shifted by
+  ``r = shift mod 64`` bits pairwise (:func:`funnel_inline`), then by ``q = shift div 64`` whole words in two
+  masked steps (:func:`select_inline`). Measured on one core (2 GHz AMD EPYC, 10^6 random 256-bit rows, random
+  prefix lengths): 77 ns per record with SipHash-1-3 over ``m`` words, 21 ns with these digits read at positions
+  computed from ``q``, 13.4 ns as here; 7 ns for whole items (:func:`item_digest_kernel`, whose shift is the
+  constant 0).
 
 The digest is what the hash-based mechanisms (count-mean sketch, RAPPOR's Bloom filter, the long levels of
 PEM/TreeHist) hash in place of the item: it is public and deterministic, so the collector computes it for its
@@ -31,7 +35,10 @@ import numpy as np
 
 from ._jit import jit, prange
 
+U0 = np.uint64(0)
 U1 = np.uint64(1)
+U2 = np.uint64(2)
+U3 = np.uint64(3)
 U31 = np.uint64(31)
 U33 = np.uint64(33)
 U6 = np.uint64(6)
@@ -45,17 +52,28 @@ F2 = np.uint64(0xC4CEB9FE1A85EC53)
 
 
 @jit(inline=True)
-def prefix_digit_inline(items, i, n_words, q, r, m):
-    """Digit ``m`` (0 = least significant, int64) of ``items[i] >> (64q + r)`` in base ``2**64``, without a branch.
+def row_digit_inline(items, i, n_words, k):
+    """Digit ``k`` (uint64; 0 = least significant) of row ``i``'s integer: ``items[i, W - 1 - k]``, 0 above its words.
 
-    ``q``, ``r`` (``r < 64``) unsigned; a digit above the item's words is 0. The high part ``x << (64 - r)`` is
-    written ``(x << 1) << (63 - r)``, which is 0 at ``r = 0`` where a shift by 64 is undefined.
+    ``n_words`` (``W``) and ``k`` unsigned; ``W`` is the same for every row of a call, so the test is predicted.
     """
-    k = np.int64(n_words) - np.int64(1) - np.int64(q) - m
-    lo = items[i, max(k, np.int64(0))] >> r
-    hi = (items[i, max(k - np.int64(1), np.int64(0))] << U1) << (U63 - r)
-    digit = lo | (hi if k >= np.int64(1) else np.uint64(0))
-    return digit if k >= np.int64(0) else np.uint64(0)
+    return items[i, n_words - U1 - k] if k < n_words else U0
+
+
+@jit(inline=True)
+def funnel_inline(lo, hi, r):
+    """The low word of the 128-bit ``hi·2**64 + lo`` shifted right by ``r < 64``, without a branch.
+
+    The high part ``hi << (64 - r)`` is written ``(hi << 1) << (63 - r)``, which is 0 at ``r = 0`` where a shift by
+    64 is undefined.
+    """
+    return (lo >> r) | ((hi << U1) << (U63 - r))
+
+
+@jit(inline=True)
+def select_inline(mask, a, b):
+    """``a`` where ``mask`` is all ones, ``b`` where it is 0 (a select without a branch)."""
+    return (a & mask) | (b & ~mask)
 
 
 @jit(inline=True)
@@ -64,9 +82,28 @@ def prefix_digest_inline(items, i, n_words, item_bits, shift, key0, key1):
     m_words = (item_bits - shift + U63) >> U6
     q = shift >> U6
     r = shift & U63
+    # the row's four digits (least significant first), each shifted right by r bits ...
+    x1 = row_digit_inline(items, i, n_words, U1)
+    x2 = row_digit_inline(items, i, n_words, U2)
+    x3 = row_digit_inline(items, i, n_words, U3)
+    d0 = funnel_inline(row_digit_inline(items, i, n_words, U0), x1, r)
+    d1 = funnel_inline(x1, x2, r)
+    d2 = funnel_inline(x2, x3, r)
+    d3 = x3 >> r
+    # ... then by q < 4 whole words: by one word if q is odd, by two if q & 2 (masks, not branches)
+    odd = U0 - (q & U1)
+    d0 = select_inline(odd, d1, d0)
+    d1 = select_inline(odd, d2, d1)
+    d2 = select_inline(odd, d3, d2)
+    d3 = d3 & ~odd
+    two = U0 - ((q >> U1) & U1)
+    d0 = select_inline(two, d2, d0)
+    d1 = select_inline(two, d3, d1)
+    d2 = d2 & ~two
+    d3 = d3 & ~two
     h = key0 ^ (m_words * C3)
-    for mm in range(4):
-        h ^= prefix_digit_inline(items, i, n_words, q, r, np.int64(3 - mm)) * C2
+    for d in (d3, d2, d1, d0):
+        h ^= d * C2
         h = ((h << U31) | (h >> U33)) * C1
     h ^= key1
     h ^= h >> U33
@@ -74,7 +111,7 @@ def prefix_digest_inline(items, i, n_words, item_bits, shift, key0, key1):
     h ^= h >> U33
     h *= F2
     h ^= h >> U33
-    return h if m_words > U1 else prefix_digit_inline(items, i, n_words, q, r, np.int64(0))
+    return h if m_words > U1 else d0
 
 
 @jit(parallel=True)
@@ -87,3 +124,15 @@ def prefix_digest_kernel(items, item_bits, shifts, key0, key1, out):
     bits = np.uint64(item_bits)
     for i in prange(items.shape[0]):
         out[i] = prefix_digest_inline(items, i, n_words, bits, np.uint64(shifts[i]), key0, key1)
+
+
+@jit(parallel=True)
+def item_digest_kernel(items, item_bits, key0, key1, out):
+    """``out[i]`` = the digest of the whole item ``items[i]`` (``item_bits > 64`` bits) under ``(key0, key1)``.
+
+    :func:`prefix_digest_kernel` at shift 0, with the shift a constant rather than an array read per record.
+    """
+    n_words = np.uint64(items.shape[1])
+    bits = np.uint64(item_bits)
+    for i in prange(items.shape[0]):
+        out[i] = prefix_digest_inline(items, i, n_words, bits, U0, key0, key1)

@@ -35,6 +35,8 @@ U48 = np.uint64(48)
 M16 = np.uint64(0xFFFF)
 MIX1 = np.uint64(0xFF51AFD7ED558CCD)
 MIX2 = np.uint64(0xC4CEB9FE1A85EC53)
+#: Records per chunk of :func:`prefix_wide_kernel` (its prefix words of a chunk stay in the first-level cache).
+WIDE_CHUNK = 256
 
 
 @jit(inline=True)
@@ -79,20 +81,32 @@ def prefix_wide_kernel(items, item_bits, lengths, n_hashes, hash_a, hash_b, g, a
     """:func:`prefix_kernel` for items wider than 64 bits (rows of words, most significant first).
 
     Group ``j``'s prefix of length ``l_j`` is hashed as one word: itself when ``l_j <= 64``, else its digest
-    (:func:`ldpnum._kernels.client_items.prefix_digest_inline` under ``(key0, key1)``).
+    (:func:`ldpnum._kernels.client_items.prefix_digest_inline` under ``(key0, key1)``). Records are taken in chunks
+    of :data:`WIDE_CHUNK`: the chunk's prefix words first, then their hash and GRR. One record's digest, hash and GRR
+    form a chain of dependent multiplications too long for the processor to overlap the next record's with it; two
+    short loops over a chunk run at the throughput of each (measured on one core, 2·10^4 records in cache:
+    36 ns per record in one loop, 26 ns in two).
     """
     n_groups = np.uint64(lengths.shape[0])
     hmask = np.uint64(n_hashes - 1)
     n_words = np.uint64(items.shape[1])
     bits = np.uint64(item_bits)
-    for i in prange(items.shape[0]):
-        w = words[2 * i]
-        j = np.int64(((w >> U16) * n_groups) >> U48)
-        h = np.int64(w & hmask)
-        p = prefix_digest_inline(items, i, n_words, bits, bits - np.uint64(lengths[j]), key0, key1)
-        v = prefix_hash_inline(p, hash_a[h], hash_b[h], g)
-        y = grr_inline(v, words[2 * i + 1], g, a_keep, shift)
-        out[i] = (j * n_hashes + h) * g + y
+    n = items.shape[0]
+    for c in prange((n + WIDE_CHUNK - 1) // WIDE_CHUNK):
+        start = c * WIDE_CHUNK
+        stop = min(start + WIDE_CHUNK, n)
+        prefix = np.empty(WIDE_CHUNK, dtype=np.uint64)
+        for i in range(start, stop):
+            j = ((words[2 * i] >> U16) * n_groups) >> U48
+            prefix[i - start] = prefix_digest_inline(items, i, n_words, bits, bits - np.uint64(lengths[j]), key0,
+                                                     key1)
+        for i in range(start, stop):
+            w = words[2 * i]
+            j = np.int64(((w >> U16) * n_groups) >> U48)
+            h = np.int64(w & hmask)
+            v = prefix_hash_inline(prefix[i - start], hash_a[h], hash_b[h], g)
+            y = grr_inline(v, words[2 * i + 1], g, a_keep, shift)
+            out[i] = (j * n_hashes + h) * g + y
 
 
 @jit(parallel=True)

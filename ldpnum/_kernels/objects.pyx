@@ -5,31 +5,99 @@ and each person's words sorted (:func:`sort_segments`).
 
 Numba cannot read Python objects, and NumPy's route for an object array of ``bytes`` or ``str`` goes through
 a type scan, a list and a fixed-width ``S`` copy (about 60 ms per million items). :func:`object_words` makes
-one pass over the array, reading each exact ``bytes`` object's buffer, or each exact ``str``'s UTF-8 form
+one pass over the array (or over a list, in place), reading each exact ``bytes`` object's buffer, or each exact
+``str``'s UTF-8 form
 (``PyUnicode_AsUTF8AndSize``: for ASCII strings the string's own buffer, otherwise a UTF-8 copy cached on the
 string by CPython), and writes the big-endian word of its first ``nbytes`` bytes, zero-padded on the right —
 the same word :func:`ldpnum.heavy.encode_items` makes by its NumPy route. It never raises on bad items: it
 returns ``None`` when it meets anything else (another type, a subclass, a mix of ``bytes`` and ``str``, a str
-holding NUL), and the caller falls back to the checked NumPy route, which names the offending item.
+holding NUL), and the caller falls back to the checked NumPy route, which names the offending item (a str
+with no UTF-8 form raises UnicodeEncodeError, which the caller turns into its message).
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.unicode cimport PyUnicode_CheckExact
 from libc.stdint cimport uint64_t
 from cpython.object cimport PyObject
-from libc.string cimport memchr
+from libc.string cimport memchr, memcpy, memset
 
 cimport numpy as cnp
 import numpy as np
 
 cnp.import_array()
 
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    /* The big-endian 64-bit word of the 8 bytes at p (one load and a byte swap where the compiler has one). */
+    static inline uint64_t ldpnum_load_be64(const unsigned char* p) {
+    #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return __builtin_bswap64(v);
+    #else
+        uint64_t v = 0;
+        for (int j = 0; j < 8; j++) v = (v << 8) | p[j];
+        return v;
+    #endif
+    }
+    """
+    uint64_t ldpnum_load_be64(const unsigned char* p) nogil
+
+
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object unicode, Py_ssize_t* size) except NULL
 
 
-def object_words(cnp.ndarray items, int nbytes):
-    """Words of an object array holding only exact ``bytes`` or only exact ``str`` (NUL-free) items.
+cdef inline int put_words(object obj, Py_ssize_t nbytes, Py_ssize_t n_words, Py_ssize_t lead,
+                          uint64_t* out) except -1:
+    """Write the ``n_words`` words of one item to ``out``; return its kind (1 bytes, 2 str), plus 4 if it is cut.
+
+    0 for anything else (another type, a subclass, a str holding NUL). A str with no UTF-8 form raises.
+    """
+    cdef const unsigned char* p
+    cdef Py_ssize_t size, m, k, s
+    cdef int kind
+    cdef uint64_t word
+    cdef unsigned char row[32]
+    if PyBytes_CheckExact(obj):
+        kind = 1
+        p = <const unsigned char*> PyBytes_AS_STRING(obj)
+        size = PyBytes_GET_SIZE(obj)
+    elif PyUnicode_CheckExact(obj):
+        kind = 2
+        p = <const unsigned char*> PyUnicode_AsUTF8AndSize(obj, &size)
+        if size and memchr(p, 0, <size_t> size) != NULL:
+            return 0
+    else:
+        return 0
+    m = size if size < nbytes else nbytes
+    if m >= 8:
+        # word k holds the item's bytes [s, s + 8), s = 8k - lead, zero outside [0, m): one big-endian load of
+        # them (of the first 8 - lead bytes, shifted right, for k = 0 when lead > 0; of the item's last 8 bytes,
+        # shifted left, for the word the item ends inside), or 0
+        for k in range(n_words):
+            s = 8 * k - lead
+            if s + 8 <= m:
+                word = ldpnum_load_be64(p + s) if s >= 0 else ldpnum_load_be64(p) >> (8 * lead)
+            elif s < m:
+                word = ldpnum_load_be64(p + m - 8) << (8 * (8 - (m - s)))
+            else:
+                word = 0
+            out[k] = word
+    else:
+        # fewer than 8 bytes: the 8·W-byte big-endian form (lead zero bytes, the m bytes, zero bytes) in a buffer
+        memset(row, 0, 32)
+        memcpy(row + lead, p, <size_t> m)
+        for k in range(n_words):
+            out[k] = ldpnum_load_be64(row + 8 * k)
+    return kind | (4 if size > nbytes and p[nbytes] != 0 else 0)
+
+
+def object_words(items, int nbytes):
+    """Words of an object array or a list holding only exact ``bytes`` or only exact ``str`` (NUL-free) items.
 
     Returns ``(words, kind, n_long, first_long)``: ``words`` holds, per item, the big-endian integer of the item's
     first ``nbytes`` bytes (UTF-8 for str), zero-padded on the right: one uint64 per item for ``nbytes <= 8``
@@ -37,59 +105,41 @@ def object_words(cnp.ndarray items, int nbytes):
     ``(n, W)``, the item encoding's wide form); ``kind`` is ``"bytes"`` or ``"str"``; ``n_long`` counts the items
     whose byte at position ``nbytes`` exists and is not zero (the items cut, by the NumPy route's rule: zero bytes
     beyond the width are padding), ``first_long`` is the first such index (-1 if none). Returns ``None`` for an
-    empty array, ``nbytes`` outside [1, 32], or any other content. ``items`` is a one-dimensional NumPy array of
-    dtype object (any strides, read-only too); it is only read.
+    empty input, ``nbytes`` outside [1, 32], or any other content. ``items`` is a one-dimensional NumPy array of
+    dtype object (any strides, read-only too) or an exact ``list`` (read in place: converting a list of a million
+    strings to an object array costs more than this whole pass); it is only read.
     """
-    if items.ndim != 1 or items.dtype.kind != "O":
-        return None
-    cdef Py_ssize_t n = items.shape[0], i, size, j, m, k, t, lead
-    cdef Py_ssize_t step = items.strides[0] // <Py_ssize_t> sizeof(PyObject*)
-    cdef PyObject** data = <PyObject**> cnp.PyArray_DATA(items)
-    cdef const unsigned char* p
-    cdef uint64_t word
-    cdef int kind = 0, kk
+    cdef Py_ssize_t n, i, step = 0
+    cdef PyObject** data = NULL
+    cdef bint is_list = type(items) is list
+    cdef int kind = 0, got
     cdef Py_ssize_t n_long = 0, first_long = -1
     cdef Py_ssize_t n_words = (nbytes + 7) // 8
-    cdef object obj
+    cdef Py_ssize_t lead = 8 * n_words - nbytes  # zero bytes before the item's first byte in its 8·W-byte form
+    if is_list:
+        n = PyList_GET_SIZE(items)
+    elif isinstance(items, np.ndarray) and items.ndim == 1 and items.dtype.kind == "O":
+        n = items.shape[0]
+        step = items.strides[0] // <Py_ssize_t> sizeof(PyObject*)
+        data = <PyObject**> cnp.PyArray_DATA(items)
+    else:
+        return None
     if n == 0 or nbytes < 1 or nbytes > 32:
         return None
-    if n_words > 1:
-        words = np.empty((n, n_words), dtype=np.uint64)
-    else:
-        words = np.empty(n, dtype=np.uint64)
+    words = np.empty((n, n_words), dtype=np.uint64) if n_words > 1 else np.empty(n, dtype=np.uint64)
     cdef uint64_t[::1] w = words.reshape(-1)
-    lead = 8 * n_words - nbytes  # zero bytes before the item's first byte in its 8·W-byte big-endian form
+    cdef uint64_t* out = &w[0]
     for i in range(n):
-        obj = <object> data[i * step]
-        if PyBytes_CheckExact(obj):
-            kk = 1
-            p = <const unsigned char*> PyBytes_AS_STRING(obj)
-            size = PyBytes_GET_SIZE(obj)
-        elif PyUnicode_CheckExact(obj):
-            kk = 2
-            p = <const unsigned char*> PyUnicode_AsUTF8AndSize(obj, &size)
-            if size and memchr(p, 0, <size_t> size) != NULL:
-                return None
+        if is_list:
+            if PyList_GET_SIZE(items) != n:  # changed while read (another thread): refuse rather than guess
+                raise RuntimeError("a list of items changed size while it was being read")
+            got = put_words(<object> PyList_GET_ITEM(items, i), nbytes, n_words, lead, out + i * n_words)
         else:
+            got = put_words(<object> data[i * step], nbytes, n_words, lead, out + i * n_words)
+        if got == 0 or (kind != 0 and kind != (got & 3)):
             return None
-        if kind == 0:
-            kind = kk
-        elif kind != kk:
-            return None
-        m = size if size < nbytes else nbytes
-        if n_words == 1:
-            word = 0
-            for j in range(m):
-                word = (word << 8) | p[j]
-            w[i] = word << (8 * (nbytes - m))
-        else:
-            for k in range(n_words):
-                word = 0
-                for j in range(8):
-                    t = 8 * k + j - lead
-                    word = (word << 8) | (p[t] if 0 <= t < m else 0)
-                w[i * n_words + k] = word
-        if size > nbytes and p[nbytes] != 0:
+        kind = got & 3
+        if got & 4:
             n_long += 1
             if first_long < 0:
                 first_long = i

@@ -56,7 +56,7 @@ from ..plans import TWO48, TWO64, GRRPlan, grr_keep_cells, uniform_count
 from ..reports import Reports
 from ._result import HeavyHittersEstimate
 from .items import (DIGEST_KEY, ITEM_TYPES, admissible_prefixes, check_digest, check_item_bits, decode_items,
-                    digest_params, encode_typed_items, ints_to_words, prefix_digests, words_to_ints)
+                    digest_params, encode_typed_items, ints_to_words, item_digests, prefix_digests, words_to_ints)
 
 __all__ = ["PEM", "TreeHist", "PrefixPlan", "HASH_FAMILY", "HASH_SEED", "hash_constants"]
 
@@ -381,7 +381,7 @@ class _PrefixProtocol(Mechanism):
         levels = estimate_prefix_levels(
             counts, p.lengths, p.hash_a, p.hash_b, p.g, p_star, q_star, n_cand, 2 * n_cand,
             admissible=lambda c, length: admissible_prefixes(c, length, item_type, item_bits),
-            digest=lambda rows, length: prefix_digests(rows, length, np.zeros(rows.shape[0], dtype=np.int64)))
+            digest=item_digests)
         if levels.holdout is None:
             warnings.warn(f"{type(self).__name__} with n_hashes=1 cannot split the last group's reports between "
                           "selecting the top items and estimating them: their frequencies are the selected "

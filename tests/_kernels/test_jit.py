@@ -245,6 +245,8 @@ def test_interpreted_and_compiled_kernels_agree_bit_for_bit(monkeypatch):
                                         np.empty(300, np.int64))
         wide = ldp.PEM(4.0, item_bits=200, top_k=2, item_type="uint")  # items wider than 64 bits: prefix digests
         wide.privatize([(7 << 150) + 3 * i for i in range(300)], rng=3)
+        from ldpnum.heavy.items import prefix_digests  # digests of prefixes of any length (PrefixPlan.prefix_word)
+        prefix_digests(wide.prepare_values([(5 << 140) + 7 * i for i in range(300)]), 200, np.arange(300) % 200)
         ldp.CountMeanSketch(2.0, item_bits=256, width=64, hashes=4).privatize(["a" * 40, "b"] * 150, rng=3)
         ldp.CountMeanSketch(4.0, 7, width=1024, hashes=4).privatize(np.arange(300) % 7, rng=3)  # sparse bits
         from ldpnum._kernels import client_setvalued  # padding-and-sampling's slot, as its tests probe it
