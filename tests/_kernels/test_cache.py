@@ -61,6 +61,16 @@ def mechanism_calls():
     # L-OSUE at k = 1024: the instantaneous flip drawn by the sparse layout (the small cases below use lanes)
     calls.append(("losue", lambda: run(ldp.LOSUE(2.0, 1.0, 1024), np.arange(200) * 5 % 1024,
                                        keys=ldp.ClientKeys.generate(200, rng=1))))
+    # the tier comparison's workload (tests/_kernels/test_jit.py: code widths of 8 to 64 bits, the probes the
+    # tests read kernels' integers with), so the suite and a user's other parameters load what install compiled
+    import test_jit
+
+    def tiers():
+        cases = test_jit._workload()
+        for m, x, kw in cases:
+            m.privatize(x, rng=3, **kw)
+        test_jit.probe_calls(cases)
+    calls.append(("tier workload", tiers))
     for name, case in test_longitudinal.LCASES.items():
         for kw in case.settings:
             m = test_longitudinal.build(name, kw)

@@ -175,11 +175,70 @@ def _workload():
     return cases
 
 
+def probe_calls(cases):
+    """The kernels that no ``privatize`` of ``cases`` launches: the unit vectors' public directions, SQKR's
+    representation, the mechanisms' probes (a kernel's own integers, as their tests read them), the sparse bits
+    of the count-mean sketch and the probes of padding-and-sampling and PI-RAPPOR. Shared by the tier comparison
+    and the kernel manifest (tests/_kernels/test_cache.py), so what the tests launch is compiled at install."""
+    from ldpnum.ranges.hierarchical import _hash_nodes
+    from ldpnum.vectors.unit import generate_directions
+    generate_directions(np.arange(50), 7)
+    from ldpnum.vectors.sqkr import kashin_coefficients  # SQKR's representation, as its tests probe it
+    kashin_coefficients(next(x for m, x, _ in cases if m.name == "sqkr" and m.dim == 3), 3)
+    for m, x, _ in cases:  # the probes that tests use to read a kernel's own integers
+        for probe in ("thresholds", "window_starts", "rounding", "leaf_index", "sign_thresholds"):
+            if hasattr(m, probe):
+                getattr(m, probe)(x)
+    _hash_nodes(12345 << 16, np.arange(300), 17)
+    keys = ldp.ClientKeys.generate(300, rng=7)  # longitudinal mechanisms take keys (not in CASES)
+    for m in (ldp.LGRR(2.0, 1.0, 8), ldp.LOSUE(2.0, 1.0, 13), ldp.LOSUE(1.0, 0.5, 8), ldp.LOLOHA(2.0, 1.0, 8),
+              ldp.LOSUE(2.0, 1.0, 1024)):  # (the last one's instantaneous flip by the sparse bit layout)
+        m.privatize(np.where(np.arange(300) == 5, m.k, np.arange(300) % m.k), keys=keys, rng=3, unknown="uniform")
+    for m in (ldp.RAPPOR(k=16, h=2, cohorts=5), ldp.RAPPOR(k=24, h=2, cohorts=300, f=2000 / 2**16),
+              ldp.RAPPOR(k=16, h=3, cohorts=3, f=0.3, p=0.1, q=0.8)):  # RAPPOR's three lane widths
+        m.privatize([f"w{i % 37}" for i in range(300)], keys=keys, rng=3)
+        m.bloom_bits(["a", "b"])
+    u = np.linspace(0.0, 100.0, 300)  # memoized telemetry: alpha-point rounding, the bits and the gamma flips
+    for m in (ldp.OneBitMean(2.0, (0, 100), memoize=True, grid_points=5, gamma=0.1),
+              ldp.DBitFlip(2.0, (0, 100), buckets=6, d=2, memoize=True, gamma=0.1),
+              ldp.DBitFlip(2.0, (0, 100), buckets=300, d=3, memoize=True)):  # beyond 2**16 samples: Floyd's
+        m.privatize(u, keys=keys, rng=3)
+    ldp.DBitFlip(2.0, (0, 100), buckets=300, d=3).privatize(u, rng=3)
+    for m, x, _ in cases:  # HDG's cell probe (its tests read the cells with it), a 1-D and a 2-D grid
+        if m.name == "hdg":
+            m.cells(x, 0)
+            m.cells(x, m.dim)
+    from ldpnum._kernels import client_prefix  # the prefix protocols' hash, as their tests probe it
+    pp = ldp.PEM(4.0, item_type="uint").plan
+    client_prefix.prefix_hash_probe(np.random.default_rng(6).bit_generator.random_raw(300),
+                                    np.arange(300) % pp.n_hashes, pp.hash_a, pp.hash_b, pp.g,
+                                    np.empty(300, np.int64))
+    wide = ldp.PEM(4.0, item_bits=200, top_k=2, item_type="uint")  # items wider than 64 bits: prefix digests
+    wide.privatize([(7 << 150) + 3 * i for i in range(300)], rng=3)
+    from ldpnum.heavy.items import prefix_digests  # digests of prefixes of any length (PrefixPlan.prefix_word)
+    prefix_digests(wide.prepare_values([(5 << 140) + 7 * i for i in range(300)]), 200, np.arange(300) % 200)
+    ldp.CountMeanSketch(2.0, item_bits=256, width=64, hashes=4).privatize(["a" * 40, "b"] * 150, rng=3)
+    ldp.CountMeanSketch(4.0, 7, width=1024, hashes=4).privatize(np.arange(300) % 7, rng=3)  # sparse bits
+    from ldpnum._kernels import client_setvalued  # padding-and-sampling's slot, as its tests probe it
+    sets = ldp.PaddingSampling(1.0, 70, 3).prepare_values(np.random.default_rng(9).random((300, 70)) < 0.1)
+    client_setvalued.sample_slot_probe(sets, 70, 3, np.random.default_rng(6).bit_generator.random_raw(300),
+                                       np.empty(300, np.int64))
+    from ldpnum._kernels import client_pirappor as pir  # probes of PI-RAPPOR's arithmetic (its tests use them)
+    words = np.random.default_rng(5).bit_generator.random_raw(3 * 500)
+    for p in (5, 1031, 482106433):
+        pir.uniform_probe(words, p, np.empty(words.size, np.uint64))
+        pir.mod_probe(words, p, (1 << 64) // p, np.empty(words.size, np.uint64))
+    pl = ldp.PIRappor(2.0, 16).plan
+    pir.pirappor_parts(np.arange(-1, 499) % 17 - 1, pl.p, pl.a, pl.t_b, pl.barrett, words,
+                       *[np.empty(500, np.uint64) for _ in range(4)])
+
+
 def _dual_call(calls):
     def call(self, *args):
         """Run the compiled kernel, then the interpreted one on copies of the outputs; compare."""
         if self.inline:
             return self.py_func(*args)
+        args = _jit._read_only(args, self.read_only_args)  # as Kernel.__call__ hands them: one signature
         copies = [a.copy() if isinstance(a, np.ndarray) and a.flags.writeable else a for a in args]
         with _jit.LAUNCH_LOCK:
             got = self.dispatcher(*args)
@@ -198,8 +257,6 @@ def test_interpreted_and_compiled_kernels_agree_bit_for_bit(monkeypatch):
     """Every kernel, run by the workload below, writes the same bytes and returns the same values on both
     tiers; and the workload reaches every kernel of the package (a new mechanism's kernel through its entry in
     test_common.py's CASES; a kernel reached by no mechanism must be called here)."""
-    from ldpnum.ranges.hierarchical import _hash_nodes
-
     calls = set()
     monkeypatch.setattr(_jit.Kernel, "__call__", _dual_call(calls))
     cases = _workload()
@@ -211,56 +268,7 @@ def test_interpreted_and_compiled_kernels_agree_bit_for_bit(monkeypatch):
         for m, x, _ in cases:  # the unit-vector mechanisms' decoder regenerates the public directions
             if m.name in ("priv_hs", "priv_unit", "priv_unit_g"):
                 m.aggregate(m.privatize(x, rng=4))
-        from ldpnum.vectors.unit import generate_directions
-        generate_directions(np.arange(50), 7)
-        from ldpnum.vectors.sqkr import kashin_coefficients  # SQKR's representation, as its tests probe it
-        kashin_coefficients(next(x for m, x, _ in cases if m.name == "sqkr" and m.dim == 3), 3)
-        for m, x, _ in cases:  # the probes that tests use to read a kernel's own integers
-            for probe in ("thresholds", "window_starts", "rounding", "leaf_index", "sign_thresholds"):
-                if hasattr(m, probe):
-                    getattr(m, probe)(x)
-        _hash_nodes(12345 << 16, np.arange(300), 17)
-        keys = ldp.ClientKeys.generate(300, rng=7)  # longitudinal mechanisms take keys (not in CASES)
-        for m in (ldp.LGRR(2.0, 1.0, 8), ldp.LOSUE(2.0, 1.0, 13), ldp.LOSUE(1.0, 0.5, 8), ldp.LOLOHA(2.0, 1.0, 8),
-                  ldp.LOSUE(2.0, 1.0, 1024)):  # (the last one's instantaneous flip by the sparse bit layout)
-            m.privatize(np.where(np.arange(300) == 5, m.k, np.arange(300) % m.k), keys=keys, rng=3, unknown="uniform")
-        for m in (ldp.RAPPOR(k=16, h=2, cohorts=5), ldp.RAPPOR(k=24, h=2, cohorts=300, f=2000 / 2**16),
-                  ldp.RAPPOR(k=16, h=3, cohorts=3, f=0.3, p=0.1, q=0.8)):  # RAPPOR's three lane widths
-            m.privatize([f"w{i % 37}" for i in range(300)], keys=keys, rng=3)
-            m.bloom_bits(["a", "b"])
-        u = np.linspace(0.0, 100.0, 300)  # memoized telemetry: alpha-point rounding, the bits and the gamma flips
-        for m in (ldp.OneBitMean(2.0, (0, 100), memoize=True, grid_points=5, gamma=0.1),
-                  ldp.DBitFlip(2.0, (0, 100), buckets=6, d=2, memoize=True, gamma=0.1),
-                  ldp.DBitFlip(2.0, (0, 100), buckets=300, d=3, memoize=True)):  # beyond 2**16 samples: Floyd's
-            m.privatize(u, keys=keys, rng=3)
-        ldp.DBitFlip(2.0, (0, 100), buckets=300, d=3).privatize(u, rng=3)
-        for m, x, _ in cases:  # HDG's cell probe (its tests read the cells with it), a 1-D and a 2-D grid
-            if m.name == "hdg":
-                m.cells(x, 0)
-                m.cells(x, m.dim)
-        from ldpnum._kernels import client_prefix  # the prefix protocols' hash, as their tests probe it
-        pp = ldp.PEM(4.0, item_type="uint").plan
-        client_prefix.prefix_hash_probe(np.random.default_rng(6).bit_generator.random_raw(300),
-                                        np.arange(300) % pp.n_hashes, pp.hash_a, pp.hash_b, pp.g,
-                                        np.empty(300, np.int64))
-        wide = ldp.PEM(4.0, item_bits=200, top_k=2, item_type="uint")  # items wider than 64 bits: prefix digests
-        wide.privatize([(7 << 150) + 3 * i for i in range(300)], rng=3)
-        from ldpnum.heavy.items import prefix_digests  # digests of prefixes of any length (PrefixPlan.prefix_word)
-        prefix_digests(wide.prepare_values([(5 << 140) + 7 * i for i in range(300)]), 200, np.arange(300) % 200)
-        ldp.CountMeanSketch(2.0, item_bits=256, width=64, hashes=4).privatize(["a" * 40, "b"] * 150, rng=3)
-        ldp.CountMeanSketch(4.0, 7, width=1024, hashes=4).privatize(np.arange(300) % 7, rng=3)  # sparse bits
-        from ldpnum._kernels import client_setvalued  # padding-and-sampling's slot, as its tests probe it
-        sets = ldp.PaddingSampling(1.0, 70, 3).prepare_values(np.random.default_rng(9).random((300, 70)) < 0.1)
-        client_setvalued.sample_slot_probe(sets, 70, 3, np.random.default_rng(6).bit_generator.random_raw(300),
-                                           np.empty(300, np.int64))
-        from ldpnum._kernels import client_pirappor as pir  # probes of PI-RAPPOR's arithmetic (its tests use them)
-        words = np.random.default_rng(5).bit_generator.random_raw(3 * 500)
-        for p in (5, 1031, 482106433):
-            pir.uniform_probe(words, p, np.empty(words.size, np.uint64))
-            pir.mod_probe(words, p, (1 << 64) // p, np.empty(words.size, np.uint64))
-        pl = ldp.PIRappor(2.0, 16).plan
-        pir.pirappor_parts(np.arange(-1, 499) % 17 - 1, pl.p, pl.a, pl.t_b, pl.barrett, words,
-                           *[np.empty(500, np.uint64) for _ in range(4)])
+        probe_calls(cases)
         for bad in ([0.0, np.inf, 20.0], [0.5, np.nan]):  # the validation scans on their error paths
             with pytest.raises(ValueError):
                 ldp.Duchi(1.0, (0, 1)).privatize(bad, out_of_range="raise")
