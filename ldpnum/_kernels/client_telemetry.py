@@ -125,7 +125,7 @@ def pair_bits_inline(sample, v, s, d, width, word, t_lo, t_hi):
     return bits
 
 
-@jit(parallel=True)
+@jit(parallel=True, plan_arrays=("table",))
 def rank_bit_flip_kernel(buckets, words, c, table, d, t_lo, t_hi, width, out):
     """The report code of each record, its sample by rank from word ``c·i``, its bits from the words after it.
 
@@ -144,7 +144,7 @@ def rank_bit_flip_kernel(buckets, words, c, table, d, t_lo, t_hi, width, out):
         out[ii] = code
 
 
-@jit(parallel=True)
+@jit(parallel=True, plan_arrays=("table",))
 def keyed_rank_bit_flip_kernel(keys, sample_tweak, tweak, buckets, table, d, t_lo, t_hi, width, out):
     """:func:`rank_bit_flip_kernel` on each person's keyed words, derived as they are used (no array of words).
 

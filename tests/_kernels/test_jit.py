@@ -219,6 +219,10 @@ def probe_calls(cases):
     prefix_digests(wide.prepare_values([(5 << 140) + 7 * i for i in range(300)]), 200, np.arange(300) % 200)
     ldp.CountMeanSketch(2.0, item_bits=256, width=64, hashes=4).privatize(["a" * 40, "b"] * 150, rng=3)
     ldp.CountMeanSketch(4.0, 7, width=1024, hashes=4).privatize(np.arange(300) % 7, rng=3)  # sparse bits
+    for m in (ldp.PGR(2.0, 1000), ldp.HadamardResponse(1.0, 70_000),  # codes of 16 and 32 bits
+              ldp.CountMeanSketch(2.0, 7, width=16, hashes=4, variant="hcms"),  # 8 and 16 bits
+              ldp.CountMeanSketch(2.0, 7, width=64, hashes=4, variant="hcms")):
+        m.privatize(np.arange(300) % 7, rng=3)
     from ldpnum._kernels import client_setvalued  # padding-and-sampling's slot, as its tests probe it
     sets = ldp.PaddingSampling(1.0, 70, 3).prepare_values(np.random.default_rng(9).random((300, 70)) < 0.1)
     client_setvalued.sample_slot_probe(sets, 70, 3, np.random.default_rng(6).bit_generator.random_raw(300),
