@@ -29,11 +29,15 @@ process. Alternatives measured and not kept:
 
 The interpreted tier runs 1000 values of every registered mechanism in at most 0.06 s (2-26 µs per
 array element), against 0.25-0.55 s to *load* the compiled kernels from a warm on-disk cache. So a call
-whose largest per-record array (values, words or output, not the plan's tables) has at most
-:data:`INTERPRET_MAX_ELEMENTS` elements runs interpreted, until the kernel
-has interpreted :data:`INTERPRET_TOTAL_ELEMENTS` elements in this process (about the cost of one compilation:
-rent until renting has cost what buying would); after that, and for every larger call, the kernel is
-compiled (or loaded from Numba's on-disk cache) once and used from then on. ``import ldpnum`` and small calls
+whose work (by default its largest per-record array: values, words or output, not the plan's tables) is at
+most :data:`INTERPRET_MAX_ELEMENTS` elements runs interpreted, while the kernel has interpreted at most
+:data:`INTERPRET_TOTAL_ELEMENTS` elements and :data:`INTERPRET_SECONDS` seconds in this process, the next
+call included at the rate its earlier calls were measured at (rent until renting has cost what buying
+would); after that, and for every larger call, the kernel is compiled (or loaded from Numba's on-disk cache)
+once and used from then on. A kernel whose cost per record grows with a parameter the arrays' sizes do not
+show (a vector's dimension, Kashin's frame, the bits of a set) declares its work in elements of comparable
+cost (``jit(work=...)``): without it, 16,384 PrivUnitG reports of dimension 50 (0.9 ms each interpreted)
+took 15 s to aggregate instead of 0.3 s to load the compiled decoder. ``import ldpnum`` and small calls
 therefore never import Numba. Records of a large call are processed in blocks of ``2**18`` words
 (``ldpnum._random``), far above the limit, so large calls run compiled and their throughput is unchanged.
 
@@ -72,17 +76,29 @@ import importlib.metadata
 import os
 import sys
 import threading
+import time
 import types
 
 import numpy as np
 
 __all__ = ["jit", "launch", "prange", "Kernel", "LAUNCH_LOCK", "MODE", "INTERPRET_MAX_ELEMENTS",
-           "INTERPRET_TOTAL_ELEMENTS", "numba_module", "num_threads"]
+           "INTERPRET_TOTAL_ELEMENTS", "INTERPRET_SECONDS", "numba_module", "num_threads"]
 
 #: Largest array (in elements) of a call that may run interpreted.
 INTERPRET_MAX_ELEMENTS = 1 << 14
 #: Elements a kernel may interpret in one process before it is compiled.
 INTERPRET_TOTAL_ELEMENTS = 1 << 16
+#: Seconds a kernel may spend interpreted in one process before it is compiled: between what loading its
+#: compiled code from Numba's on-disk cache costs (0.25-0.55 s per mechanism, measured on a 2-vCPU machine) and
+#: what compiling it costs when the cache is empty (1.2-5.2 s), so renting wastes at most about a second either way,
+#: and well above what small calls cost on a loaded machine (a kernel shared by several mechanisms, run on 1000
+#: values of each, took over 0.25 s with both cores busy).
+INTERPRET_SECONDS = 1.0
+#: Calls smaller than this many elements are charged as this many when the kernel's rate is measured (a tiny
+#: call's fixed cost would otherwise read as a high cost per element).
+_RATE_MIN_ELEMENTS = 1024
+#: The clock interpreted calls are timed with (a module attribute, so tests can replace it).
+_clock = time.perf_counter
 
 MODES = ("auto", "compile", "interpret")
 
@@ -201,7 +217,7 @@ class Kernel:
         Compiled with ``parallel=True``; inlined into its callers by Numba (a helper, never launched).
     """
 
-    def __init__(self, py_func, options, parallel, inline, plan_arrays=(), buffers=()):
+    def __init__(self, py_func, options, parallel, inline, plan_arrays=(), buffers=(), work=None):
         functools.update_wrapper(self, py_func)
         self.py_func = py_func
         self.options = options
@@ -219,8 +235,13 @@ class Kernel:
         #: is the words drawn or a scratch buffer), so one signature serves every caller (see :func:`_read_only`).
         first = (0,) if params and params[0] not in ("words", *buffers) and 0 not in self.plan_args else ()
         self.read_only_args = first + self.plan_args
+        #: The kernel's own measure of a call's work (``work(*args)``, in elements), or None for the default.
+        self.work = work
         self._dispatcher = None
         self.interpreted_elements = 0
+        self.interpreted_seconds = 0.0
+        #: The highest cost per element measured on this kernel's interpreted calls (seconds).
+        self.seconds_per_element = 0.0
 
     def __reduce__(self):  # by reference, like a module-level function: never the compiled code
         return _kernel_by_name, (self.__module__, self.__qualname__)
@@ -289,24 +310,44 @@ class Kernel:
         finally:
             _INTERPRETING.on = False
 
-    def _interpret_this(self, args):
+    def work_of(self, args):
+        """A call's work in elements: the kernel's ``work`` function, else its largest per-record array."""
+        if self.work is not None:
+            return int(self.work(*args))
+        return max((args[i].size for i in self.work_args if isinstance(args[i], np.ndarray)), default=0)
+
+    def _interpreted_work(self, args):
+        """The call's work if it runs interpreted (charged to the kernel's budgets), else None."""
         if MODE != "auto":
-            return MODE == "interpret"
+            return 0 if MODE == "interpret" else None
         if self._dispatcher is not None:
-            return False
-        work = max((args[i].size for i in self.work_args if isinstance(args[i], np.ndarray)), default=0)
+            return None
+        work = self.work_of(args)
         if work > INTERPRET_MAX_ELEMENTS or self.interpreted_elements + work > INTERPRET_TOTAL_ELEMENTS:
-            return False
+            return None
+        if self.interpreted_seconds + work * self.seconds_per_element > INTERPRET_SECONDS:
+            return None
         self.interpreted_elements += work
-        return True
+        return work
+
+    def _charge(self, work, seconds):
+        self.interpreted_seconds += seconds
+        self.seconds_per_element = max(self.seconds_per_element, seconds / max(work, _RATE_MIN_ELEMENTS))
 
     def __call__(self, *args):
         if self.inline:  # helpers run inside a kernel; called directly (tests), they are plain Python
             return self.interpret(*args)
         if self.read_only_args:
             args = _read_only(args, self.read_only_args)
-        if self._interpret_this(args):
-            return self.interpret(*args)
+        work = self._interpreted_work(args)
+        if work is not None:
+            if MODE != "auto":
+                return self.interpret(*args)
+            start = _clock()
+            try:
+                return self.interpret(*args)
+            finally:
+                self._charge(work, _clock() - start)
         d = self.dispatcher
         if self.parallel:
             with LAUNCH_LOCK:
@@ -339,7 +380,7 @@ def _kernel_by_name(module, qualname):
     return getattr(importlib.import_module(module), qualname)
 
 
-def jit(*, parallel=False, inline=False, plan_arrays=(), buffers=()):
+def jit(*, parallel=False, inline=False, plan_arrays=(), buffers=(), work=None):
     """Decorate a kernel with ldpnum's policy; returns a :class:`Kernel`.
 
     Parameters
@@ -354,6 +395,10 @@ def jit(*, parallel=False, inline=False, plan_arrays=(), buffers=()):
         or not the mechanism was unpickled).
     buffers : tuple of str
         Parameters of a helper's scratch arrays, written by it, whose size its caller counted already.
+    work : callable, optional
+        ``work(*args)``: the call's work in elements of about the cost of one simple record's, for a kernel whose
+        cost per record grows with a parameter the arrays' sizes do not show (the tier policy compares it with
+        :data:`INTERPRET_MAX_ELEMENTS`). Default: the size of the largest per-record array.
     """
     options = dict(cache=True, nogil=True, fastmath=False, error_model="numpy", boundscheck=False)
     if parallel:
@@ -362,7 +407,7 @@ def jit(*, parallel=False, inline=False, plan_arrays=(), buffers=()):
         options["inline"] = "always"
 
     def decorate(py_func):
-        return Kernel(py_func, options, parallel, inline, plan_arrays, buffers)
+        return Kernel(py_func, options, parallel, inline, plan_arrays, buffers, work)
 
     return decorate
 

@@ -196,7 +196,17 @@ def coordinate_inline(seed, t, shift):
     return np.int64(splitmix_inline(seed + np.uint64(t) * GOLDEN) >> np.uint64(shift))
 
 
-@jit(parallel=True, plan_arrays=("pos", "sign"))
+def _frame_work(rows, iterations, frame_bits):
+    """Work of Kashin's representation of ``rows`` rows, in elements (see ``ldpnum._kernels._jit.jit``).
+
+    Each row runs ``iterations + 1`` transforms of the ``D = 2**frame_bits`` frame coefficients.
+    """
+    return rows * (int(iterations) + 1) * (1 << int(frame_bits))
+
+
+@jit(parallel=True, plan_arrays=("pos", "sign"),
+     work=lambda x, scale, pos, sign, level, truncation, iterations, k, frame_bits, *rest:
+     _frame_work(x.shape[0], iterations, frame_bits))
 def sqkr_kernel(x, scale, pos, sign, level, truncation, iterations, k, frame_bits, a_keep, grr_shift, words, out,
                 clipped):
     """SQKR, ``k + 2`` words per record (seed, ``k`` quantization words, the randomized-response word)."""
@@ -223,7 +233,8 @@ def sqkr_kernel(x, scale, pos, sign, level, truncation, iterations, k, frame_bit
             out[i] = (seed << kk) | np.uint64(y)
 
 
-@jit(parallel=True)
+@jit(parallel=True, work=lambda x, scale, pos, sign, level, truncation, iterations, frame_bits, *rest:
+     _frame_work(x.shape[0], iterations, frame_bits))
 def kashin_probe(x, scale, pos, sign, level, truncation, iterations, frame_bits, out, clipped):
     """Probe: ``out[i]`` = Kashin's representation of row ``i`` (the coefficients the kernel quantizes)."""
     n, d = x.shape
@@ -234,7 +245,9 @@ def kashin_probe(x, scale, pos, sign, level, truncation, iterations, frame_bits,
         clipped[i] = kashin_inline(x, i, scale[i], pos, sign, level, truncation, iterations, xt, z, out[i])
 
 
-@jit(parallel=True, plan_arrays=("pos", "sign"))
+@jit(parallel=True, plan_arrays=("pos", "sign"),
+     work=lambda x, scale, pos, sign, level, truncation, iterations, frame_bits, clipped:
+     _frame_work(x.shape[0], iterations, frame_bits))
 def kashin_clip_flags(x, scale, pos, sign, level, truncation, iterations, frame_bits, clipped):
     """``clipped[i] = 1`` when Kashin's representation of row ``i`` needs a coefficient clipped to the level.
 

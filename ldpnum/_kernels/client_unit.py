@@ -337,7 +337,7 @@ def projection_inline(x, i, inv_norm, keep, word, seed, norm, buf):
     return -dot, ss
 
 
-@jit(parallel=True)
+@jit(parallel=True, work=lambda seeds, out: out.size)
 def generate_directions(seeds, out):
     """Probe: ``out[k] = g_{seeds[k]}`` (the family's vectors, ``out.shape[1]`` coordinates each)."""
     for k in prange(seeds.shape[0]):
@@ -404,7 +404,7 @@ def rejection_kernel(x, inv_norm, keep, m, n_trials, sphere, gamma, t_c, words, 
 DECODE_TASKS = 16
 
 
-@jit(parallel=True)
+@jit(parallel=True, work=lambda codes, kind, scale, sums: codes.size * sums.shape[2])
 def decode_sums(codes, kind, scale, sums):
     """The collector's sums over reports of the decoded (unscaled) directions, in fixed point.
 

@@ -388,6 +388,72 @@ def test_auto_tier_interprets_small_calls_then_compiles(monkeypatch):
     assert run2 is None and k2.compiled
 
 
+def test_auto_tier_compiles_once_interpreting_has_cost_what_loading_would(monkeypatch):
+    """The time budget: each interpreted call of 2048 words "takes" 0.1 s on a fake clock, so two fit in a budget
+    of 0.25 s and the third, predicted at the measured rate, is compiled — although the element budgets (16,384
+    per call, 65,536 in all) would have interpreted it. Negative control: a free clock interprets all three."""
+    monkeypatch.setattr(_jit, "MODE", "auto")
+    monkeypatch.setattr(_jit, "INTERPRET_SECONDS", 0.25)
+    now = [0.0]
+    monkeypatch.setattr(_jit, "_clock", lambda: now[0])
+
+    def run(k, n=1024):
+        values = np.arange(n, dtype=np.uint64)
+        words = np.zeros(2 * n, np.uint64)
+        out = np.empty(n, np.uint64)
+        k(values, words, out)
+        np.testing.assert_array_equal(out, values)
+
+    def kernel(seconds_per_call):
+        k = _fresh_plus_words()
+        interpret = k.interpret
+
+        def slow(*args):
+            now[0] += seconds_per_call
+            return interpret(*args)
+        k.interpret = slow
+        return k
+
+    k = kernel(0.1)
+    run(k)
+    run(k)
+    assert not k.compiled and k.interpreted_seconds == pytest.approx(0.2)
+    assert k.seconds_per_element == pytest.approx(0.1 / 2048)
+    run(k)
+    assert k.compiled and k.interpreted_elements == 4096 and k.interpreted_seconds == pytest.approx(0.2)
+    free = kernel(0.0)
+    for _ in range(3):
+        run(free)
+    assert not free.compiled and free.interpreted_elements == 3 * 2048
+    tiny = kernel(0.1)  # a tiny call's fixed cost is charged as _RATE_MIN_ELEMENTS elements, not per word
+    run(tiny, 2)
+    assert tiny.seconds_per_element == pytest.approx(0.1 / _jit._RATE_MIN_ELEMENTS)
+
+
+def test_declared_work_counts_what_a_record_costs():
+    """Kernels whose cost per record grows with a parameter the arrays do not show declare their work: a
+    block of 10,000 PrivUnitG reports of dimension 50 is 500,000 elements (compiled), not 10,000 (interpreted
+    at ~0.9 ms a report); SQKR's rows count their frame transforms, a set's bitmask its bits. The default
+    (the largest per-record array) is unchanged for the others."""
+    from ldpnum._kernels import client_kashin, client_setvalued, client_unit
+
+    sums = np.empty((client_unit.DECODE_TASKS, 3, 50), dtype=np.int64)
+    codes = np.zeros((10_000, 1), dtype=np.uint32)
+    args = (codes, 2, 1.0, sums)
+    assert client_unit.decode_sums.work_of(args) == 500_000 > _jit.INTERPRET_MAX_ELEMENTS
+    fresh = _jit.Kernel(client_unit.decode_sums.py_func, {}, True, False, work=client_unit.decode_sums.work)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_jit, "MODE", "auto")
+        assert fresh._interpreted_work(args) is None and fresh.interpreted_elements == 0
+        plain = _jit.Kernel(client_unit.decode_sums.py_func, {}, True, False)  # negative control: no work=
+        assert plain._interpreted_work(args) == 10_000
+    x = np.full((100, 8), 0.1)
+    assert client_kashin._frame_work(100, 3, 4) == 100 * 4 * 16
+    assert client_setvalued.padding_sampling_kernel.work_of((np.zeros((100, 2), np.uint64),)) == 100 * 2 * 16
+    assert client_unit.privhs_kernel.work_of((x, 1.0, 0, 1, 0, np.zeros(300, np.uint64),
+                                              np.zeros((100, 1), np.uint32))) == 800
+
+
 def test_plan_arrays_do_not_count_as_work():
     """Laplace's noise table has tens of thousands of entries whatever n: the records' arrays measure work."""
     from ldpnum._kernels import client_numeric as client
