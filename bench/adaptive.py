@@ -9,8 +9,9 @@ are estimated by
   plain, so a fallback equals the baseline exactly (ratio 1.00) and a warped round differs from it only by
   its own second-round draw;
 * **adaptive** (``ldp.AdaptiveDistribution(ε, bounds)``, the default ``adapt="auto"``): a 20% Square Wave pilot,
-  a payload, a second round warped to the pilot when the pilot's held-out likelihood prefers no smoothing (else
-  plain), one joint estimate;
+  a payload, a second round warped to the pilot when the pilot's held-out likelihood prefers no smoothing, or one
+  pass on a pilot that leaned towards none or sits on a tenth of the bounds (``ldpnum.mechanisms.adaptive.adapts``;
+  else plain), one joint estimate;
 * **warped (forced)**, ``adapt=True``: the warped second round on every data set (the candidate design itself,
   to show what the switch avoids; where the switch warped, the same pilot, payload and reports as *adaptive*);
 * **warped, no pins** (spiky and heavy only): the warped second round with ``pin_point_masses=False`` (the

@@ -14,8 +14,8 @@ Each person reports **once**, with the full ε, in one of two rounds:
 The estimate fits one histogram of equal buckets on the bounds to both rounds' reports at once, each through its
 own exact transition (:func:`ldpnum.estimation.em.joint_ems_heldout`), with the point-mass zones left out of the
 smoothing (the background is smoothed, a point mass stays sharp). The collector decides from the pilot whether
-to adapt: when the pilot's held-out likelihood prefers smoothing (a smooth density), the payload says
-``design="plain"`` and the second round is the pilot's own Square Wave, so that the whole collection is one plain
+to adapt (:func:`adapts`): when the pilot's held-out likelihood prefers smoothing (a smooth density), the payload
+says ``design="plain"`` and the second round is the pilot's own Square Wave, so that the whole collection is one plain
 Square Wave collection and its estimate is exactly one round's on all n people (the aggregates merge).
 
 Measured (``python bench/adaptive.py``: n = 10^6, ε = 0.5-4, 19 collections per cell, ratios of W1 / KS /
@@ -27,7 +27,9 @@ of 10% it is at least 0.05 off, and one round is already at 0.053-0.060. A log-n
 (0, 100): KS 0.43-0.55, range MSE 0.33-0.63 at every ε, W1 0.64 at ε = 4 but 0.79-0.98 at ε <= 2 (the warp
 thins the long tail's resolution). The flights' distance: W1 0.76-0.91, KS 0.84-1.03, range MSE 0.67-0.83.
 Smooth data (Beta(5, 2), a Gaussian): the switch fell back in most collections (those collections are one round
-exactly); the Gaussian at ε = 1, where it warped a few, came to 1.05 / 1.08 / 1.11 / 1.00. Time (CPU seconds,
+exactly); the Gaussian at ε = 1, where it warped a few, came to 1.05 / 1.08 / 1.11 / 1.00, and since the switch was
+narrowed (:func:`adapts`) to 1.00 at every ε, no smooth collection warped (18 collections per cell, and 4 more
+the rule was not chosen on). Time (CPU seconds,
 median of 3, n = 10^6, spiky, heavy and the flights' distance at ε = 1 and 4, 2-core machine at load 1-2):
 0.60-1.08 s for the whole protocol (0.66-1.39 s before the final joint fit was accelerated).
 The final joint fit runs accelerated by SQUAREM (:func:`~ldpnum.estimation.em.joint_ems_heldout`: at spiky ε = 1
@@ -68,8 +70,8 @@ from ..reports import Reports
 from ..spec import Spec, check_spec
 from .wave import SquareWave
 
-__all__ = ["AdaptiveDistribution", "AdaptivePayload", "WarpedSquareWave", "point_mass_zones", "warp_knots",
-           "WARP_TOTAL"]
+__all__ = ["AdaptiveDistribution", "AdaptivePayload", "WarpedSquareWave", "adapts", "mass_span", "point_mass_zones",
+           "warp_knots", "WARP_TOTAL"]
 
 #: Warping CDFs are integer knots over this total (so a payload is exact and JSON-serializable).
 WARP_TOTAL = 2**20
@@ -90,8 +92,13 @@ MIN_PILOT_REPORTS = 2000
 FIT_BINS = 1024
 #: Buckets of the joint fit of both rounds (a divisor or multiple of :data:`FIT_BINS`, and of the segments).
 JOINT_BINS = 1024
-#: The pilot's held-out smoothing level at or below which the second round is warped ("auto").
+#: The pilot's held-out smoothing level at or below which the second round may be warped ("auto"; see
+#: :func:`adapts`).
 ADAPT_MAX_SMOOTHING = 1
+#: At that level, the second round is warped only when the pilot's held-out search preferred no smoothing (not
+#: confirmed: ``smoothing_fallback``) or when the pilot's buckets holding ``ADAPT_MASS`` of its mass cover under
+#: ``ADAPT_SPAN`` of the bounds (a tail on wide public bounds). See :func:`adapts` for the measurements.
+ADAPT_MASS, ADAPT_SPAN = 0.9, 0.1
 #: Cells of the uniform draw that assigns people to rounds (:func:`ldpnum._random.assign_columns`).
 _ROUND_CELLS = 1 << 16
 DESIGNS = ("warped", "plain")
@@ -504,6 +511,45 @@ class AdaptivePayload:
                    tuple(tuple(z) if isinstance(z, list) else z for z in pinned))
 
 
+def mass_span(probabilities: ArrayLike, mass: float = ADAPT_MASS) -> float:
+    """Share of the buckets that the fewest buckets holding ``mass`` of the probability need (largest first).
+
+    1 minus that share of an equal-bucket histogram is how much of the bounds holds almost nothing: 0.035 for
+    a log-normal(0, 1) on (0, 100) (90% of the mass in 3.5% of the bounds), 0.32 for N(0.5, 0.1²) on (0, 1).
+    """
+    p = np.sort(np.asarray(probabilities, dtype=np.float64))[::-1]
+    if p.size == 0:
+        raise ValueError("mass_span: no buckets")
+    k = int(np.searchsorted(np.cumsum(p), mass * p.sum())) + 1
+    return min(k, p.size) / p.size
+
+
+def adapts(pilot_estimate: DistributionEstimate) -> bool:
+    """The switch of ``adapt="auto"``: whether the pilot's estimate calls for the warped second round.
+
+    Warp when the pilot's held-out likelihood (:func:`ldpnum.estimation.em.ems_heldout`) chose no smoothing
+    (spikes, a heavy tail, a rough density); at one smoothing pass only when that search preferred no
+    smoothing but could not confirm it (``smoothing_fallback``), or when the pilot's mass sits on a small part
+    of the bounds (:func:`mass_span` under :data:`ADAPT_SPAN`); otherwise (a smooth density) keep the plain
+    Square Wave.
+
+    Measured (``python bench/adaptive.py``, n = 10^6, 18 collections per cell; ratios of W1 / KS / range MSE 0.1
+    / 0.5 to one round): warping every pilot at one pass, as before, cost the Gaussian N(0.5, 0.1²) at ε = 1
+    1.04 / 1.08 / 1.13 / 1.02 (2 of 18 warped, each 1.5x the W1 and 7x the range MSE of one round: their
+    joint fit under-smoothed); with this rule the smooth sets (Beta(5, 2), the Gaussian) fall back in every
+    collection (1.00 at every ε), the heavy tail keeps all its gains (KS 0.42-0.54), and the spiky data and
+    the flights' distance at ε <= 1 give up a little (spiky ε = 0.5 range MSE 0.90 -> 0.94, ε = 1 0.83 -> 0.86;
+    flights ε = 0.5 0.73 -> 0.80). The rule was chosen on those collections; collections it was not chosen
+    on are in the bench's table.
+    """
+    level = pilot_estimate.smoothing
+    if level is None or level > ADAPT_MAX_SMOOTHING:
+        return False
+    if level == 0 or pilot_estimate.smoothing_fallback:
+        return True
+    return mass_span(pilot_estimate.probabilities) < ADAPT_SPAN
+
+
 class AdaptiveDistribution:
     r"""Two-round collection of a numerical distribution: a Square Wave pilot, then a round warped to its shape.
 
@@ -516,8 +562,10 @@ class AdaptiveDistribution:
     **When not to adapt.** Warping moves the Square Wave's resolution to where the pilot saw mass: it pays where
     one fixed window fails (heavy tails on wide bounds, sharp features) and is a gamble on smooth densities. With
     ``adapt="auto"`` (default) the collector adapts only when the pilot's held-out likelihood (the choice of
-    smoothing of :func:`~ldpnum.estimation.ems_heldout`) prefers no smoothing at all, a sign of sharp features;
-    otherwise the payload is ``design="plain"``: the second round is the pilot's Square Wave, the two rounds are
+    smoothing of :func:`~ldpnum.estimation.ems_heldout`) prefers no smoothing at all, a sign of sharp features, or
+    keeps one pass on a pilot that leaned towards none or holds 90% of its mass on under a tenth of the bounds (a
+    tail on wide bounds; the rule and its measurements: ``ldpnum.mechanisms.adaptive.adapts``); otherwise the
+    payload is ``design="plain"``: the second round is the pilot's Square Wave, the two rounds are
     one Square Wave collection, and the estimate is exactly ``SquareWave.estimate_distribution`` of their merged
     aggregate. ``adapt=True`` / ``False`` force the choice.
 
@@ -654,8 +702,7 @@ class AdaptiveDistribution:
         d = max(self._n_segments, FIT_BINS)
         d = -(-d // self._n_segments) * self._n_segments
         est = self._pilot.estimate_distribution(pilot_agg, n_bins=d, max_iter=PILOT_MAX_ITER)
-        warped = self._adapt is True or (self._adapt == "auto" and est.smoothing is not None
-                                         and est.smoothing <= ADAPT_MAX_SMOOTHING)
+        warped = self._adapt is True or (self._adapt == "auto" and adapts(est))
         knots = warp_knots(est.probabilities, self._n_segments) if warped else ()
         zones: tuple[tuple[int, int], ...] = ()
         if warped and self._pin and d == FIT_BINS:

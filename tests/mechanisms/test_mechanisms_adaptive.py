@@ -10,7 +10,8 @@ import pytest
 import ldpnum as ldp
 from ldpnum.estimation.em import (joint_expectation_maximization, warped_transition_from_plan,
                                   window_transition_from_plan)
-from ldpnum.mechanisms.adaptive import MIN_PILOT_REPORTS, WarpedSquareWave, point_mass_zones, warp_knots
+from ldpnum.mechanisms.adaptive import (ADAPT_SPAN, MIN_PILOT_REPORTS, WarpedSquareWave, adapts, mass_span,
+                                        point_mass_zones, warp_knots)
 from ldpnum.plans import TWO53, window_plan
 from privacy_checks import PrivacyViolation, check_exact_epsilon
 
@@ -239,16 +240,55 @@ def test_switch_falls_back_on_smooth_data_and_adapts_on_spikes():
     payload = proto.fit_payload(pilot.aggregate(pilot.privatize(smooth, rng=1)))
     assert payload.design == "plain" and payload.knots == ()
     assert proto.second_mechanism(payload) == pilot
-    sharp = ldp.AdaptiveDistribution(4.0, (0, 1))  # at ε = 4 the spikes are clear in 20,000 pilot reports
+    # at ε = 4 the spikes are clear in 50,000 pilot reports (no smoothing chosen); in 20,000 this sample's pilot
+    # keeps one pass, confirmed, and falls back
+    sharp = ldp.AdaptiveDistribution(4.0, (0, 1))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ldp.PointMassWarning)
         spikes = sharp.fit_payload(sharp.pilot_mechanism().aggregate(sharp.pilot_mechanism().privatize(
-            spiky(20_000, 0), rng=1)))
+            spiky(50_000, 0), rng=1)))
     assert spikes.design == "warped"
     # falling back, the two rounds are one Square Wave collection, estimated as one
     x = np.random.default_rng(2).beta(5, 2, 40_000)
     d = proto.run(x, rng=3)
     assert d.method == "ems-cv" and d.spec == pilot.spec
+
+
+def _pilot_estimate(p, smoothing, fallback=False):
+    p = np.asarray(p, dtype=np.float64)
+    return ldp.DistributionEstimate(np.linspace(0, 1, p.size + 1), p / p.sum(), smoothing=smoothing,
+                                    smoothing_fallback=fallback)
+
+
+def test_mass_span_against_a_sort():
+    """The fewest buckets (largest first) holding 90% of the mass, as a share of the buckets, against a plain
+    loop; a uniform histogram needs 90% of them, one point mass one bucket."""
+    rng = np.random.default_rng(5)
+    for p in (np.ones(1024), np.r_[1.0, np.zeros(99)], rng.dirichlet(np.full(64, 0.3)), rng.lognormal(0, 2, 300)):
+        q = sorted(p / p.sum(), reverse=True)
+        k, acc = 0, 0.0
+        while acc < 0.9 * (1 - 1e-12):
+            acc += q[k]
+            k += 1
+        assert mass_span(p) == pytest.approx(k / len(p))
+    assert mass_span(np.ones(1024)) == pytest.approx(922 / 1024)
+    with pytest.raises(ValueError, match="no buckets"):
+        mass_span([])
+
+
+def test_switch_rule_on_each_kind_of_pilot():
+    """adapt="auto": no smoothing warps; one pass warps only when no smoothing scored higher but was not
+    confirmed, or when the mass sits on under a tenth of the bounds (a tail on wide bounds); more smoothing, or
+    one pass on a spread-out density (the Gaussian whose warped rounds under-smoothed), stays plain."""
+    bulk = np.exp(-0.5 * ((np.arange(1024) - 512) / 102.4) ** 2)   # N(0.5, 0.1²) on 1024 buckets
+    tail = np.r_[np.linspace(30, 1, 40), np.full(984, 1e-3)]        # 90% of the mass in 4% of the buckets
+    assert mass_span(bulk) > 0.3 and mass_span(tail) < ADAPT_SPAN
+    assert adapts(_pilot_estimate(bulk, 0))
+    assert not adapts(_pilot_estimate(bulk, 1))
+    assert adapts(_pilot_estimate(bulk, 1, fallback=True))
+    assert adapts(_pilot_estimate(tail, 1))
+    assert not adapts(_pilot_estimate(tail, 2)) and not adapts(_pilot_estimate(bulk, 4, fallback=True))
+    assert not adapts(_pilot_estimate(bulk, None))
 
 
 def test_plain_fallback_is_one_round_on_everyone():
