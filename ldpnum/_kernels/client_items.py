@@ -52,6 +52,21 @@ F2 = np.uint64(0xC4CEB9FE1A85EC53)
 
 
 @jit(inline=True)
+def fmix64_inline(z):
+    """MurmurHash3's 64-bit finalizer ``fmix64``, a bijection of the 64-bit words.
+
+    The kernels' one copy; the collector's NumPy one is :func:`ldpnum.estimation.heavy.fmix64`, the Cython one
+    ``server_prefix.mix64``.
+    """
+    z ^= z >> U33
+    z *= F1
+    z ^= z >> U33
+    z *= F2
+    z ^= z >> U33
+    return z
+
+
+@jit(inline=True)
 def row_digit_inline(items, i, n_words, k):
     """Digit ``k`` (uint64; 0 = least significant) of row ``i``'s integer: ``items[i, W - 1 - k]``, 0 above its words.
 
@@ -105,12 +120,7 @@ def prefix_digest_inline(items, i, n_words, item_bits, shift, key0, key1):
     for d in (d3, d2, d1, d0):
         h ^= d * C2
         h = ((h << U31) | (h >> U33)) * C1
-    h ^= key1
-    h ^= h >> U33
-    h *= F1
-    h ^= h >> U33
-    h *= F2
-    h ^= h >> U33
+    h = fmix64_inline(h ^ key1)
     return h if m_words > U1 else d0
 
 

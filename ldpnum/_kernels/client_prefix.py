@@ -26,34 +26,21 @@ import numpy as np
 
 from ._jit import jit, prange
 from .client_grr import grr_inline
-from .client_items import prefix_digest_inline
+from .client_items import fmix64_inline, prefix_digest_inline
 from .client_numeric import mulhi64_inline
 
 U16 = np.uint64(16)
 U33 = np.uint64(33)
 U48 = np.uint64(48)
 M16 = np.uint64(0xFFFF)
-MIX1 = np.uint64(0xFF51AFD7ED558CCD)
-MIX2 = np.uint64(0xC4CEB9FE1A85EC53)
 #: Records per chunk of :func:`prefix_wide_kernel` (its prefix words of a chunk stay in the first-level cache).
 WIDE_CHUNK = 256
 
 
 @jit(inline=True)
-def mix64_inline(z):
-    """MurmurHash3's 64-bit finalizer: a bijection of the 64-bit words."""
-    z ^= z >> U33
-    z *= MIX1
-    z ^= z >> U33
-    z *= MIX2
-    z ^= z >> U33
-    return z
-
-
-@jit(inline=True)
 def prefix_hash_inline(p, a, b, g):
-    """``hash(p) = floor(mix64(a·p + b) · g / 2**64)`` in ``[0, g)``."""
-    return np.int64(mulhi64_inline(mix64_inline(p * a + b), np.uint64(g)))
+    """``hash(p) = floor(fmix64(a·p + b) · g / 2**64)`` in ``[0, g)``."""
+    return np.int64(mulhi64_inline(fmix64_inline(p * a + b), np.uint64(g)))
 
 
 @jit(parallel=True, plan_arrays=("lengths", "hash_a", "hash_b"))

@@ -58,7 +58,7 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["prefix_hash", "prefix_supports", "extend_candidates", "top_indices", "PrefixLevels",
+__all__ = ["fmix64", "prefix_hash", "prefix_supports", "extend_candidates", "top_indices", "PrefixLevels",
            "estimate_prefix_levels", "support_estimates", "holdout_split"]
 
 _M32 = np.uint64(0xFFFF_FFFF)
@@ -66,6 +66,27 @@ _M32 = np.uint64(0xFFFF_FFFF)
 _WORK_PER_THREAD = 1 << 18
 _MIX1 = np.uint64(0xFF51AFD7ED558CCD)
 _MIX2 = np.uint64(0xC4CEB9FE1A85EC53)
+
+
+def fmix64(z: ArrayLike) -> NDArray[np.uint64]:
+    """MurmurHash3's 64-bit finalizer on uint64 words (a new array), in NumPy's wrapping arithmetic.
+
+    The same function as the client kernels' (``ldpnum._kernels.client_items.fmix64_inline``), for the
+    collector's hashes of candidates and for exact references.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> hex(int(fmix64(np.array([1], np.uint64))[0]))
+    '0xb456bcfc34c2cb2c'
+    """
+    z = np.array(z, dtype=np.uint64, copy=True)
+    z ^= z >> np.uint64(33)
+    z *= _MIX1
+    z ^= z >> np.uint64(33)
+    z *= _MIX2
+    z ^= z >> np.uint64(33)
+    return z
 
 
 def prefix_hash(prefixes: NDArray[np.uint64], hash_a: ArrayLike, hash_b: ArrayLike,
@@ -82,12 +103,7 @@ def prefix_hash(prefixes: NDArray[np.uint64], hash_a: ArrayLike, hash_b: ArrayLi
     (2, 1)
     """
     p = np.asarray(prefixes, dtype=np.uint64)[:, None]
-    z = p * np.asarray(hash_a, dtype=np.uint64)[None, :] + np.asarray(hash_b, dtype=np.uint64)[None, :]
-    z ^= z >> np.uint64(33)
-    z *= _MIX1
-    z ^= z >> np.uint64(33)
-    z *= _MIX2
-    z ^= z >> np.uint64(33)
+    z = fmix64(p * np.asarray(hash_a, dtype=np.uint64)[None, :] + np.asarray(hash_b, dtype=np.uint64)[None, :])
     gg = np.uint64(g)
     hi = ((z >> np.uint64(32)) * gg + (((z & _M32) * gg) >> np.uint64(32))) >> np.uint64(32)
     return hi.astype(np.int64)

@@ -49,7 +49,7 @@ from .._kernels._jit import launch
 from .._typing import ArrayLike, NDArray, SeedLike
 from .._validation import check_epsilon, check_scalar
 from ..aggregate import Aggregate
-from ..estimation.heavy import estimate_prefix_levels
+from ..estimation.heavy import estimate_prefix_levels, fmix64
 from ..frequency.hashing import G_MAX, olh_g
 from ..base import Mechanism
 from ..plans import TWO48, TWO64, GRRPlan, grr_keep_cells, uniform_count
@@ -141,11 +141,7 @@ class PrefixPlan:
     def hashed_prefix(self, item: int, j: int, h: int) -> int:
         """``hash_h(prefix of item of length l_j)``, in exact Python integers (of its digest above 64 bits)."""
         p = self.prefix_word(item, j)
-        z = (int(self.hash_a[h]) * p + int(self.hash_b[h])) % TWO64
-        for mult in (0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53):
-            z ^= z >> 33
-            z = (z * mult) % TWO64
-        z ^= z >> 33
+        z = int(fmix64([(int(self.hash_a[h]) * p + int(self.hash_b[h])) % TWO64])[0])
         return (z * self.g) >> 64
 
     def exact_probabilities(self, item: int, word: int) -> dict[int, Fraction]:
