@@ -99,6 +99,11 @@ ADAPT_MAX_SMOOTHING = 1
 #: confirmed: ``smoothing_fallback``) or when the pilot's buckets holding ``ADAPT_MASS`` of its mass cover under
 #: ``ADAPT_SPAN`` of the bounds (a tail on wide public bounds). See :func:`adapts` for the measurements.
 ADAPT_MASS, ADAPT_SPAN = 0.9, 0.1
+#: ... or when the pilot's plain-EM histogram of :data:`ZONE_BINS` buckets shows a point mass of at least this
+#: excess over the running median of 49 buckets (:func:`point_mass_zones` with its defaults): at one pass the noise
+#: of smooth densities reached 0.048 (a Gaussian), the bench's spiky data 0.07-0.12, one value held by 30% of the
+#: people 0.31.
+ADAPT_ATOM_MASS = 0.06
 #: Cells of the uniform draw that assigns people to rounds (:func:`ldpnum._random.assign_columns`).
 _ROUND_CELLS = 1 << 16
 DESIGNS = ("warped", "plain")
@@ -524,30 +529,44 @@ def mass_span(probabilities: ArrayLike, mass: float = ADAPT_MASS) -> float:
     return min(k, p.size) / p.size
 
 
-def adapts(pilot_estimate: DistributionEstimate) -> bool:
+def _zones(histogram: ArrayLike) -> tuple[tuple[int, int], ...]:
+    """The point-mass zones of a plain-EM histogram of :data:`ZONE_BINS` buckets, as runs of :data:`FIT_BINS` ones.
+
+    :func:`point_mass_zones` with its window and padding scaled to the coarser grid.
+    """
+    f = FIT_BINS // ZONE_BINS
+    return tuple((lo * f, hi * f) for lo, hi in point_mass_zones(histogram, window=ZONE_WINDOW // f,
+                                                                   pad=max(1, ZONE_PAD // f)))
+
+
+def adapts(pilot_estimate: DistributionEstimate, zone_histogram: ArrayLike | None = None) -> bool:
     """The switch of ``adapt="auto"``: whether the pilot's estimate calls for the warped second round.
 
     Warp when the pilot's held-out likelihood (:func:`ldpnum.estimation.em.ems_heldout`) chose no smoothing
     (spikes, a heavy tail, a rough density); at one smoothing pass only when that search preferred no
-    smoothing but could not confirm it (``smoothing_fallback``), or when the pilot's mass sits on a small part
-    of the bounds (:func:`mass_span` under :data:`ADAPT_SPAN`); otherwise (a smooth density) keep the plain
-    Square Wave.
+    smoothing but could not confirm it (``smoothing_fallback``), when the pilot's mass sits on a small part
+    of the bounds (:func:`mass_span` under :data:`ADAPT_SPAN`), or when ``zone_histogram`` (the pilot's
+    plain-EM histogram of :data:`ZONE_BINS` buckets) shows a point mass of at least :data:`ADAPT_ATOM_MASS`;
+    otherwise (a smooth density) keep the plain Square Wave.
 
     Measured (``python bench/adaptive.py``, n = 10^6, 18 collections per cell; ratios of W1 / KS / range MSE 0.1
     / 0.5 to one round): warping every pilot at one pass, as before, cost the Gaussian N(0.5, 0.1²) at ε = 1
     1.04 / 1.08 / 1.13 / 1.02 (2 of 18 warped, each 1.5x the W1 and 7x the range MSE of one round: their
     joint fit under-smoothed); with this rule the smooth sets (Beta(5, 2), the Gaussian) fall back in every
-    collection (1.00 at every ε), the heavy tail keeps all its gains (KS 0.42-0.54), and the spiky data and
-    the flights' distance at ε <= 1 give up a little (spiky ε = 0.5 range MSE 0.90 -> 0.94, ε = 1 0.83 -> 0.86;
-    flights ε = 0.5 0.73 -> 0.80). The rule was chosen on those collections; collections it was not chosen
-    on are in the bench's table.
+    collection (1.00 at every ε), the heavy tail keeps all its gains (KS 0.42-0.54), and spiky data and the
+    flights' distance at ε = 0.5 give up a little (spiky range MSE 0.90 -> 0.95, flights 0.73 -> 0.80), while
+    the point-mass trigger keeps spiky ε = 1 at 0.83 (all 18 warped) and a single strong point mass warped (30%
+    of the people at one value, ε = 1, a 40,000-report pilot at one pass).
+    The rule was chosen on those collections; collections it was not chosen on are in the bench's table.
     """
     level = pilot_estimate.smoothing
     if level is None or level > ADAPT_MAX_SMOOTHING:
         return False
     if level == 0 or pilot_estimate.smoothing_fallback:
         return True
-    return mass_span(pilot_estimate.probabilities) < ADAPT_SPAN
+    if mass_span(pilot_estimate.probabilities) < ADAPT_SPAN:
+        return True
+    return zone_histogram is not None and bool(point_mass_zones(zone_histogram, min_mass=ADAPT_ATOM_MASS))
 
 
 class AdaptiveDistribution:
@@ -563,8 +582,9 @@ class AdaptiveDistribution:
     one fixed window fails (heavy tails on wide bounds, sharp features) and is a gamble on smooth densities. With
     ``adapt="auto"`` (default) the collector adapts only when the pilot's held-out likelihood (the choice of
     smoothing of :func:`~ldpnum.estimation.ems_heldout`) prefers no smoothing at all, a sign of sharp features, or
-    keeps one pass on a pilot that leaned towards none or holds 90% of its mass on under a tenth of the bounds (a
-    tail on wide bounds; the rule and its measurements: ``ldpnum.mechanisms.adaptive.adapts``); otherwise the
+    keeps one pass on a pilot that leaned towards none, holds 90% of its mass on under a tenth of the bounds (a
+    tail on wide bounds) or shows a point mass of 6% of the people (the rule and its measurements:
+    ``ldpnum.mechanisms.adaptive.adapts``); otherwise the
     payload is ``design="plain"``: the second round is the pilot's Square Wave, the two rounds are
     one Square Wave collection, and the estimate is exactly ``SquareWave.estimate_distribution`` of their merged
     aggregate. ``adapt=True`` / ``False`` force the choice.
@@ -702,17 +722,18 @@ class AdaptiveDistribution:
         d = max(self._n_segments, FIT_BINS)
         d = -(-d // self._n_segments) * self._n_segments
         est = self._pilot.estimate_distribution(pilot_agg, n_bins=d, max_iter=PILOT_MAX_ITER)
-        warped = self._adapt is True or (self._adapt == "auto" and adapts(est))
-        knots = warp_knots(est.probabilities, self._n_segments) if warped else ()
-        zones: tuple[tuple[int, int], ...] = ()
-        if warped and self._pin and d == FIT_BINS:
+        plain = None  # the pilot's plain-EM histogram of ZONE_BINS buckets: point masses, for the switch and pins
+        if self._adapt is True or (self._adapt == "auto" and est.smoothing is not None
+                                   and est.smoothing <= ADAPT_MAX_SMOOTHING):
             from ..estimation.em import expectation_maximization, window_transition_from_plan
 
             t = window_transition_from_plan(self._pilot.plan, ZONE_BINS)
             plain = expectation_maximization(pilot_agg.counts, t, method="em", max_iter=ZONE_EM_ITER).x
-            f = FIT_BINS // ZONE_BINS
-            zones = tuple((lo * f, hi * f) for lo, hi in point_mass_zones(plain, window=ZONE_WINDOW // f,
-                                                                           pad=max(1, ZONE_PAD // f)))
+        warped = self._adapt is True or (self._adapt == "auto" and adapts(est, plain))
+        knots = warp_knots(est.probabilities, self._n_segments) if warped else ()
+        zones: tuple[tuple[int, int], ...] = ()
+        if warped and self._pin and d == FIT_BINS:
+            zones = _zones(plain)
         return AdaptivePayload(self._epsilon, self._bounds, "warped" if warped else "plain", knots,
                                _digest(self._pilot.spec), self._pilot.n_cells, zones)
 

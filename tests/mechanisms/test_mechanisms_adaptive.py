@@ -278,8 +278,9 @@ def test_mass_span_against_a_sort():
 
 def test_switch_rule_on_each_kind_of_pilot():
     """adapt="auto": no smoothing warps; one pass warps only when no smoothing scored higher but was not
-    confirmed, or when the mass sits on under a tenth of the bounds (a tail on wide bounds); more smoothing, or
-    one pass on a spread-out density (the Gaussian whose warped rounds under-smoothed), stays plain."""
+    confirmed, when the mass sits on under a tenth of the bounds (a tail on wide bounds) or when the pilot's
+    plain-EM histogram shows a clear point mass; more smoothing, or one pass on a spread-out density (the
+    Gaussian whose warped rounds under-smoothed), stays plain."""
     bulk = np.exp(-0.5 * ((np.arange(1024) - 512) / 102.4) ** 2)   # N(0.5, 0.1²) on 1024 buckets
     tail = np.r_[np.linspace(30, 1, 40), np.full(984, 1e-3)]        # 90% of the mass in 4% of the buckets
     assert mass_span(bulk) > 0.3 and mass_span(tail) < ADAPT_SPAN
@@ -289,6 +290,14 @@ def test_switch_rule_on_each_kind_of_pilot():
     assert adapts(_pilot_estimate(tail, 1))
     assert not adapts(_pilot_estimate(tail, 2)) and not adapts(_pilot_estimate(bulk, 4, fallback=True))
     assert not adapts(_pilot_estimate(bulk, None))
+    # a point mass in the pilot's plain-EM histogram (256 buckets): 8% of the people at one value warps a pilot at
+    # one pass; 4% (about what a smooth density's noise shows there) does not
+    background = np.full(256, 1.0)
+    for share, warps in ((0.08, True), (0.04, False)):
+        hist = background / background.sum() * (1 - share)
+        hist[100:103] += share / 3
+        assert adapts(_pilot_estimate(bulk, 1), hist) is warps
+        assert adapts(_pilot_estimate(bulk, 0), hist) and not adapts(_pilot_estimate(bulk, 2), hist)
 
 
 def test_plain_fallback_is_one_round_on_everyone():
