@@ -732,7 +732,7 @@ class AdaptiveDistribution:
         warped = self._adapt is True or (self._adapt == "auto" and adapts(est, plain))
         knots = warp_knots(est.probabilities, self._n_segments) if warped else ()
         zones: tuple[tuple[int, int], ...] = ()
-        if warped and self._pin and d == FIT_BINS:
+        if warped and self._pin and d == FIT_BINS and plain is not None:  # plain: fitted whenever it may warp
             zones = _zones(plain)
         return AdaptivePayload(self._epsilon, self._bounds, "warped" if warped else "plain", knots,
                                _digest(self._pilot.spec), self._pilot.n_cells, zones)
