@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ._random import splitmix64_mix
 from .aggregate import collector_key, count_codes
 from .spec import Spec, check_spec
 
@@ -90,22 +91,10 @@ class ReportsChangedError(ValueError):
     """
 
 
-_MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _SALTS = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xD1B54A32D192ED03))
 _CHUNK = 1 << 20
-
-
-def _mix(z):
-    """The SplitMix64 finalizer on a uint64 array, in place.
-
-    Steele, Lea, Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014.
-    """
-    z ^= z >> np.uint64(30)
-    z *= _MIX1
-    z ^= z >> np.uint64(27)
-    z *= _MIX2
-    z ^= z >> np.uint64(31)
-    return z
+#: The SplitMix64 finalizer on a uint64 array, in place.
+_mix = splitmix64_mix
 
 
 #: Histograms of at most this many cells are hashed through a table of f_j(c) (uint8/uint16 codes).

@@ -40,7 +40,37 @@ from ._typing import NDArray, SeedLike
 from ._validation import check_scalar
 
 __all__ = ["WordSource", "AESCounterStream", "resolve_rng", "child_rng", "assign_columns", "MAX_ASSIGNED",
-           "BLOCK_RECORDS", "BLOCK_WORDS", "block_sizes", "draw_pool"]
+           "BLOCK_RECORDS", "BLOCK_WORDS", "block_sizes", "draw_pool", "splitmix64", "splitmix64_mix"]
+
+#: SplitMix64's increment (the golden ratio) and its output function's multipliers (Steele, Lea, Flood, "Fast
+#: splittable pseudorandom number generators", OOPSLA 2014).
+SPLITMIX_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_SPLITMIX_M1, _SPLITMIX_M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+
+def splitmix64_mix(z: NDArray[np.uint64]) -> NDArray[np.uint64]:
+    """SplitMix64's finalizer on a uint64 array, **in place** (and returned), in NumPy's wrapping arithmetic.
+
+    ``z ^= z >> 30; z *= 0xBF58476D1CE4E5B9; z ^= z >> 27; z *= 0x94D049BB133111EB; z ^= z >> 31``: the
+    collector's copy of the kernels' ``client_unit.splitmix_inline`` (which adds :data:`SPLITMIX_GOLDEN` first).
+    """
+    z ^= z >> np.uint64(30)
+    z *= _SPLITMIX_M1
+    z ^= z >> np.uint64(27)
+    z *= _SPLITMIX_M2
+    z ^= z >> np.uint64(31)
+    return z
+
+
+def splitmix64(x: Any) -> NDArray[np.uint64]:
+    """SplitMix64's output at states ``x`` (uint64; a new array): :func:`splitmix64_mix` of ``x + golden``.
+
+    Examples
+    --------
+    >>> hex(int(splitmix64(np.array([0], np.uint64))[0]))
+    '0xe220a8397b1dcdaf'
+    """
+    return splitmix64_mix(np.asarray(x, dtype=np.uint64) + SPLITMIX_GOLDEN)
 
 #: Records randomized per kernel launch: words for one block are drawn, then the block is randomized.
 #: Keeps memory bounded (a few MB of words) for inputs of any size.

@@ -76,6 +76,7 @@ import numpy as np
 
 from .._kernels import client_kashin
 from .._kernels._jit import launch
+from .._random import splitmix64
 from .._typing import ArrayLike, FloatArray, SeedLike
 from .._validation import check_scalar
 from ..aggregate import Aggregate
@@ -121,14 +122,6 @@ _GOLDEN = 0x9E3779B97F4A7C15
 _M64 = (1 << 64) - 1
 
 
-def _splitmix(x: np.ndarray) -> np.ndarray:
-    """SplitMix64's output function on a uint64 array (NumPy's wrapping arithmetic; the kernels' formula)."""
-    z = x + np.uint64(_GOLDEN)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
 def frame(dim: int, redundancy: int = DEFAULT_REDUNDANCY) -> tuple[int, np.ndarray, np.ndarray]:
     """The public frame of ``dim`` coordinates: ``(L, pos, sign)``.
 
@@ -147,9 +140,9 @@ def frame(dim: int, redundancy: int = DEFAULT_REDUNDANCY) -> tuple[int, np.ndarr
     redundancy = _check_redundancy(redundancy)
     L = max(1, (redundancy * dim - 1).bit_length())
     D = 1 << L
-    keys = _splitmix(np.uint64(_POS_SALT) + np.arange(D, dtype=np.uint64))
+    keys = splitmix64(np.uint64(_POS_SALT) + np.arange(D, dtype=np.uint64))
     pos = np.sort(np.argsort(keys, kind="stable")[:dim]).astype(np.int64)
-    top = _splitmix(np.uint64(_SIGN_SALT) + np.arange(dim, dtype=np.uint64)) >> np.uint64(63)
+    top = splitmix64(np.uint64(_SIGN_SALT) + np.arange(dim, dtype=np.uint64)) >> np.uint64(63)
     sign = np.where(top == 1, -1.0, 1.0)
     for arr in (pos, sign):
         arr.flags.writeable = False
@@ -181,7 +174,7 @@ def fwht(a: np.ndarray) -> np.ndarray:
 def coordinates(seeds: np.ndarray, k: int, frame_bits: int) -> np.ndarray:
     """The ``k`` coordinates (``(n, k)`` int64) named by each report seed (the kernel's sampler)."""
     steps = np.arange(k, dtype=np.uint64) * np.uint64(_GOLDEN)
-    h = _splitmix(np.asarray(seeds, dtype=np.uint64)[:, None] + steps[None, :])
+    h = splitmix64(np.asarray(seeds, dtype=np.uint64)[:, None] + steps[None, :])
     return (h >> np.uint64(64 - frame_bits)).astype(np.int64)
 
 
