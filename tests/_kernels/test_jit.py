@@ -454,6 +454,30 @@ def test_declared_work_counts_what_a_record_costs():
                                               np.zeros((100, 1), np.uint32))) == 800
 
 
+
+def test_rejection_sampler_counts_its_expected_trials_not_its_words():
+    """PrivUnit draws ``J + 2`` words per report but uses ``1/A`` of them on average: 1000 reports of dimension 3
+    at ε = 4 (``J = 96``, 7.4 expected trials) are 98,000 words (over the interpreted limit, so the first call
+    loaded the compiled kernel, ~1 s) but 12,000 elements of work (0.29 s interpreted, measured); dimension 50
+    is 13 times as much (compiled).
+    Negative control: the default measure (the words) would compile the small call."""
+    from ldpnum._kernels import client_unit
+
+    m = ldp.PrivUnit(4.0, 3)
+    p = m._plan
+    x = np.full((1000, 3), 0.5)
+    words = np.zeros(1000 * (p.trials + 2), dtype=np.uint64)
+    out = np.zeros((1000, 1), dtype=np.uint32)
+    args = (x, np.ones(1000), np.zeros(1000, np.int64), 1, p.trials, True, p.gamma, p.t_c, words, out,
+            np.zeros((1000, 1), np.int64))
+    k = client_unit.rejection_kernel
+    assert p.trials >= 8 and words.size > _jit.INTERPRET_MAX_ELEMENTS
+    assert k.work_of(args) == 1000 * (p.trials // 8) <= _jit.INTERPRET_MAX_ELEMENTS
+    wide = (np.full((1000, 50), 0.1),) + args[1:]
+    assert k.work_of(wide) == 13 * k.work_of(args) > _jit.INTERPRET_MAX_ELEMENTS
+    plain = _jit.Kernel(k.py_func, {}, True, False)  # negative control: no work=
+    assert plain.work_of(args) == words.size > _jit.INTERPRET_MAX_ELEMENTS
+
 def test_plan_arrays_do_not_count_as_work():
     """Laplace's noise table has tens of thousands of entries whatever n: the records' arrays measure work."""
     from ldpnum._kernels import client_numeric as client
