@@ -26,8 +26,8 @@ sys.path.insert(0, str(HERE.parent))
 
 N = 20_000
 R = 100
-#: Collections per row of the distribution table: each is bootstrapped twice, and the undersmoothed scheme's
-#: plain-EM refits run to convergence (about 5x the time of refits at a smoothing level).
+#: Collections per row of the distribution table: each is bootstrapped twice (the undersmoothed scheme's
+#: plain-EM refits run with SQUAREM; before, they took 2-6x the time of the estimate scheme's).
 R_DISTRIBUTION = 60
 B = 100
 #: Cells cheap enough (about 0.1 s per collection) to be measured again with ``R_PRECISE`` collections, where 60

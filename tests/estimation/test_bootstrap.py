@@ -24,14 +24,15 @@ def boot():
 def _em_fit(counts, t, level):
     from ldpnum.estimation.em import expectation_maximization
     x = (expectation_maximization(counts, t, method="ems", smoothing=level) if level
-         else expectation_maximization(counts, t, method="em")).x
+         else expectation_maximization(counts, t, method="em", accelerate=True)).x  # plain EM with SQUAREM
     x = np.maximum(x, 0.0)
     return x / x.sum()
 
 
 def test_replicates_are_the_undersmoothed_estimator_on_resampled_counts(boot):
-    # default scheme: EMS (one pass) undersmoothed to a quarter is plain EM: the pilot is EM on the observed
-    # counts, and each replicate is EM on counts drawn from the pilot's output distribution (naive route here)
+    # default scheme: EMS (one pass) undersmoothed to a quarter is plain EM (accelerated by SQUAREM): the pilot is
+    # EM on the observed counts, and each replicate is EM on counts drawn from the pilot's output distribution
+    # (naive route here)
     sw, agg, _, est = boot
     assert est.replicates.shape == (60, est.n_bins) and np.allclose(est.replicates.sum(axis=1), 1.0)
     assert est == sw.estimate_distribution(agg, method="ems")  # the point estimate is unchanged
@@ -58,6 +59,29 @@ def test_estimate_scheme_replicates_are_the_estimator_on_resampled_counts(boot):
     assert np.allclose(naive.probabilities, old.replicates[7])
     with pytest.raises(ValueError, match="scheme must be one of"):
         bootstrap_distribution(sw, agg, n_boot=60, scheme="basic")
+
+
+def test_plain_em_estimate_scheme_refits_with_plain_em_and_the_undersmoothed_pilot_with_squarem(boot):
+    # method="em": the "estimate" scheme's replicates are the estimate's own estimator (plain EM, not accelerated)
+    # on counts drawn from it; the undersmoothed scheme's pilot and refits are plain EM with SQUAREM, a different
+    # point under the same stopping rule (negative control: the two fits of the same counts differ)
+    from ldpnum.aggregate import Aggregate
+    from ldpnum.estimation.em import window_transition_from_plan
+    sw, agg, _, _ = boot
+    est = sw.estimate_distribution(agg, method="em")
+    old = bootstrap_distribution(sw, agg, n_boot=20, rng=3, method="em", scheme="estimate")
+    t = window_transition_from_plan(sw.plan, est.n_bins)
+    q = t.dense() @ est.probabilities
+    counts = np.random.default_rng(3).multinomial(agg.n_reports, q / q.sum(), size=20)
+    plain = sw.estimate_distribution(Aggregate(counts[5], agg.spec), method="em", n_bins=est.n_bins).probabilities
+    assert np.allclose(plain, old.replicates[5], rtol=0, atol=1e-15)
+    fast = _em_fit(counts[5], t, 0)
+    assert not np.allclose(fast, plain, rtol=0, atol=1e-6)
+    new = bootstrap_distribution(sw, agg, n_boot=20, rng=3, method="em")
+    pilot = _em_fit(agg.counts, t, 0)
+    q = t.dense() @ pilot
+    counts = np.random.default_rng(3).multinomial(agg.n_reports, q / q.sum(), size=20)
+    assert np.allclose(_em_fit(counts[5], t, 0), new.replicates[5], rtol=0, atol=1e-15)
 
 
 def test_held_out_ems_replicates_are_ems_at_a_quarter_of_the_level_chosen_once():
