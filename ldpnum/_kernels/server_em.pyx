@@ -498,6 +498,24 @@ cdef double SQUAREM_FLOOR = 0.1
 cdef double SQUAREM_STEP_FACTOR = 4.0
 
 
+cdef inline bint _plain_step(Fit* f, double* xp, double* save, double* loglik, Py_ssize_t* it, double* prev,
+                             double tol, double atol) noexcept nogil:
+    """One step of the map inside a SQUAREM cycle: ``save`` gets the current iterate, ``xp`` becomes ``F(xp)``,
+    ``loglik[it]`` its ``L``; true when the stopping rule is met (``prev`` is left at the previous ``L``), else
+    ``prev`` becomes the new ``L``."""
+    cdef Py_ssize_t i
+    cdef double cur
+    for i in range(f.d):
+        save[i] = xp[i]
+    it[0] += 1
+    cur = _em_map(f, xp)
+    loglik[it[0]] = cur
+    if fabs(cur - prev[0]) < tol * fabs(prev[0]) + atol:
+        return True
+    prev[0] = cur
+    return False
+
+
 cdef (Py_ssize_t, bint) _squarem_loop(Fit* f, Py_ssize_t max_iter, double tol, double atol, double* xp,
                                       double* loglik, double* x0, double* x1) noexcept nogil:
     """The EM / EMS fixed-point iteration ``x <- F(x)`` accelerated by SQUAREM (Varadhan & Roland 2008, S3).
@@ -522,26 +540,15 @@ cdef (Py_ssize_t, bint) _squarem_loop(Fit* f, Py_ssize_t max_iter, double tol, d
     prev = _loglik_at(f, xp)
     loglik[0] = prev
     while it < max_iter:
-        for i in range(d):
-            x0[i] = xp[i]
-        it += 1
-        cur = _em_map(f, xp)
-        loglik[it] = cur
-        if fabs(cur - prev) < tol * fabs(prev) + atol:
+        # the two plain steps: x0 = x, x1 = F(x0), xp = x2 = F(x1); prev ends as L(x2)
+        if _plain_step(f, xp, x0, loglik, &it, &prev, tol, atol):
             converged = True
             break
-        prev = cur
         if it == max_iter:
             break
-        for i in range(d):
-            x1[i] = xp[i]
-        it += 1
-        cur = _em_map(f, xp)
-        loglik[it] = cur
-        if fabs(cur - prev) < tol * fabs(prev) + atol:
+        if _plain_step(f, xp, x1, loglik, &it, &prev, tol, atol):
             converged = True
             break
-        prev = cur                                  # L(x2); xp holds x2
         if it == max_iter:
             break
         sr2 = 0.0
