@@ -14,10 +14,11 @@ zero bytes, counter from 0) under a fresh 128-bit key read from the operating sy
 (``os.urandom``) on every call, computed by OpenSSL through the ``cryptography`` package. AES-CTR under a
 uniformly random key is a standard cryptographic pseudorandom generator (the core of NIST SP 800-90A's
 CTR_DRBG); a fresh key per call also makes forked worker processes draw independent streams. Chosen by
-measurement (design rule R2): OpenSSL's pipelined AES-NI counter mode fills about 1.1 G words/s on one core
-of the 2-core machine the project is benchmarked on, three to four times ``randomgen.AESCounter`` (the
-previous choice) and NumPy's PCG64, and far faster than reading ``os.urandom`` directly (``make bench``
-measures all of them, in its RNG table). The GIL is released while it fills.
+measurement (design rule R2): OpenSSL's pipelined AES-NI counter mode fills 0.86-1.16 G words/s on one core
+of the 2-core machine the project is benchmarked on, in blocks of 2**18 words as the randomizers draw them
+(0.49 G/s into one 160 MB array, where memory bounds it), 2.4-3.3 times ``randomgen.AESCounter`` (the
+previous choice) and NumPy's PCG64 measured the same way, and far faster than reading ``os.urandom``
+directly (``make bench`` measures all of them, in its RNG table). The GIL is released while it fills.
 
 ``rng=int | numpy.random.SeedSequence | numpy.random.Generator``: **reproducible simulation** (the
 scientific-python SPEC 7 convention). Words are ``Generator.bit_generator.random_raw`` of
