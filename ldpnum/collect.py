@@ -1099,8 +1099,9 @@ def privatize_series(s: "pd.Series", mechanism: Mechanism, *, rng: SeedLike = No
     Parameters
     ----------
     s : pandas.Series
-        One value per person: integer or float dtype (nullable ``Int64``/``Float64`` included; bool only for
-        :class:`~ldpnum.RandomizedResponse`).
+        One value per person: real numbers (integer or float dtype, nullable ``Int64``/``Float64`` included;
+        bool only for :class:`~ldpnum.RandomizedResponse`), categories or text for a frequency oracle (see
+        *Categories* below), text for the heavy hitters.
     mechanism : ldpnum.Mechanism
         The randomizer, e.g. ``ldp.SquareWave(epsilon=1.0, bounds=(0, 1440))``. A column holds one code per
         person: the report of a bit-vector mechanism (SUE, OUE, subset selection) as one unsigned code whose bit
@@ -1112,8 +1113,9 @@ def privatize_series(s: "pd.Series", mechanism: Mechanism, *, rng: SeedLike = No
     nan_policy : {"raise", "impute"}, optional
         Missing values (NaN, ``pd.NA``, ±inf) raise (default) or are replaced by the public ``fill_value``.
         They are never dropped: dropping would reveal who is missing.
-    fill_value : float or int, optional
-        Public replacement of missing values with ``nan_policy="impute"``.
+    fill_value : scalar, optional
+        Public replacement of missing values with ``nan_policy="impute"`` (a category label for a column of
+        declared categories).
     ledger : ldpnum.PrivacyLedger, optional
         Records the collection (each person spends ``mechanism.epsilon``) after checking its cap before
         anything is drawn (see :class:`~ldpnum.accounting.PrivacyLedger`).
@@ -1153,16 +1155,26 @@ def privatize_series(s: "pd.Series", mechanism: Mechanism, *, rng: SeedLike = No
     Raises
     ------
     TypeError
-        For a non-Series, a non-mechanism, a bit vector of more than 64 bits, or a dtype that does not hold real
-        numbers (strings, objects, datetimes, categories; bools except for randomized response).
+        For a non-Series, a non-mechanism, a bit vector of more than 64 bits, or a dtype the mechanism does not
+        take: real numbers for numeric mechanisms (bools only for randomized response), categories or text
+        with declared categories for frequency oracles, text for heavy hitters.
     ValueError
-        For missing values with ``nan_policy="raise"``, a bad ``fill_value`` or ``nan_policy``, a negative
-        seed. Nothing is drawn when anything is wrong.
+        For bad values (missing with ``nan_policy="raise"``, outside the categories, a ``k`` that differs from
+        the declared number of categories) or bad options (``fill_value``, ``nan_policy``, a negative seed).
+        Nothing is drawn when anything is wrong.
 
     Notes
     -----
     Each person's report is ``mechanism.epsilon``-LDP (the mechanism's ``privatize``); estimators are
     post-processing.
+
+    **Categories.** A frequency oracle takes a pandas ``category`` column as its declared categories, in
+    their order (``k`` must equal their number): code ``i`` is ``s.cat.categories[i]``, the report
+    column's spec records the categories and estimates are labelled by them. The categories are public
+    parameters: declare them (``pd.CategoricalDtype([...])``), do not derive them from the data
+    (``astype("category")`` keeps only the values present, which leaks who answered what). A text column
+    needs them declared on the oracle: ``ldp.GRR(epsilon, categories=[...])`` or
+    ``mech.with_categories([...])``.
 
     Examples
     --------
@@ -1249,7 +1261,8 @@ def privatize_frame(df: "pd.DataFrame", mechanisms: Mapping, *, rng: SeedLike = 
     ------
     TypeError
         For a non-DataFrame, a mechanisms argument that is not a mapping or holds a non-mechanism, a column
-        whose dtype does not hold real numbers (the message names the column and dtype), unsuitable labels.
+        whose dtype its mechanism does not take (the message names the column, its dtype and a conversion),
+        unsuitable labels.
     ValueError
         For an empty mapping, a column that is not in ``df`` or whose label is duplicated, an unknown
         strategy, and bad values in any column (missing values, a bad fill value). Every cell of every
@@ -1488,6 +1501,34 @@ def estimate_mean_named(mech: Any, agg: Aggregate, record: Any, name: Any, **kwa
     if names is not None:
         return estimator(mech, "estimate_mean", kwargs)(agg, names=names, **kwargs)
     return named(estimator(mech, "estimate_mean", kwargs)(agg, **kwargs), name)
+
+
+def quantiles_named(mech: Any, agg: Aggregate, q: Any, name: Any, **kwargs: Any) -> Any:
+    """Quantile(s) of the queryable estimate from ``agg``, as :meth:`pandas.Series.quantile` gives them.
+
+    A float for a scalar ``q``; otherwise a Series of the quantiles indexed by ``q`` and named ``name``.
+    ``kwargs`` go to ``mech.queryable_estimate`` (the estimator's options).
+    """
+    est = mech.queryable_estimate(agg, **kwargs)
+    if np.ndim(q) == 0:
+        return float(est.quantile(q))
+    qs = np.asarray(q, dtype=np.float64)
+    return pd.Series(np.asarray(est.quantile(qs), dtype=np.float64), index=pd.Index(qs), name=name)
+
+
+def range_query(mech: Any, agg: Aggregate, lo: Any, hi: Any = None, **kwargs: Any) -> Any:
+    """Estimated fraction of people with values in ``[lo, hi]``, from the queryable estimate of ``agg``.
+
+    A report column of several value columns (:class:`~ldpnum.HDG`) takes one mapping ``{column: (lo, hi)}`` as
+    ``lo`` and no ``hi``, passed to its estimate's ``range``.
+    """
+    est = mech.queryable_estimate(agg, **kwargs)
+    if hi is None:
+        if not isinstance(lo, Mapping):
+            raise TypeError("range needs lo and hi (or, for a report column of several value columns, one "
+                            "mapping {column: (lo, hi)})")
+        return est.range(lo)
+    return est.range(lo, hi)
 
 
 def subset(obj: Any, mask: Any) -> Any:

@@ -62,8 +62,8 @@ import numpy as np
 from .spec import Spec
 from ._frame import new_collection_id
 from .collect import (aggregate_series, check_describe_method, check_shuffle, declare_shuffled, describe_aggregates,
-                      estimate_mean_named,
-                      estimator, mechanism_of, resolve_strategy, run_seed)
+                      estimate_mean_named, estimator, mechanism_of, quantiles_named, range_query,
+                      resolve_strategy, run_seed)
 from .engines import aggregate_frame, partition_privatize, tree_merge
 from .exceptions import InvalidValuesError
 from ._typing import ArrayLike, SeedLike
@@ -526,20 +526,13 @@ def _estimate(obj, column, spec, which, **kwargs):
 
 
 def _quantile(obj, column, q, spec, **kwargs):
-    import pandas as pd
-
     mech, agg = _mech_agg(obj, column, spec)
-    est = mech.queryable_estimate(agg, **kwargs)
-    if np.ndim(q) == 0:
-        return float(est.quantile(q))
-    qs = np.asarray(q, dtype=np.float64)
-    name = column if column is not None else make_meta(obj).name
-    return pd.Series(np.asarray(est.quantile(qs), dtype=np.float64), index=pd.Index(qs), name=name)
+    return quantiles_named(mech, agg, q, column if column is not None else make_meta(obj).name, **kwargs)
 
 
 def _range(obj, column, lo, hi, spec, **kwargs):
     mech, agg = _mech_agg(obj, column, spec)
-    return mech.queryable_estimate(agg, **kwargs).range(lo, hi)
+    return range_query(mech, agg, lo, hi, **kwargs)
 
 
 def _info(obj):

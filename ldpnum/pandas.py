@@ -1,39 +1,19 @@
 r"""The ``.ldp`` accessors: privatize pandas columns and estimate from report columns.
 
-``import ldpnum`` registers an accessor named ``ldp`` on :class:`pandas.Series` and
-:class:`pandas.DataFrame` through pandas' public extension API. The accessors hold no state and contain no
-math: they call the table-collection layer :mod:`ldpnum.collect` (which the command line, Dask and other
-engines call too, per Arrow batch or partition), and that delegates to the mechanisms and estimators. Its
-functions that take and return pandas objects are re-exported here: :func:`privatize_series`,
-:func:`privatize_frame`, :func:`reports_of`, :func:`aggregate_series`, :func:`concat`, :func:`subset` and
-:func:`describe_aggregates`.
+``import ldpnum`` registers an accessor named ``ldp`` on :class:`pandas.Series` and :class:`pandas.DataFrame`
+through pandas' public extension API. The accessors hold no state and no math: they call the table-collection
+layer :mod:`ldpnum.collect` (which the command line, Dask and other engines call too, per Arrow batch or
+partition), and that delegates to the mechanisms and estimators. Its functions on pandas objects are
+re-exported here: :func:`privatize_series`, :func:`privatize_frame`, :func:`reports_of`,
+:func:`aggregate_series`, :func:`concat`, :func:`subset` and :func:`describe_aggregates`.
 
-Privatizing
------------
-``s.ldp.privatize(mech, rng=None)`` returns a new Series of integer report codes with the same index and
-name; ``df.ldp.privatize({column: mech, ...}, strategy=...)`` a new DataFrame holding the report columns
-only (raw values never travel with reports). How a row (a person) shares its budget between columns — every
-column at the sum of their ε (``"all-columns"``), or one column drawn independently of the values at its full
-ε (``"one-column-per-row"``, the more accurate choice for most mechanisms: each column is estimated from about
-:math:`n/m` reports at ε instead of :math:`n` at ε/m) — and which random stream each column draws from are
-the collection layer's (:mod:`ldpnum.collect`, its *Strategies*): a seeded result is the same through every
-front end, and a single Series privatized with ``rng`` equals ``mech.privatize(values,
-rng=child_rng(rng, 0))``. Every column is validated (kind, dtype, missing and out-of-range values) before
-the first word is drawn.
-
-The budget is recorded on the result: ``attrs["ldpnum"]`` holds each column's :class:`~ldpnum.Spec`, the
-strategy and ``epsilon_per_row`` (see :mod:`ldpnum._frame`). ``reports.ldp.epsilon_per_row`` reads it and
-``repr(reports.ldp)`` prints it. pandas carries ``attrs`` through selection, ``copy``, ``concat`` of frames
-with equal attrs and Parquet files, so ``pd.read_parquet(f)["col"].ldp.estimate_mean()`` works.
-
-Estimating
-----------
-On a report column: ``.ldp.aggregate()``, ``.ldp.estimate_mean()``, ``.ldp.estimate_distribution(**kw)``,
-``.ldp.estimate_ranges(**kw)`` (hierarchical histograms), ``.ldp.estimate_frequencies(**kw)`` (frequency
-oracles), ``.ldp.quantile(q)`` and ``.ldp.range(lo, hi)``; on a report DataFrame ``.ldp.describe()``. The spec
-is read from the column; an explicit ``spec=`` is used for a column that carries none and must equal the
-recorded one otherwise (:class:`~ldpnum.SpecMismatchError`). Missing cells are rows that did not report
-that column and are left out.
+``s.ldp.privatize(mech)`` gives a Series of report codes (same index and name), ``df.ldp.privatize({column:
+mech, ...}, strategy=...)`` a DataFrame of report columns only; each column's :class:`~ldpnum.Spec` and the
+per-row ε are recorded in ``attrs["ldpnum"]``, which travels through selection, ``copy`` and Parquet files. On
+a report column, ``.ldp.aggregate()``, ``.ldp.estimate_mean()``, ``.ldp.estimate_distribution()``,
+``.ldp.estimate_frequencies()``, ``.ldp.quantile(q)``, ``.ldp.range(lo, hi)`` read the spec from the column;
+``df.ldp.describe()`` tabulates every report column. The guide (``docs/guides/pandas.md``, "pandas: the
+``.ldp`` accessor" on the documentation site) explains strategies, random streams, groups and integrity.
 
 Examples
 --------
@@ -53,7 +33,6 @@ Examples
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from .spec import Spec
@@ -62,12 +41,13 @@ from .aggregate import Aggregate
 from ._frame import budget_text, column_sources, column_specs, frame_info, spec_for
 from .collect import (STRATEGIES, aggregate_frame, aggregate_series, check_describe_method, check_no_other_arguments,
                       column_subject, concat, describe_aggregates, describe_frame, estimate_mean_named, estimator,
-                      is_real_dtype, is_text_dtype, mechanism_of, privatize_frame, privatize_series, report_label,
-                      reports_of, run_sets, subset)
+                      is_real_dtype, is_text_dtype, mechanism_of, privatize_frame, privatize_series, quantiles_named,
+                      range_query, report_label, reports_of, run_sets, subset)
 from ._results import DistributionEstimate, FrequencyEstimate, named
 from .heavy import HeavyHittersEstimate
 from ._typing import ArrayLike, SeedLike
 from ._validation import dtype_hint
+from ._docstrings import shares_docs
 from .mechanisms import Mechanism
 
 __all__ = ["STRATEGIES", "privatize_series", "privatize_frame", "reports_of", "aggregate_series", "concat",
@@ -108,6 +88,9 @@ class SeriesAccessor:
                                  f"{column_subject(obj.name)} has dtype {dtype}: {dtype_hint(dtype)}")
 
     # -- privatizing
+    @shares_docs(privatize_series, sections=["Raises", "Notes"],
+                 parameters=["rng", "nan_policy", "fill_value", "ledger", "people", "label", "shuffled",
+                             "shuffle_delta", "unknown", "keys", "round"])
     def privatize(self, mechanism: Any, *, rng: SeedLike = None, nan_policy: str = "raise",
                   fill_value: float | None = None, ledger: Any = None, people: Any = None,
                   label: str | None = None, epsilon: float | None = None, bounds: Any = None,
@@ -125,29 +108,10 @@ class SeriesAccessor:
             oracle (``ldp.GRR(epsilon, k)``) for categories, ``ldp.PEM(...)`` for text items. ``"auto"`` (with
             ``epsilon`` and ``bounds``) uses the mechanism :func:`ldpnum.recommend` picks for ``task`` at this
             column's length.
-        rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
-            ``None`` (default): secure randomness, for real collections. Anything else: a reproducible
-            simulation (the words come from ``child_rng(rng, 0)``).
-        nan_policy : {"raise", "impute"}, optional
-            Missing values raise (default) or are replaced by the public ``fill_value``; never dropped
-            (dropping would reveal who is missing).
-        fill_value : scalar, optional
-            Public replacement of missing values with ``nan_policy="impute"`` (a category label for a column of
-            declared categories).
-        ledger, people, label : optional
-            A :class:`~ldpnum.PrivacyLedger` that records the collection (its cap checked before any draw),
-            the rows' person ids (default: the index) and the collection's name in it.
         epsilon, bounds, task : optional
             For ``mechanism="auto"`` only: the budget, the public range of the values and the task ("mean",
             "distribution", "quantiles" or "ranges").
-        shuffled, shuffle_delta : optional
-            Declare that the reports reach the analyst anonymized and shuffled as one batch, with central δ
-            ``shuffle_delta``; estimates then show the central ε too.
-        unknown : {"raise", "uniform"}, optional
-            Frequency oracles: values outside the categories raise (default) or are reported uniformly at
-            random.
-        keys, round : optional
-            The people's keys and the round of a longitudinal (memoized) collection.
+        {parameters}
 
         Returns
         -------
@@ -158,24 +122,11 @@ class SeriesAccessor:
 
         Raises
         ------
-        TypeError
-            For a non-mechanism, a dtype the mechanism does not take, or a text column given to a frequency
-            oracle without declared categories.
-        ValueError
-            For bad values (missing, outside the categories, a ``k`` that differs from the declared number of
-            categories) or bad options. Nothing is drawn when anything is wrong.
+        {Raises}
 
         Notes
         -----
-        **Categories.** A frequency oracle takes a pandas ``category`` column as its declared categories, in
-        their order (``k`` must equal their number): code ``i`` is ``s.cat.categories[i]``, the report
-        column's spec records the categories and estimates are labelled by them. The categories are public
-        parameters: declare them (``pd.CategoricalDtype([...])``), do not derive them from the data
-        (``astype("category")`` keeps only the values present, which leaks who answered what). A text column
-        needs them declared on the oracle: ``ldp.GRR(epsilon, categories=[...])`` or
-        ``mech.with_categories([...])``.
-
-        See :func:`privatize_series` for the details.
+        {Notes}
 
         Examples
         --------
@@ -225,20 +176,10 @@ class SeriesAccessor:
 
     # -- estimating
     def reports(self, spec: Spec | None = None) -> Reports:
-        """The report column as :class:`~ldpnum.Reports`, checked against its recorded spec.
+        """The report column as :class:`~ldpnum.Reports` of the rows that reported it, checked against its spec.
 
-        Parameters
-        ----------
-        spec : Spec, optional
-            For a column that carries no spec (e.g. read from a CSV file); it must equal the recorded one
-            otherwise (:class:`~ldpnum.SpecMismatchError`).
-
-        Returns
-        -------
-        Reports
-            The reports of the rows that reported the column (missing cells left out).
-
-        See :func:`reports_of` for the details.
+        ``spec`` is for a column that carries no spec (e.g. read from a CSV file); it must equal the recorded one
+        otherwise (:class:`~ldpnum.SpecMismatchError`). Missing cells are left out; see :func:`reports_of`.
 
         Examples
         --------
@@ -252,18 +193,8 @@ class SeriesAccessor:
     def aggregate(self, spec: Spec | None = None) -> Aggregate:
         """The report column's counts as a mergeable :class:`~ldpnum.Aggregate`.
 
-        Parameters
-        ----------
-        spec : Spec, optional
-            As for :meth:`reports`.
-
-        Returns
-        -------
-        Aggregate
-            The counts of each report code; aggregates of one spec add up (``a + b``) and serialize, so
-            batches or partitions are estimated together.
-
-        See :func:`aggregate_series` for the details.
+        ``spec`` as for :meth:`reports`. Aggregates of one spec add up (``a + b``) and serialize, so batches or
+        partitions are estimated together (see :func:`aggregate_series`).
 
         Examples
         --------
@@ -274,6 +205,10 @@ class SeriesAccessor:
         (4, 8)
         """
         return aggregate_series(self._obj, spec)
+
+    def _estimate(self, which, spec, kwargs, check=False):
+        mech, agg = self._mech_agg(spec, which if check else None, kwargs)
+        return named(estimator(mech, which)(agg, **kwargs), self._obj.name)
 
     def _mech_agg(self, spec, estimate=None, options=None):
         if estimate is not None:  # the estimator and its method= are checked before a report is read
@@ -304,12 +239,8 @@ class SeriesAccessor:
     def estimate_distribution(self, spec: Spec | None = None, **kwargs: Any) -> DistributionEstimate:
         """Estimated distribution of the values, from a report column of a distribution mechanism.
 
-        Parameters
-        ----------
-        spec : Spec, optional
-            As for :meth:`reports`.
-        **kwargs
-            Go to the mechanism's ``estimate_distribution`` (e.g. ``n_bins``, ``smoothing``).
+        ``spec`` as for :meth:`reports`; ``kwargs`` go to the mechanism's ``estimate_distribution`` (e.g. ``n_bins``,
+        ``smoothing``).
 
         Returns
         -------
@@ -324,23 +255,17 @@ class SeriesAccessor:
         >>> d.name, bool(abs(d.range(0, 5) - 0.5) < 0.1)
         ('x', True)
         """
-        mech, agg = self._mech_agg(spec)
-        return named(estimator(mech, "estimate_distribution")(agg, **kwargs), self._obj.name)
+        return self._estimate("estimate_distribution", spec, kwargs)
 
     def estimate_ranges(self, spec: Spec | None = None, **kwargs: Any) -> Any:
         """:class:`~ldpnum.RangeEstimate` (hierarchical histograms); ``kwargs`` go to ``estimate_ranges``."""
-        mech, agg = self._mech_agg(spec)
-        return named(estimator(mech, "estimate_ranges")(agg, **kwargs), self._obj.name)
+        return self._estimate("estimate_ranges", spec, kwargs)
 
     def estimate_frequencies(self, spec: Spec | None = None, **kwargs: Any) -> FrequencyEstimate:
         """Estimated frequency of each category, from a report column of a frequency oracle.
 
-        Parameters
-        ----------
-        spec : Spec, optional
-            As for :meth:`reports`.
-        **kwargs
-            Go to the oracle's ``estimate_frequencies``, e.g. ``postprocess="norm-sub"`` or ``method="mle"``.
+        ``spec`` as for :meth:`reports`; ``kwargs`` go to the oracle's ``estimate_frequencies``, e.g.
+        ``postprocess="norm-sub"`` or ``method="mle"`` (checked before a report is read).
 
         Returns
         -------
@@ -357,8 +282,7 @@ class SeriesAccessor:
         >>> r.ldp.estimate_frequencies().to_frame()["frequency"].round(1).to_dict()
         {'yes': 0.7, 'no': 0.3}
         """
-        mech, agg = self._mech_agg(spec, "estimate_frequencies", kwargs)
-        return named(estimator(mech, "estimate_frequencies")(agg, **kwargs), self._obj.name)
+        return self._estimate("estimate_frequencies", spec, kwargs, check=True)
 
     def subset(self, mask: Any) -> pd.Series:
         """The reports of the rows a **public** boolean ``mask`` selects, still reports (see :func:`subset`)."""
@@ -399,8 +323,7 @@ class SeriesAccessor:
         >>> reports.ldp.heavy_hitters().items
         ('the', 'of')
         """
-        mech, agg = self._mech_agg(spec)
-        return named(estimator(mech, "estimate_heavy_hitters")(agg, **kwargs), self._obj.name)
+        return self._estimate("estimate_heavy_hitters", spec, kwargs)
 
     def estimate_marginals(self, spec: Spec | None = None, **kwargs: Any) -> Any:
         """:class:`~ldpnum.MarginalsEstimate` of a report column of several categorical columns.
@@ -470,11 +393,7 @@ class SeriesAccessor:
         ([0.25, 0.75], True)
         """
         mech, agg = self._mech_agg(spec)
-        est = mech.queryable_estimate(agg, **kwargs)
-        if np.ndim(q) == 0:
-            return float(est.quantile(q))
-        qs = np.asarray(q, dtype=np.float64)
-        return pd.Series(np.asarray(est.quantile(qs), dtype=np.float64), index=pd.Index(qs), name=self._obj.name)
+        return quantiles_named(mech, agg, q, self._obj.name, **kwargs)
 
     def range(self, lo: Any, hi: ArrayLike | None = None, *, spec: Spec | None = None, **kwargs: Any) -> Any:
         """Estimated fraction of people with values in ``[lo, hi]`` (arrays broadcast).
@@ -483,13 +402,7 @@ class SeriesAccessor:
         ``{column: (lo, hi), ...}``, passed to its estimate's ``range``.
         """
         mech, agg = self._mech_agg(spec)
-        est = mech.queryable_estimate(agg, **kwargs)
-        if hi is None:
-            if not isinstance(lo, Mapping):
-                raise TypeError("range needs lo and hi (or, for a report column of several value columns, one "
-                                "mapping {column: (lo, hi)})")
-            return est.range(lo)
-        return est.range(lo, hi)
+        return range_query(mech, agg, lo, hi, **kwargs)
 
 
 @pd.api.extensions.register_dataframe_accessor("ldp")
@@ -518,6 +431,8 @@ class DataFrameAccessor:
             raise AttributeError(f"the .ldp accessor needs unique column labels (specs are recorded by label); "
                                  f"{dup!r} appears more than once")
 
+    @shares_docs(privatize_frame, sections=["Raises"],
+                 parameters=["rng", "strategy", "nan_policy", "fill_value", "ledger", "shuffled", "unknown", "keys"])
     def privatize(self, mechanisms: Mapping[Any, Mechanism], *, rng: SeedLike = None,
                   strategy: "str | None" = None, nan_policy: str = "raise",
                   fill_value: Any = None, ledger: Any = None, people: Any = None,
@@ -538,22 +453,7 @@ class DataFrameAccessor:
             categories; a text column needs them declared on the oracle (see :meth:`SeriesAccessor.privatize`).
             ``mechanism="auto"`` is the Series accessor's (``df[c].ldp.privatize("auto", epsilon=...,
             bounds=...)``), or build each column's mechanism with :func:`ldpnum.recommend`.
-        rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
-            ``None`` (default): secure. Otherwise column ``j`` of the mapping draws from ``child_rng(rng, j)``.
-        strategy : {"all-columns", "one-column-per-row"}, optional
-            How a row (a person) shares its budget: every row reports every column and spends the sum of
-            their ε (default; a :class:`~ldpnum.exceptions.BudgetWarning` when left to the default with several
-            columns), or each row reports one column drawn independently of the values and spends their
-            largest ε (the other cells are missing).
-        nan_policy, fill_value : optional
-            Missing values raise (default) or are replaced by a public value (one for every column, or a
-            mapping column -> value) with ``nan_policy="impute"``.
-        ledger, people, label : optional
-            A :class:`~ldpnum.PrivacyLedger` charged ``epsilon_per_row`` per person (cap checked before any
-            draw), the rows' person ids (default: the index; or the name of the frame's column of ids) and the
-            collection's name.
-        shuffled, shuffle_delta, unknown, keys, round : optional
-            As for :meth:`SeriesAccessor.privatize`, for every column.
+        {parameters}
 
         Returns
         -------
@@ -563,14 +463,7 @@ class DataFrameAccessor:
 
         Raises
         ------
-        TypeError
-            For a non-mapping, a non-mechanism, or a column whose dtype its mechanism does not take (the
-            message names the column, its dtype and a conversion).
-        ValueError
-            For a column not in the frame, an unknown strategy, or bad values in any column. If anything is
-            wrong nothing is randomized.
-
-        See :func:`privatize_frame` for the details.
+        {Raises}
 
         Examples
         --------

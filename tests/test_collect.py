@@ -294,3 +294,17 @@ def test_frequencies_that_need_a_dictionary_are_refused_without_candidates_befor
                  ldp.CountMeanSketch(2.0, k=10, width=64, hashes=16), ldp.GRR(1.0, k=4), ldp.SquareWave(1.0, (0, 1))):
         assert not mech.needs_candidates
     assert collect.check_queries(ldp.CountMeanSketch(2.0, k=10, width=64, hashes=16), None) == ["frequencies"]
+
+
+def test_quantiles_and_ranges_are_the_queryable_estimates_answers():
+    x = np.random.default_rng(3).uniform(0, 1, 5000)
+    agg = SW.aggregate(SW.privatize(x, rng=4))
+    est = SW.queryable_estimate(agg)
+    q = collect.quantiles_named(SW, agg, 0.5, "x")
+    assert isinstance(q, float) and q == float(est.quantile(0.5))
+    qs = collect.quantiles_named(SW, agg, [0.25, 0.75], "x")
+    assert qs.name == "x" and qs.index.tolist() == [0.25, 0.75]
+    np.testing.assert_array_equal(qs.to_numpy(), est.quantile(np.array([0.25, 0.75])))
+    assert collect.range_query(SW, agg, 0.2, 0.6) == est.range(0.2, 0.6)
+    with pytest.raises(TypeError, match="range needs lo and hi"):
+        collect.range_query(SW, agg, 0.2)  # one bound and no mapping: refused, not read as a query
