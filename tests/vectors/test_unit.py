@@ -693,3 +693,26 @@ def test_text_columns_are_named_and_missing_estimators_say_what_is_offered(m):
     assert not hasattr(m, "estimate_frequencies") and not m.offers("estimate_distribution")
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         m.nope
+
+
+def test_the_gaussian_squares_check_minimizes_chernoffs_exponent_as_scipy_does():
+    """The aggregate check's golden-section search finds the bounded minimum SciPy's optimizer finds (to 1e-7
+    relative) on the Chernoff exponents of PrivUnitG totals on both sides of the mean, and at an end."""
+    from scipy import optimize
+
+    m = ldp.PrivUnitG(2.0, 3)
+    spec = m.spec
+    d = int(spec.get("dim"))
+    des = unit._gaussian_design(d, float(spec.epsilon) / m.repetitions, float(spec.get("split")),
+                                int(spec.get("trials")), float(spec.get("failure_probability")))
+    copies = 1000
+    mean = copies * (d - 1 + des.t2)
+    for s, (lo, hi) in ((0.5 * mean, (0.0, 60.0)), (0.9 * mean, (0.0, 60.0)), (1.1 * mean, (-60.0, 0.0)),
+                        (3.0 * mean, (-60.0, 0.0))):
+        def f(w):
+            return copies * unit._gaussian_log_mgf(des, d, w) + 0.5 * math.expm1(w) * s
+        ours = unit._unimodal_minimum(f, lo, hi)
+        ref = optimize.minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": 1e-9}).fun
+        assert ours <= ref + 1e-7 * abs(ref) + 1e-9 and ours < 0, (s, ours, ref)
+    assert unit._unimodal_minimum(lambda x: x, 2.0, 5.0) == 2.0  # a minimum at an end
+    assert abs(unit._unimodal_minimum(lambda x: (x - 1.3) ** 2 - 4.0, -10.0, 10.0) + 4.0) < 1e-12
