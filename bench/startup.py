@@ -93,24 +93,31 @@ def _test_helpers():
         os.environ.pop("LDPNUM_JIT", None)
     else:
         os.environ["LDPNUM_JIT"] = before
-    return test_common.CASES, test_attack.VECTOR_CASES, test_attack.make, test_attack.good_input
+    return test_common.CASES, test_attack.VECTOR_CASES, test_attack.make, test_attack.good_input, \
+        test_attack.takes_dimension
 
 
-def instances(names, n, n_vectors=None):
-    """``{name: (mechanism, values)}``: the first instance of each mechanism's common-test case, and ``n`` of
-    that suite's valid inputs for it (``n_vectors`` rows for the vector mechanisms; default ``n``)."""
-    _, vector_cases, make, good_input = _test_helpers()
+def instances(names, n, n_vectors=None, dimension=None):
+    """``{label: (mechanism, values)}``: the first instance of each mechanism's common-test case, and ``n`` of
+    that suite's valid inputs for it (``n_vectors`` rows for the vector mechanisms; default ``n``). With
+    ``dimension``, every vector case that takes a dimension is built at it too, labelled ``name (d=...)``."""
+    _, vector_cases, make, good_input, takes_dimension = _test_helpers()
     out = {}
     for name in names:
+        rows = n if n_vectors is None or name not in vector_cases else n_vectors
         m = make(name)
-        out[name] = (m, good_input(name, m, n if n_vectors is None or name not in vector_cases else n_vectors))
+        out[name] = (m, good_input(name, m, rows))
+        if dimension is not None and takes_dimension(name):
+            m = make(name, dimension)
+            out[f"{name} (d={dimension})"] = (m, good_input(name, m, rows))
     return out
 
 
-def first_calls(names, n, repeats, n_vectors=None, cold=True):
+def first_calls(names, n, repeats, n_vectors=None, cold=True, dimension=None):
     """Median cold / after-compile / warm seconds of the first privatize + aggregate of each mechanism."""
     rows = []
-    built = instances(names, n, n_vectors)
+    built = instances(names, n, n_vectors, dimension)
+    names = list(built)
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as compiled:
         env_compiled = dict(os.environ, NUMBA_CACHE_DIR=compiled)
         t0 = time.perf_counter()
@@ -118,7 +125,7 @@ def first_calls(names, n, repeats, n_vectors=None, cold=True):
                        stdout=subprocess.DEVNULL)
         print(f"  ldpnum compile into an empty cache: {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
         for name in names:
-            path = os.path.join(tmp, f"{name}.pickle")
+            path = os.path.join(tmp, f"{len(rows)}.pickle")
             with open(path, "wb") as fh:
                 pickle.dump(built[name], fh)
             first, after, warm = [], [], []
@@ -153,7 +160,7 @@ def registered():
     import ldpnum  # noqa: F401  (registers every mechanism)
     from ldpnum.base import _REGISTRY, _VECTOR_REGISTRY
     names = [*_REGISTRY, *_VECTOR_REGISTRY]
-    cases, vector_cases, _, _ = _test_helpers()
+    cases, vector_cases, *_ = _test_helpers()
     missing = sorted(set(names) - set(cases) - set(vector_cases))
     if missing:
         raise SystemExit(f"registered mechanisms {missing} have no case in tests/common/test_common.py CASES (or, for "
@@ -165,6 +172,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--n", type=int, default=1000, help="values in the first call (default 1000)")
     p.add_argument("--n-vectors", type=int, default=None, help="rows in the vector mechanisms' call (default --n)")
+    p.add_argument("--dimension", type=int, default=None,
+                   help="also measure every vector mechanism whose case takes a dimension at this one (e.g. 1024)")
     p.add_argument("--no-cold", action="store_true", help="skip the empty-cache (compiling) column")
     p.add_argument("--repeats", type=int, default=1, help="fresh processes per figure; medians (default 1)")
     p.add_argument("--only", help="comma list of registered mechanism names (default: all)")
@@ -176,11 +185,12 @@ def main(argv=None):
     if unknown:
         raise SystemExit(f"unknown mechanism names {unknown}; known: {sorted(known)}")
     imp = import_overhead(max(3, args.repeats))
-    rows = first_calls(names, args.n, args.repeats, args.n_vectors, cold=not args.no_cold)
+    rows = first_calls(names, args.n, args.repeats, args.n_vectors, cold=not args.no_cold, dimension=args.dimension)
     print(f"import pandas: {imp['pandas_s']:.3f} s; import ldpnum after it: {imp['ldpnum_over_pandas_s']:.3f} s; "
           f"heavy modules that import ldpnum adds to pandas's: {', '.join(imp['heavy_loaded']) or 'none'}")
     print()
     vec = "" if args.n_vectors is None else f", vectors {args.n_vectors}"
+    vec += "" if args.dimension is None else f" (also at d = {args.dimension})"
     print(f"| mechanism | first call, cold (s) | first call after `ldpnum compile` (s) | second call (s) | extra (s) |"
           f"  n = {args.n}{vec}, privatize + aggregate")
     print("|---|---:|---:|---:|---:|")

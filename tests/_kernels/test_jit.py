@@ -326,6 +326,10 @@ def test_startup_benchmark_measures_every_registered_mechanism(planted_mechanism
     assert startup.registered() == [*_REGISTRY, *_VECTOR_REGISTRY]
     built = startup.instances(["oue", "hdg"], 10)
     assert built["oue"][0].name == "oue" and len(built["oue"][1]) == 10 and built["hdg"][1].shape[0] == 10
+    # the vector cases that take a dimension are measured at a given one too (point 6's d = 1024), HDG not
+    built = startup.instances(["sqkr", "hdg"], 10, dimension=64)
+    assert list(built) == ["sqkr", "sqkr (d=64)", "hdg"]
+    assert built["sqkr (d=64)"][0].dim == 64 and built["sqkr (d=64)"][1].shape == (10, 64)
 
 
 _OFFSET = np.array([1], dtype=np.uint64)
