@@ -20,18 +20,14 @@ Square Wave collection and its estimate is exactly one round's on all n people (
 
 Measured (``python bench/adaptive.py``: n = 10^6, ε = 0.5-4, 19 collections per cell, ratios of W1 / KS /
 range MSE (volumes 0.1 and 0.5) to one round of SW + ems-cv on the same people and reports): five point masses
-(30%) on a Beta(2, 5) at ε = 2, 0.69 / 1.02 / 0.72 / 0.51, at ε = 4 0.83 / 1.09 / 1.13 / 0.81 (without the zones
-0.97 / 1.03 / 0.96 / 0.75 and 1.09 / 1.09 / 1.27 / 0.99); at ε <= 1 within 0.82-1.05 (the pilot's point masses
-are not clear enough to pin). KS does not fall there: a histogram's CDF is continuous, so against a point mass
-of 10% it is at least 0.05 off, and one round is already at 0.053-0.060. A log-normal tail on the bound
-(0, 100): KS 0.43-0.55, range MSE 0.33-0.63 at every ε, W1 0.64 at ε = 4 but 0.79-0.98 at ε <= 2 (the warp
-thins the long tail's resolution). The flights' distance: W1 0.76-0.91, KS 0.84-1.03, range MSE 0.67-0.83.
-Smooth data (Beta(5, 2), a Gaussian): the switch fell back in most collections (those collections are one round
-exactly); the Gaussian at ε = 1, where it warped a few, came to 1.05 / 1.08 / 1.11 / 1.00, and since the switch was
-narrowed (:func:`adapts`) to 1.00 at every ε, no smooth collection warped (18 collections per cell, and 4 more
-the rule was not chosen on). Time (CPU seconds,
-median of 3, n = 10^6, spiky, heavy and the flights' distance at ε = 1 and 4, 2-core machine at load 1-2):
-0.60-1.08 s for the whole protocol (0.66-1.39 s before the final joint fit was accelerated).
+(30%) on a Beta(2, 5) at ε = 2, 0.69 / 1.03 / 0.71 / 0.52, at ε = 4 0.88 / 1.09 / 1.15 / 0.84; at ε <= 1 within
+0.84-1.06 (the pilot's point masses are not clear enough to pin). KS does not fall there: a histogram's CDF is
+continuous, so against a point mass of 10% it is at least 0.05 off, and one round is already at 0.053-0.059. A
+log-normal tail on the bound (0, 100): KS 0.42-0.55, range MSE 0.34-0.64 at every ε, W1 0.65 at ε = 4 but
+0.80-0.97 at ε <= 2 (the warp thins the long tail's resolution). The flights' distance: W1 0.76-0.92, KS
+0.83-1.03, range MSE 0.67-0.84. Smooth data (Beta(5, 2), a Gaussian): 1.00 in every metric at every ε, since
+:func:`adapts` warped none of their 152 collections (nor 32 more the rule was not chosen on). Time: 0.09-0.53 s
+for the whole protocol (medians, 2-core machine at load 1-2), one round 0.06-0.56 s.
 The final joint fit runs accelerated by SQUAREM (:func:`~ldpnum.estimation.em.joint_ems_heldout`: at spiky ε = 1
 the plain final fit of EM stopped at its 10,000-step cap); the held-out search that chooses the smoothing level and
 the pilot's fit stay plain. Accelerating the search too gave 0.43-1.00 s, but changed the level chosen: against the
