@@ -5,7 +5,7 @@ A front end often documents a function it delegates to: ``Series.ldp.privatize``
 them drift; :func:`shares_docs` copies them from the function that owns them when the module is imported, so
 ``help()``, the API pages and the source keep one text. The decorated docstring must be a numpydoc docstring;
 an entry or section asked for that the source does not have raises at import time (a renamed parameter cannot
-silently vanish from the page).
+silently vanish from the page). Under ``python -OO`` (no docstrings) the decorator does nothing.
 """
 
 import inspect
@@ -113,6 +113,8 @@ def shares_docs(source, *, parameters=(), sections=()):
 
     def decorate(func):
         doc = func.__doc__
+        if doc is None or source.__doc__ is None:  # docstrings stripped (python -OO): nothing to share
+            return func
         if parameters:
             doc = fill(doc, "{parameters}", parameter_entries(source, list(parameters)))
         for title in sections:

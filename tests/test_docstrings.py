@@ -88,3 +88,21 @@ def test_the_accessors_document_every_parameter_with_the_collection_layers_text(
     assert parameter_entries(source, ["keys"]) in inspect.cleandoc(method.__doc__)
     assert section(method, "Raises") == section(source, "Raises")
     assert not re.search(r"^\s*\{\w+\}\s*$", method.__doc__, re.MULTILINE)  # no marker left unfilled
+
+
+def test_without_docstrings_nothing_is_shared_and_nothing_fails():
+    # python -OO strips every docstring: the decorator must leave the function as it is
+    def bare(a):
+        pass
+    assert shares_docs(owner, parameters=["a"], sections=["Raises"])(bare) is bare and bare.__doc__ is None
+    bare_owner = lambda a: None  # noqa: E731
+    assert shares_docs(bare_owner, parameters=["a"])(owner) is owner
+
+
+def test_the_package_imports_without_docstrings():
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-OO", "-c", "import ldpnum, ldpnum.pandas; print('ok')"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-2000:]
