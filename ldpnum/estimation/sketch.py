@@ -94,7 +94,6 @@ METHODS = ("unbiased", "apple")
 DENSE_MAX = 1024
 #: The unbiased estimator refuses dictionaries of more than ``MAX_LOAD · k · m`` candidates.
 MAX_LOAD = 1 / 16
-_BLOCK = 512
 
 
 def fwht_rows(x: NDArray[Any]) -> NDArray[np.float64]:
@@ -133,6 +132,9 @@ class CollisionMatrix:
         rows = np.repeat(np.arange(n, dtype=np.int64), k)
         shape = (n, k * width)
         self.size = n
+        self.positions = np.ascontiguousarray(positions, dtype=np.int64)
+        self.weights = np.ascontiguousarray(weights, dtype=np.float64)
+        self.width = int(width)
         self.weighted = sparse.csr_matrix((np.tile(weights, n), (rows, cols)), shape=shape)
         self.ones_t = sparse.csr_matrix((np.ones(n * k), (cols, rows)), shape=(k * width, n))
 
@@ -144,6 +146,23 @@ class CollisionMatrix:
         """Rows ``block`` of ``A`` (all rows by default), dense."""
         part = self.weighted if block is None else self.weighted[block]
         return np.asarray((part @ self.ones_t).toarray())
+
+    def off_diagonal_squares(self, s: NDArray[np.float64], m: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``Σ_{e≠d} Δ_de²`` and ``Σ_{e≠d} Δ_de² s_e`` per row ``d``, with ``Δ = A - 1/m``, in ``O(k|D|²/m)``.
+
+        A pair that never collides has ``Δ = -1/m``, so each sum is its value with no collision at all,
+        ``(|D| - 1)/m²`` and ``(Σ_e s_e - s_d)/m²``, plus ``(A_de - 1/m)² - 1/m²`` (times ``s_e``) over the pairs
+        ``e ≠ d`` that collide at least once (:func:`ldpnum._kernels.server_sketch.collision_excess`, which walks
+        each candidate's buckets instead of building dense rows of ``A``).
+        """
+        from .._kernels import server_sketch
+
+        d = self.size
+        excess, excess_s = np.empty(d), np.empty(d)
+        server_sketch.collision_excess(self.positions, self.weights, self.width,
+                                       np.ascontiguousarray(s, dtype=np.float64), excess, excess_s)
+        inv2 = 1.0 / (m * m)
+        return excess + (d - 1) * inv2, excess_s + (float(np.sum(s)) - s) * inv2
 
 
 def collision_block(positions: NDArray[np.int64], weights: NDArray[np.float64], width: int,
@@ -234,15 +253,6 @@ def unbiased_counts(y: NDArray[np.float64], n: int, positions: NDArray[np.int64]
         iterations.append(count[0])
     counts, u = solutions
     s = _plugin_excess(y, counts, n, width, weights, g)
-    delta_sq = np.empty(d)
-    delta_sq_s = np.empty(d)
-    for start in range(0, d, _BLOCK):
-        rows = slice(start, min(start + _BLOCK, d))
-        delta = coll.rows(rows) - 1 / m
-        idx = np.arange(rows.start, rows.stop)
-        delta[idx - start, idx] = 0.0
-        sq = delta * delta
-        delta_sq[rows] = sq.sum(axis=1)
-        delta_sq_s[rows] = sq @ s
+    delta_sq, delta_sq_s = coll.off_diagonal_squares(s, m)
     var = n * a * (1 / b + delta_sq / b**3 + u * u / m) + s / b**2 + delta_sq_s / b**4
     return counts, np.maximum(var, 0.0), {"solver": "conjugate-gradient", "iterations": iterations}
