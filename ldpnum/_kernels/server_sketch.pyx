@@ -10,14 +10,21 @@ adds in closed form. The candidates are first sorted into their buckets ``(j, h_
 rows of ``A`` are then built :data:`ROWS` at a time, hash by hash, by adding ``π_j`` to every candidate of each
 row's bucket under hash ``j`` (hash ``j``'s bucket starts and members stay in cache while the block reads them):
 ``Σ_j |bucket_j(d)|`` additions per row, ``O(k·|D|²/m)`` in all, against ``O(|D|²)`` for dense rows of ``A``.
+Each row's bucket under a hash is a random line of the members array (10 MB at 10^4 candidates and 256 hashes),
+so the buckets :data:`AHEAD` hashes on are prefetched: at that size the kernel took 0.81 s without, 0.31-0.39 s
+with.
 The GIL is released; inputs are ``const``.
 """
 
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport calloc, free
 
+cdef extern from *:
+    void __builtin_prefetch(const void *) nogil
+
 cdef enum:
     ROWS = 4  # rows of the collision matrix built together (their accumulators: ROWS·8·|D| bytes)
+    AHEAD = 8  # hashes ahead whose buckets are prefetched (a bucket is a random line of the members array)
 
 
 def collision_excess(const int64_t[:, ::1] positions, const double[::1] weights, int64_t width,
@@ -64,6 +71,9 @@ def collision_excess(const int64_t[:, ::1] positions, const double[::1] weights,
             for r in range(d1 - d0):
                 n_touched[r] = 0
             for j in range(k):
+                if j + AHEAD < k:
+                    for r in range(d1 - d0):
+                        __builtin_prefetch(&members[start[(j + AHEAD) * width + positions[d0 + r, j + AHEAD]]])
                 w = weights[j]
                 if w == 0.0:  # a hash no report uses adds nothing (and must not mark a candidate touched)
                     continue
