@@ -210,7 +210,7 @@ def em_dense(counts, matrix, method="ems", max_iter=10_000, tol=1e-7, atol=0.0, 
 
 
 def ems_heldout_dense(counts, matrix_for, levels, seed, n_bins, max_iter=10_000, atol=1e-3, min_bins=64,
-                      zero_se=0.5, folds=2):
+                      zero_se=0.5, folds=2, trim_masses=None, refit_iter=200, stop_loss=1.0, trim_reference_n=None):
     """EMS with held-out smoothing, spelled out: thin the counts (Binomial(n_j, 1/2) from
     ``default_rng(seed)``, fractional parts halved) into halves ``a`` and ``b``; fit each level strongest
     first on ``a`` (warm starts), score ``sum_j b_j log (M x)_j``, keep the last level before the score
@@ -224,8 +224,17 @@ def ems_heldout_dense(counts, matrix_for, levels, seed, n_bins, max_iter=10_000,
     back". A level ``k`` is fitted with ``k / 4**j`` passes on ``n_bins / 2**j`` buckets for the largest
     ``j`` with ``4**j`` dividing ``k``, ``2**j`` dividing ``n_bins`` and at least ``min_bins`` buckets left;
     a warm start moves between grids by summing neighbouring buckets or splitting one evenly.
-    ``matrix_for(d)`` is the dense transition at ``d`` buckets. Returns ``(x, smoothing, iterations of the
-    half fits and the final fit, fell back)``."""
+    ``matrix_for(d)`` is the dense transition at ``d`` buckets.
+
+    ``trim_masses`` (the library's ``TRIM_MASSES``; None: no trim), each times ``sqrt(trim_reference_n / N)``
+    (at most 0.5) when the counts' total ``N`` is below ``trim_reference_n``: when level 0 is kept on both folds, for
+    the upper tail and then the lower one, each mass ``u`` in turn cuts the buckets whose cumulative mass of
+    the final fit before them is at least ``1 - u`` (lower tail: whose cumulative mass up to them is at most
+    ``u``), each fold's level-0 fit is restricted to the rest, refitted by plain EM (at most ``refit_iter``
+    steps) on its half and scored on the other; the largest positive sum of the two gains over the uncut
+    fits is kept (a cut that loses more than ``stop_loss`` ends that tail's scan; a cut equal to one tried is
+    skipped), and if anything is cut the final fit is rerun from the uniform distribution on the rest.
+    Returns ``(x, smoothing, iterations of the half fits, the cuts' refits and the final fits, fell back)``."""
     n = np.asarray(counts, dtype=float)
     whole = np.floor(n)
     a = np.random.default_rng(seed).binomial(whole.astype(np.int64), 0.5) + (n - whole) / 2
@@ -249,11 +258,13 @@ def ems_heldout_dense(counts, matrix_for, levels, seed, n_bins, max_iter=10_000,
         return float(np.sum(w * ratio)), float(np.sum(w * (ratio - mean) ** 2))
 
     best, kept, x, total, fell = -np.inf, levels[0], None, 0, False
-    prev_logs, prev_start = None, None
+    prev_logs, prev_start, level0 = None, None, []
     for k in levels:
         start = x
         x, it, logs = fit_level(k, a, b, x)
         total += it
+        if k == 0:
+            level0 = [(a, b, x, logs)]  # (fitted half, held-out half, fit, held-out log (M x))
         score = float(np.sum(b[b > 0] * logs))
         if score <= best:
             break
@@ -261,7 +272,8 @@ def ems_heldout_dense(counts, matrix_for, levels, seed, n_bins, max_iter=10_000,
             g, var = gain_var(b, logs, prev_logs)
             if folds == 2:
                 xb, it1, pb = fit_level(kept, b, a, prev_start)
-                _, it2, lb = fit_level(0, b, a, xb)
+                x0b, it2, lb = fit_level(0, b, a, xb)
+                level0.append((b, a, x0b, lb))
                 total += it1 + it2
                 g2, v2 = gain_var(a, lb, pb)
                 g, var = g + g2, var + v2
@@ -270,9 +282,47 @@ def ems_heldout_dense(counts, matrix_for, levels, seed, n_bins, max_iter=10_000,
                 break
         best, kept, prev_logs, prev_start = score, k, logs, start
     final = kept // 2 if kept > 1 else kept
-    x, it = em_dense(n, np.asarray(matrix_for(n_bins), dtype=float), "ems", max_iter, 0.0, atol,
-                     smoothing=final)[:2]
-    return x, final, total + it, fell
+    mat = np.asarray(matrix_for(n_bins), dtype=float)
+    x, it = em_dense(n, mat, "ems", max_iter, 0.0, atol, smoothing=final)[:2]
+    total += it
+    if trim_masses is not None and kept == 0 and not fell and len(level0) == folds:
+        c = np.cumsum(x)
+        before = np.concatenate([[0.0], c[:-1]])
+
+        def keep_for(lower, upper):
+            keep = (c > lower if lower > 0 else np.ones(x.size, bool)) & (before < 1 - upper if upper > 0 else True)
+            if not keep.any():
+                keep[np.argmax(c > lower)] = True
+            return keep
+
+        total_n = float(n.sum())
+        factor = np.sqrt(trim_reference_n / total_n) if trim_reference_n and total_n < trim_reference_n else 1.0
+        cut = [0.0, 0.0]
+        for side in (1, 0):
+            best_gain, best_mass, tried = 0.0, 0.0, [keep_for(*cut)]
+            for mass in [min(0.5, m * factor) for m in trim_masses]:
+                trial = list(cut)
+                trial[side] = mass
+                keep = keep_for(*trial)
+                if any(np.array_equal(keep, t) for t in tried):
+                    continue
+                tried.append(keep)
+                gain = 0.0
+                for fitted, held, x0, logs0 in level0:
+                    start = np.where(keep, x0, 0.0)
+                    xt, it = em_dense(fitted, mat, "em", refit_iter, 0.0, atol, start=start / start.sum())[:2]
+                    total += it
+                    gain += float(np.sum(held[held > 0] * (np.log(mat[held > 0] @ xt) - logs0)))
+                if gain > best_gain:
+                    best_gain, best_mass = gain, mass
+                elif gain < -stop_loss:
+                    break
+            cut[side] = best_mass
+        keep = keep_for(*cut)
+        if not keep.all():
+            x, it = em_dense(n, mat, "em", max_iter, 0.0, atol, start=keep / keep.sum())[:2]
+            total += it
+    return x, final, total, fell
 
 
 def grr(values, k, a_keep, shift, words):

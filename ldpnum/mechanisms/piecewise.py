@@ -146,7 +146,9 @@ class _WindowOracle(MeanOracle):
             log-normal tail, KS 0.20-0.34; flight distances, W1 0.59-0.81; flight departure times,
             within noise (W1 1.00-1.04). It costs about 2-3x the time of EMS (more when it picks plain EM).
             Plain EM is chosen only when both halves of the thinning confirm it past the noise of the score;
-            ``smoothing_fallback`` on the result says when it scored higher but was not confirmed.
+            ``smoothing_fallback`` on the result says when it scored higher but was not confirmed. Where plain
+            EM is chosen, tails of the estimate that the held-out halves do not support are cut (the mass plain
+            EM puts over the empty part of wide bounds; :func:`ldpnum.estimation.ems_heldout`, step 4).
             ``"ems"``: Li et al.'s EM with one smoothing pass per iteration; ``"em"``: plain EM (Algorithm
             1 of the seed); ``"norm-sub"``: least squares followed by Norm-Sub.
         max_iter, tol : optional

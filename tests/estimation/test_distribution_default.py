@@ -16,7 +16,8 @@ import ldpnum as ldp
 from ldpnum import metrics
 from ldpnum.estimation import ems_heldout, expectation_maximization, window_transition_from_plan
 from ldpnum.estimation.em import (HELDOUT_LOGLIK_STEP, HELDOUT_MIN_BINS, HELDOUT_SEED, HELDOUT_ZERO_SE,
-                                  SMOOTHING_LEVELS, _level_grid, _thin)
+                                  SMOOTHING_LEVELS, TRIM_MASSES, TRIM_REFERENCE_N, TRIM_REFIT_MAX_ITER, TRIM_STOP_LOSS,
+                                  _level_grid, _thin, trim_masses)
 
 
 @pytest.mark.parametrize("n_cells,m,n_bins,epsilon,box", EM_CASES[:5])
@@ -33,6 +34,9 @@ def test_smoothing_passes_and_warm_start_match_dense(n_cells, m, n_bins, epsilon
         np.testing.assert_allclose(got.loglik, want[3], rtol=1e-12, atol=0)
 
 
+#: The held-out trim of the support as the library runs it (naive.ems_heldout_dense's arguments).
+TRIM = dict(trim_masses=TRIM_MASSES, refit_iter=TRIM_REFIT_MAX_ITER, stop_loss=TRIM_STOP_LOSS,
+            trim_reference_n=TRIM_REFERENCE_N)
 # the last two have buckets enough (>= 128) for the search to fit the strong levels on coarser grids
 HELDOUT_CASES = EM_CASES + [(256, 61, 256, 1.0, True), (256, 100, 128, 2.0, False)]
 
@@ -47,7 +51,8 @@ def test_ems_heldout_matches_naive_selection(n_cells, m, n_bins, epsilon, box):
 
     want, smoothing, n_iter, fell = naive.ems_heldout_dense(counts, matrix_for, SMOOTHING_LEVELS, HELDOUT_SEED,
                                                             n_bins, atol=HELDOUT_LOGLIK_STEP,
-                                                            min_bins=HELDOUT_MIN_BINS, zero_se=HELDOUT_ZERO_SE)
+                                                            min_bins=HELDOUT_MIN_BINS, zero_se=HELDOUT_ZERO_SE,
+                                                            **TRIM)
     assert got.smoothing == smoothing and got.method == "ems-cv" and got.converged
     assert got.smoothing_fallback == fell
     assert got.n_iter == n_iter                   # the same half fits: the same grids, passes and warm starts
@@ -88,7 +93,7 @@ def test_level_grids_and_with_bins():
 @pytest.mark.parametrize("n_cells,m,n_bins,epsilon,box", EM_CASES)
 def test_the_final_fit_is_plain_ems_or_em_at_the_chosen_level(n_cells, m, n_bins, epsilon, box):
     t, _, counts = _case(n_cells, m, n_bins, epsilon, box, seed=n_cells, n=200_000)
-    got = ems_heldout(counts, t)
+    got = ems_heldout(counts, t, trim=False)  # the trim of the support is tested below
     if got.smoothing == 0:
         want = expectation_maximization(counts, t, method="em")
     else:
@@ -325,7 +330,7 @@ def test_heldout_fallback_matches_naive_selection(monkeypatch):
     want, smoothing, n_iter, fell = naive.ems_heldout_dense(counts, lambda d: t.with_bins(d).dense(),
                                                             SMOOTHING_LEVELS, HELDOUT_SEED, n_bins,
                                                             atol=HELDOUT_LOGLIK_STEP, min_bins=HELDOUT_MIN_BINS,
-                                                            zero_se=HELDOUT_ZERO_SE)
+                                                            zero_se=HELDOUT_ZERO_SE, **TRIM)
     assert (got.smoothing, got.smoothing_fallback, got.n_iter) == (smoothing, fell, n_iter) == (1, True, n_iter)
     np.testing.assert_allclose(got.x, want, rtol=0, atol=1e-9)
     # negative control: without the margin the search chooses plain EM
@@ -333,3 +338,96 @@ def test_heldout_fallback_matches_naive_selection(monkeypatch):
 
     monkeypatch.setattr(em, "HELDOUT_ZERO_SE", 0.0)
     assert (ems_heldout(counts, t).smoothing, ems_heldout(counts, t).smoothing_fallback) == (0, False)
+
+
+def _wide_tail():
+    """A log-normal on the wide bound (0, 100), Square Wave at ε = 4, n = 10^5, 128 buckets: plain EM chosen."""
+    x = np.minimum(np.random.default_rng(4).lognormal(0, 1, 100_000), 99.9)
+    sw = ldp.SquareWave(4.0, (0, 100))
+    return x, sw.aggregate(sw.privatize(x, rng=5)).counts, window_transition_from_plan(sw.plan, 128)
+
+
+def test_trim_removes_the_phantom_mass_of_wide_bounds():
+    """Plain EM puts mass over the empty part of wide bounds (the fit takes up the counts' upward
+    fluctuations): here 80x what the people hold above 50. The held-out trim cuts that tail, the rest is one
+    run of buckets from the first, W1 falls five-fold, and the kernel's search, cuts and refits are those of
+    the dense reference step by step (the same iterations)."""
+    x, counts, t = _wide_tail()
+    plain, trimmed = ems_heldout(counts, t, trim=False), ems_heldout(counts, t)
+    edges = np.linspace(0, 100, t.n_bins + 1)
+    far, true_far = edges[:-1] >= 50, np.mean(x >= 50)
+    assert plain.smoothing == trimmed.smoothing == 0 and not trimmed.smoothing_fallback
+    assert plain.x[far].sum() > 50 * true_far               # 4.8e-3 where the people hold 6e-5
+    assert trimmed.x[far].sum() == 0.0
+    kept = np.flatnonzero(trimmed.x > 0)
+    assert kept[0] == 0 and np.all(np.diff(kept) == 1) and kept[-1] < t.n_bins - 1
+    np.testing.assert_allclose(trimmed.x.sum(), 1.0, rtol=0, atol=1e-12)
+
+    def w1(res):
+        return metrics.wasserstein(ldp.DistributionEstimate(edges, res.x), x)
+
+    assert w1(trimmed) < 0.3 * w1(plain)                       # measured 6.9e-4 against 4.1e-3
+    want, smoothing, n_iter, fell = naive.ems_heldout_dense(counts, lambda d: t.with_bins(d).dense(),
+                                                            SMOOTHING_LEVELS, HELDOUT_SEED, t.n_bins,
+                                                            atol=HELDOUT_LOGLIK_STEP, min_bins=HELDOUT_MIN_BINS,
+                                                            zero_se=HELDOUT_ZERO_SE, **TRIM)
+    assert (smoothing, fell, n_iter) == (0, False, trimmed.n_iter) and trimmed.n_iter > plain.n_iter
+    np.testing.assert_allclose(trimmed.x, want, rtol=0, atol=1e-9)
+    # negative control: the reference without the trim is the plain fit, not the trimmed one
+    untrimmed = naive.ems_heldout_dense(counts, lambda d: t.with_bins(d).dense(), SMOOTHING_LEVELS, HELDOUT_SEED,
+                                        t.n_bins, atol=HELDOUT_LOGLIK_STEP, min_bins=HELDOUT_MIN_BINS,
+                                        zero_se=HELDOUT_ZERO_SE)[0]
+    np.testing.assert_allclose(untrimmed, plain.x, rtol=0, atol=1e-9)
+    assert np.abs(untrimmed - trimmed.x).max() > 1e-4
+
+
+def test_trim_keeps_a_real_point_mass_at_the_edge():
+    """10% of the people at 0.985 on (0, 1): cutting the top loses held-out likelihood at once, so the
+    upper tail stays (its mass as without the trim); what the trim may cut at the other end is at most the
+    largest of trim_masses(n) of the estimate (here the Beta's faint lower tail: 0.7% of the people are in
+    its first three buckets), and KS does not move (W1: 5.07e-3 untrimmed, 5.15e-3 trimmed)."""
+    rng = np.random.default_rng(4)
+    y = np.concatenate([rng.beta(2, 5, 90_000), np.full(10_000, 0.985)])
+    sw = ldp.SquareWave(2.0, (0, 1))
+    counts = sw.aggregate(sw.privatize(y, rng=6)).counts
+    t = window_transition_from_plan(sw.plan, 128)
+    plain, trimmed = ems_heldout(counts, t, trim=False), ems_heldout(counts, t)
+    assert plain.smoothing == trimmed.smoothing == 0
+    spot = int(0.985 * 128)  # bucket 126; the one above it holds nobody, and may be cut
+    assert trimmed.x[spot] > 0.05 and abs(trimmed.x[-4:].sum() - plain.x[-4:].sum()) < 1e-4
+    assert abs(trimmed.x[-4:].sum() - 0.1) < 0.01
+    cut = trimmed.x == 0
+    assert plain.x[cut].sum() <= max(trim_masses(counts.sum())) + 1e-12
+    edges = np.linspace(0, 1, 129)
+    a, b = (metrics.ks(ldp.DistributionEstimate(edges, r.x), y) for r in (plain, trimmed))
+    assert abs(b - a) < 0.01 * a
+
+
+def test_joint_fit_trims_as_the_single_one():
+    """joint_ems_heldout over one collection cuts the same buckets as ems_heldout (its final fit runs SQUAREM,
+    so the masses agree to the stopping rule, not exactly); trim=False keeps every bucket."""
+    from ldpnum.estimation.em import joint_ems_heldout
+
+    _, counts, t = _wide_tail()
+    single, joint = ems_heldout(counts, t), joint_ems_heldout([(counts, t)])
+    np.testing.assert_array_equal(joint.x == 0, single.x == 0)
+    assert (single.x == 0).sum() > 0
+    np.testing.assert_allclose(joint.x, single.x, rtol=0, atol=2e-3)
+    assert (joint_ems_heldout([(counts, t)], trim=False).x > 0).all()
+
+
+def test_trim_masses_grow_as_the_noise_below_a_million_reports():
+    assert trim_masses(TRIM_REFERENCE_N) == trim_masses(10**8) == TRIM_MASSES
+    np.testing.assert_allclose(trim_masses(TRIM_REFERENCE_N / 100), [min(0.5, 10 * m) for m in TRIM_MASSES])
+    assert max(trim_masses(1)) == 0.5
+
+
+@pytest.mark.parametrize("bad", ["yes", 1, None])
+def test_trim_must_be_a_bool(bad):
+    from ldpnum.estimation.em import joint_ems_heldout
+
+    _, counts, t = _wide_tail()
+    with pytest.raises(TypeError, match="trim must be a bool"):
+        ems_heldout(counts, t, trim=bad)
+    with pytest.raises(TypeError, match="trim must be a bool"):
+        joint_ems_heldout([(counts, t)], trim=bad)
