@@ -473,16 +473,19 @@ def _stopping(tol):
     return check_scalar(tol, "tol", float, low=0, allow_none=True), 0.0
 
 
+def _check_flag(value, name):
+    """``value`` as a bool; TypeError unless it is one (Python's or NumPy's)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool (True or False); got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
 def _check_trim(trim):
-    if not isinstance(trim, (bool, np.bool_)):
-        raise TypeError(f"trim must be a bool; got {type(trim).__name__}")
-    return bool(trim)
+    return _check_flag(trim, "trim")
 
 
 def _check_accelerate(accelerate):
-    if not isinstance(accelerate, (bool, np.bool_)):
-        raise TypeError(f"accelerate must be True or False; got {type(accelerate).__name__} {accelerate!r}")
-    return bool(accelerate)
+    return _check_flag(accelerate, "accelerate")
 
 
 def _check_start(start, n_bins):
@@ -1204,9 +1207,7 @@ def _identity(x):
 
 
 def _check_atoms(atoms):
-    if not isinstance(atoms, (bool, np.bool_)):
-        raise TypeError(f"atoms must be True or False; got {atoms!r}")
-    return bool(atoms)
+    return _check_flag(atoms, "atoms")
 
 
 def _atom_start(start, pinned):
