@@ -10,7 +10,8 @@ import pytest
 import ldpnum as ldp
 from ldpnum.estimation.em import (joint_expectation_maximization, warped_transition_from_plan,
                                   window_transition_from_plan)
-from ldpnum.mechanisms.adaptive import (ADAPT_SPAN, MIN_PILOT_REPORTS, WarpedSquareWave, adapts, mass_span,
+import ldpnum.mechanisms.adaptive as adaptive
+from ldpnum.mechanisms.adaptive import (ADAPT_SPAN, FIT_BINS, MIN_PILOT_REPORTS, WarpedSquareWave, adapts, mass_span,
                                         point_mass_zones, warp_knots)
 from ldpnum.plans import TWO53, window_plan
 from privacy_checks import PrivacyViolation, check_exact_epsilon
@@ -162,6 +163,63 @@ def test_pinned_buckets_as_atoms_smooth_the_continuous_part_only():
     np.testing.assert_array_equal(plain.x, none.x)
     with pytest.raises(TypeError, match="atoms"):
         joint_expectation_maximization([(counts, t)], smoothing=1, pinned=pin, atoms="yes")
+
+
+def _spiky_rounds(eps, n, seed, **kwargs):
+    """Both rounds of a warped collection of the spiky sample: ``(protocol, pilot, second, payload, aggregates)``."""
+    proto = ldp.AdaptiveDistribution(eps, (0, 1), adapt=True, **kwargs)
+    x = spiky(n, seed)
+    rounds = proto.assign_rounds(x.size, rng=1)
+    pilot = proto.pilot_mechanism()
+    pilot_agg = pilot.aggregate(pilot.privatize(x[rounds == 0], rng=2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ldp.PointMassWarning)
+        payload = proto.fit_payload(pilot_agg)
+    second = proto.second_mechanism(payload)
+    return proto, pilot, second, payload, [pilot_agg, second.aggregate(second.privatize(x[rounds == 1], rng=3))]
+
+
+def _covered(zones):
+    """(how many of the five point masses lie in a zone, how many zones hold none of them)."""
+    at = (SPIKES[0] * FIT_BINS).astype(int)
+    return (sum(any(lo <= b < hi for lo, hi in zones) for b in at),
+            sum(not any(lo <= b < hi for b in at) for lo, hi in zones))
+
+
+def test_joint_zones_keep_what_both_halves_show(monkeypatch):
+    """A zone is kept where a zone of each half overlaps (over the union of the two), touching ones merged; a
+    zone of one half only, or two that only touch, is dropped."""
+    halves = iter([((10, 20), (25, 35), (60, 70), (90, 95)), ((15, 30), (40, 50), (95, 99))])
+    monkeypatch.setattr(adaptive, "_zones_of_fit", lambda parts: next(halves))
+    proto, pilot, second, _, aggs = _spiky_rounds(2.0, 20_000, 0)
+    assert adaptive._joint_zones(aggs, [pilot, second], FIT_BINS) == ((10, 35),)
+
+
+def test_joint_zones_of_both_rounds_find_the_point_masses_with_less_noise():
+    """200,000 people at ε = 2: both halves of both rounds' reports agree on a zone at each of the five point
+    masses, with fewer zones of noise than the 40,000 pilot reports alone show."""
+    proto, pilot, second, payload, aggs = _spiky_rounds(2.0, 200_000, 0)
+    zones = adaptive._joint_zones(aggs, [pilot, second], FIT_BINS)
+    hits, noise = _covered(zones)
+    pilot_hits, pilot_noise = _covered(payload.pinned)
+    assert hits == 5 and hits >= pilot_hits and noise < pilot_noise
+
+
+@pytest.mark.parametrize("redetect", [True, False])
+def test_estimate_leaves_the_zones_of_both_rounds_out_of_the_smoothing(monkeypatch, redetect):
+    """The joint fit gets the zones of both rounds (or, switched off, the payload's); no zones without pins."""
+    proto, pilot, second, payload, aggs = _spiky_rounds(2.0, 50_000, 1)
+    seen = []
+    fit = adaptive._fit
+    monkeypatch.setattr(adaptive, "_fit", lambda *a, **k: seen.append(k["pinned"]) or fit(*a, **k))
+    monkeypatch.setattr(adaptive, "REDETECT_ZONES", redetect)
+    proto.estimate(*aggs, payload=payload)
+    zones = adaptive._joint_zones(aggs, [pilot, second], FIT_BINS) if redetect else payload.pinned
+    assert zones and zones != (payload.pinned if redetect else ())
+    np.testing.assert_array_equal(seen[-1], adaptive._pinned_mask(zones, FIT_BINS))
+    unpinned = ldp.AdaptiveDistribution(2.0, (0, 1), adapt=True, pin_point_masses=False)
+    unpinned.estimate(*aggs, payload=unpinned.fit_payload(aggs[0]))
+    assert seen[-1] is None
 
 
 # -- privacy of the second round --------------------------------------------------------------------------------
