@@ -18,7 +18,14 @@ are estimated by
   design before point-mass zones: the joint fit smooths everywhere; dropped where the zones pay);
 * **warped λ = 0.2** (not run by default, ``--methods``): a steeper warp (a fifth of the slope uniform instead of
   half). Measured and dropped (5 collections, before the zones): spiky 0.84-1.28 of the baseline, heavy 0.25-1.32,
-  no better than λ = 0.5 overall and slower per iteration.
+  no better than λ = 0.5 overall and slower per iteration;
+* **oracle warp** (not run by default): bounds on what a better pilot could give. The protocol's own pilot
+  reports and second-round draw, but the payload built from the *people's true distribution*: the warp of their
+  1024-bucket histogram (:func:`ldpnum.mechanisms.adaptive.warp_knots`, as from a pilot with no noise) and, on
+  the spiky data, zones at the true point masses (:func:`oracle_zones`);
+* **oracle zones, one round** (spiky only, not run by default): no second round at all, the baseline's reports of
+  everyone fitted with the true point masses' zones left out of the smoothing (what a perfect detector of point
+  masses would give one round).
 
 Metrics against the people's own values: W1 and KS (``ldpnum.metrics``), and the MSE of 1000 random ranges
 of each volume 0.1 and 0.5 of the bounds (starts uniform, fixed seeds), as ratios of the means over the collections
@@ -59,7 +66,9 @@ VOLUMES = (0.1, 0.5)
 N_QUERIES = 1000
 #: The adaptive protocol's joint fit with the zones as atoms (``PIN_ATOMS``), on the same rounds as "adaptive".
 ATOMS = "adaptive, atoms"
-METHODS = ("SW + ems-cv", "adaptive", "warped (forced)", "warped, no pins", "warped λ=0.2", ATOMS)
+ORACLE_WARP, ORACLE_ZONES = "oracle warp", "oracle zones, one round"
+METHODS = ("SW + ems-cv", "adaptive", "warped (forced)", "warped, no pins", "warped λ=0.2", ATOMS, ORACLE_WARP,
+           ORACLE_ZONES)
 #: What ``make bench`` runs (the λ = 0.2 warp was measured and dropped: docstring).
 DEFAULT_METHODS = METHODS[:4]
 BASELINE = "SW + ems-cv"
@@ -147,6 +156,51 @@ def with_atoms(proto, payload, aggs):
         adaptive.PIN_ATOMS = saved
 
 
+def oracle_zones(name, bounds):
+    """The point-mass zones (runs of the joint fit's buckets) at the data set's true point masses (spiky only).
+
+    Each point's bucket of :data:`ldpnum.mechanisms.adaptive.FIT_BINS`, padded by ``ZONE_PAD`` buckets each side,
+    as :func:`ldpnum.mechanisms.adaptive.point_mass_zones` pads what it detects.
+    """
+    import ldpnum.mechanisms.adaptive as adaptive
+    from ranges import SPIKES
+
+    if name != "spiky":
+        return ()
+    lo, hi = bounds
+    zones = []
+    for p in SPIKES[0]:
+        b = min(int((p - lo) / (hi - lo) * adaptive.FIT_BINS), adaptive.FIT_BINS - 1)
+        zones.append((max(b - adaptive.ZONE_PAD, 0), min(b + adaptive.ZONE_PAD + 1, adaptive.FIT_BINS)))
+    return tuple(zones)
+
+
+def oracle_warp(proto, x, bounds, seed, reports, zones):
+    """The protocol's rounds with the payload of a noise-free pilot (:data:`ORACLE_WARP`): ``(estimate, seconds)``.
+
+    The pilot's people report the baseline's reports and the second round draws with the seed of
+    :func:`protocol`, so only the payload differs from *adaptive*'s collection.
+    """
+    import ldpnum.mechanisms.adaptive as adaptive
+
+    lo, hi = bounds
+    rounds = proto.assign_rounds(x.size, rng=seed)
+    pilot = proto.pilot_mechanism()
+    pilot_agg = pilot.aggregate(reports[rounds == 0])
+    d = adaptive.FIT_BINS
+    truth = np.bincount(np.minimum(((x - lo) / (hi - lo) * d).astype(np.int64), d - 1), minlength=d) / x.size
+    payload = adaptive.AdaptivePayload(proto.epsilon, bounds, "warped", adaptive.warp_knots(truth),
+                                       adaptive._digest(pilot.spec), pilot.n_cells, zones)
+    second = proto.second_mechanism(payload)
+    second_agg = second.aggregate(second.privatize(x[rounds == 1], rng=seed + 2))
+    saved = adaptive.REDETECT_ZONES
+    adaptive.REDETECT_ZONES = False  # the true zones, not those the estimate would find on the reports
+    try:
+        return _timed(lambda: proto.estimate(pilot_agg, second_agg, payload=payload))[:2]
+    finally:
+        adaptive.REDETECT_ZONES = saved
+
+
 def _tail(name, est, xs, bounds):
     """``{"w1_tail": ...}`` for the data sets of :data:`TAIL_CUT`, else ``{}``."""
     return {"w1_tail": w1_beyond(est, xs, bounds, TAIL_CUT[name])} if name in TAIL_CUT else {}
@@ -185,6 +239,27 @@ def one(name, eps, seed, n, methods):
                         **_tail(name, est, xs, bounds),
                         **{f"mse{v:g}": range_mse(est, xs, bounds, v) for v in VOLUMES},
                         "smoothing": est.smoothing, "times": times, "cpu": cpu})
+            continue
+        if method in (ORACLE_WARP, ORACLE_ZONES):
+            import ldpnum.mechanisms.adaptive as adaptive
+
+            zones = oracle_zones(name, bounds)
+            if method == ORACLE_ZONES and not zones:
+                continue
+            if reports is None:
+                raise ValueError(f"{method!r} uses the baseline's reports: list {BASELINE!r} before it")
+            if method == ORACLE_WARP:
+                est, t = oracle_warp(ldp.AdaptiveDistribution(eps, bounds, adapt=True), x, bounds, seed + 20,
+                                     reports, zones)
+            else:
+                est, t, _ = _timed(lambda: adaptive._fit(
+                    [sw.aggregate(reports)], [sw], n_bins=adaptive.FIT_BINS,
+                    pinned=adaptive._pinned_mask(zones, adaptive.FIT_BINS), max_iter=adaptive.JOINT_MAX_ITER,
+                    search_max_iter=adaptive.JOINT_SEARCH_MAX_ITER))
+            out.append({"data": name, "epsilon": eps, "seed": seed, "n": n, "method": method, "design": "oracle",
+                        "w1": float(wasserstein(est, x)), "ks": float(ks(est, x)), **_tail(name, est, xs, bounds),
+                        **{f"mse{v:g}": range_mse(est, xs, bounds, v) for v in VOLUMES},
+                        "smoothing": est.smoothing, "times": {"total": t}, "cpu": {"total": t}})
             continue
         if method == "warped, no pins" and name not in SHARP:  # the zones are for sharp data (and cost a run)
             continue
@@ -304,8 +379,10 @@ def markdown(records):
             warped = [r for r in records if (r["data"], r["epsilon"], r["method"]) == (data, eps, "adaptive")]
             share = f"{sum(r['design'] == 'warped' for r in warped)}/{len(warped)}" if warped else "-"
             lines.append(f"| {data} | {eps:g} | " + " | ".join(cells) + f" | {share} |")
-    if "adaptive" in others and len({r["seed"] for r in records}) > 1:
-        lines += [""] + interval_table(records)
+    if len({r["seed"] for r in records}) > 1:
+        for m in ("adaptive", ORACLE_WARP, ORACLE_ZONES):
+            if m in others:
+                lines += [""] + interval_table(records, m)
     tails = [r for r in records if "w1_tail" in r]
     if tails:
         lines += ["", "Where W1 lies on the heavy data: the share of each method's W1 above x = 10 (where 1.07% of the "

@@ -21,16 +21,17 @@ Square Wave collection and its estimate is exactly one round's on all n people (
 Measured (``python bench/adaptive.py``: n = 10^6, ε = 0.5-4, 19 collections per cell, ratios of W1 / KS /
 range MSE (volumes 0.1 and 0.5) to one round of SW + ems-cv on the same people and reports, both with the
 held-out trim of the support of :func:`~ldpnum.estimation.em.ems_heldout`): five point masses (30%) on a
-Beta(2, 5) at ε = 2, 0.69 / 1.03 / 0.71 / 0.52, at ε = 4 0.76 / 1.09 / 1.08 / 0.75; at ε <= 1 within 0.85-1.06
-(the pilot's point masses are not clear enough to pin). KS does not fall there: a histogram's CDF is
+Beta(2, 5) at ε = 2, 0.55 / 1.02 / 0.59 / 0.38, at ε = 4 0.79 / 1.09 / 1.10 / 0.77; at ε <= 1 within 0.83-1.05
+(the point masses are not clear enough to pin: the zones the joint estimate finds on both rounds' reports, kept
+where both halves of them agree, cover fewer of them). KS does not fall there: a histogram's CDF is
 continuous, so against a point mass of 10% it is at least 0.05 off, and one round is already at 0.053-0.059. A
-log-normal tail on the bound (0, 100): KS 0.41-0.56, range MSE 0.35-0.65 at every ε, but W1 0.99-1.19 (95%
-intervals over the collections from [0.73, 1.41] to [0.80, 1.80]): most of W1 there is mass the fit puts over the
-empty part of the bounds, which the trim cuts from one round better than from the joint fit of a warp that
-compresses that part. The flights' distance: W1 0.75-0.95, KS 0.83-1.03, range MSE 0.67-0.84. Smooth data
-(Beta(5, 2), a Gaussian): 1.00 in every metric at every ε, since :func:`adapts` warped none of their 152
-collections (nor 32 more the rule was not chosen on). Time: 0.10-0.74 s for the whole protocol (medians, 2-core
-machine), one round 0.06-0.85 s.
+log-normal tail on the bound (0, 100): KS 0.41-0.55, range MSE 0.36-0.64 at every ε, but W1 0.99-1.18 (95%
+intervals over the collections from [0.77, 1.31] to [0.79, 1.80]): most of W1 there is mass the fit puts over the
+empty part of the bounds, which the trim cuts from one round better than from the joint fit, and a warp built
+from the people's true distribution does no better (W1 0.95-1.24: the bench's "oracle warp"). The flights'
+distance: W1 0.75-0.93, KS 0.84-1.03, range MSE 0.67-0.86. Smooth data (Beta(5, 2), a Gaussian): 1.00 in every
+metric at every ε, since :func:`adapts` warped none of their 152 collections (nor 32 more the rule was not chosen
+on). Time: 0.09-0.69 s for the whole protocol (medians, 2-core machine), one round 0.06-0.76 s.
 The final joint fit runs accelerated by SQUAREM (:func:`~ldpnum.estimation.em.joint_ems_heldout`: at spiky ε = 1
 the plain final fit of EM stopped at its 10,000-step cap); the held-out search that chooses the smoothing level and
 the pilot's fit stay plain. Accelerating the search too gave 0.43-1.00 s, but changed the level chosen: against the
